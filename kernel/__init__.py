@@ -1,0 +1,27 @@
+"""svc kernel: the public surface for plugins.
+
+Plugins import from here: ``hookimpl`` to implement hooks, ``Route`` to declare routes,
+``ApiError`` to fail, the context types, and the helpers for bodies and answers.
+"""
+
+__version__ = "0.1.0"
+
+from kernel.auth.principal import ANONYMOUS, Principal  # noqa: E402
+from kernel.bus import EventContext  # noqa: E402
+from kernel.errors import ApiError  # noqa: E402
+from kernel.hookspecs import hookimpl  # noqa: E402
+from kernel.http.routing import Route  # noqa: E402
+from kernel.openapi import ops  # noqa: E402
+from kernel.settings import Setting  # noqa: E402
+
+__all__ = [
+    "ANONYMOUS",
+    "ApiError",
+    "EventContext",
+    "Principal",
+    "Route",
+    "Setting",
+    "__version__",
+    "hookimpl",
+    "ops",
+]

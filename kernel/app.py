@@ -1,0 +1,172 @@
+"""The app factory: ``create_app(settings=None, plugins=None)`` builds one Falcon ASGI app.
+
+Each app has its own plugin manager, database engine, bus, cache, storage, mailer, job queue
+and rate limiter, so tests (and several apps in one process) never share state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import falcon
+import falcon.asgi
+
+from kernel.bus import Bus
+from kernel.cache import make_cache
+from kernel.context import Kernel
+from kernel.db import Database
+from kernel.db.engine import default_sqlite_path
+from kernel.errors import KERNEL_ERROR_CODES
+from kernel.http.errors import install_error_handlers
+from kernel.http.metrics import MetricsMiddleware
+from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
+from kernel.http.ratelimit import make_rate_limiter
+from kernel.http.routing import Route, RouteTable
+from kernel.jobs import JobQueue
+from kernel.mailer import make_mailer
+from kernel.openapi import OpenApiResource
+from kernel.plugins import call_all, make_plugin_manager
+from kernel.settings import Settings
+from kernel.storage import make_storage
+
+log = logging.getLogger("svc.app")
+
+
+def database_url(settings: Settings) -> str:
+    return settings.database_url or f"sqlite:///{default_sqlite_path(settings.data_path)}"
+
+
+def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None = None) -> Kernel:
+    """Everything but the HTTP app: plugin manager, settings of plugins, services."""
+    settings = settings or Settings.from_env()
+    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks)
+    declared = [s for group in pm.hook.register_settings() for s in (group or [])]
+    settings.load_plugin_settings(declared)
+    kernel = Kernel(
+        settings=settings,
+        pm=pm,
+        plugins=infos,
+        db=Database(database_url(settings)),
+        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus"),
+        cache=make_cache(settings),
+        storage=make_storage(settings),
+        mailer=make_mailer(settings),
+        jobs=JobQueue(settings, name=settings.redis_namespace),
+        rate_limiter=make_rate_limiter(settings),
+    )
+    kernel.bus.kernel = kernel
+    kernel.error_codes = dict(KERNEL_ERROR_CODES)
+    for codes in pm.hook.register_error_codes():
+        kernel.error_codes.update(codes or {})
+    pm.hook.register_event_handlers(bus=kernel.bus, kernel=kernel)
+    pm.hook.register_jobs(jobs=kernel.jobs, kernel=kernel)
+    for checks in pm.hook.register_health_checks(kernel=kernel):
+        kernel.health_checks.update(checks or {})
+    return kernel
+
+
+def _collect_routes(kernel: Kernel) -> list[Route]:
+    routes: list[Route] = []
+    for impl in reversed(kernel.pm.hook.register_routes.get_hookimpls()):
+        for route in impl.function(kernel=kernel) or []:
+            route.plugin = route.plugin or impl.plugin_name
+            routes.append(route)
+    routes.append(Route("/openapi.json", OpenApiResource(kernel), site="none", auth="public", plugin="kernel"))
+    return routes
+
+
+class SvcApp(falcon.asgi.App):
+    """Falcon's ASGI app with the kernel it serves attached as ``app.kernel``."""
+
+    kernel: Kernel
+
+
+class LifespanMiddleware:
+    """ASGI lifespan: start the kernel's services and run ``startup`` hooks; stop them after."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    async def process_startup(self, scope: Any, event: Any) -> None:
+        await startup_kernel(self.kernel)
+
+    async def process_shutdown(self, scope: Any, event: Any) -> None:
+        await shutdown_kernel(self.kernel)
+
+
+async def startup_kernel(kernel: Kernel) -> None:
+    """Connect the bus, bind the job queue, run every plugin's ``startup``."""
+    if kernel.started:
+        return
+    await kernel.bus.start()
+    kernel.jobs.bind(kernel, asyncio.get_running_loop())
+    await call_all(kernel.pm.hook.startup, kernel=kernel)
+    if kernel.settings.jobs_inprocess and kernel.jobs.backend == "sqlite":
+        kernel.state["consumer"] = start_consumer_if_leader(kernel)
+    kernel.started = True
+
+
+def start_consumer_if_leader(kernel: Kernel) -> Any:
+    """Start the in-process job consumer in one worker process only.
+
+    Several ``svc serve`` workers share one SQLite queue; an exclusive lock on a file in the data
+    dir elects the one that consumes (and runs periodic jobs), so ticks do not run N times.
+    """
+    import fcntl
+
+    lock = open(kernel.settings.data_path / "queue.lock", "w")  # noqa: SIM115 - held for the app's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    kernel.jobs.start_consumer()
+    return lock
+
+
+async def shutdown_kernel(kernel: Kernel) -> None:
+    if not kernel.started:
+        return
+    kernel.started = False
+    lock = kernel.state.pop("consumer", None)
+    if lock is not None:
+        await kernel.jobs.stop_consumer()
+        lock.close()
+    await call_all(kernel.pm.hook.shutdown, kernel=kernel)
+    await kernel.bus.stop()
+    await kernel.cache.close()
+    await kernel.rate_limiter.close()
+    await kernel.db.dispose()
+
+
+def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None = None) -> SvcApp:
+    """The ASGI app for ``settings`` (default: from the environment) and ``plugins``
+    (default: every installed plugin not in ``SVC_PLUGINS_DISABLED``)."""
+    kernel = build_kernel(settings, plugins)
+    table = RouteTable()
+    kernel.routes = _collect_routes(kernel)
+    middleware: list[Any] = [
+        LifespanMiddleware(kernel),
+        RequestIdMiddleware(kernel),
+        MetricsMiddleware(kernel),
+        RequestGuardMiddleware(kernel),
+        RouteGateMiddleware(kernel, table),
+    ]
+    for extra in kernel.pm.hook.register_middleware(kernel=kernel):
+        middleware.extend(extra or [])
+    app = SvcApp(middleware=middleware)
+    app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.auto_parse_qs_csv = False
+    app.resp_options.secure_cookies_by_default = kernel.settings.refresh_cookie_secure
+    for route in kernel.routes:
+        table.add(route)
+        if route.suffix:
+            app.add_route(route.template, route.resource, suffix=route.suffix)
+        else:
+            app.add_route(route.template, route.resource)
+    install_error_handlers(app, kernel)
+    app.kernel = kernel
+    return app

@@ -1,0 +1,208 @@
+"""The event bus: filters inside the transaction, actions after commit.
+
+``bus.on_filter(event, fn)`` and ``bus.on_action(event, fn)`` return an unregister handle.
+A filter runs in priority order inside the unit of work and may return a replacement payload
+or raise to veto. An action runs after commit; its failure is logged, never raised to the
+writer. With Redis configured, actions also fan out to every other process through pub/sub,
+so a cache invalidation emitted on one worker reaches all of them.
+
+Event names are dotted strings (``items.create``, ``articles.items.update``); a handler may
+subscribe with a ``*`` pattern (``*.items.create``, ``*``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import inspect
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("svc.bus")
+
+Handler = Callable[[str, Any, "EventContext"], Any]
+CHANNEL = "svc:bus"
+
+
+@dataclass
+class EventContext:
+    """What every handler gets: the site, the principal, the open transaction (filters only),
+    the kernel, and whether the event came from another process."""
+
+    site_id: str | None
+    principal: Any = None
+    kernel: Any = None
+    conn: Any = None
+    remote: bool = False
+    request_id: str | None = None
+
+
+@dataclass(order=True)
+class _Registration:
+    priority: int
+    seq: int
+    pattern: str = field(compare=False)
+    handler: Handler = field(compare=False)
+
+
+class Bus:
+    """Filter and action events for one app, with optional Redis fan-out of actions."""
+
+    def __init__(self, redis_url: str = "", *, channel: str = CHANNEL) -> None:
+        self.node_id = uuid.uuid4().hex
+        self.redis_url = redis_url
+        self.channel = channel
+        self._filters: list[_Registration] = []
+        self._actions: list[_Registration] = []
+        self._seq = 0
+        self._redis: Any = None
+        self._listener: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[Any]] = set()
+        self.kernel: Any = None
+
+    # ------------------------------------------------------------------ registration
+
+    def _add(self, bucket: list[_Registration], pattern: str, handler: Handler, priority: int) -> Callable[[], None]:
+        self._seq += 1
+        reg = _Registration(priority, self._seq, pattern, handler)
+        bucket.append(reg)
+        bucket.sort()
+
+        def unregister() -> None:
+            with contextlib.suppress(ValueError):
+                bucket.remove(reg)
+
+        return unregister
+
+    def on_filter(self, event: str, handler: Handler, priority: int = 100) -> Callable[[], None]:
+        """Run ``handler(event, payload, ctx)`` inside the transaction; lower priority first."""
+        return self._add(self._filters, event, handler, priority)
+
+    def on_action(self, event: str, handler: Handler, priority: int = 100) -> Callable[[], None]:
+        """Run ``handler(event, payload, ctx)`` after commit, on every process."""
+        return self._add(self._actions, event, handler, priority)
+
+    @staticmethod
+    def _matching(bucket: list[_Registration], event: str) -> list[_Registration]:
+        return [
+            r for r in bucket
+            if r.pattern == event or ("*" in r.pattern and fnmatch.fnmatchcase(event, r.pattern))
+        ]
+
+    def has_handlers(self, event: str) -> bool:
+        return bool(self._matching(self._filters, event) or self._matching(self._actions, event))
+
+    # ------------------------------------------------------------------ emitting
+
+    async def filter(self, event: str, payload: Any, ctx: EventContext) -> Any:
+        """Run the filters of ``event`` in order; each may replace the payload or raise to veto."""
+        for reg in self._matching(self._filters, event):
+            result = reg.handler(event, payload, ctx)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is not None:
+                payload = result
+        return payload
+
+    async def action(self, event: str, payload: Any, ctx: EventContext, *, fan_out: bool = True) -> None:
+        """Run the local action handlers of ``event`` and publish it to the other processes."""
+        await self._run_actions(event, payload, ctx)
+        if fan_out and self._redis is not None:
+            message = {
+                "origin": self.node_id,
+                "event": event,
+                "payload": payload,
+                "siteId": ctx.site_id,
+                "principal": _principal_summary(ctx.principal),
+            }
+            try:
+                await self._redis.publish(self.channel, json.dumps(message, default=str))
+            except Exception:  # noqa: BLE001 - a lost fan-out must not break the writer
+                log.exception("could not publish %s to Redis", event)
+
+    async def _run_actions(self, event: str, payload: Any, ctx: EventContext) -> None:
+        for reg in self._matching(self._actions, event):
+            try:
+                result = reg.handler(event, payload, ctx)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # noqa: BLE001 - actions never break the write that caused them
+                log.exception("action handler for %s failed", event)
+
+    def action_soon(self, event: str, payload: Any, ctx: EventContext) -> None:
+        """Schedule ``action`` without waiting (used where the caller cannot await)."""
+        task = asyncio.get_running_loop().create_task(self.action(event, payload, ctx))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    # ------------------------------------------------------------------ Redis fan-out
+
+    async def start(self) -> None:
+        """Connect to Redis (when configured) and listen for other processes' actions."""
+        if not self.redis_url or self._redis is not None:
+            return
+        import redis.asyncio as aioredis
+
+        self._redis = aioredis.from_url(self.redis_url)
+        pubsub = self._redis.pubsub()
+        await pubsub.subscribe(self.channel)
+        ready = asyncio.Event()
+        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub, ready))
+        await ready.wait()
+
+    async def _listen(self, pubsub: Any, ready: asyncio.Event) -> None:
+        ready.set()
+        try:
+            while True:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is None:
+                    continue
+                await self._receive(message.get("data"))
+        except asyncio.CancelledError:
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def _receive(self, data: Any) -> None:
+        try:
+            message = json.loads(data)
+        except (TypeError, ValueError):
+            log.warning("ignoring a malformed bus message")
+            return
+        if message.get("origin") == self.node_id:
+            return
+        ctx = EventContext(
+            site_id=message.get("siteId"),
+            principal=message.get("principal"),
+            kernel=self.kernel,
+            remote=True,
+        )
+        await self._run_actions(message.get("event", ""), message.get("payload"), ctx)
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+            self._listener = None
+        for task in list(self._pending):
+            with contextlib.suppress(Exception):
+                await task
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+            self._redis = None
+
+
+def _principal_summary(principal: Any) -> dict[str, Any] | None:
+    if principal is None:
+        return None
+    summary = getattr(principal, "summary", None)
+    return summary() if callable(summary) else None
+

@@ -1,0 +1,139 @@
+"""Redis cache: shared by every API worker and job worker of a deployment.
+
+All keys live under a namespace prefix (default ``svc:cache:``) so the cache can share a Redis
+database with the bus, the rate limiter and the job queue, and ``delete_prefix`` never
+touches anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from kernel.cache.base import Cache, check_ttl, check_value
+
+# INCRBY and the first expiry in one step: a counter created by incr must not outlive its
+# window because the process died between two commands.
+_INCR_SCRIPT = """
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' and redis.call('PTTL', KEYS[1]) == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return value
+"""
+
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for logs and health output."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def make_redis_client(url: str) -> aioredis.Redis:
+    """An asyncio Redis client returning ``str``; short timeouts so a dead Redis fails fast."""
+    try:
+        return aioredis.from_url(
+            url,
+            decode_responses=True,
+            socket_connect_timeout=5,
+            socket_timeout=5,
+            health_check_interval=30,
+        )
+    except ValueError as exc:
+        raise ValueError(f"SVC_REDIS_URL={redact_url(url)!r} is not a valid Redis URL: {exc}") from None
+
+
+def _ms(ttl: float) -> int:
+    return max(1, round(ttl * 1000))
+
+
+def _text(value: Any) -> str | None:
+    # A client shared from elsewhere may not decode responses.
+    if value is None or isinstance(value, str):
+        return value
+    return bytes(value).decode("utf-8")
+
+
+class RedisCache(Cache):
+    """Cache entries as Redis strings under ``namespace``; pass ``client`` to share a connection pool."""
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        namespace: str = "svc:cache:",
+        *,
+        client: aioredis.Redis | None = None,
+    ) -> None:
+        self.url = url
+        self.namespace = namespace
+        self._owns_client = client is None
+        self._client = client if client is not None else make_redis_client(url)
+        self._incr = self._client.register_script(_INCR_SCRIPT)
+
+    def describe(self) -> str:
+        return f"redis {redact_url(self.url)} namespace {self.namespace!r}"
+
+    def _key(self, key: str) -> str:
+        return self.namespace + key
+
+    async def get(self, key: str) -> str | None:
+        """The value, or None when missing or expired."""
+        return _text(await self._client.get(self._key(key)))
+
+    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
+        """Store ``value``; SET without PX also clears an old expiry, as the contract wants."""
+        check_value(value)
+        check_ttl(ttl)
+        await self._client.set(self._key(key), value, px=None if ttl is None else _ms(ttl))
+
+    async def delete(self, key: str) -> None:
+        """Remove ``key`` if present."""
+        await self._client.delete(self._key(key))
+
+    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
+        """Add ``amount`` atomically; ``ttl`` is applied only if the key has no expiry yet."""
+        check_ttl(ttl)
+        try:
+            value = await self._incr(
+                keys=[self._key(key)], args=[int(amount), "" if ttl is None else _ms(ttl)]
+            )
+        except ResponseError as exc:
+            if "not an integer" in str(exc):
+                raise ValueError(f"cache value under {key!r} is not an integer") from None
+            raise
+        return int(value)
+
+    async def delete_prefix(self, prefix: str) -> int:
+        """Remove keys starting with ``prefix`` using SCAN (never KEYS, which blocks Redis)."""
+        # The prefix is literal: escape glob characters so 'a*' does not match 'ab'.
+        pattern = _GLOB_SPECIAL.sub(r"\\\1", self._key(prefix)) + "*"
+        removed = 0
+        batch: list[str] = []
+        async for key in self._client.scan_iter(match=pattern, count=500):
+            batch.append(key)
+            if len(batch) >= 500:
+                removed += await self._client.unlink(*batch)
+                batch.clear()
+        if batch:
+            removed += await self._client.unlink(*batch)
+        return removed
+
+    async def check(self) -> str:
+        """PING the server: "ok" or the connection error."""
+        await self._client.ping()
+        return "ok"
+
+    async def close(self) -> None:
+        """Close the connection pool if this cache created it."""
+        if self._owns_client:
+            await self._client.aclose()

@@ -1,0 +1,216 @@
+"""The ``svc`` command: serve, worker, migrate, sites, plugins (plus ``register_commands``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from kernel.logconfig import configure_logging
+from kernel.plugins import PluginError, make_plugin_manager
+from kernel.settings import Settings, SettingsError
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def migrate(settings: Settings) -> list[str]:
+    """Upgrade every enabled plugin's migration branch; returns the heads now applied."""
+    from kernel.app import database_url
+    from kernel.db.migrate import current_heads, migration_paths, upgrade
+
+    pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks)
+    paths = migration_paths(pm)
+    url = database_url(settings)
+    upgrade(url, paths)
+    return current_heads(url, paths)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    heads = migrate(_settings())
+    print("database at " + ", ".join(heads))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = _settings()
+    host = args.host or settings.host
+    port = args.port or settings.port
+    workers = args.workers or settings.workers
+    migrate(settings)
+    # Workers re-read the environment; pass the chosen values on so they agree with this process.
+    os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
+    uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, lifespan="on",
+                log_level=settings.log_level, proxy_headers=True, access_log=False)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from kernel.app import build_kernel, shutdown_kernel, startup_kernel
+
+    settings = _settings()
+    if not settings.redis_url:
+        print("svc worker: SVC_REDIS_URL is not set; without Redis, `svc serve` runs the jobs itself",
+              file=sys.stderr)
+        return 2
+    migrate(settings)
+
+    async def kernel_factory() -> Any:
+        kernel = build_kernel(settings)
+        await startup_kernel(kernel)
+        kernel.shutdown = lambda: shutdown_kernel(kernel)  # type: ignore[attr-defined]
+        return kernel
+
+    build_kernel(settings).jobs.run_worker(kernel_factory, workers=args.workers)
+    return 0
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def _with_kernel(fn: Any) -> Any:
+    from kernel.app import build_kernel, shutdown_kernel, startup_kernel
+
+    settings = _settings()
+    settings.values["jobs_inprocess"] = False
+    kernel = build_kernel(settings)
+    await startup_kernel(kernel)
+    try:
+        return await fn(kernel)
+    finally:
+        await shutdown_kernel(kernel)
+
+
+def cmd_sites(args: argparse.Namespace) -> int:
+    from kernel.errors import ApiError
+    from kernel.tenancy import service
+
+    migrate(_settings())
+    if args.sites_cmd == "create":
+        try:
+            site = _run(_with_kernel(lambda k: service.create_site(k, args.site_id, args.name)))
+        except ApiError as exc:
+            print(f"svc sites create: {exc.message}", file=sys.stderr)
+            return 1
+        print(json.dumps(site))
+        return 0
+    sites, _ = _run(_with_kernel(lambda k: service.list_sites(k, 10_000, 0)))
+    for site in sites:
+        print(f"{site['id']}\t{site['name']}\t{site['createdAt']}")
+    return 0
+
+
+def plugin_rows(settings: Settings) -> list[dict[str, Any]]:
+    """What ``svc plugins list`` prints: each plugin, enabled or not, and what it registers."""
+    from kernel.app import _collect_routes, build_kernel
+
+    kernel = build_kernel(settings)
+    routes: dict[str, list[str]] = {}
+    for route in _collect_routes(kernel):
+        routes.setdefault(route.plugin, []).append(route.template)
+    jobs: dict[str, list[str]] = {}
+    for job in kernel.jobs.registered():
+        jobs.setdefault(job.get("owner") or "", []).append(job["name"])
+    tables = _tables_by_plugin(kernel)
+    rows = []
+    for info in kernel.plugins:
+        rows.append({
+            "name": info.name, "enabled": info.enabled, "essential": info.essential,
+            "requires": list(info.requires), "description": info.description,
+            "routes": routes.get(info.name, []), "tables": tables.get(info.name, []),
+            "jobs": jobs.get(info.name, []),
+        })
+    return rows
+
+
+def _tables_by_plugin(kernel: Any) -> dict[str, list[str]]:
+    import importlib
+
+    out: dict[str, list[str]] = {}
+    for info in kernel.plugins:
+        if not info.enabled or not hasattr(info.module, "__name__"):
+            continue
+        package = info.module.__name__.rsplit(".", 1)[0]
+        try:
+            tables_mod = importlib.import_module(package + ".tables")
+        except ImportError:
+            continue
+        from sqlalchemy import Table
+
+        out[info.name] = sorted(v.name for v in vars(tables_mod).values() if isinstance(v, Table))
+    return out
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    rows = plugin_rows(_settings())
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        state = "enabled" if row["enabled"] else "disabled"
+        flag = " (essential)" if row["essential"] else ""
+        print(f"{row['name']:<14} {state}{flag}  {row['description']}")
+        if row["requires"]:
+            print(f"    requires: {', '.join(row['requires'])}")
+        for kind in ("routes", "tables", "jobs"):
+            if row[kind]:
+                print(f"    {kind}: {', '.join(row[kind])}")
+    return 0
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    parser = argparse.ArgumentParser(prog="svc", description="svc: multi-tenant headless CMS")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="migrate, then serve the API with uvicorn")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--workers", type=int, default=None)
+    serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run the job queue consumer (with Redis)")
+    worker.add_argument("--workers", type=int, default=2)
+    worker.set_defaults(func=cmd_worker)
+
+    sub.add_parser("migrate", help="create or upgrade the database schema").set_defaults(func=cmd_migrate)
+
+    sites = sub.add_parser("sites", help="manage sites")
+    sites_sub = sites.add_subparsers(dest="sites_cmd", required=True)
+    create = sites_sub.add_parser("create", help="create a site")
+    create.add_argument("site_id")
+    create.add_argument("--name", default=None)
+    sites_sub.add_parser("list", help="list sites")
+    sites.set_defaults(func=cmd_sites)
+
+    plugins = sub.add_parser("plugins", help="list plugins")
+    plugins_sub = plugins.add_subparsers(dest="plugins_cmd", required=True)
+    listing = plugins_sub.add_parser("list", help="every plugin, enabled or not, and what it registers")
+    listing.add_argument("--json", action="store_true")
+    plugins.set_defaults(func=cmd_plugins)
+    return parser, sub
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        settings = _settings()
+        configure_logging(settings.log_level)
+        parser, sub = build_parser()
+        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False)
+        pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except (SettingsError, PluginError) as exc:
+        print(f"svc: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The services handed to hooks (``Kernel``) and the per-request context (``RequestContext``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kernel.auth.principal import ANONYMOUS, Principal
+from kernel.db.uow import UnitOfWork
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from kernel.bus import Bus
+    from kernel.cache import Cache
+    from kernel.db import Database
+    from kernel.jobs import JobQueue
+    from kernel.mailer import Mailer
+    from kernel.plugins import PluginInfo
+    from kernel.settings import Settings
+    from kernel.storage import Storage
+    from kernel.tenancy.scope import SiteDB
+
+
+@dataclass
+class Kernel:
+    """Everything a plugin may use: settings, plugin manager, database, bus, cache, storage,
+    mailer, jobs and the rate limiter. One per app; no global state."""
+
+    settings: Settings
+    pm: pluggy.PluginManager
+    plugins: list[PluginInfo]
+    db: Database
+    bus: Bus
+    cache: Cache
+    storage: Storage
+    mailer: Mailer
+    jobs: JobQueue
+    rate_limiter: Any
+    routes: list[Any] = field(default_factory=list)
+    error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
+    health_checks: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    started: bool = False
+
+    def unit_of_work(self, site_id: str | None, principal: Any = None,
+                     request_id: str | None = None) -> UnitOfWork:
+        """One transaction; its action events are released after commit."""
+        return UnitOfWork(self, site_id, principal, request_id)
+
+    def enabled(self, plugin: str) -> bool:
+        return any(p.name == plugin and p.enabled for p in self.plugins)
+
+
+@dataclass
+class RequestContext:
+    """What a resource knows about the request it answers."""
+
+    kernel: Kernel
+    request_id: str
+    site_id: str | None = None
+    site: dict[str, Any] | None = None
+    principal: Principal = ANONYMOUS
+    client_ip: str = ""
+
+    def require_site(self) -> str:
+        from kernel.errors import ApiError
+
+        if self.site_id is None:
+            raise ApiError.validation("This route needs a site: send X-Svc-Site", path=["headers", "X-Svc-Site"])
+        return self.site_id
+
+    def unit_of_work(self) -> UnitOfWork:
+        """A transaction scoped to this request's site and principal."""
+        return self.kernel.unit_of_work(self.site_id, self.principal, self.request_id)
+
+    def reader(self) -> SiteReader:
+        """Site-scoped reads outside an explicit transaction."""
+        return SiteReader(self.kernel, self.require_site())
+
+
+class SiteReader:
+    """``async with ctx.reader() as db:`` gives a ``SiteDB`` on a plain connection."""
+
+    def __init__(self, kernel: Kernel, site_id: str) -> None:
+        self.kernel = kernel
+        self.site_id = site_id
+        self._cm: Any = None
+
+    async def __aenter__(self) -> SiteDB:
+        from kernel.tenancy.scope import SiteDB
+
+        self._cm = self.kernel.db.engine.connect()
+        conn = await self._cm.__aenter__()
+        return SiteDB(self.site_id, conn)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._cm.__aexit__(*exc)

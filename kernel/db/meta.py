@@ -1,0 +1,35 @@
+"""Shared SQLAlchemy metadata and column helpers used by every plugin's ``tables.py``."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import JSON, MetaData
+from sqlalchemy.dialects.postgresql import JSONB
+
+# One naming convention so Alembic migrations name constraints the same on both dialects.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# JSONB on PostgreSQL (GIN-indexable containment), JSON1 text on SQLite.
+json_type = JSON().with_variant(JSONB(), "postgresql")
+
+
+def now_utc() -> dt.datetime:
+    """The current time, timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``; SQLite hands back naive datetimes, which are UTC here."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

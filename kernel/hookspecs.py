@@ -1,0 +1,173 @@
+"""Every extension point of svc, in one file.
+
+A hook implementation may be a plain function or a coroutine function; the kernel awaits what
+needs awaiting. Hooks marked *first result* stop at the first implementation that returns
+something other than ``None`` (``tryfirst``/``trylast`` order them). Every hook here is
+documented in ``docs/plugin_hooks.md``; a test fails when one is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("svc")
+hookimpl = pluggy.HookimplMarker("svc")
+
+
+# ---------------------------------------------------------------------------- plugin system
+
+
+@hookspec
+def register_hookspecs(pm: pluggy.PluginManager) -> None:
+    """Publish a plugin's own extension points: call ``pm.add_hookspecs(module)``.
+
+    Called once, before any other hook, for every enabled plugin. Synchronous only.
+    """
+
+
+# ---------------------------------------------------------------------------- registration (at boot)
+
+
+@hookspec
+def register_settings() -> list[Any]:
+    """Return a list of ``kernel.settings.Setting`` the plugin reads.
+
+    They are parsed from the environment at boot; a bad value stops the start with a message
+    naming the variable. Read them later with ``kernel.settings.get(name)``. Synchronous.
+    """
+
+
+@hookspec
+def register_migrations() -> str | None:
+    """Return the path of the plugin's Alembic ``migrations`` folder (its own branch).
+
+    The branch label is the plugin's name; ``svc migrate`` upgrades every branch of the enabled
+    plugins. Synchronous.
+    """
+
+
+@hookspec
+def register_routes(kernel: Any) -> list[Any]:
+    """Return a list of ``kernel.Route`` objects mounted under ``/api/v1``.
+
+    Each route names its path template, its resource (a Falcon responder object built with the
+    services it needs), whether it needs a site, its rate-limit bucket and its OpenAPI
+    operations. Synchronous; called once per app.
+    """
+
+
+@hookspec
+def register_middleware(kernel: Any) -> list[Any]:
+    """Return Falcon ASGI middleware objects, added after the kernel's own (request id, site,
+    principal, rate limit, body limit), in plugin load order. Synchronous."""
+
+
+@hookspec
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """Subscribe to bus events: ``bus.on_filter(event, fn)`` and ``bus.on_action(event, fn)``.
+
+    Both return an unregister handle. Called once per app at boot. Synchronous.
+    """
+
+
+@hookspec
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    """Register background jobs: ``jobs.task(name, fn)`` for queued jobs and
+    ``jobs.periodic(name, fn, every_seconds=... | cron=...)`` for ticks.
+
+    Job functions are coroutine functions ``fn(kernel, **kwargs)``. Synchronous.
+    """
+
+
+@hookspec
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    """Return ``{ code: (http_status, description) }`` for the error codes a plugin raises.
+
+    Used for docs/errors.md and the OpenAPI document. Synchronous.
+    """
+
+
+@hookspec
+def register_commands(subparsers: Any, kernel_factory: Any) -> None:
+    """Add ``svc`` sub-commands: ``subparsers.add_parser(name)`` then ``set_defaults(func=...)``.
+
+    ``func(args)`` receives the parsed arguments; ``await kernel_factory(fn)`` runs
+    ``await fn(kernel)`` with a started kernel and stops it after. Synchronous.
+    """
+
+
+@hookspec
+def register_health_checks(kernel: Any) -> dict[str, Any]:
+    """Return ``{ name: async_fn }``; each check returns a short status string or raises.
+
+    ``GET /utils/health`` runs them all; a raising check makes the answer 503. Synchronous.
+    """
+
+
+@hookspec
+def register_openapi(kernel: Any) -> dict[str, Any] | None:
+    """Return a fragment merged into the OpenAPI document, usually ``{ "components": {...} }``.
+
+    Route operations are already documented through ``Route.openapi``; this hook is for shared
+    schemas and tags. Synchronous.
+    """
+
+
+# ---------------------------------------------------------------------------- lifecycle
+
+
+@hookspec
+def startup(kernel: Any) -> None:
+    """The app is starting: database connected, migrations applied. May be async."""
+
+
+@hookspec
+def shutdown(kernel: Any) -> None:
+    """The app is stopping; release what ``startup`` acquired. May be async."""
+
+
+@hookspec
+def site_created(kernel: Any, site: dict[str, Any], conn: Any) -> None:
+    """A site was created, inside its transaction ``conn`` (seed per-site rows here).
+
+    May be async; raising vetoes the creation.
+    """
+
+
+@hookspec
+def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    """A site is being deleted, inside its transaction ``conn``: remove the plugin's rows of
+    that site. May be async."""
+
+
+# ---------------------------------------------------------------------------- request
+
+
+@hookspec(firstresult=True)
+def resolve_site(request: Any, kernel: Any) -> str | None:
+    """Return the site id a request addresses, or ``None`` when it names none.
+
+    First result wins; the kernel's default (``X-Svc-Site``, then the subdomain of
+    ``SVC_BASE_DOMAIN``) runs last. May be async.
+    """
+
+
+@hookspec
+def authenticate(request: Any, kernel: Any, site: Any) -> Any:
+    """Return a ``Principal`` for the request's credentials, ``None`` to pass, or raise ``ApiError``.
+
+    A chain: the first implementation that returns a principal wins. Order: API keys
+    (``tryfirst``), external JWT, internal JWT (``trylast``). No principal means anonymous.
+    May be async.
+    """
+
+
+@hookspec(firstresult=True)
+def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
+    """Turn an unexpected exception into an ``ApiError`` (or return ``None`` to pass).
+
+    The kernel's default runs last: it logs the trace and answers 500 ``INTERNAL`` with the
+    request id. May be async.
+    """

@@ -1,0 +1,1 @@
+"""HTTP: routing, middleware, media, envelopes, rate limiting."""

@@ -1,0 +1,65 @@
+"""Falcon error handlers: every error, Falcon's own included, leaves as the one envelope."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import falcon
+
+from kernel.errors import FALCON_STATUS_CODES, ApiError
+from kernel.plugins import call_first
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+
+log = logging.getLogger("svc.http")
+
+
+def _write(resp: falcon.asgi.Response, err: ApiError) -> None:
+    resp.status = err.status
+    resp.media = err.body()
+    resp.content_type = falcon.MEDIA_JSON
+    for name, value in err.headers.items():
+        resp.set_header(name, value)
+
+
+def install_error_handlers(app: falcon.asgi.App, kernel: Kernel) -> None:
+    """Register the handlers for ``ApiError``, Falcon's ``HTTPError`` and anything else."""
+
+    async def on_api_error(req: Any, resp: Any, ex: ApiError, params: Any) -> None:
+        _write(resp, ex)
+
+    async def on_http_error(req: Any, resp: Any, ex: falcon.HTTPError, params: Any) -> None:
+        status = ex.status_code
+        code = FALCON_STATUS_CODES.get(status, "INTERNAL" if status >= 500 else "VALIDATION_FAILED")
+        if isinstance(ex, falcon.MediaMalformedError):
+            message = "The body is not valid JSON"
+        elif status == 404:
+            message = f"No route {req.method} {req.path}"
+        elif status == 405:
+            message = f"{req.method} is not allowed on {req.path}"
+        else:
+            message = ex.description or ex.title or "Request failed"
+        err = ApiError(status, code, message, headers=dict(ex.headers or {}))
+        _write(resp, err)
+
+    async def on_exception(req: Any, resp: Any, ex: Exception, params: Any) -> None:
+        result = await call_first(kernel.pm.hook.handle_exception, request=req, exc=ex, kernel=kernel)
+        err = result if isinstance(result, ApiError) else _internal(req, ex)
+        _write(resp, err)
+
+    app.add_error_handler(Exception, on_exception)
+    app.add_error_handler(falcon.HTTPError, on_http_error)
+    app.add_error_handler(ApiError, on_api_error)
+
+
+def _internal(req: Any, ex: BaseException) -> ApiError:
+    rid = getattr(getattr(req.context, "svc", None), "request_id", "-")
+    log.error("unhandled error on %s %s (request %s)", req.method, req.path, rid, exc_info=ex)
+    return ApiError(500, "INTERNAL", f"Internal error (request id {rid})", extensions={"requestId": rid})
+
+
+def default_exception_answer(req: Any, exc: BaseException) -> ApiError:
+    """The kernel's default ``handle_exception``: log the trace, answer 500 INTERNAL."""
+    return _internal(req, exc)

@@ -1,0 +1,50 @@
+"""Prometheus metrics: requests by route template and status, a latency histogram, in-flight.
+
+Each app has its own ``CollectorRegistry`` (no global state). With several uvicorn workers,
+each worker reports its own counters; a scrape sees the worker that answered.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("svc_http_requests_total", "HTTP requests answered",
+                                ["method", "route", "status"], registry=self.registry)
+        self.latency = Histogram("svc_http_request_duration_seconds", "Time to answer a request",
+                                 ["method", "route"], buckets=BUCKETS, registry=self.registry)
+        self.in_flight = Gauge("svc_http_requests_in_flight", "Requests being answered",
+                               registry=self.registry)
+
+
+class MetricsMiddleware:
+    """Counts every request under its route template (never the raw path: bounded labels)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.metrics = Metrics()
+        kernel.state["metrics"] = self.metrics
+
+    async def process_request(self, req: Any, resp: Any) -> None:
+        req.context.metrics_start = time.perf_counter()
+        self.metrics.in_flight.inc()
+
+    async def process_response(self, req: Any, resp: Any, resource: Any, req_succeeded: bool) -> None:
+        start = getattr(req.context, "metrics_start", None)
+        if start is None:
+            return
+        self.metrics.in_flight.dec()
+        route = req.uri_template if resource is not None and req.uri_template else "unmatched"
+        status = str(resp.status)[:3] if not isinstance(resp.status, int) else str(resp.status)
+        self.metrics.requests.labels(req.method, route, status).inc()
+        self.metrics.latency.labels(req.method, route).observe(time.perf_counter() - start)

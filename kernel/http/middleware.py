@@ -1,0 +1,156 @@
+"""The kernel's middleware: request id -> API version and body limit -> site -> principal ->
+route auth -> rate limit. Each step raises ``ApiError``; the error handlers shape the answer."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import falcon
+
+from kernel.auth.principal import ANONYMOUS, Principal
+from kernel.context import RequestContext
+from kernel.errors import ApiError
+from kernel.plugins import call_first
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+    from kernel.http.routing import Route, RouteTable
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+SUPPORTED_API_VERSIONS = ("1",)
+
+# Rate-limit bucket -> (settings attribute, keyed per IP or per principal).
+RATE_BUCKETS: dict[str, tuple[str, str]] = {
+    "auth": ("rate_limit_auth", "ip"),
+    "items_read": ("rate_limit_items_read", "principal"),
+    "items_write": ("rate_limit_items_write", "principal"),
+    "upload": ("rate_limit_upload", "principal"),
+    "ai": ("rate_limit_ai", "principal"),
+}
+
+
+def request_context(req: falcon.asgi.Request) -> RequestContext:
+    """The ``RequestContext`` the middleware attached to ``req``."""
+    return req.context.svc
+
+
+class RequestIdMiddleware:
+    """``X-Request-Id`` in (when well-formed) and out; the context object is created here."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    async def process_request(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        incoming = req.get_header("X-Request-Id")
+        rid = incoming if incoming and _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        req.context.svc = RequestContext(kernel=self.kernel, request_id=rid, client_ip=req.remote_addr or "")
+        req.context.started = time.perf_counter()
+        resp.set_header("X-Request-Id", rid)
+
+
+class RequestGuardMiddleware:
+    """API version pinning and the request body cap (before any body is read)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.max_body = kernel.settings.max_body_bytes
+
+    async def process_request(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        version = req.get_header("X-Svc-API-Version")
+        if version is not None and version.strip() not in SUPPORTED_API_VERSIONS:
+            raise ApiError.validation(
+                f"Unsupported API version {version.strip()!r}; this server speaks version 1",
+                path=["headers", "X-Svc-API-Version"],
+                supported=list(SUPPORTED_API_VERSIONS),
+            )
+        length = req.content_length
+        if length is not None and length > self.max_body:
+            raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is larger than {self.max_body} bytes")
+
+
+class RouteGateMiddleware:
+    """For the matched route: resolve the site, the principal, enforce auth and rate limits."""
+
+    def __init__(self, kernel: Kernel, table: RouteTable) -> None:
+        self.kernel = kernel
+        self.table = table
+
+    async def process_resource(self, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+                               resource: Any, params: dict[str, Any]) -> None:
+        if resource is None:
+            return
+        route = self.table.for_template(req.uri_template)
+        if route is None:
+            return
+        ctx = request_context(req)
+        req.context.route = route
+        if route.site != "none":
+            await self._resolve_site(req, ctx, route)
+        ctx.principal = await self._authenticate(req, ctx)
+        self._enforce_auth(route.auth_for(req.method), ctx)
+        bucket = route.rate_limit_for(req.method)
+        if bucket:
+            await self._rate_limit(bucket, req, resp, ctx)
+
+    async def _resolve_site(self, req: falcon.asgi.Request, ctx: RequestContext, route: Route) -> None:
+        site_id = await call_first(self.kernel.pm.hook.resolve_site, request=req, kernel=self.kernel)
+        if site_id is None:
+            if route.site == "required":
+                raise ApiError.validation(
+                    "No site: send the X-Svc-Site header or use the site's subdomain",
+                    path=["headers", "X-Svc-Site"],
+                )
+            return
+        from kernel.tenancy.service import get_site_cached
+
+        site = await get_site_cached(self.kernel, site_id)
+        if site is None:
+            raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id}'")
+        ctx.site_id = site["id"]
+        ctx.site = site
+
+    async def _authenticate(self, req: falcon.asgi.Request, ctx: RequestContext) -> Principal:
+        principal = await call_first(self.kernel.pm.hook.authenticate, request=req, kernel=self.kernel,
+                                     site=ctx.site)
+        return principal if principal is not None else ANONYMOUS
+
+    @staticmethod
+    def _enforce_auth(level: str, ctx: RequestContext) -> None:
+        principal = ctx.principal
+        if level == "public":
+            return
+        if not principal.is_authenticated:
+            raise ApiError.unauthenticated()
+        if level == "admin" and not principal.is_admin:
+            raise ApiError.forbidden("This route needs admin access in the site")
+        if level == "instance-admin" and not principal.is_instance_admin:
+            raise ApiError.forbidden("This route needs the instance admin")
+
+    async def _rate_limit(self, bucket: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+                          ctx: RequestContext) -> None:
+        setting, keyed_by = RATE_BUCKETS[bucket]
+        limit = self.kernel.settings.get(setting, 0)
+        if not limit:
+            return
+        who = ctx.client_ip
+        if keyed_by == "principal" and ctx.principal.is_authenticated:
+            who = ctx.principal.user_id or ctx.principal.api_key_id or who
+        key = f"rl:{bucket}:{ctx.site_id or '-'}:{who}"
+        decision = await self.kernel.rate_limiter.hit(key, limit, 60.0)
+        resp.set_header("X-RateLimit-Limit", str(decision.limit))
+        resp.set_header("X-RateLimit-Remaining", str(decision.remaining))
+        resp.set_header("X-RateLimit-Reset", str(decision.reset))
+        if not decision.allowed:
+            retry = max(1, decision.reset - int(time.time()))
+            raise ApiError(
+                429, "RATE_LIMITED", f"Too many requests; retry in {retry} seconds",
+                extensions={"limit": decision.limit, "reset": decision.reset},
+                headers={
+                    "Retry-After": str(retry),
+                    "X-RateLimit-Limit": str(decision.limit),
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": str(decision.reset),
+                },
+            )

@@ -1,0 +1,242 @@
+"""Sliding-window rate limits, in process or on Redis.
+
+Algorithm: the sliding-window counter. Time is cut into fixed windows of ``window`` seconds
+aligned to the epoch; a key keeps the hit count of the current window and of the previous
+one. The hits in the last ``window`` seconds are estimated as
+
+    previous * (share of the previous window still inside the sliding window) + current
+
+and a hit is allowed when that estimate plus one stays within ``limit``. Denied hits are not
+counted, so a client retrying while blocked does not extend its own block. This keeps three
+numbers per key whatever the limit (a log of timestamps in a sorted set would keep up to
+6,000 entries per user for the item-read limit) and it has no burst at window edges, at the
+price of assuming the previous window's hits were spread evenly.
+
+``RateDecision.reset`` is the epoch second (rounded up) at which one more slot is free than
+at the moment of the decision: for a denied hit, when the next hit will be allowed.
+
+Both backends run the same integer arithmetic on milliseconds (``_slide`` here, the same steps
+in a Lua script on Redis), so one test suite checks both. The Redis script reads, updates and
+expires a small hash in one atomic step, and takes the time from Redis ``TIME``, so API
+workers with drifting clocks share one timeline. The memory backend limits each process on
+its own: with several workers, configure Redis.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kernel.cache import make_redis_client, redact_url
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    """The answer for one hit: allowed or not, the limit, slots left, epoch second of the next free slot."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int
+
+
+def _window_ms(limit: int, window: float) -> int:
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    if not window > 0:
+        raise ValueError(f"window must be a positive number of seconds, got {window!r}")
+    return max(1, round(window * 1000))
+
+
+def _ceil_seconds(ms: int) -> int:
+    return -(-ms // 1000)
+
+
+def _slide(
+    state: tuple[int, int, int] | None, now: int, limit: int, width: int
+) -> tuple[tuple[int, int, int], bool, int, int]:
+    """One hit at ``now`` (ms) against ``state`` = (window index, current, previous).
+
+    Returns the new state, allowed, remaining and the reset time in ms. Counts are scaled by
+    ``width`` so every comparison is exact integer arithmetic. The Lua script mirrors this.
+    """
+    index = now // width
+    w, cur, prev = state if state is not None else (index, 0, 0)
+    if w == index - 1:
+        prev, cur = cur, 0
+    elif w < index - 1:
+        prev, cur = 0, 0
+    elif w > index:
+        index = w  # the clock stepped back: stay in the window already recorded
+    elapsed = max(0, now - index * width)
+    used = prev * (width - elapsed) + cur * width
+    allowed = used + width <= limit * width
+    if allowed:
+        cur += 1
+        used += width
+    room = limit * width - used
+    remaining = room // width if room > 0 else 0
+    need = remaining + 1  # the reset is when one more slot than now is free
+    spare = (limit - need) * width - cur * width
+    if spare >= 0 and prev > 0:
+        # The previous window's share decays enough within the current window.
+        reset = index * width + width - spare // prev
+    elif cur > 0:
+        # Only once the current window has become the previous one and decays.
+        reset = (index + 2) * width - ((limit - need) * width) // cur
+    else:
+        reset = now
+    return (index, cur, prev), allowed, remaining, reset
+
+
+_SLIDE_SCRIPT = """
+local limit = tonumber(ARGV[1])
+local width = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local index = math.floor(now / width)
+local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
+local w = tonumber(state[1])
+local cur = tonumber(state[2]) or 0
+local prev = tonumber(state[3]) or 0
+if w == nil then
+  cur = 0
+  prev = 0
+elseif w == index - 1 then
+  prev = cur
+  cur = 0
+elseif w < index - 1 then
+  prev = 0
+  cur = 0
+elseif w > index then
+  index = w
+end
+local elapsed = now - index * width
+if elapsed < 0 then elapsed = 0 end
+local used = prev * (width - elapsed) + cur * width
+local allowed = 0
+if used + width <= limit * width then
+  allowed = 1
+  cur = cur + 1
+  used = used + width
+end
+local room = limit * width - used
+local remaining = 0
+if room > 0 then remaining = math.floor(room / width) end
+local need = remaining + 1
+local spare = (limit - need) * width - cur * width
+local reset
+if spare >= 0 and prev > 0 then
+  reset = index * width + width - math.floor(spare / prev)
+elseif cur > 0 then
+  reset = (index + 2) * width - math.floor(((limit - need) * width) / cur)
+else
+  reset = now
+end
+redis.call('HSET', KEYS[1], 'w', index, 'c', cur, 'p', prev)
+redis.call('PEXPIRE', KEYS[1], 2 * width)
+return {allowed, remaining, reset}
+"""
+
+
+class RateLimiter(abc.ABC):
+    """Counts hits per key; ``hit`` says whether this one is within ``limit`` per ``window`` seconds."""
+
+    @abc.abstractmethod
+    async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
+        """Record a hit on ``key`` if allowed, and return the decision."""
+
+    async def check(self) -> str:
+        """Health check: "ok" or an exception."""
+        return "ok"
+
+    async def close(self) -> None:
+        """Release connections."""
+        return None
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """The backend, for logs and health output (never credentials)."""
+
+
+class MemoryRateLimiter(RateLimiter):
+    """Per-process limits; state for at most ``max_keys`` keys (least recently hit dropped first)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, max_keys: int = 100_000) -> None:
+        self._clock = clock
+        self.max_keys = max_keys
+        # key -> (window index, current, previous, expiry in ms)
+        self._state: OrderedDict[str, tuple[int, int, int, int]] = OrderedDict()
+
+    def describe(self) -> str:
+        return "memory"
+
+    async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
+        """Decide and record in one synchronous step (atomic on the event loop)."""
+        width = _window_ms(limit, window)
+        now = int(self._clock() * 1000)
+        entry = self._state.pop(key, None)
+        state = entry[:3] if entry is not None and entry[3] > now else None
+        (index, cur, prev), allowed, remaining, reset = _slide(state, now, limit, width)
+        self._state[key] = (index, cur, prev, now + 2 * width)
+        while len(self._state) > self.max_keys:
+            self._state.popitem(last=False)
+        return RateDecision(allowed, limit, remaining, _ceil_seconds(reset))
+
+
+class RedisRateLimiter(RateLimiter):
+    """Limits shared by every worker: one hash per key under ``namespace``, updated by a Lua script.
+
+    ``clock`` is for tests: when given, its time is sent to the script instead of Redis TIME.
+    """
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        namespace: str = "svc:ratelimit:",
+        *,
+        client: Any = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.url = url
+        self.namespace = namespace
+        self._owns_client = client is None
+        self._client = client if client is not None else make_redis_client(url)
+        self._script = self._client.register_script(_SLIDE_SCRIPT)
+        self._clock = clock
+
+    def describe(self) -> str:
+        return f"redis {redact_url(self.url)} namespace {self.namespace!r}"
+
+    async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
+        """Decide and record atomically on the Redis server."""
+        width = _window_ms(limit, window)
+        now = -1 if self._clock is None else int(self._clock() * 1000)
+        allowed, remaining, reset = await self._script(keys=[self.namespace + key], args=[limit, width, now])
+        return RateDecision(bool(int(allowed)), limit, int(remaining), _ceil_seconds(int(reset)))
+
+    async def check(self) -> str:
+        """PING the server."""
+        await self._client.ping()
+        return "ok"
+
+    async def close(self) -> None:
+        """Close the connection pool if this limiter created it."""
+        if self._owns_client:
+            await self._client.aclose()
+
+
+def make_rate_limiter(settings: Any) -> RateLimiter:
+    """``RedisRateLimiter`` when ``settings.redis_url`` is set, else ``MemoryRateLimiter``."""
+    url = (getattr(settings, "redis_url", "") or "").strip()
+    if url:
+        namespace = getattr(settings, "redis_namespace", "") or "svc"
+        return RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:")
+    return MemoryRateLimiter()

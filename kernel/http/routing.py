@@ -1,0 +1,80 @@
+"""Routes: what a plugin's ``register_routes`` returns, and how the kernel mounts them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+API_PREFIX = "/api/v1"
+
+# Who may call a route. Enforced by the kernel's middleware before the responder runs.
+AUTH_LEVELS = ("public", "bearer", "admin", "instance-admin")
+SITE_MODES = ("required", "optional", "none")
+
+
+@dataclass
+class Route:
+    """One path template and its resource.
+
+    ``site``: ``required`` (400 without a site, 404 ``SITE_NOT_FOUND`` for an unknown one),
+    ``optional`` (resolved when named) or ``none`` (never resolved).
+    ``auth``: one of ``AUTH_LEVELS``, or a dict by HTTP method (``{"GET": "bearer", "*": "admin"}``).
+    ``rate_limit``: a bucket name (``auth``, ``items_read``, ``items_write``, ``upload``, ``ai``) or
+    a dict by method. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
+    ``suffix`` is Falcon's responder suffix (``on_get_<suffix>``).
+    """
+
+    path: str
+    resource: Any
+    site: str = "required"
+    auth: str | dict[str, str] = "bearer"
+    rate_limit: str | dict[str, str] | None = None
+    openapi: dict[str, dict[str, Any]] = field(default_factory=dict)
+    suffix: str | None = None
+    prefix: str = API_PREFIX
+    plugin: str = ""
+
+    def __post_init__(self) -> None:
+        if self.site not in SITE_MODES:
+            raise ValueError(f"route {self.path}: site must be one of {SITE_MODES}")
+        levels = self.auth.values() if isinstance(self.auth, dict) else [self.auth]
+        for level in levels:
+            if level not in AUTH_LEVELS:
+                raise ValueError(f"route {self.path}: auth {level!r} must be one of {AUTH_LEVELS}")
+
+    @property
+    def template(self) -> str:
+        return self.prefix + self.path
+
+    def auth_for(self, method: str) -> str:
+        if isinstance(self.auth, dict):
+            return self.auth.get(method.upper(), self.auth.get("*", "bearer"))
+        return self.auth
+
+    def rate_limit_for(self, method: str) -> str | None:
+        if isinstance(self.rate_limit, dict):
+            return self.rate_limit.get(method.upper(), self.rate_limit.get("*"))
+        return self.rate_limit
+
+    def methods(self) -> list[str]:
+        """The HTTP methods the resource answers (``on_get`` ... with the suffix)."""
+        tail = f"_{self.suffix}" if self.suffix else ""
+        return [m for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
+                if callable(getattr(self.resource, f"on_{m.lower()}{tail}", None))]
+
+
+class RouteTable:
+    """Route lookup by (matched URI template, suffix) for the middleware."""
+
+    def __init__(self) -> None:
+        self._by_template: dict[str, Route] = {}
+        self.routes: list[Route] = []
+
+    def add(self, route: Route) -> None:
+        self.routes.append(route)
+        self._by_template[route.template] = route
+
+    def for_template(self, template: str | None) -> Route | None:
+        if template is None:
+            return None
+        return self._by_template.get(template)

@@ -1,0 +1,151 @@
+"""The OpenAPI 3.1 document, assembled from every enabled plugin's routes.
+
+Each ``Route`` carries its operations (``ops(...)`` builds them); plugins add shared
+components through ``register_openapi``. Every operation answers the error envelope as its
+``default`` response, so a client generator (and schemathesis) knows every error's shape.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from kernel import __version__
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+    from kernel.http.routing import Route
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["errors"],
+    "properties": {
+        "errors": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {
+                    "code": {"type": "string"},
+                    "message": {"type": "string"},
+                    "path": {"type": "array", "items": {"type": "string"}},
+                    "extensions": {"type": "object"},
+                },
+            },
+        }
+    },
+}
+
+# An operation spec: (summary, request body schema or None, response `data` schema or None, status).
+OpSpec = tuple[str, dict[str, Any] | None, Any, int]
+
+
+def ops(**methods: OpSpec) -> dict[str, dict[str, Any]]:
+    """Build ``Route.openapi`` from ``get=(summary, body, data, status)`` entries.
+
+    ``data`` is the schema of the ``data`` key of the answer (``None`` for a body-less answer,
+    a one-element list for an array of that schema). Extra query parameters can be added to
+    the returned operation under ``"parameters"``.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for method, (summary, body, data, status) in methods.items():
+        op: dict[str, Any] = {"summary": summary}
+        if body is not None:
+            op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+        if data is None:
+            op["responses"] = {str(status): {"description": summary}}
+        else:
+            schema = {"type": "array", "items": data[0]} if isinstance(data, list) else data
+            op["responses"] = {
+                str(status): {
+                    "description": summary,
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["data"],
+                        "properties": {"data": schema, "meta": {"type": "object"}},
+                    }}},
+                }
+            }
+        out[method.lower()] = op
+    return out
+
+
+def _path_params(template: str) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in re.findall(r"{([A-Za-z_][A-Za-z0-9_]*)}", template)
+    ]
+
+
+def _site_param(required: bool) -> dict[str, Any]:
+    return {
+        "name": "X-Svc-Site", "in": "header", "required": required,
+        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,62}$"},
+        "description": "The site (tenant) the request addresses.",
+    }
+
+
+def _operation(route: Route, method: str) -> dict[str, Any]:
+    op = dict(route.openapi.get(method.lower()) or {"summary": f"{method} {route.path}"})
+    op.setdefault("responses", {"200": {"description": "OK"}})
+    op["responses"] = {**op["responses"], "default": {
+        "description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }}
+    params = list(op.get("parameters", []))
+    params.extend(_path_params(route.template))
+    if route.site != "none":
+        params.append(_site_param(route.site == "required"))
+    op["parameters"] = params
+    auth = route.auth_for(method)
+    op["security"] = [] if auth == "public" else [{"bearer": []}]
+    op.setdefault("tags", [route.plugin or "kernel"])
+    op["x-svc-auth"] = auth
+    op["operationId"] = f"{method.lower()}_{re.sub(r'[^A-Za-z0-9]+', '_', route.path).strip('_') or 'root'}"
+    return op
+
+
+def build_document(kernel: Kernel) -> dict[str, Any]:
+    """The whole document for the enabled plugins of ``kernel``."""
+    paths: dict[str, Any] = {}
+    for route in kernel.routes:
+        item = paths.setdefault(route.template, {})
+        for method in route.methods():
+            item[method.lower()] = _operation(route, method)
+    doc: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "svc", "version": __version__,
+                 "description": "Multi-tenant headless CMS. Every error is `{ errors: [...] }`."},
+        "servers": [{"url": "/"}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": {"Error": ERROR_SCHEMA},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "Login JWT, API key (svk_...) or a trusted issuer's JWT"}},
+        },
+    }
+    for fragment in kernel.pm.hook.register_openapi(kernel=kernel):
+        for key, value in (fragment or {}).get("components", {}).items():
+            doc["components"].setdefault(key, {}).update(value)
+        if "tags" in (fragment or {}):
+            doc.setdefault("tags", []).extend(fragment["tags"])
+    return doc
+
+
+class OpenApiResource:
+    """``GET /api/v1/openapi.json``."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self._doc: dict[str, Any] | None = None
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        if self._doc is None:
+            self._doc = build_document(self.kernel)
+        resp.media = self._doc
+
+
+SITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "name", "createdAt"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "createdAt": {"type": "string"}},
+}

@@ -1,0 +1,180 @@
+"""The plugin manager: entry points, essential vs optional, blocking, ``requires`` checks.
+
+Built-in plugins load through the ``svc.plugins`` entry-point group exactly as third-party
+ones do. Each app gets a fresh manager (no module-level state). A plugin is a module (or
+any object) with ``@hookimpl`` functions and optional attributes ``requires`` (names of
+plugins it imports through their ``api.py``) and ``description``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+import pluggy
+
+from kernel import hookspecs
+
+log = logging.getLogger("svc.plugins")
+
+ENTRY_POINT_GROUP = "svc.plugins"
+# The kernel refuses to start without these: every other feature reads data through them.
+ESSENTIAL_PLUGINS = frozenset({"accounts", "access", "schema", "items"})
+# Hook implementations that are part of the kernel itself; always registered, never listed.
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults")
+
+
+class PluginError(RuntimeError):
+    """The plugin set cannot start: an essential plugin disabled, a requirement missing..."""
+
+
+@dataclass
+class PluginInfo:
+    """One plugin as ``svc plugins list`` shows it."""
+
+    name: str
+    module: Any
+    enabled: bool
+    essential: bool
+    requires: tuple[str, ...] = ()
+    description: str = ""
+    registers: dict[str, list[str]] = field(default_factory=dict)
+
+
+def available_plugins() -> dict[str, Any]:
+    """Every installed plugin by entry-point name (not yet loaded)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _describe(obj: Any) -> str:
+    doc = inspect.getdoc(obj) or ""
+    if not doc and hasattr(obj, "__name__"):
+        parent = obj.__name__.rsplit(".", 1)[0]
+        try:
+            doc = inspect.getdoc(__import__(parent, fromlist=["_"])) or ""
+        except ImportError:
+            doc = ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _plugin_name(obj: Any) -> str:
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return getattr(obj, "__name__", type(obj).__name__).rsplit(".", 1)[-1]
+
+
+def make_plugin_manager(
+    disabled: Iterable[str] = (),
+    plugins: Iterable[Any] | None = None,
+    trace: bool = False,
+) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    """Build a fresh manager with the kernel's hookspecs and the chosen plugins registered.
+
+    ``plugins=None`` loads every ``svc.plugins`` entry point except ``disabled``; otherwise
+    each element is an entry-point name or a plugin object (tests name what they want).
+    Raises ``PluginError`` when an essential plugin is disabled or a requirement is missing.
+    """
+    disabled = {d.strip() for d in disabled if d.strip()}
+    installed = available_plugins()
+    blocked_essential = sorted(disabled & ESSENTIAL_PLUGINS & set(installed))
+    if blocked_essential:
+        raise PluginError(
+            f"plugin {blocked_essential[0]!r} is essential and cannot be disabled "
+            f"(remove it from SVC_PLUGINS_DISABLED)"
+        )
+    unknown = sorted(disabled - set(installed))
+    if unknown:
+        log.warning("SVC_PLUGINS_DISABLED names plugins that are not installed: %s", ", ".join(unknown))
+
+    infos: list[PluginInfo] = []
+    if plugins is None:
+        for name in sorted(installed):
+            enabled = name not in disabled
+            module = installed[name].load() if enabled else None
+            infos.append(PluginInfo(name, module, enabled, name in ESSENTIAL_PLUGINS))
+    else:
+        for item in plugins:
+            if isinstance(item, str):
+                if item not in installed:
+                    raise PluginError(f"plugin {item!r} is not installed (no {ENTRY_POINT_GROUP} entry point)")
+                module = installed[item].load()
+                infos.append(PluginInfo(item, module, True, item in ESSENTIAL_PLUGINS))
+            else:
+                infos.append(PluginInfo(_plugin_name(item), item, True, False))
+
+    pm = pluggy.PluginManager("svc")
+    pm.add_hookspecs(hookspecs)
+    for modname in KERNEL_PLUGIN_MODULES:
+        pm.register(__import__(modname, fromlist=["_"]), name=modname)
+    for info in infos:
+        if not info.enabled:
+            continue
+        info.requires = tuple(getattr(info.module, "requires", ()) or ())
+        info.description = getattr(info.module, "description", "") or _describe(info.module)
+        pm.register(info.module, name=info.name)
+
+    enabled = {i.name for i in infos if i.enabled}
+    for info in infos:
+        if not info.enabled:
+            continue
+        for req in info.requires:
+            if req not in enabled:
+                why = "disabled" if req in installed else "not installed"
+                raise PluginError(
+                    f"plugin {info.name!r} requires plugin {req!r}, which is {why}; "
+                    f"enable {req!r} or disable {info.name!r}"
+                )
+
+    pm.hook.register_hookspecs(pm=pm)
+    # Hooks published by plugins must be checked after they were added.
+    pm.check_pending()
+    if trace:
+        pm.trace.root.setwriter(lambda msg: log.debug("hook: %s", msg.rstrip()))
+        pm.enable_tracing()
+    return pm, infos
+
+
+def _ordered_impls(hook: Any) -> list[Any]:
+    # pluggy calls the last-registered / tryfirst implementation first.
+    return list(reversed(hook.get_hookimpls()))
+
+
+async def call_all(hook: Any, **kwargs: Any) -> list[Any]:
+    """Call every implementation of ``hook`` in pluggy order, awaiting coroutines.
+
+    Returns the non-``None`` results. Exceptions propagate.
+    """
+    results = []
+    for impl in _ordered_impls(hook):
+        args = {name: kwargs[name] for name in impl.argnames}
+        value = impl.function(**args)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            results.append(value)
+    return results
+
+
+async def call_first(hook: Any, **kwargs: Any) -> Any:
+    """Call implementations of ``hook`` in order until one returns something not ``None``.
+
+    pluggy's own ``firstresult`` cannot do this for coroutine functions (a coroutine object
+    is never ``None``), so the chain is walked here.
+    """
+    for impl in _ordered_impls(hook):
+        args = {name: kwargs[name] for name in impl.argnames}
+        value = impl.function(**args)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            return value
+    return None
+
+
+def plugin_name_of(pm: pluggy.PluginManager, obj: Any) -> str:
+    return pm.get_name(obj) or _plugin_name(obj)

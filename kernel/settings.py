@@ -1,0 +1,204 @@
+"""Settings: read once from the environment, validated at boot.
+
+Every variable the kernel reads is declared in ``KERNEL_SETTINGS``; plugins declare theirs
+through the ``register_settings`` hook. A bad value fails at start with a message naming the
+variable, never at the first request. Nothing below the kernel's config reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(ValueError):
+    """A configuration variable has a value the service cannot use."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration variable: its env name, default, parser and documentation line."""
+
+    env: str
+    default: Any
+    parse: Callable[[str], Any] = str
+    doc: str = ""
+    attr: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self.attr:
+            return self.attr
+        key = self.env[4:] if self.env.startswith("SVC_") else self.env
+        return key.lower()
+
+
+def parse_bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {raw!r}")
+
+
+def parse_int(minimum: int = 0) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        value = int(raw.strip())
+        if value < minimum:
+            raise ValueError(f"must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def parse_csv(raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def parse_choice(*choices: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+KERNEL_SETTINGS: tuple[Setting, ...] = (
+    Setting("SVC_ENV", "production", parse_choice("production", "development"),
+            "`production` or `development`; development enables GraphQL introspection and the explorer."),
+    Setting("SVC_HOST", "127.0.0.1", str, "Address `svc serve` binds to."),
+    Setting("SVC_PORT", 8000, parse_int(1), "Port `svc serve` listens on."),
+    Setting("SVC_WORKERS", 1, parse_int(1), "Number of uvicorn worker processes for `svc serve`."),
+    Setting("SVC_DATA_DIR", "./svc-data", str,
+            "Directory for the embedded database, local files, the job queue and the generated JWT secret."),
+    Setting("SVC_DATABASE_URL", "", str,
+            "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
+    Setting("SVC_REDIS_URL", "", str,
+            "Redis URL. Set: cache, rate limits, bus fan-out between workers and the huey queue use Redis."),
+    Setting("SVC_REDIS_NAMESPACE", "svc", str,
+            "Prefix of every Redis key and channel, so several deployments can share one Redis."),
+    Setting("SVC_STORAGE", "", str,
+            "File storage. Empty: `<data dir>/files`. `file:///path` or `s3://bucket[/prefix]`."),
+    Setting("SVC_S3_ENDPOINT_URL", "", str, "Endpoint of an S3-compatible store (MinIO, moto, ...)."),
+    Setting("SVC_BASE_DOMAIN", "", str,
+            "Base domain for subdomain site routing: `<site>.<base domain>` selects the site."),
+    Setting("SVC_PLUGINS_DISABLED", (), parse_csv,
+            "Comma list of plugins to disable. Essential plugins cannot be disabled."),
+    Setting("SVC_TRACE_HOOKS", False, parse_bool, "Log every pluggy hook call (debugging)."),
+    Setting("SVC_LOG_LEVEL", "info", parse_choice("debug", "info", "warning", "error"), "Log level."),
+    Setting("JWT_SECRET", "", str,
+            "Secret signing internal tokens. Empty: generated once and kept in `<data dir>/jwt_secret`.",
+            attr="jwt_secret"),
+    Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
+    Setting("SVC_ENCRYPTION_KEY", "", str,
+            "Base64 of 32 bytes; encrypts stored secrets. Features that store secrets need it."),
+    Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
+    Setting("SVC_ADMIN_PASSWORD", "", str,
+            "Instance admin password on first start. Empty: a random one is printed once."),
+    Setting("SVC_RATE_LIMIT_AUTH", 30, parse_int(0), "Auth endpoints, requests per minute per IP (0 disables)."),
+    Setting("SVC_RATE_LIMIT_ITEMS_READ", 6000, parse_int(0), "Item reads per minute per user (0 disables)."),
+    Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
+    Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
+    Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
+    Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
+    Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
+    Setting("SVC_CORS_ORIGINS", (), parse_csv, "Extra allowed browser origins (comma list)."),
+    Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),
+    Setting("SVC_SMTP_PORT", 25, parse_int(1), "SMTP port."),
+    Setting("SVC_SMTP_USER", "", str, "SMTP user name (optional)."),
+    Setting("SVC_SMTP_PASSWORD", "", str, "SMTP password (optional)."),
+    Setting("SVC_SMTP_TLS", "none", parse_choice("none", "starttls", "tls"), "`none`, `starttls` or `tls`."),
+    Setting("SVC_EMAIL_FROM", "svc@localhost", str, "Default sender address."),
+    Setting("SVC_JOBS_INPROCESS", True, parse_bool,
+            "Without Redis, run the job consumer inside `svc serve` (one worker holds the lock)."),
+    Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10), "Time limit for one JSONata evaluation."),
+    Setting("REFRESH_COOKIE_SAMESITE", "lax", parse_choice("lax", "strict", "none"),
+            "SameSite attribute of the `svc_refresh` cookie.", attr="refresh_cookie_samesite"),
+    Setting("REFRESH_COOKIE_DOMAIN", "", str, "Domain attribute of the `svc_refresh` cookie.",
+            attr="refresh_cookie_domain"),
+    Setting("REFRESH_COOKIE_SECURE", True, parse_bool, "Secure attribute of the `svc_refresh` cookie.",
+            attr="refresh_cookie_secure"),
+)
+
+
+@dataclass
+class Settings:
+    """The configuration of one app. Kernel values are attributes; plugin values live in ``extra``."""
+
+    values: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read the kernel settings from ``environ`` (default ``os.environ``); overrides win."""
+        env = dict(os.environ if environ is None else environ)
+        values = {s.name: read_setting(s, env) for s in KERNEL_SETTINGS}
+        for key, value in overrides.items():
+            if key not in values:
+                raise SettingsError(f"unknown setting {key!r}")
+            values[key] = value
+        return cls(values=values, environ=env)
+
+    def load_plugin_settings(self, declared: list[Setting]) -> None:
+        """Parse the settings plugins declare; called once at boot by ``create_app``."""
+        for setting in declared:
+            if setting.name not in self.extra:
+                self.extra[setting.name] = read_setting(setting, self.environ)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A kernel or plugin setting by name."""
+        if name in self.values:
+            return self.values[name]
+        return self.extra.get(name, default)
+
+    # -- derived values -------------------------------------------------------------------
+
+    @property
+    def data_path(self) -> Path:
+        path = Path(self.values["data_dir"]).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def is_development(self) -> bool:
+        return self.values["env"] == "development"
+
+    def resolved_jwt_secret(self) -> str:
+        """JWT_SECRET, or a secret generated once and kept in the data dir."""
+        if self.values["jwt_secret"]:
+            return self.values["jwt_secret"]
+        path = self.data_path / "jwt_secret"
+        if not path.exists():
+            # Written with exclusive create so two workers starting together agree on one secret.
+            try:
+                with open(path, "x", encoding="utf-8") as fh:
+                    fh.write(secrets.token_urlsafe(48))
+                path.chmod(0o600)
+            except FileExistsError:
+                pass
+        self.values["jwt_secret"] = path.read_text(encoding="utf-8").strip()
+        return self.values["jwt_secret"]
+
+
+def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:
+    raw = environ.get(setting.env)
+    if raw is None or raw == "":
+        return setting.default
+    try:
+        return setting.parse(raw)
+    except (ValueError, TypeError) as exc:
+        raise SettingsError(f"{setting.env}={raw!r} is not valid: {exc}") from exc

@@ -1,0 +1,133 @@
+"""The storage contract: what every file backend promises, and the key rules they share.
+
+A key is a relative, ``/``-separated path such as ``site-1/2024/photo.jpg``. The same rules
+apply on every backend, so a key accepted by local storage is accepted by S3 and names the
+same object on both.
+"""
+
+from __future__ import annotations
+
+import abc
+import uuid
+
+MAX_KEY_LENGTH = 1024
+
+# Local storage stages writes under this directory inside its root so that os.replace stays
+# on one filesystem; the name is refused as a first segment everywhere so that keys stay
+# portable between backends.
+RESERVED_SEGMENT = ".svc-tmp"
+
+
+class StorageError(ValueError):
+    """A key or prefix the storage refuses (malformed, escaping the root, reserved)."""
+
+
+class ObjectNotFound(LookupError):
+    """No object is stored under the key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"no object stored under {self.key!r}"
+
+
+def _check_characters(value: str, what: str) -> None:
+    if len(value) > MAX_KEY_LENGTH:
+        raise StorageError(f"{what} is longer than {MAX_KEY_LENGTH} characters")
+    if value.startswith("/"):
+        raise StorageError(f"{what} must be relative, not start with '/'")
+    if "\\" in value:
+        raise StorageError(f"{what} must use '/' as separator, not a backslash")
+    # Control characters (NUL above all) break file systems and, via Content-Disposition,
+    # response headers.
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise StorageError(f"{what} must not contain control characters")
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` unchanged if it is a valid object key; raise ``StorageError`` otherwise."""
+    if not isinstance(key, str) or not key:
+        raise StorageError("key must be a non-empty string")
+    _check_characters(key, "key")
+    segments = key.split("/")
+    # Empty and '.' segments are refused as well as '..': a file system folds 'a//b' and
+    # 'a/./b' into 'a/b' while S3 keeps them apart, so allowing them would break the contract.
+    for segment in segments:
+        if segment in ("", ".", ".."):
+            raise StorageError(f"key {key!r} has an empty, '.' or '..' segment")
+    if segments[0] == RESERVED_SEGMENT:
+        raise StorageError(f"keys under {RESERVED_SEGMENT}/ are reserved")
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return ``prefix`` if it may start keys (empty, or a key's beginning; may end with '/')."""
+    if not isinstance(prefix, str):
+        raise StorageError("prefix must be a string")
+    if not prefix:
+        return prefix
+    _check_characters(prefix, "prefix")
+    # The last segment may be partial ('img/ph' matches 'img/photo.jpg'), so only complete
+    # segments are held to the key rules.
+    for segment in prefix.split("/")[:-1]:
+        if segment in ("", ".", ".."):
+            raise StorageError(f"prefix {prefix!r} has an empty, '.' or '..' segment")
+    if prefix.split("/")[-1] == "..":
+        raise StorageError(f"prefix {prefix!r} has a '..' segment")
+    return prefix
+
+
+class Storage(abc.ABC):
+    """A flat store of byte objects under validated keys. All methods are coroutines."""
+
+    @abc.abstractmethod
+    async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        """Store ``data`` under ``key``, replacing any object there, atomically."""
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> bytes:
+        """The object's bytes; ``ObjectNotFound`` when there is none."""
+
+    @abc.abstractmethod
+    async def delete(self, key: str) -> None:
+        """Remove the object; deleting a missing key is not an error."""
+
+    @abc.abstractmethod
+    async def exists(self, key: str) -> bool:
+        """Whether an object is stored under ``key``."""
+
+    @abc.abstractmethod
+    async def size(self, key: str) -> int:
+        """The object's length in bytes; ``ObjectNotFound`` when there is none."""
+
+    @abc.abstractmethod
+    async def list(self, prefix: str = "") -> list[str]:
+        """Every key starting with ``prefix`` (a plain string prefix), sorted."""
+
+    async def presigned_put_url(
+        self, key: str, expires: int = 900, content_type: str | None = None
+    ) -> str | None:
+        """A URL a client may PUT the object to directly, or None when the backend has none."""
+        validate_key(key)
+        return None
+
+    async def check(self) -> str:
+        """Health check: write, read back and delete a tiny object; "ok" or an exception."""
+        key = f".health/{uuid.uuid4().hex}"
+        payload = b"ok"
+        await self.put(key, payload, "text/plain")
+        try:
+            if await self.get(key) != payload:
+                raise RuntimeError(f"storage {self.describe()} returned different bytes")
+        finally:
+            await self.delete(key)
+        return "ok"
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """Where the objects live, for logs and health output (never credentials)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()}>"

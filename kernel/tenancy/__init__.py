@@ -1,0 +1,1 @@
+"""Tenancy: the sites table, site resolution and the site-scoped query helper."""

@@ -1,0 +1,48 @@
+"""The kernel's own tenancy hooks: the sites routes, the default site, cache invalidation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel.hookspecs import hookimpl
+from kernel.http.routing import Route
+from kernel.openapi import SITE_SCHEMA, ops
+from kernel.tenancy import routes, service
+
+name = "kernel.tenancy"
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent.parent / "db" / "migrations")
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    site_body = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                 "required": ["id"], "additionalProperties": False}
+    return [
+        Route("/sites", routes.SitesResource(kernel), site="none", auth="instance-admin", plugin=name,
+              openapi=ops(get=("List sites", None, [SITE_SCHEMA], 200),
+                          post=("Create a site", site_body, SITE_SCHEMA, 201))),
+        Route("/sites/{site_id}", routes.SiteResource(kernel), site="none", auth="instance-admin", plugin=name,
+              openapi=ops(get=("Get a site", None, SITE_SCHEMA, 200),
+                          patch=("Rename a site", {"type": "object", "properties": {"name": {"type": "string"}},
+                                                   "additionalProperties": False}, SITE_SCHEMA, 200),
+                          delete=("Delete a site and all its data", None, None, 204))),
+    ]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    def forget(event: str, payload: Any, ctx: Any) -> None:
+        if isinstance(payload, dict) and isinstance(payload.get("id"), str):
+            service.forget_site(kernel, payload["id"])
+
+    bus.on_action(service.SITE_EVENT, forget)
+
+
+@hookimpl(trylast=True)
+async def startup(kernel: Any) -> None:
+    await service.ensure_default_site(kernel)

@@ -1,0 +1,123 @@
+"""Identity logic: users, the instance admin, password login, access-token verification."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from sqlalchemy import func, insert, select
+
+from kernel.auth.passwords import hash_password_async, verify_password_async
+from kernel.auth.principal import Principal
+from kernel.auth.tokens import decode_access_token, issue_access_token
+from kernel.db.meta import now_utc
+from kernel.errors import ApiError
+from kernel.ids import uuid7
+from plugins.accounts.tables import users
+
+log = logging.getLogger("svc.accounts")
+MAX_PASSWORD = 1024  # argon2 hashes any length; a cap stops megabyte "passwords" burning CPU
+
+
+def normalise_email(email: Any) -> str:
+    if not isinstance(email, str) or "@" not in email or len(email) > 320 or any(c in email for c in "\r\n "):
+        raise ApiError.validation("'email' must be an email address", path=["email"])
+    return email.strip().lower()
+
+
+def public_user(row: Any) -> dict[str, Any]:
+    """The profile a client may see: never the password hash or the token version."""
+    return {
+        "id": row["id"],
+        "email": row["email"],
+        "firstName": row["first_name"],
+        "lastName": row["last_name"],
+        "avatar": row["avatar"],
+    }
+
+
+async def find_user_by_email(kernel: Any, email: str) -> Any:
+    async with kernel.db.connect() as conn:
+        return (await conn.execute(select(users).where(users.c.email == email))).mappings().first()
+
+
+async def find_user(kernel: Any, user_id: str) -> Any:
+    async with kernel.db.connect() as conn:
+        return (await conn.execute(select(users).where(users.c.id == user_id))).mappings().first()
+
+
+async def create_user(kernel: Any, conn: Any, *, email: str, password: str | None, first_name: str | None = None,
+                      last_name: str | None = None, status: str = "active", instance_admin: bool = False) -> str:
+    user_id = uuid7()
+    now = now_utc()
+    await conn.execute(insert(users).values(
+        id=user_id, email=normalise_email(email),
+        password_hash=await hash_password_async(password) if password else None,
+        first_name=first_name, last_name=last_name, avatar=None, status=status,
+        is_instance_admin=instance_admin, token_version=1, created_at=now, updated_at=now,
+    ))
+    return user_id
+
+
+async def bootstrap_instance_admin(kernel: Any) -> None:
+    """First start on an empty database: the instance admin from SVC_ADMIN_EMAIL/PASSWORD.
+
+    Without a configured password a random one is generated and printed once.
+    """
+    async with kernel.db.connect() as conn:
+        count = (await conn.execute(select(func.count()).select_from(users))).scalar_one()
+    if count:
+        return
+    settings = kernel.settings
+    password = settings.admin_password
+    generated = not password
+    if generated:
+        password = secrets.token_urlsafe(18)
+    try:
+        async with kernel.db.begin() as conn:
+            await create_user(kernel, conn, email=settings.admin_email, password=password, first_name="Admin",
+                              instance_admin=True)
+    except Exception:  # noqa: BLE001 - another worker bootstrapped first (unique email)
+        if await find_user_by_email(kernel, normalise_email(settings.admin_email)) is None:
+            raise
+        return
+    if generated:
+        # Printed, not logged at a level that might be shipped elsewhere, and only this once.
+        print(f"svc: created instance admin {settings.admin_email} with password {password}", flush=True)
+    log.info("created the instance admin %s", settings.admin_email)
+
+
+async def login(kernel: Any, email: Any, password: Any, site_id: str | None) -> dict[str, Any]:
+    """Check the credentials and issue an access token bound to ``site_id``."""
+    if not isinstance(password, str) or not password or len(password) > MAX_PASSWORD:
+        raise ApiError.validation("'password' must be a non-empty string", path=["password"])
+    email = normalise_email(email)
+    row = await find_user_by_email(kernel, email)
+    # Verify even when the user is unknown, so both failures take the same time.
+    ok = await verify_password_async(row["password_hash"] if row else None, password)
+    if not ok or row is None or row["status"] != "active":
+        raise ApiError(401, "INVALID_CREDENTIALS", "Wrong email or password")
+    ttl = kernel.settings.access_token_ttl
+    token = issue_access_token(
+        kernel.settings.resolved_jwt_secret(), user_id=row["id"],
+        site_id=None if row["is_instance_admin"] else site_id,
+        token_version=row["token_version"], ttl=ttl,
+    )
+    return {"token": token, "expiresIn": ttl, "user": public_user(row)}
+
+
+async def principal_from_token(kernel: Any, token: str, site: dict[str, Any] | None) -> Principal:
+    """Verify an internal access token; the user must be active and the token version current."""
+    claims = decode_access_token(kernel.settings.resolved_jwt_secret(), token)
+    row = await find_user(kernel, claims["sub"])
+    if row is None or row["status"] != "active" or claims.get("ver") != row["token_version"]:
+        raise ApiError.unauthenticated("The access token is no longer valid")
+    site_id = site["id"] if site else None
+    token_site = claims.get("site")
+    if token_site is not None and site_id is not None and token_site != site_id:
+        raise ApiError.unauthenticated("The access token belongs to another site")
+    return Principal(
+        kind="user", user_id=row["id"], site_id=site_id, is_instance_admin=bool(row["is_instance_admin"]),
+        email=row["email"], impersonator_id=claims.get("imp"), claims=claims,
+    )

@@ -1,0 +1,1 @@
+"""utils: health, version, metrics, display templates and JSONata testing."""

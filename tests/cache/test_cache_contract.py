@@ -1,0 +1,257 @@
+"""One contract, every cache backend: in-process memory and Redis.
+
+The Redis variant runs against ``SVC_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/5``)
+and is skipped only when that server does not answer. Each test gets its own namespace and
+removes only its own keys afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from types import SimpleNamespace
+
+import pytest
+import redis
+
+from kernel.cache import Cache, MemoryCache, RedisCache, make_cache
+
+REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/5")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The test Redis URL, or a skip when nothing answers there."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis at {REDIS_URL} does not answer: {exc}")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+def _purge(url: str, namespace: str) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=namespace + "*", count=500))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"svctest:cache:{uuid.uuid4().hex}:"
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def cache(request, namespace):
+    """Each backend, empty."""
+    if request.param == "memory":
+        yield MemoryCache()
+        return
+    url = request.getfixturevalue("redis_url")
+    backend = RedisCache(url, namespace=namespace)
+    try:
+        yield backend
+    finally:
+        await backend.close()
+        _purge(url, namespace)
+
+
+# -- the contract --------------------------------------------------------------------------
+
+
+async def test_get_of_a_missing_key_is_none(cache: Cache):
+    assert await cache.get("missing") is None
+
+
+async def test_set_then_get_returns_the_string(cache: Cache):
+    await cache.set("k", '{"a": 1, "é": "ü"}')
+    assert await cache.get("k") == '{"a": 1, "é": "ü"}'
+    await cache.set("k", "")
+    assert await cache.get("k") == ""
+
+
+async def test_set_replaces_the_value(cache: Cache):
+    await cache.set("k", "one")
+    await cache.set("k", "two")
+    assert await cache.get("k") == "two"
+
+
+async def test_values_must_be_strings(cache: Cache):
+    with pytest.raises(TypeError):
+        await cache.set("k", b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        await cache.set("k", 5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ttl", [0, -1])
+async def test_ttl_must_be_positive(cache: Cache, ttl):
+    with pytest.raises(ValueError):
+        await cache.set("k", "v", ttl=ttl)
+    with pytest.raises(ValueError):
+        await cache.incr("n", ttl=ttl)
+
+
+async def test_entries_expire_after_their_ttl(cache: Cache):
+    await cache.set("short", "v", ttl=0.2)
+    await cache.set("long", "v", ttl=30)
+    assert await cache.get("short") == "v"
+    await asyncio.sleep(0.5)
+    assert await cache.get("short") is None
+    assert await cache.get("long") == "v"
+
+
+async def test_set_without_ttl_clears_an_old_expiry(cache: Cache):
+    await cache.set("k", "v", ttl=0.2)
+    await cache.set("k", "w")
+    await asyncio.sleep(0.5)
+    assert await cache.get("k") == "w"
+
+
+async def test_delete_is_idempotent(cache: Cache):
+    await cache.set("k", "v")
+    await cache.delete("k")
+    assert await cache.get("k") is None
+    await cache.delete("k")
+
+
+async def test_incr_counts_from_zero(cache: Cache):
+    assert await cache.incr("n") == 1
+    assert await cache.incr("n") == 2
+    assert await cache.incr("n", 5) == 7
+    assert await cache.incr("n", -10) == -3
+    assert await cache.get("n") == "-3"
+
+
+async def test_incr_of_a_stored_integer_string(cache: Cache):
+    await cache.set("n", "41")
+    assert await cache.incr("n") == 42
+
+
+async def test_incr_of_a_non_integer_raises_value_error(cache: Cache):
+    await cache.set("n", "not a number")
+    with pytest.raises(ValueError):
+        await cache.incr("n")
+    assert await cache.get("n") == "not a number"
+
+
+async def test_incr_ttl_is_set_once_and_not_extended(cache: Cache):
+    assert await cache.incr("window", ttl=0.3) == 1
+    # A later ttl must not push the window out: fixed-window counters rely on it.
+    assert await cache.incr("window", ttl=30) == 2
+    await asyncio.sleep(0.6)
+    assert await cache.get("window") is None
+    assert await cache.incr("window", ttl=30) == 1
+
+
+async def test_concurrent_incr_loses_no_update(cache: Cache):
+    await asyncio.gather(*(cache.incr("hits") for _ in range(50)))
+    assert await cache.get("hits") == "50"
+
+
+async def test_delete_prefix_removes_only_matching_keys(cache: Cache):
+    for key in ("site:1:a", "site:1:b", "site:10:a", "site:2:a", "other"):
+        await cache.set(key, "v")
+    assert await cache.delete_prefix("site:1:") == 2
+    assert await cache.get("site:1:a") is None
+    assert await cache.get("site:10:a") == "v"
+    assert await cache.get("site:2:a") == "v"
+    assert await cache.get("other") == "v"
+    assert await cache.delete_prefix("nothing:") == 0
+
+
+async def test_delete_prefix_is_literal_not_a_glob(cache: Cache):
+    await cache.set("a*", "v")
+    await cache.set("ab", "v")
+    await cache.set("a?c", "v")
+    await cache.set("a[b]", "v")
+    assert await cache.delete_prefix("a*") == 1
+    assert await cache.delete_prefix("a[") == 1
+    assert await cache.get("ab") == "v"
+    assert await cache.get("a?c") == "v"
+
+
+async def test_delete_prefix_handles_many_keys(cache: Cache):
+    for i in range(1200):
+        await cache.set(f"bulk:{i}", "v")
+    assert await cache.delete_prefix("bulk:") == 1200
+    assert await cache.get("bulk:7") is None
+
+
+async def test_check_and_describe(cache: Cache):
+    assert await cache.check() == "ok"
+    assert cache.describe()
+
+
+# -- backend specifics ---------------------------------------------------------------------
+
+
+async def test_memory_cache_evicts_the_least_recently_used():
+    cache = MemoryCache(max_entries=3)
+    for key in ("a", "b", "c"):
+        await cache.set(key, key)
+    assert await cache.get("a") == "a"  # 'a' is now the most recently used
+    await cache.set("d", "d")
+    assert await cache.get("b") is None
+    assert [await cache.get(k) for k in ("a", "c", "d")] == ["a", "c", "d"]
+    assert len(cache) == 3
+
+
+async def test_memory_cache_expiry_follows_its_clock():
+    now = [1000.0]
+    cache = MemoryCache(clock=lambda: now[0])
+    await cache.set("k", "v", ttl=10)
+    now[0] += 9.9
+    assert await cache.get("k") == "v"
+    now[0] += 0.2
+    assert await cache.get("k") is None
+    assert len(cache) == 0
+
+
+async def test_redis_namespaces_keep_caches_apart(redis_url, namespace):
+    one = RedisCache(redis_url, namespace=namespace + "one:")
+    two = RedisCache(redis_url, namespace=namespace + "two:")
+    try:
+        await one.set("k", "1")
+        await two.set("k", "2")
+        assert await one.delete_prefix("") == 1
+        assert await two.get("k") == "2"
+    finally:
+        await one.close()
+        await two.close()
+        _purge(redis_url, namespace)
+
+
+async def test_redis_describe_hides_the_password():
+    cache = RedisCache("redis://user:hunter2@127.0.0.1:6379/5", namespace="x:")
+    try:
+        assert "hunter2" not in cache.describe()
+        assert "***" in cache.describe()
+    finally:
+        await cache.close()
+
+
+async def test_redis_check_raises_when_the_server_is_gone():
+    cache = RedisCache("redis://127.0.0.1:1/0", namespace="x:")
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - any connection error is the point
+            await cache.check()
+    finally:
+        await cache.close()
+
+
+def test_make_cache_picks_the_backend():
+    assert isinstance(make_cache(SimpleNamespace(redis_url="")), MemoryCache)
+    cache = make_cache(SimpleNamespace(redis_url="redis://127.0.0.1:6379/5"))
+    assert isinstance(cache, RedisCache)
+    assert cache.namespace == "svc:cache:"
+    cache = make_cache(SimpleNamespace(redis_url="redis://127.0.0.1:6379/5", redis_namespace="t1"))
+    assert cache.namespace == "t1:cache:"
+    with pytest.raises(ValueError, match="SVC_REDIS_URL"):
+        make_cache(SimpleNamespace(redis_url="http://not-redis"))

@@ -1,0 +1,1 @@
+"""Kernel tests use the fixtures of kernel.testing (the svc pytest plugin)."""

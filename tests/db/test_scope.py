@@ -1,0 +1,43 @@
+"""The site-scoped query helper refuses what it did not scope, and never crosses sites."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, select
+
+from kernel.tenancy.scope import SiteDB, TenancyError
+
+meta = MetaData()
+notes = Table("test_notes", meta, Column("id", Integer, primary_key=True), Column("site_id", String),
+              Column("body", String))
+globals_ = Table("test_globals", meta, Column("id", Integer, primary_key=True))
+
+
+@pytest.fixture
+async def conn(svc_app):
+    async with svc_app.kernel.db.begin() as conn:
+        await conn.run_sync(meta.create_all)
+        yield conn
+        await conn.run_sync(meta.drop_all)
+
+
+async def test_rows_are_stamped_and_reads_scoped(conn):
+    a, b = SiteDB("a", conn), SiteDB("b", conn)
+    await a.insert(notes, [{"body": "a1"}, {"body": "a2"}])
+    await b.insert(notes, {"body": "b1"})
+    assert [r["body"] for r in await a.all(a.select(notes).order_by(notes.c.body))] == ["a1", "a2"]
+    assert [r["body"] for r in await b.all(b.select(notes))] == ["b1"]
+    assert await b.execute(b.delete(notes).where(notes.c.body == "a1")) is not None
+    assert len(await a.all(a.select(notes))) == 2
+
+
+async def test_unscoped_statements_are_refused(conn):
+    a = SiteDB("a", conn)
+    with pytest.raises(TenancyError):
+        await a.all(select(notes))
+    with pytest.raises(TenancyError):
+        await a.all(SiteDB("b", conn).select(notes))
+    with pytest.raises(TenancyError):
+        a.select(globals_)
+    with pytest.raises(TenancyError):
+        await a.insert(notes, {"body": "x", "site_id": "b"})

@@ -1,0 +1,107 @@
+"""Every error is the spec's envelope: Falcon's own, malformed bodies, limits and crashes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kernel import ApiError, Route, hookimpl
+
+
+def assert_envelope(resp: Any, status: int, code: str) -> dict[str, Any]:
+    assert resp.status_code == status, resp.text
+    assert resp.headers["content-type"].startswith("application/json")
+    body = resp.json()
+    assert set(body) == {"errors"}
+    err = body["errors"][0]
+    assert err["code"] == code
+    assert isinstance(err["message"], str) and err["message"]
+    assert err["extensions"]["code"] == code
+    return err
+
+
+class Boom:
+    async def on_get(self, req: Any, resp: Any) -> None:
+        raise RuntimeError("secret-internal-detail")
+
+    async def on_post(self, req: Any, resp: Any) -> None:
+        raise ApiError(409, "CONFLICT", "taken", path=["name"], extensions={"reason": "dup"})
+
+
+class CrashPlugin:
+    name = "crash"
+
+    @hookimpl
+    def register_routes(self, kernel: Any) -> list[Route]:
+        return [Route("/test/boom", Boom(), site="none", auth="public")]
+
+
+async def test_unknown_route_is_not_found(client):
+    assert_envelope(await client.get("/api/v1/nope"), 404, "NOT_FOUND")
+    assert_envelope(await client.get("/elsewhere"), 404, "NOT_FOUND")
+
+
+async def test_wrong_method_is_method_not_allowed(client):
+    err = assert_envelope(await client.put("/api/v1/auth/login"), 405, "METHOD_NOT_ALLOWED")
+    assert "PUT" in err["message"]
+
+
+async def test_malformed_json_is_validation_failed(client):
+    resp = await client.post("/api/v1/auth/login", content=b"{not json",
+                             headers={"Content-Type": "application/json"})
+    err = assert_envelope(resp, 400, "VALIDATION_FAILED")
+    assert err["path"] == ["body"]
+
+
+async def test_body_of_wrong_shape(client):
+    assert_envelope(await client.post("/api/v1/auth/login", json=[1, 2]), 400, "VALIDATION_FAILED")
+
+
+async def test_body_too_large_is_413(make_app):
+    app = await make_app(max_body_bytes=1000)
+    resp = await app.client.post("/api/v1/auth/login", content=b"x" * 5000,
+                                 headers={"Content-Type": "application/json"})
+    assert_envelope(resp, 413, "PAYLOAD_TOO_LARGE")
+
+
+async def test_body_too_large_without_content_length(make_app):
+    app = await make_app(max_body_bytes=1000)
+
+    async def chunks():
+        for _ in range(10):
+            yield b'{"email": "' + b"a" * 200
+
+    resp = await app.client.post("/api/v1/auth/login", content=chunks(),
+                                 headers={"Content-Type": "application/json"})
+    assert_envelope(resp, 413, "PAYLOAD_TOO_LARGE")
+
+
+async def test_unexpected_exception_is_internal_without_trace(make_app, caplog):
+    with_plugin = await make_app(plugins=["accounts", CrashPlugin()])
+    resp = await with_plugin.client.get("/api/v1/test/boom", headers={"X-Request-Id": "req-123"})
+    err = assert_envelope(resp, 500, "INTERNAL")
+    assert "secret-internal-detail" not in resp.text
+    assert "Traceback" not in resp.text
+    assert err["extensions"]["requestId"] == "req-123"
+    assert resp.headers["X-Request-Id"] == "req-123"
+    assert any(r.exc_info and "secret-internal-detail" in str(r.exc_info[1]) for r in caplog.records)
+
+
+async def test_api_error_carries_path_and_extensions(make_app):
+    app = await make_app(plugins=["accounts", CrashPlugin()])
+    err = assert_envelope(await app.client.post("/api/v1/test/boom"), 409, "CONFLICT")
+    assert err["path"] == ["name"]
+    assert err["extensions"] == {"reason": "dup", "code": "CONFLICT"}
+
+
+@pytest.mark.parametrize("version", ["2", "v1", "1.1", ""])
+async def test_unsupported_api_version_is_rejected(client, version):
+    resp = await client.get("/api/v1/openapi.json", headers={"X-Svc-API-Version": version})
+    err = assert_envelope(resp, 400, "VALIDATION_FAILED")
+    assert err["path"] == ["headers", "X-Svc-API-Version"]
+
+
+async def test_api_version_one_is_accepted(client):
+    resp = await client.get("/api/v1/openapi.json", headers={"X-Svc-API-Version": "1"})
+    assert resp.status_code == 200

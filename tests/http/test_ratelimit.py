@@ -1,0 +1,224 @@
+"""The sliding-window rate limiter, one contract over the memory and Redis backends.
+
+Most tests drive a fake clock (the Redis variant then sends that time to its script instead of
+using Redis TIME), so sliding behaviour is checked exactly without sleeping. One test per
+backend uses the real clock with a 1 s window and generous sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import uuid
+from types import SimpleNamespace
+
+import pytest
+import redis
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kernel.http.ratelimit import (
+    MemoryRateLimiter,
+    RedisRateLimiter,
+    _slide,
+    make_rate_limiter,
+)
+
+REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/5")
+T0 = 1_700_000_000.0  # a window boundary for 10 s windows
+
+
+class FakeClock:
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis at {REDIS_URL} does not answer: {exc}")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def make_limiter(request):
+    """A factory of limiters of one backend; ``make_limiter(clock=None)``."""
+    made = []
+    namespace = f"svctest:rl:{uuid.uuid4().hex}:"
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+
+    def make(clock=None):
+        if url is None:
+            limiter = MemoryRateLimiter(clock=clock or time.time)
+        else:
+            limiter = RedisRateLimiter(url, namespace=namespace, clock=clock)
+        made.append(limiter)
+        return limiter
+
+    yield make
+    for limiter in made:
+        await limiter.close()
+    if url is not None:
+        client = redis.Redis.from_url(url)
+        keys = list(client.scan_iter(match=namespace + "*", count=500))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+async def test_allows_up_to_the_limit_then_denies(make_limiter):
+    limiter = make_limiter()
+    decisions = [await limiter.hit("user:1", 5, 60) for _ in range(6)]
+    assert [d.allowed for d in decisions] == [True] * 5 + [False]
+    assert [d.remaining for d in decisions] == [4, 3, 2, 1, 0, 0]
+    assert all(d.limit == 5 for d in decisions)
+    now = time.time()
+    assert now - 1 <= decisions[-1].reset <= now + 121
+
+
+async def test_keys_are_counted_apart(make_limiter):
+    limiter = make_limiter()
+    assert (await limiter.hit("a", 1, 60)).allowed
+    assert not (await limiter.hit("a", 1, 60)).allowed
+    assert (await limiter.hit("b", 1, 60)).allowed
+
+
+@pytest.mark.parametrize(("limit", "window"), [(0, 60), (-1, 60), (5, 0), (5, -1), (2.5, 60)])
+async def test_bad_arguments(make_limiter, limit, window):
+    with pytest.raises(ValueError):
+        await make_limiter().hit("k", limit, window)
+
+
+async def test_the_window_slides(make_limiter):
+    clock = FakeClock()
+    limiter = make_limiter(clock)
+    assert all([(await limiter.hit("k", 10, 10)).allowed for _ in range(10)])
+    assert not (await limiter.hit("k", 10, 10)).allowed
+    # A fixed window would start afresh here; the sliding window still sees all 10 hits.
+    clock.now = T0 + 10
+    assert not (await limiter.hit("k", 10, 10)).allowed
+    # Half-way through the next window half of those hits have slid out.
+    clock.now = T0 + 15
+    allowed = [(await limiter.hit("k", 10, 10)).allowed for _ in range(6)]
+    assert allowed == [True] * 5 + [False]
+    # Two windows later nothing is left.
+    clock.now = T0 + 30
+    decision = await limiter.hit("k", 10, 10)
+    assert decision.allowed and decision.remaining == 9
+
+
+async def test_a_denied_hit_is_allowed_again_at_its_reset(make_limiter):
+    clock = FakeClock(T0 + 3.25)
+    limiter = make_limiter(clock)
+    for _ in range(4):
+        await limiter.hit("k", 4, 10)
+    for _ in range(20):  # hammering while blocked must not push the reset out
+        denied = await limiter.hit("k", 4, 10)
+        assert not denied.allowed and denied.remaining == 0
+        clock.now += 0.1
+    assert denied.reset > clock.now
+    clock.now = float(denied.reset)
+    assert (await limiter.hit("k", 4, 10)).allowed
+
+
+async def test_reset_of_an_allowed_hit_is_when_a_slot_frees(make_limiter):
+    clock = FakeClock(T0 + 2)
+    limiter = make_limiter(clock)
+    first = await limiter.hit("k", 3, 10)
+    assert first.allowed and first.remaining == 2
+    # One hit in the current window frees its slot once it has slid out entirely.
+    assert first.reset == int(T0 + 20)
+
+
+async def test_concurrent_hits_never_exceed_the_limit(make_limiter):
+    limiter = make_limiter()
+    decisions = await asyncio.gather(*(limiter.hit("burst", 20, 60) for _ in range(50)))
+    assert sum(d.allowed for d in decisions) == 20
+
+
+async def test_real_clock_window_frees_after_it_passes(make_limiter):
+    limiter = make_limiter()
+    assert all([(await limiter.hit("slow", 3, 1.0)).allowed for _ in range(3)])
+    assert not (await limiter.hit("slow", 3, 1.0)).allowed
+    await asyncio.sleep(2.1)  # two whole windows: every counted hit has slid out
+    decision = await limiter.hit("slow", 3, 1.0)
+    assert decision.allowed and decision.remaining == 2
+
+
+async def test_memory_and_redis_decide_alike(redis_url):
+    rng = random.Random(7)
+    memory_clock, redis_clock = FakeClock(T0 + 1.234), FakeClock(T0 + 1.234)
+    memory = MemoryRateLimiter(clock=memory_clock)
+    namespace = f"svctest:rl:{uuid.uuid4().hex}:"
+    shared = RedisRateLimiter(redis_url, namespace=namespace, clock=redis_clock)
+    try:
+        for _ in range(150):
+            step = rng.choice([0, 0, 0.05, 0.4, 1.7, 3.3, 12.5])
+            memory_clock.now += step
+            redis_clock.now += step
+            key = rng.choice(["a", "b"])
+            assert await memory.hit(key, 7, 10) == await shared.hit(key, 7, 10)
+    finally:
+        await shared.close()
+        client = redis.Redis.from_url(redis_url)
+        keys = list(client.scan_iter(match=namespace + "*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+async def test_redis_state_expires_after_two_windows(redis_url):
+    namespace = f"svctest:rl:{uuid.uuid4().hex}:"
+    limiter = RedisRateLimiter(redis_url, namespace=namespace)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        await limiter.hit("k", 5, 10)
+        assert 0 < client.pttl(namespace + "k") <= 20_000
+    finally:
+        await limiter.close()
+        client.delete(namespace + "k")
+        client.close()
+
+
+def _fits(state, at: int, limit: int, width: int, slots: int) -> bool:
+    """Whether ``slots`` more hits fit at ``at`` (ms) given ``state``, without recording them."""
+    index, cur, prev = state
+    if index == at // width - 1:
+        index, cur, prev = index + 1, 0, cur
+    elif index < at // width - 1:
+        index, cur, prev = at // width, 0, 0
+    used = prev * (width - (at - index * width)) + cur * width
+    return used + slots * width <= limit * width
+
+
+@given(
+    hits=st.lists(st.integers(min_value=0, max_value=25_000), min_size=1, max_size=40),
+    limit=st.integers(min_value=1, max_value=8),
+    width=st.sampled_from([1_000, 7_000, 10_000]),
+)
+def test_reset_is_the_first_moment_one_more_slot_is_free(hits, limit, width):
+    now, state = 1_700_000_000_000, None
+    for step in hits:
+        now += step
+        state, _, remaining, reset = _slide(state, now, limit, width)
+        assert reset > now
+        assert _fits(state, reset, limit, width, remaining + 1)
+        assert not _fits(state, reset - 1, limit, width, remaining + 1)
+
+
+def test_make_rate_limiter_picks_the_backend():
+    assert isinstance(make_rate_limiter(SimpleNamespace(redis_url="")), MemoryRateLimiter)
+    limiter = make_rate_limiter(SimpleNamespace(redis_url=REDIS_URL, redis_namespace="t9"))
+    assert isinstance(limiter, RedisRateLimiter)
+    assert limiter.namespace == "t9:ratelimit:"
+    assert "t9" in limiter.describe()

@@ -1,0 +1,152 @@
+"""The plugin manager: entry points, a fresh manager per app, disabling, essentials, requires."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from kernel import Route, hookimpl
+from kernel.app import create_app
+from kernel.plugins import ESSENTIAL_PLUGINS, PluginError, available_plugins, make_plugin_manager
+from kernel.settings import Settings
+
+
+def test_builtin_plugins_load_through_entry_points():
+    installed = available_plugins()
+    assert {"accounts", "utils"} <= set(installed)
+    for ep in installed.values():
+        assert ep.value.startswith("plugins.") and ep.value.endswith(".plugin")
+    pm, infos = make_plugin_manager()
+    names = {i.name for i in infos}
+    assert names == set(installed)
+    for name in names:
+        assert pm.get_plugin(name) is not None
+
+
+def test_each_app_gets_a_fresh_manager(tmp_path):
+    settings = lambda: Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)})  # noqa: E731
+    one, two = create_app(settings()), create_app(settings())
+    assert one.kernel.pm is not two.kernel.pm
+    extra = types.SimpleNamespace()
+    one.kernel.pm.register(extra, name="extra")
+    assert two.kernel.pm.get_plugin("extra") is None
+
+
+def test_disabling_an_optional_plugin():
+    pm, infos = make_plugin_manager(disabled=["utils"])
+    assert pm.get_plugin("utils") is None
+    info = next(i for i in infos if i.name == "utils")
+    assert not info.enabled
+
+
+@pytest.mark.parametrize("name", sorted(ESSENTIAL_PLUGINS & set(available_plugins())))
+def test_essential_plugins_cannot_be_disabled(name):
+    with pytest.raises(PluginError, match=f"'{name}' is essential"):
+        make_plugin_manager(disabled=[name])
+
+
+def test_requires_is_checked_with_both_names():
+    needy = types.SimpleNamespace(name="needy", requires=("utils",))
+    with pytest.raises(PluginError) as err:
+        make_plugin_manager(plugins=["accounts", needy])
+    assert "'needy'" in str(err.value) and "'utils'" in str(err.value)
+    make_plugin_manager(plugins=["accounts", "utils", needy])
+
+
+def test_requires_a_disabled_plugin_at_boot(monkeypatch):
+    from kernel import plugins as plugins_mod
+
+    real = plugins_mod.available_plugins
+
+    class FakeEP:
+        name = "needy"
+        value = "x"
+
+        def load(self):
+            return types.SimpleNamespace(name="needy", requires=("utils",))
+
+    monkeypatch.setattr(plugins_mod, "available_plugins", lambda: {**real(), "needy": FakeEP()})
+    with pytest.raises(PluginError, match="'needy' requires plugin 'utils', which is disabled"):
+        make_plugin_manager(disabled=["utils"])
+
+
+def test_unknown_plugin_name_is_an_error():
+    with pytest.raises(PluginError, match="not installed"):
+        make_plugin_manager(plugins=["no-such-plugin"])
+
+
+def test_a_plugin_can_publish_hookspecs():
+    from kernel.hookspecs import hookspec
+
+    class Specs:
+        @hookspec
+        def register_widgets(self):
+            """A hook published by a plugin."""
+
+    class Publisher:
+        name = "publisher"
+
+        @hookimpl
+        def register_hookspecs(self, pm):
+            pm.add_hookspecs(Specs)
+
+    class Consumer:
+        name = "consumer"
+
+        @hookimpl
+        def register_widgets(self):
+            return ["w"]
+
+    pm, _ = make_plugin_manager(plugins=[Publisher(), Consumer()])
+    assert pm.hook.register_widgets() == [["w"]]
+
+
+async def test_disabled_plugin_routes_answer_404(make_app):
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": "utils"})
+    resp = await app.client.get("/api/v1/utils/version")
+    assert resp.status_code == 404 and resp.json()["errors"][0]["code"] == "NOT_FOUND"
+
+
+async def test_plugin_routes_are_mounted(make_app):
+    class Hello:
+        async def on_get(self, req, resp):
+            resp.media = {"data": "hi"}
+
+    class HelloPlugin:
+        name = "hello"
+
+        @hookimpl
+        def register_routes(self, kernel):
+            return [Route("/hello", Hello(), site="none", auth="public")]
+
+    app = await make_app(plugins=["accounts", HelloPlugin()])
+    assert (await app.client.get("/api/v1/hello")).json() == {"data": "hi"}
+    assert any(r.plugin == "hello" for r in app.kernel.routes)
+
+
+def test_settings_errors_name_the_variable():
+    from kernel.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="SVC_PORT"):
+        Settings.from_env(environ={"SVC_PORT": "eighty"})
+    with pytest.raises(SettingsError, match="SVC_SMTP_TLS"):
+        Settings.from_env(environ={"SVC_SMTP_TLS": "maybe"})
+
+
+def test_plugin_settings_are_declared_and_checked(tmp_path):
+    from kernel import Setting
+    from kernel.settings import SettingsError, parse_int
+
+    class Configured:
+        name = "configured"
+
+        @hookimpl
+        def register_settings(self):
+            return [Setting("SVC_WIDGET_LIMIT", 5, parse_int(1), "How many widgets.")]
+
+    env = {"SVC_DATA_DIR": str(tmp_path), "SVC_WIDGET_LIMIT": "7"}
+    app = create_app(Settings.from_env(environ=env), plugins=["accounts", Configured()])
+    assert app.kernel.settings.get("widget_limit") == 7
+    with pytest.raises(SettingsError, match="SVC_WIDGET_LIMIT"):
+        create_app(Settings.from_env(environ={**env, "SVC_WIDGET_LIMIT": "0"}), plugins=["accounts", Configured()])
