@@ -14,6 +14,8 @@ from typing import Any
 import falcon
 import falcon.asgi
 
+from kernel.access import CHANGED_EVENT as ACCESS_CHANGED
+from kernel.access import AccessControl
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -58,6 +60,8 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         rate_limiter=make_rate_limiter(settings),
     )
     kernel.bus.kernel = kernel
+    kernel.access = AccessControl(kernel)
+    kernel.bus.on_action(ACCESS_CHANGED, kernel.access.on_changed)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})

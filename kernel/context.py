@@ -37,6 +37,7 @@ class Kernel:
     mailer: Mailer
     jobs: JobQueue
     rate_limiter: Any
+    access: Any = None
     routes: list[Any] = field(default_factory=list)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
     health_checks: dict[str, Any] = field(default_factory=dict)

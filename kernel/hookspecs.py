@@ -165,6 +165,16 @@ def authenticate(request: Any, kernel: Any, site: Any) -> Any:
 
 
 @hookspec(firstresult=True)
+def load_access(kernel: Any, site_id: str, principal: Any) -> Any:
+    """Return a ``kernel.access.AccessSnapshot`` for ``principal`` in ``site_id``: its role,
+    role chain, teams, admin flag and every permission rule that applies.
+
+    First result wins; implemented by the access plugin. ``kernel.access`` caches the answer
+    per (site, principal) until an ``access.changed`` action names the site. May be async.
+    """
+
+
+@hookspec(firstresult=True)
 def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
     """Turn an unexpected exception into an ``ApiError`` (or return ``None`` to pass).
 

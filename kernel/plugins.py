@@ -76,7 +76,8 @@ def make_plugin_manager(
     """Build a fresh manager with the kernel's hookspecs and the chosen plugins registered.
 
     ``plugins=None`` loads every ``svc.plugins`` entry point except ``disabled``; otherwise
-    each element is an entry-point name or a plugin object (tests name what they want).
+    each element is an entry-point name or a plugin object (tests name what they want), and
+    the installed essential plugins are added.
     Raises ``PluginError`` when an essential plugin is disabled or a requirement is missing.
     """
     disabled = {d.strip() for d in disabled if d.strip()}
@@ -98,6 +99,9 @@ def make_plugin_manager(
             module = installed[name].load() if enabled else None
             infos.append(PluginInfo(name, module, enabled, name in ESSENTIAL_PLUGINS))
     else:
+        # Essential plugins cannot be left out any more than disabled: a named set gets them too.
+        named = {item for item in plugins if isinstance(item, str)}
+        plugins = [*sorted((ESSENTIAL_PLUGINS & set(installed)) - named), *plugins]
         for item in plugins:
             if isinstance(item, str):
                 if item not in installed:

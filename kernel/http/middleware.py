@@ -88,7 +88,10 @@ class RouteGateMiddleware:
         req.context.route = route
         if route.site != "none":
             await self._resolve_site(req, ctx, route)
-        ctx.principal = await self._authenticate(req, ctx)
+        principal = await self._authenticate(req, ctx)
+        if ctx.site_id is not None:
+            principal = await self.kernel.access.resolve(principal, ctx.site_id)
+        ctx.principal = principal
         self._enforce_auth(route.auth_for(req.method), ctx)
         bucket = route.rate_limit_for(req.method)
         if bucket:

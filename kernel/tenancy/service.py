@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from kernel.context import Kernel
 
 SITE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-SITE_CACHE_TTL = 30.0
+SITE_CACHE_TTL = 5.0
 SITE_EVENT = "sites.changed"
 
 
@@ -54,15 +55,17 @@ async def get_site(kernel: Kernel, site_id: str) -> dict[str, Any] | None:
 
 
 async def get_site_cached(kernel: Kernel, site_id: str) -> dict[str, Any] | None:
-    """Site lookup on every request: a per-process dict, dropped through the bus on change."""
+    """Site lookup on every request: a per-process dict, dropped through the bus on change
+    (and after ``SITE_CACHE_TTL`` seconds, for workers that share no Redis to hear it)."""
     cache: dict[str, Any] = kernel.state.setdefault("site_cache", {})
-    if site_id in cache:
-        return cache[site_id]
+    hit = cache.get(site_id)
+    if hit is not None and time.monotonic() - hit[1] < SITE_CACHE_TTL:
+        return hit[0]
     if not SITE_ID.match(site_id):
         return None
     site = await get_site(kernel, site_id)
     if site is not None:
-        cache[site_id] = site
+        cache[site_id] = (site, time.monotonic())
     return site
 
 

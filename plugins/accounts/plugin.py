@@ -11,7 +11,7 @@ from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from plugins.accounts import routes, service
 
 name = "accounts"
-requires: tuple[str, ...] = ()
+requires = ("access",)
 
 USER_SCHEMA = {
     "type": "object",

@@ -1,9 +1,9 @@
 """Identity tables. Users are global identities (email unique, case-insensitive); their
 membership of sites, with a role in each, belongs to the access layer."""
 
-from sqlalchemy import Boolean, Column, DateTime, Integer, String, Table
+from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, Integer, String, Table, UniqueConstraint
 
-from kernel.db.meta import metadata
+from kernel.db.meta import json_type, metadata
 
 users = Table(
     "svc_users",
@@ -19,4 +19,79 @@ users = Table(
     Column("token_version", Integer, nullable=False, default=1),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# One row per refresh token; a login starts a family, each refresh rotates within it.
+# Only a SHA-256 of the token is stored. Reuse of a rotated token revokes the whole family.
+refresh_tokens = Table(
+    "svc_refresh_tokens",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), nullable=True),  # None: an instance-wide (instance admin) session
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
+    Column("family_id", String(36), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True), nullable=True),
+    Column("rotated_at", DateTime(timezone=True), nullable=True),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    Column("user_agent", String(300), nullable=True),
+    Column("ip", String(64), nullable=True),
+    Column("impersonator_id", String(36), nullable=True),
+    Index("ix_svc_refresh_tokens_user", "user_id"),
+    Index("ix_svc_refresh_tokens_family", "family_id"),
+)
+
+# Single-use, expiring tokens mailed to people: verify_email, reset_password, invite.
+one_time_tokens = Table(
+    "svc_one_time_tokens",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), nullable=True),
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
+    Column("purpose", String(30), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),
+)
+
+api_keys = Table(
+    "svc_api_keys",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("key_prefix", String(16), nullable=False),
+    Column("role_id", String(36), nullable=True),
+    Column("created_by", String(36), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    Column("last_used_at", DateTime(timezone=True), nullable=True),
+)
+
+issuers = Table(
+    "svc_issuers",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("issuer", String(500), nullable=False),
+    Column("config", json_type, nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "issuer", name="uq_svc_issuers_site_issuer"),
+)
+
+# Users provisioned from a trusted issuer: (issuer, subject) -> the local user.
+external_identities = Table(
+    "svc_external_identities",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), primary_key=True),
+    Column("subject", String(300), primary_key=True),
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

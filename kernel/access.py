@@ -1,0 +1,178 @@
+"""Policy evaluation: (principal, collection, action) -> allowed, fields, row condition.
+
+The access plugin loads a site's roles, policies and rules through the ``load_access`` hook;
+this module evaluates them. Permissions are the union of every policy attached to the user,
+to each role of the role's ``parentId`` chain and to the user's teams; default deny; anonymous
+requests get the site's ``public`` role; admin access (role or policy) short-circuits.
+
+Snapshots are cached per (site, principal) and dropped when the site's access data changes:
+the ``access.changed`` action reaches every worker through the bus (Redis fan-out), and a
+short TTL bounds staleness where there is no Redis to carry it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from kernel.auth.principal import Principal
+from kernel.plugins import call_first
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+
+ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete")
+ALL_FIELDS = "*"
+CHANGED_EVENT = "access.changed"
+SNAPSHOT_TTL = 5.0
+MAX_CACHED = 20_000
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One permission rule of a policy."""
+
+    collection: str
+    action: str
+    fields: tuple[str, ...] = (ALL_FIELDS,)
+    conditions: dict[str, Any] | None = None
+    policy_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer for one (collection, action).
+
+    ``fields`` is ``None`` for every field, else the allowed field names. ``row_filter`` is a
+    filter tree to AND into queries, or ``None`` when rows are not restricted.
+    """
+
+    allowed: bool
+    fields: frozenset[str] | None = None
+    row_filter: dict[str, Any] | None = None
+
+    def field_allowed(self, name: str) -> bool:
+        return self.allowed and (self.fields is None or name in self.fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allowed": self.allowed,
+            "fields": [ALL_FIELDS] if self.fields is None else sorted(self.fields),
+            "conditions": self.row_filter,
+        }
+
+
+@dataclass
+class AccessSnapshot:
+    """Everything needed to answer access questions for one principal in one site."""
+
+    site_id: str
+    admin: bool = False
+    role_id: str | None = None
+    role_ids: tuple[str, ...] = ()
+    team_ids: tuple[str, ...] = ()
+    policy_ids: tuple[str, ...] = ()
+    rules: list[Rule] = field(default_factory=list)
+    loaded_at: float = field(default_factory=time.monotonic)
+
+    def decide(self, collection: str, action: str, principal: Principal | None = None) -> Decision:
+        if self.admin:
+            return Decision(True)
+        matching = [r for r in self.rules if r.action == action and r.collection in (collection, ALL_FIELDS)]
+        if not matching:
+            return Decision(False)
+        fields: set[str] | None = set()
+        filters: list[dict[str, Any]] = []
+        unrestricted = False
+        for rule in matching:
+            if fields is not None:
+                if ALL_FIELDS in rule.fields:
+                    fields = None
+                else:
+                    fields.update(rule.fields)
+            if not rule.conditions:
+                unrestricted = True
+            else:
+                filters.append(substitute_variables(rule.conditions, principal, self))
+        row_filter = None if unrestricted else (filters[0] if len(filters) == 1 else {"_or": filters})
+        return Decision(True, None if fields is None else frozenset(fields), row_filter)
+
+    def matrix(self, principal: Principal | None = None) -> dict[str, dict[str, Any]]:
+        """Every collection with a rule -> action -> decision (for ``/permissions/me``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for rule in self.rules:
+            out.setdefault(rule.collection, {})[rule.action] = self.decide(
+                rule.collection, rule.action, principal).to_dict()
+        return out
+
+
+def substitute_variables(tree: Any, principal: Principal | None, snapshot: AccessSnapshot) -> Any:
+    """Replace ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in a filter tree."""
+    if isinstance(tree, dict):
+        return {k: substitute_variables(v, principal, snapshot) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [substitute_variables(v, principal, snapshot) for v in tree]
+    if isinstance(tree, str) and tree.startswith("$"):
+        if tree == "$CURRENT_USER":
+            return principal.user_id if principal else None
+        if tree == "$CURRENT_ROLE":
+            return snapshot.role_id
+        if tree == "$CURRENT_ROLES":
+            return list(snapshot.role_ids)
+        if tree == "$NOW":
+            return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+    return tree
+
+
+def principal_key(principal: Principal) -> str:
+    if principal.kind == "anonymous":
+        return "anon"
+    return f"{principal.kind}:{principal.user_id or ''}:{principal.api_key_id or ''}:{principal.role_id or ''}"
+
+
+class AccessControl:
+    """The kernel's access service: ``kernel.access``."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self._cache: dict[tuple[str, str], AccessSnapshot] = {}
+
+    async def snapshot(self, principal: Principal, site_id: str) -> AccessSnapshot:
+        if principal.is_instance_admin:
+            return AccessSnapshot(site_id=site_id, admin=True, role_id=principal.role_id)
+        key = (site_id, principal_key(principal))
+        cached = self._cache.get(key)
+        if cached is not None and time.monotonic() - cached.loaded_at < SNAPSHOT_TTL:
+            return cached
+        loaded = await call_first(self.kernel.pm.hook.load_access, kernel=self.kernel, site_id=site_id,
+                                  principal=principal)
+        snap = loaded if isinstance(loaded, AccessSnapshot) else AccessSnapshot(site_id=site_id)
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.clear()
+        self._cache[key] = snap
+        return snap
+
+    async def resolve(self, principal: Principal, site_id: str) -> Principal:
+        """The principal with its role and admin access in ``site_id`` filled in."""
+        snap = await self.snapshot(principal, site_id)
+        return replace(principal, site_id=site_id, role_id=snap.role_id or principal.role_id,
+                       admin_access=principal.admin_access or snap.admin)
+
+    async def decide(self, principal: Principal, site_id: str, collection: str, action: str) -> Decision:
+        snap = await self.snapshot(principal, site_id)
+        return snap.decide(collection, action, principal)
+
+    def invalidate(self, site_id: str | None = None) -> None:
+        """Forget cached snapshots of one site (or all) in this process."""
+        if site_id is None:
+            self._cache.clear()
+            return
+        for key in [k for k in self._cache if k[0] == site_id]:
+            self._cache.pop(key, None)
+
+    def on_changed(self, event: str, payload: Any, ctx: Any) -> None:
+        """Bus handler for ``access.changed``: ``{ siteId }`` (None: every site)."""
+        site_id = payload.get("siteId") if isinstance(payload, dict) else None
+        self.invalidate(site_id)

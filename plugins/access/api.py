@@ -1,0 +1,71 @@
+"""What other plugins may use of access (declare ``requires = ("access",)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.access import CHANGED_EVENT
+from kernel.db.meta import now_utc
+from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
+from plugins.access.tables import memberships, roles
+
+SYSTEM_ROLES = ("admin", "public", "subscriber")
+
+
+async def role_by_system_key(conn: Any, site_id: str, key: str) -> Any:
+    """The built-in role ``admin``, ``public`` or ``subscriber`` of a site."""
+    db = SiteDB(site_id, conn)
+    return await db.one(db.select(roles).where(roles.c.system_key == key))
+
+
+async def role_in_site(conn: Any, site_id: str, role_id: Any) -> Any:
+    """The role ``role_id`` if it belongs to ``site_id`` (never another site's role)."""
+    if not isinstance(role_id, str):
+        return None
+    db = SiteDB(site_id, conn)
+    return await db.one(db.select(roles).where(roles.c.id == role_id))
+
+
+async def membership(conn: Any, site_id: str, user_id: str) -> Any:
+    db = SiteDB(site_id, conn)
+    return await db.one(db.select(memberships).where(memberships.c.user_id == user_id))
+
+
+async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) -> None:
+    """Make ``user_id`` a member of the site with ``role_id`` (insert or change the role)."""
+    db = SiteDB(site_id, conn)
+    if await membership(conn, site_id, user_id) is None:
+        await db.insert(memberships, {"user_id": user_id, "role_id": role_id, "created_at": now_utc()})
+    else:
+        await db.execute(db.update(memberships).where(memberships.c.user_id == user_id).values(role_id=role_id))
+
+
+async def remove_membership(conn: Any, site_id: str, user_id: str) -> int:
+    db = SiteDB(site_id, conn)
+    return (await db.execute(db.delete(memberships).where(memberships.c.user_id == user_id))).rowcount
+
+
+async def member_ids(conn: Any, site_id: str) -> list[str]:
+    db = SiteDB(site_id, conn)
+    return [r["user_id"] for r in await db.all(db.select(memberships, memberships.c.user_id))]
+
+
+async def seed_site_roles(conn: Any, site_id: str) -> None:
+    """Create the built-in roles of a new site."""
+    db = SiteDB(site_id, conn)
+    now = now_utc()
+    await db.insert(roles, [
+        {"id": uuid7(), "name": "Administrator", "parent_id": None, "admin_access": True, "system_key": "admin",
+         "created_at": now},
+        {"id": uuid7(), "name": "Public", "parent_id": None, "admin_access": False, "system_key": "public",
+         "created_at": now},
+        {"id": uuid7(), "name": "Subscriber", "parent_id": None, "admin_access": False, "system_key": "subscriber",
+         "created_at": now},
+    ])
+
+
+def changed(uow: Any) -> None:
+    """Queue ``access.changed`` for the unit of work's site: every worker drops cached decisions."""
+    uow.action(CHANGED_EVENT, {"siteId": uow.site_id})
+

@@ -1,0 +1,91 @@
+"""Access-control tables: roles, memberships, policies, permission rules, attachments, teams.
+
+Every table carries ``site_id``: a role, policy or team belongs to one site, and a user's
+membership of a site (with its one role there) is a row here, not on the global identity.
+"""
+
+from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, String, Table, UniqueConstraint
+
+from kernel.db.meta import json_type, metadata
+
+roles = Table(
+    "svc_roles",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("parent_id", String(36), nullable=True),
+    Column("admin_access", Boolean, nullable=False, default=False),
+    Column("system_key", String(40), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "name", name="uq_svc_roles_site_name"),
+    UniqueConstraint("site_id", "system_key", name="uq_svc_roles_site_system_key"),
+)
+
+memberships = Table(
+    "svc_memberships",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
+    Column("role_id", String(36), ForeignKey("svc_roles.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_svc_memberships_user", "user_id"),
+)
+
+policies = Table(
+    "svc_policies",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("admin_access", Boolean, nullable=False, default=False),
+    Column("system_key", String(40), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "name", name="uq_svc_policies_site_name"),
+)
+
+permissions = Table(
+    "svc_permissions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
+    Column("collection", String(64), nullable=False),
+    Column("action", String(20), nullable=False),
+    Column("fields", json_type, nullable=False),
+    Column("conditions", json_type, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_svc_permissions_policy", "policy_id"),
+)
+
+# Exactly one of role_id, user_id, team_id is set.
+attachments = Table(
+    "svc_policy_attachments",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
+    Column("role_id", String(36), ForeignKey("svc_roles.id", ondelete="CASCADE"), nullable=True),
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=True),
+    Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("policy_id", "role_id", "user_id", "team_id", name="uq_svc_policy_attachments_target"),
+)
+
+teams = Table(
+    "svc_teams",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "name", name="uq_svc_teams_site_name"),
+)
+
+team_members = Table(
+    "svc_team_members",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
+)
