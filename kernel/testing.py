@@ -39,11 +39,11 @@ ADMIN_PASSWORD = "admin-password-1"
 JWT_SECRET = "test-secret-0123456789-0123456789-0123456789"
 
 
-def test_database_url() -> str:
+def svc_test_database_url() -> str:
     return os.environ.get("SVC_TEST_DATABASE_URL", "")
 
 
-def test_redis_url() -> str:
+def svc_test_redis_url() -> str:
     return os.environ.get("SVC_TEST_REDIS_URL", "")
 
 
@@ -74,7 +74,7 @@ def _all_migration_paths() -> list[str]:
 @pytest.fixture(scope="session")
 def svc_template_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A database migrated with every installed plugin: a SQLite file, or the PostgreSQL URL."""
-    url = test_database_url()
+    url = svc_test_database_url()
     paths = _all_migration_paths()
     if url:
         upgrade(url, paths)
@@ -114,10 +114,10 @@ class AppFactory:
             "SVC_JOBS_INPROCESS": "false",
             "SVC_REDIS_NAMESPACE": self.namespace,
         }
-        if test_database_url():
-            env["SVC_DATABASE_URL"] = test_database_url()
-        if test_redis_url():
-            env["SVC_REDIS_URL"] = test_redis_url()
+        if svc_test_database_url():
+            env["SVC_DATABASE_URL"] = svc_test_database_url()
+        if svc_test_redis_url():
+            env["SVC_REDIS_URL"] = svc_test_redis_url()
         env.update(overrides.pop("env", {}) or {})
         return Settings.from_env(environ=env, **overrides)
 

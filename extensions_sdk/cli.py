@@ -1,0 +1,61 @@
+"""``svc-ext``: keygen, build, sign and verify extension bundles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from extensions_sdk.bundle import ManifestError, build_bundle, read_manifest
+from extensions_sdk.signing import SignatureError, generate_keypair, sign_bytes, verify_bytes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="svc-ext", description="Build and sign svc extension bundles")
+    sub = parser.add_subparsers(dest="command", required=True)
+    keygen = sub.add_parser("keygen", help="write an Ed25519 key pair (base64)")
+    keygen.add_argument("--out", type=Path, required=True, help="private key file; the public key goes to OUT.pub")
+    build = sub.add_parser("build", help="zip an extension folder into a bundle")
+    build.add_argument("source", type=Path)
+    build.add_argument("--out", type=Path, required=True)
+    sign = sub.add_parser("sign", help="write the detached signature of a bundle (base64)")
+    sign.add_argument("bundle", type=Path)
+    sign.add_argument("--key", type=Path, required=True)
+    sign.add_argument("--out", type=Path, default=None)
+    verify = sub.add_parser("verify", help="check a bundle's manifest and signature")
+    verify.add_argument("bundle", type=Path)
+    verify.add_argument("--signature", type=Path, required=True)
+    verify.add_argument("--public-key", required=True, help="base64 public key, or @file")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "keygen":
+            private, public = generate_keypair()
+            args.out.write_text(private + "\n")
+            args.out.chmod(0o600)
+            Path(str(args.out) + ".pub").write_text(public + "\n")
+            print(public)
+        elif args.command == "build":
+            args.out.write_bytes(build_bundle(args.source))
+            print(f"wrote {args.out}")
+        elif args.command == "sign":
+            signature = sign_bytes(args.key.read_text().strip(), args.bundle.read_bytes())
+            out = args.out or Path(str(args.bundle) + ".sig")
+            out.write_text(signature + "\n")
+            print(f"wrote {out}")
+        else:
+            key = args.public_key
+            if key.startswith("@"):
+                key = Path(key[1:]).read_text().strip()
+            data = args.bundle.read_bytes()
+            manifest = read_manifest(data)
+            verify_bytes(key, data, args.signature.read_text().strip())
+            print(f"ok: {manifest['name']} {manifest['version']} by {manifest['publisher']}")
+    except (ManifestError, SignatureError, OSError) as exc:
+        print(f"svc-ext: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""svc-ext: keygen, build, sign, verify; manifests are validated; the template extension loads."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from extensions_sdk.bundle import ManifestError, build_bundle, read_manifest, validate_manifest
+from extensions_sdk.cli import main
+from extensions_sdk.signing import SignatureError, generate_keypair, sign_bytes, verify_bytes
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "extensions_sdk" / "template"
+
+
+def test_cli_round_trip(tmp_path, capsys):
+    key = tmp_path / "key"
+    assert main(["keygen", "--out", str(key)]) == 0
+    bundle = tmp_path / "hello.zip"
+    assert main(["build", str(TEMPLATE), "--out", str(bundle)]) == 0
+    assert main(["sign", str(bundle), "--key", str(key)]) == 0
+    sig = Path(str(bundle) + ".sig")
+    pub = f"@{key}.pub"
+    assert main(["verify", str(bundle), "--signature", str(sig), "--public-key", pub]) == 0
+    assert "ok: hello-ext 0.1.0 by example" in capsys.readouterr().out
+    bundle.write_bytes(bundle.read_bytes() + b"tampered")
+    assert main(["verify", str(bundle), "--signature", str(sig), "--public-key", pub]) == 1
+
+
+def test_build_is_deterministic():
+    assert build_bundle(TEMPLATE) == build_bundle(TEMPLATE)
+
+
+def test_signature_checks():
+    private, public = generate_keypair()
+    other_private, other_public = generate_keypair()
+    sig = sign_bytes(private, b"data")
+    verify_bytes(public, b"data", sig)
+    with pytest.raises(SignatureError):
+        verify_bytes(other_public, b"data", sig)
+    with pytest.raises(SignatureError):
+        verify_bytes(public, b"datA", sig)
+    with pytest.raises(SignatureError):
+        verify_bytes("not base64!", b"data", sig)
+    with pytest.raises(SignatureError):
+        verify_bytes(public, b"data", "AAAA")
+
+
+@pytest.mark.parametrize("manifest,path", [
+    ([], []),
+    ({"name": "x"}, ["name"]),
+    ({"name": "good-name", "version": "1", "publisher": "p1", "entry": "pkg"}, ["version"]),
+    ({"name": "good-name", "version": "1.0.0", "publisher": "p1", "entry": "../evil"}, ["entry"]),
+    ({"name": "good-name", "version": "1.0.0", "publisher": "p1", "entry": "pkg", "capabilities": "all"},
+     ["capabilities"]),
+    ({"name": "good-name", "version": "1.0.0", "publisher": "p1", "entry": "pkg", "extra": 1}, ["extra"]),
+])
+def test_bad_manifests(manifest, path):
+    with pytest.raises(ManifestError) as err:
+        validate_manifest(manifest)
+    assert err.value.path == path
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_bundles_with_unsafe_paths_or_missing_parts_are_refused():
+    manifest = json.dumps({"name": "good-name", "version": "1.0.0", "publisher": "p1", "entry": "pkg"}).encode()
+    with pytest.raises(ManifestError):
+        read_manifest(b"not a zip")
+    with pytest.raises(ManifestError):
+        read_manifest(_zip({"pkg/__init__.py": b""}))
+    with pytest.raises(ManifestError):
+        read_manifest(_zip({"manifest.json": manifest}))
+    with pytest.raises(ManifestError):
+        read_manifest(_zip({"manifest.json": manifest, "pkg/__init__.py": b"", "../escape.py": b""}))
+    assert read_manifest(_zip({"manifest.json": manifest, "pkg/__init__.py": b""}))["entry"] == "pkg"
+
+
+async def test_template_extension_plugs_in(make_app, monkeypatch):
+    monkeypatch.syspath_prepend(str(TEMPLATE))
+    module = importlib.import_module("hello_ext")
+    try:
+        app = await make_app(plugins=[module])
+        resp = await app.client.get("/api/v1/hello-ext")
+        assert resp.json() == {"data": {"message": "hello from an extension"}}
+    finally:
+        sys.modules.pop("hello_ext", None)
