@@ -159,8 +159,8 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
         RequestGuardMiddleware(kernel),
         RouteGateMiddleware(kernel, table),
     ]
-    for extra in kernel.pm.hook.register_middleware(kernel=kernel):
-        middleware.extend(extra or [])
+    for impl in kernel.pm.hook.register_middleware.get_hookimpls():  # registration order
+        middleware.extend(impl.function(kernel=kernel) or [])
     app = SvcApp(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False

@@ -48,7 +48,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, lifespan="on",
-                log_level=settings.log_level, proxy_headers=True, access_log=False)
+                log_level=settings.log_level, proxy_headers=True, access_log=False,
+                forwarded_allow_ips=",".join(settings.trusted_proxies) or "127.0.0.1")
     return 0
 
 
@@ -62,13 +63,26 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return 2
     migrate(settings)
 
-    async def kernel_factory() -> Any:
-        kernel = build_kernel(settings)
-        await startup_kernel(kernel)
-        kernel.shutdown = lambda: shutdown_kernel(kernel)  # type: ignore[attr-defined]
-        return kernel
+    settings.values["jobs_inprocess"] = False
+    kernel = build_kernel(settings)
 
-    build_kernel(settings).jobs.run_worker(kernel_factory, workers=args.workers)
+    class StartedKernel:
+        """What run_worker expects: the kernel, started on the worker's loop, with shutdown()."""
+
+        def __init__(self) -> None:
+            self.kernel = kernel
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(kernel, name)
+
+        async def shutdown(self) -> None:
+            await shutdown_kernel(kernel)
+
+    async def kernel_factory() -> Any:
+        await startup_kernel(kernel)
+        return StartedKernel()
+
+    kernel.jobs.run_worker(kernel_factory, workers=args.workers)
     return 0
 
 
@@ -209,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (SettingsError, PluginError) as exc:
         print(f"svc: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a backend refusing its URL (database, storage) at boot
+        print(f"svc: configuration error: {exc}", file=sys.stderr)
         return 2
 
 

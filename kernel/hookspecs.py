@@ -60,8 +60,9 @@ def register_routes(kernel: Any) -> list[Any]:
 
 @hookspec
 def register_middleware(kernel: Any) -> list[Any]:
-    """Return Falcon ASGI middleware objects, added after the kernel's own (request id, site,
-    principal, rate limit, body limit), in plugin load order. Synchronous."""
+    """Return Falcon ASGI middleware objects, added after the kernel's own (request id,
+    metrics, guard (API version, body size), then site, principal, route auth and rate limit),
+    in plugin registration order. Synchronous."""
 
 
 @hookspec
@@ -120,7 +121,8 @@ def register_openapi(kernel: Any) -> dict[str, Any] | None:
 
 @hookspec
 def startup(kernel: Any) -> None:
-    """The app is starting: database connected, migrations applied. May be async."""
+    """The app is starting: its services exist and the bus is connected. The schema must
+    already be migrated (``svc serve``, ``svc worker`` and the test harness do it). May be async."""
 
 
 @hookspec

@@ -97,7 +97,8 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
         params.append(_site_param(route.site == "required"))
     op["parameters"] = params
     auth = route.auth_for(method)
-    op["security"] = [] if auth == "public" else [{"bearer": []}]
+    # A route that checks its own credential (the metrics scrape token) documents it itself.
+    op.setdefault("security", [] if auth == "public" else [{"bearer": []}])
     op.setdefault("tags", [route.plugin or "kernel"])
     op["x-svc-auth"] = auth
     op["operationId"] = f"{method.lower()}_{re.sub(r'[^A-Za-z0-9]+', '_', route.path).strip('_') or 'root'}"
@@ -107,10 +108,18 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
 def build_document(kernel: Kernel) -> dict[str, Any]:
     """The whole document for the enabled plugins of ``kernel``."""
     paths: dict[str, Any] = {}
+    used_ids: set[str] = set()
     for route in kernel.routes:
         item = paths.setdefault(route.template, {})
         for method in route.methods():
-            item[method.lower()] = _operation(route, method)
+            op = _operation(route, method)
+            # operationId must be unique; one path mounted twice (/metrics in and outside /api/v1)
+            # would otherwise repeat it.
+            base, n = op["operationId"], 2
+            while op["operationId"] in used_ids:
+                op["operationId"], n = f"{base}_{n}", n + 1
+            used_ids.add(op["operationId"])
+            item[method.lower()] = op
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "svc", "version": __version__,

@@ -51,13 +51,15 @@ def available_plugins() -> dict[str, Any]:
 
 
 def _describe(obj: Any) -> str:
-    doc = inspect.getdoc(obj) or ""
-    if not doc and hasattr(obj, "__name__"):
-        parent = obj.__name__.rsplit(".", 1)[0]
+    """The first line of the plugin package's docstring (its room sign), else the object's."""
+    doc = ""
+    module_name = getattr(obj, "__name__", "")
+    if "." in module_name:
         try:
-            doc = inspect.getdoc(__import__(parent, fromlist=["_"])) or ""
+            doc = inspect.getdoc(__import__(module_name.rsplit(".", 1)[0], fromlist=["_"])) or ""
         except ImportError:
             doc = ""
+    doc = doc or inspect.getdoc(obj) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 

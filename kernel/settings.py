@@ -60,6 +60,26 @@ def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def parse_encryption_key(raw: str) -> str:
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(raw.strip(), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError("must be base64") from exc
+    if len(decoded) != 32:
+        raise ValueError(f"must decode to 32 bytes, got {len(decoded)}")
+    return raw.strip()
+
+
+def parse_database_url(raw: str) -> str:
+    scheme = raw.split(":", 1)[0].split("+", 1)[0].lower()
+    if scheme not in ("sqlite", "postgresql", "postgres"):
+        raise ValueError("must be a sqlite:/// or postgresql:// URL")
+    return raw.strip()
+
+
 def parse_choice(*choices: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -78,7 +98,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_WORKERS", 1, parse_int(1), "Number of uvicorn worker processes for `svc serve`."),
     Setting("SVC_DATA_DIR", "./svc-data", str,
             "Directory for the embedded database, local files, the job queue and the generated JWT secret."),
-    Setting("SVC_DATABASE_URL", "", str,
+    Setting("SVC_DATABASE_URL", "", parse_database_url,
             "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
     Setting("SVC_REDIS_URL", "", str,
             "Redis URL. Set: cache, rate limits, bus fan-out between workers and the huey queue use Redis."),
@@ -97,7 +117,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Secret signing internal tokens. Empty: generated once and kept in `<data dir>/jwt_secret`.",
             attr="jwt_secret"),
     Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
-    Setting("SVC_ENCRYPTION_KEY", "", str,
+    Setting("SVC_ENCRYPTION_KEY", "", parse_encryption_key,
             "Base64 of 32 bytes; encrypts stored secrets. Features that store secrets need it."),
     Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
     Setting("SVC_ADMIN_PASSWORD", "", str,
@@ -109,6 +129,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
     Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
+    Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
+            "Addresses of load balancers whose X-Forwarded-For is trusted for the client IP (`*`: any)."),
     Setting("SVC_CORS_ORIGINS", (), parse_csv, "Extra allowed browser origins (comma list)."),
     Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),
     Setting("SVC_SMTP_PORT", 25, parse_int(1), "SMTP port."),

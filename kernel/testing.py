@@ -2,7 +2,7 @@
 
 - ``make_app(plugins=None, **settings)``: a started app on a fresh database; returns a ``TestApp``
   with ``.app``, ``.kernel`` and ``.client`` (an httpx client over ASGI).
-- ``app``, ``client``: the default app (every installed plugin) and its client.
+- ``svc_app``, ``client``: the default app (every installed plugin) and its client.
 - ``admin_token``: a login token of the instance admin; ``admin_headers`` adds it as Bearer.
 - ``site``: a fresh site id (created through the API) with ``site_headers`` for it.
 - ``temporary_plugin``: register a plugin object on a running app for one test.

@@ -88,7 +88,9 @@ class RouteGateMiddleware:
         req.context.route = route
         if route.site != "none":
             await self._resolve_site(req, ctx, route)
-        principal = await self._authenticate(req, ctx)
+        # A route that reads its own credential (a scrape token) stays anonymous: the chain would
+        # reject a non-JWT bearer before the responder could check it.
+        principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
         if ctx.site_id is not None:
             principal = await self.kernel.access.resolve(principal, ctx.site_id)
         ctx.principal = principal
@@ -137,10 +139,13 @@ class RouteGateMiddleware:
         limit = self.kernel.settings.get(setting, 0)
         if not limit:
             return
-        who = ctx.client_ip
+        # Per-IP buckets count across sites (an attacker must not multiply the auth limit by
+        # naming more sites); per-principal buckets are per user and site.
         if keyed_by == "principal" and ctx.principal.is_authenticated:
-            who = ctx.principal.user_id or ctx.principal.api_key_id or who
-        key = f"rl:{bucket}:{ctx.site_id or '-'}:{who}"
+            who = ctx.principal.user_id or ctx.principal.api_key_id or ctx.client_ip
+            key = f"rl:{bucket}:{ctx.site_id or '-'}:{who}"
+        else:
+            key = f"rl:{bucket}:ip:{ctx.client_ip}"
         decision = await self.kernel.rate_limiter.hit(key, limit, 60.0)
         resp.set_header("X-RateLimit-Limit", str(decision.limit))
         resp.set_header("X-RateLimit-Remaining", str(decision.remaining))

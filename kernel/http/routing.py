@@ -22,6 +22,9 @@ class Route:
     ``rate_limit``: a bucket name (``auth``, ``items_read``, ``items_write``, ``upload``, ``ai``) or
     a dict by method. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
     ``suffix`` is Falcon's responder suffix (``on_get_<suffix>``).
+    ``authenticate=False`` skips the ``authenticate`` chain (the principal stays anonymous): for
+    public routes that read the ``Authorization`` header themselves (a scrape or webhook token),
+    which the chain would otherwise reject as a malformed JWT before the responder runs.
     """
 
     path: str
@@ -33,6 +36,7 @@ class Route:
     suffix: str | None = None
     prefix: str = API_PREFIX
     plugin: str = ""
+    authenticate: bool = True
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:
@@ -41,6 +45,8 @@ class Route:
         for level in levels:
             if level not in AUTH_LEVELS:
                 raise ValueError(f"route {self.path}: auth {level!r} must be one of {AUTH_LEVELS}")
+        if not self.authenticate and any(level != "public" for level in levels):
+            raise ValueError(f"route {self.path}: authenticate=False needs auth='public'")
 
     @property
     def template(self) -> str:

@@ -6,6 +6,21 @@ every site), ``svc_memberships`` (a user's one role in a site), ``svc_policies``
 which ``kernel.access`` evaluates and caches; every change emits ``access.changed`` so each
 worker drops its cached decisions for the site.
 
+Routes (site required; admin unless noted): ``/roles`` and ``/roles/{id}``, ``/policies`` and
+``/policies/{id}`` (with ``/permissions``, ``/permissions/{id}``, ``/attach``, ``/detach``),
+``/teams`` and ``/teams/{id}`` (the collection paths also take Directus's bulk PATCH and
+DELETE), ``/users/subscriber-access`` and ``/users/subscriber-access/{collection}``,
+``GET /permissions/me`` and ``POST /permissions/check`` (bearer).
+
+Modules: services ``roles``, ``policies``, ``rules``, ``attachments``, ``teams``, ``subscriber``,
+``effective`` (no Falcon; they take a ``RequestContext``); ``conditions`` checks rule filter
+trees; ``guards`` the invariants (role tree, no admin for the public or subscriber role);
+``common`` input checks and ``record_change`` (``access.changed`` plus an audit record);
+resources in ``routes_*``; the route table in ``routes``, its OpenAPI schemas in ``schemas``.
+
 Hooks: register_migrations, register_routes, load_access, site_created.
+Events: ``access.changed`` (action, ``{ siteId }``) after every change to roles, policies,
+rules, attachments, teams or team members. Audit actions: ``role.*``, ``policy.*``,
+``permission.*``, ``policy.attach``, ``policy.detach``, ``team.*``.
 Other plugins use ``plugins.access.api`` (declare ``requires = ("access",)``).
 """

@@ -8,7 +8,7 @@ from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.access.tables import memberships, roles
+from plugins.access.tables import attachments, memberships, roles, team_members
 
 SYSTEM_ROLES = ("admin", "public", "subscriber")
 
@@ -42,7 +42,12 @@ async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) ->
 
 
 async def remove_membership(conn: Any, site_id: str, user_id: str) -> int:
+    """End ``user_id``'s membership of the site, with its team memberships and the policies
+    attached to the user there (a returning user starts from nothing). The caller's unit of
+    work must call ``changed(uow)``."""
     db = SiteDB(site_id, conn)
+    await db.execute(db.delete(team_members).where(team_members.c.user_id == user_id))
+    await db.execute(db.delete(attachments).where(attachments.c.user_id == user_id))
     return (await db.execute(db.delete(memberships).where(memberships.c.user_id == user_id))).rowcount
 
 

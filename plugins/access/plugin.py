@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import hookimpl
-from plugins.access import api, loader
+from plugins.access import api, loader, routes, routes_audit
 
 name = "access"
 
@@ -14,6 +14,18 @@ name = "access"
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Any]:
+    """Roles, policies, rules, attachments, teams, /permissions/*, /users/subscriber-access."""
+    return routes.access_routes(kernel)
+
+
+@hookimpl(specname="register_routes")
+def register_audit_routes(kernel: Any) -> list[Any]:
+    """GET /audit: the site's audit trail (routes_audit.py)."""
+    return routes_audit.audit_routes(kernel)
 
 
 @hookimpl

@@ -6,9 +6,22 @@ from pathlib import Path
 from typing import Any
 
 from kernel import ApiError, Route, hookimpl, ops
-from kernel.auth.tokens import bearer_token, peek_issuer
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
-from plugins.accounts import routes, service
+from kernel.auth.tokens import bearer_token, peek_issuer
+from plugins.accounts import (
+    apikeys,
+    emails,
+    external_auth,
+    onetime,
+    routes,
+    routes_apikeys,
+    routes_issuers,
+    routes_selfservice,
+    routes_users,
+    service,
+    sessions,
+)
+from plugins.accounts import routes_sessions as rs
 
 name = "accounts"
 requires = ("access",)
@@ -22,12 +35,10 @@ USER_SCHEMA = {
 }
 LOGIN_BODY = {
     "type": "object", "required": ["email", "password"],
-    "properties": {"email": {"type": "string"}, "password": {"type": "string"}},
+    "properties": {"email": {"type": "string", "format": "email", "maxLength": 320},
+                   "password": {"type": "string", "minLength": 1, "maxLength": 1024}},
 }
-LOGIN_DATA = {
-    "type": "object", "required": ["token", "user"],
-    "properties": {"token": {"type": "string"}, "expiresIn": {"type": "integer"}, "user": USER_SCHEMA},
-}
+LOGIN_DATA = rs.session_data(USER_SCHEMA)
 
 
 @hookimpl
@@ -38,11 +49,43 @@ def register_migrations() -> str:
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     return [
-        Route("/auth/login", routes.LoginResource(kernel), site="optional", auth="public", rate_limit="auth",
+        Route("/auth/login", rs.LoginResource(kernel), site="optional", auth="public", rate_limit="auth",
               openapi=ops(post=("Log in with email and password", LOGIN_BODY, LOGIN_DATA, 200))),
         Route("/auth/me", routes.MeResource(kernel), site="optional", auth="bearer",
               openapi=ops(get=("The current user's profile", None, USER_SCHEMA, 200))),
+        # Sessions, refresh tokens, change-password, impersonation (routes_sessions.py).
+        Route("/auth/refresh", rs.RefreshResource(kernel), site="optional", auth="public", rate_limit="auth",
+              openapi=rs.optional_body(ops(post=("Rotate the refresh token (body, or cookie + X-Svc-Refresh: 1)",
+                                                 rs.REFRESH_BODY, LOGIN_DATA, 200)))),
+        Route("/auth/logout", rs.LogoutResource(kernel), site="optional", auth="public", rate_limit="auth",
+              openapi=rs.optional_body(ops(post=("Revoke the refresh token's family; clear the cookie",
+                                                 rs.REFRESH_BODY, None, 204)))),
+        Route("/me/change-password", rs.ChangePasswordResource(kernel), site="optional", auth="bearer",
+              openapi=ops(post=("Change the password; other sessions end", rs.CHANGE_PASSWORD_BODY, LOGIN_DATA,
+                                200))),
+        Route("/me/sessions", rs.MySessionsResource(kernel), site="optional", auth="bearer",
+              openapi=ops(get=("The caller's live sessions", None, [rs.SESSION_SCHEMA], 200),
+                          delete=("Revoke every session of the caller", None, None, 204))),
+        Route("/me/sessions/{session_id}", rs.MySessionResource(kernel), site="optional", auth="bearer",
+              openapi=ops(delete=("Revoke one of the caller's sessions", None, None, 204))),
+        Route("/users/{user_id}/sessions", rs.UserSessionsResource(kernel), site="required", auth="admin",
+              openapi=ops(get=("A member's live sessions in this site", None, [rs.SESSION_SCHEMA], 200))),
+        Route("/sessions/{session_id}", rs.SessionResource(kernel), site="required", auth="admin",
+              openapi=ops(delete=("Revoke a member's session", None, None, 204))),
+        Route("/users/{user_id}/impersonate", rs.ImpersonateResource(kernel), site="required", auth="admin",
+              openapi=ops(post=("A short-lived token acting as a member (audited)", None,
+                                rs.impersonation_data(USER_SCHEMA), 200))),
     ]
+
+
+@hookimpl
+def register_settings() -> list[Any]:
+    return [*sessions.SETTINGS]
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    await sessions.delete_site_rows(conn, site_id)
 
 
 @hookimpl
@@ -68,3 +111,54 @@ async def authenticate(request: Any, kernel: Any, site: Any) -> Any:
     if iss is not None and iss != INTERNAL_ISSUER:
         raise ApiError.unauthenticated("The token's issuer is not trusted by this site")
     return await service.principal_from_token(kernel, token, site)
+
+
+# Trusted external issuers (routes_issuers.py, external_auth.py): separate implementations
+# (pluggy's specname) so this area's registrations stay apart from the others'.
+@hookimpl(specname="register_routes")
+def register_issuer_routes(kernel: Any) -> list[Route]:
+    return routes_issuers.issuer_routes(kernel)
+
+
+@hookimpl(specname="register_error_codes")
+def register_issuer_error_codes() -> dict[str, tuple[int, str]]:
+    return {"ISSUER_ALREADY_EXISTS": (409, "The site already trusts an issuer with this 'issuer' value.")}
+
+
+@hookimpl(specname="authenticate")
+async def authenticate_external(request: Any, kernel: Any, site: Any) -> Any:
+    """Tokens of the site's trusted external issuers: after API keys (tryfirst), before the
+    internal JWT (trylast); a token of no enabled issuer of the site passes through."""
+    return await external_auth.authenticate(request, kernel, site)
+
+
+# Self-service sign-up and password reset, user admin and invitations, API keys
+# (selfservice.py, users.py, invites.py, apikeys.py and their routes_* modules).
+@hookimpl(specname="register_routes")
+def register_user_routes(kernel: Any) -> list[Route]:
+    return [*routes_selfservice.routes(kernel), *routes_users.routes(kernel), *routes_apikeys.routes(kernel)]
+
+
+@hookimpl(specname="register_settings")
+def register_selfservice_settings() -> list[Any]:
+    return [*emails.SETTINGS, *onetime.SETTINGS]
+
+
+@hookimpl(specname="register_error_codes")
+def register_email_error_codes() -> dict[str, tuple[int, str]]:
+    return {"DELIVERY_FAILED": (502, "The email server could not be reached or refused the message.")}
+
+
+@hookimpl(specname="shutdown")
+async def drain_account_emails(kernel: Any) -> None:
+    """Let verification and reset emails queued by the last requests leave before stopping."""
+    await emails.drain(kernel, timeout=10.0)
+
+
+@hookimpl(specname="authenticate", tryfirst=True)
+async def authenticate_api_key(request: Any, kernel: Any, site: Any) -> Any:
+    """``Authorization: Bearer svk_...``: first in the chain; any other credential passes."""
+    token = bearer_token(request.get_header("Authorization"))
+    if token is None or not token.startswith(apikeys.KEY_PREFIX):
+        return None
+    return await apikeys.authenticate(kernel, token, site)

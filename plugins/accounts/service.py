@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
-from kernel.auth.passwords import hash_password_async, verify_password_async
+from kernel.auth.passwords import hash_password_async
 from kernel.auth.principal import Principal
-from kernel.auth.tokens import decode_access_token, issue_access_token
+from kernel.auth.tokens import decode_access_token
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
@@ -89,22 +89,10 @@ async def bootstrap_instance_admin(kernel: Any) -> None:
 
 
 async def login(kernel: Any, email: Any, password: Any, site_id: str | None) -> dict[str, Any]:
-    """Check the credentials and issue an access token bound to ``site_id``."""
-    if not isinstance(password, str) or not password or len(password) > MAX_PASSWORD:
-        raise ApiError.validation("'password' must be a non-empty string", path=["password"])
-    email = normalise_email(email)
-    row = await find_user_by_email(kernel, email)
-    # Verify even when the user is unknown, so both failures take the same time.
-    ok = await verify_password_async(row["password_hash"] if row else None, password)
-    if not ok or row is None or row["status"] != "active":
-        raise ApiError(401, "INVALID_CREDENTIALS", "Wrong email or password")
-    ttl = kernel.settings.access_token_ttl
-    token = issue_access_token(
-        kernel.settings.resolved_jwt_secret(), user_id=row["id"],
-        site_id=None if row["is_instance_admin"] else site_id,
-        token_version=row["token_version"], ttl=ttl,
-    )
-    return {"token": token, "expiresIn": ttl, "user": public_user(row)}
+    """Password login: one data path, ``sessions.login`` (membership, refresh token, audit)."""
+    from plugins.accounts import sessions  # sessions builds on this module
+
+    return await sessions.login(kernel, email, password, site_id, sessions.Client())
 
 
 async def principal_from_token(kernel: Any, token: str, site: dict[str, Any] | None) -> Principal:

@@ -90,9 +90,18 @@ async def test_token_of_unknown_issuer_is_rejected(client, admin_token):
     assert resp.status_code == 401
 
 
-async def test_user_token_is_bound_to_its_site(svc_app, admin_headers, site):
+async def make_member(svc_app, email, password, site, role="subscriber"):
+    from plugins.access import api as access_api
+
     async with svc_app.kernel.db.begin() as conn:
-        await service.create_user(svc_app.kernel, conn, email="ed@example.com", password="editor-pass-1")
+        user_id = await service.create_user(svc_app.kernel, conn, email=email, password=password)
+        role_row = await access_api.role_by_system_key(conn, site, role)
+        await access_api.set_membership(conn, site, user_id, role_row["id"])
+    return user_id
+
+
+async def test_user_token_is_bound_to_its_site(svc_app, admin_headers, site):
+    await make_member(svc_app, "ed@example.com", "editor-pass-1", site)
     token = await svc_app.login("ed@example.com", "editor-pass-1", site=site)
     assert _claims(token)["site"] == site
     headers = {"Authorization": f"Bearer {token}"}
@@ -109,14 +118,14 @@ async def test_suspended_user_cannot_log_in_and_token_stops_working(svc_app):
 
     from plugins.accounts.tables import users
 
-    async with svc_app.kernel.db.begin() as conn:
-        user_id = await service.create_user(svc_app.kernel, conn, email="s@example.com", password="pass-12345")
-    token = await svc_app.login("s@example.com", "pass-12345")
+    user_id = await make_member(svc_app, "s@example.com", "pass-12345", "default")
+    token = await svc_app.login("s@example.com", "pass-12345", site="default")
     async with svc_app.kernel.db.begin() as conn:
         await conn.execute(update(users).where(users.c.id == user_id).values(status="suspended"))
     resp = await svc_app.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 401
-    resp = await svc_app.client.post("/api/v1/auth/login", json={"email": "s@example.com", "password": "pass-12345"})
+    resp = await svc_app.client.post("/api/v1/auth/login", json={"email": "s@example.com", "password": "pass-12345"},
+                                     headers={"X-Svc-Site": "default"})
     assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == "INVALID_CREDENTIALS"
 
 

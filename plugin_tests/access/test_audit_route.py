@@ -1,0 +1,125 @@
+"""``GET /audit``: the site's audit trail for its admins: issuer changes appear, filters,
+pagination, bad input (400 with a path), tenancy, non-admins, and no secrets in records."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from kernel.audit import record
+
+AUDIT = "/audit"
+ISSUER_BODY = {"issuer": "https://idp.example.test/", "jwksUri": "https://idp.example.test/jwks?tenant=acme",
+               "audience": "svc-api", "algorithms": ["RS256"]}
+
+
+async def write(svc_app, site, action, **kw):
+    async with svc_app.kernel.db.begin() as conn:
+        return await record(conn, action=action, site_id=site, **kw)
+
+
+async def test_issuer_changes_are_recorded(calls, svc_app):
+    issuer = await calls.ok("post", "/admin/auth/issuers", json=ISSUER_BODY, status=201)
+    await calls.ok("patch", f"/admin/auth/issuers/{issuer['id']}", json={"enabled": False, "clockSkewSeconds": 10})
+    await calls.ok("delete", f"/admin/auth/issuers/{issuer['id']}", status=204)
+    entries = await calls.ok("get", AUDIT, params={"targetType": "issuer"})
+    assert [e["action"] for e in entries] == ["issuer.delete", "issuer.update", "issuer.create"]
+    admin_id = (await calls.ok("get", "/auth/me"))["id"]
+    for entry in entries:
+        assert entry["target"] == {"type": "issuer", "id": issuer["id"]}
+        assert entry["actor"]["id"] == admin_id and entry["actor"]["kind"] == "user"
+        assert entry["details"]["issuer"] == ISSUER_BODY["issuer"] and entry["requestId"]
+    assert entries[1]["details"]["changed"] == ["clockSkewSeconds", "enabled"]
+    # Records carry names, never the config's values (URLs may hold tenant names or tokens).
+    raw = (await calls.raw("get", AUDIT)).text
+    assert "jwks" not in raw and "acme" not in raw and "svc-api" not in raw
+
+
+async def test_filters(calls, svc_app, site):
+    first = await write(svc_app, site, "thing.create", actor_id="actor-1", target_type="thing", target_id="t1")
+    await write(svc_app, site, "thing.update", actor_id="actor-2", target_type="thing", target_id="t1")
+    await write(svc_app, site, "other.create", actor_id="actor-1", target_type="other", target_id="o1")
+
+    async def actions(**params):
+        return [e["action"] for e in await calls.ok("get", AUDIT, params=params)]
+
+    assert await actions(action="thing.update") == ["thing.update"]
+    assert await actions(actorId="actor-1") == ["other.create", "thing.create"]
+    assert await actions(targetType="thing", targetId="t1") == ["thing.update", "thing.create"]
+    assert await actions(targetId="nothing") == []
+    entries = await calls.ok("get", AUDIT)
+    created = {e["id"]: e["createdAt"] for e in entries}
+    second_at = entries[1]["createdAt"]
+    assert await actions(since=second_at) == ["other.create", "thing.update"]
+    assert await actions(until=second_at) == ["thing.create"]
+    assert await actions(since=created[first], until=second_at) == ["thing.create"]
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+    assert await actions(since=later) == []
+    # An offset other than UTC means the same instant.
+    plus_two = dt.datetime.fromisoformat(second_at.replace("Z", "+00:00")).astimezone(
+        dt.timezone(dt.timedelta(hours=2))).isoformat()
+    assert await actions(since=plus_two) == ["other.create", "thing.update"]
+    assert await actions(until="2000-01-01") == []
+
+
+async def test_pagination_newest_first(calls, svc_app, site):
+    for i in range(5):
+        await write(svc_app, site, f"step.{i}")
+    resp = await calls.raw("get", AUDIT, params={"limit": 2, "page": 2})
+    body = resp.json()
+    assert [e["action"] for e in body["data"]] == ["step.2", "step.1"]
+    assert body["meta"]["total"] == 5 and body["meta"]["limit"] == 2 and body["meta"]["offset"] == 2
+    body = (await calls.raw("get", AUDIT, params={"limit": 2, "offset": 4})).json()
+    assert [e["action"] for e in body["data"]] == ["step.0"]
+
+
+@pytest.mark.parametrize(("params", "path"), [
+    ({"since": "yesterday"}, ["query", "since"]),
+    ({"until": "2024-13-01"}, ["query", "until"]),
+    ({"since": "9" * 100}, ["query", "since"]),
+    ({"limit": 201}, ["query", "limit"]),
+    ({"limit": 0}, ["query", "limit"]),
+    ({"offset": -1}, ["query", "offset"]),
+    ({"page": "x"}, ["query", "page"]),
+    ({"action": "a\u0000b"}, ["query", "action"]),
+    ({"actorId": "x" * 301}, ["query", "actorId"]),
+])
+async def test_bad_input_is_400_with_path(calls, params, path):
+    await calls.fail("get", AUDIT, 400, "VALIDATION_FAILED", path_=path, params=params)
+
+
+async def test_cross_tenant(calls, calls_b, svc_app, site, site_b, make_member):
+    await calls.ok("post", "/admin/auth/issuers", json=ISSUER_BODY, status=201)
+    await write(svc_app, site, "secret.of.a", target_id="a1")
+    admin_b = await make_member(site_b, role="admin")
+    seen = await calls.ok("get", AUDIT, headers=admin_b.headers)
+    assert all(e["siteId"] == site_b for e in seen)
+    assert not any(e["action"] in ("secret.of.a", "issuer.create") for e in seen)
+    assert await calls.ok("get", AUDIT, headers=admin_b.headers, params={"targetId": "a1"}) == []
+    # Site B's admin naming site A: the login is bound to site B.
+    resp = await calls.raw("get", AUDIT, headers={**admin_b.headers, "X-Svc-Site": site})
+    assert resp.status_code in (401, 403) and "data" not in resp.json()
+    assert [e["action"] for e in await calls_b.ok("get", AUDIT, params={"action": "secret.of.a"})] == []
+
+
+async def test_non_admin_and_anonymous(calls, site, make_member):
+    member = await make_member(site, role="subscriber")
+    await calls.fail("get", AUDIT, 403, "PERMISSION_DENIED", headers=member.headers)
+    await calls.fail("get", AUDIT, 401, "UNAUTHENTICATED", headers={"X-Svc-Site": site})
+
+
+async def test_site_is_required(calls, admin_headers):
+    await calls.fail("get", AUDIT, 400, "VALIDATION_FAILED", path_=["headers", "X-Svc-Site"], headers=admin_headers)
+
+
+async def test_records_never_hold_secrets(calls, svc_app, site):
+    await write(svc_app, site, "key.rotated", details={
+        "password": "hunter2", "newPassword": "hunter3", "token": "tok-123", "refreshToken": "r-1",
+        "apiKey": "svk_abc", "secret": "s3", "clientSecret": "cs", "keyId": "k-1", "name": "visible",
+        "nested": {"password": "deep"}})
+    entry = (await calls.ok("get", AUDIT, params={"action": "key.rotated"}))[0]
+    assert entry["details"] == {"keyId": "k-1", "name": "visible"}
+    raw = (await calls.raw("get", AUDIT)).text
+    for secret in ("hunter2", "hunter3", "tok-123", "r-1", "svk_abc", "s3\"", "deep"):
+        assert secret not in raw

@@ -1,0 +1,82 @@
+"""GET /permissions/me and POST /permissions/check."""
+
+from __future__ import annotations
+
+import pytest
+from access_helpers import Calls, role_id_of
+
+
+async def test_me_for_a_member(svc_app, site, calls, make_member):
+    parent = await calls.ok("post", "/roles", 201, json={"name": "Readers"})
+    role = await calls.ok("post", "/roles", 201, json={"name": "Writers", "parentId": parent["id"]})
+    policy = await calls.ok("post", "/policies", 201, json={"name": "Read articles"})
+    await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
+                   json={"collection": "articles", "action": "read", "fields": ["title"]})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"roleId": parent["id"]})
+    member = await make_member(site, role["id"])
+    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [member.user_id]})
+    me = await Calls(svc_app.client, member.headers).ok("get", "/permissions/me")
+    assert me == {
+        "admin": False, "roleId": role["id"], "roles": [role["id"], parent["id"]], "teams": [team["id"]],
+        "policies": [policy["id"]],
+        "permissions": {"articles": {"read": {"allowed": True, "fields": ["title"], "conditions": None}}},
+    }
+
+
+async def test_me_for_admins(svc_app, site, calls, make_member):
+    me = await calls.ok("get", "/permissions/me")  # the instance admin
+    assert me["admin"] is True and me["permissions"]["*"]["delete"]["allowed"] is True
+    admin = await make_member(site, "admin")
+    me = await Calls(svc_app.client, admin.headers).ok("get", "/permissions/me")
+    assert me["admin"] is True and me["roleId"] == await role_id_of(svc_app, site, "admin")
+
+
+async def test_me_default_deny(svc_app, site, make_member):
+    member = await make_member(site, "subscriber")
+    me = await Calls(svc_app.client, member.headers).ok("get", "/permissions/me")
+    assert me["admin"] is False and me["permissions"] == {} and me["policies"] == []
+
+
+async def test_check_for_self_and_for_another_user(svc_app, site, calls, make_member):
+    policy = await calls.ok("post", "/policies", 201, json={"name": "Own drafts"})
+    await calls.ok("post", f"/policies/{policy['id']}/permissions", 201, json={
+        "collection": "drafts", "action": "update", "fields": ["body"],
+        "conditions": {"owner": {"_eq": "$CURRENT_USER"}}})
+    alice = await make_member(site, "subscriber")
+    bob = await make_member(site, "subscriber")
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": alice.user_id})
+    body = {"collection": "drafts", "action": "update"}
+    as_alice = Calls(svc_app.client, alice.headers)
+    assert await as_alice.ok("post", "/permissions/check", json=body) == {
+        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.user_id}}}
+    assert (await as_alice.ok("post", "/permissions/check", json={**body, "userId": alice.user_id}))["allowed"]
+    as_bob = Calls(svc_app.client, bob.headers)
+    assert (await as_bob.ok("post", "/permissions/check", json=body))["allowed"] is False
+    await as_bob.fail("post", "/permissions/check", 403, "PERMISSION_DENIED", json={**body, "userId": alice.user_id})
+    # The admin debugging a user sees exactly what that user's requests get.
+    assert await calls.ok("post", "/permissions/check", json={**body, "userId": alice.user_id}) == {
+        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.user_id}}}
+    assert (await calls.ok("post", "/permissions/check", json={**body, "userId": bob.user_id}))["allowed"] is False
+    assert (await calls.ok("post", "/permissions/check", json=body))["allowed"] is True  # the admin itself
+
+
+async def test_check_user_must_be_a_member(calls, site_b, make_member):
+    outsider = await make_member(site_b, "subscriber")
+    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", ["userId"],
+                     json={"collection": "a", "action": "read", "userId": outsider.user_id})
+
+
+@pytest.mark.parametrize("body, path", [
+    ({}, ["collection"]),
+    ({"action": "read"}, ["collection"]),
+    ({"collection": "a"}, ["action"]),
+    ({"collection": "a", "action": "READ"}, ["action"]),
+    ({"collection": "*", "action": "read"}, ["collection"]),
+    ({"collection": "a/b", "action": "read"}, ["collection"]),
+    ({"collection": "a", "action": "read", "userId": 1}, ["userId"]),
+    ({"collection": "a", "action": "read", "userId": "x" * 40}, ["userId"]),
+    ({"collection": "a", "action": "read", "fields": ["x"]}, ["fields"]),
+])
+async def test_check_validation(calls, body, path):
+    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", content=b"[]")

@@ -1,0 +1,75 @@
+"""/teams: CRUD, members, validation, audit."""
+
+from __future__ import annotations
+
+import pytest
+from access_helpers import audit_actions
+
+from plugins.access import api
+
+MISSING = "0190a0a0-0000-7000-8000-000000000000"
+
+
+async def test_crud_and_members(calls, svc_app, site, make_member):
+    one = await make_member(site, "subscriber")
+    two = await make_member(site, "subscriber")
+    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [one.user_id, one.user_id]})
+    assert team == {"id": team["id"], "name": "Desk", "members": [one.user_id]}
+    assert await calls.ok("get", f"/teams/{team['id']}") == team
+    assert await calls.ok("get", "/teams") == [team]
+    patched = await calls.ok("patch", f"/teams/{team['id']}", json={"members": [two.user_id], "name": "News desk"})
+    assert patched == {"id": team["id"], "name": "News desk", "members": [two.user_id]}
+    assert (await calls.ok("patch", f"/teams/{team['id']}", json={"members": []}))["members"] == []
+    await calls.fail("post", "/teams", 409, "CONFLICT", ["name"], json={"name": "News desk"})
+    await calls.ok("delete", f"/teams/{team['id']}", 204)
+    await calls.fail("get", f"/teams/{team['id']}", 404, "RECORD_NOT_FOUND")
+    actions = [a for a, t in await audit_actions(svc_app, site) if t == team["id"]]
+    assert actions == ["team.create", "team.update", "team.update", "team.delete"]
+
+
+async def test_members_must_belong_to_the_site(calls, site, site_b, make_member):
+    outsider = await make_member(site_b, "admin")
+    await calls.fail("post", "/teams", 400, "VALIDATION_FAILED", ["members"],
+                     json={"name": "T", "members": [outsider.user_id]})
+    team = await calls.ok("post", "/teams", 201, json={"name": "T"})
+    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"],
+                     json={"members": [MISSING]})
+
+
+async def test_leaving_the_site_leaves_its_teams(calls, svc_app, site, make_member):
+    member = await make_member(site, "subscriber")
+    team = await calls.ok("post", "/teams", 201, json={"name": "T", "members": [member.user_id]})
+    policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": member.user_id})
+    async with svc_app.kernel.db.begin() as conn:
+        assert await api.remove_membership(conn, site, member.user_id) == 1
+    assert (await calls.ok("get", f"/teams/{team['id']}"))["members"] == []
+    assert (await calls.ok("get", f"/policies/{policy['id']}"))["attachments"] == []
+
+
+@pytest.mark.parametrize("body, path", [
+    ({}, ["name"]),
+    ({"name": "\x7f"}, ["name"]),
+    ({"name": "T", "members": "u1"}, ["members"]),
+    ({"name": "T", "members": [1]}, ["members", "0"]),
+    ({"name": "T", "members": ["bad id!"]}, ["members", "0"]),
+    ({"name": "T", "members": [MISSING] * 1001}, ["members"]),
+    ({"name": "T", "owner": "x"}, ["owner"]),
+])
+async def test_create_validation(calls, body, path):
+    await calls.fail("post", "/teams", 400, "VALIDATION_FAILED", path, json=body)
+
+
+async def test_patch_validation(calls):
+    team = await calls.ok("post", "/teams", 201, json={"name": "T"})
+    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"], json={"members": None})
+    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["name"], json={"name": None})
+    await calls.fail("patch", f"/teams/{MISSING}", 404, "RECORD_NOT_FOUND", json={"name": "x"})
+
+
+async def test_deleting_a_team_removes_its_attachments(calls):
+    team = await calls.ok("post", "/teams", 201, json={"name": "T"})
+    policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"teamId": team["id"]})
+    await calls.ok("delete", "/teams", 204, json=[team["id"]])
+    assert (await calls.ok("get", f"/policies/{policy['id']}"))["attachments"] == []

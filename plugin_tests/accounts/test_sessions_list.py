@@ -1,0 +1,158 @@
+"""``/me/sessions`` and the admin's ``/users/{id}/sessions`` and ``/sessions/{id}``."""
+
+from __future__ import annotations
+
+import uuid
+
+import jwt
+from sqlalchemy import select
+
+from kernel.audit import audit_log
+
+REFRESH = "/api/v1/auth/refresh"
+MINE = "/api/v1/me/sessions"
+SESSION_KEYS = {"id", "userId", "siteId", "createdAt", "lastUsedAt", "expiresAt", "userAgent", "ip", "current"}
+
+
+def sid(token: str) -> str:
+    return jwt.decode(token, options={"verify_signature": False})["sid"]
+
+
+def bearer(token: str, site: str | None = None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", **({"X-Svc-Site": site} if site else {})}
+
+
+async def refresh_status(client, refresh_token: str) -> int:
+    return (await client.post(REFRESH, json={"refreshToken": refresh_token})).status_code
+
+
+async def new_site(client, admin_headers) -> str:
+    site_id = f"s-{uuid.uuid4().hex[:10]}"
+    assert (await client.post("/api/v1/sites", json={"id": site_id, "name": "B"}, headers=admin_headers)).status_code == 201
+    return site_id
+
+
+async def test_my_sessions_are_listed_redacted(client, site, make_member, login_as):
+    member = await make_member(site)
+    first = await login_as(member.email, site=site)
+    second = await login_as(member.email, site=site)
+    resp = await client.get(MINE, headers={**bearer(second["token"], site), "User-Agent": "pytest-agent"})
+    assert resp.status_code == 200, resp.text
+    sessions = resp.json()["data"]
+    assert {s["id"] for s in sessions} == {sid(first["token"]), sid(second["token"])}
+    assert all(set(s) == SESSION_KEYS and s["siteId"] == site and s["userId"] == member.id for s in sessions)
+    assert [s["current"] for s in sessions if s["id"] == sid(second["token"])] == [True]
+    assert [s["current"] for s in sessions if s["id"] == sid(first["token"])] == [False]
+    body = resp.text
+    assert first["refreshToken"] not in body and second["refreshToken"] not in body and "hash" not in body.lower()
+
+
+async def test_rotation_keeps_one_session_per_family(client, site, make_member, login_as):
+    member = await make_member(site)
+    data = await login_as(member.email, site=site)
+    rotated = (await client.post(REFRESH, json={"refreshToken": data["refreshToken"]})).json()["data"]
+    sessions = (await client.get(MINE, headers=bearer(rotated["token"]))).json()["data"]
+    assert [s["id"] for s in sessions] == [sid(data["token"])] and sessions[0]["current"]
+
+
+async def test_revoke_one_of_my_sessions(svc_app, site, make_member, login_as):
+    client = svc_app.client
+    member = await make_member(site)
+    keep = await login_as(member.email, site=site)
+    drop = await login_as(member.email, site=site)
+    resp = await client.delete(f"{MINE}/{sid(drop['token'])}", headers=bearer(keep["token"]))
+    assert resp.status_code == 204 and resp.content == b""
+    assert await refresh_status(client, drop["refreshToken"]) == 401
+    assert await refresh_status(client, keep["refreshToken"]) == 200
+    again = await client.delete(f"{MINE}/{sid(drop['token'])}", headers=bearer(keep["token"]))
+    assert again.status_code == 404 and again.json()["errors"][0]["code"] == "RECORD_NOT_FOUND"
+    assert (await client.delete(f"{MINE}/nope", headers=bearer(keep["token"]))).status_code == 404
+    async with svc_app.kernel.db.connect() as conn:
+        rows = (await conn.execute(select(audit_log).where(audit_log.c.action == "session.revoked"))).mappings().all()
+    assert [(r["target_id"], r["site_id"], r["actor_id"]) for r in rows] == [(sid(drop["token"]), site, member.id)]
+
+
+async def test_user_cannot_revoke_another_users_session(client, site, make_member, login_as):
+    alice, bob = await make_member(site), await make_member(site)
+    a = await login_as(alice.email, site=site)
+    b = await login_as(bob.email, site=site)
+    resp = await client.delete(f"{MINE}/{sid(b['token'])}", headers=bearer(a["token"], site))
+    assert resp.status_code == 404
+    assert await refresh_status(client, b["refreshToken"]) == 200
+    listed = (await client.get(MINE, headers=bearer(a["token"]))).json()["data"]
+    assert sid(b["token"]) not in [s["id"] for s in listed]
+
+
+async def test_revoke_all_my_sessions(client, site, make_member, login_as):
+    member = await make_member(site)
+    one = await login_as(member.email, site=site)
+    two = await login_as(member.email, site=site)
+    other = await make_member(site)
+    theirs = await login_as(other.email, site=site)
+    assert (await client.delete(MINE, headers=bearer(one["token"]))).status_code == 204
+    assert await refresh_status(client, one["refreshToken"]) == 401
+    assert await refresh_status(client, two["refreshToken"]) == 401
+    assert await refresh_status(client, theirs["refreshToken"]) == 200
+    assert (await client.get(MINE, headers=bearer(one["token"]))).json()["data"] == []
+
+
+async def test_my_sessions_need_a_user(client, admin_headers, site):
+    assert (await client.get(MINE)).status_code == 401
+    assert (await client.delete(MINE)).status_code == 401
+    assert (await client.get(MINE, headers={"Authorization": "Bearer nope"})).status_code == 401
+
+
+async def test_admin_lists_and_revokes_member_sessions(client, site, make_member, login_as):
+    admin = await make_member(site, role="admin")
+    member = await make_member(site)
+    admin_token = (await login_as(admin.email, site=site))["token"]
+    data = await login_as(member.email, site=site)
+    url = f"/api/v1/users/{member.id}/sessions"
+    listed = await client.get(url, headers=bearer(admin_token, site))
+    assert listed.status_code == 200, listed.text
+    assert [s["id"] for s in listed.json()["data"]] == [sid(data["token"])]
+    resp = await client.delete(f"/api/v1/sessions/{sid(data['token'])}", headers=bearer(admin_token, site))
+    assert resp.status_code == 204
+    assert await refresh_status(client, data["refreshToken"]) == 401
+    assert (await client.delete(f"/api/v1/sessions/{sid(data['token'])}",
+                                headers=bearer(admin_token, site))).status_code == 404
+
+
+async def test_instance_admin_sees_every_session(client, site_headers, site, make_member, login_as):
+    member = await make_member(site)
+    await login_as(member.email, site=site)
+    await login_as(member.email, site=site)
+    resp = await client.get(f"/api/v1/users/{member.id}/sessions", headers=site_headers)
+    assert resp.status_code == 200 and len(resp.json()["data"]) == 2
+    assert (await client.get("/api/v1/users/nobody/sessions", headers=site_headers)).status_code == 404
+
+
+async def test_admin_routes_refuse_non_admins(client, site, make_member, login_as):
+    member = await make_member(site)
+    data = await login_as(member.email, site=site)
+    headers = bearer(data["token"], site)
+    assert (await client.get(f"/api/v1/users/{member.id}/sessions", headers=headers)).status_code == 403
+    assert (await client.delete(f"/api/v1/sessions/{sid(data['token'])}", headers=headers)).status_code == 403
+    no_site = await client.get(f"/api/v1/users/{member.id}/sessions", headers=bearer(data["token"]))
+    assert no_site.status_code == 400
+
+
+async def test_site_admin_cannot_reach_another_sites_sessions(client, admin_headers, site, make_member, login_as):
+    site_b = await new_site(client, admin_headers)
+    admin_b = await make_member(site_b, role="admin")
+    token_b = (await login_as(admin_b.email, site=site_b))["token"]
+    member_a = await make_member(site)
+    data = await login_as(member_a.email, site=site)
+    listed = await client.get(f"/api/v1/users/{member_a.id}/sessions", headers=bearer(token_b, site_b))
+    assert listed.status_code == 404
+    revoked = await client.delete(f"/api/v1/sessions/{sid(data['token'])}", headers=bearer(token_b, site_b))
+    assert revoked.status_code == 404
+    assert await refresh_status(client, data["refreshToken"]) == 200
+    # A member of both sites: site B's admin sees only the session bound to site B.
+    both = await make_member([site, site_b])
+    in_a = await login_as(both.email, site=site)
+    in_b = await login_as(both.email, site=site_b)
+    seen = (await client.get(f"/api/v1/users/{both.id}/sessions", headers=bearer(token_b, site_b))).json()["data"]
+    assert [s["id"] for s in seen] == [sid(in_b["token"])]
+    assert (await client.delete(f"/api/v1/sessions/{sid(in_a['token'])}",
+                                headers=bearer(token_b, site_b))).status_code == 404

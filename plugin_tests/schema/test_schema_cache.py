@@ -1,0 +1,98 @@
+"""The snapshot cache: reused while the version stands, dropped by ``schema.changed`` on this
+worker and (through Redis) on the others, and bounded by a TTL where there is no Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from plugins.schema import api, cache
+
+REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
+
+
+def redis_available() -> bool:
+    try:
+        import redis
+
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=0.5).ping()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means: no Redis here
+        return False
+
+
+async def _admin(app):
+    token = await app.login()
+    return {"Authorization": f"Bearer {token}", "X-Svc-Site": "default"}
+
+
+async def _create(app, headers, name):
+    resp = await app.client.post("/api/v1/collections", json={"name": name}, headers=headers)
+    assert resp.status_code == 201, resp.text
+
+
+async def test_one_worker_reuses_and_drops_its_snapshot(svc_app, calls, site):
+    kernel = svc_app.kernel
+    await calls.collection("a")
+    first = await api.get_schema(kernel, site)
+    assert await api.get_schema(kernel, site) is first
+    await calls.field("a", "x", "string")
+    second = await api.get_schema(kernel, site)
+    assert second is not first and second.version == first.version + 1
+    assert second.field("a", "x").type == "string"
+    api.forget_cached(kernel, site)
+    assert (await api.get_schema(kernel, site)) == second
+
+
+async def test_after_the_ttl_only_the_version_is_checked(svc_app, calls, site, monkeypatch):
+    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 0.0)
+    await calls.collection("a")
+    first = await api.get_schema(svc_app.kernel, site)
+    assert await api.get_schema(svc_app.kernel, site) is first  # same version: same object
+
+
+async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tmp_path, monkeypatch):
+    one = await make_app(data_dir=tmp_path / "shared")
+    two = await make_app(data_dir=tmp_path / "shared")
+    headers = await _admin(one)
+    await _create(one, headers, "a")
+    stale = await api.get_schema(two.kernel, "default")
+    await _create(one, headers, "b")
+    assert await api.get_schema(two.kernel, "default") is stale  # within the TTL: no query at all
+    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 0.05)
+    await asyncio.sleep(0.06)
+    fresh = await api.get_schema(two.kernel, "default")
+    assert set(fresh.collections) == {"a", "b"} and fresh.version == stale.version + 1
+
+
+@pytest.mark.skipif(not redis_available(), reason="Redis does not answer")
+async def test_second_worker_with_redis_hears_the_change(make_app, tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 3600.0)  # only the bus can make it fresh
+    one = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
+    two = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
+    headers = await _admin(one)
+    await _create(one, headers, "a")
+    before = await api.get_schema(two.kernel, "default")
+    heard = asyncio.Event()
+    two.kernel.bus.on_action("schema.changed", lambda e, p, c: heard.set() if c.remote else None)
+    await _create(one, headers, "b")
+    await asyncio.wait_for(heard.wait(), 5)
+    after = await api.get_schema(two.kernel, "default")
+    assert after.version == before.version + 1 and "b" in after.collections
+
+
+def test_an_old_message_does_not_evict_a_newer_snapshot(svc_app):
+    from plugins.schema.snapshot import SchemaSnapshot
+
+    kernel = svc_app.kernel
+    handler = cache.on_schema_changed(kernel)
+    cache._cache(kernel)["s1"] = cache._Entry(SchemaSnapshot("s1", 5), 0.0)
+    handler("schema.changed", {"siteId": "s1", "version": 4}, None)
+    assert "s1" in cache._cache(kernel)
+    handler("schema.changed", {"siteId": "s1", "version": 6}, None)
+    assert "s1" not in cache._cache(kernel)
+    cache._cache(kernel)["s1"] = cache._Entry(SchemaSnapshot("s1", 5), 0.0)
+    handler("sites.changed", {"id": "s1", "op": "delete"}, None)
+    assert "s1" not in cache._cache(kernel)

@@ -1,0 +1,103 @@
+"""POST /api/v1/utils/jsonata/test: results as JSON, errors as 400, hostile input stopped in time."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+JSONATA = "/api/v1/utils/jsonata/test"
+TIMEOUT_MS = 400
+GRACE = 0.5  # jsonata_runner.GRACE_SECONDS
+
+
+@pytest.fixture
+async def app(make_app):
+    return await make_app(jsonata_timeout_ms=TIMEOUT_MS)
+
+
+@pytest.fixture
+async def headers(app):
+    return {"Authorization": f"Bearer {await app.login()}"}
+
+
+async def evaluate(app, headers, expression, **body):
+    return await app.client.post(JSONATA, json={"expression": expression, **body}, headers=headers)
+
+
+async def test_result(app, headers):
+    resp = await evaluate(app, headers, "$sum(order.items.price) * 2", data={"order": {"items": [{"price": 2},
+                                                                                                  {"price": 3}]}})
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == {"data": {"result": 10}}
+
+
+async def test_sequences_and_objects_become_json(app, headers):
+    resp = await evaluate(app, headers, '{"range": [1..3], "names": items.name, "s": $string(1.5)}',
+                          data={"items": [{"name": "a"}, {"name": "b"}]})
+    assert resp.json()["data"]["result"] == {"range": [1, 2, 3], "names": ["a", "b"], "s": "1.5"}
+
+
+async def test_undefined_is_null_and_data_is_optional(app, headers):
+    resp = await evaluate(app, headers, "nothing.here")
+    assert resp.status_code == 200
+    assert resp.json() == {"data": {"result": None}}
+
+
+async def test_syntax_error(app, headers):
+    resp = await evaluate(app, headers, "1 +")
+    assert resp.status_code == 400
+    error = resp.json()["errors"][0]
+    assert error["code"] == "VALIDATION_FAILED" and error["path"] == ["expression"]
+    assert error["message"].startswith("Syntax error: ")
+    assert error["extensions"]["jsonataCode"].startswith("S0")
+
+
+async def test_runtime_error(app, headers):
+    resp = await evaluate(app, headers, '"x" + 1')
+    assert resp.status_code == 400
+    assert resp.json()["errors"][0]["extensions"]["jsonataCode"] == "T2001"
+
+
+@pytest.mark.parametrize("expression", [
+    "$sum([1..10000000])",  # one builtin call: the library's own timeout never looks
+    '$match("' + "a" * 40 + 'b", /(a+)+$/)',  # catastrophic backtracking inside re
+    "($f := function($n){ $f($n + 1) }; $f(0))",  # unbounded recursion
+])
+async def test_hostile_expressions_stop_within_the_bound(app, headers, expression):
+    started = time.monotonic()
+    resp = await evaluate(app, headers, expression)
+    elapsed = time.monotonic() - started
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["errors"][0]["path"] == ["expression"]
+    assert elapsed < TIMEOUT_MS / 1000 + GRACE + 1.0  # plus slack for a loaded test machine
+
+
+async def test_timeout_message(app, headers):
+    resp = await evaluate(app, headers, "$sum([1..10000000])")
+    error = resp.json()["errors"][0]
+    assert error["message"] == f"The expression did not finish within {TIMEOUT_MS} ms"
+    assert error["extensions"]["reason"] == "timeout"
+
+
+async def test_huge_allocation_is_refused(app, headers):
+    resp = await evaluate(app, headers, '$pad("x", 400000000)')
+    assert resp.status_code == 400
+    assert resp.json()["errors"][0]["extensions"]["reason"] in ("memory", "limit", "timeout")
+
+
+@pytest.mark.parametrize("body, path", [
+    ({}, ["expression"]),
+    ({"expression": 1}, ["expression"]),
+    ({"expression": "x" * 10_001}, ["expression"]),
+    ({"expression": "1", "other": 1}, ["other"]),
+])
+async def test_bad_bodies(app, headers, body, path):
+    resp = await app.client.post(JSONATA, json=body, headers=headers)
+    assert resp.status_code == 400
+    assert resp.json()["errors"][0]["path"] == path
+
+
+async def test_needs_a_bearer(app):
+    resp = await app.client.post(JSONATA, json={"expression": "1"})
+    assert resp.status_code == 401

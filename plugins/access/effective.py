@@ -1,0 +1,59 @@
+"""Effective permissions: ``GET /permissions/me`` and the ``POST /permissions/check`` debugger.
+
+Both answer from ``kernel.access`` (the same snapshot, cache and evaluation every request
+uses), never from a second implementation that could drift from the real one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel import ApiError, Principal
+from kernel.access import ACTIONS, Decision
+from plugins.access.common import check_body, collection_value, ref_id
+from plugins.access.guards import user_is_member
+
+CHECK_FIELDS = frozenset({"collection", "action", "userId"})
+
+
+async def my_permissions(ctx: Any) -> dict[str, Any]:
+    """The caller's role chain, teams, policies and per-collection decisions in this site.
+
+    An admin gets ``{"*": {action: allowed}}``: admin access short-circuits every rule.
+    """
+    site_id = ctx.require_site()
+    snap = await ctx.kernel.access.snapshot(ctx.principal, site_id)
+    if snap.admin:
+        matrix = {"*": {action: Decision(True).to_dict() for action in ACTIONS}}
+    else:
+        matrix = snap.matrix(ctx.principal)
+    return {"admin": snap.admin, "roleId": snap.role_id, "roles": list(snap.role_ids),
+            "teams": list(snap.team_ids), "policies": list(snap.policy_ids), "permissions": matrix}
+
+
+async def check(ctx: Any, body: Any) -> dict[str, Any]:
+    """The decision for ``{ collection, action }``: for the caller, or (admins only) for
+    ``userId``, a member of the site, as that user's own requests would get it."""
+    site_id = ctx.require_site()
+    body = check_body(body, CHECK_FIELDS)
+    if body.get("collection") is None:
+        raise ApiError.validation("'collection' is required", path=["collection"])
+    collection = collection_value(body["collection"], wildcard=False)
+    action = body.get("action")
+    if action not in ACTIONS:
+        raise ApiError.validation(f"'action' must be one of {', '.join(ACTIONS)}", path=["action"])
+    principal = ctx.principal
+    if body.get("userId") is not None:
+        user_id = ref_id(body["userId"], "userId")
+        if user_id != principal.user_id:
+            if not principal.is_admin:
+                raise ApiError.forbidden("Only an admin may check another user's permissions")
+            async with ctx.reader() as db:
+                if not await user_is_member(db, user_id):
+                    raise ApiError.validation("'userId' must be a member of this site", path=["userId"])
+            principal = Principal(kind="user", user_id=user_id, site_id=site_id)
+    decision = await ctx.kernel.access.decide(principal, site_id, collection, action)
+    out = decision.to_dict()
+    if not decision.allowed:
+        out["fields"] = []  # a denial grants no field (Decision(False) says "*", meaning unset)
+    return out

@@ -1,0 +1,108 @@
+"""Subscriber access: which collections self-registered subscribers may read.
+
+``POST /users/subscriber-access { collection }`` grants, ``GET`` lists ``[{ collection }]``,
+``DELETE /users/subscriber-access/{collection}`` revokes. A grant is an unconditional
+``read`` rule on all fields in the site's built-in policy ``subscriber_access``, which is
+created on first use and attached to the ``subscriber`` role. Being ordinary data, a grant
+is evaluated, cached and invalidated like every other rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel import ApiError
+from kernel.db.meta import now_utc
+from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
+from plugins.access import api
+from plugins.access.common import check_body, collection_value, is_collection_name, not_found, record_change
+from plugins.access.policies import insert_policy
+from plugins.access.rules import delete_rule_row, insert_rule
+from plugins.access.tables import attachments, permissions, policies
+
+SYSTEM_KEY = "subscriber_access"
+POLICY_NAMES = ("Subscriber access", "Subscriber access (built-in)")
+
+
+async def _policy(db: SiteDB) -> Any:
+    return await db.one(db.select(policies).where(policies.c.system_key == SYSTEM_KEY))
+
+
+def _grant_filter(policy_id: str, collection: str | None = None) -> list[Any]:
+    """Read rules of the built-in policy (on ``collection``)."""
+    where = [permissions.c.policy_id == policy_id, permissions.c.action == "read"]
+    if collection is not None:
+        where.append(permissions.c.collection == collection)
+    return where
+
+
+def _is_grant(row: Any) -> bool:
+    """A grant is a read rule on every field without conditions; other rules an admin added to
+    the policy through /policies are not grants and are left alone. (Checked here, not in SQL:
+    a JSON null is stored as the JSON text 'null', not as SQL NULL.)"""
+    return not row["conditions"] and list(row["fields"] or []) == ["*"]
+
+
+async def list_grants(ctx: Any) -> list[dict[str, str]]:
+    async with ctx.reader() as db:
+        policy = await _policy(db)
+        if policy is None:
+            return []
+        rows = await db.all(db.select(permissions).where(*_grant_filter(policy["id"])))
+    return [{"collection": c} for c in sorted({r["collection"] for r in rows if _is_grant(r)})]
+
+
+async def _ensure_policy(ctx: Any, uow: Any) -> Any:
+    """The built-in policy, created and attached to the subscriber role when missing."""
+    db = uow.db
+    policy = await _policy(db)
+    if policy is None:
+        taken = {r["name"] for r in await db.all(db.select(policies, policies.c.name)
+                                                 .where(policies.c.name.in_(POLICY_NAMES)))}
+        name = next((n for n in POLICY_NAMES if n not in taken), f"Subscriber access {uuid7()[:8]}")
+        policy = await insert_policy(ctx, uow, name, system_key=SYSTEM_KEY)
+    role = await api.role_by_system_key(uow.conn, uow.site_id, "subscriber")
+    if role is None:
+        raise ApiError(409, "CONFLICT", "This site has no subscriber role")
+    attached = await db.one(db.select(attachments, attachments.c.id).where(
+        attachments.c.policy_id == policy["id"], attachments.c.role_id == role["id"]))
+    if attached is None:
+        # Created now, or detached by hand since: a grant must take effect, so re-attach.
+        await db.insert(attachments, {"id": uuid7(), "policy_id": policy["id"], "role_id": role["id"],
+                                      "user_id": None, "team_id": None, "created_at": now_utc()})
+        await record_change(ctx, uow, "policy.attach", "policy", policy["id"],
+                            {"name": policy["name"], "roleId": role["id"]})
+    return policy
+
+
+async def grant(ctx: Any, body: Any) -> tuple[dict[str, str], bool]:
+    """Grant read on ``collection``; returns the grant and whether it is new."""
+    body = check_body(body, {"collection"})
+    if body.get("collection") is None:
+        raise ApiError.validation("'collection' is required", path=["collection"])
+    collection = collection_value(body["collection"], wildcard=False)
+    async with ctx.unit_of_work() as uow:
+        policy = await _ensure_policy(ctx, uow)
+        db = uow.db
+        rows = await db.all(db.select(permissions).where(*_grant_filter(policy["id"], collection)))
+        if any(_is_grant(r) for r in rows):
+            return {"collection": collection}, False
+        await insert_rule(ctx, uow, policy, {"collection": collection, "action": "read", "fields": ["*"],
+                                             "conditions": None})
+    return {"collection": collection}, True
+
+
+async def revoke(ctx: Any, collection: str) -> None:
+    """Remove every grant on ``collection`` (404 when there is none)."""
+    if not is_collection_name(collection):
+        raise not_found("subscriber access grant")  # a name that cannot exist was never granted
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        policy = await _policy(db)
+        rows = [] if policy is None else [r for r in await db.all(
+            db.select(permissions).where(*_grant_filter(policy["id"], collection))) if _is_grant(r)]
+        if not rows:
+            raise not_found("subscriber access grant")
+        for row in rows:
+            await delete_rule_row(ctx, uow, policy, row)

@@ -1,0 +1,138 @@
+"""The account emails (verification, password reset, invitation, notices) and how they leave.
+
+Links point at ``SVC_PUBLIC_URL`` (the front end that shows the page and posts the token back
+with the site header): ``{public}/verify-email?token=...&site=...``.
+
+Anonymous flows (register, resend, forgot) hand their email to ``send_later``: it is sent after
+the response is computed, in a task of this process, and a failure (no SMTP host, a refusing
+server) is logged, never answered. So the answer and its timing are the same whether or not an
+email went out, and anonymous callers cannot probe the mail configuration. The message is not
+put on the persistent job queue on purpose: it carries a live token, which must not sit in a
+queue table in clear text. Admin flows (invite) use ``send_now`` and see the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from kernel import ApiError, Setting
+from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
+
+log = logging.getLogger("svc.accounts.email")
+_PENDING = "accounts.pending_mail"
+
+
+def _parse_public_url(raw: str) -> str:
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http(s) URL such as https://cms.example.com")
+    return raw.strip().rstrip("/")
+
+
+SETTINGS = [
+    Setting("SVC_PUBLIC_URL", "http://127.0.0.1:8000", _parse_public_url,
+            "Base URL of the pages that emailed links open (verify email, reset password, accept invite)."),
+]
+
+
+def link(kernel: Any, page: str, token: str, site_id: str) -> str:
+    """The front-end URL for ``page`` carrying ``token`` and the site."""
+    base = kernel.settings.get("public_url") or "http://127.0.0.1:8000"
+    return f"{base}/{page}?{urlencode({'token': token, 'site': site_id})}"
+
+
+def _site_name(site: dict[str, Any]) -> str:
+    # A name goes into the Subject header: keep it to one short line.
+    name = str(site.get("name") or site.get("id") or "svc")
+    return " ".join(name.split())[:80]
+
+
+def verification(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
+    name = _site_name(site)
+    return OutgoingEmail(to=[to], subject=f"Confirm your email address for {name}", text=(
+        f"Someone (hopefully you) signed up for {name} with this address.\n\n"
+        f"Confirm it by opening this link:\n{url}\n\n"
+        "If it was not you, ignore this email; nothing happens without the link."))
+
+
+def existing_account(to: str, site: dict[str, Any], url: str | None) -> OutgoingEmail:
+    """For a sign-up with an address that already has an account: never changes that account."""
+    name = _site_name(site)
+    join = (f"To use your existing account with {name}, confirm by opening this link:\n{url}\n\n"
+            if url else "")
+    return OutgoingEmail(to=[to], subject=f"Your account for {name}", text=(
+        f"Someone tried to sign up for {name} with this address, which already has an account.\n\n"
+        f"{join}If you forgot your password, use 'Forgot password' to choose a new one. "
+        "If it was not you, ignore this email; your account is unchanged."))
+
+
+def password_reset(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
+    name = _site_name(site)
+    return OutgoingEmail(to=[to], subject=f"Reset your password for {name}", text=(
+        f"Someone asked to reset the password of your {name} account.\n\n"
+        f"Choose a new password here (the link works once, for a limited time):\n{url}\n\n"
+        "If it was not you, ignore this email; your password is unchanged."))
+
+
+def invitation(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
+    name = _site_name(site)
+    return OutgoingEmail(to=[to], subject=f"You are invited to {name}", text=(
+        f"You have been invited to {name}.\n\n"
+        f"Accept the invitation and choose your password here:\n{url}\n"))
+
+
+def added_to_site(to: str, site: dict[str, Any]) -> OutgoingEmail:
+    name = _site_name(site)
+    return OutgoingEmail(to=[to], subject=f"You have been added to {name}", text=(
+        f"Your existing account now has access to {name}. Sign in with your usual password."))
+
+
+async def _send_logged(kernel: Any, message: OutgoingEmail) -> None:
+    # Log the subject only: the body holds a live token and the address is personal data.
+    try:
+        await kernel.mailer.send(message)
+    except MailerNotConfigured:
+        log.warning("email not configured (SVC_SMTP_HOST): '%s' not sent", message.subject)
+    except (DeliveryFailed, ValueError) as exc:
+        log.warning("email '%s' not sent: %s", message.subject, exc)
+    except Exception:  # noqa: BLE001 - a background send must never die silently
+        log.exception("email '%s' not sent", message.subject)
+
+
+def send_later(kernel: Any, message: OutgoingEmail | None) -> None:
+    """Send ``message`` after the current request, without failing it (see the module doc)."""
+    if message is None:
+        return
+    task = asyncio.get_running_loop().create_task(_send_logged(kernel, message))
+    pending: set[asyncio.Task[None]] = kernel.state.setdefault(_PENDING, set())
+    pending.add(task)  # a strong reference, so the task is not collected half way
+    task.add_done_callback(pending.discard)
+
+
+async def drain(kernel: Any, timeout: float | None = None) -> None:
+    """Wait (at most ``timeout`` seconds) for every email ``send_later`` queued: at shutdown,
+    and in tests that read a mailbox."""
+    pending: set[asyncio.Task[None]] = kernel.state.get(_PENDING) or set()
+    if pending:
+        await asyncio.wait(list(pending), timeout=timeout)
+
+
+def require_mailer(kernel: Any) -> None:
+    """503 ``EMAIL_NOT_CONFIGURED`` before an admin flow that cannot work without email."""
+    if not kernel.mailer.configured:
+        raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server (SVC_SMTP_HOST)")
+
+
+async def send_now(kernel: Any, message: OutgoingEmail) -> None:
+    """Send or fail with the spec's codes (for authenticated admin flows)."""
+    try:
+        await kernel.mailer.send(message)
+    except MailerNotConfigured as exc:
+        raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server") from exc
+    except (DeliveryFailed, ValueError) as exc:
+        log.warning("email '%s' not sent: %s", message.subject, exc)
+        raise ApiError(502, "DELIVERY_FAILED",
+                       "The email could not be delivered; invite again to send a new link") from exc

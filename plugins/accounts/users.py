@@ -1,0 +1,203 @@
+"""Site user administration: the members of one site, their role there, and (within limits)
+their identity. No HTTP here; ``routes_users`` calls these with the request's context.
+
+Tenancy: a user is visible in a site only through a membership row of that site, so every
+lookup joins ``svc_memberships`` scoped by ``SiteDB``; a member of site B is 404 in site A.
+Identities are global, so a site admin may change identity fields (email, password, status,
+names, avatar) only of a person who belongs to no other site; otherwise one site's admin
+could take over or lock out another site's user. The instance admin may change anyone.
+Decisions: docs/decisions/user-admin.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.exc import IntegrityError
+
+from kernel import ApiError, audit
+from kernel.tenancy.scope import SiteDB
+from plugins.access import api as access_api
+from plugins.access.tables import memberships
+from plugins.accounts import identity
+from plugins.accounts.tables import users
+
+NAME_COLUMNS = {"firstName": "first_name", "lastName": "last_name"}
+# Through this admin route, nobody changes their own role, and their own sign-in secrets only
+# through /me (which asks for the current password).
+SELF_FORBIDDEN = {"roleId", "email", "password", "status"}
+
+
+def user_record(row: Any) -> dict[str, Any]:
+    """``{ id, email, firstName, lastName, avatar, status, roleId }``; never the hash."""
+    return {"id": row["id"], "email": row["email"], "firstName": row["first_name"],
+            "lastName": row["last_name"], "avatar": row["avatar"], "status": row["status"],
+            "roleId": row["role_id"]}
+
+
+def _members(db: SiteDB) -> Any:
+    joined = memberships.join(users, users.c.id == memberships.c.user_id)
+    return db.scope(select(users, memberships.c.role_id).select_from(joined), memberships)
+
+
+async def list_users(db: SiteDB, *, status: str | None = None, role_id: str | None = None,
+                     search: str | None = None, limit: int = 25, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """One page of the site's members (by email) and the total matching the filters."""
+    where = []
+    if status is not None:
+        where.append(users.c.status == identity.check_status(status))
+    if role_id is not None:
+        where.append(memberships.c.role_id == role_id)
+    if search:
+        pattern = "%" + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append(or_(*(func.lower(c).like(pattern, escape="\\")
+                           for c in (users.c.email, users.c.first_name, users.c.last_name))))
+    rows = await db.all(_members(db).where(*where).order_by(users.c.email).limit(limit).offset(offset))
+    joined = memberships.join(users, users.c.id == memberships.c.user_id)
+    total = await db.scalar(db.scope(select(func.count()).select_from(joined), memberships).where(*where))
+    return [user_record(r) for r in rows], int(total or 0)
+
+
+async def get_member(db: SiteDB, user_id: str) -> Any:
+    """The member row (identity plus ``role_id``), or 404 ``RECORD_NOT_FOUND``."""
+    row = None
+    if identity.clean_id(user_id) is not None:
+        row = await db.one(_members(db).where(users.c.id == user_id))
+    if row is None:
+        raise ApiError.not_found("No such user in this site", code="RECORD_NOT_FOUND")
+    return row
+
+
+async def role_id_for(conn: Any, site_id: str, value: Any, default: str = "subscriber") -> str:
+    """``roleId`` if it is a role of this site, the ``default`` system role when absent; else 400."""
+    if value is None:
+        role = await access_api.role_by_system_key(conn, site_id, default)
+        if role is None:  # the built-in roles are seeded with the site; guard a damaged site anyway
+            raise ApiError.conflict(f"This site has no built-in '{default}' role")
+        return str(role["id"])
+    role = await access_api.role_in_site(conn, site_id, identity.clean_id(value))
+    if role is None:
+        raise ApiError.validation("'roleId' is not a role of this site", path=["roleId"])
+    return str(role["id"])
+
+
+def guard_instance_admin(principal: Any, row: Any) -> None:
+    if row["is_instance_admin"] and not principal.is_instance_admin:
+        raise ApiError.forbidden("Only the instance admin can change the instance admin")
+
+
+async def _shared(conn: Any, site_id: str, user_id: str) -> bool:
+    # Deliberately across sites (not through SiteDB): the one fact needed is whether another
+    # site also holds this identity; nothing of that site is read or returned.
+    stmt = select(func.count()).select_from(memberships).where(
+        memberships.c.user_id == user_id, memberships.c.site_id != site_id)
+    return bool((await conn.execute(stmt)).scalar())
+
+
+async def audit_user(uow: Any, ctx: Any, action: str, user_id: str, details: dict[str, Any] | None = None) -> None:
+    """One audit record about ``user_id``, in the unit of work of the change it describes."""
+    await audit.record(uow.conn, action=action, site_id=ctx.site_id, principal=ctx.principal,
+                       target_type="user", target_id=user_id, details=details, ip=ctx.client_ip or None,
+                       request_id=ctx.request_id)
+
+
+async def create_user(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """Create the identity, or add an existing one to this site (its own fields untouched);
+    409 ``CONFLICT`` when it is already a member."""
+    site_id = ctx.require_site()
+    email = identity.check_email(body.get("email"))
+    password = body.get("password")
+    password_hash = await identity.hash_password(identity.check_password(password)) if password is not None else None
+    status = identity.check_status(body.get("status", "active"))
+    first, last = identity.check_text(body, "firstName"), identity.check_text(body, "lastName")
+    try:
+        async with ctx.unit_of_work() as uow:
+            role_id = await role_id_for(uow.conn, site_id, body.get("roleId"))
+            row = await identity.identity_by_email(uow.conn, email)
+            if row is None:
+                user_id = await identity.insert_identity(uow.conn, email=email, password_hash=password_hash,
+                                                         status=status, first_name=first, last_name=last)
+            else:
+                guard_instance_admin(ctx.principal, row)
+                user_id = row["id"]
+                if await access_api.membership(uow.conn, site_id, user_id) is not None:
+                    raise ApiError.conflict("This user is already a member of the site")
+            await access_api.set_membership(uow.conn, site_id, user_id, role_id)
+            access_api.changed(uow)
+            await audit_user(uow, ctx, "user.create", user_id, {"roleId": role_id, "existingIdentity": row is not None})
+            return user_record(await get_member(uow.db, user_id))
+    except IntegrityError as exc:  # a concurrent create of the same address or membership
+        raise ApiError.conflict("This user already exists") from exc
+
+
+async def update_user(ctx: Any, user_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Change a member's role in this site and, where allowed, their identity fields."""
+    site_id = ctx.require_site()
+    principal = ctx.principal
+    if user_id == principal.user_id and SELF_FORBIDDEN & body.keys():
+        raise ApiError.forbidden("You cannot change your own role, email, password or status here; "
+                                 "use the /me routes", reason="self")
+    values: dict[str, Any] = {}
+    if "email" in body:
+        values["email"] = identity.check_email(body["email"])
+    if "status" in body:
+        values["status"] = identity.check_status(body["status"])
+    for key, column in NAME_COLUMNS.items():
+        if key in body:
+            values[column] = identity.check_text(body, key)
+    if "avatar" in body:
+        values["avatar"] = identity.check_text(body, "avatar", identity.MAX_AVATAR)
+    password_hash = None
+    if "password" in body:
+        password_hash = await identity.hash_password(identity.check_password(body["password"]))
+    try:
+        async with ctx.unit_of_work() as uow:
+            row = await get_member(uow.db, user_id)
+            guard_instance_admin(principal, row)
+            touches_identity = bool(values) or password_hash is not None
+            if touches_identity and not principal.is_instance_admin and await _shared(uow.conn, site_id, user_id):
+                raise ApiError.forbidden("This person also belongs to another site; only the instance admin "
+                                         "can change their account", reason="shared_identity")
+            if "roleId" in body:
+                role_id = await role_id_for(uow.conn, site_id, _required(body, "roleId"))
+                if role_id != row["role_id"]:
+                    await access_api.set_membership(uow.conn, site_id, user_id, role_id)
+                    access_api.changed(uow)
+                    await audit_user(uow, ctx, "user.role_changed", user_id,
+                                     {"fromRoleId": row["role_id"], "toRoleId": role_id})
+            if password_hash is not None:
+                await identity.set_password(uow.conn, user_id, password_hash, **values)
+            elif values:
+                await identity.update_identity(uow.conn, user_id, **values)
+                if values.get("status", "active") != "active":
+                    await identity.end_sessions(uow.conn, user_id)  # a suspension takes effect now
+            if touches_identity:
+                fields = sorted(k for k in body if k != "roleId")
+                await audit_user(uow, ctx, "user.update", user_id, {"fields": fields})
+            return user_record(await get_member(uow.db, user_id))
+    except IntegrityError as exc:
+        raise ApiError(409, "CONFLICT", "Another account already uses this email", path=["email"]) from exc
+
+
+def _required(body: dict[str, Any], key: str) -> Any:
+    if body.get(key) is None:
+        raise ApiError.validation(f"'{key}' cannot be null", path=[key])
+    return body[key]
+
+
+async def delete_user(ctx: Any, user_id: str) -> None:
+    """Remove the membership of this site; the identity goes too when no other site holds it
+    and it is not the instance admin."""
+    site_id = ctx.require_site()
+    if user_id == ctx.principal.user_id:
+        raise ApiError.forbidden("You cannot remove yourself from the site", reason="self")
+    async with ctx.unit_of_work() as uow:
+        row = await get_member(uow.db, user_id)
+        guard_instance_admin(ctx.principal, row)
+        await access_api.remove_membership(uow.conn, site_id, user_id)
+        orphan = not row["is_instance_admin"] and not await _shared(uow.conn, site_id, user_id)
+        if orphan:
+            await uow.conn.execute(delete(users).where(users.c.id == user_id))
+        access_api.changed(uow)
+        await audit_user(uow, ctx, "user.delete", user_id, {"identityDeleted": orphan})

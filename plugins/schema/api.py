@@ -1,0 +1,86 @@
+"""What other plugins may use of schema (declare ``requires = ("schema",)``).
+
+Reading a site's schema::
+
+    snap = await get_schema(kernel, site_id)          # cached, invalidated on every worker
+    coll = snap.collection("articles")                # CollectionDef | None
+    for name, field in coll.fields.items(): ...       # FieldDef, ordered by sort
+    value = validate_value(field, raw)                # normalised value, or ValueError
+
+Inside a transaction that changed the schema, ``await load_schema(conn, site_id)`` sees the
+uncommitted state. For ``onDelete``: ``relations_pointing_to(snap, "authors")`` lists every
+field holding ids of ``authors`` items. Writes (bundles, config import) call the service
+functions re-exported below with a ``UnitOfWork``; each bumps the schema version and emits the
+same events as the REST routes.
+
+Events (bus): filter and action ``collections.create|update|delete``, ``fields.create|update|
+delete``, ``relations.create|update|delete`` with ``{ siteId, collection, field?, relationId?,
+before?, after? }``; filter ``fields.type_change`` with ``{ siteId, collection, field, fromType,
+toType }``; action ``schema.changed`` with ``{ siteId, version }``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.tenancy.scope import SiteDB
+from plugins.schema.cache import get_schema
+from plugins.schema.changes import FIELD_TYPE_CHANGE, SCHEMA_CHANGED
+from plugins.schema.collections import (
+    create_collection,
+    delete_collection,
+    restore_collection,
+    update_collection,
+)
+from plugins.schema.fields import create_field, delete_field, update_field
+from plugins.schema.names import STRUCTURAL_FIELDS, collection_name_problem, field_name_problem
+from plugins.schema.relation_rules import ON_DELETE, RELATION_TYPES
+from plugins.schema.relations import create_relation, delete_relation, update_relation
+from plugins.schema.snapshot import (
+    CollectionDef,
+    FieldDef,
+    NestedField,
+    Reference,
+    RelationDef,
+    SchemaSnapshot,
+    load_snapshot,
+)
+from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
+
+SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
+                      for verb in ("create", "update", "delete"))
+
+
+async def load_schema(conn: Any, site_id: str) -> SchemaSnapshot:
+    """The site's schema read on ``conn`` (no cache): inside a transaction, its own changes show."""
+    return await load_snapshot(SiteDB(site_id, conn))
+
+
+def relations_pointing_to(snapshot: SchemaSnapshot, collection: str) -> list[Reference]:
+    """Every (collection, field) that may hold ids of ``collection``'s items, with the relation,
+    the value shape (``id``, ``ids`` or ``refs``) and ``onDelete``: what deleting one of
+    ``collection``'s items must check (restrict), clear (set null) or delete too (cascade)."""
+    return snapshot.references_to(collection)
+
+
+def nested_fields(snapshot: SchemaSnapshot, collection: str) -> dict[str, NestedField]:
+    """The relational names readable on ``collection`` (m2o objects, o2m lists, m2m, m2a)."""
+    return dict(snapshot.nested_fields(collection))
+
+
+def forget_cached(kernel: Any, site_id: str | None = None) -> None:
+    """Drop this process's cached snapshot of a site (tests, maintenance)."""
+    from plugins.schema.cache import forget
+
+    forget(kernel, site_id)
+
+
+__all__ = [
+    "FIELD_TYPES", "FIELD_TYPE_CHANGE", "ON_DELETE", "RELATION_TYPES", "SCHEMA_CHANGED", "SCHEMA_EVENTS",
+    "STRUCTURAL_FIELDS", "CollectionDef", "FieldDef", "NestedField", "Reference", "RelationDef",
+    "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
+    "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",
+    "field_name_problem", "forget_cached", "get_schema", "load_schema", "nested_fields",
+    "relations_pointing_to", "restore_collection", "update_collection", "update_field", "update_relation",
+    "validate_value",
+]

@@ -1,0 +1,67 @@
+"""Hook implementations of the schema plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, hookimpl, ops
+from kernel.tenancy.service import SITE_EVENT
+from plugins.schema import cache
+from plugins.schema import openapi_schemas as s
+from plugins.schema.changes import SCHEMA_CHANGED
+from plugins.schema.routes_collections import (
+    CollectionResource,
+    CollectionRestoreResource,
+    CollectionsResource,
+)
+from plugins.schema.routes_fields import AllFieldsResource, CollectionFieldsResource, FieldResource
+from plugins.schema.routes_relations import RelationResource, RelationsResource
+
+name = "schema"
+# Reads: any authenticated principal (permissions narrow them later); writes: site admins.
+READ_ANY_WRITE_ADMIN = {"GET": "bearer", "*": "admin"}
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    auth = READ_ANY_WRITE_ADMIN
+    return [
+        Route("/collections", CollectionsResource(kernel), auth=auth, openapi=s.with_params(ops(
+            get=("List collections", None, [s.COLLECTION], 200),
+            post=("Create a collection", s.COLLECTION_BODY, s.COLLECTION, 201)), "get", s.DELETED_PARAM)),
+        Route("/collections/{name}", CollectionResource(kernel), auth=auth, openapi=ops(
+            get=("Get a collection", None, s.COLLECTION, 200),
+            patch=("Update a collection's meta", s.COLLECTION_PATCH, s.COLLECTION, 200),
+            delete=("Soft-delete a collection", None, None, 204))),
+        Route("/collections/{name}/restore", CollectionRestoreResource(kernel), auth="admin", openapi=ops(
+            post=("Restore a soft-deleted collection", None, s.COLLECTION, 200))),
+        Route("/fields", AllFieldsResource(kernel), auth=auth, openapi=ops(
+            get=("List the fields of every collection", None, [s.FIELD], 200))),
+        Route("/fields/{collection}", CollectionFieldsResource(kernel), auth=auth, openapi=ops(
+            get=("List a collection's fields", None, [s.FIELD], 200),
+            post=("Add a field", s.FIELD_CREATE, s.FIELD, 201))),
+        Route("/fields/{collection}/{field}", FieldResource(kernel), auth=auth, openapi=ops(
+            get=("Get a field", None, s.FIELD, 200),
+            patch=("Update a field", s.FIELD_BODY, s.FIELD, 200),
+            delete=("Remove a field", None, None, 204))),
+        Route("/relations", RelationsResource(kernel), auth=auth, openapi=s.with_params(ops(
+            get=("List relations", None, [s.RELATION], 200),
+            post=("Create a relation", s.RELATION_BODY, s.RELATION, 201)), "get", s.COLLECTION_PARAM)),
+        Route("/relations/{relation_id}", RelationResource(kernel), auth=auth, openapi=ops(
+            get=("Get a relation", None, s.RELATION, 200),
+            patch=("Update a relation", s.RELATION_PATCH, s.RELATION, 200),
+            delete=("Remove a relation", None, None, 204))),
+    ]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    handler = cache.on_schema_changed(kernel)
+    bus.on_action(SCHEMA_CHANGED, handler)
+    bus.on_action(SITE_EVENT, handler)

@@ -1,0 +1,64 @@
+"""``/fields``, ``/fields/{collection}`` and ``/fields/{collection}/{field}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.http.media import send_data, send_no_content
+from kernel.http.middleware import request_context
+from plugins.schema import fields
+from plugins.schema.routes_common import read_object
+
+
+class AllFieldsResource:
+    """``GET /fields``: the fields of every live collection."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        async with request_context(req).reader() as db:
+            data = await fields.list_fields(db)
+        send_data(resp, data, meta={"total": len(data)})
+
+
+class CollectionFieldsResource:
+    """``GET`` and ``POST /fields/{collection}``."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, collection: str) -> None:
+        async with request_context(req).reader() as db:
+            data = await fields.list_fields(db, collection)
+        send_data(resp, data, meta={"total": len(data)})
+
+    async def on_post(self, req: Any, resp: Any, collection: str) -> None:
+        ctx = request_context(req)
+        body = await read_object(req)
+        async with ctx.unit_of_work() as uow:
+            record = await fields.create_field(uow, collection, body)
+        send_data(resp, record, status=201)
+
+
+class FieldResource:
+    """``GET``, ``PATCH`` and ``DELETE /fields/{collection}/{field}``."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, collection: str, field: str) -> None:
+        async with request_context(req).reader() as db:
+            send_data(resp, await fields.get_field(db, collection, field))
+
+    async def on_patch(self, req: Any, resp: Any, collection: str, field: str) -> None:
+        ctx = request_context(req)
+        body = await read_object(req)
+        async with ctx.unit_of_work() as uow:
+            record = await fields.update_field(uow, collection, field, body)
+        send_data(resp, record)
+
+    async def on_delete(self, req: Any, resp: Any, collection: str, field: str) -> None:
+        async with request_context(req).unit_of_work() as uow:
+            await fields.delete_field(uow, collection, field)
+        send_no_content(resp)
