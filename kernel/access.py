@@ -57,8 +57,10 @@ class Decision:
         return self.allowed and (self.fields is None or name in self.fields)
 
     def to_dict(self) -> dict[str, Any]:
+        if not self.allowed:
+            return {"allowed": False, "fields": [], "conditions": None}
         return {
-            "allowed": self.allowed,
+            "allowed": True,
             "fields": [ALL_FIELDS] if self.fields is None else sorted(self.fields),
             "conditions": self.row_filter,
         }
@@ -127,8 +129,15 @@ def substitute_variables(tree: Any, principal: Principal | None, snapshot: Acces
 
 
 def principal_key(principal: Principal) -> str:
+    """The cache key of a principal's snapshot: what the loader's answer depends on.
+
+    A user's role comes from their membership, so it is not part of the key (the principal
+    before and after ``resolve`` shares one entry); keys and external tokens carry their role.
+    """
     if principal.kind == "anonymous":
         return "anon"
+    if principal.kind == "user":
+        return f"user:{principal.user_id}"
     return f"{principal.kind}:{principal.user_id or ''}:{principal.api_key_id or ''}:{principal.role_id or ''}"
 
 

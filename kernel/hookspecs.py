@@ -101,9 +101,15 @@ def register_commands(subparsers: Any, kernel_factory: Any) -> None:
 
 @hookspec
 def register_health_checks(kernel: Any) -> dict[str, Any]:
-    """Return ``{ name: async_fn }``; each check returns a short status string or raises.
+    """Return ``{ name: check }``. A check is an async callable taking no argument or the
+    kernel (``async def check()`` or ``async def check(kernel)``); it returns a short status
+    (``"ok"``, ``"ok (3 pending)"``) or raises.
 
-    ``GET /utils/health`` runs them all; a raising check makes the answer 503. Synchronous.
+    Collected once at boot into ``kernel.health_checks``. ``GET /utils/health`` runs every check
+    concurrently, each bounded by 3 seconds; one that raises or times out makes the answer 503
+    with ``"<name>: <first line of the error>"`` (credentials masked). A check must not block
+    the event loop. The names ``database``, ``cache``, ``storage``, ``search`` and ``queue`` are
+    built in and cannot be replaced. Synchronous.
     """
 
 

@@ -36,6 +36,8 @@ async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...]
         return {}
     try:
         value = json.loads(raw)
+    except RecursionError as exc:  # a hostile [[[[...]]]] body: a client error, not a crash
+        raise ApiError.validation("The body is nested too deeply", path=["body"]) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError.validation(f"The body is not valid JSON: {exc}", path=["body"]) from exc
     if not isinstance(value, expect):

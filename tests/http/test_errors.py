@@ -105,3 +105,10 @@ async def test_unsupported_api_version_is_rejected(client, version):
 async def test_api_version_one_is_accepted(client):
     resp = await client.get("/api/v1/openapi.json", headers={"X-Svc-API-Version": "1"})
     assert resp.status_code == 200
+
+
+async def test_deeply_nested_body_is_a_client_error(client):
+    body = b"[" * 200_000 + b"]" * 200_000
+    resp = await client.post("/api/v1/auth/login", content=body, headers={"Content-Type": "application/json"})
+    err = assert_envelope(resp, 400, "VALIDATION_FAILED")
+    assert err["path"] == ["body"]
