@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import ApiError
-from kernel.http.media import send_data, send_no_content
+from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import collections
-from plugins.schema.routes_common import flag_param, read_object
+from plugins.schema.routes_common import flag_param
 
 
 class CollectionsResource:
@@ -28,7 +28,7 @@ class CollectionsResource:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await collections.create_collection(uow, body)
         send_data(resp, record, status=201)
@@ -46,7 +46,7 @@ class CollectionResource:
 
     async def on_patch(self, req: Any, resp: Any, name: str) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await collections.update_collection(uow, name, body)
         send_data(resp, record)

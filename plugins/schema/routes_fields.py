@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import send_data, send_no_content
+from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import fields
-from plugins.schema.routes_common import read_object
 
 
 class AllFieldsResource:
@@ -35,7 +34,7 @@ class CollectionFieldsResource:
 
     async def on_post(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await fields.create_field(uow, collection, body)
         send_data(resp, record, status=201)
@@ -53,7 +52,7 @@ class FieldResource:
 
     async def on_patch(self, req: Any, resp: Any, collection: str, field: str) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await fields.update_field(uow, collection, field, body)
         send_data(resp, record)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import send_data, send_no_content
+from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import relations
-from plugins.schema.routes_common import read_object
 
 
 class RelationsResource:
@@ -24,7 +23,7 @@ class RelationsResource:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await relations.create_relation(uow, body)
         send_data(resp, record, status=201)
@@ -42,7 +41,7 @@ class RelationResource:
 
     async def on_patch(self, req: Any, resp: Any, relation_id: str) -> None:
         ctx = request_context(req)
-        body = await read_object(req)
+        body = await read_json(req)
         async with ctx.unit_of_work() as uow:
             record = await relations.update_relation(uow, relation_id, body)
         send_data(resp, record)
