@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -145,38 +145,28 @@ def make_plugin_manager(
     return pm, infos
 
 
-def _ordered_impls(hook: Any) -> list[Any]:
-    # pluggy calls the last-registered / tryfirst implementation first.
-    return list(reversed(hook.get_hookimpls()))
+async def _each_result(hook: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+    """Call the implementations of ``hook`` in pluggy order (last registered / tryfirst first),
+    awaiting coroutines, and yield each result."""
+    for impl in reversed(hook.get_hookimpls()):
+        value = impl.function(**{name: kwargs[name] for name in impl.argnames})
+        if inspect.isawaitable(value):
+            value = await value
+        yield value
 
 
 async def call_all(hook: Any, **kwargs: Any) -> list[Any]:
-    """Call every implementation of ``hook`` in pluggy order, awaiting coroutines.
-
-    Returns the non-``None`` results. Exceptions propagate.
-    """
-    results = []
-    for impl in _ordered_impls(hook):
-        args = {name: kwargs[name] for name in impl.argnames}
-        value = impl.function(**args)
-        if inspect.isawaitable(value):
-            value = await value
-        if value is not None:
-            results.append(value)
-    return results
+    """Every implementation's non-``None`` result, in pluggy order. Exceptions propagate."""
+    return [value async for value in _each_result(hook, kwargs) if value is not None]
 
 
 async def call_first(hook: Any, **kwargs: Any) -> Any:
-    """Call implementations of ``hook`` in order until one returns something not ``None``.
+    """The first non-``None`` result, stopping there.
 
     pluggy's own ``firstresult`` cannot do this for coroutine functions (a coroutine object
     is never ``None``), so the chain is walked here.
     """
-    for impl in _ordered_impls(hook):
-        args = {name: kwargs[name] for name in impl.argnames}
-        value = impl.function(**args)
-        if inspect.isawaitable(value):
-            value = await value
+    async for value in _each_result(hook, kwargs):
         if value is not None:
             return value
     return None
