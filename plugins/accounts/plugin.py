@@ -75,22 +75,25 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/users/{user_id}/impersonate", rs.ImpersonateResource(kernel), site="required", auth="admin",
               openapi=ops(post=("A short-lived token acting as a member (audited)", None,
                                 rs.impersonation_data(USER_SCHEMA), 200))),
+        # Self-service, user admin and invitations, API keys, trusted issuers (routes_*.py).
+        *routes_selfservice.routes(kernel),
+        *routes_users.routes(kernel),
+        *routes_apikeys.routes(kernel),
+        *routes_issuers.issuer_routes(kernel),
     ]
 
 
 @hookimpl
 def register_settings() -> list[Any]:
-    return [*sessions.SETTINGS]
-
-
-@hookimpl
-async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
-    await sessions.delete_site_rows(conn, site_id)
+    return [*sessions.SETTINGS, *emails.SETTINGS, *onetime.SETTINGS]
 
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
-    return {"INVALID_CREDENTIALS": (401, "Wrong email or password.")}
+    return {
+        "ISSUER_ALREADY_EXISTS": (409, "The site already trusts an issuer with this 'issuer' value."),
+        "DELIVERY_FAILED": (502, "The email server could not be reached or refused the message."),
+    }
 
 
 @hookimpl
@@ -98,9 +101,36 @@ async def startup(kernel: Any) -> None:
     await service.bootstrap_instance_admin(kernel)
 
 
-@hookimpl(trylast=True)
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    """Let verification and reset emails queued by the last requests leave before stopping."""
+    await emails.drain(kernel, timeout=10.0)
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    await sessions.delete_site_rows(conn, site_id)
+
+
+# The authenticate chain, in three steps ordered by tryfirst / plain / trylast.
+@hookimpl(tryfirst=True)
 async def authenticate(request: Any, kernel: Any, site: Any) -> Any:
-    """The internal JWT, last in the chain. Tokens of other issuers were handled before us."""
+    """``Authorization: Bearer svk_...``: API keys, first in the chain; any other credential passes."""
+    token = bearer_token(request.get_header("Authorization"))
+    if token is None or not token.startswith(apikeys.KEY_PREFIX):
+        return None
+    return await apikeys.authenticate(kernel, token, site)
+
+
+@hookimpl(specname="authenticate")
+async def authenticate_external(request: Any, kernel: Any, site: Any) -> Any:
+    """Tokens of the site's trusted external issuers; a token of no enabled issuer passes."""
+    return await external_auth.authenticate(request, kernel, site)
+
+
+@hookimpl(specname="authenticate", trylast=True)
+async def authenticate_internal(request: Any, kernel: Any, site: Any) -> Any:
+    """The internal JWT, last: tokens of other issuers were handled (or passed) before."""
     header = request.get_header("Authorization")
     token = bearer_token(header)
     if token is None:
@@ -111,54 +141,3 @@ async def authenticate(request: Any, kernel: Any, site: Any) -> Any:
     if iss is not None and iss != INTERNAL_ISSUER:
         raise ApiError.unauthenticated("The token's issuer is not trusted by this site")
     return await service.principal_from_token(kernel, token, site)
-
-
-# Trusted external issuers (routes_issuers.py, external_auth.py): separate implementations
-# (pluggy's specname) so this area's registrations stay apart from the others'.
-@hookimpl(specname="register_routes")
-def register_issuer_routes(kernel: Any) -> list[Route]:
-    return routes_issuers.issuer_routes(kernel)
-
-
-@hookimpl(specname="register_error_codes")
-def register_issuer_error_codes() -> dict[str, tuple[int, str]]:
-    return {"ISSUER_ALREADY_EXISTS": (409, "The site already trusts an issuer with this 'issuer' value.")}
-
-
-@hookimpl(specname="authenticate")
-async def authenticate_external(request: Any, kernel: Any, site: Any) -> Any:
-    """Tokens of the site's trusted external issuers: after API keys (tryfirst), before the
-    internal JWT (trylast); a token of no enabled issuer of the site passes through."""
-    return await external_auth.authenticate(request, kernel, site)
-
-
-# Self-service sign-up and password reset, user admin and invitations, API keys
-# (selfservice.py, users.py, invites.py, apikeys.py and their routes_* modules).
-@hookimpl(specname="register_routes")
-def register_user_routes(kernel: Any) -> list[Route]:
-    return [*routes_selfservice.routes(kernel), *routes_users.routes(kernel), *routes_apikeys.routes(kernel)]
-
-
-@hookimpl(specname="register_settings")
-def register_selfservice_settings() -> list[Any]:
-    return [*emails.SETTINGS, *onetime.SETTINGS]
-
-
-@hookimpl(specname="register_error_codes")
-def register_email_error_codes() -> dict[str, tuple[int, str]]:
-    return {"DELIVERY_FAILED": (502, "The email server could not be reached or refused the message.")}
-
-
-@hookimpl(specname="shutdown")
-async def drain_account_emails(kernel: Any) -> None:
-    """Let verification and reset emails queued by the last requests leave before stopping."""
-    await emails.drain(kernel, timeout=10.0)
-
-
-@hookimpl(specname="authenticate", tryfirst=True)
-async def authenticate_api_key(request: Any, kernel: Any, site: Any) -> Any:
-    """``Authorization: Bearer svk_...``: first in the chain; any other credential passes."""
-    token = bearer_token(request.get_header("Authorization"))
-    if token is None or not token.startswith(apikeys.KEY_PREFIX):
-        return None
-    return await apikeys.authenticate(kernel, token, site)
