@@ -18,14 +18,9 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Any]:
-    """Roles, policies, rules, attachments, teams, /permissions/*, /users/subscriber-access."""
-    return routes.access_routes(kernel)
-
-
-@hookimpl(specname="register_routes")
-def register_audit_routes(kernel: Any) -> list[Any]:
-    """GET /audit: the site's audit trail (routes_audit.py)."""
-    return routes_audit.audit_routes(kernel)
+    """Roles, policies, rules, attachments, teams, /permissions/*, /users/subscriber-access,
+    and GET /audit (the site's audit trail)."""
+    return [*routes.access_routes(kernel), *routes_audit.audit_routes(kernel)]
 
 
 @hookimpl
