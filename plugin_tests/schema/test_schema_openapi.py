@@ -69,7 +69,7 @@ def test_schema_routes_conform_to_their_document(svc_template_db: str, tmp_path:
         schema = schemathesis.openapi.from_asgi(OPENAPI_PATH, app)
         headers, params = _setup(app)
         operations = [r.ok() for r in schema.get_all_operations() if r.ok().path.startswith(PREFIXES)]
-        assert len(operations) == 17
+        assert len(operations) == 20
         # Deletes last (relation, field, collection), so pinned names exist while the other
         # operations run; then restore, which needs the deleted collection.
         order = ["/relations/", "/fields/", "/collections/{name}", "/restore"]

@@ -7,14 +7,17 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from kernel.tenancy.service import SITE_EVENT
-from plugins.schema import cache
+from plugins.schema import cache, manifest_hooks
+from plugins.schema import openapi_config as oc
 from plugins.schema import openapi_schemas as s
 from plugins.schema.changes import SCHEMA_CHANGED
+from plugins.schema.routes_bundles import CollectionDiffResource, CollectionSchemaResource
 from plugins.schema.routes_collections import (
     CollectionResource,
     CollectionRestoreResource,
     CollectionsResource,
 )
+from plugins.schema.routes_config import ConfigExportResource, ConfigImportResource
 from plugins.schema.routes_fields import AllFieldsResource, CollectionFieldsResource, FieldResource
 from plugins.schema.routes_relations import RelationResource, RelationsResource
 
@@ -65,3 +68,31 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     handler = cache.on_schema_changed(kernel)
     bus.on_action(SCHEMA_CHANGED, handler)
     bus.on_action(SITE_EVENT, handler)
+
+
+# Schema bundles and the config manifest (bundles.py, manifest*.py, diffing.py, applying.py).
+@hookimpl
+def register_hookspecs(pm: Any) -> None:
+    pm.add_hookspecs(manifest_hooks)  # config_sections: settings and webhooks join the manifest
+
+
+@hookimpl(specname="register_routes")
+def register_config_routes(kernel: Any) -> list[Route]:
+    return [
+        Route("/collections/{name}/schema", CollectionSchemaResource(kernel), auth=READ_ANY_WRITE_ADMIN,
+              openapi=ops(get=("Export a collection as a schema bundle", None, oc.BUNDLE, 200),
+                          put=("Apply a schema bundle (idempotent)", oc.BUNDLE_BODY, oc.BUNDLE_APPLIED, 200))),
+        Route("/collections/diff", CollectionDiffResource(kernel), auth="admin", openapi=ops(
+            post=("Compare a schema bundle with the current schema", oc.BUNDLE_BODY, oc.BUNDLE_DIFF, 200))),
+        Route("/config/export", ConfigExportResource(kernel), auth="admin", openapi=s.with_params(ops(
+            get=("Export the config manifest", None, oc.MANIFEST, 200)), "get", oc.SCOPE_PARAM)),
+        Route("/config/import", ConfigImportResource(kernel), auth="admin", openapi=s.with_params(ops(
+            post=("Validate, diff and apply a config manifest", oc.MANIFEST_BODY, oc.IMPORT_RESULT, 200)),
+            "post", *oc.IMPORT_PARAMS)),
+    ]
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return {"DESTRUCTIVE_BLOCKED": (409, "A config import would drop data or change types; "
+                                         "repeat with allowDestructive=true.")}

@@ -1,0 +1,41 @@
+"""``/collections/{name}/schema`` (export, apply) and ``/collections/diff`` (compare)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.http.media import read_json, send_data
+from kernel.http.middleware import request_context
+from plugins.schema import bundles
+from plugins.schema.snapshot import load_snapshot
+
+
+class CollectionSchemaResource:
+    """``GET`` (the bundle) and ``PUT`` (apply a bundle) ``/collections/{name}/schema``."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, name: str) -> None:
+        async with request_context(req).reader() as db:
+            send_data(resp, bundles.export_bundle(await load_snapshot(db), name))
+
+    async def on_put(self, req: Any, resp: Any, name: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        async with ctx.unit_of_work() as uow:
+            result = await bundles.apply_bundle(uow, name, body)
+        send_data(resp, result)
+
+
+class CollectionDiffResource:
+    """``POST /collections/diff``: the body is a bundle; the answer its diff. Writes nothing."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_post(self, req: Any, resp: Any) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        async with ctx.reader() as db:
+            send_data(resp, await bundles.diff_bundle(db, body))
