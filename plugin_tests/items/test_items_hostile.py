@@ -1,0 +1,72 @@
+"""Hostile input is a 4xx, never a 500: huge strings, wrong types, long arrays, NUL, deep JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from items_helpers import Calls
+
+
+@pytest.fixture
+async def junk(calls: Calls) -> Calls:
+    await calls.collection("junk", {"s": "string", "t": "text", "j": "json", "n": "integer", "c": "csv"})
+    await calls.create("junk", {"id": "one", "s": "x"})
+    return calls
+
+
+BAD_BODIES = [
+    {"s": "x" * 100_000},
+    {"s": "nul\x00here"},
+    {"t": "nul\x00"},
+    {"j": {"a\x00": 1}},
+    {"n": "1" * 5000},
+    {"n": 2**80},
+    {"n": [1, 2]},
+    {"c": [{"a": 1}]},
+    {"x" * 10_000: 1},
+    {"s": {"$gt": ""}},
+    {"status": "x" * 1000},
+    {"sort": 2**40},
+    {"id": "\x00"},
+]
+
+
+@pytest.mark.parametrize("body", BAD_BODIES, ids=range(len(BAD_BODIES)))
+async def test_bad_values_are_400(junk: Calls, body):
+    resp = await junk.call("post", "/items/junk", json=body)
+    assert resp.status_code == 400, resp.text
+    resp = await junk.call("patch", "/items/junk/one", json=body)
+    assert resp.status_code == 400, resp.text
+
+
+async def test_deep_and_wide_json(junk: Calls):
+    deep = {"j": json.loads("[" * 70 + "]" * 70)}
+    await junk.err("post", "/items/junk", 400, "VALIDATION_FAILED", ["j"], json=deep)
+    raw = '{"j": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    resp = await junk.call("post", "/items/junk", content=raw.encode(), headers={"Content-Type": "application/json"})
+    assert resp.status_code in (400, 413), resp.text
+    wide = await junk.create("junk", {"j": list(range(10_000)), "c": [str(i) for i in range(10_000)]})
+    assert len(wide["j"]) == 10_000
+    await junk.err("post", "/items/junk", 400, "VALIDATION_FAILED", ["body"], json=[{}] * 10_000)
+
+
+async def test_wrong_body_shapes(junk: Calls):
+    for body in (b"nope", b"[1, 2]", b'"text"', b"1", b"null", b"[[]]"):
+        resp = await junk.call("post", "/items/junk", content=body, headers={"Content-Type": "application/json"})
+        assert resp.status_code == 400, (body, resp.text)
+    for body in (b"[1]", b'"x"', b""):
+        resp = await junk.call("patch", "/items/junk/one", content=body, headers={"Content-Type": "application/json"})
+        assert resp.status_code == 400, (body, resp.text)
+
+
+async def test_hostile_query_strings(junk: Calls):
+    for params in ({"sort": "\x00"}, {"sort": "a" * 30_000}, {"fields": ",".join(["s"] * 1000)},
+                   {"limit": "1e9"}, {"offset": "-0x1"}, {"page": "99999999999999999999"}, {"sort": "-" * 10},
+                   {"fields": "s\x00"}, {"meta": "\x00"}):
+        resp = await junk.call("get", "/items/junk", params=params)
+        assert resp.status_code == 400, (params, resp.text)
+    for path in ("/items/junk/" + "x" * 5000, "/items/junk/%00", "/items/" + "y" * 5000, "/items/junk/..%2F..",
+                 "/items/%E2%80%AE/one"):
+        resp = await junk.call("get", path)
+        assert resp.status_code == 404, (path, resp.text)

@@ -1,0 +1,123 @@
+"""Schema changes against stored items: type conversion or veto, field drop, required and
+unique over existing data, defaults of new fields, and the expression indexes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from items_helpers import Calls
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from kernel.db.meta import now_utc
+from kernel.tenancy.scope import SiteDB
+from plugins.items.indexes import index_name
+from plugins.items.tables import items
+from plugins.schema.api import get_schema
+
+
+async def test_type_change_converts(calls: Calls):
+    await calls.collection("nums", {"n": "integer"})
+    await calls.create("nums", [{"id": "a", "n": 1}, {"id": "b", "n": 20}, {"id": "c"}])
+    await calls.ok("patch", "/fields/nums/n", json={"type": "string"})
+    assert [(await calls.get("nums", i)).get("n") for i in "abc"] == ["1", "20", None]
+    await calls.ok("patch", "/fields/nums/n", json={"type": "float"})
+    assert (await calls.get("nums", "b"))["n"] == 20.0
+    assert (await calls.list("nums", sort="-n"))["data"][0]["id"] == "c"  # nulls first descending
+
+
+async def test_type_change_veto(calls: Calls):
+    await calls.collection("words", {"w": "string"})
+    await calls.create("words", [{"id": "ok", "w": "12"}, {"id": "bad", "w": "twelve"}])
+    err = await calls.err("patch", "/fields/words/w", 409, "CONFLICT", json={"type": "integer"})
+    assert err["extensions"]["nonConvertible"] == [{"id": "bad", "value": "twelve"}]
+    assert err["extensions"]["count"] == 1
+    assert (await calls.ok("get", "/fields/words/w"))["type"] == "string"
+    assert (await calls.get("words", "ok"))["w"] == "12"  # nothing converted
+
+
+async def test_type_change_respects_new_options(calls: Calls):
+    await calls.collection("texts", {"t": "text"})
+    await calls.create("texts", {"id": "long", "t": "x" * 300})
+    await calls.err("patch", "/fields/texts/t", 409, "CONFLICT", json={"type": "string"})
+    await calls.ok("patch", "/fields/texts/t", json={"type": "string", "options": {"maxLength": 1000}})
+    assert (await calls.get("texts", "long"))["t"] == "x" * 300
+
+
+async def test_field_delete_strips_values(calls: Calls):
+    await calls.collection("cards", {"a": "string", "b": "string"})
+    await calls.create("cards", {"id": "c", "a": "x", "b": "y"})
+    await calls.ok("delete", "/fields/cards/b", status=204)
+    assert "b" not in await calls.get("cards", "c")
+    await calls.ok("post", "/fields/cards", status=201, json={"field": "b", "type": "integer"})
+    assert "b" not in await calls.get("cards", "c")  # the old text never comes back as an integer
+
+
+async def test_required_over_existing_items(calls: Calls):
+    await calls.collection("people", {"name": "string"})
+    await calls.create("people", [{"id": "p1", "name": "x"}, {"id": "p2"}])
+    err = await calls.err("patch", "/fields/people/name", 409, "CONFLICT", ["required"], json={"required": True})
+    assert err["extensions"]["missing"] == ["p2"]
+    await calls.ok("patch", "/fields/people/name", json={"required": True, "options": {"default": "anon"}})
+    assert (await calls.get("people", "p2"))["name"] == "anon"
+    assert (await calls.get("people", "p1"))["name"] == "x"
+
+
+async def test_new_fields_and_existing_items(calls: Calls):
+    await calls.collection("boxes", {"label": "string"})
+    await calls.create("boxes", {"id": "b1"})
+    await calls.err("post", "/fields/boxes", 409, "CONFLICT", ["required"],
+                    json={"field": "size", "type": "integer", "required": True})
+    await calls.ok("post", "/fields/boxes", status=201, json={"field": "size", "type": "integer", "required": True,
+                                                              "options": {"default": 3}})
+    assert (await calls.get("boxes", "b1"))["size"] == 3
+
+
+async def test_unique_over_existing_items(calls: Calls):
+    await calls.collection("users2", {"email": "string"})
+    await calls.create("users2", [{"id": "u1", "email": "a"}, {"id": "u2", "email": "a"}, {"id": "u3"}])
+    err = await calls.err("patch", "/fields/users2/email", 409, "CONFLICT", ["options", "unique"],
+                          json={"options": {"unique": True}})
+    assert err["extensions"]["duplicates"] == [{"ids": ["u1", "u2"]}]
+    await calls.ok("patch", "/items/users2/u2", json={"email": "b"})
+    await calls.ok("patch", "/fields/users2/email", json={"options": {"unique": True}})
+    await calls.err("post", "/items/users2", 409, "CONFLICT", ["email"], json={"email": "a"})
+
+
+async def _indexes(app: Any) -> dict[str, str]:
+    async with app.kernel.db.connect() as conn:
+        if app.kernel.db.dialect == "postgresql":
+            rows = await conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'svc_items'"))
+        else:
+            rows = await conn.execute(text("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                                           "AND tbl_name = 'svc_items'"))
+        return {name: sql or "" for name, sql in rows}
+
+
+async def test_indexed_fields_get_expression_indexes(calls: Calls, svc_app, site):
+    await calls.collection("shop", {"price": {"type": "decimal", "options": {"indexed": True}},
+                                    "sku": {"type": "string", "options": {"unique": True}}, "plain": "string"})
+    coll = (await get_schema(svc_app.kernel, site)).collection("shop")
+    found = await _indexes(svc_app)
+    price, sku = index_name(coll.id, "price"), index_name(coll.id, "sku")
+    assert "NUMERIC" in found[price].upper() and "price" in found[price] and "deleted_at IS NULL" in found[price]
+    assert "UNIQUE" in found[sku].upper() and index_name(coll.id, "plain") not in found
+    await calls.ok("patch", "/fields/shop/price", json={"type": "string"})
+    assert "NUMERIC" not in (await _indexes(svc_app))[price].upper()  # rebuilt for the new comparison
+    await calls.ok("patch", "/fields/shop/price", json={"options": {}})
+    assert price not in await _indexes(svc_app)
+    await calls.ok("delete", "/fields/shop/sku", status=204)
+    assert sku not in await _indexes(svc_app)
+
+
+async def test_unique_index_backs_up_the_check(calls: Calls, svc_app, site):
+    """Two writers that both checked before either wrote: the database refuses the second."""
+    await calls.collection("codes", {"code": {"type": "string", "options": {"unique": True}}})
+    await calls.create("codes", {"id": "one", "code": "X"})
+    coll = (await get_schema(svc_app.kernel, site)).collection("codes")
+    now = now_utc()
+    with pytest.raises(IntegrityError):
+        async with svc_app.kernel.db.begin() as conn:
+            await SiteDB(site, conn).insert(items, {"collection_id": coll.id, "id": "two", "status": "published",
+                                                    "data": {"code": "X"}, "created_at": now, "updated_at": now})

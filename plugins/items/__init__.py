@@ -1,0 +1,23 @@
+"""items: content items of every collection, in the one ``svc_items`` table.
+
+Owns ``svc_items`` (structural columns + JSON ``data``, keyed by site, collection id and item
+id; soft delete through ``deleted_at``) and the expression indexes of ``indexed``/``unique``
+fields. Routes (site required, public auth: the site's permissions decide, anonymous callers
+use the public role; rate buckets ``items_read`` / ``items_write``): ``/items/{collection}``
+(list, bulk create, singleton upsert), ``/items/{collection}/{item_id}`` (get, PATCH, PUT,
+DELETE), ``.../dependents`` and ``.../resolve-dependents``.
+
+Modules: ``service`` (the one data path: REST, GraphQL, delivery, releases, flows),
+``listing`` (``ListQuery`` -> one page; where the query compiler plugs in), ``params`` (HTTP
+query -> ``ListQuery``), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
+``rowfilter`` (permission conditions -> SQL), ``jsonpath`` (the SQL expression of a field,
+shared with the compiler and the indexes), ``writes`` (rows + events), ``ondelete``/``refs``
+(relations), ``dependents``, ``schema_hooks`` and ``indexes`` (schema changes), ``records``.
+
+Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes.
+Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
+(``{ siteId, collection, id, before?, after?, cause?, principal }``); filters on
+``fields.type_change``, ``fields.create``, ``fields.update``, ``fields.delete``; actions on
+``fields.create|update|delete`` (indexes). Errors: DEPENDENT_RECORDS_EXIST, FIELD_REQUIRED,
+INVALID_TARGET (plus the kernel's RECORD_NOT_FOUND, CONFLICT, VALIDATION_FAILED).
+"""

@@ -1,0 +1,60 @@
+"""Item events on the bus: ``items.<op>`` and ``<collection>.items.<op>`` (create, update, delete).
+
+Filters run inside the write's transaction, in that order (the generic event first, so a
+change-feed outbox sees every collection's writes); each may return a replacement payload
+(its ``after`` is the new content, checked again) or raise to veto, which rolls the whole
+request back. Actions are queued on the unit of work and run after commit.
+
+Payload: ``{ siteId, collection, id, before?, after?, principal }``; ``before``/``after`` are
+whole items (structural keys and content, unmasked: handlers are server code). Deletes
+caused by ``onDelete`` carry ``cause: { collection, id, relation }``; set-null updates too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+OPS = ("create", "update", "delete")
+
+
+def event_names(collection: str, op: str) -> tuple[str, str]:
+    """The generic and the collection-scoped name of an item event."""
+    return f"items.{op}", f"{collection}.items.{op}"
+
+
+def payload(uow: Any, collection: str, item_id: str, *, before: dict[str, Any] | None = None,
+            after: dict[str, Any] | None = None, cause: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The payload of one item event."""
+    principal = getattr(uow.principal, "summary", None)
+    out: dict[str, Any] = {
+        "siteId": uow.site_id, "collection": collection, "id": item_id,
+        "principal": principal() if callable(principal) else None,
+    }
+    if before is not None:
+        out["before"] = before
+    if after is not None:
+        out["after"] = after
+    if cause is not None:
+        out["cause"] = cause
+    return out
+
+
+def has_filters(uow: Any, collection: str, op: str) -> bool:
+    """Whether anything listens to the event (else the payload cannot have changed)."""
+    bus = uow.kernel.bus
+    return any(bus.has_handlers(name) for name in event_names(collection, op))
+
+
+async def run_filters(uow: Any, collection: str, op: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Both filters of the event, in order; returns the (possibly replaced or changed) payload."""
+    for name in event_names(collection, op):
+        result = await uow.filter(name, data)
+        if isinstance(result, dict):
+            data = result
+    return data
+
+
+def queue_actions(uow: Any, collection: str, op: str, data: dict[str, Any]) -> None:
+    """Both actions of the event, released after commit."""
+    for name in event_names(collection, op):
+        uow.action(name, data)

@@ -1,0 +1,64 @@
+"""Hook implementations of the items plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, hookimpl, ops
+from plugins.items import indexes, schema_hooks
+from plugins.items import openapi_schemas as s
+from plugins.items.errors import ERROR_CODES
+from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
+
+name = "items"
+requires = ("schema", "access")
+# Anyone may call: the site's permissions decide (anonymous callers act with the public role).
+AUTH = "public"
+READ_WRITE_LIMITS = {"GET": "items_read", "*": "items_write"}
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return dict(ERROR_CODES)
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    return [
+        Route("/items/{collection}", ItemsResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
+              openapi=s.with_params(ops(
+                  get=("List items (a singleton: its item)", None, s.COLLECTION_READ, 200),
+                  post=("Create an item, or many (array) in one transaction", s.CREATE_BODY, s.CREATED, 201),
+                  patch=("Create or update a singleton's item", s.ITEM_BODY, s.ITEM, 200)), "get", s.LIST_PARAMS)),
+        Route("/items/{collection}/{item_id}", ItemResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
+              openapi=s.with_params(ops(
+                  get=("Get an item", None, s.ITEM, 200),
+                  patch=("Update an item's given fields", s.ITEM_BODY, s.ITEM, 200),
+                  put=("Replace an item's content", s.ITEM_BODY, s.ITEM, 200),
+                  delete=("Soft-delete an item (onDelete enforced)", None, None, 204)), "get", [s.FIELDS_PARAM])),
+        Route("/items/{collection}/{item_id}/dependents", DependentsResource(kernel), auth=AUTH,
+              rate_limit="items_read", openapi=ops(
+                  get=("The items referencing this one, by relation", None, s.DESCRIPTOR, 200))),
+        Route("/items/{collection}/{item_id}/resolve-dependents", ResolveDependentsResource(kernel), auth=AUTH,
+              rate_limit="items_write", openapi=ops(
+                  post=("Set null, reassign or delete one relation's dependents", s.RESOLVE_BODY, s.RESOLVED,
+                        200))),
+    ]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """Schema changes that need the items' data (filters) and field indexes (actions)."""
+    bus.on_filter("fields.type_change", schema_hooks.on_type_change)
+    bus.on_filter("fields.create", schema_hooks.on_field_create)
+    bus.on_filter("fields.update", schema_hooks.on_field_update)
+    bus.on_filter("fields.delete", schema_hooks.on_field_delete)
+    maintain = indexes.on_field_change(kernel)
+    for event in ("fields.create", "fields.update", "fields.delete"):
+        bus.on_action(event, maintain)

@@ -1,0 +1,80 @@
+"""Falcon resources of ``/items``: parse, call ``service`` (or ``dependents``), shape the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.http.media import read_json, send_data, send_no_content
+from kernel.http.middleware import request_context
+from plugins.items import dependents, service
+from plugins.items.params import parse_fields, parse_list_query
+
+
+class ItemsResource:
+    """``/items/{collection}``: list (a singleton: its item), create, and a singleton's upsert."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, collection: str) -> None:
+        ctx = request_context(req)
+        data, meta = await service.read_collection(ctx, collection, parse_list_query(req))
+        send_data(resp, data, meta=meta)
+
+    async def on_post(self, req: Any, resp: Any, collection: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req, expect=(dict, list))
+        send_data(resp, await service.create_items(ctx, collection, body), status=201)
+
+    async def on_patch(self, req: Any, resp: Any, collection: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        send_data(resp, await service.upsert_singleton(ctx, collection, body))
+
+
+class ItemResource:
+    """``/items/{collection}/{item_id}``: get, partial update, full replace, soft delete."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        ctx = request_context(req)
+        send_data(resp, await service.read_item(ctx, collection, item_id, parse_fields(req)))
+
+    async def on_patch(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        send_data(resp, await service.update_item(ctx, collection, item_id, body))
+
+    async def on_put(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        send_data(resp, await service.update_item(ctx, collection, item_id, body, replace=True))
+
+    async def on_delete(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        await service.delete_item(request_context(req), collection, item_id)
+        send_no_content(resp)
+
+
+class DependentsResource:
+    """``GET /items/{collection}/{item_id}/dependents``: the dependents descriptor."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        ctx = request_context(req)
+        send_data(resp, await dependents.describe_dependents(ctx, collection, item_id))
+
+
+class ResolveDependentsResource:
+    """``POST /items/{collection}/{item_id}/resolve-dependents``: one transaction."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_post(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        ctx = request_context(req)
+        body = await read_json(req)
+        send_data(resp, await dependents.resolve_dependents(ctx, collection, item_id, body))

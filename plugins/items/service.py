@@ -1,0 +1,227 @@
+"""The one data path for items: REST, GraphQL, delivery, releases and flows call these.
+
+Every function takes a ``ctx`` with ``kernel``, ``site_id``, ``principal``, ``request_id`` and
+``unit_of_work()`` (a ``kernel.context.RequestContext``; jobs build one with the principal
+they act as). Access is checked here (``guard``), input is checked here (``validation``),
+and writes run in a unit of work: the caller's ``uow`` when given (a release publishing many
+items in one transaction), else a new one. No Falcon in this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from kernel.errors import ApiError
+from plugins.items import ondelete, writes
+from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
+from plugins.items.guard import decide, readable, require
+from plugins.items.listing import ListPage, ListQuery, list_page, live_rows, shape
+from plugins.items.records import empty_record, item_record, mask, project
+from plugins.items.rowfilter import apply_row_filter
+from plugins.items.tables import items
+from plugins.items.validation import apply_defaults, check_bodies, is_item_id
+from plugins.schema.api import get_schema, nested_fields
+
+
+def default_status(coll: Any) -> str:
+    """``draft`` where a workflow decides publication (editorial or a status field), else
+    ``published`` (contract.md)."""
+    return "draft" if coll.editorial_workflow or coll.status_field else "published"
+
+
+async def schema_and_collection(ctx: Any, name: str) -> tuple[Any, Any]:
+    """The site's schema and its live collection ``name`` (404 ``NOT_FOUND`` otherwise)."""
+    snap = await get_schema(ctx.kernel, ctx.site_id)
+    coll = snap.collection(name) if isinstance(name, str) else None
+    if coll is None:
+        raise collection_not_found(str(name))
+    return snap, coll
+
+
+@contextlib.asynccontextmanager
+async def transaction(ctx: Any, uow: Any) -> AsyncIterator[Any]:
+    if uow is not None:
+        yield uow
+        return
+    async with ctx.unit_of_work() as own:
+        yield own
+
+
+def dialect_of(ctx: Any) -> str:
+    return ctx.kernel.db.dialect
+
+
+async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str) -> Any:
+    """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it."""
+    if not is_item_id(item_id):
+        return None
+    stmt = live_rows(db, coll).where(items.c.id == item_id)
+    return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll))
+
+
+async def _as_read(ctx: Any, coll: Any, item: dict[str, Any]) -> dict[str, Any]:
+    """A just-written item as the caller may read it (only ``id`` without read permission)."""
+    return mask(item, readable(await decide(ctx, coll.name, "read")))
+
+
+# ---------------------------------------------------------------------- reads
+
+async def list_items(ctx: Any, collection: str, query: ListQuery) -> ListPage:
+    """One page of the collection's items the caller may see, masked and projected."""
+    read = await require(ctx, collection, "read")
+    _, coll = await schema_and_collection(ctx, collection)
+    async with ctx.reader() as db:
+        return await list_page(db, coll, query, read=read, dialect=dialect_of(ctx))
+
+
+async def read_collection(ctx: Any, collection: str, query: ListQuery) -> tuple[Any, dict[str, int] | None]:
+    """``GET /items/{collection}``: ``(page items, meta)``, or a singleton's ``(item, None)``."""
+    await require(ctx, collection, "read")
+    _, coll = await schema_and_collection(ctx, collection)
+    if coll.singleton:
+        return await read_singleton(ctx, collection, query.fields), None
+    page = await list_items(ctx, collection, query)
+    return page.items, page.meta()
+
+
+async def read_item(ctx: Any, collection: str, item_id: str, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """One item (404 ``RECORD_NOT_FOUND`` when missing, deleted or not visible)."""
+    read = await require(ctx, collection, "read")
+    _, coll = await schema_and_collection(ctx, collection)
+    _check_fields(coll, fields, read)
+    async with ctx.reader() as db:
+        row = await fetch_row(db, coll, item_id, read, dialect_of(ctx))
+    if row is None:
+        raise record_not_found(collection, str(item_id))
+    return shape(row, read, fields)
+
+
+def _check_fields(coll: Any, fields: tuple[str, ...] | None, read: Any) -> None:
+    from plugins.items.listing import check_query
+
+    check_query(coll, ListQuery(fields=fields), read)
+
+
+async def read_singleton(ctx: Any, collection: str, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A singleton's item; before its first write, ``id: null`` and the field defaults."""
+    read = await require(ctx, collection, "read")
+    _, coll = await schema_and_collection(ctx, collection)
+    _check_fields(coll, fields, read)
+    async with ctx.reader() as db:
+        first = await db.one(live_rows(db, coll, items.c.id).order_by(items.c.id).limit(1))
+        row = None if first is None else await fetch_row(db, coll, first["id"], read, dialect_of(ctx))
+    if first is None:
+        defaults: dict[str, Any] = {}
+        apply_defaults(coll, defaults, [], [])
+        return project(mask(empty_record(defaults, default_status(coll)), readable(read)), fields)
+    if row is None:
+        raise record_not_found(collection, first["id"])
+    return shape(row, read, fields)
+
+
+# ---------------------------------------------------------------------- writes
+
+async def create_items(ctx: Any, collection: str, body: Any, *, uow: Any = None) -> Any:
+    """Create one item (``body`` an object) or many in one transaction (``body`` an array, at
+    most ``SVC_MAX_BATCH``); returns the item or the list, as the caller may read them."""
+    decision = await require(ctx, collection, "create")
+    snap, coll = await schema_and_collection(ctx, collection)
+    bulk = isinstance(body, list)
+    bodies = body if bulk else [body]
+    limit = ctx.kernel.settings.max_batch
+    if bulk and not 1 <= len(bodies) <= limit:
+        raise ApiError.validation(f"A bulk create takes 1 to {limit} items", path=["body"])
+    if coll.singleton:
+        if bulk:
+            raise ApiError.validation(f"'{collection}' is a singleton: create one object", path=["body"])
+        if await _singleton_row(ctx, coll) is not None:
+            raise ApiError(409, "CONFLICT", f"'{collection}' is a singleton and has its item; PATCH it instead",
+                           path=["body"])
+    prefixes = [[i] for i in range(len(bodies))] if bulk else [[]]
+    drafts = check_bodies(coll, bodies, prefixes, mode="create", writable=decision.fields, action="write",
+                          nested=nested_fields(snap, collection))
+    async with transaction(ctx, uow) as u:
+        created = await writes.insert_drafts(u, coll, drafts, prefixes, default_status(coll))
+    shaped = [await _as_read(ctx, coll, item) for item in created]
+    return shaped if bulk else shaped[0]
+
+
+async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, replace: bool = False,
+                      uow: Any = None) -> dict[str, Any]:
+    """PATCH (``replace=False``: the given fields) or PUT (``replace=True``: the whole content,
+    defaults for what is absent; ``status``/``sort`` kept unless given)."""
+    decision = await require(ctx, collection, "update")
+    snap, coll = await schema_and_collection(ctx, collection)
+    if not isinstance(body, dict):
+        raise ApiError.validation("The body must be a JSON object", path=["body"])
+    [draft] = check_bodies(coll, [body], [[]], mode="replace" if replace else "update", writable=decision.fields,
+                           action="write", nested=nested_fields(snap, collection), current_id=item_id)
+    async with transaction(ctx, uow) as u:
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx))
+        if row is None:
+            raise record_not_found(collection, str(item_id))
+        data = draft.data if replace else {**(row["data"] or {}), **draft.data}
+        after = await writes.update_row(u, coll, row, data, status=draft.status,
+                                        sort=draft.sort if draft.sort_given else ...)
+    return await _as_read(ctx, coll, after)
+
+
+async def _singleton_row(ctx: Any, coll: Any) -> Any:
+    async with ctx.reader() as db:
+        return await db.one(live_rows(db, coll, items.c.id).order_by(items.c.id).limit(1))
+
+
+async def upsert_singleton(ctx: Any, collection: str, body: Any, *, uow: Any = None) -> dict[str, Any]:
+    """``PATCH /items/{singleton}``: update its item, or create it on the first write."""
+    if not any([(await decide(ctx, collection, a)).allowed for a in ("create", "update")]):
+        raise action_denied(collection, "write")
+    _, coll = await schema_and_collection(ctx, collection)
+    if not coll.singleton:
+        raise ApiError(405, "METHOD_NOT_ALLOWED", f"'{collection}' is not a singleton: PATCH an item by its id")
+    existing = await _singleton_row(ctx, coll)
+    if existing is None:
+        return await create_items(ctx, collection, body, uow=uow)
+    return await update_item(ctx, collection, existing["id"], body, uow=uow)
+
+
+async def delete_item(ctx: Any, collection: str, item_id: str, *, uow: Any = None) -> None:
+    """Soft-delete an item, enforcing ``onDelete`` (409 ``DEPENDENT_RECORDS_EXIST`` on restrict)."""
+    decision = await require(ctx, collection, "delete")
+    snap, coll = await schema_and_collection(ctx, collection)
+    async with transaction(ctx, uow) as u:
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx))
+        if row is None:
+            raise record_not_found(collection, str(item_id))
+        plan = await ondelete.plan_delete(u.db, dialect_of(ctx), snap, coll, [row])
+        if plan.blockers:
+            raise dependents_exist(await blocker_entries(ctx, u.db, snap, plan))
+        await ondelete.apply_plan(u, plan)
+
+
+async def blocker_entries(ctx: Any, db: Any, snap: Any, plan: ondelete.DeletePlan) -> list[dict[str, Any]]:
+    """The API entries of a plan's restrict blockers, samples limited to what the caller reads."""
+    out = []
+    for dep in plan.blockers.values():
+        holder = snap.collection(dep.collection)
+        read = await decide(ctx, dep.collection, "read")
+        out.append(dep.entry(await ondelete.visible_sample(db, dep.ids, holder, read, dialect_of(ctx))))
+    return out
+
+
+def acting_context(kernel: Any, site_id: str, principal: Any, request_id: str = "internal") -> Any:
+    """A ``RequestContext`` for server code that acts without a request (jobs, releases, flows):
+    the calls then check ``principal``'s permissions like any caller's."""
+    from kernel.context import RequestContext
+
+    return RequestContext(kernel=kernel, request_id=request_id, site_id=site_id, principal=principal)
+
+
+def item_of(row: Any) -> dict[str, Any]:
+    """A row as an unmasked item (for server code such as releases and revisions)."""
+    return item_record(row)
+
+
+__all__ = ["ListPage", "ListQuery", "acting_context", "create_items", "delete_item", "item_of", "list_items", "read_collection", "read_item",
+           "read_singleton", "update_item", "upsert_singleton"]

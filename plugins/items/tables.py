@@ -1,0 +1,35 @@
+"""The one ``items`` table: structural columns plus a JSON ``data`` column.
+
+Every collection's items live here (ARCHITECTURE rule 6): JSONB with a GIN index on
+PostgreSQL, JSON1 text on SQLite. Items are keyed by the collection's surrogate ``id``
+(``CollectionDef.id``), not its name, so a soft-deleted collection's items never leak into a
+new collection that takes the same name.
+
+Indexes: the primary key (site_id, collection_id, id) serves get-by-id and the default
+id-ordered list; the partial index on live rows serves lists and counts; fields marked
+``indexed`` get expression indexes over their JSON path (created by the items plugin when the
+field is created, named ``ix_items_<collection_id>_<field>``).
+"""
+
+from sqlalchemy import Column, DateTime, Index, Integer, String, Table, text
+
+from kernel.db.meta import json_type, metadata
+
+LIVE = text("deleted_at IS NULL")
+
+items = Table(
+    "svc_items",
+    metadata,
+    Column("site_id", String(63), primary_key=True),
+    Column("collection_id", String(36), primary_key=True),
+    Column("id", String(64), primary_key=True),
+    Column("status", String(40), nullable=False),
+    Column("sort", Integer, nullable=True),
+    Column("data", json_type, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("user_created", String(36), nullable=True),
+    Column("user_updated", String(36), nullable=True),
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
+    Index("ix_svc_items_live", "site_id", "collection_id", "id", sqlite_where=LIVE, postgresql_where=LIVE),
+)
