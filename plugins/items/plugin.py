@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.items import indexes, schema_hooks
+from plugins.items import drafts, history_events, indexes, revisions, schema_hooks
 from plugins.items import openapi_schemas as s
 from plugins.items.errors import ERROR_CODES
 from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
+from plugins.items.routes_history import history_routes
 
 name = "items"
 requires = ("schema", "access")
@@ -25,12 +26,13 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
-    return dict(ERROR_CODES)
+    return {**ERROR_CODES, **revisions.ERROR_CODES}
 
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     return [
+        *history_routes(AUTH),  # revisions, revert, versions, pins (routes_history.py)
         Route("/items/{collection}", ItemsResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
               openapi=s.with_params(ops(
                   get=("List items (a singleton: its item)", None, s.COLLECTION_READ, 200),
@@ -62,3 +64,10 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     maintain = indexes.on_field_change(kernel)
     for event in ("fields.create", "fields.update", "fields.delete"):
         bus.on_action(event, maintain)
+    history_events.register(bus)  # revisions, pins, translations checks on item writes
+
+
+@hookimpl
+def register_middleware(kernel: Any) -> list[Any]:
+    """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads (drafts.py)."""
+    return [drafts.ReadOptionsMiddleware()]

@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items import ondelete, writes
+from plugins.items.drafts import overlay_one, overlay_read
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
 from plugins.items.guard import decide, readable, require
 from plugins.items.listing import ListPage, ListQuery, list_page, live_rows, shape
@@ -73,7 +74,9 @@ async def list_items(ctx: Any, collection: str, query: ListQuery) -> ListPage:
     read = await require(ctx, collection, "read")
     _, coll = await schema_and_collection(ctx, collection)
     async with ctx.reader() as db:
-        return await list_page(db, coll, query, read=read, dialect=dialect_of(ctx))
+        page = await list_page(db, coll, query, read=read, dialect=dialect_of(ctx))
+    page.items = await overlay_read(ctx, coll, page.items, read, query.fields)  # X-Svc-Draft / X-Svc-Locale
+    return page
 
 
 async def read_collection(ctx: Any, collection: str, query: ListQuery) -> tuple[Any, dict[str, int] | None]:
@@ -95,7 +98,7 @@ async def read_item(ctx: Any, collection: str, item_id: str, fields: tuple[str, 
         row = await fetch_row(db, coll, item_id, read, dialect_of(ctx))
     if row is None:
         raise record_not_found(collection, str(item_id))
-    return shape(row, read, fields)
+    return await overlay_one(ctx, coll, shape(row, read, fields), read, fields)  # X-Svc-Draft / X-Svc-Locale
 
 
 def _check_fields(coll: Any, fields: tuple[str, ...] | None, read: Any) -> None:
@@ -118,7 +121,7 @@ async def read_singleton(ctx: Any, collection: str, fields: tuple[str, ...] | No
         return project(mask(empty_record(defaults, default_status(coll)), readable(read)), fields)
     if row is None:
         raise record_not_found(collection, first["id"])
-    return shape(row, read, fields)
+    return await overlay_one(ctx, coll, shape(row, read, fields), read, fields)  # X-Svc-Draft / X-Svc-Locale
 
 
 # ---------------------------------------------------------------------- writes
