@@ -84,11 +84,26 @@ async def test_row_filter_on_content_and_in(calls: Calls, member):
     assert [i["id"] for i in (await user2.list("notes"))["data"]] == ["b", "c"]
 
 
-async def test_unsupported_condition_fails_closed(calls: Calls, member):
+async def test_condition_that_no_longer_resolves_fails_closed(calls: Calls, member):
     await _notes(calls)
-    await calls.create("notes", {"title": "abc"})
+    await calls.create("notes", [{"id": "abc", "title": "abc", "n": 1}, {"id": "xyz", "title": "xyz", "n": 2}])
+    # Every operator of the query language compiles (here _contains)...
     user, _ = await member([{"collection": "notes", "action": "read", "conditions": {"title": {"_contains": "b"}}}])
-    assert (await user.list("notes"))["data"] == []
+    assert [i["id"] for i in (await user.list("notes"))["data"]] == ["abc"]
+    # ...but a condition that does not resolve any more (its field was dropped, or never existed)
+    # matches no row: reads, counts, updates, deletes, aggregates.
+    rules = [{"collection": "notes", "action": a, "conditions": {"n": {"_eq": 1}}} for a in ("read", "update", "delete")]
+    user2, _ = await member(rules)
+    assert [i["id"] for i in (await user2.list("notes"))["data"]] == ["abc"]
+    await calls.ok("delete", "/fields/notes/n", status=204)
+    body = await user2.list("notes")
+    assert body["data"] == [] and body["meta"]["total"] == 0
+    assert (await user2.list("notes", **{"aggregate[count]": "*"}))["data"] == [{"count": 0}]
+    await user2.err("get", "/items/notes/abc", 404, "RECORD_NOT_FOUND")
+    await user2.err("patch", "/items/notes/abc", 404, "RECORD_NOT_FOUND", json={"title": "x"})
+    await user2.err("delete", "/items/notes/abc", 404, "RECORD_NOT_FOUND")
+    user3, _ = await member([{"collection": "notes", "action": "read", "conditions": {"nope": {"_eq": 1}}}])
+    assert (await user3.list("notes"))["data"] == []
 
 
 async def test_public_role(calls: Calls, anon_calls: Calls, public_grant):

@@ -44,7 +44,7 @@ async def descriptor(ctx: Any, db: Any, snap: Any, coll: Any, row: Any) -> dict[
         if found:
             dep = ondelete.Dependents(ref.relation.id, holder.name, fdef.name, ref.on_delete, [r["id"] for r in found])
             read = await decide(ctx, holder.name, "read")
-            entries.append(dep.entry(await ondelete.visible_sample(db, dep.ids, holder, read, dialect)))
+            entries.append(dep.entry(await ondelete.visible_sample(db, dep.ids, holder, read, dialect, snap)))
     plan = await ondelete.plan_delete(db, dialect, snap, coll, [row])
     return {"blocking": bool(plan.blockers), "dependents": entries}
 
@@ -54,7 +54,7 @@ async def describe_dependents(ctx: Any, collection: str, item_id: str) -> dict[s
     read = await require(ctx, collection, "read")
     snap, coll = await schema_and_collection(ctx, collection)
     async with ctx.reader() as db:
-        row = await fetch_row(db, coll, item_id, read, dialect_of(ctx))
+        row = await fetch_row(db, coll, item_id, read, dialect_of(ctx), snap)
         if row is None:
             raise record_not_found(collection, str(item_id))
         return await descriptor(ctx, db, snap, coll, row)
@@ -81,26 +81,28 @@ def _parse(body: Any) -> tuple[str, str, Any, bool]:
     return action, relation, None if target is None else str(target), hard
 
 
-async def _check_rows_permitted(db: Any, holder: Any, rows: list[Any], decision: Any, dialect: str) -> None:
+async def _check_rows_permitted(db: Any, holder: Any, rows: list[Any], decision: Any, dialect: str,
+                                snap: Any = None) -> None:
     """403 unless the caller's row filter for the action covers every referencing item."""
     if not decision.row_filter or not rows:
         return
     ids = [r["id"] for r in rows]
     stmt = db.select(items, items.c.id).where(items.c.collection_id == holder.id, items.c.id.in_(ids))
-    permitted = await db.all(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=holder))
+    permitted = await db.all(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=holder,
+                                                snapshot=snap))
     if len(permitted) != len(ids):
         raise ApiError.forbidden(f"Some referencing items of '{holder.name}' are outside your permissions",
                                  reason="row_policy")
 
 
-async def _target_ok(ctx: Any, db: Any, coll: Any, fdef: Any, item_id: str, target: str) -> Any:
+async def _target_ok(ctx: Any, db: Any, coll: Any, fdef: Any, item_id: str, target: str, snap: Any = None) -> Any:
     """The holder value for ``target`` if it is a valid reassignment, else 422 ``INVALID_TARGET``."""
     invalid = ApiError(422, "INVALID_TARGET", f"'{target[:64]}' is not an item of '{coll.name}' you can assign",
                        path=["newTargetId"])
     if target == item_id or not is_item_id(target):
         raise invalid
     read = await require(ctx, coll.name, "read")
-    if await fetch_row(db, coll, target, read, dialect_of(ctx)) is None:
+    if await fetch_row(db, coll, target, read, dialect_of(ctx), snap) is None:
         raise invalid
     value: Any = int(target) if fdef.type in ("integer", "bigInteger") and target.lstrip("-").isdigit() else target
     try:
@@ -116,7 +118,7 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
     action, relation, target, hard = _parse(body)
     dialect = dialect_of(ctx)
     async with transaction(ctx, uow) as u:
-        row = await fetch_row(u.db, coll, item_id, read, dialect)
+        row = await fetch_row(u.db, coll, item_id, read, dialect, snap)
         if row is None:
             raise ApiError.not_found(f"No item '{str(item_id)[:64]}' in '{collection}'")
         found = next(((r, h, f) for r, h, f in ondelete.holders(snap, coll.name) if r.relation.id == relation), None)
@@ -128,7 +130,7 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
             if hard and not ctx.principal.is_admin:
                 raise ApiError.forbidden("A hard delete needs admin access", reason="admin_only")
             decision = await require(ctx, holder.name, "delete")
-            await _check_rows_permitted(u.db, holder, rows, decision, dialect)
+            await _check_rows_permitted(u.db, holder, rows, decision, dialect, snap)
             plan = await ondelete.plan_delete(u.db, dialect, snap, holder, rows)
             if plan.blockers:
                 raise dependents_exist(await blocker_entries(ctx, u.db, snap, plan))
@@ -137,11 +139,11 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
             decision = await require(ctx, holder.name, "update")
             if decision.fields is not None and fdef.name not in decision.fields:
                 raise field_denied(fdef.name, ["relation"], "write")
-            await _check_rows_permitted(u.db, holder, rows, decision, dialect)
+            await _check_rows_permitted(u.db, holder, rows, decision, dialect, snap)
             if action == "set_null" and ref.shape == "id" and fdef.required:
                 raise ApiError(409, "FIELD_REQUIRED", f"'{holder.name}.{fdef.name}' is required and cannot be "
                                "set to null", path=["action"], extensions={"field": fdef.name})
-            new_value = await _target_ok(ctx, u.db, coll, fdef, row["id"], target) if action == "reassign" else None
+            new_value = await _target_ok(ctx, u.db, coll, fdef, row["id"], target, snap) if action == "reassign" else None
             cause = {"collection": coll.name, "id": row["id"], "relation": relation}
             for dependent in rows:
                 data = dict(dependent["data"] or {})

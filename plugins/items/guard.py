@@ -48,3 +48,51 @@ def require_readable(names: Any, decision: Decision, path: list[Any]) -> None:
     for name in names:
         if name != "id" and name not in allowed:
             raise field_denied(name, path, "read")
+
+
+class ReadAccess:
+    """The caller's ``read`` decisions in one site, one per collection, asked once per request.
+
+    ``can_read(collection, field)`` and ``row_filter_for(collection)`` are what the query
+    compiler takes (``id`` is readable wherever the collection is). For caches: ``owner`` is the
+    object the decisions come from (``None`` for admins, who all decide alike; else the access
+    snapshot ``kernel.access`` caches per site and principal, to be compared by identity) and
+    ``cacheable()`` is false when a read rule uses ``$NOW``, whose value changes by the second.
+    """
+
+    def __init__(self, snapshot: Any, principal: Any) -> None:
+        admin = snapshot is None or snapshot.admin
+        self.snapshot = None if admin else snapshot
+        self.principal = principal
+        self._decisions: dict[str, Decision] = {}
+
+    @property
+    def owner(self) -> Any:
+        return self.snapshot
+
+    def cacheable(self) -> bool:
+        rules = self.snapshot.rules if self.snapshot is not None else ()
+        return not any(r.action == "read" and r.conditions and "$NOW" in repr(r.conditions) for r in rules)
+
+    def decision(self, collection: str) -> Decision:
+        found = self._decisions.get(collection)
+        if found is None:
+            snap = self.snapshot
+            found = ALLOWED if snap is None else snap.decide(collection, "read", self.principal)
+            self._decisions[collection] = found
+        return found
+
+    def can_read(self, collection: str, name: str) -> bool:
+        decision = self.decision(collection)
+        return decision.allowed and (name == "id" or decision.field_allowed(name))
+
+    def row_filter_for(self, collection: str) -> Any:
+        return self.decision(collection).row_filter
+
+
+async def read_access(ctx: Any) -> ReadAccess:
+    """The caller's ``ReadAccess`` (the kernel's access snapshot is cached: no query)."""
+    access = ctx.kernel.access
+    if access is None:
+        return ReadAccess(None, ctx.principal)
+    return ReadAccess(await access.snapshot(ctx.principal, ctx.site_id), ctx.principal)

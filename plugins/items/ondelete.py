@@ -114,12 +114,14 @@ async def apply_plan(uow: Any, plan: DeletePlan, *, hard: bool = False) -> None:
         await writes.delete_rows(uow, coll, [row], hard=hard, cause=cause)
 
 
-async def visible_sample(db: Any, ids: list[str], holder: Any, read: Any, dialect: str) -> list[str]:
-    """Up to ``SAMPLE`` of ``ids`` the caller may read (none without read permission)."""
+async def visible_sample(db: Any, ids: list[str], holder: Any, read: Any, dialect: str,
+                         snapshot: Any = None) -> list[str]:
+    """Up to ``SAMPLE`` of ``ids`` the caller may read (none without read permission;
+    ``snapshot``: the site's schema, for read conditions through relations)."""
     from plugins.items.rowfilter import apply_row_filter
 
     if not read.allowed or not ids:
         return []
     stmt = db.select(items, items.c.id).where(items.c.collection_id == holder.id, items.c.id.in_(ids[:1000]))
-    stmt = apply_row_filter(stmt, read, dialect=dialect, table=items, coll=holder)
+    stmt = apply_row_filter(stmt, read, dialect=dialect, table=items, coll=holder, snapshot=snapshot)
     return [r["id"] for r in await db.all(stmt.order_by(items.c.id).limit(SAMPLE))]

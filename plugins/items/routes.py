@@ -7,7 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.items import dependents, service
-from plugins.items.params import parse_fields, parse_list_query
+from plugins.items.params import item_query, list_query
 
 
 class ItemsResource:
@@ -18,7 +18,7 @@ class ItemsResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
-        data, meta = await service.read_collection(ctx, collection, parse_list_query(req))
+        data, meta = await service.read_collection(ctx, collection, list_query(req))
         send_data(resp, data, meta=meta)
 
     async def on_post(self, req: Any, resp: Any, collection: str) -> None:
@@ -40,7 +40,7 @@ class ItemResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
-        send_data(resp, await service.read_item(ctx, collection, item_id, parse_fields(req)))
+        send_data(resp, await service.read_item(ctx, collection, item_id, item_query(req)))
 
     async def on_patch(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)

@@ -17,8 +17,10 @@ from kernel.errors import ApiError
 from plugins.items import ondelete, writes
 from plugins.items.drafts import overlay_one, overlay_read
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
-from plugins.items.guard import decide, readable, require
-from plugins.items.listing import ListPage, ListQuery, list_page, live_rows, shape
+from plugins.items.guard import ReadAccess, decide, read_access, readable, require
+from plugins.items.listing import ListPage, live_rows, run_list, run_one
+from plugins.items.query import ListQuery
+from plugins.items.readplan import plan_for
 from plugins.items.records import empty_record, item_record, mask, project
 from plugins.items.rowfilter import apply_row_filter
 from plugins.items.tables import items
@@ -54,12 +56,13 @@ def dialect_of(ctx: Any) -> str:
     return ctx.kernel.db.dialect
 
 
-async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str) -> Any:
-    """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it."""
+async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None) -> Any:
+    """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it
+    (``snapshot``: the site's schema, for conditions through relations)."""
     if not is_item_id(item_id):
         return None
     stmt = live_rows(db, coll).where(items.c.id == item_id)
-    return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll))
+    return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot))
 
 
 async def _as_read(ctx: Any, coll: Any, item: dict[str, Any]) -> dict[str, Any]:
@@ -69,59 +72,69 @@ async def _as_read(ctx: Any, coll: Any, item: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- reads
 
+async def _read_scope(ctx: Any, collection: str) -> tuple[ReadAccess, Any, Any, Any]:
+    """The caller's read access and decision (403 without read permission, asked before the
+    collection lookup), the site's schema and the collection (404)."""
+    access = await read_access(ctx)
+    read = access.decision(collection)
+    if not read.allowed:
+        raise action_denied(collection, "read")
+    schema, coll = await schema_and_collection(ctx, collection)
+    return access, read, schema, coll
+
+
 async def list_items(ctx: Any, collection: str, query: ListQuery) -> ListPage:
-    """One page of the collection's items the caller may see, masked and projected."""
-    read = await require(ctx, collection, "read")
-    _, coll = await schema_and_collection(ctx, collection)
+    """One page of the collection's items the caller may see (``filter``, ``sort``, paging,
+    ``fields`` with nested relations, ``deep``), or its aggregate rows (``aggregate``/``groupBy``)."""
+    return await _list(ctx, await _read_scope(ctx, collection), query)
+
+
+async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQuery) -> ListPage:
+    access, read, schema, coll = scope
     async with ctx.reader() as db:
-        page = await list_page(db, coll, query, read=read, dialect=dialect_of(ctx))
-    page.items = await overlay_read(ctx, coll, page.items, read, query.fields)  # X-Svc-Draft / X-Svc-Locale
+        plan = plan_for(ctx.kernel, "list", db, schema, coll, query, access, dialect_of(ctx))
+        page = await run_list(db, plan, query, dialect_of(ctx))
+    if plan.projection is not None:  # X-Svc-Draft / X-Svc-Locale
+        page.items = await overlay_read(ctx, coll, page.items, read, plan.projection.shown())
     return page
 
 
 async def read_collection(ctx: Any, collection: str, query: ListQuery) -> tuple[Any, dict[str, int] | None]:
-    """``GET /items/{collection}``: ``(page items, meta)``, or a singleton's ``(item, None)``."""
-    await require(ctx, collection, "read")
-    _, coll = await schema_and_collection(ctx, collection)
-    if coll.singleton:
-        return await read_singleton(ctx, collection, query.fields), None
-    page = await list_items(ctx, collection, query)
+    """``GET /items/{collection}``: ``(page items, meta)``, aggregates ``(rows, None)``, or a
+    singleton's ``(item, None)``."""
+    scope = await _read_scope(ctx, collection)
+    if scope[3].singleton:
+        return await read_singleton(ctx, collection, query), None
+    page = await _list(ctx, scope, query)
     return page.items, page.meta()
 
 
-async def read_item(ctx: Any, collection: str, item_id: str, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """One item (404 ``RECORD_NOT_FOUND`` when missing, deleted or not visible)."""
-    read = await require(ctx, collection, "read")
-    _, coll = await schema_and_collection(ctx, collection)
-    _check_fields(coll, fields, read)
+async def read_item(ctx: Any, collection: str, item_id: str, query: ListQuery | None = None) -> dict[str, Any]:
+    """One item with ``query``'s ``fields`` and ``deep`` (404 ``RECORD_NOT_FOUND`` when missing,
+    deleted or not visible)."""
+    access, read, schema, coll = await _read_scope(ctx, collection)
     async with ctx.reader() as db:
-        row = await fetch_row(db, coll, item_id, read, dialect_of(ctx))
-    if row is None:
+        plan = plan_for(ctx.kernel, "item", db, schema, coll, query or ListQuery(), access, dialect_of(ctx))
+        item = await run_one(db, plan, item_id, dialect_of(ctx)) if is_item_id(item_id) else None
+    if item is None:
         raise record_not_found(collection, str(item_id))
-    return await overlay_one(ctx, coll, shape(row, read, fields), read, fields)  # X-Svc-Draft / X-Svc-Locale
+    return await overlay_one(ctx, coll, item, read, plan.projection.shown())  # X-Svc-Draft / X-Svc-Locale
 
 
-def _check_fields(coll: Any, fields: tuple[str, ...] | None, read: Any) -> None:
-    from plugins.items.listing import check_query
-
-    check_query(coll, ListQuery(fields=fields), read)
-
-
-async def read_singleton(ctx: Any, collection: str, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = None) -> dict[str, Any]:
     """A singleton's item; before its first write, ``id: null`` and the field defaults."""
-    read = await require(ctx, collection, "read")
-    _, coll = await schema_and_collection(ctx, collection)
-    _check_fields(coll, fields, read)
+    access, read, schema, coll = await _read_scope(ctx, collection)
     async with ctx.reader() as db:
+        plan = plan_for(ctx.kernel, "item", db, schema, coll, query or ListQuery(), access, dialect_of(ctx))
         first = await db.one(live_rows(db, coll, items.c.id).order_by(items.c.id).limit(1))
-        row = None if first is None else await fetch_row(db, coll, first["id"], read, dialect_of(ctx))
+        item = None if first is None else await run_one(db, plan, first["id"], dialect_of(ctx))
     if first is None:
         defaults: dict[str, Any] = {}
         apply_defaults(coll, defaults, [], [])
-        return project(mask(empty_record(defaults, default_status(coll)), readable(read)), fields)
-    if row is None:
+        return project(mask(empty_record(defaults, default_status(coll)), readable(read)), plan.projection.names())
+    if item is None:
         raise record_not_found(collection, first["id"])
-    return await overlay_one(ctx, coll, shape(row, read, fields), read, fields)  # X-Svc-Draft / X-Svc-Locale
+    return await overlay_one(ctx, coll, item, read, plan.projection.shown())  # X-Svc-Draft / X-Svc-Locale
 
 
 # ---------------------------------------------------------------------- writes
@@ -162,7 +175,7 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
     [draft] = check_bodies(coll, [body], [[]], mode="replace" if replace else "update", writable=decision.fields,
                            action="write", nested=nested_fields(snap, collection), current_id=item_id)
     async with transaction(ctx, uow) as u:
-        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx))
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap)
         if row is None:
             raise record_not_found(collection, str(item_id))
         data = draft.data if replace else {**(row["data"] or {}), **draft.data}
@@ -194,7 +207,7 @@ async def delete_item(ctx: Any, collection: str, item_id: str, *, uow: Any = Non
     decision = await require(ctx, collection, "delete")
     snap, coll = await schema_and_collection(ctx, collection)
     async with transaction(ctx, uow) as u:
-        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx))
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap)
         if row is None:
             raise record_not_found(collection, str(item_id))
         plan = await ondelete.plan_delete(u.db, dialect_of(ctx), snap, coll, [row])
@@ -209,7 +222,7 @@ async def blocker_entries(ctx: Any, db: Any, snap: Any, plan: ondelete.DeletePla
     for dep in plan.blockers.values():
         holder = snap.collection(dep.collection)
         read = await decide(ctx, dep.collection, "read")
-        out.append(dep.entry(await ondelete.visible_sample(db, dep.ids, holder, read, dialect_of(ctx))))
+        out.append(dep.entry(await ondelete.visible_sample(db, dep.ids, holder, read, dialect_of(ctx), snap)))
     return out
 
 

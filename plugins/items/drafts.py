@@ -1,0 +1,131 @@
+"""Draft and locale reads: ``X-Svc-Draft: true`` and ``X-Svc-Locale: <code>`` on item reads.
+
+``ReadOptionsMiddleware`` reads the two headers of ``GET /items/...`` into a context variable
+for the request; ``overlay_read`` (called by ``service``'s read path) then answers, for each
+item, the content of its version ``draft`` when it has one (else main), and the translations
+of the locale (``locale``). GraphQL and delivery, which have no such headers, ask the same
+with ``with read_options(draft=True, locale="de"):``. Without either header nothing is
+queried: ``overlay_read`` returns at once. Structural keys (``status``, ``updatedAt``...)
+always come from main; masks and ``?fields=`` apply to the overlaid values too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from typing import Any
+
+from kernel.errors import ApiError
+from plugins.items import locale as translations
+from plugins.items.history_tables import versions
+from plugins.items.tables import items as items_table
+
+DRAFT_KEY = "draft"
+ITEM_READS = "/api/v1/items/"
+TRUE, FALSE = frozenset({"true", "1", "yes"}), frozenset({"false", "0", "no", ""})
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How item reads of this request are answered."""
+
+    draft: bool = False
+    locale: str | None = None
+
+
+_OPTIONS: ContextVar[ReadOptions | None] = ContextVar("svc_item_read_options", default=None)
+
+
+@contextlib.contextmanager
+def read_options(draft: bool = False, locale: str | None = None) -> Iterator[None]:
+    """Item reads inside the block answer the draft version and/or the locale's translations."""
+    opts = ReadOptions(draft, translations.normalise(locale) if locale else None)
+    token = _OPTIONS.set(opts if opts.draft or opts.locale else None)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def parse_headers(draft: str | None, locale: str | None) -> ReadOptions | None:
+    """The options of ``X-Svc-Draft`` and ``X-Svc-Locale`` (400 when malformed), ``None``
+    when neither asks for anything."""
+    wants_draft = False
+    if draft is not None:
+        value = draft.strip().lower()
+        if value not in TRUE | FALSE:
+            raise ApiError.validation("X-Svc-Draft must be true or false", path=["headers", "X-Svc-Draft"])
+        wants_draft = value in TRUE
+    code = translations.parse_locale(locale)
+    return ReadOptions(wants_draft, code) if wants_draft or code else None
+
+
+class ReadOptionsMiddleware:
+    """Sets the read options for item reads, and clears them when the request ends (an ASGI
+    server runs each request in its own task; in-process clients share one, so reset)."""
+
+    async def process_request(self, req: Any, resp: Any) -> None:
+        opts = None
+        if req.method == "GET" and req.path.startswith(ITEM_READS):
+            opts = parse_headers(req.get_header("X-Svc-Draft"), req.get_header("X-Svc-Locale"))
+        req.context.svc_read_options = _OPTIONS.set(opts)
+
+    async def process_response(self, req: Any, resp: Any, resource: Any, req_succeeded: bool) -> None:
+        token: Token[ReadOptions | None] | None = getattr(req.context, "svc_read_options", None)
+        if token is not None:
+            with contextlib.suppress(ValueError):  # set in another context: nothing of ours to undo
+                _OPTIONS.reset(token)
+
+
+async def _drafts(db: Any, coll: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    rows = await db.all(db.select(versions, versions.c.item_id, versions.c.data).where(
+        versions.c.collection_id == coll.id, versions.c.key == DRAFT_KEY, versions.c.item_id.in_(ids)))
+    return {r["item_id"]: dict(r["data"] or {}) for r in rows}
+
+
+async def _stored_translations(db: Any, coll: Any, ids: list[str]) -> dict[str, Any]:
+    rows = await db.all(db.select(items_table, items_table.c.id, items_table.c.data).where(
+        items_table.c.collection_id == coll.id, items_table.c.id.in_(ids)))
+    return {r["id"]: (r["data"] or {}).get(translations.FIELD) for r in rows}
+
+
+async def overlay_read(ctx: Any, coll: Any, page: list[dict[str, Any]], read: Any,
+                       fields: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    """``page`` (items already masked and projected) as the request's read options want it."""
+    opts = _OPTIONS.get()
+    if opts is None or not page:
+        return page
+    ids = [i["id"] for i in page if isinstance(i.get("id"), str)]
+    if not ids:
+        return page  # a singleton never written: nothing stored to overlay
+
+    def visible(name: str) -> bool:
+        return name in coll.fields and read.field_allowed(name) and (fields is None or name in fields)
+
+    localising = opts.locale is not None and translations.translations_field(coll) is not None \
+        and read.field_allowed(translations.FIELD)
+    async with ctx.reader() as db:
+        drafts = await _drafts(db, coll, ids) if opts.draft else {}
+        stored = await _stored_translations(db, coll, ids) if localising else {}
+    out = []
+    for item in page:
+        new = dict(item)
+        draft = drafts.get(item.get("id"))
+        for name, value in (draft or {}).items():
+            if visible(name):
+                new[name] = value
+        if localising and opts.locale:
+            # The draft's own translations when it has them, else what main stores.
+            in_draft = draft is not None and translations.FIELD in draft
+            value = draft[translations.FIELD] if in_draft and draft else stored.get(item.get("id"))
+            translations.localise(coll, new, value, opts.locale, visible)
+        out.append(new)
+    return out
+
+
+async def overlay_one(ctx: Any, coll: Any, item: dict[str, Any], read: Any,
+                      fields: tuple[str, ...] | None) -> dict[str, Any]:
+    """One item as the request's read options want it (``overlay_read`` of a one-item page)."""
+    return (await overlay_read(ctx, coll, [item], read, fields))[0]

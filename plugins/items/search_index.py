@@ -1,0 +1,159 @@
+"""The search index ``svc_search``: one row per (site, collection, item, searchable field).
+
+A row holds the field's distinct folded words (``body``, from ``search_text.index_text``), a
+length norm for ranking, and ``scope``, a token naming (site, collection id, field). On SQLite
+the rows feed an external-content FTS5 table, ``svc_search_fts(scope, body)``, through
+triggers (migration ``i0002_search``); on PostgreSQL a stored generated ``tsv`` column
+(``array_to_tsvector`` of the words, GIN-indexed) is matched. Either way this module writes
+only the ordinary table, through ``SiteDB``, so every write is site-scoped by construction.
+
+Rows mirror ``svc_items``: written in the item's transaction by the bus filters
+(``search_events``), removed with the item, and rebuilt per field on schema changes.
+``reindex_collection`` and ``index_missing`` rebuild from the items themselves (maintenance,
+and items written before the index existed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Column, Float, String, Table, Text, exists, select
+
+from kernel.db.meta import metadata
+from kernel.tenancy.scope import SiteDB
+from plugins.items.schema_hooks import live_values
+from plugins.items.search_text import index_text
+from plugins.items.tables import items
+from plugins.schema.api import get_schema, load_schema
+
+# The field types whose values are searched (``hash``, ``code``, ``uuid``... are not prose).
+SEARCHABLE_TYPES = frozenset({"string", "text"})
+INSERT_BATCH = 500
+
+search = Table(
+    "svc_search",
+    metadata,
+    Column("site_id", String(63), primary_key=True),
+    Column("collection_id", String(36), primary_key=True),
+    Column("item_id", String(64), primary_key=True),
+    Column("field", String(64), primary_key=True),
+    Column("scope", String(32), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("norm", Float, nullable=False),
+)
+
+
+def scope_token(site_id: str, collection_id: str, field: str) -> str:
+    """The token FTS5 matches in the ``scope`` column for one (site, collection, field).
+
+    Putting the scope into the full-text index lets SQLite intersect "these sites' readable
+    fields" with the words inside FTS5, instead of fetching every row of every tenant that has
+    the word and filtering afterwards. Letters and digits only, so it is one FTS5 token.
+    """
+    digest = hashlib.blake2b(f"{site_id}\x00{collection_id}\x00{field}".encode(), digest_size=12)
+    return "s" + digest.hexdigest()
+
+
+def searchable_fields(coll: Any) -> list[str]:
+    """The names of ``coll``'s fields that search reads, in the collection's order."""
+    return [name for name, fdef in coll.fields.items() if fdef.type in SEARCHABLE_TYPES]
+
+
+def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
+            names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The index rows of one item (only ``names`` when given; searchable fields otherwise)."""
+    rows = []
+    for name in searchable_fields(coll) if names is None else names:
+        value = data.get(name)
+        indexed = index_text(value) if isinstance(value, str) else None
+        if indexed is not None:
+            rows.append({"collection_id": coll.id, "item_id": item_id, "field": name,
+                         "scope": scope_token(site_id, coll.id, name), "body": indexed.body,
+                         "norm": indexed.norm})
+    return rows
+
+
+async def write_item(db: SiteDB, coll: Any, item_id: str, data: Mapping[str, Any]) -> None:
+    """Replace the item's rows with those of ``data`` (its whole content)."""
+    # Delete first: a bulk create may carry the same id twice (the items code then refuses the
+    # request and rolls back), and that must end in a 409, not in a unique-key error here.
+    await drop_item(db, coll.id, item_id)
+    rows = entries(db.site_id, coll, item_id, data)
+    if rows:
+        await db.insert(search, rows)
+
+
+async def drop_item(db: SiteDB, collection_id: str, item_id: str) -> None:
+    """Remove an item from the index."""
+    await db.execute(db.delete(search).where(search.c.collection_id == collection_id,
+                                             search.c.item_id == item_id))
+
+
+async def drop_field(db: SiteDB, collection_id: str, field: str) -> None:
+    """Remove one field of every item of a collection from the index."""
+    await db.execute(db.delete(search).where(search.c.collection_id == collection_id, search.c.field == field))
+
+
+async def index_field(db: SiteDB, coll: Any, field: str) -> int:
+    """Index ``field`` of every live item of ``coll`` from the stored data; returns the rows added."""
+    return await _index_items(db, coll, [field], live_values(db, coll))
+
+
+async def _index_items(db: SiteDB, coll: Any, names: list[str] | None, rows: Any) -> int:
+    batch: list[dict[str, Any]] = []
+    added = 0
+    async for item_id, data in rows:
+        batch.extend(entries(db.site_id, coll, item_id, data, names))
+        if len(batch) >= INSERT_BATCH:
+            await db.insert(search, batch)
+            added, batch = added + len(batch), []
+    if batch:
+        await db.insert(search, batch)
+    return added + len(batch)
+
+
+async def reindex_collection(kernel: Any, site_id: str, collection: str) -> int:
+    """Rebuild the index of one live collection from its items, in one transaction; returns
+    the rows written (``0`` for an unknown collection)."""
+    async with kernel.unit_of_work(site_id) as uow:
+        coll = (await load_schema(uow.conn, site_id)).collection(collection)
+        if coll is None:
+            return 0
+        db = uow.db
+        await db.execute(db.delete(search).where(search.c.collection_id == coll.id))
+        return await _index_items(db, coll, None, live_values(db, coll))
+
+
+async def _unindexed(db: SiteDB, coll: Any, page: int = INSERT_BATCH) -> Any:
+    """``(id, data)`` of live items of ``coll`` with no index row, in pages by id."""
+    last = None
+    while True:
+        has_rows = exists(select(search.c.item_id).where(
+            search.c.site_id == items.c.site_id, search.c.collection_id == items.c.collection_id,
+            search.c.item_id == items.c.id))
+        stmt = db.select(items, items.c.id, items.c.data).where(
+            items.c.collection_id == coll.id, items.c.deleted_at.is_(None), ~has_rows)
+        if last is not None:
+            stmt = stmt.where(items.c.id > last)
+        rows = await db.all(stmt.order_by(items.c.id).limit(page))
+        for row in rows:
+            yield row["id"], dict(row["data"] or {})
+        if len(rows) < page:
+            return
+        last = rows[-1]["id"]
+
+
+async def index_missing(kernel: Any, site_id: str) -> int:
+    """Index the live items of every collection of a site that have no index row yet (items
+    written before the index existed, or by a path that bypassed the item events); returns
+    the rows written. Items without searchable text are looked at again on every call."""
+    snap = await get_schema(kernel, site_id)
+    added = 0
+    for coll in snap.collections.values():
+        if not searchable_fields(coll):
+            continue
+        async with kernel.unit_of_work(site_id) as uow:
+            added += await _index_items(uow.db, coll, None, _unindexed(uow.db, coll))
+    return added

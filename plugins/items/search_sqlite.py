@@ -1,0 +1,43 @@
+"""SQLite's half of search: one query word's hits, matched by FTS5 in ``svc_search_fts``.
+
+The MATCH string is built here from words that ``search_text.query_terms`` reduced to letters
+and digits, each quoted as an FTS5 string, and it travels as a bound parameter: user input
+can never become FTS5 syntax (``NEAR``, ``AND``, ``:``, ``*``, ``(`` are words or gone).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import column, literal_column, select, table
+
+from plugins.items.search_index import scope_token, search
+from plugins.items.search_text import Term
+
+FTS = table("svc_search_fts", column("rowid"))
+
+
+def _quoted(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def match_expression(term: Term, scopes: list[Any], site_id: str) -> str:
+    """``scope : (<readable fields>) AND body : "word"[*]``.
+
+    The scope tokens restrict the match, inside FTS5, to this site's collections and the
+    fields the caller may read, so a word found only in a hidden field never counts.
+    """
+    tokens = " OR ".join(_quoted(scope_token(site_id, s.coll.id, f)) for s in scopes for f in s.fields)
+    word = _quoted(term.word) + ("*" if term.prefix else "")
+    return f"scope : ({tokens}) AND body : {word}"
+
+
+def term_hits(index: int, term: Term, scopes: list[Any], site_id: str) -> Any:
+    """``(collection_id, item_id, field, norm, term)`` of the index rows holding ``term``."""
+    return (
+        select(search.c.collection_id, search.c.item_id, search.c.field, search.c.norm,
+               literal_column(str(int(index))).label("term"))
+        .select_from(FTS.join(search, FTS.c.rowid == literal_column("svc_search.rowid")))
+        .where(literal_column("svc_search_fts").op("MATCH")(match_expression(term, scopes, site_id)),
+               search.c.site_id == site_id)
+    )
