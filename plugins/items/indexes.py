@@ -1,6 +1,6 @@
 """Expression indexes for ``indexed`` and ``unique`` fields, kept in step with the schema.
 
-An index covers ``(site_id, collection_id, <field expression>)`` over live rows, where the
+An index covers ``(site_id, collection_id, <field expression>)`` over the collection's live rows, where the
 expression is ``jsonpath.field_expr`` (so the compiler's and the list's comparisons use it);
 a ``unique`` field's index is UNIQUE, which makes the database refuse a duplicate that two
 concurrent writers might both have checked for. Collection ids are unique across sites, so
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from typing import Any
 
 from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, text
@@ -27,7 +28,7 @@ from plugins.items.jsonpath import FIELD_KEY, field_expr
 from plugins.schema.api import load_schema
 
 log = logging.getLogger("svc.items")
-LIVE = text("deleted_at IS NULL")
+COLLECTION_ID = re.compile(r"^[0-9a-f-]{1,36}$")
 MAX_NAME = 63  # PostgreSQL's identifier limit
 
 
@@ -47,10 +48,20 @@ def _shadow_table() -> Table:
 
 
 def index_for(dialect: str, collection_id: str, fdef: Any) -> Index:
-    """The index object of one field (not created)."""
+    """The index object of one field (not created).
+
+    The index is partial on *this collection's* live rows: its expression casts (numeric
+    fields) must never be evaluated on another collection's rows, where the same key may hold
+    a value of another type (PostgreSQL would refuse that row's insert), and a UNIQUE index
+    must only compare values of this collection. The collection id is a server-made UUID, so
+    it is safe as a literal in the predicate.
+    """
     table = _shadow_table()
+    if not COLLECTION_ID.match(collection_id):
+        raise ValueError(f"not a collection id: {collection_id!r}")
+    where = text(f"collection_id = '{collection_id}' AND deleted_at IS NULL")
     return Index(index_name(collection_id, fdef.name), table.c.site_id, table.c.collection_id,
-                 field_expr(dialect, table, fdef), unique=fdef.unique, postgresql_where=LIVE, sqlite_where=LIVE)
+                 field_expr(dialect, table, fdef), unique=fdef.unique, postgresql_where=where, sqlite_where=where)
 
 
 def index_ddl(dialect_obj: Any, collection_id: str, fdef: Any) -> str:
