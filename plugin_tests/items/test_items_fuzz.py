@@ -1,5 +1,6 @@
-"""Body checks, row-filter compilation (fails closed, never raises) and reference edits, fed arbitrary input (hypothesis):
-they answer ``ApiError`` with a path (or a result) and never raise anything else."""
+"""Body checks, row-filter compilation and reference edits, fed arbitrary input (hypothesis):
+they answer ``ApiError`` with a path (or a result) and never raise anything else; a row filter
+that does not compile fails closed instead of raising."""
 
 from __future__ import annotations
 

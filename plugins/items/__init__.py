@@ -8,8 +8,10 @@ use the public role; rate buckets ``items_read`` / ``items_write``): ``/items/{c
 DELETE), ``.../dependents`` and ``.../resolve-dependents``.
 
 Modules: ``service`` (the one data path: REST, GraphQL, delivery, releases, flows),
-``listing`` (``ListQuery`` -> one page; where the query compiler plugs in), ``params`` (HTTP
-query -> ``ListQuery``), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
+``query/`` (the query language: list parameters, filters, sort, aggregates -> SQL), ``params``
+(HTTP query -> ``query.ListQuery``), ``readplan`` (a read's statements, cached), ``listing``
+(running them: one page, its total, aggregates), ``projection`` and ``nested`` (``fields``/``deep``:
+nested m2o/o2m reads), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
 ``rowfilter`` (permission conditions -> SQL), ``jsonpath`` (the SQL expression of a field,
 shared with the compiler and the indexes), ``writes`` (rows + events), ``ondelete``/``refs``
 (relations), ``dependents``, ``schema_hooks`` and ``indexes`` (schema changes), ``records``.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.access import Decision
-from plugins.items.errors import action_denied, field_denied
+from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
 
@@ -38,16 +38,6 @@ def readable(decision: Decision) -> frozenset[str] | None:
     if not decision.allowed:
         return frozenset()
     return decision.fields
-
-
-def require_readable(names: Any, decision: Decision, path: list[Any]) -> None:
-    """403 ``field_policy`` when a field named in a query (sort, fields) is not readable."""
-    allowed = readable(decision)
-    if allowed is None:
-        return
-    for name in names:
-        if name != "id" and name not in allowed:
-            raise field_denied(name, path, "read")
 
 
 class ReadAccess:

@@ -63,15 +63,41 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-FIELDS_PARAM = _query("fields", {"type": "string"}, "Comma list of top-level fields (`*`: all).")
+FIELDS_PARAM = _query("fields", {"type": "string"}, (
+    "Comma list (or `fields[]=`, or a JSON array); `*` for every readable field. Dotted names read "
+    "relations nested: `author.name`, `author.*` (m2o: the related item, null when missing or not "
+    "visible), `comments.body` (o2m: a list; `comments` alone: the ids), `*.*` every m2o/o2m relation "
+    "one level; at most 3 relations deep."))
+DEEP_PARAM = _query("deep", {"type": "string"}, (
+    "Per nested relation: `deep[rel][_filter][f][_op]=v`, `_sort`, `_limit` (o2m, per parent; default "
+    "100), `_offset`, `_page`, `_fields`; nested relations as `deep[rel][sub][...]`; or the same as a "
+    "JSON object (`deep={\"rel\": {\"_limit\": 5}}`), which wins over the bracket keys."))
 LIST_PARAMS = [
     FIELDS_PARAM,
-    _query("sort", {"type": "string"}, "Comma list; `-` prefix for descending; `id` breaks ties."),
+    _query("filter", {"type": "string"}, (
+        "A JSON object (`{\"views\": {\"_gt\": 10}}`), or bracket keys `filter[field][_op]=value` "
+        "(`filter[_and][0][f][_op]=v` for groups; values coerced). Dotted paths into JSON fields and "
+        "through relations (`author.name`). The JSON form wins when both are given; malformed JSON is "
+        "400 VALIDATION.")),
+    _query("sort", {"type": "string"}, (
+        "Comma list (or `sort[]=`, or a JSON array); `-` prefix for descending; m2o paths like "
+        "`author.name`; nulls last ascending; `id` breaks ties.")),
     _query("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}, "Page size (default 25)."),
     _query("offset", {"type": "integer", "minimum": 0}, "Items to skip."),
-    _query("page", {"type": "integer", "minimum": 1}, "1-indexed page (when no offset)."),
-    _query("meta", {"enum": ["total_count", "none"]}, "`none` skips the count and omits `total`."),
+    _query("page", {"type": "integer", "minimum": 1}, "1-indexed page; wins over offset."),
+    _query("meta", {"enum": ["total_count", "filter_count", "none"]},
+           "`total_count` (default): `meta.total` is the filtered count; `none` skips the count."),
+    _query("aggregate", {"type": "string"}, (
+        "`aggregate[fn]=field,...` or JSON `{\"fn\": \"*\" | \"a,b\" | [\"a\"]}`; fn one of count, "
+        "countDistinct, sum, avg, min, max (`count` takes `*`). Answers `[{ \"count\": N }]`, or "
+        "`[{ fn: { field: value } }]`; no `meta`.")),
+    _query("groupBy", {"type": "string"}, (
+        "Comma list (or `groupBy[]=`, or a JSON array) of fields or JSON paths: "
+        "`[{ \"category\": \"a\", \"sum\": { \"views\": N } }]`, groups ordered by their keys and "
+        "paged by limit/offset.")),
+    DEEP_PARAM,
 ]
+ITEM_PARAMS = [FIELDS_PARAM, DEEP_PARAM]
 
 
 def with_params(operations: dict[str, dict[str, Any]], method: str, params: list[dict[str, Any]]) -> dict[str, Any]:

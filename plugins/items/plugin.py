@@ -43,7 +43,7 @@ def register_routes(kernel: Any) -> list[Route]:
                   get=("Get an item", None, s.ITEM, 200),
                   patch=("Update an item's given fields", s.ITEM_BODY, s.ITEM, 200),
                   put=("Replace an item's content", s.ITEM_BODY, s.ITEM, 200),
-                  delete=("Soft-delete an item (onDelete enforced)", None, None, 204)), "get", [s.FIELDS_PARAM])),
+                  delete=("Soft-delete an item (onDelete enforced)", None, None, 204)), "get", s.ITEM_PARAMS)),
         Route("/items/{collection}/{item_id}/dependents", DependentsResource(kernel), auth=AUTH,
               rate_limit="items_read", openapi=ops(
                   get=("The items referencing this one, by relation", None, s.DESCRIPTOR, 200))),

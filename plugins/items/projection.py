@@ -191,15 +191,19 @@ class Projector:
         related = self.schema.collection(nested.related_collection or "")
         if nested.kind == "m2o":
             holder = coll.fields.get(name)
-            gate = (coll.name, name)
         else:
             holder = related.fields.get(nested.foreign_key or "") if related is not None else None
-            gate = (related.name, holder.name) if related is not None and holder is not None else (coll.name, name)
         if related is None or holder is None:
             refuse(ApiError.validation(f"The relation '{here[:80]}' cannot be read", path=FIELDS_PATH))
             return None
-        # The link itself is read: the m2o field, or the o2m foreign key on the related side.
-        if not self.access.can_read(*gate) or not self.access.decision(related.name).allowed:
+        # As in filters: the m2o field or o2m alias must be readable (Directus lists aliases in a
+        # rule's fields too), and for o2m the foreign key the match reads on the related side.
+        gates = [(coll.name, name)] + ([(related.name, holder.name)] if nested.kind == "o2m" else [])
+        for gate in gates:
+            if not self.access.can_read(*gate):
+                refuse(field_denied(gate[1], FIELDS_PATH, "read"))
+                return None
+        if not self.access.decision(related.name).allowed:
             refuse(field_denied(name, FIELDS_PATH, "read"))
             return None
         ids_only = sub is None

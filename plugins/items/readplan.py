@@ -19,8 +19,9 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel.access import Decision
+from kernel.errors import ApiError
 from plugins.items.guard import ReadAccess
-from plugins.items.listing import live_rows
+from plugins.items.listing import MAX_LIMIT, live_rows
 from plugins.items.projection import Projection, Projector, tree_of
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
 from plugins.items.rowfilter import row_condition
@@ -77,6 +78,10 @@ def conditions(schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery, ac
 def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery, access: ReadAccess,
               dialect: str) -> ReadPlan:
     read = access.decision(coll.name)
+    # REST's parser bounds these; a ListQuery built by other callers (GraphQL) is held to the same.
+    if not 1 <= query.limit <= MAX_LIMIT or query.offset < 0:
+        raise ApiError.validation(f"'limit' must be 1 to {MAX_LIMIT} and 'offset' not negative",
+                                  path=["query", "limit" if not 1 <= query.limit <= MAX_LIMIT else "offset"])
     where = conditions(schema, coll, query, access, dialect)
     if query.is_aggregate:
         # Groups are ordered by their keys; ``sort``, ``fields`` and ``deep`` do not apply.

@@ -20,7 +20,7 @@ from plugins.items.errors import collection_not_found
 from plugins.items.guard import decide, require
 from plugins.items.listing import DEFAULT_LIMIT, shape
 from plugins.items.search_index import searchable_fields
-from plugins.items.search_query import Scope, matching_items, ordered, title_field
+from plugins.items.search_query import Scope, matching_items, ordered, page_items, title_field
 from plugins.items.search_text import Term, highlight, query_terms
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
@@ -74,7 +74,7 @@ async def search_scopes(ctx: Any, snap: Any, collection: str | None) -> list[Sco
     return scopes
 
 
-def hit(scope: Scope, row: Any, terms: list[Term]) -> dict[str, Any]:
+def hit(scope: Scope, row: Any, score: float, terms: list[Term]) -> dict[str, Any]:
     """One result: the item as the caller may read it, and a snippet per readable field that
     matched (HTML-escaped text with ``<mark>`` around the matching words)."""
     data = row["data"] or {}
@@ -84,7 +84,7 @@ def hit(scope: Scope, row: Any, terms: list[Term]) -> dict[str, Any]:
         snippet = highlight(value, terms) if isinstance(value, str) else None
         if snippet is not None:
             highlights[name] = snippet
-    return {"collection": scope.coll.name, "id": row["id"], "score": round(float(row["score"]), 4),
+    return {"collection": scope.coll.name, "id": row["id"], "score": round(float(score), 4),
             "item": shape(row, scope.decision, None), "highlights": highlights}
 
 
@@ -98,10 +98,25 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
     meta = {"total": 0, "limit": query.limit, "offset": query.offset}
     if not terms or not scopes:  # only punctuation, or nothing the caller may read
         return [], meta
-    stmt = matching_items(site_id, ctx.kernel.db.dialect, terms, scopes)
+    dialect = ctx.kernel.db.dialect
+    stmt = matching_items(site_id, dialect, terms, scopes)
     async with ctx.reader() as db:
-        stmt = db.scope(stmt, items)
-        rows = await db.all(ordered(stmt).limit(query.limit).offset(query.offset))
-        meta["total"] = int(await db.scalar(db.scope(select(func.count()).select_from(stmt.subquery()))) or 0)
+        stmt = db.scope(stmt)  # site_id is in every part of it already (search_query)
+        # The total rides on the page as a window count (one pass over the hits, not two);
+        # only a page past the end needs its own count.
+        page = ordered(stmt.add_columns(func.count().over().label("search_total")))
+        ranked = await db.all(page.limit(query.limit).offset(query.offset))
+        if ranked:
+            meta["total"] = int(ranked[0]["search_total"])
+        elif query.offset:
+            meta["total"] = int(await db.scalar(db.scope(select(func.count()).select_from(stmt.subquery()))) or 0)
+        keys = [(r["collection_id"], r["id"]) for r in ranked]
+        rows = await db.all(db.scope(page_items(keys, scopes, dialect), items)) if keys else []
+    by_key = {(r["collection_id"], r["id"]): r for r in rows}
     by_id = {s.coll.id: s for s in scopes}
-    return [hit(by_id[row["collection_id"]], row, terms) for row in rows], meta
+    hits = []
+    for r in ranked:
+        row = by_key.get((r["collection_id"], r["id"]))
+        if row is not None:  # None: deleted or hidden since it was ranked (milliseconds ago)
+            hits.append(hit(by_id[r["collection_id"]], row, r["score"], terms))
+    return hits, meta

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Column, Float, String, Table, Text, exists, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kernel.db.meta import metadata
 from kernel.tenancy.scope import SiteDB
@@ -75,14 +77,31 @@ def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
     return rows
 
 
+async def upsert(db: SiteDB, rows: list[dict[str, Any]]) -> None:
+    """Insert index rows of this site; a row already there (same item and field) is replaced.
+
+    Two transactions creating the same item id both reach this point before the items table
+    refuses one of them (409); a plain insert would fail first, as a 500.
+    """
+    if not rows:
+        return
+    insert = pg_insert if db.conn.dialect.name == "postgresql" else sqlite_insert
+    stmt = insert(search).values([{**row, "site_id": db.site_id} for row in rows])
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[search.c.site_id, search.c.collection_id, search.c.item_id, search.c.field],
+        set_={"scope": stmt.excluded.scope, "body": stmt.excluded.body, "norm": stmt.excluded.norm})
+    await db.execute(db.scope(stmt))
+
+
 async def write_item(db: SiteDB, coll: Any, item_id: str, data: Mapping[str, Any]) -> None:
     """Replace the item's rows with those of ``data`` (its whole content)."""
-    # Delete first: a bulk create may carry the same id twice (the items code then refuses the
-    # request and rolls back), and that must end in a 409, not in a unique-key error here.
+    # Lock the item first (PostgreSQL; SQLite serialises writers anyway): two concurrent
+    # updates of one item then replace its rows one after the other, and the second delete
+    # sees the first one's rows instead of leaving them behind.
+    await db.execute(db.select(items, items.c.id).where(items.c.collection_id == coll.id, items.c.id == item_id)
+                     .with_for_update())
     await drop_item(db, coll.id, item_id)
-    rows = entries(db.site_id, coll, item_id, data)
-    if rows:
-        await db.insert(search, rows)
+    await upsert(db, entries(db.site_id, coll, item_id, data))
 
 
 async def drop_item(db: SiteDB, collection_id: str, item_id: str) -> None:
@@ -107,10 +126,9 @@ async def _index_items(db: SiteDB, coll: Any, names: list[str] | None, rows: Any
     async for item_id, data in rows:
         batch.extend(entries(db.site_id, coll, item_id, data, names))
         if len(batch) >= INSERT_BATCH:
-            await db.insert(search, batch)
+            await upsert(db, batch)
             added, batch = added + len(batch), []
-    if batch:
-        await db.insert(search, batch)
+    await upsert(db, batch)
     return added + len(batch)
 
 

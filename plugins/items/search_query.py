@@ -78,8 +78,10 @@ def _visible_items(scopes: list[Scope], dialect: str) -> Any:
 
 
 def matching_items(site_id: str, dialect: str, terms: list[Term], scopes: list[Scope]) -> Any:
-    """``SELECT score, <items columns>`` of the live, visible items matching every term
-    (not yet ordered, paged or site-scoped by ``SiteDB``; the caller does that)."""
+    """``SELECT score, collection_id, id`` of the live, visible items matching every term (not
+    yet ordered or paged; every table in it is filtered on ``site_id``). Keys only: sorting thousands of hits with
+    their JSON ``data`` alongside cost more than the matching itself; ``page_items`` reads
+    the rows of one page."""
     match = backend(dialect)
     selects = [match.term_hits(i, t, scopes, site_id).where(_readable_rows(scopes, search))
                for i, t in enumerate(terms)]
@@ -93,13 +95,33 @@ def matching_items(site_id: str, dialect: str, terms: list[Term], scopes: list[S
         .having(func.count(distinct(hits.c.term)) == len(terms))
         .subquery("ranked")
     )
-    joined = ranked.join(items, and_(items.c.site_id == site_id, items.c.collection_id == ranked.c.collection_id,
-                                     items.c.id == ranked.c.item_id))
-    return (select(ranked.c.score, items).select_from(joined)
-            .where(items.c.deleted_at.is_(None), _visible_items(scopes, dialect)))
+    if not any(s.decision.row_filter for s in scopes):
+        # Every index row is a live item (deletes remove them in the same transaction), so
+        # without row filters the items table is not needed until ``page_items``. Skipping the
+        # join also spares PostgreSQL a nested loop it picks while statistics are stale.
+        return select(ranked.c.score, ranked.c.collection_id, ranked.c.item_id.label("id"))
+    same_item = and_(items.c.site_id == site_id, items.c.collection_id == ranked.c.collection_id,
+                     items.c.id == ranked.c.item_id)
+    visible = and_(items.c.deleted_at.is_(None), _visible_items(scopes, dialect))
+    if dialect == "postgresql":
+        # LATERAL ... LIMIT 1 (the limit keeps it from being flattened into a plain join): one
+        # primary-key probe per hit whatever the statistics say. With stale ones (a bulk
+        # import a minute ago) PostgreSQL otherwise rescans the whole collection per hit:
+        # measured 2.5 s instead of 20 ms on 10,000 items.
+        item = select(items.c.collection_id, items.c.id).where(same_item, visible).limit(1).lateral("item")
+        return select(ranked.c.score, item.c.collection_id, item.c.id).select_from(ranked.join(item, true()))
+    return (select(ranked.c.score, items.c.collection_id, items.c.id)
+            .select_from(ranked.join(items, same_item)).where(visible))
 
 
 def ordered(stmt: Any) -> Any:
     """Best first; collection and id break ties so pages never overlap."""
-    score = stmt.selected_columns.score
-    return stmt.order_by(score.desc(), items.c.collection_id, items.c.id)
+    cols = stmt.selected_columns
+    return stmt.order_by(cols.score.desc(), cols.collection_id, cols.id)
+
+
+def page_items(keys: list[tuple[str, str]], scopes: list[Scope], dialect: str) -> Any:
+    """``SELECT`` the item rows of one page of keys (``(collection_id, id)``), checked again for
+    liveness and the row filters: an item changed since the page was ranked is left out."""
+    wanted = or_(*(and_(items.c.collection_id == c, items.c.id == i) for c, i in keys))
+    return select(items).where(wanted, items.c.deleted_at.is_(None), _visible_items(scopes, dialect))

@@ -33,11 +33,20 @@ def match_expression(term: Term, scopes: list[Any], site_id: str) -> str:
 
 
 def term_hits(index: int, term: Term, scopes: list[Any], site_id: str) -> Any:
-    """``(collection_id, item_id, field, norm, term)`` of the index rows holding ``term``."""
+    """``(collection_id, item_id, field, norm, term)`` of the index rows holding ``term``.
+
+    FTS5 must drive: its rowids, then one primary-key lookup each into ``svc_search``. Joined
+    plainly, SQLite prefers the (site, collection) index of ``svc_search`` and runs the MATCH
+    once per row of the site (measured: 0.6 s instead of 0.2 ms for a word with no hit on
+    6,000 rows). ``LIMIT -1`` (no limit) keeps the sub-select from being flattened into the
+    join, which fixes that order.
+    """
+    matched = (select(FTS.c.rowid)
+               .where(literal_column("svc_search_fts").op("MATCH")(match_expression(term, scopes, site_id)))
+               .limit(-1).subquery(f"fts{int(index)}"))
     return (
         select(search.c.collection_id, search.c.item_id, search.c.field, search.c.norm,
                literal_column(str(int(index))).label("term"))
-        .select_from(FTS.join(search, FTS.c.rowid == literal_column("svc_search.rowid")))
-        .where(literal_column("svc_search_fts").op("MATCH")(match_expression(term, scopes, site_id)),
-               search.c.site_id == site_id)
+        .select_from(matched.join(search, matched.c.rowid == literal_column("svc_search.rowid")))
+        .where(search.c.site_id == site_id)
     )
