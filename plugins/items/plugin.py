@@ -61,6 +61,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     bus.on_filter("fields.create", schema_hooks.on_field_create)
     bus.on_filter("fields.update", schema_hooks.on_field_update)
     bus.on_filter("fields.delete", schema_hooks.on_field_delete)
+    bus.on_filter("schema.data_check", schema_hooks.on_data_check)
     maintain = indexes.on_field_change(kernel)
     for event in ("fields.create", "fields.update", "fields.delete"):
         bus.on_action(event, maintain)

@@ -11,6 +11,7 @@
   DEFAULT`` would); a required field without a default is refused while items exist.
 - ``fields.delete``: the key is stripped from every item's data (deleted items included).
 - ``collections.delete``: nothing; items are keyed by the collection's id and vanish with it.
+- ``schema.data_check`` (config import): marks the collections and fields that hold live items.
 """
 
 from __future__ import annotations
@@ -188,3 +189,26 @@ async def on_field_delete(event: str, payload: dict[str, Any], ctx: Any) -> None
     dialect = ctx.kernel.db.dialect
     await db.execute(db.update(items).where(items.c.collection_id == coll.id)
                      .values(data=without_key(dialect, items.c.data, payload["field"])))
+
+
+async def on_data_check(event: str, payload: Any, ctx: Any) -> Any:
+    """``schema.data_check``: mark each target (a collection, or one field of it) that holds live
+    items with ``hasData: true``, so a config import refuses to drop it without
+    ``allowDestructive=true``. Never raises: a veto here would block even allowed imports."""
+    if not isinstance(payload, dict) or ctx.conn is None or not ctx.site_id:
+        return None
+    db = SiteDB(ctx.site_id, ctx.conn)
+    for target in payload.get("targets") or []:
+        if not isinstance(target, dict) or not isinstance(target.get("collectionId"), str):
+            continue
+        stmt = db.select(items, items.c.id).where(items.c.collection_id == target["collectionId"],
+                                                  items.c.deleted_at.is_(None))
+        field = target.get("field")
+        if field:
+            try:
+                stmt = stmt.where(raw_expr(ctx.kernel.db.dialect, items.c.data, field).is_not(None))
+            except ValueError:  # not a field name we could have stored
+                continue
+        if await db.one(stmt.limit(1)) is not None:
+            target["hasData"] = True
+    return payload
