@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.items import drafts, history_events, indexes, revisions, schema_hooks
+from plugins.items import drafts, history_events, indexes, revisions, schema_hooks, search_events
 from plugins.items import openapi_schemas as s
 from plugins.items.errors import ERROR_CODES
 from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
 from plugins.items.routes_history import history_routes
+from plugins.items.routes_search import search_routes
 
 name = "items"
 requires = ("schema", "access")
@@ -33,6 +34,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 def register_routes(kernel: Any) -> list[Route]:
     return [
         *history_routes(AUTH),  # revisions, revert, versions, pins (routes_history.py)
+        *search_routes(kernel),  # GET /search (routes_search.py)
         Route("/items/{collection}", ItemsResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
               openapi=s.with_params(ops(
                   get=("List items (a singleton: its item)", None, s.COLLECTION_READ, 200),
@@ -66,6 +68,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     for event in ("fields.create", "fields.update", "fields.delete"):
         bus.on_action(event, maintain)
     history_events.register(bus)  # revisions, pins, translations checks on item writes
+    search_events.register(bus)  # the search index, written in each write's transaction
 
 
 @hookimpl

@@ -99,7 +99,7 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
     if not terms or not scopes:  # only punctuation, or nothing the caller may read
         return [], meta
     dialect = ctx.kernel.db.dialect
-    stmt = matching_items(site_id, dialect, terms, scopes)
+    stmt = matching_items(site_id, dialect, terms, scopes, snap)
     async with ctx.reader() as db:
         stmt = db.scope(stmt)  # site_id is in every part of it already (search_query)
         # The total rides on the page as a window count (one pass over the hits, not two);
@@ -111,7 +111,7 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
         elif query.offset:
             meta["total"] = int(await db.scalar(db.scope(select(func.count()).select_from(stmt.subquery()))) or 0)
         keys = [(r["collection_id"], r["id"]) for r in ranked]
-        rows = await db.all(db.scope(page_items(keys, scopes, dialect), items)) if keys else []
+        rows = await db.all(db.scope(page_items(keys, scopes, dialect, snap), items)) if keys else []
     by_key = {(r["collection_id"], r["id"]): r for r in rows}
     by_id = {s.coll.id: s for s in scopes}
     hits = []

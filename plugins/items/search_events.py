@@ -50,7 +50,7 @@ def _texts(coll: Any, item: Any) -> dict[str, Any]:
 
 async def on_item_write(event: str, payload: Any, ctx: Any) -> None:
     """Create and update: the item's index rows from the final ``after``."""
-    if ctx.conn is None or not isinstance(payload, dict) or not isinstance(payload.get("after"), dict):
+    if ctx.conn is None or ctx.site_id is None or not isinstance(payload, dict) or not isinstance(payload.get("after"), dict):
         return
     coll = await _collection(ctx, payload.get("collection"))
     if coll is None or not searchable_fields(coll):
@@ -58,12 +58,13 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> None:
     after = payload["after"]
     if event.endswith(".update") and _texts(coll, payload.get("before")) == _texts(coll, after):
         return  # status, sort or non-text fields changed: the index already holds this text
-    await search_index.write_item(SiteDB(ctx.site_id, ctx.conn), coll, str(payload["id"]), after)
+    await search_index.write_item(SiteDB(ctx.site_id, ctx.conn), coll, str(payload["id"]), after,
+                                  new=event.endswith(".create"))
 
 
 async def on_item_delete(event: str, payload: Any, ctx: Any) -> None:
     """Delete (soft or hard): the item leaves the index."""
-    if ctx.conn is None or not isinstance(payload, dict):
+    if ctx.conn is None or ctx.site_id is None or not isinstance(payload, dict):
         return
     coll = await _collection(ctx, payload.get("collection"))
     if coll is not None:
@@ -73,7 +74,7 @@ async def on_item_delete(event: str, payload: Any, ctx: Any) -> None:
 async def on_field_change(event: str, payload: Any, ctx: Any) -> None:
     """A field created, changed or deleted: drop its rows, and index it again when it is (now)
     a searchable type. Only type changes matter to an existing field."""
-    if ctx.conn is None or not isinstance(payload, dict):
+    if ctx.conn is None or ctx.site_id is None or not isinstance(payload, dict):
         return
     before, after = payload.get("before") or {}, payload.get("after") or {}
     old, new = before.get("type"), after.get("type")

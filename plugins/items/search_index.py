@@ -5,7 +5,8 @@ length norm for ranking, and ``scope``, a token naming (site, collection id, fie
 the rows feed an external-content FTS5 table, ``svc_search_fts(scope, body)``, through
 triggers (migration ``i0002_search``); on PostgreSQL a stored generated ``tsv`` column
 (``array_to_tsvector`` of the words, GIN-indexed) is matched. Either way this module writes
-only the ordinary table, through ``SiteDB``, so every write is site-scoped by construction.
+only the ordinary table, through ``SiteDB`` (``upsert`` stamps the site's id on every row the
+way ``SiteDB.insert`` does), so every write is site-scoped by construction.
 
 Rows mirror ``svc_items``: written in the item's transaction by the bus filters
 (``search_events``), removed with the item, and rebuilt per field on schema changes.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Column, Float, String, Table, Text, exists, select
@@ -77,30 +79,39 @@ def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
     return rows
 
 
+@lru_cache(maxsize=2)
+def _upsert_statement(dialect: str) -> Any:
+    """One statement per dialect, built once (building it cost more than running it)."""
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    stmt = insert(search)
+    return stmt.on_conflict_do_update(
+        index_elements=[search.c.site_id, search.c.collection_id, search.c.item_id, search.c.field],
+        set_={"scope": stmt.excluded.scope, "body": stmt.excluded.body, "norm": stmt.excluded.norm})
+
+
 async def upsert(db: SiteDB, rows: list[dict[str, Any]]) -> None:
     """Insert index rows of this site; a row already there (same item and field) is replaced.
 
-    Two transactions creating the same item id both reach this point before the items table
-    refuses one of them (409); a plain insert would fail first, as a 500.
+    Two transactions creating the same item id both get here before the items table refuses
+    one of them (409); a plain insert would fail first, as a 500. Like ``SiteDB.insert``, every
+    row is stamped with the site's id and the rows go as one executemany (``SiteDB.execute``
+    takes no parameters, and a multi-row ``VALUES`` is compiled afresh every time).
     """
-    if not rows:
-        return
-    insert = pg_insert if db.conn.dialect.name == "postgresql" else sqlite_insert
-    stmt = insert(search).values([{**row, "site_id": db.site_id} for row in rows])
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[search.c.site_id, search.c.collection_id, search.c.item_id, search.c.field],
-        set_={"scope": stmt.excluded.scope, "body": stmt.excluded.body, "norm": stmt.excluded.norm})
-    await db.execute(db.scope(stmt))
+    if rows:
+        stamped = [{**row, "site_id": db.site_id} for row in rows]
+        await db.conn.execute(_upsert_statement(db.conn.dialect.name), stamped)
 
 
-async def write_item(db: SiteDB, coll: Any, item_id: str, data: Mapping[str, Any]) -> None:
-    """Replace the item's rows with those of ``data`` (its whole content)."""
-    # Lock the item first (PostgreSQL; SQLite serialises writers anyway): two concurrent
-    # updates of one item then replace its rows one after the other, and the second delete
-    # sees the first one's rows instead of leaving them behind.
-    await db.execute(db.select(items, items.c.id).where(items.c.collection_id == coll.id, items.c.id == item_id)
-                     .with_for_update())
-    await drop_item(db, coll.id, item_id)
+async def write_item(db: SiteDB, coll: Any, item_id: str, data: Mapping[str, Any], *, new: bool = False) -> None:
+    """Replace the item's rows with those of ``data`` (its whole content); ``new`` for a create,
+    whose item has no rows yet (``upsert`` covers a repeated or racing id)."""
+    if not new:
+        # Lock the item first (PostgreSQL; SQLite serialises writers anyway): two concurrent
+        # updates of one item then replace its rows one after the other, and the second delete
+        # sees the first one's rows instead of leaving them behind.
+        await db.execute(db.select(items, items.c.id).where(items.c.collection_id == coll.id, items.c.id == item_id)
+                         .with_for_update())
+        await drop_item(db, coll.id, item_id)
     await upsert(db, entries(db.site_id, coll, item_id, data))
 
 

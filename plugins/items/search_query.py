@@ -5,7 +5,7 @@ Each query word gets its own sub-select of index rows (``search_sqlite.term_hits
 caller's readable fields. The union is grouped by item, and an item qualifies when every word
 was found in at least one of its readable fields (the words may sit in different fields).
 The items table then adds liveness (soft-deleted items vanish) and each collection's read
-row filter, through ``rowfilter.apply_row_filter``, the same seam the list path uses.
+row filter, through ``rowfilter.row_condition``, the same compiled condition the list uses.
 
 Score: for every (word, field) hit, the field's length norm (``1 / (1 + ln(1 + words))``),
 doubled for the collection's title field, summed. It is computed from the item's own rows
@@ -22,7 +22,7 @@ from sqlalchemy import and_, case, distinct, func, literal, or_, select, true, u
 
 from kernel.access import Decision
 from plugins.items import search_pg, search_sqlite
-from plugins.items.rowfilter import apply_row_filter
+from plugins.items.rowfilter import row_condition
 from plugins.items.search_index import search
 from plugins.items.search_text import Term
 from plugins.items.tables import items
@@ -67,21 +67,21 @@ def _readable_rows(scopes: list[Scope], table: Any) -> Any:
     return or_(*(and_(table.c.collection_id == s.coll.id, table.c.field.in_(s.fields)) for s in scopes))
 
 
-def _visible_items(scopes: list[Scope], dialect: str) -> Any:
-    """Items of the scopes' collections that their read row filters let through."""
+def _visible_items(scopes: list[Scope], dialect: str, snapshot: Any) -> Any:
+    """Items of the scopes' collections that their read row filters let through (``snapshot``,
+    the site's schema, lets a condition follow relations)."""
     parts = []
     for s in scopes:
-        filtered = apply_row_filter(select(items.c.id), s.decision, dialect=dialect, table=items, coll=s.coll)
-        condition = filtered.whereclause if filtered.whereclause is not None else true()
-        parts.append(and_(items.c.collection_id == s.coll.id, condition))
+        condition = row_condition(s.decision, dialect=dialect, coll=s.coll, table=items, snapshot=snapshot)
+        parts.append(and_(items.c.collection_id == s.coll.id, true() if condition is None else condition))
     return or_(*parts)
 
 
-def matching_items(site_id: str, dialect: str, terms: list[Term], scopes: list[Scope]) -> Any:
-    """``SELECT score, collection_id, id`` of the live, visible items matching every term (not
-    yet ordered or paged; every table in it is filtered on ``site_id``). Keys only: sorting thousands of hits with
-    their JSON ``data`` alongside cost more than the matching itself; ``page_items`` reads
-    the rows of one page."""
+def matching_items(site_id: str, dialect: str, terms: list[Term], scopes: list[Scope], snapshot: Any) -> Any:
+    """``SELECT score, collection_id, id`` of the live, visible items matching every term, not
+    yet ordered or paged; every table in it is filtered on ``site_id``. Keys only: sorting
+    thousands of hits with their JSON ``data`` alongside cost more than the matching itself;
+    ``page_items`` reads the rows of one page."""
     match = backend(dialect)
     selects = [match.term_hits(i, t, scopes, site_id).where(_readable_rows(scopes, search))
                for i, t in enumerate(terms)]
@@ -102,7 +102,7 @@ def matching_items(site_id: str, dialect: str, terms: list[Term], scopes: list[S
         return select(ranked.c.score, ranked.c.collection_id, ranked.c.item_id.label("id"))
     same_item = and_(items.c.site_id == site_id, items.c.collection_id == ranked.c.collection_id,
                      items.c.id == ranked.c.item_id)
-    visible = and_(items.c.deleted_at.is_(None), _visible_items(scopes, dialect))
+    visible = and_(items.c.deleted_at.is_(None), _visible_items(scopes, dialect, snapshot))
     if dialect == "postgresql":
         # LATERAL ... LIMIT 1 (the limit keeps it from being flattened into a plain join): one
         # primary-key probe per hit whatever the statistics say. With stale ones (a bulk
@@ -120,8 +120,8 @@ def ordered(stmt: Any) -> Any:
     return stmt.order_by(cols.score.desc(), cols.collection_id, cols.id)
 
 
-def page_items(keys: list[tuple[str, str]], scopes: list[Scope], dialect: str) -> Any:
+def page_items(keys: list[tuple[str, str]], scopes: list[Scope], dialect: str, snapshot: Any) -> Any:
     """``SELECT`` the item rows of one page of keys (``(collection_id, id)``), checked again for
     liveness and the row filters: an item changed since the page was ranked is left out."""
     wanted = or_(*(and_(items.c.collection_id == c, items.c.id == i) for c, i in keys))
-    return select(items).where(wanted, items.c.deleted_at.is_(None), _visible_items(scopes, dialect))
+    return select(items).where(wanted, items.c.deleted_at.is_(None), _visible_items(scopes, dialect, snapshot))

@@ -17,10 +17,13 @@ from __future__ import annotations
 import html
 import math
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 # Letters that carry their "diacritic" in the base character, so NFKD leaves them alone.
 SPECIAL = str.maketrans({
@@ -38,10 +41,19 @@ SNIPPET_LEAD = 50
 HIGHLIGHT_SCAN = 20_000  # highlights look for a match in the first characters of a value
 
 
+@lru_cache(maxsize=1)
+def _drop_combining() -> dict[int, None]:
+    """A ``str.translate`` table deleting every combining mark (built once, ~0.1 s): far
+    faster than testing ``unicodedata.combining`` character by character in Python."""
+    return {c: None for c in range(sys.maxunicode + 1) if unicodedata.combining(chr(c))}
+
+
 def fold(text: str) -> str:
     """``text`` lower-cased without diacritics (``Phở Đà`` -> ``pho da``)."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.translate(SPECIAL).casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return decomposed.translate(_drop_combining())
 
 
 @lru_cache(maxsize=4096)
@@ -100,17 +112,16 @@ def query_terms(q: str) -> list[Term]:
     return [Term(w, prefix=(w == last)) for w in distinct]
 
 
-def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
+def _folded_with_offsets(text: str) -> tuple[str, Sequence[int]]:
     """The folded text and, for each original character, where its folding starts in it."""
     if text.isascii():
-        return text.lower(), list(range(len(text)))
-    parts, starts, at = [], [], 0
-    for char in text:
-        starts.append(at)
-        piece = fold_char(char)
-        parts.append(piece)
-        at += len(piece)
-    return "".join(parts), starts
+        return text.lower(), range(len(text))
+    # One translate table for the distinct characters: C speed instead of a loop per character.
+    table = {ord(c): fold_char(c) for c in set(text)}
+    folded = text.translate(table)
+    if all(len(v) == 1 for v in table.values()):  # the usual case: offsets do not move
+        return folded, range(len(text))
+    return folded, list(accumulate((len(table[ord(c)]) for c in text), initial=0))[:-1]
 
 
 def highlight(value: str, terms: list[Term]) -> str | None:
@@ -118,22 +129,27 @@ def highlight(value: str, terms: list[Term]) -> str | None:
     wrapped in ``<mark>``; ``None`` when no word of the scanned part matches."""
     text = value[:HIGHLIGHT_SCAN]
     folded, starts = _folded_with_offsets(text)
-    spans = []
+    spans: list[tuple[int, int]] = []
+    end = 0
     for m in WORD.finditer(folded):
-        if any(t.matches(m.group()[:MAX_TOKEN]) for t in terms):
-            # Map folded offsets back to the original characters that produced them.
-            start, stop = bisect_right(starts, m.start()) - 1, bisect_right(starts, m.end() - 1)
-            while stop < len(text) and not fold_char(text[stop]):  # keep trailing combining marks
-                stop += 1
-            spans.append((start, stop))
+        if not any(t.matches(m.group()[:MAX_TOKEN]) for t in terms):
+            continue
+        # Map folded offsets back to the original characters that produced them.
+        start, stop = bisect_right(starts, m.start()) - 1, bisect_right(starts, m.end() - 1)
+        while stop < len(text) and not fold_char(text[stop]):  # keep trailing combining marks
+            stop += 1
+        if not spans:
+            begin = max(0, start - SNIPPET_LEAD)
+            end = min(len(value), begin + SNIPPET_CHARS)
+        if stop > end:
+            break  # past the excerpt: nothing further can be shown
+        if spans and start < spans[-1][1]:
+            continue  # one character folding to several words (``¼`` -> ``1⁄4``) is marked once
+        spans.append((start, stop))
     if not spans:
         return None
-    begin = max(0, spans[0][0] - SNIPPET_LEAD)
-    end = min(len(value), begin + SNIPPET_CHARS)
     out, at = [], begin
     for start, stop in spans:
-        if start < at or stop > end:
-            continue
         out.append(html.escape(value[at:start]))
         out.append(f"<mark>{html.escape(value[start:stop])}</mark>")
         at = stop

@@ -1,0 +1,180 @@
+"""The search index follows every write in the write's transaction: creates, updates, deletes,
+vetoed writes, schema changes, site deletion; and it can be rebuilt from the items."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from items_helpers import Calls
+from sqlalchemy import func, select, text
+
+from kernel.errors import ApiError
+from plugins.items.search_index import index_missing, reindex_collection, search
+
+
+async def find(calls: Calls, q: str, **params: Any) -> list[str]:
+    answer = await calls.ok("get", "/search", full=True, params={"q": q, **params})
+    assert answer["meta"]["total"] == len(answer["data"]) or len(answer["data"]) == answer["meta"]["limit"]
+    return sorted(hit["id"] for hit in answer["data"])
+
+
+async def index_rows(svc_app: Any, site: str) -> int:
+    async with svc_app.kernel.db.connect() as conn:
+        count = await conn.scalar(select(func.count()).select_from(search).where(search.c.site_id == site))
+    return int(count)
+
+
+async def assert_fts_consistent(svc_app: Any) -> None:
+    """SQLite: FTS5 checks its index against the content table (raises when they differ)."""
+    if svc_app.kernel.db.dialect == "sqlite":
+        async with svc_app.kernel.db.begin() as conn:
+            await conn.execute(text("INSERT INTO svc_search_fts(svc_search_fts, rank) VALUES ('integrity-check', 1)"))
+
+
+async def _posts(calls: Calls) -> None:
+    await calls.collection("posts", {"title": "string", "body": "text", "n": "integer"})
+
+
+async def test_soft_delete_and_updates(svc_app: Any, site: str, calls: Calls):
+    await _posts(calls)
+    await calls.create("posts", [{"id": "a", "title": "Lotus pond"}, {"id": "b", "title": "Lotus tea"}])
+    assert await find(calls, "lotus") == ["a", "b"]
+    await calls.ok("delete", "/items/posts/a", status=204)
+    assert await find(calls, "lotus") == ["b"] and await find(calls, "pond") == []
+    await calls.ok("patch", "/items/posts/b", json={"title": "Jasmine tea"})
+    assert await find(calls, "lotus") == [] and await find(calls, "jasmine") == ["b"]
+    await calls.ok("patch", "/items/posts/b", json={"n": 5, "status": "draft"})  # no text changed
+    assert await find(calls, "jasmine tea") == ["b"]
+    await calls.ok("put", "/items/posts/b", json={"body": "Green tea from Thái Nguyên"})
+    assert await find(calls, "jasmine") == [] and await find(calls, "thai nguyen") == ["b"]
+    await calls.ok("patch", "/items/posts/b", json={"body": None})
+    assert await find(calls, "tea") == [] and await index_rows(svc_app, site) == 0
+    await assert_fts_consistent(svc_app)
+
+
+async def test_the_index_holds_what_the_filters_made_of_the_item(svc_app: Any, calls: Calls):
+    await _posts(calls)
+
+    def rename(event: str, payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        return {**payload, "after": {**payload["after"], "title": "Renamed by a flow"}}
+
+    off = svc_app.kernel.bus.on_filter("posts.items.create", rename)
+    try:
+        await calls.create("posts", {"id": "a", "title": "Original"})
+    finally:
+        off()
+    assert await find(calls, "original") == [] and await find(calls, "renamed flow") == ["a"]
+
+
+async def test_a_vetoed_write_leaves_no_index_row(svc_app: Any, site: str, calls: Calls):
+    await _posts(calls)
+    await calls.create("posts", {"id": "a", "title": "Kept"})
+
+    def veto(event: str, payload: Any, ctx: Any) -> None:
+        raise ApiError(409, "CONFLICT", "vetoed")
+
+    off = svc_app.kernel.bus.on_filter("posts.items.*", veto, priority=20_000)  # after the index
+    try:
+        await calls.err("post", "/items/posts", 409, "CONFLICT", json={"id": "b", "title": "Vetoed"})
+        await calls.err("patch", "/items/posts/a", 409, "CONFLICT", json={"title": "Changed"})
+        await calls.err("delete", "/items/posts/a", 409, "CONFLICT")
+    finally:
+        off()
+    assert await find(calls, "vetoed") == [] and await find(calls, "changed") == []
+    assert await find(calls, "kept") == ["a"] and await index_rows(svc_app, site) == 1
+    # A bulk create that repeats an id is refused as a whole; nothing of it is indexed.
+    await calls.err("post", "/items/posts", 409, "CONFLICT", json=[{"id": "c", "title": "Twice"},
+                                                                   {"id": "c", "title": "Twice again"}])
+    assert await find(calls, "twice") == [] and await index_rows(svc_app, site) == 1
+    await assert_fts_consistent(svc_app)
+
+
+async def test_field_changes(svc_app: Any, calls: Calls):
+    await _posts(calls)
+    await calls.ok("post", "/fields/posts", status=201, json={"field": "code", "type": "string"})
+    await calls.create("posts", [{"id": "a", "title": "Alpha", "body": "Walrus", "code": "12345"},
+                                 {"id": "b", "title": "Beta"}])
+    assert await find(calls, "12345") == ["a"]
+    await calls.ok("patch", "/fields/posts/code", json={"type": "integer"})
+    assert await find(calls, "12345") == []
+    await calls.ok("patch", "/fields/posts/code", json={"type": "text"})
+    assert await find(calls, "12345") == ["a"]
+    await calls.ok("delete", "/fields/posts/body", status=204)
+    assert await find(calls, "walrus") == []
+    # A new field's default is written into the existing items, and indexed with them.
+    await calls.ok("post", "/fields/posts", status=201,
+                   json={"field": "tagline", "type": "string", "options": {"default": "Fresh daily"}})
+    assert await find(calls, "fresh daily") == ["a", "b"]
+    await assert_fts_consistent(svc_app)
+
+
+async def test_collection_delete_restore_and_a_new_namesake(calls: Calls):
+    await _posts(calls)
+    await calls.create("posts", {"id": "old", "title": "Heron"})
+    await calls.ok("delete", "/collections/posts", status=204)
+    assert await find(calls, "heron") == []
+    await _posts(calls)
+    await calls.create("posts", {"id": "new", "title": "Heron new"})
+    assert await find(calls, "heron") == ["new"] and await find(calls, "heron", collection="posts") == ["new"]
+    await calls.ok("delete", "/collections/posts", status=204)
+    assert await find(calls, "heron") == []
+    await calls.ok("post", "/collections/posts/restore")  # the most recently deleted one
+    assert await find(calls, "heron") == ["new"]
+
+
+async def test_site_deletion_removes_its_rows(svc_app: Any, site_b: str, calls: Calls, calls_b: Calls,
+                                              admin_headers: dict[str, str]):
+    await _posts(calls)
+    await _posts(calls_b)
+    await calls.create("posts", {"id": "a", "title": "Stays"})
+    await calls_b.create("posts", {"id": "a", "title": "Goes"})
+    assert await index_rows(svc_app, site_b) == 1
+    resp = await svc_app.client.delete(f"/api/v1/sites/{site_b}", headers=admin_headers)
+    assert resp.status_code == 204, resp.text
+    assert await index_rows(svc_app, site_b) == 0
+    assert await find(calls, "stays") == ["a"]
+    await assert_fts_consistent(svc_app)
+
+
+async def test_reindex_and_index_missing(svc_app: Any, site: str, calls: Calls):
+    await _posts(calls)
+    await calls.collection("empty", {"n": "integer"})
+    await calls.create("posts", [{"id": f"i{n}", "title": f"Ibis {n}", "body": "Marsh"} for n in range(12)])
+    await calls.create("posts", {"id": "none", "n": 1})
+    assert await index_rows(svc_app, site) == 24
+    # Items written before the index existed (or around it): simulate by dropping rows.
+    async with svc_app.kernel.db.begin() as conn:
+        await conn.execute(search.delete().where(search.c.site_id == site, search.c.item_id != "i0"))
+    assert await find(calls, "ibis") == ["i0"]
+    assert await index_missing(svc_app.kernel, site) == 22
+    assert len(await find(calls, "ibis marsh", limit=50)) == 12
+    assert await index_missing(svc_app.kernel, site) == 0
+    assert await reindex_collection(svc_app.kernel, site, "posts") == 24
+    assert await reindex_collection(svc_app.kernel, site, "nope") == 0
+    assert await index_rows(svc_app, site) == 24
+    await assert_fts_consistent(svc_app)
+
+
+async def test_concurrent_writes_of_one_item(svc_app: Any, site: str, calls: Calls):
+    """PostgreSQL runs these transactions in parallel (SQLite serialises writers): the index ends
+    with exactly the last write's words, and racing creates of one id give 201 and 409s."""
+    if svc_app.kernel.db.dialect != "postgresql":
+        pytest.skip("SQLite serialises write transactions")
+    await _posts(calls)
+    await calls.create("posts", {"id": "a", "title": "start", "body": "alpha"})
+    words = [f"word{n}" for n in range(6)]
+    patches = [calls.call("patch", "/items/posts/a", json={"title": w, **({"body": None} if n % 2 else {})})
+               for n, w in enumerate(words)]
+    creates = [calls.call("post", "/items/posts", json={"id": "b", "title": f"racer{n}"}) for n in range(4)]
+    answers = await asyncio.gather(*patches, *creates)
+    assert [r.status_code for r in answers[:6]] == [200] * 6
+    assert sorted(r.status_code for r in answers[6:]) == [201, 409, 409, 409]
+    final = await calls.get("posts", "a")
+    assert await find(calls, final["title"]) == ["a"]
+    assert [w for w in words if await find(calls, w)] == [final["title"]]
+    assert (await find(calls, "alpha")) == (["a"] if final.get("body") else [])
+    racer = (await calls.get("posts", "b"))["title"]
+    assert [n for n in range(4) if await find(calls, f"racer{n}")] == [int(racer[-1])]
+    assert await index_rows(svc_app, site) == (3 if final.get("body") else 2)
