@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import literal
+
 from kernel.access import Decision
 from kernel.tenancy.scope import SiteDB
 from plugins.items.guard import readable
@@ -47,9 +49,16 @@ class ListPage:
 
 
 def live_rows(db: SiteDB, coll: Any, *columns: Any) -> Any:
-    """``SELECT`` over the collection's live items in this site."""
+    """``SELECT`` over the collection's live items in this site.
+
+    The collection id is rendered into the SQL (it is a server-made UUID), not bound: the
+    expression indexes of ``indexed`` fields are partial on ``collection_id = '<id>'``, and a
+    PostgreSQL generic plan of a prepared statement cannot prove a bound parameter matches
+    that predicate, so it would fall back to a scan.
+    """
     stmt = db.select(items, *columns) if columns else db.select(items)
-    return stmt.where(items.c.collection_id == coll.id, items.c.deleted_at.is_(None))
+    return stmt.where(items.c.collection_id == literal(coll.id, literal_execute=True),
+                      items.c.deleted_at.is_(None))
 
 
 def shape(row: Any, read: Decision, fields: tuple[str, ...] | None) -> dict[str, Any]:
