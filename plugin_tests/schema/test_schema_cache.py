@@ -54,8 +54,8 @@ async def test_after_the_ttl_only_the_version_is_checked(svc_app, calls, site, m
 
 
 async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tmp_path, monkeypatch):
-    one = await make_app(data_dir=tmp_path / "shared")
-    two = await make_app(data_dir=tmp_path / "shared")
+    one = await make_app(data_dir=tmp_path / "shared", redis_url="")  # no bus between them
+    two = await make_app(data_dir=tmp_path / "shared", redis_url="")
     headers = await _admin(one)
     await _create(one, headers, "a")
     stale = await api.get_schema(two.kernel, "default")
