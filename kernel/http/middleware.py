@@ -84,9 +84,6 @@ class RouteGateMiddleware:
         route = self.table.for_template(req.uri_template)
         if route is None:
             return
-        # No identifier of ours holds a NUL; PostgreSQL cannot even compare text with one.
-        if any("\x00" in value for value in params.values() if isinstance(value, str)):
-            raise ApiError.not_found(f"No route {req.method} {req.path}")
         ctx = request_context(req)
         req.context.route = route
         if route.site != "none":

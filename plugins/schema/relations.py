@@ -58,7 +58,8 @@ async def list_relations(db: SiteDB, collection: str | None = None) -> list[dict
 
 
 async def _row(db: SiteDB, relation_id: str) -> Any:
-    if not isinstance(relation_id, str) or len(relation_id) > _ID:
+    # A NUL can be no id of ours, and PostgreSQL refuses to compare text holding one.
+    if not isinstance(relation_id, str) or len(relation_id) > _ID or "\x00" in relation_id:
         return None
     return await db.one(db.select(relations).where(relations.c.id == relation_id))
 
