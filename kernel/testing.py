@@ -6,6 +6,11 @@
 - ``admin_token``: a login token of the instance admin; ``admin_headers`` adds it as Bearer.
 - ``site``: a fresh site id (created through the API) with ``site_headers`` for it.
 - ``temporary_plugin``: register a plugin object on a running app for one test.
+- ``site_b``, ``site_b_headers``: a second fresh site, for cross-tenant tests.
+- ``calls``, ``calls_b``, ``anon_calls``: ``Calls`` as the admin in ``site`` / ``site_b``, and with
+  no credentials in ``site``.
+- ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
+- ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
 
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
 ``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
@@ -18,7 +23,7 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,8 +39,10 @@ from kernel.db.migrate import migration_paths, upgrade
 from kernel.plugins import make_plugin_manager
 from kernel.settings import Settings
 
+API = "/api/v1"
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password-1"
+MEMBER_PASSWORD = "member-password-1"
 JWT_SECRET = "test-secret-0123456789-0123456789-0123456789"
 
 
@@ -211,3 +218,191 @@ def temporary_plugin() -> Any:
             kernel.pm.unregister(plugin)
 
     return register
+
+
+@pytest_asyncio.fixture
+async def site_b(svc_app: TestApp, admin_headers: dict[str, str]) -> str:
+    """A second fresh site, for cross-tenant tests."""
+    site_id = f"b-{uuid.uuid4().hex[:10]}"
+    resp = await svc_app.client.post(f"{API}/sites", json={"id": site_id, "name": "Site B"}, headers=admin_headers)
+    assert resp.status_code == 201, resp.text
+    return site_id
+
+
+@pytest.fixture
+def site_b_headers(site_b: str, admin_headers: dict[str, str]) -> dict[str, str]:
+    """The admin headers plus ``site_b``'s ``X-Svc-Site``."""
+    return {**admin_headers, "X-Svc-Site": site_b}
+
+
+class Calls:
+    """HTTP calls under ``/api/v1`` with fixed headers (a call's own ``headers=`` are merged in).
+
+    ``await calls.ok("post", "/collections", status=201, json=...)`` asserts the status and returns
+    the answer's ``data`` (the whole body with ``full=True``, None for 204); ``await calls.err(method,
+    path, 404, "RECORD_NOT_FOUND")`` asserts an error answer and returns its first error entry.
+    """
+
+    def __init__(self, client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+        self.client = client
+        self.headers = headers
+
+    async def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """The raw answer to ``method`` on ``/api/v1`` + ``path``."""
+        headers = {**self.headers, **kw.pop("headers", {})}
+        return await self.client.request(method.upper(), API + path, headers=headers, **kw)
+
+    async def ok(self, method: str, path: str, status: int = 200, full: bool = False, **kw: Any) -> Any:
+        """The call must answer ``status``; returns ``data`` (or the body with ``full=True``)."""
+        resp = await self.call(method, path, **kw)
+        assert resp.status_code == status, f"{method} {path}: {resp.status_code} {resp.text}"
+        if status == 204:
+            assert resp.content == b""
+            assert "content-type" not in resp.headers
+            return None
+        return resp.json() if full else resp.json()["data"]
+
+    async def err(self, method: str, path: str, status: int, code: str | None = None,
+                  path_is: list[str] | None = None, **kw: Any) -> dict[str, Any]:
+        """The call must fail with ``status`` (and ``code``, and error ``path``); returns the error."""
+        resp = await self.call(method, path, **kw)
+        assert resp.status_code == status, f"{method} {path}: {resp.status_code} {resp.text}"
+        error = resp.json()["errors"][0]
+        if code is not None:
+            assert error["code"] == code, error
+        if path_is is not None:
+            assert error.get("path") == path_is, error
+        return error
+
+    async def collection(self, name: str, fields: dict[str, Any] | None = None, **body: Any) -> dict[str, Any]:
+        """Create a collection, then its ``fields`` (``name: type`` or ``name: {type, ...}``)."""
+        created = await self.ok("post", "/collections", status=201, json={"name": name, **body})
+        for field, spec in (fields or {}).items():
+            spec = {"type": spec} if isinstance(spec, str) else spec
+            await self.ok("post", f"/fields/{name}", status=201, json={"field": field, **spec})
+        return created
+
+    async def field(self, collection: str, field: str, type_: str, **body: Any) -> dict[str, Any]:
+        """Create one field of ``collection``."""
+        return await self.ok("post", f"/fields/{collection}", status=201, json={"field": field, "type": type_, **body})
+
+    async def relation(self, **body: Any) -> dict[str, Any]:
+        """Create a relation from the body's keys."""
+        return await self.ok("post", "/relations", status=201, json=body)
+
+    async def create(self, collection: str, body: Any, status: int = 201) -> Any:
+        """Create an item (or a list of items) of ``collection``."""
+        return await self.ok("post", f"/items/{collection}", status=status, json=body)
+
+    async def get(self, collection: str, item_id: str, **kw: Any) -> Any:
+        """One item of ``collection``."""
+        return await self.ok("get", f"/items/{collection}/{item_id}", **kw)
+
+    async def list(self, collection: str, **params: Any) -> Any:
+        """The whole answer (``data`` and ``meta``) of listing ``collection`` with query ``params``."""
+        return await self.ok("get", f"/items/{collection}", full=True, params=params)
+
+
+@pytest.fixture
+def calls(svc_app: TestApp, site_headers: dict[str, str]) -> Calls:
+    """Calls as the instance admin in ``site``."""
+    return Calls(svc_app.client, site_headers)
+
+
+@pytest.fixture
+def calls_b(svc_app: TestApp, site_b_headers: dict[str, str]) -> Calls:
+    """Calls as the instance admin in ``site_b``."""
+    return Calls(svc_app.client, site_b_headers)
+
+
+@pytest.fixture
+def anon_calls(svc_app: TestApp, site: str) -> Calls:
+    """Calls with no credentials in ``site`` (its public role)."""
+    return Calls(svc_app.client, {"X-Svc-Site": site})
+
+
+@dataclass(frozen=True)
+class Member:
+    """A user made by ``make_member``; ``site`` and ``token`` are set when it logged in to a site."""
+
+    id: str
+    email: str
+    password: str = MEMBER_PASSWORD
+    site: str | None = None
+    token: str | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Its bearer token and ``X-Svc-Site``, for calls as this member."""
+        assert self.token, "make_member(..., login=False) made this member; it has no token"
+        return {"Authorization": f"Bearer {self.token}", **({"X-Svc-Site": self.site} if self.site else {})}
+
+
+@pytest.fixture
+def make_member(svc_app: TestApp) -> Callable[..., Awaitable[Member]]:
+    """``await make_member(site, role="subscriber", *, email=None, password=..., login=True)``: a new
+    user, member of ``site`` with ``role`` (a built-in key or a role id), logged in to that site.
+
+    ``site`` may be a list of sites (logged in to the first) or None (no membership, logged in
+    without a site); ``role=None`` makes no membership either. ``login=False`` opens no session.
+    The user and its memberships are written to the database, not made through ``/users``, so
+    they leave no audit record and no event.
+    """
+    async def make(site: str | list[str] | None, role: str | None = "subscriber", *, email: str | None = None,
+                   password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
+        # accounts and access are essential plugins, loaded in every app; the import stays in
+        # here so that importing kernel.testing (the kernel) imports no plugin.
+        from plugins.access.api import role_by_system_key, set_membership
+        from plugins.accounts.service import create_user
+
+        kernel = svc_app.kernel
+        sites = [] if site is None else [site] if isinstance(site, str) else list(site)
+        email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
+        async with kernel.db.begin() as conn:
+            user_id = await create_user(kernel, conn, email=email, password=password)
+            for one in sites if role is not None else []:
+                builtin = await role_by_system_key(conn, one, role)
+                await set_membership(conn, one, user_id, builtin["id"] if builtin else role)
+        for one in sites:  # memberships written behind the API's back must drop cached decisions
+            kernel.access.invalidate(one)
+        first = sites[0] if sites else None
+        token = await svc_app.login(email, password, site=first) if login else None
+        return Member(user_id, email, password, first, token)
+
+    return make
+
+
+class Recorder:
+    """Collects bus events: ``recorder.events`` is a list of ``(event, payload, ctx)``."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any, Any]] = []
+
+    def __call__(self, event: str, payload: Any, ctx: Any) -> None:
+        self.events.append((event, payload, ctx))
+
+    def named(self, event: str) -> list[Any]:
+        """The payloads of the events called ``event``, in order."""
+        return [p for e, p, _ in self.events if e == event]
+
+
+@pytest.fixture
+def record_events(svc_app: TestApp) -> Iterator[Callable[[str], Recorder]]:
+    """``record_events(pattern="*")``: a ``Recorder`` of the app's action events matching
+    ``pattern`` (``"*items.*"``), until the end of the test."""
+    handles: list[Any] = []
+
+    def record(pattern: str = "*") -> Recorder:
+        rec = Recorder()
+        handles.append(svc_app.kernel.bus.on_action(pattern, rec))
+        return rec
+
+    yield record
+    for off in handles:
+        off()
+
+
+@pytest.fixture
+def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
+    """Every action event of the default app, recorded for the test."""
+    return record_events("*")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +45,28 @@ def sync_url(url: str) -> str:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     # WAL lets readers and the writer proceed together; busy_timeout rides out short write locks
     # between workers; NORMAL sync is safe with WAL (a crash can lose the last commit, not corrupt).
+    # The driver's own implicit BEGIN (only before the first INSERT/UPDATE/DELETE) is turned off:
+    # _sqlite_begin emits it, so every transaction covers its reads too.
+    dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA busy_timeout=10000")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
+
+
+def _sqlite_begin(conn: Any) -> None:
+    # A write transaction takes SQLite's write lock at BEGIN (IMMEDIATE), so it can never fail
+    # half-way with SQLITE_BUSY when another writer committed after its first read; readers
+    # take a snapshot (DEFERRED).
+    immediate = conn.get_execution_options().get("svc_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+# Set while the current task holds the SQLite write gate, so a nested write transaction in the
+# same task does not wait on itself.
+_in_write_gate: ContextVar[bool] = ContextVar("svc_in_write_gate", default=False)
 
 
 class Database:
@@ -61,8 +79,14 @@ class Database:
         if self.dialect == "postgresql":
             kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
+        # SQLite has one writer at a time. Writers of this process queue here in arrival order
+        # (SQLite's own busy handler sleeps and retries, and starves some writers under load);
+        # writers of other processes meet at BEGIN IMMEDIATE and the busy timeout.
+        self._write_gate: asyncio.Lock | None = None
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
+            self._write_gate = asyncio.Lock()
 
     @property
     def is_sqlite(self) -> bool:
@@ -76,9 +100,23 @@ class Database:
 
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[AsyncConnection]:
-        """A connection inside one transaction, committed on success, rolled back on error."""
-        async with self.engine.begin() as conn:
-            yield conn
+        """A connection inside one write transaction, committed on success, rolled back on error.
+
+        Every transaction that may write goes through here (the unit of work does).
+        """
+        if self._write_gate is None or _in_write_gate.get():
+            async with self.engine.begin() as conn:
+                yield conn
+            return
+        async with self._write_gate:
+            token = _in_write_gate.set(True)
+            try:
+                async with self.engine.connect() as conn:
+                    await conn.execution_options(svc_write=True)
+                    async with conn.begin():
+                        yield conn
+            finally:
+                _in_write_gate.reset(token)
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

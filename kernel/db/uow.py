@@ -34,7 +34,7 @@ class UnitOfWork:
         self._after_commit: list[Any] = []
 
     async def __aenter__(self) -> UnitOfWork:
-        self._cm = self.kernel.db.engine.begin()
+        self._cm = self.kernel.db.begin()
         self.conn = await self._cm.__aenter__()
         return self
 

@@ -8,7 +8,8 @@ not the instance admin manages site A fully and finds nothing of site B by id (4
 from __future__ import annotations
 
 import pytest
-from access_helpers import API, Calls
+
+from kernel.testing import API, Calls
 
 MISSING = "0190a0a0-0000-7000-8000-000000000000"
 
@@ -81,10 +82,10 @@ async def test_anonymous_gets_401_everywhere(svc_app, site):
     ids = {"role": MISSING, "policy": MISSING, "team": MISSING, "rule": MISSING}
     anonymous = Calls(svc_app.client, {"X-Svc-Site": site})
     for method, path, body in ADMIN_ROUTES + BEARER_ROUTES:
-        await anonymous.fail(method, fill(path, ids), 401, "UNAUTHENTICATED", **kwargs(body, ids))
+        await anonymous.err(method, fill(path, ids), 401, "UNAUTHENTICATED", **kwargs(body, ids))
     bad_token = Calls(svc_app.client, {"X-Svc-Site": site, "Authorization": "Bearer not-a-token"})
     for method, path, body in ADMIN_ROUTES + BEARER_ROUTES:
-        await bad_token.fail(method, fill(path, ids), 401, **kwargs(body, ids))
+        await bad_token.err(method, fill(path, ids), 401, **kwargs(body, ids))
 
 
 @pytest.mark.parametrize("role", ["subscriber", "public", "custom"])
@@ -93,7 +94,7 @@ async def test_non_admins_get_403_on_admin_routes(svc_app, site, calls, make_mem
     member = await make_member(site, ids["role"] if role == "custom" else role)
     as_member = Calls(svc_app.client, member.headers)
     for method, path, body in ADMIN_ROUTES:
-        await as_member.fail(method, fill(path, ids), 403, "PERMISSION_DENIED", **kwargs(body, ids))
+        await as_member.err(method, fill(path, ids), 403, "PERMISSION_DENIED", **kwargs(body, ids))
     for method, path, body in BEARER_ROUTES:
         await as_member.ok(method, path, **kwargs(body, ids))
     # Nothing changed.
@@ -104,10 +105,10 @@ async def test_routes_need_a_site(svc_app, admin_headers):
     no_site = Calls(svc_app.client, admin_headers)
     for method, path, body in ADMIN_ROUTES + BEARER_ROUTES:
         ids = {"role": MISSING, "policy": MISSING, "team": MISSING, "rule": MISSING}
-        error = await no_site.fail(method, fill(path, ids), 400, "VALIDATION_FAILED", **kwargs(body, ids))
+        error = await no_site.err(method, fill(path, ids), 400, "VALIDATION_FAILED", **kwargs(body, ids))
         assert error["path"] == ["headers", "X-Svc-Site"]
     unknown = Calls(svc_app.client, {**admin_headers, "X-Svc-Site": "no-such-site"})
-    await unknown.fail("get", "/roles", 404, "SITE_NOT_FOUND")
+    await unknown.err("get", "/roles", 404, "SITE_NOT_FOUND")
 
 
 async def test_site_admin_token_is_bound_to_its_site(svc_app, site, site_b, calls_b, make_member):
@@ -115,7 +116,7 @@ async def test_site_admin_token_is_bound_to_its_site(svc_app, site, site_b, call
     admin_a = await make_member(site, "admin")
     with_b = Calls(svc_app.client, {**admin_a.headers, "X-Svc-Site": site_b})
     for method, path, body in ADMIN_ROUTES + BEARER_ROUTES:
-        await with_b.fail(method, fill(path, ids_b), 401, "UNAUTHENTICATED", **kwargs(body, ids_b))
+        await with_b.err(method, fill(path, ids_b), 401, "UNAUTHENTICATED", **kwargs(body, ids_b))
 
 
 async def test_site_admin_cannot_see_or_touch_another_site(svc_app, site, site_b, calls_b, make_member):
@@ -133,14 +134,14 @@ async def test_site_admin_cannot_see_or_touch_another_site(svc_app, site, site_b
         if not any(f"{{{k}}}" in path + repr(body) for k in ids_b):
             continue
         filled = fill(path, ids_b)
-        resp = await as_a.raw(method, filled, **kwargs(body, ids_b))
+        resp = await as_a.call(method, filled, **kwargs(body, ids_b))
         assert resp.status_code == 404, (method, filled, resp.status_code, resp.text)
     # Site B's ids as references in site A's bodies are refused too.
-    await as_a.fail("post", "/roles", 400, "VALIDATION_FAILED", ["parentId"],
+    await as_a.err("post", "/roles", 400, "VALIDATION_FAILED", ["parentId"],
                     json={"name": "X", "parentId": ids_b["role"]})
-    await as_a.fail("post", f"/policies/{ids_a['policy']}/attach", 400, "VALIDATION_FAILED", ["teamId"],
+    await as_a.err("post", f"/policies/{ids_a['policy']}/attach", 400, "VALIDATION_FAILED", ["teamId"],
                     json={"teamId": ids_b["team"]})
-    await as_a.fail("post", f"/policies/{ids_a['policy']}/attach", 400, "VALIDATION_FAILED", ["roleId"],
+    await as_a.err("post", f"/policies/{ids_a['policy']}/attach", 400, "VALIDATION_FAILED", ["roleId"],
                     json={"roleId": ids_b["role"]})
     # Site B is exactly as it was.
     after = {p: await calls_b.ok("get", p) for p in before}
@@ -151,9 +152,9 @@ async def test_instance_admin_sees_each_site_separately(calls, calls_b):
     ids_a = await make_objects(calls)
     ids_b = await make_objects(calls_b)
     for kind, path in (("role", "/roles"), ("policy", "/policies"), ("team", "/teams")):
-        await calls.fail("get", f"{path}/{ids_b[kind]}", 404)
-        await calls_b.fail("get", f"{path}/{ids_a[kind]}", 404)
-    await calls.fail("get", f"/policies/{ids_a['policy']}/permissions/{ids_b['rule']}", 404)
+        await calls.err("get", f"{path}/{ids_b[kind]}", 404)
+        await calls_b.err("get", f"{path}/{ids_a[kind]}", 404)
+    await calls.err("get", f"/policies/{ids_a['policy']}/permissions/{ids_b['rule']}", 404)
     await calls.ok("delete", "/users/subscriber-access/articles", 204)
     assert await calls_b.ok("get", "/users/subscriber-access") == [{"collection": "articles"}]
 

@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 
 from kernel.audit import record
+from kernel.testing import Calls
 
 AUDIT = "/audit"
 ISSUER_BODY = {"issuer": "https://idp.example.test/", "jwksUri": "https://idp.example.test/jwks?tenant=acme",
@@ -32,7 +33,7 @@ async def test_issuer_changes_are_recorded(calls, svc_app):
         assert entry["details"]["issuer"] == ISSUER_BODY["issuer"] and entry["requestId"]
     assert entries[1]["details"]["changed"] == ["clockSkewSeconds", "enabled"]
     # Records carry names, never the config's values (URLs may hold tenant names or tokens).
-    raw = (await calls.raw("get", AUDIT)).text
+    raw = (await calls.call("get", AUDIT)).text
     assert "jwks" not in raw and "acme" not in raw and "svc-api" not in raw
 
 
@@ -66,11 +67,11 @@ async def test_filters(calls, svc_app, site):
 async def test_pagination_newest_first(calls, svc_app, site):
     for i in range(5):
         await write(svc_app, site, f"step.{i}")
-    resp = await calls.raw("get", AUDIT, params={"limit": 2, "page": 2})
+    resp = await calls.call("get", AUDIT, params={"limit": 2, "page": 2})
     body = resp.json()
     assert [e["action"] for e in body["data"]] == ["step.2", "step.1"]
     assert body["meta"]["total"] == 5 and body["meta"]["limit"] == 2 and body["meta"]["offset"] == 2
-    body = (await calls.raw("get", AUDIT, params={"limit": 2, "offset": 4})).json()
+    body = (await calls.call("get", AUDIT, params={"limit": 2, "offset": 4})).json()
     assert [e["action"] for e in body["data"]] == ["step.0"]
 
 
@@ -86,7 +87,7 @@ async def test_pagination_newest_first(calls, svc_app, site):
     ({"actorId": "x" * 301}, ["query", "actorId"]),
 ])
 async def test_bad_input_is_400_with_path(calls, params, path):
-    await calls.fail("get", AUDIT, 400, "VALIDATION_FAILED", path_=path, params=params)
+    await calls.err("get", AUDIT, 400, "VALIDATION_FAILED", path_is=path, params=params)
 
 
 async def test_cross_tenant(calls, calls_b, svc_app, site, site_b, make_member):
@@ -98,19 +99,20 @@ async def test_cross_tenant(calls, calls_b, svc_app, site, site_b, make_member):
     assert not any(e["action"] in ("secret.of.a", "issuer.create") for e in seen)
     assert await calls.ok("get", AUDIT, headers=admin_b.headers, params={"targetId": "a1"}) == []
     # Site B's admin naming site A: the login is bound to site B.
-    resp = await calls.raw("get", AUDIT, headers={**admin_b.headers, "X-Svc-Site": site})
+    resp = await calls.call("get", AUDIT, headers={**admin_b.headers, "X-Svc-Site": site})
     assert resp.status_code in (401, 403) and "data" not in resp.json()
     assert [e["action"] for e in await calls_b.ok("get", AUDIT, params={"action": "secret.of.a"})] == []
 
 
-async def test_non_admin_and_anonymous(calls, site, make_member):
+async def test_non_admin_and_anonymous(calls, anon_calls, site, make_member):
     member = await make_member(site, role="subscriber")
-    await calls.fail("get", AUDIT, 403, "PERMISSION_DENIED", headers=member.headers)
-    await calls.fail("get", AUDIT, 401, "UNAUTHENTICATED", headers={"X-Svc-Site": site})
+    await calls.err("get", AUDIT, 403, "PERMISSION_DENIED", headers=member.headers)
+    await anon_calls.err("get", AUDIT, 401, "UNAUTHENTICATED")
 
 
-async def test_site_is_required(calls, admin_headers):
-    await calls.fail("get", AUDIT, 400, "VALIDATION_FAILED", path_=["headers", "X-Svc-Site"], headers=admin_headers)
+async def test_site_is_required(client, admin_headers):
+    no_site = Calls(client, admin_headers)
+    await no_site.err("get", AUDIT, 400, "VALIDATION_FAILED", path_is=["headers", "X-Svc-Site"])
 
 
 async def test_records_never_hold_secrets(calls, svc_app, site):
@@ -120,6 +122,6 @@ async def test_records_never_hold_secrets(calls, svc_app, site):
         "nested": {"password": "deep"}})
     entry = (await calls.ok("get", AUDIT, params={"action": "key.rotated"}))[0]
     assert entry["details"] == {"keyId": "k-1", "name": "visible"}
-    raw = (await calls.raw("get", AUDIT)).text
+    raw = (await calls.call("get", AUDIT)).text
     for secret in ("hunter2", "hunter3", "tok-123", "r-1", "svk_abc", "s3\"", "deep"):
         assert secret not in raw

@@ -11,10 +11,11 @@ import asyncio
 import os
 
 import pytest
-from access_helpers import API, Calls, role_id_of
+from access_helpers import role_id_of
 
 import kernel.access as access_module
 from kernel import ANONYMOUS, Principal
+from kernel.testing import API, Calls
 
 READ = {"collection": "articles", "action": "read"}
 
@@ -53,16 +54,16 @@ async def test_union_of_user_role_chain_and_team_policies(svc_app, site, calls, 
     role = await calls.ok("post", "/roles", 201, json={"name": "Role", "parentId": parent["id"]})
     member = await make_member(site, role["id"])
     other = await make_member(site, "subscriber")
-    team = await calls.ok("post", "/teams", 201, json={"name": "Team", "members": [member.user_id]})
+    team = await calls.ok("post", "/teams", 201, json={"name": "Team", "members": [member.id]})
     await attach(calls, await policy_with(calls, "Via grandparent", fields=["a"]), roleId=grand["id"])
-    await attach(calls, await policy_with(calls, "Via user", fields=["b"]), userId=member.user_id)
+    await attach(calls, await policy_with(calls, "Via user", fields=["b"]), userId=member.id)
     await attach(calls, await policy_with(calls, "Via team", fields=["c"]), teamId=team["id"])
     await attach(calls, await policy_with(calls, "Via role", action="delete"), roleId=role["id"])
     assert await check(svc_app, member) == {"allowed": True, "fields": ["a", "b", "c"], "conditions": None}
     assert (await check(svc_app, member, {"collection": "articles", "action": "delete"}))["allowed"] is True
     assert (await check(svc_app, other))["allowed"] is False  # none of it reaches a non-member of those
     # The same through kernel.access.decide.
-    decision = await svc_app.kernel.access.decide(Principal(kind="user", user_id=member.user_id), site,
+    decision = await svc_app.kernel.access.decide(Principal(kind="user", user_id=member.id), site,
                                                   "articles", "read")
     assert decision.allowed and decision.fields == frozenset({"a", "b", "c"}) and decision.row_filter is None
     assert decision.field_allowed("a") and not decision.field_allowed("z")
@@ -70,9 +71,9 @@ async def test_union_of_user_role_chain_and_team_policies(svc_app, site, calls, 
 
 async def test_fields_union_with_star_and_wildcard_collection(svc_app, site, calls, make_member):
     member = await make_member(site, "subscriber")
-    await attach(calls, await policy_with(calls, "Some", fields=["title"]), userId=member.user_id)
+    await attach(calls, await policy_with(calls, "Some", fields=["title"]), userId=member.id)
     assert (await check(svc_app, member))["fields"] == ["title"]
-    await attach(calls, await policy_with(calls, "All", collection="*", fields=["*"]), userId=member.user_id)
+    await attach(calls, await policy_with(calls, "All", collection="*", fields=["*"]), userId=member.id)
     assert (await check(svc_app, member))["fields"] == ["*"]
     assert (await check(svc_app, member, {"collection": "anything", "action": "read"}))["allowed"] is True
 
@@ -88,12 +89,12 @@ async def test_conditions_are_ored_and_variables_substituted(svc_app, site, call
     await attach(calls, policy, roleId=role["id"])
     result = await check(svc_app, member)
     first, second, third = result["conditions"]["_or"]
-    assert first == {"owner": {"_eq": member.user_id}}
+    assert first == {"owner": {"_eq": member.id}}
     assert second["_and"][0] == {"status": {"_eq": "published"}}
     assert second["_and"][1]["publish_at"]["_lte"].endswith("Z")  # $NOW, an ISO timestamp
     assert third == {"role": {"_in": [role["id"]]}, "r": {"_eq": role["id"]}}
     # A rule without conditions lifts the row restriction for everyone it applies to.
-    await attach(calls, await policy_with(calls, "Everything"), userId=member.user_id)
+    await attach(calls, await policy_with(calls, "Everything"), userId=member.id)
     assert (await check(svc_app, member))["conditions"] is None
 
 
@@ -102,8 +103,8 @@ async def test_current_user_differs_per_user(svc_app, site, calls, make_member):
     subscriber_role = await role_id_of(svc_app, site, "subscriber")
     await attach(calls, policy, roleId=subscriber_role)
     one, two = await make_member(site, "subscriber"), await make_member(site, "subscriber")
-    assert (await check(svc_app, one))["conditions"] == {"owner": {"_eq": one.user_id}}
-    assert (await check(svc_app, two))["conditions"] == {"owner": {"_eq": two.user_id}}
+    assert (await check(svc_app, one))["conditions"] == {"owner": {"_eq": one.id}}
+    assert (await check(svc_app, two))["conditions"] == {"owner": {"_eq": two.id}}
 
 
 async def test_public_role_applies_to_anonymous(svc_app, site, calls):
@@ -128,15 +129,15 @@ async def test_api_key_principal_uses_its_role(svc_app, site, site_b, calls):
 async def test_admin_policy_short_circuits(svc_app, site, calls, make_member):
     member = await make_member(site, "subscriber")
     as_member = Calls(svc_app.client, member.headers)
-    await as_member.fail("get", "/roles", 403, "PERMISSION_DENIED")
+    await as_member.err("get", "/roles", 403, "PERMISSION_DENIED")
     admin_policy = await calls.ok("post", "/policies", 201, json={"name": "Admins", "adminAccess": True})
-    await attach(calls, admin_policy, userId=member.user_id)
+    await attach(calls, admin_policy, userId=member.id)
     assert await check(svc_app, member, {"collection": "anything", "action": "media:delete"}) == {
         "allowed": True, "fields": ["*"], "conditions": None}
     assert (await as_member.ok("get", "/permissions/me"))["admin"] is True
     assert len(await as_member.ok("get", "/roles")) == 3  # admin routes open at once
-    await calls.ok("post", f"/policies/{admin_policy['id']}/detach", 204, json={"userId": member.user_id})
-    await as_member.fail("get", "/roles", 403, "PERMISSION_DENIED")
+    await calls.ok("post", f"/policies/{admin_policy['id']}/detach", 204, json={"userId": member.id})
+    await as_member.err("get", "/roles", 403, "PERMISSION_DENIED")
 
 
 async def test_changes_take_effect_on_the_very_next_request(svc_app, site, calls, make_member, monkeypatch):
@@ -167,7 +168,7 @@ async def test_changes_take_effect_on_the_very_next_request(svc_app, site, calls
     team = await calls.ok("post", "/teams", 201, json={"name": "T"})
     await attach(calls, team_policy, teamId=team["id"])
     assert (await check(svc_app, member))["allowed"] is False
-    await calls.ok("patch", f"/teams/{team['id']}", json={"members": [member.user_id]})
+    await calls.ok("patch", f"/teams/{team['id']}", json={"members": [member.id]})
     assert (await check(svc_app, member))["allowed"] is True
     await calls.ok("patch", f"/teams/{team['id']}", json={"members": []})
     assert (await check(svc_app, member))["allowed"] is False

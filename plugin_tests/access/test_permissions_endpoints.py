@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from access_helpers import Calls, role_id_of
+from access_helpers import role_id_of
+
+from kernel.testing import Calls
 
 
 async def test_me_for_a_member(svc_app, site, calls, make_member):
@@ -14,7 +16,7 @@ async def test_me_for_a_member(svc_app, site, calls, make_member):
                    json={"collection": "articles", "action": "read", "fields": ["title"]})
     await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"roleId": parent["id"]})
     member = await make_member(site, role["id"])
-    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [member.user_id]})
+    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [member.id]})
     me = await Calls(svc_app.client, member.headers).ok("get", "/permissions/me")
     assert me == {
         "admin": False, "roleId": role["id"], "roles": [role["id"], parent["id"]], "teams": [team["id"]],
@@ -44,26 +46,26 @@ async def test_check_for_self_and_for_another_user(svc_app, site, calls, make_me
         "conditions": {"owner": {"_eq": "$CURRENT_USER"}}})
     alice = await make_member(site, "subscriber")
     bob = await make_member(site, "subscriber")
-    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": alice.user_id})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": alice.id})
     body = {"collection": "drafts", "action": "update"}
     as_alice = Calls(svc_app.client, alice.headers)
     assert await as_alice.ok("post", "/permissions/check", json=body) == {
-        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.user_id}}}
-    assert (await as_alice.ok("post", "/permissions/check", json={**body, "userId": alice.user_id}))["allowed"]
+        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.id}}}
+    assert (await as_alice.ok("post", "/permissions/check", json={**body, "userId": alice.id}))["allowed"]
     as_bob = Calls(svc_app.client, bob.headers)
     assert (await as_bob.ok("post", "/permissions/check", json=body))["allowed"] is False
-    await as_bob.fail("post", "/permissions/check", 403, "PERMISSION_DENIED", json={**body, "userId": alice.user_id})
+    await as_bob.err("post", "/permissions/check", 403, "PERMISSION_DENIED", json={**body, "userId": alice.id})
     # The admin debugging a user sees exactly what that user's requests get.
-    assert await calls.ok("post", "/permissions/check", json={**body, "userId": alice.user_id}) == {
-        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.user_id}}}
-    assert (await calls.ok("post", "/permissions/check", json={**body, "userId": bob.user_id}))["allowed"] is False
+    assert await calls.ok("post", "/permissions/check", json={**body, "userId": alice.id}) == {
+        "allowed": True, "fields": ["body"], "conditions": {"owner": {"_eq": alice.id}}}
+    assert (await calls.ok("post", "/permissions/check", json={**body, "userId": bob.id}))["allowed"] is False
     assert (await calls.ok("post", "/permissions/check", json=body))["allowed"] is True  # the admin itself
 
 
 async def test_check_user_must_be_a_member(calls, site_b, make_member):
     outsider = await make_member(site_b, "subscriber")
-    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", ["userId"],
-                     json={"collection": "a", "action": "read", "userId": outsider.user_id})
+    await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", ["userId"],
+                     json={"collection": "a", "action": "read", "userId": outsider.id})
 
 
 @pytest.mark.parametrize("body, path", [
@@ -78,5 +80,5 @@ async def test_check_user_must_be_a_member(calls, site_b, make_member):
     ({"collection": "a", "action": "read", "fields": ["x"]}, ["fields"]),
 ])
 async def test_check_validation(calls, body, path):
-    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", path, json=body)
-    await calls.fail("post", "/permissions/check", 400, "VALIDATION_FAILED", content=b"[]")
+    await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", content=b"[]")

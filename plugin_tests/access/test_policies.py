@@ -17,9 +17,9 @@ async def test_crud(calls, svc_app, site):
     assert [p["id"] for p in listed] == [policy["id"]]
     patched = await calls.ok("patch", f"/policies/{policy['id']}", json={"name": "Chief editors", "adminAccess": True})
     assert patched["name"] == "Chief editors" and patched["adminAccess"] is True
-    await calls.fail("post", "/policies", 409, "CONFLICT", ["name"], json={"name": "Chief editors"})
+    await calls.err("post", "/policies", 409, "CONFLICT", ["name"], json={"name": "Chief editors"})
     await calls.ok("delete", f"/policies/{policy['id']}", 204)
-    await calls.fail("get", f"/policies/{policy['id']}", 404, "RECORD_NOT_FOUND")
+    await calls.err("get", f"/policies/{policy['id']}", 404, "RECORD_NOT_FOUND")
     actions = [a for a, _ in await audit_actions(svc_app, site) if a.startswith("policy.")]
     assert actions == ["policy.create", "policy.update", "policy.delete"]
 
@@ -32,15 +32,15 @@ async def test_crud(calls, svc_app, site):
     ({"name": "ok", "permissions": []}, ["permissions"]),
 ])
 async def test_create_validation(calls, body, path):
-    await calls.fail("post", "/policies", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", "/policies", 400, "VALIDATION_FAILED", path, json=body)
 
 
 async def test_patch_validation(calls):
     policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
     for body, path in (({"adminAccess": None}, ["adminAccess"]), ({"name": None}, ["name"]),
                        ({"systemKey": "x"}, ["systemKey"])):
-        await calls.fail("patch", f"/policies/{policy['id']}", 400, "VALIDATION_FAILED", path, json=body)
-    await calls.fail("patch", f"/policies/{MISSING}", 404, "RECORD_NOT_FOUND", json={"name": "x"})
+        await calls.err("patch", f"/policies/{policy['id']}", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("patch", f"/policies/{MISSING}", 404, "RECORD_NOT_FOUND", json={"name": "x"})
 
 
 async def test_attach_and_detach_each_target(calls, svc_app, site, make_member):
@@ -50,15 +50,15 @@ async def test_attach_and_detach_each_target(calls, svc_app, site, make_member):
     member = await make_member(site, "subscriber")
     pid = policy["id"]
     made = []
-    for body in ({"roleId": role["id"]}, {"userId": member.user_id}, {"teamId": team["id"]}):
+    for body in ({"roleId": role["id"]}, {"userId": member.id}, {"teamId": team["id"]}):
         made.append(await calls.ok("post", f"/policies/{pid}/attach", 201, json=body))
-        await calls.fail("post", f"/policies/{pid}/attach", 409, "CONFLICT", json=body)
+        await calls.err("post", f"/policies/{pid}/attach", 409, "CONFLICT", json=body)
     assert made[0]["roleId"] == role["id"] and made[0]["userId"] is None and made[0]["policyId"] == pid
     attached = (await calls.ok("get", f"/policies/{pid}"))["attachments"]
     assert attached == made
     assert (await calls.ok("get", "/policies"))[0]["attachments"] == made
-    await calls.ok("post", f"/policies/{pid}/detach", 204, json={"userId": member.user_id})
-    await calls.fail("post", f"/policies/{pid}/detach", 404, "RECORD_NOT_FOUND", json={"userId": member.user_id})
+    await calls.ok("post", f"/policies/{pid}/detach", 204, json={"userId": member.id})
+    await calls.err("post", f"/policies/{pid}/detach", 404, "RECORD_NOT_FOUND", json={"userId": member.id})
     assert len((await calls.ok("get", f"/policies/{pid}"))["attachments"]) == 2
     # Deleting a policy takes its attachments and rules with it.
     await calls.ok("post", f"/policies/{pid}/permissions", 201, json={"collection": "a", "action": "read"})
@@ -81,17 +81,17 @@ async def test_attach_and_detach_each_target(calls, svc_app, site, make_member):
 ])
 async def test_attach_validation(calls, body, path):
     policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
-    await calls.fail("post", f"/policies/{policy['id']}/attach", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", f"/policies/{policy['id']}/attach", 400, "VALIDATION_FAILED", path, json=body)
     # Detach takes the same body; a well-formed id that is not attached is simply not found.
     well_formed = list(body.values()) == [MISSING] and "groupId" not in body
-    await calls.fail("post", f"/policies/{policy['id']}/detach", 404 if well_formed else 400, json=body)
+    await calls.err("post", f"/policies/{policy['id']}/detach", 404 if well_formed else 400, json=body)
 
 
 async def test_attach_to_a_user_who_is_not_a_member(calls, site, site_b, make_member):
     policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
     outsider = await make_member(site_b, "admin")
-    await calls.fail("post", f"/policies/{policy['id']}/attach", 400, "VALIDATION_FAILED", ["userId"],
-                     json={"userId": outsider.user_id})
+    await calls.err("post", f"/policies/{policy['id']}/attach", 400, "VALIDATION_FAILED", ["userId"],
+                     json={"userId": outsider.id})
 
 
 async def test_open_roles_never_get_an_admin_policy(calls, svc_app, site):
@@ -99,25 +99,25 @@ async def test_open_roles_never_get_an_admin_policy(calls, svc_app, site):
     plain = await calls.ok("post", "/policies", 201, json={"name": "Plain"})
     for key in ("public", "subscriber"):
         role_id = await role_id_of(svc_app, site, key)
-        await calls.fail("post", f"/policies/{admin_policy['id']}/attach", 409, "CONFLICT", json={"roleId": role_id})
+        await calls.err("post", f"/policies/{admin_policy['id']}/attach", 409, "CONFLICT", json={"roleId": role_id})
         await calls.ok("post", f"/policies/{plain['id']}/attach", 201, json={"roleId": role_id})
-    await calls.fail("patch", f"/policies/{plain['id']}", 409, "CONFLICT", json={"adminAccess": True})
+    await calls.err("patch", f"/policies/{plain['id']}", 409, "CONFLICT", json={"adminAccess": True})
     assert (await calls.ok("get", f"/policies/{plain['id']}"))["adminAccess"] is False
     # An ancestor of the public role with an admin policy is refused as well.
     base = await calls.ok("post", "/roles", 201, json={"name": "Base"})
     await calls.ok("post", f"/policies/{admin_policy['id']}/attach", 201, json={"roleId": base["id"]})
     public_id = await role_id_of(svc_app, site, "public")
-    await calls.fail("patch", f"/roles/{public_id}", 409, "CONFLICT", json={"parentId": base["id"]})
+    await calls.err("patch", f"/roles/{public_id}", 409, "CONFLICT", json={"parentId": base["id"]})
 
 
 async def test_builtin_policy_is_protected(calls):
     await calls.ok("post", "/users/subscriber-access", 201, json={"collection": "articles"})
     builtin = next(p for p in await calls.ok("get", "/policies") if p["systemKey"] == "subscriber_access")
-    await calls.fail("delete", f"/policies/{builtin['id']}", 409, "CONFLICT")
-    await calls.fail("patch", f"/policies/{builtin['id']}", 409, "CONFLICT", ["adminAccess"],
+    await calls.err("delete", f"/policies/{builtin['id']}", 409, "CONFLICT")
+    await calls.err("patch", f"/policies/{builtin['id']}", 409, "CONFLICT", ["adminAccess"],
                      json={"adminAccess": True})
     assert (await calls.ok("patch", f"/policies/{builtin['id']}", json={"name": "Readers"}))["name"] == "Readers"
-    await calls.fail("delete", "/policies", 409, "CONFLICT", json=[builtin["id"]])
+    await calls.err("delete", "/policies", 409, "CONFLICT", json=[builtin["id"]])
 
 
 async def test_directus_bulk_forms(calls):

@@ -26,12 +26,12 @@ async def test_crud(calls, svc_app, site, policy):
                                                    "conditions": {}})
     assert star["fields"] == ["*"] and star["conditions"] is None
     assert await calls.ok("get", f"{base}/{rule['id']}") == rule
-    resp = await calls.raw("get", f"{base}?limit=2")
+    resp = await calls.call("get", f"{base}?limit=2")
     assert [r["id"] for r in resp.json()["data"]] == [rule["id"], plain["id"]]
     assert resp.json()["meta"]["total"] == 3
     await calls.ok("delete", f"{base}/{rule['id']}", 204)
-    await calls.fail("delete", f"{base}/{rule['id']}", 404, "RECORD_NOT_FOUND")
-    await calls.fail("get", f"{base}/{rule['id']}", 404, "RECORD_NOT_FOUND")
+    await calls.err("delete", f"{base}/{rule['id']}", 404, "RECORD_NOT_FOUND")
+    await calls.err("get", f"{base}/{rule['id']}", 404, "RECORD_NOT_FOUND")
     actions = [a for a, t in await audit_actions(svc_app, site) if t == rule["id"]]
     assert actions == ["permission.create", "permission.delete"]
 
@@ -40,11 +40,11 @@ async def test_rules_belong_to_their_policy(calls, policy):
     other = await calls.ok("post", "/policies", 201, json={"name": "Other"})
     rule = await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
                           json={"collection": "a", "action": "read"})
-    await calls.fail("get", f"/policies/{other['id']}/permissions/{rule['id']}", 404)
-    await calls.fail("delete", f"/policies/{other['id']}/permissions/{rule['id']}", 404)
-    await calls.fail("get", f"/policies/{MISSING}/permissions", 404, "RECORD_NOT_FOUND")
-    await calls.fail("post", f"/policies/{MISSING}/permissions", 404, json={"collection": "a", "action": "read"})
-    await calls.fail("get", "/policies/bad%20id/permissions", 404)
+    await calls.err("get", f"/policies/{other['id']}/permissions/{rule['id']}", 404)
+    await calls.err("delete", f"/policies/{other['id']}/permissions/{rule['id']}", 404)
+    await calls.err("get", f"/policies/{MISSING}/permissions", 404, "RECORD_NOT_FOUND")
+    await calls.err("post", f"/policies/{MISSING}/permissions", 404, json={"collection": "a", "action": "read"})
+    await calls.err("get", "/policies/bad%20id/permissions", 404)
 
 
 @pytest.mark.parametrize("body, path", [
@@ -70,7 +70,7 @@ async def test_rules_belong_to_their_policy(calls, policy):
     ({"collection": "a", "action": "read", "permissions": {}}, ["permissions"]),
 ])
 async def test_create_validation(calls, policy, body, path):
-    await calls.fail("post", f"/policies/{policy['id']}/permissions", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", f"/policies/{policy['id']}/permissions", 400, "VALIDATION_FAILED", path, json=body)
 
 
 async def test_conditions_are_not_audited(calls, svc_app, site, policy):

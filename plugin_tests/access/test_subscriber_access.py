@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from access_helpers import API, Calls, audit_actions
+from access_helpers import audit_actions
+
+from kernel.testing import API, Calls
 
 
 async def test_grant_list_revoke(calls, svc_app, site, make_member):
@@ -24,7 +26,7 @@ async def test_grant_list_revoke(calls, svc_app, site, make_member):
         "allowed": True, "fields": ["*"], "conditions": None}
 
     await calls.ok("delete", "/users/subscriber-access/articles", 204)
-    await calls.fail("delete", "/users/subscriber-access/articles", 404, "RECORD_NOT_FOUND")
+    await calls.err("delete", "/users/subscriber-access/articles", 404, "RECORD_NOT_FOUND")
     assert await calls.ok("get", "/users/subscriber-access") == [{"collection": "authors"}]
     assert (await sub_calls.ok("post", "/permissions/check", json=check))["allowed"] is False
 
@@ -58,7 +60,7 @@ async def test_other_rules_of_the_policy_are_not_grants(calls):
     await calls.ok("post", f"/policies/{policy['id']}/permissions", 201, json={
         "collection": "notes", "action": "read", "conditions": {"owner": {"_eq": "$CURRENT_USER"}}})
     assert await calls.ok("get", "/users/subscriber-access") == [{"collection": "articles"}]
-    await calls.fail("delete", "/users/subscriber-access/notes", 404)
+    await calls.err("delete", "/users/subscriber-access/notes", 404)
 
 
 @pytest.mark.parametrize("body, path", [
@@ -70,12 +72,12 @@ async def test_other_rules_of_the_policy_are_not_grants(calls):
     ({"collection": "a", "action": "update"}, ["action"]),
 ])
 async def test_validation(calls, body, path):
-    await calls.fail("post", "/users/subscriber-access", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", "/users/subscriber-access", 400, "VALIDATION_FAILED", path, json=body)
 
 
 @pytest.mark.parametrize("name", ["nope", "%2A", "a%00", "x" * 300])
 async def test_revoking_what_cannot_exist_is_not_found(calls, name):
-    await calls.fail("delete", f"/users/subscriber-access/{name}", 404)
+    await calls.err("delete", f"/users/subscriber-access/{name}", 404)
 
 
 def test_literal_segment_wins_over_the_user_id_field(svc_app):
@@ -99,4 +101,4 @@ async def test_grant_named_like_a_user_route(calls):
     assert await calls.ok("get", "/users/subscriber-access") == [{"collection": "impersonate"},
                                                                  {"collection": "sessions"}]
     await calls.ok("delete", "/users/subscriber-access/sessions", 204)
-    await calls.fail("patch", "/users/subscriber-access", 405, json={})
+    await calls.err("patch", "/users/subscriber-access", 405, json={})

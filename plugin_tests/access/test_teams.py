@@ -13,36 +13,36 @@ MISSING = "0190a0a0-0000-7000-8000-000000000000"
 async def test_crud_and_members(calls, svc_app, site, make_member):
     one = await make_member(site, "subscriber")
     two = await make_member(site, "subscriber")
-    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [one.user_id, one.user_id]})
-    assert team == {"id": team["id"], "name": "Desk", "members": [one.user_id]}
+    team = await calls.ok("post", "/teams", 201, json={"name": "Desk", "members": [one.id, one.id]})
+    assert team == {"id": team["id"], "name": "Desk", "members": [one.id]}
     assert await calls.ok("get", f"/teams/{team['id']}") == team
     assert await calls.ok("get", "/teams") == [team]
-    patched = await calls.ok("patch", f"/teams/{team['id']}", json={"members": [two.user_id], "name": "News desk"})
-    assert patched == {"id": team["id"], "name": "News desk", "members": [two.user_id]}
+    patched = await calls.ok("patch", f"/teams/{team['id']}", json={"members": [two.id], "name": "News desk"})
+    assert patched == {"id": team["id"], "name": "News desk", "members": [two.id]}
     assert (await calls.ok("patch", f"/teams/{team['id']}", json={"members": []}))["members"] == []
-    await calls.fail("post", "/teams", 409, "CONFLICT", ["name"], json={"name": "News desk"})
+    await calls.err("post", "/teams", 409, "CONFLICT", ["name"], json={"name": "News desk"})
     await calls.ok("delete", f"/teams/{team['id']}", 204)
-    await calls.fail("get", f"/teams/{team['id']}", 404, "RECORD_NOT_FOUND")
+    await calls.err("get", f"/teams/{team['id']}", 404, "RECORD_NOT_FOUND")
     actions = [a for a, t in await audit_actions(svc_app, site) if t == team["id"]]
     assert actions == ["team.create", "team.update", "team.update", "team.delete"]
 
 
 async def test_members_must_belong_to_the_site(calls, site, site_b, make_member):
     outsider = await make_member(site_b, "admin")
-    await calls.fail("post", "/teams", 400, "VALIDATION_FAILED", ["members"],
-                     json={"name": "T", "members": [outsider.user_id]})
+    await calls.err("post", "/teams", 400, "VALIDATION_FAILED", ["members"],
+                     json={"name": "T", "members": [outsider.id]})
     team = await calls.ok("post", "/teams", 201, json={"name": "T"})
-    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"],
+    await calls.err("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"],
                      json={"members": [MISSING]})
 
 
 async def test_leaving_the_site_leaves_its_teams(calls, svc_app, site, make_member):
     member = await make_member(site, "subscriber")
-    team = await calls.ok("post", "/teams", 201, json={"name": "T", "members": [member.user_id]})
+    team = await calls.ok("post", "/teams", 201, json={"name": "T", "members": [member.id]})
     policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
-    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": member.user_id})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": member.id})
     async with svc_app.kernel.db.begin() as conn:
-        assert await api.remove_membership(conn, site, member.user_id) == 1
+        assert await api.remove_membership(conn, site, member.id) == 1
     assert (await calls.ok("get", f"/teams/{team['id']}"))["members"] == []
     assert (await calls.ok("get", f"/policies/{policy['id']}"))["attachments"] == []
 
@@ -57,14 +57,14 @@ async def test_leaving_the_site_leaves_its_teams(calls, svc_app, site, make_memb
     ({"name": "T", "owner": "x"}, ["owner"]),
 ])
 async def test_create_validation(calls, body, path):
-    await calls.fail("post", "/teams", 400, "VALIDATION_FAILED", path, json=body)
+    await calls.err("post", "/teams", 400, "VALIDATION_FAILED", path, json=body)
 
 
 async def test_patch_validation(calls):
     team = await calls.ok("post", "/teams", 201, json={"name": "T"})
-    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"], json={"members": None})
-    await calls.fail("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["name"], json={"name": None})
-    await calls.fail("patch", f"/teams/{MISSING}", 404, "RECORD_NOT_FOUND", json={"name": "x"})
+    await calls.err("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["members"], json={"members": None})
+    await calls.err("patch", f"/teams/{team['id']}", 400, "VALIDATION_FAILED", ["name"], json={"name": None})
+    await calls.err("patch", f"/teams/{MISSING}", 404, "RECORD_NOT_FOUND", json={"name": "x"})
 
 
 async def test_deleting_a_team_removes_its_attachments(calls):

@@ -1,53 +1,27 @@
-"""Fixtures for the accounts tests: users and site members made directly, not through /users."""
+"""Fixtures for the accounts tests: members that are not logged in, logins, and a local SMTP server."""
 
 from __future__ import annotations
 
 import asyncio
 import email
 import email.policy
+import functools
 import re
 import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from plugins.access.api import role_by_system_key, set_membership
-from plugins.accounts.service import create_user
-
-MEMBER_PASSWORD = "member-password-1"
-
-
-@dataclass(frozen=True)
-class Member:
-    """A user made for a test: id, email and password."""
-
-    id: str
-    email: str
-    password: str = MEMBER_PASSWORD
+from kernel.testing import MEMBER_PASSWORD, Member
 
 
 @pytest.fixture
-def make_member(svc_app: Any) -> Callable[..., Awaitable[Member]]:
-    """``await make_member(site_id, role="subscriber", email=None, password=...)`` -> ``Member``.
-
-    ``site_id`` may be ``None`` (a user with no membership) or a list of sites.
-    """
-    async def make(site_id: str | list[str] | None, *, role: str = "subscriber", email: str | None = None,
-                   password: str = MEMBER_PASSWORD) -> Member:
-        email = email or f"u-{uuid.uuid4().hex[:10]}@example.com"
-        sites = [] if site_id is None else [site_id] if isinstance(site_id, str) else site_id
-        async with svc_app.kernel.db.begin() as conn:
-            user_id = await create_user(svc_app.kernel, conn, email=email, password=password)
-            for one in sites:
-                role_row = await role_by_system_key(conn, one, role)
-                await set_membership(conn, one, user_id, role_row["id"])
-        return Member(user_id, email, password)
-
-    return make
+def make_member(make_member: Callable[..., Awaitable[Member]]) -> Callable[..., Awaitable[Member]]:
+    """svc's ``make_member`` (``kernel.testing``) without the login: these tests log in themselves,
+    and count sessions. ``await make_member(site_id, role="subscriber", email=None, password=...)``."""
+    return functools.partial(make_member, login=False)
 
 
 @pytest.fixture

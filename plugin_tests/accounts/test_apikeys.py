@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import uuid
 
 import pytest
-import pytest_asyncio
 from sqlalchemy import select, update
 
 from kernel.audit import audit_log
@@ -15,14 +13,6 @@ from plugins.access.api import role_by_system_key
 from plugins.accounts.tables import api_keys
 
 API = "/api/v1"
-
-
-@pytest_asyncio.fixture
-async def other_site(client, admin_headers) -> str:
-    site_id = f"s-{uuid.uuid4().hex[:10]}"
-    resp = await client.post(f"{API}/sites", json={"id": site_id, "name": "Other"}, headers=admin_headers)
-    assert resp.status_code == 201
-    return site_id
 
 
 async def role_id(app, site: str, key: str) -> str:
@@ -92,12 +82,12 @@ async def test_last_used_is_recorded_at_most_once_a_minute(svc_app, client, site
     assert (await stored(svc_app, data["id"]))["last_used_at"] == first
 
 
-async def test_a_key_works_only_in_its_own_site(svc_app, client, site, other_site, site_headers):
+async def test_a_key_works_only_in_its_own_site(svc_app, client, site, site_b, site_headers):
     key = (await create_key(client, site_headers, roleId=await role_id(svc_app, site, "admin")))["key"]
-    for headers in (key_headers(key, other_site), key_headers(key, None)):
+    for headers in (key_headers(key, site_b), key_headers(key, None)):
         resp = await client.get(f"{API}/auth/me", headers=headers)
         assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == "UNAUTHENTICATED"
-    resp = await client.get(f"{API}/users", headers=key_headers(key, other_site))
+    resp = await client.get(f"{API}/users", headers=key_headers(key, site_b))
     assert resp.status_code == 401
 
 
@@ -122,10 +112,10 @@ async def test_expired_and_deleted_and_unknown_keys_are_refused(svc_app, client,
         assert (await client.get(f"{API}/users", headers=key_headers(bogus, site))).status_code == 401
 
 
-async def test_keys_of_one_site_are_invisible_from_another(svc_app, client, site, other_site, site_headers,
+async def test_keys_of_one_site_are_invisible_from_another(svc_app, client, site, site_b, site_headers,
                                                           admin_headers):
     data = await create_key(client, site_headers)
-    other = {**admin_headers, "X-Svc-Site": other_site}
+    other = {**admin_headers, "X-Svc-Site": site_b}
     listing = await client.get(f"{API}/api-keys", headers=other)
     assert listing.status_code == 200 and listing.json()["data"] == [] and listing.json()["meta"]["total"] == 0
     for method in ("GET", "DELETE"):
@@ -134,8 +124,8 @@ async def test_keys_of_one_site_are_invisible_from_another(svc_app, client, site
     assert (await client.get(f"{API}/api-keys/{data['id']}", headers=site_headers)).status_code == 200
 
 
-async def test_role_of_another_site_is_refused(svc_app, client, site_headers, other_site):
-    resp = await client.post(f"{API}/api-keys", json={"name": "k", "roleId": await role_id(svc_app, other_site, "admin")},
+async def test_role_of_another_site_is_refused(svc_app, client, site_headers, site_b):
+    resp = await client.post(f"{API}/api-keys", json={"name": "k", "roleId": await role_id(svc_app, site_b, "admin")},
                              headers=site_headers)
     assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == ["roleId"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import uuid
 
 import jwt
 import pytest
@@ -40,13 +39,6 @@ def set_cookie_header(resp) -> str:
     values = [v for v in resp.headers.get_list("set-cookie") if v.startswith("svc_refresh=")]
     assert len(values) == 1, resp.headers
     return values[0]
-
-
-async def new_site(client, admin_headers) -> str:
-    site_id = f"s-{uuid.uuid4().hex[:10]}"
-    resp = await client.post("/api/v1/sites", json={"id": site_id, "name": "Other"}, headers=admin_headers)
-    assert resp.status_code == 201, resp.text
-    return site_id
 
 
 async def audit_actions(svc_app, action: str) -> list:
@@ -174,8 +166,7 @@ async def test_refresh_malformed_json_and_no_body(client):
     assert empty.status_code == 401
 
 
-async def test_refresh_is_bound_to_the_login_site(client, admin_headers, site, make_member, login_as):
-    site_b = await new_site(client, admin_headers)
+async def test_refresh_is_bound_to_the_login_site(client, site, site_b, make_member, login_as):
     member = await make_member([site, site_b])
     data = await login_as(member.email, site=site)
     wrong = await client.post(REFRESH, json={"refreshToken": data["refreshToken"]}, headers={"X-Svc-Site": site_b})

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import jwt
 from sqlalchemy import select
 
@@ -24,12 +22,6 @@ def bearer(token: str, site: str | None = None) -> dict[str, str]:
 
 async def refresh_status(client, refresh_token: str) -> int:
     return (await client.post(REFRESH, json={"refreshToken": refresh_token})).status_code
-
-
-async def new_site(client, admin_headers) -> str:
-    site_id = f"s-{uuid.uuid4().hex[:10]}"
-    assert (await client.post("/api/v1/sites", json={"id": site_id, "name": "B"}, headers=admin_headers)).status_code == 201
-    return site_id
 
 
 async def test_my_sessions_are_listed_redacted(client, site, make_member, login_as):
@@ -137,8 +129,7 @@ async def test_admin_routes_refuse_non_admins(client, site, make_member, login_a
     assert no_site.status_code == 400
 
 
-async def test_site_admin_cannot_reach_another_sites_sessions(client, admin_headers, site, make_member, login_as):
-    site_b = await new_site(client, admin_headers)
+async def test_site_admin_cannot_reach_another_sites_sessions(client, site, site_b, make_member, login_as):
     admin_b = await make_member(site_b, role="admin")
     token_b = (await login_as(admin_b.email, site=site_b))["token"]
     member_a = await make_member(site)

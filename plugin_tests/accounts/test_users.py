@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 import pytest_asyncio
 from sqlalchemy import select
@@ -21,14 +19,6 @@ RECORD_KEYS = {"id", "email", "firstName", "lastName", "avatar", "status", "role
 async def svc_app(make_app, mailbox):
     """The default app, mailing through the test's SMTP server (invitations)."""
     return await make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port)
-
-
-@pytest_asyncio.fixture
-async def other_site(client, admin_headers) -> str:
-    site_id = f"s-{uuid.uuid4().hex[:10]}"
-    resp = await client.post(f"{API}/sites", json={"id": site_id, "name": "Other"}, headers=admin_headers)
-    assert resp.status_code == 201
-    return site_id
 
 
 async def role_id(app, site: str, key: str) -> str:
@@ -71,8 +61,8 @@ async def test_create_get_list_and_log_in(svc_app, client, site, site_headers):
     assert "user.create" in await audit_actions(svc_app, site)
 
 
-async def test_existing_identity_is_added_not_changed(client, site, other_site, site_headers, make_member):
-    member = await make_member(other_site)
+async def test_existing_identity_is_added_not_changed(client, site, site_b, site_headers, make_member):
+    member = await make_member(site_b)
     resp = await client.post(f"{API}/users", json={"email": member.email, "password": "takeover-pass",
                                                    "firstName": "Mallory"}, headers=site_headers)
     assert resp.status_code == 201 and resp.json()["data"]["id"] == member.id
@@ -137,14 +127,14 @@ async def test_create_bad_input_is_validation_failed(client, site_headers, body,
     assert error["code"] == "VALIDATION_FAILED" and error["path"] == [path]
 
 
-async def test_role_of_another_site_is_refused(svc_app, client, site_headers, other_site):
-    foreign = await role_id(svc_app, other_site, "admin")
+async def test_role_of_another_site_is_refused(svc_app, client, site_headers, site_b):
+    foreign = await role_id(svc_app, site_b, "admin")
     resp = await client.post(f"{API}/users", json={"email": "x@example.com", "roleId": foreign}, headers=site_headers)
     assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == ["roleId"]
 
 
-async def test_cross_tenant_user_is_not_found(client, site, other_site, site_headers, make_member):
-    stranger = await make_member(other_site)
+async def test_cross_tenant_user_is_not_found(client, site, site_b, site_headers, make_member):
+    stranger = await make_member(site_b)
     for method in ("GET", "DELETE"):
         resp = await client.request(method, f"{API}/users/{stranger.id}", headers=site_headers)
         assert resp.status_code == 404 and resp.json()["errors"][0]["code"] == "RECORD_NOT_FOUND"
@@ -189,9 +179,9 @@ async def test_only_the_instance_admin_changes_the_instance_admin(client, site, 
     assert resp.status_code == 200
 
 
-async def test_shared_identity_fields_need_the_instance_admin(client, site, other_site, site_headers, site_admin,
+async def test_shared_identity_fields_need_the_instance_admin(client, site, site_b, site_headers, site_admin,
                                                               make_member):
-    shared = await make_member([site, other_site])
+    shared = await make_member([site, site_b])
     _, headers = site_admin
     for body in ({"firstName": "X"}, {"password": "taken-over-1"}, {"status": "suspended"}):
         resp = await client.patch(f"{API}/users/{shared.id}", json=body, headers=headers)
@@ -242,9 +232,9 @@ async def test_patch_email_conflict(client, site, site_headers, make_member):
     assert resp.status_code == 409 and resp.json()["errors"][0]["code"] == "CONFLICT"
 
 
-async def test_delete_removes_membership_and_orphan_identity(svc_app, client, site, other_site, site_headers,
+async def test_delete_removes_membership_and_orphan_identity(svc_app, client, site, site_b, site_headers,
                                                              make_member):
-    alone, shared = await make_member(site), await make_member([site, other_site])
+    alone, shared = await make_member(site), await make_member([site, site_b])
     for member in (alone, shared):
         resp = await client.delete(f"{API}/users/{member.id}", headers=site_headers)
         assert resp.status_code == 204 and resp.content == b""
@@ -253,7 +243,7 @@ async def test_delete_removes_membership_and_orphan_identity(svc_app, client, si
         ids = {r[0] for r in await conn.execute(select(users.c.id).where(users.c.id.in_([alone.id, shared.id])))}
     assert ids == {shared.id}
     login = await client.post(f"{API}/auth/login", json={"email": shared.email, "password": shared.password},
-                              headers={"X-Svc-Site": other_site})
+                              headers={"X-Svc-Site": site_b})
     assert login.status_code == 200
     assert "user.delete" in await audit_actions(svc_app, site)
 
@@ -285,9 +275,9 @@ async def test_invite_and_accept(svc_app, client, site, site_headers, mailbox):
     assert "user.invite" in await audit_actions(svc_app, site)
 
 
-async def test_invite_of_an_existing_account_adds_it_without_a_token(client, site, other_site, site_headers,
+async def test_invite_of_an_existing_account_adds_it_without_a_token(client, site, site_b, site_headers,
                                                                      mailbox, make_member):
-    member = await make_member(other_site)
+    member = await make_member(site_b)
     resp = await client.post(f"{API}/users/invite", json={"email": member.email}, headers=site_headers)
     assert resp.status_code == 201 and resp.json()["data"]["status"] == "active"
     [notice] = await mailbox.wait_for(1, to=member.email)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 AUTHORS = [{"id": "ann", "name": "Ann", "email": "ann@example.com", "rank": 1},
            {"id": "bob", "name": "Bob", "email": "bob@example.com", "rank": 2},

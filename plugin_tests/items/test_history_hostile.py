@@ -3,7 +3,7 @@ answer is always a 4xx in the error envelope, never a 500."""
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 BODIES = [None, 0, "x", [], [1, 2], {}, {"data": None}, {"data": {"title": ["x"]}}, {"key": {"a": 1}},
           {"revisionId": ["a"]}, {"field": None}, {"fields": [None]}, {"expiresAt": {}}, {"name": True},

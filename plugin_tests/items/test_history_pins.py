@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from items_helpers import Calls
-
 from kernel.db.meta import now_utc
+from kernel.testing import Calls
 from plugins.items.history_tables import pins as pins_table
 
 P = "/items/notes/a/pins"

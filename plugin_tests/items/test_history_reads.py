@@ -3,8 +3,7 @@ the ``translations`` field on writes."""
 
 from __future__ import annotations
 
-from items_helpers import Calls
-
+from kernel.testing import Calls
 from plugins.items import drafts
 
 DRAFT = {"X-Svc-Draft": "true"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from items_helpers import Calls
 from sqlalchemy import func, select
 
+from kernel.testing import Calls
 from plugins.access import api as access_api
 from plugins.items.history_tables import revisions as revisions_table
 

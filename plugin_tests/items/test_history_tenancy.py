@@ -4,7 +4,7 @@ collection name and item ids; and B's draft/locale reads never see A's drafts.""
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 FIELDS = {"title": "string", "translations": "json"}
 

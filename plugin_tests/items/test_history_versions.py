@@ -3,7 +3,7 @@ promote (through the update path, with a revision), mainChanged and mainDiverged
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
 V = "/items/notes/a/versions"

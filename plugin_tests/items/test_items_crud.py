@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 STRUCTURAL = {"id", "status", "sort", "createdAt", "updatedAt", "userCreated", "userUpdated"}

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from items_helpers import Calls
-
 from kernel import ApiError
+from kernel.testing import Calls
 
 
 async def test_actions_carry_before_and_after(calls: Calls, recorder):

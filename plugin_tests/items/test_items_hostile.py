@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from items_helpers import Calls
+
+from kernel.testing import Calls
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from items_helpers import Calls
 from items_query_seed import blog
+
+from kernel.testing import Calls
 
 
 @pytest.fixture
@@ -40,21 +41,21 @@ async def test_shapes_without_group_by(posts: Calls):
 
 
 async def test_shapes_with_group_by(posts: Calls):
-    expected = [{"category": "news", "sum": {"views": 30}}, {"category": "tech", "sum": {"views": 30}},
-                {"category": None, "sum": {"views": 5}}]
+    expected = [{"category": None, "sum": {"views": 5}}, {"category": "news", "sum": {"views": 30}},
+                {"category": "tech", "sum": {"views": 30}}]
     assert await agg(posts, **{"aggregate[sum]": "views", "groupBy": "category"}) == expected
     assert await agg(posts, **{"aggregate[sum]": "views", "groupBy[]": "category"}) == expected
     assert await agg(posts, aggregate=json.dumps({"sum": ["views"]}), groupBy='["category"]') == expected
     two = await agg(posts, **{"aggregate[count]": "*", "groupBy": "category,author"})
-    assert two == [{"category": "news", "author": "ann", "count": 2}, {"category": "tech", "author": "bob", "count": 1},
-                   {"category": None, "author": None, "count": 1}]
+    assert two == [{"category": None, "author": None, "count": 1}, {"category": "news", "author": "ann", "count": 2},
+                   {"category": "tech", "author": "bob", "count": 1}]
     # JSON paths group too (null and missing are one group); groupBy alone lists the groups.
     assert await agg(posts, **{"aggregate[count]": "*", "groupBy": "meta.kind"}) == [
-        {"meta.kind": "a", "count": 1}, {"meta.kind": "b", "count": 1}, {"meta.kind": None, "count": 2}]
-    assert await agg(posts, groupBy="category") == [{"category": "news"}, {"category": "tech"}, {"category": None}]
+        {"meta.kind": None, "count": 2}, {"meta.kind": "a", "count": 1}, {"meta.kind": "b", "count": 1}]
+    assert await agg(posts, groupBy="category") == [{"category": None}, {"category": "news"}, {"category": "tech"}]
     # Groups are paged like items.
     assert await agg(posts, limit=1, offset=1, **{"aggregate[count]": "*", "groupBy": "category"}) == [
-        {"category": "tech", "count": 1}]
+        {"category": "news", "count": 2}]
     assert await agg(posts, "remarks", **{"aggregate[max]": "score", "groupBy": "post"}) == [
         {"post": "p1", "max": {"score": 5}}, {"post": "p2", "max": {"score": 3}}]
 

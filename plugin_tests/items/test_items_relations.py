@@ -3,7 +3,7 @@ cascade (recursive, cycle-safe), restrict reached through a cascade; the depende
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 
 async def blog(calls: Calls, on_delete: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 PATH = "/items/authors/ann/resolve-dependents"
 

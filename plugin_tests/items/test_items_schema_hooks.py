@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from items_helpers import Calls
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
+from kernel.testing import Calls
 from plugins.items.indexes import index_name
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
@@ -24,7 +24,7 @@ async def test_type_change_converts(calls: Calls):
     assert [(await calls.get("nums", i)).get("n") for i in "abc"] == ["1", "20", None]
     await calls.ok("patch", "/fields/nums/n", json={"type": "float"})
     assert (await calls.get("nums", "b"))["n"] == 20.0
-    assert (await calls.list("nums", sort="-n"))["data"][0]["id"] == "c"  # nulls first descending
+    assert (await calls.list("nums", sort="-n"))["data"][-1]["id"] == "c"  # nulls last descending
 
 
 async def test_type_change_veto(calls: Calls):
@@ -97,16 +97,24 @@ async def _indexes(app: Any) -> dict[str, str]:
 
 async def test_indexed_fields_get_expression_indexes(calls: Calls, svc_app, site):
     await calls.collection("shop", {"price": {"type": "decimal", "options": {"indexed": True}},
-                                    "sku": {"type": "string", "options": {"unique": True}}, "plain": "string"})
+                                    "sku": {"type": "string", "options": {"unique": True}},
+                                    "plain": {"type": "string", "options": {"indexed": False}},
+                                    "views": "integer", "name": "string", "body": "text", "meta": "json",
+                                    "long": {"type": "string", "options": {"maxLength": 2000}}})
     coll = (await get_schema(svc_app.kernel, site)).collection("shop")
     found = await _indexes(svc_app)
     price, sku = index_name(coll.id, "price"), index_name(coll.id, "sku")
     assert "NUMERIC" in found[price].upper() and "price" in found[price] and "deleted_at IS NULL" in found[price]
     assert "UNIQUE" in found[sku].upper() and index_name(coll.id, "plain") not in found
+    # Short scalar fields are indexed by default; long text, JSON and long strings are not.
+    assert index_name(coll.id, "views") in found and index_name(coll.id, "name") in found
+    assert not {index_name(coll.id, f) for f in ("body", "meta", "long")} & set(found)
     await calls.ok("patch", "/fields/shop/price", json={"type": "string"})
     assert "NUMERIC" not in (await _indexes(svc_app))[price].upper()  # rebuilt for the new comparison
-    await calls.ok("patch", "/fields/shop/price", json={"options": {}})
+    await calls.ok("patch", "/fields/shop/price", json={"options": {"indexed": False}})
     assert price not in await _indexes(svc_app)
+    await calls.ok("patch", "/fields/shop/plain", json={"options": {}})  # back to its type's default
+    assert index_name(coll.id, "plain") in await _indexes(svc_app)
     await calls.ok("delete", "/fields/shop/sku", status=204)
     assert sku not in await _indexes(svc_app)
 

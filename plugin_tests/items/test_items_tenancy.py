@@ -3,7 +3,7 @@ with the same collection name and the same item ids."""
 
 from __future__ import annotations
 
-from items_helpers import Calls
+from kernel.testing import Calls
 
 
 async def _both(calls: Calls, calls_b: Calls) -> None:

@@ -4,7 +4,8 @@ at the field's path. Options (choices, min/max, maxLength, unique, default) are 
 from __future__ import annotations
 
 import pytest
-from items_helpers import Calls
+
+from kernel.testing import Calls
 
 POINT = {"type": "Point", "coordinates": [1.5, 2.5]}
 CASES = [

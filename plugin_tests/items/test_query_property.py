@@ -418,8 +418,8 @@ def expected_order(world: dict[str, Any], sort: list[tuple[str, bool, str]]) -> 
         present = [i for i in ordered if _sort_value(i, name, category, people) is not None]
         missing = [i for i in ordered if _sort_value(i, name, category, people) is None]
         present.sort(key=lambda i: _sort_value(i, name, category, people), reverse=descending)
-        # NULL sorts as the largest value: last ascending, first descending.
-        ordered = missing + present if descending else present + missing
+        # NULL sorts as the smallest value: first ascending, last descending.
+        ordered = present + missing if descending else missing + present
     return [i["id"] for i in ordered]
 
 

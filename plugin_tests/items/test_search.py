@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from items_helpers import Calls
+
+from kernel.testing import Calls
 
 
 async def _dishes(calls: Calls) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from items_helpers import Calls
+
+from kernel.testing import Calls
 
 
 async def search(calls: Calls, q: str, **params: Any) -> dict[str, Any]:

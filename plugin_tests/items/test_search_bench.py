@@ -13,8 +13,9 @@ import time
 from typing import Any
 
 import pytest
-from items_helpers import Calls
 from sqlalchemy import text
+
+from kernel.testing import Calls
 
 SYLLABLES = ["phở", "bò", "hà", "nội", "sài", "gòn", "bún", "chả", "cơm", "tấm", "bánh", "mì", "đà", "nẵng", "huế",
              "trà", "sữa", "cà", "phê", "nước", "mắm", "rau", "thịt", "gà", "cá", "tôm", "mực", "ngon", "nhất",

@@ -7,11 +7,16 @@ import asyncio
 from typing import Any
 
 import pytest
-from items_helpers import Calls
 from sqlalchemy import func, select, text
 
+from kernel.db.meta import now_utc
 from kernel.errors import ApiError
+from kernel.tenancy.scope import SiteDB
+from kernel.testing import Calls
+from plugins.items import search_backfill
 from plugins.items.search_index import index_missing, reindex_collection, search
+from plugins.items.tables import items
+from plugins.schema.api import get_schema
 
 
 async def find(calls: Calls, q: str, **params: Any) -> list[str]:
@@ -155,6 +160,77 @@ async def test_reindex_and_index_missing(svc_app: Any, site: str, calls: Calls):
     assert await reindex_collection(svc_app.kernel, site, "nope") == 0
     assert await index_rows(svc_app, site) == 24
     await assert_fts_consistent(svc_app)
+
+
+async def _insert_raw(svc_app: Any, site: str, rows: dict[str, dict[str, Any]], deleted: bool = False) -> None:
+    """Items written straight into ``svc_items``, bypassing the item events (and so the index)."""
+    coll = (await get_schema(svc_app.kernel, site)).collection("posts")
+    now = now_utc()
+    async with svc_app.kernel.db.begin() as conn:
+        await SiteDB(site, conn).insert(items, [
+            {"collection_id": coll.id, "id": item_id, "status": "published", "sort": None, "data": data,
+             "created_at": now, "updated_at": now, "deleted_at": now if deleted else None}
+            for item_id, data in rows.items()])
+
+
+async def _restart_with_raw_items(make_app: Any, svc_app: Any, site: str, site_b: str, calls: Calls,
+                                  calls_b: Calls, tmp_path: Any) -> Any:
+    """Posts in two sites, some written through the API and some straight into the table; then a
+    second app on the same data (the next start), whose backfill task has run to its end."""
+    await svc_app.kernel.state[search_backfill.TASK]  # this app's own (empty) backfill is over
+    await _posts(calls)
+    await _posts(calls_b)
+    await calls.create("posts", {"id": "api", "title": "Egret by API"})
+    await _insert_raw(svc_app, site, {f"raw{n}": {"title": f"Egret {n}", "body": "Salt marsh"} for n in range(3)})
+    await _insert_raw(svc_app, site, {"notext": {"n": 1}})
+    await _insert_raw(svc_app, site, {"gone": {"title": "Egret deleted"}}, deleted=True)
+    await _insert_raw(svc_app, site_b, {"b1": {"title": "Egret of site b"}})
+    assert await find(calls, "egret") == ["api"] and await find(calls_b, "egret") == []
+    again = await make_app(data_dir=tmp_path / "app0")  # svc_app's data dir
+    await again.kernel.state[search_backfill.TASK]
+    return again
+
+
+async def test_startup_backfills_items_the_index_misses(make_app: Any, svc_app: Any, site: str, site_b: str,
+                                                        calls: Calls, calls_b: Calls, tmp_path: Any):
+    again = await _restart_with_raw_items(make_app, svc_app, site, site_b, calls, calls_b, tmp_path)
+    calls, calls_b = Calls(again.client, calls.headers), Calls(again.client, calls_b.headers)
+    assert await find(calls, "egret") == ["api", "raw0", "raw1", "raw2"]
+    assert await find(calls, "salt marsh") == ["raw0", "raw1", "raw2"]
+    assert await find(calls_b, "egret") == ["b1"]
+    assert await index_rows(again, site) == 7 and await index_missing(again.kernel, site) == 0
+    await assert_fts_consistent(again)
+
+
+async def test_a_failing_site_does_not_stop_the_backfill_or_the_app(make_app: Any, svc_app: Any, site: str,
+                                                                   site_b: str, calls: Calls, calls_b: Calls,
+                                                                   tmp_path: Any, monkeypatch: Any, caplog: Any):
+    async def broken_for_site_b(kernel: Any, site_id: str) -> int:
+        if site_id == site_b:
+            raise RuntimeError("boom")
+        return await index_missing(kernel, site_id)
+
+    monkeypatch.setattr(search_backfill, "index_missing", broken_for_site_b)
+    again = await _restart_with_raw_items(make_app, svc_app, site, site_b, calls, calls_b, tmp_path)
+    assert f"search backfill: site {site_b} failed" in caplog.text
+    assert await find(Calls(again.client, calls.headers), "egret") == ["api", "raw0", "raw1", "raw2"]
+    assert await find(Calls(again.client, calls_b.headers), "egret") == []
+
+
+async def test_shutdown_cancels_a_running_backfill(svc_app: Any, monkeypatch: Any):
+    started = asyncio.Event()
+
+    async def slow(kernel: Any, site_id: str) -> int:
+        started.set()
+        await asyncio.sleep(60)
+        return 0
+
+    monkeypatch.setattr(search_backfill, "index_missing", slow)
+    search_backfill.start(svc_app.kernel)
+    task = svc_app.kernel.state[search_backfill.TASK]
+    await asyncio.wait_for(started.wait(), 5)
+    await search_backfill.stop(svc_app.kernel)
+    assert task.cancelled() and search_backfill.TASK not in svc_app.kernel.state
 
 
 async def test_concurrent_writes_of_one_item(svc_app: Any, site: str, calls: Calls):

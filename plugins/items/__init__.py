@@ -21,7 +21,8 @@ shared with the compiler and the indexes), ``writes`` (rows + events), ``ondelet
 (relations), ``dependents``, ``schema_hooks`` and ``indexes`` (schema changes), ``records``.
 
 Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes,
-register_middleware (the draft/locale read options).
+register_middleware (the draft/locale read options), startup and shutdown (the search
+backfill: a background task indexing items the index misses, ``search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
 (``{ siteId, collection, id, before?, after?, cause?, principal }``); filters on
 ``fields.type_change``, ``fields.create``, ``fields.update``, ``fields.delete``; actions on

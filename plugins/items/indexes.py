@@ -25,7 +25,7 @@ from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
 from plugins.items.jsonpath import FIELD_KEY, field_expr
-from plugins.schema.api import load_schema
+from plugins.schema.api import is_indexed, load_schema
 
 log = logging.getLogger("svc.items")
 COLLECTION_ID = re.compile(r"^[0-9a-f-]{1,36}$")
@@ -60,8 +60,11 @@ def index_for(dialect: str, collection_id: str, fdef: Any) -> Index:
     if not COLLECTION_ID.match(collection_id):
         raise ValueError(f"not a collection id: {collection_id!r}")
     where = text(f"collection_id = '{collection_id}' AND deleted_at IS NULL")
+    value = field_expr(dialect, table, fdef)
+    if dialect == "postgresql":  # NULL first, as SQLite stores it: sorts use one order on both
+        value = value.asc().nulls_first()
     return Index(index_name(collection_id, fdef.name), table.c.site_id, table.c.collection_id,
-                 field_expr(dialect, table, fdef), unique=fdef.unique, postgresql_where=where, sqlite_where=where)
+                 value, unique=fdef.unique, postgresql_where=where, sqlite_where=where)
 
 
 def index_ddl(dialect_obj: Any, collection_id: str, fdef: Any) -> str:
@@ -72,20 +75,19 @@ def index_ddl(dialect_obj: Any, collection_id: str, fdef: Any) -> str:
 
 async def ensure_index(kernel: Any, collection_id: str, fdef: Any) -> None:
     """Create the field's index if it does not exist."""
-    async with kernel.db.engine.begin() as conn:
+    async with kernel.db.begin() as conn:
         ddl = CreateIndex(index_for(kernel.db.dialect, collection_id, fdef), if_not_exists=True)
         await conn.execute(ddl)
 
 
 async def drop_index(kernel: Any, collection_id: str, field: str) -> None:
     """Drop the field's index if it exists (the name is ours: hex and a checked field name)."""
-    async with kernel.db.engine.begin() as conn:
+    async with kernel.db.begin() as conn:
         await conn.execute(text(f'DROP INDEX IF EXISTS "{index_name(collection_id, field)}"'))
 
 
 def _wants_index(record: dict[str, Any] | None) -> bool:
-    options = (record or {}).get("options") or {}
-    return bool(options.get("indexed") or options.get("unique"))
+    return record is not None and is_indexed(record.get("type"), record.get("options"))
 
 
 def _index_shape(record: dict[str, Any] | None) -> tuple[Any, ...]:

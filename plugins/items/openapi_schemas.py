@@ -81,7 +81,7 @@ LIST_PARAMS = [
         "400 VALIDATION.")),
     _query("sort", {"type": "string"}, (
         "Comma list (or `sort[]=`, or a JSON array); `-` prefix for descending; m2o paths like "
-        "`author.name`; nulls last ascending; `id` breaks ties.")),
+        "`author.name`; nulls first ascending; `id` breaks ties.")),
     _query("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}, "Page size (default 25)."),
     _query("offset", {"type": "integer", "minimum": 0}, "Items to skip."),
     _query("page", {"type": "integer", "minimum": 1}, "1-indexed page; wins over offset."),

@@ -6,7 +6,16 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.items import drafts, history_events, indexes, revisions, schema_hooks, search_events
+from plugins.items import (
+    drafts,
+    history_events,
+    indexes,
+    planner_stats,
+    revisions,
+    schema_hooks,
+    search_backfill,
+    search_events,
+)
 from plugins.items import openapi_schemas as s
 from plugins.items.errors import ERROR_CODES
 from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
@@ -69,9 +78,24 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
         bus.on_action(event, maintain)
     history_events.register(bus)  # revisions, pins, translations checks on item writes
     search_events.register(bus)  # the search index, written in each write's transaction
+    planner_stats.register(bus, kernel)  # SQLite: ANALYZE as the items grow
 
 
 @hookimpl
 def register_middleware(kernel: Any) -> list[Any]:
     """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads (drafts.py)."""
     return [drafts.ReadOptionsMiddleware()]
+
+
+@hookimpl
+def startup(kernel: Any) -> None:
+    """Index items the search index misses and refresh SQLite's planner statistics, in the
+    background (search_backfill.py, planner_stats.py)."""
+    search_backfill.start(kernel)
+    planner_stats.start(kernel)
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    await search_backfill.stop(kernel)
+    await planner_stats.stop(kernel)

@@ -30,7 +30,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.items.schema_hooks import live_values
 from plugins.items.search_text import index_text
 from plugins.items.tables import items
-from plugins.schema.api import get_schema, load_schema
+from plugins.schema.api import load_schema
 
 # The field types whose values are searched (``hash``, ``code``, ``uuid``... are not prose).
 SEARCHABLE_TYPES = frozenset({"string", "text"})
@@ -155,34 +155,48 @@ async def reindex_collection(kernel: Any, site_id: str, collection: str) -> int:
         return await _index_items(db, coll, None, live_values(db, coll))
 
 
-async def _unindexed(db: SiteDB, coll: Any, page: int = INSERT_BATCH) -> Any:
-    """``(id, data)`` of live items of ``coll`` with no index row, in pages by id."""
-    last = None
+def _unindexed(db: SiteDB, coll: Any, after: str | None, *columns: Any) -> Any:
+    """Live items of ``coll`` with no index row, by id, after ``after``."""
+    has_rows = exists(select(search.c.item_id).where(
+        search.c.site_id == items.c.site_id, search.c.collection_id == items.c.collection_id,
+        search.c.item_id == items.c.id))
+    stmt = db.select(items, *columns).where(items.c.collection_id == coll.id, items.c.deleted_at.is_(None), ~has_rows)
+    return (stmt if after is None else stmt.where(items.c.id > after)).order_by(items.c.id)
+
+
+async def _index_missing_items(kernel: Any, site_id: str, coll: Any) -> int:
+    """Index ``coll``'s unindexed items a page at a time, each page in its own short transaction
+    (SQLite's write lock and PostgreSQL's row locks are held for one page), and only after a
+    read finds one: a site whose index is complete costs no write transaction."""
+    added, after = 0, None
     while True:
-        has_rows = exists(select(search.c.item_id).where(
-            search.c.site_id == items.c.site_id, search.c.collection_id == items.c.collection_id,
-            search.c.item_id == items.c.id))
-        stmt = db.select(items, items.c.id, items.c.data).where(
-            items.c.collection_id == coll.id, items.c.deleted_at.is_(None), ~has_rows)
-        if last is not None:
-            stmt = stmt.where(items.c.id > last)
-        rows = await db.all(stmt.order_by(items.c.id).limit(page))
-        for row in rows:
-            yield row["id"], dict(row["data"] or {})
-        if len(rows) < page:
-            return
-        last = rows[-1]["id"]
+        async with kernel.db.connect() as conn:
+            db = SiteDB(site_id, conn)
+            if not await db.all(_unindexed(db, coll, after, items.c.id).limit(1)):
+                return added
+        async with kernel.unit_of_work(site_id) as uow:
+            # FOR UPDATE (PostgreSQL): an item updated meanwhile is indexed by its writer after
+            # this page commits, instead of this page overwriting its rows with older text.
+            rows = await uow.db.all(_unindexed(uow.db, coll, after, items.c.id, items.c.data)
+                                    .limit(INSERT_BATCH).with_for_update())
+            batch = [entry for row in rows for entry in entries(site_id, coll, row["id"], dict(row["data"] or {}))]
+            await upsert(uow.db, batch)
+        added += len(batch)
+        if len(rows) < INSERT_BATCH:
+            return added
+        after = rows[-1]["id"]
 
 
 async def index_missing(kernel: Any, site_id: str) -> int:
     """Index the live items of every collection of a site that have no index row yet (items
     written before the index existed, or by a path that bypassed the item events); returns
-    the rows written. Items without searchable text are looked at again on every call."""
-    snap = await get_schema(kernel, site_id)
+    the rows written. Items without searchable text are looked at again on every call.
+    ``search_backfill`` runs it for every site at startup, so the schema is read, not taken
+    from (or left in) this process's cache."""
+    async with kernel.db.connect() as conn:
+        snap = await load_schema(conn, site_id)
     added = 0
     for coll in snap.collections.values():
-        if not searchable_fields(coll):
-            continue
-        async with kernel.unit_of_work(site_id) as uow:
-            added += await _index_items(uow.db, coll, None, _unindexed(uow.db, coll))
+        if searchable_fields(coll):
+            added += await _index_missing_items(kernel, site_id, coll)
     return added

@@ -45,6 +45,7 @@ from plugins.schema.snapshot import (
     SchemaSnapshot,
     load_snapshot,
 )
+from plugins.schema.options import is_indexed
 from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
 
 SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
@@ -76,7 +77,7 @@ def forget_cached(kernel: Any, site_id: str | None = None) -> None:
 
 
 __all__ = [
-    "FIELD_TYPES", "FIELD_TYPE_CHANGE", "ON_DELETE", "RELATION_TYPES", "SCHEMA_CHANGED", "SCHEMA_EVENTS",
+    "FIELD_TYPES", "FIELD_TYPE_CHANGE", "is_indexed", "ON_DELETE", "RELATION_TYPES", "SCHEMA_CHANGED", "SCHEMA_EVENTS",
     "STRUCTURAL_FIELDS", "CollectionDef", "FieldDef", "NestedField", "Reference", "RelationDef",
     "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
     "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",

@@ -29,6 +29,12 @@ KNOWN_OPTIONS: dict[str, frozenset[str] | None] = {  # option -> types it applie
     "precision": frozenset({"decimal"}), "scale": frozenset({"decimal"}),
     "geometryType": frozenset({"geometry"}), "algorithm": frozenset({"hash"}),
 }
+# Short scalar types are indexed unless ``indexed: false`` says otherwise: a CMS is read far
+# more than written, and a filter, sort or groupBy on an unindexed field scans the collection.
+# Long text, JSON, lists and geometry are not (``indexed: true`` still indexes a long string).
+INDEXED_BY_DEFAULT = frozenset({"boolean", "integer", "float", "decimal", "bigInteger", "dateTime", "date",
+                                "time", "timestamp", "string", "uuid", "slug", "color"})
+MAX_DEFAULT_INDEXED_LENGTH = 255
 MAX_OPTIONS_BYTES = 16_384
 MAX_PATTERN = 500
 MAX_CHOICES = 1_000
@@ -36,6 +42,21 @@ MAX_LENGTH_LIMIT = 10_000_000
 # A group that repeats something which itself repeats, e.g. (a+)+ or (\w*\s?)*: the classic
 # shape of catastrophic backtracking in Python's re. Not a proof of safety; a cheap guard.
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,)")
+
+
+def is_indexed(type_name: str | None, options: dict[str, Any] | None) -> bool:
+    """Whether a field of ``type_name`` with ``options`` has an expression index: ``unique`` and
+    ``indexed: true`` always, ``indexed: false`` never, otherwise by type (``INDEXED_BY_DEFAULT``;
+    a ``string`` only up to ``MAX_DEFAULT_INDEXED_LENGTH`` characters)."""
+    options = options or {}
+    if options.get("unique"):
+        return True
+    if "indexed" in options:
+        return bool(options["indexed"])
+    if type_name not in INDEXED_BY_DEFAULT:
+        return False
+    limit = options.get("maxLength")
+    return not (type_name == "string" and isinstance(limit, int) and limit > MAX_DEFAULT_INDEXED_LENGTH)
 
 
 def _fail(message: str, key: str, *more: Any) -> ApiError:

@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import types
+from plugins.schema.options import is_indexed
 from plugins.schema.tables import collections, fields, relations, schema_versions
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -47,7 +48,7 @@ class FieldDef:
 
     @property
     def indexed(self) -> bool:
-        return bool(self.options.get("indexed") or self.options.get("unique"))
+        return is_indexed(self.type, self.options)
 
     def validate(self, value: Any) -> Any:
         """``types.validate_value(self, value)``: the normalised value, or ``ValueError``."""

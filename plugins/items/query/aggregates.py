@@ -62,7 +62,7 @@ def compile_aggregate(aggregate: Mapping[str, Sequence[str]], group_by: Sequence
         label = f"g{i}"
         plan.columns.append(expr.label(label))
         plan.group_by.append(expr)
-        plan.order_by.append(expr.asc().nulls_last())
+        plan.order_by.append(sx.ordered(dialect, expr))
         groups.append((name, label, _converter(dialect, target)))
     outputs: list[tuple[str, str, str, Callable[[Any], Any]]] = []
     for fn, names in aggregate.items():

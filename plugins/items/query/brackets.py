@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items.query.ir import KEY_LIST_OPS, LIST_OPS, LOGICAL
+from kernel.filtergrammar import LOGICAL
+from plugins.items.query.ir import KEY_LIST_OPS, LIST_OPS
 from plugins.items.query.limits import (
     MAX_FILTER_DEPTH,
     MAX_FILTER_NODES,

@@ -13,12 +13,6 @@ from typing import Any, Union
 
 from plugins.schema.api import FieldDef
 
-OPERATORS = frozenset({
-    "_eq", "_neq", "_lt", "_lte", "_gt", "_gte", "_in", "_nin", "_null", "_nnull", "_contains",
-    "_icontains", "_starts_with", "_ends_with", "_between", "_json_contains", "_has_key",
-    "_has_any_keys", "_has_all_keys",
-})
-LOGICAL = frozenset({"_and", "_or"})
 LIST_OPS = frozenset({"_in", "_nin", "_between"})  # comma-separated in bracket form
 KEY_LIST_OPS = frozenset({"_has_any_keys", "_has_all_keys"})  # comma-separated, never coerced
 

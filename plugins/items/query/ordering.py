@@ -1,13 +1,14 @@
 """``sort``: ORDER BY terms, typed like filters, with one NULL placement on both dialects.
 
-NULL (and a missing key) sorts as the largest value: last ascending, first descending. That
-is PostgreSQL's native order, so its btree indexes (and their backward scans) serve both
-directions; SQLite is told explicitly. ``id`` ends every order as the tiebreaker (in the
-direction the request gave it, ascending otherwise), so pages never overlap.
+NULL (and a missing key) sorts as the smallest value: first ascending, last descending. That
+is SQLite's native order (a NULLS clause would keep SQLite from reading a field's index in
+order); PostgreSQL's field indexes are built ``NULLS FIRST`` to match, so a forward or
+backward index scan serves either direction on both dialects. ``id`` ends every order as the
+tiebreaker (in the direction the request gave it, ascending otherwise), so pages never overlap.
 
 Keys: structural columns and top-level fields on their index expression; paths into JSON
-fields by JSON type (numbers, then strings, then booleans, then objects and arrays, then
-null); fields of an m2o-related item (``author.name``) through a correlated subquery that
+fields by JSON type (null, then numbers, then strings, then booleans, then objects and
+arrays); fields of an m2o-related item (``author.name``) through a correlated subquery that
 honours the related collection's read condition. Sorting by a to-many relation is refused.
 """
 
@@ -69,7 +70,7 @@ def compile_sort(sort: Sequence[tuple[str, bool]], *, snapshot: SchemaSnapshot, 
             if target.column in NOT_NULL_COLUMNS and not links:
                 terms.append(expr.desc() if descending else expr.asc())
             else:
-                terms.append(expr.desc().nulls_first() if descending else expr.asc().nulls_last())
+                terms.append(sx.ordered(dialect, expr, descending))
     if tiebreak:
         terms.append(t.c.id.asc())
     return terms

@@ -26,6 +26,15 @@ from plugins.items.query.limits import SEGMENT
 PG = "postgresql"
 
 
+def ordered(dialect: str, expr: Any, descending: bool = False) -> Any:
+    """``expr`` ascending or descending with NULL as the smallest value, the order the field
+    indexes store: SQLite's own (no NULLS clause, which would keep SQLite off the index) and,
+    on PostgreSQL, indexes built ``NULLS FIRST`` (``plugins.items.indexes``)."""
+    if dialect == PG:
+        return expr.desc().nulls_last() if descending else expr.asc().nulls_first()
+    return expr.desc() if descending else expr.asc()
+
+
 def key_literal(key: str) -> Any:
     """A checked key as a SQL string literal."""
     if not isinstance(key, str) or not SEGMENT.fullmatch(key):
