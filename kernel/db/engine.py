@@ -72,12 +72,16 @@ _in_write_gate: ContextVar[bool] = ContextVar("svc_in_write_gate", default=False
 class Database:
     """The app's database: one async engine and the helpers around it."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20, max_overflow: int = 10) -> None:
         self.url = url
         self.dialect = _normalise(url).get_backend_name()
-        kwargs: dict[str, Any] = {"echo": echo}
+        # Enough pooled connections for a busy worker: a connection over pool_size is closed when
+        # it is returned, and opening one costs a thread and a schema read on SQLite (under 16
+        # concurrent requests the default pool of 5 opened ~1.5 connections per request) and a
+        # round of authentication on PostgreSQL.
+        kwargs: dict[str, Any] = {"echo": echo, "pool_size": pool_size, "max_overflow": max_overflow}
         if self.dialect == "postgresql":
-            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+            kwargs.update(pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
         # SQLite has one writer at a time. Writers of this process queue here in arrival order
         # (SQLite's own busy handler sleeps and retries, and starves some writers under load);
