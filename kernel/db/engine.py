@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -69,6 +71,50 @@ def _sqlite_begin(conn: Any) -> None:
 _in_write_gate: ContextVar[bool] = ContextVar("svc_in_write_gate", default=False)
 
 
+class _FileLock:
+    """An exclusive ``flock`` on ``<database file>-writelock``, shared by every process that
+    writes the file: a writer waits in the kernel, woken when the holder releases, instead of
+    polling in SQLite's busy handler (which sleeps up to 100 ms between tries, and made the p99
+    of writes from two workers 3 to 5 times their p50). Taken in a thread; if the waiting task
+    is cancelled, the lock is released as soon as the thread gets it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    async def acquire(self) -> None:
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self.fd
+        try:  # free: no thread
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        pending = asyncio.get_running_loop().run_in_executor(None, fcntl.flock, fd, fcntl.LOCK_EX)
+        try:
+            await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            pending.add_done_callback(lambda f: f.exception() or fcntl.flock(fd, fcntl.LOCK_UN))
+            raise
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _sqlite_file(url: str) -> str | None:
+    database = _normalise(url).database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return database
+
+
 class Database:
     """The app's database: one async engine and the helpers around it."""
 
@@ -84,13 +130,18 @@ class Database:
             kwargs.update(pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
         # SQLite has one writer at a time. Writers of this process queue here in arrival order
-        # (SQLite's own busy handler sleeps and retries, and starves some writers under load);
-        # writers of other processes meet at BEGIN IMMEDIATE and the busy timeout.
+        # (SQLite's own busy handler sleeps and retries, and starves some writers under load),
+        # then meet the writers of other processes at a file lock; BEGIN IMMEDIATE and the busy
+        # timeout remain for anything else writing the file (migrations, the sqlite3 shell).
         self._write_gate: asyncio.Lock | None = None
+        self._file_lock: _FileLock | None = None
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
             self._write_gate = asyncio.Lock()
+            path = _sqlite_file(url)
+            if path is not None:
+                self._file_lock = _FileLock(path + "-writelock")
 
     @property
     def is_sqlite(self) -> bool:
@@ -113,6 +164,8 @@ class Database:
                 yield conn
             return
         async with self._write_gate:
+            if self._file_lock is not None:
+                await self._file_lock.acquire()
             token = _in_write_gate.set(True)
             try:
                 async with self.engine.connect() as conn:
@@ -121,6 +174,8 @@ class Database:
                         yield conn
             finally:
                 _in_write_gate.reset(token)
+                if self._file_lock is not None:
+                    self._file_lock.release()
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
@@ -128,3 +183,5 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self._file_lock is not None:
+            self._file_lock.close()

@@ -53,3 +53,51 @@ async def test_a_nested_write_transaction_in_the_same_task_does_not_wait_on_itse
     finally:
         async with db.begin() as conn:
             await conn.run_sync(meta.drop_all)
+
+
+async def test_writers_of_two_processes_queue_at_the_file_lock(tmp_path):
+    """Two Database objects on one file stand for two worker processes (flock is per open file)."""
+    from kernel.db.engine import Database
+
+    url = f"sqlite:///{tmp_path / 'two.sqlite3'}"
+    a, b, c = Database(url), Database(url), Database(url)
+    try:
+        async with a.begin() as conn:
+            await conn.run_sync(meta.create_all)
+            await conn.execute(counters.insert().values(id="c", n=0))
+        order: list[str] = []
+        held = asyncio.Event()
+
+        async def holder() -> None:
+            async with a.begin() as conn:
+                held.set()
+                await asyncio.sleep(0.2)  # B must wait in the lock, not fail or poll
+                await conn.execute(update(counters).values(n=1))
+                order.append("a")
+
+        async def waiter() -> None:
+            await held.wait()
+            async with b.begin() as conn:
+                n = (await conn.execute(select(counters.c.n))).scalar_one()
+                order.append(f"b saw {n}")
+
+        await asyncio.gather(holder(), waiter())
+        assert order == ["a", "b saw 1"]
+
+        # A waiter cancelled while it waits leaves the lock free for the next one.
+        async with a.begin():
+            stuck = asyncio.create_task(_enter(b))
+            await asyncio.sleep(0.05)
+            stuck.cancel()
+            await asyncio.gather(stuck, return_exceptions=True)
+        async with asyncio.timeout(5):
+            async with c.begin() as conn:
+                await conn.execute(update(counters).values(n=2))
+    finally:
+        for db in (a, b, c):
+            await db.dispose()
+
+
+async def _enter(db) -> None:
+    async with db.begin():
+        pass
