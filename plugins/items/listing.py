@@ -72,30 +72,16 @@ async def run_list(db: SiteDB, plan: Any, query: ListQuery, dialect: str) -> Lis
     if plan.aggregate is not None:
         rows = await db.all(plan.page)
         return ListPage(plan.aggregate.shape(rows), None, query.limit, query.offset, aggregated=True)
-    if plan.fetch is not None:
-        rows, total = await _fetch_by_ids(db, plan, query)
-    else:
-        rows = list(await db.all(plan.page))
-        total = None
-        if plan.count is not None:
-            # A short page that is not past the end tells the total without counting.
-            short = len(rows) < query.limit and (rows or query.offset == 0)
-            total = query.offset + len(rows) if short else int(await db.scalar(plan.count) or 0)
+    rows = list(await db.all(plan.page))
+    total = None
+    if plan.count is not None:
+        # A short page that is not past the end tells the total without counting.
+        short = len(rows) < query.limit and (rows or query.offset == 0)
+        total = query.offset + len(rows) if short else int(await db.scalar(plan.count) or 0)
     shaped = shape_rows(rows, plan.projection)
     if plan.projection.relations:
         await attach(db, dialect, plan.projection, rows, shaped)
     return ListPage(shaped, total, query.limit, query.offset)
-
-
-async def _fetch_by_ids(db: SiteDB, plan: Any, query: ListQuery) -> tuple[list[Any], int]:
-    """The page's ids with the total, then their rows in that order (one skipped if it was
-    deleted in between)."""
-    keyed = await db.all(plan.page)
-    if not keyed:
-        return [], 0 if query.offset == 0 else int(await db.scalar(plan.count) or 0)
-    ids = [r["id"] for r in keyed]
-    found = {r["id"]: r for r in await db.all(plan.fetch.where(items.c.id.in_(ids)))}
-    return [found[i] for i in ids if i in found], int(keyed[0]["svc_total"])
 
 
 async def run_one(db: SiteDB, plan: Any, item_id: str, dialect: str) -> dict[str, Any] | None:

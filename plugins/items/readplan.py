@@ -25,7 +25,6 @@ from plugins.items.listing import MAX_LIMIT, live_rows
 from plugins.items.projection import Projection, Projector, tree_of
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
 from plugins.items.rowfilter import row_condition
-from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 STATE_KEY = "items.read_plans"
@@ -36,15 +35,16 @@ MAX_KEY_CHARS = 8192  # larger queries are planned every time rather than held i
 @dataclass(frozen=True)
 class ReadPlan:
     """``page``: the page statement of a list, the aggregate statement, or an item read's base
-    statement (the id is added per request). ``count``: when the total is asked. ``fetch``: set
-    when ``page`` selects only ids and the total (``count(*) OVER ()``); it reads their rows."""
+    statement (the id is added per request). ``count``: when the total is asked; it is its own
+    statement, so that the page keeps its own plan (an index walked in order that stops after
+    the page), where a ``count(*) OVER ()`` beside the page would read every match first (3.9 s
+    instead of 3 ms for a filtered, sorted page of 1,000,000 items on PostgreSQL)."""
 
     read: Decision
     page: Any
     projection: Projection | None = None
     count: Any = None
     aggregate: AggregatePlan | None = None
-    fetch: Any = None
 
 
 def plan_for(kernel: Any, kind: str, db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery,
@@ -95,13 +95,6 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
     order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect,
                          can_read=access.can_read, row_filter_for=access.row_filter_for)
     count = live_rows(db, coll, func.count()).where(*where) if query.with_total else None
-    if count is not None and where:
-        # A filtered total costs a scan that evaluates the conditions on every row: do it once.
-        # The page selects the ids with count(*) OVER () (computed before LIMIT), and the
-        # rows are then read by primary key; the count runs only when the page is empty.
-        ids = live_rows(db, coll, items.c.id, func.count().over().label("svc_total")).where(*where)
-        page = ids.order_by(*order).limit(query.limit).offset(query.offset)
-        return ReadPlan(read, page, projection, count, fetch=live_rows(db, coll, *projection.columns))
     page = live_rows(db, coll, *projection.columns).where(*where).order_by(*order)
     return ReadPlan(read, page.limit(query.limit).offset(query.offset), projection, count)
 
