@@ -1,5 +1,5 @@
 """Fixtures of the items tests: members with policies of the test's choosing, grants to the public
-role, and a recorder of item events. Admin and anonymous calls, the second site and ``make_member``
+role, the seeded blog, and a recorder of item events. Admin and anonymous calls, the second site and ``make_member``
 come from svc's pytest plugin (``kernel.testing``)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+from items_query_seed import blog
 
 from kernel.testing import Calls
 
@@ -46,6 +47,13 @@ def public_grant(svc_app: Any, site: str, calls: Calls) -> Any:
         svc_app.kernel.access.invalidate(site)
 
     return give
+
+
+@pytest.fixture
+async def posts(calls: Calls) -> Calls:
+    """The blog of ``items_query_seed`` (posts, people, remarks), made through the API."""
+    await blog(calls)
+    return calls
 
 
 @pytest.fixture

@@ -5,16 +5,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from items_query_seed import blog
-
 from kernel.testing import Calls
-
-
-@pytest.fixture
-async def posts(calls: Calls) -> Calls:
-    await blog(calls)
-    return calls
 
 
 async def agg(calls: Calls, collection: str = "posts", **params) -> list:

@@ -7,15 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from items_query_seed import blog, ids
+from items_query_seed import ids
 
 from kernel.testing import Calls
-
-
-@pytest.fixture
-async def posts(calls: Calls) -> Calls:
-    await blog(calls)
-    return calls
 
 
 async def test_filter_bracket_and_json_forms(posts: Calls):

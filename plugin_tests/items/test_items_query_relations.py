@@ -4,17 +4,10 @@ relation, and tenancy (a relation never reaches another site's items)."""
 
 from __future__ import annotations
 
-import pytest
 from items_query_seed import blog, ids
 
 from kernel.tenancy import scope
 from kernel.testing import Calls
-
-
-@pytest.fixture
-async def posts(calls: Calls) -> Calls:
-    await blog(calls)
-    return calls
 
 
 async def test_filters_across_relations(posts: Calls):
