@@ -66,8 +66,9 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-# Set while the current task holds the SQLite write gate, so a nested write transaction in the
-# same task does not wait on itself.
+# Set while the current task holds the SQLite write gate, so a transaction opened inside it in
+# the same task does not wait on the gate it holds. (Only reads there: SQLite's write lock is the
+# outer transaction's, and a nested write would wait for it until the busy timeout.)
 _in_write_gate: ContextVar[bool] = ContextVar("svc_in_write_gate", default=False)
 
 

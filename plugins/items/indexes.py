@@ -25,6 +25,7 @@ from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
 from plugins.items.jsonpath import FIELD_KEY, field_expr
+from plugins.items.query.sqlexpr import ordered
 from plugins.schema.api import is_indexed, load_schema
 
 log = logging.getLogger("svc.items")
@@ -60,9 +61,8 @@ def index_for(dialect: str, collection_id: str, fdef: Any) -> Index:
     if not COLLECTION_ID.match(collection_id):
         raise ValueError(f"not a collection id: {collection_id!r}")
     where = text(f"collection_id = '{collection_id}' AND deleted_at IS NULL")
-    value = field_expr(dialect, table, fdef)
-    if dialect == "postgresql":  # NULL first, as SQLite stores it: sorts use one order on both
-        value = value.asc().nulls_first()
+    # Stored in the order ``sort`` reads (NULL first), so an index scan serves it either way.
+    value = ordered(dialect, field_expr(dialect, table, fdef))
     return Index(index_name(collection_id, fdef.name), table.c.site_id, table.c.collection_id,
                  value, unique=fdef.unique, postgresql_where=where, sqlite_where=where)
 
