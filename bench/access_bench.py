@@ -18,8 +18,8 @@ from pathlib import Path
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth.passwords import hash_password, verify_password
 from kernel.auth.principal import Principal
-from kernel.db.migrate import migration_paths, upgrade
 from kernel.db.meta import now_utc
+from kernel.db.migrate import migration_paths, upgrade
 from kernel.ids import uuid7
 from kernel.settings import Settings
 from kernel.tenancy.scope import SiteDB

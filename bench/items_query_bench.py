@@ -13,13 +13,15 @@ field indexes are made the normal way). Items go through ``POST /items`` for ``-
 ``--api-seed-max`` (default 20,000), or with ``--seed direct``; beyond that (``--seed auto``) they
 are written straight into ``svc_items`` with SQLAlchemy Core bulk inserts in 5,000-row batches,
 in the shape the items service writes (checked against one item created through the API),
-**without search-index entries** (no read scenario here uses search), then ``ANALYZE``.
+**without search-index entries** (no read scenario here uses search; ``--search-index`` adds
+them afterwards, as the server's startup backfill would), then ``ANALYZE``.
 ``--reuse`` skips seeding when the database already holds ``--n`` articles, so a large database
 can be measured more than once; ``--drop`` drops a ``svc_bench_*`` PostgreSQL database at the end.
 A PostgreSQL database named ``svc_bench_*`` is created when missing. ``--explain`` prints the
 plan (PostgreSQL: ``EXPLAIN (ANALYZE, BUFFERS)``; SQLite: ``EXPLAIN QUERY PLAN``) of every
 ``svc_items`` statement one request of each scenario runs. ``--budget`` caps the seconds spent
 per scenario (at least 20 measured requests), for scenarios that take seconds at 1M items.
+``--requests 0`` only prepares the database (``bench/items_http_bench.py`` uses it so).
 The startup search backfill is cancelled (it would index every directly seeded item while the
 requests are timed).
 
@@ -321,10 +323,15 @@ async def main(args: argparse.Namespace) -> None:
                     print("direct seeding: bulk inserts into svc_items, no search-index entries", flush=True)
                     await seed_direct(kernel, client, headers, coll_id, args.n)
                 seeded = time.perf_counter() - t0
+                if mode == "direct" and args.search_index:
+                    t1 = time.perf_counter()
+                    rows = await search_backfill.backfill(kernel)
+                    print(f"search index: {rows:,} rows in {time.perf_counter() - t1:.1f} s", flush=True)
                 took = await analyze(kernel)
                 what = "VACUUM (ANALYZE)" if kernel.db.dialect == "postgresql" else "ANALYZE"
                 print(f"seeded {args.n:,} items ({mode}) in {seeded:.1f} s; {what} svc_items {took:.1f} s")
-                out["seed"] = {"mode": mode, "seconds": round(seeded, 1), "search_index": mode == "api"}
+                out["seed"] = {"mode": mode, "seconds": round(seeded, 1),
+                               "search_index": mode == "api" or args.search_index}
             print(f"field indexes: {', '.join(await field_indexes(kernel, coll_id))}")
             ids = await sample_ids(kernel, coll_id)
             results: dict[str, Any] = {}
@@ -385,6 +392,9 @@ if __name__ == "__main__":
                         help="with --seed auto, seed through the API up to this many items, directly beyond")
     parser.add_argument("--budget", type=float, default=0,
                         help="seconds per scenario: stop after it once 20 requests are measured (0: none)")
+    parser.add_argument("--search-index", action="store_true",
+                        help="after a direct seed, index the items for search (what the server's startup "
+                             "backfill would do; bench/items_http_bench.py asks for it)")
     parser.add_argument("--reuse", action="store_true", help="skip seeding when the database holds --n articles")
     parser.add_argument("--drop", action="store_true", help="drop the svc_bench_* PostgreSQL database at the end")
     parser.add_argument("--explain", default="", help="'all' or a comma list of scenarios: print their plans")
