@@ -99,6 +99,8 @@ _MIGRATED_INDEXES: dict[str, set[str]] = {}
 _RUNTIME_INDEXES = ("SELECT indexname FROM pg_indexes i WHERE schemaname = current_schema() AND NOT EXISTS "
                     "(SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)")
 
+_RUNTIME_STATISTICS = "SELECT stxname FROM pg_statistic_ext WHERE stxnamespace = current_schema()::regnamespace"
+
 
 def _index_names(url: str) -> set[str]:
     engine = create_engine(sync_url(url))
@@ -118,6 +120,9 @@ def _truncate_all(url: str) -> None:
                 extra = set(conn.execute(text(_RUNTIME_INDEXES)).scalars()) - baseline
                 if extra:
                     conn.execute(text("DROP INDEX " + ", ".join(f'"{n}"' for n in sorted(extra))))
+            stats = list(conn.execute(text(_RUNTIME_STATISTICS)).scalars())
+            if stats:  # the items plugin's expression statistics; migrations make none
+                conn.execute(text("DROP STATISTICS " + ", ".join(f'"{n}"' for n in stats)))
             names = [t for t in inspect(conn).get_table_names() if t != "alembic_version"]
             if names:
                 conn.execute(text("TRUNCATE " + ", ".join(f'"{n}"' for n in names) + " CASCADE"))

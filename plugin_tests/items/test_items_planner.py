@@ -3,12 +3,13 @@ in order, on both databases; on SQLite the statistics are refreshed as the items
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from sqlalchemy import text
 
 from kernel.testing import Calls
-from plugins.items import planner_stats
+from plugins.items import pg_statistics, planner_stats
 from plugins.items.indexes import index_name
 from plugins.schema.api import get_schema
 
@@ -77,3 +78,63 @@ async def test_item_writes_refresh_sqlite_statistics(calls: Calls, svc_app, site
                                    {"ix": index_name(coll.id, "n")})).scalar_one()
     assert stat.split()[0] == "6"  # the index's row count, as ANALYZE saw it
     assert stats.writes <= 1 and stats.threshold >= planner_stats.MIN_WRITES
+
+
+async def _statistics(kernel) -> set[str]:
+    async with kernel.db.connect() as conn:
+        return set((await conn.execute(text("SELECT stxname FROM pg_statistic_ext"))).scalars())
+
+
+async def _eventually(probe, want) -> None:
+    """The statistics are made by the field's bus action, after the commit."""
+    for _ in range(100):
+        if want(await probe()):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(await probe())
+
+
+async def test_postgresql_text_fields_get_expression_statistics(calls: Calls, calls_b: Calls, svc_app, site):
+    kernel = svc_app.kernel
+    if kernel.db.is_sqlite:  # SQLite's ANALYZE (above) reads the partial indexes themselves
+        assert pg_statistics.start(kernel) is None and pg_statistics.TASK not in kernel.state
+        return
+    await pg_statistics.stop(kernel)  # the startup sync: this test drives it by hand below
+    await calls.collection("articles", {"category": "string", "views": "integer", "published": "boolean",
+                                        "body": "text"})
+    await _eventually(lambda: _statistics(kernel),
+                      lambda names: {"st_items_category", "st_items_published"} <= names)
+    names = await _statistics(kernel)
+    # numeric fields cast; an ANALYZE would evaluate the cast on other collections' rows
+    assert "st_items_views" not in names and "st_items_body" not in names  # body: text, not indexed
+    # Another site stores text under "views": ANALYZE must not fail on it.
+    await calls_b.collection("logs", {"views": "string"})
+    await calls_b.create("logs", [{"views": "many"}, {"views": "n/a"}])
+    cats = ["news", "tech", "sports", "culture", "science"]
+    await calls.create("articles", [{"category": cats[i % 5], "views": i, "published": i % 2 == 0}
+                                    for i in range(400)])
+    coll = (await get_schema(kernel, site)).collection("articles")
+    group = (f"SELECT data ->> 'category', count(*) FROM svc_items WHERE site_id = :site AND "
+             f"collection_id = '{coll.id}' AND deleted_at IS NULL GROUP BY data ->> 'category'")
+    async with kernel.db.begin() as conn:
+        await conn.execute(text("ANALYZE svc_items"))
+        plan = (await conn.execute(text("EXPLAIN (FORMAT JSON) " + group), {"site": site})).scalar_one()
+    top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+    assert top["Plan Rows"] <= 20, top  # the five categories (estimated), not one group per row
+    rows = (await calls.list("articles", **{"aggregate[count]": "*", "groupBy": "category"}))["data"]
+    assert sorted(r["category"] for r in rows) == sorted(cats) and {r["count"] for r in rows} == {80}
+
+    # Startup makes what is missing (a deployment upgraded from before this existed).
+    async with kernel.db.begin() as conn:
+        await conn.execute(text('DROP STATISTICS "st_items_category"'))
+    assert await pg_statistics.sync(kernel) >= 2
+    assert "st_items_category" in await _statistics(kernel)
+
+    # Dropped when the last field of that name goes, in any site.
+    await calls_b.collection("tags", {"category": "string"})
+    await calls.ok("delete", "/fields/articles/category", 204)
+    await asyncio.sleep(0.3)
+    assert "st_items_category" in await _statistics(kernel)  # site B still has one
+    await calls_b.ok("delete", "/fields/tags/category", 204)
+    await _eventually(lambda: _statistics(kernel), lambda names: "st_items_category" not in names)
+    assert "st_items_published" in await _statistics(kernel)

@@ -24,6 +24,7 @@ from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, text
 from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
+from plugins.items import pg_statistics
 from plugins.items.jsonpath import FIELD_KEY, field_expr
 from plugins.items.query.sqlexpr import ordered
 from plugins.schema.api import is_indexed, load_schema
@@ -96,7 +97,8 @@ def _index_shape(record: dict[str, Any] | None) -> tuple[Any, ...]:
 
 
 def on_field_change(kernel: Any) -> Any:
-    """The action handler for ``fields.create|update|delete``: create, rebuild or drop the index."""
+    """The action handler for ``fields.create|update|delete``: create, rebuild or drop the index
+    (and, on PostgreSQL, the field name's expression statistics: pg_statistics.py)."""
 
     async def handler(event: str, payload: Any, ctx: Any) -> None:
         if ctx.remote or not isinstance(payload, dict) or not ctx.site_id:
@@ -118,6 +120,9 @@ def on_field_change(kernel: Any) -> Any:
             fdef = coll.field(name)
             if _wants_index(after) and fdef is not None:
                 await ensure_index(kernel, coll.id, fdef)
+                await pg_statistics.ensure(kernel, name, fdef.type)
+            if event == "fields.delete":
+                await pg_statistics.drop_unused(kernel, name)
         except Exception:  # noqa: BLE001 - the field works without its index; say why it has none
             log.exception("could not maintain the index of %s.%s", coll.name, name)
 

@@ -10,6 +10,7 @@ from plugins.items import (
     drafts,
     history_events,
     indexes,
+    pg_statistics,
     planner_stats,
     revisions,
     schema_hooks,
@@ -90,12 +91,15 @@ def register_middleware(kernel: Any) -> list[Any]:
 @hookimpl
 def startup(kernel: Any) -> None:
     """Index items the search index misses and refresh SQLite's planner statistics, in the
-    background (search_backfill.py, planner_stats.py)."""
+    background (search_backfill.py, planner_stats.py); make PostgreSQL's expression statistics
+    for the fields that exist (pg_statistics.py)."""
     search_backfill.start(kernel)
     planner_stats.start(kernel)
+    pg_statistics.start(kernel)
 
 
 @hookimpl
 async def shutdown(kernel: Any) -> None:
     await search_backfill.stop(kernel)
     await planner_stats.stop(kernel)
+    await pg_statistics.stop(kernel)

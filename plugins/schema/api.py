@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+
 from kernel.tenancy.scope import SiteDB
 from plugins.schema.cache import get_schema
 from plugins.schema.changes import FIELD_TYPE_CHANGE, SCHEMA_CHANGED
@@ -34,6 +36,7 @@ from plugins.schema.collections import (
 )
 from plugins.schema.fields import create_field, delete_field, update_field
 from plugins.schema.names import STRUCTURAL_FIELDS, collection_name_problem, field_name_problem
+from plugins.schema.options import is_indexed
 from plugins.schema.relation_rules import ON_DELETE, RELATION_TYPES
 from plugins.schema.relations import create_relation, delete_relation, update_relation
 from plugins.schema.snapshot import (
@@ -45,7 +48,7 @@ from plugins.schema.snapshot import (
     SchemaSnapshot,
     load_snapshot,
 )
-from plugins.schema.options import is_indexed
+from plugins.schema.tables import fields as field_rows
 from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
 
 SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
@@ -69,6 +72,19 @@ def nested_fields(snapshot: SchemaSnapshot, collection: str) -> dict[str, Nested
     return dict(snapshot.nested_fields(collection))
 
 
+async def indexed_fields(conn: Any) -> list[tuple[str, str]]:
+    """``(field, type)`` of every field with an index (``is_indexed``), in every site: for
+    maintenance that spans sites (the items' planner statistics)."""
+    rows = await conn.execute(select(field_rows.c.field, field_rows.c.type, field_rows.c.options))
+    return [(name, kind) for name, kind, options in rows if is_indexed(kind, options)]
+
+
+async def field_in_use(conn: Any, name: str) -> bool:
+    """Whether any site has a field called ``name``."""
+    found = await conn.execute(select(field_rows.c.field).where(field_rows.c.field == name).limit(1))
+    return found.first() is not None
+
+
 def forget_cached(kernel: Any, site_id: str | None = None) -> None:
     """Drop this process's cached snapshot of a site (tests, maintenance)."""
     from plugins.schema.cache import forget
@@ -81,7 +97,8 @@ __all__ = [
     "STRUCTURAL_FIELDS", "CollectionDef", "FieldDef", "NestedField", "Reference", "RelationDef",
     "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
     "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",
-    "field_name_problem", "forget_cached", "get_schema", "load_schema", "nested_fields",
+    "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "load_schema",
+    "nested_fields",
     "relations_pointing_to", "restore_collection", "update_collection", "update_field", "update_relation",
     "validate_value",
 ]
