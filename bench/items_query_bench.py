@@ -303,6 +303,13 @@ async def main(args: argparse.Namespace) -> None:
                 headers["X-Svc-Site"] = SITE
                 print(f"reusing {have:,} articles ({kernel.db.dialect})")
                 out["seed"] = {"mode": "reused"}
+                if args.search_index:  # finish what an interrupted preparation left
+                    await analyze(kernel)
+                    t1 = time.perf_counter()
+                    rows = await search_backfill.backfill(kernel)
+                    print(f"search index: {rows:,} rows added in {time.perf_counter() - t1:.1f} s", flush=True)
+                    if rows:
+                        await analyze(kernel)
             else:
                 if coll_id or have:
                     raise SystemExit(f"the database holds {have:,} articles, not {args.n:,}: use an empty one")
@@ -324,6 +331,7 @@ async def main(args: argparse.Namespace) -> None:
                     await seed_direct(kernel, client, headers, coll_id, args.n)
                 seeded = time.perf_counter() - t0
                 if mode == "direct" and args.search_index:
+                    await analyze(kernel)  # the backfill's reads want the planner to know the items
                     t1 = time.perf_counter()
                     rows = await search_backfill.backfill(kernel)
                     print(f"search index: {rows:,} rows in {time.perf_counter() - t1:.1f} s", flush=True)

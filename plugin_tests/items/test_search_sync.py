@@ -13,7 +13,7 @@ from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
-from plugins.items import search_backfill
+from plugins.items import search_backfill, search_index
 from plugins.items.search_index import index_missing, reindex_collection, search
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
@@ -143,7 +143,11 @@ async def test_site_deletion_removes_its_rows(svc_app: Any, site_b: str, calls: 
     await assert_fts_consistent(svc_app)
 
 
-async def test_reindex_and_index_missing(svc_app: Any, site: str, calls: Calls):
+@pytest.mark.parametrize("page", [500, 4])
+async def test_reindex_and_index_missing(svc_app: Any, site: str, calls: Calls, monkeypatch, page: int):
+    # page 4: the backfill walks the ids a page at a time; an indexed item mid-page, a page
+    # with nothing missing and a last short page all happen.
+    monkeypatch.setattr(search_index, "INSERT_BATCH", page)
     await _posts(calls)
     await calls.collection("empty", {"n": "integer"})
     await calls.create("posts", [{"id": f"i{n}", "title": f"Ibis {n}", "body": "Marsh"} for n in range(12)])

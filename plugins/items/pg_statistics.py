@@ -17,7 +17,8 @@ would evaluate that cast on other collections' rows, where the same key may hold
 fail. The objects are made when an indexed field is created or changed (after the commit,
 with its index), at startup for the fields that exist (so an upgraded deployment gets them),
 and dropped when no field of that name is left in any site. ``ANALYZE`` (autovacuum's, or
-an operator's) fills them.
+an operator's) fills them; with autovacuum off (startup logs a warning), nothing refreshes
+any of the planner's statistics.
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ async def sync(kernel: Any) -> int:
     if kernel.db.dialect != "postgresql":
         return 0
     async with kernel.db.connect() as conn:
+        if (await conn.execute(text("SHOW autovacuum"))).scalar_one() != "on":
+            log.warning("PostgreSQL's autovacuum is off: the items' planner statistics go stale as items "
+                        "are written, and list queries can pick slow plans; run ANALYZE svc_items after "
+                        "bulk writes, or turn autovacuum on")
         if not _supported(kernel, conn):
             return 0
         names = sorted({name for name, type_name in await indexed_fields(conn) if wants_statistics(name, type_name)})
