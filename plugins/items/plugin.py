@@ -7,6 +7,7 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from plugins.items import (
+    counts,
     drafts,
     history_events,
     indexes,
@@ -80,6 +81,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     history_events.register(bus)  # revisions, pins, translations checks on item writes
     search_events.register(bus)  # the search index, written in each write's transaction
     planner_stats.register(bus, kernel)  # SQLite: ANALYZE as the items grow
+    counts.register(bus, kernel)  # PostgreSQL: fold the item counts' delta rows
 
 
 @hookimpl
@@ -96,6 +98,7 @@ def startup(kernel: Any) -> None:
     search_backfill.start(kernel)
     planner_stats.start(kernel)
     pg_statistics.start(kernel)
+    counts.start(kernel)
 
 
 @hookimpl
@@ -103,3 +106,4 @@ async def shutdown(kernel: Any) -> None:
     await search_backfill.stop(kernel)
     await planner_stats.stop(kernel)
     await pg_statistics.stop(kernel)
+    await counts.stop(kernel)

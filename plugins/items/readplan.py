@@ -20,6 +20,7 @@ from sqlalchemy import func
 
 from kernel.access import Decision
 from kernel.errors import ApiError
+from plugins.items import counts
 from plugins.items.guard import ReadAccess
 from plugins.items.listing import MAX_LIMIT, live_rows
 from plugins.items.projection import Projection, Projector, tree_of
@@ -94,7 +95,9 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
     projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
     order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect,
                          can_read=access.can_read, row_filter_for=access.row_filter_for)
-    count = live_rows(db, coll, func.count()).where(*where) if query.with_total else None
+    count = None
+    if query.with_total:  # with no filter and no row condition, the kept count (counts.py)
+        count = live_rows(db, coll, func.count()).where(*where) if where else counts.total_stmt(db, coll)
     page = live_rows(db, coll, *projection.columns).where(*where).order_by(*order)
     return ReadPlan(read, page.limit(query.limit).offset(query.offset), projection, count)
 

@@ -11,7 +11,7 @@ id-ordered list; the partial index on live rows serves lists and counts; fields 
 field is created, named ``ix_items_<collection_id>_<field>``).
 """
 
-from sqlalchemy import Column, DateTime, Index, Integer, String, Table, text
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, String, Table, text
 
 from kernel.db.meta import json_type, metadata
 
@@ -32,4 +32,15 @@ items = Table(
     Column("user_updated", String(36), nullable=True),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_items_live", "site_id", "collection_id", "id", sqlite_where=LIVE, postgresql_where=LIVE),
+)
+
+# Live items per collection, kept by triggers on svc_items (migration i0004_counts, counts.py):
+# the sum of a collection's rows is its number of live items.
+item_counts = Table(
+    "svc_item_counts",
+    metadata,
+    Column("site_id", String(63), primary_key=True),
+    Column("collection_id", String(36), primary_key=True),
+    Column("slot", BigInteger, primary_key=True, autoincrement=True),  # PostgreSQL: an identity
+    Column("n", BigInteger, nullable=False),
 )
