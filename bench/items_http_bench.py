@@ -9,8 +9,9 @@ For a database of ``--n`` articles (SQLite file or PostgreSQL, ``--database-url`
 3. runs each scenario for ``--duration`` seconds with ``--concurrency`` keep-alive connections
    after a one-second warm-up, ``--rounds`` times, and reports per scenario the median over
    rounds of requests/s, p50 and p99 latency, server CPU ms per request (user + system time of
-   the server's whole process tree, from ``/proc``, divided by the requests served) and the
-   peak RSS of the largest worker;
+   the server's whole process tree, from ``/proc``, divided by the requests served; on
+   PostgreSQL also the database server's processes' CPU per request, apart) and the peak RSS
+   of the largest worker;
 4. soft-deletes the items its ``create`` scenario made (so ``--reuse`` finds ``--n`` again) and
    stops the server.
 
@@ -37,6 +38,7 @@ import json
 import os
 import random
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -149,6 +151,20 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / CLOCK_TICKS
 
 
+def database_pids() -> list[int]:
+    """The PostgreSQL server's processes on this machine (its CPU is the request's too)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() in ("postgres", "postmaster"):
+                        out.append(int(entry))
+            except OSError:
+                continue
+    return out
+
+
 def rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -215,19 +231,23 @@ class Bench:
 
         pids = tree(server_pid)
         workers = [p for p in pids if p != server_pid] or [server_pid]
+        db_pids = database_pids() if args.database_url.startswith("postgres") else []
         peak = {p: 0.0 for p in workers}
         tasks = [asyncio.create_task(worker(c)) for c in conns]
         await asyncio.sleep(args.warmup)
         latencies.clear()
-        cpu0, box["record"], t0 = cpu_seconds(pids), True, time.perf_counter()
+        cpu0, db0, box["record"], t0 = cpu_seconds(pids), cpu_seconds(db_pids), True, time.perf_counter()
         while (elapsed := time.perf_counter() - t0) < args.duration:
             for p in workers:
                 peak[p] = max(peak[p], rss_mb(p))
             await asyncio.sleep(min(0.25, args.duration - elapsed))
         box["record"] = False
         wall, cpu, served = time.perf_counter() - t0, cpu_seconds(pids) - cpu0, len(latencies)
+        db_cpu = cpu_seconds(db_pids) - db0
         box["stop"] = True
-        await asyncio.gather(*tasks, return_exceptions=True)
+        failed = [r for r in await asyncio.gather(*tasks, return_exceptions=True) if isinstance(r, BaseException)]
+        if failed:
+            raise SystemExit(f"{scenario}: {len(failed)} connections failed: {failed[0]!r}")
         for c in conns:
             await c.close()
         ordered = sorted(latencies)
@@ -237,6 +257,7 @@ class Bench:
 
         return {"rps": round(served / wall, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
                 "cpu_ms_per_req": round(1000 * cpu / served, 2) if served else None,
+                "db_cpu_ms_per_req": round(1000 * db_cpu / served, 2) if served and db_pids else None,
                 "rss_mb_max_worker": round(max(peak.values()), 1), "requests": served, "errors": errors}
 
 
@@ -310,6 +331,9 @@ async def main(args: argparse.Namespace) -> None:
         print("prepare:", " ".join(cmd[1:]), flush=True)
         subprocess.run(cmd, check=True)
     scenarios = [s for s in args.scenarios.split(",") if s]
+    with socket.socket() as probe:  # a server left on the port would be measured instead
+        if probe.connect_ex((args.host, args.port)) == 0:
+            raise SystemExit(f"{args.host}:{args.port} is taken: stop what listens there or pass --port")
     with tempfile.TemporaryDirectory() as data_dir:
         svc = str(Path(sys.executable).with_name("svc"))
         proc = subprocess.Popen([svc, "serve", "--host", args.host, "--port", str(args.port),
@@ -327,22 +351,24 @@ async def main(args: argparse.Namespace) -> None:
                     rounds[scenario].append(res)
                     print(f"round {rnd + 1} {scenario:12s} {res['rps']:8.1f} req/s  p50 {res['p50_ms']:8.2f} ms  "
                           f"p99 {res['p99_ms']:8.2f} ms  cpu {res['cpu_ms_per_req']} ms/req  "
-                          f"rss {res['rss_mb_max_worker']} MB  errors {res['errors'] or '-'}", flush=True)
+                          + (f"+ postgres {res['db_cpu_ms_per_req']} ms/req  " if res["db_cpu_ms_per_req"] else "")
+                          + f"rss {res['rss_mb_max_worker']} MB  errors {res['errors'] or '-'}", flush=True)
             summary = {}
             for scenario, runs in rounds.items():
                 summary[scenario] = {key: statistics.median(r[key] for r in runs)
-                                     for key in ("rps", "p50_ms", "p99_ms", "cpu_ms_per_req")
+                                     for key in ("rps", "p50_ms", "p99_ms", "cpu_ms_per_req", "db_cpu_ms_per_req")
                                      if all(r[key] is not None for r in runs)}
                 summary[scenario]["rss_mb_max_worker"] = max(r["rss_mb_max_worker"] for r in runs)
                 summary[scenario]["errors"] = sum(sum(r["errors"].values()) for r in runs)
             dialect = "postgresql" if args.database_url.startswith("postgres") else "sqlite"
             print(f"\n{dialect}, {args.n:,} items, {args.workers} workers, {args.concurrency} connections, "
                   f"median of {args.rounds} rounds of {args.duration:g} s")
-            print(f"{'scenario':12s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'CPU ms/req':>10s} {'RSS MB':>7s}")
+            print(f"{'scenario':12s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'CPU ms/req':>10s} "
+                  f"{'+PG ms/req':>10s} {'RSS MB':>7s}")
             for scenario, s in summary.items():
                 print(f"{scenario:12s} {s.get('rps', 0):8.1f} {s.get('p50_ms', 0):8.2f} {s.get('p99_ms', 0):8.2f} "
-                      f"{s.get('cpu_ms_per_req', 0):10.2f} {s['rss_mb_max_worker']:7.1f}"
-                      + (f"  ({s['errors']} errors)" if s["errors"] else ""))
+                      f"{s.get('cpu_ms_per_req', 0):10.2f} {s.get('db_cpu_ms_per_req', 0):10.2f} "
+                      f"{s['rss_mb_max_worker']:7.1f}" + (f"  ({s['errors']} errors)" if s["errors"] else ""))
             print(json.dumps({"dialect": dialect, "n": args.n, "workers": args.workers,
                               "concurrency": args.concurrency, "summary": summary}, separators=(",", ":")))
         finally:
