@@ -123,10 +123,9 @@ async def test_postgresql_deltas_fold_without_changing_the_sum(calls: Calls, svc
     await _check(calls, svc_app, site, "logs", 79)
 
     # the writers' own counter schedules the sweep
-    monkeypatch.setattr(counts, "COMPACT_EVERY", 5)
     monkeypatch.setattr(counts, "MAX_DELTAS", 3)
     compactor = kernel.state[counts.STATE]
-    compactor.writes = 0
+    compactor.threshold, compactor.writes = 5, 0
     for i in range(5):
         await calls.create("logs", {"n": i})
     assert compactor.task is not None

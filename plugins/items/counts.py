@@ -12,20 +12,19 @@ PostgreSQL appends one delta row per statement instead: an in-place counter woul
 writer of a collection wait for the previous one's commit. ``compact`` folds a collection's
 deltas into one row. Each process counts the item writes it commits and, every ``COMPACT_EVERY``,
 sweeps the collections with more than ``MAX_DELTAS`` rows in the background; startup sweeps
-once (deltas of bulk loads that bypass the service).
+once (deltas of bulk loads that bypass the service). Both through write_triggered.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 from sqlalchemy import delete, func, insert, literal, select
 
+from plugins.items import write_triggered
 from plugins.items.tables import item_counts
+from plugins.items.write_triggered import WriteTriggered
 
-log = logging.getLogger("svc.items")
 STATE = "items.counts"
 COMPACT_EVERY = 200  # item writes of this process between sweeps
 MAX_DELTAS = 32  # rows a collection may hold before a sweep folds them
@@ -60,55 +59,20 @@ async def sweep(kernel: Any) -> int:
     return len(crowded)
 
 
-class Compactor:
-    """One process's write counter and background sweep (PostgreSQL only)."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-        self.writes = 0
-        self.task: asyncio.Task[None] | None = None
-
-    def count(self, event: str, payload: Any, ctx: Any) -> None:
-        """The action handler of ``items.create|update|delete``."""
-        if ctx.remote:
-            return
-        self.writes += 1
-        if self.writes >= COMPACT_EVERY:
-            self.schedule()
-
-    def schedule(self) -> None:
-        if self.task is None or self.task.done():
-            self.writes = 0
-            self.task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        try:
-            await sweep(self.kernel)
-        except Exception:  # noqa: BLE001 - more delta rows cost a little speed, never correctness
-            log.exception("compacting the item counts failed")
-
-    async def stop(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
+async def _sweep_job(kernel: Any) -> None:
+    await sweep(kernel)
 
 
 def register(bus: Any, kernel: Any) -> None:
     """Count item writes on PostgreSQL (the ``register_event_handlers`` hook)."""
-    if kernel.db.dialect != "postgresql":
-        return
-    compactor = kernel.state[STATE] = Compactor(kernel)
-    for op in ("create", "update", "delete"):
-        bus.on_action(f"items.{op}", compactor.count)
+    if kernel.db.dialect == "postgresql":
+        write_triggered.install(bus, kernel, STATE, WriteTriggered(
+            kernel, _sweep_job, COMPACT_EVERY, "compacting the item counts failed"))
 
 
 def start(kernel: Any) -> None:
-    compactor: Compactor | None = kernel.state.get(STATE)
-    if compactor is not None:
-        compactor.schedule()
+    write_triggered.start(kernel, STATE)
 
 
 async def stop(kernel: Any) -> None:
-    compactor: Compactor | None = kernel.state.get(STATE)
-    if compactor is not None:
-        await compactor.stop()
+    await write_triggered.stop(kernel, STATE)

@@ -17,53 +17,16 @@ holding the write lock; the doubling schedule makes that rare.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 from sqlalchemy import func, select
 
+from plugins.items import write_triggered
 from plugins.items.tables import items
+from plugins.items.write_triggered import WriteTriggered
 
-log = logging.getLogger("svc.items")
 STATE = "items.planner_stats"
 MIN_WRITES = 1_000
-
-
-class PlannerStats:
-    """The write counter and the background ``ANALYZE`` of one process (SQLite only)."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-        self.writes = 0
-        self.threshold = MIN_WRITES
-        self.task: asyncio.Task[None] | None = None
-
-    def count(self, event: str, payload: Any, ctx: Any) -> None:
-        """The action handler of ``items.create|update|delete``: one committed item write."""
-        if ctx.remote:
-            return
-        self.writes += 1
-        if self.writes >= self.threshold:
-            self.schedule()
-
-    def schedule(self) -> None:
-        """Start an ``ANALYZE`` unless one is running."""
-        if self.task is None or self.task.done():
-            self.writes = 0
-            self.task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        try:
-            rows = await analyze(self.kernel)
-            self.threshold = max(MIN_WRITES, rows)
-        except Exception:  # noqa: BLE001 - stale statistics cost speed, never correctness
-            log.exception("ANALYZE of the items table failed")
-
-    async def stop(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
 
 
 async def analyze(kernel: Any) -> int:
@@ -75,23 +38,22 @@ async def analyze(kernel: Any) -> int:
         return int((await conn.execute(select(func.count()).select_from(items))).scalar_one())
 
 
+async def _analyze_job(kernel: Any) -> int:
+    """The next run comes after as many writes as the table has rows (1,000 at least)."""
+    return max(MIN_WRITES, await analyze(kernel))
+
+
 def register(bus: Any, kernel: Any) -> None:
     """Count item writes on SQLite (the ``register_event_handlers`` hook)."""
-    if not kernel.db.is_sqlite:
-        return
-    stats = kernel.state[STATE] = PlannerStats(kernel)
-    for op in ("create", "update", "delete"):
-        bus.on_action(f"items.{op}", stats.count)
+    if kernel.db.is_sqlite:
+        write_triggered.install(bus, kernel, STATE, WriteTriggered(
+            kernel, _analyze_job, MIN_WRITES, "ANALYZE of the items table failed"))
 
 
 def start(kernel: Any) -> None:
     """Refresh the statistics once at startup, in the background."""
-    stats: PlannerStats | None = kernel.state.get(STATE)
-    if stats is not None:
-        stats.schedule()
+    write_triggered.start(kernel, STATE)
 
 
 async def stop(kernel: Any) -> None:
-    stats: PlannerStats | None = kernel.state.get(STATE)
-    if stats is not None:
-        await stats.stop()
+    await write_triggered.stop(kernel, STATE)
