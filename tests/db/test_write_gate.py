@@ -8,8 +8,12 @@ BEGIN IMMEDIATE make writers queue instead.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, select, update
+
+from kernel.db import engine
 
 meta = MetaData()
 counters = Table("test_gate_counters", meta, Column("id", String, primary_key=True), Column("n", Integer))
@@ -101,3 +105,41 @@ async def test_writers_of_two_processes_queue_at_the_file_lock(tmp_path):
 async def _enter(db) -> None:
     async with db.begin():
         pass
+
+
+async def test_file_lock_waits_in_the_kernel_for_a_while_after_contention(tmp_path, monkeypatch):
+    """After waiting for another process's writer, the next takes the lock in a thread (where the
+    other process's writers wait too) instead of the fast path that would win every race."""
+    path = str(tmp_path / "db-writelock")
+    lock = engine._FileLock(path)
+    fast_tries: list[int] = []
+    real_flock = fcntl.flock
+
+    def spy(fd: int, op: int) -> None:
+        if op & fcntl.LOCK_NB:
+            fast_tries.append(fd)
+        real_flock(fd, op)
+
+    monkeypatch.setattr(engine.fcntl, "flock", spy)
+    await lock.acquire()  # free, uncontended: the fast path
+    lock.release()
+    assert len(fast_tries) == 1
+
+    other = os.open(path, os.O_RDWR)  # another process's writer holds it
+    real_flock(other, fcntl.LOCK_EX)
+    waiting = asyncio.create_task(lock.acquire())
+    await asyncio.sleep(0.05)
+    assert not waiting.done() and len(fast_tries) == 2
+    real_flock(other, fcntl.LOCK_UN)
+    await asyncio.wait_for(waiting, 5)
+    lock.release()
+
+    await lock.acquire()  # free, but contended a moment ago: no fast path
+    lock.release()
+    assert len(fast_tries) == 2
+    lock.contended_until = 0.0  # the window has passed
+    await lock.acquire()
+    lock.release()
+    assert len(fast_tries) == 3
+    os.close(other)
+    lock.close()
