@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 log = logging.getLogger("svc.db")
@@ -127,6 +128,9 @@ def _sqlite_file(url: str) -> str | None:
     return database
 
 
+SQLITE_RECYCLE = 300  # seconds a pooled SQLite connection lives
+
+
 class Database:
     """The app's database: one async engine and the helpers around it."""
 
@@ -140,6 +144,12 @@ class Database:
         kwargs: dict[str, Any] = {"echo": echo, "pool_size": pool_size, "max_overflow": max_overflow}
         if self.dialect == "postgresql":
             kwargs.update(pool_pre_ping=True)
+        else:
+            # A SQLite connection plans with the statistics (sqlite_stat1) it loaded when it
+            # opened; another connection's ANALYZE does not reach it. Reopening pooled connections
+            # after SQLITE_RECYCLE seconds bounds how long other processes plan without the new
+            # statistics (the process that ran ANALYZE calls ``reopen_connections``).
+            kwargs.update(pool_recycle=SQLITE_RECYCLE)
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
         # SQLite has one writer at a time. Writers of this process queue here in arrival order
         # (SQLite's own busy handler sleeps and retries, and starves some writers under load),
@@ -147,9 +157,11 @@ class Database:
         # timeout remain for anything else writing the file (migrations, the sqlite3 shell).
         self._write_gate: asyncio.Lock | None = None
         self._file_lock: _FileLock | None = None
+        self._generation = 0  # reopen_connections
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
+            event.listen(self.engine.sync_engine, "checkout", self._checkout)
             self._write_gate = asyncio.Lock()
             path = _sqlite_file(url)
             if path is not None:
@@ -192,6 +204,15 @@ class Database:
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
+
+    def reopen_connections(self) -> None:
+        """Have every pooled connection replaced at its next checkout (the pool closes it and
+        opens another), for state a connection loads once: SQLite's planner statistics."""
+        self._generation += 1
+
+    def _checkout(self, dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        if record.info.setdefault("svc_generation", self._generation) != self._generation:
+            raise DisconnectionError("reopened for fresh planner statistics")  # the pool retries
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from sqlalchemy import text
 
@@ -138,3 +139,30 @@ async def test_postgresql_text_fields_get_expression_statistics(calls: Calls, ca
     await calls_b.ok("delete", "/fields/tags/category", 204)
     await _eventually(lambda: _statistics(kernel), lambda names: "st_items_category" not in names)
     assert "st_items_published" in await _statistics(kernel)
+
+
+async def test_analyze_reopens_the_pooled_connections(svc_app):
+    """A SQLite connection keeps the statistics it loaded when it opened, so the run reopens them."""
+    kernel = svc_app.kernel
+    stats = kernel.state.get(planner_stats.STATE)
+    if not kernel.db.is_sqlite:
+        assert stats is None
+        return
+    if stats.task is not None:
+        await stats.task  # the startup run
+
+    async def pooled() -> tuple[Any, int]:
+        async with kernel.db.connect() as conn:
+            raw = await conn.get_raw_connection()
+            return raw.driver_connection, raw.info["svc_generation"]
+
+    # several connections in the pool, all loaded before the run below
+    async with kernel.db.connect(), kernel.db.connect(), kernel.db.connect():
+        pass
+    old = {await pooled() for _ in range(6)}
+    generation = {gen for _, gen in old}.pop()
+    stats.schedule()
+    await stats.task
+    new = {await pooled() for _ in range(6)}
+    assert {gen for _, gen in new} == {generation + 1}  # every checkout after the run is fresh
+    assert not {conn for conn, _ in new} & {conn for conn, _ in old}

@@ -39,8 +39,14 @@ async def analyze(kernel: Any) -> int:
 
 
 async def _analyze_job(kernel: Any) -> int:
-    """The next run comes after as many writes as the table has rows (1,000 at least)."""
-    return max(MIN_WRITES, await analyze(kernel))
+    """``ANALYZE``, then reopen the pooled connections: a SQLite connection plans with the
+    statistics it loaded when it opened (until then, connections opened while the table was
+    empty planned filter+sort pages at a third of the speed). Other processes' connections
+    pick them up within ``SQLITE_RECYCLE`` seconds (kernel/db/engine.py). The next run comes
+    after as many writes as the table has rows (1,000 at least)."""
+    rows = await analyze(kernel)
+    kernel.db.reopen_connections()
+    return max(MIN_WRITES, rows)
 
 
 def register(bus: Any, kernel: Any) -> None:
