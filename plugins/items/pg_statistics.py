@@ -59,7 +59,6 @@ def statistics_ddl(field: str) -> str:
     return f'CREATE STATISTICS IF NOT EXISTS "{statistics_name(field)}" ON (({expr})) FROM svc_items'
 
 
-
 def _supported(kernel: Any, conn: Any) -> bool:
     version = conn.dialect.server_version_info or (0,)
     return kernel.db.dialect == "postgresql" and tuple(version) >= MIN_SERVER
