@@ -59,9 +59,9 @@ def statistics_ddl(field: str) -> str:
     return f'CREATE STATISTICS IF NOT EXISTS "{statistics_name(field)}" ON (({expr})) FROM svc_items'
 
 
-def _supported(kernel: Any, conn: Any) -> bool:
-    version = conn.dialect.server_version_info or (0,)
-    return kernel.db.dialect == "postgresql" and tuple(version) >= MIN_SERVER
+def _supported(conn: Any) -> bool:
+    """The PostgreSQL server of ``conn`` takes statistics on expressions."""
+    return tuple(conn.dialect.server_version_info or (0,)) >= MIN_SERVER
 
 
 async def ensure(kernel: Any, field: str, type_name: str | None) -> None:
@@ -69,7 +69,7 @@ async def ensure(kernel: Any, field: str, type_name: str | None) -> None:
     if kernel.db.dialect != "postgresql" or not wants_statistics(field, type_name):
         return
     async with kernel.db.begin() as conn:
-        if _supported(kernel, conn):
+        if _supported(conn):
             await conn.execute(text(statistics_ddl(field)))
 
 
@@ -78,13 +78,15 @@ async def drop_unused(kernel: Any, field: str) -> None:
     if kernel.db.dialect != "postgresql" or not FIELD_KEY.match(field or ""):
         return
     async with kernel.db.begin() as conn:
-        if _supported(kernel, conn) and not await field_in_use(conn, field):
+        if _supported(conn) and not await field_in_use(conn, field):
             await conn.execute(text(f'DROP STATISTICS IF EXISTS "{statistics_name(field)}"'))
 
 
 async def sync(kernel: Any) -> int:
-    """At startup: make the objects every existing indexed text field wants; returns how many
-    field names have one."""
+    """At startup: make the objects every existing indexed text field wants and lacks; returns
+    how many field names want one. Only the missing ones are made: ``CREATE STATISTICS`` locks
+    the items table against ``VACUUM`` and ``ANALYZE`` (and waits for a running one), which
+    every worker's start would otherwise do for every name."""
     if kernel.db.dialect != "postgresql":
         return 0
     async with kernel.db.connect() as conn:
@@ -92,10 +94,14 @@ async def sync(kernel: Any) -> int:
             log.warning("PostgreSQL's autovacuum is off: the items' planner statistics go stale as items "
                         "are written, and list queries can pick slow plans; run ANALYZE svc_items after "
                         "bulk writes, or turn autovacuum on")
-        if not _supported(kernel, conn):
+        if not _supported(conn):
             return 0
         names = sorted({name for name, type_name in await indexed_fields(conn) if wants_statistics(name, type_name)})
+        present = set((await conn.execute(text(
+            "SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'svc_items'::regclass"))).scalars())
     for name in names:
+        if statistics_name(name) in present:
+            continue
         try:
             async with kernel.db.begin() as conn:
                 await conn.execute(text(statistics_ddl(name)))

@@ -164,12 +164,12 @@ def _live_ids(db: SiteDB, coll: Any, after: str | None) -> Any:
 async def _index_missing_items(kernel: Any, site_id: str, coll: Any) -> int:
     """Index ``coll``'s unindexed items: walk the live ids a page at a time and read the index's
     primary key over the page's id range, so each page costs two index range reads whatever the
-    size of the collection or the planner's statistics (an ``IN`` list of the ids was planned,
-    with stale statistics, as a scan of the collection's index rows). (A correlated ``NOT EXISTS`` was
-    planned, with statistics taken while the index was nearly empty, as a scan of the whole
-    collection's index rows per item: 200 items a second at 1,000,000.) A page with missing
-    items is indexed in its own short transaction (SQLite's write lock and PostgreSQL's row
-    locks are held for one page); a site whose index is complete costs no write transaction."""
+    size of the collection or the planner's statistics. (With statistics taken while the index
+    was nearly empty, a correlated ``NOT EXISTS`` was planned as a scan of the collection's
+    index rows per item, 200 items a second at 1,000,000, and an ``IN`` list of the page's ids
+    as a scan of them per page.) A page with missing items is indexed in its own short
+    transaction (SQLite's write lock and PostgreSQL's row locks are held for one page); a site
+    whose index is complete costs no write transaction."""
     added, after = 0, None
     while True:
         async with kernel.db.connect() as conn:
