@@ -1,16 +1,19 @@
 """accounts: refresh tokens, one-time tokens, API keys, trusted issuers, external identities
 
-Revision ID: a0002_sessions_keys_issuers
-Revises: a0001_users
+Revision ID: accounts_0002_sessions
+Revises: accounts_0001_users
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "a0002_sessions_keys_issuers"
-down_revision = "a0001_users"
+revision = "accounts_0002_sessions"
+down_revision = "accounts_0001_users"
 branch_labels = None
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "a0002_sessions_keys_issuers"
 
 JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 

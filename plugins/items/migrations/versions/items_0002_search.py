@@ -1,7 +1,7 @@
 """items: the full-text search index (svc_search; FTS5 on SQLite, a GIN tsvector on PostgreSQL)
 
-Revision ID: i0002_search
-Revises: i0001_items
+Revision ID: items_0002_search
+Revises: items_0001_items
 Create Date: 2026-11-22
 
 See plugins/items/search_index.py and docs/decisions/items-search.md. The index starts empty;
@@ -10,10 +10,13 @@ See plugins/items/search_index.py and docs/decisions/items-search.md. The index 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "i0002_search"
-down_revision = "i0001_items"
+revision = "items_0002_search"
+down_revision = "items_0001_items"
 branch_labels = None
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "i0002_search"
 
 # SQLite: the FTS5 table reads its text from svc_search (external content) and these triggers
 # keep it in step with every insert, update and delete, cascades from svc_sites included.

@@ -1,16 +1,19 @@
 """accounts: users
 
-Revision ID: a0001_users
+Revision ID: accounts_0001_users
 Revises:
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "a0001_users"
+revision = "accounts_0001_users"
 down_revision = None
 branch_labels = ("accounts",)
-depends_on = "k0001_sites"
+depends_on = "kernel_0001_sites"
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "a0001_users"
 
 
 def upgrade() -> None:

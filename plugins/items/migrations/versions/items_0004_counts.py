@@ -1,7 +1,7 @@
 """items: live item counts per collection, kept by triggers (svc_item_counts)
 
-Revision ID: i0004_counts
-Revises: i0003_history
+Revision ID: items_0004_counts
+Revises: items_0003_history
 Create Date: 2026-11-24
 
 See plugins/items/counts.py. The triggers see every write to svc_items (the items service,
@@ -13,10 +13,13 @@ delta row per statement, so concurrent writers never wait on one counter row, an
 import sqlalchemy as sa
 from alembic import op
 
-revision = "i0004_counts"
-down_revision = "i0003_history"
+revision = "items_0004_counts"
+down_revision = "items_0003_history"
 branch_labels = None
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "i0004_counts"
 
 PG = [
     """CREATE FUNCTION svc_item_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,16 +1,19 @@
 """kernel: audit trail
 
-Revision ID: k0002_audit
-Revises: k0001_sites
+Revision ID: kernel_0002_audit
+Revises: kernel_0001_sites
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "k0002_audit"
-down_revision = "k0001_sites"
+revision = "kernel_0002_audit"
+down_revision = "kernel_0001_sites"
 branch_labels = None
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "k0002_audit"
 
 
 def upgrade() -> None:

@@ -1,16 +1,19 @@
 """kernel: sites
 
-Revision ID: k0001_sites
+Revision ID: kernel_0001_sites
 Revises:
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "k0001_sites"
+revision = "kernel_0001_sites"
 down_revision = None
 branch_labels = ("kernel",)
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "k0001_sites"
 
 
 def upgrade() -> None:

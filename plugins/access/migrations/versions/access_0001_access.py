@@ -1,16 +1,19 @@
 """access: roles, memberships, policies, permissions, attachments, teams
 
-Revision ID: c0001_access
+Revision ID: access_0001_access
 Revises:
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "c0001_access"
+revision = "access_0001_access"
 down_revision = None
 branch_labels = ("access",)
-depends_on = ("k0001_sites", "a0001_users")
+depends_on = ("kernel_0001_sites", "accounts_0001_users")
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "c0001_access"
 
 JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 

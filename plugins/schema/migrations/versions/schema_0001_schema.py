@@ -1,16 +1,19 @@
 """schema: collections, fields, relations, schema versions
 
-Revision ID: s0001_schema
+Revision ID: schema_0001_schema
 Revises:
 Create Date: 2026-11-22
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "s0001_schema"
+revision = "schema_0001_schema"
 down_revision = None
 branch_labels = ("schema",)
-depends_on = ("k0001_sites",)
+depends_on = ("kernel_0001_sites",)
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "s0001_schema"
 
 JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 LIVE = sa.text("deleted_at IS NULL")

@@ -1,16 +1,19 @@
 """items: the items table
 
-Revision ID: i0001_items
+Revision ID: items_0001_items
 Revises:
 Create Date: 2026-11-21
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "i0001_items"
+revision = "items_0001_items"
 down_revision = None
 branch_labels = ("items",)
-depends_on = ("k0001_sites", "s0001_schema")
+depends_on = ("kernel_0001_sites", "schema_0001_schema")
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "i0001_items"
 
 LIVE = sa.text("deleted_at IS NULL")
 

@@ -1,16 +1,19 @@
 """items: revisions, named versions and field pins
 
-Revision ID: i0003_history
-Revises: i0002_search
+Revision ID: items_0003_history
+Revises: items_0002_search
 Create Date: 2026-11-23
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "i0003_history"
-down_revision = "i0002_search"
+revision = "items_0003_history"
+down_revision = "items_0002_search"
 branch_labels = None
 depends_on = None
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "i0003_history"
 
 JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
