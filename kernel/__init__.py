@@ -10,6 +10,7 @@ from kernel.auth.principal import ANONYMOUS, Principal  # noqa: E402
 from kernel.bus import EventContext  # noqa: E402
 from kernel.errors import ApiError  # noqa: E402
 from kernel.hookspecs import hookimpl  # noqa: E402
+from kernel.http.ratelimit import RateBucket  # noqa: E402
 from kernel.http.routing import Route  # noqa: E402
 from kernel.openapi import ops  # noqa: E402
 from kernel.settings import Setting  # noqa: E402
@@ -19,6 +20,7 @@ __all__ = [
     "ApiError",
     "EventContext",
     "Principal",
+    "RateBucket",
     "Route",
     "Setting",
     "__version__",

@@ -25,7 +25,7 @@ from kernel.errors import KERNEL_ERROR_CODES
 from kernel.http.errors import install_error_handlers
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
-from kernel.http.ratelimit import make_rate_limiter
+from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
 from kernel.http.routing import Route, RouteTable
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
@@ -152,6 +152,8 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     kernel = build_kernel(settings, plugins)
     table = RouteTable()
     kernel.routes = _collect_routes(kernel)
+    kernel.rate_buckets = collect_rate_buckets(kernel.pm, kernel)
+    check_route_buckets(kernel.routes, kernel.rate_buckets)
     middleware: list[Any] = [
         LifespanMiddleware(kernel),
         RequestIdMiddleware(kernel),

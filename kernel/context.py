@@ -39,6 +39,7 @@ class Kernel:
     rate_limiter: Any
     access: Any = None
     routes: list[Any] = field(default_factory=list)
+    rate_buckets: dict[str, Any] = field(default_factory=dict)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
     health_checks: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)

@@ -59,6 +59,18 @@ def register_routes(kernel: Any) -> list[Any]:
 
 
 @hookspec
+def register_rate_limits(kernel: Any) -> dict[str, Any]:
+    """Return the rate-limit buckets the plugin declares: ``{name: kernel.RateBucket(...)}``.
+
+    A bucket has a limit (an integer, or the name of a setting that holds it; ``0`` disables
+    it), a window in seconds and what it counts per (``"principal"`` or ``"ip"``). A route
+    names a bucket in ``Route(rate_limit=...)``. Bucket names are global: two plugins declaring
+    the same name, a limit setting nobody declares, or a route naming a bucket nobody declares
+    fail at boot (``PluginError``). Synchronous; called once per app.
+    """
+
+
+@hookspec
 def register_middleware(kernel: Any) -> list[Any]:
     """Return Falcon ASGI middleware objects, added after the kernel's own (request id,
     metrics, guard (API version, body size), then site, principal, route auth and rate limit),

@@ -22,15 +22,6 @@ if TYPE_CHECKING:
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SUPPORTED_API_VERSIONS = ("1",)
 
-# Rate-limit bucket -> (settings attribute, keyed per IP or per principal).
-RATE_BUCKETS: dict[str, tuple[str, str]] = {
-    "auth": ("rate_limit_auth", "ip"),
-    "items_read": ("rate_limit_items_read", "principal"),
-    "items_write": ("rate_limit_items_write", "principal"),
-    "upload": ("rate_limit_upload", "principal"),
-    "ai": ("rate_limit_ai", "principal"),
-}
-
 
 def request_context(req: falcon.asgi.Request) -> RequestContext:
     """The ``RequestContext`` the middleware attached to ``req``."""
@@ -133,20 +124,21 @@ class RouteGateMiddleware:
         if level == "instance-admin" and not principal.is_instance_admin:
             raise ApiError.forbidden("This route needs the instance admin")
 
-    async def _rate_limit(self, bucket: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+    async def _rate_limit(self, name: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
                           ctx: RequestContext) -> None:
-        setting, keyed_by = RATE_BUCKETS[bucket]
-        limit = self.kernel.settings.get(setting, 0)
+        # Every bucket a route names was checked at boot (kernel.http.ratelimit.check_route_buckets).
+        bucket = self.kernel.rate_buckets[name]
+        limit = bucket.limit_in(self.kernel.settings)
         if not limit:
             return
         # Per-IP buckets count across sites (an attacker must not multiply the auth limit by
         # naming more sites); per-principal buckets are per user and site.
-        if keyed_by == "principal" and ctx.principal.is_authenticated:
+        if bucket.per == "principal" and ctx.principal.is_authenticated:
             who = ctx.principal.user_id or ctx.principal.api_key_id or ctx.client_ip
-            key = f"rl:{bucket}:{ctx.site_id or '-'}:{who}"
+            key = f"rl:{name}:{ctx.site_id or '-'}:{who}"
         else:
-            key = f"rl:{bucket}:ip:{ctx.client_ip}"
-        decision = await self.kernel.rate_limiter.hit(key, limit, 60.0)
+            key = f"rl:{name}:ip:{ctx.client_ip}"
+        decision = await self.kernel.rate_limiter.hit(key, limit, bucket.window)
         resp.set_header("X-RateLimit-Limit", str(decision.limit))
         resp.set_header("X-RateLimit-Remaining", str(decision.remaining))
         resp.set_header("X-RateLimit-Reset", str(decision.reset))

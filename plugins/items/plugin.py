@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel import Route, hookimpl, ops
+from kernel import RateBucket, Route, hookimpl, ops
 from plugins.items import (
     counts,
     drafts,
@@ -34,6 +34,13 @@ READ_WRITE_LIMITS = {"GET": "items_read", "*": "items_write"}
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
+    """Item reads and writes per minute, per user or API key and site (api-spec.md, Limits)."""
+    return {"items_read": RateBucket("rate_limit_items_read", 60.0, "principal"),
+            "items_write": RateBucket("rate_limit_items_write", 60.0, "principal")}
 
 
 @hookimpl
