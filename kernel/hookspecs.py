@@ -195,6 +195,18 @@ def load_access(kernel: Any, site_id: str, principal: Any) -> Any:
 
 
 @hookspec(firstresult=True)
+def provision_user(kernel: Any, conn: Any, email: str, password: str | None, roles: dict[str, str]) -> Any:
+    """Create a user with ``password`` and a membership in each site of ``roles`` (site id ->
+    a built-in role key such as ``subscriber``, or a role id), in the caller's transaction
+    ``conn``; return the new user's id.
+
+    For the test harness (``make_member``) and operator tooling, which belong to the kernel and
+    so may not import the accounts plugin: no audit record, no event. First result wins;
+    implemented by the accounts plugin. May be async.
+    """
+
+
+@hookspec(firstresult=True)
 def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
     """Turn an unexpected exception into an ``ApiError`` (or return ``None`` to pass).
 

@@ -47,6 +47,11 @@ def register_migrations() -> str:
 
 
 @hookimpl
+async def provision_user(kernel: Any, conn: Any, email: str, password: str | None, roles: dict[str, str]) -> str:
+    return await service.provision_user(kernel, conn, email=email, password=password, roles=roles)
+
+
+@hookimpl
 def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
     """The auth routes per minute and client IP, across sites (api-spec.md, Limits): naming
     another site must not buy an attacker more password guesses."""
