@@ -19,8 +19,9 @@ class Route:
     ``site``: ``required`` (400 without a site, 404 ``SITE_NOT_FOUND`` for an unknown one),
     ``optional`` (resolved when named) or ``none`` (never resolved).
     ``auth``: one of ``AUTH_LEVELS``, or a dict by HTTP method (``{"GET": "bearer", "*": "admin"}``).
-    ``rate_limit``: a bucket name (``auth``, ``items_read``, ``items_write``, ``upload``, ``ai``) or
-    a dict by method. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
+    ``rate_limit``: the name of a bucket an enabled plugin declares (``register_rate_limits``;
+    built in: ``auth``, ``items_read``, ``items_write``), or a dict by method; an undeclared name
+    stops the app at boot. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
     ``suffix`` is Falcon's responder suffix (``on_get_<suffix>``).
     ``authenticate=False`` skips the ``authenticate`` chain (the principal stays anonymous): for
     public routes that read the ``Authorization`` header themselves (a scrape or webhook token),
