@@ -28,6 +28,7 @@ class Setting:
     parse: Callable[[str], Any] = str
     doc: str = ""
     attr: str | None = None
+    secret: bool = False  # a bad value is not echoed in the error (keys, passwords)
 
     @property
     def name(self) -> str:
@@ -153,9 +154,10 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
     Setting("SVC_ENCRYPTION_KEY", "", parse_encryption_key,
             "The active key sealing stored secrets: base64 of 32 bytes, optionally `<id>:<base64>`. "
-            "Features that store secrets need it."),
+            "Features that store secrets need it.", secret=True),
     Setting("SVC_ENCRYPTION_KEYS", (), parse_encryption_keys,
-            "More keys (comma list, same format) that still open the secrets they sealed: key rotation."),
+            "More keys (comma list, same format) that still open the secrets they sealed: key rotation.",
+            secret=True),
     Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
     Setting("SVC_ADMIN_PASSWORD", "", str,
             "Instance admin password on first start. Empty: a random one is printed once."),
@@ -212,7 +214,11 @@ class Settings:
             if key not in values:
                 raise SettingsError(f"unknown setting {key!r}")
             values[key] = value
-        return cls(values=values, environ=env)
+        settings = cls(values=values, environ=env)
+        from kernel.secrets import Secrets  # the keys together: ids, the active one (at boot)
+
+        Secrets.from_settings(settings)
+        return settings
 
     def load_plugin_settings(self, declared: list[Setting]) -> None:
         """Parse the settings plugins declare; called once at boot by ``create_app``."""
@@ -262,4 +268,5 @@ def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:
     try:
         return setting.parse(raw)
     except (ValueError, TypeError) as exc:
-        raise SettingsError(f"{setting.env}={raw!r} is not valid: {exc}") from exc
+        shown = "<hidden>" if setting.secret else repr(raw)
+        raise SettingsError(f"{setting.env}={shown} is not valid: {exc}") from exc
