@@ -8,8 +8,10 @@ import re
 
 import pytest
 
+from kernel import hookimpl
 from kernel.app import build_kernel
 from kernel.bus import EventContext
+from kernel.plugins import available_plugins
 from kernel.settings import Settings, SettingsError
 from kernel.sitecache import SiteCache, SiteCaches, SiteCacheSpec
 
@@ -278,3 +280,31 @@ async def test_metrics_show_the_counters(svc_app, admin_headers, site):
     svc_app.kernel.site_caches["sites"].invalidate(site)
     text = (await svc_app.client.get("/metrics")).text
     assert _sample(text, "svc_site_cache_invalidations_total", "sites") == dropped + 1
+
+
+class CountingPlugin:
+    """The example of docs/writing_plugins.md: a plugin's own cache, declared by hook."""
+
+    name = "counting_probe"
+
+    @hookimpl
+    def register_site_caches(self, kernel):
+        return [SiteCacheSpec("note_counts", max_entries=5_000, ttl=30.0, invalidate_on=("notes.changed",),
+                              doc="Notes per site.")]
+
+
+async def test_a_plugin_declares_its_cache_and_its_event_drops_one_site(tmp_path):
+    settings = Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path),
+                                          "SVC_SITE_CACHE_SIZES": "note_counts=2"})
+    kernel = build_kernel(settings, [*sorted(available_plugins()), CountingPlugin()])
+    cache = kernel.site_caches["note_counts"]
+    assert cache.max_entries == 2 and cache.ttl == 30.0
+
+    async def count(stale):
+        return 7
+
+    assert await cache.get_or_load("s1", None, count) == 7
+    cache.put("s2", None, 3)
+    await kernel.bus.action("notes.changed", {"siteId": "s1"}, EventContext(site_id="s1", kernel=kernel))
+    assert not cache.contains("s1") and cache.peek("s2") == 3
+    assert not kernel.site_caches["schema"].invalidations  # other caches do not hear notes.changed
