@@ -5,20 +5,21 @@ this module evaluates them. Permissions are the union of every policy attached t
 to each role of the role's ``parentId`` chain and to the user's teams; default deny; anonymous
 requests get the site's ``public`` role; admin access (role or policy) short-circuits.
 
-Snapshots are cached per (site, principal) and dropped when the site's access data changes:
-the ``access.changed`` action reaches every worker through the bus (Redis fan-out), and a
-short TTL bounds staleness where there is no Redis to carry it.
+Snapshots are cached per (site, principal) in the ``access`` site cache (kernel/sitecache.py)
+and dropped when the site's access data changes: the ``access.changed`` action reaches every
+worker through the bus (Redis fan-out), and a short TTL bounds staleness where there is no
+Redis to carry it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal
 from kernel.plugins import call_first
+from kernel.sitecache import SiteCacheSpec
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete")
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"
-SNAPSHOT_TTL = 5.0
-MAX_CACHED = 20_000
+ACCESS_CACHE = SiteCacheSpec(
+    "access", max_entries=20_000, ttl=5.0, invalidate_on=(CHANGED_EVENT,),
+    doc="Access snapshots per (site, principal): roles, policies and rules of one caller.")
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,6 @@ class AccessSnapshot:
     team_ids: tuple[str, ...] = ()
     policy_ids: tuple[str, ...] = ()
     rules: list[Rule] = field(default_factory=list)
-    loaded_at: float = field(default_factory=time.monotonic)
 
     def decide(self, collection: str, action: str, principal: Principal | None = None) -> Decision:
         if self.admin:
@@ -146,22 +147,18 @@ class AccessControl:
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
-        self._cache: dict[tuple[str, str], AccessSnapshot] = {}
+        self.cache = kernel.site_caches[ACCESS_CACHE.name]
 
     async def snapshot(self, principal: Principal, site_id: str) -> AccessSnapshot:
         if principal.is_instance_admin:
             return AccessSnapshot(site_id=site_id, admin=True, role_id=principal.role_id)
-        key = (site_id, principal_key(principal))
-        cached = self._cache.get(key)
-        if cached is not None and time.monotonic() - cached.loaded_at < SNAPSHOT_TTL:
-            return cached
-        loaded = await call_first(self.kernel.pm.hook.load_access, kernel=self.kernel, site_id=site_id,
-                                  principal=principal)
-        snap = loaded if isinstance(loaded, AccessSnapshot) else AccessSnapshot(site_id=site_id)
-        if len(self._cache) >= MAX_CACHED:
-            self._cache.clear()
-        self._cache[key] = snap
-        return snap
+
+        async def load(stale: AccessSnapshot | None) -> AccessSnapshot:
+            loaded = await call_first(self.kernel.pm.hook.load_access, kernel=self.kernel, site_id=site_id,
+                                      principal=principal)
+            return loaded if isinstance(loaded, AccessSnapshot) else AccessSnapshot(site_id=site_id)
+
+        return await self.cache.get_or_load(site_id, principal_key(principal), load)
 
     async def resolve(self, principal: Principal, site_id: str) -> Principal:
         """The principal with its role and admin access in ``site_id`` filled in."""
@@ -175,13 +172,4 @@ class AccessControl:
 
     def invalidate(self, site_id: str | None = None) -> None:
         """Forget cached snapshots of one site (or all) in this process."""
-        if site_id is None:
-            self._cache.clear()
-            return
-        for key in [k for k in self._cache if k[0] == site_id]:
-            self._cache.pop(key, None)
-
-    def on_changed(self, event: str, payload: Any, ctx: Any) -> None:
-        """Bus handler for ``access.changed``: ``{ siteId }`` (None: every site)."""
-        site_id = payload.get("siteId") if isinstance(payload, dict) else None
-        self.invalidate(site_id)
+        self.cache.invalidate(site_id)

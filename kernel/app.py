@@ -14,8 +14,7 @@ from typing import Any
 import falcon
 import falcon.asgi
 
-from kernel.access import CHANGED_EVENT as ACCESS_CHANGED
-from kernel.access import AccessControl
+from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -31,7 +30,9 @@ from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
+from kernel.secrets import Secrets
 from kernel.settings import Settings
+from kernel.sitecache import SiteCaches, SiteCacheSpec
 from kernel.storage import make_storage
 
 log = logging.getLogger("svc.app")
@@ -58,10 +59,12 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         mailer=make_mailer(settings),
         jobs=JobQueue(settings, name=settings.redis_namespace),
         rate_limiter=make_rate_limiter(settings),
+        site_caches=SiteCaches(settings.site_cache_sizes),
+        secrets=Secrets.from_settings(settings),
     )
     kernel.bus.kernel = kernel
+    declare_site_caches(kernel)
     kernel.access = AccessControl(kernel)
-    kernel.bus.on_action(ACCESS_CHANGED, kernel.access.on_changed)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})
@@ -70,6 +73,20 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     for checks in pm.hook.register_health_checks(kernel=kernel):
         kernel.health_checks.update(checks or {})
     return kernel
+
+
+def declare_site_caches(kernel: Kernel) -> None:
+    """The kernel's caches and every plugin's, checked against ``SVC_SITE_CACHE_SIZES``, then
+    subscribed to their invalidation events."""
+    from kernel.tenancy.service import SITE_CACHE
+
+    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE]
+    for group in kernel.pm.hook.register_site_caches(kernel=kernel):
+        specs.extend(group or [])
+    for spec in specs:
+        kernel.site_caches.declare(spec)
+    kernel.site_caches.check_sizes()
+    kernel.site_caches.subscribe(kernel.bus)
 
 
 def _collect_routes(kernel: Kernel) -> list[Route]:

@@ -45,6 +45,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port or settings.port
     workers = args.workers or settings.workers
     migrate(settings)
+    from kernel.app import build_kernel
+
+    build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, lifespan="on",

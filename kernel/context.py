@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from kernel.jobs import JobQueue
     from kernel.mailer import Mailer
     from kernel.plugins import PluginInfo
+    from kernel.secrets import Secrets
     from kernel.settings import Settings
+    from kernel.sitecache import SiteCaches
     from kernel.storage import Storage
     from kernel.tenancy.scope import SiteDB
 
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 @dataclass
 class Kernel:
     """Everything a plugin may use: settings, plugin manager, database, bus, cache, storage,
-    mailer, jobs and the rate limiter. One per app; no global state."""
+    mailer, jobs, the rate limiter, the bounded per-site caches (``site_caches``) and the
+    secrets keyring (``secrets``). One per app; no global state."""
 
     settings: Settings
     pm: pluggy.PluginManager
@@ -37,6 +40,8 @@ class Kernel:
     mailer: Mailer
     jobs: JobQueue
     rate_limiter: Any
+    site_caches: SiteCaches
+    secrets: Secrets
     access: Any = None
     routes: list[Any] = field(default_factory=list)
     rate_buckets: dict[str, Any] = field(default_factory=dict)

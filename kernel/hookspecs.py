@@ -86,6 +86,18 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 
 @hookspec
+def register_site_caches(kernel: Any) -> list[Any]:
+    """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
+
+    Each becomes ``kernel.site_caches[name]`` (a ``SiteCache``: LRU with a bound, a TTL, per-site
+    invalidation, hit and miss counts on ``/metrics``) before ``register_event_handlers`` runs.
+    Every cache drops a site's entries on ``sites.changed``, and on the action events named in
+    the spec's ``invalidate_on`` (payload ``siteId``). ``SVC_SITE_CACHE_SIZES`` may override the
+    bound by name; a name nobody declared stops the start. Synchronous.
+    """
+
+
+@hookspec
 def register_jobs(jobs: Any, kernel: Any) -> None:
     """Register background jobs: ``jobs.task(name, fn)`` for queued jobs and
     ``jobs.periodic(name, fn, every_seconds=... | cron=...)`` for ticks.

@@ -28,6 +28,7 @@ class Setting:
     parse: Callable[[str], Any] = str
     doc: str = ""
     attr: str | None = None
+    secret: bool = False  # a bad value is not echoed in the error (keys, passwords)
 
     @property
     def name(self) -> str:
@@ -61,16 +62,50 @@ def parse_csv(raw: str) -> tuple[str, ...]:
 
 
 def parse_encryption_key(raw: str) -> str:
-    import base64
-    import binascii
+    """``SVC_ENCRYPTION_KEY``: base64 of 32 bytes, optionally ``<key id>:<base64>``."""
+    from kernel.secrets import parse_key_entry
 
-    try:
-        decoded = base64.b64decode(raw.strip(), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError("must be base64") from exc
-    if len(decoded) != 32:
-        raise ValueError(f"must decode to 32 bytes, got {len(decoded)}")
+    parse_key_entry(raw)
     return raw.strip()
+
+
+def parse_encryption_keys(raw: str) -> tuple[str, ...]:
+    """``SVC_ENCRYPTION_KEYS``: a comma list of keys like ``SVC_ENCRYPTION_KEY``'s."""
+    from kernel.secrets import parse_key_entry
+
+    entries = parse_csv(raw)
+    for n, entry in enumerate(entries, 1):
+        try:
+            parse_key_entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"entry {n}: {exc}") from None
+    return entries
+
+
+CACHE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def parse_cache_sizes(raw: str) -> dict[str, int]:
+    """``SVC_SITE_CACHE_SIZES``: ``name=entries`` pairs separated by commas (``schema=5000``)."""
+    sizes: dict[str, int] = {}
+    for part in raw.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or not name or not set(name) <= CACHE_NAME_CHARS:
+            raise ValueError(f"expected name=entries pairs separated by commas, got {part!r}")
+        try:
+            entries = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{name}: {value.strip()!r} is not a whole number") from None
+        if entries < 0:
+            raise ValueError(f"{name}: entries must not be negative")
+        if name in sizes:
+            raise ValueError(f"{name} is given twice")
+        sizes[name] = entries
+    return sizes
 
 
 def parse_database_url(raw: str) -> str:
@@ -118,7 +153,11 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             attr="jwt_secret"),
     Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
     Setting("SVC_ENCRYPTION_KEY", "", parse_encryption_key,
-            "Base64 of 32 bytes; encrypts stored secrets. Features that store secrets need it."),
+            "The active key sealing stored secrets: base64 of 32 bytes, optionally `<id>:<base64>`. "
+            "Features that store secrets need it.", secret=True),
+    Setting("SVC_ENCRYPTION_KEYS", (), parse_encryption_keys,
+            "More keys (comma list, same format) that still open the secrets they sealed: key rotation.",
+            secret=True),
     Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
     Setting("SVC_ADMIN_PASSWORD", "", str,
             "Instance admin password on first start. Empty: a random one is printed once."),
@@ -127,6 +166,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
+    Setting("SVC_SITE_CACHE_SIZES", {}, parse_cache_sizes,
+            "Bounds of the per-site caches, `name=entries` pairs (`schema=5000,access=50000`)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
     Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
     Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
@@ -173,7 +214,11 @@ class Settings:
             if key not in values:
                 raise SettingsError(f"unknown setting {key!r}")
             values[key] = value
-        return cls(values=values, environ=env)
+        settings = cls(values=values, environ=env)
+        from kernel.secrets import Secrets  # the keys together: ids, the active one (at boot)
+
+        Secrets.from_settings(settings)
+        return settings
 
     def load_plugin_settings(self, declared: list[Setting]) -> None:
         """Parse the settings plugins declare; called once at boot by ``create_app``."""
@@ -223,4 +268,5 @@ def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:
     try:
         return setting.parse(raw)
     except (ValueError, TypeError) as exc:
-        raise SettingsError(f"{setting.env}={raw!r} is not valid: {exc}") from exc
+        shown = "<hidden>" if setting.secret else repr(raw)
+        raise SettingsError(f"{setting.env}={shown} is not valid: {exc}") from exc

@@ -127,11 +127,11 @@ async def test_site_rename_on_one_worker_reaches_the_other(make_app, tmp_path):
     token = await one.login()
     headers = {"Authorization": f"Bearer {token}"}
     await two.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": "default"})  # warm cache
-    assert "default" in two.kernel.state["site_cache"]
+    assert two.kernel.site_caches["sites"].contains("default")
     resp = await one.client.delete("/api/v1/sites/default", headers=headers)
     assert resp.status_code == 204
     for _ in range(100):
-        if "default" not in two.kernel.state["site_cache"]:
+        if not two.kernel.site_caches["sites"].contains("default"):
             break
         await asyncio.sleep(0.05)
     resp = await two.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": "default"})

@@ -1,4 +1,5 @@
-"""The kernel's own tenancy hooks: the sites routes, the default site, cache invalidation."""
+"""The kernel's own tenancy hooks: the sites routes and the default site (the ``sites`` cache is
+dropped on ``sites.changed`` by kernel/sitecache.py, like every site cache)."""
 
 from __future__ import annotations
 
@@ -32,15 +33,6 @@ def register_routes(kernel: Any) -> list[Route]:
                                                    "additionalProperties": False}, SITE_SCHEMA, 200),
                           delete=("Delete a site and all its data", None, None, 204))),
     ]
-
-
-@hookimpl
-def register_event_handlers(bus: Any, kernel: Any) -> None:
-    def forget(event: str, payload: Any, ctx: Any) -> None:
-        if isinstance(payload, dict) and isinstance(payload.get("id"), str):
-            service.forget_site(kernel, payload["id"])
-
-    bus.on_action(service.SITE_EVENT, forget)
 
 
 @hookimpl(trylast=True)

@@ -13,6 +13,7 @@ from plugins.items import (
     indexes,
     pg_statistics,
     planner_stats,
+    readplan,
     revisions,
     schema_hooks,
     search_backfill,
@@ -72,6 +73,11 @@ def register_routes(kernel: Any) -> list[Route]:
                   post=("Set null, reassign or delete one relation's dependents", s.RESOLVE_BODY, s.RESOLVED,
                         200))),
     ]
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [readplan.READ_PLAN_CACHE]
 
 
 @hookimpl
