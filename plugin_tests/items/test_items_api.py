@@ -190,3 +190,25 @@ async def test_rest_reads_take_the_same_options(calls: Calls, svc_app, site):
     assert [i["title"] for i in items] == ["Eins"] and meta == {"total": 1, "limit": 25, "offset": 0}
     hits, _ = await api.search_items(ctx, "one")
     assert [h["id"] for h in hits] == ["a"]
+
+
+async def test_a_release_pins_writes_as_its_holder_and_reads_revisions(calls: Calls, svc_app, site):
+    await calls.collection("notes", {"title": "string"})
+    ctx = _ctx(svc_app, site)
+    await api.create(ctx, "notes", {"id": "a", "title": "one"})
+    await api.update(ctx, "notes", "a", {"title": "two"})
+    pin = await api.pin_field(ctx, "notes", "a", "title", holder=("release", "r1"), reason="release r1")
+    assert pin["pinnedBy"] == {"kind": "release", "id": "r1"}
+    assert (await _raises(api.update(ctx, "notes", "a", {"title": "x"}))).status == 409
+    assert (await _raises(api.update(ctx, "notes", "a", {"title": "x"}, cause="release:r2"))).status == 409
+    await calls.err("patch", "/items/notes/a", 409, "CONFLICT", json={"title": "x"})
+    page, meta = await api.list_revisions(ctx, "notes", "a")
+    assert [r["kind"] for r in page] == ["update", "create"] and meta["total"] == 2
+    async with ctx.unit_of_work() as uow:
+        await api.update(ctx, "notes", "a", {"title": "published"}, uow=uow, cause="release:r1")
+        pinned = await api.pinnable_revision(ctx, "notes", "a", page[1]["id"], uow=uow)
+        assert pinned["restore"] == {"title": "one"}  # against the uncommitted "published"
+    assert (await api.get_revision(ctx, "notes", "a", page[0]["id"]))["data"]["title"] == "two"
+    assert (await api.list_revisions(ctx, "notes", "a"))[0][0]["causedBy"] == "release:r1"
+    for bad in (("nobody", "x"), ("release", ""), "release:r1"):
+        assert (await _raises(api.pin_field(ctx, "notes", "a", "title", holder=bad))).status == 400

@@ -44,7 +44,7 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items import dependents, search, service
+from plugins.items import dependents, pins, revisions, search, service
 from plugins.items.drafts import ReadOptions, read_options
 from plugins.items.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.query import ListQuery, parse_list_query
@@ -138,6 +138,39 @@ async def describe_dependents(ctx: Any, collection: str, item_id: str, *, uow: A
     return await dependents.describe_dependents(ctx, collection, item_id, uow=uow)
 
 
+async def list_revisions(ctx: Any, collection: str, item_id: str, *, limit: int = 25, offset: int = 0,
+                         staged: bool | None = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """An item's revisions, newest first: ``(page, {total, limit, offset})``; each shows its
+    ``kind``, ``actor``, ``delta``, ``data`` (masked), ``origin`` and ``causedBy``."""
+    return await revisions.list_revisions(ctx, collection, item_id, limit=limit, offset=offset, staged=staged)
+
+
+async def get_revision(ctx: Any, collection: str, item_id: str, revision_id: str) -> dict[str, Any]:
+    """One revision of the item (404 ``NOT_FOUND`` when it is not this item's)."""
+    return await revisions.get_revision(ctx, collection, item_id, revision_id)
+
+
+async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id: str, *,
+                            uow: Any = None) -> dict[str, Any]:
+    """For releases: the committed revision, unmasked (``{id, data, createdAt, restore}``:
+    ``restore`` is the update body that brings the item back to it), after the caller's
+    ``update`` check; 409 ``REVISION_STAGED`` for a staged one."""
+    return await revisions.pinnable_revision(ctx, collection, item_id, revision_id,
+                                             db=uow.db if uow is not None else None)
+
+
+async def pin_field(ctx: Any, collection: str, item_id: str, field: str, *, holder: tuple[str, str] | None = None,
+                    reason: str | None = None, expires_at: str | None = None) -> dict[str, Any]:
+    """Pin ``field`` of an item for ``holder`` (default: the caller's identity; server code:
+    ``("release", <id>)``), so only writes of that holder (cause ``release:<id>``) change it."""
+    if holder is not None and (not isinstance(holder, tuple) or len(holder) != 2 or holder[0] not in pins.HOLDER_KINDS
+                               or not isinstance(holder[1], str) or not holder[1]):
+        raise ApiError.validation(f"A pin holder is (kind, id), kind one of {', '.join(pins.HOLDER_KINDS)}",
+                                  path=["holder"])
+    return await pins.create_pin(ctx, collection, item_id, {"field": field, "reason": reason, "expiresAt": expires_at},
+                                 holder=holder)
+
+
 # ---------------------------------------------------------------------- writes
 
 async def create(ctx: Any, collection: str, data: Item, *, uow: Any = None, cause: str | None = None) -> Item:
@@ -194,6 +227,6 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
 
 
 __all__ = ["Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
-           "create_many", "delete", "describe_dependents", "list_items", "query", "read", "read_collection",
-           "read_options", "read_singleton", "replace", "resolve_dependents", "search_items", "update",
-           "upsert_singleton"]
+           "create_many", "delete", "describe_dependents", "get_revision", "list_items", "list_revisions",
+           "pin_field", "pinnable_revision", "query", "read", "read_collection", "read_options", "read_singleton",
+           "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]
