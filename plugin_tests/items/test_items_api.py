@@ -81,7 +81,14 @@ async def test_another_site_sees_nothing(calls: Calls, svc_app, site, site_b, ca
     assert (await api.list_items(other, "notes")).items == []
     assert (await _raises(api.update(other, "notes", "a", {"title": "x"}))).code == "RECORD_NOT_FOUND"
     assert (await _raises(api.delete(other, "notes", "a"))).code == "RECORD_NOT_FOUND"
+    # A unit of work of one site cannot carry another site's calls.
+    async with _ctx(svc_app, site).unit_of_work() as uow:
+        for call in (api.read(other, "notes", "a", uow=uow), api.list_items(other, "notes", uow=uow),
+                     api.update(other, "notes", "a", {"title": "x"}, uow=uow),
+                     api.create(other, "notes", {"id": "b"}, uow=uow)):
+            assert (await _raises(call)).details[0].path == ["uow"]
     assert (await calls.get("notes", "a"))["title"] == "mine"
+    assert (await calls.list("notes"))["data"] == [await calls.get("notes", "a")]
 
 
 async def test_the_cause_reaches_the_event_and_the_revision(calls: Calls, svc_app, site, recorder):

@@ -61,12 +61,20 @@ def check_cause(cause: Any) -> str | None:
     return cause
 
 
+def same_site(ctx: Any, uow: Any) -> Any:
+    """``uow`` if it is bound to ``ctx``'s site: a unit of work of another site would run one
+    site's checks against the other's rows."""
+    if uow is not None and uow.site_id != ctx.site_id:
+        raise ApiError.validation("The unit of work belongs to another site than the call", path=["uow"])
+    return uow
+
+
 @contextlib.asynccontextmanager
 async def transaction(ctx: Any, uow: Any, cause: str | None = None) -> AsyncIterator[Any]:
     """The caller's ``uow`` or a new one, as a view acting for ``ctx.principal`` with ``cause``
     (a filter may pass the request's unit of work while acting as another principal)."""
     async with contextlib.AsyncExitStack() as stack:
-        u = uow if uow is not None else await stack.enter_async_context(ctx.unit_of_work())
+        u = same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work())
         inherited = getattr(u, "cause", None) or ""
         own = cause is None and inherited.partition(":")[0] in OWN_CAUSES
         if cause is not None or own or u.principal is not ctx.principal:
@@ -80,7 +88,7 @@ async def transaction(ctx: Any, uow: Any, cause: str | None = None) -> AsyncIter
 async def reading(ctx: Any, uow: Any = None) -> AsyncIterator[Any]:
     """A site-scoped ``db`` for reads: the unit of work's (its uncommitted writes included)
     when one is given, else a plain connection."""
-    if uow is not None:
+    if same_site(ctx, uow) is not None:
         yield uow.db
         return
     async with ctx.reader() as db:
