@@ -90,6 +90,36 @@ async def test_actions_released_only_after_commit(svc_app):
         off()
 
 
+async def test_filters_get_the_unit_of_work_and_a_view_acts_in_it(svc_app):
+    kernel = svc_app.kernel
+    seen: list[tuple[object, object, object]] = []
+    done: list[object] = []
+
+    def filt(event, payload, ctx):
+        seen.append((ctx.uow, ctx.principal, ctx.cause))
+
+    offs = [kernel.bus.on_filter("test.filtered", filt), kernel.bus.on_action("test.done", lambda e, p, c: done.append(p))]
+    try:
+        async with kernel.unit_of_work("default", "request-principal") as uow:
+            await uow.filter("test.filtered", {})
+            view = uow.acting("flow-principal", cause="flow-run:1")
+            await view.filter("test.filtered", {})
+            view.action("test.done", "from the view")
+            assert view.conn is uow.conn and uow.principal == "request-principal" and uow.cause is None
+            assert uow.acting(cause="release:2").principal == "request-principal"
+        assert seen == [(uow, "request-principal", None), (view, "flow-principal", "flow-run:1")]
+        assert done == ["from the view"]  # queued on the view, released by the unit of work's commit
+        with pytest.raises(RuntimeError):
+            async with kernel.unit_of_work("default") as uow:
+                uow.acting("other").action("test.done", "rolled back")
+                raise RuntimeError("fail")
+        assert done == ["from the view"]
+        assert uow.event_context(in_transaction=False).uow is None
+    finally:
+        for off in offs:
+            off()
+
+
 REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
 
 

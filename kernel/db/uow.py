@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,9 @@ class UnitOfWork:
         self._cm: Any = None
         self._actions: list[tuple[str, Any]] = []
         self._after_commit: list[Any] = []
+        # Why this transaction writes (``release:<id>``, ``flow-run:<id>``), set on a view by
+        # ``acting``; None for a plain request.
+        self.cause: str | None = None
 
     async def __aenter__(self) -> UnitOfWork:
         self._cm = self.kernel.db.begin()
@@ -62,7 +66,8 @@ class UnitOfWork:
 
     def event_context(self, in_transaction: bool = True) -> EventContext:
         return EventContext(site_id=self.site_id, principal=self.principal, kernel=self.kernel,
-                            conn=self.conn if in_transaction else None, request_id=self.request_id)
+                            conn=self.conn if in_transaction else None, request_id=self.request_id,
+                            uow=self if in_transaction else None, cause=self.cause)
 
     async def filter(self, event: str, payload: Any) -> Any:
         """Run the bus filters of ``event`` inside this transaction."""
@@ -75,3 +80,17 @@ class UnitOfWork:
     def after_commit(self, fn: Any) -> None:
         """Run ``fn()`` (sync or async) after a successful commit, before the actions."""
         self._after_commit.append(fn)
+
+    def acting(self, principal: Any = None, *, cause: str | None = None) -> UnitOfWork:
+        """A view of this open transaction for writes made in ``principal``'s name and/or with
+        ``cause`` (defaults: this one's): the same connection, the same queued actions and
+        after-commit callbacks, so everything commits or rolls back together. A filter writing
+        as its plugin's principal, or a release publishing with ``cause="release:<id>"``, uses
+        it. The view is never entered or exited itself: the unit of work that opened the
+        transaction ends it."""
+        view = copy.copy(self)
+        if principal is not None:
+            view.principal = principal
+        if cause is not None:
+            view.cause = cause
+        return view

@@ -8,6 +8,8 @@ request back. Actions are queued on the unit of work and run after commit.
 Payload: ``{ siteId, collection, id, before?, after?, principal }``; ``before``/``after`` are
 whole items (structural keys and content, unmasked: handlers are server code). Deletes
 caused by ``onDelete`` carry ``cause: { collection, id, relation }``; set-null updates too.
+Writes made with a cause (``items.api``'s ``cause=``: ``release:<id>``, ``flow-run:<id>``)
+carry it as ``causedBy`` (also the cascaded writes of that unit of work).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def payload(uow: Any, collection: str, item_id: str, *, before: dict[str, Any] |
         out["after"] = after
     if cause is not None:
         out["cause"] = cause
+    if getattr(uow, "cause", None):  # the write's cause (``release:<id>``), see service.transaction
+        out["causedBy"] = uow.cause
     return out
 
 

@@ -99,7 +99,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_middleware(kernel: Any) -> list[Any]:
-    """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads (drafts.py)."""
+    """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads, parsed onto the request (drafts.py)."""
     return [drafts.ReadOptionsMiddleware()]
 
 

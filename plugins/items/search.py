@@ -22,6 +22,7 @@ from plugins.items.listing import DEFAULT_LIMIT, shape
 from plugins.items.search_index import searchable_fields
 from plugins.items.search_query import Scope, matching_items, ordered, page_items, title_field
 from plugins.items.search_text import Term, highlight, query_terms
+from plugins.items.service import reading
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
 
@@ -88,8 +89,9 @@ def hit(scope: Scope, row: Any, score: float, terms: list[Term]) -> dict[str, An
             "item": shape(row, scope.decision, None), "highlights": highlights}
 
 
-async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """``(hits, { total, limit, offset })`` for one page of ``query``."""
+async def search_items(ctx: Any, query: SearchQuery, *, uow: Any = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """``(hits, { total, limit, offset })`` for one page of ``query`` (``uow``: read in that
+    transaction, its uncommitted writes included)."""
     site_id = ctx.require_site()
     q = checked_q(query.q)
     snap = await get_schema(ctx.kernel, site_id)
@@ -100,7 +102,7 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
         return [], meta
     dialect = ctx.kernel.db.dialect
     stmt = matching_items(site_id, dialect, terms, scopes, snap)
-    async with ctx.reader() as db:
+    async with reading(ctx, uow) as db:
         stmt = db.scope(stmt)  # site_id is in every part of it already (search_query)
         # The total rides on the page as a window count (one pass over the hits, not two);
         # only a page past the end needs its own count.
