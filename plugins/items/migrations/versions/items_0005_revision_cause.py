@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "items_0005_revision_cause"
-down_revision = "i0004_counts"
+down_revision = "items_0004_counts"
 branch_labels = None
 depends_on = None
 
