@@ -19,8 +19,10 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items import locale as translations
+from plugins.items.grants import fields_by_row
 from plugins.items.history_tables import versions
 from plugins.items.tables import items as items_table
+from plugins.schema.api import get_schema
 
 DRAFT_KEY = "draft"
 ITEM_READS = "/api/v1/items/"
@@ -101,22 +103,34 @@ async def overlay_read(ctx: Any, coll: Any, page: list[dict[str, Any]], read: An
     if not ids:
         return page  # a singleton never written: nothing stored to overlay
 
-    def visible(name: str) -> bool:
-        return name in coll.fields and read.field_allowed(name) and (fields is None or name in fields)
+    granted: dict[str, Any] = {}
+
+    def visible_on(item_id: Any) -> Any:
+        here = granted.get(item_id, frozenset()) if read.paired else None  # fields granted on this row
+
+        def visible(name: str) -> bool:
+            return (name in coll.fields and read.field_allowed(name) and (fields is None or name in fields)
+                    and (here is None or name in here))
+        return visible
 
     localising = opts.locale is not None and translations.translations_field(coll) is not None \
         and read.field_allowed(translations.FIELD)
     async with ctx.reader() as db:
         drafts = await _drafts(db, coll, ids) if opts.draft else {}
         stored = await _stored_translations(db, coll, ids) if localising else {}
+        if read.paired:
+            granted = await fields_by_row(db, coll, read, ids, dialect=ctx.kernel.db.dialect,
+                                          snapshot=await get_schema(ctx.kernel, ctx.site_id))
     out = []
     for item in page:
         new = dict(item)
         draft = drafts.get(item.get("id"))
+        visible = visible_on(item.get("id"))
         for name, value in (draft or {}).items():
             if visible(name):
                 new[name] = value
-        if localising and opts.locale:
+        here = granted.get(item.get("id"), frozenset()) if read.paired else None
+        if localising and opts.locale and (here is None or translations.FIELD in here):
             # The draft's own translations when it has them, else what main stores.
             in_draft = draft is not None and translations.FIELD in draft
             value = draft[translations.FIELD] if in_draft and draft else stored.get(item.get("id"))
