@@ -44,19 +44,54 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """One (fields, condition) pair of a decision: ``fields`` (``None``: every field) are granted
+    on the rows ``condition`` matches (``None``: every row). A field is granted on a row only by
+    a pair whose own condition matches that row; pairs never lend fields to each other."""
+
+    fields: frozenset[str] | None
+    condition: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Decision:
     """The answer for one (collection, action).
 
-    ``fields`` is ``None`` for every field, else the allowed field names. ``row_filter`` is a
-    filter tree to AND into queries, or ``None`` when rows are not restricted.
+    ``fields`` is ``None`` for every field, else the allowed field names (the union over the
+    rules). ``row_filter`` is a filter tree to AND into queries (the OR of the rules'
+    conditions), or ``None`` when rows are not restricted. ``grants`` are the rules'
+    (fields, condition) pairs, merged where that changes nothing (``pairs()``): when there is
+    one pair, the union is exact on every row; otherwise a field is granted on a row only where
+    a pair holding it matches (see ``docs/decisions/access-field-pairing.md``).
     """
 
     allowed: bool
     fields: frozenset[str] | None = None
     row_filter: dict[str, Any] | None = None
+    grants: tuple[Grant, ...] = ()
 
     def field_allowed(self, name: str) -> bool:
+        """Whether ``name`` is granted on at least one row (the union of the pairs)."""
         return self.allowed and (self.fields is None or name in self.fields)
+
+    def pairs(self) -> tuple[Grant, ...]:
+        """The (fields, condition) pairs; one pair when the fields do not depend on the row."""
+        return self.grants or (Grant(self.fields, self.row_filter),)
+
+    @property
+    def paired(self) -> bool:
+        """True when which fields are granted depends on the row (more than one pair)."""
+        return len(self.grants) > 1
+
+    def everywhere(self, name: str) -> bool:
+        """Whether ``name`` is granted on every row this decision lets through (so a predicate on
+        it reveals nothing about rows where it is hidden)."""
+        if not self.field_allowed(name):
+            return False
+        if not self.paired:
+            return True
+        holding = [g for g in self.grants if g.fields is None or name in g.fields]
+        return len(holding) == len(self.grants) or any(g.condition is None for g in holding)
 
     def to_dict(self) -> dict[str, Any]:
         if not self.allowed:
@@ -66,6 +101,43 @@ class Decision:
             "fields": [ALL_FIELDS] if self.fields is None else sorted(self.fields),
             "conditions": self.row_filter,
         }
+
+
+def fields_on(grants: tuple[Grant, ...], matched: Any) -> frozenset[str] | None:
+    """The union of the fields of the pairs whose condition matched a row (``matched[i]`` for
+    ``grants[i]``; unconditional pairs always match). ``None``: every field."""
+    out: set[str] = set()
+    for grant, hit in zip(grants, matched, strict=True):
+        if grant.condition is None or hit:
+            if grant.fields is None:
+                return None
+            out.update(grant.fields)
+    return frozenset(out)
+
+
+def merge_grants(pairs: list[tuple[frozenset[str] | None, dict[str, Any] | None]]) -> tuple[Grant, ...]:
+    """The rules' (fields, condition) pairs reduced without changing what they grant: the
+    unconditional ones become one pair (their fields' union), a conditional pair whose fields
+    that one already grants everywhere is dropped, and pairs with equal fields are merged (their
+    conditions ORed). A single pair left means the fields do not depend on the row."""
+    free: set[str] | None = set()
+    seen_free = False
+    for fields, condition in pairs:
+        if condition is None:
+            seen_free = True
+            free = None if fields is None or free is None else free | fields
+    by_fields: dict[frozenset[str] | None, list[dict[str, Any]]] = {}
+    for fields, condition in pairs:
+        if condition is None:
+            continue
+        if seen_free and (free is None or (fields is not None and fields <= free)):
+            continue
+        by_fields.setdefault(fields, []).append(condition)
+    out = [Grant(None if free is None else frozenset(free), None)] if seen_free else []
+    for fields, conds in by_fields.items():
+        unique = list({repr(c): c for c in conds}.values())
+        out.append(Grant(fields, unique[0] if len(unique) == 1 else {"_or": unique}))
+    return tuple(out)
 
 
 @dataclass
@@ -88,19 +160,26 @@ class AccessSnapshot:
             return Decision(False)
         fields: set[str] | None = set()
         filters: list[dict[str, Any]] = []
+        pairs: list[tuple[frozenset[str] | None, dict[str, Any] | None]] = []
         unrestricted = False
         for rule in matching:
+            rule_fields = None if ALL_FIELDS in rule.fields else frozenset(rule.fields)
             if fields is not None:
-                if ALL_FIELDS in rule.fields:
+                if rule_fields is None:
                     fields = None
                 else:
-                    fields.update(rule.fields)
+                    fields.update(rule_fields)
+            condition = None
             if not rule.conditions:
                 unrestricted = True
             else:
-                filters.append(substitute_variables(rule.conditions, principal, self))
+                condition = substitute_variables(rule.conditions, principal, self)
+                filters.append(condition)
+            pairs.append((rule_fields, condition))
         row_filter = None if unrestricted else (filters[0] if len(filters) == 1 else {"_or": filters})
-        return Decision(True, None if fields is None else frozenset(fields), row_filter)
+        grants = merge_grants(pairs)
+        return Decision(True, None if fields is None else frozenset(fields), row_filter,
+                        grants if len(grants) > 1 else ())
 
     def matrix(self, principal: Principal | None = None) -> dict[str, dict[str, Any]]:
         """Every collection with a rule -> action -> decision (for ``/permissions/me``)."""

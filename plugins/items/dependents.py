@@ -19,6 +19,7 @@ from typing import Any
 from kernel.errors import ApiError
 from plugins.items import ondelete, refs, writes
 from plugins.items.errors import dependents_exist, field_denied, record_not_found
+from plugins.items.grants import WriteGuard
 from plugins.items.guard import decide, require
 from plugins.items.rowfilter import apply_row_filter
 from plugins.items.service import (
@@ -153,11 +154,13 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
                                "set to null", path=["action"], extensions={"field": fdef.name})
             new_value = await _target_ok(ctx, u.db, coll, fdef, row["id"], target, snap) if action == "reassign" else None
             cause = {"collection": coll.name, "id": row["id"], "relation": relation}
+            guard = WriteGuard(decision, snap, dialect)  # each item must satisfy the update rule after too
             for dependent in rows:
                 data = dict(dependent["data"] or {})
                 current = data.get(fdef.name)
                 data[fdef.name] = (refs.without(current, ref.shape, coll.name, row["id"]) if action == "set_null"
                                    else refs.replaced(current, ref.shape, coll.name, row["id"], new_value))
-                await writes.update_row(u, holder, dependent, data, cause=cause)
+                await writes.update_row(u, holder, dependent, data, guard=guard, keys=frozenset({fdef.name}),
+                                        cause=cause)
         after = await descriptor(ctx, u.db, snap, coll, row)
     return {"action": action, "relation": relation, "affected": len(rows), **after}

@@ -18,8 +18,10 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items import locale as translations
+from plugins.items.grants import fields_by_row
 from plugins.items.history_tables import versions
 from plugins.items.tables import items as items_table
+from plugins.schema.api import get_schema
 
 DRAFT_KEY = "draft"
 ITEM_READS = "/api/v1/items/"
@@ -84,31 +86,44 @@ async def _stored_translations(db: Any, coll: Any, ids: list[str]) -> dict[str, 
     return {r["id"]: (r["data"] or {}).get(translations.FIELD) for r in rows}
 
 
-async def overlay_read(db: Any, coll: Any, page: list[dict[str, Any]], read: Any,
+async def overlay_read(ctx: Any, db: Any, coll: Any, page: list[dict[str, Any]], read: Any,
                        fields: tuple[str, ...] | None, opts: ReadOptions | None) -> list[dict[str, Any]]:
-    """``page`` (items already masked and projected) as the read options ``opts`` want it,
-    reading versions and translations on ``db`` (the read's connection or transaction)."""
+    """``page`` (items already masked and projected) as the read options ``opts`` want it for
+    the caller of ``ctx``, reading versions, translations and, where read grants depend on the
+    row, the fields granted on each, on ``db`` (the read's connection or transaction)."""
     if opts is None or not page:
         return page
     ids = [i["id"] for i in page if isinstance(i.get("id"), str)]
     if not ids:
         return page  # a singleton never written: nothing stored to overlay
 
-    def visible(name: str) -> bool:
-        return name in coll.fields and read.field_allowed(name) and (fields is None or name in fields)
+    granted: dict[str, Any] = {}
+
+    def visible_on(item_id: Any) -> Any:
+        here = granted.get(item_id, frozenset()) if read.paired else None  # fields granted on this row
+
+        def visible(name: str) -> bool:
+            return (name in coll.fields and read.field_allowed(name) and (fields is None or name in fields)
+                    and (here is None or name in here))
+        return visible
 
     localising = opts.locale is not None and translations.translations_field(coll) is not None \
         and read.field_allowed(translations.FIELD)
     drafts = await _drafts(db, coll, ids) if opts.draft else {}
     stored = await _stored_translations(db, coll, ids) if localising else {}
+    if read.paired:
+        granted = await fields_by_row(db, coll, read, ids, dialect=ctx.kernel.db.dialect,
+                                      snapshot=await get_schema(ctx.kernel, ctx.site_id))
     out = []
     for item in page:
         new = dict(item)
         draft = drafts.get(item.get("id"))
+        visible = visible_on(item.get("id"))
         for name, value in (draft or {}).items():
             if visible(name):
                 new[name] = value
-        if localising and opts.locale:
+        here = granted.get(item.get("id"), frozenset()) if read.paired else None
+        if localising and opts.locale and (here is None or translations.FIELD in here):
             # The draft's own translations when it has them, else what main stores.
             in_draft = draft is not None and translations.FIELD in draft
             value = draft[translations.FIELD] if in_draft and draft else stored.get(item.get("id"))
@@ -117,7 +132,7 @@ async def overlay_read(db: Any, coll: Any, page: list[dict[str, Any]], read: Any
     return out
 
 
-async def overlay_one(db: Any, coll: Any, item: dict[str, Any], read: Any,
+async def overlay_one(ctx: Any, db: Any, coll: Any, item: dict[str, Any], read: Any,
                       fields: tuple[str, ...] | None, opts: ReadOptions | None) -> dict[str, Any]:
     """One item as the read options want it (``overlay_read`` of a one-item page)."""
-    return (await overlay_read(db, coll, [item], read, fields, opts))[0]
+    return (await overlay_read(ctx, db, coll, [item], read, fields, opts))[0]

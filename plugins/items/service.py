@@ -21,6 +21,7 @@ from kernel.errors import ApiError
 from plugins.items import ondelete, writes
 from plugins.items.drafts import ReadOptions, overlay_one, overlay_read
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
+from plugins.items.grants import WriteGuard, fields_by_row, mask_row
 from plugins.items.guard import ReadAccess, decide, read_access, readable, require
 from plugins.items.listing import ListPage, live_rows, run_list, run_one
 from plugins.items.query import ListQuery
@@ -108,9 +109,18 @@ async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: st
     return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot))
 
 
-async def _as_read(ctx: Any, coll: Any, item: dict[str, Any]) -> dict[str, Any]:
-    """A just-written item as the caller may read it (only ``id`` without read permission)."""
-    return mask(item, readable(await decide(ctx, coll.name, "read")))
+async def _as_read(ctx: Any, coll: Any, item: dict[str, Any], db: Any = None) -> dict[str, Any]:
+    """A just-written item as the caller may read it (only ``id`` without read permission;
+    where read grants depend on the row, the fields granted on this one, read on ``db``, the
+    write's transaction, when given)."""
+    read = await decide(ctx, coll.name, "read")
+    if not read.paired:
+        return mask(item, readable(read))
+    snapshot = await get_schema(ctx.kernel, ctx.site_id)
+    async with contextlib.AsyncExitStack() as stack:
+        db = db if db is not None else await stack.enter_async_context(ctx.reader())
+        found = await fields_by_row(db, coll, read, [item["id"]], dialect=dialect_of(ctx), snapshot=snapshot)
+    return mask_row(item, found.get(item["id"], frozenset()))
 
 
 # ---------------------------------------------------------------------- reads
@@ -140,7 +150,7 @@ async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQu
         plan = plan_for(ctx.kernel, "list", db, schema, coll, query, access, dialect_of(ctx))
         page = await run_list(db, plan, query, dialect_of(ctx))
         if plan.projection is not None:  # draft / locale
-            page.items = await overlay_read(db, coll, page.items, read, plan.projection.shown(), options)
+            page.items = await overlay_read(ctx, db, coll, page.items, read, plan.projection.shown(), options)
     return page
 
 
@@ -165,7 +175,7 @@ async def read_item(ctx: Any, collection: str, item_id: str, query: ListQuery | 
         item = await run_one(db, plan, item_id, dialect_of(ctx)) if is_item_id(item_id) else None
         if item is None:
             raise record_not_found(collection, str(item_id))
-        return await overlay_one(db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+        return await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
 
 
 async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = None, *,
@@ -183,7 +193,7 @@ async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = No
                            plan.projection.names())
         if item is None:
             raise record_not_found(collection, first["id"])
-        return await overlay_one(db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+        return await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
 
 
 # ---------------------------------------------------------------------- writes
@@ -207,9 +217,11 @@ async def create_items(ctx: Any, collection: str, body: Any, *, uow: Any = None,
     prefixes = [[i] for i in range(len(bodies))] if bulk else [[]]
     drafts = check_bodies(coll, bodies, prefixes, mode="create", writable=decision.fields, action="write",
                           nested=nested_fields(snap, collection))
+    guard = WriteGuard(decision, snap, dialect_of(ctx))  # the stored rows must satisfy the create rule
+    keys = [frozenset(b) - {"id"} for b in bodies]
     async with transaction(ctx, uow, cause) as u:
-        created = await writes.insert_drafts(u, coll, drafts, prefixes, default_status(coll))
-    shaped = [await _as_read(ctx, coll, item) for item in created]
+        created = await writes.insert_drafts(u, coll, drafts, prefixes, default_status(coll), guard=guard, keys=keys)
+        shaped = [await _as_read(ctx, coll, item, u.db) for item in created]
     return shaped if bulk else shaped[0]
 
 
@@ -227,10 +239,13 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
         row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap)
         if row is None:
             raise record_not_found(collection, str(item_id))
-        data = draft.data if replace else {**(row["data"] or {}), **draft.data}
-        after = await writes.update_row(u, coll, row, data, status=draft.status,
-                                        sort=draft.sort if draft.sort_given else ...)
-    return await _as_read(ctx, coll, after)
+        old = row["data"] or {}
+        data = draft.data if replace else {**old, **draft.data}
+        # What the caller writes: the keys sent, and on PUT every field it changes by leaving it out.
+        keys = frozenset(body) - {"id"} | {k for k in {*old, *data} if old.get(k) != data.get(k)}
+        after = await writes.update_row(u, coll, row, data, guard=WriteGuard(decision, snap, dialect_of(ctx)),
+                                        keys=keys, status=draft.status, sort=draft.sort if draft.sort_given else ...)
+        return await _as_read(ctx, coll, after, u.db)
 
 
 async def _singleton_row(ctx: Any, coll: Any, uow: Any = None) -> Any:
