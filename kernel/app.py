@@ -137,9 +137,9 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if not kernel.started:
         return
     kernel.started = False
+    await kernel.jobs.stop_consumer()  # running jobs are given back to the queue
     lock = kernel.state.pop("consumer", None)
     if lock is not None:
-        await kernel.jobs.stop_consumer()
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
     await kernel.bus.stop()

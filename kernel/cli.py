@@ -62,23 +62,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
 
-    class StartedKernel:
-        """What run_worker expects: the kernel, started on the worker's loop, with shutdown()."""
-
-        def __init__(self) -> None:
-            self.kernel = kernel
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(kernel, name)
-
-        async def shutdown(self) -> None:
-            await shutdown_kernel(kernel)
-
-    async def kernel_factory() -> Any:
+    async def startup() -> Any:
         await startup_kernel(kernel)
-        return StartedKernel()
+        return kernel
 
-    kernel.jobs.run_worker(kernel_factory, workers=args.workers)
+    kernel.jobs.run_worker(startup, shutdown_kernel, workers=args.workers)
     return 0
 
 

@@ -109,3 +109,35 @@ def test_serve_answers_and_runs_jobs_in_process(env):
         except subprocess.TimeoutExpired:
             proc.kill()
     assert proc.returncode == 0, proc.stdout.read() if proc.stdout else ""
+
+
+def test_jobs_prints_the_queue_status(env):
+    as_json = run_svc("jobs", "--json", env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    status = json.loads(as_json.stdout)
+    assert status["totals"] == {"pending": 0, "due": 0, "running": 0, "failed": 0}
+    assert status["recentFailures"] == [] and isinstance(status["jobs"], list)
+    text = run_svc("jobs", env=env)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0].split() == ["job", "kind", "schedule", "pending", "due", "running", "failed"]
+    assert "recent failures: none" in text.stdout
+
+
+def test_jobs_text_lists_counts_and_the_last_line_of_each_error():
+    from kernel.cli import format_job_status
+
+    status = {
+        "jobs": [{"name": "notes.purge", "kind": "task", "schedule": None, "pending": 3, "due": 1, "running": 0,
+                  "failed": 1},
+                 {"name": "gone.job", "kind": None, "pending": 2, "due": 2, "running": 0, "failed": 0}],
+        "totals": {"pending": 5, "due": 3, "running": 0, "failed": 1},
+        "recentFailures": [{"id": "abc", "name": "notes.purge", "siteId": "s1", "attempts": 4,
+                            "error": "Traceback...\nValueError: bad note", "failedAt": "2026-11-26T02:00:00Z"}],
+    }
+    lines = format_job_status(status).splitlines()
+    assert lines[1].split() == ["notes.purge", "task", "-", "3", "1", "0", "1"]
+    assert lines[2].split() == ["gone.job", "unknown", "-", "2", "2", "0", "0"]
+    assert lines[3].split() == ["total", "5", "3", "0", "1"]
+    assert lines[4] == "recent failures:"
+    assert lines[5].split() == ["2026-11-26T02:00:00Z", "notes.purge", "site=s1", "attempts=4", "id=abc",
+                                "ValueError:", "bad", "note"]

@@ -251,17 +251,17 @@ class JobQueue:
         await worker.stop(grace)
         await serving
 
-    def run_worker(self, kernel_factory: Callable[[], Awaitable[Any]], workers: int | None = None,
-                   grace: float = 30.0) -> None:
+    def run_worker(self, startup: Callable[[], Awaitable[Any]], shutdown: Callable[[Any], Awaitable[Any]],
+                   workers: int | None = None, grace: float = 30.0) -> None:
         """Block running `svc worker` until SIGINT or SIGTERM (main thread only).
 
-        ``kernel_factory`` is an async callable returning a started kernel with an async
-        ``shutdown()``; on a signal, running jobs get ``grace`` seconds to finish, the rest
-        are given back to the queue, then the kernel shuts down.
+        ``await startup()`` returns the started kernel jobs run with; on a signal, running jobs
+        get ``grace`` seconds to finish, the rest are given back to the queue, then
+        ``await shutdown(kernel)``.
         """
 
         async def main() -> None:
-            kernel = await kernel_factory()
+            kernel = await startup()
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -273,7 +273,7 @@ class JobQueue:
                 await stop.wait()
                 await self.stop_consumer(grace)
             finally:
-                await kernel.shutdown()
+                await shutdown(kernel)
 
         asyncio.run(main())
 
