@@ -1,7 +1,6 @@
 """The kernel's job tables: the queue itself and the periodic ticks already claimed."""
 
-from sqlalchemy import (BigInteger, Column, DateTime, ForeignKey, Index, Integer, String, Table, Text,
-                        text)
+from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, text
 
 from kernel.db.meta import json_type, metadata
 
