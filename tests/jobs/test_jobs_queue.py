@@ -333,3 +333,32 @@ async def test_deleting_a_site_deletes_its_queued_jobs(app, run_due_jobs):
     await app.kernel.jobs.enqueue("demo.noop", site_id="default", run_at=now_utc() + dt.timedelta(days=1))
     assert (await app.client.delete("/api/v1/sites/doomed", headers=headers)).status_code == 204
     assert [r["site_id"] for r in await rows(app.kernel)] == ["default"]
+
+
+async def test_a_renewed_lease_keeps_a_slow_job_from_being_reclaimed(app, run_due_jobs):
+    async def noop(kernel):
+        pass
+
+    app.kernel.jobs.task("demo.noop", noop)
+    await app.kernel.jobs.enqueue("demo.noop")
+    now = now_utc()
+    [claimed] = await store.claim(app.kernel.db, "busy-worker", now, 10, lease_seconds=30)
+    # The heartbeat at +20 s pushes the lease to +50 s; another worker's claim at +40 s finds nothing.
+    await store.renew_leases(app.kernel.db, [claimed["id"]], "busy-worker", now + dt.timedelta(seconds=20), 30)
+    await store.renew_leases(app.kernel.db, [claimed["id"]], "someone-else", now + dt.timedelta(seconds=90), 30)
+    assert await run_due_jobs(app.kernel, now=now + dt.timedelta(seconds=40)) == []
+    assert [r.ok for r in await run_due_jobs(app.kernel, now=now + dt.timedelta(seconds=51))] == [True]
+
+
+async def test_failed_jobs_are_purged_after_the_retention(app, run_due_jobs):
+    async def boom(kernel):
+        raise ValueError("no")
+
+    app.kernel.jobs.task("demo.boom", boom, retries=0)
+    await app.kernel.jobs.enqueue("demo.boom")
+    now = now_utc()
+    await run_due_jobs(app.kernel, now=now)
+    assert [r["status"] for r in await rows(app.kernel)] == ["failed"]
+    assert await store.purge_failed(app.kernel.db, now - dt.timedelta(days=1)) == 0
+    assert await store.purge_failed(app.kernel.db, now + dt.timedelta(seconds=1)) == 1
+    assert await rows(app.kernel) == []
