@@ -119,9 +119,15 @@ async def retry_later(db: Database, job_id: str, worker: str, due_at: dt.datetim
             await conn.execute(delete(jobs).where(_mine(job_id, worker)))
 
 
-async def fail(db: Database, job_id: str, worker: str, error: str, now: dt.datetime) -> None:
-    """No retries left: keep the row as ``failed`` with its error, for the operator."""
+async def fail(db: Database, job_id: str, worker: str, error: str, now: dt.datetime, *,
+               replace_name: str | None = None) -> None:
+    """No retries left: keep the row as ``failed`` with its error, for the operator. With
+    ``replace_name`` (periodic jobs, which fail once per tick while broken), earlier failed rows
+    of that job go, so the latest failure stands for them instead of piling up."""
     async with db.begin() as conn:
+        if replace_name is not None:
+            await conn.execute(delete(jobs).where(jobs.c.name == replace_name, jobs.c.status == FAILED,
+                                                  jobs.c.id != job_id))
         await conn.execute(update(jobs).where(_mine(job_id, worker)).values(
             status=FAILED, last_error=error[:ERROR_LIMIT], claimed_by=None, lease_until=None, updated_at=now))
 

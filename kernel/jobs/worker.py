@@ -141,7 +141,8 @@ class JobWorker:
             return JobRun(row["id"], job.name, False, error, retry_at)
         logger.error("job %s (%s) failed (attempt %d of %d), giving up: %s", job.name, row["id"], attempts,
                      job.retries + 1, error, exc_info=exc)
-        await store.fail(self.db, row["id"], self.name, error, now)
+        await store.fail(self.db, row["id"], self.name, error, now,
+                         replace_name=job.name if job.kind == "periodic" else None)
         return JobRun(row["id"], job.name, False, error)
 
     # -- serving ----------------------------------------------------------------------------

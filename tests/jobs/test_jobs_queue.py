@@ -362,3 +362,33 @@ async def test_failed_jobs_are_purged_after_the_retention(app, run_due_jobs):
     assert await store.purge_failed(app.kernel.db, now - dt.timedelta(days=1)) == 0
     assert await store.purge_failed(app.kernel.db, now + dt.timedelta(seconds=1)) == 1
     assert await rows(app.kernel) == []
+
+
+async def test_a_run_past_its_timeout_is_cancelled_and_fails(app, run_due_jobs):
+    cancelled = []
+
+    async def stuck(kernel):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    app.kernel.jobs.task("demo.stuck", stuck, retries=0, timeout=0.05)
+    await app.kernel.jobs.enqueue("demo.stuck")
+    [run] = await run_due_jobs(app.kernel)
+    assert (run.ok, run.error, cancelled) == (False, "JobTimeout: ran longer than its 0.05s timeout", [True])
+
+
+async def test_a_broken_periodic_job_keeps_only_its_latest_failure(app, run_due_jobs):
+    async def broken(kernel):
+        raise RuntimeError("still broken")
+
+    app.kernel.jobs.periodic("demo.broken", broken, every_seconds=60)
+    start = dt.datetime(2031, 1, 1, tzinfo=dt.UTC)
+    for minute in range(3):
+        [run] = await run_due_jobs(app.kernel, now=start + dt.timedelta(minutes=minute))
+        assert not run.ok
+    [row] = await rows(app.kernel)
+    assert (row["status"], row["last_error"]) == ("failed", "RuntimeError: still broken")
+    assert aware(row["updated_at"]) == start + dt.timedelta(minutes=2)
