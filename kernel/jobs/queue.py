@@ -248,8 +248,9 @@ class JobQueue:
         self._worker = self._serving = None
         if worker is None or serving is None:
             return
-        await worker.stop(grace)
-        await serving
+        worker.request_stop()
+        await serving  # a claim in progress finishes and starts its jobs first
+        await worker.drain(grace)
 
     def run_worker(self, startup: Callable[[], Awaitable[Any]], shutdown: Callable[[Any], Awaitable[Any]],
                    workers: int | None = None, grace: float = 30.0) -> None:

@@ -172,10 +172,14 @@ class JobWorker:
             except TimeoutError:
                 pass
 
-    async def stop(self, grace: float) -> None:
-        """Stop claiming; running jobs get ``grace`` seconds, then are cancelled and given back."""
+    def request_stop(self) -> None:
+        """Make ``serve`` return after its current pass; it claims nothing more."""
         self._stopping = True
         self._wake.set()
+
+    async def drain(self, grace: float) -> None:
+        """Running jobs get ``grace`` seconds, then are cancelled and given back to the queue.
+        Call once ``serve`` has returned, so no claim can start a job after this looked."""
         tasks = list(self.running.values())
         if not tasks:
             return
