@@ -20,8 +20,6 @@ from kernel.jobs.worker import JobRun, JobWorker
 logger = logging.getLogger("kernel.jobs")
 
 JobFn = Callable[..., Awaitable[Any]]
-# enqueue()'s own keywords; a job's arguments cannot use these names.
-RESERVED_ARGS = frozenset({"uow", "dedupe_key", "run_at", "delay"})
 
 
 class JobNotBound(RuntimeError):
@@ -136,9 +134,12 @@ class JobQueue:
     # -- enqueueing ---------------------------------------------------------------------------
 
     async def enqueue(self, name: str, /, *, uow: Any = None, dedupe_key: str | None = None,
-                      run_at: dt.datetime | None = None, delay: float | None = None, **args: Any) -> str | None:
+                      replace: bool = False, run_at: dt.datetime | None = None, delay: float | None = None,
+                      **args: Any) -> str | None:
         """Queue job ``name`` with keyword ``args`` (JSON values); returns the job's id, or None
-        when a job with the same ``dedupe_key`` (same site and name) is still pending.
+        when a job with the same ``dedupe_key`` (same site and name) is still pending. With
+        ``replace=True`` that pending job takes these arguments and due time instead (its id is
+        returned): a publication time that moved.
 
         - ``uow``: write the job in that unit of work, so it exists only if the write commits.
           Without one, the job is committed at once.
@@ -160,10 +161,11 @@ class JobQueue:
         site_id = payload.get("site_id")
         if site_id is not None and not isinstance(site_id, str):
             raise ValueError(f"job {name!r}: site_id must be a string")
-        if dedupe_key is not None and (not isinstance(dedupe_key, str) or not dedupe_key or len(dedupe_key) > 300):
-            raise ValueError(f"job {name!r}: dedupe_key must be a non-empty string of at most 300 characters")
+        self._check_key(name, dedupe_key)
+        if replace and dedupe_key is None:
+            raise ValueError(f"job {name!r}: replace=True needs a dedupe_key")
         values = {"site_id": site_id, "name": name, "args": payload, "due_at": due_at, "dedupe_key": dedupe_key,
-                  "now": now}
+                  "now": now, "replace": bool(replace)}
         if uow is not None:
             if uow.conn is None:
                 raise RuntimeError("enqueue(uow=...) needs a unit of work that has begun (async with)")
@@ -175,6 +177,23 @@ class JobQueue:
             job_id = await store.insert_job(conn, **values)
         self.wake()
         return job_id
+
+    async def cancel(self, name: str, /, *, dedupe_key: str, site_id: str | None = None, uow: Any = None) -> bool:
+        """Remove the pending job ``name`` with ``dedupe_key`` in ``site_id`` (in ``uow`` when
+        given, so it is removed only if that write commits); True if one was waiting. A job a
+        worker has already claimed runs to its end."""
+        self._check_key(name, dedupe_key)
+        if uow is not None:
+            if uow.conn is None:
+                raise RuntimeError("cancel(uow=...) needs a unit of work that has begun (async with)")
+            return await store.cancel_pending(uow.conn, site_id=site_id, name=name, dedupe_key=dedupe_key) > 0
+        async with self._db().begin() as conn:
+            return await store.cancel_pending(conn, site_id=site_id, name=name, dedupe_key=dedupe_key) > 0
+
+    @staticmethod
+    def _check_key(name: str, dedupe_key: Any) -> None:
+        if dedupe_key is not None and (not isinstance(dedupe_key, str) or not dedupe_key or len(dedupe_key) > 300):
+            raise ValueError(f"job {name!r}: dedupe_key must be a non-empty string of at most 300 characters")
 
     async def enqueue_in(self, name: str, delay_seconds: float, /, **args: Any) -> str | None:
         """Queue job ``name`` to run ``delay_seconds`` from now (``enqueue(name, delay=...)``)."""

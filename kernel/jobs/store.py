@@ -32,9 +32,12 @@ def dedupe_value(site_id: str | None, name: str, key: str | None) -> str | None:
 
 
 async def insert_job(conn: AsyncConnection, *, site_id: str | None, name: str, args: dict[str, Any],
-                     due_at: dt.datetime, dedupe_key: str | None, now: dt.datetime) -> str | None:
+                     due_at: dt.datetime, dedupe_key: str | None, now: dt.datetime,
+                     replace: bool = False) -> str | None:
     """Insert one pending job on ``conn`` (the caller's transaction); returns its id, or None
-    when a pending job with the same dedupe key already waits (then nothing is inserted)."""
+    when a pending job with the same dedupe key already waits (then nothing is inserted). With
+    ``replace``, that pending job takes the new arguments and due time instead, and its id is
+    returned (a release whose publication time moved)."""
     job_id = uuid.uuid4().hex
     values = {"id": job_id, "site_id": site_id, "name": name, "args": args,
               "dedupe": dedupe_value(site_id, name, dedupe_key), "status": PENDING, "due_at": due_at,
@@ -48,9 +51,22 @@ async def insert_job(conn: AsyncConnection, *, site_id: str | None, name: str, a
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
-    stmt = dialect_insert(jobs).values(**values).on_conflict_do_nothing(
-        index_elements=[jobs.c.dedupe], index_where=jobs.c.status == PENDING).returning(jobs.c.id)
-    return (await conn.execute(stmt)).scalar()
+    stmt = dialect_insert(jobs).values(**values)
+    if replace:
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[jobs.c.dedupe], index_where=jobs.c.status == PENDING,
+            set_={"args": stmt.excluded.args, "due_at": stmt.excluded.due_at, "updated_at": stmt.excluded.updated_at})
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=[jobs.c.dedupe], index_where=jobs.c.status == PENDING)
+    return (await conn.execute(stmt.returning(jobs.c.id))).scalar()
+
+
+async def cancel_pending(conn: AsyncConnection, *, site_id: str | None, name: str, dedupe_key: str) -> int:
+    """Delete the pending job of this site, name and dedupe key, if one waits; returns how many
+    (0 or 1). A job a worker already claimed is not stopped."""
+    result = await conn.execute(delete(jobs).where(jobs.c.dedupe == dedupe_value(site_id, name, dedupe_key),
+                                                   jobs.c.status == PENDING))
+    return int(result.rowcount or 0)
 
 
 def _due(now: dt.datetime) -> Any:

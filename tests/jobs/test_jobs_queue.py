@@ -392,3 +392,38 @@ async def test_a_broken_periodic_job_keeps_only_its_latest_failure(app, run_due_
     [row] = await rows(app.kernel)
     assert (row["status"], row["last_error"]) == ("failed", "RuntimeError: still broken")
     assert aware(row["updated_at"]) == start + dt.timedelta(minutes=2)
+
+
+async def test_a_moved_publication_time_replaces_the_pending_job_and_cancel_removes_it(app, run_due_jobs):
+    seen = []
+
+    async def publish(kernel, site_id, release, version):
+        seen.append((release, version))
+
+    jobs = app.kernel.jobs
+    jobs.task("demo.publish", publish)
+    t1 = now_utc() + dt.timedelta(hours=1)
+    t2 = t1 + dt.timedelta(hours=1)
+    first = await jobs.enqueue("demo.publish", site_id="default", release="r1", version=1, run_at=t1,
+                               dedupe_key="r1")
+    async with app.kernel.unit_of_work("default") as uow:
+        moved = await uow.enqueue("demo.publish", site_id="default", release="r1", version=2, run_at=t2,
+                                  dedupe_key="r1", replace=True)
+    assert moved == first
+    [row] = await rows(app.kernel)
+    assert (aware(row["due_at"]), row["args"]["version"]) == (t2, 2)
+    assert await run_due_jobs(app.kernel, now=t1) == []
+    assert [r.ok for r in await run_due_jobs(app.kernel, now=t2)] == [True] and seen == [("r1", 2)]
+
+    # Cancelling in a unit of work that rolls back cancels nothing.
+    await jobs.enqueue("demo.publish", site_id="default", release="r2", version=1, run_at=t1, dedupe_key="r2")
+    with pytest.raises(RuntimeError):
+        async with app.kernel.unit_of_work("default") as uow:
+            assert await jobs.cancel("demo.publish", dedupe_key="r2", site_id="default", uow=uow)
+            raise RuntimeError("rolled back")
+    assert len(await rows(app.kernel)) == 1
+    assert await jobs.cancel("demo.publish", dedupe_key="r2", site_id="other") is False  # another site's key
+    assert await jobs.cancel("demo.publish", dedupe_key="r2", site_id="default") is True
+    assert await rows(app.kernel) == []
+    with pytest.raises(ValueError):
+        await jobs.enqueue("demo.publish", site_id="default", release="r3", version=1, replace=True)
