@@ -125,7 +125,7 @@ async def startup_kernel(kernel: Kernel) -> None:
     await kernel.bus.start()
     kernel.jobs.bind(kernel, asyncio.get_running_loop())
     await call_all(kernel.pm.hook.startup, kernel=kernel)
-    if kernel.settings.jobs_inprocess and kernel.jobs.backend == "sqlite":
+    if kernel.settings.jobs_inprocess and not kernel.settings.redis_url:
         kernel.state["consumer"] = start_consumer_if_leader(kernel)
     kernel.started = True
 
@@ -133,8 +133,10 @@ async def startup_kernel(kernel: Kernel) -> None:
 def start_consumer_if_leader(kernel: Kernel) -> Any:
     """Start the in-process job consumer in one worker process only.
 
-    Several ``svc serve`` workers share one SQLite queue; an exclusive lock on a file in the data
-    dir elects the one that consumes (and runs periodic jobs), so ticks do not run N times.
+    Without Redis (the embedded default), ``svc serve`` consumes the job queue itself. Claims
+    and periodic ticks are safe with any number of consumers, but on SQLite each claim takes
+    the write lock: an exclusive lock on a file in the data dir elects the one worker process
+    that consumes, so the others do not compete with requests for it.
     """
     import fcntl
 
@@ -152,9 +154,9 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if not kernel.started:
         return
     kernel.started = False
+    await kernel.jobs.stop_consumer()  # running jobs are given back to the queue
     lock = kernel.state.pop("consumer", None)
     if lock is not None:
-        await kernel.jobs.stop_consumer()
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
     await kernel.bus.stop()

@@ -1,4 +1,4 @@
-"""The ``svc`` command: serve, worker, migrate, sites, plugins (plus ``register_commands``)."""
+"""The ``svc`` command: serve, worker, jobs, migrate, sites, plugins (plus ``register_commands``)."""
 
 from __future__ import annotations
 
@@ -60,33 +60,46 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from kernel.app import build_kernel, shutdown_kernel, startup_kernel
 
     settings = _settings()
-    if not settings.redis_url:
-        print("svc worker: SVC_REDIS_URL is not set; without Redis, `svc serve` runs the jobs itself",
-              file=sys.stderr)
-        return 2
     migrate(settings)
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
 
-    class StartedKernel:
-        """What run_worker expects: the kernel, started on the worker's loop, with shutdown()."""
-
-        def __init__(self) -> None:
-            self.kernel = kernel
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(kernel, name)
-
-        async def shutdown(self) -> None:
-            await shutdown_kernel(kernel)
-
-    async def kernel_factory() -> Any:
+    async def startup() -> Any:
         await startup_kernel(kernel)
-        return StartedKernel()
+        return kernel
 
-    kernel.jobs.run_worker(kernel_factory, workers=args.workers)
+    kernel.jobs.run_worker(startup, shutdown_kernel, workers=args.workers)
     return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    migrate(_settings())
+    status = _run(_with_kernel(lambda k: k.jobs.status(site_id=args.site, failures=args.failures)))
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(format_job_status(status))
+    return 0
+
+
+def format_job_status(status: dict[str, Any]) -> str:
+    """The text ``svc jobs`` prints: one line per job with its counts, then recent failures."""
+    head = f"{'job':<32} {'kind':<9} {'schedule':<18} {'pending':>7} {'due':>5} {'running':>7} {'failed':>6}"
+    lines = [head]
+    for job in status["jobs"]:
+        kind = job.get("kind") or "unknown"
+        lines.append(f"{job['name']:<32} {kind:<9} {job.get('schedule') or '-':<18} {job['pending']:>7} "
+                     f"{job['due']:>5} {job['running']:>7} {job['failed']:>6}")
+    t = status["totals"]
+    lines.append(f"{'total':<61} {t['pending']:>7} {t['due']:>5} {t['running']:>7} {t['failed']:>6}")
+    failures = status["recentFailures"]
+    lines.append("recent failures:" if failures else "recent failures: none")
+    for f in failures:
+        error = (f["error"] or "").splitlines()[-1] if f["error"] else ""
+        lines.append(f"  {f['failedAt']}  {f['name']}  site={f['siteId'] or '-'}  attempts={f['attempts']}  "
+                     f"id={f['id']}  {error}")
+    return "\n".join(lines)
 
 
 def _run(coro: Any) -> Any:
@@ -193,9 +206,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     serve.add_argument("--workers", type=int, default=None)
     serve.set_defaults(func=cmd_serve)
 
-    worker = sub.add_parser("worker", help="run the job queue consumer (with Redis)")
-    worker.add_argument("--workers", type=int, default=2)
+    worker = sub.add_parser("worker", help="run the job queue consumer")
+    worker.add_argument("--workers", type=int, default=None,
+                        help="jobs run at once (default SVC_JOBS_CONCURRENCY)")
     worker.set_defaults(func=cmd_worker)
+
+    jobs = sub.add_parser("jobs", help="job queue status: registered jobs, counts, recent failures")
+    jobs.add_argument("--site", default=None, help="only this site's jobs")
+    jobs.add_argument("--failures", type=int, default=10, help="how many recent failures to show")
+    jobs.add_argument("--json", action="store_true")
+    jobs.set_defaults(func=cmd_jobs)
 
     sub.add_parser("migrate", help="create or upgrade the database schema").set_defaults(func=cmd_migrate)
 

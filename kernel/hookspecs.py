@@ -99,10 +99,13 @@ def register_site_caches(kernel: Any) -> list[Any]:
 
 @hookspec
 def register_jobs(jobs: Any, kernel: Any) -> None:
-    """Register background jobs: ``jobs.task(name, fn)`` for queued jobs and
-    ``jobs.periodic(name, fn, every_seconds=... | cron=...)`` for ticks.
+    """Register background jobs: ``jobs.task(name, fn, retries=, retry_delay=, retry_max_delay=,
+    timeout=, owner=)`` for queued jobs and ``jobs.periodic(name, fn, every_seconds=... | cron=...)``
+    for ticks.
 
-    Job functions are coroutine functions ``fn(kernel, **kwargs)``. Synchronous.
+    Job functions are coroutine functions ``fn(kernel, **args)`` with JSON arguments; they run
+    concurrently on a worker's event loop, at least once. Enqueue with ``uow.enqueue(name, ...)``
+    (in the write's transaction) or ``kernel.jobs.enqueue(name, ...)``. Synchronous.
     """
 
 

@@ -11,6 +11,7 @@
   no credentials in ``site``.
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
+- ``run_due_jobs``: ``await run_due_jobs(kernel, now=...)`` runs the jobs due then, in the test.
 
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
 ``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
@@ -430,3 +431,25 @@ def record_events(svc_app: TestApp) -> Iterator[Callable[[str], Recorder]]:
 def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
     """Every action event of the default app, recorded for the test."""
     return record_events("*")
+
+
+# -- Jobs ----------------------------------------------------------------------------------------
+# Apps in tests start with SVC_JOBS_INPROCESS=false: no background worker runs, and a test runs
+# the jobs it enqueued when it chooses, at the time it chooses.
+
+
+async def run_due_jobs(kernel_or_app: Any, now: Any = None, *, periodic: bool = True) -> list[Any]:
+    """Run every job due at ``now`` (an aware datetime; default: the current time) in this task,
+    and then the jobs those enqueue that are due by then; returns the ``JobRun`` outcomes.
+
+    Failed runs are retried at ``now`` plus their backoff, so pass a later ``now`` to run the
+    retry. With ``periodic``, the periodic ticks due at ``now`` run too.
+    """
+    kernel = getattr(kernel_or_app, "kernel", kernel_or_app)
+    return await kernel.jobs.run_due(now, periodic=periodic)
+
+
+@pytest.fixture(name="run_due_jobs")
+def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
+    """``await run_due_jobs(kernel_or_app, now=None)``: see ``kernel.testing.run_due_jobs``."""
+    return run_due_jobs

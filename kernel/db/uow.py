@@ -77,6 +77,11 @@ class UnitOfWork:
         """Queue an action event for after commit."""
         self._actions.append((event, payload))
 
+    async def enqueue(self, job: str, /, **options_and_args: Any) -> str | None:
+        """Queue background job ``job`` in this transaction: it exists only if the write commits
+        (``kernel.jobs.enqueue(job, uow=self, ...)``; same options and arguments)."""
+        return await self.kernel.jobs.enqueue(job, uow=self, **options_and_args)
+
     def after_commit(self, fn: Any) -> None:
         """Run ``fn()`` (sync or async) after a successful commit, before the actions."""
         self._after_commit.append(fn)
