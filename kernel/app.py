@@ -33,6 +33,7 @@ from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
 from kernel.settings import Settings
 from kernel.storage import make_storage
+from kernel.topics import Topics
 
 log = logging.getLogger("svc.app")
 
@@ -60,6 +61,8 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         rate_limiter=make_rate_limiter(settings),
     )
     kernel.bus.kernel = kernel
+    kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
+                           queue_size=settings.topic_queue_size)
     kernel.access = AccessControl(kernel)
     kernel.bus.on_action(ACCESS_CHANGED, kernel.access.on_changed)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
@@ -106,6 +109,7 @@ async def startup_kernel(kernel: Kernel) -> None:
     if kernel.started:
         return
     await kernel.bus.start()
+    await kernel.topics.start()
     kernel.jobs.bind(kernel, asyncio.get_running_loop())
     await call_all(kernel.pm.hook.startup, kernel=kernel)
     if kernel.settings.jobs_inprocess and kernel.jobs.backend == "sqlite":
@@ -140,6 +144,7 @@ async def shutdown_kernel(kernel: Kernel) -> None:
         await kernel.jobs.stop_consumer()
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
+    await kernel.topics.stop()
     await kernel.bus.stop()
     await kernel.cache.close()
     await kernel.rate_limiter.close()
