@@ -22,11 +22,14 @@ from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
+from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
+from kernel.http.live_metrics import register_live_metrics
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import make_rate_limiter
 from kernel.http.routing import Route, RouteTable
+from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
@@ -157,12 +160,15 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     kernel = build_kernel(settings, plugins)
     table = RouteTable()
     kernel.routes = _collect_routes(kernel)
+    gate = RouteGateMiddleware(kernel, table)
     middleware: list[Any] = [
         LifespanMiddleware(kernel),
         RequestIdMiddleware(kernel),
         MetricsMiddleware(kernel),
+        CorsMiddleware(kernel),
         RequestGuardMiddleware(kernel),
-        RouteGateMiddleware(kernel, table),
+        gate,
+        WebSocketGateMiddleware(kernel, table, gate),
     ]
     for impl in kernel.pm.hook.register_middleware.get_hookimpls():  # registration order
         middleware.extend(impl.function(kernel=kernel) or [])
@@ -177,5 +183,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
         else:
             app.add_route(route.template, route.resource)
     install_error_handlers(app, kernel)
+    register_live_metrics(kernel)
     app.kernel = kernel
     return app

@@ -11,6 +11,8 @@
   no credentials in ``site``.
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
+- ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
+  and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
 ``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
@@ -434,3 +436,9 @@ def record_events(svc_app: TestApp) -> Iterator[Callable[[str], Recorder]]:
 def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
     """Every action event of the default app, recorded for the test."""
     return record_events("*")
+
+
+# ---------------------------------------------------------------------------- live server
+# WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.
+
+from kernel.testing_live import LiveServer, live_app, live_server  # noqa: E402, F401
