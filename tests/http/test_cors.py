@@ -110,3 +110,10 @@ async def test_no_origin_no_cors_headers_but_vary(cors):
 ])
 def test_normalize_origin(value, expected):
     assert normalize_origin(value) == expected
+
+
+async def test_websocket_only_routes_stay_out_of_openapi(cors):
+    app, _admin, _sites = cors
+    paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
+    assert "/api/v1/live-test/news" in paths  # an SSE route is a GET
+    assert "/api/v1/live-test/echo" not in paths
