@@ -101,7 +101,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_DATABASE_URL", "", parse_database_url,
             "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
     Setting("SVC_REDIS_URL", "", str,
-            "Redis URL. Set: cache, rate limits, bus fan-out between workers and the huey queue use Redis."),
+            "Redis URL. Set: cache, rate limits, bus fan-out and live topics between workers and the huey queue use Redis."),
     Setting("SVC_REDIS_NAMESPACE", "svc", str,
             "Prefix of every Redis key and channel, so several deployments can share one Redis."),
     Setting("SVC_STORAGE", "", str,
