@@ -60,6 +60,18 @@ def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """A comma list of browser origins (``https://app.example.com``); ``*`` is refused, because
+    CORS here always allows credentials and so must name each origin."""
+    from kernel.http.origins import normalize_origin
+
+    origins = parse_csv(raw)
+    for origin in origins:
+        if normalize_origin(origin) is None or "://" not in origin:
+            raise ValueError(f"{origin!r} is not an origin like https://app.example.com")
+    return origins
+
+
 def parse_encryption_key(raw: str) -> str:
     import base64
     import binascii
@@ -131,7 +143,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
     Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
             "Addresses of load balancers whose X-Forwarded-For is trusted for the client IP (`*`: any)."),
-    Setting("SVC_CORS_ORIGINS", (), parse_csv,
+    Setting("SVC_CORS_ORIGINS", (), parse_origins,
             "Allowed browser origins of every site (comma list), besides each site's own (CORS, WebSocket Origin)."),
     Setting("SVC_TOPIC_QUEUE_SIZE", 256, parse_int(1),
             "Messages a live-topic subscriber may have waiting; past that it lags (or is dropped)."),

@@ -367,11 +367,19 @@ class Topics:
     async def _connect(self) -> None:
         pubsub = self._redis.pubsub()
         try:
-            channels = [k for k, is_pattern in self._remote.items() if not is_pattern]
-            patterns = [k for k, is_pattern in self._remote.items() if is_pattern]
-            await pubsub.subscribe(self._control, *channels)
-            if patterns:
-                await pubsub.psubscribe(*patterns)
+            await pubsub.subscribe(self._control)
+            done: set[str] = set()
+            # Subscriptions opened while this runs see no pubsub yet and leave their key in
+            # _remote: loop until nothing is left, with no await between the last check and
+            # publishing self._pubsub below.
+            while todo := {k: p for k, p in self._remote.items() if k not in done}:
+                channels = [k for k, is_pattern in todo.items() if not is_pattern]
+                patterns = [k for k, is_pattern in todo.items() if is_pattern]
+                if channels:
+                    await pubsub.subscribe(*channels)
+                if patterns:
+                    await pubsub.psubscribe(*patterns)
+                done.update(todo)
         except BaseException:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()

@@ -117,3 +117,11 @@ async def test_websocket_only_routes_stay_out_of_openapi(cors):
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert "/api/v1/live-test/news" in paths  # an SSE route is a GET
     assert "/api/v1/live-test/echo" not in paths
+
+
+@pytest.mark.parametrize("value", ["*", "app.example.com", "ftp://files.example.com", "https://a.example.com, *"])
+def test_a_bad_cors_origin_stops_the_start(value):
+    from kernel.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match="SVC_CORS_ORIGINS"):
+        Settings.from_env(environ={"SVC_CORS_ORIGINS": value})

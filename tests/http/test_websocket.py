@@ -10,6 +10,7 @@ from httpx_ws import WebSocketDisconnect
 
 from kernel import ANONYMOUS, Principal, TicketGrant
 from kernel.http.websocket import CLOSE_CODES, close_code_for
+from kernel.testing import svc_test_redis_url
 from tests.http.live_plugin import LivePlugin
 
 ECHO = "/api/v1/live-test/echo"
@@ -203,3 +204,13 @@ async def test_metrics_count_sockets_and_subscribers(live):
     text = (await live.server.client.get("/metrics")).text
     assert 'svc_websocket_outcomes_total{outcome="4401"} 1.0' in text
     assert 'svc_websocket_outcomes_total{outcome="accepted"}' in text
+
+
+@pytest.mark.skipif(not svc_test_redis_url(), reason="SVC_TEST_REDIS_URL is not set")
+async def test_a_topic_published_by_one_process_reaches_a_socket_of_another(live, make_app):
+    other = await make_app(plugins=[LivePlugin()])  # another app (process) on the same Redis namespace
+    async with live.server.ws("/api/v1/live-test/topic", headers=live.headers()) as ws:
+        assert await ws.receive_json() == {"type": "ready"}
+        await ws.send_json({"go": True})
+        await other.kernel.topics.publish(live.site, "news.flash", {"id": "from-elsewhere"})
+        assert (await ws.receive_json())["data"] == {"id": "from-elsewhere"}
