@@ -7,7 +7,7 @@ Plugins import from here: ``hookimpl`` to implement hooks, ``Route`` to declare 
 
 __version__ = "0.1.0"
 
-from kernel.auth.principal import ANONYMOUS, Principal  # noqa: E402
+from kernel.auth.principal import ANONYMOUS, Principal, TicketGrant  # noqa: E402
 from kernel.bus import EventContext  # noqa: E402
 from kernel.errors import ApiError  # noqa: E402
 from kernel.hookspecs import hookimpl  # noqa: E402
@@ -28,6 +28,7 @@ __all__ = [
     "SecretError",
     "Setting",
     "SiteCacheSpec",
+    "TicketGrant",
     "__version__",
     "hookimpl",
     "ops",

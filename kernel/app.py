@@ -21,11 +21,14 @@ from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
+from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
+from kernel.http.live_metrics import register_live_metrics
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
 from kernel.http.routing import Route, RouteTable
+from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
@@ -34,6 +37,7 @@ from kernel.secrets import Secrets
 from kernel.settings import Settings
 from kernel.sitecache import SiteCaches, SiteCacheSpec
 from kernel.storage import make_storage
+from kernel.topics import Topics
 
 log = logging.getLogger("svc.app")
 
@@ -64,6 +68,8 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     )
     kernel.bus.kernel = kernel
     declare_site_caches(kernel)
+    kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
+                           queue_size=settings.topic_queue_size)
     kernel.access = AccessControl(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
@@ -123,6 +129,7 @@ async def startup_kernel(kernel: Kernel) -> None:
     if kernel.started:
         return
     await kernel.bus.start()
+    await kernel.topics.start()
     kernel.jobs.bind(kernel, asyncio.get_running_loop())
     await call_all(kernel.pm.hook.startup, kernel=kernel)
     if kernel.settings.jobs_inprocess and not kernel.settings.redis_url:
@@ -159,6 +166,7 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if lock is not None:
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
+    await kernel.topics.stop()
     await kernel.bus.stop()
     await kernel.cache.close()
     await kernel.rate_limiter.close()
@@ -173,12 +181,15 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     kernel.routes = _collect_routes(kernel)
     kernel.rate_buckets = collect_rate_buckets(kernel.pm, kernel)
     check_route_buckets(kernel.routes, kernel.rate_buckets)
+    gate = RouteGateMiddleware(kernel, table)
     middleware: list[Any] = [
         LifespanMiddleware(kernel),
         RequestIdMiddleware(kernel),
         MetricsMiddleware(kernel),
+        CorsMiddleware(kernel),
         RequestGuardMiddleware(kernel),
-        RouteGateMiddleware(kernel, table),
+        gate,
+        WebSocketGateMiddleware(kernel, table, gate),
     ]
     for impl in kernel.pm.hook.register_middleware.get_hookimpls():  # registration order
         middleware.extend(impl.function(kernel=kernel) or [])
@@ -193,5 +204,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
         else:
             app.add_route(route.template, route.resource)
     install_error_handlers(app, kernel)
+    register_live_metrics(kernel)
     app.kernel = kernel
     return app

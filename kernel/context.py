@@ -22,13 +22,14 @@ if TYPE_CHECKING:
     from kernel.sitecache import SiteCaches
     from kernel.storage import Storage
     from kernel.tenancy.scope import SiteDB
+    from kernel.topics import Topics
 
 
 @dataclass
 class Kernel:
     """Everything a plugin may use: settings, plugin manager, database, bus, cache, storage,
-    mailer, jobs, the rate limiter, the bounded per-site caches (``site_caches``) and the
-    secrets keyring (``secrets``). One per app; no global state."""
+    mailer, jobs, the rate limiter, the live topics, the bounded per-site caches (``site_caches``)
+    and the secrets keyring (``secrets``). One per app; no global state."""
 
     settings: Settings
     pm: pluggy.PluginManager
@@ -49,6 +50,7 @@ class Kernel:
     health_checks: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     started: bool = False
+    topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
 
     def unit_of_work(self, site_id: str | None, principal: Any = None,
                      request_id: str | None = None) -> UnitOfWork:

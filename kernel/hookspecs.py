@@ -200,6 +200,32 @@ def authenticate(request: Any, kernel: Any, site: Any) -> Any:
 
 
 @hookspec(firstresult=True)
+def authenticate_ticket(ticket: str, request: Any, kernel: Any, route: Any) -> Any:
+    """Redeem the ``?ticket=`` of a route declared with ``Route(tickets=True)`` (a WebSocket
+    handshake, or an SSE stream a browser's ``EventSource`` opens without headers).
+
+    Return a ``kernel.TicketGrant(site_id, principal)`` for a ticket the plugin minted, ``None``
+    for one it does not know, or raise ``ApiError`` (401 for an expired or reused ticket). The
+    site comes from the grant: an ``X-Svc-Site`` header on the request is ignored. Tickets are
+    meant to be single-use and short-lived; checking that is the minting plugin's duty. No
+    plugin claiming the ticket means 401 (close code 4401 on a socket). First result wins.
+    May be async.
+    """
+
+
+@hookspec
+def site_allowed_origins(kernel: Any, site_id: str) -> list[str] | None:
+    """Return the browser origins ``site_id`` allows (contract.md: its ``siteUrl`` and ``domain``).
+
+    Each value may be an origin (``https://blog.example.com``), a URL (its path is dropped) or a
+    bare host (``blog.example.com`` means ``https://blog.example.com``). The answers of every
+    implementation are merged with ``SVC_CORS_ORIGINS``; CORS answers and the WebSocket Origin
+    check both use the result. Called for every request that carries an ``Origin`` header, so
+    answer from a cache. May be async.
+    """
+
+
+@hookspec(firstresult=True)
 def load_access(kernel: Any, site_id: str, principal: Any) -> Any:
     """Return a ``kernel.access.AccessSnapshot`` for ``principal`` in ``site_id``: its role,
     role chain, teams, admin flag and every permission rule that applies.

@@ -61,6 +61,18 @@ def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """A comma list of browser origins (``https://app.example.com``); ``*`` is refused, because
+    CORS here always allows credentials and so must name each origin."""
+    from kernel.http.origins import normalize_origin
+
+    origins = parse_csv(raw)
+    for origin in origins:
+        if normalize_origin(origin) is None or "://" not in origin:
+            raise ValueError(f"{origin!r} is not an origin like https://app.example.com")
+    return origins
+
+
 def parse_encryption_key(raw: str) -> str:
     """``SVC_ENCRYPTION_KEY``: base64 of 32 bytes, optionally ``<key id>:<base64>``."""
     from kernel.secrets import parse_key_entry
@@ -136,7 +148,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_DATABASE_URL", "", parse_database_url,
             "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
     Setting("SVC_REDIS_URL", "", str,
-            "Redis URL. Set: cache, rate limits and bus fan-out between workers use Redis, and jobs run in `svc worker`."),
+            "Redis URL. Set: cache, rate limits, bus fan-out and live topics between workers use Redis, and jobs run in `svc worker`."),
     Setting("SVC_REDIS_NAMESPACE", "svc", str,
             "Prefix of every Redis key and channel, so several deployments can share one Redis."),
     Setting("SVC_STORAGE", "", str,
@@ -172,7 +184,12 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
     Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
             "Addresses of load balancers whose X-Forwarded-For is trusted for the client IP (`*`: any)."),
-    Setting("SVC_CORS_ORIGINS", (), parse_csv, "Extra allowed browser origins (comma list)."),
+    Setting("SVC_CORS_ORIGINS", (), parse_origins,
+            "Allowed browser origins of every site (comma list), besides each site's own (CORS, WebSocket Origin)."),
+    Setting("SVC_TOPIC_QUEUE_SIZE", 256, parse_int(1),
+            "Messages a live-topic subscriber may have waiting; past that it lags (or is dropped)."),
+    Setting("SVC_SSE_HEARTBEAT_SECONDS", 15, parse_int(1),
+            "Seconds between heartbeat comments on an idle Server-Sent Events stream."),
     Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),
     Setting("SVC_SMTP_PORT", 25, parse_int(1), "SMTP port."),
     Setting("SVC_SMTP_USER", "", str, "SMTP user name (optional)."),

@@ -12,6 +12,8 @@
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
 - ``run_due_jobs``: ``await run_due_jobs(kernel, now=...)`` runs the jobs due then, in the test.
+- ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
+  and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
 ``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
@@ -453,3 +455,8 @@ async def run_due_jobs(kernel_or_app: Any, now: Any = None, *, periodic: bool = 
 def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
     """``await run_due_jobs(kernel_or_app, now=None)``: see ``kernel.testing.run_due_jobs``."""
     return run_due_jobs
+
+# ---------------------------------------------------------------------------- live server
+# WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.
+
+from kernel.testing_live import LiveServer, live_app, live_server  # noqa: E402, F401

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import falcon
@@ -13,6 +14,7 @@ import falcon
 from kernel.auth.principal import ANONYMOUS, Principal
 from kernel.context import RequestContext
 from kernel.errors import ApiError
+from kernel.http.tickets import redeem_ticket
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:
@@ -21,6 +23,11 @@ if TYPE_CHECKING:
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SUPPORTED_API_VERSIONS = ("1",)
+
+
+def valid_request_id(value: str | None) -> bool:
+    """A client's ``X-Request-Id`` is kept only when short and plain (it ends up in logs)."""
+    return bool(value and _REQUEST_ID.match(value))
 
 
 def request_context(req: falcon.asgi.Request) -> RequestContext:
@@ -75,18 +82,29 @@ class RouteGateMiddleware:
         route = self.table.for_template(req.uri_template)
         if route is None:
             return
-        ctx = request_context(req)
+        await self.admit(req, request_context(req), route, req.method, resp)
+
+    async def admit(self, req: Any, ctx: RequestContext, route: Route, method: str, resp: Any,
+                    after_site: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Site, principal, auth level and rate limit of ``route`` for ``method``; shared by
+        HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the Origin check as
+        ``after_site``). ``resp`` receives the rate-limit headers (anything with ``set_header``)."""
         req.context.route = route
-        if route.site != "none":
-            await self._resolve_site(req, ctx, route)
-        # A route that reads its own credential (a scrape token) stays anonymous: the chain would
-        # reject a non-JWT bearer before the responder could check it.
-        principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
+        # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
+        principal = await redeem_ticket(self.kernel, req, ctx, route)
+        if principal is None:
+            if route.site != "none":
+                await self._resolve_site(req, ctx, route)
+            # A route that reads its own credential (a scrape token) stays anonymous: the chain
+            # would reject a non-JWT bearer before the responder could check it.
+            principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
+        if after_site is not None:
+            await after_site()
         if ctx.site_id is not None:
             principal = await self.kernel.access.resolve(principal, ctx.site_id)
         ctx.principal = principal
-        self._enforce_auth(route.auth_for(req.method), ctx)
-        bucket = route.rate_limit_for(req.method)
+        self._enforce_auth(route.auth_for(method), ctx)
+        bucket = route.rate_limit_for(method)
         if bucket:
             await self._rate_limit(bucket, req, resp, ctx)
 

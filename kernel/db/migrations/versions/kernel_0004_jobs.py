@@ -1,7 +1,7 @@
 """kernel: the job queue (svc_jobs) and periodic ticks (svc_job_ticks)
 
 Revision ID: kernel_0004_jobs
-Revises: k0002_audit
+Revises: kernel_0002_audit
 Create Date: 2026-11-26
 """
 import sqlalchemy as sa
