@@ -1,13 +1,13 @@
 """kernel: the job queue (svc_jobs) and periodic ticks (svc_job_ticks)
 
-Revision ID: kernel_0004_jobs
+Revision ID: kernel_0003_jobs
 Revises: kernel_0002_audit
 Create Date: 2026-11-26
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "kernel_0004_jobs"
+revision = "kernel_0003_jobs"
 down_revision = "kernel_0002_audit"
 branch_labels = None
 depends_on = None
