@@ -11,6 +11,7 @@ relative imports, and ``importlib.import_module("...")`` / ``__import__("...")``
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,7 @@ def test_plugins_import_each_other_only_through_api_and_requires():
     ("from ..query import ir", "plugins.items.query.ir"),
     ("import importlib\nimportlib.import_module('plugins.schema.types')", "plugins.schema.types"),
 ])
-def test_imports_are_found_in_every_form(tmp_path, monkeypatch, source, expected):
+def test_imports_are_found_in_every_form(monkeypatch, source, expected):
     path = PLUGINS / "items" / "query" / "_layout_probe.py"
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source)
     assert expected in [name for _, name in imported_modules(path)]
@@ -133,7 +134,7 @@ def test_breaches_are_reported(monkeypatch):
         ROOT / "plugins" / "items" / "search.py": "from plugins.schema.api import get_schema",
         ROOT / "plugins" / "utils" / "service.py": "from plugins.items import api",
     }
-    monkeypatch.setattr("tests.test_layout._python_files", lambda folder: sorted(sources))
+    monkeypatch.setattr(sys.modules[__name__], "_python_files", lambda folder: sorted(sources))
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: sources[self])
     found = plugin_breaches({"accounts": ("access",), "items": ("schema",), "utils": ()})
     assert len(found) == 2
