@@ -22,6 +22,7 @@ from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
+from kernel.events import EventLog
 from kernel.http.errors import install_error_handlers
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
@@ -44,7 +45,8 @@ def database_url(settings: Settings) -> str:
 def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None = None) -> Kernel:
     """Everything but the HTTP app: plugin manager, settings of plugins, services."""
     settings = settings or Settings.from_env()
-    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks)
+    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks,
+                                    extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
     kernel = Kernel(
@@ -66,10 +68,20 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})
     pm.hook.register_event_handlers(bus=kernel.bus, kernel=kernel)
+    kernel.events = EventLog(kernel)
+    for consumers in pm.hook.register_event_consumers(kernel=kernel):
+        for consumer in consumers or []:
+            kernel.events.register(consumer)
+    kernel.jobs.periodic("events.prune", prune_events, every_seconds=3600, owner="kernel")
     pm.hook.register_jobs(jobs=kernel.jobs, kernel=kernel)
     for checks in pm.hook.register_health_checks(kernel=kernel):
         kernel.health_checks.update(checks or {})
     return kernel
+
+
+async def prune_events(kernel: Kernel) -> None:
+    """The hourly job that applies ``SVC_CDC_RETENTION_DAYS`` to the event log."""
+    await kernel.events.prune()
 
 
 def _collect_routes(kernel: Kernel) -> list[Route]:
@@ -110,6 +122,7 @@ async def startup_kernel(kernel: Kernel) -> None:
     await call_all(kernel.pm.hook.startup, kernel=kernel)
     if kernel.settings.jobs_inprocess and kernel.jobs.backend == "sqlite":
         kernel.state["consumer"] = start_consumer_if_leader(kernel)
+    await kernel.events.start()  # the durable consumers' dispatcher (when any is registered)
     kernel.started = True
 
 
@@ -135,6 +148,7 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if not kernel.started:
         return
     kernel.started = False
+    await kernel.events.stop()
     lock = kernel.state.pop("consumer", None)
     if lock is not None:
         await kernel.jobs.stop_consumer()

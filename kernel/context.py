@@ -38,6 +38,7 @@ class Kernel:
     jobs: JobQueue
     rate_limiter: Any
     access: Any = None
+    events: Any = None  # kernel.events.EventLog
     routes: list[Any] = field(default_factory=list)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
     health_checks: dict[str, Any] = field(default_factory=dict)
@@ -45,9 +46,9 @@ class Kernel:
     started: bool = False
 
     def unit_of_work(self, site_id: str | None, principal: Any = None,
-                     request_id: str | None = None) -> UnitOfWork:
-        """One transaction; its action events are released after commit."""
-        return UnitOfWork(self, site_id, principal, request_id)
+                     request_id: str | None = None, cause: str | None = None) -> UnitOfWork:
+        """One transaction; its durable events commit with it, its actions run after commit."""
+        return UnitOfWork(self, site_id, principal, request_id, cause)
 
     def enabled(self, plugin: str) -> bool:
         return any(p.name == plugin and p.enabled for p in self.plugins)

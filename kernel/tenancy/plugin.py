@@ -43,6 +43,13 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     bus.on_action(service.SITE_EVENT, forget)
 
 
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    from kernel.events.log import forget_site
+
+    await forget_site(conn, site_id)
+
+
 @hookimpl(trylast=True)
 async def startup(kernel: Any) -> None:
     await service.ensure_default_site(kernel)
