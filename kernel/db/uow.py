@@ -93,7 +93,8 @@ class UnitOfWork:
 
     def event_context(self, in_transaction: bool = True) -> EventContext:
         return EventContext(site_id=self.site_id, principal=self.principal, kernel=self.kernel,
-                            conn=self.conn if in_transaction else None, request_id=self.request_id)
+                            conn=self.conn if in_transaction else None, request_id=self.request_id,
+                            uow=self if in_transaction else None)
 
     async def filter(self, event: str, payload: Any) -> Any:
         """Run the bus filters of ``event`` inside this transaction."""
