@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import distinct, literal_column, select
+from sqlalchemy import literal_column, select
 
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
@@ -171,14 +171,14 @@ class Dispatcher:
                     select(literal_column("pg_snapshot_xmin(pg_current_snapshot())::text::bigint")))).scalar_one())
                 # Every event with txid < horizon is committed and visible now; those at or above
                 # the previous horizon are the ones not seen by the previous scan.
-                stmt = select(distinct(events.c.site_id)).where(events.c.txid < horizon)
+                stmt = select(events.c.site_id).distinct().where(events.c.txid < horizon)
                 if self._scanned is not None:
                     stmt = stmt.where(events.c.txid >= self._scanned)
                 sites = list((await conn.execute(stmt)).scalars())
                 self._scanned = horizon
             else:
                 last = (await conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1))).scalar()
-                stmt = select(distinct(events.c.site_id))
+                stmt = select(events.c.site_id).distinct()
                 if self._scanned is not None:
                     stmt = stmt.where(events.c.id > self._scanned)
                 sites = list((await conn.execute(stmt.where(events.c.id <= (last or 0)))).scalars())
