@@ -34,7 +34,7 @@ def env(tmp_path):
 def test_migrate_is_idempotent(env):
     first = run_svc("migrate", env=env)
     assert first.returncode == 0, first.stderr
-    assert "k0002_audit" in first.stdout
+    assert "kernel_0003_events" in first.stdout
     second = run_svc("migrate", env=env)
     assert second.returncode == 0 and second.stdout == first.stdout
 
