@@ -39,6 +39,7 @@ log = logging.getLogger("svc.events")
 
 Handler = Callable[[Any, str, list[Event]], Awaitable[None]]
 CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process
+EXPECT_RETRY = 0.05  # seconds between reads for a local commit not visible yet
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,11 @@ class Dispatcher:
         self._running: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._again: set[tuple[str, str]] = set()  # marked while running: run again after
         self._deferred: set[tuple[str, str]] = set()  # held by another worker: try at the next scan
+        # Pairs woken by a local commit whose events a read did not see yet (on PostgreSQL an
+        # older transaction, even of another database, can hold the horizon back): retried
+        # every EXPECT_RETRY seconds until they show or ``poll`` seconds have passed.
+        self._expected: dict[tuple[str, str], float] = {}
+        self._moved: dict[tuple[str, str], bool] = {}  # the last run moved the checkpoint
         self._timers: set[asyncio.TimerHandle] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -124,13 +130,16 @@ class Dispatcher:
         except RuntimeError:
             running = None
         if running is loop:
-            self._mark_site(site_id)
+            self._mark_site(site_id, True)
         else:
-            loop.call_soon_threadsafe(self._mark_site, site_id)
+            loop.call_soon_threadsafe(self._mark_site, site_id, True)
 
-    def _mark_site(self, site_id: str) -> None:
+    def _mark_site(self, site_id: str, expect: bool = False) -> None:
+        assert self._loop is not None
         for name in self.consumers:
             self._dirty.add((site_id, name))
+            if expect:
+                self._expected[(site_id, name)] = self._loop.time() + self.poll
         self._wake.set()
 
     def _mark(self, pair: tuple[str, str]) -> None:
@@ -225,9 +234,16 @@ class Dispatcher:
 
     async def _dispatch_pair(self, site_id: str, name: str) -> None:
         consumer = self.consumers[name]
+        pair = (site_id, name)
         try:
             async with self._limit:
                 await self.run_once(site_id, consumer)
+            until = self._expected.get(pair)
+            moved = self._moved.pop(pair, False)
+            if until is not None and (moved or asyncio.get_running_loop().time() > until):
+                self._expected.pop(pair, None)
+            elif until is not None:
+                self._retry_later(pair, EXPECT_RETRY)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - the claim or the ack failed (database away); retry later
@@ -263,10 +279,15 @@ class Dispatcher:
                                 consumer.name, site_id, attempts, delay, exc)
                     self._retry_later((site_id, consumer.name), delay)
                     return done
-            last = not page.has_more
+            pair = (site_id, consumer.name)
+            # Woken again meanwhile (a new commit): keep the lease and read on, no new claim.
+            last = not page.has_more and pair not in self._again
+            self._again.discard(pair)
             if not await checkpoints.ack(db, held, page.next_cursor, self.lease, release=last):
                 log.warning("event consumer %s lost its lease on site %s", consumer.name, site_id)
                 return done
+            if page.next_cursor != cursor:
+                self._moved[pair] = True
             if page.events:
                 self.batches += 1
             done += len(page.events)
