@@ -28,11 +28,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import literal_column, select
+from sqlalchemy import select
 
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
-from kernel.events.log import START, Cursor, Event, read_after
+from kernel.events.log import START, Cursor, Event, horizon, read_after
 from kernel.events.tables import events
 
 log = logging.getLogger("svc.events")
@@ -176,15 +176,15 @@ class Dispatcher:
         db = self.kernel.db
         async with db.connect() as conn:
             if db.dialect == "postgresql":
-                horizon = int((await conn.execute(
-                    select(literal_column("pg_snapshot_xmin(pg_current_snapshot())::text::bigint")))).scalar_one())
+                bound = await horizon(conn, db.dialect)
+                assert bound is not None
                 # Every event with txid < horizon is committed and visible now; those at or above
                 # the previous horizon are the ones not seen by the previous scan.
-                stmt = select(events.c.site_id).distinct().where(events.c.txid < horizon)
+                stmt = select(events.c.site_id).distinct().where(events.c.txid < bound)
                 if self._scanned is not None:
                     stmt = stmt.where(events.c.txid >= self._scanned)
                 sites = list((await conn.execute(stmt)).scalars())
-                self._scanned = horizon
+                self._scanned = bound
             else:
                 last = (await conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1))).scalar()
                 stmt = select(events.c.site_id).distinct()

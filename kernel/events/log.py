@@ -10,10 +10,11 @@ lost 10 for good.
 
 **PostgreSQL: a visibility horizon.** Each event stores ``txid``, its transaction's id
 (``pg_current_xact_id()``, 64 bits, assigned in increasing order, never reused). A reader reads
-only events with ``txid < x``, where ``x = pg_snapshot_xmin(pg_current_snapshot())`` of its own
-statement: every transaction with an id below ``x`` has finished, so the set of events with
-``txid < x`` is final (the committed ones are all visible to the statement, and no transaction
-can get an id below ``x`` any more). Reading that final set in ``(txid, id)`` order and
+only events with ``txid < x``, where ``x`` is ``pg_snapshot_xmin(pg_current_snapshot())`` (the
+oldest transaction still running) refined to the oldest one running in this database (see
+``PG_HORIZON_SQL``): every transaction with an id below ``x`` has finished or cannot write this
+table, so the set of events with ``txid < x`` is final (the committed ones are visible to every
+later statement, and no transaction can get an id below ``x`` any more). Reading that final set in ``(txid, id)`` order and
 advancing the cursor to the last event returned, every event that commits later has
 ``txid >= x``, which sorts after the cursor: nothing is ever skipped.
 
@@ -42,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, delete, insert, literal_column, or_, select, true
+from sqlalchemy import and_, delete, insert, or_, select, text, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -52,8 +53,21 @@ from kernel.events.tables import checkpoints, events, retention
 
 TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 MAX_LIMIT = 1000
-# The horizon of a PostgreSQL statement: the oldest transaction id still running.
-PG_HORIZON = literal_column("pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+# The horizon on PostgreSQL: the oldest transaction still running *in this database* (else the
+# snapshot's xmax). Transaction ids are cluster-wide, so pg_snapshot_xmin alone would let any
+# transaction of another database on the server hold dispatch back; one of those cannot write
+# svc_events, so it is left out when pg_stat_activity names its database. An id it cannot place
+# (another role's session, a prepared transaction) counts as this database's: slower, never
+# wrong. Two running ids never share their low 32 bits (wraparound keeps them within 2^31).
+PG_HORIZON_SQL = text("""
+WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap)
+SELECT coalesce(
+  (SELECT min(x::text::bigint) FROM s, pg_snapshot_xip(s.snap) AS x
+    WHERE (x::text::bigint % 4294967296) NOT IN (
+      SELECT backend_xid::text::bigint FROM pg_stat_activity
+       WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database())),
+  (SELECT pg_snapshot_xmax(snap)::text::bigint FROM s))
+""")
 
 
 class Cursor(NamedTuple):
@@ -137,9 +151,17 @@ async def write(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
         await conn.execute(insert(events), list(rows))
 
 
-def _visible(dialect: str) -> Any:
+async def horizon(conn: AsyncConnection, dialect: str) -> int | None:
+    """The visibility horizon (PostgreSQL): every event with a smaller ``txid`` is committed or
+    gone for good, and visible to any statement from now on. None on SQLite (no horizon)."""
+    if dialect != "postgresql":
+        return None
+    return int((await conn.execute(PG_HORIZON_SQL)).scalar_one())
+
+
+def _visible(bound: int | None) -> Any:
     """Only events below the horizon (PostgreSQL); everything committed (SQLite)."""
-    return events.c.txid < PG_HORIZON if dialect == "postgresql" else true()
+    return true() if bound is None else events.c.txid < bound
 
 
 def _after(cursor: Cursor) -> Any:
@@ -165,10 +187,12 @@ def _event(row: Any) -> Event:
                  actor=row["actor"], cause=row["cause"])
 
 
-async def head(conn: AsyncConnection, dialect: str, site_id: str) -> Cursor:
+async def head(conn: AsyncConnection, dialect: str, site_id: str, bound: int | None = None) -> Cursor:
     """The position of the last readable event of the site (``START`` when there is none)."""
+    if bound is None:
+        bound = await horizon(conn, dialect)
     row = (await conn.execute(
-        select(events.c.txid, events.c.id).where(events.c.site_id == site_id, _visible(dialect))
+        select(events.c.txid, events.c.id).where(events.c.site_id == site_id, _visible(bound))
         .order_by(events.c.txid.desc(), events.c.id.desc()).limit(1))).first()
     return START if row is None else Cursor(int(row[0]), int(row[1]))
 
@@ -184,7 +208,7 @@ async def read_after(conn: AsyncConnection, dialect: str, site_id: str, cursor: 
     limit = max(1, min(int(limit), MAX_LIMIT))
     # The head first: events that become readable after it sort after it (see the module
     # docstring), so bounding the page by it keeps both answers consistent without one snapshot.
-    last = await head(conn, dialect, site_id)
+    last = await head(conn, dialect, site_id, await horizon(conn, dialect))
     if last <= cursor:
         return EventPage([], cursor, False)
     stmt = (select(events).where(events.c.site_id == site_id, _after(cursor),
