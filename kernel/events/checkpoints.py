@@ -16,7 +16,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kernel.db.meta import now_utc
 from kernel.events.log import START, Cursor
@@ -56,9 +58,11 @@ async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds:
             exists = (await conn.execute(select(checkpoints.c.site_id).where(_key(site_id, consumer)))).first()
             if exists is not None:
                 return None  # locked by another worker's claim right now
+            # Two workers may both find no row: the second insert does nothing, then skips the lock.
+            insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
             await conn.execute(insert(checkpoints).values(
                 site_id=site_id, consumer=consumer, cursor_txid=start.txid, cursor_id=start.id, attempts=0,
-                updated_at=now))
+                updated_at=now).on_conflict_do_nothing())
             row = (await conn.execute(locked)).mappings().first()
             if row is None:
                 return None
@@ -101,6 +105,13 @@ async def fail(db: Any, held: Claim, error: str, retry_at: dt.datetime) -> int:
             attempts=attempts, retry_at=retry_at, last_error=error[:500], lease_owner=None, lease_until=None,
             updated_at=now_utc()))
     return attempts
+
+
+async def release_all(db: Any, owner: str) -> None:
+    """Give up every lease ``owner`` holds (a dispatcher stopping), so no one waits for them."""
+    async with db.begin() as conn:
+        await conn.execute(update(checkpoints).where(checkpoints.c.lease_owner == owner).values(
+            lease_owner=None, lease_until=None))
 
 
 async def due(conn: Any, now: dt.datetime) -> list[tuple[str, str]]:

@@ -32,7 +32,7 @@ from sqlalchemy import select
 
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
-from kernel.events.log import START, Cursor, Event, horizon, read_after
+from kernel.events.log import START, Cursor, Event, head, horizon, read_after
 from kernel.events.tables import events
 
 log = logging.getLogger("svc.events")
@@ -119,6 +119,10 @@ class Dispatcher:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._task = None
+        try:  # batches cut short were not acknowledged: the next worker takes them at once
+            await checkpoints.release_all(self.kernel.db, self.owner)
+        except Exception:  # noqa: BLE001 - stopping anyway; the leases expire on their own
+            log.warning("could not release the event leases of %s", self.owner)
 
     def wake(self, site_id: str) -> None:
         """Events of ``site_id`` were committed in this process: dispatch them now."""
@@ -237,7 +241,10 @@ class Dispatcher:
         pair = (site_id, name)
         try:
             async with self._limit:
-                await self.run_once(site_id, consumer)
+                # Not woken by a local commit (a scan, a restart): look before taking a lease,
+                # so a caught-up pair costs two reads, not two write transactions.
+                if pair in self._expected or await self._has_work(site_id, consumer.name):
+                    await self.run_once(site_id, consumer)
             until = self._expected.get(pair)
             moved = self._moved.pop(pair, False)
             if until is not None and (moved or asyncio.get_running_loop().time() > until):
@@ -249,6 +256,16 @@ class Dispatcher:
         except Exception:  # noqa: BLE001 - the claim or the ack failed (database away); retry later
             log.exception("dispatching events of site %s to %s failed", site_id, name)
             self._retry_later((site_id, name), self.poll)
+
+    async def _has_work(self, site_id: str, name: str) -> bool:
+        db = self.kernel.db
+        async with db.connect() as conn:
+            state = await checkpoints.read(conn, site_id, name)
+            if state is None or state["retryAt"] is not None or state["leaseOwner"] is not None:
+                return True
+            tail = await head(conn, db.dialect, site_id)
+            await conn.rollback()
+        return tail > state["cursor"]
 
     async def run_once(self, site_id: str, consumer: EventConsumer) -> int:
         """Claim (site, consumer) and feed it until the site is caught up; returns the number of

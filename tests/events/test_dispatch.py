@@ -165,3 +165,26 @@ async def test_consumers_are_checked_at_boot(make_app):
         await make_app(plugins=[Twice()])
     with pytest.raises(ValueError):
         EventConsumer("", lambda *a: None)
+
+
+async def test_stopping_mid_batch_releases_the_lease(make_app):
+    started = asyncio.Event()
+
+    class Stuck:
+        @hookimpl
+        def register_event_consumers(self, kernel: Any) -> list[EventConsumer]:
+            async def hang(kernel: Any, site_id: str, events: list[Any]) -> None:
+                started.set()
+                await asyncio.Event().wait()
+
+            return [EventConsumer("stuck", hang)]
+
+    app = await make_app(plugins=[Stuck()], **FAST)
+    kernel = app.kernel
+    await write(kernel, "default", 1)
+    await asyncio.wait_for(started.wait(), 30)
+    held = await kernel.events.checkpoint("default", "stuck")
+    assert held["leaseOwner"] == kernel.events.dispatcher.owner
+    await kernel.events.stop()
+    state = await kernel.events.checkpoint("default", "stuck")
+    assert state["leaseOwner"] is None and state["cursor"] == START  # not acknowledged, not held
