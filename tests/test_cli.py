@@ -95,7 +95,7 @@ def test_serve_answers_and_runs_jobs_in_process(env):
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError("svc serve did not start")
+                    raise AssertionError("svc serve did not start") from None
                 time.sleep(0.2)
         assert resp.status_code == 200 and resp.json()["openapi"].startswith("3.1")
         login = httpx.post(f"http://127.0.0.1:{port}/api/v1/auth/login",
