@@ -40,6 +40,7 @@ log = logging.getLogger("svc.events")
 Handler = Callable[[Any, str, list[Event]], Awaitable[None]]
 CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process
 EXPECT_RETRY = 0.05  # seconds between reads for a local commit not visible yet
+HELD_RETRY = 0.25  # seconds before a local commit's pair, held by another worker, is tried again
 
 
 @dataclass(frozen=True)
@@ -272,8 +273,13 @@ class Dispatcher:
         events acknowledged (0 when another worker holds the lease or a retry is not due)."""
         db = self.kernel.db
         held = await checkpoints.claim(db, site_id, consumer.name, self.owner, self.lease, START)
-        if held is None:
-            self._deferred.add((site_id, consumer.name))
+        if held is None:  # another worker has it, or a retry is not due
+            pair = (site_id, consumer.name)
+            if self._expected.pop(pair, None) is not None:
+                # A local commit: the holder may release before reading it; look once more soon.
+                self._retry_later(pair, min(self.poll, HELD_RETRY))
+            else:
+                self._deferred.add(pair)
             return 0
         cursor, done = held.cursor, 0
         limit = consumer.batch_size or self.batch
@@ -294,6 +300,7 @@ class Dispatcher:
                                            now_utc() + dt.timedelta(seconds=delay))
                     log.warning("event consumer %s failed on site %s (attempt %d), retrying in %.1fs: %r",
                                 consumer.name, site_id, attempts, delay, exc)
+                    self._expected.pop((site_id, consumer.name), None)  # the backoff decides now
                     self._retry_later((site_id, consumer.name), delay)
                     return done
             pair = (site_id, consumer.name)
