@@ -21,6 +21,7 @@ from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
+from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.live_metrics import register_live_metrics
@@ -49,7 +50,8 @@ def database_url(settings: Settings) -> str:
 def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None = None) -> Kernel:
     """Everything but the HTTP app: plugin manager, settings of plugins, services."""
     settings = settings or Settings.from_env()
-    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks)
+    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks,
+                                    extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
     kernel = Kernel(
@@ -75,6 +77,11 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})
     pm.hook.register_event_handlers(bus=kernel.bus, kernel=kernel)
+    kernel.events = EventLog(kernel)
+    for consumers in pm.hook.register_event_consumers(kernel=kernel):
+        for consumer in consumers or []:
+            kernel.events.register(consumer)
+    kernel.jobs.periodic("events.prune", prune_events, every_seconds=3600, owner="kernel")
     pm.hook.register_jobs(jobs=kernel.jobs, kernel=kernel)
     for checks in pm.hook.register_health_checks(kernel=kernel):
         kernel.health_checks.update(checks or {})
@@ -93,6 +100,11 @@ def declare_site_caches(kernel: Kernel) -> None:
         kernel.site_caches.declare(spec)
     kernel.site_caches.check_sizes()
     kernel.site_caches.subscribe(kernel.bus)
+
+
+async def prune_events(kernel: Kernel) -> None:
+    """The hourly job that applies ``SVC_CDC_RETENTION_DAYS`` to the event log."""
+    await kernel.events.prune()
 
 
 def _collect_routes(kernel: Kernel) -> list[Route]:
@@ -134,6 +146,7 @@ async def startup_kernel(kernel: Kernel) -> None:
     await call_all(kernel.pm.hook.startup, kernel=kernel)
     if kernel.settings.jobs_inprocess and not kernel.settings.redis_url:
         kernel.state["consumer"] = start_consumer_if_leader(kernel)
+    await kernel.events.start()  # the durable consumers' dispatcher (when any is registered)
     kernel.started = True
 
 
@@ -162,6 +175,7 @@ async def shutdown_kernel(kernel: Kernel) -> None:
         return
     kernel.started = False
     await kernel.jobs.stop_consumer()  # running jobs are given back to the queue
+    await kernel.events.stop()
     lock = kernel.state.pop("consumer", None)
     if lock is not None:
         lock.close()

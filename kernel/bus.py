@@ -46,7 +46,7 @@ class EventContext:
     conn: Any = None
     remote: bool = False
     request_id: str | None = None
-    uow: Any = None
+    uow: Any = None  # filters only: the unit of work (``ctx.uow.emit``, ``ctx.uow.after_commit``)
     cause: str | None = None
 
 

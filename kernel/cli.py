@@ -24,7 +24,7 @@ def migrate(settings: Settings) -> list[str]:
     from kernel.app import database_url
     from kernel.db.migrate import current_heads, migration_paths, upgrade
 
-    pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks)
+    pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
     url = database_url(settings)
     upgrade(url, paths)
@@ -111,6 +111,7 @@ async def _with_kernel(fn: Any) -> Any:
 
     settings = _settings()
     settings.values["jobs_inprocess"] = False
+    settings.values["events_dispatch"] = False  # a one-off command dispatches no events
     kernel = build_kernel(settings)
     await startup_kernel(kernel)
     try:
@@ -240,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings()
         configure_logging(settings.log_level)
         parser, sub = build_parser()
-        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False)
+        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
         pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)

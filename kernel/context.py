@@ -44,6 +44,7 @@ class Kernel:
     site_caches: SiteCaches
     secrets: Secrets
     access: Any = None
+    events: Any = None  # kernel.events.EventLog
     routes: list[Any] = field(default_factory=list)
     rate_buckets: dict[str, Any] = field(default_factory=dict)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -53,9 +54,9 @@ class Kernel:
     topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
 
     def unit_of_work(self, site_id: str | None, principal: Any = None,
-                     request_id: str | None = None) -> UnitOfWork:
-        """One transaction; its action events are released after commit."""
-        return UnitOfWork(self, site_id, principal, request_id)
+                     request_id: str | None = None, cause: str | None = None) -> UnitOfWork:
+        """One transaction; its durable events commit with it, its actions run after commit."""
+        return UnitOfWork(self, site_id, principal, request_id, cause)
 
     def enabled(self, plugin: str) -> bool:
         return any(p.name == plugin and p.enabled for p in self.plugins)

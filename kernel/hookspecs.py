@@ -86,6 +86,20 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 
 @hookspec
+def register_event_consumers(kernel: Any) -> list[Any]:
+    """Return a list of ``kernel.events.EventConsumer``: durable consumers of the event log.
+
+    Each gets ``await handle(kernel, site_id, events)`` with batches of one site's committed
+    events (``kernel.events.Event``: ids, type, collection, item id, changed field names; no
+    values) in log order, at least once: returning acknowledges the batch, raising retries the
+    same batch with exponential backoff while other consumers and sites go on. A consumer has
+    its own checkpoint per site, kept under its ``name`` (unique, stable across releases);
+    ``types`` and ``collections`` narrow what it gets. The handler must be idempotent.
+    Collected once per app at boot. Synchronous.
+    """
+
+
+@hookspec
 def register_site_caches(kernel: Any) -> list[Any]:
     """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
 

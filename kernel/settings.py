@@ -57,6 +57,18 @@ def parse_int(minimum: int = 0) -> Callable[[str], int]:
     return parse
 
 
+def parse_float(minimum: float = 0.0, maximum: float | None = None) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        value = float(raw.strip())
+        if not value >= minimum:  # also refuses nan
+            raise ValueError(f"must be at least {minimum}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"must be at most {maximum}")
+        return value
+
+    return parse
+
+
 def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
@@ -158,6 +170,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Base domain for subdomain site routing: `<site>.<base domain>` selects the site."),
     Setting("SVC_PLUGINS_DISABLED", (), parse_csv,
             "Comma list of plugins to disable. Essential plugins cannot be disabled."),
+    Setting("SVC_PLUGINS_EXTRA", (), parse_csv,
+            "Comma list of importable modules registered as extra plugins (development, tests)."),
     Setting("SVC_TRACE_HOOKS", False, parse_bool, "Log every pluggy hook call (debugging)."),
     Setting("SVC_LOG_LEVEL", "info", parse_choice("debug", "info", "warning", "error"), "Log level."),
     Setting("JWT_SECRET", "", str,
@@ -206,6 +220,18 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Lease of a claimed job, renewed while it runs; a dead worker's jobs rerun after it."),
     Setting("SVC_JOBS_FAILED_RETENTION_DAYS", 14, parse_int(0),
             "Days failed jobs stay visible in `svc jobs` before they are purged (0 keeps them)."),
+    Setting("SVC_EVENTS_DISPATCH", True, parse_bool,
+            "Run the durable event consumers in this process (`svc serve` workers, `svc worker`)."),
+    Setting("SVC_EVENTS_POLL_SECONDS", 2.0, parse_float(0.05, 3600),
+            "How often the event dispatcher looks for events committed by other processes."),
+    Setting("SVC_EVENTS_BATCH", 100, parse_int(1), "Most events handed to a consumer at once."),
+    Setting("SVC_EVENTS_LEASE_SECONDS", 60, parse_int(1),
+            "How long a consumer's claim on a site lasts; also the time limit of one batch."),
+    Setting("SVC_EVENTS_RETRY_BASE_SECONDS", 1.0, parse_float(0.01, 86400),
+            "First retry delay of a failing consumer; doubles on each failure."),
+    Setting("SVC_EVENTS_RETRY_MAX_SECONDS", 600.0, parse_float(0.01, 86400),
+            "Longest retry delay of a failing consumer."),
+    Setting("SVC_CDC_RETENTION_DAYS", 7, parse_int(1), "Days events are kept in the event log."),
     Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10), "Time limit for one JSONata evaluation."),
     Setting("REFRESH_COOKIE_SAMESITE", "lax", parse_choice("lax", "strict", "none"),
             "SameSite attribute of the `svc_refresh` cookie.", attr="refresh_cookie_samesite"),
@@ -239,6 +265,8 @@ class Settings:
             if key not in values:
                 raise SettingsError(f"unknown setting {key!r}")
             values[key] = value
+        if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
+            raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
         settings = cls(values=values, environ=env)
         from kernel.secrets import Secrets  # the keys together: ids, the active one (at boot)
 

@@ -35,6 +35,13 @@ def register_routes(kernel: Any) -> list[Route]:
     ]
 
 
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    from kernel.events.log import forget_site
+
+    await forget_site(conn, site_id)
+
+
 @hookimpl(trylast=True)
 async def startup(kernel: Any) -> None:
     await service.ensure_default_site(kernel)
