@@ -150,7 +150,7 @@ async def test_bad_input(calls: Calls):
 async def test_server_code_pins_and_writes_as_a_release(svc_app, site, calls: Calls):
     from kernel.auth.principal import Principal
     from plugins.items import pins
-    from plugins.items.service import acting_context, update_item
+    from plugins.items.core.service import acting_context, update_item
 
     await _notes(calls)
     ctx = acting_context(svc_app.kernel, site, Principal(kind="user", is_instance_admin=True))

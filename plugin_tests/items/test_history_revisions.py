@@ -263,8 +263,8 @@ async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
 
     from kernel.auth.principal import Principal
     from kernel.errors import ApiError
+    from plugins.items.core.service import acting_context
     from plugins.items.revisions import pinnable_revision
-    from plugins.items.service import acting_context
 
     await _notes(calls)
     await calls.ok("patch", "/items/notes/a", json={"title": "two"})

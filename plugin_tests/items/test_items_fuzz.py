@@ -13,10 +13,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from kernel.access import Decision
 from kernel.errors import ApiError
-from plugins.items import refs
-from plugins.items.rowfilter import row_condition
+from plugins.items.core import refs
+from plugins.items.core.rowfilter import row_condition
+from plugins.items.core.validation import check_bodies
 from plugins.items.tables import items
-from plugins.items.validation import check_bodies
 from plugins.schema.snapshot import CollectionDef, FieldDef
 from plugins.schema.types import FIELD_TYPES
 

@@ -44,7 +44,8 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items import dependents, pins, revisions, search, service
+from plugins.items import pins, revisions, search
+from plugins.items.core import dependents, service
 from plugins.items.drafts import ReadOptions, read_options
 from plugins.items.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.query import ListQuery, parse_list_query

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel.db.meta import iso
-from plugins.items.grants import mask_row, row_fields
+from plugins.items.core.grants import mask_row, row_fields
 from plugins.items.projection import COLUMN_KEYS, Nested, Projection
 from plugins.items.query import sqlexpr
 from plugins.items.tables import items

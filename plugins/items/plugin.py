@@ -20,7 +20,7 @@ from plugins.items import (
     search_events,
 )
 from plugins.items import openapi_schemas as s
-from plugins.items.errors import ERROR_CODES
+from plugins.items.core.errors import ERROR_CODES
 from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
 from plugins.items.routes_history import history_routes
 from plugins.items.routes_search import search_routes

@@ -27,12 +27,12 @@ from typing import Any
 
 from kernel.access import Decision
 from kernel.errors import ApiError
-from plugins.items.errors import field_denied
-from plugins.items.grants import grant_columns
-from plugins.items.guard import ReadAccess
+from plugins.items.core.errors import field_denied
+from plugins.items.core.grants import grant_columns
+from plugins.items.core.guard import ReadAccess
+from plugins.items.core.records import STRUCTURAL_COLUMNS
+from plugins.items.core.rowfilter import row_condition
 from plugins.items.query import DeepQuery, compile_filter, compile_sort
-from plugins.items.records import STRUCTURAL_COLUMNS
-from plugins.items.rowfilter import row_condition
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, SchemaSnapshot
 

@@ -30,7 +30,8 @@ from sqlalchemy import func, select
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
-from plugins.items import service
+from plugins.items.core import service
+from plugins.items.core.records import STRUCTURAL
 from plugins.items.history_tables import revisions
 from plugins.items.item_target import (
     ItemTarget,
@@ -40,7 +41,6 @@ from plugins.items.item_target import (
     mask_item,
     reject_unknown_keys,
 )
-from plugins.items.records import STRUCTURAL
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "REVISION_STAGED": (409, "A staged (uncommitted) revision was pinned by a release or reverted to."),

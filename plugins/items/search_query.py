@@ -22,7 +22,7 @@ from sqlalchemy import and_, case, distinct, func, literal, or_, select, true, u
 
 from kernel.access import Decision
 from plugins.items import search_pg, search_sqlite
-from plugins.items.rowfilter import row_condition
+from plugins.items.core.rowfilter import row_condition
 from plugins.items.search_index import search
 from plugins.items.search_text import Term
 from plugins.items.tables import items

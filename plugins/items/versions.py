@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
-from plugins.items import service
+from plugins.items.core import service
 from plugins.items.history_tables import versions
 from plugins.items.item_target import (
     ItemTarget,

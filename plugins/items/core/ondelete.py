@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items import refs, writes
+from plugins.items.core import refs, writes
 from plugins.items.tables import items
 from plugins.schema.api import relations_pointing_to
 
@@ -119,7 +119,7 @@ async def visible_sample(db: Any, ids: list[str], holder: Any, read: Any, dialec
                          snapshot: Any = None) -> list[str]:
     """Up to ``SAMPLE`` of ``ids`` the caller may read (none without read permission;
     ``snapshot``: the site's schema, for read conditions through relations)."""
-    from plugins.items.rowfilter import apply_row_filter
+    from plugins.items.core.rowfilter import apply_row_filter
 
     if not read.allowed or not ids:
         return []

@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items import ondelete, refs, writes
-from plugins.items.errors import dependents_exist, field_denied, record_not_found
-from plugins.items.grants import WriteGuard
-from plugins.items.guard import decide, require
-from plugins.items.rowfilter import apply_row_filter
-from plugins.items.service import (
+from plugins.items.core import ondelete, refs, writes
+from plugins.items.core.errors import dependents_exist, field_denied, record_not_found
+from plugins.items.core.grants import WriteGuard
+from plugins.items.core.guard import decide, require
+from plugins.items.core.rowfilter import apply_row_filter
+from plugins.items.core.service import (
     blocker_entries,
     dialect_of,
     fetch_row,
@@ -30,8 +30,8 @@ from plugins.items.service import (
     schema_and_collection,
     transaction,
 )
+from plugins.items.core.validation import is_item_id
 from plugins.items.tables import items
-from plugins.items.validation import is_item_id
 
 ACTIONS = ("set_null", "delete", "reassign")
 BODY_KEYS = frozenset({"action", "relation", "newTargetId", "hard"})
