@@ -45,7 +45,7 @@ from kernel.tenancy.tables import sites
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.service import _read_scope, acting_context
 from plugins.items.query.params import ListQuery
-from plugins.items.readplan import plan_for
+from plugins.items.read.readplan import plan_for
 from plugins.schema.tables import collections, fields, schema_versions
 
 CACHES = ("sites", "schema", "access", "read_plans")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugins.items.core.dependents import ACTIONS
-from plugins.items.listing import MAX_LIMIT
+from plugins.items.read.listing import MAX_LIMIT
 
 NULLABLE_STRING = {"type": ["string", "null"]}
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.items.listing import DEFAULT_LIMIT, MAX_LIMIT
 from plugins.items.query import ListQuery, parse_list_query
+from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT
 
 ITEM_PARAMS = ("fields", "deep")
 

@@ -7,13 +7,10 @@ from typing import Any
 
 from kernel import RateBucket, Route, hookimpl, ops
 from plugins.items import (
-    counts,
-    drafts,
     history_events,
     indexes,
     pg_statistics,
     planner_stats,
-    readplan,
     revisions,
     schema_hooks,
     search_backfill,
@@ -21,6 +18,7 @@ from plugins.items import (
 )
 from plugins.items import openapi_schemas as s
 from plugins.items.core.errors import ERROR_CODES
+from plugins.items.read import counts, drafts, readplan
 from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
 from plugins.items.routes_history import history_routes
 from plugins.items.routes_search import search_routes

@@ -30,7 +30,7 @@ from plugins.items.item_target import (
     name_field,
     reject_unknown_keys,
 )
-from plugins.items.listing import live_rows
+from plugins.items.read.listing import live_rows
 from plugins.items.revisions import written_revision
 from plugins.items.tables import items
 

@@ -25,10 +25,10 @@ from plugins.items.core.guard import ReadAccess, decide, read_access, readable, 
 from plugins.items.core.records import empty_record, item_record, mask, project
 from plugins.items.core.rowfilter import apply_row_filter
 from plugins.items.core.validation import apply_defaults, check_bodies, is_item_id
-from plugins.items.drafts import ReadOptions, overlay_one, overlay_read
-from plugins.items.listing import ListPage, live_rows, run_list, run_one
 from plugins.items.query import ListQuery
-from plugins.items.readplan import plan_for
+from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
+from plugins.items.read.listing import ListPage, live_rows, run_list, run_one
+from plugins.items.read.readplan import plan_for
 from plugins.items.tables import items
 from plugins.schema.api import get_schema, nested_fields
 

@@ -22,12 +22,12 @@ from sqlalchemy import func
 from kernel.access import Decision
 from kernel.errors import ApiError
 from kernel.sitecache import SiteCacheSpec
-from plugins.items import counts
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition
-from plugins.items.listing import MAX_LIMIT, live_rows
-from plugins.items.projection import Projection, Projector, tree_of
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
+from plugins.items.read import counts
+from plugins.items.read.listing import MAX_LIMIT, live_rows
+from plugins.items.read.projection import Projection, Projector, tree_of
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 READ_PLAN_CACHE = SiteCacheSpec(

@@ -19,8 +19,8 @@ from kernel.access import Decision
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.guard import readable
 from plugins.items.core.records import item_record, mask, project
-from plugins.items.nested import attach, shape_rows
 from plugins.items.query import ListQuery
+from plugins.items.read.nested import attach, shape_rows
 from plugins.items.tables import items
 
 DEFAULT_LIMIT = 25
