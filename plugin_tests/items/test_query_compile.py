@@ -19,7 +19,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from kernel import ApiError
 from kernel.db.engine import sync_url
 from kernel.db.meta import json_type
-from plugins.items.jsonpath import field_expr
 from plugins.items.query import (
     compile_aggregate,
     compile_filter,
@@ -28,6 +27,7 @@ from plugins.items.query import (
     evaluate,
     resolve_filter,
 )
+from plugins.items.query.jsonpath import field_expr
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
 

@@ -25,7 +25,7 @@ from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
 from plugins.items import pg_statistics
-from plugins.items.jsonpath import FIELD_KEY, field_expr
+from plugins.items.query.jsonpath import FIELD_KEY, field_expr
 from plugins.items.query.sqlexpr import ordered
 from plugins.schema.api import is_indexed, load_schema
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
-from plugins.items.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
+from plugins.items.query.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
 from plugins.items.tables import items
 from plugins.schema.api import convert, load_schema, validate_value
 
