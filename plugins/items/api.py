@@ -44,8 +44,9 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items import pins, revisions, search
+from plugins.items import search
 from plugins.items.core import dependents, service
+from plugins.items.history import pins, revisions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage

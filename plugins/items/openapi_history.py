@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugins.items.history.versions import MAX_PROMOTE_FIELDS
 from plugins.items.openapi_schemas import ITEM, NULLABLE_STRING
-from plugins.items.versions import MAX_PROMOTE_FIELDS
 
 OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 CONTENT = {**OBJECT, "description": "Content fields (those the caller may read)."}

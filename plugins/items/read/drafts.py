@@ -18,7 +18,7 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items.core.grants import fields_by_row
-from plugins.items.history_tables import versions
+from plugins.items.history.tables import versions
 from plugins.items.read import locale as translations
 from plugins.items.tables import items as items_table
 from plugins.schema.api import get_schema

@@ -23,8 +23,8 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from plugins.items.core.errors import field_denied
-from plugins.items.history_tables import pins
-from plugins.items.item_target import ItemTarget, load_target, reject_unknown_keys
+from plugins.items.history.tables import pins
+from plugins.items.history.target import ItemTarget, load_target, reject_unknown_keys
 
 HOLDER_KINDS = ("user", "api_key", "release", "version")
 MAX_REASON = 500

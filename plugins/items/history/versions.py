@@ -21,8 +21,9 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from plugins.items.core import service
-from plugins.items.history_tables import versions
-from plugins.items.item_target import (
+from plugins.items.history.revisions import written_revision
+from plugins.items.history.tables import versions
+from plugins.items.history.target import (
     ItemTarget,
     content_body,
     load_target,
@@ -31,7 +32,6 @@ from plugins.items.item_target import (
     reject_unknown_keys,
 )
 from plugins.items.read.listing import live_rows
-from plugins.items.revisions import written_revision
 from plugins.items.tables import items
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.tenancy.scope import SiteDB
-from plugins.items import pins, revisions
-from plugins.items.history_tables import HISTORY_TABLES
+from plugins.items.history import pins, revisions
+from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.read import locale
 from plugins.items.tables import items
 from plugins.schema.api import get_schema, load_schema

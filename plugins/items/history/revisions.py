@@ -32,8 +32,8 @@ from kernel.errors import ApiError
 from kernel.ids import uuid7
 from plugins.items.core import service
 from plugins.items.core.records import STRUCTURAL
-from plugins.items.history_tables import revisions
-from plugins.items.item_target import (
+from plugins.items.history.tables import revisions
+from plugins.items.history.target import (
     ItemTarget,
     actor_of,
     content_body,
