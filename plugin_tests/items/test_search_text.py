@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugins.items.search_index import scope_token
-from plugins.items.search_sqlite import match_expression
-from plugins.items.search_text import (
+from plugins.items.search.index import scope_token
+from plugins.items.search.sqlite import match_expression
+from plugins.items.search.text import (
     MAX_TERMS,
     MAX_TOKEN,
     Term,

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select
 
 from kernel.tenancy.tables import sites
-from plugins.items.search_index import index_missing
+from plugins.items.search.index import index_missing
 
 log = logging.getLogger("svc.items")
 TASK = "items.search_backfill"  # the key of the running task in kernel.state

@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import column, literal_column, select, table
 
-from plugins.items.search_index import scope_token, search
-from plugins.items.search_text import Term
+from plugins.items.search.index import scope_token, search
+from plugins.items.search.text import Term
 
 FTS = table("svc_search_fts", column("rowid"))
 

@@ -21,10 +21,11 @@ from typing import Any
 from sqlalchemy import and_, case, distinct, func, literal, or_, select, true, union_all
 
 from kernel.access import Decision
-from plugins.items import search_pg, search_sqlite
 from plugins.items.core.rowfilter import row_condition
-from plugins.items.search_index import search
-from plugins.items.search_text import Term
+from plugins.items.search import pg as search_pg
+from plugins.items.search import sqlite as search_sqlite
+from plugins.items.search.index import search
+from plugins.items.search.text import Term
 from plugins.items.tables import items
 
 TITLE_WEIGHT = 2.0

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import cast, literal, literal_column, select
 from sqlalchemy.dialects.postgresql import TSQUERY
 
-from plugins.items.search_index import search
-from plugins.items.search_text import Term
+from plugins.items.search.index import search
+from plugins.items.search.text import Term
 
 
 def tsquery(term: Term) -> str:

@@ -21,9 +21,9 @@ from plugins.items.core.grants import fields_by_row, mask_row
 from plugins.items.core.guard import decide, require
 from plugins.items.core.service import reading
 from plugins.items.read.listing import DEFAULT_LIMIT, shape
-from plugins.items.search_index import searchable_fields
-from plugins.items.search_query import Scope, matching_items, ordered, page_items, title_field
-from plugins.items.search_text import Term, highlight, query_terms
+from plugins.items.search.index import searchable_fields
+from plugins.items.search.query import Scope, matching_items, ordered, page_items, title_field
+from plugins.items.search.text import Term, highlight, query_terms
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
 

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kernel.tenancy.scope import SiteDB
-from plugins.items import search_index
-from plugins.items.search_index import SEARCHABLE_TYPES, searchable_fields
+from plugins.items.search import index as search_index
+from plugins.items.search.index import SEARCHABLE_TYPES, searchable_fields
 from plugins.schema.api import get_schema, load_schema
 
 LAST = 10_000
