@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, hookimpl, ops
-from plugins.items import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
 from plugins.items import openapi_schemas as s
 from plugins.items.core.errors import ERROR_CODES
 from plugins.items.history import events as history_events
@@ -16,6 +15,7 @@ from plugins.items.routes import DependentsResource, ItemResource, ItemsResource
 from plugins.items.routes_history import history_routes
 from plugins.items.routes_search import search_routes
 from plugins.items.search import events as search_events
+from plugins.items.upkeep import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
 
 name = "items"
 requires = ("schema", "access")

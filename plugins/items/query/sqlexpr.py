@@ -29,7 +29,7 @@ PG = "postgresql"
 def ordered(dialect: str, expr: Any, descending: bool = False) -> Any:
     """``expr`` ascending or descending with NULL as the smallest value, the order the field
     indexes store: SQLite's own (no NULLS clause, which would keep SQLite off the index) and,
-    on PostgreSQL, indexes built ``NULLS FIRST`` (``plugins.items.indexes``)."""
+    on PostgreSQL, indexes built ``NULLS FIRST`` (``plugins.items.upkeep.indexes``)."""
     if dialect == PG:
         return expr.desc().nulls_last() if descending else expr.asc().nulls_first()
     return expr.desc() if descending else expr.asc()

@@ -24,9 +24,9 @@ from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, text
 from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
-from plugins.items import pg_statistics
 from plugins.items.query.jsonpath import FIELD_KEY, field_expr
 from plugins.items.query.sqlexpr import ordered
+from plugins.items.upkeep import pg_statistics
 from plugins.schema.api import is_indexed, load_schema
 
 log = logging.getLogger("svc.items")
