@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugins.items.history.versions import MAX_PROMOTE_FIELDS
-from plugins.items.openapi_schemas import ITEM, NULLABLE_STRING
+from plugins.items.http.openapi import ITEM, NULLABLE_STRING
 
 OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 CONTENT = {**OBJECT, "description": "Content fields (those the caller may read)."}

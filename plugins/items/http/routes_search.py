@@ -9,7 +9,7 @@ from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
 from plugins.items import api
-from plugins.items.openapi_schemas import ITEM, with_params
+from plugins.items.http.openapi import ITEM, with_params
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT
 
 HIT = {

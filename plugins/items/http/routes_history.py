@@ -16,9 +16,9 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
 from plugins.items import api
-from plugins.items import openapi_history as h
 from plugins.items.history import pins, revisions, versions
-from plugins.items.openapi_schemas import ITEM, with_params
+from plugins.items.http import openapi_history as h
+from plugins.items.http.openapi import ITEM, with_params
 
 BASE = "/items/{collection}/{item_id}"
 LIMITS = {"GET": "items_read", "*": "items_write"}

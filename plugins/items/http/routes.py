@@ -9,7 +9,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.items import api
-from plugins.items.params import item_query, list_query
+from plugins.items.http.params import item_query, list_query
 from plugins.items.read.drafts import options_of
 
 
