@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, hookimpl, ops
-from plugins.items.core.errors import ERROR_CODES
+from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
 from plugins.items.history import revisions
 from plugins.items.http import openapi as s

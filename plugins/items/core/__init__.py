@@ -4,5 +4,5 @@
 events, through ``events``), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
 ``grants`` (field grants paired with their rule's condition), ``rowfilter`` (permission conditions
 -> SQL), ``ondelete``/``refs`` (relations held in JSON), ``dependents``, ``records`` (an item as
-the API shows it), ``errors`` (the plugin's error codes).
+the API shows it).
 """

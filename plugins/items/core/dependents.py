@@ -18,7 +18,6 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items.core import ondelete, refs, writes
-from plugins.items.core.errors import dependents_exist, field_denied, record_not_found
 from plugins.items.core.grants import WriteGuard
 from plugins.items.core.guard import decide, require
 from plugins.items.core.rowfilter import apply_row_filter
@@ -31,6 +30,7 @@ from plugins.items.core.service import (
     transaction,
 )
 from plugins.items.core.validation import is_item_id
+from plugins.items.errors import dependents_exist, field_denied, record_not_found
 from plugins.items.tables import items
 
 ACTIONS = ("set_null", "delete", "reassign")

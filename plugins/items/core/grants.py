@@ -30,8 +30,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from kernel.access import Decision, Grant, fields_on
 from kernel.errors import ApiError
-from plugins.items.core.errors import field_denied
 from plugins.items.core.rowfilter import row_condition
+from plugins.items.errors import field_denied
 from plugins.items.tables import items
 
 LABEL = "svc_g{}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.access import Decision
-from plugins.items.core.errors import action_denied
+from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
 

@@ -24,6 +24,7 @@ from sqlalchemy import false
 from sqlalchemy.sql.elements import ColumnElement
 
 from plugins.items.query import compile_row_filter
+from plugins.items.tables import items
 from plugins.schema.api import SchemaSnapshot
 
 log = logging.getLogger("svc.items")
@@ -48,7 +49,8 @@ def row_condition(decision: Any, *, dialect: str, coll: Any, table: Any = None,
         return false()
     schema = snapshot if snapshot is not None and snapshot.collection(coll.name) is not None else alone(coll)
     try:
-        return compile_row_filter(tree, snapshot=schema, collection=coll, dialect=dialect, table=table)
+        return compile_row_filter(tree, snapshot=schema, collection=coll, dialect=dialect,
+                                  table=items if table is None else table)
     except (ValueError, TypeError, RecursionError) as exc:  # the compiler's own 400s are handled inside
         log.warning("row filter on '%s' not compiled (%s); it matches nothing", coll.name, type(exc).__name__)
         return false()

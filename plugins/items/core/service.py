@@ -19,12 +19,12 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items.core import ondelete, writes
-from plugins.items.core.errors import action_denied, collection_not_found, dependents_exist, record_not_found
 from plugins.items.core.grants import WriteGuard, fields_by_row, mask_row
 from plugins.items.core.guard import ReadAccess, decide, read_access, readable, require
 from plugins.items.core.records import empty_record, item_record, mask, project
 from plugins.items.core.rowfilter import apply_row_filter
 from plugins.items.core.validation import apply_defaults, check_bodies, is_item_id
+from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
 from plugins.items.query import ListQuery
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
 from plugins.items.read.listing import ListPage, live_rows, run_list, run_one

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from plugins.items.core.errors import field_denied, validation_errors
 from plugins.items.core.records import SERVER_MAINTAINED, WRITABLE_STRUCTURAL
+from plugins.items.errors import field_denied, validation_errors
 
 # Client-chosen ids: URL-safe without escaping and short enough for the column (64).
 ITEM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -21,10 +21,10 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from plugins.items.core import events
-from plugins.items.core.errors import conflict, validation_errors
 from plugins.items.core.grants import WriteGuard, Written
 from plugins.items.core.records import STRUCTURAL, item_record
 from plugins.items.core.validation import SORT_RANGE, STATUS, Draft
+from plugins.items.errors import conflict, validation_errors
 from plugins.items.query.jsonpath import comparable, field_expr
 from plugins.items.tables import items
 

@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
-from plugins.items.core.errors import field_denied
+from plugins.items.errors import field_denied
 from plugins.items.history.tables import pins
 from plugins.items.history.target import ItemTarget, load_target, reject_unknown_keys
 

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items.core.errors import validation_errors
+from plugins.items.errors import validation_errors
 
 FIELD = "translations"
 LOCALE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$")

@@ -27,11 +27,11 @@ from typing import Any
 
 from kernel.access import Decision
 from kernel.errors import ApiError
-from plugins.items.core.errors import field_denied
 from plugins.items.core.grants import grant_columns
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.records import STRUCTURAL_COLUMNS
 from plugins.items.core.rowfilter import row_condition
+from plugins.items.errors import field_denied
 from plugins.items.query import DeepQuery, compile_filter, compile_sort
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, SchemaSnapshot
@@ -227,13 +227,13 @@ class Projector:
         deep_path = ["query", "deep", *path, name]
         if deep is not None and deep.filter is not None:
             conditions.append(compile_filter(deep.filter, snapshot=self.schema, collection=related,
-                                             dialect=self.dialect, can_read=self.access.can_filter,
+                                             dialect=self.dialect, table=items, can_read=self.access.can_filter,
                                              row_filter_for=self.access.row_filter_for,
                                              path=[*deep_path, "_filter"]))
         order: list[Any] = []
         if nested.kind == "o2m":
             order = compile_sort(deep.sort if deep else [], snapshot=self.schema, collection=related,
-                                 dialect=self.dialect, can_read=self.access.can_filter,
+                                 dialect=self.dialect, table=items, can_read=self.access.can_filter,
                                  row_filter_for=self.access.row_filter_for, path=[*deep_path, "_sort"])
         return Nested(name, nested.kind, related, holder, projection,
                       tuple(c for c in conditions if c is not None), tuple(order),

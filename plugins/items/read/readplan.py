@@ -28,6 +28,7 @@ from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, com
 from plugins.items.read import counts
 from plugins.items.read.listing import MAX_LIMIT, live_rows
 from plugins.items.read.projection import Projection, Projector, tree_of
+from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 READ_PLAN_CACHE = SiteCacheSpec(
@@ -72,7 +73,7 @@ def conditions(schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery, ac
     """The permission's row condition and the list ``filter`` (403 ``field_policy`` for any
     name the caller may not read, through relations too)."""
     out = [row_condition(access.decision(coll.name), dialect=dialect, coll=coll, snapshot=schema)]
-    out.append(compile_filter(query.filter, snapshot=schema, collection=coll, dialect=dialect,
+    out.append(compile_filter(query.filter, snapshot=schema, collection=coll, dialect=dialect, table=items,
                               can_read=access.can_filter, row_filter_for=access.row_filter_for))
     return [c for c in out if c is not None]
 
@@ -88,13 +89,13 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
     if query.is_aggregate:
         # Groups are ordered by their keys; ``sort``, ``fields`` and ``deep`` do not apply.
         agg = compile_aggregate(query.aggregate, query.group_by, snapshot=schema, collection=coll,
-                                dialect=dialect, can_read=access.can_filter)
+                                dialect=dialect, table=items, can_read=access.can_filter)
         stmt = live_rows(db, coll, *agg.columns).where(*where)
         if query.group_by:
             stmt = stmt.group_by(*agg.group_by).order_by(*agg.order_by).limit(query.limit).offset(query.offset)
         return ReadPlan(read, stmt, aggregate=agg)
     projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
-    order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect,
+    order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect, table=items,
                          can_read=access.can_filter, row_filter_for=access.row_filter_for)
     count = None
     if query.with_total:  # with no filter and no row condition, the kept count (counts.py)

@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel.errors import ApiError
-from plugins.items.core.errors import collection_not_found
 from plugins.items.core.grants import fields_by_row, mask_row
 from plugins.items.core.guard import decide, require
 from plugins.items.core.service import reading
+from plugins.items.errors import collection_not_found
 from plugins.items.read.listing import DEFAULT_LIMIT, shape
 from plugins.items.search.index import searchable_fields
 from plugins.items.search.query import Scope, matching_items, ordered, page_items, title_field
