@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plugins.schema.conversion import convert, converts
 from plugins.schema.snapshot import FieldDef
-from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
+from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 GOOD = [
     ("boolean", True, True), ("boolean", False, False),
