@@ -286,10 +286,6 @@ class Settings:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    @property
-    def is_development(self) -> bool:
-        return self.values["env"] == "development"
-
     def resolved_jwt_secret(self) -> str:
         """JWT_SECRET, or a secret generated once and kept in the data dir."""
         if self.values["jwt_secret"]:

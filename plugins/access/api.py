@@ -67,11 +67,6 @@ async def member_elsewhere(conn: Any, site_id: str, user_id: str) -> bool:
     return bool((await conn.execute(stmt)).scalar())
 
 
-async def member_ids(conn: Any, site_id: str) -> list[str]:
-    db = SiteDB(site_id, conn)
-    return [r["user_id"] for r in await db.all(db.select(memberships, memberships.c.user_id))]
-
-
 async def seed_site_roles(conn: Any, site_id: str) -> None:
     """Create the built-in roles of a new site."""
     db = SiteDB(site_id, conn)
