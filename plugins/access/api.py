@@ -12,8 +12,6 @@ from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.tables import attachments, memberships, roles, team_members
 
-SYSTEM_ROLES = ("admin", "public", "subscriber")
-
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
 # members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
 

@@ -40,10 +40,7 @@ FIELD_TYPES: tuple[str, ...] = (
     "string", "text", "uuid", "hash", "slug", "code", "color", "json", "csv", "geometry", "files",
 )
 NUMERIC_TYPES = frozenset({"integer", "float", "decimal", "bigInteger"})
-TEMPORAL_TYPES = frozenset({"dateTime", "date", "time", "timestamp"})
 TEXT_TYPES = frozenset({"string", "text", "code"})
-STRING_TYPES = frozenset({"string", "text", "code", "uuid", "hash", "slug", "color"})
-STRUCTURED_TYPES = frozenset({"json", "csv", "geometry", "files"})
 # Types a field may have to hold another item's id (m2o, the many side of o2m).
 ID_TYPES = frozenset({"uuid", "string", "integer", "bigInteger"})
 # Types a field may have to hold a list of ids (m2m) or of {collection, id} (m2a).
