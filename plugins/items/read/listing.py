@@ -10,6 +10,7 @@ their nested relations are read (``nested``).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from plugins.items.tables import items
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 200
+LIVE_PAGE = 500  # live_values' page
 
 
 @dataclass
@@ -93,3 +95,19 @@ async def run_one(db: SiteDB, plan: Any, item_id: str, dialect: str) -> dict[str
     if plan.projection.relations:
         await attach(db, dialect, plan.projection, [row], [shaped])
     return shaped
+
+
+async def live_values(db: SiteDB, coll: Any) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+    """``(row id, data)`` of every live item, in pages by id (bounded memory)."""
+    last = None
+    while True:
+        stmt = db.select(items, items.c.id, items.c.data).where(
+            items.c.collection_id == coll.id, items.c.deleted_at.is_(None))
+        if last is not None:
+            stmt = stmt.where(items.c.id > last)
+        rows = await db.all(stmt.order_by(items.c.id).limit(LIVE_PAGE))
+        for row in rows:
+            yield row["id"], dict(row["data"] or {})
+        if len(rows) < LIVE_PAGE:
+            return
+        last = rows[-1]["id"]

@@ -27,9 +27,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kernel.db.meta import metadata
 from kernel.tenancy.scope import SiteDB
+from plugins.items.read.listing import live_values
 from plugins.items.search.text import index_text
 from plugins.items.tables import items
-from plugins.items.upkeep.schema_hooks import live_values
 from plugins.schema.api import load_schema
 
 # The field types whose values are searched (``hash``, ``code``, ``uuid``... are not prose).

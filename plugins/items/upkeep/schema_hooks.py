@@ -16,18 +16,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.query.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
+from plugins.items.read.listing import live_values
 from plugins.items.tables import items
 from plugins.schema.api import convert, load_schema, validate_value
 
 MAX_REPORTED = 20
-PAGE = 500
 MAX_VALUE_ECHO = 200
 # Only the type decides convertibility; the new options are checked by the fields.update filter.
 UNBOUNDED = {"maxLength": 10_000_000}
@@ -45,22 +44,6 @@ async def _context(ctx: Any, payload: dict[str, Any]) -> tuple[SiteDB, Any]:
     snap = await load_schema(ctx.conn, ctx.site_id)
     coll = snap.collection(payload["collection"])
     return SiteDB(ctx.site_id, ctx.conn), coll
-
-
-async def live_values(db: SiteDB, coll: Any) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-    """``(row id, data)`` of every live item, in pages by id (bounded memory)."""
-    last = None
-    while True:
-        stmt = db.select(items, items.c.id, items.c.data).where(
-            items.c.collection_id == coll.id, items.c.deleted_at.is_(None))
-        if last is not None:
-            stmt = stmt.where(items.c.id > last)
-        rows = await db.all(stmt.order_by(items.c.id).limit(PAGE))
-        for row in rows:
-            yield row["id"], dict(row["data"] or {})
-        if len(rows) < PAGE:
-            return
-        last = rows[-1]["id"]
 
 
 def _echo(value: Any) -> Any:
