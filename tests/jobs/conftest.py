@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from types import SimpleNamespace
 
@@ -10,21 +9,6 @@ import pytest
 import redis
 
 from kernel.jobs import JobQueue
-
-REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/6")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The test Redis URL, or a skip when nothing answers there."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at {REDIS_URL} does not answer: {exc}")
-    finally:
-        client.close()
-    return REDIS_URL
 
 
 def _purge(url: str, name: str) -> None:

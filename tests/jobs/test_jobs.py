@@ -1,6 +1,6 @@
 """One contract, both queue backends: SQLite in the data dir and Redis.
 
-The Redis variant runs against ``SVC_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/6``)
+The Redis variant runs against the ``redis_url`` fixture of ``kernel.testing`` (``SVC_TEST_REDIS_URL``, default ``redis://127.0.0.1:6379/15``)
 and is skipped only when that server does not answer. Every test uses its own huey name, so
 its queue, schedule and periodic claims never meet another test's, and removes its keys
 (fixtures in ``conftest.py``).
