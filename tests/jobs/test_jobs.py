@@ -157,10 +157,10 @@ async def test_stop_is_prompt_and_requeues_the_running_job(make_queue):
     await queue.enqueue("demo.slow", n=5)
     await until(lambda: started, what="the job to start")
 
-    t0 = time.monotonic()
-    await queue.stop_consumer(grace=0.2)
-    assert time.monotonic() - t0 < 2.0
-    assert not queue.consumer_running
+    # The running job never ends on its own: stop returns only because it does not wait for it
+    # past the grace (the 60 s guard only turns a regression into a failure instead of a hang).
+    await asyncio.wait_for(queue.stop_consumer(grace=0.2), timeout=60)
+    assert not queue.consumer_running and finished == []
 
     queue.start_consumer(workers=1)
     await until(lambda: finished, what="the requeued job")
