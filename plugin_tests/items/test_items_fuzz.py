@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.elements import False_
 
 from kernel.access import Decision
 from kernel.errors import ApiError
@@ -39,7 +40,10 @@ def test_bodies_are_checked_or_refused(bodies, mode, writable):
     try:
         drafts = check_bodies(COLL, bodies, prefixes, mode=mode, writable=writable, action="write", current_id="x")
     except ApiError as exc:
-        assert exc.status in (400, 403) and exc.details[0].path is not None
+        # A bad body is 400; a field outside ``writable`` is the field policy's 403.
+        assert (exc.status, exc.code) in ((400, "VALIDATION_FAILED"), (403, "PERMISSION_DENIED")), exc.body()
+        assert exc.status == 400 or writable is not None
+        assert exc.details[0].path is not None
         return
     for draft in drafts:
         assert set(draft.data) <= set(FIELDS)
@@ -64,7 +68,12 @@ def test_row_filters_compile_on_both_dialects(tree):
         condition = row_condition(Decision(True, None, tree), dialect=name, table=items, coll=COLL)
         stmt = select(items.c.id)
         str((stmt if condition is None else stmt.where(condition)).compile(dialect=dialect))
-    assert Decision(True, None, tree if isinstance(tree, dict) else None)
+        if tree is None or tree == {}:
+            assert condition is None  # no row filter: rows are not restricted
+        elif not isinstance(tree, dict):
+            assert isinstance(condition, False_)  # not an object: fails closed, matches nothing
+        else:
+            assert condition is not None  # a row filter is never dropped: it compiles or matches nothing
 
 
 REF_VALUES = st.lists(st.sampled_from(["a", "b", 1]) | st.fixed_dictionaries(

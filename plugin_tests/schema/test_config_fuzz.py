@@ -84,7 +84,9 @@ def _checked(fn) -> None:
     try:
         plan = fn()
     except ApiError as exc:
-        assert exc.status in (400, 409) and exc.details[0].path is not None
+        # A bad body is 400 VALIDATION_FAILED; one naming what exists already is 409 CONFLICT.
+        assert (exc.status, exc.code) in ((400, "VALIDATION_FAILED"), (409, "CONFLICT")), exc.body()
+        assert exc.details[0].path is not None
         return
     for problem in plan.problems:
         assert problem.code and problem.message and isinstance(problem.path, list)
