@@ -12,9 +12,22 @@
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
 
+- ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
+- ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
+  (webhooks, JWKS, outside APIs) serving documents and keeping requests.
+- ``production_password_hashing``: production argon2 parameters for one test.
+- ``examples(n)``: a hypothesis ``max_examples`` scaled by ``SVC_HYPOTHESIS_PROFILE``.
+
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
-``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
-app gets a copy (SQLite) or truncated tables (PostgreSQL).
+``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made and started once per session;
+each app gets a copy (SQLite) or truncated tables (PostgreSQL). Passwords are hashed with argon2's
+cheapest parameters. ``--svc-services-only`` keeps the tests that touch a database, cache or queue;
+under pytest-xdist each worker gets its own PostgreSQL and Redis database.
+
+Keep tests cheap (docs/testing.md): use these fixtures, not apps, servers or password hashes of
+your own; test pure functions without an app; hypothesis counts as ``examples(n)``; one
+schemathesis run (tests/test_openapi.py); exact statuses; no wall-clock bounds. An outside
+repository sets ``asyncio_mode = "auto"`` and installs svc-cms with its ``test`` extra.
 """
 
 from __future__ import annotations

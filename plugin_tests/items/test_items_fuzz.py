@@ -14,6 +14,7 @@ from sqlalchemy.sql.elements import False_
 
 from kernel.access import Decision
 from kernel.errors import ApiError
+from kernel.testing import examples
 from plugins.items import refs
 from plugins.items.rowfilter import row_condition
 from plugins.items.tables import items
@@ -32,7 +33,7 @@ KEYS = st.sampled_from([*FIELDS, "id", "status", "sort", "createdAt", "nope", ""
 BODY = st.dictionaries(KEYS, JSON, max_size=6) | JSON
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(BODY, min_size=1, max_size=3), st.sampled_from(["create", "update", "replace"]),
        st.none() | st.frozensets(st.sampled_from([*FIELDS, "status"]), max_size=5))
 def test_bodies_are_checked_or_refused(bodies, mode, writable):
@@ -61,7 +62,7 @@ TREE = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(TREE | JSON)
 def test_row_filters_compile_on_both_dialects(tree):
     for name, dialect in (("sqlite", sqlite.dialect()), ("postgresql", postgresql.dialect())):
@@ -80,7 +81,7 @@ REF_VALUES = st.lists(st.sampled_from(["a", "b", 1]) | st.fixed_dictionaries(
     {"collection": st.sampled_from(["t", "u"]), "id": st.sampled_from(["a", "b", 1])}), max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(REF_VALUES | JSON, st.sampled_from(["id", "ids", "refs"]), st.sampled_from(["a", "1"]))
 def test_reference_edits(value, shape, item_id):
     if shape == "id" or isinstance(value, list):

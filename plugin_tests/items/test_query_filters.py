@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel import ApiError
+from kernel.testing import examples
 from plugins.items.query import check_filter, parse_list_query, resolve_filter
 from plugins.items.query.brackets import RawFloat, RawInt, coerce_scalar
 from plugins.items.query.ir import FALSE, Condition, Exists, Group
@@ -299,7 +300,7 @@ def test_injection_looking_values_are_plain_values(value: str) -> None:
     assert node.value == value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
                         st.sampled_from(["a", "b.c", "_and", "_or", "_eq", "_in", "_between", "_null", "_x", "title",
@@ -318,7 +319,7 @@ def test_arbitrary_json_is_accepted_or_refused_with_a_400(tree: Any) -> None:
             assert (exc.status, exc.code) == (400, "VALIDATION" if malformed else "VALIDATION_FAILED"), exc.body()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.text(alphabet="filter[]_.aeq0123", max_size=30), st.text(max_size=10)), max_size=6))
 def test_arbitrary_bracket_keys_never_crash(pairs: list[tuple[str, str]]) -> None:
     try:
