@@ -5,20 +5,21 @@ this module evaluates them. Permissions are the union of every policy attached t
 to each role of the role's ``parentId`` chain and to the user's teams; default deny; anonymous
 requests get the site's ``public`` role; admin access (role or policy) short-circuits.
 
-Snapshots are cached per (site, principal) and dropped when the site's access data changes:
-the ``access.changed`` action reaches every worker through the bus (Redis fan-out), and a
-short TTL bounds staleness where there is no Redis to carry it.
+Snapshots are cached per (site, principal) in the ``access`` site cache (kernel/sitecache.py)
+and dropped when the site's access data changes: the ``access.changed`` action reaches every
+worker through the bus (Redis fan-out), and a short TTL bounds staleness where there is no
+Redis to carry it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal
 from kernel.plugins import call_first
+from kernel.sitecache import SiteCacheSpec
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete")
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"
-SNAPSHOT_TTL = 5.0
-MAX_CACHED = 20_000
+ACCESS_CACHE = SiteCacheSpec(
+    "access", max_entries=20_000, ttl=5.0, invalidate_on=(CHANGED_EVENT,),
+    doc="Access snapshots per (site, principal): roles, policies and rules of one caller.")
 
 
 @dataclass(frozen=True)
@@ -42,19 +44,54 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """One (fields, condition) pair of a decision: ``fields`` (``None``: every field) are granted
+    on the rows ``condition`` matches (``None``: every row). A field is granted on a row only by
+    a pair whose own condition matches that row; pairs never lend fields to each other."""
+
+    fields: frozenset[str] | None
+    condition: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Decision:
     """The answer for one (collection, action).
 
-    ``fields`` is ``None`` for every field, else the allowed field names. ``row_filter`` is a
-    filter tree to AND into queries, or ``None`` when rows are not restricted.
+    ``fields`` is ``None`` for every field, else the allowed field names (the union over the
+    rules). ``row_filter`` is a filter tree to AND into queries (the OR of the rules'
+    conditions), or ``None`` when rows are not restricted. ``grants`` are the rules'
+    (fields, condition) pairs, merged where that changes nothing (``pairs()``): when there is
+    one pair, the union is exact on every row; otherwise a field is granted on a row only where
+    a pair holding it matches (see ``docs/decisions/access-field-pairing.md``).
     """
 
     allowed: bool
     fields: frozenset[str] | None = None
     row_filter: dict[str, Any] | None = None
+    grants: tuple[Grant, ...] = ()
 
     def field_allowed(self, name: str) -> bool:
+        """Whether ``name`` is granted on at least one row (the union of the pairs)."""
         return self.allowed and (self.fields is None or name in self.fields)
+
+    def pairs(self) -> tuple[Grant, ...]:
+        """The (fields, condition) pairs; one pair when the fields do not depend on the row."""
+        return self.grants or (Grant(self.fields, self.row_filter),)
+
+    @property
+    def paired(self) -> bool:
+        """True when which fields are granted depends on the row (more than one pair)."""
+        return len(self.grants) > 1
+
+    def everywhere(self, name: str) -> bool:
+        """Whether ``name`` is granted on every row this decision lets through (so a predicate on
+        it reveals nothing about rows where it is hidden)."""
+        if not self.field_allowed(name):
+            return False
+        if not self.paired:
+            return True
+        holding = [g for g in self.grants if g.fields is None or name in g.fields]
+        return len(holding) == len(self.grants) or any(g.condition is None for g in holding)
 
     def to_dict(self) -> dict[str, Any]:
         if not self.allowed:
@@ -64,6 +101,43 @@ class Decision:
             "fields": [ALL_FIELDS] if self.fields is None else sorted(self.fields),
             "conditions": self.row_filter,
         }
+
+
+def fields_on(grants: tuple[Grant, ...], matched: Any) -> frozenset[str] | None:
+    """The union of the fields of the pairs whose condition matched a row (``matched[i]`` for
+    ``grants[i]``; unconditional pairs always match). ``None``: every field."""
+    out: set[str] = set()
+    for grant, hit in zip(grants, matched, strict=True):
+        if grant.condition is None or hit:
+            if grant.fields is None:
+                return None
+            out.update(grant.fields)
+    return frozenset(out)
+
+
+def merge_grants(pairs: list[tuple[frozenset[str] | None, dict[str, Any] | None]]) -> tuple[Grant, ...]:
+    """The rules' (fields, condition) pairs reduced without changing what they grant: the
+    unconditional ones become one pair (their fields' union), a conditional pair whose fields
+    that one already grants everywhere is dropped, and pairs with equal fields are merged (their
+    conditions ORed). A single pair left means the fields do not depend on the row."""
+    free: set[str] | None = set()
+    seen_free = False
+    for fields, condition in pairs:
+        if condition is None:
+            seen_free = True
+            free = None if fields is None or free is None else free | fields
+    by_fields: dict[frozenset[str] | None, list[dict[str, Any]]] = {}
+    for fields, condition in pairs:
+        if condition is None:
+            continue
+        if seen_free and (free is None or (fields is not None and fields <= free)):
+            continue
+        by_fields.setdefault(fields, []).append(condition)
+    out = [Grant(None if free is None else frozenset(free), None)] if seen_free else []
+    for fields, conds in by_fields.items():
+        unique = list({repr(c): c for c in conds}.values())
+        out.append(Grant(fields, unique[0] if len(unique) == 1 else {"_or": unique}))
+    return tuple(out)
 
 
 @dataclass
@@ -77,7 +151,6 @@ class AccessSnapshot:
     team_ids: tuple[str, ...] = ()
     policy_ids: tuple[str, ...] = ()
     rules: list[Rule] = field(default_factory=list)
-    loaded_at: float = field(default_factory=time.monotonic)
 
     def decide(self, collection: str, action: str, principal: Principal | None = None) -> Decision:
         if self.admin:
@@ -87,19 +160,26 @@ class AccessSnapshot:
             return Decision(False)
         fields: set[str] | None = set()
         filters: list[dict[str, Any]] = []
+        pairs: list[tuple[frozenset[str] | None, dict[str, Any] | None]] = []
         unrestricted = False
         for rule in matching:
+            rule_fields = None if ALL_FIELDS in rule.fields else frozenset(rule.fields)
             if fields is not None:
-                if ALL_FIELDS in rule.fields:
+                if rule_fields is None:
                     fields = None
                 else:
-                    fields.update(rule.fields)
+                    fields.update(rule_fields)
+            condition = None
             if not rule.conditions:
                 unrestricted = True
             else:
-                filters.append(substitute_variables(rule.conditions, principal, self))
+                condition = substitute_variables(rule.conditions, principal, self)
+                filters.append(condition)
+            pairs.append((rule_fields, condition))
         row_filter = None if unrestricted else (filters[0] if len(filters) == 1 else {"_or": filters})
-        return Decision(True, None if fields is None else frozenset(fields), row_filter)
+        grants = merge_grants(pairs)
+        return Decision(True, None if fields is None else frozenset(fields), row_filter,
+                        grants if len(grants) > 1 else ())
 
     def matrix(self, principal: Principal | None = None) -> dict[str, dict[str, Any]]:
         """Every collection with a rule -> action -> decision (for ``/permissions/me``)."""
@@ -146,22 +226,18 @@ class AccessControl:
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
-        self._cache: dict[tuple[str, str], AccessSnapshot] = {}
+        self.cache = kernel.site_caches[ACCESS_CACHE.name]
 
     async def snapshot(self, principal: Principal, site_id: str) -> AccessSnapshot:
         if principal.is_instance_admin:
             return AccessSnapshot(site_id=site_id, admin=True, role_id=principal.role_id)
-        key = (site_id, principal_key(principal))
-        cached = self._cache.get(key)
-        if cached is not None and time.monotonic() - cached.loaded_at < SNAPSHOT_TTL:
-            return cached
-        loaded = await call_first(self.kernel.pm.hook.load_access, kernel=self.kernel, site_id=site_id,
-                                  principal=principal)
-        snap = loaded if isinstance(loaded, AccessSnapshot) else AccessSnapshot(site_id=site_id)
-        if len(self._cache) >= MAX_CACHED:
-            self._cache.clear()
-        self._cache[key] = snap
-        return snap
+
+        async def load(stale: AccessSnapshot | None) -> AccessSnapshot:
+            loaded = await call_first(self.kernel.pm.hook.load_access, kernel=self.kernel, site_id=site_id,
+                                      principal=principal)
+            return loaded if isinstance(loaded, AccessSnapshot) else AccessSnapshot(site_id=site_id)
+
+        return await self.cache.get_or_load(site_id, principal_key(principal), load)
 
     async def resolve(self, principal: Principal, site_id: str) -> Principal:
         """The principal with its role and admin access in ``site_id`` filled in."""
@@ -175,13 +251,4 @@ class AccessControl:
 
     def invalidate(self, site_id: str | None = None) -> None:
         """Forget cached snapshots of one site (or all) in this process."""
-        if site_id is None:
-            self._cache.clear()
-            return
-        for key in [k for k in self._cache if k[0] == site_id]:
-            self._cache.pop(key, None)
-
-    def on_changed(self, event: str, payload: Any, ctx: Any) -> None:
-        """Bus handler for ``access.changed``: ``{ siteId }`` (None: every site)."""
-        site_id = payload.get("siteId") if isinstance(payload, dict) else None
-        self.invalidate(site_id)
+        self.cache.invalidate(site_id)

@@ -14,25 +14,31 @@ from typing import Any
 import falcon
 import falcon.asgi
 
-from kernel.access import CHANGED_EVENT as ACCESS_CHANGED
-from kernel.access import AccessControl
+from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
+from kernel.events import EventLog
+from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
+from kernel.http.live_metrics import register_live_metrics
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
-from kernel.http.ratelimit import make_rate_limiter
+from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
 from kernel.http.routing import Route, RouteTable
+from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
+from kernel.secrets import Secrets
 from kernel.settings import Settings
+from kernel.sitecache import SiteCaches, SiteCacheSpec
 from kernel.storage import make_storage
+from kernel.topics import Topics
 
 log = logging.getLogger("svc.app")
 
@@ -44,7 +50,8 @@ def database_url(settings: Settings) -> str:
 def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None = None) -> Kernel:
     """Everything but the HTTP app: plugin manager, settings of plugins, services."""
     settings = settings or Settings.from_env()
-    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks)
+    pm, infos = make_plugin_manager(settings.plugins_disabled, plugins, settings.trace_hooks,
+                                    extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
     kernel = Kernel(
@@ -58,18 +65,46 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         mailer=make_mailer(settings),
         jobs=JobQueue(settings, name=settings.redis_namespace),
         rate_limiter=make_rate_limiter(settings),
+        site_caches=SiteCaches(settings.site_cache_sizes),
+        secrets=Secrets.from_settings(settings),
     )
     kernel.bus.kernel = kernel
+    declare_site_caches(kernel)
+    kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
+                           queue_size=settings.topic_queue_size)
     kernel.access = AccessControl(kernel)
-    kernel.bus.on_action(ACCESS_CHANGED, kernel.access.on_changed)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})
     pm.hook.register_event_handlers(bus=kernel.bus, kernel=kernel)
+    kernel.events = EventLog(kernel)
+    for consumers in pm.hook.register_event_consumers(kernel=kernel):
+        for consumer in consumers or []:
+            kernel.events.register(consumer)
+    kernel.jobs.periodic("events.prune", prune_events, every_seconds=3600, owner="kernel")
     pm.hook.register_jobs(jobs=kernel.jobs, kernel=kernel)
     for checks in pm.hook.register_health_checks(kernel=kernel):
         kernel.health_checks.update(checks or {})
     return kernel
+
+
+def declare_site_caches(kernel: Kernel) -> None:
+    """The kernel's caches and every plugin's, checked against ``SVC_SITE_CACHE_SIZES``, then
+    subscribed to their invalidation events."""
+    from kernel.tenancy.service import SITE_CACHE
+
+    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE]
+    for group in kernel.pm.hook.register_site_caches(kernel=kernel):
+        specs.extend(group or [])
+    for spec in specs:
+        kernel.site_caches.declare(spec)
+    kernel.site_caches.check_sizes()
+    kernel.site_caches.subscribe(kernel.bus)
+
+
+async def prune_events(kernel: Kernel) -> None:
+    """The hourly job that applies ``SVC_CDC_RETENTION_DAYS`` to the event log."""
+    await kernel.events.prune()
 
 
 def _collect_routes(kernel: Kernel) -> list[Route]:
@@ -106,18 +141,22 @@ async def startup_kernel(kernel: Kernel) -> None:
     if kernel.started:
         return
     await kernel.bus.start()
+    await kernel.topics.start()
     kernel.jobs.bind(kernel, asyncio.get_running_loop())
     await call_all(kernel.pm.hook.startup, kernel=kernel)
-    if kernel.settings.jobs_inprocess and kernel.jobs.backend == "sqlite":
+    if kernel.settings.jobs_inprocess and not kernel.settings.redis_url:
         kernel.state["consumer"] = start_consumer_if_leader(kernel)
+    await kernel.events.start()  # the durable consumers' dispatcher (when any is registered)
     kernel.started = True
 
 
 def start_consumer_if_leader(kernel: Kernel) -> Any:
     """Start the in-process job consumer in one worker process only.
 
-    Several ``svc serve`` workers share one SQLite queue; an exclusive lock on a file in the data
-    dir elects the one that consumes (and runs periodic jobs), so ticks do not run N times.
+    Without Redis (the embedded default), ``svc serve`` consumes the job queue itself. Claims
+    and periodic ticks are safe with any number of consumers, but on SQLite each claim takes
+    the write lock: an exclusive lock on a file in the data dir elects the one worker process
+    that consumes, so the others do not compete with requests for it.
     """
     import fcntl
 
@@ -135,11 +174,13 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if not kernel.started:
         return
     kernel.started = False
+    await kernel.jobs.stop_consumer()  # running jobs are given back to the queue
+    await kernel.events.stop()
     lock = kernel.state.pop("consumer", None)
     if lock is not None:
-        await kernel.jobs.stop_consumer()
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
+    await kernel.topics.stop()
     await kernel.bus.stop()
     await kernel.cache.close()
     await kernel.rate_limiter.close()
@@ -152,12 +193,17 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     kernel = build_kernel(settings, plugins)
     table = RouteTable()
     kernel.routes = _collect_routes(kernel)
+    kernel.rate_buckets = collect_rate_buckets(kernel.pm, kernel)
+    check_route_buckets(kernel.routes, kernel.rate_buckets)
+    gate = RouteGateMiddleware(kernel, table)
     middleware: list[Any] = [
         LifespanMiddleware(kernel),
         RequestIdMiddleware(kernel),
         MetricsMiddleware(kernel),
+        CorsMiddleware(kernel),
         RequestGuardMiddleware(kernel),
-        RouteGateMiddleware(kernel, table),
+        gate,
+        WebSocketGateMiddleware(kernel, table, gate),
     ]
     for impl in kernel.pm.hook.register_middleware.get_hookimpls():  # registration order
         middleware.extend(impl.function(kernel=kernel) or [])
@@ -172,5 +218,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
         else:
             app.add_route(route.template, route.resource)
     install_error_handlers(app, kernel)
+    register_live_metrics(kernel)
     app.kernel = kernel
     return app

@@ -32,7 +32,13 @@ CHANNEL = "svc:bus"
 @dataclass
 class EventContext:
     """What every handler gets: the site, the principal, the open transaction (filters only),
-    the kernel, and whether the event came from another process."""
+    the kernel, and whether the event came from another process.
+
+    ``uow`` (filters only) is the unit of work the event runs in: a filter that writes passes it
+    on (``items.api.create(..., uow=ctx.uow)``) so its writes join the same transaction and
+    roll back with it; opening a transaction of its own would wait on SQLite's write lock,
+    which this transaction holds. ``cause`` is the write cause of that unit of work, if any.
+    """
 
     site_id: str | None
     principal: Any = None
@@ -40,6 +46,8 @@ class EventContext:
     conn: Any = None
     remote: bool = False
     request_id: str | None = None
+    uow: Any = None  # filters only: the unit of work (``ctx.uow.emit``, ``ctx.uow.after_commit``)
+    cause: str | None = None
 
 
 @dataclass(order=True)

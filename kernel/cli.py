@@ -1,4 +1,4 @@
-"""The ``svc`` command: serve, worker, migrate, sites, plugins (plus ``register_commands``)."""
+"""The ``svc`` command: serve, worker, jobs, migrate, sites, plugins (plus ``register_commands``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def migrate(settings: Settings) -> list[str]:
     from kernel.app import database_url
     from kernel.db.migrate import current_heads, migration_paths, upgrade
 
-    pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks)
+    pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
     url = database_url(settings)
     upgrade(url, paths)
@@ -45,6 +45,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port or settings.port
     workers = args.workers or settings.workers
     migrate(settings)
+    from kernel.app import build_kernel
+
+    build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, lifespan="on",
@@ -57,33 +60,46 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from kernel.app import build_kernel, shutdown_kernel, startup_kernel
 
     settings = _settings()
-    if not settings.redis_url:
-        print("svc worker: SVC_REDIS_URL is not set; without Redis, `svc serve` runs the jobs itself",
-              file=sys.stderr)
-        return 2
     migrate(settings)
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
 
-    class StartedKernel:
-        """What run_worker expects: the kernel, started on the worker's loop, with shutdown()."""
-
-        def __init__(self) -> None:
-            self.kernel = kernel
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(kernel, name)
-
-        async def shutdown(self) -> None:
-            await shutdown_kernel(kernel)
-
-    async def kernel_factory() -> Any:
+    async def startup() -> Any:
         await startup_kernel(kernel)
-        return StartedKernel()
+        return kernel
 
-    kernel.jobs.run_worker(kernel_factory, workers=args.workers)
+    kernel.jobs.run_worker(startup, shutdown_kernel, workers=args.workers)
     return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    migrate(_settings())
+    status = _run(_with_kernel(lambda k: k.jobs.status(site_id=args.site, failures=args.failures)))
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(format_job_status(status))
+    return 0
+
+
+def format_job_status(status: dict[str, Any]) -> str:
+    """The text ``svc jobs`` prints: one line per job with its counts, then recent failures."""
+    head = f"{'job':<32} {'kind':<9} {'schedule':<18} {'pending':>7} {'due':>5} {'running':>7} {'failed':>6}"
+    lines = [head]
+    for job in status["jobs"]:
+        kind = job.get("kind") or "unknown"
+        lines.append(f"{job['name']:<32} {kind:<9} {job.get('schedule') or '-':<18} {job['pending']:>7} "
+                     f"{job['due']:>5} {job['running']:>7} {job['failed']:>6}")
+    t = status["totals"]
+    lines.append(f"{'total':<61} {t['pending']:>7} {t['due']:>5} {t['running']:>7} {t['failed']:>6}")
+    failures = status["recentFailures"]
+    lines.append("recent failures:" if failures else "recent failures: none")
+    for f in failures:
+        error = (f["error"] or "").splitlines()[-1] if f["error"] else ""
+        lines.append(f"  {f['failedAt']}  {f['name']}  site={f['siteId'] or '-'}  attempts={f['attempts']}  "
+                     f"id={f['id']}  {error}")
+    return "\n".join(lines)
 
 
 def _run(coro: Any) -> Any:
@@ -95,6 +111,7 @@ async def _with_kernel(fn: Any) -> Any:
 
     settings = _settings()
     settings.values["jobs_inprocess"] = False
+    settings.values["events_dispatch"] = False  # a one-off command dispatches no events
     kernel = build_kernel(settings)
     await startup_kernel(kernel)
     try:
@@ -190,9 +207,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     serve.add_argument("--workers", type=int, default=None)
     serve.set_defaults(func=cmd_serve)
 
-    worker = sub.add_parser("worker", help="run the job queue consumer (with Redis)")
-    worker.add_argument("--workers", type=int, default=2)
+    worker = sub.add_parser("worker", help="run the job queue consumer")
+    worker.add_argument("--workers", type=int, default=None,
+                        help="jobs run at once (default SVC_JOBS_CONCURRENCY)")
     worker.set_defaults(func=cmd_worker)
+
+    jobs = sub.add_parser("jobs", help="job queue status: registered jobs, counts, recent failures")
+    jobs.add_argument("--site", default=None, help="only this site's jobs")
+    jobs.add_argument("--failures", type=int, default=10, help="how many recent failures to show")
+    jobs.add_argument("--json", action="store_true")
+    jobs.set_defaults(func=cmd_jobs)
 
     sub.add_parser("migrate", help="create or upgrade the database schema").set_defaults(func=cmd_migrate)
 
@@ -217,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings()
         configure_logging(settings.log_level)
         parser, sub = build_parser()
-        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False)
+        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
         pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)

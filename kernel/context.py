@@ -17,15 +17,19 @@ if TYPE_CHECKING:
     from kernel.jobs import JobQueue
     from kernel.mailer import Mailer
     from kernel.plugins import PluginInfo
+    from kernel.secrets import Secrets
     from kernel.settings import Settings
+    from kernel.sitecache import SiteCaches
     from kernel.storage import Storage
     from kernel.tenancy.scope import SiteDB
+    from kernel.topics import Topics
 
 
 @dataclass
 class Kernel:
     """Everything a plugin may use: settings, plugin manager, database, bus, cache, storage,
-    mailer, jobs and the rate limiter. One per app; no global state."""
+    mailer, jobs, the rate limiter, the live topics, the bounded per-site caches (``site_caches``)
+    and the secrets keyring (``secrets``). One per app; no global state."""
 
     settings: Settings
     pm: pluggy.PluginManager
@@ -37,17 +41,22 @@ class Kernel:
     mailer: Mailer
     jobs: JobQueue
     rate_limiter: Any
+    site_caches: SiteCaches
+    secrets: Secrets
     access: Any = None
+    events: Any = None  # kernel.events.EventLog
     routes: list[Any] = field(default_factory=list)
+    rate_buckets: dict[str, Any] = field(default_factory=dict)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
     health_checks: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     started: bool = False
+    topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
 
     def unit_of_work(self, site_id: str | None, principal: Any = None,
-                     request_id: str | None = None) -> UnitOfWork:
-        """One transaction; its action events are released after commit."""
-        return UnitOfWork(self, site_id, principal, request_id)
+                     request_id: str | None = None, cause: str | None = None) -> UnitOfWork:
+        """One transaction; its durable events commit with it, its actions run after commit."""
+        return UnitOfWork(self, site_id, principal, request_id, cause)
 
     def enabled(self, plugin: str) -> bool:
         return any(p.name == plugin and p.enabled for p in self.plugins)

@@ -15,6 +15,7 @@ from typing import Any
 KERNEL_ERROR_CODES: dict[str, tuple[int, str]] = {
     "VALIDATION_FAILED": (400, "Input failed validation (422 in some areas)."),
     "VALIDATION": (400, "Malformed JSON filter."),
+    "ENCRYPTION_KEY_REQUIRED": (400, "The feature stores secrets and SVC_ENCRYPTION_KEY is not set."),
     "UNAUTHENTICATED": (401, "No credentials, or credentials that are not valid."),
     "TOKEN_EXPIRED": (401, "The access token has expired; refresh and retry."),
     "INVALID_CREDENTIALS": (401, "Wrong email or password."),

@@ -59,6 +59,18 @@ def register_routes(kernel: Any) -> list[Any]:
 
 
 @hookspec
+def register_rate_limits(kernel: Any) -> dict[str, Any]:
+    """Return the rate-limit buckets the plugin declares: ``{name: kernel.RateBucket(...)}``.
+
+    A bucket has a limit (an integer, or the name of a setting that holds it; ``0`` disables
+    it), a window in seconds and what it counts per (``"principal"`` or ``"ip"``). A route
+    names a bucket in ``Route(rate_limit=...)``. Bucket names are global: two plugins declaring
+    the same name, a limit setting nobody declares, or a route naming a bucket nobody declares
+    fail at boot (``PluginError``). Synchronous; called once per app.
+    """
+
+
+@hookspec
 def register_middleware(kernel: Any) -> list[Any]:
     """Return Falcon ASGI middleware objects, added after the kernel's own (request id,
     metrics, guard (API version, body size), then site, principal, route auth and rate limit),
@@ -74,11 +86,40 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 
 @hookspec
-def register_jobs(jobs: Any, kernel: Any) -> None:
-    """Register background jobs: ``jobs.task(name, fn)`` for queued jobs and
-    ``jobs.periodic(name, fn, every_seconds=... | cron=...)`` for ticks.
+def register_event_consumers(kernel: Any) -> list[Any]:
+    """Return a list of ``kernel.events.EventConsumer``: durable consumers of the event log.
 
-    Job functions are coroutine functions ``fn(kernel, **kwargs)``. Synchronous.
+    Each gets ``await handle(kernel, site_id, events)`` with batches of one site's committed
+    events (``kernel.events.Event``: ids, type, collection, item id, changed field names; no
+    values) in log order, at least once: returning acknowledges the batch, raising retries the
+    same batch with exponential backoff while other consumers and sites go on. A consumer has
+    its own checkpoint per site, kept under its ``name`` (unique, stable across releases);
+    ``types`` and ``collections`` narrow what it gets. The handler must be idempotent.
+    Collected once per app at boot. Synchronous.
+    """
+
+
+@hookspec
+def register_site_caches(kernel: Any) -> list[Any]:
+    """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
+
+    Each becomes ``kernel.site_caches[name]`` (a ``SiteCache``: LRU with a bound, a TTL, per-site
+    invalidation, hit and miss counts on ``/metrics``) before ``register_event_handlers`` runs.
+    Every cache drops a site's entries on ``sites.changed``, and on the action events named in
+    the spec's ``invalidate_on`` (payload ``siteId``). ``SVC_SITE_CACHE_SIZES`` may override the
+    bound by name; a name nobody declared stops the start. Synchronous.
+    """
+
+
+@hookspec
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    """Register background jobs: ``jobs.task(name, fn, retries=, retry_delay=, retry_max_delay=,
+    timeout=, owner=)`` for queued jobs and ``jobs.periodic(name, fn, every_seconds=... | cron=...)``
+    for ticks.
+
+    Job functions are coroutine functions ``fn(kernel, **args)`` with JSON arguments; they run
+    concurrently on a worker's event loop, at least once. Enqueue with ``uow.enqueue(name, ...)``
+    (in the write's transaction) or ``kernel.jobs.enqueue(name, ...)``. Synchronous.
     """
 
 
@@ -173,12 +214,50 @@ def authenticate(request: Any, kernel: Any, site: Any) -> Any:
 
 
 @hookspec(firstresult=True)
+def authenticate_ticket(ticket: str, request: Any, kernel: Any, route: Any) -> Any:
+    """Redeem the ``?ticket=`` of a route declared with ``Route(tickets=True)`` (a WebSocket
+    handshake, or an SSE stream a browser's ``EventSource`` opens without headers).
+
+    Return a ``kernel.TicketGrant(site_id, principal)`` for a ticket the plugin minted, ``None``
+    for one it does not know, or raise ``ApiError`` (401 for an expired or reused ticket). The
+    site comes from the grant: an ``X-Svc-Site`` header on the request is ignored. Tickets are
+    meant to be single-use and short-lived; checking that is the minting plugin's duty. No
+    plugin claiming the ticket means 401 (close code 4401 on a socket). First result wins.
+    May be async.
+    """
+
+
+@hookspec
+def site_allowed_origins(kernel: Any, site_id: str) -> list[str] | None:
+    """Return the browser origins ``site_id`` allows (contract.md: its ``siteUrl`` and ``domain``).
+
+    Each value may be an origin (``https://blog.example.com``), a URL (its path is dropped) or a
+    bare host (``blog.example.com`` means ``https://blog.example.com``). The answers of every
+    implementation are merged with ``SVC_CORS_ORIGINS``; CORS answers and the WebSocket Origin
+    check both use the result. Called for every request that carries an ``Origin`` header, so
+    answer from a cache. May be async.
+    """
+
+
+@hookspec(firstresult=True)
 def load_access(kernel: Any, site_id: str, principal: Any) -> Any:
     """Return a ``kernel.access.AccessSnapshot`` for ``principal`` in ``site_id``: its role,
     role chain, teams, admin flag and every permission rule that applies.
 
     First result wins; implemented by the access plugin. ``kernel.access`` caches the answer
     per (site, principal) until an ``access.changed`` action names the site. May be async.
+    """
+
+
+@hookspec(firstresult=True)
+def provision_user(kernel: Any, conn: Any, email: str, password: str | None, roles: dict[str, str]) -> Any:
+    """Create a user with ``password`` and a membership in each site of ``roles`` (site id ->
+    a built-in role key such as ``subscriber``, or a role id), in the caller's transaction
+    ``conn``; return the new user's id.
+
+    For the test harness (``make_member``) and operator tooling, which belong to the kernel and
+    so may not import the accounts plugin: no audit record, no event. First result wins;
+    implemented by the accounts plugin. May be async.
     """
 
 

@@ -110,8 +110,11 @@ def build_document(kernel: Kernel) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     used_ids: set[str] = set()
     for route in kernel.routes:
+        methods = route.methods()
+        if not methods:
+            continue  # a WebSocket-only route: OpenAPI has no way to describe it
         item = paths.setdefault(route.template, {})
-        for method in route.methods():
+        for method in methods:
             op = _operation(route, method)
             # operationId must be unique; one path mounted twice (/metrics in and outside /api/v1)
             # would otherwise repeat it.

@@ -8,6 +8,7 @@ plugins it imports through their ``api.py``) and ``description``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Iterable
@@ -25,7 +26,7 @@ ENTRY_POINT_GROUP = "svc.plugins"
 # The kernel refuses to start without these: every other feature reads data through them.
 ESSENTIAL_PLUGINS = frozenset({"accounts", "access", "schema", "items"})
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults")
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin")
 
 
 class PluginError(RuntimeError):
@@ -74,12 +75,15 @@ def make_plugin_manager(
     disabled: Iterable[str] = (),
     plugins: Iterable[Any] | None = None,
     trace: bool = False,
+    extra: Iterable[str] = (),
 ) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
     """Build a fresh manager with the kernel's hookspecs and the chosen plugins registered.
 
     ``plugins=None`` loads every ``svc.plugins`` entry point except ``disabled``; otherwise
     each element is an entry-point name or a plugin object (tests name what they want), and
     the installed essential plugins are added.
+    ``extra`` (``SVC_PLUGINS_EXTRA``) names importable modules registered as plugins too, for
+    code not packaged with an entry point (local development, a test's plugin in a subprocess).
     Raises ``PluginError`` when an essential plugin is disabled or a requirement is missing.
     """
     disabled = {d.strip() for d in disabled if d.strip()}
@@ -112,6 +116,13 @@ def make_plugin_manager(
                 infos.append(PluginInfo(item, module, True, item in ESSENTIAL_PLUGINS))
             else:
                 infos.append(PluginInfo(_plugin_name(item), item, True, False))
+
+    for modname in extra:
+        try:
+            module = importlib.import_module(modname)
+        except ImportError as exc:
+            raise PluginError(f"SVC_PLUGINS_EXTRA: cannot import {modname!r}: {exc}") from exc
+        infos.append(PluginInfo(_plugin_name(module), module, True, False))
 
     pm = pluggy.PluginManager("svc")
     pm.add_hookspecs(hookspecs)

@@ -28,6 +28,7 @@ class Setting:
     parse: Callable[[str], Any] = str
     doc: str = ""
     attr: str | None = None
+    secret: bool = False  # a bad value is not echoed in the error (keys, passwords)
 
     @property
     def name(self) -> str:
@@ -56,21 +57,79 @@ def parse_int(minimum: int = 0) -> Callable[[str], int]:
     return parse
 
 
+def parse_float(minimum: float = 0.0, maximum: float | None = None) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        value = float(raw.strip())
+        if not value >= minimum:  # also refuses nan
+            raise ValueError(f"must be at least {minimum}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"must be at most {maximum}")
+        return value
+
+    return parse
+
+
 def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-def parse_encryption_key(raw: str) -> str:
-    import base64
-    import binascii
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """A comma list of browser origins (``https://app.example.com``); ``*`` is refused, because
+    CORS here always allows credentials and so must name each origin."""
+    from kernel.http.origins import normalize_origin
 
-    try:
-        decoded = base64.b64decode(raw.strip(), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError("must be base64") from exc
-    if len(decoded) != 32:
-        raise ValueError(f"must decode to 32 bytes, got {len(decoded)}")
+    origins = parse_csv(raw)
+    for origin in origins:
+        if normalize_origin(origin) is None or "://" not in origin:
+            raise ValueError(f"{origin!r} is not an origin like https://app.example.com")
+    return origins
+
+
+def parse_encryption_key(raw: str) -> str:
+    """``SVC_ENCRYPTION_KEY``: base64 of 32 bytes, optionally ``<key id>:<base64>``."""
+    from kernel.secrets import parse_key_entry
+
+    parse_key_entry(raw)
     return raw.strip()
+
+
+def parse_encryption_keys(raw: str) -> tuple[str, ...]:
+    """``SVC_ENCRYPTION_KEYS``: a comma list of keys like ``SVC_ENCRYPTION_KEY``'s."""
+    from kernel.secrets import parse_key_entry
+
+    entries = parse_csv(raw)
+    for n, entry in enumerate(entries, 1):
+        try:
+            parse_key_entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"entry {n}: {exc}") from None
+    return entries
+
+
+CACHE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def parse_cache_sizes(raw: str) -> dict[str, int]:
+    """``SVC_SITE_CACHE_SIZES``: ``name=entries`` pairs separated by commas (``schema=5000``)."""
+    sizes: dict[str, int] = {}
+    for part in raw.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or not name or not set(name) <= CACHE_NAME_CHARS:
+            raise ValueError(f"expected name=entries pairs separated by commas, got {part!r}")
+        try:
+            entries = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{name}: {value.strip()!r} is not a whole number") from None
+        if entries < 0:
+            raise ValueError(f"{name}: entries must not be negative")
+        if name in sizes:
+            raise ValueError(f"{name} is given twice")
+        sizes[name] = entries
+    return sizes
 
 
 def parse_database_url(raw: str) -> str:
@@ -101,7 +160,7 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_DATABASE_URL", "", parse_database_url,
             "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
     Setting("SVC_REDIS_URL", "", str,
-            "Redis URL. Set: cache, rate limits, bus fan-out between workers and the huey queue use Redis."),
+            "Redis URL. Set: cache, rate limits, bus fan-out and live topics between workers use Redis, and jobs run in `svc worker`."),
     Setting("SVC_REDIS_NAMESPACE", "svc", str,
             "Prefix of every Redis key and channel, so several deployments can share one Redis."),
     Setting("SVC_STORAGE", "", str,
@@ -111,6 +170,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Base domain for subdomain site routing: `<site>.<base domain>` selects the site."),
     Setting("SVC_PLUGINS_DISABLED", (), parse_csv,
             "Comma list of plugins to disable. Essential plugins cannot be disabled."),
+    Setting("SVC_PLUGINS_EXTRA", (), parse_csv,
+            "Comma list of importable modules registered as extra plugins (development, tests)."),
     Setting("SVC_TRACE_HOOKS", False, parse_bool, "Log every pluggy hook call (debugging)."),
     Setting("SVC_LOG_LEVEL", "info", parse_choice("debug", "info", "warning", "error"), "Log level."),
     Setting("JWT_SECRET", "", str,
@@ -118,7 +179,11 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             attr="jwt_secret"),
     Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
     Setting("SVC_ENCRYPTION_KEY", "", parse_encryption_key,
-            "Base64 of 32 bytes; encrypts stored secrets. Features that store secrets need it."),
+            "The active key sealing stored secrets: base64 of 32 bytes, optionally `<id>:<base64>`. "
+            "Features that store secrets need it.", secret=True),
+    Setting("SVC_ENCRYPTION_KEYS", (), parse_encryption_keys,
+            "More keys (comma list, same format) that still open the secrets they sealed: key rotation.",
+            secret=True),
     Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
     Setting("SVC_ADMIN_PASSWORD", "", str,
             "Instance admin password on first start. Empty: a random one is printed once."),
@@ -127,11 +192,18 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
+    Setting("SVC_SITE_CACHE_SIZES", {}, parse_cache_sizes,
+            "Bounds of the per-site caches, `name=entries` pairs (`schema=5000,access=50000`)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
     Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
     Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
             "Addresses of load balancers whose X-Forwarded-For is trusted for the client IP (`*`: any)."),
-    Setting("SVC_CORS_ORIGINS", (), parse_csv, "Extra allowed browser origins (comma list)."),
+    Setting("SVC_CORS_ORIGINS", (), parse_origins,
+            "Allowed browser origins of every site (comma list), besides each site's own (CORS, WebSocket Origin)."),
+    Setting("SVC_TOPIC_QUEUE_SIZE", 256, parse_int(1),
+            "Messages a live-topic subscriber may have waiting; past that it lags (or is dropped)."),
+    Setting("SVC_SSE_HEARTBEAT_SECONDS", 15, parse_int(1),
+            "Seconds between heartbeat comments on an idle Server-Sent Events stream."),
     Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),
     Setting("SVC_SMTP_PORT", 25, parse_int(1), "SMTP port."),
     Setting("SVC_SMTP_USER", "", str, "SMTP user name (optional)."),
@@ -140,6 +212,26 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_EMAIL_FROM", "svc@localhost", str, "Default sender address."),
     Setting("SVC_JOBS_INPROCESS", True, parse_bool,
             "Without Redis, run the job consumer inside `svc serve` (one worker holds the lock)."),
+    Setting("SVC_JOBS_CONCURRENCY", 10, parse_int(1),
+            "Jobs one worker process runs at once (coroutines on its event loop)."),
+    Setting("SVC_JOBS_POLL_MS", 1000, parse_int(50),
+            "How often an idle worker looks for due jobs enqueued by other processes (milliseconds)."),
+    Setting("SVC_JOBS_LEASE_SECONDS", 60, parse_int(5),
+            "Lease of a claimed job, renewed while it runs; a dead worker's jobs rerun after it."),
+    Setting("SVC_JOBS_FAILED_RETENTION_DAYS", 14, parse_int(0),
+            "Days failed jobs stay visible in `svc jobs` before they are purged (0 keeps them)."),
+    Setting("SVC_EVENTS_DISPATCH", True, parse_bool,
+            "Run the durable event consumers in this process (`svc serve` workers, `svc worker`)."),
+    Setting("SVC_EVENTS_POLL_SECONDS", 2.0, parse_float(0.05, 3600),
+            "How often the event dispatcher looks for events committed by other processes."),
+    Setting("SVC_EVENTS_BATCH", 100, parse_int(1), "Most events handed to a consumer at once."),
+    Setting("SVC_EVENTS_LEASE_SECONDS", 60, parse_int(1),
+            "How long a consumer's claim on a site lasts; also the time limit of one batch."),
+    Setting("SVC_EVENTS_RETRY_BASE_SECONDS", 1.0, parse_float(0.01, 86400),
+            "First retry delay of a failing consumer; doubles on each failure."),
+    Setting("SVC_EVENTS_RETRY_MAX_SECONDS", 600.0, parse_float(0.01, 86400),
+            "Longest retry delay of a failing consumer."),
+    Setting("SVC_CDC_RETENTION_DAYS", 7, parse_int(1), "Days events are kept in the event log."),
     Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10), "Time limit for one JSONata evaluation."),
     Setting("REFRESH_COOKIE_SAMESITE", "lax", parse_choice("lax", "strict", "none"),
             "SameSite attribute of the `svc_refresh` cookie.", attr="refresh_cookie_samesite"),
@@ -173,7 +265,13 @@ class Settings:
             if key not in values:
                 raise SettingsError(f"unknown setting {key!r}")
             values[key] = value
-        return cls(values=values, environ=env)
+        if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
+            raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
+        settings = cls(values=values, environ=env)
+        from kernel.secrets import Secrets  # the keys together: ids, the active one (at boot)
+
+        Secrets.from_settings(settings)
+        return settings
 
     def load_plugin_settings(self, declared: list[Setting]) -> None:
         """Parse the settings plugins declare; called once at boot by ``create_app``."""
@@ -223,4 +321,5 @@ def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:
     try:
         return setting.parse(raw)
     except (ValueError, TypeError) as exc:
-        raise SettingsError(f"{setting.env}={raw!r} is not valid: {exc}") from exc
+        shown = "<hidden>" if setting.secret else repr(raw)
+        raise SettingsError(f"{setting.env}={shown} is not valid: {exc}") from exc

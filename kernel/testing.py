@@ -11,6 +11,9 @@
   no credentials in ``site``.
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
+- ``run_due_jobs``: ``await run_due_jobs(kernel, now=...)`` runs the jobs due then, in the test.
+- ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
+  and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
 - ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
 - ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
@@ -58,7 +61,7 @@ from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import make_plugin_manager
+from kernel.plugins import call_first, make_plugin_manager
 from kernel.settings import Settings
 
 API = "/api/v1"
@@ -450,19 +453,15 @@ def make_member(svc_app: TestApp) -> Callable[..., Awaitable[Member]]:
     """
     async def make(site: str | list[str] | None, role: str | None = "subscriber", *, email: str | None = None,
                    password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
-        # accounts and access are essential plugins, loaded in every app; the import stays in
-        # here so that importing kernel.testing (the kernel) imports no plugin.
-        from plugins.access.api import role_by_system_key, set_membership
-        from plugins.accounts.service import create_user
-
         kernel = svc_app.kernel
         sites = [] if site is None else [site] if isinstance(site, str) else list(site)
         email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
+        # Through a hook (accounts implements it): the kernel, this harness included, imports no plugin.
+        roles = {one: role for one in sites} if role is not None else {}
         async with kernel.db.begin() as conn:
-            user_id = await create_user(kernel, conn, email=email, password=password)
-            for one in sites if role is not None else []:
-                builtin = await role_by_system_key(conn, one, role)
-                await set_membership(conn, one, user_id, builtin["id"] if builtin else role)
+            user_id = await call_first(kernel.pm.hook.provision_user, kernel=kernel, conn=conn, email=email,
+                                       password=password, roles=roles)
+            assert user_id, "no plugin implements provision_user (the accounts plugin does)"
         for one in sites:  # memberships written behind the API's back must drop cached decisions
             kernel.access.invalidate(one)
         first = sites[0] if sites else None
@@ -799,3 +798,30 @@ def production_password_hashing() -> Iterator[None]:
         yield
     finally:
         passwords.use_parameters(cheap)
+
+
+# -- Jobs ----------------------------------------------------------------------------------------
+# Apps in tests start with SVC_JOBS_INPROCESS=false: no background worker runs, and a test runs
+# the jobs it enqueued when it chooses, at the time it chooses.
+
+
+async def run_due_jobs(kernel_or_app: Any, now: Any = None, *, periodic: bool = True) -> list[Any]:
+    """Run every job due at ``now`` (an aware datetime; default: the current time) in this task,
+    and then the jobs those enqueue that are due by then; returns the ``JobRun`` outcomes.
+
+    Failed runs are retried at ``now`` plus their backoff, so pass a later ``now`` to run the
+    retry. With ``periodic``, the periodic ticks due at ``now`` run too.
+    """
+    kernel = getattr(kernel_or_app, "kernel", kernel_or_app)
+    return await kernel.jobs.run_due(now, periodic=periodic)
+
+
+@pytest.fixture(name="run_due_jobs")
+def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
+    """``await run_due_jobs(kernel_or_app, now=None)``: see ``kernel.testing.run_due_jobs``."""
+    return run_due_jobs
+
+# ---------------------------------------------------------------------------- live server
+# WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.
+
+from kernel.testing_live import LiveServer, live_app, live_server  # noqa: E402, F401

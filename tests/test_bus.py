@@ -89,6 +89,36 @@ async def test_actions_released_only_after_commit(svc_app):
         off()
 
 
+async def test_filters_get_the_unit_of_work_and_a_view_acts_in_it(svc_app):
+    kernel = svc_app.kernel
+    seen: list[tuple[object, object, object]] = []
+    done: list[object] = []
+
+    def filt(event, payload, ctx):
+        seen.append((ctx.uow, ctx.principal, ctx.cause))
+
+    offs = [kernel.bus.on_filter("test.filtered", filt), kernel.bus.on_action("test.done", lambda e, p, c: done.append(p))]
+    try:
+        async with kernel.unit_of_work("default", "request-principal") as uow:
+            await uow.filter("test.filtered", {})
+            view = uow.acting("flow-principal", cause="flow-run:1")
+            await view.filter("test.filtered", {})
+            view.action("test.done", "from the view")
+            assert view.conn is uow.conn and uow.principal == "request-principal" and uow.cause is None
+            assert uow.acting(cause="release:2").principal == "request-principal"
+        assert seen == [(uow, "request-principal", None), (view, "flow-principal", "flow-run:1")]
+        assert done == ["from the view"]  # queued on the view, released by the unit of work's commit
+        with pytest.raises(RuntimeError):
+            async with kernel.unit_of_work("default") as uow:
+                uow.acting("other").action("test.done", "rolled back")
+                raise RuntimeError("fail")
+        assert done == ["from the view"]
+        assert uow.event_context(in_transaction=False).uow is None
+    finally:
+        for off in offs:
+            off()
+
+
 async def test_two_apps_on_one_redis_share_actions(make_app, tmp_path, redis_url):
     one = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
     two = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
@@ -111,11 +141,11 @@ async def test_site_rename_on_one_worker_reaches_the_other(make_app, tmp_path, r
     token = await one.login()
     headers = {"Authorization": f"Bearer {token}"}
     await two.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": "default"})  # warm cache
-    assert "default" in two.kernel.state["site_cache"]
+    assert two.kernel.site_caches["sites"].contains("default")
     resp = await one.client.delete("/api/v1/sites/default", headers=headers)
     assert resp.status_code == 204
     for _ in range(100):
-        if "default" not in two.kernel.state["site_cache"]:
+        if not two.kernel.site_caches["sites"].contains("default"):
             break
         await asyncio.sleep(0.05)
     resp = await two.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": "default"})

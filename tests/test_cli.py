@@ -34,7 +34,16 @@ def env(tmp_path):
 def test_migrate_is_idempotent(env):
     first = run_svc("migrate", env=env)
     assert first.returncode == 0, first.stderr
-    assert "k0002_audit" in first.stdout
+    # Every branch's head, whatever the newest kernel revision is.
+    from alembic.script import ScriptDirectory
+
+    from kernel.db.migrate import alembic_config, migration_paths
+    from kernel.plugins import make_plugin_manager
+
+    heads = ScriptDirectory.from_config(alembic_config(migration_paths(make_plugin_manager()[0]))).get_heads()
+    assert first.stdout.startswith("database at ")
+    applied = first.stdout.strip().removeprefix("database at ").split(", ")
+    assert set(applied) <= set(heads) and any(h.startswith("kernel_") for h in applied)
     second = run_svc("migrate", env=env)
     assert second.returncode == 0 and second.stdout == first.stdout
 
@@ -95,7 +104,7 @@ def test_serve_answers_and_runs_jobs_in_process(env):
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError("svc serve did not start")
+                    raise AssertionError("svc serve did not start") from None
                 time.sleep(0.2)
         assert resp.status_code == 200 and resp.json()["openapi"].startswith("3.1")
         login = httpx.post(f"http://127.0.0.1:{port}/api/v1/auth/login",
@@ -109,3 +118,35 @@ def test_serve_answers_and_runs_jobs_in_process(env):
         except subprocess.TimeoutExpired:
             proc.kill()
     assert proc.returncode == 0, proc.stdout.read() if proc.stdout else ""
+
+
+def test_jobs_prints_the_queue_status(env):
+    as_json = run_svc("jobs", "--json", env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    status = json.loads(as_json.stdout)
+    assert status["totals"] == {"pending": 0, "due": 0, "running": 0, "failed": 0}
+    assert status["recentFailures"] == [] and isinstance(status["jobs"], list)
+    text = run_svc("jobs", env=env)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0].split() == ["job", "kind", "schedule", "pending", "due", "running", "failed"]
+    assert "recent failures: none" in text.stdout
+
+
+def test_jobs_text_lists_counts_and_the_last_line_of_each_error():
+    from kernel.cli import format_job_status
+
+    status = {
+        "jobs": [{"name": "notes.purge", "kind": "task", "schedule": None, "pending": 3, "due": 1, "running": 0,
+                  "failed": 1},
+                 {"name": "gone.job", "kind": None, "pending": 2, "due": 2, "running": 0, "failed": 0}],
+        "totals": {"pending": 5, "due": 3, "running": 0, "failed": 1},
+        "recentFailures": [{"id": "abc", "name": "notes.purge", "siteId": "s1", "attempts": 4,
+                            "error": "Traceback...\nValueError: bad note", "failedAt": "2026-11-26T02:00:00Z"}],
+    }
+    lines = format_job_status(status).splitlines()
+    assert lines[1].split() == ["notes.purge", "task", "-", "3", "1", "0", "1"]
+    assert lines[2].split() == ["gone.job", "unknown", "-", "2", "2", "0", "0"]
+    assert lines[3].split() == ["total", "5", "3", "0", "1"]
+    assert lines[4] == "recent failures:"
+    assert lines[5].split() == ["2026-11-26T02:00:00Z", "notes.purge", "site=s1", "attempts=4", "id=abc",
+                                "ValueError:", "bad", "note"]

@@ -47,3 +47,12 @@ class Principal:
 
 
 ANONYMOUS = Principal()
+
+
+@dataclass(frozen=True)
+class TicketGrant:
+    """What a redeemed ticket stands for (the ``authenticate_ticket`` hook): the site it was
+    minted in and the principal it acts as."""
+
+    site_id: str
+    principal: Principal

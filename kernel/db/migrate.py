@@ -1,4 +1,10 @@
-"""Alembic runner: one branch per plugin (its ``migrations/`` folder), upgraded to all heads."""
+"""Alembic runner: one branch per plugin (its ``migrations/`` folder), upgraded to all heads.
+
+Revision ids are ``<plugin>_NNNN_<slug>`` (the kernel's ``kernel_NNNN_<slug>``), at most 32
+characters (the width of Alembic's ``version_num`` column). A revision that was renamed says
+so in ``renamed_from`` (one old id or a tuple); before upgrading, ``upgrade`` rewrites old ids
+found in ``alembic_version`` to the new ones, so databases stamped before a rename keep upgrading.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, create_engine, inspect, text
 
 from kernel.db.engine import sync_url
 
@@ -33,12 +40,38 @@ def alembic_config(paths: list[str]) -> Config:
     return cfg
 
 
+def renamed_revisions(cfg: Config) -> dict[str, str]:
+    """Old revision id -> current id, from each script's ``renamed_from``."""
+    renamed: dict[str, str] = {}
+    for script in ScriptDirectory.from_config(cfg).walk_revisions():
+        old = getattr(script.module, "renamed_from", None) or ()
+        for old_id in (old,) if isinstance(old, str) else old:
+            renamed[old_id] = script.revision
+    return renamed
+
+
+def restamp_renamed(conn: Connection, renamed: dict[str, str]) -> list[str]:
+    """Rewrite old revision ids in ``alembic_version`` to their new ids; returns the old ids found."""
+    if not renamed or not inspect(conn).has_table("alembic_version"):
+        return []
+    stamped = [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+    found = [rev for rev in stamped if rev in renamed]
+    for old_id in found:
+        conn.execute(text("UPDATE alembic_version SET version_num = :new WHERE version_num = :old"),
+                     {"new": renamed[old_id], "old": old_id})
+    if found:
+        log.info("alembic_version: renamed %s", ", ".join(f"{o} -> {renamed[o]}" for o in found))
+    return found
+
+
 def upgrade(database_url: str, paths: list[str]) -> None:
-    """Create or upgrade the schema: ``alembic upgrade heads`` over the given branches."""
+    """Create or upgrade the schema: ``alembic upgrade heads`` over the given branches, after
+    rewriting revision ids renamed since the database was stamped (in the same transaction)."""
     engine = create_engine(sync_url(database_url))
     try:
         with engine.begin() as conn:
             cfg = alembic_config(paths)
+            restamp_renamed(conn, renamed_revisions(cfg))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "heads")
     finally:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import falcon
 
 from kernel.errors import FALCON_STATUS_CODES, ApiError
+from kernel.http.websocket import close_with_error
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:
@@ -27,10 +28,15 @@ def _write(resp: falcon.asgi.Response, err: ApiError) -> None:
 def install_error_handlers(app: falcon.asgi.App, kernel: Kernel) -> None:
     """Register the handlers for ``ApiError``, Falcon's ``HTTPError`` and anything else."""
 
-    async def on_api_error(req: Any, resp: Any, ex: ApiError, params: Any) -> None:
+    # On a WebSocket, Falcon passes ``resp=None`` and the socket as ``ws``: the same error
+    # closes it with 4000 + status (kernel/http/websocket.py) instead of writing a body.
+    async def on_api_error(req: Any, resp: Any, ex: ApiError, params: Any, ws: Any = None) -> None:
+        if ws is not None:
+            await close_with_error(req, ws, ex)
+            return
         _write(resp, ex)
 
-    async def on_http_error(req: Any, resp: Any, ex: falcon.HTTPError, params: Any) -> None:
+    async def on_http_error(req: Any, resp: Any, ex: falcon.HTTPError, params: Any, ws: Any = None) -> None:
         status = ex.status_code
         code = FALCON_STATUS_CODES.get(status, "INTERNAL" if status >= 500 else "VALIDATION_FAILED")
         if isinstance(ex, falcon.MediaMalformedError):
@@ -41,12 +47,20 @@ def install_error_handlers(app: falcon.asgi.App, kernel: Kernel) -> None:
             message = f"{req.method} is not allowed on {req.path}"
         else:
             message = ex.description or ex.title or "Request failed"
+        if ws is not None and status == 404:
+            message = f"No WebSocket route {req.path}"
         err = ApiError(status, code, message, headers=dict(ex.headers or {}))
+        if ws is not None:
+            await close_with_error(req, ws, err)
+            return
         _write(resp, err)
 
-    async def on_exception(req: Any, resp: Any, ex: Exception, params: Any) -> None:
+    async def on_exception(req: Any, resp: Any, ex: Exception, params: Any, ws: Any = None) -> None:
         result = await call_first(kernel.pm.hook.handle_exception, request=req, exc=ex, kernel=kernel)
         err = result if isinstance(result, ApiError) else _internal(req, ex)
+        if ws is not None:
+            await close_with_error(req, ws, err)
+            return
         _write(resp, err)
 
     app.add_error_handler(Exception, on_exception)
@@ -56,7 +70,8 @@ def install_error_handlers(app: falcon.asgi.App, kernel: Kernel) -> None:
 
 def _internal(req: Any, ex: BaseException) -> ApiError:
     rid = getattr(getattr(req.context, "svc", None), "request_id", "-")
-    log.error("unhandled error on %s %s (request %s)", req.method, req.path, rid, exc_info=ex)
+    method = "WEBSOCKET" if req.scheme in ("ws", "wss") else req.method
+    log.error("unhandled error on %s %s (request %s)", method, req.path, rid, exc_info=ex)
     return ApiError(500, "INTERNAL", f"Internal error (request id {rid})", extensions={"requestId": rid})
 
 

@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests by route template and status, a latency histogram, in-flight.
+"""Prometheus metrics: requests by route template and status, a latency histogram, in-flight,
+and the per-site caches' hits, misses, evictions, invalidations and sizes.
 
 Each app has its own ``CollectorRegistry`` (no global state). With several uvicorn workers,
 each worker reports its own counters; a scrape sees the worker that answered.
@@ -10,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -17,8 +19,36 @@ if TYPE_CHECKING:
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+class SiteCacheCollector:
+    """Reads the site caches' plain counters at scrape time, so a cache hit costs an integer
+    increment, not a Prometheus counter call."""
+
+    COUNTERS = (("hits", "Lookups answered from the cache"), ("misses", "Lookups that had to load"),
+                ("evictions", "Entries dropped to stay within the bound"),
+                ("invalidations", "Entries dropped because their site changed"))
+
+    def __init__(self, caches: Any) -> None:
+        self.caches = caches
+
+    def collect(self) -> Any:
+        caches = list(self.caches)
+        for attr, doc in self.COUNTERS:
+            family = CounterMetricFamily(f"svc_site_cache_{attr}", doc, labels=["cache"])
+            for cache in caches:
+                family.add_metric([cache.name], getattr(cache, attr))
+            yield family
+        entries = GaugeMetricFamily("svc_site_cache_entries", "Entries held now", labels=["cache"])
+        bound = GaugeMetricFamily("svc_site_cache_max_entries", "The bound (SVC_SITE_CACHE_SIZES)",
+                                  labels=["cache"])
+        for cache in caches:
+            entries.add_metric([cache.name], len(cache))
+            bound.add_metric([cache.name], cache.max_entries)
+        yield entries
+        yield bound
+
+
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, site_caches: Any = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("svc_http_requests_total", "HTTP requests answered",
                                 ["method", "route", "status"], registry=self.registry)
@@ -26,13 +56,15 @@ class Metrics:
                                  ["method", "route"], buckets=BUCKETS, registry=self.registry)
         self.in_flight = Gauge("svc_http_requests_in_flight", "Requests being answered",
                                registry=self.registry)
+        if site_caches is not None:
+            self.registry.register(SiteCacheCollector(site_caches))
 
 
 class MetricsMiddleware:
     """Counts every request under its route template (never the raw path: bounded labels)."""
 
     def __init__(self, kernel: Kernel) -> None:
-        self.metrics = Metrics()
+        self.metrics = Metrics(kernel.site_caches)
         kernel.state["metrics"] = self.metrics
 
     async def process_request(self, req: Any, resp: Any) -> None:

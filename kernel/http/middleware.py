@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import falcon
@@ -13,6 +14,7 @@ import falcon
 from kernel.auth.principal import ANONYMOUS, Principal
 from kernel.context import RequestContext
 from kernel.errors import ApiError
+from kernel.http.tickets import redeem_ticket
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:
@@ -22,14 +24,10 @@ if TYPE_CHECKING:
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SUPPORTED_API_VERSIONS = ("1",)
 
-# Rate-limit bucket -> (settings attribute, keyed per IP or per principal).
-RATE_BUCKETS: dict[str, tuple[str, str]] = {
-    "auth": ("rate_limit_auth", "ip"),
-    "items_read": ("rate_limit_items_read", "principal"),
-    "items_write": ("rate_limit_items_write", "principal"),
-    "upload": ("rate_limit_upload", "principal"),
-    "ai": ("rate_limit_ai", "principal"),
-}
+
+def valid_request_id(value: str | None) -> bool:
+    """A client's ``X-Request-Id`` is kept only when short and plain (it ends up in logs)."""
+    return bool(value and _REQUEST_ID.match(value))
 
 
 def request_context(req: falcon.asgi.Request) -> RequestContext:
@@ -84,18 +82,29 @@ class RouteGateMiddleware:
         route = self.table.for_template(req.uri_template)
         if route is None:
             return
-        ctx = request_context(req)
+        await self.admit(req, request_context(req), route, req.method, resp)
+
+    async def admit(self, req: Any, ctx: RequestContext, route: Route, method: str, resp: Any,
+                    after_site: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Site, principal, auth level and rate limit of ``route`` for ``method``; shared by
+        HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the Origin check as
+        ``after_site``). ``resp`` receives the rate-limit headers (anything with ``set_header``)."""
         req.context.route = route
-        if route.site != "none":
-            await self._resolve_site(req, ctx, route)
-        # A route that reads its own credential (a scrape token) stays anonymous: the chain would
-        # reject a non-JWT bearer before the responder could check it.
-        principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
+        # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
+        principal = await redeem_ticket(self.kernel, req, ctx, route)
+        if principal is None:
+            if route.site != "none":
+                await self._resolve_site(req, ctx, route)
+            # A route that reads its own credential (a scrape token) stays anonymous: the chain
+            # would reject a non-JWT bearer before the responder could check it.
+            principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
+        if after_site is not None:
+            await after_site()
         if ctx.site_id is not None:
             principal = await self.kernel.access.resolve(principal, ctx.site_id)
         ctx.principal = principal
-        self._enforce_auth(route.auth_for(req.method), ctx)
-        bucket = route.rate_limit_for(req.method)
+        self._enforce_auth(route.auth_for(method), ctx)
+        bucket = route.rate_limit_for(method)
         if bucket:
             await self._rate_limit(bucket, req, resp, ctx)
 
@@ -133,20 +142,21 @@ class RouteGateMiddleware:
         if level == "instance-admin" and not principal.is_instance_admin:
             raise ApiError.forbidden("This route needs the instance admin")
 
-    async def _rate_limit(self, bucket: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+    async def _rate_limit(self, name: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
                           ctx: RequestContext) -> None:
-        setting, keyed_by = RATE_BUCKETS[bucket]
-        limit = self.kernel.settings.get(setting, 0)
+        # Every bucket a route names was checked at boot (kernel.http.ratelimit.check_route_buckets).
+        bucket = self.kernel.rate_buckets[name]
+        limit = bucket.limit_in(self.kernel.settings)
         if not limit:
             return
         # Per-IP buckets count across sites (an attacker must not multiply the auth limit by
         # naming more sites); per-principal buckets are per user and site.
-        if keyed_by == "principal" and ctx.principal.is_authenticated:
+        if bucket.per == "principal" and ctx.principal.is_authenticated:
             who = ctx.principal.user_id or ctx.principal.api_key_id or ctx.client_ip
-            key = f"rl:{bucket}:{ctx.site_id or '-'}:{who}"
+            key = f"rl:{name}:{ctx.site_id or '-'}:{who}"
         else:
-            key = f"rl:{bucket}:ip:{ctx.client_ip}"
-        decision = await self.kernel.rate_limiter.hit(key, limit, 60.0)
+            key = f"rl:{name}:ip:{ctx.client_ip}"
+        decision = await self.kernel.rate_limiter.hit(key, limit, bucket.window)
         resp.set_header("X-RateLimit-Limit", str(decision.limit))
         resp.set_header("X-RateLimit-Remaining", str(decision.remaining))
         resp.set_header("X-RateLimit-Reset", str(decision.reset))

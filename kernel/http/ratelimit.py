@@ -7,13 +7,16 @@ one. The hits in the last ``window`` seconds are estimated as
     previous * (share of the previous window still inside the sliding window) + current
 
 and a hit is allowed when that estimate plus one stays within ``limit``. Denied hits are not
-counted, so a client retrying while blocked does not extend its own block. This keeps three
+counted, so a client retrying while blocked does not extend its own block. This keeps four
 numbers per key whatever the limit (a log of timestamps in a sorted set would keep up to
 6,000 entries per user for the item-read limit) and it has no burst at window edges, at the
 price of assuming the previous window's hits were spread evenly.
 
-``RateDecision.reset`` is the epoch second (rounded up) at which one more slot is free than
-at the moment of the decision: for a denied hit, when the next hit will be allowed.
+``RateDecision.reset`` is the epoch second (rounded up) at which the window next admits a hit:
+the current second while slots remain, else when the next hit will be allowed. It is never more
+than one window ahead: the time of the last counted hit is kept too, and one window after it
+every counted hit has left the sliding window, so the state is cleared (the estimate alone could
+hold a client back for up to two windows).
 
 Both backends run the same integer arithmetic on milliseconds (``_slide`` here, the same steps
 in a Lua script on Redis), so one test suite checks both. The Redis script reads, updates and
@@ -33,10 +36,76 @@ from typing import Any
 
 from kernel.cache import make_redis_client, redact_url
 
+RATE_KEYS = ("principal", "ip")
+
+
+@dataclass(frozen=True)
+class RateBucket:
+    """A named rate limit that routes use, declared by a plugin's ``register_rate_limits``.
+
+    ``limit``: hits per ``window`` seconds, or the name of a setting that holds that number
+    (kernel or plugin setting; ``0`` disables the bucket). ``per``: ``"principal"`` counts per
+    user or API key and site (anonymous callers per IP), ``"ip"`` per client IP across sites (an
+    attacker must not multiply a login limit by naming more sites).
+    """
+
+    limit: int | str
+    window: float = 60.0
+    per: str = "principal"
+
+    def limit_in(self, settings: Any) -> int:
+        """The limit now: the number, or the setting's value."""
+        if isinstance(self.limit, str):
+            return int(settings.get(self.limit, 0) or 0)
+        return self.limit
+
+
+def collect_rate_buckets(pm: Any, kernel: Any) -> dict[str, RateBucket]:
+    """Every bucket the enabled plugins declare; a bad or duplicate declaration fails the boot."""
+    from kernel.plugins import PluginError
+
+    buckets: dict[str, RateBucket] = {}
+    owners: dict[str, str] = {}
+    for impl in reversed(pm.hook.register_rate_limits.get_hookimpls()):
+        for name, bucket in (impl.function(kernel=kernel) or {}).items():
+            where = f"plugin {impl.plugin_name!r}: rate-limit bucket {name!r}"
+            if name in buckets:
+                raise PluginError(f"{where} is already declared by plugin {owners[name]!r}")
+            if not isinstance(bucket, RateBucket):
+                raise PluginError(f"{where} must be a kernel.RateBucket, got {type(bucket).__name__}")
+            if bucket.per not in RATE_KEYS:
+                raise PluginError(f"{where}: per must be one of {RATE_KEYS}, got {bucket.per!r}")
+            if not (isinstance(bucket.window, (int, float)) and bucket.window > 0):
+                raise PluginError(f"{where}: window must be a positive number of seconds")
+            if isinstance(bucket.limit, str):
+                if bucket.limit not in kernel.settings.values and bucket.limit not in kernel.settings.extra:
+                    raise PluginError(f"{where}: its limit names the setting {bucket.limit!r}, which nobody declares")
+            elif not isinstance(bucket.limit, int) or isinstance(bucket.limit, bool) or bucket.limit < 0:
+                raise PluginError(f"{where}: limit must be an integer >= 0 or a setting name")
+            buckets[name] = bucket
+            owners[name] = impl.plugin_name
+    return buckets
+
+
+def check_route_buckets(routes: list[Any], buckets: dict[str, RateBucket]) -> None:
+    """Fail the boot when a route names a bucket no enabled plugin declares."""
+    from kernel.plugins import PluginError
+
+    for route in routes:
+        named = route.rate_limit.values() if isinstance(route.rate_limit, dict) else [route.rate_limit]
+        for name in named:
+            if name is not None and name not in buckets:
+                known = ", ".join(sorted(buckets)) or "none"
+                raise PluginError(
+                    f"route {route.template} of plugin {route.plugin!r} names the rate-limit bucket {name!r}, "
+                    f"which no enabled plugin declares (declared: {known}); declare it in register_rate_limits"
+                )
+
 
 @dataclass(frozen=True)
 class RateDecision:
-    """The answer for one hit: allowed or not, the limit, slots left, epoch second of the next free slot."""
+    """The answer for one hit: allowed or not, the limit, slots left, and the epoch second at
+    which the window next admits a hit (never more than the window ahead)."""
 
     allowed: bool
     limit: int
@@ -57,15 +126,22 @@ def _ceil_seconds(ms: int) -> int:
 
 
 def _slide(
-    state: tuple[int, int, int] | None, now: int, limit: int, width: int
-) -> tuple[tuple[int, int, int], bool, int, int]:
-    """One hit at ``now`` (ms) against ``state`` = (window index, current, previous).
+    state: tuple[int, int, int, int] | None, now: int, limit: int, width: int
+) -> tuple[tuple[int, int, int, int], bool, int, int]:
+    """One hit at ``now`` (ms) against ``state`` = (window index, current, previous, last hit).
 
-    Returns the new state, allowed, remaining and the reset time in ms. Counts are scaled by
-    ``width`` so every comparison is exact integer arithmetic. The Lua script mirrors this.
+    Returns the new state, allowed, remaining and the reset time in ms: when the window next
+    admits a hit (``now`` while slots remain). Counts are scaled by ``width`` so every
+    comparison is exact integer arithmetic. The Lua script mirrors this.
+
+    ``last`` is the time of the last counted hit: one window after it, every counted hit has
+    left the sliding window, so the state is cleared then. Without it the estimate could hold a
+    client back up to two windows (hits at the start of a window are assumed spread over it).
     """
     index = now // width
-    w, cur, prev = state if state is not None else (index, 0, 0)
+    w, cur, prev, last = state if state is not None else (index, 0, 0, now)
+    if now >= last + width:
+        w, cur, prev = index, 0, 0
     if w == index - 1:
         prev, cur = cur, 0
     elif w < index - 1:
@@ -78,19 +154,20 @@ def _slide(
     if allowed:
         cur += 1
         used += width
+        last = max(last, now)
     room = limit * width - used
     remaining = room // width if room > 0 else 0
-    need = remaining + 1  # the reset is when one more slot than now is free
-    spare = (limit - need) * width - cur * width
+    if remaining > 0:
+        return (index, cur, prev, last), allowed, remaining, now
+    # The next hit fits once prev * (width - elapsed) + cur * width <= (limit - 1) * width.
+    spare = (limit - 1) * width - cur * width
     if spare >= 0 and prev > 0:
         # The previous window's share decays enough within the current window.
         reset = index * width + width - spare // prev
-    elif cur > 0:
-        # Only once the current window has become the previous one and decays.
-        reset = (index + 2) * width - ((limit - need) * width) // cur
     else:
-        reset = now
-    return (index, cur, prev), allowed, remaining, reset
+        # Only once the current window has become the previous one and decays.
+        reset = (index + 2) * width - ((limit - 1) * width) // cur
+    return (index, cur, prev, last), allowed, remaining, min(reset, last + width)
 
 
 _SLIDE_SCRIPT = """
@@ -102,14 +179,25 @@ if now < 0 then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local index = math.floor(now / width)
-local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
+local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'p', 'l')
 local w = tonumber(state[1])
 local cur = tonumber(state[2]) or 0
 local prev = tonumber(state[3]) or 0
+local last = tonumber(state[4])
 if w == nil then
+  w = index
   cur = 0
   prev = 0
-elseif w == index - 1 then
+  last = now
+elseif last == nil then
+  last = (w + 1) * width - 1
+end
+if now >= last + width then
+  w = index
+  cur = 0
+  prev = 0
+end
+if w == index - 1 then
   prev = cur
   cur = 0
 elseif w < index - 1 then
@@ -126,21 +214,24 @@ if used + width <= limit * width then
   allowed = 1
   cur = cur + 1
   used = used + width
+  if now > last then last = now end
 end
 local room = limit * width - used
 local remaining = 0
 if room > 0 then remaining = math.floor(room / width) end
-local need = remaining + 1
-local spare = (limit - need) * width - cur * width
 local reset
-if spare >= 0 and prev > 0 then
-  reset = index * width + width - math.floor(spare / prev)
-elseif cur > 0 then
-  reset = (index + 2) * width - math.floor(((limit - need) * width) / cur)
-else
+if remaining > 0 then
   reset = now
+else
+  local spare = (limit - 1) * width - cur * width
+  if spare >= 0 and prev > 0 then
+    reset = index * width + width - math.floor(spare / prev)
+  else
+    reset = (index + 2) * width - math.floor(((limit - 1) * width) / cur)
+  end
+  if last + width < reset then reset = last + width end
 end
-redis.call('HSET', KEYS[1], 'w', index, 'c', cur, 'p', prev)
+redis.call('HSET', KEYS[1], 'w', index, 'c', cur, 'p', prev, 'l', last)
 redis.call('PEXPIRE', KEYS[1], 2 * width)
 return {allowed, remaining, reset}
 """
@@ -172,8 +263,8 @@ class MemoryRateLimiter(RateLimiter):
     def __init__(self, clock: Callable[[], float] = time.time, max_keys: int = 100_000) -> None:
         self._clock = clock
         self.max_keys = max_keys
-        # key -> (window index, current, previous, expiry in ms)
-        self._state: OrderedDict[str, tuple[int, int, int, int]] = OrderedDict()
+        # key -> (window index, current, previous, last counted hit, expiry in ms)
+        self._state: OrderedDict[str, tuple[int, int, int, int, int]] = OrderedDict()
 
     def describe(self) -> str:
         return "memory"
@@ -183,9 +274,9 @@ class MemoryRateLimiter(RateLimiter):
         width = _window_ms(limit, window)
         now = int(self._clock() * 1000)
         entry = self._state.pop(key, None)
-        state = entry[:3] if entry is not None and entry[3] > now else None
-        (index, cur, prev), allowed, remaining, reset = _slide(state, now, limit, width)
-        self._state[key] = (index, cur, prev, now + 2 * width)
+        state = entry[:4] if entry is not None and entry[4] > now else None
+        (index, cur, prev, last), allowed, remaining, reset = _slide(state, now, limit, width)
+        self._state[key] = (index, cur, prev, last, now + 2 * width)
         while len(self._state) > self.max_keys:
             self._state.popitem(last=False)
         return RateDecision(allowed, limit, remaining, _ceil_seconds(reset))

@@ -19,12 +19,20 @@ class Route:
     ``site``: ``required`` (400 without a site, 404 ``SITE_NOT_FOUND`` for an unknown one),
     ``optional`` (resolved when named) or ``none`` (never resolved).
     ``auth``: one of ``AUTH_LEVELS``, or a dict by HTTP method (``{"GET": "bearer", "*": "admin"}``).
-    ``rate_limit``: a bucket name (``auth``, ``items_read``, ``items_write``, ``upload``, ``ai``) or
-    a dict by method. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
+    ``rate_limit``: the name of a bucket an enabled plugin declares (``register_rate_limits``;
+    built in: ``auth``, ``items_read``, ``items_write``), or a dict by method; an undeclared name
+    stops the app at boot. ``openapi``: ``{ "get": {operation}, ... }`` for the OpenAPI document.
     ``suffix`` is Falcon's responder suffix (``on_get_<suffix>``).
     ``authenticate=False`` skips the ``authenticate`` chain (the principal stays anonymous): for
     public routes that read the ``Authorization`` header themselves (a scrape or webhook token),
     which the chain would otherwise reject as a malformed JWT before the responder runs.
+    A resource's ``on_websocket`` responder makes the path a WebSocket route too: the same
+    site, principal, auth level (``auth={"WEBSOCKET": ...}`` to differ), rate limit and, in
+    addition, the Origin check apply at the handshake (kernel/http/websocket.py).
+    ``tickets=True`` accepts a ``?ticket=`` query parameter as the credential (redeemed by the
+    ``authenticate_ticket`` hook; the site comes from the ticket), for browsers' WebSocket and
+    ``EventSource``, which cannot send headers. ``subprotocols``: the WebSocket subprotocols the
+    route speaks, in preference order; the handshake picks the first the client offers.
     """
 
     path: str
@@ -37,6 +45,8 @@ class Route:
     prefix: str = API_PREFIX
     plugin: str = ""
     authenticate: bool = True
+    tickets: bool = False
+    subprotocols: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:

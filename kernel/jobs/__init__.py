@@ -1,27 +1,31 @@
-"""Background jobs: huey underneath, coroutine jobs on the app's event loop on top.
+"""Background jobs: a queue in the kernel's database, run as coroutines on a worker's loop.
 
-- ``queue.py``     ``JobQueue``: SQLite (``<data dir>/queue.sqlite3``) or Redis (``SVC_REDIS_URL``),
-                   registration (``task``, ``periodic``, ``registered``), ``enqueue``,
-                   ``enqueue_in``, ``bind``, the consumers, ``check``.
-- ``bridge.py``    runs a job coroutine on the bound loop from a huey worker thread.
-- ``consumer.py``  huey's Worker/Scheduler threads: in-process (no signal handlers) for
-                   ``svc serve``, blocking with signals for ``svc worker``.
-- ``schedule.py``  periodic timetables (``every_seconds``: 1 s resolution; cron: 1 min, UTC)
-                   and the per-tick claim that keeps several consumers from running a tick twice.
+- ``tables.py``   ``svc_jobs`` (one row per queued run) and ``svc_job_ticks`` (periodic slots).
+- ``store.py``    the SQL: enqueue (with a dedupe key), claim with a lease (``FOR UPDATE SKIP
+                  LOCKED`` on PostgreSQL, the write lock on SQLite), finish, retry, fail.
+- ``queue.py``    ``JobQueue``: registration (``task``, ``periodic``), ``enqueue`` (in a unit
+                  of work, at a time, deduplicated), the consumer, ``run_due``, ``status``.
+- ``worker.py``   ``JobWorker``: claims due jobs and runs up to N at once on its event loop,
+                  renews its leases, retries with backoff, enqueues periodic ticks.
+- ``backoff.py``  exponential backoff with jitter.
+- ``schedule.py`` periodic timetables (``every_seconds``: 1 s resolution; cron: 1 min, UTC).
+- ``plugin.py``   the instance admin's ``GET /admin/jobs``.
 
 Plugins register through the ``register_jobs(jobs, kernel)`` hook::
 
-    async def reindex(kernel, site_id: str) -> None: ...
-    jobs.task("items.reindex", reindex, retries=5, owner="items")
+    async def reindex(kernel, site_id: str, collection: str) -> None: ...
+    jobs.task("items.reindex", reindex, retries=5, retry_delay=2, retry_max_delay=300, owner="items")
     jobs.periodic("privacy.retention", purge, cron="0 3 * * *", owner="privacy")
 
-    await kernel.jobs.enqueue("items.reindex", site_id=site_id)
+    async with kernel.unit_of_work(site_id) as uow:
+        ...  # the write
+        await uow.enqueue("items.reindex", site_id=site_id, collection="posts", dedupe_key="posts")
 
-Delivery is at least once: a job interrupted by a stop is requeued, so jobs must be
-idempotent.
+Delivery is at least once: a job whose worker dies is run again once its lease expires, so
+jobs must be idempotent.
 """
 
-from kernel.jobs.bridge import JobNotBound, JobTimeout
-from kernel.jobs.queue import JobQueue
+from kernel.jobs.queue import JobNotBound, JobQueue
+from kernel.jobs.worker import JobRun, JobWorker
 
-__all__ = ["JobNotBound", "JobQueue", "JobTimeout"]
+__all__ = ["JobNotBound", "JobQueue", "JobRun", "JobWorker"]

@@ -5,15 +5,16 @@ A schedule maps a Unix time to a *slot*: ``every_seconds=N`` slots are ``floor(t
 the UTC minutes the 5-field expression matches. A periodic job runs once per slot, in the
 first scheduler tick of that slot while any consumer is up; missed slots are not replayed.
 
-Several consumers (``svc worker`` replicas on Redis, or uvicorn workers sharing the SQLite
-queue) each run a scheduler, so a slot is *claimed* in the queue's own storage before the job
-is enqueued: the first consumer to claim it enqueues, the others skip.
+Several workers (``svc worker`` replicas, an in-process consumer) each look at the clock, so
+a slot is *claimed* in the kernel table ``svc_job_ticks`` before its run is enqueued, in the
+same transaction: the first worker to claim it enqueues, the others skip
+(``store.claim_tick``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Protocol
+from typing import Protocol
 
 from croniter import croniter
 
@@ -82,38 +83,3 @@ def make_schedule(every_seconds: int | None, cron: str | None) -> Schedule:
         return CronSchedule(cron)
     assert every_seconds is not None
     return EverySeconds(every_seconds)
-
-
-class SqliteSlotClaims:
-    """Slot claims in a small table inside the SQLite queue file."""
-
-    def __init__(self, storage: Any) -> None:
-        self.storage = storage
-        storage.sql(
-            "create table if not exists svc_periodic ("
-            "queue text not null, name text not null, slot integer not null, "
-            "primary key (queue, name))",
-            commit=True,
-        )
-
-    def claim(self, name: str, slot: int, ttl: int) -> bool:
-        # One upsert that only moves the slot forward: rowcount tells whether we won.
-        with self.storage.db(commit=True) as curs:
-            curs.execute(
-                "insert into svc_periodic (queue, name, slot) values (?, ?, ?) "
-                "on conflict (queue, name) do update set slot = excluded.slot "
-                "where svc_periodic.slot < excluded.slot",
-                (self.storage.name, name, slot),
-            )
-            return curs.rowcount == 1
-
-
-class RedisSlotClaims:
-    """Slot claims as expiring Redis keys (SET NX EX works on every Redis version)."""
-
-    def __init__(self, storage: Any) -> None:
-        self.storage = storage
-
-    def claim(self, name: str, slot: int, ttl: int) -> bool:
-        key = f"huey.svc_periodic.{self.storage.name}.{name}.{slot}"
-        return bool(self.storage.conn.set(key, b"1", nx=True, ex=ttl))

@@ -1,4 +1,5 @@
-"""The kernel's own tenancy hooks: the sites routes, the default site, cache invalidation."""
+"""The kernel's own tenancy hooks: the sites routes and the default site (the ``sites`` cache is
+dropped on ``sites.changed`` by kernel/sitecache.py, like every site cache)."""
 
 from __future__ import annotations
 
@@ -35,12 +36,10 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
-def register_event_handlers(bus: Any, kernel: Any) -> None:
-    def forget(event: str, payload: Any, ctx: Any) -> None:
-        if isinstance(payload, dict) and isinstance(payload.get("id"), str):
-            service.forget_site(kernel, payload["id"])
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    from kernel.events.log import forget_site
 
-    bus.on_action(service.SITE_EVENT, forget)
+    await forget_site(conn, site_id)
 
 
 @hookimpl(trylast=True)

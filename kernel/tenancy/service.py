@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -12,14 +11,18 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.plugins import call_all
+from kernel.sitecache import SiteCacheSpec
 from kernel.tenancy.tables import sites
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
 
 SITE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-SITE_CACHE_TTL = 5.0
 SITE_EVENT = "sites.changed"
+# Every request looks its site up here. Dropped through the bus on change (every site cache
+# drops a site on ``sites.changed``), and after the TTL for workers that share no Redis.
+SITE_CACHE = SiteCacheSpec("sites", max_entries=10_000, ttl=5.0,
+                           doc="Site records, looked up on every request.")
 
 
 def site_record(row: Any) -> dict[str, Any]:
@@ -55,22 +58,17 @@ async def get_site(kernel: Kernel, site_id: str) -> dict[str, Any] | None:
 
 
 async def get_site_cached(kernel: Kernel, site_id: str) -> dict[str, Any] | None:
-    """Site lookup on every request: a per-process dict, dropped through the bus on change
-    (and after ``SITE_CACHE_TTL`` seconds, for workers that share no Redis to hear it)."""
-    cache: dict[str, Any] = kernel.state.setdefault("site_cache", {})
-    hit = cache.get(site_id)
-    if hit is not None and time.monotonic() - hit[1] < SITE_CACHE_TTL:
-        return hit[0]
-    if not SITE_ID.match(site_id):
-        return None
-    site = await get_site(kernel, site_id)
-    if site is not None:
-        cache[site_id] = (site, time.monotonic())
-    return site
+    """Site lookup on every request, through the ``sites`` cache (an unknown site is not kept)."""
+
+    async def load(stale: Any) -> dict[str, Any] | None:
+        return await get_site(kernel, site_id) if SITE_ID.match(site_id) else None
+
+    return await kernel.site_caches[SITE_CACHE.name].get_or_load(site_id, None, load)
 
 
 def forget_site(kernel: Kernel, site_id: str) -> None:
-    kernel.state.setdefault("site_cache", {}).pop(site_id, None)
+    """Drop a site from every site cache of this process (the bus does it on every other)."""
+    kernel.site_caches.invalidate_site(site_id)
 
 
 async def create_site(kernel: Kernel, site_id: Any, name: Any = None, principal: Any = None) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Through HTTP (``/permissions/check``, ``/permissions/me``, admin routes) and directly through
 ``kernel.access.decide``; cache invalidation on one app and across two apps sharing a data
-directory, without Redis (bounded by ``SNAPSHOT_TTL``) and with it (immediate).
+directory, without Redis (bounded by the ``access`` cache's TTL) and with it (immediate).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import asyncio
 
 from access_helpers import role_id_of
 
-import kernel.access as access_module
 from kernel import ANONYMOUS, Principal
 from kernel.testing import API, Calls
 
@@ -138,9 +137,9 @@ async def test_admin_policy_short_circuits(svc_app, site, calls, make_member):
     await as_member.err("get", "/roles", 403, "PERMISSION_DENIED")
 
 
-async def test_changes_take_effect_on_the_very_next_request(svc_app, site, calls, make_member, monkeypatch):
+async def test_changes_take_effect_on_the_very_next_request(svc_app, site, calls, make_member):
     # A TTL that never expires during the test: only the bus can make the change visible.
-    monkeypatch.setattr(access_module, "SNAPSHOT_TTL", 3600.0)
+    svc_app.kernel.site_caches["access"].ttl = 3600.0
     role = await calls.ok("post", "/roles", 201, json={"name": "Editors"})
     member = await make_member(site, role["id"])
     assert (await check(svc_app, member))["allowed"] is False
@@ -185,20 +184,20 @@ async def _two_apps(make_app, tmp_path, **overrides):
     return one, two, calls_one, policy, member_principal
 
 
-async def test_two_apps_without_redis_converge_within_the_ttl(make_app, tmp_path, monkeypatch):
-    monkeypatch.setattr(access_module, "SNAPSHOT_TTL", 0.5)
+async def test_two_apps_without_redis_converge_within_the_ttl(make_app, tmp_path):
     one, two, calls_one, policy, principal = await _two_apps(make_app, tmp_path, redis_url="")
+    two.kernel.site_caches["access"].ttl = 0.5
     assert (await two.kernel.access.decide(principal, "default", "articles", "read")).allowed is True
     rules = await calls_one.ok("get", f"/policies/{policy['id']}/permissions")
     await calls_one.ok("delete", f"/policies/{policy['id']}/permissions/{rules[0]['id']}", 204)
     assert (await one.kernel.access.decide(principal, "default", "articles", "read")).allowed is False
-    await asyncio.sleep(access_module.SNAPSHOT_TTL + 0.1)
+    await asyncio.sleep(0.6)
     assert (await two.kernel.access.decide(principal, "default", "articles", "read")).allowed is False
 
 
-async def test_two_apps_with_redis_converge_at_once(make_app, tmp_path, monkeypatch, redis_url):
-    monkeypatch.setattr(access_module, "SNAPSHOT_TTL", 3600.0)  # only the bus can carry the change
+async def test_two_apps_with_redis_converge_at_once(make_app, tmp_path, redis_url):
     one, two, calls_one, policy, principal = await _two_apps(make_app, tmp_path, redis_url=redis_url)
+    two.kernel.site_caches["access"].ttl = 3600.0  # only the bus can carry the change
     assert (await two.kernel.access.decide(principal, "default", "articles", "read")).allowed is True
     rules = await calls_one.ok("get", f"/policies/{policy['id']}/permissions")
     await calls_one.ok("delete", f"/policies/{policy['id']}/permissions/{rules[0]['id']}", 204)

@@ -22,7 +22,7 @@ async def test_a_non_admin_reaches_no_admin_route(svc_app, site, make_member, lo
     token = (await login_as(subscriber.email, site=site))["token"]
     headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
     walked = 0
-    for method, path, level in admin_operations(svc_app.kernel):
+    for method, path, _level in admin_operations(svc_app.kernel):
         body = {} if method in ("POST", "PUT", "PATCH") else None
         resp = await svc_app.client.request(method, path, json=body, headers=headers)
         assert resp.status_code == 403, (method, path, resp.status_code, resp.text)

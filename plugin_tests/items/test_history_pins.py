@@ -159,6 +159,6 @@ async def test_server_code_pins_and_writes_as_a_release(svc_app, site, calls: Ca
     assert pin["pinnedBy"] == {"kind": "release", "id": "r1"}
     err = await calls.err("patch", "/items/notes/a", 409, "CONFLICT", json={"title": "x"})
     assert err["extensions"]["pinnedBy"] == {"kind": "release", "id": "r1"}
-    with pins.writing_as("release", "r1"):
-        assert (await update_item(ctx, "notes", "a", {"title": "published"}))["title"] == "published"
+    assert (await update_item(ctx, "notes", "a", {"title": "published"}, cause="release:r1"))["title"] == "published"
+    err = await calls.err("patch", "/items/notes/a", 409, "CONFLICT", json={"title": "y"})
     await calls.ok("delete", f"{P}/title", status=204)

@@ -3,6 +3,9 @@ the ``translations`` field on writes."""
 
 from __future__ import annotations
 
+import pytest
+
+from kernel.errors import ApiError
 from kernel.testing import Calls
 from plugins.items import drafts
 
@@ -128,9 +131,12 @@ async def test_no_query_without_headers(svc_app, calls: Calls, monkeypatch):
 async def test_read_options_for_server_code(svc_app, site, calls: Calls):
     await _notes(calls)
     from kernel.auth.principal import Principal
-    from plugins.items.service import acting_context, read_item
+    from plugins.items import api
 
-    ctx = acting_context(svc_app.kernel, site, Principal(kind="user", is_instance_admin=True))
-    with drafts.read_options(locale="de"):
-        assert (await read_item(ctx, "notes", "a"))["title"] == "Eins"
-    assert (await read_item(ctx, "notes", "a"))["title"] == "one"
+    ctx = api.context(svc_app.kernel, site, Principal(kind="user", is_instance_admin=True))
+    assert (await api.read(ctx, "notes", "a", locale="de"))["title"] == "Eins"
+    assert (await api.read(ctx, "notes", "a"))["title"] == "one"
+    assert [i["title"] for i in (await api.list_items(ctx, "notes", locale="DE_at")).items if i["id"] == "a"] == ["Eins"]
+    with pytest.raises(ApiError) as err:
+        await api.read(ctx, "notes", "a", locale="not a code")
+    assert err.value.status == 400

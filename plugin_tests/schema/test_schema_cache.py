@@ -31,14 +31,17 @@ async def test_one_worker_reuses_and_drops_its_snapshot(svc_app, calls, site):
     assert (await api.get_schema(kernel, site)) == second
 
 
-async def test_after_the_ttl_only_the_version_is_checked(svc_app, calls, site, monkeypatch):
-    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 0.0)
+async def test_after_the_ttl_only_the_version_is_checked(svc_app, calls, site):
+    snapshots = cache.snapshots(svc_app.kernel)
+    snapshots.ttl = 1e-9  # every lookup is a miss that revalidates
     await calls.collection("a")
     first = await api.get_schema(svc_app.kernel, site)
+    misses = snapshots.misses
     assert await api.get_schema(svc_app.kernel, site) is first  # same version: same object
+    assert snapshots.misses == misses + 1
 
 
-async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tmp_path, monkeypatch):
+async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tmp_path):
     one = await make_app(data_dir=tmp_path / "shared", redis_url="")  # no bus between them
     two = await make_app(data_dir=tmp_path / "shared", redis_url="")
     headers = await _admin(one)
@@ -46,16 +49,16 @@ async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tm
     stale = await api.get_schema(two.kernel, "default")
     await _create(one, headers, "b")
     assert await api.get_schema(two.kernel, "default") is stale  # within the TTL: no query at all
-    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 0.05)
+    cache.snapshots(two.kernel).ttl = 0.05
     await asyncio.sleep(0.06)
     fresh = await api.get_schema(two.kernel, "default")
     assert set(fresh.collections) == {"a", "b"} and fresh.version == stale.version + 1
 
 
-async def test_second_worker_with_redis_hears_the_change(make_app, tmp_path, monkeypatch, redis_url):
-    monkeypatch.setattr(cache, "SNAPSHOT_TTL", 3600.0)  # only the bus can make it fresh
+async def test_second_worker_with_redis_hears_the_change(make_app, tmp_path, redis_url):
     one = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
     two = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
+    cache.snapshots(two.kernel).ttl = 3600.0  # only the bus can make it fresh
     headers = await _admin(one)
     await _create(one, headers, "a")
     before = await api.get_schema(two.kernel, "default")
@@ -71,12 +74,21 @@ def test_an_old_message_does_not_evict_a_newer_snapshot(svc_app):
     from plugins.schema.snapshot import SchemaSnapshot
 
     kernel = svc_app.kernel
+    snapshots = cache.snapshots(kernel)
     handler = cache.on_schema_changed(kernel)
-    cache._cache(kernel)["s1"] = cache._Entry(SchemaSnapshot("s1", 5), 0.0)
+    snapshots.put("s1", None, SchemaSnapshot("s1", 5))
     handler("schema.changed", {"siteId": "s1", "version": 4}, None)
-    assert "s1" in cache._cache(kernel)
+    assert snapshots.contains("s1")
     handler("schema.changed", {"siteId": "s1", "version": 6}, None)
-    assert "s1" not in cache._cache(kernel)
-    cache._cache(kernel)["s1"] = cache._Entry(SchemaSnapshot("s1", 5), 0.0)
-    handler("sites.changed", {"id": "s1", "op": "delete"}, None)
-    assert "s1" not in cache._cache(kernel)
+    assert not snapshots.contains("s1")
+
+
+async def test_a_deleted_site_leaves_every_cache(svc_app):
+    from kernel.bus import EventContext
+    from plugins.schema.snapshot import SchemaSnapshot
+
+    snapshots = cache.snapshots(svc_app.kernel)
+    snapshots.put("s1", None, SchemaSnapshot("s1", 5))
+    snapshots.put("s2", None, SchemaSnapshot("s2", 5))
+    await svc_app.kernel.bus.action("sites.changed", {"id": "s1", "op": "delete"}, EventContext(site_id=None))
+    assert not snapshots.contains("s1") and snapshots.contains("s2")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import func, select
+
 from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
@@ -11,6 +13,9 @@ from kernel.tenancy.scope import SiteDB
 from plugins.access.tables import attachments, memberships, roles, team_members
 
 SYSTEM_ROLES = ("admin", "public", "subscriber")
+
+# The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
+# members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
 
 
 async def role_by_system_key(conn: Any, site_id: str, key: str) -> Any:
@@ -49,6 +54,17 @@ async def remove_membership(conn: Any, site_id: str, user_id: str) -> int:
     await db.execute(db.delete(team_members).where(team_members.c.user_id == user_id))
     await db.execute(db.delete(attachments).where(attachments.c.user_id == user_id))
     return (await db.execute(db.delete(memberships).where(memberships.c.user_id == user_id))).rowcount
+
+
+async def member_elsewhere(conn: Any, site_id: str, user_id: str) -> bool:
+    """Whether ``user_id`` is also a member of a site other than ``site_id``.
+
+    Deliberately across sites (not through SiteDB): the one fact returned is whether another
+    site also holds this identity; nothing of that site is read or returned.
+    """
+    stmt = select(func.count()).select_from(memberships).where(
+        memberships.c.user_id == user_id, memberships.c.site_id != site_id)
+    return bool((await conn.execute(stmt)).scalar())
 
 
 async def member_ids(conn: Any, site_id: str) -> list[str]:

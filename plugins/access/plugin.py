@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import hookimpl
-from plugins.access import api, loader, routes, routes_audit
+from plugins.access import api, field_grants, loader, routes, routes_audit
 
 name = "access"
 
@@ -21,6 +21,13 @@ def register_routes(kernel: Any) -> list[Any]:
     """Roles, policies, rules, attachments, teams, /permissions/*, /users/subscriber-access,
     and GET /audit (the site's audit trail)."""
     return [*routes.access_routes(kernel), *routes_audit.audit_routes(kernel)]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """A deleted field leaves every rule of its collection (``field_grants``)."""
+    bus.on_filter("fields.delete", field_grants.drop_field_grants)
+    bus.on_action("fields.delete", field_grants.forget_decisions)
 
 
 @hookimpl

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel import ApiError, Route, hookimpl, ops
+from kernel import ApiError, RateBucket, Route, hookimpl, ops
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from kernel.auth.tokens import bearer_token, peek_issuer
 from plugins.accounts import (
@@ -44,6 +44,18 @@ LOGIN_DATA = rs.session_data(USER_SCHEMA)
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+async def provision_user(kernel: Any, conn: Any, email: str, password: str | None, roles: dict[str, str]) -> str:
+    return await service.provision_user(kernel, conn, email=email, password=password, roles=roles)
+
+
+@hookimpl
+def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
+    """The auth routes per minute and client IP, across sites (api-spec.md, Limits): naming
+    another site must not buy an attacker more password guesses."""
+    return {"auth": RateBucket("rate_limit_auth", 60.0, "ip")}
 
 
 @hookimpl

@@ -60,6 +60,19 @@ async def create_user(kernel: Any, conn: Any, *, email: str, password: str | Non
     return user_id
 
 
+async def provision_user(kernel: Any, conn: Any, *, email: str, password: str | None,
+                         roles: dict[str, str]) -> str:
+    """A user and its memberships (site id -> built-in role key or role id), written in ``conn``
+    without audit or events (the ``provision_user`` hook, used by the test harness)."""
+    from plugins.access import api as access_api
+
+    user_id = await create_user(kernel, conn, email=email, password=password)
+    for site_id, role in roles.items():
+        builtin = await access_api.role_by_system_key(conn, site_id, role)
+        await access_api.set_membership(conn, site_id, user_id, builtin["id"] if builtin else role)
+    return user_id
+
+
 async def bootstrap_instance_admin(kernel: Any) -> None:
     """First start on an empty database: the instance admin from SVC_ADMIN_EMAIL/PASSWORD.
 

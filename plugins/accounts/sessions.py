@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 
 from kernel import Setting, audit
-from kernel.auth.passwords import verify_password_async
+from kernel.auth.passwords import hash_password_async, needs_rehash, verify_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import issue_access_token
 from kernel.db.meta import iso, now_utc
@@ -30,7 +30,7 @@ from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import service
-from plugins.accounts.tables import refresh_tokens
+from plugins.accounts.tables import refresh_tokens, users
 
 SETTINGS = [
     Setting("SVC_REFRESH_TOKEN_TTL", 30 * 86400, parse_int(60),
@@ -132,7 +132,14 @@ async def login(kernel: Any, email: Any, password: Any, site_id: str | None, cli
         # One message for every reason: no account or membership enumeration.
         raise ApiError(401, "INVALID_CREDENTIALS", "Wrong email or password")
     principal = Principal(kind="user", user_id=user["id"], site_id=site_id, email=user["email"])
+    # The hashing parameters changed since this hash was made: the plain password is at hand
+    # only now, so upgrade it (hashed before the transaction, which must not wait on argon2).
+    rehashed = await hash_password_async(password) if needs_rehash(user["password_hash"]) else None
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
+        if rehashed is not None:
+            # Only if the hash is still the one verified: a password changed meanwhile wins.
+            await uow.conn.execute(update(users).where(
+                users.c.id == user["id"], users.c.password_hash == user["password_hash"]).values(password_hash=rehashed))
         data = await start_session(kernel, uow.conn, user, site_id, client)
         await audit.record(uow.conn, action="auth.login", site_id=site_id, principal=principal, target_type="user",
                            target_id=user["id"], ip=client.ip, request_id=client.request_id)

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.access.tables import memberships
+from plugins.access.api import memberships
 from plugins.accounts import identity
 from plugins.accounts.tables import users
 
@@ -88,11 +88,7 @@ def guard_instance_admin(principal: Any, row: Any) -> None:
 
 
 async def _shared(conn: Any, site_id: str, user_id: str) -> bool:
-    # Deliberately across sites (not through SiteDB): the one fact needed is whether another
-    # site also holds this identity; nothing of that site is read or returned.
-    stmt = select(func.count()).select_from(memberships).where(
-        memberships.c.user_id == user_id, memberships.c.site_id != site_id)
-    return bool((await conn.execute(stmt)).scalar())
+    return await access_api.member_elsewhere(conn, site_id, user_id)
 
 
 async def audit_user(uow: Any, ctx: Any, action: str, user_id: str, details: dict[str, Any] | None = None) -> None:

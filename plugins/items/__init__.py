@@ -10,7 +10,9 @@ DELETE), ``.../dependents`` and ``.../resolve-dependents``, history (``.../revis
 (the full-text index: FTS5 on SQLite, tsvector on PostgreSQL, kept in sync by bus filters in
 the write's transaction), ``svc_item_revisions``, ``svc_item_versions`` and the pins.
 
-Modules: ``service`` (the one data path: REST, GraphQL, delivery, releases, flows),
+Modules: ``api`` (what other plugins import, and REST calls: typed create, read, list, update,
+delete, aggregate with ``uow=``, ``cause=``, ``draft``/``locale``), ``service`` (the one data path
+behind it),
 ``query/`` (the query language: list parameters, filters, sort, aggregates -> SQL), ``params``
 (HTTP query -> ``query.ListQuery``), ``readplan`` (a read's statements, cached), ``listing``
 (running them: one page, its total, aggregates), ``projection`` and ``nested`` (``fields``/``deep``:
@@ -24,7 +26,7 @@ Hooks: register_migrations, register_routes, register_event_handlers, register_e
 register_middleware (the draft/locale read options), startup and shutdown (the search
 backfill: a background task indexing items the index misses, ``search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
-(``{ siteId, collection, id, before?, after?, cause?, principal }``); filters on
+(``{ siteId, collection, id, before?, after?, cause?, causedBy?, principal }``); filters on
 ``fields.type_change``, ``fields.create``, ``fields.update``, ``fields.delete``; actions on
 ``fields.create|update|delete`` (indexes). Errors: DEPENDENT_RECORDS_EXIST, FIELD_REQUIRED,
 INVALID_TARGET (plus the kernel's RECORD_NOT_FOUND, CONFLICT, VALIDATION_FAILED).

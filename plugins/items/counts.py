@@ -2,7 +2,7 @@
 
 A list's ``total`` (``meta=total_count``, the default) is the number of items its filter and the
 caller's row condition let through. With neither, it is the collection's number of live items,
-which ``svc_item_counts`` holds: triggers on ``svc_items`` (migration ``i0004_counts``) add
+which ``svc_item_counts`` holds: triggers on ``svc_items`` (migration ``items_0004_counts``) add
 ``+1``/``-1`` on every insert, delete and change of ``deleted_at``, in the writing transaction,
 so the sum is exact in every snapshot. Counting a million rows took 40 ms on PostgreSQL and
 100 ms on SQLite; the sum reads one row on SQLite and a few on PostgreSQL.

@@ -19,9 +19,17 @@ from typing import Any
 from kernel.errors import ApiError
 from plugins.items import ondelete, refs, writes
 from plugins.items.errors import dependents_exist, field_denied, record_not_found
+from plugins.items.grants import WriteGuard
 from plugins.items.guard import decide, require
 from plugins.items.rowfilter import apply_row_filter
-from plugins.items.service import blocker_entries, dialect_of, fetch_row, schema_and_collection, transaction
+from plugins.items.service import (
+    blocker_entries,
+    dialect_of,
+    fetch_row,
+    reading,
+    schema_and_collection,
+    transaction,
+)
 from plugins.items.tables import items
 from plugins.items.validation import is_item_id
 
@@ -49,11 +57,11 @@ async def descriptor(ctx: Any, db: Any, snap: Any, coll: Any, row: Any) -> dict[
     return {"blocking": bool(plan.blockers), "dependents": entries}
 
 
-async def describe_dependents(ctx: Any, collection: str, item_id: str) -> dict[str, Any]:
+async def describe_dependents(ctx: Any, collection: str, item_id: str, *, uow: Any = None) -> dict[str, Any]:
     """The dependents descriptor of a visible item (404 ``RECORD_NOT_FOUND`` otherwise)."""
     read = await require(ctx, collection, "read")
     snap, coll = await schema_and_collection(ctx, collection)
-    async with ctx.reader() as db:
+    async with reading(ctx, uow) as db:
         row = await fetch_row(db, coll, item_id, read, dialect_of(ctx), snap)
         if row is None:
             raise record_not_found(collection, str(item_id))
@@ -111,13 +119,14 @@ async def _target_ok(ctx: Any, db: Any, coll: Any, fdef: Any, item_id: str, targ
         raise invalid from exc
 
 
-async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any, *, uow: Any = None) -> dict[str, Any]:
+async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any, *, uow: Any = None,
+                             cause: str | None = None) -> dict[str, Any]:
     """Resolve one relation's dependents of an item; answers the new descriptor and what changed."""
     read = await require(ctx, collection, "read")
     snap, coll = await schema_and_collection(ctx, collection)
     action, relation, target, hard = _parse(body)
     dialect = dialect_of(ctx)
-    async with transaction(ctx, uow) as u:
+    async with transaction(ctx, uow, cause) as u:
         row = await fetch_row(u.db, coll, item_id, read, dialect, snap)
         if row is None:
             raise ApiError.not_found(f"No item '{str(item_id)[:64]}' in '{collection}'")
@@ -145,11 +154,13 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
                                "set to null", path=["action"], extensions={"field": fdef.name})
             new_value = await _target_ok(ctx, u.db, coll, fdef, row["id"], target, snap) if action == "reassign" else None
             cause = {"collection": coll.name, "id": row["id"], "relation": relation}
+            guard = WriteGuard(decision, snap, dialect)  # each item must satisfy the update rule after too
             for dependent in rows:
                 data = dict(dependent["data"] or {})
                 current = data.get(fdef.name)
                 data[fdef.name] = (refs.without(current, ref.shape, coll.name, row["id"]) if action == "set_null"
                                    else refs.replaced(current, ref.shape, coll.name, row["id"], new_value))
-                await writes.update_row(u, holder, dependent, data, cause=cause)
+                await writes.update_row(u, holder, dependent, data, guard=guard, keys=frozenset({fdef.name}),
+                                        cause=cause)
         after = await descriptor(ctx, u.db, snap, coll, row)
     return {"action": action, "relation": relation, "affected": len(rows), **after}

@@ -8,6 +8,12 @@ request back. Actions are queued on the unit of work and run after commit.
 Payload: ``{ siteId, collection, id, before?, after?, principal }``; ``before``/``after`` are
 whole items (structural keys and content, unmasked: handlers are server code). Deletes
 caused by ``onDelete`` carry ``cause: { collection, id, relation }``; set-null updates too.
+Writes made with a cause (``items.api``'s ``cause=``: ``release:<id>``, ``flow-run:<id>``)
+carry it as ``causedBy`` (also the cascaded writes of that unit of work).
+
+Every write whose actions are queued here also emits its durable event in the same
+transaction (``uow.emit``, the kernel's event log): ``items.<op>`` with the collection, the
+item id and the names of the fields it changed (never their values).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ def payload(uow: Any, collection: str, item_id: str, *, before: dict[str, Any] |
         out["after"] = after
     if cause is not None:
         out["cause"] = cause
+    if getattr(uow, "cause", None):  # the write's cause (``release:<id>``), see service.transaction
+        out["causedBy"] = uow.cause
     return out
 
 
@@ -54,7 +62,24 @@ async def run_filters(uow: Any, collection: str, op: str, data: dict[str, Any]) 
     return data
 
 
+# Keys of an item record that are not fields a write changes (the server keeps them).
+NOT_CHANGES = frozenset({"id", "createdAt", "updatedAt", "userCreated", "userUpdated"})
+
+
+def changed_fields(data: dict[str, Any]) -> list[str] | None:
+    """The names of the fields whose value differs between ``before`` and ``after`` (content,
+    ``status``, ``sort``); None for a delete."""
+    after = data.get("after")
+    if not isinstance(after, dict):
+        return None
+    before = data.get("before") if isinstance(data.get("before"), dict) else {}
+    return sorted(k for k in {*before, *after} - NOT_CHANGES if before.get(k) != after.get(k))
+
+
 def queue_actions(uow: Any, collection: str, op: str, data: dict[str, Any]) -> None:
-    """Both actions of the event, released after commit."""
+    """Both actions of the event, released after commit, and its durable event, written now."""
+    cause = data.get("cause")
+    uow.emit(f"items.{op}", collection=collection, item_id=data.get("id"), fields=changed_fields(data),
+             cause=f"onDelete:{cause.get('collection')}:{cause.get('id')}" if isinstance(cause, dict) else None)
     for name in event_names(collection, op):
         uow.action(name, data)

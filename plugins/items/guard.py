@@ -43,8 +43,9 @@ def readable(decision: Decision) -> frozenset[str] | None:
 class ReadAccess:
     """The caller's ``read`` decisions in one site, one per collection, asked once per request.
 
-    ``can_read(collection, field)`` and ``row_filter_for(collection)`` are what the query
-    compiler takes (``id`` is readable wherever the collection is). For caches: ``owner`` is the
+    ``can_filter(collection, field)`` (as its ``can_read``) and ``row_filter_for(collection)`` are
+    what the query compiler takes (``id`` is readable wherever the collection is); ``can_read``
+    is what a projection may show. For caches: ``owner`` is the
     object the decisions come from (``None`` for admins, who all decide alike; else the access
     snapshot ``kernel.access`` caches per site and principal, to be compared by identity) and
     ``cacheable()`` is false when a read rule uses ``$NOW``, whose value changes by the second.
@@ -73,8 +74,16 @@ class ReadAccess:
         return found
 
     def can_read(self, collection: str, name: str) -> bool:
+        """Whether ``name`` may be shown on some row (each row then shows what it grants)."""
         decision = self.decision(collection)
         return decision.allowed and (name == "id" or decision.field_allowed(name))
+
+    def can_filter(self, collection: str, name: str) -> bool:
+        """Whether ``name`` may be named in a predicate (filter, sort, aggregate, groupBy, search):
+        only where it is granted on every row the caller sees, so that matching on it cannot
+        reveal its values on rows where it is hidden (the pairing of fields with conditions)."""
+        decision = self.decision(collection)
+        return decision.allowed and (name == "id" or decision.everywhere(name))
 
     def row_filter_for(self, collection: str) -> Any:
         return self.decision(collection).row_filter

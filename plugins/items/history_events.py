@@ -6,8 +6,9 @@ the content a write will store, after flows and extensions changed it. A raise h
 the write; the revision insert commits or rolls back with it (ARCHITECTURE rule 5).
 
 On update: the translations value is checked, a changed pinned field of another holder is
-409, then the revision is written (tagged ``revert``/``promote`` by ``write_origin``, or with
-the ``cause`` of an ``onDelete`` set-null); an item's first update records its created state
+409, then the revision is written with the write's ``causedBy`` (its kind ``revert``/``promote``
+for those causes, ``revisions.revision_kind``; the ``cause`` of an ``onDelete`` set-null in its
+origin); an item's first update records its created state
 first. On create: the translations check only. After a hard delete (an action, after
 commit), the item's revisions, versions and pins are removed.
 """
@@ -56,18 +57,14 @@ async def on_item_update(event: str, payload: Any, ctx: Any) -> None:
     db, coll, item_id = found
     locale.check_translations(coll, after.get(locale.FIELD))
     changed = [name for name in coll.fields if before.get(name) != after.get(name)]
-    await pins.check_write(db, coll, item_id, changed, ctx.principal)
+    caused_by = payload.get("causedBy")
+    await pins.check_write(db, coll, item_id, changed, ctx.principal, caused_by)
     if revisions.first_update(before):
         await revisions.record_baseline(db, coll, item_id, before)
-    origin = revisions.origin_for(coll.name, item_id)
-    if origin is not None:
-        kind, tag = origin.kind, origin.origin
-    else:
-        kind, tag = "update", ({"cause": payload["cause"]} if payload.get("cause") else None)
-    revision_id = await revisions.record_revision(db, coll, item_id, kind=kind, before=before, after=after,
-                                                  principal=ctx.principal, origin=tag)
-    if origin is not None:
-        origin.written.append(revision_id)
+    kind, tag = revisions.revision_kind(payload)
+    await revisions.record_revision(db, coll, item_id, kind=kind, before=before, after=after,
+                                    principal=ctx.principal, origin=tag,
+                                    caused_by=caused_by if isinstance(caused_by, str) else None)
     return None
 
 

@@ -22,6 +22,7 @@ revisions = Table(
     Column("data", json_type, nullable=False),  # the whole item after the change
     Column("delta", json_type, nullable=False),  # { field: { from, to } }
     Column("origin", json_type, nullable=True),  # { revisionId } | { version } | { cause }
+    Column("caused_by", String(200), nullable=True),  # the write's cause: release:<id>, flow-run:<id>
     Column("actor_kind", String(20), nullable=True),
     Column("actor_id", String(36), nullable=True),
     Column("api_key_id", String(36), nullable=True),

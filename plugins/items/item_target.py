@@ -16,6 +16,7 @@ from typing import Any
 from kernel.access import Decision
 from kernel.errors import ApiError
 from plugins.items.errors import record_not_found, validation_errors
+from plugins.items.grants import fields_by_row
 from plugins.items.guard import decide, readable, require
 from plugins.items.records import STRUCTURAL, item_record, mask
 from plugins.items.service import dialect_of, fetch_row, schema_and_collection
@@ -34,6 +35,7 @@ class ItemTarget:
     row: Any
     decision: Decision
     read: Decision
+    granted: frozenset[str] | None = None
 
     @property
     def item(self) -> dict[str, Any]:
@@ -42,8 +44,9 @@ class ItemTarget:
 
     @property
     def readable(self) -> frozenset[str] | None:
-        """The fields the caller may read (``None``: all)."""
-        return readable(self.read)
+        """The fields the caller may read on this item (``None``: all): where the read rules
+        grant different fields on different rows, those granted on this one."""
+        return self.granted if self.read.allowed and self.read.paired else readable(self.read)
 
     def content(self) -> dict[str, Any]:
         """The item's content fields (no structural keys), unmasked."""
@@ -65,7 +68,11 @@ async def load_target(ctx: Any, db: Any, collection: str, item_id: str, action: 
     row = await fetch_row(db, coll, item_id, decision, dialect_of(ctx), snap)  # snap: relational conditions
     if row is None:
         raise record_not_found(collection, str(item_id))
-    return ItemTarget(snap, coll, row, decision, read)
+    granted = None
+    if read.allowed and read.paired:
+        found = await fields_by_row(db, coll, read, [row["id"]], dialect=dialect_of(ctx), snapshot=snap)
+        granted = found.get(row["id"], frozenset())
+    return ItemTarget(snap, coll, row, decision, read, granted)
 
 
 def mask_item(target: ItemTarget, item: dict[str, Any]) -> dict[str, Any]:

@@ -27,14 +27,16 @@ def normalise(code: str) -> str:
     return code.replace("_", "-").lower()
 
 
-def parse_locale(raw: str | None) -> str | None:
-    """The ``X-Svc-Locale`` header: ``None`` when absent or empty, 400 when malformed."""
-    if raw is None or not raw.strip():
+def parse_locale(raw: Any, path: list[str] | None = None) -> str | None:
+    """The ``X-Svc-Locale`` header (or, with ``path``, a ``locale`` parameter of server code):
+    ``None`` when absent or empty, 400 when malformed."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    value = raw.strip()
+    value = raw.strip() if isinstance(raw, str) else ""
     if not LOCALE.match(value):
-        raise ApiError.validation("X-Svc-Locale must be a language code such as 'de' or 'pt-BR'",
-                                  path=["headers", "X-Svc-Locale"])
+        name = "X-Svc-Locale" if path is None else "'locale'"
+        raise ApiError.validation(f"{name} must be a language code such as 'de' or 'pt-BR'",
+                                  path=path or ["headers", "X-Svc-Locale"])
     return normalise(value)
 
 

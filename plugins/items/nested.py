@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel.db.meta import iso
+from plugins.items.grants import mask_row, row_fields
 from plugins.items.projection import COLUMN_KEYS, Nested, Projection
 from plugins.items.query import sqlexpr
 from plugins.items.tables import items
@@ -46,6 +47,8 @@ def shape_rows(rows: Sequence[Any], projection: Projection) -> list[dict[str, An
             for key in content:
                 if key in data:
                     item[key] = data[key]
+        if projection.paired is not None:  # the fields granted on this row only
+            item = mask_row(item, row_fields(projection.paired, row))
         out.append(item)
     return out
 
@@ -58,6 +61,13 @@ async def attach(db: Any, dialect: str, projection: Projection, rows: Sequence[A
             await _many_to_one(db, dialect, rel, rows, shaped)
         else:
             await _one_to_many(db, dialect, rel, shaped)
+    if projection.paired is not None:  # a relation shows only on rows that grant its field
+        for row, item in zip(rows, shaped, strict=True):
+            granted = row_fields(projection.paired, row)
+            if granted is not None:
+                for rel in projection.relations:
+                    if rel.name not in granted:
+                        item.pop(rel.name, None)
 
 
 def reference_key(value: Any) -> str | None:

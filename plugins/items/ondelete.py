@@ -109,7 +109,8 @@ async def apply_plan(uow: Any, plan: DeletePlan, *, hard: bool = False) -> None:
         data = edits[key][2]
         data[ref.field] = refs.without(data.get(ref.field), ref.shape, target, target_id)
     for holder, row, data, cause in edits.values():
-        await writes.update_row(uow, holder, row, data, cause=cause)
+        # The schema orders this write whatever the caller may do in ``holder``: no guard.
+        await writes.update_row(uow, holder, row, data, guard=None, cause=cause)
     for coll, row, cause in plan.deletes:
         await writes.delete_rows(uow, coll, [row], hard=hard, cause=cause)
 

@@ -20,7 +20,7 @@ CHANGE = {"type": "object", "required": ["from", "to"], "properties": {"from": {
 REVISION = {
     "type": "object",
     "required": ["id", "collection", "item", "kind", "staged", "createdAt", "committedAt", "actor", "delta", "data",
-                 "origin"],
+                 "origin", "causedBy"],
     "properties": {
         "id": {"type": "string"}, "collection": {"type": "string"}, "item": {"type": "string"},
         "kind": {"enum": ["create", "update", "revert", "promote", "prepared"]},
@@ -30,6 +30,8 @@ REVISION = {
         "data": {**ITEM, "description": "The whole item after the change (masked by the read policy)."},
         "origin": {"type": ["object", "null"], "description": "{ revisionId } (revert), { version } (promote), "
                                                               "{ cause } (onDelete)"},
+        "causedBy": {**NULLABLE_STRING, "description": "The write's cause, '<kind>:<id>' (release:<id>, "
+                     "flow-run:<id>, revert:<revisionId>, promote:<version>); null for plain REST writes."},
     },
 }
 STAGE_BODY = {

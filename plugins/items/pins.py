@@ -4,7 +4,8 @@ While a pin is active (not expired), an update that changes the pinned field's v
 refused with 409 ``CONFLICT`` (``extensions.pinnedBy``) unless the writer is the holder; the
 check runs in the item write filter (``history_events``), so REST, GraphQL, flows, revert and
 promote all meet it. A holder is an identity (``user`` or ``api_key``, from the principal) or
-server code acting as ``release``/``version`` through ``writing_as``. Pins are created by
+server code writing with the cause ``release:<id>`` / ``version:<id>`` (``items.api``'s
+``cause=``), which writes as that holder. Pins are created by
 ``POST .../pins`` (update permission and write access to the field), released by their holder
 or a site admin, and lapse at ``expiresAt``. Deletes are not blocked: a pin guards values, the
 delete permission guards existence. See docs/decisions/items-pins.md.
@@ -12,10 +13,8 @@ delete permission guards existence. See docs/decisions/items-pins.md.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import or_
@@ -29,30 +28,16 @@ from plugins.items.item_target import ItemTarget, load_target, reject_unknown_ke
 
 HOLDER_KINDS = ("user", "api_key", "release", "version")
 MAX_REASON = 500
-
-# Server code (a release publishing) writes as the holder it pinned with; set only by
-# ``writing_as``, in this task only.
-_ACTING: ContextVar[tuple[str, str] | None] = ContextVar("svc_item_pin_holder", default=None)
+# Write causes that write as a pin holder of the same kind (a release publishing what it pinned).
+CAUSE_HOLDERS = ("release", "version")
 
 
-@contextlib.contextmanager
-def writing_as(kind: str, holder_id: str) -> Iterator[None]:
-    """Writes inside the block count as ``(kind, holder_id)``'s for the pin check."""
-    if kind not in HOLDER_KINDS:
-        raise ValueError(f"pin holder kind must be one of {HOLDER_KINDS}")
-    token = _ACTING.set((kind, holder_id))
-    try:
-        yield
-    finally:
-        _ACTING.reset(token)
-
-
-def holder_of(principal: Any) -> tuple[str, str] | None:
-    """Who writes: the ``writing_as`` holder, else the API key, else the user; ``None`` for
-    anonymous callers, who can hold no pin."""
-    acting = _ACTING.get()
-    if acting is not None:
-        return acting
+def holder_of(principal: Any, caused_by: str | None = None) -> tuple[str, str] | None:
+    """Who writes: the holder named by the write's cause (``release:<id>``), else the API key,
+    else the user; ``None`` for anonymous callers, who can hold no pin."""
+    kind, _, ref = caused_by.partition(":") if isinstance(caused_by, str) else ("", "", "")
+    if kind in CAUSE_HOLDERS and ref:
+        return kind, ref
     if getattr(principal, "kind", None) == "api_key" and getattr(principal, "api_key_id", None):
         return "api_key", principal.api_key_id
     user_id = getattr(principal, "user_id", None)
@@ -86,14 +71,15 @@ def pinned_conflict(row: Any) -> ApiError:
                                 "expiresAt": iso(row["expires_at"])})
 
 
-async def check_write(db: Any, coll: Any, item_id: str, changed: Iterable[str], principal: Any) -> None:
+async def check_write(db: Any, coll: Any, item_id: str, changed: Iterable[str], principal: Any,
+                      caused_by: str | None = None) -> None:
     """409 when a changed field is pinned by someone other than the writer (one query, only
-    when something changed)."""
+    when something changed); ``caused_by``: the write's cause (``holder_of``)."""
     names = sorted(set(changed))
     if not names:
         return
     rows = await db.all(_active(db, coll, item_id).where(pins.c.field.in_(names)).order_by(pins.c.field))
-    mine = holder_of(principal)
+    mine = holder_of(principal, caused_by)
     for row in rows:
         if (row["holder_kind"], row["holder_id"]) != mine:
             raise pinned_conflict(row)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel import Route, hookimpl, ops
+from kernel import RateBucket, Route, hookimpl, ops
 from plugins.items import (
     counts,
     drafts,
@@ -13,6 +13,7 @@ from plugins.items import (
     indexes,
     pg_statistics,
     planner_stats,
+    readplan,
     revisions,
     schema_hooks,
     search_backfill,
@@ -34,6 +35,13 @@ READ_WRITE_LIMITS = {"GET": "items_read", "*": "items_write"}
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
+    """Item reads and writes per minute, per user or API key and site (api-spec.md, Limits)."""
+    return {"items_read": RateBucket("rate_limit_items_read", 60.0, "principal"),
+            "items_write": RateBucket("rate_limit_items_write", 60.0, "principal")}
 
 
 @hookimpl
@@ -68,6 +76,11 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [readplan.READ_PLAN_CACHE]
+
+
+@hookimpl
 def register_event_handlers(bus: Any, kernel: Any) -> None:
     """Schema changes that need the items' data (filters) and field indexes (actions)."""
     bus.on_filter("fields.type_change", schema_hooks.on_type_change)
@@ -86,7 +99,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_middleware(kernel: Any) -> list[Any]:
-    """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads (drafts.py)."""
+    """``X-Svc-Draft`` / ``X-Svc-Locale`` of item reads, parsed onto the request (drafts.py)."""
     return [drafts.ReadOptionsMiddleware()]
 
 

@@ -14,6 +14,9 @@ how a row becomes an item, and the relations read nested (``Nested``, fetched by
   likewise with those names where they exist. m2m and m2a fields are never nested (their ids).
 - At most ``MAX_DEPTH`` relations deep. Related items are masked by their own collection's
   read permission; naming a field the caller may not read there is 403 as well.
+- Where the read permission grants different fields on different rows (``Decision.paired``),
+  the read selects one 0/1 column per rule condition (``grants.grant_columns``) and each row
+  shows only the fields granted on it (``paired``; ``nested.shape_rows`` and ``attach``).
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kernel.access import Decision
 from kernel.errors import ApiError
 from plugins.items.errors import field_denied
+from plugins.items.grants import grant_columns
 from plugins.items.guard import ReadAccess
 from plugins.items.query import DeepQuery, compile_filter, compile_sort
 from plugins.items.records import STRUCTURAL_COLUMNS
@@ -48,13 +53,16 @@ class Projection:
     content: tuple[str, ...] | None
     readable: frozenset[str] | None
     relations: tuple[Nested, ...] = ()
+    paired: Decision | None = None
+    flags: tuple[Any, ...] = ()
 
     @cached_property
     def columns(self) -> tuple[Any, ...]:
-        """The columns to select: ``id``, the structural keys shown, ``data`` when it is read."""
+        """The columns to select: ``id``, the structural keys shown, ``data`` when it is read,
+        and the rule conditions' 0/1 columns when the fields depend on the row."""
         cols = [STRUCTURAL_COLUMNS[name] for name in self.structural if name != "id"]
         needs_data = self.content is None or bool(self.content) or any(r.kind == "m2o" for r in self.relations)
-        return (items.c.id, *cols, *((items.c.data,) if needs_data else ()))
+        return (items.c.id, *cols, *((items.c.data,) if needs_data else ()), *self.flags)
 
     def names(self) -> tuple[str, ...] | None:
         """Every top-level name shown (``None``: all readable ones)."""
@@ -163,8 +171,10 @@ class Projector:
         if tree.star_rest:
             relations.extend(self._star_relations(coll, tree, relations, deep, depth, path))
         structural.sort(key=list(STRUCTURAL_COLUMNS).index)
+        paired = decision if decision.allowed and decision.paired else None
+        flags = grant_columns(paired, dialect=self.dialect, coll=coll, snapshot=self.schema) if paired else ()
         return Projection(coll, tuple(structural), None if tree.star else tuple(dict.fromkeys(content)),
-                          readable, tuple(relations))
+                          readable, tuple(relations), paired, flags)
 
     # ------------------------------------------------------------------ relations
     def _relation(self, coll: CollectionDef, name: str, nested: Any, sub: _Tree | None, deep: DeepQuery | None,
@@ -198,10 +208,13 @@ class Projector:
             return None
         # As in filters: the m2o field or o2m alias must be readable (Directus lists aliases in a
         # rule's fields too), and for o2m the foreign key the match reads on the related side.
-        gates = [(coll.name, name)] + ([(related.name, holder.name)] if nested.kind == "o2m" else [])
-        for gate in gates:
-            if not self.access.can_read(*gate):
-                refuse(field_denied(gate[1], FIELDS_PATH, "read"))
+        # The o2m foreign key is matched on (a predicate): it must be granted on every related row.
+        gates = [(coll.name, name, self.access.can_read)]
+        if nested.kind == "o2m":
+            gates.append((related.name, holder.name, self.access.can_filter))
+        for gate_coll, gate_name, allowed in gates:
+            if not allowed(gate_coll, gate_name):
+                refuse(field_denied(gate_name, FIELDS_PATH, "read"))
                 return None
         if not self.access.decision(related.name).allowed:
             refuse(field_denied(name, FIELDS_PATH, "read"))
@@ -214,13 +227,13 @@ class Projector:
         deep_path = ["query", "deep", *path, name]
         if deep is not None and deep.filter is not None:
             conditions.append(compile_filter(deep.filter, snapshot=self.schema, collection=related,
-                                             dialect=self.dialect, can_read=self.access.can_read,
+                                             dialect=self.dialect, can_read=self.access.can_filter,
                                              row_filter_for=self.access.row_filter_for,
                                              path=[*deep_path, "_filter"]))
         order: list[Any] = []
         if nested.kind == "o2m":
             order = compile_sort(deep.sort if deep else [], snapshot=self.schema, collection=related,
-                                 dialect=self.dialect, can_read=self.access.can_read,
+                                 dialect=self.dialect, can_read=self.access.can_filter,
                                  row_filter_for=self.access.row_filter_for, path=[*deep_path, "_sort"])
         return Nested(name, nested.kind, related, holder, projection,
                       tuple(c for c in conditions if c is not None), tuple(order),

@@ -3,8 +3,9 @@
 A ``ReadPlan`` holds the SQLAlchemy statements (page, count, or the aggregate query), the
 ``Projection`` that shapes rows and lists the nested relations, and the read ``Decision``. It
 depends only on the site's schema version, the caller's permissions and the query, so it is
-cached per (site, schema version, collection, access snapshot, query) in the app's state:
-a repeated request skips parsing names, resolving and compiling the filter and sort, and
+cached per (site, schema version, collection, access snapshot, query) in the kernel's
+``read_plans`` site cache (bounded LRU; dropped per site on ``schema.changed``,
+``access.changed`` and ``sites.changed``): a repeated request skips parsing names, resolving and compiling the filter and sort, and
 building the statements, and SQLAlchemy's compiled cache then knows the statement object
 (its cache key is memoised on it). Admins share one entry; other callers key on their access
 snapshot object (``kernel.access`` replaces it when permissions change or its TTL ends), kept in
@@ -20,6 +21,7 @@ from sqlalchemy import func
 
 from kernel.access import Decision
 from kernel.errors import ApiError
+from kernel.sitecache import SiteCacheSpec
 from plugins.items import counts
 from plugins.items.guard import ReadAccess
 from plugins.items.listing import MAX_LIMIT, live_rows
@@ -28,8 +30,9 @@ from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, com
 from plugins.items.rowfilter import row_condition
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
-STATE_KEY = "items.read_plans"
-MAX_PLANS = 2048
+READ_PLAN_CACHE = SiteCacheSpec(
+    "read_plans", max_entries=2_048, ttl=3600.0, invalidate_on=("schema.changed", "access.changed"),
+    doc="Items read plans per (site, schema version, collection, caller's access, query).")
 MAX_KEY_CHARS = 8192  # larger queries are planned every time rather than held in memory
 
 
@@ -52,17 +55,15 @@ def plan_for(kernel: Any, kind: str, db: Any, schema: SchemaSnapshot, coll: Coll
              access: ReadAccess, dialect: str) -> ReadPlan:
     """The cached plan of a ``list`` or ``item`` read, built on a miss."""
     text = repr(query)
-    key = (kind, db.site_id, schema.version, coll.id, id(access.owner), text)
-    cache: dict[Any, tuple[Any, ReadPlan]] = kernel.state.setdefault(STATE_KEY, {})
-    entry = cache.get(key)
+    key = (kind, schema.version, coll.id, id(access.owner), text)
+    cache = kernel.site_caches[READ_PLAN_CACHE.name]
+    entry = cache.get(db.site_id, key)
     if entry is not None and entry[0] is access.owner:
         return entry[1]
     build = list_plan if kind == "list" else item_plan
     plan = build(db, schema, coll, query, access, dialect)
     if len(text) <= MAX_KEY_CHARS and access.cacheable():
-        if len(cache) >= MAX_PLANS:
-            cache.clear()
-        cache[key] = (access.owner, plan)
+        cache.put(db.site_id, key, (access.owner, plan))
     return plan
 
 
@@ -72,7 +73,7 @@ def conditions(schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery, ac
     name the caller may not read, through relations too)."""
     out = [row_condition(access.decision(coll.name), dialect=dialect, coll=coll, snapshot=schema)]
     out.append(compile_filter(query.filter, snapshot=schema, collection=coll, dialect=dialect,
-                              can_read=access.can_read, row_filter_for=access.row_filter_for))
+                              can_read=access.can_filter, row_filter_for=access.row_filter_for))
     return [c for c in out if c is not None]
 
 
@@ -87,14 +88,14 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
     if query.is_aggregate:
         # Groups are ordered by their keys; ``sort``, ``fields`` and ``deep`` do not apply.
         agg = compile_aggregate(query.aggregate, query.group_by, snapshot=schema, collection=coll,
-                                dialect=dialect, can_read=access.can_read)
+                                dialect=dialect, can_read=access.can_filter)
         stmt = live_rows(db, coll, *agg.columns).where(*where)
         if query.group_by:
             stmt = stmt.group_by(*agg.group_by).order_by(*agg.order_by).limit(query.limit).offset(query.offset)
         return ReadPlan(read, stmt, aggregate=agg)
     projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
     order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect,
-                         can_read=access.can_read, row_filter_for=access.row_filter_for)
+                         can_read=access.can_filter, row_filter_for=access.row_filter_for)
     count = None
     if query.with_total:  # with no filter and no row condition, the kept count (counts.py)
         count = live_rows(db, coll, func.count()).where(*where) if where else counts.total_stmt(db, coll)

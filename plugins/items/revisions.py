@@ -6,11 +6,16 @@ flows and releases all leave the same trail. A revision keeps who (identity, API
 impersonating admin), when, the delta (``{ field: { from, to } }`` over content, ``status``
 and ``sort``) and the whole item after the change.
 
+A revision also keeps the cause of its write (``causedBy``: ``release:<id>``,
+``flow-run:<id>``, the ``cause=`` of ``items.api``; null for plain REST writes), given as a
+parameter and carried by the write's unit of work into the event payload (``causedBy``).
+
 A *staged* revision (``POST .../revisions`` with ``staged`` true, the default) is prepared
 content that does not touch the item; ``.../revisions/{id}/commit`` freezes it. Revert and
 release pins refuse staged revisions (409 ``REVISION_STAGED``): only committed content may
 become live. Revert and promote run through ``service.update_item`` (validation, field
-policy, pins, events) inside ``write_origin``, which tags the revision they cause.
+policy, pins, events) with the cause ``revert:<revisionId>`` / ``promote:<version key>``,
+which makes the revision they write one of kind ``revert``/``promote`` (``revision_kind``).
 """
 
 from __future__ import annotations
@@ -18,9 +23,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import re
-from collections.abc import Iterator
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select
@@ -49,39 +51,26 @@ TRACKED_STRUCTURAL = frozenset({"status", "sort"})
 REVISION_ID = re.compile(r"^[0-9A-Fa-f-]{1,36}$")
 
 
-@dataclass
-class WriteOrigin:
-    """Why an update happens (revert, promote) and the revisions it wrote."""
-
-    kind: str
-    collection: str
-    item_id: str
-    origin: dict[str, Any]
-    written: list[str] = field(default_factory=list)
+# Causes the items plugin writes itself (``service.OWN_CAUSES``): the revision's kind and the
+# key of its ``origin``.
+OWN_CAUSES = {"revert": "revisionId", "promote": "version"}
 
 
-# ``service.update_item`` has no parameter for the cause of a write, and its signature is the
-# items core's; the origin travels beside the call instead, in this task only.
-_ORIGIN: ContextVar[WriteOrigin | None] = ContextVar("svc_item_write_origin", default=None)
+def revision_kind(payload: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """The kind and ``origin`` of the revision an update event writes: ``revert``/``promote``
+    from their cause, else ``update`` (with the ``onDelete`` cause of a set-null, if any)."""
+    caused_by = payload.get("causedBy")
+    kind, _, ref = caused_by.partition(":") if isinstance(caused_by, str) else ("", "", "")
+    if kind in OWN_CAUSES:
+        return kind, {OWN_CAUSES[kind]: ref}
+    return "update", ({"cause": payload["cause"]} if payload.get("cause") else None)
 
 
-@contextlib.contextmanager
-def write_origin(kind: str, collection: str, item_id: str, **origin: Any) -> Iterator[WriteOrigin]:
-    """Tag the revision written by the update of ``collection``/``item_id`` inside the block."""
-    current = WriteOrigin(kind, collection, item_id, origin)
-    token = _ORIGIN.set(current)
-    try:
-        yield current
-    finally:
-        _ORIGIN.reset(token)
-
-
-def origin_for(collection: str, item_id: str) -> WriteOrigin | None:
-    """The active origin if it is about this item (a filter may write other items meanwhile)."""
-    current = _ORIGIN.get()
-    if current is not None and current.collection == collection and current.item_id == item_id:
-        return current
-    return None
+async def written_revision(db: Any, coll: Any, item_id: str, caused_by: str) -> str | None:
+    """The id of the latest revision of the item that ``caused_by`` wrote (on the write's ``db``)."""
+    return await db.scalar(db.select(revisions, revisions.c.id).where(
+        revisions.c.collection_id == coll.id, revisions.c.item_id == item_id, revisions.c.caused_by == caused_by)
+        .order_by(revisions.c.created_at.desc(), revisions.c.id.desc()).limit(1))
 
 
 def _tracked(key: str) -> bool:
@@ -108,12 +97,13 @@ def snapshot_of(coll: Any, item: dict[str, Any]) -> dict[str, Any]:
 async def record_revision(db: Any, coll: Any, item_id: str, *, kind: str, before: dict[str, Any] | None,
                           after: dict[str, Any], principal: Any, staged: bool = False,
                           origin: dict[str, Any] | None = None, at: dt.datetime | None = None,
-                          actor: dict[str, Any] | None = None) -> str:
+                          actor: dict[str, Any] | None = None, caused_by: str | None = None) -> str:
     """Insert one revision on ``db`` (the write's transaction); returns its id."""
     revision_id, now, actor = uuid7(), at or now_utc(), actor or actor_of(principal)
     await db.insert(revisions, {
         "id": revision_id, "collection_id": coll.id, "item_id": item_id, "kind": kind, "staged": staged,
         "data": snapshot_of(coll, after), "delta": delta_of(before, after), "origin": origin,
+        "caused_by": caused_by,
         "actor_kind": actor["kind"], "actor_id": actor["userId"], "api_key_id": actor["apiKeyId"],
         "impersonator_id": actor["impersonatorId"], "created_at": now,
         "committed_at": None if staged else now,
@@ -155,6 +145,7 @@ def revision_record(row: Any, target: ItemTarget) -> dict[str, Any]:
         "delta": delta if allowed is None else {k: v for k, v in delta.items() if k in allowed},
         "data": mask_item(target, dict(row["data"] or {})),
         "origin": row["origin"],
+        "causedBy": row["caused_by"],
     }
 
 
@@ -262,9 +253,10 @@ async def revert_item(ctx: Any, collection: str, item_id: str, body: Any) -> tup
         if row["staged"]:
             raise staged_error(row["id"])
         patch = restore_body(target.coll, dict(row["data"] or {}), target.item)
-        with write_origin("revert", collection, target.row["id"], revisionId=row["id"]) as origin:
-            item = await service.update_item(ctx, collection, item_id, patch, uow=u)
-    return item, {"revisionId": origin.written[-1] if origin.written else None}
+        cause = f"revert:{row['id']}"
+        item = await service.update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
+        written = await written_revision(u.db, target.coll, target.row["id"], cause)
+    return item, {"revisionId": written}
 
 
 async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id: str, *,
@@ -283,6 +275,6 @@ async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id
             "restore": restore_body(target.coll, dict(row["data"] or {}), target.item)}
 
 
-__all__ = ["ERROR_CODES", "WriteOrigin", "commit_revision", "delta_of", "first_update", "record_baseline",
+__all__ = ["ERROR_CODES", "OWN_CAUSES", "commit_revision", "delta_of", "first_update", "record_baseline",
            "get_revision", "list_revisions", "pinnable_revision", "record_revision", "restore_body",
-           "revert_item", "stage_revision", "write_origin"]
+           "revert_item", "revision_kind", "stage_revision", "written_revision"]

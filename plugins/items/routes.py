@@ -1,4 +1,6 @@
-"""Falcon resources of ``/items``: parse, call ``service`` (or ``dependents``), shape the answer."""
+"""Falcon resources of ``/items``: parse, call ``api`` (the items API other plugins use too: one
+data path), shape the answer. REST writes have no cause; the read options come from the
+``X-Svc-Draft`` / ``X-Svc-Locale`` headers (``drafts.ReadOptionsMiddleware``)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.items import dependents, service
+from plugins.items import api
+from plugins.items.drafts import options_of
 from plugins.items.params import item_query, list_query
 
 
@@ -18,18 +21,18 @@ class ItemsResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
-        data, meta = await service.read_collection(ctx, collection, list_query(req))
+        data, meta = await api.read_collection(ctx, collection, list_query(req), options=options_of(req))
         send_data(resp, data, meta=meta)
 
     async def on_post(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
         body = await read_json(req, expect=(dict, list))
-        send_data(resp, await service.create_items(ctx, collection, body), status=201)
+        send_data(resp, await api.create_body(ctx, collection, body), status=201)
 
     async def on_patch(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
         body = await read_json(req)
-        send_data(resp, await service.upsert_singleton(ctx, collection, body))
+        send_data(resp, await api.upsert_singleton(ctx, collection, body))
 
 
 class ItemResource:
@@ -40,20 +43,22 @@ class ItemResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
-        send_data(resp, await service.read_item(ctx, collection, item_id, item_query(req)))
+        opts = options_of(req)
+        send_data(resp, await api.read(ctx, collection, item_id, query=item_query(req),
+                                       draft=bool(opts and opts.draft), locale=opts.locale if opts else None))
 
     async def on_patch(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
         body = await read_json(req)
-        send_data(resp, await service.update_item(ctx, collection, item_id, body))
+        send_data(resp, await api.update(ctx, collection, item_id, body))
 
     async def on_put(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
         body = await read_json(req)
-        send_data(resp, await service.update_item(ctx, collection, item_id, body, replace=True))
+        send_data(resp, await api.replace(ctx, collection, item_id, body))
 
     async def on_delete(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
-        await service.delete_item(request_context(req), collection, item_id)
+        await api.delete(request_context(req), collection, item_id)
         send_no_content(resp)
 
 
@@ -65,7 +70,7 @@ class DependentsResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
-        send_data(resp, await dependents.describe_dependents(ctx, collection, item_id))
+        send_data(resp, await api.describe_dependents(ctx, collection, item_id))
 
 
 class ResolveDependentsResource:
@@ -77,4 +82,4 @@ class ResolveDependentsResource:
     async def on_post(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
         body = await read_json(req)
-        send_data(resp, await dependents.resolve_dependents(ctx, collection, item_id, body))
+        send_data(resp, await api.resolve_dependents(ctx, collection, item_id, body))

@@ -1,6 +1,7 @@
 """Falcon resources of an item's history: revisions, revert, versions, compare, promote, pins.
 
-Thin: parse, call ``revisions``/``versions``/``pins``, shape the answer. ``history_routes``
+Thin: parse, call ``api`` (revisions, as other plugins read them) or ``revisions``/``versions``/
+``pins``, shape the answer. ``history_routes``
 builds the ``Route`` list ``plugin.register_routes`` adds (auth ``public``: the site's
 permissions decide, as for items; rate buckets ``items_read`` for GET, ``items_write`` else).
 """
@@ -14,8 +15,8 @@ from kernel.errors import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
+from plugins.items import api, pins, revisions, versions
 from plugins.items import openapi_history as h
-from plugins.items import pins, revisions, versions
 from plugins.items.openapi_schemas import ITEM, with_params
 
 BASE = "/items/{collection}/{item_id}"
@@ -36,8 +37,8 @@ class RevisionsResource:
 
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         limit, offset = pagination(req)
-        page, meta = await revisions.list_revisions(request_context(req), collection, item_id, limit=limit,
-                                                    offset=offset, staged=_staged(req))
+        page, meta = await api.list_revisions(request_context(req), collection, item_id, limit=limit,
+                                              offset=offset, staged=_staged(req))
         send_data(resp, page, meta=meta)
 
     async def on_post(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
@@ -49,7 +50,7 @@ class RevisionResource:
     """``.../revisions/{revision_id}``: one revision."""
 
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str, revision_id: str) -> None:
-        send_data(resp, await revisions.get_revision(request_context(req), collection, item_id, revision_id))
+        send_data(resp, await api.get_revision(request_context(req), collection, item_id, revision_id))
 
 
 class CommitResource:

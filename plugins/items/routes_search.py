@@ -1,4 +1,4 @@
-"""``GET /search``: full-text search over items (parse, call ``search.search_items``, answer)."""
+"""``GET /search``: full-text search over items (parse, call ``api.search_items``, answer)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from kernel import Route, ops
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
-from plugins.items import search
+from plugins.items import api
 from plugins.items.listing import DEFAULT_LIMIT, MAX_LIMIT
 from plugins.items.openapi_schemas import ITEM, with_params
 
@@ -45,8 +45,8 @@ class SearchResource:
     async def on_get(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
         limit, offset = pagination(req, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT)
-        query = search.SearchQuery(req.get_param("q"), req.get_param("collection") or None, limit, offset)
-        data, meta = await search.search_items(ctx, query)
+        data, meta = await api.search_items(ctx, req.get_param("q"), collection=req.get_param("collection") or None,
+                                            limit=limit, offset=offset)
         send_data(resp, data, meta=meta)
 
 

@@ -17,11 +17,13 @@ from sqlalchemy import func, select
 
 from kernel.errors import ApiError
 from plugins.items.errors import collection_not_found
+from plugins.items.grants import fields_by_row, mask_row
 from plugins.items.guard import decide, require
 from plugins.items.listing import DEFAULT_LIMIT, shape
 from plugins.items.search_index import searchable_fields
 from plugins.items.search_query import Scope, matching_items, ordered, page_items, title_field
 from plugins.items.search_text import Term, highlight, query_terms
+from plugins.items.service import reading
 from plugins.items.tables import items
 from plugins.schema.api import get_schema
 
@@ -68,15 +70,19 @@ async def search_scopes(ctx: Any, snap: Any, collection: str | None) -> list[Sco
                 candidates.append((snap.collections[name], decision))
     scopes = []
     for coll, decision in candidates:
-        fields = tuple(f for f in searchable_fields(coll) if decision.field_allowed(f))
+        # Only fields granted on every row the caller sees: a match in a field hidden on some
+        # rows (rules granting different fields under different conditions) would reveal it.
+        fields = tuple(f for f in searchable_fields(coll) if decision.everywhere(f))
         if fields:
             scopes.append(Scope(coll, decision, fields, title_field(coll, fields)))
     return scopes
 
 
-def hit(scope: Scope, row: Any, score: float, terms: list[Term]) -> dict[str, Any]:
-    """One result: the item as the caller may read it, and a snippet per readable field that
-    matched (HTML-escaped text with ``<mark>`` around the matching words)."""
+def hit(scope: Scope, row: Any, score: float, terms: list[Term],
+        granted: Any = None) -> dict[str, Any]:
+    """One result: the item as the caller may read it (``granted``: the fields granted on this
+    row, where they depend on it), and a snippet per readable field that matched (HTML-escaped
+    text with ``<mark>`` around the matching words)."""
     data = row["data"] or {}
     highlights = {}
     for name in scope.fields:
@@ -85,11 +91,13 @@ def hit(scope: Scope, row: Any, score: float, terms: list[Term]) -> dict[str, An
         if snippet is not None:
             highlights[name] = snippet
     return {"collection": scope.coll.name, "id": row["id"], "score": round(float(score), 4),
-            "item": shape(row, scope.decision, None), "highlights": highlights}
+            "item": mask_row(shape(row, scope.decision, None), granted) if scope.decision.paired
+            else shape(row, scope.decision, None), "highlights": highlights}
 
 
-async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """``(hits, { total, limit, offset })`` for one page of ``query``."""
+async def search_items(ctx: Any, query: SearchQuery, *, uow: Any = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """``(hits, { total, limit, offset })`` for one page of ``query`` (``uow``: read in that
+    transaction, its uncommitted writes included)."""
     site_id = ctx.require_site()
     q = checked_q(query.q)
     snap = await get_schema(ctx.kernel, site_id)
@@ -100,7 +108,7 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
         return [], meta
     dialect = ctx.kernel.db.dialect
     stmt = matching_items(site_id, dialect, terms, scopes, snap)
-    async with ctx.reader() as db:
+    async with reading(ctx, uow) as db:
         stmt = db.scope(stmt)  # site_id is in every part of it already (search_query)
         # The total rides on the page as a window count (one pass over the hits, not two);
         # only a page past the end needs its own count.
@@ -112,11 +120,18 @@ async def search_items(ctx: Any, query: SearchQuery) -> tuple[list[dict[str, Any
             meta["total"] = int(await db.scalar(db.scope(select(func.count()).select_from(stmt.subquery()))) or 0)
         keys = [(r["collection_id"], r["id"]) for r in ranked]
         rows = await db.all(db.scope(page_items(keys, scopes, dialect, snap), items)) if keys else []
+        by_id = {s.coll.id: s for s in scopes}
+        granted: dict[tuple[str, str], Any] = {}
+        for scope in scopes:  # rules granting different fields on different rows
+            ids = [r["id"] for r in rows if r["collection_id"] == scope.coll.id]
+            if scope.decision.paired and ids:
+                found = await fields_by_row(db, scope.coll, scope.decision, ids, dialect=dialect, snapshot=snap)
+                granted.update({(scope.coll.id, i): found.get(i, frozenset()) for i in ids})
     by_key = {(r["collection_id"], r["id"]): r for r in rows}
-    by_id = {s.coll.id: s for s in scopes}
     hits = []
     for r in ranked:
-        row = by_key.get((r["collection_id"], r["id"]))
+        key = (r["collection_id"], r["id"])
+        row = by_key.get(key)
         if row is not None:  # None: deleted or hidden since it was ranked (milliseconds ago)
-            hits.append(hit(by_id[r["collection_id"]], row, r["score"], terms))
+            hits.append(hit(by_id[r["collection_id"]], row, r["score"], terms, granted.get(key, frozenset())))
     return hits, meta

@@ -3,7 +3,7 @@
 A row holds the field's distinct folded words (``body``, from ``search_text.index_text``), a
 length norm for ranking, and ``scope``, a token naming (site, collection id, field). On SQLite
 the rows feed an external-content FTS5 table, ``svc_search_fts(scope, body)``, through
-triggers (migration ``i0002_search``); on PostgreSQL a stored generated ``tsv`` column
+triggers (migration ``items_0002_search``); on PostgreSQL a stored generated ``tsv`` column
 (``array_to_tsvector`` of the words, GIN-indexed) is matched. Either way this module writes
 only the ordinary table, through ``SiteDB`` (``upsert`` stamps the site's id on every row the
 way ``SiteDB.insert`` does), so every write is site-scoped by construction.

@@ -34,7 +34,7 @@ items = Table(
     Index("ix_svc_items_live", "site_id", "collection_id", "id", sqlite_where=LIVE, postgresql_where=LIVE),
 )
 
-# Live items per collection, kept by triggers on svc_items (migration i0004_counts, counts.py):
+# Live items per collection, kept by triggers on svc_items (migration items_0004_counts, counts.py):
 # the sum of a collection's rows is its number of live items.
 item_counts = Table(
     "svc_item_counts",

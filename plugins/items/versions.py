@@ -31,7 +31,7 @@ from plugins.items.item_target import (
     reject_unknown_keys,
 )
 from plugins.items.listing import live_rows
-from plugins.items.revisions import write_origin
+from plugins.items.revisions import written_revision
 from plugins.items.tables import items
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -195,8 +195,9 @@ async def promote_version(ctx: Any, collection: str, item_id: str, key: str,
         diverged = main_changed(row, target.row)
         changes = version_changes(target.coll, row)
         patch = {k: v for k, v in changes.items() if wanted is None or k in wanted}
-        with write_origin("promote", collection, target.row["id"], version=row["key"]) as origin:
-            item = await service.update_item(ctx, collection, item_id, patch, uow=u)
+        cause = f"promote:{row['key']}"
+        item = await service.update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
+        written = await written_revision(db, target.coll, target.row["id"], cause)
         # Re-base on the new main: promoted fields now match it; the version keeps only the
         # changes it did not promote, and takes main's values everywhere else.
         main = await db.one(live_rows(db, target.coll).where(items.c.id == target.row["id"]))
@@ -205,4 +206,4 @@ async def promote_version(ctx: Any, collection: str, item_id: str, key: str,
         await db.execute(db.update(versions).where(*_where(target, row["key"])).values(
             data={**content, **pending}, base=content, base_updated_at=main["updated_at"], updated_at=now_utc(),
             user_updated=_user(ctx)))
-    return item, {"mainDiverged": diverged, "revisionId": origin.written[-1] if origin.written else None}
+    return item, {"mainDiverged": diverged, "revisionId": written}

@@ -4,6 +4,11 @@ Callers (``service``, ``ondelete``, ``dependents``) have checked access and inpu
 this module runs the bus filters, enforces ``unique`` and id uniqueness against live items in
 the same transaction, writes, and queues the actions. A filter's replacement ``after`` is
 checked again like client input, because flows and extensions can put anything there.
+
+Every insert and update takes a ``guard`` (``grants.WriteGuard``, or ``None`` only for writes
+the schema orders whatever the caller may do: ``onDelete`` set null): the written row, as
+stored after the filters, must still satisfy the caller's permission, checked here in the
+write's transaction, so no path that writes items can skip it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from plugins.items import events
 from plugins.items.errors import conflict, validation_errors
+from plugins.items.grants import WriteGuard, Written
 from plugins.items.jsonpath import comparable, field_expr
 from plugins.items.records import STRUCTURAL, item_record
 from plugins.items.tables import items
@@ -96,8 +102,10 @@ def _batch_duplicates(coll: Any, rows: list[dict[str, Any]], prefixes: list[list
 
 
 async def insert_drafts(uow: Any, coll: Any, drafts: list[Draft], prefixes: list[list[Any]],
-                        default_status: str) -> list[dict[str, Any]]:
-    """Insert checked drafts (filters, then uniqueness, then one insert); returns the items."""
+                        default_status: str, *, guard: WriteGuard | None,
+                        keys: Sequence[frozenset[str]] = ()) -> list[dict[str, Any]]:
+    """Insert checked drafts (filters, then uniqueness, then one insert, then ``guard``'s check
+    of the stored rows, ``keys[i]`` being what the caller wrote of draft ``i``); returns the items."""
     now, user = now_utc(), _user(uow)
     listened = events.has_filters(uow, coll.name, "create")
     rows = []
@@ -124,17 +132,24 @@ async def insert_drafts(uow: Any, coll: Any, drafts: list[Draft], prefixes: list
         await db.insert(items, rows)
     except IntegrityError as exc:  # a concurrent writer took an id or a unique value first
         raise conflict("The item conflicts with another item written at the same time", prefixes[0]) from exc
+    if guard is not None:
+        given = list(keys) or [frozenset(d.data) for d in drafts]
+        await guard.confirm(db, coll, [Written(r["id"], k, None, tuple(p))
+                                       for r, k, p in zip(rows, given, prefixes, strict=True)])
     created = [item_record(r) for r in rows]
     for item in created:
         events.queue_actions(uow, coll.name, "create", events.payload(uow, coll.name, item["id"], after=item))
     return created
 
 
-async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, status: str | None = None,
+async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, guard: WriteGuard | None,
+                     keys: frozenset[str] = frozenset(), status: str | None = None,
                      sort: Any = ..., prefix: Sequence[str | int] = (),
                      cause: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write ``data`` (the whole new content) and structural changes to a live row; returns it."""
+    """Write ``data`` (the whole new content) and structural changes to a live row; returns it.
+    ``guard`` checks the row before and after the write (``keys``: what the caller wrote)."""
     before = item_record(row)
+    matched = (await guard.before(uow.db, coll, [row["id"]])).get(row["id"]) if guard and guard.restricts else None
     new = {**dict(row), "data": data, "updated_at": now_utc(), "user_updated": _user(uow)}
     if status is not None:
         new["status"] = status
@@ -152,6 +167,10 @@ async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, sta
             user_updated=new["user_updated"]))
     except IntegrityError as exc:
         raise conflict("The item conflicts with another item written at the same time", list(prefix)) from exc
+    if guard is not None:
+        state = matched if guard.restricts else tuple(True for _ in guard.decision.pairs())
+        await guard.confirm(db, coll, [Written(row["id"], keys, state or tuple(False for _ in guard.decision.pairs()),
+                                               tuple(prefix))])
     after = item_record(new)
     events.queue_actions(uow, coll.name, "update", events.payload(uow, coll.name, row["id"], before=before,
                                                                   after=after, cause=cause))

@@ -36,6 +36,7 @@ from plugins.schema.collections import (
 )
 from plugins.schema.fields import create_field, delete_field, update_field
 from plugins.schema.names import STRUCTURAL_FIELDS, collection_name_problem, field_name_problem
+from plugins.schema.numeric import parse_decimal
 from plugins.schema.options import is_indexed
 from plugins.schema.relation_rules import ON_DELETE, RELATION_TYPES
 from plugins.schema.relations import create_relation, delete_relation, update_relation
@@ -98,7 +99,7 @@ __all__ = [
     "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
     "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",
     "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "load_schema",
-    "nested_fields",
+    "nested_fields", "parse_decimal",
     "relations_pointing_to", "restore_collection", "update_collection", "update_field", "update_relation",
     "validate_value",
 ]

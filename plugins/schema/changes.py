@@ -3,7 +3,9 @@
 Order inside the unit of work: ``begin`` bumps the site's schema version first (that write
 takes the lock that serialises schema changes of a site, so the checks that follow see a
 stable schema); then the change is validated; ``check`` runs the bus filter (which may veto);
-the rows are written; ``done`` writes the audit record and queues the action event. After
+the rows are written; ``done`` writes the audit record and the durable event (the kernel's
+event log: ``collections.*``, ``fields.*``, ``relations.*`` with the collection and, for fields
+and relations, the field's name) and queues the action event. After
 commit, ``schema.changed`` tells every worker to drop its cached snapshot of the site.
 """
 
@@ -74,6 +76,9 @@ async def done(uow: UnitOfWork, event: str, data: dict[str, Any], *, target_type
     await audit.record(uow.conn, action=f"schema.{kind.rstrip('s')}.{verb}", site_id=uow.site_id,
                        principal=uow.principal, target_type=target_type, target_id=target_id[:300],
                        details=details, request_id=uow.request_id)
+    # The durable event (kernel event log), in this transaction: names only, like the audit.
+    uow.emit(event, collection=data.get("collection"),
+             fields=[data["field"]] if isinstance(data.get("field"), str) else None)
     uow.action(event, data)
 
 

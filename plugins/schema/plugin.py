@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from kernel.tenancy.service import SITE_EVENT
 from plugins.schema import cache, manifest_hooks
 from plugins.schema import openapi_config as oc
 from plugins.schema import openapi_schemas as s
@@ -64,10 +63,14 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [cache.SCHEMA_CACHE]
+
+
+@hookimpl
 def register_event_handlers(bus: Any, kernel: Any) -> None:
-    handler = cache.on_schema_changed(kernel)
-    bus.on_action(SCHEMA_CHANGED, handler)
-    bus.on_action(SITE_EVENT, handler)
+    # Not the spec's ``invalidate_on``: a late message about an older version keeps the snapshot.
+    bus.on_action(SCHEMA_CHANGED, cache.on_schema_changed(kernel))
 
 
 # Schema bundles and the config manifest (bundles.py, manifest*.py, diffing.py, applying.py).

@@ -15,10 +15,16 @@ async def test_auth_limit_headers_and_429(make_app):
         assert resp.status_code == 401
         assert resp.headers["X-RateLimit-Limit"] == "3"
         remaining.append(int(resp.headers["X-RateLimit-Remaining"]))
-        assert int(resp.headers["X-RateLimit-Reset"]) >= int(time.time())
+        reset, now = int(resp.headers["X-RateLimit-Reset"]), time.time()
+        # The epoch second at which the window next admits a request: now while slots remain,
+        # and never more than the window (a minute) ahead.
+        assert now - 1 <= reset <= now + 61
+        if remaining[-1]:
+            assert reset <= now + 1
     assert remaining == [2, 1, 0]
     resp = await app.client.post("/api/v1/auth/login", json=BODY)
     assert resp.status_code == 429
+    assert int(resp.headers["X-RateLimit-Reset"]) <= time.time() + 61
     err = resp.json()["errors"][0]
     assert err["code"] == "RATE_LIMITED" and err["extensions"]["limit"] == 3
     assert int(resp.headers["Retry-After"]) >= 1

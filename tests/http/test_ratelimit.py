@@ -72,7 +72,7 @@ async def test_allows_up_to_the_limit_then_denies(make_limiter):
     assert [d.remaining for d in decisions] == [4, 3, 2, 1, 0, 0]
     assert all(d.limit == 5 for d in decisions)
     now = time.time()
-    assert now - 1 <= decisions[-1].reset <= now + 121
+    assert now - 1 <= decisions[-1].reset <= now + 61  # never more than the window ahead
 
 
 async def test_keys_are_counted_apart(make_limiter):
@@ -89,14 +89,14 @@ async def test_bad_arguments(make_limiter, limit, window):
 
 
 async def test_the_window_slides(make_limiter):
-    clock = FakeClock()
+    clock = FakeClock(T0 + 9)
     limiter = make_limiter(clock)
     assert all([(await limiter.hit("k", 10, 10)).allowed for _ in range(10)])
     assert not (await limiter.hit("k", 10, 10)).allowed
     # A fixed window would start afresh here; the sliding window still sees all 10 hits.
     clock.now = T0 + 10
     assert not (await limiter.hit("k", 10, 10)).allowed
-    # Half-way through the next window half of those hits have slid out.
+    # Half-way through the next window half of those hits are taken to have slid out.
     clock.now = T0 + 15
     allowed = [(await limiter.hit("k", 10, 10)).allowed for _ in range(6)]
     assert allowed == [True] * 5 + [False]
@@ -104,6 +104,20 @@ async def test_the_window_slides(make_limiter):
     clock.now = T0 + 30
     decision = await limiter.hit("k", 10, 10)
     assert decision.allowed and decision.remaining == 9
+
+
+async def test_hits_leave_one_window_after_the_last_one(make_limiter):
+    # All hits at the start of a window: the estimate alone would spread them over the window
+    # and hold the client back until the end of the next one, two windows after them.
+    clock = FakeClock(T0)
+    limiter = make_limiter(clock)
+    assert all([(await limiter.hit("k", 3, 10)).allowed for _ in range(3)])
+    clock.now = T0 + 9.999
+    denied = await limiter.hit("k", 3, 10)
+    assert not denied.allowed and denied.reset == int(T0 + 10)
+    clock.now = T0 + 10
+    decision = await limiter.hit("k", 3, 10)
+    assert decision.allowed and decision.remaining == 2
 
 
 async def test_a_denied_hit_is_allowed_again_at_its_reset(make_limiter):
@@ -120,13 +134,33 @@ async def test_a_denied_hit_is_allowed_again_at_its_reset(make_limiter):
     assert (await limiter.hit("k", 4, 10)).allowed
 
 
-async def test_reset_of_an_allowed_hit_is_when_a_slot_frees(make_limiter):
-    clock = FakeClock(T0 + 2)
+async def test_reset_is_when_the_window_next_admits_a_hit(make_limiter):
+    clock = FakeClock(T0 + 2.5)
     limiter = make_limiter(clock)
     first = await limiter.hit("k", 3, 10)
-    assert first.allowed and first.remaining == 2
-    # One hit in the current window frees its slot once it has slid out entirely.
-    assert first.reset == int(T0 + 20)
+    # Slots remain: the window admits the next hit now (this second, rounded up).
+    assert first.allowed and first.remaining == 2 and first.reset == int(T0 + 3)
+    await limiter.hit("k", 3, 10)
+    last = await limiter.hit("k", 3, 10)
+    # The last slot taken: the next hit is admitted once these hits have slid out, one window
+    # after them, not two windows after the start of the current one.
+    assert last.allowed and last.remaining == 0 and last.reset == int(T0 + 12.5) + 1
+    clock.now = T0 + 12.499  # the exact moment is 12.5, rounded up in the header
+    assert not (await limiter.hit("k", 3, 10)).allowed
+    clock.now = float(last.reset)
+    assert (await limiter.hit("k", 3, 10)).allowed
+
+
+@pytest.mark.parametrize("start", [0.0, 0.001, 4.2, 9.999])
+async def test_reset_is_never_more_than_the_window_ahead(make_limiter, start):
+    clock = FakeClock(T0 + start)
+    limiter = make_limiter(clock)
+    for step in [0.0, 0.0, 0.3, 2.0, 7.7, 0.01, 5.0, 11.0, 0.0, 0.0, 0.0, 19.5]:
+        clock.now += step
+        decision = await limiter.hit("k", 2, 10)
+        assert clock.now <= decision.reset <= clock.now + 10 + 1  # rounded up to the second
+        if decision.remaining:
+            assert decision.reset == -(-clock.now // 1)
 
 
 async def test_concurrent_hits_never_exceed_the_limit(make_limiter):
@@ -181,7 +215,9 @@ async def test_redis_state_expires_after_two_windows(redis_url):
 
 def _fits(state, at: int, limit: int, width: int, slots: int) -> bool:
     """Whether ``slots`` more hits fit at ``at`` (ms) given ``state``, without recording them."""
-    index, cur, prev = state
+    index, cur, prev, last = state
+    if at >= last + width:
+        return slots <= limit
     if index == at // width - 1:
         index, cur, prev = index + 1, 0, cur
     elif index < at // width - 1:
@@ -195,14 +231,17 @@ def _fits(state, at: int, limit: int, width: int, slots: int) -> bool:
     limit=st.integers(min_value=1, max_value=8),
     width=st.sampled_from([1_000, 7_000, 10_000]),
 )
-def test_reset_is_the_first_moment_one_more_slot_is_free(hits, limit, width):
+def test_reset_is_the_first_moment_the_window_admits_a_hit(hits, limit, width):
     now, state = 1_700_000_000_000, None
     for step in hits:
         now += step
         state, _, remaining, reset = _slide(state, now, limit, width)
-        assert reset > now
-        assert _fits(state, reset, limit, width, remaining + 1)
-        assert not _fits(state, reset - 1, limit, width, remaining + 1)
+        assert now <= reset <= now + width
+        assert _fits(state, reset, limit, width, 1)
+        if remaining:
+            assert reset == now
+        else:
+            assert reset > now and not _fits(state, reset - 1, limit, width, 1)
 
 
 def test_make_rate_limiter_picks_the_backend():

@@ -14,7 +14,7 @@ from plugins.items.query.brackets import plain, raw_text
 from plugins.items.query.ir import FALSE, Condition, Node, Target, any_of
 from plugins.items.query.limits import MAX_INT
 from plugins.items.query.resolve import fail
-from plugins.schema.api import coerce
+from plugins.schema.api import coerce, parse_decimal
 
 LOWER_CASE_TYPES = frozenset({"uuid", "hash", "color"})  # stored lower-cased by the schema types
 EQ_OPS = frozenset({"_eq", "_neq", "_in", "_nin"})
@@ -138,8 +138,6 @@ def _number(type_name: str, value: Any, path: list[Any]) -> Any:
 
 
 def _parse_decimal(text: str, path: list[Any]) -> Decimal:
-    from plugins.schema.numeric import parse_decimal
-
     try:
         return parse_decimal(text)
     except ValueError:

@@ -1,0 +1,127 @@
+"""The durable event log: a transactional outbox, per site, read by durable consumers.
+
+- ``tables.py``       ``svc_events`` (append-only), ``svc_event_checkpoints``, ``svc_event_retention``.
+- ``log.py``          writing rows, ``read_after`` with the visibility horizon, cursors, pruning.
+- ``checkpoints.py``  claims (leases), acknowledgements, failures and their backoff state.
+- ``dispatch.py``     ``EventConsumer`` and the per-process ``Dispatcher``.
+
+A write emits with ``uow.emit("items.update", collection=..., item_id=..., fields=[...])``;
+the rows are inserted in the unit of work's transaction just before it commits, so the data and
+its events commit together or not at all. Events are thin: identifiers, the operation and the
+changed field names, never field values. Plugins register consumers with the
+``register_event_consumers`` hook; ``kernel.events`` (an ``EventLog``) reads the log for
+everything else (the change feed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+
+from kernel.db.meta import now_utc
+from kernel.events import checkpoints
+from kernel.events.dispatch import Dispatcher, EventConsumer
+from kernel.events.log import START, Cursor, Event, EventPage, earliest_cursor, head, prune_site, read_after
+
+log = logging.getLogger("svc.events")
+
+__all__ = ["START", "Cursor", "Event", "EventConsumer", "EventLog", "EventPage"]
+
+
+class EventLog:
+    """``kernel.events``: the consumers registered at boot, the reader API, retention, and the
+    dispatcher of this process."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.consumers: dict[str, EventConsumer] = {}
+        self.dispatcher: Dispatcher | None = None
+
+    def register(self, consumer: EventConsumer) -> None:
+        """Add a durable consumer (done at boot from ``register_event_consumers``)."""
+        if not isinstance(consumer, EventConsumer):
+            raise TypeError(f"register_event_consumers must return EventConsumer objects, got {consumer!r}")
+        if consumer.name in self.consumers:
+            raise ValueError(f"event consumer {consumer.name!r} is registered twice")
+        self.consumers[consumer.name] = consumer
+
+    # ------------------------------------------------------------------ reading
+
+    async def read_after(self, site_id: str, cursor: Cursor | str = START, limit: int = 100, *,
+                         types: Sequence[str] = (), collections: Sequence[str] = ()) -> EventPage:
+        """Events of ``site_id`` after ``cursor`` (a ``Cursor`` or its token), in log order, at
+        most ``limit`` (up to 1,000), with the cursor to continue from. Never skips an event
+        that commits later. ValueError for a malformed cursor token."""
+        if isinstance(cursor, str):
+            cursor = Cursor.parse(cursor)
+        db = self.kernel.db
+        async with db.connect() as conn:
+            page = await read_after(conn, db.dialect, site_id, cursor, limit, types=types, collections=collections)
+            await conn.rollback()
+        return page
+
+    async def head(self, site_id: str) -> Cursor:
+        """The cursor after the last readable event of the site (the tail)."""
+        db = self.kernel.db
+        async with db.connect() as conn:
+            return await head(conn, db.dialect, site_id)
+
+    async def earliest_cursor(self, site_id: str) -> Cursor:
+        """The oldest cursor that has lost nothing to retention; an older one is expired."""
+        async with self.kernel.db.connect() as conn:
+            return await earliest_cursor(conn, site_id)
+
+    async def is_expired(self, site_id: str, cursor: Cursor) -> bool:
+        """Whether events after ``cursor`` were pruned (the change feed answers 410)."""
+        return cursor < await self.earliest_cursor(site_id)
+
+    async def checkpoint(self, site_id: str, consumer: str) -> dict[str, Any] | None:
+        """A consumer's checkpoint in a site: ``{cursor, attempts, retryAt, lastError, leaseOwner,
+        leaseUntil}``, or None before its first dispatch there."""
+        async with self.kernel.db.connect() as conn:
+            return await checkpoints.read(conn, site_id, consumer)
+
+    # ------------------------------------------------------------------ retention
+
+    async def prune(self, now: dt.datetime | None = None) -> int:
+        """Delete events older than ``SVC_CDC_RETENTION_DAYS`` in every site; returns how many."""
+        from kernel.tenancy.tables import sites
+
+        days = int(self.kernel.settings.cdc_retention_days)
+        before = (now or now_utc()) - dt.timedelta(days=days)
+        db = self.kernel.db
+        async with db.connect() as conn:
+            site_ids = list((await conn.execute(select(sites.c.id))).scalars())
+        total = 0
+        for site_id in site_ids:
+            while True:
+                async with db.begin() as conn:
+                    deleted = await prune_site(conn, db.dialect, site_id, before)
+                total += deleted
+                if deleted < 500:
+                    break
+        if total:
+            log.info("pruned %d events older than %d days", total, days)
+        return total
+
+    # ------------------------------------------------------------------ dispatch
+
+    def committed(self, site_id: str | None) -> None:
+        """A unit of work of this process committed events of ``site_id``: wake the dispatcher."""
+        if self.dispatcher is not None and site_id is not None:
+            self.dispatcher.wake(site_id)
+
+    async def start(self) -> None:
+        """Start this process's dispatcher (when there are consumers and dispatch is on)."""
+        if self.dispatcher is None and self.consumers and self.kernel.settings.events_dispatch:
+            self.dispatcher = Dispatcher(self.kernel, list(self.consumers.values()))
+            self.dispatcher.start()
+
+    async def stop(self) -> None:
+        if self.dispatcher is not None:
+            await self.dispatcher.stop()
+            self.dispatcher = None

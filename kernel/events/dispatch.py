@@ -1,0 +1,324 @@
+"""The dispatcher: hands committed events to durable consumers, per site, at least once.
+
+One dispatcher runs in each process that serves (``svc serve`` workers, ``svc worker``) when
+some plugin registered a consumer. It wakes
+
+- at once when a unit of work of this process commits events (``wake(site_id)``);
+- every ``SVC_EVENTS_POLL_SECONDS``, to find what other processes committed (a scan of the
+  events after the last horizon it saw), retries that fell due, and leases whose worker died;
+- when a failed consumer's backoff ends.
+
+For each (site, consumer) with work it runs one task: claim the lease, read a batch after the
+checkpoint, call the consumer, acknowledge, and again until the site is caught up. A consumer
+that raises keeps its checkpoint, waits ``base * 2 ** (attempts - 1)`` seconds (with jitter, at
+most ``SVC_EVENTS_RETRY_MAX_SECONDS``) and gets the same batch again; other consumers and other
+sites go on meanwhile. Pairs run concurrently, each pair at most once per process, and across
+processes the lease keeps one worker per pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import random
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from kernel.db.meta import now_utc
+from kernel.events import checkpoints
+from kernel.events.log import START, Cursor, Event, head, horizon, read_after
+from kernel.events.tables import events
+
+log = logging.getLogger("svc.events")
+
+Handler = Callable[[Any, str, list[Event]], Awaitable[None]]
+CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process
+EXPECT_RETRY = 0.05  # seconds between reads for a local commit not visible yet
+HELD_RETRY = 0.25  # seconds before a local commit's pair, held by another worker, is tried again
+
+
+@dataclass(frozen=True)
+class EventConsumer:
+    """A durable consumer: ``handle(kernel, site_id, events)`` gets batches of one site's events
+    in log order; returning acknowledges the batch, raising retries it after a backoff.
+
+    ``types`` (``items.create``, ``items.*``) and ``collections`` narrow what it gets (empty:
+    everything); ``batch_size`` overrides ``SVC_EVENTS_BATCH``. Names are unique and stable:
+    the checkpoint is kept under the name.
+    """
+
+    name: str
+    handle: Handler
+    types: Sequence[str] = ()
+    collections: Sequence[str] = ()
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not 0 < len(self.name) <= 100:
+            raise ValueError(f"event consumer name must be 1 to 100 characters, got {self.name!r}")
+        if not callable(self.handle):
+            raise TypeError(f"event consumer {self.name!r}: handle must be callable")
+        object.__setattr__(self, "types", tuple(self.types))
+        object.__setattr__(self, "collections", tuple(self.collections))
+
+
+def backoff(attempts: int, base: float, most: float) -> float:
+    """Seconds before retry number ``attempts`` (1, 2, ...): doubling, capped, half jittered."""
+    delay = min(most, base * 2 ** min(attempts - 1, 40))
+    return delay / 2 + random.random() * delay / 2  # noqa: S311 - jitter, not a secret
+
+
+class Dispatcher:
+    """The background loop of one process; see the module docstring."""
+
+    def __init__(self, kernel: Any, consumers: Sequence[EventConsumer]) -> None:
+        self.kernel = kernel
+        self.consumers = {c.name: c for c in consumers}
+        self.owner = f"{uuid.uuid4().hex[:12]}"
+        settings = kernel.settings
+        self.poll = float(settings.events_poll_seconds)
+        self.batch = int(settings.events_batch)
+        self.lease = float(settings.events_lease_seconds)
+        self.retry_base = float(settings.events_retry_base_seconds)
+        self.retry_max = float(settings.events_retry_max_seconds)
+        self._wake = asyncio.Event()
+        self._dirty: set[tuple[str, str]] = set()
+        self._running: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._again: set[tuple[str, str]] = set()  # marked while running: run again after
+        self._deferred: set[tuple[str, str]] = set()  # held by another worker: try at the next scan
+        # Pairs woken by a local commit whose events a read did not see yet (on PostgreSQL an
+        # older transaction, even of another database, can hold the horizon back): retried
+        # every EXPECT_RETRY seconds until they show or ``poll`` seconds have passed.
+        self._expected: dict[tuple[str, str], float] = {}
+        self._moved: dict[tuple[str, str], bool] = {}  # the last run moved the checkpoint
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._limit = asyncio.Semaphore(CONCURRENCY)
+        self._scanned: int | None = None  # the horizon (PostgreSQL) or last id (SQLite) scanned
+        self.batches = 0  # batches acknowledged, for tests and metrics
+
+    # ------------------------------------------------------------------ control
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run(), name="svc-events-dispatcher")
+
+    async def stop(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        tasks = [t for t in (self._task, *self._running.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._task = None
+        try:  # batches cut short were not acknowledged: the next worker takes them at once
+            await checkpoints.release_all(self.kernel.db, self.owner)
+        except Exception:  # noqa: BLE001 - stopping anyway; the leases expire on their own
+            log.warning("could not release the event leases of %s", self.owner)
+
+    def wake(self, site_id: str) -> None:
+        """Events of ``site_id`` were committed in this process: dispatch them now."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._mark_site(site_id, True)
+        else:
+            loop.call_soon_threadsafe(self._mark_site, site_id, True)
+
+    def _mark_site(self, site_id: str, expect: bool = False) -> None:
+        assert self._loop is not None
+        for name in self.consumers:
+            self._dirty.add((site_id, name))
+            if expect:
+                self._expected[(site_id, name)] = self._loop.time() + self.poll
+        self._wake.set()
+
+    def _mark(self, pair: tuple[str, str]) -> None:
+        self._dirty.add(pair)
+        self._wake.set()
+
+    async def idle(self) -> None:
+        """Wait until nothing is marked or running (tests)."""
+        while self._dirty or self._running or self._wake.is_set():
+            await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _run(self) -> None:
+        next_scan = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                if loop.time() >= next_scan:
+                    await self._scan()
+                    next_scan = loop.time() + self.poll
+                self._start_marked()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), max(0.0, next_scan - loop.time()))
+                self._wake.clear()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the database may be away for a moment; keep going
+                log.exception("event dispatcher pass failed; retrying in %.1fs", self.poll)
+                await asyncio.sleep(self.poll)
+
+    async def _scan(self) -> None:
+        """Mark the sites with events committed since the last scan, due retries and dead leases."""
+        db = self.kernel.db
+        async with db.connect() as conn:
+            if db.dialect == "postgresql":
+                bound = await horizon(conn, db.dialect)
+                assert bound is not None
+                # Every event with txid < horizon is committed and visible now; those at or above
+                # the previous horizon are the ones not seen by the previous scan.
+                stmt = select(events.c.site_id).distinct().where(events.c.txid < bound)
+                if self._scanned is not None:
+                    stmt = stmt.where(events.c.txid >= self._scanned)
+                sites = list((await conn.execute(stmt)).scalars())
+                self._scanned = bound
+            else:
+                last = (await conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1))).scalar()
+                stmt = select(events.c.site_id).distinct()
+                if self._scanned is not None:
+                    stmt = stmt.where(events.c.id > self._scanned)
+                sites = list((await conn.execute(stmt.where(events.c.id <= (last or 0)))).scalars())
+                self._scanned = int(last or 0)
+            pairs = await checkpoints.due(conn, now_utc())
+            await conn.rollback()
+        for site_id in sites:
+            self._mark_site(site_id)
+        for pair in pairs:
+            if pair[1] in self.consumers:
+                self._mark(pair)
+        self._dirty |= self._deferred
+        self._deferred.clear()
+
+    def _start_marked(self) -> None:
+        marked, self._dirty = self._dirty, set()
+        for pair in marked:
+            if pair in self._running:
+                self._again.add(pair)  # new events arrived while it ran: look again after
+                self._wake.set()
+                continue
+            task = asyncio.get_running_loop().create_task(self._dispatch_pair(*pair))
+            self._running[pair] = task
+            task.add_done_callback(lambda _t, p=pair: self._finished(p))
+
+    def _finished(self, pair: tuple[str, str]) -> None:
+        self._running.pop(pair, None)
+        if pair in self._again:
+            self._again.discard(pair)
+            self._mark(pair)
+
+    def _retry_later(self, pair: tuple[str, str], delay: float) -> None:
+        assert self._loop is not None
+        timer: asyncio.TimerHandle
+
+        def fire() -> None:
+            self._timers.discard(timer)
+            self._mark(pair)
+
+        timer = self._loop.call_later(delay, fire)
+        self._timers.add(timer)
+
+    # ------------------------------------------------------------------ one (site, consumer)
+
+    async def _dispatch_pair(self, site_id: str, name: str) -> None:
+        consumer = self.consumers[name]
+        pair = (site_id, name)
+        try:
+            async with self._limit:
+                # Not woken by a local commit (a scan, a restart): look before taking a lease,
+                # so a caught-up pair costs two reads, not two write transactions.
+                if pair in self._expected or await self._has_work(site_id, consumer.name):
+                    await self.run_once(site_id, consumer)
+            until = self._expected.get(pair)
+            moved = self._moved.pop(pair, False)
+            if until is not None and (moved or asyncio.get_running_loop().time() > until):
+                self._expected.pop(pair, None)
+            elif until is not None:
+                self._retry_later(pair, EXPECT_RETRY)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the claim or the ack failed (database away); retry later
+            log.exception("dispatching events of site %s to %s failed", site_id, name)
+            self._retry_later((site_id, name), self.poll)
+
+    async def _has_work(self, site_id: str, name: str) -> bool:
+        db = self.kernel.db
+        async with db.connect() as conn:
+            state = await checkpoints.read(conn, site_id, name)
+            if state is None or state["retryAt"] is not None or state["leaseOwner"] is not None:
+                return True
+            tail = await head(conn, db.dialect, site_id)
+            await conn.rollback()
+        return tail > state["cursor"]
+
+    async def run_once(self, site_id: str, consumer: EventConsumer) -> int:
+        """Claim (site, consumer) and feed it until the site is caught up; returns the number of
+        events acknowledged (0 when another worker holds the lease or a retry is not due)."""
+        db = self.kernel.db
+        held = await checkpoints.claim(db, site_id, consumer.name, self.owner, self.lease, START)
+        if held is None:  # another worker has it, or a retry is not due
+            pair = (site_id, consumer.name)
+            if self._expected.pop(pair, None) is not None:
+                # A local commit: the holder may release before reading it; look once more soon.
+                self._retry_later(pair, min(self.poll, HELD_RETRY))
+            else:
+                self._deferred.add(pair)
+            return 0
+        cursor, done = held.cursor, 0
+        limit = consumer.batch_size or self.batch
+        while True:
+            async with db.connect() as conn:
+                page = await read_after(conn, db.dialect, site_id, cursor, limit,
+                                        types=consumer.types, collections=consumer.collections)
+                await conn.rollback()
+            if page.events:
+                try:
+                    await asyncio.wait_for(consumer.handle(self.kernel, site_id, page.events), self.lease)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a consumer's failure is retried, never spread
+                    attempts = held.attempts + 1
+                    delay = backoff(attempts, self.retry_base, self.retry_max)
+                    await checkpoints.fail(db, held, f"{type(exc).__name__}: {exc}",
+                                           now_utc() + dt.timedelta(seconds=delay))
+                    log.warning("event consumer %s failed on site %s (attempt %d), retrying in %.1fs: %r",
+                                consumer.name, site_id, attempts, delay, exc)
+                    self._expected.pop((site_id, consumer.name), None)  # the backoff decides now
+                    self._retry_later((site_id, consumer.name), delay)
+                    return done
+            pair = (site_id, consumer.name)
+            # Woken again meanwhile (a new commit): keep the lease and read on, no new claim.
+            last = not page.has_more and pair not in self._again
+            self._again.discard(pair)
+            if not await checkpoints.ack(db, held, page.next_cursor, self.lease, release=last):
+                log.warning("event consumer %s lost its lease on site %s", consumer.name, site_id)
+                return done
+            if page.next_cursor != cursor:
+                self._moved[pair] = True
+            if page.events:
+                self.batches += 1
+            done += len(page.events)
+            cursor = page.next_cursor
+            held = checkpoints.Claim(held.site_id, held.consumer, held.owner, cursor, 0)
+            if last:
+                return done
+
+
+__all__ = ["Cursor", "Dispatcher", "EventConsumer", "backoff"]

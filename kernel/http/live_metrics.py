@@ -1,0 +1,49 @@
+"""Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes.
+
+Read at scrape time from ``kernel.topics.stats`` and the WebSocket gate's counters, so the
+hot paths only bump plain integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+
+
+class LiveCollector:
+    """A prometheus collector over the kernel's topics and WebSocket counters."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def collect(self) -> Iterator[Any]:
+        topics = self.kernel.topics
+        stats = topics.stats
+        yield GaugeMetricFamily("svc_topic_subscribers", "Open live-topic subscriptions in this process",
+                                value=topics.subscriber_count)
+        for name, value, doc in (
+            ("svc_topic_messages_published", stats.published, "Messages published to live topics"),
+            ("svc_topic_messages_delivered", stats.delivered, "Messages queued for local subscribers"),
+            ("svc_topic_messages_lagged", stats.lagged, "Messages a slow subscriber missed (reported as Lagged)"),
+            ("svc_topic_subscribers_dropped", stats.dropped_subscribers, "Subscriptions ended for falling behind"),
+            ("svc_topic_publish_failures", stats.publish_failures, "Messages Redis did not take"),
+            ("svc_topic_redis_reconnects", stats.reconnects, "Reconnections of the Redis topic listener"),
+        ):
+            yield CounterMetricFamily(name, doc, value=value)
+        handshakes = CounterMetricFamily("svc_websocket_outcomes", "WebSockets accepted, and closed by error (by close code)",
+                                         labels=["outcome"])
+        for outcome, count in sorted(self.kernel.state.get("ws_stats", {}).items()):
+            handshakes.add_metric([outcome], count)
+        yield handshakes
+
+
+def register_live_metrics(kernel: Kernel) -> None:
+    """Add the collector to the app's registry (made by the metrics middleware)."""
+    metrics = kernel.state.get("metrics")
+    if metrics is not None and kernel.topics is not None:
+        metrics.registry.register(LiveCollector(kernel))

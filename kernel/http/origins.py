@@ -1,0 +1,80 @@
+"""Browser origins a site accepts: its own (``site_allowed_origins`` hook) plus ``SVC_CORS_ORIGINS``.
+
+contract.md, "Browser origins": a site's ``siteUrl`` and ``domain``, plus ``SVC_CORS_ORIGINS``,
+are its allowed origins. CORS answers (``kernel/http/cors.py``) and the WebSocket handshake's
+Origin check (``kernel/http/websocket.py``) both read them here, so they never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from kernel.plugins import call_all
+
+if TYPE_CHECKING:
+    from kernel.context import Kernel
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(value: Any) -> str | None:
+    """``scheme://host[:port]`` in lower case, without a default port; ``None`` when ``value``
+    is not an http(s) origin or URL. A bare host (``example.com``, a site's ``domain``) means
+    ``https://example.com``; a URL's path is dropped (``siteUrl``)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or text == "null":
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}" if port in (None, _DEFAULT_PORTS[scheme]) else f"{scheme}://{host}:{port}"
+
+
+def instance_origins(kernel: Kernel) -> frozenset[str]:
+    """``SVC_CORS_ORIGINS``, normalised once per app."""
+    cached = kernel.state.get("cors_origins")
+    if cached is None:
+        cached = frozenset(o for o in map(normalize_origin, kernel.settings.cors_origins) if o)
+        kernel.state["cors_origins"] = cached
+    return cached
+
+
+async def allowed_origins(kernel: Kernel, site_id: str | None) -> frozenset[str]:
+    """The origins allowed for ``site_id`` (only ``SVC_CORS_ORIGINS`` without a site)."""
+    origins = instance_origins(kernel)
+    if site_id is None:
+        return origins
+    extra = {
+        origin
+        for answer in await call_all(kernel.pm.hook.site_allowed_origins, kernel=kernel, site_id=site_id)
+        for origin in map(normalize_origin, answer or ())
+        if origin
+    }
+    return origins | extra if extra else origins
+
+
+async def origin_allowed(kernel: Kernel, site_id: str | None, origin: str) -> bool:
+    """Whether a browser at ``origin`` may call ``site_id``."""
+    normalized = normalize_origin(origin) if "://" in origin else None
+    return normalized is not None and normalized in await allowed_origins(kernel, site_id)
+
+
+def same_origin(origin: str, host: str | None, secure: bool) -> bool:
+    """``origin`` names the server itself (a page served by this API, not a cross-site one)."""
+    normalized = normalize_origin(origin) if "://" in origin else None
+    if normalized is None or not host:
+        return False
+    return normalized == normalize_origin(("https://" if secure else "http://") + host)

@@ -1,0 +1,191 @@
+"""The worker: claims due jobs from the database and runs them as tasks on one event loop.
+
+Job functions are coroutines, so a worker runs up to ``concurrency`` of them at once on the
+loop that owns the app's database engine and clients: a job waiting on I/O never holds a
+thread, and a slow job does not stop the others. Each claim takes a lease that the worker
+renews while the job runs (its heartbeat); a worker that dies stops renewing, and once its
+leases expire any other worker reclaims those jobs (at least once: jobs must be idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import socket
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kernel.db.meta import now_utc
+from kernel.jobs import store
+from kernel.jobs.backoff import backoff_delay
+
+if TYPE_CHECKING:
+    from kernel.jobs.queue import JobQueue
+
+logger = logging.getLogger("kernel.jobs")
+
+UNKNOWN_JOB_DELAY = 60.0  # seconds before a job no worker here knows is offered again
+
+
+def worker_name() -> str:
+    """``host:pid:random``: what ``claimed_by`` shows, unique per worker instance."""
+    return f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class JobRun:
+    """The outcome of one run: ``ok``, or the error and whether the job will be retried."""
+
+    id: str
+    name: str
+    ok: bool
+    error: str | None = None
+    retry_at: dt.datetime | None = None
+
+
+class JobWorker:
+    """Claims due jobs and runs them on the current loop, up to ``concurrency`` at once."""
+
+    def __init__(self, queue: JobQueue, kernel: Any, *, concurrency: int = 10, poll_seconds: float = 1.0,
+                 lease_seconds: float = 60.0, clock: Callable[[], dt.datetime] = now_utc) -> None:
+        self.queue = queue
+        self.kernel = kernel
+        self.concurrency = max(1, concurrency)
+        self.poll_seconds = poll_seconds
+        self.lease_seconds = lease_seconds
+        self.clock = clock
+        self.name = worker_name()
+        self.running: dict[str, asyncio.Task[JobRun]] = {}
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._last_slot: dict[str, int] = {}
+
+    @property
+    def db(self) -> Any:
+        return self.kernel.db
+
+    def wake(self) -> None:
+        """Look for due jobs now rather than at the next poll."""
+        self._wake.set()
+
+    # -- one pass ---------------------------------------------------------------------------
+
+    async def claim_and_start(self, now: dt.datetime) -> int:
+        """Claim as many due jobs as there are free slots and start them; returns how many."""
+        free = self.concurrency - len(self.running)
+        names = self.queue.names()
+        if free <= 0 or not names or not await store.anything_due(self.db, now, names):
+            return 0
+        rows = await store.claim(self.db, self.name, now, free, self.lease_seconds, names)
+        for row in rows:
+            task = asyncio.get_running_loop().create_task(self.run_claimed(row), name=f"job:{row['name']}")
+            self.running[row["id"]] = task
+            task.add_done_callback(lambda _t, job_id=row["id"]: self._done(job_id))
+        return len(rows)
+
+    def _done(self, job_id: str) -> None:
+        self.running.pop(job_id, None)
+        self._wake.set()  # a slot is free
+
+    async def tick_periodic(self, now: dt.datetime) -> None:
+        """Enqueue the periodic jobs whose slot has come; one worker wins each slot."""
+        for job in self.queue.periodic_jobs():
+            assert job.schedule is not None
+            slot = job.schedule.slot(now.timestamp())
+            if slot is None or self._last_slot.get(job.name) == slot:
+                continue
+            if await store.claim_tick(self.db, job.name, slot, now):
+                self._wake.set()
+            self._last_slot[job.name] = slot
+
+    async def run_claimed(self, row: dict[str, Any]) -> JobRun:
+        """Run one claimed job to its end and record the outcome on its row."""
+        job_id, name = row["id"], row["name"]
+        job = self.queue.job(name)
+        if job is None:  # unregistered between the claim and now
+            now = self.clock()
+            await store.retry_later(self.db, job_id, self.name, now + dt.timedelta(seconds=UNKNOWN_JOB_DELAY),
+                                    f"no job {name!r} is registered in this worker", now, count_attempt=False)
+            return JobRun(job_id, name, False, "unknown job")
+        try:
+            await asyncio.wait_for(job.fn(self.kernel, **(row["args"] or {})), job.timeout)
+        except asyncio.CancelledError:
+            # The worker is stopping: give the job back at once, without spending an attempt.
+            now = self.clock()
+            await asyncio.shield(store.retry_later(self.db, job_id, self.name, now, None, now,
+                                                   count_attempt=False))
+            raise
+        except Exception as exc:
+            return await self._failed(job, row, exc)
+        await store.finish(self.db, job_id, self.name)
+        return JobRun(job_id, name, True)
+
+    async def _failed(self, job: Any, row: dict[str, Any], exc: Exception) -> JobRun:
+        now = self.clock()
+        if isinstance(exc, TimeoutError) and job.timeout is not None:
+            error = f"JobTimeout: ran longer than its {job.timeout}s timeout"
+        else:
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        attempts = row["attempts"]
+        if attempts <= job.retries:
+            delay = backoff_delay(attempts, job.retry_delay, job.retry_max_delay)
+            retry_at = now + dt.timedelta(seconds=delay)
+            logger.warning("job %s (%s) failed (attempt %d of %d), retrying in %.1fs: %s", job.name, row["id"],
+                           attempts, job.retries + 1, delay, error)
+            await store.retry_later(self.db, row["id"], self.name, retry_at, error, now)
+            return JobRun(row["id"], job.name, False, error, retry_at)
+        logger.error("job %s (%s) failed (attempt %d of %d), giving up: %s", job.name, row["id"], attempts,
+                     job.retries + 1, error, exc_info=exc)
+        await store.fail(self.db, row["id"], self.name, error, now,
+                         replace_name=job.name if job.kind == "periodic" else None)
+        return JobRun(row["id"], job.name, False, error)
+
+    # -- serving ----------------------------------------------------------------------------
+
+    async def serve(self, purge_after_days: int = 14) -> None:
+        """Claim and run jobs until ``stop``; a database error is logged and retried next poll."""
+        loop = asyncio.get_running_loop()
+        next_renewal = next_purge = loop.time()
+        while not self._stopping:
+            self._wake.clear()
+            now = self.clock()
+            try:
+                await self.tick_periodic(now)
+                await self.claim_and_start(now)
+                if loop.time() >= next_renewal:
+                    await store.renew_leases(self.db, list(self.running), self.name, now, self.lease_seconds)
+                    next_renewal = loop.time() + self.lease_seconds / 3
+                if loop.time() >= next_purge and purge_after_days > 0:
+                    gone = await store.purge_failed(self.db, now - dt.timedelta(days=purge_after_days))
+                    if gone:
+                        logger.info("purged %d failed job(s) older than %d days", gone, purge_after_days)
+                    next_purge = loop.time() + 3600
+            except Exception:
+                logger.exception("job worker %s: claiming jobs failed; trying again", self.name)
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+            except TimeoutError:
+                pass
+
+    def request_stop(self) -> None:
+        """Make ``serve`` return after its current pass; it claims nothing more."""
+        self._stopping = True
+        self._wake.set()
+
+    async def drain(self, grace: float) -> None:
+        """Running jobs get ``grace`` seconds, then are cancelled and given back to the queue.
+        Call once ``serve`` has returned, so no claim can start a job after this looked."""
+        tasks = list(self.running.values())
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=grace)
+        for task in late:
+            task.cancel()
+        if late:
+            logger.warning("stopped %d running job(s); they are given back to the queue", len(late))
+            await asyncio.gather(*late, return_exceptions=True)

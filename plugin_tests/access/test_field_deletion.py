@@ -1,0 +1,65 @@
+"""A deleted field takes its grants with it (the class of Directus CVE-2025-64746): a field
+created later under the same name inherits nothing, for reading or writing; the rule keeps its
+other fields, the change is audited, and another site's rules are untouched."""
+
+from __future__ import annotations
+
+from access_helpers import audit_actions
+
+from kernel.testing import Calls
+
+FIELDS = ["title", "secret"]
+
+
+async def _setup(calls: Calls, make_member, site: str) -> tuple[Calls, dict]:
+    await calls.collection("notes", {"title": "string", "secret": "string"})
+    await calls.create("notes", {"id": "a", "title": "t", "secret": "s"})
+    policy = await calls.ok("post", "/policies", 201, json={"name": "editors"})
+    for action in ("read", "update", "create"):
+        await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
+                       json={"collection": "notes", "action": action, "fields": FIELDS})
+    member = await make_member(site, "subscriber")
+    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"userId": member.id})
+    return Calls(calls.client, member.headers), policy
+
+
+async def test_a_recreated_field_inherits_no_grant(calls: Calls, make_member, site):
+    user, policy = await _setup(calls, make_member, site)
+    assert await user.get("notes", "a") == {"id": "a", "title": "t", "secret": "s"}
+    await calls.ok("delete", "/fields/notes/secret", status=204)
+    await calls.ok("post", "/fields/notes", 201, json={"field": "secret", "type": "string"})
+    await calls.ok("patch", "/items/notes/a", json={"secret": "new value"})
+    assert await user.get("notes", "a") == {"id": "a", "title": "t"}
+    await user.err("get", "/items/notes", 403, "PERMISSION_DENIED", params={"filter": '{"secret":{"_nnull":true}}'})
+    await user.err("patch", "/items/notes/a", 403, "PERMISSION_DENIED", ["secret"], json={"secret": "x"})
+    await user.err("post", "/items/notes", 403, "PERMISSION_DENIED", ["secret"], json={"secret": "x"})
+    assert (await user.ok("patch", "/items/notes/a", json={"title": "kept"}))["title"] == "kept"
+    rules = await calls.ok("get", f"/policies/{policy['id']}/permissions")
+    assert sorted((r["action"], tuple(r["fields"])) for r in rules) == [
+        ("create", ("title",)), ("read", ("title",)), ("update", ("title",))]
+
+
+async def test_rule_changes_are_audited_and_stay_in_their_site(calls: Calls, calls_b: Calls, make_member, site,
+                                                               site_b, svc_app):
+    _, policy = await _setup(calls, make_member, site)
+    _, policy_b = await _setup(calls_b, make_member, site_b)
+    rule_ids = {r["id"] for r in await calls.ok("get", f"/policies/{policy['id']}/permissions")}
+    await calls.ok("delete", "/fields/notes/secret", status=204)
+    updated = {t for a, t in await audit_actions(svc_app, site) if a == "permission.update"}
+    assert updated == rule_ids
+    assert all(a != "permission.update" for a, _ in await audit_actions(svc_app, site_b))
+    rules_b = await calls_b.ok("get", f"/policies/{policy_b['id']}/permissions")
+    assert all(r["fields"] == FIELDS for r in rules_b)
+
+
+async def test_wildcard_rules_and_rules_of_other_collections_are_left_alone(calls: Calls, make_member, site):
+    _, policy = await _setup(calls, make_member, site)
+    await calls.collection("other", {"secret": "string"})
+    for collection in ("*", "other"):
+        await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
+                       json={"collection": collection, "action": "read", "fields": ["secret"]})
+    await calls.ok("delete", "/fields/notes/secret", status=204)
+    rules = await calls.ok("get", f"/policies/{policy['id']}/permissions")
+    assert sorted((r["collection"], r["action"], tuple(r["fields"])) for r in rules) == [
+        ("*", "read", ("secret",)), ("notes", "create", ("title",)), ("notes", "read", ("title",)),
+        ("notes", "update", ("title",)), ("other", "read", ("secret",))]

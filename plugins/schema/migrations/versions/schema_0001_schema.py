@@ -1,0 +1,84 @@
+"""schema: collections, fields, relations, schema versions
+
+Revision ID: schema_0001_schema
+Revises:
+Create Date: 2026-11-22
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "schema_0001_schema"
+down_revision = None
+branch_labels = ("schema",)
+depends_on = ("kernel_0001_sites",)
+# The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
+# rewrites it in alembic_version so databases stamped with it keep upgrading.
+renamed_from = "s0001_schema"
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+LIVE = sa.text("deleted_at IS NULL")
+
+
+def _site(**kw):
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"),
+                     nullable=False, **kw)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_collections",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("name", sa.String(64), nullable=False),
+        sa.Column("meta", JSON, nullable=False),
+        sa.Column("detached_relations", JSON, nullable=True),
+        sa.Column("deleted_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("uq_svc_collections_live_name", "svc_collections", ["site_id", "name"], unique=True,
+                    sqlite_where=LIVE, postgresql_where=LIVE)
+    op.create_table(
+        "svc_fields",
+        _site(),
+        sa.Column("collection_id", sa.String(36), sa.ForeignKey("svc_collections.id", ondelete="CASCADE"),
+                  primary_key=True),
+        sa.Column("field", sa.String(64), primary_key=True),
+        sa.Column("collection", sa.String(64), nullable=False),
+        sa.Column("type", sa.String(20), nullable=False),
+        sa.Column("interface", sa.String(200), nullable=True),
+        sa.Column("display", sa.String(200), nullable=True),
+        sa.Column("options", JSON, nullable=False),
+        sa.Column("required", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("sort", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_svc_fields_site_collection", "svc_fields", ["site_id", "collection"])
+    op.create_table(
+        "svc_relations",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("type", sa.String(8), nullable=False),
+        sa.Column("collection", sa.String(64), nullable=False),
+        sa.Column("field", sa.String(64), nullable=False),
+        sa.Column("related_collection", sa.String(64), nullable=True),
+        sa.Column("related_collections", JSON, nullable=True),
+        sa.Column("related_field", sa.String(64), nullable=True),
+        sa.Column("on_delete", sa.String(10), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "collection", "field", name="uq_svc_relations_site_collection_field"),
+    )
+    op.create_table(
+        "svc_schema_versions",
+        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"),
+                  primary_key=True),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+
+
+def downgrade() -> None:
+    for name in ("svc_schema_versions", "svc_relations", "svc_fields", "svc_collections"):
+        op.drop_table(name)

@@ -1,0 +1,174 @@
+"""Migration revision ids, branch rules, and the upgrade of databases stamped before the rename.
+
+Every branch's ids are ``<plugin>_NNNN_<slug>`` (the kernel's ``kernel_NNNN_<slug>``), numbered
+1, 2, 3 ... along the branch, in a file of the same name; a branch is labelled with its plugin;
+and no migration depends on a migration of an optional plugin (disabling that plugin would leave
+the revision unresolvable).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+
+from kernel.db.engine import sync_url
+from kernel.db.migrate import alembic_config, renamed_revisions, restamp_renamed, upgrade
+from kernel.plugins import ESSENTIAL_PLUGINS, KERNEL_PLUGIN_MODULES, available_plugins
+from kernel.testing import svc_test_database_url
+
+REVISION_ID = re.compile(r"^(?P<owner>[a-z][a-z0-9_]*?)_(?P<number>\d{4})_(?P<slug>[a-z0-9]+(?:_[a-z0-9]+)*)$")
+MAX_ID = 32  # Alembic's alembic_version.version_num is a VARCHAR(32)
+
+
+def _owners() -> dict[str, str]:
+    """Migrations folder (``.../versions``) -> owner: ``kernel`` or the plugin's entry-point name."""
+    owners: dict[str, str] = {}
+    for modname in KERNEL_PLUGIN_MODULES:
+        module = __import__(modname, fromlist=["_"])
+        if hasattr(module, "register_migrations"):
+            owners[str(Path(module.register_migrations()) / "versions")] = "kernel"
+    for name, ep in available_plugins().items():
+        module = ep.load()
+        if hasattr(module, "register_migrations"):
+            owners[str(Path(module.register_migrations()) / "versions")] = name
+    return owners
+
+
+OWNERS = _owners()
+
+
+def _scripts():
+    cfg = alembic_config(sorted(OWNERS))
+    return list(ScriptDirectory.from_config(cfg).walk_revisions())
+
+
+def _owner_of(script) -> str:
+    return OWNERS[str(Path(script.path).resolve().parent)]
+
+
+def test_every_branch_is_found():
+    assert "kernel" in OWNERS.values()
+    assert set(ESSENTIAL_PLUGINS) <= set(OWNERS.values())
+
+
+def test_revision_ids_follow_the_naming_rule():
+    scripts = _scripts()
+    assert scripts
+    by_id = {s.revision: s for s in scripts}
+    for script in scripts:
+        owner = _owner_of(script)
+        match = REVISION_ID.match(script.revision)
+        assert match and script.revision.startswith(owner + "_") and \
+            re.fullmatch(r"\d{4}_[a-z0-9_]+", script.revision[len(owner) + 1:]), \
+            f"{script.path}: revision {script.revision!r} must be {owner}_NNNN_<slug>"
+        assert len(script.revision) <= MAX_ID, f"{script.revision!r} is longer than {MAX_ID} characters"
+        assert Path(script.path).stem == script.revision, f"{script.path}: name the file {script.revision}.py"
+        number = int(script.revision[len(owner) + 1:len(owner) + 5])
+        downs = script._versioned_down_revisions
+        if not downs:
+            assert number == 1, f"{script.revision}: a branch starts at 0001"
+            assert tuple(script.module.branch_labels or ()) == (owner,), f"{script.revision}: branch_labels = ({owner!r},)"
+        else:
+            assert len(downs) == 1, f"{script.revision}: one down_revision, in its own branch"
+            down = by_id[downs[0]]
+            assert _owner_of(down) == owner, f"{script.revision}: down_revision {down.revision} is another branch"
+            down_number = int(down.revision[len(owner) + 1:len(owner) + 5])
+            assert number == down_number + 1, f"{script.revision}: number it {down_number + 1:04d}"
+            assert not script.module.branch_labels, f"{script.revision}: only a branch's first revision has a label"
+
+
+def test_no_migration_depends_on_an_optional_plugin():
+    scripts = _scripts()
+    by_id = {s.revision: s for s in scripts}
+    for script in scripts:
+        owner = _owner_of(script)
+        deps = script.dependencies
+        for dep in (deps,) if isinstance(deps, str) else deps or ():
+            target = by_id.get(dep)
+            assert target is not None, f"{script.revision}: depends_on {dep!r} is not a revision id"
+            target_owner = _owner_of(target)
+            assert target_owner == "kernel" or target_owner in ESSENTIAL_PLUGINS, \
+                f"{script.revision} ({owner}) depends on {dep}, a migration of the optional plugin {target_owner!r}"
+
+
+def test_renamed_revisions_map_every_old_id():
+    renamed = renamed_revisions(alembic_config(sorted(OWNERS)))
+    assert renamed["k0001_sites"] == "kernel_0001_sites"
+    assert renamed["k0002_audit"] == "kernel_0002_audit"
+    assert renamed["a0002_sessions_keys_issuers"] == "accounts_0002_sessions"
+    assert renamed["i0004_counts"] == "items_0004_counts"
+    current = {s.revision for s in _scripts()}
+    assert set(renamed.values()) <= current
+    assert not set(renamed) & current
+
+
+@pytest.fixture
+def scratch_url(tmp_path):
+    """An empty database: a SQLite file, or a new PostgreSQL database beside the test one."""
+    base = svc_test_database_url()
+    if not base:
+        yield f"sqlite:///{tmp_path / 'stamped.sqlite3'}"
+        return
+    name = f"svc_mig_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(sync_url(base), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _versions(url: str) -> set[str]:
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.connect() as conn:
+            return {r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version"))}
+    finally:
+        engine.dispose()
+
+
+def test_a_database_stamped_with_the_old_ids_upgrades(scratch_url):
+    paths = sorted(OWNERS)
+    cfg = alembic_config(paths)
+    renamed = renamed_revisions(cfg)
+    old_of = {new: old for old, new in renamed.items()}
+    # The schema as it was before items' counts migration, stamped with the ids of that time.
+    engine = create_engine(sync_url(scratch_url))
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "items_0003_history")
+            for rev in ("kernel_0002_audit", "accounts_0002_sessions", "access_0001_access", "schema_0001_schema"):
+                command.upgrade(cfg, rev)
+            stamped = {r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version"))}
+            for rev in stamped:
+                conn.execute(text("UPDATE alembic_version SET version_num = :old WHERE version_num = :new"),
+                             {"old": old_of[rev], "new": rev})
+            assert not inspect(conn).has_table("svc_item_counts")
+    finally:
+        engine.dispose()
+    assert "i0003_history" in _versions(scratch_url) and "k0002_audit" in _versions(scratch_url)
+
+    upgrade(scratch_url, paths)
+
+    heads = {s.revision for s in ScriptDirectory.from_config(cfg).get_revisions("heads")}
+    assert _versions(scratch_url) == heads
+    engine = create_engine(sync_url(scratch_url))
+    try:
+        with engine.connect() as conn:
+            assert inspect(conn).has_table("svc_item_counts")  # items_0004 ran after the rename
+            assert restamp_renamed(conn, renamed) == []  # nothing old is left
+    finally:
+        engine.dispose()
+    upgrade(scratch_url, paths)  # and a second run is a no-op
+    assert _versions(scratch_url) == heads

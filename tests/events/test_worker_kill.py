@@ -1,0 +1,113 @@
+"""Nothing is lost when a worker dies: a real ``svc`` process dispatching to a recording consumer
+is killed with SIGKILL in the middle of dispatch, started again, and every event reaches the
+consumer; only events that were not acknowledged are handed out twice.
+
+The consumer (``tests/events/recording_consumer.py``) is loaded in the subprocess through
+``SVC_PLUGINS_EXTRA``. On SQLite the process is ``svc serve`` (the embedded deployment's
+dispatcher runs in its worker); with Redis it is ``svc worker``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from kernel.events import START
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET, svc_test_database_url, svc_test_redis_url
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = 120
+SITE = "kill-site"
+
+
+def _start(data_dir: Path, record: Path) -> subprocess.Popen[bytes]:
+    env = {
+        "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "HOME": os.environ.get("HOME", "/tmp"),
+        "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "JWT_SECRET": JWT_SECRET, "SVC_JOBS_INPROCESS": "false", "SVC_LOG_LEVEL": "warning",
+        "SVC_PLUGINS_EXTRA": "tests.events.recording_consumer", "SVC_TEST_RECORD_FILE": str(record),
+        "SVC_TEST_RECORD_LINGER": "0.2", "SVC_EVENTS_BATCH": "10", "SVC_EVENTS_LEASE_SECONDS": "2",
+        "SVC_EVENTS_POLL_SECONDS": "0.2", "SVC_REDIS_NAMESPACE": f"svckill{random.randrange(10**6)}",
+    }
+    if svc_test_database_url():
+        env["SVC_DATABASE_URL"] = svc_test_database_url()
+    if svc_test_redis_url():
+        env["SVC_REDIS_URL"] = svc_test_redis_url()
+        command = ["worker", "--workers", "1"]
+    else:
+        command = ["serve", "--port", str(random.randrange(18100, 18200))]
+    log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
+    return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=env, cwd=str(ROOT),
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def _recorded(record: Path) -> list[int]:
+    if not record.exists():
+        return []
+    return [int(line.split()[1]) for line in record.read_text().splitlines() if line.strip()]
+
+
+async def _wait_for(check, proc: subprocess.Popen[bytes], data_dir: Path, limit: float = 90) -> None:
+    for _ in range(int(limit / 0.05)):
+        if check():
+            return
+        assert proc.poll() is None, (data_dir / "svc.log").read_text()[-3000:]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the worker did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
+
+
+async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
+    data_dir = tmp_path / "shared"
+    app = await make_app(data_dir=data_dir, events_dispatch=False)
+    kernel = app.kernel
+    token = await app.login()
+    resp = await app.client.post("/api/v1/sites", json={"id": SITE}, headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 201
+    for start in range(0, EVENTS, 20):
+        async with kernel.unit_of_work(SITE) as uow:
+            for i in range(start, start + 20):
+                uow.emit("items.create", collection="posts", item_id=str(i))
+    expected = [e.id for e in (await kernel.events.read_after(SITE, limit=1000)).events]
+    assert len(expected) == EVENTS
+    record = tmp_path / "record.txt"
+
+    first = _start(data_dir, record)
+    try:
+        await _wait_for(lambda: len(_recorded(record)) >= 30, first, data_dir)
+        first.send_signal(signal.SIGKILL)  # mid-dispatch: it lingers 0.2 s in every batch before its ack
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    before_restart = _recorded(record)
+    state = await kernel.events.checkpoint(SITE, "recorder")
+    acked = state["cursor"] if state else START
+    assert len(before_restart) < EVENTS and acked.id < expected[-1]
+
+    second = _start(data_dir, record)
+    try:
+        await _wait_for(lambda: set(_recorded(record)) >= set(expected), second, data_dir)
+        done = await kernel.events.checkpoint(SITE, "recorder")
+        for _ in range(200):  # the last batch's acknowledgement follows its recording
+            if done and done["cursor"].id == expected[-1]:
+                break
+            await asyncio.sleep(0.05)
+            done = await kernel.events.checkpoint(SITE, "recorder")
+    finally:
+        second.send_signal(signal.SIGTERM)
+        try:
+            second.wait(20)
+        except subprocess.TimeoutExpired:
+            second.kill()
+
+    got = _recorded(record)
+    assert set(got) == set(expected)  # every event reached the consumer
+    duplicates = {i for i in got if got.count(i) > 1}
+    assert all(i > acked.id for i in duplicates)  # only what was not acknowledged came twice
+    assert sorted(got[len(before_restart):]) == got[len(before_restart):]  # in order after the restart
+    assert done["cursor"].id == expected[-1]
