@@ -92,7 +92,7 @@ class JobQueue:
             raise ValueError(f"job {name!r}: retries and delays must be >= 0, timeout > 0")
         self._jobs[name] = RegisteredJob(name, "task", fn, owner, retries=retries, retry_delay=retry_delay,
                                          retry_max_delay=max(retry_max_delay, retry_delay), timeout=timeout)
-        return lambda: self._unregister(name)
+        return lambda: self.unregister(name)
 
     def periodic(self, name: str, fn: JobFn, *, every_seconds: int | None = None, cron: str | None = None,
                  timeout: float | None = 300, owner: str | None = None) -> Callable[[], None]:
@@ -105,7 +105,7 @@ class JobQueue:
         schedule = make_schedule(every_seconds, cron)
         self._check_new(name, fn)
         self._jobs[name] = RegisteredJob(name, "periodic", fn, owner, schedule=schedule, timeout=timeout)
-        return lambda: self._unregister(name)
+        return lambda: self.unregister(name)
 
     def registered(self) -> list[dict[str, Any]]:
         """Every registered job (name, kind, schedule, owner, retries, delays, timeout), by name."""
@@ -128,7 +128,8 @@ class JobQueue:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"job {name!r}: fn must be an async function fn(kernel, **args)")
 
-    def _unregister(self, name: str) -> None:
+    def unregister(self, name: str) -> None:
+        """Forget job ``name`` (queued runs of it wait until it is registered again)."""
         self._jobs.pop(name, None)
 
     # -- enqueueing ---------------------------------------------------------------------------

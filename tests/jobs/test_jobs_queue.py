@@ -29,9 +29,18 @@ def aware(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
+async def bare_app(make_app, **settings):
+    """An app without plugins that runs only the jobs its test registers: the kernel's own
+    periodic jobs (the event log's hourly prune) would otherwise run in every ``run_due_jobs``."""
+    app = await make_app(plugins=[], **settings)
+    for job in app.kernel.jobs.periodic_jobs():
+        app.kernel.jobs.unregister(job.name)
+    return app
+
+
 @pytest.fixture
 async def app(make_app):
-    return await make_app(plugins=[])
+    return await bare_app(make_app)
 
 
 async def test_a_job_runs_with_the_kernel_and_its_json_arguments(app, run_due_jobs):
@@ -80,12 +89,12 @@ async def test_a_committed_job_runs_after_its_process_is_gone(make_app, tmp_path
     async def record(kernel, n):
         seen.append(n)
 
-    first = await make_app(plugins=[], data_dir=shared)
+    first = await bare_app(make_app, data_dir=shared)
     first.kernel.jobs.task("demo.record", record)
     async with first.kernel.unit_of_work("default") as uow:
         await uow.enqueue("demo.record", n=1)
     assert seen == []
-    second = await make_app(plugins=[], data_dir=shared)
+    second = await bare_app(make_app, data_dir=shared)
     second.kernel.jobs.task("demo.record", record)
     assert [r.ok for r in await run_due_jobs(second.kernel)] == [True]
     assert seen == [1]
@@ -187,7 +196,7 @@ async def test_a_job_due_later_waits_and_survives_a_restart(make_app, tmp_path, 
     async def publish(kernel, site_id, release):
         seen.append(release)
 
-    first = await make_app(plugins=[], data_dir=shared)
+    first = await bare_app(make_app, data_dir=shared)
     first.kernel.jobs.task("demo.publish", publish)
     publish_at = now_utc() + dt.timedelta(hours=2)
     async with first.kernel.unit_of_work("default") as uow:
@@ -196,7 +205,7 @@ async def test_a_job_due_later_waits_and_survives_a_restart(make_app, tmp_path, 
     status = await first.kernel.jobs.status()
     assert status["totals"] == {"pending": 1, "due": 0, "running": 0, "failed": 0}
 
-    second = await make_app(plugins=[], data_dir=shared)  # a restart: a new app on the same database
+    second = await bare_app(make_app, data_dir=shared)  # a restart: a new app on the same database
     second.kernel.jobs.task("demo.publish", publish)
     assert await run_due_jobs(second.kernel, now=publish_at - dt.timedelta(seconds=1)) == []
     assert [r.ok for r in await run_due_jobs(second.kernel, now=publish_at)] == [True]
@@ -217,8 +226,8 @@ async def test_two_workers_claiming_together_run_each_due_job_exactly_once(make_
 
         return record
 
-    one = await make_app(plugins=[], data_dir=shared, jobs_concurrency=3)
-    two = await make_app(plugins=[], data_dir=shared, jobs_concurrency=3)
+    one = await bare_app(make_app, data_dir=shared, jobs_concurrency=3)
+    two = await bare_app(make_app, data_dir=shared, jobs_concurrency=3)
     one.kernel.jobs.task("demo.count", job_for("one"))
     two.kernel.jobs.task("demo.count", job_for("two"))
     for n in range(60):
@@ -253,7 +262,7 @@ async def test_a_dead_workers_job_is_reclaimed_when_its_lease_expires(app, run_d
 async def test_coroutine_jobs_run_concurrently_on_the_workers_loop(make_app):
     """Two slow jobs, one worker: each waits until it has seen the other start. Run one after
     the other, the first would wait forever (and time out); together, both finish."""
-    app = await make_app(plugins=[], jobs_concurrency=4, jobs_poll_ms=50)
+    app = await bare_app(make_app, jobs_concurrency=4, jobs_poll_ms=50)
     started: list[int] = []
     both_started = asyncio.Event()
     finished: list[tuple[int, list[int]]] = []
@@ -283,7 +292,7 @@ async def test_coroutine_jobs_run_concurrently_on_the_workers_loop(make_app):
 
 
 async def test_a_stopped_worker_gives_its_running_job_back(make_app, run_due_jobs):
-    app = await make_app(plugins=[], jobs_poll_ms=50)
+    app = await bare_app(make_app, jobs_poll_ms=50)
     started = asyncio.Event()
     runs = []
 
@@ -310,8 +319,8 @@ async def test_a_periodic_tick_runs_once_per_slot_across_workers(make_app, tmp_p
     async def tick(kernel):
         ticks.append(1)
 
-    one = await make_app(plugins=[], data_dir=shared)
-    two = await make_app(plugins=[], data_dir=shared)
+    one = await bare_app(make_app, data_dir=shared)
+    two = await bare_app(make_app, data_dir=shared)
     for app in (one, two):
         app.kernel.jobs.periodic("demo.tick", tick, every_seconds=60)
     slot_start = dt.datetime(2031, 1, 1, 12, 0, tzinfo=dt.UTC)
