@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from types import MappingProxyType
 from typing import Any
@@ -19,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from kernel import ApiError
 from kernel.db.engine import sync_url
 from kernel.db.meta import json_type
+from kernel.testing import svc_test_database_url
 from plugins.items.query import (
     compile_aggregate,
     compile_filter,
@@ -111,13 +111,15 @@ class Db:
         return compile_filter(tree, snapshot=SNAP, collection=collection, dialect=self.dialect, table=table, **kw)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+# The PostgreSQL leg exists when the run is pointed at PostgreSQL (the second pass of scripts/test,
+# which keeps it through its svc_services mark and drops the SQLite leg that ran in the first).
+POSTGRESQL = [pytest.param("postgresql", marks=pytest.mark.svc_services)] if svc_test_database_url() else []
+
+
+@pytest.fixture(scope="module", params=["sqlite", *POSTGRESQL])
 def db(request: pytest.FixtureRequest) -> Any:
     if request.param == "postgresql":
-        url = os.environ.get("SVC_TEST_DATABASE_URL")
-        if not url:
-            pytest.skip("SVC_TEST_DATABASE_URL is not set")
-        engine = create_engine(sync_url(url))
+        engine = create_engine(sync_url(svc_test_database_url()))
     else:
         engine = create_engine("sqlite://")
     conn = engine.connect()
