@@ -82,21 +82,24 @@ class NestedWriteError(RuntimeError):
 
 
 class _OpenWrite:
-    """The write transaction a task has open (``_open_write``): the task, and whether it still is."""
+    """The write transaction a task has open (``_open_write``): its database, the task, and
+    whether it still is open."""
 
-    __slots__ = ("task", "open")
+    __slots__ = ("database", "task", "open")
 
-    def __init__(self, task: asyncio.Task[Any] | None) -> None:
+    def __init__(self, database: Database, task: asyncio.Task[Any] | None) -> None:
+        self.database = database
         self.task = task
         self.open = True
 
 
-# The write transaction the current task has open, on both dialects (also the SQLite write
-# gate's holder). A second ``begin`` in the same task while it is open raises NestedWriteError.
+# The write transactions the current task has open, on both dialects (also the SQLite write
+# gate's holder). A second ``begin`` on the same database in the same task while it is open
+# raises NestedWriteError (another database, another file or server, is not a nesting).
 # A task started inside it (``asyncio.gather`` in a filter) inherits this context: while the
 # transaction is open it does not wait on the gate its parent holds (reads only there, as
 # before); once closed, it is a writer like any other.
-_open_write: ContextVar[_OpenWrite | None] = ContextVar("svc_open_write", default=None)
+_open_write: ContextVar[tuple[_OpenWrite, ...]] = ContextVar("svc_open_write", default=())
 
 NESTED_WRITE_MESSAGE = (
     "a write transaction was opened while this task's own write transaction is open: join the "
@@ -216,17 +219,18 @@ class Database:
         time per task: opening a second one while the task's own is open raises
         ``NestedWriteError`` at once (join the open transaction instead).
         """
-        outer = _open_write.get()
+        holders = _open_write.get()
         task = asyncio.current_task()
-        if outer is not None and outer.open:
+        outer = next((h for h in holders if h.open and h.database is self), None)
+        if outer is not None:
             if outer.task is task:
                 raise NestedWriteError(NESTED_WRITE_MESSAGE)
             # A task started inside another task's open transaction.
             async with self.engine.begin() as conn:
                 yield conn
             return
-        mine = _OpenWrite(task)
-        token = _open_write.set(mine)
+        mine = _OpenWrite(self, task)
+        token = _open_write.set((*holders, mine))
         try:
             if self._write_gate is None:
                 async with self.engine.begin() as conn:

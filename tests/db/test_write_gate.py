@@ -102,6 +102,25 @@ async def test_a_task_started_inside_an_open_transaction_is_not_its_nesting(svc_
             await conn.run_sync(meta.drop_all)
 
 
+async def test_a_transaction_on_another_database_is_not_a_nesting(tmp_path):
+    from kernel.db.engine import Database
+
+    a, b = Database(f"sqlite:///{tmp_path / 'a.sqlite3'}"), Database(f"sqlite:///{tmp_path / 'b.sqlite3'}")
+    try:
+        async with a.begin() as conn_a:
+            await conn_a.run_sync(meta.create_all)
+            async with b.begin() as conn_b:
+                await conn_b.run_sync(meta.create_all)
+                await conn_b.execute(counters.insert().values(id="b", n=1))
+                with pytest.raises(engine.NestedWriteError):  # a's own, still open under b's
+                    async with a.begin():
+                        pass
+            await conn_a.execute(counters.insert().values(id="a", n=1))
+    finally:
+        for db in (a, b):
+            await db.dispose()
+
+
 async def test_writers_of_two_processes_queue_at_the_file_lock(tmp_path):
     """Two Database objects on one file stand for two worker processes (flock is per open file)."""
     from kernel.db.engine import Database
