@@ -103,3 +103,19 @@ async def test_a_condition_across_a_detached_relation_is_kept_and_matches_nothin
                    if r["collection"] == "posts"]
     assert [r["conditions"] for r in posts_rules] == [condition]  # never widened by removal
     assert (await user.list("posts"))["data"] == []  # the detached path matches no row
+
+
+async def test_deleting_a_relation_keeps_the_conditions_that_cross_it(calls: Calls, make_member, site):
+    user, policy = await _setup(calls, make_member, site)
+    await calls.collection("people", {"owner": "string"})
+    await calls.create("people", {"id": "p", "owner": "anyone"})
+    await calls.collection("posts", {"title": "string", "author": "string"})
+    rel = await calls.relation(type="m2o", collection="posts", field="author", relatedCollection="people")
+    await calls.create("posts", {"id": "x", "title": "t", "author": "p"})
+    condition = {"author": {"owner": {"_eq": "anyone"}}}
+    rule = await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
+                          json={"collection": "posts", "action": "read", "fields": ["*"], "conditions": condition})
+    assert [r["id"] for r in (await user.list("posts"))["data"]] == ["x"]
+    await calls.ok("delete", f"/relations/{rel['id']}", status=204)
+    assert (await calls.ok("get", f"/policies/{policy['id']}/permissions/{rule['id']}"))["conditions"] == condition
+    assert (await user.list("posts"))["data"] == []
