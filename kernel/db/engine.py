@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -249,7 +250,10 @@ class Database:
                         self._file_lock.release()
         finally:
             mine.open = False
-            _open_write.reset(token)
+            # A transaction closed in another context than it opened (a unit of work driven by
+            # hand) cannot reset the variable there; closed, its entry no longer counts.
+            with contextlib.suppress(ValueError):
+                _open_write.reset(token)
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
