@@ -52,8 +52,8 @@ from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.ids import uuid7
 from kernel.settings import Settings
-from plugins.items import search_backfill
 from plugins.items.tables import items
+from plugins.items.upkeep import search_backfill
 from plugins.schema.api import load_schema
 
 API = "/api/v1"
@@ -140,7 +140,7 @@ async def sample_ids(kernel: Any, coll_id: str, k: int = 2_000) -> list[str]:
 
 
 async def field_indexes(kernel: Any, coll_id: str) -> list[str]:
-    from plugins.items.indexes import index_name
+    from plugins.items.upkeep.indexes import index_name
 
     prefix = index_name(coll_id, "x")[:-1]
     sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'svc_items'" if kernel.db.dialect == "postgresql"
@@ -159,7 +159,7 @@ async def analyze(kernel: Any) -> float:
             # can be index-only scans); measuring before it has run measures the vacuum instead.
             await conn.exec_driver_sql("VACUUM (ANALYZE) svc_items")
     else:
-        from plugins.items.planner_stats import analyze as sqlite_analyze
+        from plugins.items.upkeep.planner_stats import analyze as sqlite_analyze
 
         await sqlite_analyze(kernel)
     return time.perf_counter() - t0

@@ -5,8 +5,6 @@ Plugins import from here: ``hookimpl`` to implement hooks, ``Route`` to declare 
 ``SiteCacheSpec`` to declare a per-site cache and ``SecretError`` (``kernel.secrets``).
 """
 
-__version__ = "0.1.0"
-
 from kernel.auth.principal import ANONYMOUS, Principal, TicketGrant  # noqa: E402
 from kernel.bus import EventContext  # noqa: E402
 from kernel.errors import ApiError  # noqa: E402
@@ -17,6 +15,7 @@ from kernel.openapi import ops  # noqa: E402
 from kernel.secrets import SecretError  # noqa: E402
 from kernel.settings import Setting  # noqa: E402
 from kernel.sitecache import SiteCacheSpec  # noqa: E402
+from kernel.version import __version__  # noqa: E402
 
 __all__ = [
     "ANONYMOUS",

@@ -70,7 +70,6 @@ class Bus:
         self._seq = 0
         self._redis: Any = None
         self._listener: asyncio.Task[None] | None = None
-        self._pending: set[asyncio.Task[Any]] = set()
         self.kernel: Any = None
 
     # ------------------------------------------------------------------ registration
@@ -142,12 +141,6 @@ class Bus:
             except Exception:  # noqa: BLE001 - actions never break the write that caused them
                 log.exception("action handler for %s failed", event)
 
-    def action_soon(self, event: str, payload: Any, ctx: EventContext) -> None:
-        """Schedule ``action`` without waiting (used where the caller cannot await)."""
-        task = asyncio.get_running_loop().create_task(self.action(event, payload, ctx))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-
     # ------------------------------------------------------------------ Redis fan-out
 
     async def start(self) -> None:
@@ -199,9 +192,6 @@ class Bus:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._listener
             self._listener = None
-        for task in list(self._pending):
-            with contextlib.suppress(Exception):
-                await task
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()

@@ -11,6 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+
+class SettingsError(ValueError):
+    """A configuration variable has a value the service cannot use (``kernel.settings`` and the
+    keyring of ``kernel.secrets`` raise it at boot)."""
+
 # code -> (default HTTP status, description). Plugins add theirs through register_error_codes.
 KERNEL_ERROR_CODES: dict[str, tuple[int, str]] = {
     "VALIDATION_FAILED": (400, "Input failed validation (422 in some areas)."),

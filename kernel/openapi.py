@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from kernel import __version__
+from kernel.version import __version__
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

@@ -183,5 +183,3 @@ async def call_first(hook: Any, **kwargs: Any) -> Any:
     return None
 
 
-def plugin_name_of(pm: pluggy.PluginManager, obj: Any) -> str:
-    return pm.get_name(obj) or _plugin_name(obj)

@@ -36,8 +36,7 @@ from typing import TYPE_CHECKING
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kernel.errors import ApiError
-from kernel.settings import SettingsError
+from kernel.errors import ApiError, SettingsError
 
 if TYPE_CHECKING:
     from kernel.settings import Settings

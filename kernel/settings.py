@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-class SettingsError(ValueError):
-    """A configuration variable has a value the service cannot use."""
+from kernel.errors import SettingsError
+from kernel.secrets import Secrets, parse_key_entry
 
 
 @dataclass(frozen=True)
@@ -87,16 +86,12 @@ def parse_origins(raw: str) -> tuple[str, ...]:
 
 def parse_encryption_key(raw: str) -> str:
     """``SVC_ENCRYPTION_KEY``: base64 of 32 bytes, optionally ``<key id>:<base64>``."""
-    from kernel.secrets import parse_key_entry
-
     parse_key_entry(raw)
     return raw.strip()
 
 
 def parse_encryption_keys(raw: str) -> tuple[str, ...]:
     """``SVC_ENCRYPTION_KEYS``: a comma list of keys like ``SVC_ENCRYPTION_KEY``'s."""
-    from kernel.secrets import parse_key_entry
-
     entries = parse_csv(raw)
     for n, entry in enumerate(entries, 1):
         try:
@@ -268,9 +263,7 @@ class Settings:
         if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
             raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
         settings = cls(values=values, environ=env)
-        from kernel.secrets import Secrets  # the keys together: ids, the active one (at boot)
-
-        Secrets.from_settings(settings)
+        Secrets.from_settings(settings)  # the keys together: ids, the active one (at boot)
         return settings
 
     def load_plugin_settings(self, declared: list[Setting]) -> None:
@@ -292,10 +285,6 @@ class Settings:
         path = Path(self.values["data_dir"]).expanduser().resolve()
         path.mkdir(parents=True, exist_ok=True)
         return path
-
-    @property
-    def is_development(self) -> bool:
-        return self.values["env"] == "development"
 
     def resolved_jwt_secret(self) -> str:
         """JWT_SECRET, or a secret generated once and kept in the data dir."""

@@ -15,9 +15,22 @@
 - ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
   and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
+- ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
+- ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
+  (webhooks, JWKS, outside APIs) serving documents and keeping requests.
+- ``production_password_hashing``: production argon2 parameters for one test.
+- ``examples(n)``: a hypothesis ``max_examples`` scaled by ``SVC_HYPOTHESIS_PROFILE``.
+
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
-``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made once per session; each
-app gets a copy (SQLite) or truncated tables (PostgreSQL).
+``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made and started once per session;
+each app gets a copy (SQLite) or truncated tables (PostgreSQL). Passwords are hashed with argon2's
+cheapest parameters. ``--svc-services-only`` keeps the tests that touch a database, cache or queue;
+under pytest-xdist each worker gets its own PostgreSQL and Redis database.
+
+Keep tests cheap (docs/testing.md): use these fixtures, not apps, servers or password hashes of
+your own; test pure functions without an app; hypothesis counts as ``examples(n)``; one
+schemathesis run (tests/test_openapi.py); exact statuses; no wall-clock bounds. An outside
+repository sets ``asyncio_mode = "auto"`` and installs svc-cms with its ``test`` extra.
 """
 
 from __future__ import annotations
@@ -25,6 +38,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
+import types
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -33,10 +48,17 @@ from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 from sqlalchemy import create_engine, inspect, text
 
+try:
+    import pytest_asyncio
+except ImportError:  # svc-cms installed without its test extra (this module is a pytest11 plugin):
+    # pytest in an unrelated project must still start. The async fixtures are declared as plain
+    # ones and only a test that asks for them fails, telling to install svc-cms[test].
+    pytest_asyncio = types.SimpleNamespace(fixture=pytest.fixture)
+
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.auth import passwords
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.plugins import call_first, make_plugin_manager
@@ -92,7 +114,55 @@ def svc_template_db(tmp_path_factory: pytest.TempPathFactory) -> str:
         return url
     path = tmp_path_factory.mktemp("svc-template") / "template.sqlite3"
     upgrade(f"sqlite:///{path}", paths)
+    _first_start(path)
     return str(path)
+
+
+def _bare(template: str) -> Path:
+    """The SQLite template as the migrations left it, before any app's first start."""
+    return Path(template).with_name("bare.sqlite3")
+
+
+def _first_start(path: Path) -> None:
+    """Start and stop one default app on the SQLite template, so that each plugin's first-start
+    work (the instance admin, hashed once) is in every copy instead of being redone per test.
+    A copy of the untouched file is kept for ``make_app(bare=True)``."""
+    shutil.copyfile(path, _bare(str(path)))
+    data_dir = path.parent / "first-start"
+    target = default_sqlite_path(data_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, target)
+
+    async def start_stop() -> None:
+        env = {"SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL,
+               "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD, "JWT_SECRET": JWT_SECRET, "SVC_JOBS_INPROCESS": "false"}
+        kernel = create_app(Settings.from_env(environ=env)).kernel
+        await startup_kernel(kernel)
+        await shutdown_kernel(kernel)
+
+    # In a thread of its own: the fixture may be set up while an event loop runs in this one.
+    failure: list[BaseException] = []
+    thread = threading.Thread(target=lambda: _run_catching(start_stop, failure))
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    engine = create_engine(f"sqlite:///{target}")
+    try:
+        with engine.connect() as conn:  # fold the WAL back into the file before copying it
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        engine.dispose()
+    shutil.copyfile(target, path)
+
+
+def _run_catching(make: Callable[[], Awaitable[None]], failure: list[BaseException]) -> None:
+    import asyncio
+
+    try:
+        asyncio.run(make())
+    except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+        failure.append(exc)
 
 
 # The indexes the migrations made, per PostgreSQL test database: indexes made at run time (the
@@ -159,7 +229,7 @@ class AppFactory:
         env.update(overrides.pop("env", {}) or {})
         return Settings.from_env(environ=env, **overrides)
 
-    def _prepare_database(self, data_dir: Path, settings: Settings) -> None:
+    def _prepare_database(self, data_dir: Path, settings: Settings, bare: bool = False) -> None:
         if data_dir in self._prepared:
             return
         self._prepared.add(data_dir)
@@ -170,13 +240,15 @@ class AppFactory:
         target = default_sqlite_path(data_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            shutil.copyfile(self.template, target)
+            shutil.copyfile(_bare(self.template) if bare else self.template, target)
 
     async def __call__(self, plugins: Iterable[Any] | None = None, *, data_dir: Path | None = None,
-                       **overrides: Any) -> TestApp:
+                       bare: bool = False, **overrides: Any) -> TestApp:
+        """``bare=True``: the database as the migrations leave it, before any first start (no
+        instance admin yet); by default the SQLite copy already holds the first start's rows."""
         data_dir = data_dir or self.base_dir / f"app{len(self.apps)}"
         settings = self.settings(data_dir, **overrides)
-        self._prepare_database(data_dir, settings)
+        self._prepare_database(data_dir, settings, bare)
         app = create_app(settings, plugins)
         kernel = app.kernel
         await startup_kernel(kernel)
@@ -433,6 +505,299 @@ def record_events(svc_app: TestApp) -> Iterator[Callable[[str], Recorder]]:
 def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
     """Every action event of the default app, recorded for the test."""
     return record_events("*")
+
+
+# --- The harness's own settings: cheap hashing, per-worker services, hypothesis profiles ---------
+
+SERVICES_MARKER = "svc_services"
+# The fixtures through which a test reaches the database, cache or queue the run was pointed at.
+SERVICE_FIXTURES = frozenset({"svc_template_db", "redis_url"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--svc-services-only", action="store_true", default=False,
+                     help="svc: run only the tests that touch a database, cache or queue (those using "
+                          "make_app/svc_app or redis_url, or marked svc_services); the others "
+                          "(parsers, compilers, pure hypothesis tests) ran in the first pass.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{SERVICES_MARKER}: the test reaches PostgreSQL or Redis by itself "
+                                       "(kept by --svc-services-only)")
+    if os.environ.get("SVC_TEST_PRODUCTION_ARGON2", "") != "1":
+        passwords.use_parameters(passwords.CHEAP_PARAMETERS)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw"):
+        _services_per_worker(int(worker[2:]))
+    _register_hypothesis_profiles()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--svc-services-only"):
+        return
+    keep, drop = [], []
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        touches = bool(names & SERVICE_FIXTURES) or item.get_closest_marker(SERVICES_MARKER) is not None
+        (keep if touches else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _services_per_worker(index: int) -> None:
+    """Under pytest-xdist, worker ``gwN`` gets its own PostgreSQL database (``<name>_gwN``, made
+    afresh) and Redis database (the configured number + N): tests truncate tables and flush keys."""
+    from sqlalchemy.engine import make_url
+
+    url = svc_test_database_url()
+    if url:
+        parsed = make_url(url)
+        name = f"{parsed.database}_gw{index}"
+        _recreate_database(url, name)
+        os.environ["SVC_TEST_DATABASE_URL"] = parsed.set(database=name).render_as_string(hide_password=False)
+    redis_url = svc_test_redis_url()
+    if redis_url:
+        head, _, db = redis_url.rpartition("/")
+        if db.isdigit() and head.count("/") >= 2:
+            os.environ["SVC_TEST_REDIS_URL"] = f"{head}/{(int(db) + index) % 16}"
+
+
+def _recreate_database(url: str, name: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(make_url(sync_url(url)).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        engine.dispose()
+
+
+HYPOTHESIS_PROFILES = {
+    # CI and everyday runs: the same examples every run, a quarter of each test's count.
+    "ci": {"derandomize": True, "database": None, "deadline": None, "print_blob": True},
+    # Nightly: random, four times each test's count (SVC_HYPOTHESIS_PROFILE=thorough).
+    "thorough": {"deadline": None},
+}
+_EXAMPLE_SCALE = {"ci": 0.25, "thorough": 4.0}
+
+
+def _register_hypothesis_profiles() -> None:
+    try:
+        from hypothesis import settings as hypothesis_settings
+    except ImportError:
+        return
+    for name, options in HYPOTHESIS_PROFILES.items():
+        hypothesis_settings.register_profile(name, **options)
+    profile = os.environ.get("SVC_HYPOTHESIS_PROFILE", "")
+    if profile:
+        hypothesis_settings.load_profile(profile)
+
+
+def examples(count: int) -> int:
+    """A hypothesis test's ``max_examples``: ``count`` scaled by the profile in
+    ``SVC_HYPOTHESIS_PROFILE`` (``ci``: a quarter, at least 10; ``thorough``: four times)."""
+    scale = _EXAMPLE_SCALE.get(os.environ.get("SVC_HYPOTHESIS_PROFILE", ""), 1.0)
+    return max(10, int(count * scale)) if scale < 1 else int(count * scale)
+
+
+# --- Outside services for tests: Redis, an SMTP mailbox, an HTTP receiver -------------------------
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+def in_ci() -> bool:
+    """True under ``CI=true``: a service a test needs that does not answer fails the run."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip the test, or fail it under ``CI=true``: nothing skips silently in CI."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: a service the suite needs must answer)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """A Redis that answers, for contract tests of the Redis backends: ``SVC_TEST_REDIS_URL``, else
+    ``redis://127.0.0.1:6379/15``. Skips when nothing answers, except under ``CI=true`` (fails).
+    Keep keys under a unique prefix and delete them at the end of the test."""
+    import redis
+
+    url = svc_test_redis_url() or DEFAULT_REDIS_URL
+    client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        skip_or_fail(f"Redis at {url} does not answer: {exc}")
+    finally:
+        client.close()
+    return url
+
+
+class Mailbox:
+    """An aiosmtpd handler keeping every message: a real SMTP peer for tests that send email."""
+
+    def __init__(self) -> None:
+        self.envelopes: list[Any] = []
+        self.port = 0
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+        self.envelopes.append(envelope)
+        return "250 Message accepted for delivery"
+
+    def messages(self, to: str | None = None) -> list[Any]:
+        """The parsed messages received so far (optionally only those to ``to``)."""
+        import email
+        import email.policy
+
+        parsed = [email.message_from_bytes(e.content, policy=email.policy.default) for e in self.envelopes]
+        return [m for m in parsed if to is None or to in m["To"]]
+
+    async def wait_for(self, count: int = 1, to: str | None = None, timeout: float = 10.0) -> list[Any]:
+        """Poll until ``count`` messages (to ``to``) arrived; mail is sent after the response.
+        ``timeout`` only bounds the wait for a message that never comes."""
+        import asyncio
+        import time
+
+        deadline = time.monotonic() + timeout
+        while len(self.messages(to)) < count:
+            assert time.monotonic() < deadline, f"expected {count} email(s), got {len(self.messages(to))}"
+            await asyncio.sleep(0.02)
+        return self.messages(to)
+
+    @staticmethod
+    def token(message: Any) -> str:
+        """The ``token`` of the link in a message's text body."""
+        import re
+
+        found = re.search(r"[?&]token=([A-Za-z0-9_-]+)", message.get_content())
+        assert found, message.get_content()
+        return found.group(1)
+
+
+@pytest.fixture
+def mailbox() -> Iterator[Mailbox]:
+    """A local SMTP server (aiosmtpd on a free port) keeping what it receives; configure apps with
+    ``make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port)``."""
+    import socket
+
+    from aiosmtpd.controller import Controller
+
+    box = Mailbox()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        box.port = sock.getsockname()[1]
+    controller = Controller(box, hostname="127.0.0.1", port=box.port)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One request an ``HttpReceiver`` got."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.body)
+
+
+class HttpReceiver:
+    """A real HTTP server on a free local port, in a thread: the outside end of webhooks, JWKS and
+    discovery documents, and outside APIs. ``serve(path, document)`` answers JSON on any method;
+    every request is kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
+
+    def __init__(self) -> None:
+        import collections
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.documents: dict[str, tuple[int, bytes, str]] = {}
+        self.requests: list[ReceivedRequest] = []
+        self.hits: collections.Counter[str] = collections.Counter()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                receiver.hits[self.path] += 1
+                receiver.requests.append(ReceivedRequest(self.command, self.path, dict(self.headers), body))
+                status, payload, ctype = receiver.documents.get(
+                    self.path, (404, b'{"error": "not found"}', "application/json"))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer  # noqa: N815 - the stdlib's names
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+        self.running = True
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def serve(self, path: str, document: Any, status: int = 200) -> str:
+        """Answer ``document`` as JSON at ``path``; returns its URL."""
+        import json
+
+        return self.serve_raw(path, json.dumps(document).encode(), status)
+
+    def serve_raw(self, path: str, body: bytes, status: int = 200,
+                  content_type: str = "application/json") -> str:
+        self.documents[path] = (status, body, content_type)
+        return self.url(path)
+
+    def received(self, path: str | None = None) -> list[ReceivedRequest]:
+        """The requests received so far (optionally only those to ``path``)."""
+        return [r for r in self.requests if path is None or r.path == path]
+
+    def stop(self) -> None:
+        if self.running:
+            self.running = False
+            self.httpd.shutdown()
+            self.httpd.server_close()
+
+
+@pytest.fixture
+def http_receiver() -> Iterator[HttpReceiver]:
+    """An ``HttpReceiver`` for the test, stopped at its end."""
+    receiver = HttpReceiver()
+    try:
+        yield receiver
+    finally:
+        receiver.stop()
+
+
+@pytest.fixture
+def production_password_hashing() -> Iterator[None]:
+    """The production argon2 parameters for one test (the harness hashes cheaply otherwise)."""
+    cheap = passwords.current_parameters()
+    passwords.use_parameters(passwords.PARAMETERS)
+    try:
+        yield
+    finally:
+        passwords.use_parameters(cheap)
 
 
 # -- Jobs ----------------------------------------------------------------------------------------

@@ -26,8 +26,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
-import pytest_asyncio
 import uvicorn
+
+try:
+    import pytest_asyncio
+except ImportError:  # without svc-cms's test extra: see kernel/testing.py (loaded as a pytest11 plugin)
+    import types
+
+    import pytest
+
+    pytest_asyncio = types.SimpleNamespace(fixture=pytest.fixture)
 
 
 class _TestServer(uvicorn.Server):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
@@ -120,23 +119,9 @@ async def test_filters_get_the_unit_of_work_and_a_view_acts_in_it(svc_app):
             off()
 
 
-REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
-
-
-def redis_available() -> bool:
-    try:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=0.5).ping()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-@pytest.mark.skipif(not redis_available(), reason="Redis does not answer")
-async def test_two_apps_on_one_redis_share_actions(make_app, tmp_path):
-    one = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
-    two = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
+async def test_two_apps_on_one_redis_share_actions(make_app, tmp_path, redis_url):
+    one = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
+    two = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
     received = asyncio.Event()
     got = []
 
@@ -150,10 +135,9 @@ async def test_two_apps_on_one_redis_share_actions(make_app, tmp_path):
     assert got == [("cache.invalidate", {"key": "k"}, "default", True)]
 
 
-@pytest.mark.skipif(not redis_available(), reason="Redis does not answer")
-async def test_site_rename_on_one_worker_reaches_the_other(make_app, tmp_path):
-    one = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
-    two = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
+async def test_site_rename_on_one_worker_reaches_the_other(make_app, tmp_path, redis_url):
+    one = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
+    two = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
     token = await one.login()
     headers = {"Authorization": f"Bearer {token}"}
     await two.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": "default"})  # warm cache

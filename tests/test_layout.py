@@ -3,9 +3,13 @@
 1. The kernel (``kernel/``, ``kernel/testing.py`` included) and the extension SDK import no plugin.
 2. A plugin imports another plugin only through that plugin's ``api.py``,
 3. and only when its plugin object declares that plugin in ``requires``.
+4. No import circles among the modules of the kernel, nor among those of one plugin: a piece two
+   modules share lives in a third module both import.
 
 Every import counts: module level or inside a function, ``import x``, ``from x import y``,
 relative imports, and ``importlib.import_module("...")`` / ``__import__("...")`` with a literal.
+For circles, a function-level import counts too (it only hides a circle); imports under
+``if TYPE_CHECKING:`` do not (they never run), nor does a package's implicit import of its parent.
 """
 
 from __future__ import annotations
@@ -29,10 +33,15 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
+def imported_modules(path: Path, *, runtime: bool = False) -> list[tuple[int, str]]:
     """``(line, dotted name)`` of everything ``path`` imports; ``from a import b`` gives ``a.b``
-    (``b`` may be a module or a name in ``a``; both are checked as ``a.b``)."""
+    (``b`` may be a module or a name in ``a``; both are checked as ``a.b``). ``runtime`` leaves
+    out the imports under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    if runtime:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and _is_type_checking(node.test):
+                node.body = []
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -53,6 +62,11 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
             if called in ("import_module", "__import__"):
                 found.append((node.lineno, node.args[0].value))
     return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _python_files(folder: Path) -> list[Path]:
@@ -101,6 +115,68 @@ def plugin_breaches(requires: dict[str, tuple[str, ...]]) -> list[str]:
     return breaches
 
 
+def import_graph(folder: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``folder`` it imports (a name imported from a module is that module)."""
+    paths = {_module_name(p): p for p in _python_files(folder)}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        targets = set()
+        for _, name in imported_modules(path, runtime=True):
+            while name and name not in paths:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected components of more than one module
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def _packages() -> list[Path]:
+    return [ROOT / "kernel", *sorted(p for p in PLUGINS.iterdir() if (p / "__init__.py").exists())]
+
+
 def test_the_kernel_imports_no_plugin():
     assert kernel_breaches() == []
 
@@ -109,6 +185,11 @@ def test_plugins_import_each_other_only_through_api_and_requires():
     requires = _plugin_requires()
     assert set(requires) >= {"accounts", "access", "schema", "items"}
     assert plugin_breaches(requires) == []
+
+
+@pytest.mark.parametrize("folder", _packages(), ids=lambda p: p.name)
+def test_no_import_circles(folder):
+    assert import_cycles(import_graph(folder)) == []
 
 
 # The checker itself must see every form of import.
@@ -140,3 +221,21 @@ def test_breaches_are_reported(monkeypatch):
     assert len(found) == 2
     assert "users.py:1 imports plugins.access.tables.memberships: import plugin 'access' only through" in found[0]
     assert "service.py:1 imports plugins.items.api: add 'items' to the plugin's requires" in found[1]
+
+
+def test_import_circles_are_found(monkeypatch):
+    folder = PLUGINS / "probe"
+    sources = {
+        folder / "__init__.py": "",
+        folder / "a.py": "from plugins.probe.b import f",
+        folder / "b.py": "def g():\n    from plugins.probe import c",
+        folder / "c.py": "import plugins.probe.a\nfrom plugins.probe import d",
+        folder / "d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from plugins.probe import c",
+        folder / "e.py": "from plugins.probe.d import x",
+    }
+    monkeypatch.setattr(sys.modules[__name__], "_python_files", lambda _: sorted(sources))
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: sources[self])
+    graph = import_graph(folder)
+    assert graph["plugins.probe.d"] == set()
+    assert import_cycles(graph) == [["plugins.probe.a", "plugins.probe.b", "plugins.probe.c"]]
+    assert import_cycles({"x": {"y"}, "y": {"x"}, "z": {"z"}, "w": {"x"}}) == [["x", "y"]]

@@ -7,7 +7,6 @@ import uuid
 
 import pytest
 
-from kernel.testing import svc_test_redis_url
 from kernel.topics import Lagged, TopicMessage, Topics
 
 
@@ -111,15 +110,12 @@ async def test_subscribers_do_not_share_mutations():
 # ---------------------------------------------------------------------------- Redis
 
 
-needs_redis = pytest.mark.skipif(not svc_test_redis_url(), reason="SVC_TEST_REDIS_URL is not set")
-
-
-@needs_redis
-async def test_redis_carries_messages_between_processes_once_each():
+# The redis_url fixture (kernel.testing): skips without a Redis, fails under CI=true.
+async def test_redis_carries_messages_between_processes_once_each(redis_url):
     namespace = f"svctest:{uuid.uuid4().hex[:8]}"
-    a = Topics(svc_test_redis_url(), namespace=namespace)
-    b = Topics(svc_test_redis_url(), namespace=namespace)
-    other_namespace = Topics(svc_test_redis_url(), namespace=namespace + "x")
+    a = Topics(redis_url, namespace=namespace)
+    b = Topics(redis_url, namespace=namespace)
+    other_namespace = Topics(redis_url, namespace=namespace + "x")
     await a.start()
     await b.start()
     await other_namespace.start()

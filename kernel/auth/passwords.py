@@ -12,10 +12,29 @@ import asyncio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-_hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+# The production parameters (tests/auth/test_passwords.py pins them).
+PARAMETERS = {"time_cost": 2, "memory_cost": 19 * 1024, "parallelism": 1}
+# argon2id at its smallest cost: only the test harness (kernel/testing.py) switches to it.
+CHEAP_PARAMETERS = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
+
+_hasher = PasswordHasher(**PARAMETERS)
 # A hash of a random password, verified when the user does not exist so a login for an unknown
 # email costs the same time as a wrong password (no user enumeration by timing).
 _DUMMY_HASH = _hasher.hash("svc-dummy-password-for-timing")
+
+
+def use_parameters(parameters: dict[str, int]) -> None:
+    """Hash new passwords with ``parameters`` from now on (verification reads the parameters stored
+    in each hash). The test harness switches to ``CHEAP_PARAMETERS``; production never calls this."""
+    global _hasher, _DUMMY_HASH
+    _hasher = PasswordHasher(**parameters)
+    _DUMMY_HASH = _hasher.hash("svc-dummy-password-for-timing")
+
+
+def current_parameters() -> dict[str, int]:
+    """The parameters new hashes are made with."""
+    return {"time_cost": _hasher.time_cost, "memory_cost": _hasher.memory_cost,
+            "parallelism": _hasher.parallelism}
 
 
 def hash_password(password: str) -> str:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel import ApiError
+from kernel.testing import examples
 from plugins.access.conditions import MAX_DEPTH, MAX_NODES, validate_conditions, validate_fields
 
 GOOD = [
@@ -124,7 +125,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(JSON)
 def test_arbitrary_json_is_accepted_or_refused_cleanly(tree):
     try:

@@ -8,9 +8,7 @@ directory, without Redis (bounded by the ``access`` cache's TTL) and with it (im
 from __future__ import annotations
 
 import asyncio
-import os
 
-import pytest
 from access_helpers import role_id_of
 
 from kernel import ANONYMOUS, Principal
@@ -197,22 +195,8 @@ async def test_two_apps_without_redis_converge_within_the_ttl(make_app, tmp_path
     assert (await two.kernel.access.decide(principal, "default", "articles", "read")).allowed is False
 
 
-REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
-
-
-def redis_available() -> bool:
-    try:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=0.5).ping()
-        return True
-    except Exception:  # noqa: BLE001 - any failure means no Redis to test with
-        return False
-
-
-@pytest.mark.skipif(not redis_available(), reason="Redis does not answer")
-async def test_two_apps_with_redis_converge_at_once(make_app, tmp_path):
-    one, two, calls_one, policy, principal = await _two_apps(make_app, tmp_path, redis_url=REDIS_URL)
+async def test_two_apps_with_redis_converge_at_once(make_app, tmp_path, redis_url):
+    one, two, calls_one, policy, principal = await _two_apps(make_app, tmp_path, redis_url=redis_url)
     two.kernel.site_caches["access"].ttl = 3600.0  # only the bus can carry the change
     assert (await two.kernel.access.decide(principal, "default", "articles", "read")).allowed is True
     rules = await calls_one.ok("get", f"/policies/{policy['id']}/permissions")

@@ -1,20 +1,17 @@
-"""Test kit for trusted external issuers: a real local HTTP server for JWKS and discovery
-documents, signing keys made with ``cryptography``, tokens signed with PyJWT, and a plugin
+"""Test kit for trusted external issuers (the JWKS and discovery documents are served by the
+``http_receiver`` fixture of ``kernel.testing``): signing keys made with ``cryptography``, tokens signed with PyJWT, and a plugin
 with a ``/test/whoami`` route that shows the principal the auth chain produced."""
 
 from __future__ import annotations
 
 import base64
-import collections
 import functools
 import hashlib
 import hmac
 import json
-import threading
 import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -33,52 +30,6 @@ ISSUER = "https://idp.example.test/"
 AUDIENCE = "svc-api"
 ISSUERS = "/api/v1/admin/auth/issuers"
 WHOAMI = "/api/v1/test/whoami"
-
-
-class JwksServer:
-    """``ThreadingHTTPServer`` on a free port serving JSON documents by path, counting hits."""
-
-    def __init__(self) -> None:
-        self.documents: dict[str, tuple[int, bytes]] = {}
-        self.hits: collections.Counter[str] = collections.Counter()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                server.hits[self.path] += 1
-                status, body = server.documents.get(self.path, (404, b'{"error": "not found"}'))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
-        self.running = True
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def serve(self, path: str, document: Any, status: int = 200) -> str:
-        self.documents[path] = (status, json.dumps(document).encode())
-        return self.url(path)
-
-    def serve_raw(self, path: str, body: bytes, status: int = 200) -> str:
-        self.documents[path] = (status, body)
-        return self.url(path)
-
-    def stop(self) -> None:
-        if self.running:
-            self.running = False
-            self.httpd.shutdown()
-            self.httpd.server_close()
 
 
 @dataclass(frozen=True)

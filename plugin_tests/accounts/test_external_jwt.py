@@ -12,7 +12,6 @@ from issuer_kit import (
     ISSUER,
     ISSUERS,
     WHOAMI,
-    JwksServer,
     WhoAmIPlugin,
     bearer,
     claims,
@@ -36,11 +35,9 @@ async def svc_app(make_app):
 
 
 @pytest.fixture
-def server():
-    srv = JwksServer()
-    srv.serve("/jwks", key_set(rsa_key(), ec_key()))
-    yield srv
-    srv.stop()
+def server(http_receiver):
+    http_receiver.serve("/jwks", key_set(rsa_key(), ec_key()))
+    return http_receiver
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import pytest_asyncio
 from issuer_kit import (
     ISSUERS,
     WHOAMI,
-    JwksServer,
     WhoAmIPlugin,
     add_role,
     bearer,
@@ -33,11 +32,9 @@ async def svc_app(make_app):
 
 
 @pytest.fixture
-def server():
-    srv = JwksServer()
-    srv.serve("/jwks", key_set(rsa_key()))
-    yield srv
-    srv.stop()
+def server(http_receiver):
+    http_receiver.serve("/jwks", key_set(rsa_key()))
+    return http_receiver
 
 
 @pytest.fixture

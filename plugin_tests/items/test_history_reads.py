@@ -7,7 +7,7 @@ import pytest
 
 from kernel.errors import ApiError
 from kernel.testing import Calls
-from plugins.items import drafts
+from plugins.items.read import drafts
 
 DRAFT = {"X-Svc-Draft": "true"}
 FIELDS = {"title": "string", "body": "text", "n": "integer", "translations": "json"}

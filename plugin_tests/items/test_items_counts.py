@@ -11,7 +11,7 @@ from sqlalchemy import func, insert, select
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.testing import Calls
-from plugins.items import counts
+from plugins.items.read import counts
 from plugins.items.tables import item_counts, items
 from plugins.schema.api import get_schema
 

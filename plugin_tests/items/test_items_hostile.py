@@ -46,7 +46,7 @@ async def test_deep_and_wide_json(junk: Calls):
     await junk.err("post", "/items/junk", 400, "VALIDATION_FAILED", ["j"], json=deep)
     raw = '{"j": ' + "[" * 100_000 + "]" * 100_000 + "}"
     resp = await junk.call("post", "/items/junk", content=raw.encode(), headers={"Content-Type": "application/json"})
-    assert resp.status_code in (400, 413), resp.text
+    assert resp.status_code == 400, resp.text  # 200 KB: under the body cap, refused by its depth
     wide = await junk.create("junk", {"j": list(range(10_000)), "c": [str(i) for i in range(10_000)]})
     assert len(wide["j"]) == 10_000
     await junk.err("post", "/items/junk", 400, "VALIDATION_FAILED", ["body"], json=[{}] * 10_000)

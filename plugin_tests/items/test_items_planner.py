@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import text
 
 from kernel.testing import Calls
-from plugins.items import pg_statistics, planner_stats
-from plugins.items.indexes import index_name
+from plugins.items.upkeep import pg_statistics, planner_stats
+from plugins.items.upkeep.indexes import index_name
 from plugins.schema.api import get_schema
 
 

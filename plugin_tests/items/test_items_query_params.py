@@ -137,7 +137,10 @@ async def test_hostile_query_strings_are_400(posts: Calls, params):
     assert resp.status_code == 400, (params, resp.text)
     assert resp.json()["errors"][0]["code"] in ("VALIDATION", "VALIDATION_FAILED")
     resp = await posts.call("get", "/items/posts/p1", params=params)
-    assert resp.status_code in (200, 400), (params, resp.text)
+    # One item takes the read options (deep, fields) and refuses them alike; the listing's own
+    # parameters (limit, page, offset, meta, filter, sort ...) do not apply to it and are ignored.
+    expected = 400 if any(key.startswith(("deep", "fields")) for key in params) else 200
+    assert resp.status_code == expected, (params, resp.text)
 
 
 @pytest.mark.parametrize("query", ["fields=%ED%A0%80", "filter=%FF%FE", "filter[title][_eq]=%ED%A0%80", "sort=%C0",
@@ -145,4 +148,7 @@ async def test_hostile_query_strings_are_400(posts: Calls, params):
                                    "filter=" + "%5B" * 3000])
 async def test_raw_query_strings_never_500(posts: Calls, query):
     resp = await posts.call("get", f"/items/posts?{query}")
-    assert resp.status_code in (200, 400), (query, resp.text)
+    # Bad UTF-8 is decoded with replacement characters: as a name (field, sort, filter key) or
+    # the filter's JSON it is refused; as a filter's value it is a plain value matching nothing.
+    expected = 200 if query.startswith("filter[title][_eq]=") else 400
+    assert resp.status_code == expected, (query, resp.text)

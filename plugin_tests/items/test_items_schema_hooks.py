@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
-from plugins.items.indexes import index_name
 from plugins.items.tables import items
+from plugins.items.upkeep.indexes import index_name
 from plugins.schema.api import get_schema
 
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel import ApiError
+from kernel.testing import examples
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.query.params import DeepQuery
 
@@ -252,7 +253,7 @@ KEYS = st.tuples(st.sampled_from(["fields", "sort", "groupBy", "aggregate", "dee
 VALUES = st.one_of(st.text(max_size=12), JSONISH.map(json.dumps), st.sampled_from(["*", "-a,b", "1,2", "", "null"]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.tuples(KEYS, VALUES), max_size=6))
 def test_any_query_string_parses_or_is_a_400(pairs: list[tuple[str, str]]) -> None:
     try:

@@ -24,6 +24,7 @@ from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, creat
 
 from kernel.db.engine import sync_url
 from kernel.db.meta import json_type
+from kernel.testing import examples, svc_test_database_url
 from plugins.items.query import compile_filter, compile_sort, evaluate, resolve_filter
 from plugins.items.query.reference import MISSING
 from plugins.schema.api import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
@@ -76,13 +77,15 @@ class Db:
         return list(self.conn.execute(stmt).scalars())
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+# The PostgreSQL leg exists when the run is pointed at PostgreSQL (the second pass of scripts/test,
+# which keeps it through its svc_services mark and drops the SQLite leg that ran in the first).
+POSTGRESQL = [pytest.param("postgresql", marks=pytest.mark.svc_services)] if svc_test_database_url() else []
+
+
+@pytest.fixture(scope="module", params=["sqlite", *POSTGRESQL])
 def db(request: pytest.FixtureRequest) -> Any:
     if request.param == "postgresql":
-        url = os.environ.get("SVC_TEST_DATABASE_URL")
-        if not url:
-            pytest.skip("SVC_TEST_DATABASE_URL is not set")
-        engine = create_engine(sync_url(url))
+        engine = create_engine(sync_url(svc_test_database_url()))
     else:
         engine = create_engine("sqlite://")
     conn = engine.connect()
@@ -352,7 +355,7 @@ def load(db: Db, world: dict[str, Any]) -> Any:
 
 
 # ---------------------------------------------------------------------- the properties
-SETTINGS = settings(max_examples=int(os.environ.get("SVC_QUERY_EXAMPLES", "150")), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("SVC_QUERY_EXAMPLES", 0)) or examples(150), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

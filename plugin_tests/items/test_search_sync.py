@@ -13,9 +13,10 @@ from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
-from plugins.items import search_backfill, search_index
-from plugins.items.search_index import index_missing, reindex_collection, search
+from plugins.items.search import index as search_index
+from plugins.items.search.index import index_missing, reindex_collection, search
 from plugins.items.tables import items
+from plugins.items.upkeep import search_backfill
 from plugins.schema.api import get_schema
 
 

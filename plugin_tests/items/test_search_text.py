@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugins.items.search_index import scope_token
-from plugins.items.search_sqlite import match_expression
-from plugins.items.search_text import (
+from kernel.testing import examples
+from plugins.items.search.index import scope_token
+from plugins.items.search.sqlite import match_expression
+from plugins.items.search.text import (
     MAX_TERMS,
     MAX_TOKEN,
     Term,
@@ -88,7 +89,7 @@ FTS = _fts()
 SCOPES = [SimpleNamespace(coll=SimpleNamespace(id="c"), fields=("title", "body"))]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=200))
 def test_no_query_is_fts5_syntax(q: str):
     for term in query_terms(q):
@@ -107,13 +108,13 @@ def test_match_expression_finds_only_in_scope():
     assert hits("zebra") == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=80))
 def test_folding_char_by_char_equals_folding_the_text(text: str):
     assert "".join(fold_char(c) for c in text) == fold(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=300), st.text(min_size=1, max_size=20))
 def test_highlight_is_escaped_text_of_the_value(value: str, q: str):
     snippet = highlight(value, query_terms(q))

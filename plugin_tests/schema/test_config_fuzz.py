@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel.errors import ApiError
+from kernel.testing import examples
 from plugins.schema.bundles import bundle_scope, parse_bundle
 from plugins.schema.diffing import plan_schema
 from plugins.schema.manifest import parse_manifest
@@ -84,7 +85,9 @@ def _checked(fn) -> None:
     try:
         plan = fn()
     except ApiError as exc:
-        assert exc.status in (400, 409) and exc.details[0].path is not None
+        # A bad body is 400 VALIDATION_FAILED; one naming what exists already is 409 CONFLICT.
+        assert (exc.status, exc.code) in ((400, "VALIDATION_FAILED"), (409, "CONFLICT")), exc.body()
+        assert exc.details[0].path is not None
         return
     for problem in plan.problems:
         assert problem.code and problem.message and isinstance(problem.path, list)
@@ -115,20 +118,20 @@ MODES = st.sampled_from(["merge", "replace-managed", "replace-all"])
 SCOPES = st.lists(st.sampled_from(["schema", "collection:a", "collection:b"]), max_size=2)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(head=BUNDLE_HEAD, fields=st.lists(FIELD_ENTRY, max_size=5, unique_by=lambda f: f["field"].lower()),
        relations=st.lists(RELATION_ENTRY, max_size=4), name=st.sampled_from([None, None, "a"]))
 def test_plausible_bundles(head, fields, relations, name):
     _bundle(head, fields, relations, name)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(head=ENTRY | JSON, fields=SECTIONS, relations=SECTIONS, name=st.sampled_from([None, "a"]))
 def test_arbitrary_bundles(head, fields, relations, name):
     _bundle(head, fields, relations, name)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(collections=st.lists(COLLECTION_ENTRY, max_size=3),
        fields=st.lists(FIELD_ENTRY, max_size=5, unique_by=lambda f: f["field"].lower()),
        relations=st.lists(RELATION_ENTRY, max_size=4), scopes=SCOPES, mode=MODES)
@@ -137,7 +140,7 @@ def test_plausible_manifests(collections, fields, relations, scopes, mode):
     _manifest(collections, fields, relations, scopes, mode)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(collections=SECTIONS, fields=SECTIONS, relations=SECTIONS, scopes=SCOPES | JSON, mode=MODES)
 def test_arbitrary_manifests(collections, fields, relations, scopes, mode):
     _manifest(collections, fields, relations, scopes, mode)

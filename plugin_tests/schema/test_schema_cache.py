@@ -4,23 +4,8 @@ worker and (through Redis) on the others, and bounded by a TTL where there is no
 from __future__ import annotations
 
 import asyncio
-import os
-
-import pytest
 
 from plugins.schema import api, cache
-
-REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
-
-
-def redis_available() -> bool:
-    try:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=0.5).ping()
-        return True
-    except Exception:  # noqa: BLE001 - any failure means: no Redis here
-        return False
 
 
 async def _admin(app):
@@ -70,10 +55,9 @@ async def test_second_worker_without_redis_catches_up_after_the_ttl(make_app, tm
     assert set(fresh.collections) == {"a", "b"} and fresh.version == stale.version + 1
 
 
-@pytest.mark.skipif(not redis_available(), reason="Redis does not answer")
-async def test_second_worker_with_redis_hears_the_change(make_app, tmp_path):
-    one = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
-    two = await make_app(data_dir=tmp_path / "shared", redis_url=REDIS_URL)
+async def test_second_worker_with_redis_hears_the_change(make_app, tmp_path, redis_url):
+    one = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
+    two = await make_app(data_dir=tmp_path / "shared", redis_url=redis_url)
     cache.snapshots(two.kernel).ttl = 3600.0  # only the bus can make it fresh
     headers = await _admin(one)
     await _create(one, headers, "a")

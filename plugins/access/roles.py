@@ -95,10 +95,6 @@ async def update_roles(ctx: Any, role_ids: list[str], body: Any) -> list[dict[st
     return out
 
 
-async def update_role(ctx: Any, role_id: str, body: Any) -> dict[str, Any]:
-    return (await update_roles(ctx, [role_id], body))[0]
-
-
 async def _update_one(ctx: Any, uow: Any, role_id: str, values: dict[str, Any]) -> dict[str, Any]:
     db = uow.db
     by_id = await all_roles(db)
@@ -156,5 +152,3 @@ async def delete_roles(ctx: Any, role_ids: list[str]) -> None:
             await record_change(ctx, uow, "role.delete", "role", role_id, {"name": row["name"]})
 
 
-async def delete_role(ctx: Any, role_id: str) -> None:
-    await delete_roles(ctx, [role_id])

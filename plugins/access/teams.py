@@ -148,10 +148,6 @@ async def _update_one(ctx: Any, uow: Any, team_id: str, values: dict[str, Any]) 
     return team_record(row, current)
 
 
-async def update_team(ctx: Any, team_id: str, body: Any) -> dict[str, Any]:
-    return (await update_teams(ctx, [team_id], body))[0]
-
-
 async def delete_teams(ctx: Any, team_ids: list[str]) -> None:
     """Delete each team with its memberships and policy attachments, all or nothing."""
     async with ctx.unit_of_work() as uow:
@@ -164,5 +160,3 @@ async def delete_teams(ctx: Any, team_ids: list[str]) -> None:
             await record_change(ctx, uow, "team.delete", "team", team_id, {"name": row["name"]})
 
 
-async def delete_team(ctx: Any, team_id: str) -> None:
-    await delete_teams(ctx, [team_id])

@@ -21,7 +21,7 @@ from kernel import ApiError, Principal, audit
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.accounts.identity import clean_id
+from plugins.accounts.service import clean_id
 from plugins.accounts.tables import api_keys
 from plugins.accounts.users import role_id_for
 

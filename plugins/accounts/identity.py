@@ -43,14 +43,6 @@ def check_email(value: Any, path: str = "email") -> str:
     return email
 
 
-def clean_id(value: Any) -> str | None:
-    """An identifier from a path or body, or None when it cannot name anything (wrong type, too
-    long, a NUL that PostgreSQL would refuse): callers answer 404 or 400 instead of a 500."""
-    if not isinstance(value, str) or not value or len(value) > 64 or "\x00" in value:
-        return None
-    return value
-
-
 def check_password(value: Any, path: str = "password") -> str:
     """The password if it meets the policy (a string of 8 to 1024 characters), else 400."""
     return check_password_policy(value, path)

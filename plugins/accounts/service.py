@@ -1,4 +1,4 @@
-"""Identity logic: users, the instance admin, password login, access-token verification."""
+"""Identity logic: users, the instance admin, access-token verification (login is ``sessions.login``)."""
 
 from __future__ import annotations
 
@@ -101,11 +101,12 @@ async def bootstrap_instance_admin(kernel: Any) -> None:
     log.info("created the instance admin %s", settings.admin_email)
 
 
-async def login(kernel: Any, email: Any, password: Any, site_id: str | None) -> dict[str, Any]:
-    """Password login: one data path, ``sessions.login`` (membership, refresh token, audit)."""
-    from plugins.accounts import sessions  # sessions builds on this module
-
-    return await sessions.login(kernel, email, password, site_id, sessions.Client())
+def clean_id(value: Any) -> str | None:
+    """An identifier from a path or body, or None when it cannot name anything (wrong type, too
+    long, a NUL that PostgreSQL would refuse): callers answer 404 or 400 instead of a 500."""
+    if not isinstance(value, str) or not value or len(value) > 64 or "\x00" in value:
+        return None
+    return value
 
 
 async def principal_from_token(kernel: Any, token: str, site: dict[str, Any] | None) -> Principal:

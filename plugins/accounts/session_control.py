@@ -23,13 +23,6 @@ from plugins.accounts.tables import refresh_tokens
 T = refresh_tokens.c
 
 
-def _clean_id(value: Any) -> str | None:
-    # identity imports password_change, which imports this module: resolved at call time.
-    from plugins.accounts.identity import clean_id
-
-    return clean_id(value)
-
-
 def _session_not_found() -> ApiError:
     return ApiError(404, "RECORD_NOT_FOUND", "No such session")
 
@@ -64,7 +57,7 @@ async def revoke_my_session(kernel: Any, principal: Principal, session_id: str, 
                             client: Client) -> None:
     """Revoke one of the caller's sessions; another user's session is 404, never revoked."""
     user_id = require_user(principal)
-    if _clean_id(session_id) is None:  # cannot name a session (a NUL would be a 500 on PostgreSQL)
+    if service.clean_id(session_id) is None:  # cannot name a session (a NUL would be a 500 on PostgreSQL)
         raise _session_not_found()
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
         row = (await uow.conn.execute(_live_family(session_id).where(T.user_id == user_id))).mappings().first()
@@ -92,7 +85,7 @@ async def revoke_all_of_user(conn: Any, user_id: str) -> int:
 
 async def sessions_for_admin(kernel: Any, principal: Principal, site_id: str, user_id: str) -> list[dict[str, Any]]:
     """A user's sessions as the admin may see them: members of the site, bound to it."""
-    if _clean_id(user_id) is None:
+    if service.clean_id(user_id) is None:
         raise ApiError(404, "RECORD_NOT_FOUND", "No such user")
     async with kernel.db.connect() as conn:
         if principal.is_instance_admin:
@@ -109,7 +102,7 @@ async def sessions_for_admin(kernel: Any, principal: Principal, site_id: str, us
 async def admin_revoke_session(kernel: Any, principal: Principal, site_id: str, session_id: str,
                                client: Client) -> None:
     """Revoke a session as an admin; outside the admin's site it does not exist (404)."""
-    if _clean_id(session_id) is None:
+    if service.clean_id(session_id) is None:
         raise _session_not_found()
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
         if principal.is_instance_admin:

@@ -20,7 +20,7 @@ from kernel import ApiError, audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.access.api import memberships
-from plugins.accounts import identity
+from plugins.accounts import identity, service
 from plugins.accounts.tables import users
 
 NAME_COLUMNS = {"firstName": "first_name", "lastName": "last_name"}
@@ -62,7 +62,7 @@ async def list_users(db: SiteDB, *, status: str | None = None, role_id: str | No
 async def get_member(db: SiteDB, user_id: str) -> Any:
     """The member row (identity plus ``role_id``), or 404 ``RECORD_NOT_FOUND``."""
     row = None
-    if identity.clean_id(user_id) is not None:
+    if service.clean_id(user_id) is not None:
         row = await db.one(_members(db).where(users.c.id == user_id))
     if row is None:
         raise ApiError.not_found("No such user in this site", code="RECORD_NOT_FOUND")
@@ -76,7 +76,7 @@ async def role_id_for(conn: Any, site_id: str, value: Any, default: str = "subsc
         if role is None:  # the built-in roles are seeded with the site; guard a damaged site anyway
             raise ApiError.conflict(f"This site has no built-in '{default}' role")
         return str(role["id"])
-    role = await access_api.role_in_site(conn, site_id, identity.clean_id(value))
+    role = await access_api.role_in_site(conn, site_id, service.clean_id(value))
     if role is None:
         raise ApiError.validation("'roleId' is not a role of this site", path=["roleId"])
     return str(role["id"])

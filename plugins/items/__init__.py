@@ -10,23 +10,27 @@ DELETE), ``.../dependents`` and ``.../resolve-dependents``, history (``.../revis
 (the full-text index: FTS5 on SQLite, tsvector on PostgreSQL, kept in sync by bus filters in
 the write's transaction), ``svc_item_revisions``, ``svc_item_versions`` and the pins.
 
-Modules: ``api`` (what other plugins import, and REST calls: typed create, read, list, update,
-delete, aggregate with ``uow=``, ``cause=``, ``draft``/``locale``), ``service`` (the one data path
-behind it),
-``query/`` (the query language: list parameters, filters, sort, aggregates -> SQL), ``params``
-(HTTP query -> ``query.ListQuery``), ``readplan`` (a read's statements, cached), ``listing``
-(running them: one page, its total, aggregates), ``projection`` and ``nested`` (``fields``/``deep``:
-nested m2o/o2m reads), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
-``rowfilter`` (permission conditions -> SQL), ``search*`` (full-text), ``revisions``,
-``versions``, ``pins``, ``drafts``/``locale`` (X-Svc-Draft, X-Svc-Locale), ``jsonpath`` (the SQL expression of a field,
-shared with the compiler and the indexes), ``writes`` (rows + events), ``ondelete``/``refs``
-(relations), ``dependents``, ``schema_hooks`` and ``indexes`` (schema changes), ``records``.
+Layout (each subpackage's ``__init__`` says what it holds; docs/architecture.md has the map):
+``plugin.py`` (hook implementations), ``api.py`` (what other plugins import, and REST calls: typed
+create, read, list, update, delete, aggregate with ``uow=``, ``cause=``, ``draft``/``locale``),
+``tables.py`` (``svc_items``, ``svc_item_counts``), ``errors.py`` (error codes), ``migrations/``;
+``query/`` (the query language: list parameters, filters, sort, aggregates -> SQL, and ``jsonpath``,
+a field's SQL expression shared with the indexes; pure, the table is passed in);
+``core/`` (``service``, the one data path behind ``api``; ``writes``, rows + events; ``validation``,
+``guard``, ``grants``, ``rowfilter``, ``ondelete``/``refs``, ``dependents``, ``records``);
+``read/`` (``readplan``, ``listing``, ``projection``/``nested``, ``drafts``/``locale`` for X-Svc-Draft and
+X-Svc-Locale, ``counts``); ``history/`` (``revisions``, ``versions``, ``pins``, their ``tables`` and
+``events``, ``target``); ``search/`` (full-text: ``service``, ``query``, ``pg``/``sqlite``, ``text``,
+``index``, ``events``); ``upkeep/`` (``indexes``, ``schema_hooks``, ``write_triggered``, ``planner_stats``,
+``pg_statistics``, ``search_backfill``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,
+``params``, ``openapi``, ``openapi_history``).
 
 Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes,
 register_middleware (the draft/locale read options), startup and shutdown (the search
-backfill: a background task indexing items the index misses, ``search_backfill``).
+backfill: a background task indexing items the index misses, ``upkeep.search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
-(``{ siteId, collection, id, before?, after?, cause?, causedBy?, principal }``); filters on
+(``{ siteId, collection, id, before?, after?, cause?, causedBy?, principal }``), with the durable
+``items.<op>`` event of the kernel log written in the same transaction (``core/events``); filters on
 ``fields.type_change``, ``fields.create``, ``fields.update``, ``fields.delete``; actions on
 ``fields.create|update|delete`` (indexes). Errors: DEPENDENT_RECORDS_EXIST, FIELD_REQUIRED,
 INVALID_TARGET (plus the kernel's RECORD_NOT_FOUND, CONFLICT, VALIDATION_FAILED).

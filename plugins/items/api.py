@@ -44,10 +44,12 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items import dependents, pins, revisions, search, service
-from plugins.items.drafts import ReadOptions, read_options
-from plugins.items.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
+from plugins.items.core import dependents, service
+from plugins.items.history import pins, revisions
 from plugins.items.query import ListQuery, parse_list_query
+from plugins.items.read.drafts import ReadOptions, read_options
+from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
+from plugins.items.search import service as search
 
 Item = dict[str, Any]
 QUERY_KEYS = ("fields", "filter", "sort", "limit", "offset", "page", "meta", "aggregate", "groupBy", "deep")

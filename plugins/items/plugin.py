@@ -6,24 +6,21 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, hookimpl, ops
-from plugins.items import (
-    counts,
-    drafts,
-    history_events,
-    indexes,
-    pg_statistics,
-    planner_stats,
-    readplan,
-    revisions,
-    schema_hooks,
-    search_backfill,
-    search_events,
-)
-from plugins.items import openapi_schemas as s
 from plugins.items.errors import ERROR_CODES
-from plugins.items.routes import DependentsResource, ItemResource, ItemsResource, ResolveDependentsResource
-from plugins.items.routes_history import history_routes
-from plugins.items.routes_search import search_routes
+from plugins.items.history import events as history_events
+from plugins.items.history import revisions
+from plugins.items.http import openapi as s
+from plugins.items.http.routes import (
+    DependentsResource,
+    ItemResource,
+    ItemsResource,
+    ResolveDependentsResource,
+)
+from plugins.items.http.routes_history import history_routes
+from plugins.items.http.routes_search import search_routes
+from plugins.items.read import counts, drafts, readplan
+from plugins.items.search import events as search_events
+from plugins.items.upkeep import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
 
 name = "items"
 requires = ("schema", "access")

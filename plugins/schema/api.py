@@ -34,6 +34,7 @@ from plugins.schema.collections import (
     restore_collection,
     update_collection,
 )
+from plugins.schema.conversion import convert, converts
 from plugins.schema.fields import create_field, delete_field, update_field
 from plugins.schema.names import STRUCTURAL_FIELDS, collection_name_problem, field_name_problem
 from plugins.schema.numeric import parse_decimal
@@ -50,7 +51,7 @@ from plugins.schema.snapshot import (
     load_snapshot,
 )
 from plugins.schema.tables import fields as field_rows
-from plugins.schema.types import FIELD_TYPES, coerce, convert, converts, validate_value
+from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
                       for verb in ("create", "update", "delete"))

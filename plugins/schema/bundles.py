@@ -25,7 +25,7 @@ from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies
 from plugins.schema.applying import apply_plan, lock_schema
-from plugins.schema.collections import not_found
+from plugins.schema.collection_rows import not_found
 from plugins.schema.desired import (
     DesiredSchema,
     collection_meta,

@@ -17,15 +17,12 @@ from kernel.errors import ApiError
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies, changes, relations
+from plugins.schema import fields as field_service
 from plugins.schema.collection_meta import collection_record, event_record, parse_collection_body
-from plugins.schema.names import check_collection_name, is_lookup_name
+from plugins.schema.collection_rows import find_row, not_found
+from plugins.schema.names import check_collection_name
 from plugins.schema.snapshot import SchemaSnapshot
 from plugins.schema.tables import collections
-
-
-def not_found(name: str) -> ApiError:
-    """404 ``NOT_FOUND`` for a collection that is not live in the site."""
-    return ApiError.not_found(f"No collection '{name}' in this site")
 
 
 async def list_collections(db: SiteDB, *, include_deleted: bool = False) -> list[dict[str, Any]]:
@@ -36,18 +33,6 @@ async def list_collections(db: SiteDB, *, include_deleted: bool = False) -> list
     rows = await db.all(stmt.order_by(collections.c.deleted_at.is_not(None), collections.c.name,
                                       collections.c.deleted_at.desc()))
     return [collection_record(r) for r in rows]
-
-
-async def find_row(db: SiteDB, name: str, *, deleted: bool = False) -> Any:
-    """The live row named ``name`` (or the most recently deleted one), or ``None``."""
-    if not is_lookup_name(name):
-        return None
-    stmt = db.select(collections).where(collections.c.name == name)
-    if deleted:
-        stmt = stmt.where(collections.c.deleted_at.is_not(None)).order_by(collections.c.deleted_at.desc())
-    else:
-        stmt = stmt.where(collections.c.deleted_at.is_(None))
-    return await db.one(stmt.limit(1))
 
 
 async def get_collection(db: SiteDB, name: str) -> dict[str, Any]:
@@ -66,8 +51,6 @@ def _clashing(snap: SchemaSnapshot, name: str) -> str | None:
 
 async def create_collection(uow: UnitOfWork, body: dict[str, Any]) -> dict[str, Any]:
     """Create a collection (and its inline ``fields``, Directus-style) from a request body."""
-    from plugins.schema import fields as field_service
-
     name, meta, inline = parse_collection_body(body)
     if name is None:
         raise ApiError.validation("'name' is required", path=["name"])

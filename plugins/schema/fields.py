@@ -15,8 +15,8 @@ from kernel.db.uow import UnitOfWork
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies, changes, types
-from plugins.schema.collections import find_row
-from plugins.schema.collections import not_found as collection_not_found
+from plugins.schema.collection_rows import find_row
+from plugins.schema.collection_rows import not_found as collection_not_found
 from plugins.schema.field_body import event_record, field_record, parse_field_body, with_path
 from plugins.schema.names import check_field_name, is_lookup_name
 from plugins.schema.options import validate_options

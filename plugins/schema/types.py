@@ -3,7 +3,7 @@
 ``validate_value(field, value)`` checks one value against a field (its type, then the field's
 validation options) and returns it normalised; it raises ``ValueError`` with a message a
 client can read. ``coerce(type, value)`` is the type check alone. ``convert`` / ``converts``
-(in ``conversion.py``, re-exported here) answer whether a stored value survives a type change.
+(in ``conversion.py``, which builds on this module) answer whether a stored value survives a type change.
 
 ``None`` is always accepted here: whether a field may be null or absent is ``field.required``,
 which the caller checks, because a partial update may leave a required field untouched.
@@ -40,10 +40,7 @@ FIELD_TYPES: tuple[str, ...] = (
     "string", "text", "uuid", "hash", "slug", "code", "color", "json", "csv", "geometry", "files",
 )
 NUMERIC_TYPES = frozenset({"integer", "float", "decimal", "bigInteger"})
-TEMPORAL_TYPES = frozenset({"dateTime", "date", "time", "timestamp"})
 TEXT_TYPES = frozenset({"string", "text", "code"})
-STRING_TYPES = frozenset({"string", "text", "code", "uuid", "hash", "slug", "color"})
-STRUCTURED_TYPES = frozenset({"json", "csv", "geometry", "files"})
 # Types a field may have to hold another item's id (m2o, the many side of o2m).
 ID_TYPES = frozenset({"uuid", "string", "integer", "bigInteger"})
 # Types a field may have to hold a list of ids (m2m) or of {collection, id} (m2a).
@@ -225,19 +222,4 @@ def validate_value(field: Any, value: Any) -> Any:
     return result
 
 
-def convert(value: Any, from_type: str, to_type: str, options: Mapping[str, Any] | None = None) -> Any:
-    """See ``plugins.schema.conversion.convert`` (here so one module holds the type surface)."""
-    from plugins.schema import conversion
-
-    return conversion.convert(value, from_type, to_type, options)
-
-
-def converts(value: Any, from_type: str, to_type: str, options: Mapping[str, Any] | None = None) -> bool:
-    """Whether ``value`` of ``from_type`` is representable as ``to_type`` (see ``conversion``)."""
-    from plugins.schema import conversion
-
-    return conversion.converts(value, from_type, to_type, options)
-
-
-__all__ = ["FIELD_TYPES", "INT32", "INT64", "MAX_DECIMAL_DIGITS", "coerce", "convert", "converts",
-           "parse_decimal", "validate_value"]
+__all__ = ["FIELD_TYPES", "INT32", "INT64", "MAX_DECIMAL_DIGITS", "coerce", "parse_decimal", "validate_value"]

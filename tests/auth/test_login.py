@@ -130,7 +130,7 @@ async def test_suspended_user_cannot_log_in_and_token_stops_working(svc_app):
 
 
 async def test_bootstrap_with_generated_password_prints_it_once(make_app, capsys):
-    app = await make_app(admin_password="", env={"SVC_ADMIN_EMAIL": "boss@example.com"})
+    app = await make_app(bare=True, admin_password="", env={"SVC_ADMIN_EMAIL": "boss@example.com"})
     out = capsys.readouterr().out
     assert "boss@example.com" in out
     password = out.strip().rsplit(" ", 1)[-1]

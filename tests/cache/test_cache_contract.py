@@ -1,6 +1,6 @@
 """One contract, every cache backend: in-process memory and Redis.
 
-The Redis variant runs against ``SVC_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/5``)
+The Redis variant runs against the ``redis_url`` fixture of ``kernel.testing`` (``SVC_TEST_REDIS_URL``, default ``redis://127.0.0.1:6379/15``)
 and is skipped only when that server does not answer. Each test gets its own namespace and
 removes only its own keys afterwards.
 """
@@ -8,7 +8,6 @@ removes only its own keys afterwards.
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from types import SimpleNamespace
 
@@ -16,21 +15,6 @@ import pytest
 import redis
 
 from kernel.cache import Cache, MemoryCache, RedisCache, make_cache
-
-REDIS_URL = os.environ.get("SVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/5")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The test Redis URL, or a skip when nothing answers there."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at {REDIS_URL} does not answer: {exc}")
-    finally:
-        client.close()
-    return REDIS_URL
 
 
 def _purge(url: str, namespace: str) -> None:

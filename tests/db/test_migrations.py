@@ -137,6 +137,7 @@ def _versions(url: str) -> set[str]:
         engine.dispose()
 
 
+@pytest.mark.svc_services  # its PostgreSQL leg: kept by the second pass (--svc-services-only)
 def test_a_database_stamped_with_the_old_ids_upgrades(scratch_url):
     paths = sorted(OWNERS)
     cfg = alembic_config(paths)

@@ -38,17 +38,6 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at {REDIS_URL} does not answer: {exc}")
-    finally:
-        client.close()
-    return REDIS_URL
-
 
 @pytest.fixture(params=["memory", "redis"])
 async def make_limiter(request):

@@ -26,7 +26,6 @@ from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
 from plugins.items.query.ordering import check_path
 from plugins.items.query.resolve import CanRead, Resolver, Scope
-from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 AGGREGATE_FUNCTIONS = ("count", "countDistinct", "sum", "avg", "min", "max")
@@ -46,10 +45,10 @@ class AggregatePlan:
 
 
 def compile_aggregate(aggregate: Mapping[str, Sequence[str]], group_by: Sequence[str] = (), *,
-                      snapshot: SchemaSnapshot, collection: CollectionDef | str, dialect: str, table: Any = None,
+                      snapshot: SchemaSnapshot, collection: CollectionDef | str, dialect: str, table: Any,
                       can_read: CanRead | None = None) -> AggregatePlan:
     """The plan for ``aggregate`` (``{fn: [field | "*"]}``) grouped by ``group_by`` names."""
-    t = items if table is None else table
+    t = table
     coll = snapshot.collection(collection) if isinstance(collection, str) else collection
     assert coll is not None
     resolver = Resolver(snapshot, can_read=can_read)

@@ -43,7 +43,6 @@ from plugins.items.query.ir import Condition, Const, Exists, Group, Node, Target
 from plugins.items.query.resolve import CanRead, RowFilterFor
 from plugins.items.query.sqlite_json import contains as sqlite_contains
 from plugins.items.query.sqlite_json import each, scalar_match
-from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 log = logging.getLogger("svc.items")
@@ -65,7 +64,7 @@ def like_pattern(text: str, prefix: str, suffix: str) -> str:
 
 
 def compile_filter(tree: Mapping[str, Any] | Node | None, *, snapshot: SchemaSnapshot | None = None,
-                   collection: CollectionDef | str | None = None, dialect: str, table: Any = None,
+                   collection: CollectionDef | str | None = None, dialect: str, table: Any,
                    can_read: CanRead | None = None, row_filter_for: RowFilterFor | None = None,
                    path: Sequence[Any] = FILTER_PATH) -> ColumnElement[bool] | None:
     """The SQL condition of a filter over ``table`` (the items table, or an alias of it), or
@@ -80,11 +79,11 @@ def compile_filter(tree: Mapping[str, Any] | Node | None, *, snapshot: SchemaSna
         node = resolve_filter(tree, snapshot, collection, can_read=can_read, row_filter_for=row_filter_for, path=path)
     if node is None:
         return None
-    return FilterCompiler(dialect, items if table is None else table).compile(node)
+    return FilterCompiler(dialect, table).compile(node)
 
 
 def compile_row_filter(tree: Mapping[str, Any] | None, *, snapshot: SchemaSnapshot, collection: CollectionDef | str,
-                       dialect: str, table: Any = None) -> ColumnElement[bool] | None:
+                       dialect: str, table: Any) -> ColumnElement[bool] | None:
     """A permission's read condition (``Decision.row_filter``, variables substituted) as SQL,
     or ``None`` when rows are not restricted. Fails closed: a condition that no longer
     resolves (a field was dropped since the rule was written) matches no row, and is logged."""
@@ -96,7 +95,7 @@ def compile_row_filter(tree: Mapping[str, Any] | None, *, snapshot: SchemaSnapsh
         log.warning("read condition on '%s' not compiled (%s); it matches nothing",
                     getattr(collection, "name", collection), exc.message)
         return false()
-    return FilterCompiler(dialect, items if table is None else table).compile(node) if node is not None else None
+    return FilterCompiler(dialect, table).compile(node) if node is not None else None
 
 
 class FilterCompiler:
@@ -320,9 +319,3 @@ def _sqlite_in(jtype: Any, jval: Any, values: tuple[Any, ...]) -> ColumnElement[
         parts.append(jtype.in_(flags))
     return or_(*parts) if len(parts) > 1 else parts[0]
 
-
-from plugins.items.query.aggregates import AggregatePlan, compile_aggregate  # noqa: E402
-from plugins.items.query.ordering import compile_sort  # noqa: E402
-
-__all__ = ["AggregatePlan", "FilterCompiler", "ascii_lower", "compile_aggregate", "compile_filter",
-           "compile_row_filter", "compile_sort", "like_pattern"]

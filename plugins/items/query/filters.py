@@ -101,10 +101,22 @@ def resolve_filter(tree: Any, snapshot: SchemaSnapshot, collection: CollectionDe
     coll = snapshot.collection(collection) if isinstance(collection, str) else collection
     if coll is None:
         raise ApiError.not_found(f"No collection '{str(collection)[:64]}' in this site")
-    walker = _Resolving(path, Resolver(snapshot, can_read=can_read, row_filter_for=row_filter_for))
+    walker = _Resolving(path, resolver(snapshot, can_read=can_read, row_filter_for=row_filter_for))
     if trusted:
         walker.max_nodes, walker.max_depth = ROW_FILTER_NODES, ROW_FILTER_DEPTH
     return walker.group(tree, [], 1, Scope(coll))
+
+
+def resolver(snapshot: SchemaSnapshot, *, can_read: CanRead | None = None,
+             row_filter_for: RowFilterFor | None = None) -> Resolver:
+    """A ``Resolver`` whose related read conditions are resolved here (trusted bounds)."""
+    return Resolver(snapshot, can_read=can_read, row_filter_for=row_filter_for,
+                    resolve_condition=_trusted_condition if row_filter_for is not None else None)
+
+
+def _trusted_condition(tree: Any, snapshot: SchemaSnapshot, collection: CollectionDef,
+                       path: Sequence[Any]) -> Node | None:
+    return resolve_filter(tree, snapshot, collection, path=path, trusted=True)
 
 
 class _Walker(FilterGrammar):

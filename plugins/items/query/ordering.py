@@ -20,11 +20,12 @@ from typing import Any
 from sqlalchemy import Numeric, case, cast, func, literal, select
 
 from kernel.errors import ApiError
+from plugins.items.query import filters
 from plugins.items.query import sqlexpr as sx
+from plugins.items.query.compile import FilterCompiler
 from plugins.items.query.ir import Link, Target
 from plugins.items.query.limits import MAX_PATH_SEGMENTS, SEGMENT
-from plugins.items.query.resolve import CanRead, Resolver, RowFilterFor, Scope
-from plugins.items.tables import items
+from plugins.items.query.resolve import CanRead, RowFilterFor, Scope
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 NOT_NULL_COLUMNS = frozenset({"id", "status", "created_at", "updated_at"})
@@ -41,17 +42,15 @@ def check_path(name: str, path: Sequence[Any]) -> list[str]:
 
 
 def compile_sort(sort: Sequence[tuple[str, bool]], *, snapshot: SchemaSnapshot, collection: CollectionDef | str,
-                 dialect: str, table: Any = None, can_read: CanRead | None = None,
+                 dialect: str, table: Any, can_read: CanRead | None = None,
                  row_filter_for: RowFilterFor | None = None, path: Sequence[Any] = SORT_PATH,
                  tiebreak: bool = True) -> list[Any]:
     """ORDER BY terms for ``sort`` (``(name, descending)`` pairs) over ``table``: 400 for unknown
     or unsortable names, 403 ``field_policy`` for unreadable ones."""
-    from plugins.items.query.compile import FilterCompiler
-
-    t = items if table is None else table
+    t = table
     coll = snapshot.collection(collection) if isinstance(collection, str) else collection
     assert coll is not None
-    resolver = Resolver(snapshot, can_read=can_read, row_filter_for=row_filter_for)
+    resolver = filters.resolver(snapshot, can_read=can_read, row_filter_for=row_filter_for)
     compiler = FilterCompiler(dialect, t)
     terms: list[Any] = []
     for name, descending in sort:

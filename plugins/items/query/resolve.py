@@ -24,6 +24,8 @@ log = logging.getLogger("svc.items")
 
 CanRead = Callable[[str, str], bool]
 RowFilterFor = Callable[[str], Mapping[str, Any] | None]
+# (condition, snapshot, collection, path) -> the condition's checked node (trusted bounds).
+ResolveCondition = Callable[[Mapping[str, Any], SchemaSnapshot, CollectionDef, Sequence[Any]], "Node | None"]
 
 # API name -> (column, category, type) of the structural columns a query may name.
 STRUCTURAL: dict[str, tuple[str, str, str]] = {
@@ -72,10 +74,15 @@ class Resolver:
     """Names and operands of one filter (or sort, groupBy, aggregate) against ``snapshot``."""
 
     def __init__(self, snapshot: SchemaSnapshot, *, can_read: CanRead | None = None,
-                 row_filter_for: RowFilterFor | None = None) -> None:
+                 row_filter_for: RowFilterFor | None = None,
+                 resolve_condition: ResolveCondition | None = None) -> None:
+        """``resolve_condition`` turns a related collection's read condition into a node
+        (``filters.resolver`` passes ``filters.resolve_filter``); needed with ``row_filter_for``."""
+        assert row_filter_for is None or resolve_condition is not None
         self.snapshot = snapshot
         self.can_read = can_read
         self.row_filter_for = row_filter_for
+        self.resolve_condition = resolve_condition
         self._row_filters: dict[str, Node | None] = {}
 
     # ------------------------------------------------------------------ names
@@ -168,13 +175,12 @@ class Resolver:
         if self.row_filter_for is None:
             return None
         if related.name not in self._row_filters:
-            from plugins.items.query.filters import resolve_filter
-
+            assert self.resolve_condition is not None
             tree = self.row_filter_for(related.name)
             node: Node | None = None
             if tree:
                 try:
-                    node = resolve_filter(tree, self.snapshot, related, path=("conditions", related.name), trusted=True)
+                    node = self.resolve_condition(tree, self.snapshot, related, ("conditions", related.name))
                 except ApiError as exc:
                     # A condition the schema has outgrown hides the related rows rather than
                     # failing the caller's request or showing rows it was meant to hide.

@@ -1,6 +1,6 @@
 """SQL expressions over an item row, per dialect: the typed value of a target and JSON access.
 
-A top-level typed field is ``plugins.items.jsonpath.field_expr``: the exact expression the
+A top-level typed field is ``plugins.items.query.jsonpath.field_expr``: the exact expression the
 expression indexes are built on (PostgreSQL ``data ->> 'f'``, ``CAST(... AS NUMERIC)`` for
 numbers; SQLite ``json_extract(data, '$."f"')``, likewise cast), so filters and sorts on
 indexed fields use their index. Paths below a JSON field follow the same spelling one level
@@ -19,8 +19,8 @@ from sqlalchemy import Numeric, Text, bindparam, func, literal_column, type_coer
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
-from plugins.items.jsonpath import field_expr, raw_expr
 from plugins.items.query.ir import Target
+from plugins.items.query.jsonpath import field_expr, raw_expr
 from plugins.items.query.limits import SEGMENT
 
 PG = "postgresql"
@@ -29,7 +29,7 @@ PG = "postgresql"
 def ordered(dialect: str, expr: Any, descending: bool = False) -> Any:
     """``expr`` ascending or descending with NULL as the smallest value, the order the field
     indexes store: SQLite's own (no NULLS clause, which would keep SQLite off the index) and,
-    on PostgreSQL, indexes built ``NULLS FIRST`` (``plugins.items.indexes``)."""
+    on PostgreSQL, indexes built ``NULLS FIRST`` (``plugins.items.upkeep.indexes``)."""
     if dialect == PG:
         return expr.desc().nulls_last() if descending else expr.asc().nulls_first()
     return expr.desc() if descending else expr.asc()

@@ -4,7 +4,7 @@ Revision ID: items_0002_search
 Revises: items_0001_items
 Create Date: 2026-11-22
 
-See plugins/items/search_index.py and docs/decisions/items-search.md. The index starts empty;
+See plugins/items/search/index.py and docs/decisions/items-search.md. The index starts empty;
 ``search_index.index_missing`` fills it from existing items.
 """
 import sqlalchemy as sa
@@ -51,7 +51,7 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.create_table(
             "svc_search", *_key_columns(),
-            # The words were produced by plugins/items/search_text.py; no text-search parser or
+            # The words were produced by plugins/items/search/text.py; no text-search parser or
             # dictionary runs here, so the locale of the cluster cannot change what matches.
             sa.Column("tsv", sa.dialects.postgresql.TSVECTOR,
                       sa.Computed("array_to_tsvector(string_to_array(body, ' '))", persisted=True)),

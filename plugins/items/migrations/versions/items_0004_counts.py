@@ -4,7 +4,7 @@ Revision ID: items_0004_counts
 Revises: items_0003_history
 Create Date: 2026-11-24
 
-See plugins/items/counts.py. The triggers see every write to svc_items (the items service,
+See plugins/items/read/counts.py. The triggers see every write to svc_items (the items service,
 cascades from svc_sites and svc_collections, bulk loads by hand); only TRUNCATE bypasses them.
 SQLite keeps one row per collection (its writers are serialized anyway); PostgreSQL appends a
 delta row per statement, so concurrent writers never wait on one counter row, and

@@ -5,7 +5,7 @@ Revises: i0004_counts
 Create Date: 2026-11-26
 
 ``release:<id>``, ``flow-run:<id>``, ``revert:<revisionId>``, ``promote:<version>``: the
-``cause=`` given to ``plugins.items.api`` (see plugins/items/revisions.py). Null for writes
+``cause=`` given to ``plugins.items.api`` (see plugins/items/history/revisions.py). Null for writes
 without one (REST) and for revisions written before this column existed.
 """
 import sqlalchemy as sa

@@ -1,0 +1,87 @@
+"""svc's pytest plugin itself: it loads without pytest-asyncio, and --svc-services-only keeps the
+tests that touch a service. Each runs pytest in a child process on a small project of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernel import testing
+
+
+def _project(tmp_path: Path, tests: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    (tmp_path / "test_outside.py").write_text(tests)
+    return tmp_path
+
+
+def _pytest(project: Path, *args: str, shadow: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "PYTEST_XDIST", "CI"))}
+    if shadow is not None:
+        env["PYTHONPATH"] = str(shadow)
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_an_unrelated_project_runs_without_pytest_asyncio(tmp_path):
+    # svc-cms installed without its test extra: pytest-asyncio's plugin is not there (-p no:asyncio)
+    # and importing its module fails (a package ahead on the path that raises ImportError).
+    shadow = tmp_path / "shadow" / "pytest_asyncio"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('pytest-asyncio is not installed')\n")
+    project = _project(tmp_path / "project", "def test_plain():\n    assert 1 + 1 == 2\n")
+    out = _pytest(project, "-q", "-p", "no:asyncio", "-p", "no:xdist", shadow=shadow.parent)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed" in out.stdout
+
+
+def test_services_only_keeps_marked_tests_and_those_using_service_fixtures(tmp_path):
+    project = _project(tmp_path, (
+        "import pytest\n\n"
+        "def test_pure():\n    assert True\n\n"
+        "@pytest.mark.svc_services\n"
+        "def test_marked():\n    assert True\n"
+    ))
+    both = _pytest(project, "-q", "-p", "no:xdist")
+    assert both.returncode == 0 and "2 passed" in both.stdout, both.stdout + both.stderr
+    only = _pytest(project, "-q", "-p", "no:xdist", "--svc-services-only", "-rA")
+    assert only.returncode == 0, only.stdout + only.stderr
+    assert "1 passed, 1 deselected" in only.stdout and "test_marked" in only.stdout
+
+
+def test_the_service_fixtures_are_the_ones_an_app_or_redis_needs():
+    assert testing.SERVICE_FIXTURES == {"svc_template_db", "redis_url"}
+
+
+def test_skip_or_fail_fails_under_ci(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        testing.skip_or_fail("Redis does not answer")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        testing.skip_or_fail("Redis does not answer")
+
+
+def test_examples_follow_the_profile(monkeypatch):
+    monkeypatch.delenv("SVC_HYPOTHESIS_PROFILE", raising=False)
+    assert testing.examples(300) == 300
+    monkeypatch.setenv("SVC_HYPOTHESIS_PROFILE", "ci")
+    assert (testing.examples(300), testing.examples(20)) == (75, 10)
+    monkeypatch.setenv("SVC_HYPOTHESIS_PROFILE", "thorough")
+    assert testing.examples(300) == 1200
+
+
+def test_http_receiver_serves_and_keeps_requests(http_receiver):
+    import httpx
+
+    url = http_receiver.serve("/doc", {"a": 1})
+    assert httpx.get(url).json() == {"a": 1}
+    assert httpx.post(http_receiver.url("/hook"), json={"event": "x"}).status_code == 404
+    assert http_receiver.hits == {"/doc": 1, "/hook": 1}
+    assert http_receiver.received("/hook")[0].method == "POST"
+    assert http_receiver.received("/hook")[0].json() == {"event": "x"}
