@@ -36,8 +36,8 @@ class EventContext:
 
     ``uow`` (filters only) is the unit of work the event runs in: a filter that writes passes it
     on (``items.api.create(..., uow=ctx.uow)``) so its writes join the same transaction and
-    roll back with it; opening a transaction of its own would wait on SQLite's write lock,
-    which this transaction holds. ``cause`` is the write cause of that unit of work, if any.
+    roll back with it; opening a transaction of its own would wait on the locks this transaction
+    holds, so ``Database.begin`` refuses it at once with ``kernel.db.NestedWriteError``. ``cause`` is the write cause of that unit of work, if any.
     """
 
     site_id: str | None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -68,10 +69,44 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-# Set while the current task holds the SQLite write gate, so a transaction opened inside it in
-# the same task does not wait on the gate it holds. (Only reads there: SQLite's write lock is the
-# outer transaction's, and a nested write would wait for it until the busy timeout.)
-_in_write_gate: ContextVar[bool] = ContextVar("svc_in_write_gate", default=False)
+class NestedWriteError(RuntimeError):
+    """A task opened a write transaction (``Database.begin``, so a unit of work too) while its
+    own write transaction was still open: a programming error, never a client's.
+
+    The usual cause is a bus filter writing through a plugin API without the unit of work it
+    runs in (``items.api.create(ctx, ..., uow=ctx.uow)`` joins it). The inner transaction would
+    be a second connection: on SQLite it waits for the write lock its own task holds (until
+    the busy timeout, then "database is locked"); on PostgreSQL it waits on the row locks of
+    the outer transaction, or commits on its own and escapes the outer one's rollback.
+    Raised at once, before any waiting; the error handler answers 500 INTERNAL and logs it.
+    """
+
+
+class _OpenWrite:
+    """The write transaction a task has open (``_open_write``): its database, the task, and
+    whether it still is open."""
+
+    __slots__ = ("database", "task", "open")
+
+    def __init__(self, database: Database, task: asyncio.Task[Any] | None) -> None:
+        self.database = database
+        self.task = task
+        self.open = True
+
+
+# The write transactions the current task has open, on both dialects (also the SQLite write
+# gate's holder). A second ``begin`` on the same database in the same task while it is open
+# raises NestedWriteError (another database, another file or server, is not a nesting).
+# A task started inside it (``asyncio.gather`` in a filter) inherits this context: while the
+# transaction is open it does not wait on the gate its parent holds (reads only there, as
+# before); once closed, it is a writer like any other.
+_open_write: ContextVar[tuple[_OpenWrite, ...]] = ContextVar("svc_open_write", default=())
+
+NESTED_WRITE_MESSAGE = (
+    "a write transaction was opened while this task's own write transaction is open: join the "
+    "open one instead (in a bus filter, pass the unit of work on: uow=ctx.uow; in a unit of "
+    "work, use uow.conn / uow.db). On SQLite it would wait on its own write lock, on PostgreSQL "
+    "on its own row locks, or commit outside the outer transaction.")
 
 
 class _FileLock:
@@ -181,25 +216,44 @@ class Database:
     async def begin(self) -> AsyncIterator[AsyncConnection]:
         """A connection inside one write transaction, committed on success, rolled back on error.
 
-        Every transaction that may write goes through here (the unit of work does).
+        Every transaction that may write goes through here (the unit of work does). One at a
+        time per task: opening a second one while the task's own is open raises
+        ``NestedWriteError`` at once (join the open transaction instead).
         """
-        if self._write_gate is None or _in_write_gate.get():
+        holders = _open_write.get()
+        task = asyncio.current_task()
+        outer = next((h for h in holders if h.open and h.database is self), None)
+        if outer is not None:
+            if outer.task is task:
+                raise NestedWriteError(NESTED_WRITE_MESSAGE)
+            # A task started inside another task's open transaction.
             async with self.engine.begin() as conn:
                 yield conn
             return
-        async with self._write_gate:
-            if self._file_lock is not None:
-                await self._file_lock.acquire()
-            token = _in_write_gate.set(True)
-            try:
-                async with self.engine.connect() as conn:
-                    await conn.execution_options(svc_write=True)
-                    async with conn.begin():
-                        yield conn
-            finally:
-                _in_write_gate.reset(token)
+        mine = _OpenWrite(self, task)
+        token = _open_write.set((*holders, mine))
+        try:
+            if self._write_gate is None:
+                async with self.engine.begin() as conn:
+                    yield conn
+                return
+            async with self._write_gate:
                 if self._file_lock is not None:
-                    self._file_lock.release()
+                    await self._file_lock.acquire()
+                try:
+                    async with self.engine.connect() as conn:
+                        await conn.execution_options(svc_write=True)
+                        async with conn.begin():
+                            yield conn
+                finally:
+                    if self._file_lock is not None:
+                        self._file_lock.release()
+        finally:
+            mine.open = False
+            # A transaction closed in another context than it opened (a unit of work driven by
+            # hand) cannot reset the variable there; closed, its entry no longer counts.
+            with contextlib.suppress(ValueError):
+                _open_write.reset(token)
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -18,12 +18,15 @@ trees; ``guards`` the invariants (role tree, no admin for the public or subscrib
 ``common`` input checks and ``record_change`` (``access.changed`` plus an audit record);
 resources in ``routes_*``; the route table in ``routes``, its OpenAPI schemas in ``schemas``.
 
-``field_grants`` strips a deleted field from the rules of its collection (``fields.delete``).
+``field_grants`` strips a deleted field from the rules of its collection (``fields.delete``);
+``collection_grants`` deletes the rules of a deleted collection (``collections.delete``).
 
 Hooks: register_migrations, register_routes, register_event_handlers, load_access, site_created.
 Events: ``access.changed`` (action, ``{ siteId }``) after every change to roles, policies,
-rules, attachments, teams or team members. Subscribes to ``fields.delete`` (filter and action).
+rules, attachments, teams or team members. Subscribes to ``fields.delete`` and
+``collections.delete`` (filter and action).
 Audit actions: ``role.*``, ``policy.*``, ``permission.*`` (``permission.update`` when a deleted
-field leaves a rule), ``policy.attach``, ``policy.detach``, ``team.*``.
+field leaves a rule, ``permission.delete`` when a deleted collection takes its rules),
+``policy.attach``, ``policy.detach``, ``team.*``.
 Other plugins use ``plugins.access.api`` (declare ``requires = ("access",)``).
 """

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import hookimpl
-from plugins.access import api, field_grants, loader, routes, routes_audit
+from plugins.access import api, collection_grants, field_grants, loader, routes, routes_audit
 
 name = "access"
 
@@ -25,9 +25,12 @@ def register_routes(kernel: Any) -> list[Any]:
 
 @hookimpl
 def register_event_handlers(bus: Any, kernel: Any) -> None:
-    """A deleted field leaves every rule of its collection (``field_grants``)."""
+    """A deleted field leaves every rule of its collection (``field_grants``); a deleted
+    collection takes its rules with it (``collection_grants``)."""
     bus.on_filter("fields.delete", field_grants.drop_field_grants)
     bus.on_action("fields.delete", field_grants.forget_decisions)
+    bus.on_filter("collections.delete", collection_grants.drop_collection_rules)
+    bus.on_action("collections.delete", field_grants.forget_decisions)
 
 
 @hookimpl

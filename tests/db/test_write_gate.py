@@ -11,6 +11,7 @@ import asyncio
 import fcntl
 import os
 
+import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, select, update
 
 from kernel.db import engine
@@ -44,19 +45,80 @@ async def test_read_then_write_transactions_do_not_fail_or_lose_updates(svc_app)
             await conn.run_sync(meta.drop_all)
 
 
-async def test_a_nested_write_transaction_in_the_same_task_does_not_wait_on_itself(svc_app):
+async def test_a_nested_write_transaction_in_the_same_task_fails_at_once(svc_app):
+    """A second ``begin`` while the task's own transaction is open would wait on the task's own
+    write lock (SQLite) or row locks (PostgreSQL): it raises before waiting, and the outer
+    transaction goes on (its write commits)."""
     db = svc_app.kernel.db
     async with db.begin() as outer:
         await outer.run_sync(meta.create_all)
     try:
         async with db.begin() as outer:
             await outer.execute(counters.insert().values(id="outer", n=1))
-            async with asyncio.timeout(5):
-                async with db.begin() as inner:
-                    await inner.execute(select(counters.c.n))
+            with pytest.raises(engine.NestedWriteError, match="uow=ctx.uow"):
+                async with db.begin():
+                    pass
+            await outer.execute(update(counters).values(n=2))
+        async with db.connect() as conn:
+            assert (await conn.execute(select(counters.c.n))).scalar_one() == 2
+        async with db.begin() as conn:  # the task may open one again once the first is closed
+            await conn.execute(update(counters).values(n=3))
     finally:
         async with db.begin() as conn:
             await conn.run_sync(meta.drop_all)
+
+
+async def test_a_task_started_inside_an_open_transaction_is_not_its_nesting(svc_app):
+    """A task started inside the transaction (``asyncio.gather`` in a filter) inherits the
+    context, but it is another task: it may read while the transaction is open, and write as
+    any other writer once it has closed."""
+    db = svc_app.kernel.db
+    async with db.begin() as outer:
+        await outer.run_sync(meta.create_all)
+        await outer.execute(counters.insert().values(id="c", n=0))
+    try:
+        later: list[asyncio.Task[None]] = []
+        closed = asyncio.Event()
+
+        async def read() -> int:
+            async with db.begin() as conn:
+                return (await conn.execute(select(counters.c.n))).scalar_one()
+
+        async def write_later() -> None:
+            await closed.wait()
+            async with db.begin() as conn:
+                await conn.execute(update(counters).values(n=counters.c.n + 10))
+
+        async with db.begin() as outer:
+            await outer.execute(update(counters).values(n=1))
+            assert await asyncio.gather(read()) == [0]  # the committed value: another connection
+            later.append(asyncio.create_task(write_later()))
+        closed.set()
+        await asyncio.wait_for(later[0], 5)
+        async with db.connect() as conn:
+            assert (await conn.execute(select(counters.c.n))).scalar_one() == 11
+    finally:
+        async with db.begin() as conn:
+            await conn.run_sync(meta.drop_all)
+
+
+async def test_a_transaction_on_another_database_is_not_a_nesting(tmp_path):
+    from kernel.db.engine import Database
+
+    a, b = Database(f"sqlite:///{tmp_path / 'a.sqlite3'}"), Database(f"sqlite:///{tmp_path / 'b.sqlite3'}")
+    try:
+        async with a.begin() as conn_a:
+            await conn_a.run_sync(meta.create_all)
+            async with b.begin() as conn_b:
+                await conn_b.run_sync(meta.create_all)
+                await conn_b.execute(counters.insert().values(id="b", n=1))
+                with pytest.raises(engine.NestedWriteError):  # a's own, still open under b's
+                    async with a.begin():
+                        pass
+            await conn_a.execute(counters.insert().values(id="a", n=1))
+    finally:
+        for db in (a, b):
+            await db.dispose()
 
 
 async def test_writers_of_two_processes_queue_at_the_file_lock(tmp_path):

@@ -21,12 +21,45 @@ def _dialect(svc_app) -> str:
     return svc_app.kernel.db.dialect
 
 
-async def _open(kernel, site: str, item: str):
-    uow = kernel.unit_of_work(site)
-    await uow.__aenter__()
-    uow.emit("items.create", collection="posts", item_id=item)
-    await uow.flush_events()  # the event row (and its id) is taken now, inside the open transaction
-    return uow
+class _Tx:
+    """A unit of work open in a task of its own (a task holds one write transaction at a time,
+    as two concurrent requests would), driven step by step: ``do(fn)`` runs ``fn(uow)`` in it,
+    ``commit()`` closes it."""
+
+    def __init__(self, kernel, site: str) -> None:
+        self._steps: asyncio.Queue = asyncio.Queue()
+        self._task = asyncio.create_task(self._run(kernel, site))
+
+    async def _run(self, kernel, site: str) -> None:
+        async with kernel.unit_of_work(site) as uow:
+            while (step := await self._steps.get()) is not None:
+                fn, done = step
+                try:
+                    done.set_result(await fn(uow))
+                except Exception as exc:  # noqa: BLE001 - handed to the caller of do()
+                    done.set_exception(exc)
+
+    async def do(self, fn):
+        done = asyncio.get_running_loop().create_future()
+        await self._steps.put((fn, done))
+        return await done
+
+    async def commit(self) -> None:
+        await self._steps.put(None)
+        await self._task
+
+
+def _emit(item: str):
+    async def step(uow) -> None:
+        uow.emit("items.create", collection="posts", item_id=item)
+        await uow.flush_events()  # the event row (and its id) is taken now, inside the open transaction
+    return step
+
+
+async def _open(kernel, site: str, item: str) -> _Tx:
+    tx = _Tx(kernel, site)
+    await tx.do(_emit(item))
+    return tx
 
 
 async def _naive_ids(kernel, site: str, after: int) -> list[int]:
@@ -41,14 +74,14 @@ async def test_postgres_late_commit_is_not_skipped(svc_app, site):
     kernel = svc_app.kernel
     a = await _open(kernel, site, "A")
     b = await _open(kernel, site, "B")
-    await b.__aexit__(None, None, None)  # B commits first
+    await b.commit()  # B commits first
 
     naive = await _naive_ids(kernel, site, 0)
     assert len(naive) == 1  # the naive reader sees B's event ...
     page = await kernel.events.read_after(site)
     assert page.events == [] and page.next_cursor == START  # ... this one holds it back behind A
 
-    await a.__aexit__(None, None, None)
+    await a.commit()
     assert await _naive_ids(kernel, site, naive[-1]) == []  # the naive cursor has lost A's event
     page = await kernel.events.read_after(site, page.next_cursor)
     assert [e.item_id for e in page.events] == ["A", "B"]
@@ -62,17 +95,15 @@ async def test_postgres_an_earlier_transaction_with_a_later_id_is_read_first(svc
     if _dialect(svc_app) != "postgresql":
         pytest.skip("PostgreSQL only")
     kernel = svc_app.kernel
-    t1 = kernel.unit_of_work(site)
-    await t1.__aenter__()
-    await t1.conn.execute(text("SELECT pg_current_xact_id()"))  # T1's first write takes its xid
+    t1 = _Tx(kernel, site)
+    await t1.do(lambda uow: uow.conn.execute(text("SELECT pg_current_xact_id()")))  # T1's xid first
     t2 = await _open(kernel, site, "T2")  # T2: a later xid, and the lower event id
-    t1.emit("items.create", collection="posts", item_id="T1")
-    await t1.flush_events()
-    await t1.__aexit__(None, None, None)
+    await t1.do(_emit("T1"))
+    await t1.commit()
 
     first = await kernel.events.read_after(site)
     assert [e.item_id for e in first.events] == ["T1"]
-    await t2.__aexit__(None, None, None)
+    await t2.commit()
     second = await kernel.events.read_after(site, first.next_cursor)
     assert [e.item_id for e in second.events] == ["T2"]
     assert second.events[0].id < first.events[0].id  # an id cursor would have skipped it
