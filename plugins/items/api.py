@@ -13,8 +13,9 @@ index. Every call takes:
   commit or roll back with it; their actions run after its commit) and reads run on its
   connection, so they see its uncommitted writes. A bus filter passes ``ctx.uow`` (the
   ``EventContext`` of the write it filters) to write in the same transaction: opening a
-  transaction of its own would wait on SQLite's write lock, which that write holds. Without
-  ``uow`` each write is one transaction of its own.
+  transaction of its own in that task fails at once with ``kernel.db.NestedWriteError`` (it
+  would wait on the write lock the filtered write holds). Without ``uow`` each write is one
+  transaction of its own.
 - writes: ``cause`` (optional): why the write happens, ``<kind>:<id>`` such as
   ``release:<id>`` or ``flow-run:<id>``. Revisions record it (``causedBy`` in the revisions
   API), item event payloads carry it (``causedBy``), and a cause ``release:<id>`` writes as the
