@@ -33,12 +33,13 @@ import contextlib
 import fnmatch
 import json
 import logging
-import random
 import re
 import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from kernel.backoff import backoff_delay
 
 log = logging.getLogger("svc.topics")
 
@@ -47,6 +48,7 @@ TOPIC = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.:*-]{1,200}$")
 MAX_MESSAGE_BYTES = 8192
 OVERFLOW_POLICIES = ("lag", "drop")
+RECONNECT_BASE, RECONNECT_MAX = 0.05, 2.0  # seconds between Redis reconnect attempts
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 
 
@@ -419,9 +421,8 @@ class Topics:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()
-                delay = min(2.0, 0.05 * 2 ** min(attempt, 6)) * (0.5 + random.random() / 2)
                 attempt += 1
-                await asyncio.sleep(delay)
+                await asyncio.sleep(backoff_delay(attempt, RECONNECT_BASE, RECONNECT_MAX))
 
     def _on_redis_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")

@@ -1,4 +1,8 @@
-"""Retry delays: exponential backoff with jitter."""
+"""Retry delays: exponential backoff with jitter, for every retry loop of the kernel.
+
+Jobs (``kernel/jobs/worker.py``), event consumers (``kernel/events/dispatch.py``) and the topics
+listener's Redis reconnect (``kernel/topics.py``) all wait ``backoff_delay`` between attempts.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from collections.abc import Callable
 
 def backoff_delay(failures: int, base: float, maximum: float,
                   rand: Callable[[], float] = random.random) -> float:
-    """Seconds to wait before the next run of a job that has failed ``failures`` times (1, 2, ...).
+    """Seconds to wait before the next attempt after ``failures`` failures in a row (1, 2, ...).
 
     The step doubles per failure from ``base`` and stops growing at ``maximum``; the delay is
     drawn uniformly from the upper half of the step ("equal jitter"), so retries of jobs that
