@@ -26,10 +26,16 @@ def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def aware(value: dt.datetime | None) -> dt.datetime | None:
+    """``value`` with its time zone: SQLite hands back naive datetimes, which are UTC here."""
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value
+
+
 def iso(value: dt.datetime | None) -> str | None:
     """ISO 8601 in UTC with a ``Z``; SQLite hands back naive datetimes, which are UTC here."""
+    value = aware(value)
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

@@ -20,7 +20,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from kernel.db.meta import now_utc
+from kernel.db.meta import aware, now_utc
 from kernel.events.log import START, Cursor
 from kernel.events.tables import checkpoints
 
@@ -34,12 +34,6 @@ class Claim:
     owner: str
     cursor: Cursor
     attempts: int
-
-
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    if value is not None and value.tzinfo is None:  # SQLite hands back naive UTC
-        value = value.replace(tzinfo=dt.UTC)
-    return value
 
 
 def _key(site_id: str, consumer: str) -> Any:
@@ -66,7 +60,7 @@ async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds:
             row = (await conn.execute(locked)).mappings().first()
             if row is None:
                 return None
-        lease_until, retry_at = _aware(row["lease_until"]), _aware(row["retry_at"])
+        lease_until, retry_at = aware(row["lease_until"]), aware(row["retry_at"])
         if row["lease_owner"] not in (None, owner) and lease_until is not None and lease_until > now:
             return None
         if retry_at is not None and retry_at > now:
@@ -128,5 +122,5 @@ async def read(conn: Any, site_id: str, consumer: str) -> dict[str, Any] | None:
     if row is None:
         return None
     return {"cursor": Cursor(int(row["cursor_txid"]), int(row["cursor_id"])), "attempts": int(row["attempts"]),
-            "retryAt": _aware(row["retry_at"]), "lastError": row["last_error"], "leaseOwner": row["lease_owner"],
-            "leaseUntil": _aware(row["lease_until"])}
+            "retryAt": aware(row["retry_at"]), "lastError": row["last_error"], "leaseOwner": row["lease_owner"],
+            "leaseUntil": aware(row["lease_until"])}

@@ -48,7 +48,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from kernel.db.meta import iso, now_utc
+from kernel.db.meta import aware, iso, now_utc
 from kernel.events.tables import checkpoints, events, retention
 
 TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
@@ -243,9 +243,7 @@ async def prune_site(conn: AsyncConnection, dialect: str, site_id: str, before: 
         .order_by(events.c.txid, events.c.id).limit(chunk))).all()
     last = None
     for txid, event_id, occurred_at in rows:
-        if occurred_at.tzinfo is None:
-            occurred_at = occurred_at.replace(tzinfo=dt.UTC)
-        if occurred_at >= before:
+        if aware(occurred_at) >= before:
             break
         last = Cursor(int(txid), int(event_id))
     if last is None:
