@@ -74,11 +74,12 @@ def row_fields(decision: Decision, row: Any) -> frozenset[str] | None:
 async def match_rows(db: Any, coll: Any, decision: Decision, ids: Iterable[str], *, dialect: str,
                      snapshot: Any, always: bool = False) -> dict[str, Matches]:
     """``{id: matches}`` for the live rows ``ids`` as this transaction sees them (an id that is
-    not there is absent). No query when no pair has a condition."""
+    not there is absent). No query when no pair has a condition (then every id matches every
+    pair, or none when the decision denies)."""
     wanted = list(dict.fromkeys(ids))
     cols = grant_columns(decision, dialect=dialect, coll=coll, snapshot=snapshot, always=always)
     if not cols:
-        return {i: tuple(True for _ in decision.pairs()) for i in wanted}
+        return {i: tuple(decision.allowed for _ in decision.pairs()) for i in wanted}
     out: dict[str, Matches] = {}
     for start in range(0, len(wanted), 500):
         rows = await db.all(db.select(items, items.c.id, *cols).where(
@@ -140,12 +141,13 @@ class WriteGuard:
     async def confirm(self, db: Any, coll: Any, written: list[Written]) -> None:
         """Re-read the written rows in this transaction; 403 (the transaction rolls back) unless
         each row and each written key is granted before and after (see the module docstring)."""
-        pairs = self.decision.pairs()
         if not written:
             return
-        after = await self.before(db, coll, [w.id for w in written]) if self.restricts else {}
+        pairs = self.decision.pairs()
+        # Without a conditional pair this costs no query (every row matches every pair).
+        after = await self.before(db, coll, [w.id for w in written])
         for w in written:
-            now = after.get(w.id, tuple(False for _ in pairs)) if self.restricts else tuple(True for _ in pairs)
+            now = after.get(w.id, tuple(False for _ in pairs))
             states = [now] if w.before is None else [w.before, now]
             if not all(any(s) for s in states):
                 raise ApiError(403, "PERMISSION_DENIED", f"The item '{w.id}' would not satisfy the conditions "
