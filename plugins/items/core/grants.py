@@ -133,6 +133,17 @@ class WriteGuard:
         """False when no pair has a condition and the fields are checked already (no query)."""
         return any(g.condition is not None for g in self.decision.pairs())
 
+    def columns(self, coll: Any) -> tuple[ColumnElement[Any], ...]:
+        """The pair columns to select with a row about to be written, so ``matched(row)`` reads
+        the before-state from it instead of a query of its own (none without a conditional pair)."""
+        return grant_columns(self.decision, dialect=self.dialect, coll=coll, snapshot=self.snapshot, always=True)
+
+    def matched(self, row: Any) -> Matches:
+        """The pairs matching ``row``, selected with ``columns``."""
+        if not self.decision.allowed:
+            return tuple(False for _ in self.decision.pairs())
+        return matches(self.decision, row)
+
     async def before(self, db: Any, coll: Any, ids: Iterable[str]) -> dict[str, Matches]:
         """The pairs matching each row before the write."""
         return await match_rows(db, coll, self.decision, ids, dialect=self.dialect, snapshot=self.snapshot,
