@@ -9,6 +9,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+# Seconds between a Redis listener's reconnect attempts (the bus and the topics): 50 ms doubling to 2 s.
+REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX = 0.05, 2.0
+
 
 def backoff_delay(failures: int, base: float, maximum: float,
                   rand: Callable[[], float] = random.random) -> float:

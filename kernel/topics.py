@@ -39,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.backoff import backoff_delay
+from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 
 log = logging.getLogger("svc.topics")
 
@@ -48,7 +48,6 @@ TOPIC = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.:*-]{1,200}$")
 MAX_MESSAGE_BYTES = 8192
 OVERFLOW_POLICIES = ("lag", "drop")
-RECONNECT_BASE, RECONNECT_MAX = 0.05, 2.0  # seconds between Redis reconnect attempts
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 
 
@@ -422,7 +421,7 @@ class Topics:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()
                 attempt += 1
-                await asyncio.sleep(backoff_delay(attempt, RECONNECT_BASE, RECONNECT_MAX))
+                await asyncio.sleep(backoff_delay(attempt, REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX))
 
     def _on_redis_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
