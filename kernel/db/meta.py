@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import JSON, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
@@ -19,6 +20,18 @@ metadata = MetaData(
 
 # JSONB on PostgreSQL (GIN-indexable containment), JSON1 text on SQLite.
 json_type = JSON().with_variant(JSONB(), "postgresql")
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The ``insert`` with ``on_conflict_do_nothing``/``on_conflict_do_update`` of ``dialect``
+    (``"postgresql"``, else SQLite): both spell an upsert the same way, from different classes."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
 
 
 def now_utc() -> dt.datetime:

@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from kernel.db.meta import aware, now_utc
+from kernel.db.meta import aware, dialect_insert, now_utc
 from kernel.events.log import START, Cursor
 from kernel.events.tables import checkpoints
 
@@ -53,8 +51,7 @@ async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds:
             if exists is not None:
                 return None  # locked by another worker's claim right now
             # Two workers may both find no row: the second insert does nothing, then skips the lock.
-            insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
-            await conn.execute(insert(checkpoints).values(
+            await conn.execute(dialect_insert(db.dialect)(checkpoints).values(
                 site_id=site_id, consumer=consumer, cursor_txid=start.txid, cursor_id=start.id, attempts=0,
                 updated_at=now).on_conflict_do_nothing())
             row = (await conn.execute(locked)).mappings().first()
