@@ -214,8 +214,7 @@ class Topics:
     @property
     def subscriber_count(self) -> int:
         """Open subscriptions in this process."""
-        return sum(len(s) for s in self._exact.values()) + sum(
-            len(s) for by_pattern in self._patterns.values() for s in by_pattern.values())
+        return len(self._all_subscriptions())
 
     @property
     def redis_connected(self) -> bool:
