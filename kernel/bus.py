@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+
 log = logging.getLogger("svc.bus")
 
 Handler = Callable[[str, Any, "EventContext"], Any]
@@ -70,7 +72,14 @@ class Bus:
         self._seq = 0
         self._redis: Any = None
         self._listener: asyncio.Task[None] | None = None
+        self._redis_up = False
+        self.reconnects = 0  # times the listener subscribed again after losing Redis
         self.kernel: Any = None
+
+    @property
+    def redis_connected(self) -> bool:
+        """True while the listener holds a working subscription (always False without Redis)."""
+        return self._redis_up
 
     # ------------------------------------------------------------------ registration
 
@@ -144,31 +153,57 @@ class Bus:
     # ------------------------------------------------------------------ Redis fan-out
 
     async def start(self) -> None:
-        """Connect to Redis (when configured) and listen for other processes' actions."""
+        """Connect to Redis (when configured) and listen for other processes' actions. Redis
+        down at boot raises; a connection lost later is re-established by the listener."""
         if not self.redis_url or self._redis is not None:
             return
         import redis.asyncio as aioredis
 
         self._redis = aioredis.from_url(self.redis_url)
-        pubsub = self._redis.pubsub()
-        await pubsub.subscribe(self.channel)
-        ready = asyncio.Event()
-        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub, ready))
-        await ready.wait()
+        pubsub = await self._subscribe()
+        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
 
-    async def _listen(self, pubsub: Any, ready: asyncio.Event) -> None:
-        ready.set()
+    async def _subscribe(self) -> Any:
+        pubsub = self._redis.pubsub()
         try:
-            while True:
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                if message is None:
-                    continue
-                await self._receive(message.get("data"))
-        except asyncio.CancelledError:
-            pass
-        finally:
+            await pubsub.subscribe(self.channel)
+        except BaseException:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
+            raise
+        self._redis_up = True
+        return pubsub
+
+    async def _listen(self, pubsub: Any) -> None:
+        failures = 0
+        try:
+            while True:
+                try:
+                    if pubsub is None:
+                        pubsub = await self._subscribe()
+                        failures = 0
+                        self.reconnects += 1
+                        log.info("Redis bus listener reconnected")
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is not None:
+                        await self._receive(message.get("data"))
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - keep listening whatever Redis does
+                    if self._redis_up:
+                        log.warning("Redis bus listener lost its connection: %s", exc)
+                    self._redis_up = False
+                    if pubsub is not None:
+                        with contextlib.suppress(Exception):
+                            await pubsub.aclose()
+                        pubsub = None
+                    failures += 1
+                    await asyncio.sleep(backoff_delay(failures, REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX))
+        finally:
+            self._redis_up = False
+            if pubsub is not None:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
 
     async def _receive(self, data: Any) -> None:
         try:

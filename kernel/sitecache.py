@@ -94,17 +94,21 @@ class SiteCache(Generic[V]):
 
     def get(self, site_id: str, key: Hashable = None, default: Any = None) -> V | Any:
         """The fresh value of ``(site_id, key)``, or ``default`` (counted as a hit or a miss)."""
-        k = (site_id, key)
+        entry = self._fresh((site_id, key))
+        return default if entry is None else entry.value
+
+    def _fresh(self, k: tuple[str, Hashable]) -> _Entry[V] | None:
+        """The fresh entry of ``k`` moved to the LRU's end, or ``None``; counts the hit or miss."""
         entry = self._data.get(k)
         if entry is None or self._clock() - entry.stored_at >= self.ttl:
             self.misses += 1
-            return default
+            return None
         try:
             self._data.move_to_end(k)
         except KeyError:  # dropped between the two lines by another thread; still a valid answer
             pass
         self.hits += 1
-        return entry.value
+        return entry
 
     def peek(self, site_id: str, key: Hashable = None, default: Any = None) -> V | Any:
         """The stored value even when expired, without counting or touching its LRU position."""
@@ -132,8 +136,12 @@ class SiteCache(Generic[V]):
         else:
             self._by_site.setdefault(site_id, set()).add(key)
         data[k] = _Entry(value, self._clock())
-        while len(data) > self.max_entries:
-            (old_site, old_key), _ = data.popitem(last=False)
+        self._evict_above(self.max_entries)
+
+    def _evict_above(self, bound: int) -> None:
+        """Evict least recently used entries until at most ``bound`` remain."""
+        while len(self._data) > bound:
+            (old_site, old_key), _ = self._data.popitem(last=False)
             self._unindex(old_site, old_key)
             self.evictions += 1
 
@@ -174,10 +182,7 @@ class SiteCache(Generic[V]):
         if max_entries < 0:
             raise ValueError("max_entries must not be negative")
         self.max_entries = max_entries
-        while len(self._data) > max_entries:
-            (old_site, old_key), _ = self._data.popitem(last=False)
-            self._unindex(old_site, old_key)
-            self.evictions += 1
+        self._evict_above(max_entries)
 
     # ------------------------------------------------------------------ loading
 
@@ -191,15 +196,10 @@ class SiteCache(Generic[V]):
         ``None`` answer is returned but not stored.
         """
         k = (site_id, key)
-        entry = self._data.get(k)
-        if entry is not None and self._clock() - entry.stored_at < self.ttl:
-            try:
-                self._data.move_to_end(k)
-            except KeyError:
-                pass
-            self.hits += 1
-            return entry.value
-        self.misses += 1
+        fresh = self._fresh(k)
+        if fresh is not None:
+            return fresh.value
+        entry = self._data.get(k)  # expired, or None: what the loader may revalidate
         loop = asyncio.get_running_loop()
         while True:
             pending = self._loading.get(k)

@@ -33,12 +33,13 @@ import contextlib
 import fnmatch
 import json
 import logging
-import random
 import re
 import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 
 log = logging.getLogger("svc.topics")
 
@@ -213,8 +214,7 @@ class Topics:
     @property
     def subscriber_count(self) -> int:
         """Open subscriptions in this process."""
-        return sum(len(s) for s in self._exact.values()) + sum(
-            len(s) for by_pattern in self._patterns.values() for s in by_pattern.values())
+        return len(self._all_subscriptions())
 
     @property
     def redis_connected(self) -> bool:
@@ -419,9 +419,8 @@ class Topics:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()
-                delay = min(2.0, 0.05 * 2 ** min(attempt, 6)) * (0.5 + random.random() / 2)
                 attempt += 1
-                await asyncio.sleep(delay)
+                await asyncio.sleep(backoff_delay(attempt, REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX))
 
     def _on_redis_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")

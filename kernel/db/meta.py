@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import JSON, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
@@ -21,15 +22,33 @@ metadata = MetaData(
 json_type = JSON().with_variant(JSONB(), "postgresql")
 
 
+def dialect_insert(dialect: str) -> Any:
+    """The ``insert`` with ``on_conflict_do_nothing``/``on_conflict_do_update`` of ``dialect``
+    (``"postgresql"``, else SQLite): both spell an upsert the same way, from different classes."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
+
+
 def now_utc() -> dt.datetime:
     """The current time, timezone-aware UTC."""
     return dt.datetime.now(dt.UTC)
 
 
+def aware(value: dt.datetime | None) -> dt.datetime | None:
+    """``value`` with its time zone: SQLite hands back naive datetimes, which are UTC here."""
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value
+
+
 def iso(value: dt.datetime | None) -> str | None:
     """ISO 8601 in UTC with a ``Z``; SQLite hands back naive datetimes, which are UTC here."""
+    value = aware(value)
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from kernel.db.meta import now_utc
+from kernel.db.meta import aware, dialect_insert, now_utc
 from kernel.events.log import START, Cursor
 from kernel.events.tables import checkpoints
 
@@ -34,12 +32,6 @@ class Claim:
     owner: str
     cursor: Cursor
     attempts: int
-
-
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    if value is not None and value.tzinfo is None:  # SQLite hands back naive UTC
-        value = value.replace(tzinfo=dt.UTC)
-    return value
 
 
 def _key(site_id: str, consumer: str) -> Any:
@@ -59,14 +51,13 @@ async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds:
             if exists is not None:
                 return None  # locked by another worker's claim right now
             # Two workers may both find no row: the second insert does nothing, then skips the lock.
-            insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
-            await conn.execute(insert(checkpoints).values(
+            await conn.execute(dialect_insert(db.dialect)(checkpoints).values(
                 site_id=site_id, consumer=consumer, cursor_txid=start.txid, cursor_id=start.id, attempts=0,
                 updated_at=now).on_conflict_do_nothing())
             row = (await conn.execute(locked)).mappings().first()
             if row is None:
                 return None
-        lease_until, retry_at = _aware(row["lease_until"]), _aware(row["retry_at"])
+        lease_until, retry_at = aware(row["lease_until"]), aware(row["retry_at"])
         if row["lease_owner"] not in (None, owner) and lease_until is not None and lease_until > now:
             return None
         if retry_at is not None and retry_at > now:
@@ -128,5 +119,5 @@ async def read(conn: Any, site_id: str, consumer: str) -> dict[str, Any] | None:
     if row is None:
         return None
     return {"cursor": Cursor(int(row["cursor_txid"]), int(row["cursor_id"])), "attempts": int(row["attempts"]),
-            "retryAt": _aware(row["retry_at"]), "lastError": row["last_error"], "leaseOwner": row["lease_owner"],
-            "leaseUntil": _aware(row["lease_until"])}
+            "retryAt": aware(row["retry_at"]), "lastError": row["last_error"], "leaseOwner": row["lease_owner"],
+            "leaseUntil": aware(row["lease_until"])}

@@ -11,8 +11,8 @@ some plugin registered a consumer. It wakes
 For each (site, consumer) with work it runs one task: claim the lease, read a batch after the
 checkpoint, call the consumer, acknowledge, and again until the site is caught up. A consumer
 that raises keeps its checkpoint, waits ``base * 2 ** (attempts - 1)`` seconds (with jitter, at
-most ``SVC_EVENTS_RETRY_MAX_SECONDS``) and gets the same batch again; other consumers and other
-sites go on meanwhile. Pairs run concurrently, each pair at most once per process, and across
+most ``SVC_EVENTS_RETRY_MAX_SECONDS``; ``kernel.backoff``) and gets the same batch again; other
+consumers and other sites go on meanwhile. Pairs run concurrently, each pair at most once per process, and across
 processes the lease keeps one worker per pair.
 """
 
@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import random
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from kernel.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
 from kernel.events.log import START, Cursor, Event, head, horizon, read_after
@@ -66,12 +66,6 @@ class EventConsumer:
             raise TypeError(f"event consumer {self.name!r}: handle must be callable")
         object.__setattr__(self, "types", tuple(self.types))
         object.__setattr__(self, "collections", tuple(self.collections))
-
-
-def backoff(attempts: int, base: float, most: float) -> float:
-    """Seconds before retry number ``attempts`` (1, 2, ...): doubling, capped, half jittered."""
-    delay = min(most, base * 2 ** min(attempts - 1, 40))
-    return delay / 2 + random.random() * delay / 2  # noqa: S311 - jitter, not a secret
 
 
 class Dispatcher:
@@ -295,7 +289,7 @@ class Dispatcher:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a consumer's failure is retried, never spread
                     attempts = held.attempts + 1
-                    delay = backoff(attempts, self.retry_base, self.retry_max)
+                    delay = backoff_delay(attempts, self.retry_base, self.retry_max)
                     await checkpoints.fail(db, held, f"{type(exc).__name__}: {exc}",
                                            now_utc() + dt.timedelta(seconds=delay))
                     log.warning("event consumer %s failed on site %s (attempt %d), retrying in %.1fs: %r",
@@ -321,4 +315,4 @@ class Dispatcher:
                 return done
 
 
-__all__ = ["Cursor", "Dispatcher", "EventConsumer", "backoff"]
+__all__ = ["Cursor", "Dispatcher", "EventConsumer"]

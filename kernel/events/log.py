@@ -44,11 +44,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from sqlalchemy import and_, delete, insert, or_, select, text, true
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from kernel.db.meta import iso, now_utc
+from kernel.db.meta import aware, dialect_insert, iso, now_utc
 from kernel.events.tables import checkpoints, events, retention
 
 TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
@@ -243,9 +241,7 @@ async def prune_site(conn: AsyncConnection, dialect: str, site_id: str, before: 
         .order_by(events.c.txid, events.c.id).limit(chunk))).all()
     last = None
     for txid, event_id, occurred_at in rows:
-        if occurred_at.tzinfo is None:
-            occurred_at = occurred_at.replace(tzinfo=dt.UTC)
-        if occurred_at >= before:
+        if aware(occurred_at) >= before:
             break
         last = Cursor(int(txid), int(event_id))
     if last is None:
@@ -253,7 +249,7 @@ async def prune_site(conn: AsyncConnection, dialect: str, site_id: str, before: 
     result = await conn.execute(delete(events).where(
         events.c.site_id == site_id,
         or_(events.c.txid < last.txid, and_(events.c.txid == last.txid, events.c.id <= last.id))))
-    upsert = (pg_insert if dialect == "postgresql" else sqlite_insert)(retention).values(
+    upsert = dialect_insert(dialect)(retention).values(
         site_id=site_id, pruned_txid=last.txid, pruned_id=last.id, pruned_at=now_utc())
     await conn.execute(upsert.on_conflict_do_update(
         index_elements=[retention.c.site_id],

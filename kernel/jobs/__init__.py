@@ -7,7 +7,6 @@
                   of work, at a time, deduplicated), the consumer, ``run_due``, ``status``.
 - ``worker.py``   ``JobWorker``: claims due jobs and runs up to N at once on its event loop,
                   renews its leases, retries with backoff, enqueues periodic ticks.
-- ``backoff.py``  exponential backoff with jitter.
 - ``schedule.py`` periodic timetables (``every_seconds``: 1 s resolution; cron: 1 min, UTC).
 - ``plugin.py``   the instance admin's ``GET /admin/jobs``.
 

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from kernel.db import Database
-from kernel.db.meta import iso
+from kernel.db.meta import dialect_insert, iso
 from kernel.jobs.tables import job_ticks, jobs
 
 PENDING, RUNNING, FAILED = "pending", "running", "failed"
@@ -45,13 +45,8 @@ async def insert_job(conn: AsyncConnection, *, site_id: str | None, name: str, a
     if dedupe_key is None:
         await conn.execute(insert(jobs).values(**values))
         return job_id
-    # ON CONFLICT DO NOTHING on the partial unique index; both dialects spell it the same way,
-    # but the statement classes differ, so build it from the connection's dialect.
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
-    stmt = dialect_insert(jobs).values(**values)
+    # ON CONFLICT DO NOTHING on the partial unique index.
+    stmt = dialect_insert(conn.dialect.name)(jobs).values(**values)
     if replace:
         stmt = stmt.on_conflict_do_update(
             index_elements=[jobs.c.dedupe], index_where=jobs.c.status == PENDING,
@@ -168,11 +163,7 @@ async def purge_failed(db: Database, before: dt.datetime) -> int:
 async def claim_tick(db: Database, name: str, slot: int, now: dt.datetime) -> bool:
     """Claim periodic job ``name``'s ``slot`` and enqueue its run in one transaction; True if this
     caller won (an upsert that only moves the slot forward: a returned row says who won)."""
-    if db.dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
-    stmt = dialect_insert(job_ticks).values(name=name, slot=slot)
+    stmt = dialect_insert(db.dialect)(job_ticks).values(name=name, slot=slot)
     stmt = stmt.on_conflict_do_update(index_elements=[job_ticks.c.name], set_={"slot": stmt.excluded.slot},
                                       where=job_ticks.c.slot < stmt.excluded.slot).returning(job_ticks.c.slot)
     async with db.begin() as conn:

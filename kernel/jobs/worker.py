@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kernel.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.jobs import store
-from kernel.jobs.backoff import backoff_delay
 
 if TYPE_CHECKING:
     from kernel.jobs.queue import JobQueue

@@ -160,3 +160,26 @@ async def test_several_policies_or_their_conditions(calls: Calls, member):
                  user_id)
     assert (await user.ok("patch", "/items/notes/a", json={"category": "team"}))["category"] == "team"
     _row_policy(await user.err("patch", "/items/notes/a", 403, "PERMISSION_DENIED", json={"category": "x"}))
+
+
+async def test_a_conditional_update_reads_its_row_once_before_the_write(calls: Calls, member, monkeypatch):
+    from kernel.tenancy import scope
+
+    await _notes(calls)
+    await calls.create("notes", [{"id": "a", "category": "mine", "title": "t"}])
+    user, _ = await member([READ, {"collection": "notes", "action": "update", "conditions": MINE}])
+    await user.ok("patch", "/items/notes/a", json={"title": "warm"})  # caches filled
+    statements: list[str] = []
+    real = scope.SiteDB.execute
+
+    async def counted(self, stmt):
+        statements.append(str(stmt))
+        return await real(self, stmt)
+
+    monkeypatch.setattr(scope.SiteDB, "execute", counted)
+    assert (await user.ok("patch", "/items/notes/a", json={"title": "changed"}))["title"] == "changed"
+    conditional = [s for s in statements if s.lstrip().upper().startswith("SELECT")
+                   and "FROM svc_items" in s and "category" in s]
+    # The row with its rule's match (before the write), then the written row's match (after it).
+    assert len(conditional) == 2, statements
+    assert all("svc_g0" in s for s in conditional)

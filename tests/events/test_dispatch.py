@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from kernel.backoff import backoff_delay
 from kernel.events import START, EventConsumer
 from kernel.events import checkpoints as cp
-from kernel.events.dispatch import backoff
 from kernel.events.tables import checkpoints
 from kernel.hookspecs import hookimpl
 
@@ -127,7 +127,7 @@ async def test_failure_state_is_recorded_until_the_retry(make_app):
 
 def test_backoff_doubles_up_to_the_cap():
     for attempts, full in ((1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (500, 60.0)):
-        delay = backoff(attempts, 1.0, 60.0)
+        delay = backoff_delay(attempts, 1.0, 60.0)
         assert full / 2 <= delay <= full
 
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kernel.backoff import backoff_delay
 from kernel.jobs import JobNotBound, JobQueue
-from kernel.jobs.backoff import backoff_delay
 from kernel.jobs.schedule import CronSchedule, EverySeconds
 
 

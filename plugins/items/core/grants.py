@@ -74,11 +74,12 @@ def row_fields(decision: Decision, row: Any) -> frozenset[str] | None:
 async def match_rows(db: Any, coll: Any, decision: Decision, ids: Iterable[str], *, dialect: str,
                      snapshot: Any, always: bool = False) -> dict[str, Matches]:
     """``{id: matches}`` for the live rows ``ids`` as this transaction sees them (an id that is
-    not there is absent). No query when no pair has a condition."""
+    not there is absent). No query when no pair has a condition (then every id matches every
+    pair, or none when the decision denies)."""
     wanted = list(dict.fromkeys(ids))
     cols = grant_columns(decision, dialect=dialect, coll=coll, snapshot=snapshot, always=always)
     if not cols:
-        return {i: tuple(True for _ in decision.pairs()) for i in wanted}
+        return {i: tuple(decision.allowed for _ in decision.pairs()) for i in wanted}
     out: dict[str, Matches] = {}
     for start in range(0, len(wanted), 500):
         rows = await db.all(db.select(items, items.c.id, *cols).where(
@@ -132,6 +133,17 @@ class WriteGuard:
         """False when no pair has a condition and the fields are checked already (no query)."""
         return any(g.condition is not None for g in self.decision.pairs())
 
+    def columns(self, coll: Any) -> tuple[ColumnElement[Any], ...]:
+        """The pair columns to select with a row about to be written, so ``matched(row)`` reads
+        the before-state from it instead of a query of its own (none without a conditional pair)."""
+        return grant_columns(self.decision, dialect=self.dialect, coll=coll, snapshot=self.snapshot, always=True)
+
+    def matched(self, row: Any) -> Matches:
+        """The pairs matching ``row``, selected with ``columns``."""
+        if not self.decision.allowed:
+            return tuple(False for _ in self.decision.pairs())
+        return matches(self.decision, row)
+
     async def before(self, db: Any, coll: Any, ids: Iterable[str]) -> dict[str, Matches]:
         """The pairs matching each row before the write."""
         return await match_rows(db, coll, self.decision, ids, dialect=self.dialect, snapshot=self.snapshot,
@@ -140,12 +152,13 @@ class WriteGuard:
     async def confirm(self, db: Any, coll: Any, written: list[Written]) -> None:
         """Re-read the written rows in this transaction; 403 (the transaction rolls back) unless
         each row and each written key is granted before and after (see the module docstring)."""
-        pairs = self.decision.pairs()
         if not written:
             return
-        after = await self.before(db, coll, [w.id for w in written]) if self.restricts else {}
+        pairs = self.decision.pairs()
+        # Without a conditional pair this costs no query (every row matches every pair).
+        after = await self.before(db, coll, [w.id for w in written])
         for w in written:
-            now = after.get(w.id, tuple(False for _ in pairs)) if self.restricts else tuple(True for _ in pairs)
+            now = after.get(w.id, tuple(False for _ in pairs))
             states = [now] if w.before is None else [w.before, now]
             if not all(any(s) for s in states):
                 raise ApiError(403, "PERMISSION_DENIED", f"The item '{w.id}' would not satisfy the conditions "

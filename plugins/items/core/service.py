@@ -100,12 +100,16 @@ def dialect_of(ctx: Any) -> str:
     return ctx.kernel.db.dialect
 
 
-async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None) -> Any:
+async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None, *,
+                    guard: WriteGuard | None = None) -> Any:
     """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it
-    (``snapshot``: the site's schema, for conditions through relations)."""
+    (``snapshot``: the site's schema, for conditions through relations); with ``guard``, also
+    its pair columns, for ``writes.update_row(..., selected=True)``."""
     if not is_item_id(item_id):
         return None
     stmt = live_rows(db, coll).where(items.c.id == item_id)
+    if guard is not None:
+        stmt = stmt.add_columns(*guard.columns(coll))
     return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot))
 
 
@@ -236,15 +240,16 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
     [draft] = check_bodies(coll, [body], [[]], mode="replace" if replace else "update", writable=decision.fields,
                            action="write", nested=nested_fields(snap, collection), current_id=item_id)
     async with transaction(ctx, uow, cause) as u:
-        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap)
+        guard = WriteGuard(decision, snap, dialect_of(ctx))
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap, guard=guard)
         if row is None:
             raise record_not_found(collection, str(item_id))
         old = row["data"] or {}
         data = draft.data if replace else {**old, **draft.data}
         # What the caller writes: the keys sent, and on PUT every field it changes by leaving it out.
         keys = frozenset(body) - {"id"} | {k for k in {*old, *data} if old.get(k) != data.get(k)}
-        after = await writes.update_row(u, coll, row, data, guard=WriteGuard(decision, snap, dialect_of(ctx)),
-                                        keys=keys, status=draft.status, sort=draft.sort if draft.sort_given else ...)
+        after = await writes.update_row(u, coll, row, data, guard=guard, selected=True, keys=keys,
+                                        status=draft.status, sort=draft.sort if draft.sort_given else ...)
         return await _as_read(ctx, coll, after, u.db)
 
 

@@ -145,11 +145,15 @@ async def insert_drafts(uow: Any, coll: Any, drafts: list[Draft], prefixes: list
 async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, guard: WriteGuard | None,
                      keys: frozenset[str] = frozenset(), status: str | None = None,
                      sort: Any = ..., prefix: Sequence[str | int] = (),
-                     cause: dict[str, Any] | None = None) -> dict[str, Any]:
+                     cause: dict[str, Any] | None = None, selected: bool = False) -> dict[str, Any]:
     """Write ``data`` (the whole new content) and structural changes to a live row; returns it.
-    ``guard`` checks the row before and after the write (``keys``: what the caller wrote)."""
+    ``guard`` checks the row before and after the write (``keys``: what the caller wrote);
+    ``selected``: ``row`` was read in this transaction with ``guard.columns``, so the state
+    before the write needs no query of its own."""
     before = item_record(row)
-    matched = (await guard.before(uow.db, coll, [row["id"]])).get(row["id"]) if guard and guard.restricts else None
+    matched = None
+    if guard is not None:  # no query without a conditional pair
+        matched = guard.matched(row) if selected else (await guard.before(uow.db, coll, [row["id"]])).get(row["id"])
     new = {**dict(row), "data": data, "updated_at": now_utc(), "user_updated": _user(uow)}
     if status is not None:
         new["status"] = status
@@ -168,8 +172,7 @@ async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, gua
     except IntegrityError as exc:
         raise conflict("The item conflicts with another item written at the same time", list(prefix)) from exc
     if guard is not None:
-        state = matched if guard.restricts else tuple(True for _ in guard.decision.pairs())
-        await guard.confirm(db, coll, [Written(row["id"], keys, state or tuple(False for _ in guard.decision.pairs()),
+        await guard.confirm(db, coll, [Written(row["id"], keys, matched or tuple(False for _ in guard.decision.pairs()),
                                                tuple(prefix))])
     after = item_record(new)
     events.queue_actions(uow, coll.name, "update", events.payload(uow, coll.name, row["id"], before=before,

@@ -1,14 +1,21 @@
-"""Retry delays: exponential backoff with jitter."""
+"""Retry delays: exponential backoff with jitter, for every retry loop of the kernel.
+
+Jobs (``kernel/jobs/worker.py``), event consumers (``kernel/events/dispatch.py``) and the topics
+listener's Redis reconnect (``kernel/topics.py``) all wait ``backoff_delay`` between attempts.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
 
+# Seconds between a Redis listener's reconnect attempts (the bus and the topics): 50 ms doubling to 2 s.
+REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX = 0.05, 2.0
+
 
 def backoff_delay(failures: int, base: float, maximum: float,
                   rand: Callable[[], float] = random.random) -> float:
-    """Seconds to wait before the next run of a job that has failed ``failures`` times (1, 2, ...).
+    """Seconds to wait before the next attempt after ``failures`` failures in a row (1, 2, ...).
 
     The step doubles per failure from ``base`` and stops growing at ``maximum``; the delay is
     drawn uniformly from the upper half of the step ("equal jitter"), so retries of jobs that

@@ -1,0 +1,37 @@
+"""The bus's Redis fan-out survives a Redis restart: remote actions (cache invalidations) keep
+arriving once Redis is back (a real redis-server of the test's own)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kernel.bus import Bus, EventContext
+from tests.test_topics_redis_restart import pytestmark, redis_server, wait_until  # noqa: F401 - the fixture
+
+
+async def test_remote_actions_arrive_again_after_a_redis_restart(redis_server):  # noqa: F811
+    listener, publisher = Bus(redis_server.url, channel="svc:bus:restart"), Bus(redis_server.url,
+                                                                                channel="svc:bus:restart")
+    seen: list[dict] = []
+    listener.on_action("sites.changed", lambda event, payload, ctx: seen.append(payload) if ctx.remote else None)
+    await listener.start()
+    await publisher.start()
+    ctx = EventContext(site_id="s1")
+    try:
+        await publisher.action("sites.changed", {"n": 1}, ctx)
+        await wait_until(lambda: seen == [{"n": 1}])
+
+        redis_server.kill()
+        await wait_until(lambda: not listener.redis_connected)
+        redis_server.start()
+        await wait_until(lambda: listener.redis_connected)
+        for n in range(2, 200):  # the publisher's pool reconnects on its next command
+            await publisher.action("sites.changed", {"n": n}, ctx)
+            await asyncio.sleep(0.02)
+            if len(seen) > 1:
+                break
+        assert len(seen) > 1 and seen[-1]["n"] >= 2
+        assert listener.reconnects == 1
+    finally:
+        await listener.stop()
+        await publisher.stop()
