@@ -41,7 +41,9 @@ class UnitOfWork:
         self._actions: list[tuple[str, Any]] = []
         self._after_commit: list[Any] = []
         self._events: list[dict[str, Any]] = []
-        self._emitted = False
+        # How many events each flush wrote; a list, like the others, so that an ``acting`` view
+        # flushing in this transaction still has the commit wake the event dispatcher.
+        self._written: list[int] = []
 
     async def __aenter__(self) -> UnitOfWork:
         self._cm = self.kernel.db.begin()
@@ -63,7 +65,7 @@ class UnitOfWork:
     async def _after_commit_steps(self) -> None:
         # The data is committed: from here on a failure is logged, never raised to the writer
         # (who would otherwise see an error for a write that happened).
-        if self._emitted:
+        if self._written:
             try:
                 self.kernel.events.committed(self.site_id)
             except Exception:  # noqa: BLE001
@@ -135,7 +137,7 @@ class UnitOfWork:
             self._events.clear()
             assert self.conn is not None
             await write(self.conn, rows)
-            self._emitted = True
+            self._written.append(len(rows))
 
     def after_commit(self, fn: Any) -> None:
         """Run ``fn()`` (sync or async) after a successful commit, before the actions."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import and_, case, delete, func, insert, or_, select, update
@@ -80,13 +81,17 @@ async def anything_due(db: Database, now: dt.datetime, names: list[str] | None =
 
 
 async def claim(db: Database, worker: str, now: dt.datetime, limit: int, lease_seconds: float,
-                names: list[str] | None = None) -> list[dict[str, Any]]:
+                names: list[str] | None = None, running: Collection[str] = ()) -> list[dict[str, Any]]:
     """Claim up to ``limit`` runnable jobs for ``worker``: each gets ``running``, the worker's
     name, a lease and one more attempt. Returns the claimed rows (id, site_id, name, args,
-    attempts). ``names`` limits the claim to jobs this worker knows."""
+    attempts). ``names`` limits the claim to jobs this worker knows; ``running`` are the ids
+    the worker still runs: a job whose lease ran out while it runs is not taken again by the
+    same worker, whose name fencing cannot tell apart from its earlier claim."""
     pick = select(jobs.c.id).where(_due(now)).order_by(jobs.c.due_at).limit(limit)
     if names is not None:
         pick = pick.where(jobs.c.name.in_(names))
+    if running:
+        pick = pick.where(jobs.c.id.not_in(list(running)))
     pick = pick.with_for_update(skip_locked=True)  # nothing on SQLite: the write lock is held
     lease = now + dt.timedelta(seconds=lease_seconds)
     async with db.begin() as conn:

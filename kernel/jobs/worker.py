@@ -81,7 +81,7 @@ class JobWorker:
         names = self.queue.names()
         if free <= 0 or not names or not await store.anything_due(self.db, now, names):
             return 0
-        rows = await store.claim(self.db, self.name, now, free, self.lease_seconds, names)
+        rows = await store.claim(self.db, self.name, now, free, self.lease_seconds, names, running=self.running)
         for row in rows:
             task = asyncio.get_running_loop().create_task(self.run_claimed(row), name=f"job:{row['name']}")
             self.running[row["id"]] = task

@@ -259,6 +259,22 @@ async def test_a_dead_workers_job_is_reclaimed_when_its_lease_expires(app, run_d
     assert await rows(app.kernel) == []
 
 
+async def test_a_worker_does_not_reclaim_a_job_it_still_runs(app):
+    """A job whose lease ran out while its worker still runs it is not claimed again by that
+    worker (its name is the same for both claims, so fencing could not tell them apart)."""
+    async def record(kernel, n):
+        pass
+
+    app.kernel.jobs.task("demo.record", record)
+    await app.kernel.jobs.enqueue("demo.record", n=1)
+    now = now_utc()
+    [claimed] = await store.claim(app.kernel.db, "worker-a", now, 10, lease_seconds=30)
+    later = now + dt.timedelta(seconds=31)
+    assert await store.claim(app.kernel.db, "worker-a", later, 10, 30, running={claimed["id"]}) == []
+    [again] = await store.claim(app.kernel.db, "worker-b", later, 10, 30)
+    assert again["id"] == claimed["id"] and again["attempts"] == 2
+
+
 async def test_coroutine_jobs_run_concurrently_on_the_workers_loop(make_app):
     """Two slow jobs, one worker: each waits until it has seen the other start. Run one after
     the other, the first would wait forever (and time out); together, both finish."""
