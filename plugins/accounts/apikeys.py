@@ -18,7 +18,7 @@ from sqlalchemy import func, or_
 from sqlalchemy.exc import SQLAlchemyError
 
 from kernel import ApiError, Principal, audit
-from kernel.db.meta import iso, now_utc
+from kernel.db.meta import aware, iso, now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts.service import clean_id
@@ -43,9 +43,6 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    return value.replace(tzinfo=dt.UTC) if value is not None and value.tzinfo is None else value
-
 
 def key_record(row: Any) -> dict[str, Any]:
     """What listing shows: never the key or its hash."""
@@ -61,7 +58,7 @@ def parse_expires(value: Any) -> dt.datetime | None:
     if not isinstance(value, str) or len(value) > 40:
         raise ApiError.validation("'expiresAt' must be an ISO 8601 date-time", path=["expiresAt"])
     try:
-        when = _aware(dt.datetime.fromisoformat(value.strip())).astimezone(dt.UTC)
+        when = aware(dt.datetime.fromisoformat(value.strip())).astimezone(dt.UTC)
     except (ValueError, OverflowError) as exc:  # overflow: year 9999 with a negative offset
         raise ApiError.validation("'expiresAt' must be an ISO 8601 date-time", path=["expiresAt"]) from exc
     if when <= now_utc():
@@ -138,11 +135,11 @@ async def authenticate(kernel: Any, key: str, site: dict[str, Any] | None) -> Pr
     if row is None:
         raise ApiError.unauthenticated("The API key is not valid")
     now = now_utc()
-    expires = _aware(row["expires_at"])
+    expires = aware(row["expires_at"])
     if expires is not None and expires <= now:
         # Not TOKEN_EXPIRED: that code tells clients to refresh, and a key cannot be refreshed.
         raise ApiError.unauthenticated("The API key has expired")
-    last = _aware(row["last_used_at"])
+    last = aware(row["last_used_at"])
     if last is None or now - last >= TOUCH_EVERY:
         await _touch(kernel, site["id"], row["id"], now)
     return Principal(kind="api_key", api_key_id=row["id"], role_id=row["role_id"], site_id=site["id"])

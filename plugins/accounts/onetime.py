@@ -14,7 +14,7 @@ import secrets
 from typing import Any
 
 from kernel import ApiError, Setting
-from kernel.db.meta import now_utc
+from kernel.db.meta import aware, now_utc
 from kernel.ids import uuid7
 from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
@@ -54,10 +54,6 @@ def ttl_seconds(kernel: Any, purpose: str) -> int:
     return int(kernel.settings.get(name, _DEFAULT_TTL[name]))
 
 
-def _aware(value: dt.datetime) -> dt.datetime:
-    # SQLite hands back naive datetimes; everything stored here is UTC.
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
 
 async def issue(kernel: Any, db: SiteDB, user_id: str, purpose: str) -> str:
     """A fresh token for ``user_id`` in the site of ``db``; returns the raw token (never stored).
@@ -85,7 +81,7 @@ async def consume(db: SiteDB, raw: Any, purpose: str) -> str:
     row = await db.one(db.select(one_time_tokens).where(
         one_time_tokens.c.token_hash == token_hash(raw), one_time_tokens.c.purpose == purpose))
     now = now_utc()
-    if row is None or row["used_at"] is not None or _aware(row["expires_at"]) <= now:
+    if row is None or row["used_at"] is not None or aware(row["expires_at"]) <= now:
         raise invalid()
     result = await db.execute(db.update(one_time_tokens).where(
         one_time_tokens.c.id == row["id"], one_time_tokens.c.used_at.is_(None)).values(used_at=now))

@@ -23,7 +23,7 @@ from kernel import Setting, audit
 from kernel.auth.passwords import hash_password_async, needs_rehash, verify_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import issue_access_token
-from kernel.db.meta import iso, now_utc
+from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
 from kernel.settings import parse_int
@@ -58,10 +58,6 @@ def hash_token(token: str) -> str:
 def refresh_ttl(kernel: Any) -> int:
     return int(kernel.settings.get("refresh_token_ttl", SETTINGS[0].default))
 
-
-def _aware(value: dt.datetime) -> dt.datetime:
-    # SQLite hands back naive datetimes; they are UTC here.
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def _invalid(message: str = "The refresh token is not valid; log in again") -> ApiError:
@@ -197,7 +193,7 @@ async def refresh(kernel: Any, presented: str, site_id: str | None, client: Clie
         raise _invalid()
     if row["rotated_at"] is not None:
         raise await _reuse_detected(kernel, row, site_id, client)
-    if _aware(row["expires_at"]) <= now_utc():
+    if aware(row["expires_at"]) <= now_utc():
         raise _invalid("The refresh token has expired; log in again")
     user = await service.find_user(kernel, row["user_id"])
     if user is None or user["status"] != "active":

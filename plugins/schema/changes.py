@@ -14,12 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Table
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from kernel import audit
-from kernel.db.meta import now_utc
+from kernel.db.meta import dialect_insert, now_utc
 from kernel.db.uow import UnitOfWork
 from plugins.schema.bodies import conflict
 from plugins.schema.snapshot import SchemaSnapshot, load_snapshot
@@ -32,8 +30,7 @@ FIELD_TYPE_CHANGE = "fields.type_change"
 async def bump_version(uow: UnitOfWork) -> int:
     """Add one to the site's schema version (creating the counter) and queue ``schema.changed``."""
     now = now_utc()
-    insert = pg_insert if uow.kernel.db.dialect == "postgresql" else sqlite_insert
-    upsert = insert(schema_versions).values(site_id=uow.site_id, version=1, updated_at=now)
+    upsert = dialect_insert(uow.kernel.db.dialect)(schema_versions).values(site_id=uow.site_id, version=1, updated_at=now)
     stmt = upsert.on_conflict_do_update(
         index_elements=[schema_versions.c.site_id],
         set_={"version": schema_versions.c.version + 1, "updated_at": now},

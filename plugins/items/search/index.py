@@ -22,10 +22,8 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Column, Float, String, Table, Text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from kernel.db.meta import metadata
+from kernel.db.meta import dialect_insert, metadata
 from kernel.tenancy.scope import SiteDB
 from plugins.items.read.listing import live_values
 from plugins.items.search.text import index_text
@@ -82,8 +80,7 @@ def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
 @lru_cache(maxsize=2)
 def _upsert_statement(dialect: str) -> Any:
     """One statement per dialect, built once (building it cost more than running it)."""
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    stmt = insert(search)
+    stmt = dialect_insert(dialect)(search)
     return stmt.on_conflict_do_update(
         index_elements=[search.c.site_id, search.c.collection_id, search.c.item_id, search.c.field],
         set_={"scope": stmt.excluded.scope, "body": stmt.excluded.body, "norm": stmt.excluded.norm})
