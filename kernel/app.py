@@ -15,6 +15,7 @@ import falcon
 import falcon.asgi
 
 from kernel.access import ACCESS_CACHE, AccessControl
+from kernel.auth.usercache import USER_CACHE
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -93,7 +94,7 @@ def declare_site_caches(kernel: Kernel) -> None:
     subscribed to their invalidation events."""
     from kernel.tenancy.service import SITE_CACHE
 
-    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE]
+    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE, USER_CACHE]
     for group in kernel.pm.hook.register_site_caches(kernel=kernel):
         specs.extend(group or [])
     for spec in specs:
