@@ -26,6 +26,7 @@ from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.live_metrics import register_live_metrics
+from kernel.http.media import json_handler
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
@@ -211,6 +212,9 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     app = SvcApp(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
+    handler = json_handler()
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
     app.resp_options.secure_cookies_by_default = kernel.settings.refresh_cookie_secure
     for route in kernel.routes:
         table.add(route)
