@@ -15,6 +15,7 @@ import falcon
 import falcon.asgi
 
 from kernel.access import ACCESS_CACHE, AccessControl
+from kernel.auth.usercache import USER_CACHE
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -25,6 +26,7 @@ from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.live_metrics import register_live_metrics
+from kernel.http.media import json_handler
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
@@ -93,7 +95,7 @@ def declare_site_caches(kernel: Kernel) -> None:
     subscribed to their invalidation events."""
     from kernel.tenancy.service import SITE_CACHE
 
-    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE]
+    specs: list[SiteCacheSpec] = [SITE_CACHE, ACCESS_CACHE, USER_CACHE]
     for group in kernel.pm.hook.register_site_caches(kernel=kernel):
         specs.extend(group or [])
     for spec in specs:
@@ -210,6 +212,9 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     app = SvcApp(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
+    handler = json_handler()
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
     app.resp_options.secure_cookies_by_default = kernel.settings.refresh_cookie_secure
     for route in kernel.routes:
         table.add(route)

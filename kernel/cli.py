@@ -40,6 +40,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from kernel.serve import reuseport_supported, serve_reuseport
+
     settings = _settings()
     host = args.host or settings.host
     port = args.port or settings.port
@@ -50,9 +52,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
-    uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, lifespan="on",
-                log_level=settings.log_level, proxy_headers=True, access_log=False,
-                forwarded_allow_ips=",".join(settings.trusted_proxies) or "127.0.0.1")
+    options = {"lifespan": "on", "log_level": settings.log_level, "proxy_headers": True, "access_log": False,
+               "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1"}
+    if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
+        return serve_reuseport(host, port, workers, options)
+    uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
     return 0
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from kernel import audit
 from kernel.auth.passwords import hash_password_async, verify_password_async
 from kernel.auth.principal import Principal
+from kernel.auth.usercache import users_changed
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from plugins.accounts import service
@@ -53,6 +54,7 @@ async def change_password(kernel: Any, principal: Principal, current: str, new: 
         await uow.conn.execute(update(users).where(users.c.id == user_id).values(
             password_hash=new_hash, token_version=users.c.token_version + 1, updated_at=now_utc()))
         revoked = await revoke_all_of_user(uow.conn, user_id)
+        users_changed(uow, user_id)
         fresh = (await uow.conn.execute(select(users).where(users.c.id == user_id))).mappings().one()
         # Same site binding as the token that asked, so the new session works where the old did.
         data = await start_session(kernel, uow.conn, fresh, principal.claims.get("site"), client)

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from kernel import audit
+from kernel.auth.usercache import users_changed
 from kernel.mailer import OutgoingEmail
 from plugins.access import api as access_api
 from plugins.accounts import emails, identity, onetime
@@ -64,6 +65,7 @@ async def _existing_identity(kernel: Any, uow: Any, site: dict[str, Any], row: A
         # Nobody can sign in to an unverified account, so the latest sign-up's password wins:
         # an attacker who signed the address up long before its owner holds no usable password.
         await identity.update_identity(uow.conn, row["id"], password_hash=password_hash)
+        users_changed(uow, row["id"])
         raw = await onetime.issue(kernel, uow.db, row["id"], onetime.VERIFY_EMAIL)
         return emails.verification(row["email"], site, emails.link(kernel, "verify-email", raw, site_id))
     if status != "active":
@@ -85,6 +87,7 @@ async def verify_email(kernel: Any, site_id: str, token: Any) -> None:
             raise onetime.invalid()
         if row["status"] == "unverified":
             await identity.update_identity(uow.conn, user_id, status="active")
+            users_changed(uow, user_id)
         if not await _is_member(uow.conn, site_id, row):
             await access_api.set_membership(uow.conn, site_id, user_id, await role_id_for(uow.conn, site_id, None))
             access_api.changed(uow)
@@ -130,6 +133,7 @@ async def reset_password(kernel: Any, site_id: str, token: Any, password: Any) -
             raise onetime.invalid()
         extra = {"status": "active"} if row["status"] == "unverified" else {}
         await identity.set_password(uow.conn, user_id, password_hash, **extra)
+        users_changed(uow, user_id)
         await audit.record(uow.conn, action="user.password_reset", site_id=site_id, actor_id=user_id,
                            target_type="user", target_id=user_id)
 
@@ -143,5 +147,6 @@ async def accept_invite(kernel: Any, site_id: str, token: Any, password: Any) ->
         if row is None or row["status"] != "invited":
             raise onetime.invalid()
         await identity.set_password(uow.conn, user_id, password_hash, status="active")
+        users_changed(uow, user_id)
         await audit.record(uow.conn, action="user.invite_accepted", site_id=site_id, actor_id=user_id,
                            target_type="user", target_id=user_id)

@@ -11,6 +11,7 @@ from sqlalchemy import func, insert, select
 from kernel.auth.passwords import hash_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import decode_access_token
+from kernel.auth.usercache import cached_user
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
@@ -109,10 +110,19 @@ def clean_id(value: Any) -> str | None:
     return value
 
 
+async def _token_identity(kernel: Any, user_id: Any) -> dict[str, Any] | None:
+    """What a token check needs of a user (no password hash), cached per process by
+    ``kernel.auth.usercache`` until ``users.changed``."""
+    async with kernel.db.connect() as conn:
+        row = (await conn.execute(select(users.c.id, users.c.email, users.c.status, users.c.token_version,
+                                         users.c.is_instance_admin).where(users.c.id == user_id))).mappings().first()
+    return dict(row) if row is not None else None
+
+
 async def principal_from_token(kernel: Any, token: str, site: dict[str, Any] | None) -> Principal:
     """Verify an internal access token; the user must be active and the token version current."""
     claims = decode_access_token(kernel.settings.resolved_jwt_secret(), token)
-    row = await find_user(kernel, claims["sub"])
+    row = await cached_user(kernel, claims["sub"], claims.get("ver"), lambda: _token_identity(kernel, claims["sub"]))
     if row is None or row["status"] != "active" or claims.get("ver") != row["token_version"]:
         raise ApiError.unauthenticated("The access token is no longer valid")
     site_id = site["id"] if site else None

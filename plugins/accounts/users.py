@@ -17,6 +17,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError, audit
+from kernel.auth.usercache import users_changed
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.access.api import memberships
@@ -169,6 +170,7 @@ async def update_user(ctx: Any, user_id: str, body: dict[str, Any]) -> dict[str,
                 if values.get("status", "active") != "active":
                     await identity.end_sessions(uow.conn, user_id)  # a suspension takes effect now
             if touches_identity:
+                users_changed(uow, user_id)
                 fields = sorted(k for k in body if k != "roleId")
                 await audit_user(uow, ctx, "user.update", user_id, {"fields": fields})
             return user_record(await get_member(uow.db, user_id))
@@ -195,5 +197,6 @@ async def delete_user(ctx: Any, user_id: str) -> None:
         orphan = not row["is_instance_admin"] and not await _shared(uow.conn, site_id, user_id)
         if orphan:
             await uow.conn.execute(delete(users).where(users.c.id == user_id))
+            users_changed(uow, user_id)
         access_api.changed(uow)
         await audit_user(uow, ctx, "user.delete", user_id, {"identityDeleted": orphan})

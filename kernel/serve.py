@@ -1,0 +1,120 @@
+"""``svc serve --workers N``: one uvicorn server per process, each on its own SO_REUSEPORT socket.
+
+With uvicorn's own multiprocess mode every worker accepts from one shared listening socket, and
+whichever process wakes first takes the connection: with 16 keep-alive connections one worker
+held 13 to 16 of them (docs/performance.md). Here each worker binds its own socket to the same
+address with ``SO_REUSEPORT``, and Linux hashes each new connection over the listening sockets,
+so connections spread over the workers.
+
+The parent binds the address first (with ``SO_REUSEPORT``, without listening, so it never gets a
+connection): a port held by another program fails the start here with a clear message. It then
+starts the workers (``spawn``), restarts one that dies, and stops them all (SIGTERM, uvicorn's
+graceful shutdown) on SIGINT or SIGTERM.
+
+Used when ``N > 1``, the port is fixed and the platform has ``SO_REUSEPORT``; otherwise ``svc
+serve`` runs ``uvicorn.run`` as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import signal
+import socket
+import sys
+from typing import Any
+
+log = logging.getLogger("svc.serve")
+APP = "kernel.asgi:app"
+RESTART_LIMIT = 10  # workers dying faster than this many times in a row stop the server
+
+
+def reuseport_supported(port: int, workers: int) -> bool:
+    return workers > 1 and port != 0 and hasattr(socket, "SO_REUSEPORT") and sys.platform.startswith("linux")
+
+
+def bind_reuseport(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``(host, port)`` with SO_REUSEADDR and SO_REUSEPORT, not listening."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _worker(host: str, port: int, options: dict[str, Any]) -> None:
+    """One worker process: its own SO_REUSEPORT socket and one uvicorn server on it."""
+    import uvicorn
+
+    sock = bind_reuseport(host, port)
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    config = uvicorn.Config(APP, host=host, port=port, **options)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+
+
+def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any]) -> int:
+    """Run ``workers`` uvicorn processes on SO_REUSEPORT sockets until SIGINT/SIGTERM."""
+    try:
+        guard = bind_reuseport(host, port)
+    except OSError as exc:
+        print(f"svc: cannot bind {host}:{port}: {exc}", file=sys.stderr)
+        return 1
+    ctx = multiprocessing.get_context("spawn")
+    stopping = False
+    received: int | None = None
+
+    def start() -> Any:
+        proc = ctx.Process(target=_worker, args=(host, port, options), daemon=False)
+        proc.start()
+        return proc
+
+    def on_signal(signum: int, frame: Any) -> None:
+        nonlocal stopping, received
+        stopping, received = True, signum
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    procs = [start() for _ in range(workers)]
+    print(f"svc: serving on http://{host}:{port} with {workers} workers (SO_REUSEPORT)", flush=True)
+    deaths = 0
+    try:
+        while not stopping:
+            multiprocessing.connection.wait([p.sentinel for p in procs], timeout=0.5)
+            for i, proc in enumerate(procs):
+                if stopping or proc.is_alive():
+                    continue
+                deaths += 1
+                if deaths > RESTART_LIMIT:
+                    print(f"svc: workers keep dying (exit code {proc.exitcode}); stopping", file=sys.stderr)
+                    stopping = True
+                    break
+                print(f"svc: worker {proc.pid} exited with {proc.exitcode}; starting another", file=sys.stderr)
+                procs[i] = start()
+    finally:
+        if received == signal.SIGINT:  # Ctrl-C reached the workers too (one process group): let them finish
+            for proc in procs:
+                proc.join(10)
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # SIGTERM: uvicorn finishes its requests and runs the lifespan end
+        for proc in procs:
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        guard.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 1 if deaths > RESTART_LIMIT else 0
