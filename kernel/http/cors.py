@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernel.http.origins import allowed_origins, normalize_origin
+from kernel.http.origins import normalize_origin, origin_allowed
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class CorsMiddleware:
         resp.status = 204
         resp.append_header("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
         site_id = await self._site_of_preflight(req)
-        if not await self._allowed(origin, site_id):
+        if not await origin_allowed(self.kernel, site_id, origin):
             return
         resp.set_header("Access-Control-Allow-Origin", normalize_origin(origin))
         resp.set_header("Access-Control-Allow-Credentials", "true")
@@ -61,7 +61,7 @@ class CorsMiddleware:
         if not origin:
             return
         ctx = getattr(req.context, "svc", None)
-        if not await self._allowed(origin, getattr(ctx, "site_id", None)):
+        if not await origin_allowed(self.kernel, getattr(ctx, "site_id", None), origin):
             return
         resp.set_header("Access-Control-Allow-Origin", normalize_origin(origin))
         resp.set_header("Access-Control-Allow-Credentials", "true")
@@ -75,7 +75,3 @@ class CorsMiddleware:
 
         site = await get_site_cached(self.kernel, site_id)
         return site["id"] if site else None
-
-    async def _allowed(self, origin: str, site_id: str | None) -> bool:
-        normalized = normalize_origin(origin) if "://" in origin else None
-        return normalized is not None and normalized in await allowed_origins(self.kernel, site_id)

@@ -66,15 +66,20 @@ async def allowed_origins(kernel: Kernel, site_id: str | None) -> frozenset[str]
     return origins | extra if extra else origins
 
 
+def _normalized(origin: str) -> str | None:
+    """``origin`` as ``scheme://host[:port]``, or None when it is not an origin at all."""
+    return normalize_origin(origin) if "://" in origin else None
+
+
 async def origin_allowed(kernel: Kernel, site_id: str | None, origin: str) -> bool:
     """Whether a browser at ``origin`` may call ``site_id``."""
-    normalized = normalize_origin(origin) if "://" in origin else None
+    normalized = _normalized(origin)
     return normalized is not None and normalized in await allowed_origins(kernel, site_id)
 
 
 def same_origin(origin: str, host: str | None, secure: bool) -> bool:
     """``origin`` names the server itself (a page served by this API, not a cross-site one)."""
-    normalized = normalize_origin(origin) if "://" in origin else None
+    normalized = _normalized(origin)
     if normalized is None or not host:
         return False
     return normalized == normalize_origin(("https://" if secure else "http://") + host)
