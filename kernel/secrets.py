@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -150,8 +151,9 @@ class Secrets:
 
     @staticmethod
     def _aad(key_id: str, site_id: str | None, purpose: str) -> bytes:
+        # A JSON array: unambiguous whatever the site id or purpose contain.
         scope = "instance" if site_id is None else f"site:{site_id}"
-        return "\0".join((VERSION, key_id, scope, purpose)).encode("utf-8")
+        return json.dumps([VERSION, key_id, scope, purpose], separators=(",", ":")).encode("utf-8")
 
     def seal(self, site_id: str | None, value: str | bytes, *, purpose: str = "",
              key_id: str | None = None) -> str:

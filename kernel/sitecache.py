@@ -193,7 +193,7 @@ class SiteCache(Generic[V]):
         ``stale`` is the expired value (or ``None``): a loader may return that very object
         after a cheap check (a version number) instead of reading everything again. Concurrent
         misses of one key wait for the same load; its exception reaches all of them. A
-        ``None`` answer is returned but not stored.
+        ``None`` answer is returned but not stored; so is every answer with ``store=False``.
         """
         k = (site_id, key)
         fresh = self._fresh(k)

@@ -124,3 +124,12 @@ def test_reasons_mask_credentials():
     exc = RuntimeError("connect postgresql://svc:pw@db/x failed; password=abc s3cret-value\nsecond line")
     reason = health.short_reason(exc, secrets)
     assert reason == "RuntimeError: connect postgresql://***@db/x failed; password=*** ***"
+
+
+def test_every_encryption_key_is_masked():
+    from types import SimpleNamespace
+
+    settings = SimpleNamespace(values={"encryption_key": "k1:" + "A" * 44,
+                                       "encryption_keys": ("k0:" + "B" * 44, "C" * 44)}, extra={})
+    masked = health.secret_values(settings)
+    assert {"k1:" + "A" * 44, "k0:" + "B" * 44, "C" * 44} <= set(masked)

@@ -116,7 +116,11 @@ def secret_values(settings: Any) -> list[str]:
     """Configured values that must never appear in a health message (and their URL passwords)."""
     values: list[str] = []
     named = {**getattr(settings, "values", {}), **getattr(settings, "extra", {})}
-    for name, value in named.items():
+    candidates: list[tuple[str, str]] = []
+    for name, value in named.items():  # lists of secrets too (SVC_ENCRYPTION_KEYS)
+        for item in (value if isinstance(value, (tuple, list)) else (value,)):
+            candidates.append((name, item))
+    for name, value in candidates:
         if not isinstance(value, str) or len(value) < 4 or not _SECRET_SETTING.search(name):
             continue
         values.append(value)
