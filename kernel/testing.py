@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import threading
 import types
 import uuid
@@ -77,6 +78,13 @@ def svc_test_database_url() -> str:
 
 def svc_test_redis_url() -> str:
     return os.environ.get("SVC_TEST_REDIS_URL", "")
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now (for a server a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.testing import svc_test_database_url
+from kernel.testing import free_port, svc_test_database_url
 
 
 def run_svc(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
@@ -83,12 +82,6 @@ def test_disabling_an_essential_plugin_stops_the_start(env):
 def test_bad_setting_stops_the_start(env):
     out = run_svc("migrate", env={**env, "SVC_PORT": "not-a-port"})
     assert out.returncode == 2 and "SVC_PORT" in out.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.skipif(bool(svc_test_database_url()), reason="serve smoke test runs on the embedded default only")

@@ -14,15 +14,9 @@ import httpx
 import pytest
 
 from kernel.serve import bind_reuseport, reuseport_supported, serve_reuseport
-from kernel.testing import svc_test_database_url
+from kernel.testing import free_port, svc_test_database_url
 
 linux_only = pytest.mark.skipif(not reuseport_supported(1, 2), reason="SO_REUSEPORT sockets need Linux")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_when_reuseport_is_used():

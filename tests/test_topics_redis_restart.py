@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kernel.testing import free_port
 from kernel.topics import Lagged, Topics
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 pytestmark = pytest.mark.skipif(not Path(REDIS_SERVER).exists(), reason="redis-server is not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class RedisServer:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import socket
 from types import SimpleNamespace
 
 import pytest
@@ -19,17 +18,12 @@ from kernel.mailer import (
     SmtpMailer,
     make_mailer,
 )
+from kernel.testing import free_port
 
 USER, PASSWORD = "mailer", "s3cret-Pa55word"
 
 # The AUTH server runs without TLS on purpose (a loopback test peer); aiosmtpd warns about it.
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS:UserWarning")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Collector:
@@ -57,7 +51,7 @@ def _authenticator(server, session, envelope, mechanism, auth_data):
 
 def _serve(**smtp_kwargs):
     handler = Collector()
-    controller = Controller(handler, hostname="127.0.0.1", port=_free_port(), **smtp_kwargs)
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port(), **smtp_kwargs)
     controller.start()
     return controller, handler
 
@@ -182,7 +176,7 @@ async def test_server_requiring_auth_refuses_anonymous_mail(smtp_auth_server):
 
 
 async def test_connection_refused_is_delivery_failed():
-    mailer = _mailer(_free_port())
+    mailer = _mailer(free_port())
     with pytest.raises(DeliveryFailed) as info:
         await mailer.send(OutgoingEmail(to=["ann@example.com"], subject="s", text="t"))
     assert info.value.temporary is True

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import urllib.request
 import uuid
 from pathlib import Path
@@ -25,14 +24,9 @@ from kernel.storage import (
     StorageError,
     make_storage,
 )
+from kernel.testing import free_port
 
 BUCKET = "svc-contract"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +43,7 @@ def s3_endpoint():
         # Keep any real AWS configuration on this machine out of the tests.
         mp.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
         mp.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
-        port = _free_port()
+        port = free_port()
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         server.start()
         endpoint = f"http://127.0.0.1:{port}"
