@@ -225,3 +225,22 @@ async def test_documented_in_openapi(client):
     paths = (await client.get("/api/v1/openapi.json")).json()["paths"]
     operation = paths["/api/v1/cdc/events"]["get"]
     assert {p["name"] for p in operation["parameters"]} >= {"cursor", "collections", "operations", "limit", "wait"}
+
+
+async def test_tokens_carry_the_realm_claim(calls, svc_app, site, make_member):
+    import jwt
+
+    def realm(token: str) -> str:
+        return jwt.decode(token, options={"verify_signature": False})["realm"]
+
+    subscriber = await make_member(site, "subscriber")
+    editor_role = await calls.ok("post", "/roles", 201, json={"name": "Editors"})
+    editor = await make_member(site, editor_role["id"])
+    assert realm(subscriber.token) == "frontend" and realm(editor.token) == "studio"
+    refreshed = await svc_app.client.post("/api/v1/auth/login", headers={"X-Svc-Site": site},
+                                          json={"email": subscriber.email, "password": subscriber.password})
+    body = refreshed.json()["data"]
+    again = await svc_app.client.post("/api/v1/auth/refresh", headers={"X-Svc-Site": site},
+                                      json={"refreshToken": body["refreshToken"]})
+    assert again.status_code == 200, again.text
+    assert realm(again.json()["data"]["token"]) == "frontend"
