@@ -24,7 +24,11 @@ from kernel.sitecache import SiteCacheSpec
 if TYPE_CHECKING:
     from kernel.context import Kernel
 
-ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete")
+# Capabilities are actions that no collection bounds: like the media actions, a rule grants one
+# with ``collection`` ``*``, and ``AccessControl.has_capability`` asks for it; admin implies all.
+CAPABILITIES = ("cdc:subscribe",)
+ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete",
+           *CAPABILITIES)
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"
 ACCESS_CACHE = SiteCacheSpec(
@@ -248,6 +252,13 @@ class AccessControl:
     async def decide(self, principal: Principal, site_id: str, collection: str, action: str) -> Decision:
         snap = await self.snapshot(principal, site_id)
         return snap.decide(collection, action, principal)
+
+    async def has_capability(self, principal: Principal, site_id: str, capability: str) -> bool:
+        """Whether ``principal`` holds ``capability`` (one of ``CAPABILITIES``) in ``site_id``:
+        a rule with collection ``*`` and that action, or admin access."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"unknown capability {capability!r}; known: {CAPABILITIES}")
+        return (await self.decide(principal, site_id, ALL_FIELDS, capability)).allowed
 
     def invalidate(self, site_id: str | None = None) -> None:
         """Forget cached snapshots of one site (or all) in this process."""

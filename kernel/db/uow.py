@@ -70,6 +70,10 @@ class UnitOfWork:
                 self.kernel.events.committed(self.site_id)
             except Exception:  # noqa: BLE001
                 log.exception("could not wake the event dispatcher")
+            try:
+                await self.kernel.events.signal(self.site_id)
+            except Exception:  # noqa: BLE001
+                log.exception("could not signal the committed events on the live topic")
         ctx = self.event_context(in_transaction=False)
         for fn in self._after_commit:
             try:

@@ -29,7 +29,13 @@ from kernel.events.log import START, Cursor, Event, EventPage, earliest_cursor, 
 
 log = logging.getLogger("svc.events")
 
-__all__ = ["START", "Cursor", "Event", "EventConsumer", "EventLog", "EventPage"]
+__all__ = ["COMMITTED_TOPIC", "START", "Cursor", "Event", "EventConsumer", "EventLog", "EventPage"]
+
+# The live topic a unit of work publishes on, in its site, after it committed events: ``{}``,
+# a wake-up signal and nothing more (lossy, like every topic). Readers that wait for new events
+# (the change feed's long poll) subscribe to it in every process, through Redis when configured,
+# and then read the log; the log, not the signal, is the truth.
+COMMITTED_TOPIC = "events.committed"
 
 
 class EventLog:
@@ -114,6 +120,13 @@ class EventLog:
         """A unit of work of this process committed events of ``site_id``: wake the dispatcher."""
         if self.dispatcher is not None and site_id is not None:
             self.dispatcher.wake(site_id)
+
+    async def signal(self, site_id: str | None) -> None:
+        """Publish ``COMMITTED_TOPIC`` in ``site_id`` (after a commit that wrote events) so that
+        waiting readers of every process read the log again. Never raises for a lost signal."""
+        topics = getattr(self.kernel, "topics", None)
+        if topics is not None and site_id is not None:
+            await topics.publish(site_id, COMMITTED_TOPIC, {})
 
     async def start(self) -> None:
         """Start this process's dispatcher (when there are consumers and dispatch is on)."""

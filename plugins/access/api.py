@@ -35,6 +35,16 @@ async def membership(conn: Any, site_id: str, user_id: str) -> Any:
     return await db.one(db.select(memberships).where(memberships.c.user_id == user_id))
 
 
+async def realm(conn: Any, site_id: str | None, user_id: str) -> str:
+    """The ``realm`` claim of ``user_id``'s access token in ``site_id`` (contract.md):
+    ``frontend`` when its role there is the built-in ``subscriber``, else ``studio``."""
+    if site_id is None:
+        return "studio"
+    member = await membership(conn, site_id, user_id)
+    role = None if member is None else await role_in_site(conn, site_id, member["role_id"])
+    return "frontend" if role is not None and role["system_key"] == "subscriber" else "studio"
+
+
 async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) -> None:
     """Make ``user_id`` a member of the site with ``role_id`` (insert or change the role)."""
     db = SiteDB(site_id, conn)

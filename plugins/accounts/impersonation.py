@@ -15,6 +15,7 @@ from kernel.auth.principal import Principal
 from kernel.auth.tokens import issue_access_token
 from kernel.errors import ApiError
 from plugins.access.api import membership
+from plugins.access.api import realm as access_realm
 from plugins.accounts import service
 
 IMPERSONATION_TTL = 900  # seconds; capped further by SVC_ACCESS_TOKEN_TTL
@@ -41,7 +42,8 @@ async def impersonate(kernel: Any, principal: Principal, site_id: str, user_id: 
         ttl = min(IMPERSONATION_TTL, kernel.settings.access_token_ttl)
         token = issue_access_token(kernel.settings.resolved_jwt_secret(), user_id=user_id, site_id=site_id,
                                    token_version=target["token_version"], ttl=ttl,
-                                   extra={"imp": principal.user_id})
+                                   extra={"imp": principal.user_id,
+                                          "realm": await access_realm(uow.conn, site_id, user_id)})
         await audit.record(uow.conn, action="user.impersonate", site_id=site_id, principal=principal,
                            target_type="user", target_id=user_id, details={"expiresIn": ttl}, ip=ip,
                            request_id=request_id)

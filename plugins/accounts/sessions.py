@@ -28,7 +28,7 @@ from kernel.errors import ApiError
 from kernel.ids import uuid7
 from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
-from plugins.access.api import membership
+from plugins.access.api import membership, realm
 from plugins.accounts import service
 from plugins.accounts.tables import refresh_tokens, users
 
@@ -87,11 +87,12 @@ async def insert_token(conn: Any, *, user_id: str, site_id: str | None, family_i
     return token
 
 
-def access_token(kernel: Any, user: Any, site_id: str | None, family_id: str) -> str:
-    """An access token carrying the session id (``sid``), so ``/me/sessions`` can mark the current one."""
+def access_token(kernel: Any, user: Any, site_id: str | None, family_id: str, realm: str) -> str:
+    """An access token carrying the session id (``sid``), so ``/me/sessions`` can mark the current one,
+    and the ``realm`` (``frontend`` for a subscriber, else ``studio``; ``access.api.realm``)."""
     return issue_access_token(kernel.settings.resolved_jwt_secret(), user_id=user["id"], site_id=site_id,
                               token_version=user["token_version"], ttl=kernel.settings.access_token_ttl,
-                              extra={"sid": family_id})
+                              extra={"sid": family_id, "realm": realm})
 
 
 async def start_session(kernel: Any, conn: Any, user: Any, site_id: str | None, client: Client) -> dict[str, Any]:
@@ -100,7 +101,8 @@ async def start_session(kernel: Any, conn: Any, user: Any, site_id: str | None, 
     family_id = uuid7()
     refresh = await insert_token(conn, user_id=user["id"], site_id=binding, family_id=family_id,
                                  ttl=refresh_ttl(kernel), client=client)
-    return {"token": access_token(kernel, user, binding, family_id), "refreshToken": refresh,
+    token = access_token(kernel, user, binding, family_id, await realm(conn, binding, user["id"]))
+    return {"token": token, "refreshToken": refresh,
             "expiresIn": kernel.settings.access_token_ttl, "user": service.public_user(user)}
 
 
@@ -212,9 +214,10 @@ async def refresh(kernel: Any, presented: str, site_id: str | None, client: Clie
         if won:
             new_token = await insert_token(conn, user_id=user["id"], site_id=binding, family_id=row["family_id"],
                                            ttl=refresh_ttl(kernel), client=client)
+        user_realm = await realm(conn, binding, user["id"])
     if new_token is None:
         raise await _reuse_detected(kernel, row, site_id, client)
-    return {"token": access_token(kernel, user, binding, row["family_id"]), "refreshToken": new_token,
+    return {"token": access_token(kernel, user, binding, row["family_id"], user_realm), "refreshToken": new_token,
             "expiresIn": kernel.settings.access_token_ttl, "user": service.public_user(user)}
 
 
