@@ -39,7 +39,9 @@ import contextlib
 import os
 import shutil
 import socket
+import subprocess
 import threading
+import time
 import types
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -87,6 +89,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_until_answering(proc: subprocess.Popen[Any], url: str, timeout: float = 60) -> httpx.Response:
+    """The first answer of ``url`` from the server process ``proc`` started (a `svc serve` in a
+    subprocess); AssertionError when it exits or does not answer within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AssertionError(f"{' '.join(map(str, proc.args))} did not start") from None
+            time.sleep(0.2)
+
+
 @dataclass
 class TestApp:
     """A started app, its kernel and an HTTP client for it."""
@@ -104,6 +119,14 @@ class TestApp:
                                       headers=headers)
         assert resp.status_code == 200, resp.text
         return resp.json()["data"]["token"]
+
+    async def create_site(self, headers: dict[str, str], *, prefix: str = "s", name: str = "Test site") -> str:
+        """A fresh site ``<prefix>-<random>``, created through the API with ``headers`` (an
+        instance admin's); returns its id."""
+        site_id = f"{prefix}-{uuid.uuid4().hex[:10]}"
+        resp = await self.client.post(f"{API}/sites", json={"id": site_id, "name": name}, headers=headers)
+        assert resp.status_code == 201, resp.text
+        return site_id
 
 
 def _all_migration_paths() -> list[str]:
@@ -305,11 +328,7 @@ def admin_headers(admin_token: str) -> dict[str, str]:
 @pytest_asyncio.fixture
 async def site(svc_app: TestApp, admin_headers: dict[str, str]) -> str:
     """A fresh site, created through the API."""
-    site_id = f"s-{uuid.uuid4().hex[:10]}"
-    resp = await svc_app.client.post("/api/v1/sites", json={"id": site_id, "name": "Test site"},
-                                     headers=admin_headers)
-    assert resp.status_code == 201, resp.text
-    return site_id
+    return await svc_app.create_site(admin_headers)
 
 
 @pytest.fixture
@@ -334,10 +353,7 @@ def temporary_plugin() -> Any:
 @pytest_asyncio.fixture
 async def site_b(svc_app: TestApp, admin_headers: dict[str, str]) -> str:
     """A second fresh site, for cross-tenant tests."""
-    site_id = f"b-{uuid.uuid4().hex[:10]}"
-    resp = await svc_app.client.post(f"{API}/sites", json={"id": site_id, "name": "Site B"}, headers=admin_headers)
-    assert resp.status_code == 201, resp.text
-    return site_id
+    return await svc_app.create_site(admin_headers, prefix="b", name="Site B")
 
 
 @pytest.fixture

@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from kernel.testing import free_port, svc_test_database_url
+from kernel.testing import free_port, svc_test_database_url, wait_until_answering
 
 
 def run_svc(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
@@ -90,15 +89,7 @@ def test_serve_answers_and_runs_jobs_in_process(env):
     proc = subprocess.Popen([sys.executable, "-m", "kernel.cli", "serve", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                resp = httpx.get(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError("svc serve did not start") from None
-                time.sleep(0.2)
+        resp = wait_until_answering(proc, f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=30)
         assert resp.status_code == 200 and resp.json()["openapi"].startswith("3.1")
         login = httpx.post(f"http://127.0.0.1:{port}/api/v1/auth/login",
                            json={"email": "admin@example.com", "password": "cli-admin-pass"})

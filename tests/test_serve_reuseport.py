@@ -7,14 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from kernel.serve import bind_reuseport, reuseport_supported, serve_reuseport
-from kernel.testing import free_port, svc_test_database_url
+from kernel.testing import free_port, svc_test_database_url, wait_until_answering
 
 linux_only = pytest.mark.skipif(not reuseport_supported(1, 2), reason="SO_REUSEPORT sockets need Linux")
 
@@ -59,15 +58,7 @@ def test_two_workers_answer_and_stop_cleanly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "kernel.cli", "serve", "--port", str(port), "--workers", "2"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                resp = httpx.get(f"http://127.0.0.1:{port}/api/v1/utils/version", timeout=2)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError("svc serve --workers 2 did not start") from None
-                time.sleep(0.2)
+        resp = wait_until_answering(proc, f"http://127.0.0.1:{port}/api/v1/utils/version")
         assert resp.status_code == 200
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         assert len(children) >= 2  # the two workers (spawn may add its resource tracker)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from kernel.http.origins import normalize_origin
@@ -19,12 +17,7 @@ async def cors(make_app):
     app = await make_app(plugins=[plugin], env={"SVC_CORS_ORIGINS": f"{STUDIO}/, https://Other.example.org:8443",
                                                 "SVC_BASE_DOMAIN": "api.test"})
     admin = {"Authorization": f"Bearer {await app.login()}"}
-    sites = []
-    for _ in range(2):
-        site_id = f"s-{uuid.uuid4().hex[:10]}"
-        resp = await app.client.post("/api/v1/sites", json={"id": site_id, "name": "S"}, headers=admin)
-        assert resp.status_code == 201, resp.text
-        sites.append(site_id)
+    sites = [await app.create_site(admin, name="S") for _ in range(2)]
     plugin.origins[sites[0]] = [f"{BLOG}/path?q=1"]
     return app, admin, sites
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 
 import pytest
 from falcon.asgi import SSEvent
@@ -23,12 +22,7 @@ async def live(make_app, live_server):
     app = await make_app(plugins=[plugin])
     server = await live_server(app)
     admin = {"Authorization": f"Bearer {await app.login()}"}
-    sites = []
-    for _ in range(2):
-        site_id = f"s-{uuid.uuid4().hex[:10]}"
-        resp = await app.client.post("/api/v1/sites", json={"id": site_id, "name": "S"}, headers=admin)
-        assert resp.status_code == 201, resp.text
-        sites.append(site_id)
+    sites = [await app.create_site(admin, name="S") for _ in range(2)]
     return app, server, plugin, admin, sites
 
 

@@ -3,8 +3,6 @@ and close with 4xxx codes; through a real uvicorn server."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from httpx_ws import WebSocketDisconnect
 
@@ -25,12 +23,7 @@ async def live(make_app, live_server):
     server = await live_server(app)
     token = await app.login()
     admin = {"Authorization": f"Bearer {token}"}
-    sites = []
-    for _ in range(2):
-        site_id = f"s-{uuid.uuid4().hex[:10]}"
-        resp = await app.client.post("/api/v1/sites", json={"id": site_id, "name": "S"}, headers=admin)
-        assert resp.status_code == 201, resp.text
-        sites.append(site_id)
+    sites = [await app.create_site(admin, name="S") for _ in range(2)]
     return Live(app, server, plugin, admin, *sites)
 
 
