@@ -109,8 +109,6 @@ async def test_limit_bounds(calls):
 
 async def test_expired_cursor_answers_410_with_the_earliest_cursor(calls, svc_app, site):
     await posts(calls, "old")
-    _, meta = await page(calls)
-    old_cursor = meta["nextCursor"]
     first, _ = await page(calls, limit=1)
     start_cursor = (await page(calls, limit=1))[1]["nextCursor"]
     later = dt.datetime.now(dt.UTC) + dt.timedelta(days=svc_app.kernel.settings.cdc_retention_days + 1)
@@ -119,9 +117,10 @@ async def test_expired_cursor_answers_410_with_the_earliest_cursor(calls, svc_ap
 
     error = await calls.err("get", EVENTS, 410, "CURSOR_EXPIRED", params={"cursor": start_cursor})
     assert error["extensions"]["earliestCursor"] == earliest
-    # The earliest cursor itself, and anything later, still reads.
+    # The earliest cursor itself, and anything later, still reads. (Not compared with a head
+    # read before the prune: on PostgreSQL the horizon may have held the last event back then.)
     data, meta = await page(calls, cursor=earliest)
-    assert data == [] and meta["nextCursor"] == old_cursor
+    assert data == [] and meta["nextCursor"] == earliest
     await posts(calls, "new")
     data, _ = await page(calls)  # without a cursor: from the oldest retained event
     assert [e["type"] for e in data] == ["items.create"] and first[0]["type"] == "collections.create"
