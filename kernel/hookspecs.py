@@ -95,6 +95,9 @@ def register_event_consumers(kernel: Any) -> list[Any]:
     same batch with exponential backoff while other consumers and sites go on. A consumer has
     its own checkpoint per site, kept under its ``name`` (unique, stable across releases);
     ``types`` and ``collections`` narrow what it gets. The handler must be idempotent.
+    A ``kernel.events.ConsumerGroup`` in the list stands for consumers that exist per site at
+    run time (webhook subscriptions): its ``members(kernel, site_id)`` lists them, and each is
+    dispatched on its own (checkpoint ``<group>:<key>``, retries, order).
     Collected once per app at boot. Synchronous.
     """
 

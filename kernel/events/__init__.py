@@ -24,12 +24,14 @@ from sqlalchemy import select
 
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
-from kernel.events.dispatch import Dispatcher, EventConsumer
-from kernel.events.log import START, Cursor, Event, EventPage, earliest_cursor, head, prune_site, read_after
+from kernel.events.dispatch import ConsumerGroup, Dispatcher, EventConsumer, GroupMember
+from kernel.events.log import (START, Cursor, Event, EventPage, backlog, earliest_cursor, head, prune_site,
+                               read_after)
 
 log = logging.getLogger("svc.events")
 
-__all__ = ["COMMITTED_TOPIC", "START", "Cursor", "Event", "EventConsumer", "EventLog", "EventPage"]
+__all__ = ["COMMITTED_TOPIC", "START", "ConsumerGroup", "Cursor", "Event", "EventConsumer", "EventLog", "EventPage",
+           "GroupMember"]
 
 # The live topic a unit of work publishes on, in its site, after it committed events: ``{}``,
 # a wake-up signal and nothing more (lossy, like every topic). Readers that wait for new events
@@ -45,15 +47,23 @@ class EventLog:
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
         self.consumers: dict[str, EventConsumer] = {}
+        self.groups: dict[str, ConsumerGroup] = {}
         self.dispatcher: Dispatcher | None = None
 
-    def register(self, consumer: EventConsumer) -> None:
-        """Add a durable consumer (done at boot from ``register_event_consumers``)."""
-        if not isinstance(consumer, EventConsumer):
-            raise TypeError(f"register_event_consumers must return EventConsumer objects, got {consumer!r}")
-        if consumer.name in self.consumers:
+    def register(self, consumer: EventConsumer | ConsumerGroup) -> None:
+        """Add a durable consumer or consumer group (done at boot from ``register_event_consumers``)."""
+        if not isinstance(consumer, (EventConsumer, ConsumerGroup)):
+            raise TypeError(f"register_event_consumers must return EventConsumer or ConsumerGroup objects, "
+                            f"got {consumer!r}")
+        taken = consumer.name in self.consumers or consumer.name in self.groups or any(
+            consumer.name.startswith(f"{group}:") for group in self.groups) or (
+            isinstance(consumer, ConsumerGroup) and any(c.startswith(f"{consumer.name}:") for c in self.consumers))
+        if taken:
             raise ValueError(f"event consumer {consumer.name!r} is registered twice")
-        self.consumers[consumer.name] = consumer
+        if isinstance(consumer, ConsumerGroup):
+            self.groups[consumer.name] = consumer
+        else:
+            self.consumers[consumer.name] = consumer
 
     # ------------------------------------------------------------------ reading
 
@@ -75,6 +85,33 @@ class EventLog:
         db = self.kernel.db
         async with db.connect() as conn:
             return await head(conn, db.dialect, site_id)
+
+    async def backlog(self, site_id: str, cursor: Cursor, *, types: Sequence[str] = (),
+                      collections: Sequence[str] = ()) -> tuple[int, dt.datetime | None]:
+        """A consumer's lag: the readable events after ``cursor`` (matching the filters), and when
+        the oldest of them occurred (None when there is none)."""
+        db = self.kernel.db
+        async with db.connect() as conn:
+            found = await backlog(conn, db.dialect, site_id, cursor, types=types, collections=collections)
+            await conn.rollback()
+        return found
+
+    async def set_checkpoint(self, conn: Any, site_id: str, consumer: str, cursor: Cursor) -> None:
+        """Put the checkpoint of (site, consumer) at ``cursor`` inside the caller's transaction
+        ``conn``: a group member's start, or a rewind (replay). Clears retries and the lease."""
+        await checkpoints.put(conn, self.kernel.db.dialect, site_id, consumer, cursor)
+
+    async def remove_checkpoint(self, conn: Any, site_id: str, consumer: str) -> None:
+        """Drop the checkpoint of (site, consumer) inside ``conn`` (a group member deleted)."""
+        await checkpoints.remove(conn, site_id, consumer)
+
+    async def dispatch_now(self, site_id: str, consumer: str) -> bool:
+        """End a pending retry's wait and dispatch (site, consumer) now in this process (other
+        processes see it due at their next scan). False when it has no checkpoint."""
+        found = await checkpoints.make_due(self.kernel.db, site_id, consumer)
+        if found and self.dispatcher is not None:
+            self.dispatcher.wake(site_id)
+        return found
 
     async def earliest_cursor(self, site_id: str) -> Cursor:
         """The oldest cursor that has lost nothing to retention; an older one is expired."""
@@ -130,8 +167,8 @@ class EventLog:
 
     async def start(self) -> None:
         """Start this process's dispatcher (when there are consumers and dispatch is on)."""
-        if self.dispatcher is None and self.consumers and self.kernel.settings.events_dispatch:
-            self.dispatcher = Dispatcher(self.kernel, list(self.consumers.values()))
+        if self.dispatcher is None and (self.consumers or self.groups) and self.kernel.settings.events_dispatch:
+            self.dispatcher = Dispatcher(self.kernel, list(self.consumers.values()), list(self.groups.values()))
             self.dispatcher.start()
 
     async def stop(self) -> None:

@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, delete, or_, select, update
 
 from kernel.db.meta import aware, dialect_insert, now_utc
 from kernel.events.log import START, Cursor
@@ -121,3 +121,30 @@ async def read(conn: Any, site_id: str, consumer: str) -> dict[str, Any] | None:
     return {"cursor": Cursor(int(row["cursor_txid"]), int(row["cursor_id"])), "attempts": int(row["attempts"]),
             "retryAt": aware(row["retry_at"]), "lastError": row["last_error"], "leaseOwner": row["lease_owner"],
             "leaseUntil": aware(row["lease_until"])}
+
+
+async def put(conn: Any, dialect: str, site_id: str, consumer: str, cursor: Cursor) -> None:
+    """Set (or create) the checkpoint of (site, consumer) at ``cursor``, in the caller's
+    transaction: a rewind or a fresh start. Clears the failure state and the lease, so a worker
+    delivering from the old position cannot acknowledge over it."""
+    now = now_utc()
+    values = {"cursor_txid": cursor.txid, "cursor_id": cursor.id, "attempts": 0, "retry_at": None,
+              "last_error": None, "lease_owner": None, "lease_until": None, "updated_at": now}
+    await conn.execute(dialect_insert(dialect)(checkpoints).values(site_id=site_id, consumer=consumer, **values)
+                       .on_conflict_do_update(index_elements=[checkpoints.c.site_id, checkpoints.c.consumer],
+                                              set_=values))
+
+
+async def remove(conn: Any, site_id: str, consumer: str) -> None:
+    """Drop the checkpoint of (site, consumer) (a group member deleted), in the caller's transaction."""
+    await conn.execute(delete(checkpoints).where(_key(site_id, consumer)))
+
+
+async def make_due(db: Any, site_id: str, consumer: str) -> bool:
+    """End a pending retry's wait now (an on-demand dispatch); False without a checkpoint."""
+    async with db.begin() as conn:
+        result = await conn.execute(update(checkpoints).where(_key(site_id, consumer), checkpoints.c.retry_at.is_not(None))
+                                    .values(retry_at=now_utc()))
+        if result.rowcount:
+            return True
+        return (await conn.execute(select(checkpoints.c.site_id).where(_key(site_id, consumer)))).first() is not None

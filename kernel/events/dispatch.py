@@ -14,6 +14,12 @@ that raises keeps its checkpoint, waits ``base * 2 ** (attempts - 1)`` seconds (
 most ``SVC_EVENTS_RETRY_MAX_SECONDS``; ``kernel.backoff``) and gets the same batch again; other
 consumers and other sites go on meanwhile. Pairs run concurrently, each pair at most once per process, and across
 processes the lease keeps one worker per pair.
+
+A ``ConsumerGroup`` is a family of consumers that exist per site at run time (the change feed's
+webhook subscriptions, a store-sync pipeline): ``members(kernel, site_id)`` lists the live ones,
+and each member is a consumer of its own, with its own checkpoint (``<group>:<key>``), lease,
+retries and order. A wake-up for a site lists its members once, then dispatches each member as
+its own pair, so one slow or failing member never delays another.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from kernel.events.tables import events
 log = logging.getLogger("svc.events")
 
 Handler = Callable[[Any, str, list[Event]], Awaitable[None]]
+# A group member's handler: (kernel, site_id, member key, events, attempt), attempt counting from 1.
+MemberHandler = Callable[[Any, str, str, list[Event], int], Awaitable[None]]
+RetryDelay = Callable[[int, BaseException], float]
 CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process
 EXPECT_RETRY = 0.05  # seconds between reads for a local commit not visible yet
 HELD_RETRY = 0.25  # seconds before a local commit's pair, held by another worker, is tried again
@@ -58,6 +67,9 @@ class EventConsumer:
     types: Sequence[str] = ()
     collections: Sequence[str] = ()
     batch_size: int | None = None
+    # ``retry_delay(attempts, error)``: seconds before the failed batch is tried again (default:
+    # exponential backoff with jitter, ``SVC_EVENTS_RETRY_*``).
+    retry_delay: RetryDelay | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not 0 < len(self.name) <= 100:
@@ -67,13 +79,78 @@ class EventConsumer:
         object.__setattr__(self, "types", tuple(self.types))
         object.__setattr__(self, "collections", tuple(self.collections))
 
+    async def deliver(self, kernel: Any, site_id: str, events: list[Event], attempt: int) -> None:
+        await self.handle(kernel, site_id, events)
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One live member of a ``ConsumerGroup`` in a site: its ``key`` (unique in the group, at
+    most 60 characters) and its own filters."""
+
+    key: str
+    types: Sequence[str] = ()
+    collections: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    """Durable consumers that exist per site at run time (see the module docstring).
+
+    ``members(kernel, site_id)`` lists the members that should receive events now (not the paused
+    or dead ones); ``handle(kernel, site_id, key, events, attempt)`` delivers a batch to one, and
+    returning acknowledges it, raising retries it after ``retry_delay(attempts, error)``. A
+    member's checkpoint is ``checkpoint_name(key)``; set it (``kernel.events.set_checkpoint``)
+    when the member is created, or it starts from the beginning of the site's log.
+    """
+
+    name: str
+    members: Callable[[Any, str], Awaitable[Sequence[GroupMember]]]
+    handle: MemberHandler
+    retry_delay: RetryDelay | None = None
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not 0 < len(self.name) <= 39 or ":" in self.name:
+            raise ValueError(f"consumer group name must be 1 to 39 characters without ':', got {self.name!r}")
+        if not callable(self.members) or not callable(self.handle):
+            raise TypeError(f"consumer group {self.name!r}: members and handle must be callable")
+
+    def checkpoint_name(self, key: str) -> str:
+        return f"{self.name}:{key}"
+
+    def member(self, m: GroupMember) -> MemberConsumer:
+        return MemberConsumer(self.checkpoint_name(m.key), _unused_handler, m.types, m.collections,
+                              self.batch_size, self.retry_delay, group=self, key=m.key)
+
+
+async def _unused_handler(kernel: Any, site_id: str, events: list[Event]) -> None:  # pragma: no cover
+    raise AssertionError("a group member is delivered through its group")
+
+
+@dataclass(frozen=True)
+class MemberConsumer(EventConsumer):
+    """A ``ConsumerGroup`` member as the dispatcher runs it."""
+
+    group: ConsumerGroup | None = None
+    key: str = ""
+
+    async def deliver(self, kernel: Any, site_id: str, events: list[Event], attempt: int) -> None:
+        assert self.group is not None
+        await self.group.handle(kernel, site_id, self.key, events, attempt)
+
 
 class Dispatcher:
     """The background loop of one process; see the module docstring."""
 
-    def __init__(self, kernel: Any, consumers: Sequence[EventConsumer]) -> None:
+    def __init__(self, kernel: Any, consumers: Sequence[EventConsumer],
+                 groups: Sequence[ConsumerGroup] = ()) -> None:
         self.kernel = kernel
         self.consumers = {c.name: c for c in consumers}
+        self.groups = {g.name: g for g in groups}
+        # The members the last listing of each (site, group) found, by checkpoint name.
+        self._members: dict[str, EventConsumer] = {}
+        self._site_members: dict[tuple[str, str], set[str]] = {}
         self.owner = f"{uuid.uuid4().hex[:12]}"
         settings = kernel.settings
         self.poll = float(settings.events_poll_seconds)
@@ -135,7 +212,7 @@ class Dispatcher:
 
     def _mark_site(self, site_id: str, expect: bool = False) -> None:
         assert self._loop is not None
-        for name in self.consumers:
+        for name in (*self.consumers, *self.groups):
             self._dirty.add((site_id, name))
             if expect:
                 self._expected[(site_id, name)] = self._loop.time() + self.poll
@@ -195,9 +272,11 @@ class Dispatcher:
             await conn.rollback()
         for site_id in sites:
             self._mark_site(site_id)
-        for pair in pairs:
-            if pair[1] in self.consumers:
-                self._mark(pair)
+        for site_id, name in pairs:
+            if name in self.consumers or name in self._members:
+                self._mark((site_id, name))
+            elif name.partition(":")[0] in self.groups:  # a member not listed yet: list the group
+                self._mark((site_id, name.partition(":")[0]))
         self._dirty |= self._deferred
         self._deferred.clear()
 
@@ -208,7 +287,8 @@ class Dispatcher:
                 self._again.add(pair)  # new events arrived while it ran: look again after
                 self._wake.set()
                 continue
-            task = asyncio.get_running_loop().create_task(self._dispatch_pair(*pair))
+            run = self._list_members(*pair) if pair[1] in self.groups else self._dispatch_pair(*pair)
+            task = asyncio.get_running_loop().create_task(run)
             self._running[pair] = task
             task.add_done_callback(lambda _t, p=pair: self._finished(p))
 
@@ -231,9 +311,35 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ one (site, consumer)
 
+    async def _list_members(self, site_id: str, name: str) -> None:
+        """List the group's live members in the site and mark each for dispatch."""
+        group, pair = self.groups[name], (site_id, name)
+        until = self._expected.pop(pair, None)
+        try:
+            async with self._limit:
+                members = [group.member(m) for m in await group.members(self.kernel, site_id)]
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the database may be away; list again later
+            log.exception("listing the %s consumers of site %s failed", name, site_id)
+            self._retry_later(pair, self.poll)
+            return
+        names = {m.name for m in members}
+        for gone in self._site_members.get(pair, set()) - names:
+            self._members.pop(gone, None)
+        self._site_members[pair] = names
+        for member in members:
+            self._members[member.name] = member
+            if until is not None:
+                self._expected[(site_id, member.name)] = until
+            self._mark((site_id, member.name))
+
     async def _dispatch_pair(self, site_id: str, name: str) -> None:
-        consumer = self.consumers[name]
+        consumer = self.consumers.get(name) or self._members.get(name)
         pair = (site_id, name)
+        if consumer is None:  # a group member that is gone (deleted, paused)
+            self._expected.pop(pair, None)
+            return
         try:
             async with self._limit:
                 # Not woken by a local commit (a scan, a restart): look before taking a lease,
@@ -284,12 +390,14 @@ class Dispatcher:
                 await conn.rollback()
             if page.events:
                 try:
-                    await asyncio.wait_for(consumer.handle(self.kernel, site_id, page.events), self.lease)
+                    await asyncio.wait_for(consumer.deliver(self.kernel, site_id, page.events, held.attempts + 1),
+                                           self.lease)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a consumer's failure is retried, never spread
                     attempts = held.attempts + 1
-                    delay = backoff_delay(attempts, self.retry_base, self.retry_max)
+                    delay = (consumer.retry_delay(attempts, exc) if consumer.retry_delay is not None
+                             else backoff_delay(attempts, self.retry_base, self.retry_max))
                     await checkpoints.fail(db, held, f"{type(exc).__name__}: {exc}",
                                            now_utc() + dt.timedelta(seconds=delay))
                     log.warning("event consumer %s failed on site %s (attempt %d), retrying in %.1fs: %r",
@@ -315,4 +423,4 @@ class Dispatcher:
                 return done
 
 
-__all__ = ["Cursor", "Dispatcher", "EventConsumer"]
+__all__ = ["ConsumerGroup", "Cursor", "Dispatcher", "EventConsumer", "GroupMember"]

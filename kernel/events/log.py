@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, delete, insert, or_, select, text, true
+from sqlalchemy import and_, delete, func, insert, or_, select, text, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from kernel.db.meta import aware, dialect_insert, iso, now_utc
@@ -222,6 +222,19 @@ async def read_after(conn: AsyncConnection, dialect: str, site_id: str, cursor: 
     if len(rows) > limit:
         return EventPage(found, found[-1].cursor, True)
     return EventPage(found, last, False)
+
+
+async def backlog(conn: AsyncConnection, dialect: str, site_id: str, cursor: Cursor, *,
+                  types: Sequence[str] = (), collections: Sequence[str] = ()) -> tuple[int, dt.datetime | None]:
+    """How many readable events of the site (matching the filters) lie after ``cursor``, and when
+    the oldest of them occurred: a consumer's lag."""
+    where = [events.c.site_id == site_id, _after(cursor), _visible(await horizon(conn, dialect))]
+    if types:
+        where.append(_type_filter(types))
+    if collections:
+        where.append(events.c.collection.in_(list(collections)))
+    count, oldest = (await conn.execute(select(func.count(), func.min(events.c.occurred_at)).where(*where))).one()
+    return int(count), aware(oldest)
 
 
 async def earliest_cursor(conn: AsyncConnection, site_id: str) -> Cursor:
