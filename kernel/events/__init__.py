@@ -25,8 +25,17 @@ from sqlalchemy import select
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
 from kernel.events.dispatch import ConsumerGroup, Dispatcher, EventConsumer, GroupMember
-from kernel.events.log import (START, Cursor, Event, EventPage, backlog, earliest_cursor, head, prune_site,
-                               read_after)
+from kernel.events.log import (
+    START,
+    Cursor,
+    Event,
+    EventPage,
+    backlog,
+    earliest_cursor,
+    head,
+    prune_site,
+    read_after,
+)
 
 log = logging.getLogger("svc.events")
 
