@@ -741,13 +741,16 @@ class ReceivedRequest:
 class HttpReceiver:
     """A real HTTP server on a free local port, in a thread: the outside end of webhooks, JWKS and
     discovery documents, and outside APIs. ``serve(path, document)`` answers JSON on any method;
-    every request is kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
+    ``respond(path, fn)`` answers what ``fn(request)`` returns, ``(status, body, headers)``, computed
+    per request (in the server's thread; it may sleep to play a slow endpoint). Every request is
+    kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
 
     def __init__(self) -> None:
         import collections
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.documents: dict[str, tuple[int, bytes, str]] = {}
+        self.responders: dict[str, Callable[[ReceivedRequest], tuple[int, bytes, dict[str, str]]]] = {}
         self.requests: list[ReceivedRequest] = []
         self.hits: collections.Counter[str] = collections.Counter()
         receiver = self
@@ -756,11 +759,20 @@ class HttpReceiver:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                request = ReceivedRequest(self.command, self.path, dict(self.headers), body)
                 receiver.hits[self.path] += 1
-                receiver.requests.append(ReceivedRequest(self.command, self.path, dict(self.headers), body))
-                status, payload, ctype = receiver.documents.get(
-                    self.path, (404, b'{"error": "not found"}', "application/json"))
+                receiver.requests.append(request)
+                responder = receiver.responders.get(self.path)
+                headers: dict[str, str] = {}
+                if responder is not None:
+                    status, payload, headers = responder(request)
+                    ctype = headers.pop("Content-Type", "application/json")
+                else:
+                    status, payload, ctype = receiver.documents.get(
+                        self.path, (404, b'{"error": "not found"}', "application/json"))
                 self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -790,6 +802,11 @@ class HttpReceiver:
     def serve_raw(self, path: str, body: bytes, status: int = 200,
                   content_type: str = "application/json") -> str:
         self.documents[path] = (status, body, content_type)
+        return self.url(path)
+
+    def respond(self, path: str, fn: Callable[[ReceivedRequest], tuple[int, bytes, dict[str, str]]]) -> str:
+        """Answer each request to ``path`` with ``fn(request)``; returns its URL."""
+        self.responders[path] = fn
         return self.url(path)
 
     def received(self, path: str | None = None) -> list[ReceivedRequest]:

@@ -186,13 +186,14 @@ def _event(row: Any) -> Event:
 
 
 async def head(conn: AsyncConnection, dialect: str, site_id: str, bound: int | None = None) -> Cursor:
-    """The position of the last readable event of the site (``START`` when there is none)."""
+    """The position of the last readable event of the site; with none, the last pruned position
+    (``START`` when retention never pruned any)."""
     if bound is None:
         bound = await horizon(conn, dialect)
     row = (await conn.execute(
         select(events.c.txid, events.c.id).where(events.c.site_id == site_id, _visible(bound))
         .order_by(events.c.txid.desc(), events.c.id.desc()).limit(1))).first()
-    return START if row is None else Cursor(int(row[0]), int(row[1]))
+    return await earliest_cursor(conn, site_id) if row is None else Cursor(int(row[0]), int(row[1]))
 
 
 async def read_after(conn: AsyncConnection, dialect: str, site_id: str, cursor: Cursor = START,

@@ -1,0 +1,130 @@
+"""Outbound URLs a user configures (webhooks, flow requests, file import, MCP tools, git hosts).
+
+contract.md's rule, in two checks:
+
+- ``check_url(url)`` when the URL is saved: ``http`` or ``https``, a host, at most 2,048
+  characters, no credentials in it, and never the unspecified address (``0.0.0.0``, ``::``, in any spelling:
+  ``0``, ``0x0``, ``0.0``, ``::ffff:0.0.0.0``). With ``public_only=True`` (a URL fetched on a
+  user's behalf: file import, MCP/AI tools) a literal loopback, private, link-local, reserved or
+  multicast address, or an IPv4-mapped form of one, is refused too.
+- ``pinned(url)`` when connecting: the host is resolved now, every address it resolves to is
+  checked by the same rule, and the request goes to the checked address (``Host`` and TLS
+  server name stay the URL's), so a DNS answer that changes between the check and the connect
+  (rebinding) cannot reach a refused address. Redirects are never followed: callers pass
+  ``follow_redirects=False``.
+
+Errors are ``OutboundRefused`` (a ``ValueError``); ``check_url`` raises 400 ``VALIDATION_FAILED``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from kernel.errors import ApiError
+
+MAX_URL = 2048
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class OutboundRefused(ValueError):
+    """A URL or an address the outbound rule refuses; the message says why."""
+
+
+def _literal(host: str) -> IP | None:
+    """The address a literal host spells, in any of the forms a resolver accepts (``0``,
+    ``0x7f.1``, ``017700000001``), or None for a name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None
+
+
+def refusal(address: IP, *, public_only: bool) -> str | None:
+    """Why ``address`` may not be connected to, or None."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
+    if address.is_unspecified:
+        return "the unspecified address"
+    if public_only and (address.is_loopback or address.is_private or address.is_link_local
+                        or address.is_reserved or address.is_multicast or not address.is_global):
+        return "a loopback, private, link-local or reserved address"
+    return None
+
+
+def check_url(url: object, *, path: list[str | int] | None = None, public_only: bool = False) -> str:
+    """``url``, checked to be an outbound URL the rule allows; 400 ``VALIDATION_FAILED`` at ``path``."""
+    where = path or ["url"]
+    if not isinstance(url, str) or not url.strip():
+        raise ApiError.validation("A URL is required", path=where)
+    if len(url) > MAX_URL or any(ord(c) < 33 or c == "\x7f" for c in url):
+        raise ApiError.validation(f"The URL must be at most {MAX_URL} characters without spaces or control "
+                                  "characters", path=where)
+    try:
+        parts = urlsplit(url)
+        host, _port = parts.hostname, parts.port
+    except ValueError:
+        raise ApiError.validation("The URL is not valid", path=where) from None
+    if parts.scheme not in ("http", "https"):
+        raise ApiError.validation("The URL must be http or https", path=where)
+    if not host:
+        raise ApiError.validation("The URL has no host", path=where)
+    if parts.username is not None or parts.password is not None:
+        raise ApiError.validation("The URL must not carry credentials", path=where)
+    address = _literal(host)
+    if address is not None:
+        reason = refusal(address, public_only=public_only)
+        if reason:
+            raise ApiError.validation(f"The URL points at {reason}", path=where)
+    return url
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A URL rewritten onto a checked address: request ``url`` with ``headers`` and ``extensions``."""
+
+    url: str
+    headers: dict[str, str]
+    extensions: dict[str, str]
+
+
+async def pinned(url: str, *, public_only: bool = False) -> Pinned:
+    """Resolve ``url``'s host now and point the request at a checked address (see the module
+    docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    address = _literal(host)
+    if address is not None:
+        addresses = [address]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise OutboundRefused(f"{host} does not resolve: {exc}") from None
+        addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+        if not addresses:
+            raise OutboundRefused(f"{host} does not resolve")
+    for candidate in addresses:
+        reason = refusal(candidate, public_only=public_only)
+        if reason:
+            raise OutboundRefused(f"{host} resolves to {reason}")
+    chosen = addresses[0]
+    literal = f"[{chosen}]" if chosen.version == 6 else str(chosen)
+    netloc = literal if parts.port is None else f"{literal}:{parts.port}"
+    host_header = host if parts.port is None else f"{host}:{parts.port}"
+    if ":" in host and parts.port is None:
+        host_header = f"[{host}]"
+    elif ":" in host:
+        host_header = f"[{host}]:{parts.port}"
+    extensions = {"sni_hostname": host} if parts.scheme == "https" and address is None else {}
+    return Pinned(urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, "")),
+                  {"Host": host_header}, extensions)
