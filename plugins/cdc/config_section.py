@@ -45,8 +45,15 @@ class WebhooksSection:
         unknown = sorted(set(entry) - ENTRY_KEYS)
         if unknown:
             raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
-        subs.parse_body(entry, creating=True)
-        return {k: v for k, v in entry.items() if k in ENTRY_KEYS}
+        values = subs.parse_body(entry, creating=True)
+        # In export form (so an unchanged entry diffs as unchanged), plus a given secret.
+        out = {"name": values["name"], "kind": values["kind"]}
+        if "url" in values:
+            out["url"] = values["url"]
+        out.update(collections=values["collections"], operations=values["operations"])
+        if "secret" in values:
+            out["secret"] = values["secret"]
+        return out
 
     async def put(self, uow: Any, entry: dict[str, Any]) -> None:
         values = subs.parse_body(entry, creating=True)
@@ -56,7 +63,7 @@ class WebhooksSection:
         if row is not None:
             if row["kind"] != values["kind"]:
                 raise ApiError.conflict(f"Subscription '{values['name']}' is a {row['kind']} subscription; "
-                                        "its kind cannot change", path=["kind"])
+                                        "its kind cannot change")
             changes = {k: values[k] for k in ("url", "collections", "operations") if k in values}
             if "secret" in values:
                 changes["secret"] = kernel.secrets.seal(site_id, values["secret"], purpose=subs.SECRET_PURPOSE)
