@@ -40,6 +40,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import types
@@ -100,6 +101,30 @@ def wait_until_answering(proc: subprocess.Popen[Any], url: str, timeout: float =
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise AssertionError(f"{' '.join(map(str, proc.args))} did not start") from None
             time.sleep(0.2)
+
+
+def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A real ``svc`` process on ``data_dir``'s database (or the test PostgreSQL and Redis) whose
+    event dispatcher runs: ``svc serve`` on SQLite (the embedded deployment dispatches in its
+    worker), ``svc worker`` with Redis. Its output goes to ``data_dir / "svc.log"``. For tests
+    that kill it mid-dispatch; ``env`` adds settings (``SVC_PLUGINS_EXTRA``, timings)."""
+    root = Path(__file__).resolve().parents[1]
+    full = {
+        "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "HOME": os.environ.get("HOME", "/tmp"),
+        "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "JWT_SECRET": JWT_SECRET, "SVC_JOBS_INPROCESS": "false", "SVC_LOG_LEVEL": "warning",
+        "SVC_REDIS_NAMESPACE": f"svckill{uuid.uuid4().hex[:8]}", **(env or {}),
+    }
+    if svc_test_database_url():
+        full["SVC_DATABASE_URL"] = svc_test_database_url()
+    if svc_test_redis_url():
+        full["SVC_REDIS_URL"] = svc_test_redis_url()
+        command = ["worker", "--workers", "1"]
+    else:
+        command = ["serve", "--port", str(free_port())]
+    log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
+    return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=full, cwd=str(root),
+                            stdout=log, stderr=subprocess.STDOUT)
 
 
 @dataclass

@@ -1,6 +1,12 @@
-"""With SVC_PLUGINS_DISABLED=cdc the change feed answers 404 NOT_FOUND and is not documented."""
+"""With SVC_PLUGINS_DISABLED=cdc every change-feed route answers 404 NOT_FOUND and is not
+documented; the manifest has no webhooks provider then."""
 
 import pytest
+
+ROUTES = [("get", "/cdc/events"), ("get", "/cdc/subscriptions"), ("post", "/cdc/subscriptions"),
+          ("get", "/cdc/subscriptions/x"), ("patch", "/cdc/subscriptions/x"), ("delete", "/cdc/subscriptions/x"),
+          ("post", "/cdc/subscriptions/x/ack"), ("post", "/cdc/subscriptions/x/replay"),
+          ("post", "/cdc/subscriptions/x/dispatch"), ("get", "/cdc/subscriptions/x/deliveries")]
 
 
 @pytest.fixture
@@ -9,9 +15,13 @@ async def app(make_app):
 
 
 async def test_cdc_routes_are_gone(app):
-    token = await app.login()
-    resp = await app.client.get("/api/v1/cdc/events", headers={"Authorization": f"Bearer {token}"})
-    assert resp.status_code == 404
-    assert resp.json()["errors"][0]["code"] == "NOT_FOUND"
+    headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
+    for method, path in ROUTES:
+        resp = await app.client.request(method, f"/api/v1{path}", headers=headers,
+                                        json={} if method in ("post", "patch") else None)
+        assert resp.status_code == 404, (method, path)
+        assert resp.json()["errors"][0]["code"] == "NOT_FOUND"
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert not [p for p in paths if "/cdc/" in p]
+    manifest = (await app.client.get("/api/v1/config/export", headers=headers)).json()["data"]
+    assert manifest["managedScopes"] == ["schema"] and manifest["webhooks"] == []

@@ -10,40 +10,22 @@ dispatcher runs in its worker); with Redis it is ``svc worker``.
 from __future__ import annotations
 
 import asyncio
-import os
-import random
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from kernel.events import START
-from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET, svc_test_database_url, svc_test_redis_url
+from kernel.testing import start_dispatching_process
 
-ROOT = Path(__file__).resolve().parents[2]
 EVENTS = 120
 SITE = "kill-site"
 
 
 def _start(data_dir: Path, record: Path) -> subprocess.Popen[bytes]:
-    env = {
-        "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "HOME": os.environ.get("HOME", "/tmp"),
-        "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "JWT_SECRET": JWT_SECRET, "SVC_JOBS_INPROCESS": "false", "SVC_LOG_LEVEL": "warning",
+    return start_dispatching_process(data_dir, {
         "SVC_PLUGINS_EXTRA": "tests.events.recording_consumer", "SVC_TEST_RECORD_FILE": str(record),
         "SVC_TEST_RECORD_LINGER": "0.2", "SVC_EVENTS_BATCH": "10", "SVC_EVENTS_LEASE_SECONDS": "2",
-        "SVC_EVENTS_POLL_SECONDS": "0.2", "SVC_REDIS_NAMESPACE": f"svckill{random.randrange(10**6)}",
-    }
-    if svc_test_database_url():
-        env["SVC_DATABASE_URL"] = svc_test_database_url()
-    if svc_test_redis_url():
-        env["SVC_REDIS_URL"] = svc_test_redis_url()
-        command = ["worker", "--workers", "1"]
-    else:
-        command = ["serve", "--port", str(random.randrange(18100, 18200))]
-    log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
-    return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=env, cwd=str(ROOT),
-                            stdout=log, stderr=subprocess.STDOUT)
+        "SVC_EVENTS_POLL_SECONDS": "0.2"})
 
 
 def _recorded(record: Path) -> list[int]:
