@@ -1,22 +1,27 @@
-"""cdc: the change feed, read by pull (``GET /cdc/events``) over the kernel's durable event log.
+"""cdc: the change feed over the kernel's durable event log: pull, subscriptions, signed webhooks.
 
-Owns no tables yet. Routes:
+Tables: ``svc_cdc_subscriptions`` and ``svc_cdc_deliveries`` (``tables.py``, migration
+``cdc_0001_subscriptions``). Routes:
 
 - ``GET /cdc/events`` (bearer, capability ``cdc:subscribe``; admin implies it): the site's
-  events after ``cursor``, keyset-paginated (``kernel.events.read_after``), filtered by
-  ``collections`` and ``operations``, at most ``limit`` (500); ``wait`` (at most 25 s) long-polls
-  until an event arrives, woken by the kernel's ``events.committed`` live topic. Answers
-  ``{ data: [event], meta: { nextCursor, hasMore } }``; 400 for a malformed cursor, 410
-  ``CURSOR_EXPIRED`` (``extensions.earliestCursor``) for one past retention.
+  events after ``cursor``, keyset-paginated, filtered by ``collections`` and ``operations``, at
+  most ``limit`` (500); ``wait`` (at most 25 s) long-polls, woken by the kernel's
+  ``events.committed`` live topic. 400 for a malformed cursor, 410 ``CURSOR_EXPIRED``.
+- ``/cdc/subscriptions`` and ``/cdc/subscriptions/{id}`` (site admin): CRUD with lag; pause and
+  resume by PATCH; ``…/replay`` (audited), ``…/dispatch`` (202), ``…/deliveries``; ``…/ack``
+  (capability ``cdc:subscribe``, forward only: 409 ``ACK_REGRESSION``).
 
-Every ``/cdc`` route refuses frontend-realm callers (the ``subscriber`` role, or a token whose
-``realm`` claim is ``frontend``) with 403 ``PERMISSION_DENIED`` (``guard.py``).
+Every ``/cdc`` route refuses frontend-realm callers (``guard.py``).
 
-Modules: ``guard`` (realm and capability), ``feed`` (parameters, the long poll), ``routes``,
-``schemas`` (OpenAPI).
+Modules: ``guard``, ``feed`` (the pull parameters and long poll), ``subscriptions`` (bodies,
+records, the state table), ``webhooks`` (the kernel consumer group ``cdc.webhook``: signing,
+posting, the retry schedule, dead), ``upkeep`` (the hourly job: stale marking, delivery-log
+retention), ``config_section`` (the manifest's ``webhooks``), ``routes``,
+``routes_subscriptions``, ``schemas``.
 
-Hooks: register_settings (``SVC_RATE_LIMIT_CDC``), register_rate_limits (bucket ``cdc``),
-register_error_codes (``CURSOR_EXPIRED``), register_routes. Events: none of its own.
-
-Not built yet (issue 13): subscriptions, webhooks, replay, the config manifest section.
+Hooks: register_settings, register_migrations, register_rate_limits (bucket ``cdc``),
+register_error_codes (``CURSOR_EXPIRED``, ``ACK_REGRESSION``), register_routes,
+register_event_consumers (the ``cdc.webhook`` group), register_jobs (``cdc.upkeep``),
+config_sections (``webhooks``), shutdown (closes the delivery client). Audit actions:
+``cdc.subscription.create|update|delete|replay``.
 """

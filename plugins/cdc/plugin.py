@@ -15,6 +15,7 @@ requires = ("access",)
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "CURSOR_EXPIRED": (410, "A change-feed cursor past retention; extensions.earliestCursor is where to resume."),
+    "ACK_REGRESSION": (409, "A pull subscription's ack moved its position backwards."),
 }
 
 
