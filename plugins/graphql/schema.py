@@ -1,0 +1,176 @@
+"""A site's GraphQL schema, generated from its schema snapshot (collections, fields, relations).
+
+For each collection ``X`` (name mapped by ``names``): the object type ``X`` with the structural
+columns, ``_data`` and the content fields (a content field named like a structural column is
+not repeated); an m2o field is the related object (nullable), an o2m alias a list with
+``limit`` and ``offset``; m2m and m2a fields stay JSON ids (use ``_data``). Root fields:
+``X``, ``X_by_id``, ``_collections``; ``create_X``, ``update_X``, ``delete_X``; ``X_events``.
+Resolvers live in ``resolvers`` and ``subscriptions``; this module only shapes the types and
+records, per type, what each GraphQL field stands for (``TypeMeta``), which the resolvers use
+to turn a selection into one items read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import (
+    GraphQLArgument,
+    GraphQLBoolean,
+    GraphQLField,
+    GraphQLFloat,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    GraphQLString,
+)
+
+from plugins.graphql import names, resolvers, subscriptions
+from plugins.graphql.scalars import ID_ARG, JSON, DateTime, ItemEvent
+
+# Structural columns: (GraphQL name, type). ``_data`` is added beside them.
+STRUCTURAL: tuple[tuple[str, Any], ...] = (
+    ("id", GraphQLNonNull(GraphQLID)), ("status", GraphQLString), ("sort", GraphQLInt),
+    ("createdAt", DateTime), ("updatedAt", DateTime), ("userCreated", GraphQLString),
+    ("userUpdated", GraphQLString))
+STRUCTURAL_NAMES = frozenset(name for name, _ in STRUCTURAL) | {"_data", "deletedAt"}
+
+SCALARS: dict[str, Any] = {
+    "boolean": GraphQLBoolean, "integer": GraphQLInt, "float": GraphQLFloat, "decimal": GraphQLFloat,
+    "bigInteger": GraphQLString,
+    **dict.fromkeys(("dateTime", "date", "time", "timestamp"), DateTime),
+    **dict.fromkeys(("string", "text", "uuid", "hash", "slug", "code", "color"), GraphQLString),
+    **dict.fromkeys(("json", "csv", "geometry", "files"), JSON),
+}
+
+LIST_ARGS = {
+    "filter": GraphQLArgument(JSON, description="A filter tree, as REST's `filter`."),
+    "sort": GraphQLArgument(GraphQLList(GraphQLNonNull(GraphQLString)), description="Field tokens; `-` descends."),
+    "limit": GraphQLArgument(GraphQLInt, description="At most 200."),
+    "offset": GraphQLArgument(GraphQLInt),
+    "status": GraphQLArgument(GraphQLString, description="Only items of this status."),
+    "search": GraphQLArgument(GraphQLString, description="Full-text search words (the items search)."),
+}
+NESTED_LIST_ARGS = {"limit": GraphQLArgument(GraphQLInt), "offset": GraphQLArgument(GraphQLInt)}
+WRITE_ARGS = {"status": GraphQLArgument(GraphQLString), "sort": GraphQLArgument(GraphQLInt)}
+
+
+@dataclass(frozen=True)
+class FieldMeta:
+    """What one GraphQL field of an item type stands for."""
+
+    kind: str  # structural | data | content | m2o | o2m
+    key: str  # the item key (the original field name)
+    related: str | None = None  # m2o/o2m: the related collection
+
+
+@dataclass
+class TypeMeta:
+    """One collection's item type: its GraphQL fields by name."""
+
+    collection: str
+    fields: dict[str, FieldMeta] = field(default_factory=dict)
+
+    @property
+    def nested(self) -> dict[str, FieldMeta]:
+        return {k: f for k, f in self.fields.items() if f.kind in ("m2o", "o2m")}
+
+
+@dataclass
+class SiteGraph:
+    """A site's schema at one schema version, and the meta the resolvers need."""
+
+    site_id: str
+    version: int
+    schema: GraphQLSchema
+    types: dict[str, TypeMeta]  # by collection name
+    collections: tuple[str, ...]
+    by_type: dict[str, str] = field(default_factory=dict)  # GraphQL type name -> collection
+
+
+def _getter(key: str) -> Any:
+    def resolve(item: Any, info: Any, **_: Any) -> Any:
+        return item.get(key) if isinstance(item, dict) else None
+    return resolve
+
+
+def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQLObjectType]) -> Any:
+    def thunk() -> dict[str, GraphQLField]:
+        out: dict[str, GraphQLField] = {}
+        for name, kind in STRUCTURAL:
+            out[name] = GraphQLField(kind)
+            meta.fields[name] = FieldMeta("structural", name)
+        out["_data"] = GraphQLField(JSON, description="Every field the caller may read, as REST shows it.",
+                                    resolve=resolvers.resolve_data)
+        meta.fields["_data"] = FieldMeta("data", "_data")
+        nested = snap.nested_fields(coll.name)
+        for fname, fdef in coll.fields.items():
+            if fname in STRUCTURAL_NAMES:
+                continue
+            gname = names.field_name(fname)
+            rel = nested.get(fname)
+            if rel is not None and rel.kind == "m2o" and rel.related_collection in objects:
+                out[gname] = GraphQLField(objects[rel.related_collection], resolve=_getter(fname))
+                meta.fields[gname] = FieldMeta("m2o", fname, rel.related_collection)
+            else:
+                out[gname] = GraphQLField(SCALARS.get(fdef.type, JSON),
+                                          resolve=None if gname == fname else _getter(fname))
+                meta.fields[gname] = FieldMeta("content", fname)
+        for alias, rel in nested.items():
+            if rel.kind != "o2m" or alias in coll.fields or rel.related_collection not in objects:
+                continue
+            gname = names.field_name(alias)
+            if gname in out:  # never two meanings under one name
+                continue
+            out[gname] = GraphQLField(GraphQLList(GraphQLNonNull(objects[rel.related_collection])),
+                                      args=NESTED_LIST_ARGS, resolve=_getter(alias))
+            meta.fields[gname] = FieldMeta("o2m", alias, rel.related_collection)
+        return out
+    return thunk
+
+
+def build(snap: Any) -> SiteGraph:
+    """The GraphQL schema of ``snap`` (a ``SchemaSnapshot``); types are built lazily by graphql-core."""
+    colls = [c for c in snap.collections.values() if not c.singleton]
+    objects: dict[str, GraphQLObjectType] = {}
+    types: dict[str, TypeMeta] = {}
+    for coll in colls:
+        meta = TypeMeta(coll.name)
+        types[coll.name] = meta
+        # Fields are a thunk: types refer to each other; the schema resolves it once, below.
+        objects[coll.name] = GraphQLObjectType(names.collection_name(coll.name),
+                                               _item_fields(snap, coll, meta, objects))
+    query: dict[str, GraphQLField] = {
+        "_collections": GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString))),
+                                     description="The collections the caller may read.",
+                                     resolve=resolvers.resolve_collections)}
+    mutation: dict[str, GraphQLField] = {}
+    subscription: dict[str, GraphQLField] = {}
+    for coll in colls:
+        x, obj = names.collection_name(coll.name), objects[coll.name]
+        query[x] = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))), args=LIST_ARGS,
+                                resolve=resolvers.list_resolver(coll.name))
+        query[f"{x}_by_id"] = GraphQLField(obj, args=ID_ARG, resolve=resolvers.by_id_resolver(coll.name))
+        mutation[f"create_{x}"] = GraphQLField(
+            GraphQLNonNull(obj), args={"data": GraphQLArgument(GraphQLNonNull(JSON)), **WRITE_ARGS},
+            resolve=resolvers.create_resolver(coll.name))
+        mutation[f"update_{x}"] = GraphQLField(
+            GraphQLNonNull(obj), args={**ID_ARG, "data": GraphQLArgument(JSON), **WRITE_ARGS},
+            resolve=resolvers.update_resolver(coll.name))
+        mutation[f"delete_{x}"] = GraphQLField(GraphQLNonNull(GraphQLBoolean), args=ID_ARG,
+                                               description="Soft delete.",
+                                               resolve=resolvers.delete_resolver(coll.name))
+        subscription[f"{x}_events"] = GraphQLField(GraphQLNonNull(ItemEvent),
+                                                   subscribe=subscriptions.subscriber(coll.name),
+                                                   resolve=subscriptions.resolve_event)
+    schema = GraphQLSchema(
+        query=GraphQLObjectType("Query", query),
+        mutation=GraphQLObjectType("Mutation", mutation) if mutation else None,
+        subscription=GraphQLObjectType("Subscription", subscription) if subscription else None,
+        types=[ItemEvent] if not subscription else None)
+    return SiteGraph(snap.site_id, snap.version, schema, types, tuple(c.name for c in colls),
+                     {names.collection_name(c.name): c.name for c in colls})
