@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-
 from kernel.errors import ApiError
 from kernel.topics import Lagged
 
