@@ -37,17 +37,29 @@ def _sort(sort: Any) -> str | None:
     return ",".join(sort) if sort else None
 
 
-def list_resolver(collection: str) -> Any:
-    async def resolve(_root: Any, info: Any, filter: Any = None, sort: Any = None, limit: Any = None,
-                      offset: Any = None, status: Any = None, search: Any = None) -> list[dict[str, Any]]:
-        check_page(limit, offset)
-        ctx, plan, flt = info.context.ctx, read_plan(info, collection), _filter(filter, status)
-        if search is not None:
-            return await _search(ctx, collection, plan, search, flt, _sort(sort), limit, offset)
-        page = await items.list_items(ctx, collection, _query(
-            plan, filter=flt, sort=_sort(sort), limit=limit, offset=offset))
-        return page.items
-    return resolve
+def root_collection(info: Any) -> str:
+    """The collection a root field (``X``, ``X_by_id``, ``create_X``, ``update_X``,
+    ``delete_X``, ``X_events``) is about, from its name."""
+    name = info.field_name
+    if info.parent_type.name == "Mutation":
+        name = name.partition("_")[2]
+    elif info.parent_type.name == "Subscription":
+        name = name[:-len("_events")]
+    elif name.endswith("_by_id"):
+        name = name[:-len("_by_id")]
+    return info.context.graph.by_type[name]
+
+
+async def resolve_list(_root: Any, info: Any, filter: Any = None, sort: Any = None, limit: Any = None,
+                       offset: Any = None, status: Any = None, search: Any = None) -> list[dict[str, Any]]:
+    check_page(limit, offset)
+    collection = root_collection(info)
+    ctx, plan, flt = info.context.ctx, read_plan(info, collection), _filter(filter, status)
+    if search is not None:
+        return await _search(ctx, collection, plan, search, flt, _sort(sort), limit, offset)
+    page = await items.list_items(ctx, collection, _query(plan, filter=flt, sort=_sort(sort), limit=limit,
+                                                          offset=offset))
+    return page.items
 
 
 async def _search(ctx: Any, collection: str, plan: ReadPlan, q: str, flt: Any, sort: str | None,
@@ -80,10 +92,9 @@ async def _search(ctx: Any, collection: str, plan: ReadPlan, q: str, flt: Any, s
     return [by_id[i] for i in wanted if i in by_id]
 
 
-def by_id_resolver(collection: str) -> Any:
-    async def resolve(_root: Any, info: Any, id: str) -> dict[str, Any] | None:
-        return await items.read(info.context.ctx, collection, id, query=_query(read_plan(info, collection)))
-    return resolve
+async def resolve_by_id(_root: Any, info: Any, id: str) -> dict[str, Any] | None:
+    collection = root_collection(info)
+    return await items.read(info.context.ctx, collection, id, query=_query(read_plan(info, collection)))
 
 
 def _write_body(data: Any, status: Any, sort: Any, *, required: bool) -> dict[str, Any]:
@@ -108,27 +119,22 @@ async def _as_selected(info: Any, collection: str, written: dict[str, Any]) -> d
     return await items.read(info.context.ctx, collection, written["id"], query=_query(plan))
 
 
-def create_resolver(collection: str) -> Any:
-    async def resolve(_root: Any, info: Any, data: Any, status: Any = None, sort: Any = None) -> dict[str, Any]:
-        created = await items.create(info.context.ctx, collection, _write_body(data, status, sort, required=True))
-        return await _as_selected(info, collection, created)
-    return resolve
+async def resolve_create(_root: Any, info: Any, data: Any, status: Any = None, sort: Any = None) -> dict[str, Any]:
+    collection = root_collection(info)
+    created = await items.create(info.context.ctx, collection, _write_body(data, status, sort, required=True))
+    return await _as_selected(info, collection, created)
 
 
-def update_resolver(collection: str) -> Any:
-    async def resolve(_root: Any, info: Any, id: str, data: Any = None, status: Any = None,
-                      sort: Any = None) -> dict[str, Any]:
-        updated = await items.update(info.context.ctx, collection, id,
-                                     _write_body(data, status, sort, required=False))
-        return await _as_selected(info, collection, updated)
-    return resolve
+async def resolve_update(_root: Any, info: Any, id: str, data: Any = None, status: Any = None,
+                         sort: Any = None) -> dict[str, Any]:
+    collection = root_collection(info)
+    updated = await items.update(info.context.ctx, collection, id, _write_body(data, status, sort, required=False))
+    return await _as_selected(info, collection, updated)
 
 
-def delete_resolver(collection: str) -> Any:
-    async def resolve(_root: Any, info: Any, id: str) -> bool:
-        await items.delete(info.context.ctx, collection, id)
-        return True
-    return resolve
+async def resolve_delete(_root: Any, info: Any, id: str) -> bool:
+    await items.delete(info.context.ctx, root_collection(info), id)
+    return True
 
 
 async def resolve_collections(_root: Any, info: Any) -> list[str]:

@@ -57,6 +57,15 @@ LIST_ARGS = {
 }
 NESTED_LIST_ARGS = {"limit": GraphQLArgument(GraphQLInt), "offset": GraphQLArgument(GraphQLInt)}
 WRITE_ARGS = {"status": GraphQLArgument(GraphQLString), "sort": GraphQLArgument(GraphQLInt)}
+CREATE_ARGS = {"data": GraphQLArgument(GraphQLNonNull(JSON)), **WRITE_ARGS}
+UPDATE_ARGS = {**ID_ARG, "data": GraphQLArgument(JSON), **WRITE_ARGS}
+COLLECTIONS_FIELD = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString))),
+                                 description="The collections the caller may read.",
+                                 resolve=resolvers.resolve_collections)
+DELETE_FIELD = GraphQLField(GraphQLNonNull(GraphQLBoolean), args=ID_ARG, description="Soft delete.",
+                            resolve=resolvers.resolve_delete)
+EVENTS_FIELD = GraphQLField(GraphQLNonNull(ItemEvent), subscribe=subscriptions.subscribe_events,
+                            resolve=subscriptions.resolve_event)
 
 
 @dataclass(frozen=True)
@@ -68,12 +77,29 @@ class FieldMeta:
     related: str | None = None  # m2o/o2m: the related collection
 
 
+# Shared by every item type of every site (fields hold no reference to their parent type): a
+# schema then costs one GraphQLField per relation and per root field, not per content field.
+STRUCTURAL_FIELDS = {name: GraphQLField(kind) for name, kind in STRUCTURAL}
+DATA_FIELD = GraphQLField(JSON, description="Every field the caller may read, as REST shows it.",
+                          resolve=resolvers.resolve_data)
+SCALAR_FIELDS = {kind: GraphQLField(kind) for kind in {*SCALARS.values(), JSON}}
+BASE_META = {**{name: FieldMeta("structural", name) for name, _ in STRUCTURAL}, "_data": FieldMeta("data", "_data")}
+
+
 @dataclass
 class TypeMeta:
-    """One collection's item type: its GraphQL fields by name."""
+    """One collection's item type: the GraphQL fields that are not plain content fields (those
+    are read under their own name): relations, and content fields whose name was mapped."""
 
     collection: str
     fields: dict[str, FieldMeta] = field(default_factory=dict)
+
+    def lookup(self, name: str, gql_type: Any) -> FieldMeta | None:
+        """What the field ``name`` of this type stands for (``None``: ``__typename``)."""
+        found = self.fields.get(name) or BASE_META.get(name)
+        if found is None and name in gql_type.fields:
+            return FieldMeta("content", name)
+        return found
 
     @property
     def nested(self) -> dict[str, FieldMeta]:
@@ -92,6 +118,26 @@ class SiteGraph:
     by_type: dict[str, str] = field(default_factory=dict)  # GraphQL type name -> collection
 
 
+_NO_EXTENSIONS: dict[str, Any] = {}
+
+
+def _shared_args(args: dict[str, Any]) -> dict[str, Any]:
+    return GraphQLField(GraphQLString, args=args).args  # normalised once, shared by every field
+
+
+SHARED_ARGS = {id(a): _shared_args(a) for a in (LIST_ARGS, NESTED_LIST_ARGS, ID_ARG, CREATE_ARGS, UPDATE_ARGS)}
+
+
+def _field(type_: Any, args: dict[str, Any] | None = None, resolve: Any = None) -> GraphQLField:
+    """A field whose argument definitions (and empty extensions) are shared, not copied: a site's
+    schema holds hundreds of root fields, each with the same few arguments. Never mutated."""
+    out = GraphQLField(type_, resolve=resolve)
+    if args is not None:
+        out.args = SHARED_ARGS[id(args)]
+    out.extensions = _NO_EXTENSIONS
+    return out
+
+
 def _getter(key: str) -> Any:
     def resolve(item: Any, info: Any, **_: Any) -> Any:
         return item.get(key) if isinstance(item, dict) else None
@@ -100,25 +146,21 @@ def _getter(key: str) -> Any:
 
 def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQLObjectType]) -> Any:
     def thunk() -> dict[str, GraphQLField]:
-        out: dict[str, GraphQLField] = {}
-        for name, kind in STRUCTURAL:
-            out[name] = GraphQLField(kind)
-            meta.fields[name] = FieldMeta("structural", name)
-        out["_data"] = GraphQLField(JSON, description="Every field the caller may read, as REST shows it.",
-                                    resolve=resolvers.resolve_data)
-        meta.fields["_data"] = FieldMeta("data", "_data")
+        out: dict[str, GraphQLField] = {**STRUCTURAL_FIELDS, "_data": DATA_FIELD}
         nested = snap.nested_fields(coll.name)
         for fname, fdef in coll.fields.items():
             if fname in STRUCTURAL_NAMES:
                 continue
             gname = names.field_name(fname)
             rel = nested.get(fname)
+            getter = None if gname == fname else _getter(fname)
             if rel is not None and rel.kind == "m2o" and rel.related_collection in objects:
-                out[gname] = GraphQLField(objects[rel.related_collection], resolve=_getter(fname))
+                out[gname] = _field(objects[rel.related_collection], resolve=getter)
                 meta.fields[gname] = FieldMeta("m2o", fname, rel.related_collection)
+            elif getter is None:
+                out[gname] = SCALAR_FIELDS[SCALARS.get(fdef.type, JSON)]
             else:
-                out[gname] = GraphQLField(SCALARS.get(fdef.type, JSON),
-                                          resolve=None if gname == fname else _getter(fname))
+                out[gname] = _field(SCALARS.get(fdef.type, JSON), resolve=getter)
                 meta.fields[gname] = FieldMeta("content", fname)
         for alias, rel in nested.items():
             if rel.kind != "o2m" or alias in coll.fields or rel.related_collection not in objects:
@@ -126,15 +168,16 @@ def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQ
             gname = names.field_name(alias)
             if gname in out:  # never two meanings under one name
                 continue
-            out[gname] = GraphQLField(GraphQLList(GraphQLNonNull(objects[rel.related_collection])),
-                                      args=NESTED_LIST_ARGS, resolve=_getter(alias))
+            out[gname] = _field(GraphQLList(GraphQLNonNull(objects[rel.related_collection])), NESTED_LIST_ARGS,
+                                None if gname == alias else _getter(alias))
             meta.fields[gname] = FieldMeta("o2m", alias, rel.related_collection)
         return out
     return thunk
 
 
 def build(snap: Any) -> SiteGraph:
-    """The GraphQL schema of ``snap`` (a ``SchemaSnapshot``); types are built lazily by graphql-core."""
+    """The GraphQL schema of ``snap`` (a ``SchemaSnapshot``). Root resolvers are shared: each
+    finds its collection from the field name (``resolvers.root_collection``)."""
     colls = [c for c in snap.collections.values() if not c.singleton]
     objects: dict[str, GraphQLObjectType] = {}
     types: dict[str, TypeMeta] = {}
@@ -144,29 +187,17 @@ def build(snap: Any) -> SiteGraph:
         # Fields are a thunk: types refer to each other; the schema resolves it once, below.
         objects[coll.name] = GraphQLObjectType(names.collection_name(coll.name),
                                                _item_fields(snap, coll, meta, objects))
-    query: dict[str, GraphQLField] = {
-        "_collections": GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString))),
-                                     description="The collections the caller may read.",
-                                     resolve=resolvers.resolve_collections)}
+    query: dict[str, GraphQLField] = {"_collections": COLLECTIONS_FIELD}
     mutation: dict[str, GraphQLField] = {}
     subscription: dict[str, GraphQLField] = {}
     for coll in colls:
         x, obj = names.collection_name(coll.name), objects[coll.name]
-        query[x] = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))), args=LIST_ARGS,
-                                resolve=resolvers.list_resolver(coll.name))
-        query[f"{x}_by_id"] = GraphQLField(obj, args=ID_ARG, resolve=resolvers.by_id_resolver(coll.name))
-        mutation[f"create_{x}"] = GraphQLField(
-            GraphQLNonNull(obj), args={"data": GraphQLArgument(GraphQLNonNull(JSON)), **WRITE_ARGS},
-            resolve=resolvers.create_resolver(coll.name))
-        mutation[f"update_{x}"] = GraphQLField(
-            GraphQLNonNull(obj), args={**ID_ARG, "data": GraphQLArgument(JSON), **WRITE_ARGS},
-            resolve=resolvers.update_resolver(coll.name))
-        mutation[f"delete_{x}"] = GraphQLField(GraphQLNonNull(GraphQLBoolean), args=ID_ARG,
-                                               description="Soft delete.",
-                                               resolve=resolvers.delete_resolver(coll.name))
-        subscription[f"{x}_events"] = GraphQLField(GraphQLNonNull(ItemEvent),
-                                                   subscribe=subscriptions.subscriber(coll.name),
-                                                   resolve=subscriptions.resolve_event)
+        query[x] = _field(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))), LIST_ARGS, resolvers.resolve_list)
+        query[f"{x}_by_id"] = _field(obj, ID_ARG, resolvers.resolve_by_id)
+        mutation[f"create_{x}"] = _field(GraphQLNonNull(obj), CREATE_ARGS, resolvers.resolve_create)
+        mutation[f"update_{x}"] = _field(GraphQLNonNull(obj), UPDATE_ARGS, resolvers.resolve_update)
+        mutation[f"delete_{x}"] = DELETE_FIELD
+        subscription[f"{x}_events"] = EVENTS_FIELD
     schema = GraphQLSchema(
         query=GraphQLObjectType("Query", query),
         mutation=GraphQLObjectType("Mutation", mutation) if mutation else None,

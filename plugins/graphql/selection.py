@@ -97,7 +97,7 @@ def _level(info: Any, collection: str, nodes: list[FieldNode], prefix: list[str]
     parent_type = graph.schema.get_type(names.collection_name(collection))
     relation_args: dict[str, tuple[Any, Any]] = {}
     for node in nodes:
-        fm = meta.fields.get(node.name.value)
+        fm = meta.lookup(node.name.value, parent_type)
         if fm is None:  # __typename
             continue
         if fm.kind == "data":

@@ -38,14 +38,14 @@ async def publish_item_event(event: str, payload: Any, ctx: Any) -> None:
                                     {"collection": collection, "action": op, "itemId": str(item_id)})
 
 
-def subscriber(collection: str) -> Any:
-    async def start(_root: Any, info: Any) -> AsyncIterator[dict[str, Any]]:
-        ctx = info.context.ctx
-        access = ctx.kernel.access
-        if access is not None and not (await access.decide(ctx.principal, ctx.site_id, collection, "read")).allowed:
-            raise ApiError.forbidden(f"Subscribing to '{collection}' needs read permission on it")
-        return _events(ctx.kernel, ctx.site_id, collection)
-    return start
+async def subscribe_events(_root: Any, info: Any) -> AsyncIterator[dict[str, Any]]:
+    """The source stream of ``X_events``, once the caller may read ``X``."""
+    collection = info.context.graph.by_type[info.field_name[:-len("_events")]]
+    ctx = info.context.ctx
+    access = ctx.kernel.access
+    if access is not None and not (await access.decide(ctx.principal, ctx.site_id, collection, "read")).allowed:
+        raise ApiError.forbidden(f"Subscribing to '{collection}' needs read permission on it")
+    return _events(ctx.kernel, ctx.site_id, collection)
 
 
 async def _events(kernel: Any, site_id: str, collection: str) -> AsyncIterator[dict[str, Any]]:
