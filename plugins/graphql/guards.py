@@ -151,3 +151,16 @@ def cost_rule(limits: Limits) -> type[ValidationRule]:
 
     return DepthAndCostRule
 
+
+
+def measure(schema: Any, document: Any, limits: Limits) -> list[tuple[int, int]]:
+    """``(depth, cost)`` of each operation of ``document``, as the guard computes them (tests,
+    benchmarks)."""
+    from graphql import TypeInfo
+    from graphql.validation import ValidationContext
+
+    context = ValidationContext(schema, document, TypeInfo(schema), lambda _error: None)
+    roots = {OperationType.QUERY: schema.query_type, OperationType.MUTATION: schema.mutation_type,
+             OperationType.SUBSCRIPTION: schema.subscription_type}
+    return [_Measure(context, limits).selection(roots[d.operation], d.selection_set)
+            for d in document.definitions if isinstance(d, OperationDefinitionNode)]
