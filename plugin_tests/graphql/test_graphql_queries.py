@@ -58,3 +58,20 @@ async def test_search(blog: Calls):
     assert body["data"]["posts"] == [{"id": "p2"}]
     body = await gql(blog, '{ posts(search: "world", filter: {views: {_gt: 100}}) { id } }')
     assert body["data"]["posts"] == []
+
+
+async def test_singleton_read_and_upsert(calls: Calls):
+    await calls.collection("home", {"title": {"type": "string", "options": {"default": "Home"}},
+                                    "motto": "string"}, singleton=True)
+    body = await gql(calls, "{ home { id title motto } }")
+    assert body == {"data": {"home": {"id": None, "title": "Home", "motto": None}}}
+    body = await gql(calls, 'mutation { update_home(data: {motto: "hi"}) { id motto } }')
+    first = body["data"]["update_home"]
+    assert first["id"] and first["motto"] == "hi"
+    body = await gql(calls, 'mutation { update_home(data: {title: "Start"}) { id title motto } }')
+    assert body["data"]["update_home"] == {"id": first["id"], "title": "Start", "motto": "hi"}
+    assert (await calls.ok("get", "/items/home"))["title"] == "Start"
+    # No list, detail, create or delete for a singleton.
+    for query in ('{ home_by_id(id: "x") { id } }', 'mutation { create_home(data: {}) { id } }',
+                  'mutation { delete_home(id: "x") }', "{ home(limit: 1) { id } }"):
+        assert codes(await gql(calls, query)) == ["VALIDATION"], query

@@ -116,7 +116,23 @@ async def _as_selected(info: Any, collection: str, written: dict[str, Any]) -> d
     plan = read_plan(info, collection)
     if not pruned(plan.deep) and not any("." in f for f in plan.fields):
         return written
+    if collection in info.context.graph.singletons:
+        return await items.read_singleton(info.context.ctx, collection, query=_query(plan))
     return await items.read(info.context.ctx, collection, written["id"], query=_query(plan))
+
+
+async def resolve_singleton(_root: Any, info: Any) -> dict[str, Any]:
+    """A singleton's item (before its first write: ``id`` null and the field defaults)."""
+    collection = root_collection(info)
+    return await items.read_singleton(info.context.ctx, collection, query=_query(read_plan(info, collection)))
+
+
+async def resolve_upsert_singleton(_root: Any, info: Any, data: Any, status: Any = None,
+                                   sort: Any = None) -> dict[str, Any]:
+    collection = root_collection(info)
+    written = await items.upsert_singleton(info.context.ctx, collection,
+                                           _write_body(data, status, sort, required=True))
+    return await _as_selected(info, collection, written)
 
 
 async def resolve_create(_root: Any, info: Any, data: Any, status: Any = None, sort: Any = None) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class FieldMeta:
 # Shared by every item type of every site (fields hold no reference to their parent type): a
 # schema then costs one GraphQLField per relation and per root field, not per content field.
 STRUCTURAL_FIELDS = {name: GraphQLField(kind) for name, kind in STRUCTURAL}
+SINGLETON_ID = GraphQLField(GraphQLID, description="Null until the singleton's first write.")
 DATA_FIELD = GraphQLField(JSON, description="Every field the caller may read, as REST shows it.",
                           resolve=resolvers.resolve_data)
 SCALAR_FIELDS = {kind: GraphQLField(kind) for kind in {*SCALARS.values(), JSON}}
@@ -115,6 +116,7 @@ class SiteGraph:
     schema: GraphQLSchema
     types: dict[str, TypeMeta]  # by collection name
     collections: tuple[str, ...]
+    singletons: frozenset[str]
     by_type: dict[str, str] = field(default_factory=dict)  # GraphQL type name -> collection
 
 
@@ -147,6 +149,8 @@ def _getter(key: str) -> Any:
 def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQLObjectType]) -> Any:
     def thunk() -> dict[str, GraphQLField]:
         out: dict[str, GraphQLField] = {**STRUCTURAL_FIELDS, "_data": DATA_FIELD}
+        if coll.singleton:
+            out["id"] = SINGLETON_ID
         nested = snap.nested_fields(coll.name)
         for fname, fdef in coll.fields.items():
             if fname in STRUCTURAL_NAMES:
@@ -178,7 +182,7 @@ def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQ
 def build(snap: Any) -> SiteGraph:
     """The GraphQL schema of ``snap`` (a ``SchemaSnapshot``). Root resolvers are shared: each
     finds its collection from the field name (``resolvers.root_collection``)."""
-    colls = [c for c in snap.collections.values() if not c.singleton]
+    colls = list(snap.collections.values())
     objects: dict[str, GraphQLObjectType] = {}
     types: dict[str, TypeMeta] = {}
     for coll in colls:
@@ -192,16 +196,21 @@ def build(snap: Any) -> SiteGraph:
     subscription: dict[str, GraphQLField] = {}
     for coll in colls:
         x, obj = names.collection_name(coll.name), objects[coll.name]
+        subscription[f"{x}_events"] = EVENTS_FIELD
+        if coll.singleton:  # one item: read it, write it (created on the first write)
+            query[x] = _field(obj, None, resolvers.resolve_singleton)
+            mutation[f"update_{x}"] = _field(GraphQLNonNull(obj), CREATE_ARGS, resolvers.resolve_upsert_singleton)
+            continue
         query[x] = _field(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))), LIST_ARGS, resolvers.resolve_list)
         query[f"{x}_by_id"] = _field(obj, ID_ARG, resolvers.resolve_by_id)
         mutation[f"create_{x}"] = _field(GraphQLNonNull(obj), CREATE_ARGS, resolvers.resolve_create)
         mutation[f"update_{x}"] = _field(GraphQLNonNull(obj), UPDATE_ARGS, resolvers.resolve_update)
         mutation[f"delete_{x}"] = DELETE_FIELD
-        subscription[f"{x}_events"] = EVENTS_FIELD
     schema = GraphQLSchema(
         query=GraphQLObjectType("Query", query),
         mutation=GraphQLObjectType("Mutation", mutation) if mutation else None,
         subscription=GraphQLObjectType("Subscription", subscription) if subscription else None,
         types=[ItemEvent] if not subscription else None)
     return SiteGraph(snap.site_id, snap.version, schema, types, tuple(c.name for c in colls),
+                     frozenset(c.name for c in colls if c.singleton),
                      {names.collection_name(c.name): c.name for c in colls})
