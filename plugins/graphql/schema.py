@@ -4,7 +4,10 @@ For each collection ``X`` (name mapped by ``names``): the object type ``X`` with
 columns, ``_data`` and the content fields (a content field named like a structural column is
 not repeated); an m2o field is the related object (nullable), an o2m alias a list with
 ``limit`` and ``offset``; m2m and m2a fields stay JSON ids (use ``_data``). Root fields:
-``X``, ``X_by_id``, ``_collections``; ``create_X``, ``update_X``, ``delete_X``; ``X_events``.
+``X``, ``X_by_id``, ``_collections``; ``create_X``, ``update_X``, ``delete_X``; ``X_events``
+(a singleton ``S``: ``S``, ``update_S`` as an upsert, ``S_events``). Content fields of one scalar
+type share one ``GraphQLField`` and root fields share their argument definitions, which keeps a
+50 x 20 site near 250 KiB (docs/performance.md).
 Resolvers live in ``resolvers`` and ``subscriptions``; this module only shapes the types and
 records, per type, what each GraphQL field stands for (``TypeMeta``), which the resolvers use
 to turn a selection into one items read.
