@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugins.graphql.names import collection_name
 from plugins.graphql.selection import ReadPlan, check_page, pruned, read_plan, validation_error
 from plugins.items import api as items
 
@@ -155,8 +156,6 @@ async def resolve_delete(_root: Any, info: Any, id: str) -> bool:
 
 async def resolve_collections(_root: Any, info: Any) -> list[str]:
     """The collections of the schema the caller may read (GraphQL names)."""
-    from plugins.graphql.names import collection_name
-
     ctx = info.context.ctx
     access = ctx.kernel.access
     out = []
