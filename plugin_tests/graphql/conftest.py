@@ -1,0 +1,76 @@
+"""Fixtures of the GraphQL tests: ``gql`` runs an operation as a ``Calls``' caller, and the
+small blog (authors <- posts.author m2o, posts <- notes.post m2o with the o2m alias
+``posts.notes``) most tests read."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from kernel.testing import Calls
+
+AUTHORS = [{"id": "ann", "name": "Ann", "rank": 1}, {"id": "bob", "name": "Bob", "rank": 2}]
+POSTS = [{"id": "p1", "title": "Hello world", "views": 10, "author": "ann", "meta": {"k": 1}},
+         {"id": "p2", "title": "Second post", "views": 600, "author": "bob"},
+         {"id": "p3", "title": "Third", "views": 900, "author": None}]
+NOTES = [{"id": "n1", "post": "p1", "body": "first"}, {"id": "n2", "post": "p1", "body": "second"},
+         {"id": "n3", "post": "p2", "body": "third"}]
+
+
+async def gql(calls: Calls, query: str, variables: dict[str, Any] | None = None, *,
+              operation: str | None = None) -> dict[str, Any]:
+    """POST /graphql as ``calls``' caller; asserts HTTP 200 and returns the body."""
+    body: dict[str, Any] = {"query": query}
+    if variables is not None:
+        body["variables"] = variables
+    if operation is not None:
+        body["operationName"] = operation
+    resp = await calls.call("post", "/graphql", json=body)
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def codes(body: dict[str, Any]) -> list[str]:
+    return [e["extensions"]["code"] for e in body.get("errors", [])]
+
+
+async def seed_blog(calls: Calls) -> None:
+    await calls.collection("authors", {"name": "string", "rank": "integer"})
+    await calls.collection("posts", {"title": "string", "views": "integer", "author": "string", "meta": "json"})
+    await calls.collection("notes", {"body": "text", "post": "string"})
+    await calls.relation(type="m2o", collection="posts", field="author", relatedCollection="authors")
+    await calls.relation(type="m2o", collection="notes", field="post", relatedCollection="posts",
+                         relatedField="notes")
+    await calls.create("authors", AUTHORS)
+    await calls.create("posts", POSTS)
+    await calls.create("notes", NOTES)
+
+
+@pytest.fixture
+async def blog(calls: Calls) -> Calls:
+    await seed_blog(calls)
+    return calls
+
+
+async def grant(calls: Calls, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
+    """A policy with ``rules`` attached to ``attach`` (``{userId}`` or ``{roleId}``)."""
+    policy = await calls.ok("post", "/policies", status=201, json={"name": f"p-{uuid.uuid4().hex[:8]}"})
+    for rule in rules:
+        await calls.ok("post", f"/policies/{policy['id']}/permissions", status=201, json=rule)
+    await calls.ok("post", f"/policies/{policy['id']}/attach", status=201, json=attach)
+    return policy["id"]
+
+
+@pytest.fixture
+def member(svc_app: Any, site: str, calls: Calls, make_member: Any) -> Any:
+    """``await member(rules)``: the ``Calls`` of a new subscriber of ``site`` holding ``rules``."""
+
+    async def make(rules: list[dict[str, Any]]) -> Calls:
+        made = await make_member(site, "subscriber")
+        await grant(calls, rules, {"userId": made.id})
+        svc_app.kernel.access.invalidate(site)
+        return Calls(svc_app.client, made.headers)
+
+    return make

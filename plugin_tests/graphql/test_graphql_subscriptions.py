@@ -1,0 +1,112 @@
+"""``<collection>_events`` over Server-Sent Events, through a real server: events from the live
+topics (``item`` null), read permission, GET and POST transports, heartbeats, disconnects and
+the per-site cap."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from conftest import grant, seed_blog
+from httpx_sse import aconnect_sse
+
+from kernel.testing import Calls
+
+SUB = "subscription { posts_events { action itemId item } }"
+STREAM = {"Accept": "text/event-stream"}
+
+
+@pytest.fixture
+async def live(make_app, live_server):
+    app = await make_app(env={"SVC_SSE_HEARTBEAT_SECONDS": "1", "SVC_GQL_MAX_SUBSCRIPTIONS": "2"})
+    server = await live_server(app)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site, site_b = [await app.create_site(admin) for _ in range(2)]
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    await seed_blog(calls)
+    await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
+    return app, server, admin, site, site_b, calls
+
+
+async def wait_until(predicate, attempts: int = 1000) -> None:
+    for _ in range(attempts):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not reached")
+
+
+async def next_events(events, n: int) -> list[dict]:
+    got = []
+    async for sse in events.aiter_sse():
+        got.append((sse.event, json.loads(sse.data) if sse.data else None))
+        if len(got) == n:
+            return got
+    return got
+
+
+async def test_item_events_stream_in_their_site(live):
+    app, server, admin, site, site_b, calls = live
+    topics = app.kernel.topics
+    async with server.sse("/api/v1/graphql", headers={**admin, "X-Svc-Site": site}, params={"query": SUB}) as events:
+        assert events.response.status_code == 200
+        assert events.response.headers["content-type"].startswith("text/event-stream")
+        await wait_until(lambda: topics.subscriber_count == 1)
+        b_calls = Calls(app.client, {**admin, "X-Svc-Site": site_b})
+        await b_calls.ok("patch", "/items/posts/p1", json={"title": "B"})  # another site: not streamed
+        await calls.create("posts", {"id": "p9", "title": "new"})
+        await calls.ok("patch", "/items/posts/p9", json={"title": "newer"})
+        await calls.ok("delete", "/items/posts/p9", status=204)
+        await calls.create("notes", {"body": "other collection"})  # not posts: not streamed
+        got = await next_events(events, 3)
+    assert got == [("next", {"data": {"posts_events": {"action": a, "itemId": "p9", "item": None}}})
+                   for a in ("create", "update", "delete")]
+
+
+async def test_post_transport_and_errors(live):
+    app, server, admin, site, _b, calls = live
+    headers = {**admin, "X-Svc-Site": site}
+    async with aconnect_sse(server.client, "POST", "/api/v1/graphql", headers=headers,
+                            json={"query": "subscription S { posts_events { action } }", "operationName": "S"}) as events:
+        await wait_until(lambda: app.kernel.topics.subscriber_count == 1)
+        await calls.create("posts", {"title": "via post"})
+        assert await next_events(events, 1) == [("next", {"data": {"posts_events": {"action": "create"}}})]
+    # No read permission on posts: one error frame, then complete.
+    roles = await calls.ok("get", "/roles")
+    subscriber = next(r for r in roles if r.get("systemKey") == "subscriber")
+    user = await calls.ok("post", "/users", status=201, json={
+        "email": "reader@example.com", "password": "member-password-1", "roleId": subscriber["id"]})
+    await grant(calls, [{"collection": "notes", "action": "read"}], {"userId": user["id"]})
+    token = await app.login("reader@example.com", "member-password-1", site=site)
+    member_headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
+    async with server.sse("/api/v1/graphql", headers=member_headers, params={"query": SUB}) as events:
+        got = await next_events(events, 2)
+    assert got[0][1]["data"] is None and got[0][1]["errors"][0]["extensions"]["code"] == "PERMISSION_DENIED"
+    assert got[1] == ("complete", None)
+    # Not a subscription, or not valid: an error frame too.
+    for query in ("{ posts { id } }", "subscription { nope_events { action } }"):
+        async with server.sse("/api/v1/graphql", headers=headers, params={"query": query}) as events:
+            got = await next_events(events, 2)
+        assert got[0][1]["errors"][0]["extensions"]["code"] == "VALIDATION" and got[1][0] == "complete"
+
+
+async def test_heartbeats_disconnects_and_the_cap(live):
+    app, server, admin, site, site_b, _calls = live
+    headers = {**admin, "X-Svc-Site": site}
+    async with server.sse("/api/v1/graphql", headers=headers, params={"query": SUB}) as one:
+        async with server.sse("/api/v1/graphql", headers=headers, params={"query": SUB}):
+            streams = app.kernel.state["graphql.streams"]
+            assert streams[site] == 2
+            resp = await server.client.get("/api/v1/graphql", headers={**headers, **STREAM}, params={"query": SUB})
+            assert resp.status_code == 429 and resp.json()["errors"][0]["code"] == "RATE_LIMITED"
+            # The cap is per site: site B still streams.
+            async with server.sse("/api/v1/graphql", headers={**admin, "X-Svc-Site": site_b},
+                                  params={"query": SUB}) as other:
+                assert other.response.status_code == 200
+        # One heartbeat comment on the idle stream.
+        async for line in one.response.aiter_lines():
+            if line.startswith(":"):
+                break
+    # Both clients went away: the next heartbeat notices, the streams are released.
+    await wait_until(lambda: site not in streams and app.kernel.topics.subscriber_count == 0, attempts=500)

@@ -1,0 +1,61 @@
+"""Hook implementations of the graphql plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel import Route, Setting, SiteCacheSpec, hookimpl
+from kernel.settings import parse_int
+from plugins.graphql import routes, service, subscriptions
+
+name = "graphql"
+requires = ("items", "schema")
+
+ERROR_CODES: dict[str, tuple[int, str]] = {
+    "INVALID_FILTER": (400, "GraphQL: a `filter` argument the filter grammar refuses (in a GraphQL error body)."),
+}
+
+POST_BODY = {"type": "object", "required": ["query"], "properties": {
+    "query": {"type": "string"}, "variables": {"type": "object"}, "operationName": {"type": "string"}}}
+POST_ANSWER = {"type": "object", "properties": {"data": {}, "errors": {"type": "array", "items": {"type": "object"}}}}
+
+
+@hookimpl
+def register_settings() -> list[Setting]:
+    return [
+        Setting("SVC_GQL_MAX_COST", 1000, parse_int(1), "GraphQL: the maximum cost of an operation."),
+        Setting("SVC_GQL_DEFAULT_LIST_SIZE", 20, parse_int(1),
+                "GraphQL: the list size the cost assumes for a variable or absent `limit`."),
+        Setting("SVC_GQL_MAX_LIST_MULTIPLIER", 100, parse_int(1),
+                "GraphQL: the largest multiplier one list field applies to its subtree's cost."),
+        Setting("SVC_GQL_MAX_SUBSCRIPTIONS", 50, parse_int(0),
+                "GraphQL: open subscription streams per site and process (more: 429 RATE_LIMITED)."),
+    ]
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return dict(ERROR_CODES)
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[SiteCacheSpec]:
+    return [service.SCHEMA_CACHE, service.DOCUMENT_CACHE]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """Publish each committed item write on the live topic ``items.<collection>``."""
+    for op in subscriptions.OPS:
+        bus.on_action(f"items.{op}", subscriptions.publish_item_event)
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    openapi = {"post": {
+        "summary": "Run a GraphQL operation (errors travel in the body with HTTP 200)",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": POST_BODY}}},
+        "responses": {"200": {"description": "The result", "content": {
+            "application/json": {"schema": POST_ANSWER}, "text/event-stream": {}}}}}}
+    return [Route("/graphql", routes.GraphQLResource(kernel), site="optional", auth="public",
+                  rate_limit="items_read", openapi=openapi)]
