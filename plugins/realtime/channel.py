@@ -76,7 +76,7 @@ class Connection:
                 await self.error("VALIDATION_FAILED", "The frame is not valid JSON")
                 continue
             except ApiError as err:
-                await self.error(err.code, err.message, path=err.path or [])
+                await self.error(err.code, err.message, path=list(err.details[0].path or []))
                 continue
             await self.handle(frame)
 
