@@ -45,12 +45,13 @@ class Connection:
         self.send_timeout = float(settings.get("realtime_send_timeout_seconds"))
         self.lock = asyncio.Lock()
 
-    async def send(self, frame: dict[str, Any]) -> None:
-        """Send one frame; a client that does not take it within the timeout is dropped (4408)."""
-        text = json.dumps(frame, separators=(",", ":"))
+    async def send(self, frame: dict[str, Any] | str) -> None:
+        """Send one frame (a dict, or its JSON text); a client that does not take it within the
+        timeout is dropped (4408). ``asyncio.timeout``, not ``wait_for``: no task per frame."""
+        text = frame if isinstance(frame, str) else json.dumps(frame, separators=(",", ":"))
         try:
-            async with self.lock:
-                await asyncio.wait_for(self.ws.send_text(text), self.send_timeout)
+            async with self.lock, asyncio.timeout(self.send_timeout):
+                await self.ws.send_text(text)
         except TimeoutError:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not read its frames in time") from None
 
@@ -106,35 +107,51 @@ class Connection:
     async def write_loop(self, sub: Any) -> None:
         while True:
             try:
-                item = await sub.get(timeout=self.ping_every)
+                async with asyncio.timeout(self.ping_every):
+                    item = await sub.__anext__()
             except TimeoutError:
-                await self.send({"type": "ping"})
+                await self.send(PING)
                 continue
             except StopAsyncIteration:
                 break
             if isinstance(item, Lagged):  # Redis reconnected: events may be lost; re-fetch
                 await self.send({"type": "lagged"})
                 continue
-            frame = self.frame_for(item.topic, item.data)
-            if frame is not None:
-                await self.send(frame)
+            if self.wants(item.topic, item.data):
+                await self.send(frame_text(item))
         if sub.dropped:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not keep up with its events")
 
-    def frame_for(self, topic: str, data: Any) -> dict[str, Any] | None:
+    def wants(self, topic: str, data: Any) -> bool:
         if topic == NOTIFICATION_TOPIC:
-            if self.audience != STUDIO:
-                return None
-            return {"type": "notification", "notification": data}
+            return self.audience == STUDIO
         if topic != ITEMS_TOPIC or not isinstance(data, dict):
-            return None
+            return False
         matchers = self.subs.get(data.get("collection"))
         if not matchers:
-            return None
+            return False
         event = {"collection": data["collection"], "action": data.get("action"), "itemId": data.get("itemId")}
-        if not any(match(event) for match in matchers):
-            return None
-        return {"type": "event", **event, "payload": None}
+        return any(match(event) for match in matchers)
+
+
+PING = json.dumps({"type": "ping"})
+_last: list[Any] = [None, ""]  # (message, its frame's text): every socket of a site sends the same text
+
+
+def frame_text(message: Any) -> str:
+    """The frame of a topic message as JSON text, built once per message for all sockets of the
+    process (the memo holds the message itself, so identity cannot be confused)."""
+    if _last[0] is message:
+        return str(_last[1])
+    data = message.data
+    if message.topic == NOTIFICATION_TOPIC:
+        frame: dict[str, Any] = {"type": "notification", "notification": data}
+    else:
+        frame = {"type": "event", "collection": data["collection"], "action": data.get("action"),
+                 "itemId": data.get("itemId"), "payload": None}
+    text = json.dumps(frame, separators=(",", ":"))
+    _last[0], _last[1] = message, text
+    return text
 
 
 class RealtimeSocket:
