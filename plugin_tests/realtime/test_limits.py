@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from kernel.testing import Calls
-from plugin_tests.realtime.helpers import closed, connect, frame, subscribe, ticket
+from plugin_tests.realtime.helpers import closed, connect, frame, ticket
 from plugins.realtime.channel import ITEMS_TOPIC
 from plugins.realtime.limits import ConnectionLimiter
 
@@ -105,3 +105,18 @@ async def test_a_client_that_stops_reading_is_dropped(make_app, live_server):
             await asyncio.sleep(0.01)
         assert n < 100_000
     assert not app.kernel.state["realtime"].limiter.held.get(site)
+
+
+async def test_an_unreachable_counter_refuses_with_503():
+    from kernel import ApiError
+    from kernel.cache.redis_cache import make_redis_client
+    from kernel.testing import free_port
+
+    limiter = ConnectionLimiter(make_redis_client(f"redis://127.0.0.1:{free_port()}/0"), "svctest:x", 5, lease=5.0)
+    try:
+        with pytest.raises(ApiError) as err:
+            await limiter.admit("s1")
+        assert (err.value.status, err.value.code) == (503, "SERVICE_UNAVAILABLE")
+        assert not limiter.held
+    finally:
+        await limiter.stop()

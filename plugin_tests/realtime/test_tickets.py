@@ -99,3 +99,27 @@ async def test_the_ticket_decides_the_site(server, calls, calls_b, site_b):
         await calls_b.create("posts", {"title": "b"})
         mine = await calls.create("posts", {"title": "a"})
         assert (await frame(ws))["itemId"] == mine["id"]
+
+
+async def test_a_member_of_site_a_cannot_reach_site_b(server, calls, calls_b, make_member, site):
+    """Cross-tenant: the ticket's collections are site A's; B's collections are refused, B's
+    writes and notifications never arrive, and A's ticket cannot be redeemed as B's."""
+    await calls.collection("posts", {"title": "string"})
+    await calls_b.collection("news", {"title": "string"})
+    role = await calls.ok("post", "/roles", status=201, json={"name": "reader"})
+    policy = await calls.ok("post", "/policies", status=201, json={"name": "read posts"})
+    await calls.ok("post", f"/policies/{policy['id']}/permissions", status=201,
+                   json={"collection": "posts", "action": "read", "fields": ["*"]})
+    await calls.ok("post", f"/policies/{policy['id']}/attach", json={"roleId": role["id"]}, status=201)
+    member = await make_member(site, role["id"])
+    mine = Calls(calls.client, member.headers)
+    await mine.err("post", "/realtime/ticket", 401, "UNAUTHENTICATED",
+                   headers={"X-Svc-Site": calls_b.headers["X-Svc-Site"]})  # its token is site A's
+    async with connect(server, await ticket(mine)) as ws:
+        got = await subscribe(ws, "news")
+        assert (got["type"], got["code"]) == ("error", "SUBSCRIBE_FORBIDDEN")
+        await subscribe(ws, "posts")
+        await calls_b.create("news", {"title": "b"})
+        await calls_b.ok("post", "/push/test", status=202)
+        item = await calls.create("posts", {"title": "a"})
+        assert (await frame(ws))["itemId"] == item["id"]

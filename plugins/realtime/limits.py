@@ -18,6 +18,8 @@ import time
 import uuid
 from typing import Any
 
+from kernel import ApiError
+
 log = logging.getLogger("svc.realtime")
 
 ADMIT = """
@@ -58,8 +60,12 @@ class ConnectionLimiter:
                 return None
         else:
             now = time.time()
-            ok = await self._admit(keys=[self.key(site_id)],
-                                   args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
+            try:
+                ok = await self._admit(keys=[self.key(site_id)],
+                                       args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
+            except Exception as exc:  # noqa: BLE001 - Redis is down: refuse (4503), never count wrong
+                log.warning("realtime: could not count connections of %s in Redis: %s", site_id, exc)
+                raise ApiError(503, "SERVICE_UNAVAILABLE", "The connection counter is not reachable; retry") from None
             if not int(ok):
                 return None
         self.held.setdefault(site_id, set()).add(conn_id)
