@@ -25,6 +25,12 @@ async def _setup(make_app, live_server, **env):
     return app, server, Calls(app.client, {**headers, "X-Svc-Site": site}), Calls(app.client, {**headers, "X-Svc-Site": site_b})
 
 
+def test_the_default_limit_is_the_specs_50():
+    from plugins.realtime.plugin import register_settings
+
+    assert {s.env: s.default for s in register_settings()}["SVC_REALTIME_MAX_CONNECTIONS"] == 50
+
+
 async def test_at_most_n_connections_per_site(make_app, live_server):
     app, server, calls, calls_b = await _setup(make_app, live_server, SVC_REALTIME_MAX_CONNECTIONS="2")
     async with connect(server, await ticket(calls)) as one, connect(server, await ticket(calls)) as two:
