@@ -251,8 +251,11 @@ async def fanout(kernel: Any, site_id: str, notification_id: str) -> None:
     if note is None or not configured(kernel):
         return
     payload = _payload(note)
-    for row in subs:
-        await deliver(kernel, site_id, row, payload, notification_id, attempt=1)
+    for row in subs:  # one subscription's fault never stops (nor repeats) the others
+        try:
+            await deliver(kernel, site_id, row, payload, notification_id, attempt=1)
+        except Exception:  # noqa: BLE001 - logged with its trace; the next subscription goes on
+            log.exception("push to subscription %s of site %s failed", row["id"], site_id)
 
 
 async def send_retry(kernel: Any, site_id: str, notification_id: str, subscription_id: str, attempt: int) -> None:
