@@ -73,7 +73,7 @@ class LiveServer:
         self.base_url = f"http://127.0.0.1:{self.port}"
         # log_config=None: uvicorn must not reconfigure logging for every test.
         config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False, log_config=None,
-                                ws_ping_interval=None)
+                                ws_ping_interval=None, ws_per_message_deflate=False)  # as `svc serve`
         self.server = _TestServer(config)
         # Plain http on 127.0.0.1: verify=False spares loading the CA bundle (~50 ms per client).
         self.client = httpx.AsyncClient(base_url=self.base_url, timeout=10.0, verify=False)

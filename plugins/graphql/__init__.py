@@ -15,5 +15,5 @@ transport), ``routes``, ``explorer.html``.
 Hooks: register_settings (``SVC_GQL_MAX_COST``, ``SVC_GQL_DEFAULT_LIST_SIZE``,
 ``SVC_GQL_MAX_LIST_MULTIPLIER``, ``SVC_GQL_MAX_SUBSCRIPTIONS``), register_error_codes
 (``INVALID_FILTER``), register_site_caches (``graphql_schemas``, ``graphql_documents``),
-register_event_handlers (item writes to the live topic ``items.<collection>``), register_routes.
+register_routes. Subscriptions read the items plugin's live topics (``items.<collection>``).
 """

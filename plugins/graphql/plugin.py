@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
 from kernel.settings import parse_int
-from plugins.graphql import routes, service, subscriptions
+from plugins.graphql import routes, service
 
 name = "graphql"
 requires = ("items", "schema")
@@ -41,13 +41,6 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 @hookimpl
 def register_site_caches(kernel: Any) -> list[SiteCacheSpec]:
     return [service.SCHEMA_CACHE, service.DOCUMENT_CACHE]
-
-
-@hookimpl
-def register_event_handlers(bus: Any, kernel: Any) -> None:
-    """Publish each committed item write on the live topic ``items.<collection>``."""
-    for op in subscriptions.OPS:
-        bus.on_action(f"items.{op}", subscriptions.publish_item_event)
 
 
 @hookimpl

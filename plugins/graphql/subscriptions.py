@@ -1,7 +1,7 @@
 """``<collection>_events`` subscriptions, fed by the live topics (the SSE transport: ``streams``).
 
-Every committed item write is published on the site's live topic ``items.<collection>``
-(``publish_item_event``, a bus action; ``{collection, action, itemId}``, never values). A
+The items plugin publishes every committed item write on the site's live topic
+``items.<collection>`` (``items_api.live_topic``; ``{collection, action, itemId}``, never values). A
 subscription needs read permission on the collection when it starts, then streams one
 ``next`` event per write: ``{ data: { <collection>_events: { action, itemId, item: null } } }``
 (``item`` is null: a signal, like the realtime channel; contract.md). The stream sends
@@ -17,25 +17,7 @@ from typing import Any
 
 from kernel.errors import ApiError
 from kernel.topics import Lagged
-
-OPS = ("create", "update", "delete")
-
-
-def topic(collection: str) -> str:
-    return f"items.{collection}"
-
-
-async def publish_item_event(event: str, payload: Any, ctx: Any) -> None:
-    """Bus action ``items.<op>``: the live signal of one committed write (once: not for the
-    copies other processes receive through Redis, whose topics fan out on their own)."""
-    op = event.rpartition(".")[2]
-    if ctx.remote or op not in OPS or not isinstance(payload, dict):
-        return
-    site_id, collection, item_id = payload.get("siteId"), payload.get("collection"), payload.get("id")
-    if not (isinstance(site_id, str) and isinstance(collection, str) and item_id is not None):
-        return
-    await ctx.kernel.topics.publish(site_id, topic(collection),
-                                    {"collection": collection, "action": op, "itemId": str(item_id)})
+from plugins.items import api as items_api
 
 
 async def subscribe_events(_root: Any, info: Any) -> AsyncIterator[dict[str, Any]]:
@@ -49,7 +31,7 @@ async def subscribe_events(_root: Any, info: Any) -> AsyncIterator[dict[str, Any
 
 
 async def _events(kernel: Any, site_id: str, collection: str) -> AsyncIterator[dict[str, Any]]:
-    async with kernel.topics.subscribe(site_id, topic(collection)) as sub:
+    async with kernel.topics.subscribe(site_id, items_api.live_topic(collection)) as sub:
         async for message in sub:
             if isinstance(message, Lagged):
                 continue

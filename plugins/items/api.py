@@ -45,7 +45,7 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items.core import dependents, service
+from plugins.items.core import dependents, live, service
 from plugins.items.history import pins, revisions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
@@ -229,7 +229,12 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
     return await dependents.resolve_dependents(ctx, collection, item_id, body, uow=uow, cause=_cause(cause))
 
 
-__all__ = ["Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
-           "create_many", "delete", "describe_dependents", "get_revision", "list_items", "list_revisions",
+# The live topics of item writes (``core/live.py``): ``{ collection, action, itemId }`` per
+# committed write, on ``live_topic(collection)`` of the site; ``LIVE_TOPICS`` matches them all.
+live_topic = live.topic
+LIVE_TOPICS = live.ALL
+
+__all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
+           "create_many", "delete", "describe_dependents", "get_revision", "list_items", "list_revisions", "live_topic",
            "pin_field", "pinnable_revision", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, hookimpl, ops
+from plugins.items.core import live
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
 from plugins.items.history import revisions
@@ -79,7 +80,10 @@ def register_site_caches(kernel: Any) -> list[Any]:
 
 @hookimpl
 def register_event_handlers(bus: Any, kernel: Any) -> None:
-    """Schema changes that need the items' data (filters) and field indexes (actions)."""
+    """Schema changes that need the items' data (filters) and field indexes (actions); each
+    committed item write's live signal (``core/live.py``)."""
+    for op in live.OPERATIONS:
+        bus.on_action(f"items.{op}", live.publish)
     bus.on_filter("fields.type_change", schema_hooks.on_type_change)
     bus.on_filter("fields.create", schema_hooks.on_field_create)
     bus.on_filter("fields.update", schema_hooks.on_field_update)

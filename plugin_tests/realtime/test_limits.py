@@ -1,0 +1,127 @@
+"""Bounds: connections per site (in process and across processes through Redis, with leases
+that a dead worker cannot leak), and a client that stops reading."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+import uuid
+
+import pytest
+
+from kernel.testing import Calls
+from plugin_tests.realtime.helpers import closed, connect, frame, ticket
+from plugins.realtime.limits import ConnectionLimiter
+
+
+async def _setup(make_app, live_server, **env):
+    app = await make_app(env=env)
+    server = await live_server(app)
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    site, site_b = await app.create_site(headers), await app.create_site(headers)
+    return app, server, Calls(app.client, {**headers, "X-Svc-Site": site}), Calls(app.client, {**headers, "X-Svc-Site": site_b})
+
+
+def test_the_default_limit_is_the_specs_50():
+    from plugins.realtime.plugin import register_settings
+
+    assert {s.env: s.default for s in register_settings()}["SVC_REALTIME_MAX_CONNECTIONS"] == 50
+
+
+async def test_at_most_n_connections_per_site(make_app, live_server):
+    app, server, calls, calls_b = await _setup(make_app, live_server, SVC_REALTIME_MAX_CONNECTIONS="2")
+    async with connect(server, await ticket(calls)) as one, connect(server, await ticket(calls)) as two:
+        for ws in (one, two):
+            await ws.send_json({"type": "ping"})
+            assert await frame(ws) == {"type": "pong"}
+        close = await closed(connect(server, await ticket(calls)))
+        assert (close.code, close.reason) == (4429, "RATE_LIMITED: At most 2 concurrent realtime connections per site")
+        async with connect(server, await ticket(calls_b)) as other:  # another site counts apart
+            await other.send_json({"type": "ping"})
+            assert await frame(other) == {"type": "pong"}
+    deadline = time.monotonic() + 10
+    while app.kernel.state["realtime"].limiter.held:  # the server notices the closes
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
+    async with connect(server, await ticket(calls)) as again:
+        await again.send_json({"type": "ping"})
+        assert await frame(again) == {"type": "pong"}
+
+
+async def test_the_limit_holds_across_processes_through_redis(make_app, live_server, redis_url):
+    env = {"SVC_REDIS_URL": redis_url, "SVC_REALTIME_MAX_CONNECTIONS": "1"}
+    app, server, calls, _ = await _setup(make_app, live_server, **env)
+    worker_b = await live_server(await make_app(env=env, data_dir=app.kernel.settings.data_path))
+    async with connect(server, await ticket(calls)) as ws:
+        await ws.send_json({"type": "ping"})
+        assert await frame(ws) == {"type": "pong"}
+        close = await closed(connect(worker_b, await ticket(calls)))
+        assert close.code == 4429
+
+
+async def test_a_dead_workers_slots_expire(redis_url):
+    from kernel.cache.redis_cache import make_redis_client
+
+    namespace = f"svctest:{uuid.uuid4().hex[:12]}"
+    dead = ConnectionLimiter(make_redis_client(redis_url), namespace, 2, lease=1.0)
+    alive = ConnectionLimiter(make_redis_client(redis_url), namespace, 2, lease=1.0)
+    alive.start()
+    try:
+        assert await dead.admit("s1") and await dead.admit("s1")
+        assert await alive.admit("s1") is None
+        await dead.redis.aclose()  # the worker dies: no release, no renewal
+        kept = None
+        deadline = time.monotonic() + 10
+        while kept is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+            kept = await alive.admit("s1")
+        assert await alive.admit("s1") is not None and await alive.admit("s1") is None
+        await asyncio.sleep(1.2)  # alive renews its own leases: they do not expire
+        assert await alive.admit("s1") is None
+    finally:
+        await alive.stop()
+
+
+async def test_a_client_that_stops_reading_is_dropped(make_app, live_server):
+    from websockets.asyncio.client import connect as ws_connect
+
+    app, server, calls, _ = await _setup(make_app, live_server, SVC_REALTIME_QUEUE_SIZE="8",
+                                         SVC_REALTIME_SEND_TIMEOUT_SECONDS="1")
+    site = calls.headers["X-Svc-Site"]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    url = f"ws://127.0.0.1:{server.port}/api/v1/realtime?ticket={await ticket(calls)}"
+    async with ws_connect(url, sock=sock, max_queue=1, close_timeout=0.5) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "collection": "posts"}))
+        assert json.loads(await ws.recv())["type"] == "subscribed"
+        stats = app.kernel.state["ws_stats"]
+        deadline = time.monotonic() + 20
+        n = 0
+        while not stats["4408"]:  # the client reads nothing more
+            assert time.monotonic() < deadline, "the slow client was never dropped"
+            for _ in range(200):
+                n += 1
+                await app.kernel.topics.publish(site, "items.posts", {"collection": "posts", "action": "update",
+                                                                    "itemId": f"i-{n}"})
+            await asyncio.sleep(0.01)
+        assert n < 100_000
+    assert not app.kernel.state["realtime"].limiter.held.get(site)
+
+
+async def test_an_unreachable_counter_refuses_with_503():
+    from kernel import ApiError
+    from kernel.cache.redis_cache import make_redis_client
+    from kernel.testing import free_port
+
+    limiter = ConnectionLimiter(make_redis_client(f"redis://127.0.0.1:{free_port()}/0"), "svctest:x", 5, lease=5.0)
+    try:
+        with pytest.raises(ApiError) as err:
+            await limiter.admit("s1")
+        assert (err.value.status, err.value.code) == (503, "SERVICE_UNAVAILABLE")
+        assert not limiter.held
+    finally:
+        await limiter.stop()

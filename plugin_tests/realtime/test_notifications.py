@@ -1,0 +1,99 @@
+"""Notifications: api.notify stores, broadcasts to every studio connection of the site (never
+another site's, never an audience ticket's), lists, marks handled and prunes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import update
+
+from kernel import ApiError
+from kernel.testing import Calls
+from plugin_tests.realtime.helpers import connect, frame, no_frame, ticket
+from plugins.realtime import api
+from plugins.realtime.tables import notifications as notifications_table
+
+
+@pytest.fixture
+async def server(live_server, svc_app):
+    return await live_server(svc_app)
+
+
+async def test_notify_reaches_every_studio_session_of_the_site_only(server, svc_app, calls, calls_b, site,
+                                                                    make_member):
+    subscriber = await make_member(site, "subscriber")
+    audience = Calls(calls.client, subscriber.headers)
+    async with connect(server, await ticket(calls)) as one, connect(server, await ticket(calls)) as two, \
+            connect(server, await ticket(calls_b)) as other, \
+            connect(server, await ticket(audience, "audience-ticket")) as end_user:
+        for ws in (one, two, other, end_user):  # every socket is set up before the notification
+            await ws.send_json({"type": "ping"})
+            assert await frame(ws) == {"type": "pong"}
+        note = await api.notify(svc_app.kernel, site, kind="release.published", title="Spring release is live",
+                                severity="success", body="12 items", deep_link="/releases/7", entity_id="7")
+        assert set(note) == {"id", "kind", "severity", "title", "body", "deepLink", "entityId", "ts"}
+        for ws in (one, two):
+            assert await frame(ws) == {"type": "notification", "notification": note}
+        await no_frame(other)
+        await no_frame(end_user)
+    listed = await calls.ok("get", "/notifications", full=True)
+    assert listed["data"] == [{**note, "handledAt": None}] and listed["meta"]["total"] == 1
+    assert (await calls_b.ok("get", "/notifications", full=True))["meta"]["total"] == 0
+
+
+async def test_notify_in_a_unit_of_work_sends_nothing_on_rollback(svc_app, site, calls):
+    kernel = svc_app.kernel
+    async with kernel.topics.subscribe(site, "realtime.*") as sub:
+        with pytest.raises(RuntimeError):
+            async with kernel.unit_of_work(site) as uow:
+                await api.notify(kernel, site, kind="k", title="t", uow=uow)
+                raise RuntimeError("veto")
+        await api.notify(kernel, site, kind="k", title="kept")
+        got = await sub.get(timeout=5)
+        assert got.data["title"] == "kept" and sub.pending() == 0
+    assert [n["title"] for n in await calls.ok("get", "/notifications")] == ["kept"]
+
+
+@pytest.mark.parametrize(("fields", "path"), [
+    ({"kind": "", "title": "t"}, ["kind"]),
+    ({"kind": "k", "title": None}, ["title"]),
+    ({"kind": "k", "title": "t" * 201}, ["title"]),
+    ({"kind": "k", "title": "t", "severity": "loud"}, ["severity"]),
+    ({"kind": "k", "title": "t", "body": 5}, ["body"]),
+    ({"kind": "k", "title": "t", "deep_link": "x\x00"}, ["deepLink"]),
+])
+async def test_notify_checks_its_fields(svc_app, site, fields, path):
+    with pytest.raises(ApiError) as err:
+        await api.notify(svc_app.kernel, site, **fields)
+    assert err.value.code == "VALIDATION_FAILED" and list(err.value.details[0].path) == path
+
+
+async def test_handled_notifications_and_pruning(svc_app, site, calls, calls_b):
+    kernel = svc_app.kernel
+    old = await api.notify(kernel, site, kind="k", title="old")
+    new = await api.notify(kernel, site, kind="k", title="new")
+    done = await calls.ok("patch", f"/notifications/{old['id']}", json={"handled": True})
+    assert done["handledAt"]
+    assert [n["id"] for n in await calls.ok("get", "/notifications", params={"handled": "true"})] == [old["id"]]
+    assert [n["id"] for n in await calls.ok("get", "/notifications", params={"handled": "false"})] == [new["id"]]
+    # Cross-tenant: site B neither sees nor marks site A's notification.
+    await calls_b.err("patch", f"/notifications/{old['id']}", 404, "RECORD_NOT_FOUND", json={"handled": False})
+    assert await api.prune_handled(kernel, site, dt.timedelta(days=1)) == 0
+    async with kernel.db.begin() as conn:
+        await conn.execute(update(notifications_table).where(notifications_table.c.id == old["id"])
+                           .values(handled_at=dt.datetime.now(dt.UTC) - dt.timedelta(days=3)))
+    assert await api.prune_handled(kernel, site, dt.timedelta(days=1)) == 1
+    assert [n["id"] for n in await calls.ok("get", "/notifications")] == [new["id"]]
+
+
+async def test_notification_routes_refuse_bad_input(svc_app, calls, anon_calls, make_member, site):
+    note = await api.notify(svc_app.kernel, site, kind="k", title="t")
+    for body in ({}, {"handled": "yes"}, {"handled": True, "x": 1}, [True]):
+        await calls.err("patch", f"/notifications/{note['id']}", 400, "VALIDATION_FAILED", json=body)
+    await calls.err("patch", f"/notifications/{'x' * 80}", 404, "RECORD_NOT_FOUND", json={"handled": True})
+    await calls.err("get", "/notifications", 400, "VALIDATION_FAILED", params={"handled": "maybe"})
+    await calls.err("get", "/notifications", 400, "VALIDATION_FAILED", params={"limit": "0"})
+    await anon_calls.err("get", "/notifications", 401, "UNAUTHENTICATED")
+    subscriber = await make_member(site, "subscriber")
+    await Calls(calls.client, subscriber.headers).err("get", "/notifications", 403, "PERMISSION_DENIED")

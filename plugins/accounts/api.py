@@ -1,0 +1,72 @@
+"""What other plugins may import from accounts (declare ``requires = ("accounts",)``).
+
+``principal_current``: is a principal seen earlier (when a realtime ticket was minted) still
+allowed now? A suspended or deleted user, a bumped token version, a revoked or expired
+session, a deleted or expired API key all answer ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from kernel.auth.principal import Principal
+from kernel.db.meta import aware, now_utc
+from kernel.tenancy.scope import SiteDB
+from plugins.accounts.tables import api_keys, refresh_tokens, users
+
+
+def principal_record(principal: Principal) -> dict[str, Any]:
+    """The JSON-safe parts of ``principal`` that ``principal_current`` re-checks (no secret)."""
+    claims = principal.claims or {}
+    return {
+        "kind": principal.kind, "userId": principal.user_id, "apiKeyId": principal.api_key_id,
+        "roleId": principal.role_id if principal.kind == "external" else None,
+        "sessionId": claims.get("sid") if principal.kind == "user" else None,
+        "tokenVersion": claims.get("ver") if principal.kind == "user" else None,
+        "impersonatorId": principal.impersonator_id, "realm": claims.get("realm"),
+    }
+
+
+async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -> Principal | None:
+    """The principal ``record`` (from ``principal_record``) stands for, read again now, or None."""
+    kind = record.get("kind")
+    now = now_utc()
+    async with kernel.db.connect() as conn:
+        if kind == "api_key":
+            db = SiteDB(site_id, conn)
+            row = await db.one(db.select(api_keys).where(api_keys.c.id == record.get("apiKeyId")))
+            if row is None or (row["expires_at"] is not None and aware(row["expires_at"]) <= now):
+                return None
+            return Principal(kind="api_key", api_key_id=row["id"], role_id=row["role_id"], site_id=site_id)
+        if kind not in ("user", "external") or (kind == "user" and not record.get("userId")):
+            return None
+        user = None
+        if record.get("userId"):
+            user = (await conn.execute(select(users.c.id, users.c.email, users.c.status, users.c.token_version,
+                                              users.c.is_instance_admin).where(users.c.id == record["userId"]))
+                    ).mappings().first()
+            if user is None or user["status"] != "active":
+                return None
+        if kind == "external":
+            return Principal(kind="external", user_id=record.get("userId"), site_id=site_id,
+                             role_id=record.get("roleId"), email=user["email"] if user else None,
+                             claims={"realm": record.get("realm")} if record.get("realm") else {})
+        assert user is not None
+        version = record.get("tokenVersion")
+        if version is not None and version != user["token_version"]:
+            return None
+        session = record.get("sessionId")
+        if session is not None:
+            T = refresh_tokens.c  # noqa: N806 - a table's columns
+            live = (await conn.execute(select(T.id).where(
+                T.family_id == session, T.user_id == user["id"], T.revoked_at.is_(None), T.rotated_at.is_(None),
+                T.expires_at > now).limit(1))).first()
+            if live is None:
+                return None
+        claims = {k: v for k, v in (("sid", session), ("ver", version), ("realm", record.get("realm")),
+                                    ("sub", user["id"])) if v is not None}
+        return Principal(kind="user", user_id=user["id"], site_id=site_id,
+                         is_instance_admin=bool(user["is_instance_admin"]), email=user["email"],
+                         impersonator_id=record.get("impersonatorId"), claims=claims)

@@ -1,0 +1,121 @@
+"""At most ``SVC_REALTIME_MAX_CONNECTIONS`` open sockets per site, across workers and nodes.
+
+With Redis, each site has a sorted set ``<namespace>:realtime:conns:<site>`` whose members are
+connection ids and whose scores are lease deadlines (Unix seconds). Admitting a socket runs one
+Lua script: drop the expired members, count, add when under the limit. Each process renews the
+leases of the sockets it holds every third of ``SVC_REALTIME_LEASE_SECONDS``, and removes a
+member when its socket closes. A worker that dies without closing stops renewing, so its
+members expire after one lease: the count never leaks for good. Without Redis the count is kept
+in the process (one worker, or a limit per worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from kernel import ApiError
+
+log = logging.getLogger("svc.realtime")
+
+ADMIT = """
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+
+
+class ConnectionLimiter:
+    """Counts open sockets per site; ``admit`` returns a connection id or None (full)."""
+
+    def __init__(self, redis: Any, namespace: str, limit: int, lease: float) -> None:
+        self.redis = redis
+        self.namespace = namespace
+        self.limit = limit
+        self.lease = lease
+        self.held: dict[str, set[str]] = {}  # site -> ids this process holds
+        self._task: asyncio.Task[None] | None = None
+        self._admit = redis.register_script(ADMIT) if redis is not None else None
+
+    def key(self, site_id: str) -> str:
+        return f"{self.namespace}:realtime:conns:{site_id}"
+
+    def count_local(self, site_id: str) -> int:
+        return len(self.held.get(site_id, ()))
+
+    async def admit(self, site_id: str) -> str | None:
+        conn_id = uuid.uuid4().hex
+        if self.limit <= 0:
+            self.held.setdefault(site_id, set()).add(conn_id)
+            return conn_id
+        if self._admit is None:
+            if self.count_local(site_id) >= self.limit:
+                return None
+        else:
+            now = time.time()
+            try:
+                ok = await self._admit(keys=[self.key(site_id)],
+                                       args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
+            except Exception as exc:  # noqa: BLE001 - Redis is down: refuse (4503), never count wrong
+                log.warning("realtime: could not count connections of %s in Redis: %s", site_id, exc)
+                raise ApiError(503, "SERVICE_UNAVAILABLE", "The connection counter is not reachable; retry") from None
+            if not int(ok):
+                return None
+        self.held.setdefault(site_id, set()).add(conn_id)
+        return conn_id
+
+    async def release(self, site_id: str, conn_id: str) -> None:
+        ids = self.held.get(site_id)
+        if ids is not None:
+            ids.discard(conn_id)
+            if not ids:
+                del self.held[site_id]
+        if self.redis is not None:
+            try:
+                await self.redis.zrem(self.key(site_id), conn_id)
+            except Exception as exc:  # noqa: BLE001 - the lease expires anyway
+                log.warning("realtime: could not release a connection slot of %s: %s", site_id, exc)
+
+    async def renew(self) -> None:
+        """Push the lease deadline of every socket this process holds."""
+        if self.redis is None or not self.held:
+            return
+        deadline = time.time() + self.lease
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for site_id, ids in list(self.held.items()):
+                pipe.zadd(self.key(site_id), dict.fromkeys(ids, deadline), xx=True)
+                pipe.expire(self.key(site_id), int(self.lease * 2) + 1)
+            await pipe.execute()
+
+    def start(self) -> None:
+        if self.redis is not None and self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._heartbeat())
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await self.renew()
+            except Exception as exc:  # noqa: BLE001 - retried at the next beat
+                log.warning("realtime: lease renewal failed: %s", exc)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self.redis is not None:
+            for site_id, ids in list(self.held.items()):
+                with contextlib.suppress(Exception):
+                    await self.redis.zrem(self.key(site_id), *ids)
+            self.held.clear()
+            with contextlib.suppress(Exception):
+                await self.redis.aclose()

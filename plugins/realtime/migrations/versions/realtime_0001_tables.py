@@ -1,0 +1,67 @@
+"""realtime: tickets, notifications, push subscriptions
+
+Revision ID: realtime_0001_tables
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "realtime_0001_tables"
+down_revision = None
+branch_labels = ("realtime",)
+depends_on = "kernel_0001_sites"
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def _site():
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_realtime_tickets",
+        sa.Column("token_hash", sa.String(64), primary_key=True),
+        _site(),
+        sa.Column("audience", sa.String(10), nullable=False),
+        sa.Column("principal", JSON, nullable=False),
+        sa.Column("collections", JSON, nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_svc_realtime_tickets_expires", "svc_realtime_tickets", ["expires_at"])
+    op.create_table(
+        "svc_notifications",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("kind", sa.String(100), nullable=False),
+        sa.Column("severity", sa.String(10), nullable=False),
+        sa.Column("title", sa.String(200), nullable=False),
+        sa.Column("body", sa.Text, nullable=True),
+        sa.Column("deep_link", sa.String(2000), nullable=True),
+        sa.Column("entity_id", sa.String(200), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("handled_at", sa.DateTime(timezone=True), nullable=True),
+    )
+    op.create_index("ix_svc_notifications_site_created", "svc_notifications", ["site_id", "created_at"])
+    op.create_table(
+        "svc_push_subscriptions",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("user_id", sa.String(36), nullable=False),
+        sa.Column("realm", sa.String(10), nullable=False),
+        sa.Column("endpoint", sa.String(2000), nullable=False),
+        sa.Column("p256dh", sa.String(100), nullable=False),
+        sa.Column("auth", sa.String(40), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "user_id", "endpoint", name="uq_svc_push_subscriptions_user_endpoint"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("svc_push_subscriptions")
+    op.drop_index("ix_svc_notifications_site_created", table_name="svc_notifications")
+    op.drop_table("svc_notifications")
+    op.drop_index("ix_svc_realtime_tickets_expires", table_name="svc_realtime_tickets")
+    op.drop_table("svc_realtime_tickets")

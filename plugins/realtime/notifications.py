@@ -1,0 +1,117 @@
+"""Notifications: stored per site, broadcast as the ``notification`` frame, sent by web push.
+
+``create`` is the one entry point (``api.notify`` re-exports it): it checks the fields, stores
+the row in the caller's unit of work (or its own), and after the commit publishes the frame on
+the site's ``realtime.notification`` topic (every studio connection of the site, in every
+process) and queues the web-push delivery job when VAPID keys are configured.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import func
+
+from kernel import ApiError
+from kernel.db.meta import iso, now_utc
+from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
+from plugins.realtime import push
+from plugins.realtime.channel import NOTIFICATION_TOPIC
+from plugins.realtime.tables import notifications
+
+SEVERITIES = ("info", "success", "warning", "error")
+LIMITS = {"kind": 100, "title": 200, "body": 2000, "deepLink": 2000, "entityId": 200}
+
+
+def _text(name: str, value: Any, *, required: bool = False) -> str | None:
+    if value is None:
+        if required:
+            raise ApiError.validation(f"'{name}' is required", path=[name])
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise ApiError.validation(f"'{name}' is a {'non-empty ' if required else ''}string", path=[name])
+    if len(value) > LIMITS[name] or "\x00" in value:
+        raise ApiError.validation(f"'{name}' is at most {LIMITS[name]} characters of text", path=[name])
+    return value
+
+
+def record(row: Any) -> dict[str, Any]:
+    return {"id": row["id"], "kind": row["kind"], "severity": row["severity"], "title": row["title"],
+            "body": row["body"], "deepLink": row["deep_link"], "entityId": row["entity_id"],
+            "ts": iso(row["created_at"])}
+
+
+async def create(kernel: Any, site_id: str, *, kind: str, title: str, severity: str = "info",
+                 body: str | None = None, deep_link: str | None = None, entity_id: str | None = None,
+                 uow: Any = None) -> dict[str, Any]:
+    """Store a notification of ``site_id`` and, after commit, broadcast and push it; its record."""
+    if severity not in SEVERITIES:
+        raise ApiError.validation(f"'severity' is one of {', '.join(SEVERITIES)}", path=["severity"])
+    row = {"id": uuid7(), "kind": _text("kind", kind, required=True), "severity": severity,
+           "title": _text("title", title, required=True), "body": _text("body", body),
+           "deep_link": _text("deepLink", deep_link), "entity_id": _text("entityId", entity_id),
+           "created_at": now_utc()}
+    out = record(row)
+    if uow is None:
+        async with kernel.unit_of_work(site_id) as own:
+            await _write(kernel, own, site_id, row, out)
+    else:
+        if uow.site_id != site_id:
+            raise ValueError("the unit of work belongs to another site")
+        await _write(kernel, uow, site_id, row, out)
+    return out
+
+
+async def _write(kernel: Any, uow: Any, site_id: str, row: dict[str, Any], out: dict[str, Any]) -> None:
+    await uow.db.insert(notifications, row)
+    if push.configured(kernel):
+        await uow.enqueue(push.FANOUT_JOB, site_id=site_id, notification_id=row["id"])
+
+    async def broadcast() -> None:
+        await kernel.topics.publish(site_id, NOTIFICATION_TOPIC, out)
+
+    uow.after_commit(broadcast)
+
+
+async def list_page(kernel: Any, site_id: str, *, limit: int, offset: int,
+                    handled: bool | None = None) -> tuple[list[dict[str, Any]], int]:
+    async with kernel.db.connect() as conn:
+        db = SiteDB(site_id, conn)
+        where = [] if handled is None else [
+            notifications.c.handled_at.is_not(None) if handled else notifications.c.handled_at.is_(None)]
+        total = await db.scalar(db.select(notifications, func.count()).where(*where))
+        rows = await db.all(db.select(notifications).where(*where)
+                            .order_by(notifications.c.created_at.desc(), notifications.c.id.desc())
+                            .limit(limit).offset(offset))
+    return [{**record(r), "handledAt": iso(r["handled_at"])} for r in rows], int(total or 0)
+
+
+async def mark_handled(kernel: Any, site_id: str, notification_id: str, handled: bool = True) -> dict[str, Any]:
+    """Mark one notification handled (or not); 404 ``RECORD_NOT_FOUND`` when the site has no such one."""
+    async with kernel.unit_of_work(site_id) as uow:
+        db = uow.db
+        result = await db.execute(db.update(notifications).where(notifications.c.id == notification_id)
+                                  .values(handled_at=now_utc() if handled else None))
+        if not result.rowcount:
+            raise ApiError(404, "RECORD_NOT_FOUND", "No such notification")
+        row = await db.one(db.select(notifications).where(notifications.c.id == notification_id))
+    return {**record(row), "handledAt": iso(row["handled_at"])}
+
+
+async def prune_handled(kernel: Any, site_id: str, older_than: dt.timedelta) -> int:
+    """Delete the site's handled notifications handled more than ``older_than`` ago; how many.
+    For the retention job (``POST /retention/run``); unhandled notifications are kept."""
+    horizon = now_utc() - older_than
+    async with kernel.unit_of_work(site_id) as uow:
+        result = await uow.db.execute(uow.db.delete(notifications).where(
+            notifications.c.handled_at.is_not(None), notifications.c.handled_at < horizon))
+    return int(result.rowcount or 0)
+
+
+async def load(kernel: Any, site_id: str, notification_id: str) -> dict[str, Any] | None:
+    async with kernel.db.connect() as conn:
+        db = SiteDB(site_id, conn)
+        row = await db.one(db.select(notifications).where(notifications.c.id == notification_id))
+    return record(row) if row is not None else None

@@ -1,0 +1,56 @@
+"""Tables of the realtime plugin: tickets (hashed), notifications, web-push subscriptions."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, DateTime, ForeignKey, Index, String, Table, Text, UniqueConstraint
+
+from kernel.db.meta import json_type, metadata
+
+
+def _site() -> Column:
+    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+# A ticket is stored as the SHA-256 of its secret part, never as itself; redeeming deletes it.
+tickets = Table(
+    "svc_realtime_tickets",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    _site(),
+    Column("audience", String(10), nullable=False),  # studio | audience
+    Column("principal", json_type, nullable=False),  # kind, user/key/session ids, token version
+    Column("collections", json_type, nullable=False),  # readable collections; ["*"] for all
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Index("ix_svc_realtime_tickets_expires", "expires_at"),
+)
+
+notifications = Table(
+    "svc_notifications",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    _site(),
+    Column("kind", String(100), nullable=False),
+    Column("severity", String(10), nullable=False),
+    Column("title", String(200), nullable=False),
+    Column("body", Text, nullable=True),
+    Column("deep_link", String(2000), nullable=True),
+    Column("entity_id", String(200), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("handled_at", DateTime(timezone=True), nullable=True),
+    Index("ix_svc_notifications_site_created", "site_id", "created_at"),
+)
+
+push_subscriptions = Table(
+    "svc_push_subscriptions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    _site(),
+    Column("user_id", String(36), nullable=False),
+    Column("realm", String(10), nullable=False),  # studio | frontend: notifications go to studio
+    Column("endpoint", String(2000), nullable=False),
+    Column("p256dh", String(100), nullable=False),
+    Column("auth", String(40), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "user_id", "endpoint", name="uq_svc_push_subscriptions_user_endpoint"),
+)
