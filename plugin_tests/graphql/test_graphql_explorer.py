@@ -1,17 +1,13 @@
 """The explorer (development only): a self-contained page that a headless Chromium loads, runs a
 query in and reads the schema docs of, with no request leaving the server (no CDN). Skips where
-``/usr/bin/chromium`` is absent, except under CI=true, where it fails."""
+``/usr/bin/chromium`` is absent (the ``chromium`` fixture)."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 from conftest import seed_blog
 
-from kernel.testing import Calls, skip_or_fail
-
-CHROMIUM = "/usr/bin/chromium"
+from kernel.testing import Calls
 
 
 @pytest.fixture
@@ -34,15 +30,13 @@ async def test_explorer_page_is_self_contained(dev_server):
     assert "default-src 'none'" in resp.headers["content-security-policy"]
 
 
-async def test_explorer_runs_a_query_in_chromium(dev_server):
-    if not os.path.exists(CHROMIUM):
-        skip_or_fail(f"{CHROMIUM} is not installed")
+async def test_explorer_runs_a_query_in_chromium(dev_server, chromium):
     from playwright.async_api import async_playwright
 
     server, token, site = dev_server
     requested: list[str] = []
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        browser = await pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
         try:
             page = await browser.new_page()
             page.on("request", lambda request: requested.append(request.url))

@@ -1,33 +1,16 @@
 """examples/realtime/index.html in headless Chromium (Debian's /usr/bin/chromium, driven by
 Playwright): the page takes a ticket, connects, subscribes, and shows an item created through
-the API once its event arrives. Skips without Chromium or Playwright (fails under CI=true)."""
+the API once its event arrives. Skips without Chromium (the ``chromium`` fixture)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import urlencode
 
-import pytest
-
-from kernel.testing import skip_or_fail
-
-CHROMIUM = "/usr/bin/chromium"
 PAGE = Path(__file__).resolve().parents[2] / "examples" / "realtime" / "index.html"
 
 
-@pytest.fixture
-def chromium_path() -> str:
-    if not os.access(CHROMIUM, os.X_OK):
-        skip_or_fail(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        skip_or_fail("playwright is not installed (pip install -e '.[test]')")
-    return CHROMIUM
-
-
-async def test_the_example_page_shows_an_item_created_through_the_api(chromium_path, make_app, live_server,
+async def test_the_example_page_shows_an_item_created_through_the_api(chromium, make_app, live_server,
                                                                       http_receiver):
     from playwright.async_api import async_playwright
 
@@ -44,7 +27,7 @@ async def test_the_example_page_shows_an_item_created_through_the_api(chromium_p
         assert (await app.client.post(f"/api/v1{path}", json=body, headers=headers)).status_code == 201
     query = urlencode({"api": f"{server.base_url}/api/v1", "site": site, "token": token, "collection": "posts"})
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
+        browser = await pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             page = await browser.new_page()
             console: list[str] = []
