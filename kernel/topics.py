@@ -161,7 +161,8 @@ class Subscription:
 
     async def get(self, timeout: float | None = None) -> TopicMessage | Lagged:
         """The next item; ``TimeoutError`` after ``timeout`` seconds, ``StopAsyncIteration`` once closed."""
-        return await asyncio.wait_for(self.__anext__(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: it can lose a cancellation (3.11)
+            return await self.__anext__()
 
     def pending(self) -> int:
         """Items waiting in the queue (markers included)."""

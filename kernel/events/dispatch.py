@@ -238,8 +238,11 @@ class Dispatcher:
                     await self._scan()
                     next_scan = loop.time() + self.poll
                 self._start_marked()
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a cancellation
+                # that arrives as the wake-up completes, and stop() then waits for the next scan.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), max(0.0, next_scan - loop.time()))
+                    async with asyncio.timeout(max(0.0, next_scan - loop.time())):
+                        await self._wake.wait()
                 self._wake.clear()
             except asyncio.CancelledError:
                 raise
@@ -390,8 +393,8 @@ class Dispatcher:
                 await conn.rollback()
             if page.events:
                 try:
-                    await asyncio.wait_for(consumer.deliver(self.kernel, site_id, page.events, held.attempts + 1),
-                                           self.lease)
+                    async with asyncio.timeout(self.lease):
+                        await consumer.deliver(self.kernel, site_id, page.events, held.attempts + 1)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a consumer's failure is retried, never spread

@@ -10,6 +10,7 @@ leases expire any other worker reclaims those jobs (at least once: jobs must be 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -113,7 +114,8 @@ class JobWorker:
                                     f"no job {name!r} is registered in this worker", now, count_attempt=False)
             return JobRun(job_id, name, False, "unknown job")
         try:
-            await asyncio.wait_for(job.fn(self.kernel, **(row["args"] or {})), job.timeout)
+            async with asyncio.timeout(job.timeout):  # not wait_for: it can lose a cancellation (3.11)
+                await job.fn(self.kernel, **(row["args"] or {}))
         except asyncio.CancelledError:
             # The worker is stopping: give the job back at once, without spending an attempt.
             now = self.clock()
@@ -167,10 +169,9 @@ class JobWorker:
                     next_purge = loop.time() + 3600
             except Exception:
                 logger.exception("job worker %s: claiming jobs failed; trying again", self.name)
-            try:
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll_seconds):
+                    await self._wake.wait()
 
     def request_stop(self) -> None:
         """Make ``serve`` return after its current pass; it claims nothing more."""

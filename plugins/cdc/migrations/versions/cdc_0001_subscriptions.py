@@ -10,7 +10,7 @@ from alembic import op
 revision = "cdc_0001_subscriptions"
 down_revision = None
 branch_labels = ("cdc",)
-depends_on = ("kernel_0004_events",)
+depends_on = ("kernel_0001_sites",)
 
 JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
