@@ -127,6 +127,20 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
                             stdout=log, stderr=subprocess.STDOUT)
 
 
+async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[bytes], data_dir: Path,
+                           limit: float = 90) -> None:
+    """Wait until ``check()`` holds while the process of ``start_dispatching_process`` runs;
+    AssertionError with the end of its log when it exits or ``limit`` seconds pass."""
+    import asyncio
+
+    for _ in range(int(limit / 0.05)):
+        if check():
+            return
+        assert proc.poll() is None, (data_dir / "svc.log").read_text()[-3000:]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the process did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
+
+
 @dataclass
 class TestApp:
     """A started app, its kernel and an HTTP client for it."""
@@ -433,6 +447,15 @@ class Calls:
             spec = {"type": spec} if isinstance(spec, str) else spec
             await self.ok("post", f"/fields/{name}", status=201, json={"field": field, **spec})
         return created
+
+    async def grant(self, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
+        """A new policy holding ``rules`` (permission bodies), attached to ``attach`` (``{"roleId"}``,
+        ``{"userId"}`` or ``{"teamId"}``); returns its id."""
+        policy = await self.ok("post", "/policies", status=201, json={"name": f"p-{uuid.uuid4().hex[:8]}"})
+        for rule in rules:
+            await self.ok("post", f"/policies/{policy['id']}/permissions", status=201, json=rule)
+        await self.ok("post", f"/policies/{policy['id']}/attach", status=201, json=attach)
+        return policy["id"]
 
     async def field(self, collection: str, field: str, type_: str, **body: Any) -> dict[str, Any]:
         """Create one field of ``collection``."""

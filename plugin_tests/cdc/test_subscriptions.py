@@ -257,10 +257,7 @@ async def test_a_consumer_with_the_capability_acks_but_does_not_administer(svc_a
     p = await pull(calls)
     await posts(calls, "a")
     role = await calls.ok("post", "/roles", status=201, json={"name": "Consumer"})
-    policy = await calls.ok("post", "/policies", 201, json={"name": "Feed"})
-    await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"roleId": role["id"]})
-    await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
-                   json={"collection": "*", "action": "cdc:subscribe"})
+    await calls.grant([{"collection": "*", "action": "cdc:subscribe"}], {"roleId": role["id"]})
     consumer = Calls(svc_app.client, (await make_member(site, role["id"])).headers)
     page = await consumer.ok("get", "/cdc/events", full=True, params={"cursor": p["cursor"]})
     acked = await consumer.ok("post", f"{SUBS}/{p['id']}/ack", json={"cursor": page["meta"]["nextCursor"]})

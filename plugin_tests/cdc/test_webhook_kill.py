@@ -4,12 +4,11 @@ then holds every event id at least once, each delivery signed, in order after th
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import subprocess
 from pathlib import Path
 
-from kernel.testing import start_dispatching_process
+from kernel.testing import start_dispatching_process, until_in_process
 from plugin_tests.cdc.conftest import CDC_ENV
 from plugin_tests.cdc.test_webhooks import SECRET, Endpoint, verify
 
@@ -21,15 +20,6 @@ def _start(data_dir: Path) -> subprocess.Popen[bytes]:
     return start_dispatching_process(data_dir, {
         **CDC_ENV, "SVC_CDC_WEBHOOK_BATCH": "10", "SVC_EVENTS_LEASE_SECONDS": "2",
         "SVC_EVENTS_POLL_SECONDS": "0.2"})
-
-
-async def _wait_for(check, proc: subprocess.Popen[bytes], data_dir: Path, limit: float = 90) -> None:
-    for _ in range(int(limit / 0.05)):
-        if check():
-            return
-        assert proc.poll() is None, (data_dir / "svc.log").read_text()[-3000:]
-        await asyncio.sleep(0.05)
-    raise AssertionError("the worker did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
 
 
 async def test_sigkill_mid_delivery_loses_nothing(make_app, tmp_path, http_receiver):
@@ -52,7 +42,7 @@ async def test_sigkill_mid_delivery_loses_nothing(make_app, tmp_path, http_recei
 
     first = _start(data_dir)
     try:
-        await _wait_for(lambda: len(endpoint.got) >= 3, first, data_dir)
+        await until_in_process(lambda: len(endpoint.got) >= 3, first, data_dir)
         first.send_signal(signal.SIGKILL)
         first.wait(10)
     finally:
@@ -63,7 +53,7 @@ async def test_sigkill_mid_delivery_loses_nothing(make_app, tmp_path, http_recei
 
     second = _start(data_dir)
     try:
-        await _wait_for(lambda: set(endpoint.event_ids()) >= expected, second, data_dir)
+        await until_in_process(lambda: set(endpoint.event_ids()) >= expected, second, data_dir)
     finally:
         second.send_signal(signal.SIGTERM)
         try:

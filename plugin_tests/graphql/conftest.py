@@ -4,7 +4,6 @@ small blog (authors <- posts.author m2o, posts <- notes.post m2o with the o2m al
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -54,22 +53,13 @@ async def blog(calls: Calls) -> Calls:
     return calls
 
 
-async def grant(calls: Calls, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
-    """A policy with ``rules`` attached to ``attach`` (``{userId}`` or ``{roleId}``)."""
-    policy = await calls.ok("post", "/policies", status=201, json={"name": f"p-{uuid.uuid4().hex[:8]}"})
-    for rule in rules:
-        await calls.ok("post", f"/policies/{policy['id']}/permissions", status=201, json=rule)
-    await calls.ok("post", f"/policies/{policy['id']}/attach", status=201, json=attach)
-    return policy["id"]
-
-
 @pytest.fixture
 def member(svc_app: Any, site: str, calls: Calls, make_member: Any) -> Any:
     """``await member(rules)``: the ``Calls`` of a new subscriber of ``site`` holding ``rules``."""
 
     async def make(rules: list[dict[str, Any]]) -> Calls:
         made = await make_member(site, "subscriber")
-        await grant(calls, rules, {"userId": made.id})
+        await calls.grant(rules, {"userId": made.id})
         svc_app.kernel.access.invalidate(site)
         return Calls(svc_app.client, made.headers)
 

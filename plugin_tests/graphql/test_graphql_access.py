@@ -3,7 +3,7 @@ validation, nested reads included, and ``_data`` is masked as REST masks it."""
 
 from __future__ import annotations
 
-from conftest import codes, gql
+from plugin_tests.graphql.conftest import codes, gql
 
 from kernel.testing import Calls
 

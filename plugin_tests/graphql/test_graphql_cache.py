@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import gql
+from plugin_tests.graphql.conftest import gql
 
 from kernel.testing import Calls
 from plugins.graphql.service import BUILDS

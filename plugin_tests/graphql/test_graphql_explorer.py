@@ -5,7 +5,7 @@ query in and reads the schema docs of, with no request leaving the server (no CD
 from __future__ import annotations
 
 import pytest
-from conftest import seed_blog
+from plugin_tests.graphql.conftest import seed_blog
 
 from kernel.testing import Calls
 

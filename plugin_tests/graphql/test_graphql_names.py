@@ -3,7 +3,7 @@ map to one (property test), through the schema too."""
 
 from __future__ import annotations
 
-from conftest import gql
+from plugin_tests.graphql.conftest import gql
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from conftest import gql
+from plugin_tests.graphql.conftest import gql
 from sqlalchemy import event
 
 from kernel.testing import Calls

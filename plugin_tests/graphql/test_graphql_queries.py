@@ -3,7 +3,7 @@ m2o/o2m, ``_data``, ``_collections``, create/update/delete through the items API
 
 from __future__ import annotations
 
-from conftest import codes, gql
+from plugin_tests.graphql.conftest import codes, gql
 
 from kernel.testing import Calls
 

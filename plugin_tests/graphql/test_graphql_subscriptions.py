@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import grant, seed_blog
+from plugin_tests.graphql.conftest import seed_blog
 from httpx_sse import aconnect_sse
 
 from kernel.testing import Calls
@@ -77,7 +77,7 @@ async def test_post_transport_and_errors(live):
     subscriber = next(r for r in roles if r.get("systemKey") == "subscriber")
     user = await calls.ok("post", "/users", status=201, json={
         "email": "reader@example.com", "password": "member-password-1", "roleId": subscriber["id"]})
-    await grant(calls, [{"collection": "notes", "action": "read"}], {"userId": user["id"]})
+    await calls.grant([{"collection": "notes", "action": "read"}], {"userId": user["id"]})
     token = await app.login("reader@example.com", "member-password-1", site=site)
     member_headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
     async with server.sse("/api/v1/graphql", headers=member_headers, params={"query": SUB}) as events:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import codes, gql, seed_blog
+from plugin_tests.graphql.conftest import codes, gql, seed_blog
 
 from kernel.testing import Calls
 

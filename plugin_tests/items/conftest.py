@@ -4,7 +4,6 @@ come from svc's pytest plugin (``kernel.testing``)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -20,20 +19,11 @@ def member(svc_app: Any, site: str, calls: Calls, make_member: Any) -> Any:
 
     async def make(rules: list[dict[str, Any]]) -> tuple[Calls, str]:
         made = await make_member(site, "subscriber")
-        await grant(calls, rules, {"userId": made.id})
+        await calls.grant(rules, {"userId": made.id})
         svc_app.kernel.access.invalidate(site)
         return Calls(svc_app.client, made.headers), made.id
 
     return make
-
-
-async def grant(calls: Calls, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
-    """A policy with ``rules`` attached to ``attach`` (``{userId}`` or ``{roleId}``)."""
-    policy = await calls.ok("post", "/policies", status=201, json={"name": f"p-{uuid.uuid4().hex[:8]}"})
-    for rule in rules:
-        await calls.ok("post", f"/policies/{policy['id']}/permissions", status=201, json=rule)
-    await calls.ok("post", f"/policies/{policy['id']}/attach", status=201, json=attach)
-    return policy["id"]
 
 
 @pytest.fixture
@@ -43,7 +33,7 @@ def public_grant(svc_app: Any, site: str, calls: Calls) -> Any:
     async def give(rules: list[dict[str, Any]]) -> None:
         roles = await calls.ok("get", "/roles")
         public = next(r for r in roles if r.get("systemKey") == "public")
-        await grant(calls, rules, {"roleId": public["id"]})
+        await calls.grant(rules, {"roleId": public["id"]})
         svc_app.kernel.access.invalidate(site)
 
     return give

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from kernel.events import START
-from kernel.testing import start_dispatching_process
+from kernel.testing import start_dispatching_process, until_in_process
 
 EVENTS = 120
 SITE = "kill-site"
@@ -32,15 +32,6 @@ def _recorded(record: Path) -> list[int]:
     if not record.exists():
         return []
     return [int(line.split()[1]) for line in record.read_text().splitlines() if line.strip()]
-
-
-async def _wait_for(check, proc: subprocess.Popen[bytes], data_dir: Path, limit: float = 90) -> None:
-    for _ in range(int(limit / 0.05)):
-        if check():
-            return
-        assert proc.poll() is None, (data_dir / "svc.log").read_text()[-3000:]
-        await asyncio.sleep(0.05)
-    raise AssertionError("the worker did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
 
 
 async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
@@ -60,7 +51,7 @@ async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
 
     first = _start(data_dir, record)
     try:
-        await _wait_for(lambda: len(_recorded(record)) >= 30, first, data_dir)
+        await until_in_process(lambda: len(_recorded(record)) >= 30, first, data_dir)
         first.send_signal(signal.SIGKILL)  # mid-dispatch: it lingers 0.2 s in every batch before its ack
         first.wait(10)
     finally:
@@ -73,7 +64,7 @@ async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
 
     second = _start(data_dir, record)
     try:
-        await _wait_for(lambda: set(_recorded(record)) >= set(expected), second, data_dir)
+        await until_in_process(lambda: set(_recorded(record)) >= set(expected), second, data_dir)
         done = await kernel.events.checkpoint(SITE, "recorder")
         for _ in range(200):  # the last batch's acknowledgement follows its recording
             if done and done["cursor"].id == expected[-1]:
