@@ -268,3 +268,18 @@ async def test_site_b_writes_never_reach_site_a_hooks(calls, calls_b, http_recei
     await until(lambda: len(endpoint.event_ids()) == 1)
     await asyncio.sleep(0.2)
     assert [e["itemId"] for e in endpoint.deliveries()[0]["events"]] == [mine] and len(endpoint.got) == 1
+
+
+async def test_a_paused_webhook_holds_its_events_and_delivers_them_on_resume(calls, http_receiver):
+    endpoint = Endpoint(http_receiver, "/resume")
+    await collection(calls)
+    sub = await hook(calls, endpoint)
+    await calls.ok("patch", f"{SUBS}/{sub['id']}", json={"status": "paused"})
+    ids = [(await calls.create("posts", {"title": f"t{i}"}))["id"] for i in range(3)]
+    await asyncio.sleep(0.3)
+    assert endpoint.got == []
+    paused = await calls.ok("get", f"{SUBS}/{sub['id']}")
+    assert paused["lag"]["events"] == 3 and paused["nextRetryAt"] is None
+    resumed = await calls.ok("patch", f"{SUBS}/{sub['id']}", json={"status": "active"})
+    assert resumed["attempts"] == 0
+    await until(lambda: [e["itemId"] for d in endpoint.deliveries() for e in d["events"]] == ids)

@@ -266,6 +266,11 @@ async def update(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[s
                 raise ApiError.conflict(f"A subscription cannot go from {row['status']} to {status}: {how}",
                                         status=row["status"])
             values["status_reason"] = None
+            if status == "active" and row["kind"] == "webhook":
+                # Resumed: deliver from where it stopped with a fresh retry state (a delivery
+                # tried while it was paused counted as a failure).
+                cursor, _ = await position(kernel, row)
+                await kernel.events.set_checkpoint(uow.conn, site_id, checkpoint_name(subscription_id), cursor)
         if "name" in values and values["name"] != row["name"]:
             await check_room(db, values["name"], other_than=subscription_id)
         if "secret" in values:
