@@ -120,13 +120,13 @@ async def cost(client: httpx.AsyncClient, receiver: Receiver, pids: list[int], r
         ids: list[str] = []
         sem = asyncio.Semaphore(4)
 
-        async def one(i: int) -> None:
+        async def one(i: int, r: int = r, sem: asyncio.Semaphore = sem, ids: list[str] = ids) -> None:
             async with sem:
                 ids.append((await create(client, f"c{r}-{i}"))[0])
 
         await asyncio.gather(*(one(i) for i in range(per_round)))
         if sub is not None:
-            await wait_for(lambda: all(i in receiver.arrived for i in ids))
+            await wait_for(lambda ids=ids: all(i in receiver.arrived for i in ids))
         else:
             await asyncio.sleep(0.3)
         out[mode].append(1000 * (cpu_seconds(pids) - before) / per_round)

@@ -3,9 +3,8 @@ validation, nested reads included, and ``_data`` is masked as REST masks it."""
 
 from __future__ import annotations
 
-from plugin_tests.graphql.conftest import codes, gql
-
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import codes, gql
 
 
 async def test_field_mask_and_data(blog: Calls, member):

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from plugin_tests.graphql.conftest import gql
-
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import gql
 from plugins.graphql.service import BUILDS
 
 

@@ -5,9 +5,9 @@ query in and reads the schema docs of, with no request leaving the server (no CD
 from __future__ import annotations
 
 import pytest
-from plugin_tests.graphql.conftest import seed_blog
 
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import seed_blog
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ and suggestions off outside development, and bad input answered as GraphQL error
 from __future__ import annotations
 
 import pytest
-from plugin_tests.graphql.conftest import codes, gql, seed_blog
 
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import codes, gql, seed_blog
 from plugins.graphql.guards import MAX_OPERATIONS, MAX_QUERY_CHARS, MAX_TOKENS
 
 

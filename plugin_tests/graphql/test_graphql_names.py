@@ -3,11 +3,11 @@ map to one (property test), through the schema too."""
 
 from __future__ import annotations
 
-from plugin_tests.graphql.conftest import gql
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel.testing import Calls, examples
+from plugin_tests.graphql.conftest import gql
 from plugins.graphql import names
 
 NAME = st.text(alphabet=st.sampled_from("aZ_09é-"), min_size=1, max_size=12)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 
-from plugin_tests.graphql.conftest import gql
 from sqlalchemy import event
 
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import gql
 
 
 @contextlib.contextmanager

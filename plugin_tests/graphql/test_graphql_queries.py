@@ -3,9 +3,8 @@ m2o/o2m, ``_data``, ``_collections``, create/update/delete through the items API
 
 from __future__ import annotations
 
-from plugin_tests.graphql.conftest import codes, gql
-
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import codes, gql
 
 
 async def test_list_with_filter_sort_limit(blog: Calls):

@@ -8,10 +8,10 @@ import asyncio
 import json
 
 import pytest
-from plugin_tests.graphql.conftest import seed_blog
 from httpx_sse import aconnect_sse
 
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import seed_blog
 
 SUB = "subscription { posts_events { action itemId item } }"
 STREAM = {"Accept": "text/event-stream"}

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from plugin_tests.graphql.conftest import codes, gql, seed_blog
-
 from kernel.testing import Calls
+from plugin_tests.graphql.conftest import codes, gql, seed_blog
 
 
 async def test_schema_and_data_stay_in_their_site(blog: Calls, calls_b: Calls, make_member, site_b: str):
