@@ -117,14 +117,10 @@ async def pinned(url: str, *, public_only: bool = False) -> Pinned:
         reason = refusal(candidate, public_only=public_only)
         if reason:
             raise OutboundRefused(f"{host} resolves to {reason}")
-    chosen = addresses[0]
-    literal = f"[{chosen}]" if chosen.version == 6 else str(chosen)
-    netloc = literal if parts.port is None else f"{literal}:{parts.port}"
-    host_header = host if parts.port is None else f"{host}:{parts.port}"
-    if ":" in host and parts.port is None:
-        host_header = f"[{host}]"
-    elif ":" in host:
-        host_header = f"[{host}]:{parts.port}"
+    def netloc(name: str) -> str:  # an IPv6 literal in brackets; the URL's own port, if any
+        name = f"[{name}]" if ":" in name else name
+        return name if parts.port is None else f"{name}:{parts.port}"
+
     extensions = {"sni_hostname": host} if parts.scheme == "https" and address is None else {}
-    return Pinned(urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, "")),
-                  {"Host": host_header}, extensions)
+    return Pinned(urlunsplit((parts.scheme, netloc(str(addresses[0])), parts.path or "/", parts.query, "")),
+                  {"Host": netloc(host)}, extensions)

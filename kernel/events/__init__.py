@@ -31,6 +31,7 @@ from kernel.events.log import (
     Event,
     EventPage,
     backlog,
+    cursor_before,
     earliest_cursor,
     head,
     prune_site,
@@ -102,6 +103,15 @@ class EventLog:
         db = self.kernel.db
         async with db.connect() as conn:
             found = await backlog(conn, db.dialect, site_id, cursor, types=types, collections=collections)
+            await conn.rollback()
+        return found
+
+    async def cursor_before(self, site_id: str, when: dt.datetime) -> Cursor:
+        """The position just before the site's first event that occurred after ``when`` (a
+        replay by time); the head when none did."""
+        db = self.kernel.db
+        async with db.connect() as conn:
+            found = await cursor_before(conn, db.dialect, site_id, when)
             await conn.rollback()
         return found
 

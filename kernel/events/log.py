@@ -238,6 +238,20 @@ async def backlog(conn: AsyncConnection, dialect: str, site_id: str, cursor: Cur
     return int(count), aware(oldest)
 
 
+async def cursor_before(conn: AsyncConnection, dialect: str, site_id: str, when: dt.datetime) -> Cursor:
+    """The position just before the site's first event that occurred after ``when``: the head
+    when there is none, the earliest position when no event before it is left."""
+    first = (await conn.execute(select(events.c.txid, events.c.id).where(
+        events.c.site_id == site_id, events.c.occurred_at > when)
+        .order_by(events.c.txid, events.c.id).limit(1))).first()
+    if first is None:
+        return await head(conn, dialect, site_id)
+    prior = (await conn.execute(select(events.c.txid, events.c.id).where(
+        events.c.site_id == site_id, ~_after(Cursor(int(first[0]), int(first[1] - 1))))
+        .order_by(events.c.txid.desc(), events.c.id.desc()).limit(1))).first()
+    return await earliest_cursor(conn, site_id) if prior is None else Cursor(int(prior[0]), int(prior[1]))
+
+
 async def earliest_cursor(conn: AsyncConnection, site_id: str) -> Cursor:
     """The oldest cursor still complete: the last pruned position, or ``START`` when the site
     never lost an event to retention. A cursor before it is expired."""

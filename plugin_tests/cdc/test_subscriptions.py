@@ -163,7 +163,7 @@ async def test_ack_is_for_pull_subscriptions(calls, http_receiver):
 
 
 async def test_replay_rewinds_and_is_audited(calls, svc_app, site):
-    [first] = await posts(calls, "a")
+    await posts(calls, "a")
     p = await pull(calls)
     one = f"{SUBS}/{p['id']}"
     await calls.err("post", f"{one}/replay", 400, "VALIDATION_FAILED", json={})
@@ -185,7 +185,6 @@ async def test_replay_rewinds_and_is_audited(calls, svc_app, site):
     await calls.ok("delete", one, status=204)
     assert "cdc.subscription.delete" in [a["action"] for a in await calls.ok("get", "/audit")]
     await calls.err("get", one, 404, "RECORD_NOT_FOUND")
-    assert first
 
 
 async def test_pruned_positions_are_stale_until_replayed(calls, svc_app, site, run_due_jobs):

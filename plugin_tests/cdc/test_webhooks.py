@@ -37,7 +37,7 @@ class Endpoint:
             self.got.append(request)
             return self.status, b"{}", dict(self.headers)
 
-    def deliveries(self, status: int | None = None) -> list[dict[str, Any]]:
+    def deliveries(self) -> list[dict[str, Any]]:
         return [json.loads(r.body) for r in self.got]
 
     def event_ids(self) -> list[str]:

@@ -94,6 +94,13 @@ def parse_query(params: dict[str, Any]) -> FeedQuery:
                      tuple(dict.fromkeys(collections)), limit, wait)
 
 
+def expired(earliest: Cursor, path: str = "cursor") -> ApiError:
+    """410 ``CURSOR_EXPIRED``: events after the position were pruned; resume from ``earliest``."""
+    return ApiError(410, "CURSOR_EXPIRED", "Events after this position were pruned (retention); resume from "
+                    "extensions.earliestCursor and resynchronise", path=[path],
+                    extensions={"earliestCursor": str(earliest)})
+
+
 async def start_cursor(kernel: Any, site_id: str, cursor: Cursor | None) -> Cursor:
     """Where to read from: ``cursor``, or the oldest retained position without one; 410
     ``CURSOR_EXPIRED`` (``extensions.earliestCursor``) when retention pruned events after it."""
@@ -101,9 +108,7 @@ async def start_cursor(kernel: Any, site_id: str, cursor: Cursor | None) -> Curs
     if cursor is None:
         return earliest
     if cursor < earliest:
-        raise ApiError(410, "CURSOR_EXPIRED", "Events after this cursor were pruned (retention); "
-                       "resume from extensions.earliestCursor and resynchronise", path=["cursor"],
-                       extensions={"earliestCursor": str(earliest)})
+        raise expired(earliest)
     return cursor
 
 

@@ -20,7 +20,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError, audit
@@ -304,13 +304,17 @@ async def delete(ctx: Any, subscription_id: str) -> None:
                            details={"name": row["name"], "kind": row["kind"]}, request_id=ctx.request_id)
 
 
-def _cursor_of(value: Any, name: str = "cursor") -> Cursor:
+async def _known_cursor(kernel: Any, site_id: str, value: Any) -> Cursor:
+    """The body's ``cursor``: a cursor this feed gave out, not past the site's last event (400)."""
     if not isinstance(value, str):
-        raise ApiError.validation(f"'{name}' is a cursor (a meta.nextCursor of /cdc/events)", path=[name])
+        raise ApiError.validation("'cursor' is a cursor (a meta.nextCursor of /cdc/events)", path=["cursor"])
     try:
-        return Cursor.parse(value)
+        cursor = Cursor.parse(value)
     except ValueError:
-        raise ApiError.validation(f"'{name}' is not a cursor this feed gave out", path=[name]) from None
+        raise ApiError.validation("'cursor' is not a cursor this feed gave out", path=["cursor"]) from None
+    if cursor > await kernel.events.head(site_id):
+        raise ApiError.validation("'cursor' is past the last event of this site", path=["cursor"])
+    return cursor
 
 
 async def ack(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -319,10 +323,8 @@ async def ack(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str,
     unknown = sorted(set(body) - {"cursor"})
     if unknown:
         raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
-    cursor = _cursor_of(body.get("cursor"))
     kernel, site_id = ctx.kernel, ctx.require_site()
-    if cursor > await kernel.events.head(site_id):
-        raise ApiError.validation("'cursor' is past the last event of this site", path=["cursor"])
+    cursor = await _known_cursor(kernel, site_id, body.get("cursor"))
     async with ctx.unit_of_work() as uow:
         db = uow.db
         row = await _row(db, subscription_id, lock=True)
@@ -348,9 +350,7 @@ async def replay_cursor(kernel: Any, site_id: str, body: dict[str, Any]) -> Curs
     if ("cursor" in body) == ("occurred_after" in body):
         raise ApiError.validation("Give either 'cursor' or 'occurred_after'", path=["body"])
     if "cursor" in body:
-        cursor = _cursor_of(body["cursor"])
-        if cursor > await kernel.events.head(site_id):
-            raise ApiError.validation("'cursor' is past the last event of this site", path=["cursor"])
+        cursor = await _known_cursor(kernel, site_id, body["cursor"])
     else:
         raw = body["occurred_after"]
         try:
@@ -359,34 +359,11 @@ async def replay_cursor(kernel: Any, site_id: str, body: dict[str, Any]) -> Curs
             when = None
         if when is None or when.tzinfo is None:
             raise ApiError.validation("'occurred_after' is an ISO 8601 date-time", path=["occurred_after"])
-        cursor = await before_time(kernel, site_id, when)
+        cursor = await kernel.events.cursor_before(site_id, when)
     earliest = await kernel.events.earliest_cursor(site_id)
     if cursor < earliest:
-        raise ApiError(410, "CURSOR_EXPIRED", "That position is past retention; events after it were pruned",
-                       path=["cursor" if "cursor" in body else "occurred_after"],
-                       extensions={"earliestCursor": str(earliest)})
+        raise feed.expired(earliest, "cursor" if "cursor" in body else "occurred_after")
     return cursor
-
-
-async def before_time(kernel: Any, site_id: str, when: dt.datetime) -> Cursor:
-    """The position just before the first event of the site that occurred after ``when``."""
-    from kernel.events.tables import events
-
-    async with kernel.db.connect() as conn:
-        first = (await conn.execute(select(events.c.txid, events.c.id).where(
-            events.c.site_id == site_id, events.c.occurred_at > when)
-            .order_by(events.c.txid, events.c.id).limit(1))).first()
-        if first is None:
-            return await kernel.events.head(site_id)
-        prior = (await conn.execute(select(events.c.txid, events.c.id).where(
-            events.c.site_id == site_id,
-            (events.c.txid < first[0]) | ((events.c.txid == first[0]) & (events.c.id < first[1])))
-            .order_by(events.c.txid.desc(), events.c.id.desc()).limit(1))).first()
-        await conn.rollback()
-    if prior is not None:
-        return Cursor(int(prior[0]), int(prior[1]))
-    # Nothing before it is left: the earliest position (START, or the last pruned one).
-    return await kernel.events.earliest_cursor(site_id)
 
 
 async def replay(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str, Any]:
