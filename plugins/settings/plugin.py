@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.settings import hookspecs, routes, schemas, store
+from plugins.settings import hookspecs, routes, routes_site, schemas, site_config, store
 
 name = "settings"
 requires = ("access",)
@@ -34,13 +34,62 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_site_caches(kernel: Any) -> list[Any]:
-    return [store.SETTINGS_CACHE]
+    return [store.SETTINGS_CACHE, site_config.CONFIG_CACHE, site_config.DOMAIN_CACHE]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    forget = site_config.forget_domains(kernel)
+    bus.on_action(site_config.CHANGED_EVENT, forget, priority=0)
+    bus.on_action(site_config.SITES_EVENT, forget, priority=0)
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return {"DOMAIN_TAKEN": (409, "Another site already has this domain.")}
+
+
+@hookimpl
+async def resolve_site(request: Any, kernel: Any) -> str | None:
+    """After the kernel's ``X-Svc-Site`` and ``SVC_BASE_DOMAIN`` subdomain (which this defers
+    to by answering nothing), a ``Host`` that is a site's ``domain`` names that site."""
+    from kernel.http.defaults import resolve_site as by_header_or_subdomain
+
+    if by_header_or_subdomain(request, kernel) is not None:
+        return None
+    return await site_config.site_of_host(kernel, request.host)
+
+
+@hookimpl
+async def site_allowed_origins(kernel: Any, site_id: str) -> list[str]:
+    return await site_config.allowed_origins(kernel, site_id)
 
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     reads = {"GET": "bearer", "*": "admin"}
     return [
+        Route("/site", routes_site.SiteResource(), auth=reads, openapi=ops(
+            get=("The site's configuration", None, schemas.SITE, 200),
+            patch=("Change some of the site's configuration (\"\" clears a nullable key)", schemas.SITE_PATCH,
+                   schemas.SITE, 200))),
+        Route("/me/preferences", routes_site.PreferencesResource(), site="optional", openapi=ops(
+            get=("The caller's preferences (the same in every site)", None, schemas.PREFERENCES, 200),
+            patch=("Merge keys into the caller's preferences (null removes one)", schemas.PREFERENCES,
+                   schemas.PREFERENCES, 200))),
+        Route("/presets", routes_site.PresetsResource(), openapi=ops(
+            get=("View presets and bookmarks the caller sees (optional collection)", None, [schemas.PRESET], 200),
+            post=("Create a preset: user scope is self-managed, role or global need admin", schemas.PRESET_BODY,
+                  schemas.PRESET, 201))),
+        Route("/presets/effective", routes_site.EffectivePresetResource(), openapi=ops(
+            get=("The caller's default view of a collection: user, role chain, then global", None,
+                 schemas.PRESET, 200))),
+        Route("/presets/bookmarks", routes_site.BookmarksResource(), openapi=ops(
+            get=("The bookmarks the caller sees", None, [schemas.PRESET], 200))),
+        Route("/presets/{preset_id}", routes_site.PresetResource(), openapi=ops(
+            get=("One preset the caller sees", None, schemas.PRESET, 200),
+            patch=("Change a preset (own, or admin for role and global)", schemas.PRESET_PATCH, schemas.PRESET, 200),
+            delete=("Delete a preset (own, or admin for role and global)", None, None, 204))),
         Route("/settings", routes.SettingsResource(), auth=reads, openapi=ops(
             get=("The site's settings (admins: all; others: the public keys)", None, schemas.SETTINGS_MAP, 200),
             patch=("Set several settings at once (null unsets one)", schemas.SETTINGS_MAP,

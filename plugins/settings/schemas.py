@@ -11,3 +11,38 @@ BUNDLE = {"type": "object", "required": ["settings"],
           "additionalProperties": False}
 APPLIED = {"type": "object", "properties": {"applied": {"type": "array", "items": {"type": "string"}},
                                             "removed": {"type": "array", "items": {"type": "string"}}}}
+
+_TEXT = {"type": ["string", "null"]}
+_OBJ = {"type": ["object", "null"]}
+SITE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"}, "name": {"type": "string"}, "displayTitle": _TEXT, "siteUrl": _TEXT,
+        "descriptor": _TEXT, "domain": _TEXT, "defaultLanguage": _TEXT,
+        "defaultAppearance": {"type": "string", "enum": ["auto", "light", "dark"]},
+        "defaultSaveAction": {"type": "string", "enum": ["stay", "return", "create_new"]},
+        "branding": _OBJ, "themeOverrides": _OBJ, "customCss": _TEXT, "createdAt": {"type": "string"},
+    },
+}
+SITE_PATCH = {
+    "type": "object",
+    "properties": {k: v for k, v in SITE["properties"].items() if k not in ("id", "createdAt")},
+    "additionalProperties": False,
+}
+PREFERENCES = {"type": "object", "additionalProperties": True,
+               "properties": {"saveAction": {"type": ["string", "null"], "enum": ["stay", "return", "create_new", None]}}}
+_PRESET_FIELDS = {
+    "layout": _TEXT, "layoutQuery": _OBJ, "layoutOptions": _OBJ, "filter": _OBJ, "search": _TEXT,
+    "bookmark": _TEXT, "icon": _TEXT, "color": _TEXT,
+}
+PRESET = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "collection": {"type": "string"}, "userId": _TEXT, "roleId": _TEXT,
+                   "sourceScope": {"type": "string", "enum": ["user", "role", "global"]}, **_PRESET_FIELDS},
+}
+PRESET_BODY = {
+    "type": "object", "required": ["collection"],
+    "properties": {"collection": {"type": "string"}, "userId": _TEXT, "roleId": _TEXT, **_PRESET_FIELDS},
+    "additionalProperties": False,
+}
+PRESET_PATCH = {"type": "object", "properties": dict(_PRESET_FIELDS), "additionalProperties": False}
