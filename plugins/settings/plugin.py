@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.settings import hookspecs, routes, routes_site, schemas, site_config, store
+from plugins.settings import config_section, hookspecs, routes, routes_site, schemas, site_config, store
 
 name = "settings"
 requires = ("access",)
@@ -42,6 +42,11 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     forget = site_config.forget_domains(kernel)
     bus.on_action(site_config.CHANGED_EVENT, forget, priority=0)
     bus.on_action(site_config.SITES_EVENT, forget, priority=0)
+
+
+@hookimpl
+def config_sections(kernel: Any) -> list[Any]:
+    return [config_section.SettingsSection(kernel)]
 
 
 @hookimpl

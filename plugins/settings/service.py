@@ -11,7 +11,7 @@ from plugins.settings import keys, store
 BUNDLE_VERSION = "svc.settings@v1"
 
 
-def _max_bytes(kernel: Any) -> int:
+def max_bytes(kernel: Any) -> int:
     return int(kernel.settings.get("settings_max_value_bytes"))
 
 
@@ -40,7 +40,7 @@ async def get_one(ctx: Any, key: str) -> dict[str, Any]:
 
 def checked_changes(kernel: Any, reg: keys.Registry, body: dict[str, Any]) -> dict[str, Any]:
     """Every ``key -> value`` of a body checked (key form, owner's validation, size cap)."""
-    limit = _max_bytes(kernel)
+    limit = max_bytes(kernel)
     return {keys.check_key(k, [k]): keys.check_value(reg, k, v, limit) for k, v in body.items()}
 
 
@@ -57,7 +57,7 @@ async def put_one(ctx: Any, key: str, value: Any) -> dict[str, Any]:
     """Set (or with ``null`` unset) one setting; answers ``{ key, value }``."""
     key = keys.check_key(key)
     reg = keys.registry(ctx.kernel)
-    value = keys.check_value(reg, key, value, _max_bytes(ctx.kernel))
+    value = keys.check_value(reg, key, value, max_bytes(ctx.kernel))
     async with ctx.unit_of_work() as uow:
         await store.write(ctx.kernel, uow, reg, {key: value}, action="settings.update")
     shown = dict(store.HAS_SECRET) if value is not None and reg.is_secret(key) else value
