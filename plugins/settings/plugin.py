@@ -6,8 +6,20 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
-from plugins.settings import config_section, hookspecs, routes, routes_site, schemas, site_config, store
+from kernel.settings import parse_float, parse_int
+from plugins.settings import (
+    config_section,
+    hookspecs,
+    routes,
+    routes_site,
+    routes_tm,
+    schemas,
+    site_config,
+    store,
+    tm,
+    translate,
+)
+from plugins.settings.api import SettingKey
 
 name = "settings"
 requires = ("access",)
@@ -24,6 +36,10 @@ def register_settings() -> list[Setting]:
         Setting("SVC_SETTINGS_MAX_VALUE_BYTES", 65_536, parse_int(64),
                 "Largest JSON value of one site setting, in bytes (declared or not)."),
         Setting("SVC_SETTINGS_MAX_KEYS", 1_000, parse_int(1), "Most settings one site may hold."),
+        Setting("SVC_TM_PROVIDER_URL", "", translate.parse_provider_url,
+                "Base URL of a LibreTranslate-protocol server for /tm/translate (a site's tm.provider setting wins)."),
+        Setting("SVC_TM_PROVIDER_API_KEY", "", str, "The api_key sent to that server (secret; optional)."),
+        Setting("SVC_TM_PROVIDER_TIMEOUT", 10.0, parse_float(0.1, 120), "Seconds to wait for the provider."),
     ]
 
 
@@ -34,7 +50,13 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_site_caches(kernel: Any) -> list[Any]:
-    return [store.SETTINGS_CACHE, site_config.CONFIG_CACHE, site_config.DOMAIN_CACHE]
+    return [store.SETTINGS_CACHE, site_config.CONFIG_CACHE, site_config.DOMAIN_CACHE, tm.INDEX_CACHE]
+
+
+@hookimpl
+def register_setting_keys(kernel: Any) -> list[SettingKey]:
+    return [SettingKey(translate.PROVIDER_SETTING, translate.validate_provider, secret=True,
+                       description="The site's LibreTranslate server { url, apiKey? } for /tm/translate.")]
 
 
 @hookimpl
@@ -42,6 +64,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     forget = site_config.forget_domains(kernel)
     bus.on_action(site_config.CHANGED_EVENT, forget, priority=0)
     bus.on_action(site_config.SITES_EVENT, forget, priority=0)
+    bus.on_action(tm.CHANGED_EVENT, tm.on_changed(kernel), priority=0)
 
 
 @hookimpl
@@ -51,7 +74,8 @@ def config_sections(kernel: Any) -> list[Any]:
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
-    return {"DOMAIN_TAKEN": (409, "Another site already has this domain.")}
+    return {"DOMAIN_TAKEN": (409, "Another site already has this domain."),
+            "TRANSLATION_FAILED": (502, "The machine-translation provider failed or could not be reached.")}
 
 
 @hookimpl
@@ -74,6 +98,24 @@ async def site_allowed_origins(kernel: Any, site_id: str) -> list[str]:
 def register_routes(kernel: Any) -> list[Route]:
     reads = {"GET": "bearer", "*": "admin"}
     return [
+        Route("/tm", routes_tm.EntriesResource(), auth=reads, openapi=ops(
+            get=("Translation-memory entries (source, target, entrySource, limit, offset)", None,
+                 [schemas.TM_ENTRY], 200),
+            post=("Create or update the entry of (languages, source text)", schemas.TM_BODY, schemas.TM_ENTRY, 201))),
+        Route("/tm/lookup", routes_tm.LookupResource(), openapi=ops(
+            post=("Best fuzzy match at a threshold (default 75)", schemas.LOOKUP_BODY, schemas.LOOKUP, 200))),
+        Route("/tm/translate", routes_tm.TranslateResource(), openapi=ops(
+            post=("Translate: memory, then glossary, then the provider", schemas.TRANSLATE_BODY,
+                  schemas.TRANSLATION, 200))),
+        Route("/tm/glossary", routes_tm.GlossaryResource(), auth=reads, openapi=ops(
+            get=("Glossary terms (source, target, limit, offset)", None, [schemas.TERM], 200),
+            post=("Create a term or change its translation", schemas.TERM_BODY, schemas.TERM, 201))),
+        Route("/tm/glossary/{term_id}", routes_tm.GlossaryTermResource(), auth="admin", openapi=ops(
+            delete=("Delete a glossary term", None, None, 204))),
+        Route("/tm/{entry_id}", routes_tm.EntryResource(), auth="admin", openapi=ops(
+            patch=("Change an entry's target text, quality, context or source", schemas.TM_PATCH,
+                   schemas.TM_ENTRY, 200),
+            delete=("Delete an entry", None, None, 204))),
         Route("/site", routes_site.SiteResource(), auth=reads, openapi=ops(
             get=("The site's configuration", None, schemas.SITE, 200),
             patch=("Change some of the site's configuration (\"\" clears a nullable key)", schemas.SITE_PATCH,
