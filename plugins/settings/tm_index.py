@@ -5,9 +5,10 @@ loop), so candidates come from a prefilter first:
 
 1. **exact**: the normalised text (NFKC, case-folded, whitespace collapsed) in a dict: score 100.
 2. **shared words**: an inverted index word -> entry slots. The query's words vote for the
-   entries holding them; words in more than ``COMMON`` of the entries are skipped (they say
-   nothing) unless the query has nothing rarer. The ``CANDIDATES`` best-voted entries whose
-   length can reach the threshold are scored.
+   entries holding them, rarest word first, until ``VOTE_BUDGET`` votes are cast (common
+   words, in most entries, say little and cost most; the rarest word always votes). Of the
+   ``3 * CANDIDATES`` best-voted entries, the first ``CANDIDATES`` whose length can reach the
+   threshold are scored.
 3. **short texts**: a query of at most ``SHORT`` characters (one or two words, where a typo
    changes every word) is also scored against every entry in its length window, which the
    ``fuzz.ratio`` bound ``2 * min(la, lb) / (la + lb)`` makes small.
@@ -31,7 +32,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-COMMON = 0.05
+VOTE_BUDGET = 30_000
 CANDIDATES = 400
 SHORT = 24
 WINDOW_SCAN_MAX = 20_000
@@ -108,17 +109,17 @@ class TMIndex:
         self.texts[slot] = None
 
     def _voted(self, query_words: set[str], lo: int, hi: int) -> list[int]:
-        total = max(len(self), 1)
         lists = sorted((self.postings[w] for w in query_words if w in self.postings), key=len)
-        if not lists:
-            return []
-        useful = [p for p in lists if len(p) <= COMMON * total] or lists[:2]
         votes: Counter[int] = Counter()
-        for posting in useful:
+        size = 0
+        for posting in lists:  # rarest first, within the budget (the rarest always votes)
+            if size and size + len(posting) > VOTE_BUDGET:
+                break
             votes.update(posting)
+            size += len(posting)
         texts = self.texts
         out = []
-        for slot, _ in votes.most_common():
+        for slot, _ in votes.most_common(CANDIDATES * 3):
             text = texts[slot]
             if text is not None and lo <= len(text) <= hi:
                 out.append(slot)
