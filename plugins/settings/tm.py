@@ -24,7 +24,7 @@ from plugins.settings.tables import tm_entries
 from plugins.settings.tm_index import TMIndex
 
 CHANGED_EVENT = "tm.changed"
-INDEX_CACHE = SiteCacheSpec("tm_index", max_entries=64, ttl=10.0,
+INDEX_CACHE = SiteCacheSpec("tm_index", max_entries=16, ttl=10.0,
                             doc="Translation-memory lookup indexes, one per (site, language pair).")
 DEFAULT_THRESHOLD = 75.0
 TEXT_MAX = 10_000

@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from typing import Any
 
@@ -64,8 +65,10 @@ class TMIndex:
         self.texts: list[str | None] = []
         self.slot_of: dict[str, int] = {}
         self.exact: dict[str, int] = {}
-        self.postings: dict[str, list[int]] = {}
-        self.by_length: list[tuple[int, int]] = []  # (length, slot), sorted; may hold empty slots
+        # Arrays, not lists of ints: 100,000 entries hold about a million postings.
+        self.postings: dict[str, array[int]] = {}
+        self.lengths: array[int] = array("i")  # sorted text lengths, with ``slots`` in step
+        self.slots: array[int] = array("i")  # may hold emptied slots
         self.watermark: Any = None  # the newest updated_at read
         self.dirty = False
         self.pending: set[str] = set()
@@ -79,7 +82,9 @@ class TMIndex:
         index = cls()
         for entry_id, text in entries:
             index.upsert(entry_id, text, keep_sorted=False)
-        index.by_length.sort()
+        order = sorted(range(len(index.slots)), key=index.lengths.__getitem__)
+        index.lengths = array("i", (index.lengths[i] for i in order))
+        index.slots = array("i", (index.slots[i] for i in order))
         return index
 
     def upsert(self, entry_id: str, source_text: str, *, keep_sorted: bool = True) -> None:
@@ -92,11 +97,18 @@ class TMIndex:
         self.slot_of[entry_id] = slot
         self.exact[norm] = slot
         for word in words(norm):
-            self.postings.setdefault(word, []).append(slot)
+            posting = self.postings.get(word)
+            if posting is None:
+                self.postings[word] = array("i", (slot,))
+            else:
+                posting.append(slot)
         if keep_sorted:
-            bisect.insort(self.by_length, (len(norm), slot))
+            at = bisect.bisect_right(self.lengths, len(norm))
+            self.lengths.insert(at, len(norm))
+            self.slots.insert(at, slot)
         else:
-            self.by_length.append((len(norm), slot))
+            self.lengths.append(len(norm))
+            self.slots.append(slot)
 
     def remove(self, entry_id: str) -> None:
         slot = self.slot_of.pop(entry_id, None)
@@ -128,11 +140,12 @@ class TMIndex:
         return out
 
     def _window(self, lo: int, hi: int) -> list[int]:
-        start = bisect.bisect_left(self.by_length, (lo, -1))
-        end = bisect.bisect_right(self.by_length, (hi, len(self.ids)))
+        start = bisect.bisect_left(self.lengths, lo)
+        end = bisect.bisect_right(self.lengths, hi)
         if end - start > WINDOW_SCAN_MAX:
             return []
-        return [slot for _, slot in self.by_length[start:end] if self.texts[slot] is not None]
+        texts = self.texts
+        return [slot for slot in self.slots[start:end] if texts[slot] is not None]
 
     def best(self, query: str, threshold: float) -> tuple[str, float] | None:
         """``(entry id, score)`` of the best entry scoring at least ``threshold``, or None."""
