@@ -59,7 +59,10 @@ try:
 except ImportError:  # svc-cms installed without its test extra (this module is a pytest11 plugin):
     # pytest in an unrelated project must still start. The async fixtures are declared as plain
     # ones and only a test that asks for them fails, telling to install svc-cms[test].
-    pytest_asyncio = types.SimpleNamespace(fixture=pytest.fixture)
+    def _plain_fixture(*args: Any, loop_scope: str | None = None, **kwargs: Any) -> Any:
+        return pytest.fixture(*args, **kwargs)
+
+    pytest_asyncio = types.SimpleNamespace(fixture=_plain_fixture)
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
@@ -276,10 +279,12 @@ def _truncate_all(url: str) -> None:
 class AppFactory:
     """Builds started apps for one test and stops them all at its end."""
 
-    def __init__(self, template: str, base_dir: Path, namespace: str) -> None:
+    def __init__(self, template: str, base_dir: Path, namespace: str, database_url: str | None = None) -> None:
         self.template = template
         self.base_dir = base_dir
         self.namespace = namespace
+        # PostgreSQL: the database its apps use (the run's, unless a shared app has its own).
+        self.database_url = svc_test_database_url() if database_url is None else database_url
         self.apps: list[TestApp] = []
         self._prepared: set[Path] = set()
 
@@ -292,8 +297,8 @@ class AppFactory:
             "SVC_JOBS_INPROCESS": "false",
             "SVC_REDIS_NAMESPACE": self.namespace,
         }
-        if svc_test_database_url():
-            env["SVC_DATABASE_URL"] = svc_test_database_url()
+        if self.database_url:
+            env["SVC_DATABASE_URL"] = self.database_url
         if svc_test_redis_url():
             env["SVC_REDIS_URL"] = svc_test_redis_url()
         env.update(overrides.pop("env", {}) or {})
@@ -339,6 +344,58 @@ async def make_app(svc_template_db: str, tmp_path: Path) -> AsyncIterator[AppFac
     factory = AppFactory(svc_template_db, tmp_path, f"svctest:{uuid.uuid4().hex[:12]}")
     try:
         yield factory
+    finally:
+        await factory.close()
+
+
+@dataclass
+class SharedSite:
+    """One started app with a site, shared by the tests of a module (the ``shared_site`` fixture)."""
+
+    app: TestApp
+    site: str
+    admin_headers: dict[str, str]
+    site_headers: dict[str, str]
+    calls: Calls
+
+
+@pytest.fixture(scope="session")
+def svc_shared_db(svc_template_db: str) -> str:
+    """The database of the module-shared apps: on SQLite the template (each gets a copy); on
+    PostgreSQL a database of its own (``<name>_shared``, migrated once), because every
+    function-scoped app truncates the run's database while a module's shared app still lives."""
+    url = svc_test_database_url()
+    if not url:
+        return svc_template_db
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    name = f"{parsed.database}_shared"
+    _recreate_database(url, name)
+    shared = parsed.set(database=name).render_as_string(hide_password=False)
+    upgrade(shared, _all_migration_paths())
+    _MIGRATED_INDEXES[shared] = _index_names(shared)
+    return shared
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db: str, svc_template_db: str,
+                      tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedSite]:
+    """One app, instance admin and site for every test of a module that asks for it: for the
+    many cases of a check that changes nothing (bad bodies, hostile query strings, refused
+    ids), which would otherwise start an app each. A test using it runs on the module's event
+    loop (this plugin marks it so) and must use no function-scoped async fixture; a module
+    seeds what its cases read with a module-scoped fixture on ``shared_site``. Its writes are
+    seen by the module's next tests: a test that changes state uses ``make_app``/``calls``."""
+    url = svc_test_database_url() and svc_shared_db
+    factory = AppFactory(svc_template_db, tmp_path_factory.mktemp("shared"),
+                         f"svctest:{uuid.uuid4().hex[:12]}", database_url=url)
+    try:
+        app = await factory()
+        admin = {"Authorization": f"Bearer {await app.login()}"}
+        site_id = await app.create_site(admin)
+        headers = {**admin, "X-Svc-Site": site_id}
+        yield SharedSite(app, site_id, admin, headers, Calls(app.client, headers))
     finally:
         await factory.close()
 
@@ -441,12 +498,13 @@ class Calls:
         return error
 
     async def collection(self, name: str, fields: dict[str, Any] | None = None, **body: Any) -> dict[str, Any]:
-        """Create a collection, then its ``fields`` (``name: type`` or ``name: {type, ...}``)."""
-        created = await self.ok("post", "/collections", status=201, json={"name": name, **body})
-        for field, spec in (fields or {}).items():
-            spec = {"type": spec} if isinstance(spec, str) else spec
-            await self.ok("post", f"/fields/{name}", status=201, json={"field": field, **spec})
-        return created
+        """Create a collection with its ``fields`` (``name: type`` or ``name: {type, ...}``), in one
+        request (the body's inline ``fields``, as Directus clients send them)."""
+        inline = [{"field": field, **({"type": spec} if isinstance(spec, str) else spec)}
+                  for field, spec in (fields or {}).items()]
+        if inline:
+            body = {**body, "fields": inline}
+        return await self.ok("post", "/collections", status=201, json={"name": name, **body})
 
     async def grant(self, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
         """A new policy holding ``rules`` (permission bodies), attached to ``attach`` (``{"roleId"}``,
@@ -584,6 +642,8 @@ def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
 SERVICES_MARKER = "svc_services"
 # The fixtures through which a test reaches the database, cache or queue the run was pointed at.
 SERVICE_FIXTURES = frozenset({"svc_template_db", "redis_url"})
+# Tests on a module-scoped app run on the module's event loop, where that app lives.
+MODULE_LOOP_FIXTURES = frozenset({"shared_site"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -605,6 +665,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODULE_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.asyncio(loop_scope="module"), append=False)
     if not config.getoption("--svc-services-only"):
         return
     keep, drop = [], []
