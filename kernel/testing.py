@@ -358,6 +358,15 @@ class SharedSite:
     site_headers: dict[str, str]
     calls: Calls
 
+    async def member(self, rules: list[dict[str, Any]] | None = None, role: str | None = "subscriber") -> Calls:
+        """Calls as a new member of the site with ``role`` and, if given, a policy of its own
+        holding ``rules`` (permission bodies)."""
+        made = await new_member(self.app, self.site, role)
+        if rules is not None:
+            await self.calls.grant(rules, {"userId": made.id})
+            self.app.kernel.access.invalidate(self.site)
+        return Calls(self.app.client, made.headers)
+
 
 @pytest.fixture(scope="session")
 def svc_shared_db(svc_template_db: str) -> str:
@@ -574,31 +583,38 @@ class Member:
 @pytest.fixture
 def make_member(svc_app: TestApp) -> Callable[..., Awaitable[Member]]:
     """``await make_member(site, role="subscriber", *, email=None, password=..., login=True)``: a new
-    user, member of ``site`` with ``role`` (a built-in key or a role id), logged in to that site.
+    user, member of ``site`` with ``role`` (a built-in key or a role id), logged in to that site
+    (``new_member`` on the test's app)."""
+    async def make(site: str | list[str] | None, role: str | None = "subscriber", **options: Any) -> Member:
+        return await new_member(svc_app, site, role, **options)
+
+    return make
+
+
+async def new_member(test_app: TestApp, site: str | list[str] | None, role: str | None = "subscriber", *,
+                     email: str | None = None, password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
+    """A new user of ``test_app``, member of ``site`` with ``role`` (a built-in key or a role id),
+    logged in to that site.
 
     ``site`` may be a list of sites (logged in to the first) or None (no membership, logged in
     without a site); ``role=None`` makes no membership either. ``login=False`` opens no session.
     The user and its memberships are written to the database, not made through ``/users``, so
     they leave no audit record and no event.
     """
-    async def make(site: str | list[str] | None, role: str | None = "subscriber", *, email: str | None = None,
-                   password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
-        kernel = svc_app.kernel
-        sites = [] if site is None else [site] if isinstance(site, str) else list(site)
-        email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
-        # Through a hook (accounts implements it): the kernel, this harness included, imports no plugin.
-        roles = {one: role for one in sites} if role is not None else {}
-        async with kernel.db.begin() as conn:
-            user_id = await call_first(kernel.pm.hook.provision_user, kernel=kernel, conn=conn, email=email,
-                                       password=password, roles=roles)
-            assert user_id, "no plugin implements provision_user (the accounts plugin does)"
-        for one in sites:  # memberships written behind the API's back must drop cached decisions
-            kernel.access.invalidate(one)
-        first = sites[0] if sites else None
-        token = await svc_app.login(email, password, site=first) if login else None
-        return Member(user_id, email, password, first, token)
-
-    return make
+    kernel = test_app.kernel
+    sites = [] if site is None else [site] if isinstance(site, str) else list(site)
+    email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
+    # Through a hook (accounts implements it): the kernel, this harness included, imports no plugin.
+    roles = {one: role for one in sites} if role is not None else {}
+    async with kernel.db.begin() as conn:
+        user_id = await call_first(kernel.pm.hook.provision_user, kernel=kernel, conn=conn, email=email,
+                                   password=password, roles=roles)
+        assert user_id, "no plugin implements provision_user (the accounts plugin does)"
+    for one in sites:  # memberships written behind the API's back must drop cached decisions
+        kernel.access.invalidate(one)
+    first = sites[0] if sites else None
+    token = await test_app.login(email, password, site=first) if login else None
+    return Member(user_id, email, password, first, token)
 
 
 class Recorder:
