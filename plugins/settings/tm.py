@@ -234,6 +234,7 @@ async def _refresh(kernel: Any, site_id: str, source_lang: str, target_lang: str
             index.watermark = newest
     if count != len(index):
         fresh = await _build(kernel, site_id, source_lang, target_lang)
+        fresh.lock = index.lock  # type: ignore[attr-defined]  # the lock its callers hold
         index.__dict__.update(fresh.__dict__)
     return index
 
