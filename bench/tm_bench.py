@@ -2,7 +2,7 @@
 
 Fills one language pair of a fresh SQLite database with ``--entries`` entries: sentences of 3 to
 15 words drawn from a 20,000-word synthetic vocabulary with Zipf frequencies (a few words in
-most sentences, most words rare, like real text). Then times ``tm.best_match`` (the word-index
+most sentences, most words rare, like real text). Then times ``tm_lookup.best_match`` (the word-index
 prefilter, rapidfuzz's ``fuzz.ratio`` over the candidates, one primary-key read of the winner):
 
 - **near** queries: stored sentences with about one character in 15 changed (TM hits);
@@ -34,7 +34,7 @@ from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.db.meta import now_utc
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.settings import Settings
-from plugins.settings import tm
+from plugins.settings import tm, tm_lookup
 from plugins.settings.tables import tm_entries
 from plugins.settings.tm_index import normalise
 
@@ -94,7 +94,7 @@ async def main(n: int, queries: int, check: int, seed: int, gc_off: bool = False
     gc.collect()
     rss_before = rss_mb()
     started = time.perf_counter()
-    await tm.best_match(kernel, "default", texts[0], "en", "de", 75)
+    await tm_lookup.best_match(kernel, "default", texts[0], "en", "de", 75)
     gc.collect()
     if gc_off:
         gc.disable()
@@ -109,7 +109,7 @@ async def main(n: int, queries: int, check: int, seed: int, gc_off: bool = False
     for kind, batch in (("near", [q for q, _ in near]), ("miss", misses)):
         for query in batch:
             started, cpu_started = time.perf_counter(), time.process_time()
-            match = await tm.best_match(kernel, "default", query, "en", "de", 75)
+            match = await tm_lookup.best_match(kernel, "default", query, "en", "de", 75)
             results[kind].append(time.perf_counter() - started)
             cpu[kind].append(time.process_time() - cpu_started)
             if kind == "near":
@@ -133,7 +133,7 @@ async def main(n: int, queries: int, check: int, seed: int, gc_off: bool = False
         await tm.upsert_in(uow, {"source_lang": "en", "target_lang": "de", "source_text": "A brand new sentence here.",
                                  "target_text": "x"})
     started = time.perf_counter()
-    match = await tm.best_match(kernel, "default", "a brand new sentence here", "en", "de", 75)
+    match = await tm_lookup.best_match(kernel, "default", "a brand new sentence here", "en", "de", 75)
     print(f"lookup right after an insert (in-place refresh): {(time.perf_counter() - started) * 1000:.2f} ms, "
           f"found: {match is not None}")
     await shutdown_kernel(kernel)

@@ -17,6 +17,7 @@ from plugins.settings import (
     site_config,
     store,
     tm,
+    tm_lookup,
     translate,
 )
 from plugins.settings.api import SettingKey
@@ -50,7 +51,7 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_site_caches(kernel: Any) -> list[Any]:
-    return [store.SETTINGS_CACHE, site_config.CONFIG_CACHE, site_config.DOMAIN_CACHE, tm.INDEX_CACHE]
+    return [store.SETTINGS_CACHE, site_config.CONFIG_CACHE, site_config.DOMAIN_CACHE, tm_lookup.INDEX_CACHE]
 
 
 @hookimpl
@@ -64,7 +65,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     forget = site_config.forget_domains(kernel)
     bus.on_action(site_config.CHANGED_EVENT, forget, priority=0)
     bus.on_action(site_config.SITES_EVENT, forget, priority=0)
-    bus.on_action(tm.CHANGED_EVENT, tm.on_changed(kernel), priority=0)
+    bus.on_action(tm.CHANGED_EVENT, tm_lookup.on_changed(kernel), priority=0)
 
 
 @hookimpl

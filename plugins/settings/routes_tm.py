@@ -8,7 +8,7 @@ from kernel import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
-from plugins.settings import glossary, tm, translate
+from plugins.settings import glossary, tm, tm_lookup, translate
 
 
 def _language_param(req: Any, name: str) -> str | None:
@@ -54,7 +54,7 @@ class LookupResource:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        send_data(resp, {"match": await tm.lookup(ctx, await read_json(req))})
+        send_data(resp, {"match": await tm_lookup.lookup(ctx, await read_json(req))})
 
 
 class TranslateResource:

@@ -21,7 +21,7 @@ import httpx
 
 from kernel import ApiError
 from kernel.outbound import OutboundRefused, check_url, pinned
-from plugins.settings import glossary, tm
+from plugins.settings import glossary, tm, tm_lookup
 from plugins.settings.api import get_setting
 
 PROVIDER_SETTING = "tm.provider"
@@ -109,7 +109,7 @@ async def translate(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"text": text, "from": source, "to": target, "translation": None, "step": "none",
                            "glossary": [], "stored": False}
 
-    match = await tm.best_match(kernel, site_id, text, source, target, threshold)
+    match = await tm_lookup.best_match(kernel, site_id, text, source, target, threshold)
     if match is not None:
         return {**out, "translation": match["targetText"], "step": "memory", "score": match["score"],
                 "entryId": match["id"]}
