@@ -24,7 +24,8 @@ async def test_entries_upsert_list_change_delete(calls, calls_b, site, make_memb
     again = await calls.ok("post", "/tm", status=200, json=entry("Hello world", "Hallo, Welt", source="import"))
     assert again["id"] == first["id"] and again["targetText"] == "Hallo, Welt" and again["source"] == "import"
     await calls.ok("post", "/tm", status=201, json=entry("Save", "Speichern"))
-    await calls.ok("post", "/tm", status=201, json={**entry("Save", "Enregistrer"), "targetLang": "fr"})
+    fr = await calls.ok("post", "/tm", status=201, json={**entry("Save", "Enregistrer"), "targetLang": "fr_ca"})
+    assert fr["targetLang"] == "fr-CA"
     body = await calls.ok("get", "/tm", full=True)
     assert body["meta"] == {"total": 3, "limit": 25, "offset": 0}
     body = await calls.ok("get", "/tm", full=True, params={"target": "de", "limit": 1, "offset": 1})
@@ -32,6 +33,7 @@ async def test_entries_upsert_list_change_delete(calls, calls_b, site, make_memb
     body = await calls.ok("get", "/tm", full=True, params={"entrySource": "import"})
     assert [e["id"] for e in body["data"]] == [first["id"]]
     assert (await calls.ok("get", "/tm", full=True, params={"source": "fr"}))["meta"]["total"] == 0
+    assert (await calls.ok("get", "/tm", full=True, params={"target": "FR-ca"}))["meta"]["total"] == 1
     changed = await calls.ok("patch", f"/tm/{first['id']}", json={"targetText": "Hallo Welt!", "quality": None})
     assert changed["targetText"] == "Hallo Welt!" and changed["quality"] is None
     # Members read and look up; writes need admin.
@@ -62,6 +64,10 @@ async def test_fuzzy_lookup_follows_every_change(calls, site, svc_app):
     assert (await calls.ok("post", "/tm/lookup", json={"query": "Save it", **lookup}))["match"] is None
     low = await calls.ok("post", "/tm/lookup", json={"query": "Save it", "threshold": 40, **lookup})
     assert low["match"]["id"] == saved["id"] and low["match"]["score"] < 75
+    # Language tags are compared in their canonical case.
+    spelled = await calls.ok("post", "/tm/lookup", json={"query": "save the file now!", "sourceLang": "EN",
+                                                         "targetLang": "De"})
+    assert spelled["match"]["id"] == saved["id"]
     # Another language pair is another memory.
     assert (await calls.ok("post", "/tm/lookup", json={"query": "Save the file now", "sourceLang": "en",
                                                        "targetLang": "fr"}))["match"] is None

@@ -42,9 +42,20 @@ def source_hash(text: str) -> str:
 
 
 def language(value: Any, name: str) -> str:
+    """A language tag in its canonical case (``EN_us`` is ``en-US``, ``zh-hant`` is ``zh-Hant``),
+    so one pair is one memory however a client spells it."""
     if not isinstance(value, str) or not LANGUAGE.match(value):
         raise ApiError.validation(f"'{name}' must be a language tag such as en or pt-BR", path=[name])
-    return value
+    first, *rest = value.replace("_", "-").split("-")
+    parts = [first.lower()]
+    for part in rest:
+        if len(part) == 4 and part.isalpha():
+            parts.append(part.title())  # script
+        elif (len(part) == 2 and part.isalpha()) or (len(part) == 3 and part.isdigit()):
+            parts.append(part.upper())  # region
+        else:
+            parts.append(part.lower())
+    return "-".join(parts)
 
 
 def text(value: Any, name: str) -> str:
