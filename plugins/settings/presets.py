@@ -111,6 +111,18 @@ async def list_presets(ctx: Any, collection: str | None, *, bookmarks_only: bool
     return [preset_record(r) for r in sorted(rows, key=rank)]
 
 
+async def get_one(ctx: Any, preset_id: str) -> dict[str, Any]:
+    """One preset the caller sees (an admin: any of the site), else 404."""
+    async with ctx.reader() as db:
+        stmt = db.select(presets).where(presets.c.id == preset_id)
+        if not ctx.principal.is_admin:
+            stmt = stmt.where(_visible(ctx.principal.user_id, await _chain(ctx)))
+        row = await db.one(stmt)
+    if row is None:
+        raise not_found()
+    return preset_record(row)
+
+
 async def effective(ctx: Any, collection: Any) -> dict[str, Any] | None:
     """The caller's default view of ``collection``: user, then role chain, then global."""
     collection = _collection(collection)

@@ -64,11 +64,7 @@ class PresetResource:
     """``PATCH, DELETE /presets/{id}``."""
 
     async def on_get(self, req: Any, resp: Any, preset_id: str) -> None:
-        ctx = request_context(req)
-        found = [p for p in await presets.list_presets(ctx, None) if p["id"] == preset_id]
-        if not found:
-            raise presets.not_found()
-        send_data(resp, found[0])
+        send_data(resp, await presets.get_one(request_context(req), preset_id))
 
     async def on_patch(self, req: Any, resp: Any, preset_id: str) -> None:
         ctx = request_context(req)
