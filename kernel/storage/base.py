@@ -8,7 +8,10 @@ same object on both.
 from __future__ import annotations
 
 import abc
+import asyncio
+import os
 import uuid
+from pathlib import Path
 
 MAX_KEY_LENGTH = 1024
 
@@ -85,6 +88,13 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         """Store ``data`` under ``key``, replacing any object there, atomically."""
+
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
+        """Store the contents of the local file ``path`` under ``key``, like ``put``. Backends
+        override it to stream (large uploads never sit whole in memory); this default reads it."""
+        validate_key(key)
+        data = await asyncio.to_thread(Path(path).read_bytes)
+        await self.put(key, data, content_type)
 
     @abc.abstractmethod
     async def get(self, key: str) -> bytes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -46,13 +47,17 @@ class LocalStorage(Storage):
 
     # -- blocking helpers, run through asyncio.to_thread ----------------------------------
 
-    def _put_sync(self, path: Path, data: bytes) -> None:
+    def _put_sync(self, path: Path, data: bytes | Path) -> None:
         staging = self.root / RESERVED_SEGMENT
         staging.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=staging, prefix="put-")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                if isinstance(data, Path):  # put_file: copied in chunks, never whole in memory
+                    with data.open("rb") as source:
+                        shutil.copyfileobj(source, fh, 1024 * 1024)
+                else:
+                    fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             # A concurrent delete may prune the parent directory between mkdir and replace;
@@ -121,6 +126,11 @@ class LocalStorage(Storage):
         """Store ``data`` under ``key`` (content type is not kept by local storage)."""
         path = self._path(key)
         await asyncio.to_thread(self._put_sync, path, bytes(data))
+
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
+        """Store a copy of the local file ``path`` under ``key`` (copied in chunks, atomically)."""
+        target = self._path(key)
+        await asyncio.to_thread(self._put_sync, target, Path(path))
 
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""

@@ -9,6 +9,7 @@ thread-safe).
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import boto3
@@ -69,6 +70,13 @@ class S3Storage(Storage):
         if content_type:
             kwargs["ContentType"] = content_type
         await self._call("put_object", **kwargs)
+
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
+        """Store the local file ``path`` under ``key`` through boto3's managed transfer
+        (multipart above its threshold, read in parts, never whole in memory)."""
+        extra = {"ContentType": content_type} if content_type else None
+        await self._call("upload_file", Filename=os.fspath(path), Bucket=self.bucket, Key=self._full(key),
+                         ExtraArgs=extra)
 
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
