@@ -27,9 +27,10 @@ from plugins.files.svg import MAX_SVG_BYTES, check_svg
 HEAD_BYTES = 64 * 1024
 CHUNK = 1024 * 1024
 
-# puremagic candidates that name an executable or a script.
+# puremagic candidates that name an executable. Not .jar or .apk: every zip (docx too) is a
+# candidate for those; a zip is only accepted as an Office document, whose parts are checked.
 EXECUTABLE_TOKENS = frozenset({
-    ".exe", ".dll", ".elf", ".msi", ".class", ".jar", ".apk", ".com", ".scr", ".sys", ".appimage",
+    ".exe", ".dll", ".elf", ".msi", ".class", ".com", ".scr", ".sys", ".appimage",
     "application/vnd.microsoft.portable-executable", "application/x-executable", "application/x-dosexec",
     "application/x-msdownload", "application/java", "application/x-sharedlib", "application/x-mach-binary",
 })

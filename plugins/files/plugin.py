@@ -27,6 +27,9 @@ def register_settings() -> list[Setting]:
                 "whole catalogue of docs/files.md).", attr="file_upload_allowed_mime_types"),
         Setting("SVC_FILES_UPLOAD_URL_TTL", 900, parse_int(60), "Seconds a presigned upload URL stays valid."),
         Setting("SVC_FILES_IMPORT_TIMEOUT", 30.0, parse_float(1, 600), "Seconds to read a POST /files/import answer."),
+        Setting("SVC_FILES_IMPORT_ALLOW_NETWORKS", (), importer.parse_networks,
+                "Comma list of CIDR networks POST /files/import may fetch from although they are private "
+                "(an internal asset host); empty: only public addresses."),
         Setting("SVC_FILES_TRANSFORM_CONCURRENCY", 2, parse_int(1),
                 "Image transforms rendered at once per process (each holds one decoded image)."),
         Setting("SVC_FILES_MAX_INPUT_PIXELS", 50_000_000, parse_int(1),
@@ -68,13 +71,15 @@ def register_routes(kernel: Any) -> list[Route]:
     one = "Transform presets"
     upload = {"PUT": "upload", "POST": "upload"}
     return [
-        Route("/files", routes.FilesResource(), auth={"GET": "public", "*": "bearer"}, rate_limit={"POST": "upload"},
+        # Upload surfaces are "public" routes on purpose: the guard itself refuses the public
+        # role (401, reason public_role), whatever that role's rules say.
+        Route("/files", routes.FilesResource(), auth="public", rate_limit={"POST": "upload"},
               openapi=ops(get=("List files (filter, sort, limit, offset, meta)", None, [schemas.FILE], 200),
                           post=("Register a presigned upload (the upload guard runs on it)", schemas.REGISTER_BODY,
                                 schemas.FILE, 201))),
-        Route("/files/upload-url", routes.UploadUrlResource(), openapi=ops(
+        Route("/files/upload-url", routes.UploadUrlResource(), auth="public", openapi=ops(
             post=("A presigned PUT URL for one upload", schemas.UPLOAD_URL_BODY, schemas.UPLOAD_URL, 201))),
-        Route("/files/import", routes.ImportResource(), rate_limit="upload", openapi=ops(
+        Route("/files/import", routes.ImportResource(), auth="public", rate_limit="upload", openapi=ops(
             post=("Import a file from a public URL", schemas.IMPORT_BODY, schemas.FILE, 201))),
         Route("/files/upload/{key}", routes.UploadResource(), site="optional", auth="public", rate_limit=upload,
               own_body_cap=True, openapi={"put": schemas.binary_upload(

@@ -84,8 +84,8 @@ def effective(kernel: Any, site_value: dict[str, Any] | None) -> UploadPolicy:
     site_value = site_value or {}
     settings = kernel.settings
     return UploadPolicy(
-        max_bytes=int(site_value.get("maxBytes") or settings.file_upload_max_bytes),
-        allowed=tuple(site_value.get("allowedMimeTypes") or settings.file_upload_allowed_mime_types),
+        max_bytes=int(site_value.get("maxBytes") or settings.get("file_upload_max_bytes")),
+        allowed=tuple(site_value.get("allowedMimeTypes") or settings.get("file_upload_allowed_mime_types")),
     )
 
 

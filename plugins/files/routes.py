@@ -99,7 +99,7 @@ class ImportResource:
 
 def send_asset(req: Any, resp: Any, asset: assets.Asset) -> None:
     ctx = request_context(req)
-    max_age = ctx.kernel.settings.files_asset_max_age
+    max_age = ctx.kernel.settings.get("files_asset_max_age")
     resp.set_header("ETag", asset.etag)
     scope = "private" if ctx.principal.is_authenticated else "public"
     resp.set_header("Cache-Control", f"{scope}, max-age={max_age}")

@@ -55,13 +55,13 @@ def _payload(ctx: Any, row_id: str, key: str) -> dict[str, Any]:
 
 
 async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, info: dict[str, Any],
-                meta: dict[str, Any] | None = None, *, object_in_place: str | None = None) -> tuple[dict[str, Any], bool]:
+                meta: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
     """Record a staged upload that passed the guard under the name ``filename``.
 
     A new name creates a file (``created`` True). An existing name replaces that file's bytes,
     which needs ``media:update`` on it: checked before anything is written, so a caller
-    without it changes nothing (403). ``object_in_place``: the bytes are already stored there
-    (a presigned upload), else they are copied from the staging file.
+    without it changes nothing (403). The bytes are copied from the staging file to a new
+    object.
     """
     site_id = ctx.require_site()
     meta = meta or {}
@@ -74,9 +74,8 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
                 raise ApiError.forbidden("Replacing this file needs the media:update permission on it",
                                          reason="media:update")
     file_id = existing["id"] if existing is not None else uuid7()
-    key = object_in_place or object_key(site_id, file_id)
-    if object_in_place is None:
-        await ctx.kernel.storage.put_file(key, staged.path, filetype.mime)
+    key = object_key(site_id, file_id)
+    await ctx.kernel.storage.put_file(key, staged.path, filetype.mime)
     now = now_utc()
     values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
               "height": info.get("height"), "storage_key": key, "updated_at": now}

@@ -229,10 +229,10 @@ def render(data: bytes, transform: Transform, source_mime: str, max_pixels: int)
 def semaphore(kernel: Any) -> asyncio.Semaphore:
     sem = kernel.state.get(SEMAPHORE)
     if sem is None:
-        sem = kernel.state[SEMAPHORE] = asyncio.Semaphore(kernel.settings.files_transform_concurrency)
+        sem = kernel.state[SEMAPHORE] = asyncio.Semaphore(kernel.settings.get("files_transform_concurrency"))
     return sem
 
 
 async def render_bounded(kernel: Any, data: bytes, transform: Transform, source_mime: str) -> tuple[bytes, str]:
     async with semaphore(kernel):
-        return await asyncio.to_thread(render, data, transform, source_mime, kernel.settings.files_max_input_pixels)
+        return await asyncio.to_thread(render, data, transform, source_mime, kernel.settings.get("files_max_input_pixels"))

@@ -77,7 +77,7 @@ async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str,
     filetype = guard.declared(await policy.resolve(ctx), filename, body["contentType"], None)
     site_id = ctx.require_site()
     token = uuid7()
-    ttl = ctx.kernel.settings.files_upload_url_ttl
+    ttl = ctx.kernel.settings.get("files_upload_url_ttl")
     expires = int(time.time()) + ttl
     storage_key = pending_key(site_id, token)
     url = await ctx.kernel.storage.presigned_put_url(storage_key, ttl, filetype.mime)
@@ -149,14 +149,15 @@ async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool
         staged = await stage_bytes(ctx.kernel, await storage.get(row["storage_key"]), effective.max_bytes)
         try:
             info = await guard.inspect(staged, filetype)
-            result = await store(ctx, row["filename"], filetype, staged, info, meta,
-                                 object_in_place=row["storage_key"])
+            result = await store(ctx, row["filename"], filetype, staged, info, meta)
         finally:
             staged.discard()
     except ApiError:  # refused bytes never stay in storage
         await storage.delete(row["storage_key"])
         await _forget(ctx, token)
         raise
+    # The checked bytes now live under the file's own key; the pending object goes.
+    await storage.delete(row["storage_key"])
     await _forget(ctx, token)
     return result
 
