@@ -98,9 +98,13 @@ async def test_cross_tenant(svc_app, calls, calls_b, site, site_b):
     reserved = await calls.ok("post", "/files/upload-url", status=201, json={"filename": "p.jpg",
                                                                             "contentType": "image/jpeg"})
     await calls_b.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]})
-    resp = await svc_app.client.put(reserved["url"], content=image("JPEG"),
-                                    headers={"Content-Type": "image/jpeg", "X-Svc-Site": site_b})
-    assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
+    if reserved["url"].startswith("http://testserver/"):  # svc's own signed URL (local storage)
+        resp = await svc_app.client.put(reserved["url"], content=image("JPEG"),
+                                        headers={"Content-Type": "image/jpeg", "X-Svc-Site": site_b})
+        assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
+        forged = reserved["url"].replace(f"site={site}", f"site={site_b}")
+        resp = await svc_app.client.put(forged, content=image("JPEG"), headers={"Content-Type": "image/jpeg"})
+        assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
     # Deleting and replacing in B leaves A's file and bytes alone.
     await calls_b.ok("put", "/files/upload/logo.jpg", content=image("JPEG"), headers={"Content-Type": "image/jpeg"})
     await calls_b.ok("delete", "/media/logo.jpg", status=204)
