@@ -66,7 +66,7 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
         raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
     allow = ctx.kernel.settings.get("files_import_allow_networks")
     url = check_url(body.get("url"), path=["url"], public_only=not allow)
-    data = body.get("data") or {}
+    data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
         raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
