@@ -1,0 +1,45 @@
+"""``GET, PATCH /me/preferences``: a shallow-merged blob per user, the same in every site, whose
+unset ``saveAction`` falls back to the site's ``defaultSaveAction``."""
+
+from __future__ import annotations
+
+
+async def test_merge_fallback_and_identity_global(calls, calls_b, site, site_b, make_member, svc_app):
+    member = await make_member([site, site_b], "subscriber")
+    me = {"headers": member.headers}
+    body = await calls.ok("get", "/me/preferences", full=True, **me)
+    assert body == {"data": {"saveAction": "stay"}, "meta": {"saveActionSource": "site"}}
+    data = await calls.ok("patch", "/me/preferences", json={"language": "de", "keybindings": {"save": "ctrl+s"}}, **me)
+    assert data == {"language": "de", "keybindings": {"save": "ctrl+s"}, "saveAction": "stay"}
+    # Shallow: a top-level key is replaced whole; null removes one.
+    data = await calls.ok("patch", "/me/preferences", json={"keybindings": {"open": "o"}, "language": None,
+                                                            "saveAction": "return"}, **me)
+    assert data == {"keybindings": {"open": "o"}, "saveAction": "return"}
+    # The same blob in site B (another login there), with B's default when saveAction is unset.
+    token_b = await svc_app.login(member.email, member.password, site=site_b)
+    in_b = {"headers": {"Authorization": f"Bearer {token_b}", "X-Svc-Site": site_b}}
+    assert await calls.ok("get", "/me/preferences", **in_b) == data
+    await calls.ok("patch", "/me/preferences", json={"saveAction": None}, **me)
+    await calls.ok("patch", "/site", json={"defaultSaveAction": "create_new"})
+    await calls_b.ok("patch", "/site", json={"defaultSaveAction": "return"})
+    body = await calls.ok("get", "/me/preferences", full=True, **me)
+    assert body == {"data": {"keybindings": {"open": "o"}, "saveAction": "create_new"},
+                    "meta": {"saveActionSource": "site"}}
+    assert (await calls.ok("get", "/me/preferences", **in_b))["saveAction"] == "return"
+    # Another user's blob is its own.
+    other = await make_member(site, "subscriber")
+    assert await calls.ok("get", "/me/preferences", headers=other.headers) == {"saveAction": "create_new"}
+
+
+async def test_bad_input(calls, site, make_member):
+    member = await make_member(site, "subscriber")
+    me = {"headers": member.headers}
+    for action in ("close", 1, True, ""):
+        await calls.err("patch", "/me/preferences", 400, "VALIDATION_FAILED", path_is=["saveAction"],
+                        json={"saveAction": action, "language": "fr"}, **me)
+    await calls.err("patch", "/me/preferences", 400, "VALIDATION_FAILED", json=[1], **me)
+    await calls.err("patch", "/me/preferences", 400, "VALIDATION_FAILED", json={"": 1}, **me)
+    await calls.err("patch", "/me/preferences", 400, "VALIDATION_FAILED", path_is=["body"],
+                    json={"blob": "x" * 40_000}, **me)
+    assert await calls.ok("get", "/me/preferences", **me) == {"saveAction": "stay"}  # nothing written
+    await calls.err("get", "/me/preferences", 401, "UNAUTHENTICATED", headers={"Authorization": ""})

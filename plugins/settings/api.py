@@ -1,0 +1,41 @@
+"""What other plugins may use of settings (declare ``requires = ("settings",)``).
+
+- ``SettingKey``: the declaration a plugin returns from ``register_setting_keys``.
+- ``await get_setting(kernel, site_id, key, default)``: a site's setting, through the bounded
+  per-site ``settings`` cache (a change drops it on every worker through the bus).
+- ``CHANGED_EVENT``: the action event after a change, payload ``{ siteId, keys }``; subscribe
+  with ``bus.on_action`` to apply a change at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from plugins.settings.store import CHANGED_EVENT, read_cached
+
+
+@dataclass(frozen=True)
+class SettingKey:
+    """A setting a plugin owns.
+
+    ``key``: an exact key, or a prefix ending in ``.`` (``menu.``). ``validate(value)``: the
+    normalised value, or ``ValueError("what is wrong")``. ``public``: readable by non-admins.
+    ``secret``: stored sealed (needs ``SVC_ENCRYPTION_KEY``), never answered nor exported.
+    """
+
+    key: str
+    validate: Callable[[Any], Any]
+    public: bool = False
+    secret: bool = False
+    description: str = ""
+
+
+async def get_setting(kernel: Any, site_id: str, key: str, default: Any = None) -> Any:
+    """The value of ``key`` in ``site_id``, or ``default`` when it is not set."""
+    found, value = await read_cached(kernel, site_id, key)
+    return value if found else default
+
+
+__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting"]

@@ -1,0 +1,32 @@
+"""settings: the per-site settings table
+
+Revision ID: settings_0001_settings
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "settings_0001_settings"
+down_revision = None
+branch_labels = ("settings",)
+depends_on = ("kernel_0001_sites",)
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_settings",
+        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("key", sa.String(100), nullable=False),
+        sa.Column("value", JSON, nullable=True),
+        sa.Column("sealed", sa.Text, nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_by", sa.String(36), nullable=True),
+        sa.PrimaryKeyConstraint("site_id", "key", name="pk_svc_settings"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("svc_settings")

@@ -1,0 +1,87 @@
+"""settings: site configuration, preferences, view presets, translation memory, glossary
+
+Revision ID: settings_0002_site_presets_tm
+Revises: settings_0001_settings
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "settings_0002_site_presets_tm"
+down_revision = "settings_0001_settings"
+branch_labels = None
+depends_on = ("accounts_0001_users",)
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def _site() -> sa.Column:
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_site_config",
+        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("domain", sa.String(253), nullable=True, unique=True),
+        sa.Column("config", JSON, nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_table(
+        "svc_user_preferences",
+        sa.Column("user_id", sa.String(36), sa.ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("data", JSON, nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_table(
+        "svc_presets",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("collection", sa.String(64), nullable=False),
+        sa.Column("user_id", sa.String(36), nullable=True),
+        sa.Column("role_id", sa.String(36), nullable=True),
+        sa.Column("bookmark", sa.String(200), nullable=True),
+        sa.Column("layout", sa.String(64), nullable=True),
+        sa.Column("layout_query", JSON, nullable=True),
+        sa.Column("layout_options", JSON, nullable=True),
+        sa.Column("filter", JSON, nullable=True),
+        sa.Column("search", sa.String(500), nullable=True),
+        sa.Column("icon", sa.String(64), nullable=True),
+        sa.Column("color", sa.String(32), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_svc_presets_site_collection", "svc_presets", ["site_id", "collection"])
+    op.create_table(
+        "svc_tm_entries",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("source_lang", sa.String(35), nullable=False),
+        sa.Column("target_lang", sa.String(35), nullable=False),
+        sa.Column("source_hash", sa.String(64), nullable=False),
+        sa.Column("source_text", sa.Text, nullable=False),
+        sa.Column("target_text", sa.Text, nullable=False),
+        sa.Column("quality", sa.Float, nullable=True),
+        sa.Column("context", sa.String(500), nullable=True),
+        sa.Column("source", sa.String(64), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "source_lang", "target_lang", "source_hash", name="uq_svc_tm_entries_text"),
+    )
+    op.create_table(
+        "svc_glossary",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("source_lang", sa.String(35), nullable=False),
+        sa.Column("target_lang", sa.String(35), nullable=False),
+        sa.Column("term", sa.String(200), nullable=False),
+        sa.Column("term_key", sa.String(200), nullable=False),
+        sa.Column("translation", sa.String(500), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "source_lang", "target_lang", "term_key", name="uq_svc_glossary_term"),
+    )
+
+
+def downgrade() -> None:
+    for name in ("svc_glossary", "svc_tm_entries", "svc_presets", "svc_user_preferences", "svc_site_config"):
+        op.drop_table(name)

@@ -1,0 +1,86 @@
+"""``GET, PATCH /me/preferences``: one blob per user, the same in every site (identity-global).
+
+A PATCH merges shallowly: each top-level key replaces the stored one, ``null`` removes it.
+``saveAction`` is ``stay``, ``return`` or ``create_new``; when it is unset the answer shows the
+current site's ``defaultSaveAction`` instead (``meta.saveActionSource`` says which).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from kernel import ApiError
+from kernel.db.meta import now_utc
+from kernel.http.media import dumps
+from plugins.settings import site_config
+from plugins.settings.site_fields import SAVE_ACTIONS
+from plugins.settings.tables import preferences
+
+MAX_BYTES = 32_768
+
+
+def _user_id(ctx: Any) -> str:
+    user_id = ctx.principal.user_id
+    if ctx.principal.kind not in ("user", "external") or not user_id:
+        raise ApiError.forbidden("Preferences belong to users; this principal is not one")
+    return user_id
+
+
+async def _stored(conn: Any, user_id: str) -> dict[str, Any] | None:
+    row = (await conn.execute(select(preferences.c.data).where(preferences.c.user_id == user_id))).first()
+    return dict(row[0]) if row is not None else None
+
+
+async def answer(ctx: Any, blob: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(data, meta)``: the blob, with the site's default save action when the user has none."""
+    data = dict(blob)
+    source = "user"
+    if data.get("saveAction") is None:
+        source = "site"
+        default = None
+        if ctx.site_id is not None:
+            default = (await site_config.cached_config(ctx.kernel, ctx.site_id)).get("defaultSaveAction")
+        data["saveAction"] = default or "stay"
+    return data, {"saveActionSource": source}
+
+
+async def get_preferences(ctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    user_id = _user_id(ctx)
+    async with ctx.kernel.db.connect() as conn:
+        blob = await _stored(conn, user_id) or {}
+    return await answer(ctx, blob)
+
+
+def check_patch(body: dict[str, Any]) -> None:
+    for key in body:
+        if not isinstance(key, str) or not key or len(key) > 100:
+            raise ApiError.validation("A preference key is a string of 1 to 100 characters", path=[str(key)[:100]])
+    action = body.get("saveAction")
+    if action is not None and action not in SAVE_ACTIONS:
+        raise ApiError.validation(f"'saveAction' must be one of {', '.join(SAVE_ACTIONS)}, or null",
+                                  path=["saveAction"])
+
+
+async def patch_preferences(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    user_id = _user_id(ctx)
+    check_patch(body)
+    async with ctx.kernel.db.begin() as conn:
+        stored = await _stored(conn, user_id)
+        blob = dict(stored or {})
+        for key, value in body.items():
+            if value is None:
+                blob.pop(key, None)
+            else:
+                blob[key] = value
+        size = len(dumps(blob))
+        if size > MAX_BYTES:
+            raise ApiError.validation(f"Preferences would be {size} bytes of JSON; at most {MAX_BYTES} are allowed",
+                                      path=["body"])
+        if stored is None:
+            await conn.execute(insert(preferences).values(user_id=user_id, data=blob, updated_at=now_utc()))
+        else:
+            await conn.execute(update(preferences).where(preferences.c.user_id == user_id)
+                               .values(data=blob, updated_at=now_utc()))
+    return await answer(ctx, blob)
