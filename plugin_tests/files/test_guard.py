@@ -113,10 +113,17 @@ async def test_upload_policy_config(svc_app, calls, calls_b, site, make_member):
     big = await calls.call("put", "/files/upload/a.png", content=image("PNG", size=(400, 400)),
                            headers={"Content-Type": "image/png"})
     assert error_code(big) == "FILE_TOO_LARGE"
+    # The site layer is the setting upload_policy: the settings routes see and check the same value.
+    assert await calls.ok("get", "/settings/upload_policy") == {
+        "key": "upload_policy", "value": {"maxBytes": 1000, "allowedMimeTypes": ["image/png"]}}
+    await calls.err("patch", "/settings", 400, "VALIDATION_FAILED", json={"upload_policy": {"maxBytes": -1}})
+    await calls.ok("put", "/settings/upload_policy", json={"value": {"maxBytes": 2000}})
+    assert (await calls.ok("get", "/uploads/config"))["maxBytes"] == 2000
     # Site B keeps the environment's policy.
     assert (await calls_b.ok("get", "/uploads/config"))["maxBytes"] == CAP
     # null falls back to the environment again.
     assert (await calls.ok("put", "/uploads/config", json={"maxBytes": None}))["maxBytes"] == CAP
+    await calls.err("get", "/settings/upload_policy", 404, "RECORD_NOT_FOUND")
 
 
 # ------------------------------------------------------------------- the content checks directly

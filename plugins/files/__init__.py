@@ -2,7 +2,8 @@
 the one upload guard every byte passes (docs/files.md).
 
 Tables (``tables.py``, migration ``files_0001_files``): ``svc_files``, ``svc_file_tags``,
-``svc_file_uploads``, ``svc_transform_presets``, ``svc_upload_policies``. Routes:
+``svc_file_uploads``, ``svc_transform_presets``; the site's upload policy is the setting
+``upload_policy`` (declared through settings' ``register_setting_keys``). Routes:
 
 - ``/files`` (list with the items query language; register a presigned upload),
   ``/files/{id}`` (get, patch title/tags/folder, delete), ``/files/upload-url``,
@@ -19,9 +20,10 @@ events), ``uploads`` (the surfaces), ``importer`` (outbound fetch), ``transforms
 ``assets`` (derivatives), ``presets``, ``fields`` (the schema's ``files`` type), ``routes``,
 ``routes_presets``, ``schemas``.
 
-Hooks: register_settings (``FILE_UPLOAD_*``, ``SVC_FILES_*``), register_migrations,
+Hooks: register_settings (``FILE_UPLOAD_*``, ``SVC_FILES_*``), register_setting_keys
+(``upload_policy``), register_migrations,
 register_error_codes, register_rate_limits (bucket ``upload``), register_event_handlers
 (filters ``items.create|update``: file ids of ``files`` fields exist in the site),
 register_routes, shutdown. Events: ``files.create|update|delete`` on the event log and the bus.
-Audit action: ``uploads.config.update``.
+Audit: policy changes are the settings plugin's ``settings.update`` records.
 """

@@ -13,7 +13,7 @@ from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
 
 name = "files"
-requires = ("access", "items", "schema")
+requires = ("access", "items", "schema", "settings")
 
 
 @hookimpl
@@ -41,6 +41,12 @@ def register_settings() -> list[Setting]:
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_setting_keys(kernel: Any) -> list[Any]:
+    """``upload_policy``: the site layer of the upload policy."""
+    return [policy.setting_key()]
 
 
 @hookimpl

@@ -2,7 +2,9 @@
 
 Each of ``maxBytes`` and ``allowedMimeTypes`` resolves on its own, first found wins:
 
-1. the site's ``upload_policy`` (``PUT /uploads/config``), when it sets that key;
+1. the site's setting ``upload_policy`` (the settings plugin stores it; files declares and
+   validates it; ``PUT /uploads/config`` or ``PUT /settings/upload_policy`` write it), when it
+   sets that key;
 2. the environment, read once at boot: ``FILE_UPLOAD_MAX_BYTES``,
    ``FILE_UPLOAD_ALLOWED_MIME_TYPES`` (comma list of catalogue types);
 3. the defaults: 25 MiB, and every type of the catalogue (``catalogue.py``).
@@ -16,10 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernel import ApiError, audit
-from kernel.db.meta import now_utc
+from kernel import ApiError
 from plugins.files.catalogue import BY_MIME, CATALOGUE, HARD_MAX_BYTES, extensions_for
-from plugins.files.tables import upload_policies
+from plugins.settings.api import SettingKey, get_setting, put_setting
 
 BODY_KEYS = frozenset({"maxBytes", "allowedMimeTypes"})
 
@@ -89,16 +90,20 @@ def effective(kernel: Any, site_value: dict[str, Any] | None) -> UploadPolicy:
     )
 
 
-async def stored(db: Any) -> dict[str, Any] | None:
-    """The site's own policy value (``db``: a site-scoped ``SiteDB``), or None."""
-    row = await db.one(db.select(upload_policies))
-    return dict(row["policy"]) if row is not None else None
+SETTING_KEY = "upload_policy"
+
+
+def setting_key() -> SettingKey:
+    """The site setting files owns (``register_setting_keys``)."""
+    return SettingKey(SETTING_KEY, validate_site_policy, description=(
+        "The site's upload policy: { maxBytes?, allowedMimeTypes? }; a key left out falls back to "
+        "FILE_UPLOAD_*, then the defaults (docs/files.md)."))
 
 
 async def resolve(ctx: Any) -> UploadPolicy:
     """The effective policy of the request's site."""
-    async with ctx.reader() as db:
-        return effective(ctx.kernel, await stored(db))
+    value = await get_setting(ctx.kernel, ctx.require_site(), SETTING_KEY)
+    return effective(ctx.kernel, value if isinstance(value, dict) else None)
 
 
 async def update(ctx: Any, body: dict[str, Any]) -> UploadPolicy:
@@ -108,12 +113,5 @@ async def update(ctx: Any, body: dict[str, Any]) -> UploadPolicy:
         value = validate_site_policy(body)
     except ValueError as exc:
         raise ApiError.validation(str(exc), path=["body"]) from None
-    async with ctx.unit_of_work() as uow:
-        db = uow.db
-        if await db.one(db.select(upload_policies)) is None:
-            await db.insert(upload_policies, {"policy": value, "updated_at": now_utc()})
-        else:
-            await db.execute(db.update(upload_policies).values(policy=value, updated_at=now_utc()))
-        await audit.record(uow.conn, action="uploads.config.update", site_id=uow.site_id, principal=ctx.principal,
-                           details={"keys": sorted(value)})
-    return effective(ctx.kernel, value)
+    stored = await put_setting(ctx, SETTING_KEY, value or None)
+    return effective(ctx.kernel, stored)

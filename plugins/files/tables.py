@@ -6,7 +6,8 @@
 - ``svc_file_tags``: a file's tags, one row each, for ``filter[tags][_eq]``.
 - ``svc_file_uploads``: presigned uploads waiting for ``POST /files``.
 - ``svc_transform_presets``: saved transforms (``key``, ``name``, ``dsl``).
-- ``svc_upload_policies``: a site's own upload policy (``GET/PUT /uploads/config``).
+
+A site's upload policy is the setting ``upload_policy`` (the settings plugin's table).
 """
 
 from sqlalchemy import (
@@ -79,12 +80,4 @@ presets = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
-)
-
-upload_policies = Table(
-    "svc_upload_policies",
-    metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
-    Column("policy", json_type, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
 )

@@ -1,4 +1,4 @@
-"""files: files, tags, pending uploads, transform presets, upload policies
+"""files: files, tags, pending uploads, transform presets
 
 Revision ID: files_0001_files
 Revises:
@@ -70,14 +70,8 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
     )
-    op.create_table(
-        "svc_upload_policies",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
-        sa.Column("policy", JSON, nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    )
 
 
 def downgrade() -> None:
-    for table in ("svc_upload_policies", "svc_transform_presets", "svc_file_uploads", "svc_file_tags", "svc_files"):
+    for table in ("svc_transform_presets", "svc_file_uploads", "svc_file_tags", "svc_files"):
         op.drop_table(table)
