@@ -110,8 +110,11 @@ async def test_cross_tenant(svc_app, calls, calls_b, site, site_b):
     await calls_b.ok("delete", "/media/logo.jpg", status=204)
     assert (await calls.ok("get", f"/files/{a['id']}"))["checksum"] == a["checksum"]
     assert await svc_app.kernel.storage.list(f"{site}/files/") == objects_a
-    assert (await calls_b.ok("get", "/uploads/config"))["maxBytes"] == (await calls.ok("get", "/uploads/config"))[
-        "maxBytes"]
+    # Deleting site B takes its files and objects, and leaves A's.
+    await _upload(calls_b, "again.jpg")
+    await calls.ok("delete", f"/sites/{site_b}", status=204)
+    assert await svc_app.kernel.storage.list(f"{site_b}/") == []
+    assert await svc_app.kernel.storage.list(f"{site}/files/") == objects_a
 
 
 async def test_media_permissions_and_their_conditions(svc_app, calls, site, make_member):

@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, importer, policy, routes, schemas
+from plugins.files import fields, importer, policy, routes, schemas, service
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -65,6 +65,12 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     """``files`` fields of items hold ids of files of the item's site."""
     bus.on_filter("items.create", fields.check_file_ids)
     bus.on_filter("items.update", fields.check_file_ids)
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    """The site's files rows and every object under ``<site>/`` in storage."""
+    await service.delete_site_files(kernel, site_id, conn)
 
 
 @hookimpl

@@ -58,9 +58,14 @@ TRANSFORM_PARAMS = [
 
 
 def binary_upload(summary: str, status: int) -> dict[str, Any]:
-    """An operation whose body is the file's raw bytes (``Content-Type``: its MIME type)."""
+    """An operation whose body is the file's raw bytes (``Content-Type``: its MIME type). The
+    body is described in words, not as a ``requestBody``: any bytes are a valid request for
+    the document, and the upload guard decides (a binary body has no invalid form to generate)."""
     op = ops(put=(summary, None, FILE, status))["put"]
-    op["requestBody"] = {"required": True, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
+    op["description"] = ("The request body is the file's raw bytes and `Content-Type` its declared MIME type; "
+                         "the upload guard checks both (docs/files.md). 200 when the name existed and the "
+                         "caller may replace it.")
+    op["x-svc-raw-body"] = True
     return op
 
 

@@ -19,12 +19,13 @@ from typing import Any
 from kernel import ApiError
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
 from plugins.files import permissions
 from plugins.files.catalogue import FileType
 from plugins.files.errors import not_found
 from plugins.files.records import record, row_by_id, row_by_key, set_tags
 from plugins.files.staging import Staged
-from plugins.files.tables import files
+from plugins.files.tables import file_tags, files, presets, uploads
 
 log = logging.getLogger("svc.files")
 META_FIELDS = ("title", "folder", "tags")
@@ -141,3 +142,16 @@ async def delete(ctx: Any, row_filter: Any, *, file_id: str | None = None, key: 
         uow.action("files.delete", _payload(ctx, row["id"], row["key"]))
         found_id, storage_key = row["id"], row["storage_key"]
         uow.after_commit(lambda: drop_objects(ctx.kernel, site_id, found_id, storage_key))
+
+
+async def delete_site_files(kernel: Any, site_id: str, conn: Any) -> None:
+    """A deleted site's rows (in its deletion's transaction) and stored objects. The objects go
+    at once: there is no undoing a site's deletion, and leaving them would keep its bytes."""
+    db = SiteDB(site_id, conn)
+    for table in (file_tags, files, uploads, presets):
+        await db.execute(db.delete(table))
+    try:
+        for key in await kernel.storage.list(f"{site_id}/"):
+            await kernel.storage.delete(key)
+    except Exception:  # noqa: BLE001 - the rows are gone; stray objects are only space
+        log.exception("could not delete the stored objects of site %s", site_id)
