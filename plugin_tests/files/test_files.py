@@ -173,3 +173,22 @@ async def test_files_field_holds_ids_of_this_sites_files(calls, calls_b):
     await calls.err("patch", f"/items/posts/{post['id']}", 400, "VALIDATION_FAILED", json={"gallery": ["nope"]})
     await calls_b.err("post", "/items/posts", 400, "VALIDATION_FAILED", json={"gallery": [a["id"]]})
     assert (await calls_b.create("posts", {"gallery": [b["id"]]}))["gallery"] == [b["id"]]
+
+
+async def test_expired_pending_uploads_are_swept(svc_app, calls, site):
+    import datetime as dt
+
+    from plugins.files import upkeep
+
+    reserved = await calls.ok("post", "/files/upload-url", status=201,
+                              json={"filename": "late.jpg", "contentType": "image/jpeg"})
+    kept = await calls.ok("post", "/files/upload-url", status=201,
+                          json={"filename": "soon.jpg", "contentType": "image/jpeg"})
+    for token in (reserved["key"], kept["key"]):
+        await svc_app.kernel.storage.put(f"{site}/uploads/{token}", image("JPEG"), "image/jpeg")
+    assert "files.upkeep" in [job["name"] for job in svc_app.kernel.jobs.registered()]
+    assert await upkeep.run(svc_app.kernel) == 0  # nothing has expired yet
+    # An hour later (the URLs live 15 minutes), the hourly job drops both pending uploads.
+    assert await upkeep.run(svc_app.kernel, now=dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)) == 2
+    assert await svc_app.kernel.storage.list(f"{site}/uploads/") == []
+    await calls.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]})

@@ -17,13 +17,14 @@ Permissions: the ``media:*`` rules (collection ``*``); their conditions bound th
 docstring). Modules: ``catalogue`` (types), ``policy``, ``staging``, ``checks`` and ``svg``
 (content checks), ``records`` and ``query`` (reads, the files filter), ``service`` (writes,
 events), ``uploads`` (the surfaces), ``importer`` (outbound fetch), ``transforms`` and
-``assets`` (derivatives), ``presets``, ``fields`` (the schema's ``files`` type), ``routes``,
+``assets`` (derivatives), ``presets``, ``fields`` (the schema's ``files`` type), ``upkeep``, ``routes``,
 ``routes_presets``, ``schemas``.
 
 Hooks: register_settings (``FILE_UPLOAD_*``, ``SVC_FILES_*``), register_setting_keys
 (``upload_policy``), register_migrations,
 register_error_codes, register_rate_limits (bucket ``upload``), register_event_handlers
 (filters ``items.create|update``: file ids of ``files`` fields exist in the site),
-register_routes, shutdown. Events: ``files.create|update|delete`` on the event log and the bus.
+register_routes, register_jobs (``files.upkeep``: expired pending uploads), site_deleted,
+shutdown. Events: ``files.create|update|delete`` on the event log and the bus.
 Audit: policy changes are the settings plugin's ``settings.update`` records.
 """

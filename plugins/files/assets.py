@@ -8,6 +8,7 @@ as an attachment.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +20,8 @@ from plugins.files.catalogue import BY_MIME
 from plugins.files.errors import not_found
 from plugins.files.service import derivatives_prefix
 from plugins.files.tables import presets
+
+MEMORY = "files.derivative_memory"
 
 
 @dataclass
@@ -97,6 +100,10 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
     if etag_matches(if_none_match, etag):
         return Asset(None, mime, etag, name, force_attachment)
     key = f"{derivatives_prefix(row['site_id'], row['id'])}{digest}"
+    memory = memory_cache(ctx.kernel)
+    body = memory.get(key)
+    if body is not None:
+        return Asset(body, mime, etag, name, force_attachment)
     try:
         body = await storage.get(key)
     except ObjectNotFound:
@@ -106,4 +113,37 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
             raise not_found() from None
         body, mime = await transforms.render_bounded(ctx.kernel, original, transform, row["type"])
         await storage.put(key, body, mime)
+    memory.put(key, body)
     return Asset(body, mime, etag, name, force_attachment)
+
+
+class DerivativeMemory:
+    """A per-process LRU of derivative bytes by storage key, bounded in bytes. Safe without
+    invalidation: a key holds the file's checksum, so changed bytes have other keys, and the
+    row (with the caller's permission) is always read first. Deleted files' entries age out."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.used = budget, 0
+        self.entries: OrderedDict[str, bytes] = OrderedDict()
+
+    def get(self, key: str) -> bytes | None:
+        body = self.entries.get(key)
+        if body is not None:
+            self.entries.move_to_end(key)
+        return body
+
+    def put(self, key: str, body: bytes) -> None:
+        if len(body) > self.budget // 8 or key in self.entries:
+            return
+        self.entries[key] = body
+        self.used += len(body)
+        while self.used > self.budget:
+            _, old = self.entries.popitem(last=False)
+            self.used -= len(old)
+
+
+def memory_cache(kernel: Any) -> DerivativeMemory:
+    cache = kernel.state.get(MEMORY)
+    if cache is None:
+        cache = kernel.state[MEMORY] = DerivativeMemory(int(kernel.settings.get("files_derivative_memory_mb")) << 20)
+    return cache

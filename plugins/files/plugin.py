@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, importer, policy, routes, schemas, service
+from plugins.files import fields, importer, policy, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -34,6 +34,8 @@ def register_settings() -> list[Setting]:
                 "Image transforms rendered at once per process (each holds one decoded image)."),
         Setting("SVC_FILES_MAX_INPUT_PIXELS", 50_000_000, parse_int(1),
                 "Largest image (width x height) a transform decodes; larger ones answer 422 IMAGE_TOO_LARGE."),
+        Setting("SVC_FILES_DERIVATIVE_MEMORY_MB", 64, parse_int(0),
+                "Per-process memory cache of served derivatives, in MB (0: none; storage stays the cache)."),
         Setting("SVC_FILES_ASSET_MAX_AGE", 86400, parse_int(0), "Cache-Control max-age of /assets and /media answers."),
     ]
 
@@ -65,6 +67,11 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     """``files`` fields of items hold ids of files of the item's site."""
     bus.on_filter("items.create", fields.check_file_ids)
     bus.on_filter("items.update", fields.check_file_ids)
+
+
+@hookimpl
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    jobs.periodic("files.upkeep", upkeep.run, every_seconds=3600, owner="files")
 
 
 @hookimpl
