@@ -83,13 +83,16 @@ def mp4_chunks(total: int) -> Any:
 
 
 def photo_jpeg(width: int = 4000, height: int = 3000) -> bytes:
-    """A photo-like JPEG: smooth gradients plus noise (compresses like a real photo)."""
+    """A photo-like JPEG: colour structure at every scale (upscaled noise of several sizes) plus
+    fine grain, so both the original and an 800 px derivative weigh what a photo's do."""
     from PIL import Image
 
-    base = Image.linear_gradient("L").resize((width, height)).convert("RGB")
-    noise = Image.effect_noise((width, height), 40).convert("RGB")
+    layers = [Image.merge("RGB", [Image.effect_noise((width // f, height // f), 60).resize(
+        (width, height), Image.Resampling.BICUBIC) for _ in range(3)]) for f in (200, 40, 8)]
+    image = Image.blend(Image.blend(layers[0], layers[1], 0.4), layers[2], 0.25)
+    grain = Image.effect_noise((width, height), 12).convert("RGB")
     out = io.BytesIO()
-    Image.blend(base, noise, 0.35).save(out, "JPEG", quality=90)
+    Image.blend(image, grain, 0.15).save(out, "JPEG", quality=90)
     return out.getvalue()
 
 

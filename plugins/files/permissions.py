@@ -16,6 +16,12 @@ from kernel import ApiError
 from plugins.files.query import compile_condition
 
 ACTIONS = ("media:create", "media:read", "media:update", "media:delete")
+_TRUE = true()
+
+
+def true_clause() -> Any:
+    """The condition of an unconditional rule (one object: callers may test it with ``is``)."""
+    return _TRUE
 
 
 async def require(ctx: Any, action: str) -> Any:
@@ -24,9 +30,4 @@ async def require(ctx: Any, action: str) -> Any:
     decision = await ctx.kernel.access.decide(ctx.principal, site_id, "*", action)
     if not decision.allowed:
         raise ApiError.forbidden(f"This needs the {action} permission", reason=action)
-    return true() if decision.row_filter is None else compile_condition(decision.row_filter)
-
-
-async def allowed(ctx: Any, action: str) -> bool:
-    decision = await ctx.kernel.access.decide(ctx.principal, ctx.require_site(), "*", action)
-    return bool(decision.allowed)
+    return _TRUE if decision.row_filter is None else compile_condition(decision.row_filter)

@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, importer, policy, routes, schemas, service, upkeep
+from plugins.files import fields, importer, policy, records, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -49,6 +49,11 @@ def register_migrations() -> str:
 def register_setting_keys(kernel: Any) -> list[Any]:
     """``upload_policy``: the site layer of the upload policy."""
     return [policy.setting_key()]
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [records.FILES_CACHE]
 
 
 @hookimpl

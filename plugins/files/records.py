@@ -7,10 +7,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from kernel import ApiError
+from kernel import ApiError, SiteCacheSpec
 from kernel.db.meta import iso
 from plugins.files import permissions
 from plugins.files.errors import not_found
+from plugins.files.permissions import true_clause
 from plugins.files.query import compile_filter, compile_sort
 from plugins.files.tables import file_tags, files
 
@@ -96,9 +97,25 @@ async def get(ctx: Any, file_id: str) -> dict[str, Any]:
         return record(await row_by_id(db, file_id, condition))
 
 
+FILES_CACHE = SiteCacheSpec(
+    "files", max_entries=20_000, ttl=5.0, invalidate_on=("files.create", "files.update", "files.delete"),
+    doc="File rows by id for /assets and /media reads of callers whose media:read has no condition.")
+
+
 async def readable(ctx: Any, *, file_id: str | None = None, key: str | None = None) -> Any:
-    """The row of a file the caller may read, by id or key (404 otherwise)."""
+    """The row of a file the caller may read, by id or key (404 otherwise). A caller whose
+    ``media:read`` carries no condition reads the row through the ``files`` site cache (the
+    hot path of ``/assets``); a condition always goes to the database with it."""
     condition = await permissions.require(ctx, "media:read")
+    if file_id is not None and condition is true_clause():
+        site_id = ctx.require_site()
+
+        async def load(stale: Any) -> Any:
+            async with ctx.reader() as db:
+                row = await row_by_id(db, file_id)
+            return dict(row)
+
+        return await ctx.kernel.site_caches[FILES_CACHE.name].get_or_load(site_id, file_id, load)
     async with ctx.reader() as db:
         if file_id is not None:
             return await row_by_id(db, file_id, condition)
