@@ -74,7 +74,7 @@ async def test_crud_list_query_and_events(svc_app, calls, site, record_events):
     assert update.fields == ["folder", "tags", "title"]
 
 
-async def test_cross_tenant(svc_app, calls, calls_b, site, site_b):
+async def test_cross_tenant(svc_app, calls, calls_b, site, site_b, make_member):
     a = await _upload(calls, "logo.jpg")
     preset = await calls.ok("post", "/transform-presets", status=201, json={"key": "thumb", "name": "T",
                                                                              "dsl": "width=8"})
@@ -98,6 +98,9 @@ async def test_cross_tenant(svc_app, calls, calls_b, site, site_b):
     reserved = await calls.ok("post", "/files/upload-url", status=201, json={"filename": "p.jpg",
                                                                             "contentType": "image/jpeg"})
     await calls_b.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]})
+    # Nor by another member of site A: only who reserved it.
+    other = await make_member(site, "admin")
+    await calls.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]}, headers=other.headers)
     if reserved["url"].startswith("http://testserver/"):  # svc's own signed URL (local storage)
         resp = await svc_app.client.put(reserved["url"], content=image("JPEG"),
                                         headers={"Content-Type": "image/jpeg", "X-Svc-Site": site_b})

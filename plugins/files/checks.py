@@ -187,13 +187,15 @@ def check_raster(path: Path, size: int, filetype: FileType) -> dict[str, Any]:
                          reason="embedded_payload", found=found.group(0)[:24].decode("latin-1"))
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # Above Pillow's warning size (89 MP) an image is still accepted; above twice it,
+            # Pillow raises DecompressionBombError and the upload is refused.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(path) as image:
                 if image.format != RASTER_FORMATS[filetype.mime]:
                     raise _mismatch(filetype, f": Pillow reads {image.format}")
                 width, height = image.size
                 image.verify()
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except Image.DecompressionBombError:
         raise refuse("IMAGE_TOO_LARGE", "The image has too many pixels (a decompression bomb?)") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, struct.error, EOFError):
         raise _mismatch(filetype, ": the image cannot be read") from None

@@ -88,7 +88,7 @@ async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str,
     expires_at = dt.datetime.fromtimestamp(expires, dt.UTC)
     async with ctx.unit_of_work() as uow:
         await uow.db.insert(uploads, {"id": token, "filename": filename, "type": filetype.mime,
-                                      "storage_key": storage_key, "created_by": ctx.principal.user_id,
+                                      "storage_key": storage_key, "created_by": _who(ctx),
                                       "expires_at": expires_at, "created_at": now_utc()})
     return {"url": url, "key": token, "expiresAt": iso(expires_at)}
 
@@ -104,9 +104,15 @@ def signed_site(kernel: Any, token: str, params: dict[str, Any]) -> str | None:
     return site_id if hmac.compare_digest(expected, signature) else None
 
 
-async def _pending(db: Any, token: str) -> Any:
+def _who(ctx: Any) -> str | None:
+    principal = ctx.principal
+    return principal.user_id or principal.api_key_id
+
+
+async def _pending(db: Any, token: str, owner: str | None = None) -> Any:
+    """A pending upload of the site; with ``owner``, only one that principal reserved."""
     row = await db.one(db.select(uploads).where(uploads.c.id == token))
-    if row is None or aware(row["expires_at"]) < now_utc():
+    if row is None or aware(row["expires_at"]) < now_utc() or (owner is not None and row["created_by"] != owner):
         raise not_found("pending upload")
     return row
 
@@ -137,8 +143,8 @@ async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool
         raise ApiError.validation("'key' is the key answered by POST /files/upload-url", path=["key"])
     meta = check_meta({k: v for k, v in body.items() if k != "key"}, allowed=META_KEYS)
     await guard.admit(ctx)
-    async with ctx.reader() as db:
-        row = await _pending(db, token)
+    async with ctx.reader() as db:  # only who reserved the upload registers it
+        row = await _pending(db, token, owner=_who(ctx))
     storage = ctx.kernel.storage
     effective = await policy.resolve(ctx)
     if not await storage.exists(row["storage_key"]):
