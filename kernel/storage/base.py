@@ -89,12 +89,17 @@ class Storage(abc.ABC):
     async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         """Store ``data`` under ``key``, replacing any object there, atomically."""
 
-    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
         """Store the contents of the local file ``path`` under ``key``, like ``put``. Backends
-        override it to stream (large uploads never sit whole in memory); this default reads it."""
+        override it to stream (large uploads never sit whole in memory); this default reads it.
+        ``move=True``: the caller gives the file up; it is gone afterwards (local storage renames
+        it into place when it can, instead of copying)."""
         validate_key(key)
         data = await asyncio.to_thread(Path(path).read_bytes)
         await self.put(key, data, content_type)
+        if move:
+            Path(path).unlink(missing_ok=True)
 
     @abc.abstractmethod
     async def get(self, key: str) -> bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -127,10 +128,40 @@ class LocalStorage(Storage):
         path = self._path(key)
         await asyncio.to_thread(self._put_sync, path, bytes(data))
 
-    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
-        """Store a copy of the local file ``path`` under ``key`` (copied in chunks, atomically)."""
+    def _move_sync(self, path: Path, source: Path) -> bool:
+        """Rename ``source`` into place after syncing it; False when it is on another file system."""
+        fd = os.open(source, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        for attempt in (1, 2):  # a concurrent delete may prune the parent between mkdir and replace
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, path)
+                return True
+            except FileNotFoundError:
+                if attempt == 2 or not source.exists():
+                    raise
+            except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+                raise StorageError(f"{path.relative_to(self.root)} conflicts with an existing object") from exc
+            except OSError as exc:
+                if exc.errno == errno.EXDEV:
+                    return False
+                raise
+        return False
+
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
+        """Store the local file ``path`` under ``key``, atomically: copied in chunks, or with
+        ``move=True`` synced and renamed into place (a copy when it is on another file system)."""
         target = self._path(key)
-        await asyncio.to_thread(self._put_sync, target, Path(path))
+        source = Path(path)
+        if move and await asyncio.to_thread(self._move_sync, target, source):
+            return
+        await asyncio.to_thread(self._put_sync, target, source)
+        if move:
+            source.unlink(missing_ok=True)
 
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""

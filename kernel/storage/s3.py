@@ -71,12 +71,16 @@ class S3Storage(Storage):
             kwargs["ContentType"] = content_type
         await self._call("put_object", **kwargs)
 
-    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
         """Store the local file ``path`` under ``key`` through boto3's managed transfer
-        (multipart above its threshold, read in parts, never whole in memory)."""
+        (multipart above its threshold, read in parts, never whole in memory); ``move=True``
+        deletes the local file afterwards."""
         extra = {"ContentType": content_type} if content_type else None
         await self._call("upload_file", Filename=os.fspath(path), Bucket=self.bucket, Key=self._full(key),
                          ExtraArgs=extra)
+        if move:
+            os.unlink(path)
 
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""

@@ -61,8 +61,8 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
 
     A new name creates a file (``created`` True). An existing name replaces that file's bytes,
     which needs ``media:update`` on it: checked before anything is written, so a caller
-    without it changes nothing (403). The bytes are copied from the staging file to a new
-    object.
+    without it changes nothing (403). The staging file becomes a new object (moved into
+    local storage, uploaded to S3).
     """
     site_id = ctx.require_site()
     meta = meta or {}
@@ -76,7 +76,7 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
                                          reason="media:update")
     file_id = existing["id"] if existing is not None else uuid7()
     key = object_key(site_id, file_id)
-    await ctx.kernel.storage.put_file(key, staged.path, filetype.mime)
+    await ctx.kernel.storage.put_file(key, staged.path, filetype.mime, move=True)
     now = now_utc()
     values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
               "height": info.get("height"), "storage_key": key, "updated_at": now}

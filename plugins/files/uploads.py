@@ -130,7 +130,7 @@ async def receive_signed(ctx: Any, token: str, content_type: str | None, length:
     staged = await stage(ctx.kernel, chunks, effective.max_bytes)
     try:
         await guard.inspect(staged, filetype)
-        await ctx.kernel.storage.put_file(row["storage_key"], staged.path, filetype.mime)
+        await ctx.kernel.storage.put_file(row["storage_key"], staged.path, filetype.mime, move=True)
     finally:
         staged.discard()
 

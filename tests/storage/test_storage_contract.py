@@ -55,6 +55,9 @@ async def test_put_file_stores_a_local_file(storage, tmp_path):
     assert source.read_bytes() == data  # the source is copied, not moved
     with pytest.raises(StorageError):
         await storage.put_file("../escape", source)
+    # move=True: the object holds the bytes and the local file is gone (renamed, or copied and removed).
+    await storage.put_file("site-1/files/moved.bin", source, move=True)
+    assert await storage.get("site-1/files/moved.bin") == data and not source.exists()
 
 
 async def test_put_replaces_an_existing_object(storage):
