@@ -61,7 +61,10 @@ try:
 except ImportError:  # svc-cms installed without its test extra (this module is a pytest11 plugin):
     # pytest in an unrelated project must still start. The async fixtures are declared as plain
     # ones and only a test that asks for them fails, telling to install svc-cms[test].
-    pytest_asyncio = types.SimpleNamespace(fixture=pytest.fixture)
+    def _plain_fixture(*args: Any, loop_scope: str | None = None, **kwargs: Any) -> Any:
+        return pytest.fixture(*args, **kwargs)
+
+    pytest_asyncio = types.SimpleNamespace(fixture=_plain_fixture)
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
@@ -278,10 +281,12 @@ def _truncate_all(url: str) -> None:
 class AppFactory:
     """Builds started apps for one test and stops them all at its end."""
 
-    def __init__(self, template: str, base_dir: Path, namespace: str) -> None:
+    def __init__(self, template: str, base_dir: Path, namespace: str, database_url: str | None = None) -> None:
         self.template = template
         self.base_dir = base_dir
         self.namespace = namespace
+        # PostgreSQL: the database its apps use (the run's, unless a shared app has its own).
+        self.database_url = svc_test_database_url() if database_url is None else database_url
         self.apps: list[TestApp] = []
         self._prepared: set[Path] = set()
 
@@ -294,8 +299,8 @@ class AppFactory:
             "SVC_JOBS_INPROCESS": "false",
             "SVC_REDIS_NAMESPACE": self.namespace,
         }
-        if svc_test_database_url():
-            env["SVC_DATABASE_URL"] = svc_test_database_url()
+        if self.database_url:
+            env["SVC_DATABASE_URL"] = self.database_url
         if svc_test_redis_url():
             env["SVC_REDIS_URL"] = svc_test_redis_url()
         env.update(overrides.pop("env", {}) or {})
@@ -341,6 +346,67 @@ async def make_app(svc_template_db: str, tmp_path: Path) -> AsyncIterator[AppFac
     factory = AppFactory(svc_template_db, tmp_path, f"svctest:{uuid.uuid4().hex[:12]}")
     try:
         yield factory
+    finally:
+        await factory.close()
+
+
+@dataclass
+class SharedSite:
+    """One started app with a site, shared by the tests of a module (the ``shared_site`` fixture)."""
+
+    app: TestApp
+    site: str
+    admin_headers: dict[str, str]
+    site_headers: dict[str, str]
+    calls: Calls
+
+    async def member(self, rules: list[dict[str, Any]] | None = None, role: str | None = "subscriber") -> Calls:
+        """Calls as a new member of the site with ``role`` and, if given, a policy of its own
+        holding ``rules`` (permission bodies)."""
+        made = await new_member(self.app, self.site, role)
+        if rules is not None:
+            await self.calls.grant(rules, {"userId": made.id})
+            self.app.kernel.access.invalidate(self.site)
+        return Calls(self.app.client, made.headers)
+
+
+@pytest.fixture(scope="session")
+def svc_shared_db(svc_template_db: str) -> str:
+    """The database of the module-shared apps: on SQLite the template (each gets a copy); on
+    PostgreSQL a database of its own (``<name>_shared``, migrated once), because every
+    function-scoped app truncates the run's database while a module's shared app still lives."""
+    url = svc_test_database_url()
+    if not url:
+        return svc_template_db
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    name = f"{parsed.database}_shared"
+    _recreate_database(url, name)
+    shared = parsed.set(database=name).render_as_string(hide_password=False)
+    upgrade(shared, _all_migration_paths())
+    _MIGRATED_INDEXES[shared] = _index_names(shared)
+    return shared
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db: str, svc_template_db: str,
+                      tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedSite]:
+    """One app, instance admin and site for every test of a module that asks for it: for the
+    many cases of a check that changes nothing (bad bodies, hostile query strings, refused
+    ids), which would otherwise start an app each. A test using it runs on the module's event
+    loop (this plugin marks it so) and must use no function-scoped async fixture; a module
+    seeds what its cases read with a module-scoped fixture on ``shared_site``. Its writes are
+    seen by the module's next tests: a test that changes state uses ``make_app``/``calls``."""
+    url = svc_test_database_url() and svc_shared_db
+    factory = AppFactory(svc_template_db, tmp_path_factory.mktemp("shared"),
+                         f"svctest:{uuid.uuid4().hex[:12]}", database_url=url)
+    try:
+        app = await factory()
+        admin = {"Authorization": f"Bearer {await app.login()}"}
+        site_id = await app.create_site(admin)
+        headers = {**admin, "X-Svc-Site": site_id}
+        yield SharedSite(app, site_id, admin, headers, Calls(app.client, headers))
     finally:
         await factory.close()
 
@@ -443,12 +509,13 @@ class Calls:
         return error
 
     async def collection(self, name: str, fields: dict[str, Any] | None = None, **body: Any) -> dict[str, Any]:
-        """Create a collection, then its ``fields`` (``name: type`` or ``name: {type, ...}``)."""
-        created = await self.ok("post", "/collections", status=201, json={"name": name, **body})
-        for field, spec in (fields or {}).items():
-            spec = {"type": spec} if isinstance(spec, str) else spec
-            await self.ok("post", f"/fields/{name}", status=201, json={"field": field, **spec})
-        return created
+        """Create a collection with its ``fields`` (``name: type`` or ``name: {type, ...}``), in one
+        request (the body's inline ``fields``, as Directus clients send them)."""
+        inline = [{"field": field, **({"type": spec} if isinstance(spec, str) else spec)}
+                  for field, spec in (fields or {}).items()]
+        if inline:
+            body = {**body, "fields": inline}
+        return await self.ok("post", "/collections", status=201, json={"name": name, **body})
 
     async def grant(self, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
         """A new policy holding ``rules`` (permission bodies), attached to ``attach`` (``{"roleId"}``,
@@ -518,31 +585,38 @@ class Member:
 @pytest.fixture
 def make_member(svc_app: TestApp) -> Callable[..., Awaitable[Member]]:
     """``await make_member(site, role="subscriber", *, email=None, password=..., login=True)``: a new
-    user, member of ``site`` with ``role`` (a built-in key or a role id), logged in to that site.
+    user, member of ``site`` with ``role`` (a built-in key or a role id), logged in to that site
+    (``new_member`` on the test's app)."""
+    async def make(site: str | list[str] | None, role: str | None = "subscriber", **options: Any) -> Member:
+        return await new_member(svc_app, site, role, **options)
+
+    return make
+
+
+async def new_member(test_app: TestApp, site: str | list[str] | None, role: str | None = "subscriber", *,
+                     email: str | None = None, password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
+    """A new user of ``test_app``, member of ``site`` with ``role`` (a built-in key or a role id),
+    logged in to that site.
 
     ``site`` may be a list of sites (logged in to the first) or None (no membership, logged in
     without a site); ``role=None`` makes no membership either. ``login=False`` opens no session.
     The user and its memberships are written to the database, not made through ``/users``, so
     they leave no audit record and no event.
     """
-    async def make(site: str | list[str] | None, role: str | None = "subscriber", *, email: str | None = None,
-                   password: str = MEMBER_PASSWORD, login: bool = True) -> Member:
-        kernel = svc_app.kernel
-        sites = [] if site is None else [site] if isinstance(site, str) else list(site)
-        email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
-        # Through a hook (accounts implements it): the kernel, this harness included, imports no plugin.
-        roles = {one: role for one in sites} if role is not None else {}
-        async with kernel.db.begin() as conn:
-            user_id = await call_first(kernel.pm.hook.provision_user, kernel=kernel, conn=conn, email=email,
-                                       password=password, roles=roles)
-            assert user_id, "no plugin implements provision_user (the accounts plugin does)"
-        for one in sites:  # memberships written behind the API's back must drop cached decisions
-            kernel.access.invalidate(one)
-        first = sites[0] if sites else None
-        token = await svc_app.login(email, password, site=first) if login else None
-        return Member(user_id, email, password, first, token)
-
-    return make
+    kernel = test_app.kernel
+    sites = [] if site is None else [site] if isinstance(site, str) else list(site)
+    email = email or f"u-{uuid.uuid4().hex[:12]}@example.com"
+    # Through a hook (accounts implements it): the kernel, this harness included, imports no plugin.
+    roles = {one: role for one in sites} if role is not None else {}
+    async with kernel.db.begin() as conn:
+        user_id = await call_first(kernel.pm.hook.provision_user, kernel=kernel, conn=conn, email=email,
+                                   password=password, roles=roles)
+        assert user_id, "no plugin implements provision_user (the accounts plugin does)"
+    for one in sites:  # memberships written behind the API's back must drop cached decisions
+        kernel.access.invalidate(one)
+    first = sites[0] if sites else None
+    token = await test_app.login(email, password, site=first) if login else None
+    return Member(user_id, email, password, first, token)
 
 
 class Recorder:
@@ -586,6 +660,8 @@ def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
 SERVICES_MARKER = "svc_services"
 # The fixtures through which a test reaches the database, cache or queue the run was pointed at.
 SERVICE_FIXTURES = frozenset({"svc_template_db", "redis_url"})
+# Tests on a module-scoped app run on the module's event loop, where that app lives.
+MODULE_LOOP_FIXTURES = frozenset({"shared_site"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -607,6 +683,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODULE_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.asyncio(loop_scope="module"), append=False)
     if not config.getoption("--svc-services-only"):
         return
     keep, drop = [], []

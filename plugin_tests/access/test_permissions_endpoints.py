@@ -79,6 +79,7 @@ async def test_check_user_must_be_a_member(calls, site_b, make_member):
     ({"collection": "a", "action": "read", "userId": "x" * 40}, ["userId"]),
     ({"collection": "a", "action": "read", "fields": ["x"]}, ["fields"]),
 ])
-async def test_check_validation(calls, body, path):
+async def test_check_validation(shared_site, body, path):
+    calls = shared_site.calls
     await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", path, json=body)
     await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", content=b"[]")

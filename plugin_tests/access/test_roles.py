@@ -72,8 +72,8 @@ async def test_unique_name_is_a_conflict(calls):
     ({"name": "ok", "systemKey": "admin"}, ["systemKey"]),
     ({"name": "ok", "id": "mine"}, ["id"]),
 ])
-async def test_create_validation(calls, body, path):
-    await calls.err("post", "/roles", 400, "VALIDATION_FAILED", path, json=body)
+async def test_create_validation(shared_site, body, path):
+    await shared_site.calls.err("post", "/roles", 400, "VALIDATION_FAILED", path, json=body)
 
 
 async def test_bad_bodies(calls):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 from access_helpers import audit_actions
 
 MISSING = "0190a0a0-0000-7000-8000-000000000000"
@@ -11,6 +12,12 @@ MISSING = "0190a0a0-0000-7000-8000-000000000000"
 @pytest.fixture
 async def policy(calls):
     return await calls.ok("post", "/policies", 201, json={"name": "Rules"})
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_policy(shared_site):
+    """A policy on the module's shared site, and its admin's calls."""
+    return shared_site.calls, await shared_site.calls.ok("post", "/policies", 201, json={"name": "Rules"})
 
 
 async def test_crud(calls, svc_app, site, policy):
@@ -69,7 +76,8 @@ async def test_rules_belong_to_their_policy(calls, policy):
     ({"collection": "a", "action": "read", "conditions": {"_eq": 1}}, ["conditions", "_eq"]),
     ({"collection": "a", "action": "read", "permissions": {}}, ["permissions"]),
 ])
-async def test_create_validation(calls, policy, body, path):
+async def test_create_validation(shared_policy, body, path):
+    calls, policy = shared_policy
     await calls.err("post", f"/policies/{policy['id']}/permissions", 400, "VALIDATION_FAILED", path, json=body)
 
 

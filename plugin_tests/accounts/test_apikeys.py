@@ -145,7 +145,8 @@ async def test_role_of_another_site_is_refused(svc_app, client, site_headers, si
     ({"name": "k", "key": "svk_chosen"}, "key"),
     ({"name": "k", "siteId": "other"}, "siteId"),
 ])
-async def test_bad_input_is_validation_failed(client, site_headers, body, path):
+async def test_bad_input_is_validation_failed(shared_site, body, path):
+    client, site_headers = shared_site.app.client, shared_site.site_headers
     resp = await client.post(f"{API}/api-keys", json=body, headers=site_headers)
     assert resp.status_code == 400, resp.text
     assert resp.json()["errors"][0]["code"] == "VALIDATION_FAILED" and resp.json()["errors"][0]["path"] == [path]

@@ -85,7 +85,8 @@ async def test_role_mapping_by_role_id_and_system_key(svc_app, client, site, sit
     ({"enabled": 1}, ["enabled"]),
     ({"unknown": 1}, ["unknown"]),
 ])
-async def test_bad_config_is_422_with_path(client, site_headers, overrides, path):
+async def test_bad_config_is_422_with_path(shared_site, overrides, path):
+    client, site_headers = shared_site.app.client, shared_site.site_headers
     body = issuer_body(JWKS)
     for key, value in overrides.items():
         if value is DROP:

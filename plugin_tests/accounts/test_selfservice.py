@@ -268,7 +268,8 @@ async def test_auth_rate_limit_applies(make_app, mailbox):
     ("accept-invite", {"token": "x" * 40, "password": "long-enough-1"}),
     ("accept-invite", {"token": "", "password": "long-enough-1"}),
 ])
-async def test_bad_input_is_validation_failed(client, site, path, body):
+async def test_bad_input_is_validation_failed(shared_site, path, body):
+    client, site = shared_site.app.client, shared_site.site
     resp = await client.post(f"{API}/auth/{path}", json=body, headers=site_h(site))
     assert resp.status_code == 400, resp.text
     assert resp.json()["errors"][0]["code"] == "VALIDATION_FAILED"

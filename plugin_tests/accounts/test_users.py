@@ -120,7 +120,8 @@ async def test_list_bad_query_is_validation_failed(client, site_headers, query):
     ({"email": "x@example.com", "roleId": "\x00"}, "roleId"),
     ({}, "email"),
 ])
-async def test_create_bad_input_is_validation_failed(client, site_headers, body, path):
+async def test_create_bad_input_is_validation_failed(shared_site, body, path):
+    client, site_headers = shared_site.app.client, shared_site.site_headers
     resp = await client.post(f"{API}/users", json=body, headers=site_headers)
     assert resp.status_code == 400, resp.text
     error = resp.json()["errors"][0]

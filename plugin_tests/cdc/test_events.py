@@ -93,8 +93,8 @@ async def test_filters_by_collection_and_operation(calls):
     ({"operations": "create,upsert"}, "operations"), ({"operations": "create,"}, "operations"),
     ({"collections": "a,,b"}, "collections"), ({"collections": "bad name"}, "collections"),
 ])
-async def test_bad_parameters(calls, params, path):
-    await calls.err("get", EVENTS, 400, "VALIDATION_FAILED", [path], params=params)
+async def test_bad_parameters(shared_site, params, path):
+    await shared_site.calls.err("get", EVENTS, 400, "VALIDATION_FAILED", [path], params=params)
 
 
 async def test_limit_bounds(calls):

@@ -79,7 +79,8 @@ async def test_lag_counts_the_events_the_filters_keep(calls):
     ({"name": "n", "kind": "pull", "status": "paused"}, "status"),
     ({"name": "n", "kind": "pull", "extra": 1}, "extra"),
 ])
-async def test_bad_bodies(calls, body, path):
+async def test_bad_bodies(shared_site, body, path):
+    calls = shared_site.calls
     await calls.err("post", SUBS, 400, "VALIDATION_FAILED", [path], json=body)
     assert await calls.ok("get", SUBS) == []
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from items_query_seed import blog
 
 from kernel.testing import Calls
@@ -44,6 +45,13 @@ async def posts(calls: Calls) -> Calls:
     """The blog of ``items_query_seed`` (posts, people, remarks), made through the API."""
     await blog(calls)
     return calls
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_posts(shared_site: Any) -> Calls:
+    """The same blog, made once per module on its shared app: for tests that only read it."""
+    await blog(shared_site.calls)
+    return shared_site.calls
 
 
 @pytest.fixture

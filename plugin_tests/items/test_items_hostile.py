@@ -5,15 +5,25 @@ from __future__ import annotations
 import json
 
 import pytest
+import pytest_asyncio
 
 from kernel.testing import Calls
 
 
-@pytest.fixture
-async def junk(calls: Calls) -> Calls:
+async def make_junk(calls: Calls) -> Calls:
     await calls.collection("junk", {"s": "string", "t": "text", "j": "json", "n": "integer", "c": "csv"})
     await calls.create("junk", {"id": "one", "s": "x"})
     return calls
+
+
+@pytest.fixture
+async def junk(calls: Calls) -> Calls:
+    return await make_junk(calls)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_junk(shared_site) -> Calls:
+    return await make_junk(shared_site.calls)
 
 
 BAD_BODIES = [
@@ -34,7 +44,8 @@ BAD_BODIES = [
 
 
 @pytest.mark.parametrize("body", BAD_BODIES, ids=range(len(BAD_BODIES)))
-async def test_bad_values_are_400(junk: Calls, body):
+async def test_bad_values_are_400(shared_junk: Calls, body):
+    junk = shared_junk
     resp = await junk.call("post", "/items/junk", json=body)
     assert resp.status_code == 400, resp.text
     resp = await junk.call("patch", "/items/junk/one", json=body)

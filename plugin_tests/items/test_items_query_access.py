@@ -5,11 +5,19 @@ aggregates and nested reads; nested items are masked by their own collection's p
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 from items_query_seed import blog, ids
 
-from kernel.testing import Calls
+from kernel.testing import Calls, SharedSite
 
 POSTS_FIELDS = ["title", "views", "author", "category", "comments"]  # an o2m alias is listed like a field
+
+
+READER_RULES = [
+    {"collection": "posts", "action": "read", "fields": POSTS_FIELDS},
+    {"collection": "authors", "action": "read", "fields": ["name", "rank"], "conditions": {"rank": {"_lt": 2}}},
+    {"collection": "remarks", "action": "read", "fields": ["*"], "conditions": {"score": {"_gt": 1}}},
+]
 
 
 @pytest.fixture
@@ -17,12 +25,14 @@ async def reader(calls: Calls, member) -> Calls:
     """A member who reads posts (no meta/tags), authors (no email; ranks below 3) and remarks
     (score above 1)."""
     await blog(calls)
-    user, _ = await member([
-        {"collection": "posts", "action": "read", "fields": POSTS_FIELDS},
-        {"collection": "authors", "action": "read", "fields": ["name", "rank"], "conditions": {"rank": {"_lt": 2}}},
-        {"collection": "remarks", "action": "read", "fields": ["*"], "conditions": {"score": {"_gt": 1}}},
-    ])
+    user, _ = await member(READER_RULES)
     return user
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_reader(shared_posts: Calls, shared_site: SharedSite) -> Calls:
+    """The same reader, of the module's shared blog."""
+    return await shared_site.member(READER_RULES)
 
 
 HIDDEN = [
@@ -46,7 +56,8 @@ HIDDEN = [
 
 
 @pytest.mark.parametrize(("params", "field"), HIDDEN, ids=range(len(HIDDEN)))
-async def test_hidden_fields_are_403_everywhere(reader: Calls, params, field):
+async def test_hidden_fields_are_403_everywhere(shared_reader: Calls, params, field):
+    reader = shared_reader
     if field is None:  # remarks are readable with every field: allowed
         await reader.ok("get", "/items/posts", params=params)
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from kernel.testing import Calls
 
@@ -100,12 +101,18 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("q", HOSTILE)
-async def test_query_syntax_is_literal_never_a_500(calls: Calls, q: str):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def searchable(shared_site: Any) -> Calls:
+    calls = shared_site.calls
     await calls.collection("posts", {"title": "string", "body": "text"})
     await calls.create("posts", [{"id": "p1", "title": "Pho in Hanoi", "body": "zebra"},
                                  {"id": "p2", "title": "near and or not"}])
-    resp = await calls.call("get", "/search", params={"q": q})
+    return calls
+
+
+@pytest.mark.parametrize("q", HOSTILE)
+async def test_query_syntax_is_literal_never_a_500(searchable: Calls, q: str):
+    resp = await searchable.call("get", "/search", params={"q": q})
     # Every query is a literal search (200) except those past the 200-character bound on ``q``.
     assert resp.status_code == (400 if len(q) > 200 else 200), resp.text
     if resp.status_code == 200:

@@ -117,7 +117,8 @@ def _compressed() -> str:
                                                           "x": 1}}, ["keys"]),
     ({"endpoint": "https://push.example.net/x", "keys": "K", "userId": "someone"}, ["userId"]),
 ])
-async def test_subscription_bodies_are_checked(calls, body, path):
+async def test_subscription_bodies_are_checked(shared_site, body, path):
+    calls = shared_site.calls
     keys = body.get("keys")
     if keys == "K":
         body = {**body, "keys": Browser().keys}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
 FIELD = {"field": "title", "type": "string"}
 M2O = {"type": "m2o", "collection": "posts", "field": "owner", "relatedCollection": "people"}
@@ -41,10 +42,18 @@ BAD_BUNDLES = [
 ]
 
 
-@pytest.mark.parametrize(("bundle", "path"), BAD_BUNDLES)
-async def test_bad_bundles_point_at_the_offending_part(calls, bundle, path):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def people_and_posts(shared_site):
+    """The module's shared site with ``people`` and ``posts`` (an ``owner`` uuid field)."""
+    calls = shared_site.calls
     await calls.collection("people")
     await calls.ok("put", "/collections/posts/schema", json={"fields": [{"field": "owner", "type": "uuid"}]})
+    return calls
+
+
+@pytest.mark.parametrize(("bundle", "path"), BAD_BUNDLES)
+async def test_bad_bundles_point_at_the_offending_part(people_and_posts, bundle, path):
+    calls = people_and_posts
     before = await calls.ok("get", "/collections/posts/schema")
     body = {"fields": [{"field": "owner", "type": "uuid"}], **bundle}
     for method, route in (("put", "/collections/posts/schema"), ("post", "/collections/diff")):

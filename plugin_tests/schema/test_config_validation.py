@@ -18,7 +18,8 @@ async def _dry(calls, manifest, mode="merge"):
 
 
 @pytest.mark.parametrize("version", ["svc.config@v2", None, 1, "", ["svc.config@v1"]])
-async def test_unsupported_version(calls, version):
+async def test_unsupported_version(shared_site, version):
+    calls = shared_site.calls
     manifest = {"collections": [{"name": "posts"}], "anything": "else"}
     if version is not None:
         manifest["version"] = version
@@ -152,7 +153,8 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize(("manifest", "path"), MALFORMED)
-async def test_malformed_manifests_are_400_with_a_path(calls, manifest, path):
+async def test_malformed_manifests_are_400_with_a_path(shared_site, manifest, path):
+    calls = shared_site.calls
     for query in ("?dryRun=true", ""):
         error = await calls.err("post", IMPORT + query, 400, "VALIDATION_FAILED", path, json=manifest)
         assert error["message"]
@@ -176,8 +178,8 @@ async def test_bad_query_parameters(calls, query):
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"null", b'"text"', b"\xff\xfe", b"", b"{\"version\": "])
-async def test_malformed_bodies(calls, raw):
-    resp = await calls.call("post", IMPORT, content=raw, headers={"Content-Type": "application/json"})
+async def test_malformed_bodies(shared_site, raw):
+    resp = await shared_site.calls.call("post", IMPORT, content=raw, headers={"Content-Type": "application/json"})
     assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == ["body"]
 
 

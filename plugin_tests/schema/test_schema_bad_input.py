@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import pytest_asyncio
 
 ODD_NAMES = ["a%2Fb", "..%2F..", "a'%20OR%201=1--", "%22%3B", "%00", "x" * 500, "%E2%80%AE", "a.b", "%25", "_"]
 BODIES = [b"not json", b"[1, 2]", b"null", b'"text"', b"{\"name\": ", b"\xff\xfe", b"{}", b"1e999"]
@@ -72,10 +73,10 @@ async def test_oversized_bodies_are_413(make_app):
     {"name": "a", "note": "x" * 100_000}, {"name": "a", "displayName": ["x"]}, {"name": {"a": 1}},
     {"name": "a", "meta": {"color": "\u0000"}}, {"name": "a", "meta": {"display_template": "x" * 5000}},
 ])
-async def test_hostile_collection_bodies(calls, body):
-    error = await calls.err("post", "/collections", 400, "VALIDATION_FAILED", json=body)
+async def test_hostile_collection_bodies(shared_c, body):
+    error = await shared_c.err("post", "/collections", 400, "VALIDATION_FAILED", json=body)
     assert error["path"]
-    assert await calls.ok("get", "/collections") == []
+    assert [c["name"] for c in await shared_c.ok("get", "/collections")] == ["c"]
 
 
 @pytest.mark.parametrize("body", [
@@ -90,10 +91,16 @@ async def test_hostile_collection_bodies(calls, body):
             {"type": "GeometryCollection", "geometries": [{"type": "GeometryCollection", "geometries": []}]}]}]}]}}},
     {"field": ["f"], "type": "string"}, {"field": "f", "type": {"a": 1}},
 ])
-async def test_hostile_field_bodies(calls, body):
-    await calls.collection("a")
-    error = await calls.err("post", "/fields/a", 400, "VALIDATION_FAILED", json=body)
+async def test_hostile_field_bodies(shared_c, body):
+    error = await shared_c.err("post", "/fields/c", 400, "VALIDATION_FAILED", json=body)
     assert error["path"]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_a(shared_site):
+    """Collection ``a`` with a uuid field ``f`` and a json field ``j``, on the module's shared site."""
+    await shared_site.calls.collection("a", {"f": "uuid", "j": "json"})
+    return shared_site.calls
 
 
 @pytest.mark.parametrize("body", [
@@ -104,9 +111,6 @@ async def test_hostile_field_bodies(calls, body):
     {"type": "m2a", "collection": "a", "field": "j", "relatedCollections": ["a"] * 51},
     {"type": "m2o", "collection": "a", "field": "f", "relatedCollection": "a", "onDelete": ["cascade"]},
 ])
-async def test_hostile_relation_bodies(calls, body):
-    await calls.collection("a")
-    await calls.field("a", "f", "uuid")
-    await calls.field("a", "j", "json")
-    error = await calls.err("post", "/relations", 400, "VALIDATION_FAILED", json=body)
+async def test_hostile_relation_bodies(shared_a, body):
+    error = await shared_a.err("post", "/relations", 400, "VALIDATION_FAILED", json=body)
     assert error["path"]

@@ -101,8 +101,8 @@ async def test_rename_and_inline_fields_are_refused_on_update(calls):
     {"name": "articles", "meta": {"translations": "x" * 5000}}, {"name": "articles", "schema": 5},
     {"name": "articles", "extra": 1}, {"name": "articles", "fields": {"a": 1}},
 ])
-async def test_bad_meta(calls, body):
-    error = await calls.err("post", "/collections", 400, "VALIDATION_FAILED", json=body)
+async def test_bad_meta(shared_site, body):
+    error = await shared_site.calls.err("post", "/collections", 400, "VALIDATION_FAILED", json=body)
     assert error["path"]
 
 
@@ -111,9 +111,9 @@ async def test_bad_meta(calls, body):
     "users", "fields", "graphql", "svc_things", "directus_users", "SVC_x", "Query", "string", "posts_by_id", 5,
     None, ["a"],
 ])
-async def test_bad_names(calls, name):
+async def test_bad_names(shared_site, name):
     body = {"name": name} if name is not None else {}
-    await calls.err("post", "/collections", 400, "VALIDATION_FAILED", ["name"], json=body)
+    await shared_site.calls.err("post", "/collections", 400, "VALIDATION_FAILED", ["name"], json=body)
 
 
 async def test_collection_key_names_the_path_of_its_error(calls):

@@ -59,9 +59,8 @@ async def test_unknown_type(calls):
 @pytest.mark.parametrize("name", ["id", "ID", "status", "sort", "createdAt", "updatedat", "userCreated",
                                   "userUpdated", "deletedAt", "_data", "__typename", "1a", "a-b", "a b",
                                   "x" * 65, "", "é", "a;drop table", 5, None])
-async def test_bad_field_names(calls, name):
-    await calls.collection("c")
-    await calls.err("post", "/fields/c", 400, "VALIDATION_FAILED", ["field"], json={"field": name, "type": "string"})
+async def test_bad_field_names(shared_c, name):
+    await shared_c.err("post", "/fields/c", 400, "VALIDATION_FAILED", ["field"], json={"field": name, "type": "string"})
 
 
 @pytest.mark.parametrize(("type_", "options", "path"), [
@@ -92,9 +91,8 @@ async def test_bad_field_names(calls, name):
     ("string", {"huge": "x" * 20_000}, ["options"]),
     ("string", "nope", ["options"]),
 ])
-async def test_bad_options(calls, type_, options, path):
-    await calls.collection("c")
-    await calls.err("post", "/fields/c", 400, "VALIDATION_FAILED", path,
+async def test_bad_options(shared_c, type_, options, path):
+    await shared_c.err("post", "/fields/c", 400, "VALIDATION_FAILED", path,
                     json={"field": "f", "type": type_, "options": options})
 
 
@@ -104,9 +102,8 @@ async def test_bad_options(calls, type_, options, path):
     ({"collection": "other"}, ["collection"]), ({"meta": {"interface": 1}}, ["meta", "interface"]),
     ({"meta": {"nope": 1}}, ["meta", "nope"]), ({"schema": []}, ["schema"]),
 ])
-async def test_bad_field_keys(calls, body, path):
-    await calls.collection("c")
-    await calls.err("post", "/fields/c", 400, "VALIDATION_FAILED", path, json={"field": "f", "type": "string", **body})
+async def test_bad_field_keys(shared_c, body, path):
+    await shared_c.err("post", "/fields/c", 400, "VALIDATION_FAILED", path, json={"field": "f", "type": "string", **body})
 
 
 async def test_directus_shaped_field(calls):

@@ -5,12 +5,12 @@ uses for onDelete."""
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
 from plugins.schema import api
 
 
-@pytest.fixture
-async def blog(calls):
+async def make_blog(calls):
     """authors, articles (author: uuid, tags: json, blocks: json), tags, images."""
     for name in ("authors", "articles", "tags", "images"):
         await calls.collection(name)
@@ -20,6 +20,11 @@ async def blog(calls):
     await calls.field("articles", "editor", "string", required=True)
     await calls.field("images", "article", "integer")
     return calls
+
+
+@pytest.fixture
+async def blog(calls):
+    return await make_blog(calls)
 
 
 async def test_m2o_with_reverse_alias(blog, svc_app, site):
@@ -63,6 +68,11 @@ async def test_required_holder_defaults_to_restrict_and_refuses_set_null(blog):
         "onDelete": "set null"})
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_blog(shared_site):
+    return await make_blog(shared_site.calls)
+
+
 @pytest.mark.parametrize(("body", "status", "path"), [
     ({"type": "x2y"}, 400, ["type"]),
     ({"type": "m2o", "collection": "nothing", "field": "author", "relatedCollection": "authors"}, 400, ["collection"]),
@@ -99,8 +109,8 @@ async def test_required_holder_defaults_to_restrict_and_refuses_set_null(blog):
     ({"type": "m2o", "collection": "articles", "field": "author", "relatedCollection": "authors", "x": 1}, 400,
      ["x"]),
 ])
-async def test_invalid_relations(blog, body, status, path):
-    await blog.err("post", "/relations", status, path_is=path, json=body)
+async def test_invalid_relations(shared_blog, body, status, path):
+    await shared_blog.err("post", "/relations", status, path_is=path, json=body)
 
 
 async def test_one_relation_per_holder_and_alias_clashes(blog):

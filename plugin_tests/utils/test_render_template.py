@@ -68,7 +68,8 @@ async def test_site_header_is_optional(client, site_headers):
     "{{ self }}",
     "{{ title",
 ])
-async def test_code_is_refused(client, admin_headers, template):
+async def test_code_is_refused(shared_site, template):
+    client, admin_headers = shared_site.app.client, shared_site.admin_headers
     resp = await render(client, admin_headers, template)
     assert resp.status_code == 400, resp.text
     error = resp.json()["errors"][0]
@@ -95,7 +96,8 @@ async def test_a_join_cannot_multiply_the_data(client, admin_headers):
     ({"template": "x", "data": {}, "escape": "no"}, ["escape"]),
     ({"template": "x", "data": {}, "extra": 1}, ["extra"]),
 ])
-async def test_bad_bodies(client, admin_headers, body, path):
+async def test_bad_bodies(shared_site, body, path):
+    client, admin_headers = shared_site.app.client, shared_site.admin_headers
     resp = await client.post(RENDER, json=body, headers=admin_headers)
     assert resp.status_code == 400
     assert resp.json()["errors"][0]["path"] == path

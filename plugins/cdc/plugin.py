@@ -56,6 +56,11 @@ def register_event_consumers(kernel: Any) -> list[Any]:
 
 
 @hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [webhooks.MEMBERS_CACHE]
+
+
+@hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.periodic("cdc.upkeep", upkeep.run, every_seconds=3600, owner="cdc")
 

@@ -36,6 +36,9 @@ MAX_PER_SITE = 50
 KINDS = ("pull", "webhook")
 STATUSES = ("active", "paused", "dead", "stale")
 SECRET_PURPOSE = "cdc.webhook.secret"
+# The action event after a change of a site's subscriptions: it drops the site's entry of the
+# ``cdc_webhooks`` cache (the dispatcher's member listing) on every process.
+CHANGED = "cdc.subscriptions.changed"
 MIN_SECRET, MAX_SECRET = 16, 512
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:@/-]{0,99}$")
 BODY_KEYS = {"name", "kind", "url", "secret", "collections", "operations", "status"}
@@ -176,6 +179,7 @@ async def mark_stale(kernel: Any, site_id: str, rows: list[Any]) -> list[Any]:
                     subscriptions.c.id == row["id"], subscriptions.c.status.in_(("active", "paused")))
                     .values(status="stale", status_reason=reason, updated_at=now_utc()))
                 row = await _row(uow.db, row["id"])
+                uow.action(CHANGED, {"siteId": site_id})
         out.append(row)
     return out
 
@@ -213,6 +217,7 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
             subscription_id = await insert(kernel, uow, values)
         except IntegrityError as exc:
             raise ApiError.conflict(f"A subscription named '{values['name']}' already exists in this site") from exc
+        uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="cdc.subscription.create", site_id=site_id, principal=ctx.principal,
                            target_type="cdc_subscription", target_id=subscription_id,
                            details={"name": values["name"], "kind": values["kind"]}, request_id=ctx.request_id)
@@ -281,6 +286,7 @@ async def update(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[s
                                  .values(**values, updated_at=now_utc()))
             except IntegrityError as exc:
                 raise ApiError.conflict(f"A subscription named '{values.get('name')}' already exists") from exc
+            uow.action(CHANGED, {"siteId": site_id})
             changed = sorted(k for k in values if k != "status_reason")
             await audit.record(uow.conn, action="cdc.subscription.update", site_id=site_id, principal=ctx.principal,
                                target_type="cdc_subscription", target_id=subscription_id,
@@ -299,6 +305,7 @@ async def delete(ctx: Any, subscription_id: str) -> None:
         await uow.db.execute(uow.db.delete(deliveries).where(deliveries.c.subscription_id == subscription_id))
         await uow.db.execute(uow.db.delete(subscriptions).where(subscriptions.c.id == subscription_id))
         await kernel.events.remove_checkpoint(uow.conn, site_id, checkpoint_name(subscription_id))
+        uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="cdc.subscription.delete", site_id=site_id, principal=ctx.principal,
                            target_type="cdc_subscription", target_id=subscription_id,
                            details={"name": row["name"], "kind": row["kind"]}, request_id=ctx.request_id)
@@ -378,6 +385,7 @@ async def replay(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[s
         else:
             await kernel.events.set_checkpoint(uow.conn, site_id, checkpoint_name(subscription_id), cursor)
         await db.execute(db.update(subscriptions).where(subscriptions.c.id == subscription_id).values(**values))
+        uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="cdc.subscription.replay", site_id=site_id, principal=ctx.principal,
                            target_type="cdc_subscription", target_id=subscription_id,
                            details={"cursor": str(cursor), "from": row["status"]}, request_id=ctx.request_id)

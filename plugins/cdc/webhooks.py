@@ -37,6 +37,7 @@ import httpx
 import orjson
 from sqlalchemy import insert, select, update
 
+from kernel import EventContext, SiteCacheSpec
 from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.ids import uuid7
@@ -98,8 +99,19 @@ async def close_client(kernel: Any) -> None:
         await found.aclose()
 
 
+# The active webhooks of each site, as the dispatcher lists them on every wake-up (a commit in
+# the site): cached, so a write costs no query here; a subscription change drops the entry on
+# every process (``subs.CHANGED``), and the TTL bounds staleness without Redis.
+MEMBERS_CACHE = SiteCacheSpec("cdc_webhooks", max_entries=10_000, ttl=5.0, invalidate_on=(subs.CHANGED,),
+                              doc="Active webhook subscriptions per site (the change feed's dispatch).")
+
+
 async def members(kernel: Any, site_id: str) -> list[GroupMember]:
     """The site's active webhook subscriptions (marking stale the ones retention overtook)."""
+    return await kernel.site_caches[MEMBERS_CACHE.name].get_or_load(site_id, None, lambda _: _load(kernel, site_id))
+
+
+async def _load(kernel: Any, site_id: str) -> list[GroupMember]:
     async with kernel.db.connect() as conn:
         rows = list((await conn.execute(select(subscriptions).where(
             subscriptions.c.site_id == site_id, subscriptions.c.kind == "webhook",
@@ -120,6 +132,7 @@ async def _set_status(kernel: Any, site_id: str, subscription_id: str, status: s
             subscriptions.c.site_id == site_id, subscriptions.c.id == subscription_id,
             subscriptions.c.status == "active").values(status=status, status_reason=reason[:300],
                                                        updated_at=now_utc()))
+    await kernel.bus.action(subs.CHANGED, {"siteId": site_id}, EventContext(site_id=site_id, kernel=kernel))
 
 
 async def _record(kernel: Any, site_id: str, subscription_id: str, delivery_id: str, attempt: int,
