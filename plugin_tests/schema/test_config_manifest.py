@@ -39,8 +39,8 @@ async def test_export_shape(calls):
     data = await calls.ok("get", "/config/export")
     assert data["version"] == "svc.config@v1" and data["exportedAt"].endswith("Z")
     assert data["webhooks"] == [] and data["settings"] == []
-    # schema, then the sections some installed plugin provides (webhooks: the cdc plugin)
-    assert data["managedScopes"][0] == "schema" and set(data["managedScopes"]) <= {"schema", "webhooks"}
+    # schema, then the sections some installed plugin provides (settings, webhooks: the cdc plugin)
+    assert data["managedScopes"][0] == "schema" and set(data["managedScopes"]) <= {"schema", "settings", "webhooks"}
     assert data["collections"][0] == {
         "name": "articles", "label": "Articles", "versioning": True, "icon": None, "note": None,
         "singleton": False, "status_field": None, "sort_field": None, "editorialWorkflow": False,

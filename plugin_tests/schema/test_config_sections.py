@@ -122,4 +122,4 @@ async def test_sections_stay_in_their_site(calls, calls_b, site, site_b, setting
 def test_the_hook_is_published(svc_app):
     assert hasattr(svc_app.kernel.pm.hook, "config_sections")
     provided = [s.name for group in svc_app.kernel.pm.hook.config_sections(kernel=svc_app.kernel) for s in group]
-    assert set(provided) <= {"webhooks"}  # the cdc plugin's, when installed; settings come with their plugin
+    assert set(provided) <= {"settings", "webhooks"}  # the settings and cdc plugins', when installed

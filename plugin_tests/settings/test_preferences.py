@@ -43,3 +43,8 @@ async def test_bad_input(calls, site, make_member):
                     json={"blob": "x" * 40_000}, **me)
     assert await calls.ok("get", "/me/preferences", **me) == {"saveAction": "stay"}  # nothing written
     await calls.err("get", "/me/preferences", 401, "UNAUTHENTICATED", headers={"Authorization": ""})
+    # An API key is no user: it has no preferences.
+    key = (await calls.ok("post", "/api-keys", status=201, json={"name": "k"}))["key"]
+    await calls.err("get", "/me/preferences", 403, "PERMISSION_DENIED", headers={"Authorization": f"Bearer {key}"})
+    await calls.err("patch", "/me/preferences", 403, "PERMISSION_DENIED", json={"language": "de"},
+                    headers={"Authorization": f"Bearer {key}"})

@@ -1,5 +1,5 @@
 """With SVC_PLUGINS_DISABLED=settings every route of the plugin answers 404 NOT_FOUND and is not
-documented; the manifest has no settings provider then, and Host names no site by domain."""
+documented; the manifest has no settings provider then."""
 
 import pytest
 
@@ -29,3 +29,12 @@ async def test_settings_routes_are_gone(app):
     assert not [p for p in paths if p.startswith(ours) or p == "/api/v1/site"]
     manifest = (await app.client.get("/api/v1/config/export", headers=headers)).json()["data"]
     assert "settings" not in manifest["managedScopes"] and manifest["settings"] == []
+    # A manifest's settings have nobody to take them: refused, an empty section accepted.
+    body = {"version": "svc.config@v1", "settings": [{"key": "menu.main", "value": []}]}
+    resp = await app.client.post("/api/v1/config/import?dryRun=true&mode=merge", headers=headers, json=body)
+    errors = resp.json()["data"]["errors"]
+    assert [(e["code"], e["path"]) for e in errors] == [("VALIDATION_FAILED", ["settings"])]
+    body["settings"] = []
+    resp = await app.client.post("/api/v1/config/import?dryRun=true&mode=merge", headers=headers, json=body)
+    assert resp.json()["data"]["valid"] is True
+

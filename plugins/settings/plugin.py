@@ -98,18 +98,19 @@ async def site_allowed_origins(kernel: Any, site_id: str) -> list[str]:
 def register_routes(kernel: Any) -> list[Route]:
     reads = {"GET": "bearer", "*": "admin"}
     return [
-        Route("/tm", routes_tm.EntriesResource(), auth=reads, openapi=ops(
+        Route("/tm", routes_tm.EntriesResource(), auth=reads, openapi=schemas.upserting(ops(
             get=("Translation-memory entries (source, target, entrySource, limit, offset)", None,
                  [schemas.TM_ENTRY], 200),
-            post=("Create or update the entry of (languages, source text)", schemas.TM_BODY, schemas.TM_ENTRY, 201))),
+            post=("Create or update the entry of (languages, source text)", schemas.TM_BODY, schemas.TM_ENTRY,
+                  201)))),
         Route("/tm/lookup", routes_tm.LookupResource(), openapi=ops(
             post=("Best fuzzy match at a threshold (default 75)", schemas.LOOKUP_BODY, schemas.LOOKUP, 200))),
         Route("/tm/translate", routes_tm.TranslateResource(), openapi=ops(
             post=("Translate: memory, then glossary, then the provider", schemas.TRANSLATE_BODY,
                   schemas.TRANSLATION, 200))),
-        Route("/tm/glossary", routes_tm.GlossaryResource(), auth=reads, openapi=ops(
+        Route("/tm/glossary", routes_tm.GlossaryResource(), auth=reads, openapi=schemas.upserting(ops(
             get=("Glossary terms (source, target, limit, offset)", None, [schemas.TERM], 200),
-            post=("Create a term or change its translation", schemas.TERM_BODY, schemas.TERM, 201))),
+            post=("Create a term or change its translation", schemas.TERM_BODY, schemas.TERM, 201)))),
         Route("/tm/glossary/{term_id}", routes_tm.GlossaryTermResource(), auth="admin", openapi=ops(
             delete=("Delete a glossary term", None, None, 204))),
         Route("/tm/{entry_id}", routes_tm.EntryResource(), auth="admin", openapi=ops(

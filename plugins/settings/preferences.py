@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
 from kernel.db.meta import now_utc
@@ -66,6 +67,14 @@ def check_patch(body: dict[str, Any]) -> None:
 async def patch_preferences(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     user_id = _user_id(ctx)
     check_patch(body)
+    try:
+        blob = await _merge(ctx, user_id, body)
+    except IntegrityError:  # a concurrent first write made the row: merge into it
+        blob = await _merge(ctx, user_id, body)
+    return await answer(ctx, blob)
+
+
+async def _merge(ctx: Any, user_id: str, body: dict[str, Any]) -> dict[str, Any]:
     async with ctx.kernel.db.begin() as conn:
         stored = await _stored(conn, user_id)
         blob = dict(stored or {})
@@ -83,4 +92,4 @@ async def patch_preferences(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, A
         else:
             await conn.execute(update(preferences).where(preferences.c.user_id == user_id)
                                .values(data=blob, updated_at=now_utc()))
-    return await answer(ctx, blob)
+    return blob

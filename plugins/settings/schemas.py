@@ -90,3 +90,10 @@ TERM_BODY = {"type": "object", "required": ["sourceLang", "targetLang", "term", 
              "properties": {"sourceLang": _LANG, "targetLang": _LANG, "term": {"type": "string", "minLength": 1},
                             "translation": {"type": "string", "minLength": 1}},
              "additionalProperties": False}
+
+
+def upserting(operations: dict) -> dict:
+    """A POST that creates (201) or updates (200) the same record: both answers documented."""
+    responses = operations["post"]["responses"]
+    responses["200"] = {**responses["201"], "description": "Updated the existing record"}
+    return operations

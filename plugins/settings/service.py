@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
 from plugins.settings import keys, store
@@ -48,9 +50,18 @@ async def patch_settings(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     """Write several settings in one transaction (``null`` unsets one); answers the listing."""
     reg = keys.registry(ctx.kernel)
     changes = checked_changes(ctx.kernel, reg, body)
-    async with ctx.unit_of_work() as uow:
-        await store.write(ctx.kernel, uow, reg, changes, action="settings.update")
+    await _write(ctx, reg, changes, "settings.update")
     return await list_settings(ctx)
+
+
+async def _write(ctx: Any, reg: keys.Registry, changes: dict[str, Any], action: str) -> None:
+    """One transaction of ``store.write``; a concurrent first write of the same key is 409."""
+    try:
+        async with ctx.unit_of_work() as uow:
+            await store.write(ctx.kernel, uow, reg, changes, action=action)
+    except IntegrityError as exc:
+        raise ApiError.conflict("Another request set one of these settings at the same moment; "
+                                "send it again") from exc
 
 
 async def put_one(ctx: Any, key: str, value: Any) -> dict[str, Any]:
@@ -58,8 +69,7 @@ async def put_one(ctx: Any, key: str, value: Any) -> dict[str, Any]:
     key = keys.check_key(key)
     reg = keys.registry(ctx.kernel)
     value = keys.check_value(reg, key, value, max_bytes(ctx.kernel))
-    async with ctx.unit_of_work() as uow:
-        await store.write(ctx.kernel, uow, reg, {key: value}, action="settings.update")
+    await _write(ctx, reg, {key: value}, "settings.update")
     shown = dict(store.HAS_SECRET) if value is not None and reg.is_secret(key) else value
     return {"key": key, "value": shown}
 

@@ -94,6 +94,7 @@ tm_entries = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("site_id", "source_lang", "target_lang", "source_hash", name="uq_svc_tm_entries_text"),
+    Index("ix_svc_tm_entries_pair_created", "site_id", "source_lang", "target_lang", "created_at"),
 )
 
 # The site glossary: terms translated the same way everywhere (the pipeline's second step).

@@ -24,7 +24,7 @@ from plugins.settings.tables import tm_entries
 from plugins.settings.tm_index import TMIndex
 
 CHANGED_EVENT = "tm.changed"
-INDEX_CACHE = SiteCacheSpec("tm_index", max_entries=64, ttl=10.0,
+INDEX_CACHE = SiteCacheSpec("tm_index", max_entries=16, ttl=10.0,
                             doc="Translation-memory lookup indexes, one per (site, language pair).")
 DEFAULT_THRESHOLD = 75.0
 TEXT_MAX = 10_000
@@ -219,16 +219,22 @@ async def _refresh(kernel: Any, site_id: str, source_lang: str, target_lang: str
                 else:
                     index.remove(entry_id)
         count, newest = await _fingerprint(db, source_lang, target_lang)
-        if newest is not None and (index.watermark is None or newest > index.watermark):
-            since = _pair(db, source_lang, target_lang)
-            if index.watermark is not None:
-                since = since.where(tm_entries.c.created_at >= index.watermark - SKEW)
-            for r in await db.all(since):
-                if r["id"] not in index.slot_of:
+        if count > len(index) and index.watermark is not None:
+            # Created by a worker this one did not hear (no Redis): read the ids created since the
+            # watermark (less a margin for clock skew and late commits), then the missing texts.
+            recent = await db.all(db.select(tm_entries, tm_entries.c.id).where(
+                tm_entries.c.source_lang == source_lang, tm_entries.c.target_lang == target_lang,
+                tm_entries.c.created_at >= index.watermark - SKEW))
+            missing = [r["id"] for r in recent if r["id"] not in index.slot_of]
+            for start in range(0, len(missing), 500):
+                for r in await db.all(_pair(db, source_lang, target_lang)
+                                      .where(tm_entries.c.id.in_(missing[start:start + 500]))):
                     index.upsert(r["id"], r["source_text"])
+        if newest is not None and (index.watermark is None or newest > index.watermark):
             index.watermark = newest
     if count != len(index):
         fresh = await _build(kernel, site_id, source_lang, target_lang)
+        fresh.lock = index.lock  # type: ignore[attr-defined]  # the lock its callers hold
         index.__dict__.update(fresh.__dict__)
     return index
 

@@ -5,9 +5,10 @@ loop), so candidates come from a prefilter first:
 
 1. **exact**: the normalised text (NFKC, case-folded, whitespace collapsed) in a dict: score 100.
 2. **shared words**: an inverted index word -> entry slots. The query's words vote for the
-   entries holding them; words in more than ``COMMON`` of the entries are skipped (they say
-   nothing) unless the query has nothing rarer. The ``CANDIDATES`` best-voted entries whose
-   length can reach the threshold are scored.
+   entries holding them, rarest word first, until ``VOTE_BUDGET`` votes are cast (common
+   words, in most entries, say little and cost most; the rarest word always votes). Of the
+   ``3 * CANDIDATES`` best-voted entries, the first ``CANDIDATES`` whose length can reach the
+   threshold are scored.
 3. **short texts**: a query of at most ``SHORT`` characters (one or two words, where a typo
    changes every word) is also scored against every entry in its length window, which the
    ``fuzz.ratio`` bound ``2 * min(la, lb) / (la + lb)`` makes small.
@@ -26,12 +27,13 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
-COMMON = 0.05
+VOTE_BUDGET = 30_000
 CANDIDATES = 400
 SHORT = 24
 WINDOW_SCAN_MAX = 20_000
@@ -63,8 +65,10 @@ class TMIndex:
         self.texts: list[str | None] = []
         self.slot_of: dict[str, int] = {}
         self.exact: dict[str, int] = {}
-        self.postings: dict[str, list[int]] = {}
-        self.by_length: list[tuple[int, int]] = []  # (length, slot), sorted; may hold empty slots
+        # Arrays, not lists of ints: 100,000 entries hold about a million postings.
+        self.postings: dict[str, array[int]] = {}
+        self.lengths: array[int] = array("i")  # sorted text lengths, with ``slots`` in step
+        self.slots: array[int] = array("i")  # may hold emptied slots
         self.watermark: Any = None  # the newest updated_at read
         self.dirty = False
         self.pending: set[str] = set()
@@ -78,7 +82,9 @@ class TMIndex:
         index = cls()
         for entry_id, text in entries:
             index.upsert(entry_id, text, keep_sorted=False)
-        index.by_length.sort()
+        order = sorted(range(len(index.slots)), key=index.lengths.__getitem__)
+        index.lengths = array("i", (index.lengths[i] for i in order))
+        index.slots = array("i", (index.slots[i] for i in order))
         return index
 
     def upsert(self, entry_id: str, source_text: str, *, keep_sorted: bool = True) -> None:
@@ -91,11 +97,18 @@ class TMIndex:
         self.slot_of[entry_id] = slot
         self.exact[norm] = slot
         for word in words(norm):
-            self.postings.setdefault(word, []).append(slot)
+            posting = self.postings.get(word)
+            if posting is None:
+                self.postings[word] = array("i", (slot,))
+            else:
+                posting.append(slot)
         if keep_sorted:
-            bisect.insort(self.by_length, (len(norm), slot))
+            at = bisect.bisect_right(self.lengths, len(norm))
+            self.lengths.insert(at, len(norm))
+            self.slots.insert(at, slot)
         else:
-            self.by_length.append((len(norm), slot))
+            self.lengths.append(len(norm))
+            self.slots.append(slot)
 
     def remove(self, entry_id: str) -> None:
         slot = self.slot_of.pop(entry_id, None)
@@ -108,17 +121,17 @@ class TMIndex:
         self.texts[slot] = None
 
     def _voted(self, query_words: set[str], lo: int, hi: int) -> list[int]:
-        total = max(len(self), 1)
         lists = sorted((self.postings[w] for w in query_words if w in self.postings), key=len)
-        if not lists:
-            return []
-        useful = [p for p in lists if len(p) <= COMMON * total] or lists[:2]
         votes: Counter[int] = Counter()
-        for posting in useful:
+        size = 0
+        for posting in lists:  # rarest first, within the budget (the rarest always votes)
+            if size and size + len(posting) > VOTE_BUDGET:
+                break
             votes.update(posting)
+            size += len(posting)
         texts = self.texts
         out = []
-        for slot, _ in votes.most_common():
+        for slot, _ in votes.most_common(CANDIDATES * 3):
             text = texts[slot]
             if text is not None and lo <= len(text) <= hi:
                 out.append(slot)
@@ -127,11 +140,12 @@ class TMIndex:
         return out
 
     def _window(self, lo: int, hi: int) -> list[int]:
-        start = bisect.bisect_left(self.by_length, (lo, -1))
-        end = bisect.bisect_right(self.by_length, (hi, len(self.ids)))
+        start = bisect.bisect_left(self.lengths, lo)
+        end = bisect.bisect_right(self.lengths, hi)
         if end - start > WINDOW_SCAN_MAX:
             return []
-        return [slot for _, slot in self.by_length[start:end] if self.texts[slot] is not None]
+        texts = self.texts
+        return [slot for slot in self.slots[start:end] if texts[slot] is not None]
 
     def best(self, query: str, threshold: float) -> tuple[str, float] | None:
         """``(entry id, score)`` of the best entry scoring at least ``threshold``, or None."""

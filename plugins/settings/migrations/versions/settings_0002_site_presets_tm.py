@@ -68,6 +68,8 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("site_id", "source_lang", "target_lang", "source_hash", name="uq_svc_tm_entries_text"),
     )
+    op.create_index("ix_svc_tm_entries_pair_created", "svc_tm_entries",
+                    ["site_id", "source_lang", "target_lang", "created_at"])
     op.create_table(
         "svc_glossary",
         sa.Column("id", sa.String(36), primary_key=True),
