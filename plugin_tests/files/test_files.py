@@ -93,7 +93,19 @@ async def test_cross_tenant(svc_app, calls, calls_b, site, site_b, make_member):
     await calls_b.err("patch", f"/transform-presets/{preset['id']}", 404, json={"name": "x"})
     await calls_b.err("delete", f"/transform-presets/{preset['id']}", 404)
     assert await calls_b.ok("get", "/transform-presets") == []
-    await calls_b.err("get", "/assets/x", 404, params={"preset": "thumb"})
+    await calls_b.err("get", f"/assets/{b['id']}", 400, "VALIDATION_FAILED", params={"preset": "thumb"})
+    # A's media names, ids and storage keys reach nothing in B.
+    a_only = await _upload(calls, "only-a.jpg")
+    for method in ("get", "delete"):
+        await calls_b.err(method, "/media/only-a.jpg", 404, "RECORD_NOT_FOUND")
+    storage_key = objects_a[0]
+    for path in (f"/media/{storage_key.replace('/', '%2F')}", f"/assets/{storage_key.replace('/', '%2F')}",
+                 f"/files/{storage_key.replace('/', '%2F')}"):
+        assert (await calls_b.call("get", path)).status_code == 404, path
+    resp = await calls_b.call("put", f"/files/upload/{storage_key.replace('/', '%2F')}", content=image("JPEG"),
+                              headers={"Content-Type": "image/jpeg"})
+    assert resp.status_code in (400, 404) and await calls.ok("get", f"/files/{a_only['id']}")
+    objects_a = await svc_app.kernel.storage.list(f"{site}/files/")
     # A's pending presigned upload key cannot be registered from B, nor its signed URL used with B's site.
     reserved = await calls.ok("post", "/files/upload-url", status=201, json={"filename": "p.jpg",
                                                                             "contentType": "image/jpeg"})
