@@ -11,6 +11,7 @@ import abc
 import asyncio
 import os
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 MAX_KEY_LENGTH = 1024
@@ -104,6 +105,14 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The object's bytes in chunks of at most ``chunk_size`` (a large object is served
+        without holding it whole); ``ObjectNotFound`` before the first chunk when there is none.
+        Backends override it to stream; this default reads the object whole."""
+        data = await self.get(key)
+        for start in range(0, len(data), chunk_size):
+            yield data[start:start + chunk_size]
 
     @abc.abstractmethod
     async def delete(self, key: str) -> None:

@@ -17,7 +17,9 @@ import errno
 import os
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 from kernel.storage.base import (
     RESERVED_SEGMENT,
@@ -167,6 +169,23 @@ class LocalStorage(Storage):
         """The object's bytes; ``ObjectNotFound`` when there is none."""
         path = self._path(key)
         return await asyncio.to_thread(self._read_sync, path, key)
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The file in chunks, each read in a worker thread."""
+        path = self._path(key)
+
+        def open_file() -> BinaryIO:
+            try:
+                return path.open("rb")
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise ObjectNotFound(key) from None
+
+        fh = await asyncio.to_thread(open_file)
+        try:
+            while chunk := await asyncio.to_thread(fh.read, chunk_size):
+                yield chunk
+        finally:
+            fh.close()
 
     async def delete(self, key: str) -> None:
         """Remove the object if present."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 import boto3
@@ -98,6 +99,25 @@ class S3Storage(Storage):
             return data
 
         return await asyncio.to_thread(read)
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The object's body in chunks, each read in a worker thread (one GET, streamed)."""
+        full = self._full(key)
+
+        def open_body() -> Any:
+            try:
+                return self._client.get_object(Bucket=self.bucket, Key=full)["Body"]
+            except ClientError as exc:
+                if _is_not_found(exc):
+                    raise ObjectNotFound(key) from None
+                raise
+
+        body = await asyncio.to_thread(open_body)
+        try:
+            while chunk := await asyncio.to_thread(body.read, chunk_size):
+                yield chunk
+        finally:
+            body.close()
 
     async def delete(self, key: str) -> None:
         """Remove the object; S3 deletes are idempotent already."""

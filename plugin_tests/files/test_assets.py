@@ -191,6 +191,15 @@ async def test_media_routes_and_presets(svc_app, calls, site, make_member):
         await calls.err(method, path, 403, "PERMISSION_DENIED", headers=viewer.headers, **kw)
     await calls.ok("delete", f"/transform-presets/{preset['id']}", status=204)
     await calls.err("delete", f"/transform-presets/{preset['id']}", 404)
+    # A large original streams from storage in chunks, whole and with its length.
+    await calls.ok("put", "/uploads/config", json={"maxBytes": 3_000_000})
+    big = ("line of text\n" * 120_000).encode()
+    await calls.ok("post", "/media/big.txt", status=201, content=big, headers={"Content-Type": "text/plain"})
+    for path in ("/media/big.txt", f"/assets/{(await calls.ok('get', '/files', params={'filter[key][_eq]': 'big.txt'}))[0]['id']}"):
+        resp = await calls.call("get", path)
+        assert resp.status_code == 200 and resp.content == big and resp.headers["content-length"] == str(len(big))
+        assert resp.headers["content-disposition"].startswith("attachment;")
+    await calls.ok("delete", "/media/big.txt", status=204)
     # DELETE /media/{key} removes the file, its bytes and derivatives.
     await calls.ok("delete", "/media/photo.jpg", status=204)
     await calls.err("get", "/media/photo.jpg", 404, "RECORD_NOT_FOUND")

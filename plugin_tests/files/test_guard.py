@@ -147,6 +147,8 @@ def test_inert_files_pass_and_report_dimensions(tmp_path):
     assert _inspect(tmp_path, gradient_jpeg((40, 30), 6), "image/jpeg") == {"width": 40, "height": 30}
     for fmt, mime in (("GIF", "image/gif"), ("WEBP", "image/webp"), ("AVIF", "image/avif"), ("PNG", "image/png")):
         assert _inspect(tmp_path, image(fmt, size=(7, 5)), mime) == {"width": 7, "height": 5}
+    # Text that spells a magic number further in (ODT's "text" at offset 38) is still text.
+    assert _inspect(tmp_path, b"line of text\n" * 5000, "text/plain") == {"width": None, "height": None}
     # JPEG padding with NULs after the end marker is inert and accepted.
     assert _inspect(tmp_path, image("JPEG") + b"\x00" * 64, "image/jpeg")["width"] == 64
 

@@ -1,5 +1,6 @@
 """What ``GET /assets/{id}`` and ``GET /media/{key}`` answer: the original or a derivative,
-with its ETag (a ``304`` needs no storage read at all), type and disposition.
+with its ETag (a ``304`` needs no storage read at all), type and disposition. Originals above
+1 MiB are streamed from storage in chunks, never held whole.
 
 ``X-Content-Type-Options: nosniff`` is always sent; anything but a raster image is served as
 an attachment (SVG included, with a sandboxing CSP besides), and ``/media`` serves everything
@@ -9,6 +10,7 @@ as an attachment.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -24,15 +26,37 @@ from plugins.files.tables import presets
 MEMORY = "files.derivative_memory"
 
 
+STREAM_ABOVE = 1024 * 1024  # originals larger than this are streamed from storage, not read whole
+
+
 @dataclass
 class Asset:
-    """One answer: ``body`` is None for a 304."""
+    """One answer: ``body`` (or ``stream`` of ``length`` bytes) is None for a 304."""
 
     body: bytes | None
     mime: str
     etag: str
     filename: str
     attachment: bool
+    stream: AsyncIterator[bytes] | None = None
+    length: int | None = None
+
+    @property
+    def not_modified(self) -> bool:
+        return self.body is None and self.stream is None
+
+
+async def _primed(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``chunks`` with its first chunk read now (a missing object fails before the answer starts)."""
+    first = await anext(chunks, b"")
+
+    async def rest() -> AsyncIterator[bytes]:
+        if first:
+            yield first
+        async for chunk in chunks:
+            yield chunk
+
+    return rest()
 
 
 def is_raster(row: Any) -> bool:
@@ -85,6 +109,9 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
         if etag_matches(if_none_match, etag):
             return Asset(None, row["type"], etag, row["key"], attachment)
         try:
+            if row["filesize"] > STREAM_ABOVE:
+                stream = await _primed(storage.iter_chunks(row["storage_key"]))
+                return Asset(None, row["type"], etag, row["key"], attachment, stream, row["filesize"])
             body = await storage.get(row["storage_key"])
         except ObjectNotFound:
             raise not_found() from None

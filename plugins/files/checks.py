@@ -64,16 +64,23 @@ def _is_pe(head: bytes) -> bool:
     return b"This program cannot be run in DOS mode" in head[:1024]
 
 
-def sniff(head: bytes) -> set[str]:
-    """puremagic's candidate MIME types and extensions for the leading bytes (lower-cased)."""
+def sniff(head: bytes) -> tuple[set[str], set[str]]:
+    """puremagic's candidate MIME types and extensions for the leading bytes (lower-cased): all
+    of them, and those whose magic number starts the file. Matches further in are weak
+    evidence (plain text saying "text" 38 bytes in looks like an OpenDocument file), so only
+    the second set may refuse a file; the first may confirm one."""
     try:
         matches = puremagic.magic_string(head)
     except (puremagic.PureError, ValueError):
-        return set()
+        return set(), set()
     tokens: set[str] = set()
+    leading: set[str] = set()
     for match in matches:
-        tokens.update(t.lower() for t in (match.extension, match.mime_type) if t)
-    return tokens
+        names = {t.lower() for t in (match.extension, match.mime_type) if t}
+        tokens |= names
+        if match.offset == 0:
+            leading |= names
+    return tokens, leading
 
 
 def check_executable(head: bytes, tokens: set[str]) -> None:
@@ -227,11 +234,11 @@ def inspect(path: Path, size: int, filetype: FileType) -> dict[str, Any]:
         head = fh.read(HEAD_BYTES)
     if not head:
         raise _mismatch(filetype, ": the file is empty")
-    tokens = sniff(head)
-    check_executable(head, tokens)
+    tokens, leading = sniff(head)
+    check_executable(head, leading)
     found: dict[str, Any] = {"width": None, "height": None}
     if filetype.text:
-        check_text(path, head, tokens, filetype)
+        check_text(path, head, leading, filetype)
     elif filetype.svg:
         if size > MAX_SVG_BYTES:
             raise refuse("FILE_TOO_LARGE", f"An SVG is at most {MAX_SVG_BYTES} bytes")

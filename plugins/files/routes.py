@@ -103,7 +103,7 @@ def send_asset(req: Any, resp: Any, asset: assets.Asset) -> None:
     resp.set_header("ETag", asset.etag)
     scope = "private" if ctx.principal.is_authenticated else "public"
     resp.set_header("Cache-Control", f"{scope}, max-age={max_age}")
-    if asset.body is None:
+    if asset.not_modified:
         resp.status = 304
         resp.content_type = None
         return
@@ -111,7 +111,11 @@ def send_asset(req: Any, resp: Any, asset: assets.Asset) -> None:
     resp.set_header("Content-Disposition", assets.disposition(asset.filename, asset.attachment))
     if asset.mime == "image/svg+xml":
         resp.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
-    resp.data = asset.body
+    if asset.stream is not None:
+        resp.stream = asset.stream
+        resp.content_length = asset.length
+    else:
+        resp.data = asset.body
 
 
 class AssetResource:

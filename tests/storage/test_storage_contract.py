@@ -60,6 +60,15 @@ async def test_put_file_stores_a_local_file(storage, tmp_path):
     assert await storage.get("site-1/files/moved.bin") == data and not source.exists()
 
 
+async def test_iter_chunks_streams_the_object(storage):
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    await storage.put("site-1/files/stream.bin", data)
+    chunks = [c async for c in storage.iter_chunks("site-1/files/stream.bin", chunk_size=1024 * 1024)]
+    assert b"".join(chunks) == data and max(len(c) for c in chunks) <= 1024 * 1024 and len(chunks) >= 3
+    with pytest.raises(ObjectNotFound):
+        [c async for c in storage.iter_chunks("site-1/files/missing.bin")]
+
+
 async def test_put_replaces_an_existing_object(storage):
     await storage.put("a.txt", b"first")
     await storage.put("a.txt", b"second, longer")
