@@ -74,11 +74,3 @@ async def stage(kernel: Any, chunks: AsyncIterator[bytes], limit: int) -> Staged
             path.unlink()
         raise
     return Staged(path, size, digest.hexdigest())
-
-
-async def stage_bytes(kernel: Any, data: bytes, limit: int) -> Staged:
-    """Stage bytes already in memory (an object read back from storage)."""
-    async def one() -> AsyncIterator[bytes]:
-        yield data
-
-    return await stage(kernel, one(), limit)

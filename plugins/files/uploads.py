@@ -27,7 +27,7 @@ from plugins.files import guard, policy
 from plugins.files.errors import not_found
 from plugins.files.records import check_filename, check_meta
 from plugins.files.service import store
-from plugins.files.staging import stage, stage_bytes
+from plugins.files.staging import stage
 from plugins.files.tables import uploads
 
 META_KEYS = frozenset({"title", "tags", "folder"})
@@ -152,7 +152,7 @@ async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool
     try:
         filetype = guard.declared(effective, row["filename"], row["type"], None)
         guard.declared(effective, row["filename"], row["type"], await storage.size(row["storage_key"]))
-        staged = await stage_bytes(ctx.kernel, await storage.get(row["storage_key"]), effective.max_bytes)
+        staged = await stage(ctx.kernel, storage.iter_chunks(row["storage_key"]), effective.max_bytes)
         try:
             info = await guard.inspect(staged, filetype)
             result = await store(ctx, row["filename"], filetype, staged, info, meta)
