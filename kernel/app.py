@@ -203,7 +203,7 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
         RequestIdMiddleware(kernel),
         MetricsMiddleware(kernel),
         CorsMiddleware(kernel),
-        RequestGuardMiddleware(kernel),
+        RequestGuardMiddleware(kernel, table),
         gate,
         WebSocketGateMiddleware(kernel, table, gate),
     ]

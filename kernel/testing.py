@@ -15,6 +15,8 @@
 - ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
   and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
+- ``s3_endpoint``: a moto S3 server (server mode, real HTTP) for the session, with dummy
+  credentials and the bucket ``S3_TEST_BUCKET``; the URL of its endpoint.
 - ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
 - ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
   (webhooks, JWKS, outside APIs) serving documents and keeping requests.
@@ -787,6 +789,36 @@ def chromium() -> str:
     if importlib.util.find_spec("playwright") is None:
         skip_or_fail("playwright is not installed (pip install -e '.[test]')")
     return CHROMIUM
+
+
+S3_TEST_BUCKET = "svc-contract"
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server for the session (its endpoint URL), with dummy credentials in the
+    environment and one bucket, ``S3_TEST_BUCKET``."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_ACCESS_KEY_ID", "testing")
+        mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            mp.delenv(name, raising=False)
+        # Keep any real AWS configuration on this machine out of the tests.
+        mp.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+        mp.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+        port = free_port()
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        server.start()
+        endpoint = f"http://127.0.0.1:{port}"
+        try:
+            boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket=S3_TEST_BUCKET)
+            yield endpoint
+        finally:
+            server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -50,10 +50,15 @@ class RequestIdMiddleware:
 
 
 class RequestGuardMiddleware:
-    """API version pinning and the request body cap (before any body is read)."""
+    """API version pinning and the request body cap (before any body is read).
 
-    def __init__(self, kernel: Kernel) -> None:
+    The cap is checked once the route is known, so that a route with ``own_body_cap`` (an
+    upload, capped by the upload policy while it streams) can take more than the kernel's cap.
+    """
+
+    def __init__(self, kernel: Kernel, table: RouteTable | None = None) -> None:
         self.max_body = kernel.settings.max_body_bytes
+        self.table = table
 
     async def process_request(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         version = req.get_header("X-Svc-API-Version")
@@ -63,6 +68,12 @@ class RequestGuardMiddleware:
                 path=["headers", "X-Svc-API-Version"],
                 supported=list(SUPPORTED_API_VERSIONS),
             )
+
+    async def process_resource(self, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+                               resource: Any, params: dict[str, Any]) -> None:
+        route = self.table.for_template(req.uri_template) if self.table is not None else None
+        if route is not None and route.own_body_cap:
+            return
         length = req.content_length
         if length is not None and length > self.max_body:
             raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is larger than {self.max_body} bytes")

@@ -33,6 +33,8 @@ class Route:
     ``authenticate_ticket`` hook; the site comes from the ticket), for browsers' WebSocket and
     ``EventSource``, which cannot send headers. ``subprotocols``: the WebSocket subprotocols the
     route speaks, in preference order; the handshake picks the first the client offers.
+    ``own_body_cap=True``: the responder caps its body itself (an upload under the upload
+    policy, which may be larger than ``SVC_MAX_BODY_BYTES``); the kernel's cap is skipped.
     """
 
     path: str
@@ -47,6 +49,7 @@ class Route:
     authenticate: bool = True
     tickets: bool = False
     subprotocols: tuple[str, ...] = ()
+    own_body_cap: bool = False
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:

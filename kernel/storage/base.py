@@ -8,7 +8,11 @@ same object on both.
 from __future__ import annotations
 
 import abc
+import asyncio
+import os
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 MAX_KEY_LENGTH = 1024
 
@@ -86,9 +90,29 @@ class Storage(abc.ABC):
     async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         """Store ``data`` under ``key``, replacing any object there, atomically."""
 
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
+        """Store the contents of the local file ``path`` under ``key``, like ``put``. Backends
+        override it to stream (large uploads never sit whole in memory); this default reads it.
+        ``move=True``: the caller gives the file up; it is gone afterwards (local storage renames
+        it into place when it can, instead of copying)."""
+        validate_key(key)
+        data = await asyncio.to_thread(Path(path).read_bytes)
+        await self.put(key, data, content_type)
+        if move:
+            Path(path).unlink(missing_ok=True)
+
     @abc.abstractmethod
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The object's bytes in chunks of at most ``chunk_size`` (a large object is served
+        without holding it whole); ``ObjectNotFound`` before the first chunk when there is none.
+        Backends override it to stream; this default reads the object whole."""
+        data = await self.get(key)
+        for start in range(0, len(data), chunk_size):
+            yield data[start:start + chunk_size]
 
     @abc.abstractmethod
     async def delete(self, key: str) -> None:

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 from kernel.storage.base import (
     RESERVED_SEGMENT,
@@ -46,13 +50,17 @@ class LocalStorage(Storage):
 
     # -- blocking helpers, run through asyncio.to_thread ----------------------------------
 
-    def _put_sync(self, path: Path, data: bytes) -> None:
+    def _put_sync(self, path: Path, data: bytes | Path) -> None:
         staging = self.root / RESERVED_SEGMENT
         staging.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=staging, prefix="put-")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                if isinstance(data, Path):  # put_file: copied in chunks, never whole in memory
+                    with data.open("rb") as source:
+                        shutil.copyfileobj(source, fh, 1024 * 1024)
+                else:
+                    fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             # A concurrent delete may prune the parent directory between mkdir and replace;
@@ -122,10 +130,62 @@ class LocalStorage(Storage):
         path = self._path(key)
         await asyncio.to_thread(self._put_sync, path, bytes(data))
 
+    def _move_sync(self, path: Path, source: Path) -> bool:
+        """Rename ``source`` into place after syncing it; False when it is on another file system."""
+        fd = os.open(source, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        for attempt in (1, 2):  # a concurrent delete may prune the parent between mkdir and replace
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, path)
+                return True
+            except FileNotFoundError:
+                if attempt == 2 or not source.exists():
+                    raise
+            except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+                raise StorageError(f"{path.relative_to(self.root)} conflicts with an existing object") from exc
+            except OSError as exc:
+                if exc.errno == errno.EXDEV:
+                    return False
+                raise
+        return False
+
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
+        """Store the local file ``path`` under ``key``, atomically: copied in chunks, or with
+        ``move=True`` synced and renamed into place (a copy when it is on another file system)."""
+        target = self._path(key)
+        source = Path(path)
+        if move and await asyncio.to_thread(self._move_sync, target, source):
+            return
+        await asyncio.to_thread(self._put_sync, target, source)
+        if move:
+            source.unlink(missing_ok=True)
+
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
         path = self._path(key)
         return await asyncio.to_thread(self._read_sync, path, key)
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The file in chunks, each read in a worker thread."""
+        path = self._path(key)
+
+        def open_file() -> BinaryIO:
+            try:
+                return path.open("rb")
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise ObjectNotFound(key) from None
+
+        fh = await asyncio.to_thread(open_file)
+        try:
+            while chunk := await asyncio.to_thread(fh.read, chunk_size):
+                yield chunk
+        finally:
+            fh.close()
 
     async def delete(self, key: str) -> None:
         """Remove the object if present."""

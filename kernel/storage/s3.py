@@ -9,6 +9,8 @@ thread-safe).
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 import boto3
@@ -70,6 +72,17 @@ class S3Storage(Storage):
             kwargs["ContentType"] = content_type
         await self._call("put_object", **kwargs)
 
+    async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
+                       move: bool = False) -> None:
+        """Store the local file ``path`` under ``key`` through boto3's managed transfer
+        (multipart above its threshold, read in parts, never whole in memory); ``move=True``
+        deletes the local file afterwards."""
+        extra = {"ContentType": content_type} if content_type else None
+        await self._call("upload_file", Filename=os.fspath(path), Bucket=self.bucket, Key=self._full(key),
+                         ExtraArgs=extra)
+        if move:
+            os.unlink(path)
+
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
         full = self._full(key)
@@ -86,6 +99,25 @@ class S3Storage(Storage):
             return data
 
         return await asyncio.to_thread(read)
+
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+        """The object's body in chunks, each read in a worker thread (one GET, streamed)."""
+        full = self._full(key)
+
+        def open_body() -> Any:
+            try:
+                return self._client.get_object(Bucket=self.bucket, Key=full)["Body"]
+            except ClientError as exc:
+                if _is_not_found(exc):
+                    raise ObjectNotFound(key) from None
+                raise
+
+        body = await asyncio.to_thread(open_body)
+        try:
+            while chunk := await asyncio.to_thread(body.read, chunk_size):
+                yield chunk
+        finally:
+            body.close()
 
     async def delete(self, key: str) -> None:
         """Remove the object; S3 deletes are idempotent already."""

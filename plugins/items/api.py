@@ -79,6 +79,14 @@ def query(**params: Any) -> ListQuery:
     return parse_list_query(pairs, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT)
 
 
+def parse_query(params: Any, *, default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> ListQuery:
+    """A ``ListQuery`` from a query string's parameters exactly as ``GET /items`` reads them
+    (Falcon's ``req.params``, or ``(key, value)`` pairs): the bracket and JSON filter forms,
+    sort, limit, offset, page, meta. The filter is checked for shape and bounds only, so a
+    plugin listing its own table (``/files``) compiles it against its own columns."""
+    return parse_list_query(params, default_limit=default_limit, max_limit=max_limit)
+
+
 def _options(draft: bool, locale: str | None) -> ReadOptions | None:
     return read_options(draft, locale) if draft or locale is not None else None
 
@@ -236,5 +244,5 @@ LIVE_TOPICS = live.ALL
 
 __all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
            "create_many", "delete", "describe_dependents", "get_revision", "list_items", "list_revisions", "live_topic",
-           "pin_field", "pinnable_revision", "query", "read", "read_collection", "read_options", "read_singleton",
+           "parse_query", "pin_field", "pinnable_revision", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]

@@ -3,6 +3,9 @@
 - ``SettingKey``: the declaration a plugin returns from ``register_setting_keys``.
 - ``await get_setting(kernel, site_id, key, default)``: a site's setting, through the bounded
   per-site ``settings`` cache (a change drops it on every worker through the bus).
+- ``await put_setting(ctx, key, value)``: set (``None`` unsets) one setting of ``ctx``'s site
+  exactly as ``PUT /settings/:key`` does (the owner's validation, audit, announcement), for a
+  plugin's own route over its key (``PUT /uploads/config``); the caller checks who may.
 - ``CHANGED_EVENT``: the action event after a change, payload ``{ siteId, keys }``; subscribe
   with ``bus.on_action`` to apply a change at once.
 """
@@ -38,4 +41,12 @@ async def get_setting(kernel: Any, site_id: str, key: str, default: Any = None) 
     return value if found else default
 
 
-__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting"]
+async def put_setting(ctx: Any, key: str, value: Any) -> Any:
+    """Set ``key`` to ``value`` (``None`` unsets it) in ``ctx``'s site; returns the value as
+    stored (normalised by the owner's ``validate``). 400 ``VALIDATION_FAILED`` when refused."""
+    from plugins.settings.service import put_one
+
+    return (await put_one(ctx, key, value))["value"]
+
+
+__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "put_setting"]

@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
-import boto3
 import pytest
 
 from kernel.storage import (
@@ -24,34 +23,7 @@ from kernel.storage import (
     StorageError,
     make_storage,
 )
-from kernel.testing import free_port
-
-BUCKET = "svc-contract"
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint():
-    """A moto S3 server for the session, with dummy credentials and one bucket."""
-    from moto.server import ThreadedMotoServer
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_ACCESS_KEY_ID", "testing")
-        mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
-            mp.delenv(name, raising=False)
-        # Keep any real AWS configuration on this machine out of the tests.
-        mp.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
-        mp.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
-        port = free_port()
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        server.start()
-        endpoint = f"http://127.0.0.1:{port}"
-        try:
-            boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
-            yield endpoint
-        finally:
-            server.stop()
+from kernel.testing import S3_TEST_BUCKET as BUCKET
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -72,6 +44,29 @@ async def test_put_then_get_returns_the_bytes(storage):
     assert await storage.get("site-1/files/blob.bin") == data
     assert await storage.size("site-1/files/blob.bin") == len(data)
     assert await storage.exists("site-1/files/blob.bin")
+
+
+async def test_put_file_stores_a_local_file(storage, tmp_path):
+    source = tmp_path / "upload.bin"
+    data = os.urandom(3 * 1024 * 1024 + 17)  # above one copy chunk (and moto takes it in one part)
+    source.write_bytes(data)
+    await storage.put_file("site-1/files/big.bin", source, "application/octet-stream")
+    assert await storage.get("site-1/files/big.bin") == data
+    assert source.read_bytes() == data  # the source is copied, not moved
+    with pytest.raises(StorageError):
+        await storage.put_file("../escape", source)
+    # move=True: the object holds the bytes and the local file is gone (renamed, or copied and removed).
+    await storage.put_file("site-1/files/moved.bin", source, move=True)
+    assert await storage.get("site-1/files/moved.bin") == data and not source.exists()
+
+
+async def test_iter_chunks_streams_the_object(storage):
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    await storage.put("site-1/files/stream.bin", data)
+    chunks = [c async for c in storage.iter_chunks("site-1/files/stream.bin", chunk_size=1024 * 1024)]
+    assert b"".join(chunks) == data and max(len(c) for c in chunks) <= 1024 * 1024 and len(chunks) >= 3
+    with pytest.raises(ObjectNotFound):
+        [c async for c in storage.iter_chunks("site-1/files/missing.bin")]
 
 
 async def test_put_replaces_an_existing_object(storage):

@@ -1,0 +1,109 @@
+"""``POST /files/import { url, data? }``: fetch a remote file on the caller's behalf.
+
+contract.md's outbound rule for URLs fetched on a user's behalf: ``http(s)`` only, no
+credentials, and never the unspecified, loopback, private, link-local or reserved addresses
+(nor their IPv4-mapped IPv6 forms). ``kernel.outbound.check_url`` checks the URL as written;
+``kernel.outbound.pinned`` resolves the host at connect time, checks every address it resolves
+to and connects to the checked one, so DNS rebinding cannot swap in a refused address.
+Redirects are not followed (a 3xx is refused). ``SVC_FILES_IMPORT_ALLOW_NETWORKS`` (CIDR
+list, empty by default) names networks an operator trusts despite the rule (an internal
+asset host); the check still runs on the address actually connected to. The body streams through the upload guard with
+the policy's cap; the name is the URL's last path segment (its extension must match the
+answer's ``Content-Type``; a name without one gets the type's).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import posixpath
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+from kernel import ApiError
+from kernel.outbound import OutboundRefused, check_url, pinned, refusal
+from plugins.files import guard, uploads
+from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
+from plugins.files.records import check_filename, check_meta
+
+CLIENT_STATE = "files.import_client"
+
+
+def client(kernel: Any) -> httpx.AsyncClient:
+    """One HTTP client per app, closed at shutdown; never follows redirects."""
+    existing = kernel.state.get(CLIENT_STATE)
+    if existing is None:
+        timeout = httpx.Timeout(kernel.settings.get("files_import_timeout"), connect=5.0)
+        existing = kernel.state[CLIENT_STATE] = httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                                                  trust_env=False)
+    return existing
+
+
+async def close_client(kernel: Any) -> None:
+    existing = kernel.state.pop(CLIENT_STATE, None)
+    if existing is not None:
+        await existing.aclose()
+
+
+def name_for(url: str, mime: str) -> str:
+    """The file name of an import: the URL's last path segment, with the type's extension when
+    it has none; ``import`` when the path names nothing usable."""
+    segment = posixpath.basename(unquote(urlsplit(url).path))
+    try:
+        name = check_filename(segment)
+    except ApiError:
+        name = "import"
+    filetype = BY_MIME.get(mime)
+    if filetype is not None and not extension_of(name):
+        name += filetype.extensions[0]
+    return name[:255]
+
+
+async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    unknown = sorted(set(body) - {"url", "data"})
+    if unknown:
+        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    allow = ctx.kernel.settings.get("files_import_allow_networks")
+    url = check_url(body.get("url"), path=["url"], public_only=not allow)
+    data = {} if body.get("data") is None else body["data"]
+    if not isinstance(data, dict):
+        raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
+    meta = check_meta(data, allowed=uploads.META_KEYS)
+    await guard.admit(ctx)  # before any outbound request
+    try:
+        target = await pinned(url, public_only=not allow)
+    except OutboundRefused as exc:
+        raise ApiError.validation(f"The URL is refused: {exc}", path=["url"]) from None
+    if allow:  # the address connected to is the pinned one: public, or inside an allowed network
+        address = ipaddress.ip_address(urlsplit(target.url).hostname or "")
+        plain = getattr(address, "ipv4_mapped", None) or address
+        if refusal(address, public_only=True) and not any(plain in net for net in allow):
+            raise ApiError.validation("The URL is refused: it resolves to a loopback, private, link-local or "
+                                      "reserved address", path=["url"])
+    request = client(ctx.kernel).build_request("GET", target.url, headers=target.headers,
+                                               extensions=target.extensions)
+    try:
+        response = await client(ctx.kernel).send(request, stream=True)
+    except httpx.HTTPError as exc:
+        raise ApiError(502, "IMPORT_FAILED", f"The remote server could not be reached: {type(exc).__name__}") from None
+    try:
+        if response.status_code != 200:
+            raise ApiError(502, "IMPORT_FAILED", f"The remote server answered {response.status_code} "
+                           "(redirects are not followed)", extensions={"status": response.status_code})
+        mime = parse_mime(response.headers.get("content-type"))
+        length = response.headers.get("content-length")
+        declared_length = int(length) if length and length.isdigit() else None
+        try:
+            return await uploads.imported(ctx, name_for(url, mime), mime, declared_length,
+                                          response.aiter_bytes(), meta)
+        except httpx.HTTPError as exc:
+            raise ApiError(502, "IMPORT_FAILED", f"The remote server's answer broke off: {type(exc).__name__}") \
+                from None
+    finally:
+        await response.aclose()
+
+
+def parse_networks(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``SVC_FILES_IMPORT_ALLOW_NETWORKS``: a comma list of CIDR networks (``10.20.0.0/16``)."""
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())

@@ -1,0 +1,77 @@
+"""files: files, tags, pending uploads, transform presets
+
+Revision ID: files_0001_files
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "files_0001_files"
+down_revision = None
+branch_labels = ("files",)
+depends_on = ("kernel_0001_sites",)
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def _site() -> sa.Column:
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_files",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("key", sa.String(255), nullable=False),
+        sa.Column("storage_key", sa.String(1024), nullable=False),
+        sa.Column("title", sa.String(255), nullable=True),
+        sa.Column("type", sa.String(127), nullable=False),
+        sa.Column("filesize", sa.BigInteger, nullable=False),
+        sa.Column("width", sa.Integer, nullable=True),
+        sa.Column("height", sa.Integer, nullable=True),
+        sa.Column("checksum", sa.String(64), nullable=False),
+        sa.Column("folder", sa.String(255), nullable=True),
+        sa.Column("tags", JSON, nullable=False),
+        sa.Column("uploaded_by", sa.String(64), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "key", name="uq_svc_files_site_key"),
+    )
+    op.create_index("ix_svc_files_site_created", "svc_files", ["site_id", "created_at"])
+    op.create_table(
+        "svc_file_tags",
+        _site(),
+        sa.Column("file_id", sa.String(36), sa.ForeignKey("svc_files.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("tag", sa.String(100), nullable=False),
+        sa.UniqueConstraint("file_id", "tag", name="uq_svc_file_tags_file_tag"),
+    )
+    op.create_index("ix_svc_file_tags_site_tag", "svc_file_tags", ["site_id", "tag"])
+    op.create_table(
+        "svc_file_uploads",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("filename", sa.String(255), nullable=False),
+        sa.Column("type", sa.String(127), nullable=False),
+        sa.Column("storage_key", sa.String(1024), nullable=False),
+        sa.Column("created_by", sa.String(64), nullable=True),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_table(
+        "svc_transform_presets",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("key", sa.String(64), nullable=False),
+        sa.Column("name", sa.String(255), nullable=False),
+        sa.Column("dsl", sa.String(1000), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
+    )
+
+
+def downgrade() -> None:
+    for table in ("svc_transform_presets", "svc_file_uploads", "svc_file_tags", "svc_files"):
+        op.drop_table(table)

@@ -1,0 +1,131 @@
+"""Hook implementations of the files plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.settings import parse_float, parse_int
+from plugins.files import fields, importer, policy, records, routes, schemas, service, upkeep
+from plugins.files import routes_presets as rp
+from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
+from plugins.files.errors import ERROR_CODES
+
+name = "files"
+requires = ("access", "items", "schema", "settings")
+
+
+@hookimpl
+def register_settings() -> list[Setting]:
+    return [
+        Setting("FILE_UPLOAD_MAX_BYTES", DEFAULT_MAX_BYTES, policy.parse_max_bytes,
+                "Upload size cap in bytes when a site's `upload_policy` sets none (default 25 MiB, at most 5 GiB).",
+                attr="file_upload_max_bytes"),
+        Setting("FILE_UPLOAD_ALLOWED_MIME_TYPES", DEFAULT_ALLOWED, policy.parse_mime_list,
+                "Comma list of allowed upload MIME types when a site's `upload_policy` sets none (default: the "
+                "whole catalogue of docs/files.md).", attr="file_upload_allowed_mime_types"),
+        Setting("SVC_FILES_UPLOAD_URL_TTL", 900, parse_int(60), "Seconds a presigned upload URL stays valid."),
+        Setting("SVC_FILES_IMPORT_TIMEOUT", 30.0, parse_float(1, 600), "Seconds to read a POST /files/import answer."),
+        Setting("SVC_FILES_IMPORT_ALLOW_NETWORKS", (), importer.parse_networks,
+                "Comma list of CIDR networks POST /files/import may fetch from although they are private "
+                "(an internal asset host); empty: only public addresses."),
+        Setting("SVC_FILES_TRANSFORM_CONCURRENCY", 2, parse_int(1),
+                "Image transforms rendered at once per process (each holds one decoded image)."),
+        Setting("SVC_FILES_MAX_INPUT_PIXELS", 50_000_000, parse_int(1),
+                "Largest image (width x height) a transform decodes; larger ones answer 422 IMAGE_TOO_LARGE."),
+        Setting("SVC_FILES_DERIVATIVE_MEMORY_MB", 64, parse_int(0),
+                "Per-process memory cache of served derivatives, in MB (0: none; storage stays the cache)."),
+        Setting("SVC_FILES_ASSET_MAX_AGE", 86400, parse_int(0), "Cache-Control max-age of /assets and /media answers."),
+    ]
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_setting_keys(kernel: Any) -> list[Any]:
+    """``upload_policy``: the site layer of the upload policy."""
+    return [policy.setting_key()]
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [records.FILES_CACHE]
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return dict(ERROR_CODES)
+
+
+@hookimpl
+def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
+    """Uploads per minute, per user or API key and site (SVC_RATE_LIMIT_UPLOAD)."""
+    return {"upload": RateBucket("rate_limit_upload", 60.0, "principal")}
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """``files`` fields of items hold ids of files of the item's site."""
+    bus.on_filter("items.create", fields.check_file_ids)
+    bus.on_filter("items.update", fields.check_file_ids)
+
+
+@hookimpl
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    jobs.periodic("files.upkeep", upkeep.run, every_seconds=3600, owner="files")
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    """The site's files rows and every object under ``<site>/`` in storage."""
+    await service.delete_site_files(kernel, site_id, conn)
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    await importer.close_client(kernel)
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    one = "Transform presets"
+    upload = {"PUT": "upload", "POST": "upload"}
+    return [
+        # Upload surfaces are "public" routes on purpose: the guard itself refuses the public
+        # role (401, reason public_role), whatever that role's rules say.
+        Route("/files", routes.FilesResource(), auth="public", rate_limit={"POST": "upload"},
+              openapi=ops(get=("List files (filter, sort, limit, offset, meta)", None, [schemas.FILE], 200),
+                          post=("Register a presigned upload (the upload guard runs on it)", schemas.REGISTER_BODY,
+                                schemas.FILE, 201))),
+        Route("/files/upload-url", routes.UploadUrlResource(), auth="public", openapi=ops(
+            post=("A presigned PUT URL for one upload", schemas.UPLOAD_URL_BODY, schemas.UPLOAD_URL, 201))),
+        Route("/files/import", routes.ImportResource(), auth="public", rate_limit="upload", openapi=ops(
+            post=("Import a file from a public URL", schemas.IMPORT_BODY, schemas.FILE, 201))),
+        Route("/files/upload/{key}", routes.UploadResource(), site="optional", auth="public", rate_limit=upload,
+              own_body_cap=True, openapi={"put": schemas.binary_upload(
+                  "Upload raw bytes named {key} (or the PUT of a signed upload URL)", 201)}),
+        Route("/files/{id}", routes.FileResource(), auth={"GET": "public", "*": "bearer"}, openapi=ops(
+            get=("A file's record", None, schemas.FILE, 200),
+            patch=("Change title, tags, folder", schemas.META_BODY, schemas.FILE, 200),
+            delete=("Delete the file, its bytes and derivatives", None, None, 204))),
+        Route("/assets/{id}", routes.AssetResource(), auth="public",
+              openapi={"get": schemas.binary_answer("The file's bytes, or a transform of an image")}),
+        Route("/media/{key}", routes.MediaResource(), auth={"DELETE": "bearer", "*": "public"}, rate_limit=upload,
+              own_body_cap=True, openapi={
+                  "post": {**schemas.binary_upload("Upload raw bytes named {key} (media:create)", 201)},
+                  "get": schemas.binary_answer("Download as an attachment; transform parameters: 302"),
+                  **ops(delete=("Delete the media file", None, None, 204))}),
+        Route("/transform-presets", rp.PresetsResource(), auth={"GET": "public", "*": "bearer"}, openapi=ops(
+            get=(f"{one} (media:read)", None, [schemas.PRESET], 200),
+            post=("Create a preset (media:create)", schemas.PRESET_BODY, schemas.PRESET, 201))),
+        Route("/transform-presets/{id}", rp.PresetResource(), openapi=ops(
+            patch=("Update a preset (media:update)", schemas.PRESET_PATCH, schemas.PRESET, 200),
+            delete=("Delete a preset (media:delete)", None, None, 204))),
+        Route("/uploads/config", routes.UploadConfigResource(), auth={"GET": "bearer", "PUT": "admin"}, openapi=ops(
+            get=("The effective upload policy", None, schemas.POLICY, 200),
+            put=("Set the site's allowlist and size cap", schemas.POLICY_BODY, schemas.POLICY, 200))),
+    ]

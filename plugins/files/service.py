@@ -1,0 +1,157 @@
+"""File writes: storing a guarded upload, changing a file's metadata, deleting it.
+
+Storage keys are the server's: ``<site>/files/<file id>/<random>`` for a file's bytes and
+``<site>/derivatives/<file id>/...`` for its transforms, so a client's name never becomes a
+path and the same name in two sites is two objects. Replacing a file's bytes writes a new
+object and drops the old one and every derivative after the commit.
+
+Events: ``files.create|update|delete`` go to the durable event log (``uow.emit``: id and the
+changed field names) and to the bus as actions after commit (``{ siteId, id, key, principal }``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from typing import Any
+
+from kernel import ApiError
+from kernel.db.meta import now_utc
+from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
+from plugins.files import permissions
+from plugins.files.catalogue import FileType
+from plugins.files.errors import not_found
+from plugins.files.records import record, row_by_id, row_by_key, set_tags
+from plugins.files.staging import Staged
+from plugins.files.tables import file_tags, files, presets, uploads
+
+log = logging.getLogger("svc.files")
+META_FIELDS = ("title", "folder", "tags")
+CONTENT_FIELDS = ["checksum", "filesize", "height", "type", "width"]
+
+
+def object_key(site_id: str, file_id: str) -> str:
+    return f"{site_id}/files/{file_id}/{uuid.uuid4().hex}"
+
+
+def derivatives_prefix(site_id: str, file_id: str) -> str:
+    return f"{site_id}/derivatives/{file_id}/"
+
+
+async def drop_objects(kernel: Any, site_id: str, file_id: str, storage_key: str | None) -> None:
+    """Delete a file's stored object and every derivative (after commit; failures are logged)."""
+    try:
+        if storage_key:
+            await kernel.storage.delete(storage_key)
+        for key in await kernel.storage.list(derivatives_prefix(site_id, file_id)):
+            await kernel.storage.delete(key)
+    except Exception:  # noqa: BLE001 - the record is gone or changed; a stray object is only space
+        log.exception("could not delete the stored objects of file %s", file_id)
+
+
+def _payload(ctx: Any, row_id: str, key: str) -> dict[str, Any]:
+    return {"siteId": ctx.site_id, "id": row_id, "key": key, "principal": ctx.principal.summary()}
+
+
+async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, info: dict[str, Any],
+                meta: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+    """Record a staged upload that passed the guard under the name ``filename``.
+
+    A new name creates a file (``created`` True). An existing name replaces that file's bytes,
+    which needs ``media:update`` on it: checked before anything is written, so a caller
+    without it changes nothing (403). The staging file becomes a new object (moved into
+    local storage, uploaded to S3).
+    """
+    site_id = ctx.require_site()
+    meta = meta or {}
+    async with ctx.reader() as db:
+        existing = await row_by_key(db, filename)
+    if existing is not None:
+        condition = await permissions.require(ctx, "media:update")
+        async with ctx.reader() as db:
+            if await row_by_key(db, filename, condition) is None:
+                raise ApiError.forbidden("Replacing this file needs the media:update permission on it",
+                                         reason="media:update")
+    file_id = existing["id"] if existing is not None else uuid7()
+    key = object_key(site_id, file_id)
+    await ctx.kernel.storage.put_file(key, staged.path, filetype.mime, move=True)
+    now = now_utc()
+    values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
+              "height": info.get("height"), "storage_key": key, "updated_at": now}
+    try:
+        async with ctx.unit_of_work() as uow:
+            db = uow.db
+            if existing is None:
+                await db.insert(files, {"id": file_id, "key": filename, "title": meta.get("title"),
+                                        "folder": meta.get("folder"), "tags": meta.get("tags", []),
+                                        "uploaded_by": ctx.principal.user_id or ctx.principal.api_key_id,
+                                        "created_at": now, **values})
+                await set_tags(db, file_id, meta.get("tags", []))
+                uow.emit("files.create", item_id=file_id, fields=["key", *CONTENT_FIELDS, *sorted(meta)])
+                uow.action("files.create", _payload(ctx, file_id, filename))
+            else:
+                changed = {k: meta[k] for k in META_FIELDS if k in meta}
+                await db.execute(db.update(files).where(files.c.id == file_id).values(**values, **changed))
+                if "tags" in changed:
+                    await set_tags(db, file_id, changed["tags"])
+                uow.emit("files.update", item_id=file_id, fields=[*CONTENT_FIELDS, "content", *sorted(changed)])
+                uow.action("files.update", _payload(ctx, file_id, filename))
+                old_key = existing["storage_key"]
+                uow.after_commit(lambda: drop_objects(ctx.kernel, site_id, file_id, old_key))
+            row = await row_by_id(db, file_id)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await ctx.kernel.storage.delete(key)
+        raise
+    return record(row), existing is None
+
+
+async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """``PATCH /files/{id}``: title, tags and folder (``media:update`` on the file)."""
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        row = await row_by_id(db, file_id, row_filter, lock=True)
+        changed = {k: v for k, v in changes.items() if (list(row[k] or []) if k == "tags" else row[k]) != v}
+        if changed:
+            await db.execute(db.update(files).where(files.c.id == file_id).values(**changed, updated_at=now_utc()))
+            if "tags" in changed:
+                await set_tags(db, file_id, changed["tags"])
+            uow.emit("files.update", item_id=file_id, fields=sorted(changed))
+            uow.action("files.update", _payload(ctx, file_id, row["key"]))
+        row = await row_by_id(db, file_id)
+    return record(row)
+
+
+async def delete(ctx: Any, row_filter: Any, *, file_id: str | None = None, key: str | None = None) -> None:
+    """Delete a file (``media:delete`` on it): its record now, its object and derivatives after
+    the commit."""
+    site_id = ctx.require_site()
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        if file_id is not None:
+            row = await row_by_id(db, file_id, row_filter, lock=True)
+        else:
+            row = await row_by_key(db, key or "", row_filter)
+            if row is None:
+                raise not_found()
+        await set_tags(db, row["id"], [])
+        await db.execute(db.delete(files).where(files.c.id == row["id"]))
+        uow.emit("files.delete", item_id=row["id"])
+        uow.action("files.delete", _payload(ctx, row["id"], row["key"]))
+        found_id, storage_key = row["id"], row["storage_key"]
+        uow.after_commit(lambda: drop_objects(ctx.kernel, site_id, found_id, storage_key))
+
+
+async def delete_site_files(kernel: Any, site_id: str, conn: Any) -> None:
+    """A deleted site's rows (in its deletion's transaction) and stored objects. The objects go
+    at once: there is no undoing a site's deletion, and leaving them would keep its bytes."""
+    db = SiteDB(site_id, conn)
+    for table in (file_tags, files, uploads, presets):
+        await db.execute(db.delete(table))
+    try:
+        for key in await kernel.storage.list(f"{site_id}/"):
+            await kernel.storage.delete(key)
+    except Exception:  # noqa: BLE001 - the rows are gone; stray objects are only space
+        log.exception("could not delete the stored objects of site %s", site_id)

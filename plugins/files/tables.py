@@ -1,0 +1,83 @@
+"""The files plugin's tables, every one with ``site_id``.
+
+- ``svc_files``: one row per stored file; ``key`` is its file name, unique in the site (the
+  ``/media/{key}`` name); ``storage_key`` is where the bytes are, chosen by the server
+  (``<site>/files/<id>/<random>``), never shown to clients.
+- ``svc_file_tags``: a file's tags, one row each, for ``filter[tags][_eq]``.
+- ``svc_file_uploads``: presigned uploads waiting for ``POST /files``.
+- ``svc_transform_presets``: saved transforms (``key``, ``name``, ``dsl``).
+
+A site's upload policy is the setting ``upload_policy`` (the settings plugin's table).
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    UniqueConstraint,
+)
+
+from kernel.db.meta import json_type, metadata
+
+files = Table(
+    "svc_files",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("storage_key", String(1024), nullable=False),
+    Column("title", String(255), nullable=True),
+    Column("type", String(127), nullable=False),
+    Column("filesize", BigInteger, nullable=False),
+    Column("width", Integer, nullable=True),
+    Column("height", Integer, nullable=True),
+    Column("checksum", String(64), nullable=False),
+    Column("folder", String(255), nullable=True),
+    Column("tags", json_type, nullable=False),
+    Column("uploaded_by", String(64), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "key", name="uq_svc_files_site_key"),
+    Index("ix_svc_files_site_created", "site_id", "created_at"),
+)
+
+file_tags = Table(
+    "svc_file_tags",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("file_id", String(36), ForeignKey("svc_files.id", ondelete="CASCADE"), nullable=False),
+    Column("tag", String(100), nullable=False),
+    UniqueConstraint("file_id", "tag", name="uq_svc_file_tags_file_tag"),
+    Index("ix_svc_file_tags_site_tag", "site_id", "tag"),
+)
+
+uploads = Table(
+    "svc_file_uploads",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("filename", String(255), nullable=False),
+    Column("type", String(127), nullable=False),
+    Column("storage_key", String(1024), nullable=False),
+    Column("created_by", String(64), nullable=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+presets = Table(
+    "svc_transform_presets",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("dsl", String(1000), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
+)
