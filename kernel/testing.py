@@ -54,7 +54,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, text
 
 try:
     import pytest_asyncio
@@ -259,11 +259,24 @@ def _index_names(url: str) -> set[str]:
         engine.dispose()
 
 
-def _truncate_all(url: str) -> None:
-    engine = create_engine(sync_url(url))
-    try:
-        with engine.begin() as conn:
-            baseline = _MIGRATED_INDEXES.get(url)
+class _Emptier:
+    """Empties one PostgreSQL test database between tests, cheaply: one query finds the tables
+    that hold rows, and those are emptied with DELETE, children before parents (TRUNCATE costs
+    file operations on every table it names, and CASCADE names nearly all: ~150 ms a test)."""
+
+    def __init__(self, url: str) -> None:
+        from sqlalchemy import MetaData
+
+        self.engine = create_engine(sync_url(url))
+        meta = MetaData()
+        meta.reflect(self.engine)
+        ordered = [t.name for t in meta.sorted_tables if t.name != "alembic_version"]  # parents first
+        self.children_first = list(reversed(ordered))
+        self.probe = text(" UNION ALL ".join(
+            f"SELECT '{name}' AS t WHERE EXISTS (SELECT 1 FROM \"{name}\")" for name in ordered))
+
+    def empty(self, baseline: set[str] | None) -> None:
+        with self.engine.begin() as conn:
             if baseline is not None:
                 extra = set(conn.execute(text(_RUNTIME_INDEXES)).scalars()) - baseline
                 if extra:
@@ -271,11 +284,28 @@ def _truncate_all(url: str) -> None:
             stats = list(conn.execute(text(_RUNTIME_STATISTICS)).scalars())
             if stats:  # the items plugin's expression statistics; migrations make none
                 conn.execute(text("DROP STATISTICS " + ", ".join(f'"{n}"' for n in stats)))
-            names = [t for t in inspect(conn).get_table_names() if t != "alembic_version"]
-            if names:
-                conn.execute(text("TRUNCATE " + ", ".join(f'"{n}"' for n in names) + " CASCADE"))
-    finally:
-        engine.dispose()
+            # A DELETE fires the tables' triggers (the items plugin keeps counts by trigger), so
+            # probe again until nothing holds rows.
+            for _ in range(5):
+                holding = set(conn.execute(self.probe).scalars())
+                if not holding:
+                    return
+                for name in self.children_first:
+                    if name in holding:
+                        conn.execute(text(f'DELETE FROM "{name}"'))
+            raise RuntimeError(f"the test database still holds rows in {sorted(holding)}")
+
+
+_EMPTIERS: dict[str, _Emptier] = {}
+
+
+def _truncate_all(url: str) -> None:
+    """Empty every table of the PostgreSQL test database ``url`` and drop what tests made at
+    run time (indexes, statistics)."""
+    emptier = _EMPTIERS.get(url)
+    if emptier is None:
+        emptier = _EMPTIERS[url] = _Emptier(url)
+    emptier.empty(_MIGRATED_INDEXES.get(url))
 
 
 class AppFactory:
