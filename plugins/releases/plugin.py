@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.releases import records, routes, schemas, scheduler, windows
+from plugins.releases import records, routes, scheduler, schemas, windows
 from plugins.settings.api import SettingKey
 
 name = "releases"
