@@ -99,7 +99,7 @@ async def test_a_due_release_waits_for_its_window_in_the_sites_time_zone(svc_app
 
 async def test_a_scheduled_run_that_finds_the_window_closed_waits_for_the_next(svc_app, calls, run_due_jobs):
     """A run claimed late (the worker was down) re-checks the window at the moment it runs."""
-    from plugins.releases import scheduler
+    from plugins.releases import jobs
 
     [a] = await draft_posts(calls, "a")
     when = (now_utc() + dt.timedelta(days=1)).replace(hour=10, minute=0, second=0, microsecond=0)
@@ -108,7 +108,7 @@ async def test_a_scheduled_run_that_finds_the_window_closed_waits_for_the_next(s
     window = {"windows": [{"dow": day, "start": start, "end": end}]}
     rel = await release(calls, [a], publishAt=when.isoformat(), maintenanceWindow=window)
     late = when + dt.timedelta(hours=2)
-    await scheduler.run(svc_app.kernel, calls.headers["X-Svc-Site"], rel["id"], due_at=late.isoformat())
+    await jobs.run(svc_app.kernel, calls.headers["X-Svc-Site"], rel["id"], due_at=late.isoformat())
     detail = await calls.ok("get", f"{R}/{rel['id']}")
     assert detail["status"] == "scheduled" and at(detail["nextRunAt"]) > late
     assert (at(detail["nextRunAt"]) - when).days in (6, 7)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
+from plugins.releases import jobs as releases_jobs
 from plugins.releases import records, routes, scheduler, schemas, windows
 from plugins.settings.api import SettingKey
 
@@ -27,7 +28,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 def register_jobs(jobs: Any, kernel: Any) -> None:
     # Retried: a publish that fails for a passing reason (the database restarting) tries again;
     # a publish that ran records its outcome and is not retried (the job returns normally).
-    jobs.task(scheduler.JOB, scheduler.run, retries=5, retry_delay=30, retry_max_delay=900, timeout=900,
+    jobs.task(scheduler.JOB, releases_jobs.run, retries=5, retry_delay=30, retry_max_delay=900, timeout=900,
               owner="releases")
 
 
