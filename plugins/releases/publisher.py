@@ -5,11 +5,12 @@ revision or promoting a named version) with the cause ``release:<id>``: the edit
 bus filter of the editorial plugin), validation, the publisher's permissions, hooks, revisions
 and durable events apply as they do to a PATCH, and the events move the delivery fingerprint.
 
-- ``all_or_nothing``: a pre-flight runs every entry in one transaction, each under a savepoint,
-  and then rolls the whole transaction back; any blocker means nothing is published (status
-  ``failed``, blockers ``failed`` with their reason, the others ``skipped``). Without blockers,
-  one transaction publishes every entry and marks the release ``published``: no item is
-  visible as published before it commits.
+- ``all_or_nothing``: one transaction runs every entry, each under a savepoint (the
+  pre-flight: a refused entry rolls back to its savepoint, and the next entries still run, so
+  every blocker is found). Any blocker rolls the whole transaction back: nothing is published
+  (status ``failed``, blockers ``failed`` with their reason, the others ``skipped``). Without
+  one, the same transaction marks the release ``published`` and commits: no item is visible as
+  published before it does, and each entry is written once.
 - ``best_effort``: each entry in its own transaction; ``published`` when all went live,
   ``partially_failed`` when some did, ``failed`` when none did.
 
@@ -37,8 +38,8 @@ log = logging.getLogger("svc.releases")
 GONE = ("RECORD_NOT_FOUND", "NOT_FOUND")
 
 
-class _PreflightDone(Exception):
-    """Raised to roll the pre-flight's transaction back after it has run every entry."""
+class _Blocked(Exception):
+    """Raised to roll the all-or-nothing transaction back once it has met every blocker."""
 
 
 @dataclass
@@ -109,11 +110,14 @@ class ReleasePublisher:
             release = await full_record(uow.db, self.release_id)
         return {"release": release, "status": status, "outcomes": [o.record() for o in outcomes]}
 
-    async def _preflight(self, entries: list[Any]) -> list[Outcome | None]:
-        """Each entry's blocker (an ``Outcome``) or None, from a transaction that rolls back."""
+    async def _try_all(self, entries: list[Any]) -> list[Outcome | None]:
+        """Run every entry in one transaction, each under a savepoint, collecting each blocker.
+        No blocker: the release is marked published and the transaction commits. A blocker: the
+        whole transaction rolls back (the pre-flight's answer is the blockers)."""
         blockers: list[Outcome | None] = []
         try:
             async with self._uow() as uow:
+                await self._lock(uow)
                 for entry in entries:
                     try:
                         async with uow.conn.begin_nested():
@@ -122,8 +126,11 @@ class ReleasePublisher:
                     except ApiError as error:
                         blockers.append(Outcome(entry["collection"], entry["item_id"], "failed", _reason(error),
                                                 error.message))
-                raise _PreflightDone
-        except _PreflightDone:
+                if any(blockers):
+                    raise _Blocked
+                await self._finish(uow, [Outcome(e["collection"], e["item_id"], "published") for e in entries],
+                                   "published")
+        except _Blocked:
             pass
         return blockers
 
@@ -137,26 +144,9 @@ class ReleasePublisher:
             raise ApiError(409, "ALREADY_PUBLISHED", "The release is already published")
 
     async def _all_or_nothing(self, entries: list[Any]) -> tuple[list[Outcome], str]:
-        blockers = await self._preflight(entries)
+        blockers = await self._try_all(entries)
         if not any(blockers):
-            failed_at: list[int] = []
-            try:
-                async with self._uow() as uow:
-                    await self._lock(uow)
-                    for i, entry in enumerate(entries):
-                        failed_at[:] = [i]
-                        await self._apply(entry, uow)
-                    outcomes = [Outcome(e["collection"], e["item_id"], "published") for e in entries]
-                    await self._finish(uow, outcomes, "published")
-                return outcomes, "published"
-            except ApiError as error:
-                if error.code == "ALREADY_PUBLISHED" or not failed_at:
-                    raise
-                # Something changed between the pre-flight and the transaction: still nothing published.
-                entry = entries[failed_at[0]]
-                blockers = [None] * len(entries)
-                blockers[failed_at[0]] = Outcome(entry["collection"], entry["item_id"], "failed", _reason(error),
-                                                 error.message)
+            return [Outcome(e["collection"], e["item_id"], "published") for e in entries], "published"
         outcomes = [b or Outcome(e["collection"], e["item_id"], "skipped", "RELEASE_BLOCKED")
                     for b, e in zip(blockers, entries, strict=True)]
         async with self._uow() as uow:
