@@ -11,9 +11,8 @@ E = "/editorial"
 async def setup(svc_app, site, calls, make_member, *, separate: bool = True):
     await calls.collection("articles", {"title": "string"}, editorialWorkflow=True,
                            requireSeparateReviewer=separate)
-    reviewer = await make_member(site, "subscriber")
-    writer = await make_member(site, "subscriber")
-    reader = await make_member(site, "subscriber")
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Newsroom"})
+    reviewer, writer, reader = [await make_member(site, role["id"]) for _ in range(3)]
     rules = [{"collection": "articles", "action": a} for a in ("read", "create", "update")]
     await calls.grant(rules, {"userId": reviewer.id})
     await calls.grant(rules, {"userId": writer.id})
@@ -147,6 +146,8 @@ async def test_site_isolation(svc_app, site, calls, calls_b, make_member):
     await calls.ok("post", f"{E}/articles/{art}/submit-review", json={"reviewerId": reviewer.id})
     assert (await calls_b.ok("get", f"{E}/reviews", full=True))["meta"]["total"] == 0
     await calls_b.err("post", f"{E}/articles/{art}/approve", 404)
+    subscriber = Calls(svc_app.client, (await make_member(site, "subscriber")).headers)
+    await subscriber.err("get", f"{E}/reviews", 403, "PERMISSION_DENIED")
     await calls_b.collection("articles", {"title": "string"}, editorialWorkflow=True)
     await calls_b.err("post", f"{E}/articles/{art}/approve", 404, "RECORD_NOT_FOUND")
     await calls_b.err("post", f"{E}/articles/{art}/submit-review", 404, "RECORD_NOT_FOUND",

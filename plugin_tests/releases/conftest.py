@@ -33,3 +33,12 @@ async def release(calls: Calls, ids: list[str] | None = None, **body: Any) -> di
 
 async def statuses(calls: Calls, ids: list[str], collection: str = "posts") -> list[str]:
     return [(await calls.get(collection, i))["status"] for i in ids]
+
+
+async def studio_member(svc_app: Any, site: str, calls: Calls, make_member: Any, rules: list[dict[str, Any]]) -> Any:
+    """A member of ``site`` with a studio role of its own holding ``rules``."""
+    role = await calls.ok("post", "/roles", status=201, json={"name": f"Editors {len(rules)}-{id(rules)}"})
+    member = await make_member(site, role["id"])
+    await calls.grant(rules, {"userId": member.id})
+    svc_app.kernel.access.invalidate(site)
+    return member

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from plugin_tests.releases.conftest import draft_posts, entries, later, release, statuses
+from kernel.testing import Calls
+from plugin_tests.releases.conftest import draft_posts, entries, later, release, statuses, studio_member
 
 R = "/releases"
 
@@ -95,10 +96,9 @@ async def test_best_effort_and_the_publishers_permissions(calls, svc_app, site, 
     await calls.ok("delete", f"/items/posts/{b}", status=204)
 
     # An editor may read both collections but update only posts: its publish meets its permissions.
-    editor = await make_member(site, "subscriber")
-    await calls.grant([{"collection": "posts", "action": "read"}, {"collection": "posts", "action": "update"},
-                       {"collection": "pages", "action": "read"}], {"userId": editor.id})
-    svc_app.kernel.access.invalidate(site)
+    editor = await studio_member(svc_app, site, calls, make_member, [
+        {"collection": "posts", "action": "read"}, {"collection": "posts", "action": "update"},
+        {"collection": "pages", "action": "read"}])
     result = (await svc_app.client.post(f"/api/v1{R}/{rel['id']}/publish", headers=editor.headers))
     assert result.status_code == 200, result.text
     body = result.json()["data"]
@@ -205,10 +205,13 @@ async def test_bad_input(calls):
     assert (await calls.ok("get", f"{R}/{rel['id']}"))["itemCount"] == 1
 
 
-async def test_members_only(svc_app, site, calls, anon_calls):
+async def test_members_of_studio_roles_only(svc_app, site, calls, anon_calls, make_member):
     rel = await release(calls, [])
     await anon_calls.err("get", R, 401)
     await anon_calls.err("get", f"{R}/{rel['id']}", 401)
+    subscriber = Calls(svc_app.client, (await make_member(site, "subscriber")).headers)  # the frontend realm
+    await subscriber.err("get", R, 403, "PERMISSION_DENIED")
+    await subscriber.err("post", f"{R}/{rel['id']}/publish", 403, "PERMISSION_DENIED")
 
 
 async def test_site_isolation(calls, calls_b):

@@ -9,7 +9,7 @@ import datetime as dt
 
 from kernel.db.meta import now_utc
 from kernel.testing import Calls
-from plugin_tests.releases.conftest import draft_posts, release, statuses
+from plugin_tests.releases.conftest import draft_posts, release, statuses, studio_member
 
 R = "/releases"
 
@@ -130,10 +130,8 @@ async def test_a_failed_scheduled_publish_notifies_the_studio(svc_app, calls, ru
 
 async def test_a_scheduler_whose_access_is_gone_publishes_nothing(svc_app, site, calls, make_member, run_due_jobs):
     [a] = await draft_posts(calls, "a")
-    editor = await make_member(site, "subscriber")
-    await calls.grant([{"collection": "posts", "action": "read"}, {"collection": "posts", "action": "update"}],
-                      {"userId": editor.id})
-    svc_app.kernel.access.invalidate(site)
+    editor = await studio_member(svc_app, site, calls, make_member, [
+        {"collection": "posts", "action": "read"}, {"collection": "posts", "action": "update"}])
     mine = Calls(svc_app.client, editor.headers)
     when = now_utc() + dt.timedelta(hours=1)
     rel = await release(mine, [a], publishAt=when.isoformat())

@@ -34,8 +34,8 @@ def require_member(ctx: Any) -> str:
     principal = ctx.principal
     if not principal.is_authenticated:
         raise ApiError(401, "UNAUTHENTICATED", "The editorial workflow needs a signed-in member of the site")
-    if not (principal.is_admin or principal.role_id):
-        raise ApiError.forbidden("The editorial workflow is for members of the site")
+    if not (principal.is_admin or principal.role_id) or principal.claims.get("realm") == "frontend":
+        raise ApiError.forbidden("The editorial workflow is for members of the site (studio roles; not the frontend realm)")
     return site_id
 
 

@@ -37,8 +37,8 @@ def require_member(ctx: Any) -> str:
     principal = ctx.principal
     if not principal.is_authenticated:
         raise ApiError(401, "UNAUTHENTICATED", "Releases need a signed-in member of the site")
-    if not (principal.is_admin or principal.role_id):
-        raise ApiError.forbidden("Releases are managed by members of the site")
+    if not (principal.is_admin or principal.role_id) or principal.claims.get("realm") == "frontend":
+        raise ApiError.forbidden("Releases are managed by members of the site (studio roles; not the frontend realm)")
     return site_id
 
 
