@@ -111,7 +111,9 @@ async def test_the_gate_holds_for_releases_and_graphql(svc_app, site, calls, mak
         "query": 'mutation($id: ID!) { update_articles(id: $id, data: {status: "published"}) { id } }',
         "variables": {"id": b}})
     body = resp.json()
-    assert resp.status_code == 200 and body.get("errors"), body
+    assert resp.status_code == 200 and body["data"] is None, body
+    assert body["errors"][0]["extensions"]["reason"] == "EDITORIAL_GATE_REQUIRED"
+    assert body["errors"][0]["extensions"]["status"] == 409
     assert (await calls.get("articles", b))["status"] == "draft"
 
     await calls.ok("patch", f"/releases/{rel['id']}", json={"removeItems": [{"collection": "articles", "itemId": b}]})
