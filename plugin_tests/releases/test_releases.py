@@ -149,6 +149,21 @@ async def test_pinned_revisions_and_named_versions(calls):
     assert f"release:{rel['id']}" in causes
 
 
+async def test_a_write_the_schema_now_refuses_is_a_validation_outcome(calls):
+    await calls.collection("notes", {"title": "string"})
+    [n] = [str(x["id"]) for x in await calls.create("notes", [{"title": "a long title", "status": "draft"}])]
+    await calls.ok("patch", f"/items/notes/{n}", json={"title": "ok"})
+    [old] = [r for r in await calls.ok("get", f"/items/notes/{n}/revisions") if r["data"].get("title") == "a long title"]
+    rel = await calls.ok("post", R, status=201, json={"name": "v", "atomicityMode": "best_effort", "addItems": [
+        {"collection": "notes", "itemId": n, "targetStatus": "published", "revisionId": old["id"]}]})
+    await calls.ok("patch", "/fields/notes/title", json={"options": {"maxLength": 5}})
+    result = await calls.ok("post", f"{R}/{rel['id']}/publish")
+    assert result["status"] == "failed"
+    assert result["outcomes"] == [{"collection": "notes", "itemId": n, "outcome": "failed",
+                                   "reason": "VALIDATION_FAILED"}]
+    assert (await calls.get("notes", n))["title"] == "ok"
+
+
 BAD_BODIES = [
     ({}, ["name"]),
     ({"name": ""}, ["name"]),
