@@ -46,7 +46,7 @@ from typing import Any
 from kernel.context import RequestContext
 from kernel.errors import ApiError
 from plugins.items.core import dependents, live, service
-from plugins.items.history import pins, revisions
+from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
@@ -170,6 +170,20 @@ async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id
                                              db=uow.db if uow is not None else None)
 
 
+async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
+    """A named version ``{ key, name, data, ... }`` of the item (404 ``NOT_FOUND``), as the caller
+    may read it; ``uow``: read in that transaction."""
+    return await versions.get_version(ctx, collection, item_id, key, uow=uow)
+
+
+async def promote_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None,
+                          cause: str | None = None) -> dict[str, Any]:
+    """Apply named version ``key``'s changes to the item (``POST .../versions/{key}/promote``)
+    in ``uow`` with ``cause`` (a release: ``release:<id>``); returns the item."""
+    item, _ = await versions.promote_version(ctx, collection, item_id, key, {}, uow=uow, cause=_cause(cause))
+    return item
+
+
 async def pin_field(ctx: Any, collection: str, item_id: str, field: str, *, holder: tuple[str, str] | None = None,
                     reason: str | None = None, expires_at: str | None = None) -> dict[str, Any]:
     """Pin ``field`` of an item for ``holder`` (default: the caller's identity; server code:
@@ -243,6 +257,6 @@ live_topic = live.topic
 LIVE_TOPICS = live.ALL
 
 __all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
-           "create_many", "delete", "describe_dependents", "get_revision", "list_items", "list_revisions", "live_topic",
-           "parse_query", "pin_field", "pinnable_revision", "query", "read", "read_collection", "read_options", "read_singleton",
+           "create_many", "delete", "describe_dependents", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
+           "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]

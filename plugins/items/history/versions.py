@@ -13,6 +13,7 @@ be created. The version with key ``draft`` is what ``X-Svc-Draft: true`` reads (
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -86,9 +87,9 @@ async def list_versions(ctx: Any, collection: str, item_id: str) -> list[dict[st
     return [version_record(r, target) for r in rows]
 
 
-async def get_version(ctx: Any, collection: str, item_id: str, key: str) -> dict[str, Any]:
-    """One version (404 ``NOT_FOUND``)."""
-    async with ctx.reader() as db:
+async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
+    """One version (404 ``NOT_FOUND``); ``uow``: read in that transaction."""
+    async with service.reading(ctx, uow) as db:
         target = await load_target(ctx, db, collection, item_id, "read")
         return version_record(await _version_row(db, target, key), target)
 
@@ -183,11 +184,13 @@ def _promote_fields(coll: Any, body: Any) -> frozenset[str] | None:
     return frozenset(wanted)
 
 
-async def promote_version(ctx: Any, collection: str, item_id: str, key: str,
-                          body: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+async def promote_version(ctx: Any, collection: str, item_id: str, key: str, body: Any, *, uow: Any = None,
+                          cause: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``POST .../versions/{key}/promote`` ``{ fields? }``: apply the version's changes to main in
-    one transaction; returns the item and ``{ mainDiverged, revisionId }``."""
-    async with ctx.unit_of_work() as u:
+    one transaction; returns the item and ``{ mainDiverged, revisionId }``. ``uow`` and ``cause``:
+    a release promoting in its publish transaction, its revision caused by ``release:<id>``."""
+    async with contextlib.AsyncExitStack() as stack:
+        u = service.same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work())
         db = u.db
         target = await load_target(ctx, db, collection, item_id, "update")
         wanted = _promote_fields(target.coll, body)
@@ -195,7 +198,7 @@ async def promote_version(ctx: Any, collection: str, item_id: str, key: str,
         diverged = main_changed(row, target.row)
         changes = version_changes(target.coll, row)
         patch = {k: v for k, v in changes.items() if wanted is None or k in wanted}
-        cause = f"promote:{row['key']}"
+        cause = cause or f"promote:{row['key']}"
         item = await service.update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
         written = await written_revision(db, target.coll, target.row["id"], cause)
         # Re-base on the new main: promoted fields now match it; the version keeps only the

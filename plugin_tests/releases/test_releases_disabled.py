@@ -1,0 +1,23 @@
+"""With SVC_PLUGINS_DISABLED=releases every release route answers 404 NOT_FOUND."""
+
+import pytest
+
+ROUTES = [("get", "/releases"), ("post", "/releases"), ("get", "/releases/x"), ("patch", "/releases/x"),
+          ("delete", "/releases/x"), ("post", "/releases/x/publish")]
+
+
+@pytest.fixture
+async def app(make_app):
+    return await make_app(env={"SVC_PLUGINS_DISABLED": "releases"})
+
+
+async def test_release_routes_are_gone(app):
+    headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
+    for method, path in ROUTES:
+        resp = await app.client.request(method, f"/api/v1{path}", headers=headers,
+                                        json={} if method in ("post", "patch") else None)
+        assert resp.status_code == 404, (method, path)
+        assert resp.json()["errors"][0]["code"] == "NOT_FOUND"
+    paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
+    assert not [p for p in paths if p.startswith("/releases") or "/releases" in p]
+    assert "releases.publish" not in app.kernel.jobs.names()

@@ -1,0 +1,60 @@
+"""Hook implementations of the editorial plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, hookimpl, ops
+from plugins.editorial import gate, routes
+
+name = "editorial"
+requires = ("access", "accounts", "items", "schema")
+
+REVIEW: dict[str, Any] = {"type": "object", "required": ["id", "collection", "itemId", "state"], "properties": {
+    "id": {"type": "string"}, "collection": {"type": "string"}, "itemId": {"type": "string"},
+    "state": {"type": "string", "enum": ["in_review", "approved", "rejected", "superseded"]},
+    "reviewerId": {"type": "string"}, "submittedBy": {"type": ["string", "null"]},
+    "authorId": {"type": ["string", "null"]}, "reason": {"type": ["string", "null"]},
+    "createdAt": {"type": "string"}, "decidedAt": {"type": ["string", "null"]},
+    "decidedBy": {"type": ["string", "null"]}}}
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return {"EDITORIAL_GATE_REQUIRED": (409, "An item of an editorial collection must be approved before it is "
+                                              "published, and stays as approved while published.")}
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """The gate: every write of an item, whatever its path, passes these filters."""
+    bus.on_filter("items.create", gate.editorial_gate)
+    bus.on_filter("items.update", gate.editorial_gate)
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    listing = ops(get=("Review requests, newest first (query status, assignee)", None, [REVIEW], 200))
+    listing["get"]["parameters"] = [
+        {"name": name, "in": "query", "required": False, "schema": schema} for name, schema in (
+            ("status", {"type": "string", "enum": ["in_review", "approved", "rejected", "superseded"]}),
+            ("assignee", {"type": "string"}), ("page", {"type": "integer", "minimum": 1}),
+            ("limit", {"type": "integer", "minimum": 1, "maximum": 200}))]
+    one = "/editorial/{collection}/{id}"
+    return [
+        Route("/editorial/reviews", routes.ReviewsResource(), auth="bearer", openapi=listing),
+        Route(one + "/submit-review", routes.SubmitResource(), auth="bearer", openapi=ops(
+            post=("Submit a draft item for review", {"type": "object", "required": ["reviewerId"], "properties": {
+                "reviewerId": {"type": "string"}}}, REVIEW, 200))),
+        Route(one + "/approve", routes.ApproveResource(), auth="bearer", openapi=ops(
+            post=("Approve an item in review", None, REVIEW, 200))),
+        Route(one + "/reject", routes.RejectResource(), auth="bearer", openapi=ops(
+            post=("Reject an item in review", {"type": "object", "required": ["reason"], "properties": {
+                "reason": {"type": "string"}}}, REVIEW, 200))),
+    ]

@@ -1,0 +1,161 @@
+"""Editorial transitions and the review list: the logic behind ``/editorial`` (no Falcon).
+
+- ``submit-review`` ``{ reviewerId }``: ``draft`` -> ``in_review``. The caller may update the
+  item; the reviewer is an active member of the site who may update the collection (who may
+  approve), and with ``requireSeparateReviewer`` is neither the submitter nor the item's author
+  (``userCreated``).
+- ``approve``: ``in_review`` -> ``approved``, by the assigned reviewer (or a site admin); with
+  ``requireSeparateReviewer`` the approver differs from the submitter and the author.
+- ``reject`` ``{ reason }``: ``in_review`` -> ``rejected``, by the same people.
+- Any other transition is 409 ``CONFLICT``. Each one is audited as ``editorial_transition``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func
+
+from kernel.db.meta import iso, now_utc
+from kernel.errors import ApiError
+from kernel.ids import uuid7
+from plugins.accounts import api as accounts_api
+from plugins.editorial import workflow
+from plugins.editorial.tables import reviews
+from plugins.items import api as items
+from plugins.schema.api import get_schema
+
+MAX_REASON = 2000
+USER_ID_MAX = 36
+
+
+def require_member(ctx: Any) -> str:
+    site_id = ctx.require_site()
+    principal = ctx.principal
+    if not principal.is_authenticated:
+        raise ApiError(401, "UNAUTHENTICATED", "The editorial workflow needs a signed-in member of the site")
+    if not (principal.is_admin or principal.role_id) or principal.claims.get("realm") == "frontend":
+        raise ApiError.forbidden("The editorial workflow is for members of the site (studio roles; not the frontend realm)")
+    return site_id
+
+
+def review_record(row: Any) -> dict[str, Any]:
+    return {"id": row["id"], "collection": row["collection"], "itemId": row["item_id"], "state": row["state"],
+            "reviewerId": row["reviewer_id"], "submittedBy": row["submitted_by"], "authorId": row["author_id"],
+            "reason": row["reason"], "createdAt": iso(row["created_at"]), "decidedAt": iso(row["decided_at"]),
+            "decidedBy": row["decided_by"]}
+
+
+async def _collection(ctx: Any, collection: str) -> Any:
+    coll = (await get_schema(ctx.kernel, ctx.site_id)).collection(collection) if isinstance(collection, str) else None
+    if coll is None:
+        raise ApiError(404, "NOT_FOUND", f"No collection '{str(collection)[:64]}' in this site")
+    if not coll.editorial_workflow:
+        raise ApiError(409, "CONFLICT", f"'{collection}' has no editorial workflow (collection meta "
+                       "editorialWorkflow)")
+    return coll
+
+
+async def _may_update(ctx: Any, principal: Any, collection: str) -> bool:
+    return principal.is_admin or (await ctx.kernel.access.decide(principal, ctx.site_id, collection, "update")).allowed
+
+
+def _conflict(state: str, action: str) -> ApiError:
+    return ApiError(409, "CONFLICT", f"Cannot {action} an item that is {state.replace('_', ' ')}",
+                    extensions={"state": state})
+
+
+async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str, Any]:
+    """``POST /editorial/:collection/:id/submit-review``."""
+    site_id = require_member(ctx)
+    coll = await _collection(ctx, collection)
+    if not isinstance(body, dict) or set(body) - {"reviewerId"}:
+        raise ApiError.validation("The body is { reviewerId }", path=["body"])
+    reviewer_id = body.get("reviewerId")
+    if not isinstance(reviewer_id, str) or not 1 <= len(reviewer_id) <= USER_ID_MAX:
+        raise ApiError.validation("'reviewerId' is the id of a user who may approve", path=["reviewerId"])
+    item = await items.read(ctx, collection, item_id)  # 404 when missing or hidden
+    if not await _may_update(ctx, ctx.principal, collection):
+        raise ApiError.forbidden(f"Submitting needs update permission on '{collection}'")
+    reviewer = await accounts_api.principal_current(ctx.kernel, site_id, {"kind": "user", "userId": reviewer_id})
+    if reviewer is not None:
+        reviewer = await ctx.kernel.access.resolve(reviewer, site_id)
+    if reviewer is None or not (reviewer.is_admin or reviewer.role_id) or \
+            not await _may_update(ctx, reviewer, collection):
+        raise ApiError.validation("The reviewer must be an active member of the site who may update "
+                                  f"'{collection}'", path=["reviewerId"], status=422)
+    author = item.get("userCreated")
+    if coll.require_separate_reviewer and reviewer_id in (ctx.principal.user_id, author):
+        raise ApiError.validation("This collection requires a reviewer other than the author", path=["reviewerId"],
+                                  status=422)
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        row = await workflow.current(db, collection, str(item["id"]))
+        state = row["state"] if row is not None else "draft"
+        if state != "draft":
+            raise _conflict(state, "submit for review")
+        review_id = uuid7()
+        await db.insert(reviews, {"id": review_id, "collection": collection, "item_id": str(item["id"]),
+                                  "state": "in_review", "reviewer_id": reviewer_id,
+                                  "submitted_by": ctx.principal.user_id, "author_id": author, "reason": None,
+                                  "created_at": now_utc(), "decided_at": None, "decided_by": None})
+        await workflow.set_state(db, collection, str(item["id"]), "in_review", review_id, row)
+        await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
+                                         "in_review", review_id, request_id=ctx.request_id)
+        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+
+
+async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:
+    """``approve`` (``verdict="approved"``) or ``reject`` (``"rejected"``, body ``{ reason }``)."""
+    site_id = require_member(ctx)
+    coll = await _collection(ctx, collection)
+    reason = None
+    if verdict == "rejected":
+        if not isinstance(body, dict) or set(body) - {"reason"}:
+            raise ApiError.validation("The body is { reason }", path=["body"])
+        reason = body.get("reason")
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON or "\x00" in reason:
+            raise ApiError.validation(f"'reason' is a non-empty string of at most {MAX_REASON} characters",
+                                      path=["reason"])
+    elif body not in (None, {}):
+        raise ApiError.validation("approve takes no body", path=["body"])
+    item = await items.read(ctx, collection, item_id)
+    action = "approve" if verdict == "approved" else "reject"
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        row = await workflow.current(db, collection, str(item["id"]))
+        state = row["state"] if row is not None else "draft"
+        if state != "in_review":
+            raise _conflict(state, action)
+        review = await db.one(db.select(reviews).where(reviews.c.id == row["review_id"]))
+        me = ctx.principal.user_id
+        if me != review["reviewer_id"] and not ctx.principal.is_admin:
+            raise ApiError.forbidden(f"Only the assigned reviewer (or a site admin) may {action} this item")
+        if verdict == "approved" and coll.require_separate_reviewer and \
+                me in (review["submitted_by"], review["author_id"], item.get("userCreated")):
+            raise ApiError.forbidden("This collection requires a reviewer other than the author")
+        await db.execute(db.update(reviews).where(reviews.c.id == review["id"]).values(
+            state=verdict, reason=reason, decided_at=now_utc(), decided_by=me))
+        await workflow.set_state(db, collection, str(item["id"]), verdict, review["id"], row)
+        await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
+                                         verdict, review["id"], request_id=ctx.request_id)
+        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+
+
+async def list_reviews(ctx: Any, status: str | None, assignee: str | None, limit: int,
+                       offset: int) -> tuple[list[dict[str, Any]], int]:
+    """``GET /editorial/reviews``: newest first; ``status`` is a review state, ``assignee`` a user id."""
+    require_member(ctx)
+    if status is not None and status not in workflow.REVIEW_STATES:
+        raise ApiError.validation(f"'status' is one of {', '.join(workflow.REVIEW_STATES)}", path=["query", "status"])
+    if assignee is not None and not 1 <= len(assignee) <= USER_ID_MAX:
+        raise ApiError.validation("'assignee' is a user id", path=["query", "assignee"])
+    async with ctx.reader() as db:
+        stmt, count = db.select(reviews), db.select(reviews, func.count())
+        for column, value in ((reviews.c.state, status), (reviews.c.reviewer_id, assignee)):
+            if value is not None:
+                stmt, count = stmt.where(column == value), count.where(column == value)
+        rows = await db.all(stmt.order_by(reviews.c.created_at.desc(), reviews.c.id.desc()).limit(limit)
+                            .offset(offset))
+        total = int(await db.scalar(count) or 0)
+    return [review_record(r) for r in rows], total

@@ -1,0 +1,39 @@
+"""The editorial plugin's tables: each item's workflow state, and the review requests.
+
+Items are named by collection name and item id (as the item events name them). An item with
+no state row is in ``draft``.
+"""
+
+from sqlalchemy import Column, DateTime, ForeignKey, Index, String, Table, Text
+
+from kernel.db.meta import metadata
+
+states = Table(
+    "svc_editorial_states",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("collection", String(64), primary_key=True),
+    Column("item_id", String(64), primary_key=True),
+    Column("state", String(20), nullable=False),
+    Column("review_id", String(36), nullable=True),  # the latest review request
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+reviews = Table(
+    "svc_editorial_reviews",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("collection", String(64), nullable=False),
+    Column("item_id", String(64), nullable=False),
+    Column("state", String(20), nullable=False),  # in_review | approved | rejected | superseded
+    Column("reviewer_id", String(36), nullable=False),
+    Column("submitted_by", String(36), nullable=True),
+    Column("author_id", String(36), nullable=True),  # the item's userCreated at submission
+    Column("reason", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("decided_at", DateTime(timezone=True), nullable=True),
+    Column("decided_by", String(36), nullable=True),
+    Index("ix_svc_editorial_reviews_site", "site_id", "state", "created_at"),
+    Index("ix_svc_editorial_reviews_item", "site_id", "collection", "item_id"),
+)
