@@ -70,7 +70,7 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/email/templates/{id}", routes.TemplateResource(), auth="admin", openapi=ops(
             patch=("Update a template", s.TEMPLATE_BODY, s.TEMPLATE, 200),
             delete=("Delete a template", None, None, 204))),
-        Route("/email/templates/{key}/preview", routes.PreviewResource(), auth="admin", openapi=ops(
+        Route("/email/templates/{id}/preview", routes.PreviewResource(), auth="admin", openapi=ops(
             post=("Render a template without sending", s.PREVIEW_BODY, s.PREVIEW, 200))),
         Route("/email/send", routes.SendResource(), auth="admin", openapi=ops(
             post=("Send, or queue for many recipients (202)", s.SEND_BODY, s.SEND, 200))),

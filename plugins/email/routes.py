@@ -68,9 +68,10 @@ class TemplateResource:
 
 
 class PreviewResource:
-    async def on_post(self, req: Any, resp: Any, key: str) -> None:
+    # The path segment is the template's key (Falcon wants one field name per level: ``{id}``).
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
         body = await read_json(req, required=False)
-        send_data(resp, await catalog.preview(request_context(req), key, body))
+        send_data(resp, await catalog.preview(request_context(req), id, body))
 
 
 class SendResource:
