@@ -146,8 +146,10 @@ class Rendered:
 def render_message(subject: str, html: str | None, text: str | None, layout: str | None,
                    variables: dict[str, Any]) -> Rendered:
     """Render subject, html (inside ``layout``) and text; derive the text part from html if absent."""
-    rendered_subject = " ".join(render_part(subject, variables, escape=False, path=["subject"]).split())
-    check_header_text(rendered_subject, ["subject"])
+    # A variable that brings a line break into the subject is refused like a literal one.
+    rendered_subject = check_header_text(render_part(subject, variables, escape=False, path=["subject"]),
+                                         ["subject"])
+    rendered_subject = " ".join(rendered_subject.split())
     if not rendered_subject:
         raise ApiError.validation("The subject renders empty", path=["subject"])
     body_html = None
