@@ -235,3 +235,41 @@ async def test_degraded_and_failing_transport(make_app):
                        ("/email/test", {"to": "a@example.com"})):
         resp = await refused.client.post(f"/api/v1{path}", json=body, headers=admin)
         assert resp.status_code == 502 and resp.json()["errors"][0]["code"] == "DELIVERY_FAILED"
+
+
+class _Busy:
+    """An SMTP peer that answers 451 (try later) to the first ``busy`` messages, then accepts."""
+
+    def __init__(self, busy: int) -> None:
+        self.busy = busy
+        self.accepted: list = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's name
+        if self.busy > 0:
+            self.busy -= 1
+            return "451 Try again later"
+        self.accepted.append(envelope)
+        return "250 OK"
+
+
+async def test_a_queued_send_is_retried_after_a_temporary_refusal(make_app, run_due_jobs):
+    import datetime as dt
+
+    from aiosmtpd.controller import Controller
+
+    peer, port = _Busy(busy=1), free_port()
+    controller = Controller(peer, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        app = await make_app(smtp_host="127.0.0.1", smtp_port=port, env={"SVC_EMAIL_QUEUE_THRESHOLD": "0"})
+        admin = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
+        resp = await app.client.post("/api/v1/email/send", headers=admin, json={
+            "to": ["a@example.com"], "inline": {"subject": "Retry", "text": "x"}})
+        assert resp.status_code == 202 and resp.json()["data"]["queued"] == 1
+        [first] = await run_due_jobs(app.kernel, periodic=False)
+        assert not first.ok and first.retry_at is not None and peer.accepted == []
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+        [second] = await run_due_jobs(app.kernel, later, periodic=False)
+        assert second.ok and [e.rcpt_tos for e in peer.accepted] == [["a@example.com"]]
+    finally:
+        controller.stop()

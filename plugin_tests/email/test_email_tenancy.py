@@ -65,6 +65,11 @@ async def test_bad_bodies_are_400(calls, make_member, site):
     await calls.err("patch", f"/email/templates/{template['id']}", 400, "VALIDATION_FAILED", json={"key": "A B"})
     await calls.err("post", "/email/templates/k/preview", 400, "VALIDATION_FAILED", json={"variables": "x"})
     await calls.err("post", "/email/templates/k/preview", 400, "VALIDATION_FAILED", json={"vars": {}})
+    # Bounded output: a template that multiplies a large value past 1 MiB is refused, not built.
+    await calls.ok("post", "/email/templates", 201, json={"key": "big", "name": "n", "subject": "s",
+                                                          "text": "{{ a }}" * 20})
+    await calls.err("post", "/email/templates/big/preview", 400, "VALIDATION_FAILED",
+                    json={"variables": {"a": "x" * 90_000}})
     big = {"variables": {"a": "x" * 50_000, "b": "y" * 60_000}}
     await calls.err("post", "/email/templates/k/preview", 400, "VALIDATION_FAILED", json=big)
     for body in ({}, {"email": "nope"}, {"email": "a@example.com\r\nb@example.com"}, {"email": "a@example.com",

@@ -81,9 +81,9 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Suppress an address (audited)", s.SUPPRESSION_BODY, s.SUPPRESSION, 201))),
         Route("/email/suppressions/{email}", routes.SuppressionResource(), auth="admin", openapi=ops(
             delete=("Lift a suppression (audited)", None, None, 204))),
-        Route("/email/unsubscribe", routes.UnsubscribeResource(), **public, openapi=ops(
-            get=("Unsubscribe from a link; answers an HTML page", None, None, 200),
-            post=("RFC 8058 one-click unsubscribe (token in the query or form body)", None, s.OBJ, 200))),
-        Route("/email/unsubscribe/undo", routes.UndoResource(), **public, openapi=ops(
-            post=("Undo an unsubscribe from the confirmation page; answers an HTML page", None, None, 200))),
+        Route("/email/unsubscribe", routes.UnsubscribeResource(), **public, openapi={
+            "get": s.html_operation("Unsubscribe from a link; answers an HTML confirmation"),
+            **ops(post=("RFC 8058 one-click unsubscribe (token in the query or form body)", None, s.OBJ, 200))}),
+        Route("/email/unsubscribe/undo", routes.UndoResource(), **public, openapi={
+            "post": s.html_operation("Undo an unsubscribe from the confirmation page; answers an HTML page")}),
     ]

@@ -25,3 +25,13 @@ SUPPRESSION_BODY = {"type": "object", "required": ["email"],
                     "properties": {"email": {"type": "string"}, "reason": {"type": "string"}}}
 SUPPRESSION = {"type": "object", "properties": {"email": {"type": "string"}, "reason": {"type": ["string", "null"]},
                                                 "source": {"type": "string"}, "createdAt": {"type": "string"}}}
+
+HTML = {"text/html": {"schema": {"type": "string"}}}
+TOKEN_PARAM = {"name": "token", "in": "query", "required": False, "schema": {"type": "string"}}
+
+
+def html_operation(summary: str) -> dict:
+    """An operation answering an HTML page: 200, or 400 for a link that is not valid."""
+    return {"summary": summary, "parameters": [TOKEN_PARAM], "responses": {
+        "200": {"description": summary, "content": HTML},
+        "400": {"description": "The link is not valid (an HTML page)", "content": HTML}}}
