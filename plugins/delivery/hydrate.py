@@ -99,9 +99,8 @@ async def item_list(ctx: Any, collection: str, params: Any) -> tuple[Any, dict[s
     try:
         return await items.read_collection(ctx, collection, query)
     except ApiError as error:
-        if error.status in (403, 404):
+        if error.status in (403, 404):  # hidden and missing alike: existence is not told
             raise not_found(f"collection '{collection[:64]}'") from error
-        error.headers = {**error.headers, "Cache-Control": "no-store"}
         raise
 
 

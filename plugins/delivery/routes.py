@@ -40,7 +40,11 @@ async def answer(req: Any, resp: Any, ctx: Any, produce: Callable[[], Awaitable[
             caching.set_public(resp, kernel.settings, tag)
             caching.not_modified(resp)
             return  # nothing read: no hydration, no database query
-    body = await produce()
+    try:
+        body = await produce()
+    except ApiError as error:  # no cache keeps an error (a page may appear any moment)
+        error.headers = {**error.headers, **caching.NO_STORE}
+        raise
     if tag is None:
         caching.set_private(resp)
     else:
