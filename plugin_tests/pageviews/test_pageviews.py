@@ -1,0 +1,88 @@
+"""The beacon and the stats: privacy signals and bots not counted, uniques as salted daily
+hashes (no IP stored), the flush interval applying at once, the flush at shutdown, site B
+never counting for A, and bad input refused."""
+
+from __future__ import annotations
+
+from conftest import API, GOOGLEBOT, OTHER_BROWSER, beacon, stats, stats_when
+from sqlalchemy import select
+
+from plugins.pageviews import plugin as pageviews_plugin
+from plugins.pageviews.tables import daily, salts, visitors
+
+
+async def test_db_rollup_beacons_and_stats(svc_app, site, site_b, calls, calls_b):
+    client = svc_app.client
+    await calls.ok("put", "/settings/pageviews", json={"value": {"flushIntervalS": 1}})
+    await calls_b.ok("put", "/settings/pageviews", json={"value": {"flushIntervalS": 1}})
+    for path in ("/a", "/a", "/a?utm=x#top", "/b"):
+        assert (await beacon(client, site, path)).status_code == 204
+    assert (await beacon(client, site, "/b", ua=OTHER_BROWSER)).status_code == 204
+    # Not counted: do-not-track, global privacy control, a crawler, no user agent.
+    assert (await beacon(client, site, "/a", headers={"DNT": "1"})).status_code == 204
+    assert (await beacon(client, site, "/a", headers={"Sec-GPC": "1"})).status_code == 204
+    assert (await beacon(client, site, "/a", ua=GOOGLEBOT)).status_code == 204
+    assert (await beacon(client, site, "/a", ua="")).status_code == 204
+    # An authenticated hit without a consent store is counted anonymously (same visitor as its IP+UA).
+    assert (await beacon(client, site, "/b", headers={"Authorization": calls.headers["Authorization"]})).status_code == 204
+    # A hit for B never counts for A.
+    assert (await beacon(client, site_b, "/a")).status_code == 204
+
+    total = await stats_when(client, calls.headers, 6)
+    assert total == {"views": 6, "uniques": 2}
+    assert await stats(client, calls.headers, "/a") == {"views": 3, "uniques": 1}
+    assert await stats(client, calls.headers, "/b") == {"views": 3, "uniques": 2}
+    assert await stats_when(client, calls_b.headers, 1) == {"views": 1, "uniques": 1}
+    assert await stats(client, calls_b.headers, "/b") == {"views": 0, "uniques": 0}
+
+    # A range answers every day; nothing stored holds the IP or the user agent.
+    body = (await client.get(f"{API}/pageviews/stats", headers=calls.headers,
+                             params={"from": "2020-01-01", "to": "2020-01-03"})).json()
+    assert body == {"data": [{"date": f"2020-01-0{d}", "views": 0, "uniques": 0} for d in (1, 2, 3)]}
+    async with svc_app.kernel.db.connect() as conn:
+        stored = [tuple(r) for t in (daily, visitors, salts)
+                  for r in (await conn.execute(select(t).where(t.c.site_id.in_([site, site_b])))).all()]
+    assert stored and not [r for r in stored if any("127.0.0.1" in str(v) or "Mozilla" in str(v) for v in r)]
+    hashes = {r[3] for r in stored if len(r) == 4 and r[1] != "" and len(str(r[3])) == 32}
+    assert len(hashes) >= 2
+
+    # A clean shutdown writes what is pending, whatever the interval.
+    await calls.ok("put", "/settings/pageviews", json={"value": {"flushIntervalS": 3600}})
+    await beacon(client, site, "/c")
+    await beacon(client, site, "/c")
+    counter = pageviews_plugin.counter_of(svc_app.kernel)
+    assert counter.rollup.pending.get(site)
+    await pageviews_plugin.shutdown(svc_app.kernel)
+    assert not counter.rollup.pending
+    assert await stats(client, calls.headers, "/c") == {"views": 2, "uniques": 1}
+
+
+async def test_bad_input_and_access(svc_app, site, calls, anon_calls):
+    client = svc_app.client
+    cases = [
+        (b"{not json", 400), (b"[]", 400), (b'"x"', 400), (b"", 400), (b'{"path": 3}', 400),
+        (b'{"path": "no-slash"}', 400), (b'{"path": "/a", "extra": 1}', 400),
+        (b'{"path": "/' + b"a" * 600 + b'"}', 400), (b'{"path": "/a\\u0000b"}', 400),
+        (b'{"path": "/a", "referrer": "' + b"r" * 3000 + b'"}', 400),
+        (b'{"path": "/a", "referrer": "' + b"r" * 5000 + b'"}', 413),
+        (b"[" * 3000 + b"]" * 3000, 413),
+    ]
+    for raw, status in cases:
+        resp = await beacon(client, site, "/a", raw=raw)
+        assert resp.status_code == status, (raw[:40], resp.status_code, resp.text)
+        assert resp.json()["errors"][0]["code"] in ("VALIDATION_FAILED", "PAYLOAD_TOO_LARGE")
+    unknown = await beacon(client, "nosuchsite", "/a")
+    assert unknown.status_code == 404 and unknown.json()["errors"][0]["code"] == "SITE_NOT_FOUND"
+    await anon_calls.err("get", "/pageviews/stats", 401, "UNAUTHENTICATED")
+    for params in ({"from": "yesterday"}, {"to": "2026-13-01"}, {"from": "2026-02-01", "to": "2026-01-01"},
+                   {"from": "2020-01-01", "to": "2026-01-01"}, {"path": "nope"}, {"path": "/" + "p" * 600}):
+        await calls.err("get", "/pageviews/stats", 400, "VALIDATION_FAILED", params=params)
+    for value in ({"strategy": "magic"}, {"flushIntervalS": 0}, {"flushIntervalS": True}, {"botFilter": "yes"},
+                  {"hashSalt": "short"}, {"unknown": 1}, "db-rollup"):
+        await calls.err("put", "/settings/pageviews", 400, "VALIDATION_FAILED", json={"value": value})
+
+
+async def test_rate_limit_per_ip(make_app):
+    app = await make_app(env={"SVC_RATE_LIMIT_PAGEVIEWS": "3"})
+    statuses = [(await beacon(app.client, "default", "/x")).status_code for _ in range(4)]
+    assert statuses == [204, 204, 204, 429]

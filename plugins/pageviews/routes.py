@@ -1,0 +1,47 @@
+"""Falcon resources of pageviews: the public beacon and the stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel import ApiError
+from kernel.http.media import read_body, send_data, send_no_content
+from kernel.http.middleware import request_context
+from kernel.tenancy.service import get_site_cached
+from plugins.pageviews import beacon
+from plugins.pageviews.service import PageviewCounter, Visit, parse_range
+
+
+class HitResource:
+    """``POST /pageviews/{site_id}/hit``: 204 whether counted or not (a beacon gets no answer
+    a page could act on); 400 for a malformed body, 404 for an unknown site, 429 per IP."""
+
+    def __init__(self, counter: PageviewCounter) -> None:
+        self.counter = counter
+
+    async def on_post(self, req: Any, resp: Any, site_id: str) -> None:
+        ctx = request_context(req)
+        site = await get_site_cached(ctx.kernel, site_id) if len(site_id) <= 64 else None
+        if site is None:
+            raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id[:64]}'")
+        hit = beacon.parse(await read_body(req, beacon.MAX_BODY))
+        principal = ctx.principal
+        visit = Visit(ip=ctx.client_ip, user_agent=req.get_header("User-Agent") or "",
+                      user_id=principal.user_id if principal.is_authenticated else None,
+                      refuses_tracking=beacon.refuses_tracking(req))
+        await self.counter.record(site["id"], hit, visit)
+        resp.set_header("Cache-Control", "no-store")
+        send_no_content(resp)
+
+
+class StatsResource:
+    """``GET /pageviews/stats?from=&to=&path=``: ``{ data: [{ date, views, uniques }] }``."""
+
+    def __init__(self, counter: PageviewCounter) -> None:
+        self.counter = counter
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        ctx = request_context(req)
+        start, end, path = parse_range(req.get_param("from"), req.get_param("to"), req.get_param("path"))
+        resp.set_header("Cache-Control", "no-store")
+        send_data(resp, await self.counter.stats(ctx.require_site(), start, end, path))
