@@ -3,7 +3,7 @@ and site B never seeing A's menu, list or index."""
 
 from __future__ import annotations
 
-from conftest import seed_site
+from delivery_seed import seed_site
 
 API = "/api/v1"
 

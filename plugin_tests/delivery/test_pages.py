@@ -4,7 +4,7 @@ two sites never sharing content or an ETag."""
 
 from __future__ import annotations
 
-from conftest import seed_site
+from delivery_seed import seed_site
 
 API = "/api/v1"
 

@@ -4,7 +4,7 @@ never counting for A, and bad input refused."""
 
 from __future__ import annotations
 
-from conftest import API, GOOGLEBOT, OTHER_BROWSER, beacon, stats, stats_when
+from pageview_beacons import API, GOOGLEBOT, OTHER_BROWSER, beacon, stats, stats_when
 from sqlalchemy import select
 
 from plugins.pageviews import plugin as pageviews_plugin

@@ -3,7 +3,7 @@ without Redis) and cdc (hits in the durable log, rolled up by a consumer), each 
 
 from __future__ import annotations
 
-from conftest import OTHER_BROWSER, beacon, stats, stats_when
+from pageview_beacons import OTHER_BROWSER, beacon, stats, stats_when
 
 from kernel.testing import Calls
 

@@ -13,7 +13,6 @@ from sqlalchemy import BigInteger, Column, ForeignKey, PrimaryKeyConstraint, Str
 from kernel.db.meta import metadata
 
 
-
 def _site() -> Column:
     return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
