@@ -86,3 +86,11 @@ async def test_rate_limit_per_ip(make_app):
     app = await make_app(env={"SVC_RATE_LIMIT_PAGEVIEWS": "3"})
     statuses = [(await beacon(app.client, "default", "/x")).status_code for _ in range(4)]
     assert statuses == [204, 204, 204, 429]
+
+
+async def test_a_member_of_a_reads_no_stats_of_b(svc_app, site, site_b, make_member):
+    member = await make_member(site)
+    own = await svc_app.client.get(f"{API}/pageviews/stats", headers={**member.headers, "X-Svc-Site": site})
+    assert own.status_code == 200
+    other = await svc_app.client.get(f"{API}/pageviews/stats", headers={**member.headers, "X-Svc-Site": site_b})
+    assert other.status_code in (401, 403), other.text
