@@ -168,13 +168,16 @@ def _after(cursor: Cursor) -> Any:
 
 
 def _type_filter(types: Sequence[str]) -> Any:
-    """``items.create`` matches itself; ``items.*`` every type starting ``items.``."""
-    exact = [t for t in types if not t.endswith(".*")]
+    """``items.create`` matches itself; ``items.*`` every type starting ``items.``; ``*.create``
+    every type ending ``.create`` (an operation of any resource)."""
+    exact = [t for t in types if not t.endswith(".*") and not t.startswith("*.")]
     prefixes = [t[:-1] for t in types if t.endswith(".*")]
+    suffixes = [t[1:] for t in types if t.startswith("*.")]
     clauses = []
     if exact:
         clauses.append(events.c.type.in_(exact))
     clauses.extend(events.c.type.startswith(p, autoescape=True) for p in prefixes)
+    clauses.extend(events.c.type.endswith(s, autoescape=True) for s in suffixes)
     return or_(*clauses)
 
 

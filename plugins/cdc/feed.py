@@ -23,7 +23,6 @@ from kernel import ApiError
 from kernel.events import COMMITTED_TOPIC, Cursor, EventPage
 
 OPERATIONS = ("create", "update", "delete")
-RESOURCES = ("items", "collections", "fields", "relations")
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 MAX_WAIT = 25.0
@@ -66,8 +65,9 @@ def _number(raw: str | None, name: str, default: float, maximum: float, *, integ
 
 
 def types_for(operations: list[str]) -> tuple[str, ...]:
-    """The event types of ``operations`` (all types when empty)."""
-    return tuple(f"{resource}.{op}" for op in operations for resource in RESOURCES)
+    """The event type patterns of ``operations``: each operation of every resource (items,
+    schema, files, any plugin's), all types when empty."""
+    return tuple(f"*.{op}" for op in operations)
 
 
 def parse_query(params: dict[str, Any]) -> FeedQuery:

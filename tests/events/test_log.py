@@ -78,6 +78,12 @@ async def test_paging_filters_and_cursor_tokens(svc_app, site):
     by_collection = await kernel.events.read_after(site, collections=["posts"])
     assert len(by_collection.events) == 5
     assert by_collection.next_cursor == only.next_cursor == await kernel.events.head(site)  # past the rest
+    # ``*.<operation>``: that operation of every resource (a "%" or "_" in it is literal).
+    await emit(kernel, site, 1, "files.update", "posts")
+    creates = await kernel.events.read_after(site, types=["*.create"])
+    assert [e.type for e in creates.events] == ["items.create"] * 5 + ["fields.create"] * 2
+    assert [e.type for e in (await kernel.events.read_after(site, types=["*.update"])).events] == ["files.update"]
+    assert (await kernel.events.read_after(site, types=["*.%"])).events == []
     for token in ("", "12", "a-1", "1-b", "-1", "1--1", "1-2-3", "9" * 50):
         with pytest.raises(ValueError):
             await kernel.events.read_after(site, token)
