@@ -69,6 +69,11 @@ class Rollup:
         self.last_flush[site_id] = time.monotonic()
         if not taken:
             return
+        from kernel.tenancy.service import get_site_cached
+
+        if await get_site_cached(self.kernel, site_id) is None:
+            log.info("dropped %d pending pageview counters of deleted site %s", len(taken), site_id)
+            return
         try:
             async with self.kernel.unit_of_work(site_id) as uow:
                 for (day, path), (views, seen) in sorted(taken.items()):
