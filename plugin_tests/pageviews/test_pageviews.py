@@ -7,6 +7,7 @@ from __future__ import annotations
 from pageview_beacons import API, GOOGLEBOT, OTHER_BROWSER, beacon, stats, stats_when
 from sqlalchemy import select
 
+from kernel.app import shutdown_kernel
 from plugins.pageviews import plugin as pageviews_plugin
 from plugins.pageviews.tables import daily, salts, visitors
 
@@ -46,15 +47,22 @@ async def test_db_rollup_beacons_and_stats(svc_app, site, site_b, calls, calls_b
     hashes = {r[3] for r in stored if len(r) == 4 and r[1] != "" and len(str(r[3])) == 32}
     assert len(hashes) >= 2
 
-    # A clean shutdown writes what is pending, whatever the interval.
-    await calls.ok("put", "/settings/pageviews", json={"value": {"flushIntervalS": 3600}})
-    await beacon(client, site, "/c")
-    await beacon(client, site, "/c")
-    counter = pageviews_plugin.counter_of(svc_app.kernel)
-    assert counter.rollup.pending.get(site)
-    await pageviews_plugin.shutdown(svc_app.kernel)
-    assert not counter.rollup.pending
-    assert await stats(client, calls.headers, "/c") == {"views": 2, "uniques": 1}
+
+
+async def test_unflushed_hits_survive_a_restart(make_app, tmp_path):
+    data_dir = tmp_path / "worker"
+    first = await make_app(data_dir=data_dir)
+    admin = {"Authorization": f"Bearer {await first.login()}"}
+    site = await first.create_site(admin)
+    headers = {**admin, "X-Svc-Site": site}
+    for path in ("/c", "/c", "/d"):
+        assert (await beacon(first.client, site, path)).status_code == 204
+    assert pageviews_plugin.counter_of(first.kernel).rollup.pending.get(site)  # 5 minutes to the flush
+    assert await stats(first.client, headers) == {"views": 0, "uniques": 0}
+    await shutdown_kernel(first.kernel)  # a clean stop (SIGTERM) writes what is pending
+    second = await make_app(data_dir=data_dir)
+    assert await stats(second.client, headers) == {"views": 3, "uniques": 1}
+    assert await stats(second.client, headers, "/c") == {"views": 2, "uniques": 1}
 
 
 async def test_bad_input_and_access(svc_app, site, calls, anon_calls):
