@@ -42,6 +42,12 @@ async def test_page_hydration_and_caching(svc_app, site, site_b, calls, calls_b,
     assert again.headers["cache-control"].startswith("public, s-maxage=60")
     assert count_queries.statements == []
 
+    # A full hydration: the page, then one list per readable referenced collection.
+    with count_queries:
+        await client.get(f"{API}/deliver/page/home", headers=anon)
+    selects = [q for q in count_queries.statements if q.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 2, selects  # pages, heroes (vault is not the public's: no query)
+
     # Credentials: private, no shared ETag, never a 304 from the shared fingerprint.
     private = await client.get(f"{API}/deliver/page/home", headers={**calls.headers, "If-None-Match": tag})
     assert private.status_code == 200 and private.headers["cache-control"] == "private, no-store"
@@ -53,6 +59,9 @@ async def test_page_hydration_and_caching(svc_app, site, site_b, calls, calls_b,
         missing = await client.get(API + path, headers=anon)
         assert missing.status_code == 404, path
         assert missing.headers["cache-control"] == "no-store" and "etag" not in missing.headers
+    for headers in ({}, {"X-Svc-Site": "nosuchsite"}):  # refused by the kernel before the responder
+        refused = await client.get(f"{API}/deliver/page/home", headers=headers)
+        assert refused.status_code in (400, 404) and refused.headers["cache-control"] == "no-store"
     unknown = await client.get(f"{API}/deliver/page/nosuchsite/home")
     assert unknown.status_code == 404 and unknown.json()["errors"][0]["code"] == "SITE_NOT_FOUND"
     assert unknown.headers["cache-control"] == "no-store"

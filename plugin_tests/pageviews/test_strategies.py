@@ -22,6 +22,15 @@ async def test_strategies(svc_app, site, site_b, calls, calls_b, admin_headers):
     # hot-counter and hll count at once; cdc once its consumer ran.
     assert await stats(client, calls.headers) == {"views": 4, "uniques": 2}
     assert await stats(client, calls.headers, "/a") == {"views": 3, "uniques": 2}
+    # An authenticated hit: no consent store, so anonymous (the same visitor as its IP and UA)...
+    auth = {"Authorization": calls.headers["Authorization"]}
+    await beacon(client, site, "/a", headers=auth)
+    assert await stats(client, calls.headers) == {"views": 5, "uniques": 2}
+    # ... unless the site says consent is handled elsewhere: then it is the user's own visit.
+    await calls.ok("put", "/settings/pageviews", json={"value": {"strategy": "hot-counter", "respectConsent": False}})
+    await beacon(client, site, "/a", headers=auth)
+    await beacon(client, site, "/a", headers=auth)
+    assert await stats(client, calls.headers) == {"views": 7, "uniques": 3}
     assert await stats(client, calls_b.headers) == {"views": 4, "uniques": 2}
     assert await stats(client, calls_b.headers, "/b") == {"views": 1, "uniques": 1}
     assert await stats_when(client, calls_c.headers, 4) == {"views": 4, "uniques": 2}

@@ -22,6 +22,6 @@ and ``Vary: X-Svc-Site``; ``private, no-store`` when the request carries ``Autho
 ``no-store`` on every error.
 
 Hooks: register_settings, register_site_caches (``delivery_version``), register_event_handlers,
-register_rate_limits (bucket ``deliver``, per IP), register_setting_keys (``menu.``),
+register_middleware (errors never cached), register_rate_limits (bucket ``deliver``, per IP), register_setting_keys (``menu.``),
 register_routes.
 """

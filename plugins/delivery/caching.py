@@ -53,3 +53,17 @@ def not_modified(resp: Any) -> None:
     resp.content_type = None
     resp.data = None
     resp.text = None
+
+
+class ErrorsAreNotCached:
+    """Falcon middleware: every error answer under ``/deliver/`` carries ``no-store`` and no
+    ETag, also those the kernel's middleware raises before a responder runs (no site, unknown
+    site, 429): a shared cache must never keep them."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    async def process_response(self, req: Any, resp: Any, resource: Any, req_succeeded: bool) -> None:
+        if resp.status_code >= 400 and req.path.startswith(self.prefix):
+            resp.set_header("Cache-Control", "no-store")
+            resp.delete_header("ETag")

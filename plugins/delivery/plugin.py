@@ -6,7 +6,8 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.delivery import routes, schemas, version
+from kernel.http.routing import API_PREFIX
+from plugins.delivery import caching, routes, schemas, version
 from plugins.settings.api import SettingKey
 
 name = "delivery"
@@ -39,6 +40,11 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     moved = version.on_change(kernel)
     for event in version.MOVED_BY:
         bus.on_action(event, moved, priority=0)
+
+
+@hookimpl
+def register_middleware(kernel: Any) -> list[Any]:
+    return [caching.ErrorsAreNotCached(f"{API_PREFIX}/deliver/")]
 
 
 @hookimpl
