@@ -96,7 +96,7 @@ async def test_page_hydration_and_caching(svc_app, site, site_b, calls, calls_b,
 
 
 async def test_tunables_and_hostile_slugs(make_app):
-    app = await make_app(env={"SVC_DELIVER_SMAXAGE": "0", "SVC_DELIVER_SWR": "30"})
+    app = await make_app(env={"SVC_DELIVER_SMAXAGE": "120", "SVC_DELIVER_SWR": "30"})
     admin = {"Authorization": f"Bearer {await app.login()}"}
     site = await app.create_site(admin)
     from kernel.testing import Calls
@@ -104,7 +104,8 @@ async def test_tunables_and_hostile_slugs(make_app):
     calls = Calls(app.client, {**admin, "X-Svc-Site": site})
     await seed_site(app, calls, site)
     resp = await app.client.get(f"{API}/deliver/page/home", headers={"X-Svc-Site": site})
-    assert resp.status_code == 200 and resp.headers["cache-control"] == "public, no-cache"
+    assert resp.status_code == 200
+    assert resp.headers["cache-control"] == "public, s-maxage=120, stale-while-revalidate=30"
     again = await app.client.get(f"{API}/deliver/page/home",
                                  headers={"X-Svc-Site": site, "If-None-Match": resp.headers["etag"]})
     assert again.status_code == 304
@@ -117,3 +118,14 @@ async def test_tunables_and_hostile_slugs(make_app):
         assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store", slug
     traversal = await app.client.get(f"{API}/deliver/page/..%2F..%2Fsites/home", headers={"X-Svc-Site": site})
     assert traversal.status_code == 404
+
+
+def test_smaxage_zero_disables_public_caching_and_keeps_revalidation():
+    from plugins.delivery.caching import matches, public_cache_control
+
+    # (Settings.get reads a setting by name, as a dict does.)
+    assert public_cache_control({"deliver_smaxage": 0, "deliver_swr": 300}) == "public, no-cache"
+    assert public_cache_control({"deliver_smaxage": 60, "deliver_swr": 0}) == "public, s-maxage=60, stale-while-revalidate=0"
+    tag = 'W/"abc"'
+    assert matches('W/"abc"', tag) and matches('"abc"', tag) and matches('"x", W/"abc"', tag) and matches("*", tag)
+    assert not matches('W/"abcd"', tag) and not matches("", tag) and not matches(None, tag)
