@@ -8,6 +8,12 @@
 3. restarts the server with one worker and measures ``beacon``: ``POST /pageviews/bench/hit``
    as a browser sends it (db-rollup, a different path per hit), beacons/s and CPU per hit.
 
+With ``--directus-env FILE`` (the output of ``../shared/bench/peer-directus.sh start``), it then
+seeds the same page in Directus and measures ``directus-page``: the page assembled as a
+Directus client must, one REST call for the page and one per section (11 calls in sequence per
+page, as the admin: Directus skips its permission checks then, which favours it). Directus has
+no page endpoint; its row counts pages, its CPU is its node process per page.
+
 Per scenario: requests/s, p50 and p99 latency, and server CPU ms per request (user + system
 of the server's whole process tree from ``/proc``, divided by the requests served). The load
 generator (bench/items_http_bench.py's keep-alive client, one process) shares the machine's
@@ -30,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from items_http_bench import Connection, cpu_seconds, tree
 
@@ -139,9 +146,9 @@ async def etag_of(args: argparse.Namespace) -> str:
 
 
 async def load(args: argparse.Namespace, pid: int, name: str, headers: dict[str, str], method: str, target: Any,
-               body: Any, expect: int) -> dict[str, Any]:
+               body: Any, expect: int, connection: type[Connection] = Connection) -> dict[str, Any]:
     """``--concurrency`` keep-alive connections for ``--duration`` s after a warm-up."""
-    conns = [Connection(args.host, args.port, headers) for _ in range(args.concurrency)]
+    conns = [connection(args.host, args.port, headers) for _ in range(args.concurrency)]
     latencies: list[float] = []
     box = {"record": False, "stop": False, "n": 0, "bad": 0}
 
@@ -180,6 +187,64 @@ async def load(args: argparse.Namespace, pid: int, name: str, headers: dict[str,
     return result
 
 
+async def directus(args: argparse.Namespace) -> dict[str, Any]:
+    """Seed the same page in Directus and assemble it with one REST call per section."""
+    env = dict(line.strip().split("=", 1) for line in Path(args.directus_env).read_text().splitlines() if "=" in line)
+    url = env["PEER_URL"].rstrip("/")
+    host, port = url.split("//", 1)[1].split(":")
+    anon = Connection(host, int(port), {})
+    status, body = await anon.request("POST", "/auth/login", {"email": env.get("PEER_EMAIL", "admin@example.com"),
+                                                             "password": env.get("PEER_PASSWORD",
+                                                                                 "bench-admin-pass")})
+    if status != 200:
+        raise SystemExit(f"directus login: {status} {body[:200]!r}")
+    headers = {"Authorization": f"Bearer {json.loads(body)['data']['access_token']}"}
+    conn = Connection(host, int(port), headers)
+    fields = {"pages": {"slug": "string", "title": "string", "summary": "string", "sections": "json"},
+              "heroes": {"heading": "string", "image": "string", "cta": "string"},
+              "blocks": {"title": "string", "body": "text"}}
+    for name, spec in fields.items():
+        status, body = await conn.request("POST", "/collections", {
+            "collection": name, "meta": {}, "schema": {},
+            "fields": [{"field": "id", "type": "integer", "meta": {"hidden": True},
+                        "schema": {"is_primary_key": True, "has_auto_increment": True}}]
+            + [{"field": f, "type": t, "meta": {}, "schema": {}} for f, t in spec.items()]})
+        if status != 200:
+            raise SystemExit(f"directus collection {name}: {status} {body[:300]!r}")
+    sections = []
+    for i in range(5):
+        for name, item in (("heroes", {"heading": f"Hero {i}", "image": f"img{i}.png", "cta": "Read more"}),
+                           ("blocks", {"title": f"Block {i}", "body": "lorem ipsum " * 40})):
+            status, body = await conn.request("POST", f"/items/{name}", item)
+            sections.append({"collection": name, "item": json.loads(body)["data"]["id"]})
+    await conn.request("POST", "/items/pages", {"slug": "home", "title": "Home", "summary": "The front page",
+                                                "sections": sections})
+    await conn.close()
+    page_query = "/items/pages?" + urlencode({"filter[slug][_eq]": "home", "limit": 1})
+
+    class PageClient(Connection):
+        """One 'request' is the whole page: the page, then each section's item."""
+
+        async def request(self, method: str, target: str, body: Any = None) -> tuple[int, bytes]:
+            status, raw = await super().request("GET", page_query)
+            if status != 200:
+                return status, raw
+            page = json.loads(raw)["data"][0]
+            for section in page["sections"]:
+                status, _ = await super().request("GET", f"/items/{section['collection']}/{section['item']}")
+                if status != 200:
+                    return status, b""
+            return 200, raw
+
+    saved = (args.host, args.port)
+    args.host, args.port = host, int(port)
+    try:
+        return await load(args, int(env["PEER_PID"]), "directus-page", headers, "GET", page_query, None, 200,
+                          connection=PageClient)
+    finally:
+        args.host, args.port = saved
+
+
 async def main(args: argparse.Namespace) -> None:
     with socket.socket() as probe:
         if probe.connect_ex((args.host, args.port)) == 0:
@@ -204,6 +269,8 @@ async def main(args: argparse.Namespace) -> None:
                                       f"{API}/pageviews/{SITE}/hit", lambda n: {"path": f"/p{n % 500}"}, 204))
         finally:
             stop(proc)
+    if args.directus_env:
+        results.append(await directus(args))
     print(json.dumps(results, separators=(",", ":")))
 
 
@@ -216,4 +283,5 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--directus-env", default="", help="PEER_* lines of peer-directus.sh start: compare")
     asyncio.run(main(parser.parse_args()))
