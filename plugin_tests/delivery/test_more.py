@@ -62,6 +62,17 @@ async def test_items_menu_llms(svc_app, site, site_b, calls, calls_b, count_quer
     missing = await client.get(f"{API}/deliver/llms.txt/nosuchsite")
     assert missing.status_code == 404 and missing.headers["cache-control"] == "no-store"
 
+    # The site's own frontend origin may read the path form and send beacons (CORS).
+    await calls.ok("patch", "/site", json={"siteUrl": "https://www.example.org"})
+    origin = {"Origin": "https://www.example.org"}
+    for method, path in (("GET", f"/deliver/page/{site}/about"), ("GET", f"/deliver/llms.txt/{site}"),
+                         ("POST", f"/pageviews/{site}/hit")):
+        resp = await client.request(method, API + path, headers=origin, content=b'{"path": "/about"}')
+        assert resp.status_code in (200, 204), (path, resp.text)
+        assert resp.headers["access-control-allow-origin"] == "https://www.example.org", path
+    other = await client.get(f"{API}/deliver/page/{site}/about", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+
     # Site B: its own list and index, none of A's.
     empty_b = await client.get(f"{API}/deliver/llms.txt/{site_b}")
     assert empty_b.status_code == 200 and "/deliver/page/" not in empty_b.text

@@ -26,6 +26,8 @@ async def site_context(req: Any, site_id: str) -> tuple[Any, dict[str, Any]]:
     if site is None:
         raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{str(site_id)[:64]}'", headers=caching.NO_STORE)
     principal = await kernel.access.resolve(ANONYMOUS, site["id"])
+    # Named for the rest of the request: CORS then allows the site's own origins (siteUrl, domain).
+    request_context(req).site_id, request_context(req).site = site["id"], site
     return items.context(kernel, site["id"], principal, request_context(req).request_id), site
 
 

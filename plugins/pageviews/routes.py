@@ -24,6 +24,7 @@ class HitResource:
         site = await get_site_cached(ctx.kernel, site_id) if len(site_id) <= 64 else None
         if site is None:
             raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id[:64]}'")
+        ctx.site_id, ctx.site = site["id"], site  # CORS allows the site's own origins
         hit = beacon.parse(await read_body(req, beacon.MAX_BODY))
         principal = ctx.principal
         visit = Visit(ip=ctx.client_ip, user_agent=req.get_header("User-Agent") or "",
