@@ -94,8 +94,17 @@ async def test_bad_input_and_access(svc_app, site, calls, anon_calls):
 
 async def test_rate_limit_per_ip(make_app):
     app = await make_app(env={"SVC_RATE_LIMIT_PAGEVIEWS": "3"})
-    statuses = [(await beacon(app.client, "default", "/x")).status_code for _ in range(4)]
-    assert statuses == [204, 204, 204, 429]
+    answers = [await beacon(app.client, "default", "/x") for _ in range(4)]
+    assert [a.status_code for a in answers] == [204, 204, 204, 429]
+    assert answers[0].headers["x-ratelimit-limit"] == "3" and answers[2].headers["x-ratelimit-remaining"] == "0"
+    assert answers[3].json()["errors"][0]["code"] == "RATE_LIMITED" and int(answers[3].headers["retry-after"]) >= 1
+    # Counted under an HMAC of the address: no limiter key holds the IP.
+    limiter = app.kernel.rate_limiter
+    if hasattr(limiter, "_state"):  # the in-process limiter
+        keys = list(limiter._state)
+    else:  # Redis: this app's namespace
+        keys = await limiter._client.keys(limiter.namespace + "*")
+    assert any("pageviews" in k for k in keys) and not any("127.0.0.1" in k for k in keys), keys
 
 
 async def test_a_member_of_a_reads_no_stats_of_b(svc_app, site, site_b, make_member):

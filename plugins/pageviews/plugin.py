@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
 from plugins.pageviews import config, counters, routes
 from plugins.pageviews.service import PageviewCounter
@@ -31,7 +31,7 @@ def counter_of(kernel: Any) -> PageviewCounter:
 @hookimpl
 def register_settings() -> list[Setting]:
     return [Setting("SVC_RATE_LIMIT_PAGEVIEWS", 120, parse_int(0),
-                    "Pageview beacons per minute per client IP (bucket `pageviews`; 0 disables).")]
+                    "Pageview beacons per minute per client IP (0 disables); keyed on an HMAC of the IP.")]
 
 
 @hookimpl
@@ -44,11 +44,6 @@ def register_setting_keys(kernel: Any) -> list[Any]:
     return [SettingKey(config.KEY, config.validate,
                        description="Pageview counting: strategy, userTable, respectConsent, botFilter, hashSalt, "
                                    "flushIntervalS.")]
-
-
-@hookimpl
-def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
-    return {"pageviews": RateBucket("rate_limit_pageviews", 60.0, "ip")}
 
 
 @hookimpl
@@ -71,8 +66,9 @@ async def shutdown(kernel: Any) -> None:
 def register_routes(kernel: Any) -> list[Route]:
     counter = counter_of(kernel)
     return [
-        Route("/pageviews/{site_id}/hit", routes.HitResource(counter), site="none", auth="public",
-              rate_limit="pageviews", openapi=ops(
+        # Rate limited per IP by the resource itself (routes.limit_per_ip: the key is an HMAC
+        # of the IP, never the address).
+        Route("/pageviews/{site_id}/hit", routes.HitResource(counter), site="none", auth="public", openapi=ops(
                   post=("Pageview beacon (bots, DNT and Sec-GPC are not counted); always 204", HIT_BODY, None, 204))),
         Route("/pageviews/stats", routes.StatsResource(counter), auth="bearer", openapi=ops(
             get=("Daily views and uniques (from, to: YYYY-MM-DD; path)", None, [STATS], 200))),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import time
 from typing import Any
 
 from kernel import ApiError
@@ -10,6 +13,31 @@ from kernel.http.middleware import request_context
 from kernel.tenancy.service import get_site_cached
 from plugins.pageviews import beacon
 from plugins.pageviews.service import PageviewCounter, Visit, parse_range
+
+
+async def limit_per_ip(ctx: Any, resp: Any) -> None:
+    """The per-IP beacon limit (``SVC_RATE_LIMIT_PAGEVIEWS`` a minute). Done here rather than by
+    the route's bucket, whose key would hold the raw IP: this key holds an HMAC of it under the
+    deployment's secret, so not even the limiter's Redis keys store an address."""
+    kernel = ctx.kernel
+    limit = int(kernel.settings.get("rate_limit_pageviews") or 0)
+    if not limit:
+        return
+    secret = kernel.state.get("pageviews.rl_key")
+    if secret is None:
+        secret = kernel.state["pageviews.rl_key"] = hmac.new(
+            kernel.settings.resolved_jwt_secret().encode(), b"svc pageviews rate limit", hashlib.sha256).digest()
+    who = hmac.new(secret, ctx.client_ip.encode(), hashlib.sha256).hexdigest()[:32]
+    decision = await kernel.rate_limiter.hit(f"rl:pageviews:iph:{who}", limit, 60.0)
+    headers = {"X-RateLimit-Limit": str(decision.limit), "X-RateLimit-Remaining": str(decision.remaining),
+               "X-RateLimit-Reset": str(decision.reset)}
+    if not decision.allowed:
+        retry = max(1, decision.reset - int(time.time()))
+        raise ApiError(429, "RATE_LIMITED", f"Too many requests; retry in {retry} seconds",
+                       extensions={"limit": decision.limit, "reset": decision.reset},
+                       headers={**headers, "Retry-After": str(retry), "X-RateLimit-Remaining": "0"})
+    for name, value in headers.items():
+        resp.set_header(name, value)
 
 
 class HitResource:
@@ -21,6 +49,7 @@ class HitResource:
 
     async def on_post(self, req: Any, resp: Any, site_id: str) -> None:
         ctx = request_context(req)
+        await limit_per_ip(ctx, resp)
         site = await get_site_cached(ctx.kernel, site_id) if len(site_id) <= 64 else None
         if site is None:
             raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id[:64]}'")
