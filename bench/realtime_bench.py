@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import os
 import statistics
@@ -135,16 +136,21 @@ async def main(args: argparse.Namespace) -> int:
             latencies: list[float] = []
             received = 0
 
+            wall_arrivals: list[tuple[str, float]] = []
+            created: dict[str, float] = {}  # the item's createdAt (server clock, set before commit)
+
             async def reader(ws) -> None:
                 nonlocal received
                 async for raw in ws:
                     now = time.perf_counter()
+                    wall = time.time()
                     frame = json.loads(raw)
                     if frame.get("type") == "event":
                         started = sent.get(frame["itemId"])
                         if started is not None:
                             latencies.append((now - started) * 1000)
                             arrivals.append((frame["itemId"], now))
+                            wall_arrivals.append((frame["itemId"], wall))
                             received += 1
 
             per_site = args.connections // args.sites
@@ -183,6 +189,9 @@ async def main(args: argparse.Namespace) -> int:
                 answered[item_id] = time.perf_counter()
                 write_ms.append((answered[item_id] - started) * 1000)
                 assert resp.status_code == 201, resp.text
+                stamp = resp.json()["data"].get("createdAt") or resp.json()["data"].get("date_created")
+                if stamp:
+                    created[item_id] = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
             tasks = []
             for n in range(writes):
@@ -201,6 +210,9 @@ async def main(args: argparse.Namespace) -> int:
         # Beyond the write's own answer: how much later than the HTTP response the frame came
         # (0 when it came first; the commit happened before the response was sent).
         after = [max(0.0, (t - answered[i]) * 1000) for i, t in arrivals if i in answered]
+        # From the item's createdAt (stamped inside the write's transaction, so at or before its
+        # commit) to the frame: an upper bound of commit-to-frame, on the machine's one clock.
+        since_commit = [(t - created[i]) * 1000 for i, t in wall_arrivals if i in created]
         result = {
             "workers": args.workers, "sites": args.sites, "connections": len(sockets),
             "database": "postgresql" if args.database_url else "sqlite", "redis": True,
@@ -214,6 +226,9 @@ async def main(args: argparse.Namespace) -> int:
             "frame_ms_max": round(max(latencies), 1) if latencies else None,
             "frame_after_response_ms_p50": round(statistics.median(after), 1) if after else None,
             "frame_after_response_ms_p99": round(pct(after, 99), 1) if after else None,
+            "created_to_frame_ms_p50": round(statistics.median(since_commit), 1) if since_commit else None,
+            "created_to_frame_ms_p99": round(pct(since_commit, 99), 1) if since_commit else None,
+            "created_to_frame_ms_max": round(max(since_commit), 1) if since_commit else None,
         }
         print(json.dumps(result, indent=2))
         return 0
