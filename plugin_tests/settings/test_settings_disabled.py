@@ -1,6 +1,7 @@
 """With SVC_PLUGINS_DISABLED=settings every route of the plugin answers 404 NOT_FOUND and is not
 documented; the manifest has no settings provider then. (files requires settings: its upload
-policy's site layer is the setting ``upload_policy``; it is disabled with it.)"""
+policy's site layer is the setting ``upload_policy``; it is disabled with it, as are delivery
+(menus are ``menu.`` settings) and pageviews (the ``pageviews`` setting).)"""
 
 import pytest
 
@@ -15,7 +16,7 @@ ROUTES = [("get", "/settings"), ("patch", "/settings"), ("get", "/settings/k"), 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "settings,files"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": "settings,files,delivery,pageviews"})
 
 
 async def test_settings_routes_are_gone(app):
