@@ -3,13 +3,15 @@ documented."""
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = ["/deliver/page/home", "/deliver/page/default/home", "/deliver/items/pages", "/deliver/menu/main",
           "/deliver/llms.txt/default"]
 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "delivery"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("delivery")})
 
 
 async def test_delivery_routes_are_gone(app):
