@@ -1,5 +1,7 @@
 """With SVC_PLUGINS_DISABLED=email every email route answers 404 NOT_FOUND and is not documented."""
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [("get", "/email/capabilities"), ("get", "/email/layouts"), ("post", "/email/layouts"),
           ("patch", "/email/layouts/x"), ("delete", "/email/layouts/x"), ("get", "/email/templates"),
           ("post", "/email/templates"), ("patch", "/email/templates/x"), ("delete", "/email/templates/x"),
@@ -9,7 +11,7 @@ ROUTES = [("get", "/email/capabilities"), ("get", "/email/layouts"), ("post", "/
 
 
 async def test_email_routes_are_gone(make_app):
-    app = await make_app(env={"SVC_PLUGINS_DISABLED": "email"})
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("email")})
     headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
     for method, path in ROUTES:
         resp = await app.client.request(method, f"/api/v1{path}", headers=headers,
