@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.email import routes, schemas, sending
+from plugins.email import account_emails, routes, schemas, sending
 
 name = "email"
 requires = ("utils",)
@@ -45,6 +45,13 @@ def register_migrations() -> str:
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email")
     jobs.periodic(sending.PRUNE_JOB, sending.prune_job, cron="17 4 * * *", owner="email")
+
+
+@hookimpl
+async def compose_account_email(kernel: Any, site_id: str, key: str, to: list[str],
+                                variables: dict[str, Any]) -> Any:
+    """A site's own template for an account email (accounts' hook), else None."""
+    return await account_emails.compose(kernel, site_id, key, to, variables)
 
 
 @hookimpl
