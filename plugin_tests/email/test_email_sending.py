@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from sqlalchemy import select
 
 from kernel.audit import audit_log
@@ -78,6 +79,18 @@ async def test_templates_render_safely_and_send(smtp, mailbox):
     await calls.ok("delete", f"/email/layouts/{layout['id']}", 204)
     await calls.err("post", "/email/send", 404, "NOT_FOUND", json={"to": ["a@example.com"], "templateKey": "welcome"})
     await calls.err("post", "/email/templates/welcome/preview", 404, "NOT_FOUND", json={})
+
+    # Other plugins (a flow's mail operation) send through the same path, with the same checks.
+    from kernel import ApiError
+    from plugins.email import api as email_api
+
+    status, answer = await email_api.send(app.kernel, site, {"to": ["flow@example.com"],
+                                                             "inline": {"subject": "From a flow", "text": "x"}})
+    assert status == 200 and answer["sent"] == 1
+    assert (await mailbox.wait_for(1, to="flow@example.com"))[0]["Subject"] == "From a flow"
+    with pytest.raises(ApiError) as refused:
+        await email_api.send(app.kernel, site, {"to": ["flow@example.com"], "templateKey": "welcome"})
+    assert refused.value.status == 404 and refused.value.code == "NOT_FOUND"
 
     test = await calls.ok("post", "/email/test", json={"to": "ops@example.com"})
     assert test["sent"] == 1

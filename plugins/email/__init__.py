@@ -19,4 +19,5 @@ accounts' ``compose_account_email`` (``account_emails``: a site template keyed
 ``account.verification`` etc. replaces the built-in account email).
 Audit actions: ``email_suppressed``, ``email_unsuppressed``, ``email_unsubscribed``.
 Requires ``utils`` (its ``api.render_template``). Mail leaves through the kernel's mailer.
+``api.py``: ``send(kernel, site_id, body)``, the send path for other plugins (a flow's mail).
 """
