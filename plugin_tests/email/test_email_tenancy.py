@@ -43,6 +43,12 @@ async def test_site_b_sees_nothing_of_site_a(svc_app, calls, calls_b, site, site
     ghost = tokens.issue(svc_app.kernel.settings.resolved_jwt_secret(), "no-such-site", "x@example.com")
     assert (await svc_app.client.post("/api/v1/email/unsubscribe", params={"token": ghost})).status_code == 400
 
+    # Deleting site A takes its email rows with it; B keeps its own, and A's token stops working.
+    admin = {"Authorization": calls.headers["Authorization"]}
+    assert (await svc_app.client.delete(f"/api/v1/sites/{site}", headers=admin)).status_code == 204
+    assert [t["name"] for t in await calls_b.ok("get", "/email/templates")] == ["B"]
+    assert (await svc_app.client.post("/api/v1/email/unsubscribe", params={"token": token})).status_code == 400
+
 
 async def test_bad_bodies_are_400(calls, make_member, site):
     layouts = [{}, {"name": "L"}, {"name": "L", "html": "<p>no slot</p>"}, {"name": "", "html": "{{content}}"},

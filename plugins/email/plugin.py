@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.email import account_emails, routes, schemas, sending
+from plugins.email import account_emails, routes, schemas, sending, tables
 
 name = "email"
 requires = ("utils",)
@@ -52,6 +52,13 @@ async def compose_account_email(kernel: Any, site_id: str, key: str, to: list[st
                                 variables: dict[str, Any]) -> Any:
     """A site's own template for an account email (accounts' hook), else None."""
     return await account_emails.compose(kernel, site_id, key, to, variables)
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    """A deleted site's templates before its layouts (they reference them), then the rest."""
+    for table in (tables.templates, tables.layouts, tables.suppressions, tables.batches):
+        await conn.execute(table.delete().where(table.c.site_id == site_id))
 
 
 @hookimpl
