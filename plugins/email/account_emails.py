@@ -31,5 +31,5 @@ async def compose(kernel: Any, site_id: str, key: str, to: list[str], variables:
         if row is None:
             return None
         layout = await catalog.layout_html(db, row["layout_id"])
-    rendered = render.render_message(row["subject"], row["html"], row["text"], layout, variables)
+    rendered = await render.render_message_async(row["subject"], row["html"], row["text"], layout, variables)
     return OutgoingEmail(to=list(to), subject=rendered.subject, html=rendered.html, text=rendered.text)

@@ -237,7 +237,7 @@ async def preview(ctx: Any, key: str, body: dict[str, Any]) -> dict[str, Any]:
     async with ctx.reader() as db:
         row = await template_by_key(db, key)
         layout = await layout_html(db, row["layout_id"])
-    return render.render_message(row["subject"], row["html"], row["text"], layout, variables).as_dict()
+    return (await render.render_message_async(row["subject"], row["html"], row["text"], layout, variables)).as_dict()
 
 
 MAX_VARIABLES_CHARS = 100_000

@@ -10,6 +10,7 @@ Strapi's lodash-template RCE (CVE-2023-22621) is the failure this module exists 
 
 from __future__ import annotations
 
+import asyncio
 import html as html_lib
 import re
 from dataclasses import dataclass
@@ -164,6 +165,13 @@ def render_message(subject: str, html: str | None, text: str | None, layout: str
     else:
         body_text = html_to_text(body_html or "")
     return Rendered(rendered_subject[:998], body_html, body_text)
+
+
+async def render_message_async(subject: str, html: str | None, text: str | None, layout: str | None,
+                               variables: dict[str, Any]) -> Rendered:
+    """``render_message`` in a worker thread: bounded, but up to a work budget of several MiB
+    of text, which must not hold the event loop."""
+    return await asyncio.to_thread(render_message, subject, html, text, layout, variables)
 
 
 def escape_url(url: str) -> str:

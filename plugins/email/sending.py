@@ -159,7 +159,7 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             source = (row["subject"], row["html"], row["text"])
         else:
             source, layout = parsed["inline"], None
-        rendered = render.render_message(*source, layout, variables)
+        rendered = await render.render_message_async(*source, layout, variables)
         recipients = parsed["to"]
         dropped: set[str] = set()
         if marketing:
