@@ -76,6 +76,10 @@ async def test_bad_bodies_are_400(calls, make_member, site):
                                                           "text": "{{ a }}" * 20})
     await calls.err("post", "/email/templates/big/preview", 400, "VALIDATION_FAILED",
                     json={"variables": {"a": "x" * 90_000}})
+    # A hostile nesting of variables (within what the JSON parser takes) is a 400, not a crash.
+    await calls.err("post", "/email/templates/k/preview", 400, "VALIDATION_FAILED", path_is=["variables"],
+                    headers={"Content-Type": "application/json"},
+                    content=b'{"variables": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}")
     big = {"variables": {"a": "x" * 50_000, "b": "y" * 60_000}}
     await calls.err("post", "/email/templates/k/preview", 400, "VALIDATION_FAILED", json=big)
     for body in ({}, {"email": "nope"}, {"email": "a@example.com\r\nb@example.com"}, {"email": "a@example.com",

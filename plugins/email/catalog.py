@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.http.media import reject_unknown
+from kernel.http.media import dumps, reject_unknown
 from kernel.ids import uuid7
 from plugins.email import render
 from plugins.email.tables import layouts, templates
@@ -241,14 +241,24 @@ async def preview(ctx: Any, key: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 MAX_VARIABLES_CHARS = 100_000
+MAX_VARIABLES_DEPTH = 32
 
 
 def check_variables(value: Any) -> dict[str, Any]:
-    """``variables``: a JSON object (absent: empty)."""
+    """``variables``: a JSON object (absent: empty), at most 32 levels deep and 100,000
+    characters as JSON (checked without recursion: a hostile nesting is a 400, not a crash)."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ApiError.validation("'variables' must be an object", path=["variables"])
-    if len(repr(value)) > MAX_VARIABLES_CHARS:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_VARIABLES_DEPTH:
+            raise ApiError.validation(f"'variables' is nested deeper than {MAX_VARIABLES_DEPTH} levels",
+                                      path=["variables"])
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    if len(dumps(value)) > MAX_VARIABLES_CHARS:
         raise ApiError.validation(f"'variables' is larger than {MAX_VARIABLES_CHARS} characters", path=["variables"])
     return value
