@@ -17,6 +17,8 @@ from kernel.mailer import check_address
 from plugins.email.render import HEADER_BREAKS
 
 MAX_ADDRESS_CHARS = 320
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_GROUP = re.compile(r"[:;]")
 # ASCII only: an internationalised address needs SMTPUTF8, which the transport does not negotiate.
 _ADDR = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
                    r"[A-Za-z]{2,63}$")
@@ -32,8 +34,17 @@ def check_one(value: Any, path: list[str | int]) -> str:
         check_address(value, "address")
     except ValueError as exc:
         raise ApiError.validation(f"Exactly one email address is expected: {exc}", path=path) from exc
-    if not _ADDR.match(parseaddr(value)[1]):
+    addr, plain = parseaddr(value)[1], value.strip()
+    if not _ADDR.match(addr):
         raise ApiError.validation("This is not a valid email address", path=path)
+    # The address must be written as itself ("a@b.co" or "Name <a@b.co>"): a parser that reads
+    # another form differently must not send to one address while the header shows another.
+    if plain != addr and not plain.endswith(f"<{addr}>"):
+        raise ApiError.validation("Write the address as a@example.com or Name <a@example.com>", path=path)
+    # Group syntax ("Team: a@b.co;") names recipients in a form no caller means here.
+    if _GROUP.search(_QUOTED.sub("", value)):
+        raise ApiError.validation("Address groups (':' and ';') are not allowed; quote a display name "
+                                  "that contains them", path=path)
     return value.strip()
 
 
