@@ -5,7 +5,9 @@ for ``application/json`` uses them). orjson does the work; where it would answer
 from the standard library (``NaN``/``Infinity`` and numbers beyond a double, integers of 19
 digits or more, lone surrogates, invalid UTF-8, integer dict keys), the standard library does,
 so what is accepted, refused, and the error messages stay as they were. Responses are compact
-(no spaces after ``,`` and ``:``). A ``datetime`` is written as ``kernel.db.meta.iso`` writes
+(no spaces after ``,`` and ``:``). ``read_json`` refuses a body holding a lone surrogate (400
+with the path to the string): it is read, as the stdlib reads it, but it is not text and could
+never be stored or answered. A ``datetime`` is written as ``kernel.db.meta.iso`` writes
 it (UTC with ``Z``: ``2026-11-21T06:44:52.780366Z``).
 """
 
@@ -55,6 +57,33 @@ def loads(raw: bytes | str) -> Any:
     return json.loads(raw)
 
 
+# A lone surrogate can only arrive as a \\u escape (its UTF-8 bytes would not decode).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate_path(value: Any) -> list[str | int] | None:
+    """The path to the first string (or object key) of ``value`` holding a lone surrogate,
+    which UTF-8, and so no database, log or answer, can carry; None when there is none."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return [*path, key.encode("utf-8", "backslashreplace").decode()]
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, i]) for i, child in enumerate(item))
+    return None
+
+
 def json_handler() -> falcon.media.JSONHandler:
     """Falcon's JSON media handler on ``dumps`` and ``loads`` (``create_app`` installs it)."""
     return falcon.media.JSONHandler(dumps=dumps, loads=loads)
@@ -90,6 +119,11 @@ async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...]
         raise ApiError.validation("The body is nested too deeply", path=["body"]) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError.validation(f"The body is not valid JSON: {exc}", path=["body"]) from exc
+    if _SURROGATE_ESCAPE.search(raw):
+        where = lone_surrogate_path(value)
+        if where is not None:
+            raise ApiError.validation("A string holds a lone surrogate (\\ud800-\\udfff), which is not text",
+                                      path=where or ["body"])
     if not isinstance(value, expect):
         names = " or ".join(t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,)))
         kind = {"dict": "a JSON object", "list": "a JSON array"}

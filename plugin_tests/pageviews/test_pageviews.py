@@ -72,7 +72,8 @@ async def test_bad_input_and_access(svc_app, site, calls, anon_calls):
     cases = [
         (b"{not json", 400), (b"[]", 400), (b'"x"', 400), (b"", 400), (b'{"path": 3}', 400),
         (b'{"path": "no-slash"}', 400), (b'{"path": "/a", "extra": 1}', 400),
-        (b'{"path": "/' + b"a" * 600 + b'"}', 400), (b'{"path": "/a\\u0000b"}', 400),
+        (b'{"path": "/' + b"a" * 600 + b'"}', 400), (b'{"path": "/a\\u0000b"}', 400), (b'{"path": "/x\\ud800"}', 400),
+        (b'{"path": "/a", "referrer": "\\udfff"}', 400),
         (b'{"path": "/a", "referrer": "' + b"r" * 3000 + b'"}', 400),
         (b'{"path": "/a", "referrer": "' + b"r" * 5000 + b'"}', 413),
         (b"[" * 3000 + b"]" * 3000, 413),

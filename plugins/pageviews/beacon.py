@@ -18,7 +18,7 @@ from crawlerdetect import CrawlerDetect
 from sqlalchemy import and_, select
 
 from kernel import ApiError
-from kernel.http.media import loads
+from kernel.http.media import loads, lone_surrogate_path
 from plugins.pageviews.tables import salts
 
 MAX_PATH = 512
@@ -42,6 +42,9 @@ def parse(raw: bytes) -> Hit:
         raise ApiError.validation("The beacon is not valid JSON", path=["body"]) from exc
     if not isinstance(body, dict):
         raise ApiError.validation("The beacon must be a JSON object { path, referrer? }", path=["body"])
+    where = lone_surrogate_path(body)
+    if where is not None:  # not text: it could never be stored (the flush would fail on it)
+        raise ApiError.validation("The beacon holds a lone surrogate, which is not text", path=where or ["body"])
     unknown = sorted(set(body) - {"path", "referrer"})
     if unknown:
         raise ApiError.validation(f"Unknown field '{unknown[0][:40]}'", path=[unknown[0][:40]])

@@ -139,3 +139,15 @@ async def test_timestamps_in_a_real_answer(client, site, admin_headers):
     stamps = [v for k, v in resp.json()["data"].items() if k.endswith("At") and v]
     assert stamps and all(ISO_Z.match(v) for v in stamps)
     assert resp.content == compact(resp.json())
+
+
+async def test_a_lone_surrogate_in_a_body_is_a_400_naming_where(calls):
+    # A lone surrogate is not text: no database, log or answer can carry it. Every JSON body
+    # (read_json) refuses it with the path to the string, instead of failing later with a 500.
+    for body, path in (({"x": {"y": ["ok", "\ud800"]}}, ["x", "y", "1"]), ({"\udc00": 1}, ["\\udc00"])):
+        await calls.err("patch", "/settings", 400, "VALIDATION_FAILED", path, content=json.dumps(body),
+                        headers={"Content-Type": "application/json"})
+    # A well-formed pair, escaped, is an ordinary character.
+    pair = await calls.ok("patch", "/settings", content=b'{"emoji": "\\ud83d\\ude00"}',
+                          headers={"Content-Type": "application/json"})
+    assert pair["emoji"] == "\U0001F600"
