@@ -5,6 +5,8 @@
 - ``svc_app``, ``client``: the default app (every installed plugin) and its client.
 - ``admin_token``: a login token of the instance admin; ``admin_headers`` adds it as Bearer.
 - ``site``: a fresh site id (created through the API) with ``site_headers`` for it.
+- ``disabled_with_dependents(*names)``: the ``SVC_PLUGINS_DISABLED`` value that turns off
+  ``names`` and the installed plugins requiring them (for a plugin's disabled test).
 - ``temporary_plugin``: register a plugin object on a running app for one test.
 - ``site_b``, ``site_b_headers``: a second fresh site, for cross-tenant tests.
 - ``calls``, ``calls_b``, ``anon_calls``: ``Calls`` as the admin in ``site`` / ``site_b``, and with
@@ -70,7 +72,7 @@ from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import call_first, make_plugin_manager
+from kernel.plugins import available_plugins, call_first, make_plugin_manager
 from kernel.settings import Settings
 
 API = "/api/v1"
@@ -176,6 +178,20 @@ class TestApp:
 def _all_migration_paths() -> list[str]:
     pm, _ = make_plugin_manager()
     return migration_paths(pm)
+
+
+def disabled_with_dependents(*names: str) -> str:
+    """``SVC_PLUGINS_DISABLED`` that turns off ``names`` and every installed plugin requiring one
+    of them, however indirectly (a plugin's disabled test names only itself; the deployment
+    would refuse to start with a dependent left on)."""
+    installed = available_plugins()
+    requires = {name: set(getattr(point.load(), "requires", ()) or ()) for name, point in installed.items()}
+    off = set(names)
+    while True:
+        more = {name for name, needs in requires.items() if needs & off} - off
+        if not more:
+            return ",".join(sorted(off))
+        off |= more
 
 
 @pytest.fixture(scope="session")

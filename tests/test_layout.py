@@ -239,3 +239,13 @@ def test_import_circles_are_found(monkeypatch):
     assert graph["plugins.probe.d"] == set()
     assert import_cycles(graph) == [["plugins.probe.a", "plugins.probe.b", "plugins.probe.c"]]
     assert import_cycles({"x": {"y"}, "y": {"x"}, "z": {"z"}, "w": {"x"}}) == [["x", "y"]]
+
+
+def test_plugin_test_modules_have_unique_names():
+    # plugin_tests/<area>/ are not packages: pytest imports each test module by its bare name,
+    # so two areas' test_x.py collide ("import file mismatch") and the run stops.
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "plugin_tests").rglob("*.py")):
+        if path.name != "__init__.py" and not (path.parent / "__init__.py").exists():
+            names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: p for n, p in names.items() if len(p) > 1 and n != "conftest.py"} == {}

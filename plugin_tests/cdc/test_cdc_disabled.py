@@ -3,6 +3,8 @@ documented; the manifest has no webhooks provider then."""
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [("get", "/cdc/events"), ("get", "/cdc/subscriptions"), ("post", "/cdc/subscriptions"),
           ("get", "/cdc/subscriptions/x"), ("patch", "/cdc/subscriptions/x"), ("delete", "/cdc/subscriptions/x"),
           ("post", "/cdc/subscriptions/x/ack"), ("post", "/cdc/subscriptions/x/replay"),
@@ -11,7 +13,7 @@ ROUTES = [("get", "/cdc/events"), ("get", "/cdc/subscriptions"), ("post", "/cdc/
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "cdc"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("cdc")})
 
 
 async def test_cdc_routes_are_gone(app):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernel.testing import Calls
+from kernel.testing import Calls, disabled_with_dependents
 
 ROUTES = [("get", "/editorial/reviews"), ("post", "/editorial/posts/1/submit-review"),
           ("post", "/editorial/posts/1/approve"), ("post", "/editorial/posts/1/reject")]
@@ -10,7 +10,7 @@ ROUTES = [("get", "/editorial/reviews"), ("post", "/editorial/posts/1/submit-rev
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "editorial"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("editorial")})
 
 
 async def test_editorial_routes_are_gone(app):

@@ -3,6 +3,8 @@ answers 404 NOT_FOUND and is not documented."""
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [("get", "/files"), ("post", "/files"), ("get", "/files/x"), ("patch", "/files/x"), ("delete", "/files/x"),
           ("post", "/files/upload-url"), ("post", "/files/import"), ("put", "/files/upload/a.jpg"),
           ("get", "/assets/x"), ("post", "/media/a.jpg"), ("get", "/media/a.jpg"), ("delete", "/media/a.jpg"),
@@ -12,7 +14,7 @@ ROUTES = [("get", "/files"), ("post", "/files"), ("get", "/files/x"), ("patch", 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "files"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("files")})
 
 
 async def test_files_routes_are_gone(app):

@@ -2,10 +2,12 @@
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "graphql", "SVC_ENV": "development"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("graphql"), "SVC_ENV": "development"})
 
 
 async def test_graphql_routes_are_gone(app):

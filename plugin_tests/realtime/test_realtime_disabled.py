@@ -2,12 +2,13 @@
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
 from plugin_tests.realtime.helpers import closed
 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "realtime"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("realtime")})
 
 
 async def test_realtime_routes_are_gone(app, live_server):

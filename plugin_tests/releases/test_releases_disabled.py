@@ -2,13 +2,15 @@
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [("get", "/releases"), ("post", "/releases"), ("get", "/releases/x"), ("patch", "/releases/x"),
           ("delete", "/releases/x"), ("post", "/releases/x/publish")]
 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "releases"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("releases")})
 
 
 async def test_release_routes_are_gone(app):

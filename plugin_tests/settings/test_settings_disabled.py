@@ -1,8 +1,10 @@
 """With SVC_PLUGINS_DISABLED=settings every route of the plugin answers 404 NOT_FOUND and is not
-documented; the manifest has no settings provider then. (files requires settings: its upload
-policy's site layer is the setting ``upload_policy``; it is disabled with it.)"""
+documented; the manifest has no settings provider then. The plugins requiring settings (files,
+delivery, pageviews, releases...) are disabled with it."""
 
 import pytest
+
+from kernel.testing import disabled_with_dependents
 
 ROUTES = [("get", "/settings"), ("patch", "/settings"), ("get", "/settings/k"), ("put", "/settings/k"),
           ("post", "/settings/export"), ("post", "/settings/apply"), ("get", "/site"), ("patch", "/site"),
@@ -15,7 +17,7 @@ ROUTES = [("get", "/settings"), ("patch", "/settings"), ("get", "/settings/k"), 
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "settings,files"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("settings")})
 
 
 async def test_settings_routes_are_gone(app):

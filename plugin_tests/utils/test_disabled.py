@@ -2,6 +2,8 @@
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [
     ("GET", "/api/v1/utils/health"),
     ("GET", "/api/v1/utils/version"),
@@ -14,7 +16,7 @@ ROUTES = [
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "utils"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("utils")})
 
 
 @pytest.mark.parametrize("method, path", ROUTES)

@@ -1,0 +1,47 @@
+"""pageviews: daily rollups, the day's visitor hashes and daily salts
+
+Revision ID: pageviews_0001_daily
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "pageviews_0001_daily"
+down_revision = None
+branch_labels = ("pageviews",)
+depends_on = ("kernel_0001_sites",)
+
+
+def _site() -> sa.Column:
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_pageview_daily", _site(),
+        sa.Column("day", sa.String(10), nullable=False),
+        sa.Column("path", sa.String(512), nullable=False),
+        sa.Column("views", sa.BigInteger, nullable=False),
+        sa.Column("uniques", sa.BigInteger, nullable=False),
+        sa.PrimaryKeyConstraint("site_id", "day", "path", name="pk_svc_pageview_daily"),
+    )
+    op.create_table(
+        "svc_pageview_visitors", _site(),
+        sa.Column("day", sa.String(10), nullable=False),
+        sa.Column("path", sa.String(512), nullable=False),
+        sa.Column("visitor", sa.String(32), nullable=False),
+        sa.PrimaryKeyConstraint("site_id", "day", "path", "visitor", name="pk_svc_pageview_visitors"),
+    )
+    op.create_table(
+        "svc_pageview_salts", _site(),
+        sa.Column("day", sa.String(10), nullable=False),
+        sa.Column("salt", sa.String(64), nullable=False),
+        sa.PrimaryKeyConstraint("site_id", "day", name="pk_svc_pageview_salts"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("svc_pageview_salts")
+    op.drop_table("svc_pageview_visitors")
+    op.drop_table("svc_pageview_daily")
