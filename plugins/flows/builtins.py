@@ -111,9 +111,9 @@ async def run_jsonata(ctx: OperationContext, options: dict[str, Any]) -> Any:
     try:
         return await _runner(ctx.kernel).evaluate(_BIND + expression + "\n)", ctx.data)
     except ApiError as exc:
-        reason = (exc.extensions or {}).get("reason") if hasattr(exc, "extensions") else None
+        # 503: every evaluation slot was busy; trying again may succeed.
         raise StepFailed(f"jsonata: {exc.message}", code="JSONATA_FAILED",
-                         retryable=reason == "busy") from exc
+                         retryable=exc.code == "SERVICE_UNAVAILABLE") from exc
 
 
 def check_jsonata(options: dict[str, Any]) -> None:
@@ -131,7 +131,7 @@ def check_condition(options: dict[str, Any]) -> None:
     try:
         flowdata.check_condition(options.get("filter"), [])
     except ApiError as exc:
-        raise OptionError(["filter", *(exc.path or [])], exc.message) from exc
+        raise OptionError(["filter", *(exc.details[0].path or [])], exc.message) from exc
 
 
 # ---------------------------------------------------------------------- request
@@ -285,7 +285,7 @@ def check_item_read(options: dict[str, Any]) -> None:
         try:
             items.query(**query)
         except ApiError as exc:
-            raise OptionError(["query", *(exc.path or [])[1:]], exc.message) from exc
+            raise OptionError(["query", *(exc.details[0].path or [])[1:]], exc.message) from exc
         except TypeError as exc:
             raise OptionError("query", f"'query' is not valid: {exc}") from exc
 

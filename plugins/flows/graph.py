@@ -142,7 +142,7 @@ def check_options(op: Operation, node: dict[str, Any], index: int) -> None:
     except OptionError as exc:
         raise ApiError.validation(str(exc), path=[*where, *exc.option], nodeId=node["id"]) from exc
     except ApiError as exc:
-        raise ApiError.validation(exc.message, path=[*where, *(exc.path or [])], nodeId=node["id"]) from exc
+        raise ApiError.validation(exc.message, path=[*where, *(exc.details[0].path or [])], nodeId=node["id"]) from exc
     except (TypeError, ValueError) as exc:
         raise ApiError.validation(f"Bad options: {exc}"[:300], path=where, nodeId=node["id"]) from exc
 

@@ -29,11 +29,14 @@ def collect(kernel: Any) -> dict[str, Operation]:
 
 
 def operations(kernel: Any) -> dict[str, Operation]:
-    """The registered operations (collected at startup; again after an extension change)."""
-    found = kernel.state.get(STATE_KEY)
-    if found is None:
-        found = kernel.state[STATE_KEY] = collect(kernel)
-    return found
+    """The registered operations: collected again whenever the hook's implementations change
+    (an extension loaded or unloaded), else from this process's cache."""
+    impls = tuple((impl.plugin_name, id(impl.function)) for impl in
+                  kernel.pm.hook.register_flow_operations.get_hookimpls())
+    cached = kernel.state.get(STATE_KEY)
+    if cached is None or cached[0] != impls:
+        cached = kernel.state[STATE_KEY] = (impls, collect(kernel))
+    return cached[1]
 
 
 def refresh(kernel: Any) -> None:
