@@ -5,7 +5,6 @@ the operations listing, listing filters, tokens returned once, and bad input of 
 from plugin_tests.flows.conftest import log_graph
 
 
-
 def flow(trigger="manual", status="active", graph=None, **options):
     return {"name": f"f-{trigger}", "status": status, "trigger": trigger,
             "triggerOptions": options, "graph": graph if graph is not None else log_graph("a", "b")}

@@ -24,7 +24,7 @@ from plugins.flows.api import StepFailed
 from plugins.utils.api import OutputTooLarge, TemplateRefused, render_template
 
 MASK = "**********"
-SENSITIVE = re.compile(r"pass(word|wd)?|token|secret|authori[sz]ation|cookie|api[-_]?key|credential|private[-_]?key",
+SENSITIVE = re.compile(r"passw(or)?d|token|secret|authori[sz]ation|cookie|api[-_]?key|credential|private[-_]?key",
                        re.IGNORECASE)
 _REFERENCE = re.compile(r"^\{\{\s*(\$?[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_$-]+)*)\s*\}\}$")
 _DOLLAR = re.compile(r"\$([A-Za-z_])")
@@ -59,6 +59,9 @@ def template_context(data: dict[str, Any]) -> dict[str, Any]:
 def lookup(data: dict[str, Any], path: str) -> Any:
     """The value at a dotted ``path`` (``$trigger.body.name``), None when absent."""
     current: Any = data
+    first, _, rest = path.partition(".")
+    if first not in data and first.startswith("$") and first[1:] in data:
+        path = first[1:] + ("." + rest if rest else "")  # '$node.x': a step's output by node id
     for part in path.split("."):
         if isinstance(current, dict):
             current = current.get(part)

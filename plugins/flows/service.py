@@ -30,6 +30,7 @@ CHANGED = "flows.changed"  # bus action after a flow is saved or deleted ({"site
 EVENT_GROUP = "flows.event"
 MAX_PER_SITE = 500
 TOKEN_MIN, TOKEN_MAX = 24, 200
+REVOKE = ""  # 'triggerOptions.token: null': the webhook answers WEBHOOK_NOT_CONFIGURED until a new token
 OPTION_KEYS = {"manual": ("role",), "event": ("collection", "action", "role"), "schedule": ("cron", "role"),
                "webhook": ("token", "role")}
 
@@ -145,6 +146,8 @@ def check_trigger_options(trigger: str, options: dict[str, Any]) -> tuple[dict[s
                 stored[name] = found
     elif trigger == "schedule" and options.get("cron") is not None:
         stored["cron"] = check_cron(options["cron"])
+    elif trigger == "webhook" and "token" in options and options["token"] is None:
+        token = REVOKE
     elif trigger == "webhook" and options.get("token") is not None:
         token = options["token"]
         if not isinstance(token, str) or not TOKEN_MIN <= len(token) <= TOKEN_MAX or not token.isascii() or any(
@@ -228,7 +231,9 @@ async def _settle(ctx: Any, uow: Any, values: dict[str, Any], current: Any | Non
         await resolve_role(uow.conn, uow.site_id, stored.get("role"))
     merged["next_run_at"] = next_run(stored["cron"], now_utc()) if trigger == "schedule" and "cron" in stored \
         and status == "active" else None
-    if trigger == "webhook":
+    if trigger == "webhook" and token == REVOKE:
+        merged["token_hash"], token = None, None
+    elif trigger == "webhook":
         if token is None and (current is None or current["trigger"] != "webhook" or current["token_hash"] is None):
             token = secrets.token_urlsafe(32)
         if token is not None:
