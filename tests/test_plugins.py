@@ -34,7 +34,8 @@ def test_each_app_gets_a_fresh_manager(tmp_path):
 
 
 def test_disabling_an_optional_plugin():
-    pm, infos = make_plugin_manager(disabled=["utils"])
+    # flows requires utils (its JSONata runner and templates), so it goes too.
+    pm, infos = make_plugin_manager(disabled=["utils", "flows"])
     assert pm.get_plugin("utils") is None
     info = next(i for i in infos if i.name == "utils")
     assert not info.enabled
@@ -68,7 +69,7 @@ def test_requires_a_disabled_plugin_at_boot(monkeypatch):
 
     monkeypatch.setattr(plugins_mod, "available_plugins", lambda: {**real(), "needy": FakeEP()})
     with pytest.raises(PluginError, match="'needy' requires plugin 'utils', which is disabled"):
-        make_plugin_manager(disabled=["utils"])
+        make_plugin_manager(disabled=["utils", "flows"])
 
 
 def test_unknown_plugin_name_is_an_error():
@@ -103,7 +104,7 @@ def test_a_plugin_can_publish_hookspecs():
 
 
 async def test_disabled_plugin_routes_answer_404(make_app):
-    app = await make_app(env={"SVC_PLUGINS_DISABLED": "utils"})
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": "utils,flows"})
     resp = await app.client.get("/api/v1/utils/version")
     assert resp.status_code == 404 and resp.json()["errors"][0]["code"] == "NOT_FOUND"
 
