@@ -104,9 +104,9 @@ def register_routes(kernel: Any) -> list[Route]:
             patch=("Change a flow (an active one must pass graph validation)", schemas.FLOW_PATCH, schemas.FLOW, 200),
             delete=("Delete a flow and its runs", None, None, 204))),
         Route(one + "/run", routes.RunResource(), auth="bearer", openapi=ops(
-            post=("Run a manual flow as the caller; the body is the input", schemas.ANY_BODY, schemas.RUN, 202))),
+            post=("Run a manual flow as the caller; the body (any JSON) is the input", None, schemas.RUN, 202))),
         Route(one + "/trigger", routes.TriggerResource(), auth="public", authenticate=False, openapi=ops(
-            post=("Webhook trigger (x-flow-token or Bearer); waits for the run", schemas.ANY_BODY, schemas.RUN, 200))),
+            post=("Webhook trigger (x-flow-token or Bearer); waits for the run; any body", None, schemas.RUN, 200))),
         Route(one + "/runs", routes.RunsResource(), auth="admin", openapi=ops(
             get=("The flow's runs, newest first", None, [schemas.RUN], 200))),
         Route(one + "/runs/{run_id}", routes.RunDetailResource(), auth="admin", openapi=ops(

@@ -34,4 +34,3 @@ RUN_DETAIL = {"type": "object", "properties": {
     "steps": {"type": "array", "items": {"type": "object", "properties": {
         "nodeId": {"type": "string"}, "operation": {"type": "string"}, "status": {"type": "string"},
         "output": {}}}}}}
-ANY_BODY: dict[str, Any] = {}
