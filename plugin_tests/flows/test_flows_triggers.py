@@ -147,3 +147,33 @@ async def test_an_extension_adds_an_operation(svc_app, calls, temporary_plugin):
     # Unloaded: the operation is gone, and an active flow naming it cannot be saved again.
     assert "shout" not in [op["key"] for op in await calls.ok("get", "/flows/operations")]
     await calls.err("patch", f"/flows/{flow['id']}", 400, "GRAPH_UNKNOWN_OPERATION", json={"name": "y"})
+
+
+async def test_mail_notify_and_delete(make_app, mailbox):
+    from plugin_tests.flows.conftest import FLOWS_ENV
+
+    app = await make_app(env=FLOWS_ENV, smtp_host="127.0.0.1", smtp_port=mailbox.port)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(admin)
+    from kernel.testing import Calls
+
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    await calls.collection("posts", {"title": "string"})
+    item = await calls.create("posts", {"title": "Gone soon"})
+    graph = {"nodes": [
+        {"id": "drop", "operation": "item-delete", "options": {"collection": "posts", "key": "{{ $trigger.key }}"}},
+        {"id": "mail", "operation": "mail", "options": {"to": "{{ $trigger.to }}", "subject": "Deleted",
+                                                        "body": "Deleted {{ $drop.key }}"}},
+        {"id": "tell", "operation": "notify", "options": {"title": "Deleted {{ $drop.key }}", "severity": "warning"}}],
+        "edges": [{"from": "drop", "to": "mail"}, {"from": "mail", "to": "tell"}]}
+    flow = await calls.ok("post", "/flows", 201, json={"name": "d", "status": "active", "trigger": "manual",
+                                                       "graph": graph})
+    started = await calls.ok("post", f"/flows/{flow['id']}/run", 202, json={"key": item["id"], "to": "ed@example.com"})
+    await app.kernel.jobs.run_due()
+    run = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
+    assert run["status"] == "succeeded", run
+    await calls.err("get", f"/items/posts/{item['id']}", 404)
+    [message] = await mailbox.wait_for(1, to="ed@example.com")
+    assert message["Subject"] == "Deleted" and item["id"] in message.get_content()
+    notes = await calls.ok("get", "/notifications")
+    assert any(n["title"] == f"Deleted {item['id']}" and n["severity"] == "warning" for n in notes)

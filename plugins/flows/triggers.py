@@ -92,7 +92,9 @@ async def handle_events(kernel: Any, site_id: str, flow_id: str, events: list[Ev
 
 
 def consumer_group(kernel: Any) -> ConsumerGroup:
-    return ConsumerGroup(EVENT_GROUP, members, handle_events, batch_size=50)
+    # One event per batch: a batch that outlives its lease (SVC_EVENTS_LEASE_SECONDS) is handed to
+    # another worker, so a batch of one re-runs at most the one flow run that was cut short.
+    return ConsumerGroup(EVENT_GROUP, members, handle_events, batch_size=1)
 
 
 # ---------------------------------------------------------------------- jobs: run, schedule, retention
