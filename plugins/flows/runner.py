@@ -47,10 +47,11 @@ def actor_of(principal: Any) -> dict[str, Any]:
 
 
 async def create_run(kernel: Any, conn: Any, site_id: str, flow_id: str, trigger: str, input_: Any,
-                     actor: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Insert a ``running`` run in ``conn``'s transaction; its record."""
+                     actor: dict[str, Any] | None = None, *, claimed: bool = False) -> dict[str, Any]:
+    """Insert a ``running`` run in ``conn``'s transaction; its record. ``claimed``: the caller
+    executes it itself right after the commit (``execute(..., claimed=True)``), saving a write."""
     row = {"id": uuid7(), "flow_id": flow_id, "trigger": trigger, "status": "running", "actor": actor,
-           "attempts": 0, "input": flowdata.redact(input_), "steps": [], "error": None, "started_at": now_utc(),
+           "attempts": 1 if claimed else 0, "input": flowdata.redact(input_), "steps": [], "error": None, "started_at": now_utc(),
            "finished_at": None, "duration_ms": None}
     await SiteDB(site_id, conn).insert(runs, row)
     return row
@@ -78,6 +79,15 @@ async def principal_for(kernel: Any, conn: Any, site_id: str, flow: Any, actor: 
         role = await resolve_role(conn, site_id, (flow["trigger_options"] or {}).get("role"))
         base = Principal(kind="flow", site_id=site_id, role_id=role["id"])
     return await kernel.access.resolve(base, site_id)
+
+
+async def _claimed(kernel: Any, site_id: str, run_id: str) -> tuple[Any, Any] | None:
+    async with kernel.db.connect() as conn:
+        db = SiteDB(site_id, conn)
+        row = await db.one(db.select(runs).where(runs.c.id == run_id))
+        flow = None if row is None else await db.one(db.select(flows).where(flows.c.id == row["flow_id"]))
+        await conn.rollback()
+    return None if row is None or flow is None or row["status"] != "running" else (row, flow)
 
 
 async def _claim(kernel: Any, site_id: str, run_id: str) -> tuple[Any, Any] | None:
@@ -111,14 +121,16 @@ async def _finish(db: SiteDB, row: Any, status: str, steps: list[dict[str, Any]]
     return finished
 
 
-async def execute(kernel: Any, site_id: str, run_id: str, input_: Any) -> dict[str, Any] | None:
+async def execute(kernel: Any, site_id: str, run_id: str, input_: Any, *,
+                  claimed: bool = False) -> dict[str, Any] | None:
     """Run the run ``run_id`` (created by ``create_run``) to its end; its summary, or None when
     another execution has it or had it. Never raises for a step's failure: that is the run's
-    outcome. ``input_`` is the trigger's input as received (the stored one is redacted)."""
-    claimed = await _claim(kernel, site_id, run_id)
-    if claimed is None:
+    outcome. ``input_`` is the trigger's input as received (the stored one is redacted).
+    ``claimed``: the run was created claimed by this caller (``create_run(claimed=True)``)."""
+    found = await (_claimed if claimed else _claim)(kernel, site_id, run_id)
+    if found is None:
         return None
-    row, flow = claimed
+    row, flow = found
     settings = kernel.settings
     steps: list[dict[str, Any]] = []
     error: dict[str, Any] | None = None
@@ -244,8 +256,16 @@ async def get_run(ctx: Any, flow_id: str, run_id: str) -> dict[str, Any]:
 
 
 async def prune(kernel: Any, now: dt.datetime | None = None) -> int:
-    """Delete runs older than ``SVC_FLOWS_RUN_RETENTION_DAYS`` (every site); how many."""
-    before = (now or now_utc()) - dt.timedelta(days=int(kernel.settings.get("flows_run_retention_days")))
+    """Delete runs older than ``SVC_FLOWS_RUN_RETENTION_DAYS`` (every site); how many. First,
+    runs still ``running`` long past ``SVC_FLOWS_RUN_TIMEOUT`` (their worker died) are marked
+    ``failed`` with ``INTERRUPTED``."""
+    now = now or now_utc()
+    stale = now - dt.timedelta(seconds=float(kernel.settings.get("flows_run_timeout")) + 600)
+    async with kernel.db.begin() as conn:
+        await conn.execute(runs.update().where(runs.c.status == "running", runs.c.started_at < stale).values(
+            status="failed", finished_at=now,
+            error={"code": "INTERRUPTED", "message": "The run was interrupted (its worker stopped)"}))
+    before = now - dt.timedelta(days=int(kernel.settings.get("flows_run_retention_days")))
     total = 0
     while True:
         async with kernel.db.begin() as conn:

@@ -87,8 +87,8 @@ async def handle_events(kernel: Any, site_id: str, flow_id: str, events: list[Ev
             flow = await db.one(db.select(flows, flows.c.status, flows.c.trigger).where(flows.c.id == flow_id))
             if flow is None or flow["status"] != "active" or flow["trigger"] != "event":
                 return
-            run = await runner.create_run(kernel, conn, site_id, flow_id, "event", event_input(event))
-        await runner.execute(kernel, site_id, run["id"], event_input(event))
+            run = await runner.create_run(kernel, conn, site_id, flow_id, "event", event_input(event), claimed=True)
+        await runner.execute(kernel, site_id, run["id"], event_input(event), claimed=True)
 
 
 def consumer_group(kernel: Any) -> ConsumerGroup:
@@ -203,8 +203,8 @@ async def run_webhook(kernel: Any, site_id: str, flow_id: str, headers: dict[str
         raise ApiError(401, "UNAUTHENTICATED", "A valid flow token is required (x-flow-token or Bearer)")
     input_ = {"body": body, "headers": clean_headers(headers), "query": query}
     async with kernel.db.begin() as conn:
-        run = await runner.create_run(kernel, conn, site_id, flow_id, "webhook", input_)
-    outcome = await runner.execute(kernel, site_id, run["id"], input_)
+        run = await runner.create_run(kernel, conn, site_id, flow_id, "webhook", input_, claimed=True)
+    outcome = await runner.execute(kernel, site_id, run["id"], input_, claimed=True)
     if outcome is None:  # cannot happen for a run this request created; stay truthful anyway
         raise ApiError(500, "INTERNAL", "The run could not be started")
     if outcome["status"] != "succeeded":
