@@ -47,6 +47,8 @@ async def test_each_operation_checks_its_options(shared_site):
     calls = shared_site.calls
     bad = [
         ("log", {}, ["message"]),
+        ("log", {"message": "{% for x in y %}{{ x }}{% endfor %}"}, ["message"]),
+        ("transform", {"json": {"a": ["ok", "{{ x() }}"]}}, ["json", "a", 1]),
         ("log", {"message": "x", "extra": 1}, ["extra"]),
         ("transform", {}, ["json"]),
         ("jsonata", {"expression": ""}, ["expression"]),

@@ -95,6 +95,36 @@ def render_value(value: Any, data: dict[str, Any], context: dict[str, Any] | Non
     return value
 
 
+def template_faults(value: Any, path: list[Any], depth: int = 0) -> tuple[list[Any], str] | None:
+    """The first string in ``value`` that is not a valid display template: ``(path, reason)``."""
+    if depth > 32:
+        return None
+    if isinstance(value, str):
+        if "{{" not in value and "{%" not in value and "{#" not in value:
+            return None
+        if _REFERENCE.match(value):
+            return None
+        source = _BLOCK.sub(lambda m: "{{" + _DOLLAR.sub(r"\1", m.group(1)) + "}}", value)
+        try:
+            render_template(source, {}, escape=False)  # parses and checks; bounded
+        except TemplateRefused as exc:
+            return path, str(exc)
+        except OutputTooLarge:
+            return None
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, kid in items:
+        found = template_faults(kid, [*path, key], depth + 1)
+        if found:
+            return found
+    return None
+
+
 # ---------------------------------------------------------------------- condition filters
 
 class ConditionGrammar(FilterGrammar):

@@ -16,6 +16,7 @@ import orjson
 
 from kernel.errors import ApiError
 from plugins.flows.api import Operation, OptionError
+from plugins.flows.data import template_faults
 
 MAX_NODES = 100
 MAX_EDGES = 300
@@ -135,6 +136,13 @@ def check_options(op: Operation, node: dict[str, Any], index: int) -> None:
     if len(orjson.dumps(node["options"], default=str)) > MAX_OPTIONS_BYTES:
         raise ApiError.validation(f"A node's options are at most {MAX_OPTIONS_BYTES} bytes of JSON", path=where,
                                   nodeId=node["id"])
+    for name, value in node["options"].items():
+        if name in op.raw:
+            continue
+        fault = template_faults(value, [name])
+        if fault:
+            raise ApiError.validation(f"Not a valid template: {fault[1]}"[:300], path=[*where, *fault[0]],
+                                      nodeId=node["id"])
     if op.validate is None:
         return
     try:

@@ -31,7 +31,7 @@ EVENT_GROUP = "flows.event"
 MAX_PER_SITE = 500
 TOKEN_MIN, TOKEN_MAX = 24, 200
 REVOKE = ""  # 'triggerOptions.token: null': the webhook answers WEBHOOK_NOT_CONFIGURED until a new token
-OPTION_KEYS = {"manual": ("role",), "event": ("collection", "action", "role"), "schedule": ("cron", "role"),
+OPTION_KEYS = {"manual": (), "event": ("collection", "action", "role"), "schedule": ("cron", "role"),
                "webhook": ("token", "role")}
 
 
@@ -129,7 +129,7 @@ def check_trigger_options(trigger: str, options: dict[str, Any]) -> tuple[dict[s
     allowed = OPTION_KEYS[trigger]
     for key in options:
         if key not in allowed:
-            raise ApiError.validation(f"A {trigger} flow's triggerOptions take {', '.join(allowed)}",
+            raise ApiError.validation(f"A {trigger} flow's triggerOptions take {', '.join(allowed) or 'nothing'}",
                                       path=["triggerOptions", key])
     stored: dict[str, Any] = {}
     token = None
