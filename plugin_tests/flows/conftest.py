@@ -3,7 +3,7 @@
 import pytest_asyncio
 
 FLOWS_ENV = {"SVC_EVENTS_POLL_SECONDS": "0.1", "SVC_FLOWS_REQUEST_TIMEOUT": "2", "SVC_JSONATA_TIMEOUT_MS": "500",
-             "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096"}
+             "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096", "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096"}
 
 
 @pytest_asyncio.fixture

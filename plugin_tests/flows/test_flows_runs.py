@@ -136,3 +136,19 @@ async def test_event_flows_run_after_commit_and_never_fail_the_write(svc_app, ca
     await asyncio.sleep(0.3)
     assert len(await calls.ok("get", f"/flows/{reader['id']}/runs")) == 1
     assert len(await calls.ok("get", f"/flows/{public['id']}/runs")) == 1
+    # Durable: writes committed while no dispatcher runs (every worker down) start their flows
+    # once one is back, from the flow's checkpoint in the event log.
+    await svc_app.kernel.events.stop()
+    second = await calls.create("posts", {"title": "While down"})
+    await asyncio.sleep(0.3)
+    assert len(await calls.ok("get", f"/flows/{reader['id']}/runs")) == 1
+    await svc_app.kernel.events.start()
+    runs = await runs_of(reader["id"], 2)
+    assert runs[0]["status"] == "succeeded"
+    assert (await calls.get("posts", second["id"]))["title"] == "While down (seen)"
+    # A draft flow gets nothing; reactivated, it starts from the tail (no backlog replay).
+    await calls.ok("patch", f"/flows/{reader['id']}", json={"status": "draft"})
+    await calls.create("posts", {"title": "Unwatched"})
+    await calls.ok("patch", f"/flows/{reader['id']}", json={"status": "active"})
+    await asyncio.sleep(0.3)
+    assert len(await calls.ok("get", f"/flows/{reader['id']}/runs")) == 2

@@ -177,3 +177,33 @@ async def test_mail_notify_and_delete(make_app, mailbox):
     assert message["Subject"] == "Deleted" and item["id"] in message.get_content()
     notes = await calls.ok("get", "/notifications")
     assert any(n["title"] == f"Deleted {item['id']}" and n["severity"] == "warning" for n in notes)
+
+
+async def test_request_retries_only_where_safe(svc_app, calls, http_receiver):
+    answers = {"n": 0}
+
+    def flaky(request):
+        answers["n"] += 1
+        if answers["n"] % 3:
+            return 503, b'{"busy": true}', {"Content-Type": "application/json"}
+        return 200, b'{"ok": true}', {"Content-Type": "application/json"}
+
+    url = http_receiver.respond("/flaky", flaky)
+    redirect = http_receiver.respond("/moved", lambda r: (302, b"", {"Location": url}))
+    big = http_receiver.serve_raw("/big", b"x" * 5000)
+    outcomes = {}
+    for name, options in (("get", {"url": url}), ("post", {"url": url, "method": "POST", "body": "b"}),
+                          ("redirect", {"url": redirect}), ("big", {"url": big})):
+        answers["n"] = 0
+        flow = await calls.ok("post", "/flows", 201, json={"name": name, "status": "active", "trigger": "manual",
+                                                           "graph": _one({"id": "r", "operation": "request",
+                                                                          "options": options})})
+        started = await calls.ok("post", f"/flows/{flow['id']}/run", 202, json={})
+        await svc_app.kernel.jobs.run_due()
+        outcomes[name] = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
+    step = outcomes["get"]["steps"][0]
+    assert outcomes["get"]["status"] == "succeeded" and step["attempts"] == 3 and step["output"]["data"] == {"ok": True}
+    step = outcomes["post"]["steps"][0]
+    assert outcomes["post"]["status"] == "failed" and step["attempts"] == 1 and step["output"]["status"] == 503
+    assert outcomes["redirect"]["steps"][0]["output"]["status"] == 302  # not followed
+    assert outcomes["big"]["steps"][0]["error"]["code"] == "RESPONSE_TOO_LARGE"
