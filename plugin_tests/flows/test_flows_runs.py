@@ -54,6 +54,8 @@ async def test_manual_run_data_branches_redaction_and_items(svc_app, calls, call
     await calls_b.err("post", f"/flows/{flow['id']}/run", 404, json={})
     await calls_b.err("get", f"/flows/{flow['id']}/runs/{run['runId']}", 404)
     await calls.err("get", f"/flows/{flow['id']}/runs/nope", 404)
+    await calls.err("post", f"/flows/{flow['id']}/run", 400, "VALIDATION_FAILED", content=b"{nope",
+                    headers={"Content-Type": "application/json"})
     # Only active manual flows run.
     await calls.ok("patch", f"/flows/{flow['id']}", json={"status": "draft"})
     await calls.err("post", f"/flows/{flow['id']}/run", 404, json={})
@@ -129,6 +131,8 @@ async def test_event_flows_run_after_commit_and_never_fail_the_write(svc_app, ca
     assert detail["input"]["key"] == item["id"] and detail["input"]["action"] == "create"
     assert "First" not in str(detail["input"])  # thin: ids and field names, no values
     assert (await calls.get("posts", item["id"]))["title"] == "First (seen)"
+    causes = [r.get("causedBy") for r in await calls.ok("get", f"/items/posts/{item['id']}/revisions")]
+    assert f"flow-run:{run['runId']}" in causes, causes  # the run is the write's cause
     # The public role may not read posts here: that flow fails, the write did not.
     [failed] = await runs_of(public["id"], 1)
     assert failed["status"] == "failed"

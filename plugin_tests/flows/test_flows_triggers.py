@@ -43,8 +43,15 @@ async def test_webhook_token_headers_and_truthful_outcome(svc_app, calls, calls_
     resp = await client.post(path, json={}, headers={"X-Svc-Site": site, "Authorization": f"Bearer {token}"})
     assert resp.status_code == 200
     for bad in ({"x-flow-token": "x" * 43}, {"Authorization": "Bearer nope"}, {}):
-        resp = await client.post(path, json={}, headers={"X-Svc-Site": site, **bad})
+        resp = await client.post(path, content=b"{nope", headers={"X-Svc-Site": site, **bad,
+                                                                   "Content-Type": "application/json"})
         assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == "UNAUTHENTICATED"
+    resp = await client.post(path, content=b"{nope", headers={"X-Svc-Site": site, "x-flow-token": token,
+                                                               "Content-Type": "application/json"})
+    assert resp.status_code == 400
+    resp = await client.post(path, content=b"plain words", headers={"X-Svc-Site": site, "x-flow-token": token,
+                                                                     "Content-Type": "text/plain"})
+    assert resp.status_code == 200
     resp = await client.post(path, json={}, headers={"X-Svc-Site": site_b, "x-flow-token": token})
     assert resp.status_code == 404
     b_hook = await calls_b.ok("post", "/flows", 201, json={"name": "w", "status": "active", "trigger": "webhook",

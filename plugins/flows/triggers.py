@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -182,11 +183,12 @@ def clean_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() not in DROPPED_HEADERS and "token" not in k.lower()}
 
 
-async def run_webhook(kernel: Any, site_id: str, flow_id: str, headers: dict[str, str], body: Any,
-                      query: dict[str, Any]) -> dict[str, Any]:
+async def run_webhook(kernel: Any, site_id: str, flow_id: str, headers: dict[str, str],
+                      body: Callable[[], Any], query: dict[str, Any]) -> dict[str, Any]:
     """``POST /flows/:id/trigger``: check the token, run the flow and wait for its end. 404 for
     a missing, non-webhook or inactive flow; 401 ``WEBHOOK_NOT_CONFIGURED`` without a token on
-    the flow, 401 ``UNAUTHENTICATED`` for a missing or wrong one; 502 ``FLOW_RUN_FAILED`` when
+    the flow, 401 ``UNAUTHENTICATED`` for a missing or wrong one; ``body()`` parses the body
+    (400 for bad JSON) after the token is accepted; 502 ``FLOW_RUN_FAILED`` when
     the run fails (with ``runId``)."""
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)
@@ -201,7 +203,7 @@ async def run_webhook(kernel: Any, site_id: str, flow_id: str, headers: dict[str
     # Both sides are SHA-256 hex digests: equal length, compared in constant time.
     if not given or not hmac.compare_digest(token_hash(given), flow["token_hash"]):
         raise ApiError(401, "UNAUTHENTICATED", "A valid flow token is required (x-flow-token or Bearer)")
-    input_ = {"body": body, "headers": clean_headers(headers), "query": query}
+    input_ = {"body": body(), "headers": clean_headers(headers), "query": query}
     async with kernel.db.begin() as conn:
         run = await runner.create_run(kernel, conn, site_id, flow_id, "webhook", input_, claimed=True)
     outcome = await runner.execute(kernel, site_id, run["id"], input_, claimed=True)
