@@ -89,6 +89,12 @@ async def test_run_as_the_caller_and_bounds(svc_app, calls, site, make_member):
         ({"id": "mail", "operation": "mail", "options": {"to": "a@example.com", "subject": "s", "body": "b"}},
          "EMAIL_NOT_CONFIGURED"),
     ]
+    chain = {"nodes": [{"id": f"n{i}", "operation": "log", "options": {"message": "m"}} for i in range(60)],
+             "edges": [{"from": f"n{i}", "to": f"n{i + 1}"} for i in range(59)]}
+    long = await calls.ok("post", "/flows", 201, json={"name": "long", "status": "active", "trigger": "manual",
+                                                       "graph": chain})
+    run = await _run(svc_app, calls, long["id"], {})
+    assert run["status"] == "failed" and run["error"]["code"] == "STEP_LIMIT" and len(run["steps"]) == 50
     for node, code in cases:
         bounded = await calls.ok("post", "/flows", 201, json={"name": node["id"], "status": "active",
                                                               "trigger": "manual",
