@@ -256,25 +256,32 @@ async def get_run(ctx: Any, flow_id: str, run_id: str) -> dict[str, Any]:
 
 
 async def prune(kernel: Any, now: dt.datetime | None = None) -> int:
-    """Delete runs older than ``SVC_FLOWS_RUN_RETENTION_DAYS`` (every site); how many. First,
+    """Delete runs older than ``SVC_FLOWS_RUN_RETENTION_DAYS``, site by site; how many. First,
     runs still ``running`` long past ``SVC_FLOWS_RUN_TIMEOUT`` (their worker died) are marked
     ``failed`` with ``INTERRUPTED``."""
+    from kernel.tenancy.tables import sites
+
     now = now or now_utc()
     stale = now - dt.timedelta(seconds=float(kernel.settings.get("flows_run_timeout")) + 600)
-    async with kernel.db.begin() as conn:
-        await conn.execute(runs.update().where(runs.c.status == "running", runs.c.started_at < stale).values(
-            status="failed", finished_at=now,
-            error={"code": "INTERRUPTED", "message": "The run was interrupted (its worker stopped)"}))
     before = now - dt.timedelta(days=int(kernel.settings.get("flows_run_retention_days")))
+    async with kernel.db.connect() as conn:
+        site_ids = list((await conn.execute(select(sites.c.id))).scalars())
+        await conn.rollback()
     total = 0
-    while True:
+    for site_id in site_ids:
         async with kernel.db.begin() as conn:
-            ids = list((await conn.execute(select(runs.c.id).where(runs.c.started_at < before).limit(500))).scalars())
-            if ids:
-                # Retention spans every site by design; each row is removed by its own id.
-                await conn.execute(runs.delete().where(runs.c.id.in_(ids)))
-        total += len(ids)
-        if len(ids) < 500:
-            return total
-
-
+            db = SiteDB(site_id, conn)
+            await db.execute(db.update(runs).where(runs.c.status == "running", runs.c.started_at < stale).values(
+                status="failed", finished_at=now,
+                error={"code": "INTERRUPTED", "message": "The run was interrupted (its worker stopped)"}))
+        while True:
+            async with kernel.db.begin() as conn:
+                db = SiteDB(site_id, conn)
+                ids = [r["id"] for r in await db.all(db.select(runs, runs.c.id).where(
+                    runs.c.started_at < before).limit(500))]
+                if ids:
+                    await db.execute(db.delete(runs).where(runs.c.id.in_(ids)))
+            total += len(ids)
+            if len(ids) < 500:
+                break
+    return total
