@@ -32,7 +32,7 @@ def test_plugins_extra_registers_a_module(tmp_path):
         "SVC_DATA_DIR": str(tmp_path), "SVC_PLUGINS_EXTRA": "tests.events.recording_consumer",
         "SVC_TEST_RECORD_FILE": str(tmp_path / "r.txt")}))
     assert "recording_consumer" in [p.name for p in kernel.plugins]
-    assert list(kernel.events.consumers) == ["recorder"]
+    assert "recorder" in kernel.events.consumers  # beside the consumers of installed plugins
     with pytest.raises(PluginError, match="SVC_PLUGINS_EXTRA"):
         build_kernel(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path),
                                                 "SVC_PLUGINS_EXTRA": "tests.events.no_such_module"}))
