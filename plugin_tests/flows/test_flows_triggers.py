@@ -221,3 +221,28 @@ async def test_request_retries_only_where_safe(svc_app, calls, http_receiver):
     assert outcomes["post"]["status"] == "failed" and step["attempts"] == 1 and step["output"]["status"] == 503
     assert outcomes["redirect"]["steps"][0]["output"]["status"] == 302  # not followed
     assert outcomes["big"]["steps"][0]["error"]["code"] == "RESPONSE_TOO_LARGE"
+
+
+async def test_a_run_is_bounded_in_time(make_app, http_receiver):
+    import time
+
+    from kernel.testing import Calls
+    from plugin_tests.flows.conftest import FLOWS_ENV
+
+    app = await make_app(env={**FLOWS_ENV, "SVC_FLOWS_RUN_TIMEOUT": "0.5"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+
+    def slow(request):
+        time.sleep(1.5)
+        return 200, b"{}", {"Content-Type": "application/json"}
+
+    url = http_receiver.respond("/slow", slow)
+    flow = await calls.ok("post", "/flows", 201, json={"name": "slow", "status": "active", "trigger": "manual",
+                                                       "graph": _one({"id": "wait", "operation": "request",
+                                                                      "options": {"url": url}})})
+    started = await calls.ok("post", f"/flows/{flow['id']}/run", 202, json={})
+    await app.kernel.jobs.run_due()
+    run = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
+    assert run["status"] == "failed" and run["error"] == {
+        "code": "RUN_TIMEOUT", "message": "The run's time limit was reached", "nodeId": "wait"}
