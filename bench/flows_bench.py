@@ -12,7 +12,7 @@
 
 Usage::
 
-    .venv/bin/python bench/flows_bench.py [--creates 300]
+    .venv/bin/python bench/flows_bench.py [--creates 300] [--database-url postgresql://...]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import httpx
 
 from kernel import hookimpl
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.db.engine import sync_url
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.plugins import available_plugins
 from kernel.settings import Settings
@@ -62,15 +63,17 @@ def ms(samples: list[float]) -> str:
             f"(n={len(samples)})")
 
 
-async def main(creates: int, pace: float) -> None:
+async def main(creates: int, pace: float, database_url: str) -> None:
     data = Path(tempfile.mkdtemp())
-    settings = Settings.from_env(environ={"SVC_DATA_DIR": str(data), "SVC_ADMIN_PASSWORD": PASSWORD,
+    extra = {"SVC_DATABASE_URL": database_url} if database_url else {}
+    settings = Settings.from_env(environ={**extra, "SVC_DATA_DIR": str(data), "SVC_ADMIN_PASSWORD": PASSWORD,
                                           "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_JOBS_INPROCESS": "false",
                                           "SVC_LOG_LEVEL": "warning", "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
                                           "SVC_EVENTS_POLL_SECONDS": "0.2"})
     app = create_app(settings, [*available_plugins(), StampPlugin()])
     kernel = app.kernel
-    upgrade(f"sqlite:///{data / 'svc.sqlite3'}", migration_paths(kernel.pm))
+    upgrade(sync_url(database_url) if database_url else f"sqlite:///{data / 'svc.sqlite3'}",
+            migration_paths(kernel.pm))
     await startup_kernel(kernel)
     try:
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
@@ -172,5 +175,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--creates", type=int, default=300)
     parser.add_argument("--pace", type=float, default=0.05, help="seconds between creates in part 2")
+    parser.add_argument("--database-url", default="", help="a fresh PostgreSQL database (default: SQLite)")
     args = parser.parse_args()
-    asyncio.run(main(args.creates, args.pace))
+    asyncio.run(main(args.creates, args.pace, args.database_url))
