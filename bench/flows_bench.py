@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import func, select
 
 from kernel import hookimpl
 from kernel.app import create_app, shutdown_kernel, startup_kernel
@@ -35,6 +39,7 @@ from kernel.plugins import available_plugins
 from kernel.settings import Settings
 from plugins.flows import runner
 from plugins.flows.api import Operation
+from plugins.flows.tables import runs
 
 PASSWORD = "bench-password-1"
 SEEN: dict[str, float] = {}
@@ -63,9 +68,61 @@ def ms(samples: list[float]) -> str:
             f"(n={len(samples)})")
 
 
-async def main(creates: int, pace: float, database_url: str) -> None:
+async def create_cost(client: httpx.AsyncClient, h: dict[str, str], creates: int, kernel: Any,
+                      redis_url: str) -> None:
+    """Part 1: item-create latency with 0 and with 20 active event flows, alternating rounds."""
+    where = "a separate svc worker" if redis_url else "this process"
+    async def create_round(n: int) -> list[float]:
+        out = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            resp = await client.post("/api/v1/items/posts", headers=h, json={"title": f"t{i}"})
+            out.append(time.perf_counter() - t0)
+            assert resp.status_code == 201, resp.text
+        return out
+
+    async def idle() -> None:  # until the finished runs stop growing for a second (at most 2 min)
+        last, still = -1, 0
+        for _ in range(1200):
+            await asyncio.sleep(0.1)
+            async with kernel.db.connect() as conn:
+                done = (await conn.execute(select(func.count()).select_from(runs).where(
+                    runs.c.status != "running"))).scalar()
+            still = still + 1 if done == last else 0
+            last = done
+            if still >= 10:
+                return
+
+    await create_round(50)  # warm-up
+    without: list[float] = []
+    with_flows: list[float] = []
+    flow_ids = []
+    for i in range(20):
+        r = await client.post("/api/v1/flows", headers=h, json={
+            "name": f"e{i}", "status": "draft", "trigger": "event",
+            "triggerOptions": {"collection": "posts", "action": "create", "role": "admin"},
+            "graph": {"nodes": [{"id": "a", "operation": "log", "options": {"message": "{{ $trigger.key }}"}}],
+                      "edges": []}})
+        flow_ids.append(r.json()["data"]["id"])
+    for _ in range(3):
+        without += await create_round(creates // 3)
+        for fid in flow_ids:
+            await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "active"})
+        with_flows += await create_round(creates // 3)
+        await idle()
+        for fid in flow_ids:
+            await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "draft"})
+    print(f"1. (flow work in {where}) item create, 0 event flows:  {ms(without)}")
+    print(f"   item create, 20 event flows: {ms(with_flows)}")
+
+
+async def main(creates: int, pace: float, database_url: str, redis_url: str = "") -> None:
     data = Path(tempfile.mkdtemp())
     extra = {"SVC_DATABASE_URL": database_url} if database_url else {}
+    worker = None
+    if redis_url:  # part 1 only, with the flow work in a separate `svc worker` process
+        extra.update({"SVC_REDIS_URL": redis_url, "SVC_EVENTS_DISPATCH": "false",
+                      "SVC_REDIS_NAMESPACE": "flowsbench"})
     settings = Settings.from_env(environ={**extra, "SVC_DATA_DIR": str(data), "SVC_ADMIN_PASSWORD": PASSWORD,
                                           "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_JOBS_INPROCESS": "false",
                                           "SVC_LOG_LEVEL": "warning", "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
@@ -75,6 +132,12 @@ async def main(creates: int, pace: float, database_url: str) -> None:
     upgrade(sync_url(database_url) if database_url else f"sqlite:///{data / 'svc.sqlite3'}",
             migration_paths(kernel.pm))
     await startup_kernel(kernel)
+    if redis_url:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "kernel.cli", "worker", "--workers", "1"], cwd=str(Path(__file__).parents[1]),
+            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"), "SVC_DATA_DIR": str(data),
+                 "SVC_DATABASE_URL": database_url, "SVC_REDIS_URL": redis_url, "SVC_REDIS_NAMESPACE": "flowsbench",
+                 "SVC_ADMIN_PASSWORD": PASSWORD, "SVC_LOG_LEVEL": "warning", "SVC_EVENTS_POLL_SECONDS": "0.2"})
     try:
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
         token = (await client.post("/api/v1/auth/login", json={"email": "admin@example.com",
@@ -84,6 +147,10 @@ async def main(creates: int, pace: float, database_url: str) -> None:
             "name": "posts", "fields": [{"field": "title", "type": "string"}]})
         assert r.status_code == 201, r.text
 
+        if redis_url:
+            await create_cost(client, h, creates, kernel, redis_url)
+            await client.aclose()
+            return
         r = await client.post("/api/v1/flows", headers=h, json={
             "name": "stamp", "status": "active", "trigger": "event",
             "triggerOptions": {"collection": "posts", "action": "create"},
@@ -128,46 +195,13 @@ async def main(creates: int, pace: float, database_url: str) -> None:
             await asyncio.gather(*(one_run(i + 1) for i in range(start, min(creates, start + 8))))
         parallel = creates / (time.perf_counter() - t0)
         print(f"3. 3-step flow runs per second on one worker: {serial:6.0f} one at a time, {parallel:6.0f} 8 at a time")
-        async def create_round(n: int) -> list[float]:
-            out = []
-            for i in range(n):
-                t0 = time.perf_counter()
-                resp = await client.post("/api/v1/items/posts", headers=h, json={"title": f"t{i}"})
-                out.append(time.perf_counter() - t0)
-                assert resp.status_code == 201, resp.text
-            return out
-
-        async def idle() -> None:  # until the dispatcher has nothing left
-            for _ in range(600):
-                await asyncio.sleep(0.1)
-                if kernel.events.dispatcher is None or not any(
-                        not t.done() for t in getattr(kernel.events.dispatcher, "_tasks", {}).values()):
-                    break
-
-        await create_round(50)  # warm-up
-        without: list[float] = []
-        with_flows: list[float] = []
-        flow_ids = []
-        for i in range(20):
-            r = await client.post("/api/v1/flows", headers=h, json={
-                "name": f"e{i}", "status": "draft", "trigger": "event",
-                "triggerOptions": {"collection": "posts", "action": "create", "role": "admin"},
-                "graph": {"nodes": [{"id": "a", "operation": "log", "options": {"message": "{{ $trigger.key }}"}}],
-                          "edges": []}})
-            flow_ids.append(r.json()["data"]["id"])
-        for _ in range(3):
-            without += await create_round(creates // 3)
-            for fid in flow_ids:
-                await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "active"})
-            with_flows += await create_round(creates // 3)
-            await idle()
-            for fid in flow_ids:
-                await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "draft"})
-        print(f"1. item create, 0 event flows:  {ms(without)}")
-        print(f"   item create, 20 event flows: {ms(with_flows)}")
+        await create_cost(client, h, creates, kernel, redis_url)
 
         await client.aclose()
     finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(10)
         await shutdown_kernel(kernel)
 
 
@@ -176,5 +210,7 @@ if __name__ == "__main__":
     parser.add_argument("--creates", type=int, default=300)
     parser.add_argument("--pace", type=float, default=0.05, help="seconds between creates in part 2")
     parser.add_argument("--database-url", default="", help="a fresh PostgreSQL database (default: SQLite)")
+    parser.add_argument("--redis-url", default="",
+                        help="with --database-url: only part 1, the flow work in a separate `svc worker`")
     args = parser.parse_args()
-    asyncio.run(main(args.creates, args.pace, args.database_url))
+    asyncio.run(main(args.creates, args.pace, args.database_url, args.redis_url))
