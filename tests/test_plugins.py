@@ -10,6 +10,7 @@ from kernel import Route, hookimpl
 from kernel.app import create_app
 from kernel.plugins import ESSENTIAL_PLUGINS, PluginError, available_plugins, make_plugin_manager
 from kernel.settings import Settings
+from kernel.testing import disabled_with_dependents
 
 
 def test_builtin_plugins_load_through_entry_points():
@@ -34,8 +35,8 @@ def test_each_app_gets_a_fresh_manager(tmp_path):
 
 
 def test_disabling_an_optional_plugin():
-    # flows requires utils (its JSONata runner and templates), so it goes too.
-    pm, infos = make_plugin_manager(disabled=["utils", "flows"])
+    # Plugins requiring utils (email for its template renderer, flows for it and JSONata) go with it.
+    pm, infos = make_plugin_manager(disabled=disabled_with_dependents("utils").split(","))
     assert pm.get_plugin("utils") is None
     info = next(i for i in infos if i.name == "utils")
     assert not info.enabled
@@ -69,7 +70,7 @@ def test_requires_a_disabled_plugin_at_boot(monkeypatch):
 
     monkeypatch.setattr(plugins_mod, "available_plugins", lambda: {**real(), "needy": FakeEP()})
     with pytest.raises(PluginError, match="'needy' requires plugin 'utils', which is disabled"):
-        make_plugin_manager(disabled=["utils", "flows"])
+        make_plugin_manager(disabled=disabled_with_dependents("utils").split(","))
 
 
 def test_unknown_plugin_name_is_an_error():
@@ -104,7 +105,7 @@ def test_a_plugin_can_publish_hookspecs():
 
 
 async def test_disabled_plugin_routes_answer_404(make_app):
-    app = await make_app(env={"SVC_PLUGINS_DISABLED": "utils,flows"})
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("utils")})
     resp = await app.client.get("/api/v1/utils/version")
     assert resp.status_code == 404 and resp.json()["errors"][0]["code"] == "NOT_FOUND"
 

@@ -45,6 +45,35 @@ async def realm(conn: Any, site_id: str | None, user_id: str) -> str:
     return "frontend" if role is not None and role["system_key"] == "subscriber" else "studio"
 
 
+async def is_frontend(ctx: Any, site_id: str) -> bool:
+    """Whether the caller is of the frontend realm in ``site_id``: its token says so (the
+    ``realm`` claim), or its role there is the built-in ``subscriber`` (checked now, so a token
+    issued before a role change cannot pass for the studio)."""
+    principal = ctx.principal
+    if principal.claims.get("realm") == "frontend":
+        return True
+    if principal.role_id is None:
+        return False
+    async with ctx.kernel.db.connect() as conn:
+        subscriber = await role_by_system_key(conn, site_id, "subscriber")
+    return subscriber is not None and subscriber["id"] == principal.role_id
+
+
+async def require_studio(ctx: Any, what: str) -> str:
+    """The request's site, for a signed-in studio member of it: 401 ``UNAUTHENTICATED`` when
+    anonymous, 403 for the frontend realm or a principal holding no role there. ``what`` names
+    the feature in the messages ("Releases")."""
+    from kernel import ApiError
+
+    site_id = ctx.require_site()
+    principal = ctx.principal
+    if not principal.is_authenticated:
+        raise ApiError(401, "UNAUTHENTICATED", f"{what}: sign in as a member of the site")
+    if not (principal.is_admin or principal.role_id) or await is_frontend(ctx, site_id):
+        raise ApiError.forbidden(f"{what}: for members of the site (studio roles; not the frontend realm)")
+    return site_id
+
+
 async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) -> None:
     """Make ``user_id`` a member of the site with ``role_id`` (insert or change the role)."""
     db = SiteDB(site_id, conn)

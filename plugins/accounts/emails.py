@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from kernel import ApiError, Setting
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
+from kernel.mailer.base import check_email
+from kernel.plugins import call_first
 
 log = logging.getLogger("svc.accounts.email")
 _PENDING = "accounts.pending_mail"
@@ -50,9 +53,43 @@ def _site_name(site: dict[str, Any]) -> str:
     return " ".join(name.split())[:80]
 
 
+@dataclass
+class AccountEmail(OutgoingEmail):
+    """A built-in account email, with what a site's own version needs (``compose_account_email``)."""
+
+    site_id: str = ""
+    key: str = ""
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
+def _account(key: str, to: str, site: dict[str, Any], url: str | None, subject: str, text: str) -> AccountEmail:
+    variables = {"siteName": _site_name(site), "email": to, **({"url": url} if url else {})}
+    return AccountEmail(to=[to], subject=subject, text=text, site_id=str(site.get("id") or ""),
+                        key=f"account.{key}", variables=variables)
+
+
+async def site_version(kernel: Any, message: OutgoingEmail) -> OutgoingEmail:
+    """The site's own version of an account email when a plugin gives one, else ``message``."""
+    if not isinstance(message, AccountEmail) or not message.site_id:
+        return message
+    try:
+        custom = await call_first(kernel.pm.hook.compose_account_email, kernel=kernel, site_id=message.site_id,
+                                  key=message.key, to=list(message.to), variables=dict(message.variables))
+        if custom is None:
+            return message
+        check_email(custom)
+        if [a.lower() for a in custom.recipients] != [a.lower() for a in message.recipients]:
+            raise ValueError("a site's version must go to the same recipients")
+        return custom
+    except Exception as exc:  # noqa: BLE001 - the built-in email still goes out
+        log.warning("site %s: its version of '%s' cannot be used (%s); the built-in one is sent",
+                    message.site_id, message.key, exc)
+        return message
+
+
 def verification(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
     name = _site_name(site)
-    return OutgoingEmail(to=[to], subject=f"Confirm your email address for {name}", text=(
+    return _account("verification", to, site, url, f"Confirm your email address for {name}", (
         f"Someone (hopefully you) signed up for {name} with this address.\n\n"
         f"Confirm it by opening this link:\n{url}\n\n"
         "If it was not you, ignore this email; nothing happens without the link."))
@@ -63,7 +100,7 @@ def existing_account(to: str, site: dict[str, Any], url: str | None) -> Outgoing
     name = _site_name(site)
     join = (f"To use your existing account with {name}, confirm by opening this link:\n{url}\n\n"
             if url else "")
-    return OutgoingEmail(to=[to], subject=f"Your account for {name}", text=(
+    return _account("existing-account", to, site, url, f"Your account for {name}", (
         f"Someone tried to sign up for {name} with this address, which already has an account.\n\n"
         f"{join}If you forgot your password, use 'Forgot password' to choose a new one. "
         "If it was not you, ignore this email; your account is unchanged."))
@@ -71,7 +108,7 @@ def existing_account(to: str, site: dict[str, Any], url: str | None) -> Outgoing
 
 def password_reset(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
     name = _site_name(site)
-    return OutgoingEmail(to=[to], subject=f"Reset your password for {name}", text=(
+    return _account("password-reset", to, site, url, f"Reset your password for {name}", (
         f"Someone asked to reset the password of your {name} account.\n\n"
         f"Choose a new password here (the link works once, for a limited time):\n{url}\n\n"
         "If it was not you, ignore this email; your password is unchanged."))
@@ -79,21 +116,21 @@ def password_reset(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
 
 def invitation(to: str, site: dict[str, Any], url: str) -> OutgoingEmail:
     name = _site_name(site)
-    return OutgoingEmail(to=[to], subject=f"You are invited to {name}", text=(
+    return _account("invitation", to, site, url, f"You are invited to {name}", (
         f"You have been invited to {name}.\n\n"
         f"Accept the invitation and choose your password here:\n{url}\n"))
 
 
 def added_to_site(to: str, site: dict[str, Any]) -> OutgoingEmail:
     name = _site_name(site)
-    return OutgoingEmail(to=[to], subject=f"You have been added to {name}", text=(
+    return _account("added-to-site", to, site, None, f"You have been added to {name}", (
         f"Your existing account now has access to {name}. Sign in with your usual password."))
 
 
 async def _send_logged(kernel: Any, message: OutgoingEmail) -> None:
     # Log the subject only: the body holds a live token and the address is personal data.
     try:
-        await kernel.mailer.send(message)
+        await kernel.mailer.send(await site_version(kernel, message))
     except MailerNotConfigured:
         log.warning("email not configured (SVC_SMTP_HOST): '%s' not sent", message.subject)
     except (DeliveryFailed, ValueError) as exc:
@@ -129,7 +166,7 @@ def require_mailer(kernel: Any) -> None:
 async def send_now(kernel: Any, message: OutgoingEmail) -> None:
     """Send or fail with the spec's codes (for authenticated admin flows)."""
     try:
-        await kernel.mailer.send(message)
+        await kernel.mailer.send(await site_version(kernel, message))
     except MailerNotConfigured as exc:
         raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server") from exc
     except (DeliveryFailed, ValueError) as exc:

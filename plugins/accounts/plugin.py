@@ -12,6 +12,7 @@ from plugins.accounts import (
     apikeys,
     emails,
     external_auth,
+    hookspecs,
     onetime,
     routes,
     routes_apikeys,
@@ -98,6 +99,11 @@ def register_routes(kernel: Any) -> list[Route]:
 @hookimpl
 def register_settings() -> list[Any]:
     return [*sessions.SETTINGS, *emails.SETTINGS, *onetime.SETTINGS]
+
+
+@hookimpl
+def register_hookspecs(pm: Any) -> None:
+    pm.add_hookspecs(hookspecs)
 
 
 @hookimpl

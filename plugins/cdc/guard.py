@@ -8,27 +8,12 @@ from kernel import ApiError
 from plugins.access import api as access_api
 
 CAPABILITY = "cdc:subscribe"
-FRONTEND = "frontend"
-
-
-async def is_frontend(ctx: Any, site_id: str) -> bool:
-    """Whether the caller is of the frontend realm in ``site_id``: its token says so (the
-    ``realm`` claim), or its role there is the built-in ``subscriber`` (checked now, so a token
-    issued before a role change cannot reach the feed)."""
-    principal = ctx.principal
-    if principal.claims.get("realm") == FRONTEND:
-        return True
-    if principal.role_id is None:
-        return False
-    async with ctx.kernel.db.connect() as conn:
-        subscriber = await access_api.role_by_system_key(conn, site_id, "subscriber")
-    return subscriber is not None and subscriber["id"] == principal.role_id
 
 
 async def reject_frontend(ctx: Any) -> str:
     """The request's site; 403 for a frontend-realm caller (every ``/cdc`` route)."""
     site_id = ctx.require_site()
-    if await is_frontend(ctx, site_id):
+    if await access_api.is_frontend(ctx, site_id):
         raise ApiError.forbidden("Frontend-realm tokens cannot use the change feed")
     return site_id
 

@@ -19,6 +19,7 @@ from sqlalchemy import func
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
 from plugins.editorial import workflow
 from plugins.editorial.tables import reviews
@@ -29,14 +30,9 @@ MAX_REASON = 2000
 USER_ID_MAX = 36
 
 
-def require_member(ctx: Any) -> str:
-    site_id = ctx.require_site()
-    principal = ctx.principal
-    if not principal.is_authenticated:
-        raise ApiError(401, "UNAUTHENTICATED", "The editorial workflow needs a signed-in member of the site")
-    if not (principal.is_admin or principal.role_id) or principal.claims.get("realm") == "frontend":
-        raise ApiError.forbidden("The editorial workflow is for members of the site (studio roles; not the frontend realm)")
-    return site_id
+async def require_member(ctx: Any) -> str:
+    """The request's site, for a studio member of it (401 anonymous, 403 frontend realm or no role)."""
+    return await access_api.require_studio(ctx, "The editorial workflow")
 
 
 def review_record(row: Any) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def _conflict(state: str, action: str) -> ApiError:
 
 async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str, Any]:
     """``POST /editorial/:collection/:id/submit-review``."""
-    site_id = require_member(ctx)
+    site_id = await require_member(ctx)
     coll = await _collection(ctx, collection)
     if not isinstance(body, dict) or set(body) - {"reviewerId"}:
         raise ApiError.validation("The body is { reviewerId }", path=["body"])
@@ -107,7 +103,7 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
 
 async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:
     """``approve`` (``verdict="approved"``) or ``reject`` (``"rejected"``, body ``{ reason }``)."""
-    site_id = require_member(ctx)
+    site_id = await require_member(ctx)
     coll = await _collection(ctx, collection)
     reason = None
     if verdict == "rejected":
@@ -145,7 +141,7 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
 async def list_reviews(ctx: Any, status: str | None, assignee: str | None, limit: int,
                        offset: int) -> tuple[list[dict[str, Any]], int]:
     """``GET /editorial/reviews``: newest first; ``status`` is a review state, ``assignee`` a user id."""
-    require_member(ctx)
+    await require_member(ctx)
     if status is not None and status not in workflow.REVIEW_STATES:
         raise ApiError.validation(f"'status' is one of {', '.join(workflow.REVIEW_STATES)}", path=["query", "status"])
     if assignee is not None and not 1 <= len(assignee) <= USER_ID_MAX:

@@ -45,6 +45,6 @@ class PublishResource:
 
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         ctx = request_context(req)
-        site_id = service.require_member(ctx)
+        site_id = await service.require_member(ctx)
         publisher = ReleasePublisher(ctx.kernel, site_id, ctx.principal, id, ctx.request_id)
         send_data(resp, await publisher.publish())

@@ -15,6 +15,7 @@ from sqlalchemy import func
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
 from plugins.items import api as items
 from plugins.releases import scheduler
@@ -31,15 +32,9 @@ from plugins.releases.tables import release_items, releases
 ID_CHUNK = 200  # ids per existence query (the items API's largest page)
 
 
-def require_member(ctx: Any) -> str:
-    """The request's site, once the caller is an admin or holds a role there (else 403)."""
-    site_id = ctx.require_site()
-    principal = ctx.principal
-    if not principal.is_authenticated:
-        raise ApiError(401, "UNAUTHENTICATED", "Releases need a signed-in member of the site")
-    if not (principal.is_admin or principal.role_id) or principal.claims.get("realm") == "frontend":
-        raise ApiError.forbidden("Releases are managed by members of the site (studio roles; not the frontend realm)")
-    return site_id
+async def require_member(ctx: Any) -> str:
+    """The request's site, for a studio member of it (401 anonymous, 403 frontend realm or no role)."""
+    return await access_api.require_studio(ctx, "Releases")
 
 
 def scheduler_record(principal: Any) -> dict[str, Any]:
@@ -116,7 +111,7 @@ async def _count(db: Any, release_id: str) -> int:
 
 async def create(ctx: Any, body: Any) -> dict[str, Any]:
     """``POST /releases``: a ``draft``, or ``scheduled`` with a ``publishAt`` (never in the past)."""
-    site_id = require_member(ctx)
+    site_id = await require_member(ctx)
     now = now_utc()
     changes = parse_body(body, creating=True, now=now)
     publish_at = None if changes.publish_at is ... else changes.publish_at
@@ -137,7 +132,7 @@ async def create(ctx: Any, body: Any) -> dict[str, Any]:
 
 async def list_page(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     """``GET /releases``: newest first, optionally of one ``status``; with the total."""
-    require_member(ctx)
+    await require_member(ctx)
     if status is not None and status not in STATUSES:
         raise invalid(f"'status' is one of {', '.join(STATUSES)}", ["query", "status"])
     async with ctx.reader() as db:
@@ -158,7 +153,7 @@ async def list_page(ctx: Any, status: str | None, limit: int, offset: int) -> tu
 
 async def get(ctx: Any, release_id: str) -> dict[str, Any]:
     """``GET /releases/:id``: the release with its items (and their last outcomes)."""
-    require_member(ctx)
+    await require_member(ctx)
     async with ctx.reader() as db:
         return await full_record(db, release_id)
 
@@ -166,7 +161,7 @@ async def get(ctx: Any, release_id: str) -> dict[str, Any]:
 async def update(ctx: Any, release_id: str, body: Any) -> dict[str, Any]:
     """``PATCH /releases/:id``: meta, ``addItems``, ``removeItems``, ``publishAt`` (setting it
     schedules or moves the run, null cancels it). 409 ``RELEASE_IMMUTABLE`` once published."""
-    require_member(ctx)
+    await require_member(ctx)
     now = now_utc()
     changes = parse_body(body, creating=False, now=now)
     async with ctx.unit_of_work() as uow:
@@ -204,7 +199,7 @@ async def update(ctx: Any, release_id: str, body: Any) -> dict[str, Any]:
 
 async def delete(ctx: Any, release_id: str) -> None:
     """``DELETE /releases/:id``: the release, its entries and its scheduled run."""
-    require_member(ctx)
+    await require_member(ctx)
     async with ctx.unit_of_work() as uow:
         db = uow.db
         await load_row(db, release_id)

@@ -218,15 +218,17 @@ def check_template(tree: nodes.Template) -> None:
         stack.extend(node.iter_child_nodes())
 
 
-def render_template(source: str, data: dict[str, Any], escape: bool = True) -> str:
+def render_template(source: str, data: dict[str, Any], escape: bool = True, *,
+                    max_template_chars: int = MAX_TEMPLATE_CHARS) -> str:
     """Render a display template with ``data``; missing variables render as empty text.
 
     Raises ``TemplateRefused`` for anything but a display template (syntax errors included) and
     ``OutputTooLarge`` past ``MAX_OUTPUT_CHARS`` of output or the work budget. Synchronous and
-    bounded; the caller may run it in a thread.
+    bounded; the caller may run it in a thread. ``max_template_chars`` caps the source (email
+    templates are longer than display templates).
     """
-    if len(source) > MAX_TEMPLATE_CHARS:
-        raise TemplateRefused(f"the template is longer than {MAX_TEMPLATE_CHARS} characters")
+    if len(source) > max_template_chars:
+        raise TemplateRefused(f"the template is longer than {max_template_chars} characters")
     env = _environment(escape)
     try:
         tree = env.parse(source)

@@ -1,0 +1,24 @@
+"""The accounts plugin's own extension point (published through ``register_hookspecs``).
+
+A plugin may give a site its own version of an account email (verification, password reset,
+invitation...): the email plugin answers from the site's email templates. Without an answer the
+built-in text of ``plugins/accounts/emails.py`` is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.hookspecs import hookspec
+
+
+@hookspec
+def compose_account_email(kernel: Any, site_id: str, key: str, to: list[str],
+                          variables: dict[str, Any]) -> Any:
+    """Return a ``kernel.mailer.OutgoingEmail`` replacing the built-in account email ``key``
+    (``account.verification``, ``account.existing-account``, ``account.password-reset``,
+    ``account.invitation``, ``account.added-to-site``) for ``to`` in ``site_id``, or ``None``
+    to keep the built-in one. ``variables``: ``siteName``, ``email`` and, when the email has
+    one, ``url`` (a live one-time link). First non-None answer wins; an exception or an answer
+    that cannot be sent falls back to the built-in email. May be async.
+    """

@@ -1,0 +1,37 @@
+"""OpenAPI schemas of the email routes (shapes only; the services check the values)."""
+
+OBJ = {"type": "object"}
+LAYOUT_BODY = {"type": "object", "required": ["name", "html"],
+               "properties": {"name": {"type": "string"}, "html": {"type": "string"}}}
+LAYOUT = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                                           "html": {"type": "string"}}}
+TEMPLATE_BODY = {"type": "object", "required": ["key", "name", "subject"],
+                 "properties": {"key": {"type": "string"}, "name": {"type": "string"},
+                                "subject": {"type": "string"}, "html": {"type": "string"},
+                                "text": {"type": "string"}, "layoutId": {"type": ["string", "null"]}}}
+TEMPLATE = {"type": "object", "properties": {**TEMPLATE_BODY["properties"], "id": {"type": "string"}}}
+PREVIEW_BODY = {"type": "object", "properties": {"variables": {"type": "object"}}}
+PREVIEW = {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": ["string", "null"]},
+                                            "text": {"type": "string"}}}
+SEND_BODY = {"type": "object", "required": ["to"], "properties": {
+    "to": {"type": "array", "items": {"type": "string"}}, "cc": {"type": "array", "items": {"type": "string"}},
+    "replyTo": {"type": "string"}, "variables": {"type": "object"}, "templateKey": {"type": "string"},
+    "inline": {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": "string"},
+                                                "text": {"type": "string"}}},
+    "category": {"type": "string", "enum": ["transactional", "marketing"]}}}
+SEND = {"type": "object", "properties": {k: {"type": "integer"} for k in ("queued", "sent", "failed", "suppressed")}}
+TEST_BODY = {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}
+SUPPRESSION_BODY = {"type": "object", "required": ["email"],
+                    "properties": {"email": {"type": "string"}, "reason": {"type": "string"}}}
+SUPPRESSION = {"type": "object", "properties": {"email": {"type": "string"}, "reason": {"type": ["string", "null"]},
+                                                "source": {"type": "string"}, "createdAt": {"type": "string"}}}
+
+HTML = {"text/html": {"schema": {"type": "string"}}}
+TOKEN_PARAM = {"name": "token", "in": "query", "required": False, "schema": {"type": "string"}}
+
+
+def html_operation(summary: str) -> dict:
+    """An operation answering an HTML page: 200, or 400 for a link that is not valid."""
+    return {"summary": summary, "parameters": [TOKEN_PARAM], "responses": {
+        "200": {"description": summary, "content": HTML},
+        "400": {"description": "The link is not valid (an HTML page)", "content": HTML}}}

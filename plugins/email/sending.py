@@ -1,0 +1,261 @@
+"""``POST /email/send`` and ``/email/test``: validate, render once, filter, send now or queue.
+
+- Every send is counted against the site's ``SVC_RATE_LIMIT_EMAIL`` (per minute, all senders of
+  the site together): 429 ``RATE_LIMITED`` past it. Without SMTP every send is 503
+  ``EMAIL_NOT_CONFIGURED`` before anything else (degraded mode).
+- ``category`` is ``transactional`` (default: one message to every ``to`` and ``cc``) or
+  ``marketing``: suppressed recipients are dropped first (case-insensitive), and each remaining
+  recipient gets a message of their own with ``List-Unsubscribe: <…/email/unsubscribe?token=…>``
+  and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058); a template may show the
+  same link with ``{{unsubscribeUrl}}``.
+- More than ``SVC_EMAIL_QUEUE_THRESHOLD`` recipients: the rendered message is stored once as a
+  batch and one ``email.deliver`` job per recipient sends it, with retries (202). Otherwise the
+  mail leaves during the request (200); a transport failure is 502 ``DELIVERY_FAILED``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from kernel import ApiError
+from kernel.db.meta import now_utc
+from kernel.http.media import reject_unknown
+from kernel.ids import uuid7
+from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
+from kernel.tenancy.service import get_site_cached
+from plugins.email import addresses, catalog, render, suppressions, tokens
+from plugins.email.tables import batches
+
+log = logging.getLogger("svc.email")
+
+JOB = "email.deliver"
+PRUNE_JOB = "email.batches.prune"
+CATEGORIES = ("transactional", "marketing")
+MAX_RECIPIENTS = 1000
+MAX_CC = 50
+BATCH_DAYS = 7
+# Rendered in place of {{unsubscribeUrl}}, then replaced per recipient: the template is rendered
+# once for a whole list, not once per address.
+SENTINEL = "svc-unsubscribe-url-5b0d7c2e"
+SEND_KEYS = {"to", "cc", "replyTo", "variables", "templateKey", "inline", "category"}
+
+
+def not_configured() -> ApiError:
+    return ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server (SVC_SMTP_HOST)")
+
+
+def delivery_failed() -> ApiError:
+    return ApiError(502, "DELIVERY_FAILED", "The email could not be delivered")
+
+
+async def _gate(ctx: Any) -> None:
+    """Degraded mode first, then the site's send budget."""
+    kernel = ctx.kernel
+    if not kernel.mailer.configured:
+        raise not_configured()
+    limit = int(kernel.settings.get("rate_limit_email") or 0)
+    if limit:
+        decision = await kernel.rate_limiter.hit(f"email:send:{ctx.require_site()}", limit, 60.0)
+        if not decision.allowed:
+            retry = max(int(decision.reset - now_utc().timestamp()), 1)
+            raise ApiError(429, "RATE_LIMITED", f"Too many sends from this site; retry in {retry} seconds",
+                           headers={"Retry-After": str(retry)})
+
+
+def unsubscribe_url(kernel: Any, site_id: str, email: str) -> str:
+    base = kernel.settings.get("email_base_url") or "http://127.0.0.1:8000"
+    token = tokens.issue(kernel.settings.resolved_jwt_secret(), site_id, email)
+    return f"{base}/api/v1/email/unsubscribe?{urlencode({'token': token})}"
+
+
+def _inline(value: Any) -> tuple[str, str | None, str | None]:
+    if not isinstance(value, dict):
+        raise ApiError.validation("'inline' must be an object { subject, html?, text? }", path=["inline"])
+    for key in value:
+        if key not in ("subject", "html", "text"):
+            raise ApiError.validation(f"Unknown field '{key}'", path=["inline", key])
+    subject = value.get("subject")
+    if not isinstance(subject, str) or not subject.strip() or len(subject) > catalog.MAX_SUBJECT:
+        raise ApiError.validation("'inline.subject' is required", path=["inline", "subject"])
+    render.check_header_text(subject, ["inline", "subject"])
+    parts: list[str | None] = []
+    for name in ("html", "text"):
+        part = value.get(name)
+        if part is not None and (not isinstance(part, str) or len(part) > render.MAX_SOURCE_CHARS):
+            raise ApiError.validation(f"'inline.{name}' is a string", path=["inline", name])
+        parts.append(part or None)
+    if not (parts[0] or parts[1]):
+        raise ApiError.validation("'inline' needs 'html' or 'text'", path=["inline", "html"])
+    return subject, parts[0], parts[1]
+
+
+def parse_send(body: dict[str, Any]) -> dict[str, Any]:
+    """The checked parts of a send body (400 with a path for anything wrong)."""
+    reject_unknown(body, SEND_KEYS)
+    category = body.get("category", "transactional")
+    if category not in CATEGORIES:
+        raise ApiError.validation("'category' is 'transactional' or 'marketing'", path=["category"])
+    out: dict[str, Any] = {
+        "category": category,
+        "to": addresses.check_list(body.get("to"), "to", required=True, most=MAX_RECIPIENTS),
+        "cc": addresses.check_list(body.get("cc"), "cc", required=False, most=MAX_CC),
+        "replyTo": addresses.check_one(body["replyTo"], ["replyTo"]) if body.get("replyTo") is not None else None,
+        "variables": catalog.check_variables(body.get("variables")),
+    }
+    if category == "marketing" and out["cc"]:
+        raise ApiError.validation("A marketing send has no 'cc': every recipient gets a message of their own",
+                                  path=["cc"])
+    has_key, has_inline = body.get("templateKey") is not None, body.get("inline") is not None
+    if has_key == has_inline:
+        raise ApiError.validation("Give exactly one of 'templateKey' or 'inline'",
+                                  path=["templateKey" if has_key else "inline"])
+    if has_key:
+        if not isinstance(body["templateKey"], str):
+            raise ApiError.validation("'templateKey' is a string", path=["templateKey"])
+        out["templateKey"] = body["templateKey"]
+    else:
+        out["inline"] = _inline(body["inline"])
+    return out
+
+
+def personal(message: dict[str, Any], kernel: Any, site_id: str, to: list[str]) -> OutgoingEmail:
+    """The OutgoingEmail of a rendered ``message`` for ``to`` (one marketing recipient, or all)."""
+    headers: dict[str, str] = {}
+    html, text = message["html"], message["text"]
+    if message["category"] == "marketing":
+        url = unsubscribe_url(kernel, site_id, addresses.bare(to[0]))
+        headers = {"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+        html = html.replace(SENTINEL, render.escape_url(url)) if html else html
+        text = text.replace(SENTINEL, url)
+    return OutgoingEmail(to=to, cc=message.get("cc") or [], reply_to=message.get("replyTo"),
+                         subject=message["subject"], html=html, text=text, headers=headers)
+
+
+async def _deliver(kernel: Any, email: OutgoingEmail) -> str:
+    try:
+        return await kernel.mailer.send(email)
+    except MailerNotConfigured as exc:
+        raise not_configured() from exc
+    except ValueError as exc:  # everything was checked before; the mailer's own checks agree
+        raise ApiError.validation(f"The message cannot be sent: {exc}", path=["body"]) from exc
+
+
+async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Send or queue; ``(status, { queued, sent, failed, suppressed, messageIds, batchId })``."""
+    await _gate(ctx)
+    parsed = parse_send(body)
+    kernel, site_id = ctx.kernel, ctx.require_site()
+    variables = dict(parsed["variables"])
+    marketing = parsed["category"] == "marketing"
+    if marketing:
+        variables["unsubscribeUrl"] = SENTINEL
+    async with ctx.reader() as db:
+        if "templateKey" in parsed:
+            row = await catalog.template_by_key(db, parsed["templateKey"])
+            layout = await catalog.layout_html(db, row["layout_id"])
+            source = (row["subject"], row["html"], row["text"])
+        else:
+            source, layout = parsed["inline"], None
+        rendered = await render.render_message_async(*source, layout, variables)
+        recipients = parsed["to"]
+        dropped: set[str] = set()
+        if marketing:
+            dropped = await suppressions.suppressed_among(db, [addresses.bare(t) for t in recipients])
+            recipients = [t for t in recipients if addresses.bare(t) not in dropped]
+    message = {"category": parsed["category"], "cc": parsed["cc"], "replyTo": parsed["replyTo"],
+               **rendered.as_dict()}
+    answer: dict[str, Any] = {"category": parsed["category"], "queued": 0, "sent": 0, "failed": 0,
+                              "suppressed": len(dropped), "messageIds": [], "batchId": None}
+    if not recipients:
+        return 200, answer
+    if len(recipients) > int(kernel.settings.get("email_queue_threshold") or 0):
+        answer["batchId"] = await _queue(ctx, message, recipients)
+        answer["queued"] = len(recipients)
+        return 202, answer
+    groups = [[r] for r in recipients] if marketing else [recipients]
+    for group in groups:
+        try:
+            answer["messageIds"].append(await _deliver(kernel, personal(message, kernel, site_id, group)))
+            answer["sent"] += len(group)
+        except DeliveryFailed as exc:
+            log.warning("site %s: an email was not delivered: %s", site_id, exc)
+            answer["failed"] += len(group)
+    if not answer["sent"]:
+        raise delivery_failed()
+    return 200, answer
+
+
+async def _queue(ctx: Any, message: dict[str, Any], recipients: list[str]) -> str:
+    batch_id = uuid7()
+    async with ctx.unit_of_work() as uow:
+        await uow.db.insert(batches, {"id": batch_id, "category": message["category"], "message": message,
+                                      "total": len(recipients), "created_at": now_utc()})
+        if message["category"] == "marketing":
+            for recipient in recipients:
+                await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=[recipient])
+        else:
+            await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=recipients)
+    return batch_id
+
+
+async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -> None:
+    """Job ``email.deliver``: send a stored batch to ``to``; a temporary failure is retried."""
+    from kernel.tenancy.scope import SiteDB
+
+    async with kernel.db.engine.connect() as conn:
+        db = SiteDB(site_id, conn)
+        row = await db.one(db.select(batches).where(batches.c.id == batch_id))
+        if row is None:
+            return  # pruned, or the site was deleted
+        message = dict(row["message"])
+        if message["category"] == "marketing":
+            # The recipient may have unsubscribed since the batch was queued.
+            if await suppressions.suppressed_among(db, [addresses.bare(t) for t in to]):
+                return
+    try:
+        await kernel.mailer.send(personal(message, kernel, site_id, to))
+    except MailerNotConfigured:
+        log.warning("site %s: batch %s not sent: email is not configured", site_id, batch_id)
+    except DeliveryFailed as exc:
+        if exc.temporary:
+            raise
+        log.warning("site %s: batch %s refused for a recipient: %s", site_id, batch_id, exc)
+
+
+async def prune_job(kernel: Any) -> None:
+    """Daily: drop batches older than a week (their jobs are long done or dead)."""
+    cutoff = now_utc() - dt.timedelta(days=BATCH_DAYS)
+    async with kernel.db.begin() as conn:
+        await conn.execute(batches.delete().where(batches.c.created_at < cutoff))
+
+
+async def send_test(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /email/test { to }``: one plain message to one address."""
+    await _gate(ctx)
+    reject_unknown(body, {"to"})
+    to = addresses.check_one(body.get("to"), ["to"])
+    site = await get_site_cached(ctx.kernel, ctx.require_site()) or {}
+    name = " ".join(str(site.get("name") or ctx.site_id).split())[:80]
+    email = OutgoingEmail(to=[to], subject=f"Test email from {name}", text=(
+        f"This is a test email from {name}.\nIf you can read it, email is configured correctly.\n"))
+    try:
+        message_id = await _deliver(ctx.kernel, email)
+    except DeliveryFailed as exc:
+        log.warning("site %s: test email not delivered: %s", ctx.site_id, exc)
+        raise delivery_failed() from exc
+    return {"sent": 1, "messageId": message_id}
+
+
+def capabilities(kernel: Any) -> dict[str, Any]:
+    mailer = kernel.mailer
+    return {
+        "configured": bool(mailer.configured),
+        "transport": "smtp" if mailer.configured else None,
+        "defaultFrom": mailer.default_sender if mailer.configured else None,
+        "oneClickUnsubscribe": True,
+        "queueThreshold": int(kernel.settings.get("email_queue_threshold") or 0),
+        "maxRecipients": MAX_RECIPIENTS,
+    }

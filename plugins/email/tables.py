@@ -1,0 +1,56 @@
+"""The email plugin's tables: layouts, templates, suppressions and queued batches (all per site)."""
+
+from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+
+from kernel.db.meta import json_type, metadata
+
+layouts = Table(
+    "svc_email_layouts",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("html", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_svc_email_layouts_site", "site_id"),
+)
+
+templates = Table(
+    "svc_email_templates",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(100), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("subject", String(998), nullable=False),
+    Column("html", Text, nullable=True),
+    Column("text", Text, nullable=True),
+    Column("layout_id", String(36), ForeignKey("svc_email_layouts.id"), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("site_id", "key", name="uq_svc_email_templates_site_key"),
+)
+
+# ``email`` is stored lower-cased: suppression compares addresses ignoring case (contract.md).
+suppressions = Table(
+    "svc_email_suppressions",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("email", String(320), primary_key=True),
+    Column("reason", String(300), nullable=True),
+    Column("source", String(20), nullable=False),  # admin | unsubscribe
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# A large send: the rendered message once; one job per recipient refers to it.
+batches = Table(
+    "svc_email_batches",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("category", String(20), nullable=False),
+    Column("message", json_type, nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
