@@ -55,6 +55,8 @@ async def test_each_operation_checks_its_options(shared_site):
         ("jsonata", {"expression": "x" * 20_000}, ["expression"]),
         ("condition", {"filter": {"$trigger": {"n": {"_bogus": 1}}}}, ["filter", "$trigger", "n", "_bogus"]),
         ("condition", {"filter": []}, ["filter"]),
+        ("condition", {"filter": {"_or": [{"$trigger": {"tags": {"_json_contains": ["a"]}}}]}},
+         ["filter", "_or", 0, "$trigger", "tags", "_json_contains"]),
         ("request", {"url": "ftp://example.com/"}, ["url"]),
         ("request", {"url": "http://0.0.0.0/"}, ["url"]),
         ("request", {"url": "http://[::]/x"}, ["url"]),

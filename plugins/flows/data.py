@@ -136,11 +136,29 @@ class ConditionGrammar(FilterGrammar):
     max_nodes = 200
 
 
+SUPPORTED = frozenset({"_eq", "_neq", "_lt", "_lte", "_gt", "_gte", "_in", "_nin", "_null", "_nnull", "_between",
+                       "_contains", "_icontains", "_starts_with", "_ends_with", "_has_key"})
+
+
 def check_condition(tree: Any, root: list[Any]) -> None:
-    """400 ``VALIDATION_FAILED`` (at ``root`` + the fault) unless ``tree`` is a valid filter."""
+    """400 ``VALIDATION_FAILED`` (at ``root`` + the fault) unless ``tree`` is a valid filter
+    whose operators the in-memory evaluator supports."""
     if not isinstance(tree, dict) or not tree:
         raise ApiError.validation("'filter' must be a non-empty object", path=root)
     ConditionGrammar(root).check(tree)
+    stack: list[tuple[Any, list[Any]]] = [(tree, list(root))]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            stack.extend((kid, [*path, i]) for i, kid in enumerate(node))
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key.startswith("_") and key not in ("_and", "_or") and key not in SUPPORTED:
+                    raise ApiError.validation(f"The operator {key} is not supported in a flow condition",
+                                              path=[*path, key])
+                if key.startswith("_") and key not in ("_and", "_or"):
+                    continue
+                stack.append((value, [*path, key]))
 
 
 def _compare(op: str, actual: Any, operand: Any) -> bool:
