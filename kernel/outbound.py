@@ -47,20 +47,34 @@ def _literal(host: str) -> IP | None:
         return None
 
 
-def refusal(address: IP, *, public_only: bool) -> str | None:
-    """Why ``address`` may not be connected to, or None."""
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def parse_networks(raw: str) -> Networks:
+    """A setting's comma list of CIDR networks (``10.20.0.0/16,127.0.0.1/32``): the private
+    networks an operator lets a ``public_only`` fetch reach (an internal asset host, a
+    translation server); ValueError on a bad one."""
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())
+
+
+def refusal(address: IP, *, public_only: bool, allow: Networks = ()) -> str | None:
+    """Why ``address`` may not be connected to, or None. ``allow``: networks a ``public_only``
+    check lets through all the same (never the unspecified address)."""
     mapped = getattr(address, "ipv4_mapped", None)
     if mapped is not None:
         address = mapped
     if address.is_unspecified:
         return "the unspecified address"
+    if public_only and any(address in net for net in allow):
+        return None
     if public_only and (address.is_loopback or address.is_private or address.is_link_local
                         or address.is_reserved or address.is_multicast or not address.is_global):
         return "a loopback, private, link-local or reserved address"
     return None
 
 
-def check_url(url: object, *, path: list[str | int] | None = None, public_only: bool = False) -> str:
+def check_url(url: object, *, path: list[str | int] | None = None, public_only: bool = False,
+              allow: Networks = ()) -> str:
     """``url``, checked to be an outbound URL the rule allows; 400 ``VALIDATION_FAILED`` at ``path``."""
     where = path or ["url"]
     if not isinstance(url, str) or not url.strip():
@@ -81,7 +95,7 @@ def check_url(url: object, *, path: list[str | int] | None = None, public_only: 
         raise ApiError.validation("The URL must not carry credentials", path=where)
     address = _literal(host)
     if address is not None:
-        reason = refusal(address, public_only=public_only)
+        reason = refusal(address, public_only=public_only, allow=allow)
         if reason:
             raise ApiError.validation(f"The URL points at {reason}", path=where)
     return url
@@ -96,7 +110,7 @@ class Pinned:
     extensions: dict[str, str]
 
 
-async def pinned(url: str, *, public_only: bool = False) -> Pinned:
+async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -> Pinned:
     """Resolve ``url``'s host now and point the request at a checked address (see the module
     docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
     parts = urlsplit(url)
@@ -114,7 +128,7 @@ async def pinned(url: str, *, public_only: bool = False) -> Pinned:
         if not addresses:
             raise OutboundRefused(f"{host} does not resolve")
     for candidate in addresses:
-        reason = refusal(candidate, public_only=public_only)
+        reason = refusal(candidate, public_only=public_only, allow=allow)
         if reason:
             raise OutboundRefused(f"{host} resolves to {reason}")
     def netloc(name: str) -> str:  # an IPv6 literal in brackets; the URL's own port, if any

@@ -218,10 +218,20 @@ async def test_deployment_provider_and_bad_bodies(make_app, http_receiver):
                        ({"text": "a", "from": "en", "to": "de", "lang": "x"}, ["lang"])):
         resp = await app.client.post("/api/v1/tm/translate", headers=headers, json=body)
         assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == path, (body, resp.text)
-    for value, fragment in (({"url": "ftp://x"}, "url"), ({"url": "http://0.0.0.0/"}, "url"), ("x", "object"),
-                            ({"url": server.url, "apiKey": 5}, "apiKey"), ({"url": server.url, "x": 1}, "object")):
+    # This app allows no private network: a site's provider on a loopback or private address is
+    # refused when saved, and a name resolving to one is refused when connecting.
+    for value, fragment in (({"url": server.url}, "loopback"), ({"url": "http://10.1.2.3/"}, "private"),
+                            ({"url": "http://[::ffff:127.0.0.1]/"}, "loopback"),
+                            ({"url": "ftp://x"}, "url"), ({"url": "http://0.0.0.0/"}, "url"), ("x", "object"),
+                            ({"url": "https://translate.example.com", "apiKey": 5}, "apiKey"), ({"url": server.url, "x": 1}, "object")):
         resp = await app.client.put("/api/v1/settings/tm.provider", headers=headers, json={"value": value})
         assert resp.status_code == 400 and fragment in resp.json()["errors"][0]["message"], resp.text
+    named = server.url.replace("127.0.0.1", "localhost")
+    resp = await app.client.put("/api/v1/settings/tm.provider", headers=headers, json={"value": {"url": named}})
+    assert resp.status_code == 200, resp.text
+    resp = await app.client.post("/api/v1/tm/translate", headers=headers, json={"text": "Bye", "from": "en", "to": "fr"})
+    assert resp.status_code == 502 and "loopback" in resp.json()["errors"][0]["message"], resp.text
+    assert len(server.sent()) == 1  # only the deployment provider's call above reached it
 
 
 @pytest.mark.parametrize("raw", ["ftp://x", "http://0.0.0.0"])

@@ -14,7 +14,6 @@ answer's ``Content-Type``; a name without one gets the type's).
 
 from __future__ import annotations
 
-import ipaddress
 import posixpath
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -22,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from kernel import ApiError
-from kernel.outbound import OutboundRefused, check_url, pinned, refusal
+from kernel.outbound import OutboundRefused, check_url, pinned
 from plugins.files import guard, uploads
 from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
 from plugins.files.records import check_filename, check_meta
@@ -64,23 +63,17 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
     unknown = sorted(set(body) - {"url", "data"})
     if unknown:
         raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
-    allow = ctx.kernel.settings.get("files_import_allow_networks")
-    url = check_url(body.get("url"), path=["url"], public_only=not allow)
+    allow = ctx.kernel.settings.get("files_import_allow_networks") or ()
+    url = check_url(body.get("url"), path=["url"], public_only=True, allow=allow)
     data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
         raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
     await guard.admit(ctx)  # before any outbound request
     try:
-        target = await pinned(url, public_only=not allow)
+        target = await pinned(url, public_only=True, allow=allow)
     except OutboundRefused as exc:
         raise ApiError.validation(f"The URL is refused: {exc}", path=["url"]) from None
-    if allow:  # the address connected to is the pinned one: public, or inside an allowed network
-        address = ipaddress.ip_address(urlsplit(target.url).hostname or "")
-        plain = getattr(address, "ipv4_mapped", None) or address
-        if refusal(address, public_only=True) and not any(plain in net for net in allow):
-            raise ApiError.validation("The URL is refused: it resolves to a loopback, private, link-local or "
-                                      "reserved address", path=["url"])
     request = client(ctx.kernel).build_request("GET", target.url, headers=target.headers,
                                                extensions=target.extensions)
     try:
@@ -104,6 +97,3 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
         await response.aclose()
 
 
-def parse_networks(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    """``SVC_FILES_IMPORT_ALLOW_NETWORKS``: a comma list of CIDR networks (``10.20.0.0/16``)."""
-    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())

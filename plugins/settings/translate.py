@@ -40,27 +40,34 @@ def parse_provider_url(raw: str) -> str:
         raise ValueError(exc.message) from None
 
 
-def validate_provider(value: Any) -> dict[str, Any]:
-    """The ``tm.provider`` setting: ``{ url, apiKey? }`` of a LibreTranslate server."""
-    if not isinstance(value, dict) or set(value) - {"url", "apiKey"}:
-        raise ValueError("must be an object { url, apiKey? }")
-    try:
-        url = check_url(value.get("url"), path=["url"]).rstrip("/")
-    except ApiError as exc:
-        raise ValueError(f"url {exc.message}") from None
-    out = {"url": url}
-    key = value.get("apiKey")
-    if key is not None:
-        if not isinstance(key, str) or not key or len(key) > 500:
-            raise ValueError("apiKey must be a string of at most 500 characters")
-        out["apiKey"] = key
-    return out
+def provider_validator(kernel: Any) -> Any:
+    """The check of the ``tm.provider`` setting: ``{ url, apiKey? }`` of a LibreTranslate server.
+    A site admin's URL is fetched on the site's behalf and its answer shown, so it must be public
+    (contract.md's rule for file import), or inside ``SVC_TM_PROVIDER_ALLOW_NETWORKS``."""
+    allow = kernel.settings.get("tm_provider_allow_networks") or ()
+
+    def validate(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict) or set(value) - {"url", "apiKey"}:
+            raise ValueError("must be an object { url, apiKey? }")
+        try:
+            url = check_url(value.get("url"), path=["url"], public_only=True, allow=allow).rstrip("/")
+        except ApiError as exc:
+            raise ValueError(f"url {exc.message}") from None
+        out = {"url": url}
+        key = value.get("apiKey")
+        if key is not None:
+            if not isinstance(key, str) or not key or len(key) > 500:
+                raise ValueError("apiKey must be a string of at most 500 characters")
+            out["apiKey"] = key
+        return out
+
+    return validate
 
 
 async def provider_of(kernel: Any, site_id: str) -> dict[str, Any] | None:
     configured = await get_setting(kernel, site_id, PROVIDER_SETTING)
     if configured:
-        return configured
+        return {**configured, "site": True}
     url = kernel.settings.get("tm_provider_url") or ""
     if not url:
         return None
@@ -75,7 +82,11 @@ async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, sourc
         body["api_key"] = provider["apiKey"]
     timeout = float(kernel.settings.get("tm_provider_timeout") or 10)
     try:
-        target_url = await pinned(provider["url"] + "/translate")
+        # A site's provider is checked again on the address connected to (public, or inside the
+        # operator's allowed networks); the operator's own SVC_TM_PROVIDER_URL may be internal.
+        site_chosen = bool(provider.get("site"))
+        target_url = await pinned(provider["url"] + "/translate", public_only=site_chosen,
+                                  allow=kernel.settings.get("tm_provider_allow_networks") or ())
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
             resp = await client.post(target_url.url, json=body, headers=target_url.headers,
                                      extensions=target_url.extensions)
@@ -87,6 +98,7 @@ async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, sourc
         answer = None
     if resp.status_code != 200 or not isinstance(answer, dict) or not isinstance(answer.get("translatedText"), str):
         reason = answer.get("error") if isinstance(answer, dict) else None
+        reason = reason[:200] if isinstance(reason, str) else None
         raise ApiError(502, "TRANSLATION_FAILED",
                        f"The translation provider answered {resp.status_code}" + (f": {reason}" if reason else ""))
     return answer["translatedText"]
