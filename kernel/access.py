@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # Capabilities are actions that no collection bounds: like the media actions, a rule grants one
 # with ``collection`` ``*``, and ``AccessControl.has_capability`` asks for it; admin implies all.
-CAPABILITIES = ("cdc:subscribe",)
+CAPABILITIES = ("cdc:subscribe", "flows:run")
 ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete",
            *CAPABILITIES)
 ALL_FIELDS = "*"

@@ -35,7 +35,7 @@ def test_each_app_gets_a_fresh_manager(tmp_path):
 
 
 def test_disabling_an_optional_plugin():
-    # Plugins requiring utils (email, for its template renderer) go with it.
+    # Plugins requiring utils (email for its template renderer, flows for it and JSONata) go with it.
     pm, infos = make_plugin_manager(disabled=disabled_with_dependents("utils").split(","))
     assert pm.get_plugin("utils") is None
     info = next(i for i in infos if i.name == "utils")

@@ -1,0 +1,18 @@
+"""Flows tests: a fast event-log poll, and small bounds that hostile input meets quickly."""
+
+import pytest_asyncio
+
+FLOWS_ENV = {"SVC_EVENTS_POLL_SECONDS": "0.1", "SVC_FLOWS_REQUEST_TIMEOUT": "2", "SVC_JSONATA_TIMEOUT_MS": "500",
+             "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096", "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096"}
+
+
+@pytest_asyncio.fixture
+async def svc_app(make_app):
+    return await make_app(env=FLOWS_ENV)
+
+
+def log_graph(*ids, operation="log"):
+    """A straight line of ``log`` nodes."""
+    nodes = [{"id": i, "operation": operation, "options": {"message": f"step {i}"}} for i in ids]
+    edges = [{"from": a, "to": b} for a, b in zip(ids, ids[1:], strict=False)]
+    return {"nodes": nodes, "edges": edges}

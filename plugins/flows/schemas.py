@@ -1,0 +1,36 @@
+"""OpenAPI shapes of /flows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_OBJ: dict[str, Any] = {"type": "object"}
+NODE = {"type": "object", "required": ["id", "operation"], "properties": {
+    "id": {"type": "string"}, "operation": {"type": "string"}, "options": _OBJ}}
+EDGE = {"type": "object", "required": ["from", "to"], "properties": {
+    "from": {"type": "string"}, "to": {"type": "string"}, "when": {"type": "string", "enum": ["true", "false"]}}}
+GRAPH = {"type": "object", "properties": {"nodes": {"type": "array", "items": NODE},
+                                          "edges": {"type": "array", "items": EDGE}}}
+TRIGGER_OPTIONS = {"type": "object", "properties": {
+    "cron": {"type": "string"}, "collection": {}, "action": {}, "role": {"type": "string"},
+    "token": {"type": "string", "writeOnly": True}}}
+FLOW = {"type": "object", "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "status": {"type": "string", "enum": ["active", "draft"]},
+    "trigger": {"type": "string", "enum": ["manual", "event", "schedule", "webhook"]},
+    "triggerOptions": TRIGGER_OPTIONS, "graph": GRAPH, "next_run_at": {"type": ["string", "null"]},
+    "hasToken": {"type": "boolean"}, "token": {"type": "string", "description": "Only in the create answer"},
+    "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
+FLOW_BODY = {"type": "object", "required": ["name", "trigger"], "properties": {
+    "name": {"type": "string"}, "status": {"type": "string", "enum": ["active", "draft"]},
+    "trigger": {"type": "string", "enum": ["manual", "event", "schedule", "webhook"]},
+    "triggerOptions": TRIGGER_OPTIONS, "graph": GRAPH}}
+FLOW_PATCH = {**FLOW_BODY, "required": []}
+OPERATION = {"type": "object", "properties": {"key": {"type": "string"}, "options": _OBJ,
+                                              "description": {"type": "string"}}}
+RUN = {"type": "object", "properties": {"runId": {"type": "string"}, "status": {"type": "string"},
+                                        "startedAt": {"type": "string"}, "finishedAt": {"type": ["string", "null"]}}}
+RUN_DETAIL = {"type": "object", "properties": {
+    **RUN["properties"], "input": {}, "error": {"type": ["object", "null"]},
+    "steps": {"type": "array", "items": {"type": "object", "properties": {
+        "nodeId": {"type": "string"}, "operation": {"type": "string"}, "status": {"type": "string"},
+        "output": {}}}}}}
