@@ -3,6 +3,8 @@ their conditions), the schema's files type, and site B never reaching site A's f
 
 from __future__ import annotations
 
+import re
+
 from .conftest import error_code
 from .corpus import image
 
@@ -119,6 +121,10 @@ async def test_cross_tenant(svc_app, calls, calls_b, site, site_b, make_member):
         assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
         forged = reserved["url"].replace(f"site={site}", f"site={site_b}")
         resp = await svc_app.client.put(forged, content=image("JPEG"), headers={"Content-Type": "image/jpeg"})
+        assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
+        # An expiry in digits that are not ASCII ("²" passes str.isdigit) is an invalid URL, not a 500.
+        odd = re.sub(r"expires=[0-9]+", "expires=%C2%B2", reserved["url"])
+        resp = await svc_app.client.put(odd, content=image("JPEG"), headers={"Content-Type": "image/jpeg"})
         assert (resp.status_code, error_code(resp)) == (403, "PERMISSION_DENIED")
     # Deleting and replacing in B leaves A's file and bytes alone.
     await calls_b.ok("put", "/files/upload/logo.jpg", content=image("JPEG"), headers={"Content-Type": "image/jpeg"})

@@ -86,7 +86,8 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
                            "(redirects are not followed)", extensions={"status": response.status_code})
         mime = parse_mime(response.headers.get("content-type"))
         length = response.headers.get("content-length")
-        declared_length = int(length) if length and length.isdigit() else None
+        declared_length = int(length) if length and length.isascii() and length.isdigit() and len(length) < 19 \
+            else None
         try:
             return await uploads.imported(ctx, name_for(url, mime), mime, declared_length,
                                           response.aiter_bytes(), meta)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -93,10 +94,13 @@ async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str,
     return {"url": url, "key": token, "expiresAt": iso(expires_at)}
 
 
+_DECIMAL = re.compile(r"[0-9]{1,12}")  # str.isdigit is true for "²", which int() refuses
+
+
 def signed_site(kernel: Any, token: str, params: dict[str, Any]) -> str | None:
     """The site a signed local upload URL was issued for, or None when unsigned or invalid."""
     site_id, expires, signature = params.get("site"), params.get("expires"), params.get("signature")
-    if not all(isinstance(v, str) for v in (site_id, expires, signature)) or not str(expires).isdigit():
+    if not all(isinstance(v, str) for v in (site_id, expires, signature)) or not _DECIMAL.fullmatch(expires):
         return None
     if int(expires) < time.time():
         return None
