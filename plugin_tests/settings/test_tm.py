@@ -36,11 +36,19 @@ async def test_entries_upsert_list_change_delete(calls, calls_b, site, make_memb
     assert (await calls.ok("get", "/tm", full=True, params={"target": "FR-ca"}))["meta"]["total"] == 1
     changed = await calls.ok("patch", f"/tm/{first['id']}", json={"targetText": "Hallo Welt!", "quality": None})
     assert changed["targetText"] == "Hallo Welt!" and changed["quality"] is None
-    # Members read and look up; writes need admin.
-    member = await make_member(site, "subscriber")
+    # Studio members read and look up; writes need admin; the frontend realm (subscriber) and
+    # anonymous callers reach none of it.
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Translator"})
+    member = await make_member(site, role["id"])
     assert (await calls.ok("get", "/tm", full=True, headers=member.headers))["meta"]["total"] == 3
     await calls.err("post", "/tm", 403, "PERMISSION_DENIED", json=entry("x", "y"), headers=member.headers)
     await calls.err("delete", f"/tm/{first['id']}", 403, "PERMISSION_DENIED", headers=member.headers)
+    subscriber = await make_member(site, "subscriber")
+    lookup = {"query": "Hello world", "sourceLang": "en", "targetLang": "de"}
+    for method, path, body in (("get", "/tm", None), ("post", "/tm/lookup", lookup), ("get", "/tm/glossary", None),
+                               ("post", "/tm/translate", {"text": "Hi", "from": "en", "to": "de"})):
+        await calls.err(method, path, 403, "PERMISSION_DENIED", json=body, headers=subscriber.headers)
+        await calls.err(method, path, 401, "UNAUTHENTICATED", json=body, headers={"Authorization": ""})
     # Site B: nothing to see, count, change or delete.
     assert await calls_b.ok("get", "/tm", full=True) == {"data": [], "meta": {"total": 0, "limit": 25, "offset": 0}}
     await calls_b.err("patch", f"/tm/{first['id']}", 404, "RECORD_NOT_FOUND", json={"targetText": "x"})
@@ -195,7 +203,8 @@ async def test_translate_pipeline(calls, calls_b, site, make_member, http_receiv
     err = await calls.err("post", "/tm/translate", 502, "TRANSLATION_FAILED", json={"text": "Hi", **ask})
     assert "403" in err["message"]
     # A member may translate but not store; site B has none of A's memory, terms or provider.
-    member = await make_member(site, "subscriber")
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Translator"})
+    member = await make_member(site, role["id"])
     await calls.err("post", "/tm/translate", 403, "PERMISSION_DENIED", headers=member.headers,
                     json={"text": "Hi", "store": True, **ask})
     in_b = await calls_b.ok("post", "/tm/translate", json={"text": "Good morning", **ask})

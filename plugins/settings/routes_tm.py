@@ -1,14 +1,22 @@
-"""Falcon resources of ``/tm`` (translation memory, lookup, translate, glossary)."""
+"""Falcon resources of ``/tm`` (translation memory, lookup, translate, glossary): studio
+tooling, closed to anonymous callers and to the frontend realm (``access.api.require_studio``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import falcon
+
 from kernel import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
+from plugins.access import api as access_api
 from plugins.settings import glossary, tm, tm_lookup, translate
+
+
+async def _studio_only(req: Any, resp: Any, resource: Any, params: Any) -> None:
+    await access_api.require_studio(request_context(req), "Translation memory")
 
 
 def _language_param(req: Any, name: str) -> str | None:
@@ -18,6 +26,7 @@ def _language_param(req: Any, name: str) -> str | None:
     return tm.language(value, name)
 
 
+@falcon.before(_studio_only)
 class EntriesResource:
     """``GET, POST /tm``."""
 
@@ -37,6 +46,7 @@ class EntriesResource:
         send_data(resp, record, status=201 if created else 200)
 
 
+@falcon.before(_studio_only)
 class EntryResource:
     """``PATCH, DELETE /tm/{entry_id}``."""
 
@@ -49,6 +59,7 @@ class EntryResource:
         send_no_content(resp)
 
 
+@falcon.before(_studio_only)
 class LookupResource:
     """``POST /tm/lookup``: ``{ match }``."""
 
@@ -57,6 +68,7 @@ class LookupResource:
         send_data(resp, {"match": await tm_lookup.lookup(ctx, await read_json(req))})
 
 
+@falcon.before(_studio_only)
 class TranslateResource:
     """``POST /tm/translate``."""
 
@@ -65,6 +77,7 @@ class TranslateResource:
         send_data(resp, await translate.translate(ctx, await read_json(req)))
 
 
+@falcon.before(_studio_only)
 class GlossaryResource:
     """``GET, POST /tm/glossary``."""
 
@@ -80,6 +93,7 @@ class GlossaryResource:
         send_data(resp, record, status=201 if created else 200)
 
 
+@falcon.before(_studio_only)
 class GlossaryTermResource:
     """``DELETE /tm/glossary/{term_id}``."""
 
