@@ -23,14 +23,14 @@ def public_cache_control(settings: Any) -> str:
 
 
 def matches(if_none_match: str | None, tag: str) -> bool:
-    """Whether ``If-None-Match`` names ``tag`` (weak comparison, RFC 9110 13.1.2) or is ``*``."""
+    """Whether ``If-None-Match`` names ``tag`` (weak comparison, RFC 9110 13.1.2). ``*`` ("any
+    representation exists") is not a match: the 304 is decided before the page is read, so it
+    cannot know the page exists, and a missing page must stay a 404."""
     if not if_none_match:
         return False
     bare = tag[2:] if tag.startswith("W/") else tag
     for candidate in if_none_match.split(","):
         candidate = candidate.strip()
-        if candidate == "*":
-            return True
         if (candidate[2:] if candidate.startswith("W/") else candidate) == bare:
             return True
     return False
