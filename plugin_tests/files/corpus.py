@@ -97,6 +97,14 @@ SVG_HOSTILE = {
                 b'</a></svg>',
     "iframe": b'<svg xmlns="http://www.w3.org/2000/svg"><iframe src="https://evil.example"/></svg>',
     "data_html": b'<svg xmlns="http://www.w3.org/2000/svg"><a href="data:text/html,&lt;script&gt;">x</a></svg>',
+    # References hidden from a naive CSS check: presentation attributes, CSS escapes and comments,
+    # image-set(), xml:base.
+    "fill_url": b'<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url(http://evil.example/x)"/></svg>',
+    "css_escaped_url": b'<svg xmlns="http://www.w3.org/2000/svg"><style>rect{fill:\\75 rl(http://e/)}</style></svg>',
+    "css_escaped_import": b'<svg xmlns="http://www.w3.org/2000/svg"><style>@\\69mport "http://e/x.css";</style></svg>',
+    "css_comment_url": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:url/**/(http://e/)"/></svg>',
+    "image_set": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:image-set(\'http://e/a.png\' 1x)"/></svg>',
+    "xml_base": b'<svg xmlns="http://www.w3.org/2000/svg" xml:base="http://evil.example/"><rect/></svg>',
 }
 
 

@@ -6,7 +6,9 @@ and the other elements that embed documents or run handlers, any ``on*`` event-h
 attribute, a ``javascript:`` (or ``vbscript:``, ``data:`` other than a raster image) URL in any
 attribute, an ``href`` to anything but a fragment of the same document, and CSS that imports
 or references outside resources (``@import``, ``url(...)`` other than ``#fragment``,
-``expression(``). Regular expressions only look inside attribute values and style text the
+``image-set(``, ``image(``, ``src(``, ``expression(``), in ``<style>`` and in every attribute
+(presentation attributes such as ``fill`` take ``url(...)``), read after CSS comments and escapes
+are decoded; and ``xml:base``. Regular expressions only look inside attribute values and style text the
 parser has already separated, never at the raw document.
 """
 
@@ -30,7 +32,11 @@ HREF_ATTRIBUTES = frozenset({"href", "src", "action", "formaction", "xlink:href"
 _SCHEME = re.compile(r"^(javascript|vbscript|livescript|data):", re.IGNORECASE)
 _RASTER_DATA = re.compile(r"^data:image/(png|jpeg|gif|webp|avif);", re.IGNORECASE)
 _CSS_URL = re.compile(r"url\s*\(\s*['\"]?\s*([^'\")\s]*)", re.IGNORECASE)
-_CSS_ACTIVE = re.compile(r"@import|expression\s*\(|behavior\s*:|-moz-binding|javascript:", re.IGNORECASE)
+_CSS_ACTIVE = re.compile(r"@import|expression\s*\(|behavior\s*:|-moz-binding|javascript:|image-set\s*\(|"
+                         r"(?<![\w-])image\s*\(|(?<![\w-])src\s*\(", re.IGNORECASE)
+_CSS_COMMENT = re.compile(r"/\*.*?(\*/|$)", re.DOTALL)
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\r\n\f]?|(.))", re.DOTALL)
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 _BLANKS = re.compile(r"[\x00-\x20\x7f]+")
 
 
@@ -45,7 +51,20 @@ def _attribute_name(name: str) -> str:
     return _local(name)
 
 
+def _unescape_css(text: str) -> str:
+    """``text`` as a CSS parser reads it: comments gone, escapes (``\\75 rl(``, ``@\\69mport``)
+    decoded, so a hidden ``url(`` or ``@import`` is seen."""
+    def one(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            code = int(match.group(1), 16)
+            return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+        return match.group(2)
+
+    return _CSS_ESCAPE.sub(one, _CSS_COMMENT.sub("", text))
+
+
 def _check_css(text: str, where: str) -> None:
+    text = _unescape_css(text)
     if _CSS_ACTIVE.search(text):
         raise refuse("FILE_ACTIVE_CONTENT", f"The SVG's CSS in {where} imports or runs code", reason="css")
     for target in _CSS_URL.findall(text):
@@ -65,8 +84,9 @@ def _check_value(name: str, value: str, element: str) -> None:
     if name in HREF_ATTRIBUTES and compact and not compact.startswith("#") and not _RASTER_DATA.match(compact):
         raise refuse("FILE_ACTIVE_CONTENT", f"The SVG's <{element} {name}> references an outside resource",
                      reason="external_reference")
-    if name == "style":
-        _check_css(value, f"<{element} style>")
+    # Any attribute may be CSS (style, and presentation attributes such as fill, filter, mask,
+    # clip-path, marker-* take url(...)): every value is read as CSS too.
+    _check_css(value, f"<{element} {name}>")
 
 
 def check_svg(data: bytes) -> None:
@@ -90,6 +110,9 @@ def check_svg(data: bytes) -> None:
         if tag in FORBIDDEN_ELEMENTS:
             raise refuse("FILE_ACTIVE_CONTENT", f"The SVG holds a <{tag}> element", reason=tag)
         for raw_name, value in element.attrib.items():
+            if raw_name == XML_BASE:
+                raise refuse("FILE_ACTIVE_CONTENT", f"The SVG's <{tag}> sets xml:base (a base for outside references)",
+                             reason="external_reference")
             name = _attribute_name(raw_name)
             if name.startswith("on"):
                 raise refuse("FILE_ACTIVE_CONTENT", f"The SVG's <{tag}> has an event handler ({name})",
