@@ -161,3 +161,24 @@ async def test_site_isolation(svc_app, site, calls, calls_b, make_member):
     # B's item with the same id as one of A's is B's own: A's state does not leak into B's gate.
     await calls_b.err("patch", f"/items/articles/{theirs}", 409, "EDITORIAL_GATE_REQUIRED",
                       json={"status": "published"})
+
+
+async def test_a_hidden_user_created_does_not_let_the_author_review(svc_app, site, calls, make_member):
+    # Both writers read articles without userCreated: the separate-reviewer rule still knows the author.
+    await calls.collection("articles", {"title": "string"}, editorialWorkflow=True, requireSeparateReviewer=True)
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Masked"})
+    author, colleague = [await make_member(site, role["id"]) for _ in range(2)]
+    rules = [{"collection": "articles", "action": "read", "fields": ["id", "title", "status"]},
+             {"collection": "articles", "action": "create"}, {"collection": "articles", "action": "update"}]
+    for member in (author, colleague):
+        await calls.grant(rules, {"userId": member.id})
+    svc_app.kernel.access.invalidate(site)
+    as_author, as_colleague = Calls(svc_app.client, author.headers), Calls(svc_app.client, colleague.headers)
+    article = await as_author.create("articles", {"title": "Mine"})
+    assert "userCreated" not in article
+    base = f"{E}/articles/{article['id']}"
+    await as_colleague.err("post", f"{base}/submit-review", 422, "VALIDATION_FAILED", path_is=["reviewerId"],
+                           json={"reviewerId": author.id})
+    await calls.err("post", f"{base}/submit-review", 422, "VALIDATION_FAILED", path_is=["reviewerId"],
+                    json={"reviewerId": author.id})
+    await as_author.ok("post", f"{base}/submit-review", json={"reviewerId": colleague.id})

@@ -80,7 +80,7 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
             not await _may_update(ctx, reviewer, collection):
         raise ApiError.validation("The reviewer must be an active member of the site who may update "
                                   f"'{collection}'", path=["reviewerId"], status=422)
-    author = item.get("userCreated")
+    author = await items.author_of(ctx, collection, item_id)  # unmasked: a hidden userCreated is no way out
     if coll.require_separate_reviewer and reviewer_id in (ctx.principal.user_id, author):
         raise ApiError.validation("This collection requires a reviewer other than the author", path=["reviewerId"],
                                   status=422)
@@ -116,6 +116,7 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
     elif body not in (None, {}):
         raise ApiError.validation("approve takes no body", path=["body"])
     item = await items.read(ctx, collection, item_id)
+    author = await items.author_of(ctx, collection, item_id)
     action = "approve" if verdict == "approved" else "reject"
     async with ctx.unit_of_work() as uow:
         db = uow.db
@@ -128,7 +129,7 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
         if me != review["reviewer_id"] and not ctx.principal.is_admin:
             raise ApiError.forbidden(f"Only the assigned reviewer (or a site admin) may {action} this item")
         if verdict == "approved" and coll.require_separate_reviewer and \
-                me in (review["submitted_by"], review["author_id"], item.get("userCreated")):
+                me in (review["submitted_by"], review["author_id"], author):
             raise ApiError.forbidden("This collection requires a reviewer other than the author")
         await db.execute(db.update(reviews).where(reviews.c.id == review["id"]).values(
             state=verdict, reason=reason, decided_at=now_utc(), decided_by=me))

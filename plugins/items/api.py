@@ -107,6 +107,12 @@ async def read(ctx: Any, collection: str, item_id: str, *, query: ListQuery | No
     return await service.read_item(ctx, collection, item_id, query, options=_options(draft, locale), uow=uow)
 
 
+async def author_of(ctx: Any, collection: str, item_id: str, *, uow: Any = None) -> str | None:
+    """The id of the user who created an item the caller can see, whatever the caller's field
+    mask (404 like ``read``)."""
+    return await service.author_of(ctx, collection, item_id, uow=uow)
+
+
 async def list_items(ctx: Any, collection: str, query: ListQuery | None = None, *, draft: bool = False,
                      locale: str | None = None, uow: Any = None) -> ListPage:
     """One page of the items the caller may see: ``ListPage.items`` and ``.total`` (counted

@@ -182,6 +182,16 @@ async def read_item(ctx: Any, collection: str, item_id: str, query: ListQuery | 
         return await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
 
 
+async def author_of(ctx: Any, collection: str, item_id: str, *, uow: Any = None) -> str | None:
+    """Who created an item the caller can see (``user_created``), read from the structural
+    column whatever the caller's field mask: a rule that needs the author (a separate reviewer)
+    must not pass because ``userCreated`` is hidden. 404 like ``read_item``."""
+    await read_item(ctx, collection, item_id, ListQuery(fields=["id"]), uow=uow)
+    _access, _read, _schema, coll = await _read_scope(ctx, collection)
+    async with reading(ctx, uow) as db:
+        return await db.scalar(live_rows(db, coll, items.c.user_created).where(items.c.id == item_id))
+
+
 async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = None, *,
                          options: ReadOptions | None = None, uow: Any = None) -> dict[str, Any]:
     """A singleton's item; before its first write, ``id: null`` and the field defaults."""
