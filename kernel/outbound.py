@@ -6,7 +6,7 @@ contract.md's rule, in two checks:
   characters, no credentials in it, and never the unspecified address (``0.0.0.0``, ``::``, in any spelling:
   ``0``, ``0x0``, ``0.0``, ``::ffff:0.0.0.0``). With ``public_only=True`` (a URL fetched on a
   user's behalf: file import, MCP/AI tools) a literal loopback, private, link-local, reserved or
-  multicast address, or an IPv4-mapped form of one, is refused too.
+  multicast address, or an IPv6 form carrying one (IPv4-mapped, 6to4, Teredo), is refused too.
 - ``pinned(url)`` when connecting: the host is resolved now, every address it resolves to is
   checked by the same rule, and the request goes to the checked address (``Host`` and TLS
   server name stay the URL's), so a DNS answer that changes between the check and the connect
@@ -60,9 +60,13 @@ def parse_networks(raw: str) -> Networks:
 def refusal(address: IP, *, public_only: bool, allow: Networks = ()) -> str | None:
     """Why ``address`` may not be connected to, or None. ``allow``: networks a ``public_only``
     check lets through all the same (never the unspecified address)."""
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    # An IPv6 address that carries an IPv4 one is judged by it: mapped (::ffff:a.b.c.d), 6to4
+    # (2002:aabb:ccdd::) and Teredo (2001::/32, the client's address) reach that IPv4 host.
+    teredo = getattr(address, "teredo", None)
+    embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None) or \
+        (teredo[1] if teredo else None)
+    if embedded is not None:
+        address = embedded
     if address.is_unspecified:
         return "the unspecified address"
     if public_only and any(address in net for net in allow):

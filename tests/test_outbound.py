@@ -25,7 +25,9 @@ def test_allowed_for_webhooks(url):
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1/", "http://10.1.2.3/", "http://169.254.169.254/latest",
-                                 "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0x7f.1/", "http://[fe80::1]/"])
+                                 "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0x7f.1/", "http://[fe80::1]/",
+                                 "http://[2002:7f00:1::]/", "http://[2002:a01:203::1]/",  # 6to4 of 127.0.0.1, 10.1.2.3
+                                 "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/"])  # Teredo of 127.0.0.1
 def test_public_only_refuses_internal_literals(url):
     with pytest.raises(ApiError):
         check_url(url, public_only=True)
