@@ -44,6 +44,7 @@ class UnitOfWork:
         # How many events each flush wrote; a list, like the others, so that an ``acting`` view
         # flushing in this transaction still has the commit wake the event dispatcher.
         self._written: list[int] = []
+        self._kinds: set[tuple[str, str | None]] = set()  # (type, collection) of the written events
 
     async def __aenter__(self) -> UnitOfWork:
         self._cm = self.kernel.db.begin()
@@ -67,7 +68,7 @@ class UnitOfWork:
         # (who would otherwise see an error for a write that happened).
         if self._written:
             try:
-                self.kernel.events.committed(self.site_id)
+                self.kernel.events.committed(self.site_id, self._kinds)
             except Exception:  # noqa: BLE001
                 log.exception("could not wake the event dispatcher")
             try:
@@ -142,6 +143,7 @@ class UnitOfWork:
             assert self.conn is not None
             await write(self.conn, rows)
             self._written.append(len(rows))
+            self._kinds.update((row["type"], row["collection"]) for row in rows)
 
     def after_commit(self, fn: Any) -> None:
         """Run ``fn()`` (sync or async) after a successful commit, before the actions."""

@@ -172,10 +172,11 @@ class EventLog:
 
     # ------------------------------------------------------------------ dispatch
 
-    def committed(self, site_id: str | None) -> None:
-        """A unit of work of this process committed events of ``site_id``: wake the dispatcher."""
+    def committed(self, site_id: str | None, kinds: Any = None) -> None:
+        """A unit of work of this process committed events of ``site_id`` (``kinds``: the
+        ``(type, collection)`` pairs it wrote, when known): wake the dispatcher."""
         if self.dispatcher is not None and site_id is not None:
-            self.dispatcher.wake(site_id)
+            self.dispatcher.wake(site_id, frozenset(kinds) if kinds is not None else None)
 
     async def signal(self, site_id: str | None) -> None:
         """Publish ``COMMITTED_TOPIC`` in ``site_id`` (after a commit that wrote events) so that

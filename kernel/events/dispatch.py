@@ -140,8 +140,34 @@ class MemberConsumer(EventConsumer):
         await self.group.handle(kernel, site_id, self.key, events, attempt)
 
 
+Kinds = frozenset[tuple[str, str | None]]  # (type, collection) of the events a commit wrote
+
+
+def _type_matches(patterns: Sequence[str], type_: str) -> bool:
+    """``type_`` against a consumer's ``types`` (as the log's filter reads them: exact,
+    ``items.*``, ``*.create``); no patterns match every type."""
+    if not patterns:
+        return True
+    for pattern in patterns:
+        if pattern == type_ or (pattern.endswith(".*") and type_.startswith(pattern[:-1])) or \
+                (pattern.startswith("*.") and type_.endswith(pattern[1:])):
+            return True
+    return False
+
+
+def wants(consumer: EventConsumer, kinds: Kinds) -> bool:
+    """Whether any of ``kinds`` passes ``consumer``'s type and collection filters."""
+    return any(_type_matches(consumer.types, type_) and (not consumer.collections or collection in consumer.collections)
+               for type_, collection in kinds)
+
+
 class Dispatcher:
-    """The background loop of one process; see the module docstring."""
+    """The background loop of one process; see the module docstring.
+
+    A local commit says which (type, collection) it wrote; a consumer whose filters take none of
+    them is not woken for it (its checkpoint moves past such events at the next run or scan),
+    so a write does not pay a claim, a read and an acknowledgement per uninterested consumer.
+    """
 
     def __init__(self, kernel: Any, consumers: Sequence[EventConsumer],
                  groups: Sequence[ConsumerGroup] = ()) -> None:
@@ -167,6 +193,8 @@ class Dispatcher:
         # older transaction, even of another database, can hold the horizon back): retried
         # every EXPECT_RETRY seconds until they show or ``poll`` seconds have passed.
         self._expected: dict[tuple[str, str], float] = {}
+        # What local commits wrote since a group's members were last listed (None: anything).
+        self._group_kinds: dict[tuple[str, str], Kinds | None] = {}
         self._moved: dict[tuple[str, str], bool] = {}  # the last run moved the checkpoint
         self._timers: set[asyncio.TimerHandle] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -196,8 +224,9 @@ class Dispatcher:
         except Exception:  # noqa: BLE001 - stopping anyway; the leases expire on their own
             log.warning("could not release the event leases of %s", self.owner)
 
-    def wake(self, site_id: str) -> None:
-        """Events of ``site_id`` were committed in this process: dispatch them now."""
+    def wake(self, site_id: str, kinds: Kinds | None = None) -> None:
+        """Events of ``site_id`` were committed in this process (of these ``kinds``, when
+        known): dispatch them now."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -206,13 +235,19 @@ class Dispatcher:
         except RuntimeError:
             running = None
         if running is loop:
-            self._mark_site(site_id, True)
+            self._mark_site(site_id, True, kinds)
         else:
-            loop.call_soon_threadsafe(self._mark_site, site_id, True)
+            loop.call_soon_threadsafe(self._mark_site, site_id, True, kinds)
 
-    def _mark_site(self, site_id: str, expect: bool = False) -> None:
+    def _mark_site(self, site_id: str, expect: bool = False, kinds: Kinds | None = None) -> None:
         assert self._loop is not None
-        for name in (*self.consumers, *self.groups):
+        names = [name for name, consumer in self.consumers.items() if kinds is None or wants(consumer, kinds)]
+        for name in self.groups:
+            pair = (site_id, name)
+            seen = self._group_kinds.get(pair, frozenset())
+            self._group_kinds[pair] = None if kinds is None or seen is None else seen | kinds
+            names.append(name)
+        for name in names:
             self._dirty.add((site_id, name))
             if expect:
                 self._expected[(site_id, name)] = self._loop.time() + self.poll
@@ -318,6 +353,7 @@ class Dispatcher:
         """List the group's live members in the site and mark each for dispatch."""
         group, pair = self.groups[name], (site_id, name)
         until = self._expected.pop(pair, None)
+        kinds = self._group_kinds.pop(pair, None)
         try:
             async with self._limit:
                 members = [group.member(m) for m in await group.members(self.kernel, site_id)]
@@ -333,6 +369,8 @@ class Dispatcher:
         self._site_members[pair] = names
         for member in members:
             self._members[member.name] = member
+            if kinds is not None and not wants(member, kinds):
+                continue  # woken by commits of nothing it takes
             if until is not None:
                 self._expected[(site_id, member.name)] = until
             self._mark((site_id, member.name))

@@ -96,6 +96,29 @@ async def test_consumers_get_every_event_in_order_per_site_after_commit(make_app
         assert state["cursor"] == await kernel.events.head(site) and state["leaseOwner"] is None
 
 
+async def test_a_commit_wakes_only_the_consumers_whose_filters_take_its_events(make_app, monkeypatch):
+    plugin = Consumers()
+    app = await _app(make_app, plugin)
+    kernel = app.kernel
+    await kernel.events.dispatcher.idle()
+    claimed: list[tuple[str, str]] = []
+    real_claim = cp.claim
+
+    async def counting_claim(db, site_id, consumer, *args, **kw):
+        claimed.append((site_id, consumer))
+        return await real_claim(db, site_id, consumer, *args, **kw)
+
+    monkeypatch.setattr("kernel.events.dispatch.checkpoints.claim", counting_claim)
+    await write(kernel, "site-a", 2, "fields.create")  # flaky takes items.* only
+    await plugin.until(lambda: len(ids(plugin.steady, "site-a")) == 2)
+    await kernel.events.dispatcher.idle()
+    assert claimed == [("site-a", "steady")]  # no claim, read and ack for a consumer it cannot feed
+    await write(kernel, "site-a", 1)  # items.create: flaky is woken and reads past the skipped events
+    await plugin.until(lambda: len(ids(plugin.flaky, "site-a")) == 1)
+    await kernel.events.dispatcher.idle()
+    assert (await kernel.events.checkpoint("site-a", "flaky"))["cursor"] == await kernel.events.head("site-a")
+
+
 async def test_a_failing_consumer_is_retried_with_backoff_and_holds_no_other_back(make_app):
     plugin = Consumers(failures=3)
     app = await _app(make_app, plugin)

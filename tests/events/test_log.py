@@ -32,14 +32,14 @@ async def test_emit_commits_with_the_transaction_and_reads_back(svc_app, site):
 
 async def test_events_flushed_through_an_acting_view_wake_the_dispatcher_at_commit(svc_app, site, monkeypatch):
     kernel = svc_app.kernel
-    woken: list[str] = []
-    monkeypatch.setattr(kernel.events, "committed", woken.append)
+    woken: list[tuple[str, set]] = []
+    monkeypatch.setattr(kernel.events, "committed", lambda site_id, kinds: woken.append((site_id, set(kinds))))
     async with kernel.unit_of_work(site) as uow:
         view = uow.acting(cause="release:r2")  # a filter's or a release's view of the transaction
         view.emit("items.update", collection="posts", item_id="v1")
         await view.flush_events()
         assert woken == []
-    assert woken == [site]
+    assert woken == [(site, {("items.update", "posts")})]  # what it wrote, for the dispatcher's filters
     assert [(e.item_id, e.cause) for e in (await kernel.events.read_after(site)).events] == [("v1", "release:r2")]
 
 
