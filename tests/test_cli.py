@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import disabled_with_dependents, free_port, svc_test_database_url, wait_until_answering
 
 
 def run_svc(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
@@ -60,7 +60,7 @@ def test_sites_create_and_list(env):
 
 
 def test_plugins_list_shows_state_and_registrations(env):
-    out = run_svc("plugins", "list", "--json", env={**env, "SVC_PLUGINS_DISABLED": "utils"})
+    out = run_svc("plugins", "list", "--json", env={**env, "SVC_PLUGINS_DISABLED": disabled_with_dependents("utils")})
     assert out.returncode == 0, out.stderr
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert rows["utils"]["enabled"] is False

@@ -2,6 +2,8 @@
 
 import pytest
 
+from kernel.testing import disabled_with_dependents
+
 ROUTES = [("get", "/flows"), ("post", "/flows"), ("get", "/flows/operations"), ("get", "/flows/x"),
           ("patch", "/flows/x"), ("delete", "/flows/x"), ("post", "/flows/x/run"), ("post", "/flows/x/trigger"),
           ("get", "/flows/x/runs"), ("get", "/flows/x/runs/y")]
@@ -9,7 +11,7 @@ ROUTES = [("get", "/flows"), ("post", "/flows"), ("get", "/flows/operations"), (
 
 @pytest.fixture
 async def app(make_app):
-    return await make_app(env={"SVC_PLUGINS_DISABLED": "flows"})
+    return await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("flows")})
 
 
 async def test_flows_routes_are_gone(app):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.testing import Calls
+from kernel.testing import Calls, disabled_with_dependents
 
 POINT = {"type": "Point", "coordinates": [1.5, 2.5]}
 CASES = [
@@ -41,7 +41,7 @@ async def test_type(calls: Calls, type_, good, stored, bad):
 
 
 async def test_files_type_coercion(make_app):
-    app = await make_app(env={"SVC_PLUGINS_DISABLED": "files"})
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("files")})
     headers = {"Authorization": f"Bearer {await app.login()}"}
     site = await app.create_site(headers)
     await _check_type(Calls(app.client, {**headers, "X-Svc-Site": site}), *FILES_CASE)
