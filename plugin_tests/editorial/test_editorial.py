@@ -163,7 +163,7 @@ async def test_site_isolation(svc_app, site, calls, calls_b, make_member):
                       json={"status": "published"})
 
 
-async def test_a_hidden_user_created_does_not_let_the_author_review(svc_app, site, calls, make_member):
+async def test_hidden_authors_and_collections_stay_hidden_in_the_workflow(svc_app, site, calls, make_member):
     # Both writers read articles without userCreated: the separate-reviewer rule still knows the author.
     await calls.collection("articles", {"title": "string"}, editorialWorkflow=True, requireSeparateReviewer=True)
     role = await calls.ok("post", "/roles", status=201, json={"name": "Masked"})
@@ -182,3 +182,11 @@ async def test_a_hidden_user_created_does_not_let_the_author_review(svc_app, sit
     await calls.err("post", f"{base}/submit-review", 422, "VALIDATION_FAILED", path_is=["reviewerId"],
                     json={"reviewerId": author.id})
     await as_author.ok("post", f"{base}/submit-review", json={"reviewerId": colleague.id})
+    # Reviews of a collection a member cannot read are not listed to them (nor counted).
+    await calls.collection("memos", {"body": "string"}, editorialWorkflow=True)
+    memo = await calls.create("memos", {"body": "board only"})
+    board = await make_member(site, "admin")
+    await calls.ok("post", f"{E}/memos/{memo['id']}/submit-review", json={"reviewerId": board.id})
+    mine = await as_colleague.ok("get", f"{E}/reviews", full=True)
+    assert [r["collection"] for r in mine["data"]] == ["articles"] and mine["meta"]["total"] == 1
+    assert sorted(r["collection"] for r in await calls.ok("get", f"{E}/reviews")) == ["articles", "memos"]

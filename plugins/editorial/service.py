@@ -141,14 +141,24 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
 
 async def list_reviews(ctx: Any, status: str | None, assignee: str | None, limit: int,
                        offset: int) -> tuple[list[dict[str, Any]], int]:
-    """``GET /editorial/reviews``: newest first; ``status`` is a review state, ``assignee`` a user id."""
+    """``GET /editorial/reviews``: newest first; ``status`` is a review state, ``assignee`` a user id.
+    A member who is not an admin sees the reviews of the collections they may read, no others
+    (their names, item ids and rejection reasons are not theirs to see)."""
     await require_member(ctx)
     if status is not None and status not in workflow.REVIEW_STATES:
         raise ApiError.validation(f"'status' is one of {', '.join(workflow.REVIEW_STATES)}", path=["query", "status"])
     if assignee is not None and not 1 <= len(assignee) <= USER_ID_MAX:
         raise ApiError.validation("'assignee' is a user id", path=["query", "assignee"])
+    stmt_filter = None
+    if not ctx.principal.is_admin:  # only the reviews of collections the caller may read
+        schema = await get_schema(ctx.kernel, ctx.site_id)
+        readable = [name for name in schema.collections
+                    if (await ctx.kernel.access.decide(ctx.principal, ctx.site_id, name, "read")).allowed]
+        stmt_filter = reviews.c.collection.in_(readable)
     async with ctx.reader() as db:
         stmt, count = db.select(reviews), db.select(reviews, func.count())
+        if stmt_filter is not None:
+            stmt, count = stmt.where(stmt_filter), count.where(stmt_filter)
         for column, value in ((reviews.c.state, status), (reviews.c.reviewer_id, assignee)):
             if value is not None:
                 stmt, count = stmt.where(column == value), count.where(column == value)
