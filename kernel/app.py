@@ -14,6 +14,7 @@ from typing import Any
 import falcon
 import falcon.asgi
 
+from kernel import outbound
 from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
 from kernel.bus import Bus
@@ -182,6 +183,7 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     if lock is not None:
         lock.close()
     await call_all(kernel.pm.hook.shutdown, kernel=kernel)
+    await outbound.close_clients(kernel)
     await kernel.topics.stop()
     await kernel.bus.stop()
     await kernel.cache.close()

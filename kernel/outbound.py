@@ -14,6 +14,10 @@ contract.md's rule, in two checks:
   ``follow_redirects=False``.
 
 Errors are ``OutboundRefused`` (a ``ValueError``); ``check_url`` raises 400 ``VALIDATION_FAILED``.
+
+``client(kernel, name, timeout=...)`` is the app's pooled HTTP client for one kind of outbound
+request (webhooks, flow requests, file imports): made on first use, never following redirects,
+ignoring proxy variables, and closed by the kernel at shutdown.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import httpx
 
 from kernel.errors import ApiError
 
@@ -142,3 +149,25 @@ async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -
     extensions = {"sni_hostname": host} if parts.scheme == "https" and address is None else {}
     return Pinned(urlunsplit((parts.scheme, netloc(str(addresses[0])), parts.path or "/", parts.query, "")),
                   {"Host": netloc(host)}, extensions)
+
+
+CLIENTS_STATE = "outbound.clients"
+
+
+def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: int = 100,
+           max_keepalive: int = 20) -> httpx.AsyncClient:
+    """This app's pooled client ``name`` (see the module docstring); the options of its first use
+    stay."""
+    clients: dict[str, httpx.AsyncClient] = kernel.state.setdefault(CLIENTS_STATE, {})
+    found = clients.get(name)
+    if found is None:
+        found = clients[name] = httpx.AsyncClient(
+            timeout=timeout, follow_redirects=False, trust_env=False,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive))
+    return found
+
+
+async def close_clients(kernel: Any) -> None:
+    """Close every outbound client of the app (the kernel's shutdown)."""
+    for found in kernel.state.pop(CLIENTS_STATE, {}).values():
+        await found.aclose()

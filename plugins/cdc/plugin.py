@@ -71,11 +71,6 @@ def config_sections(kernel: Any) -> list[Any]:
 
 
 @hookimpl
-async def shutdown(kernel: Any) -> None:
-    await webhooks.close_client(kernel)
-
-
-@hookimpl
 def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
     """Change-feed pulls per minute, per user or API key and site (a long poll counts once)."""
     return {"cdc": RateBucket("rate_limit_cdc", 60.0, "principal")}

@@ -42,6 +42,7 @@ from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.ids import uuid7
 from kernel.outbound import OutboundRefused, pinned
+from kernel.outbound import client as outbound_client
 from plugins.cdc import subscriptions as subs
 from plugins.cdc.tables import deliveries, subscriptions
 
@@ -83,20 +84,9 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def client(kernel: Any) -> httpx.AsyncClient:
     """This process's client for deliveries: pooled, no redirects, connect and read timeouts."""
-    found = kernel.state.get(CLIENT_KEY)
-    if found is None:
-        settings = kernel.settings
-        timeout = httpx.Timeout(settings.get("cdc_read_timeout"), connect=settings.get("cdc_connect_timeout"))
-        found = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                                  limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
-        kernel.state[CLIENT_KEY] = found
-    return found
-
-
-async def close_client(kernel: Any) -> None:
-    found = kernel.state.pop(CLIENT_KEY, None)
-    if found is not None:
-        await found.aclose()
+    settings = kernel.settings
+    return outbound_client(kernel, CLIENT_KEY, timeout=httpx.Timeout(
+        settings.get("cdc_read_timeout"), connect=settings.get("cdc_connect_timeout")))
 
 
 # The active webhooks of each site, as the dispatcher lists them on every wake-up (a commit in

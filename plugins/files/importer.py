@@ -22,6 +22,7 @@ import httpx
 
 from kernel import ApiError
 from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import client as outbound_client
 from plugins.files import guard, uploads
 from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
 from plugins.files.records import check_filename, check_meta
@@ -31,18 +32,8 @@ CLIENT_STATE = "files.import_client"
 
 def client(kernel: Any) -> httpx.AsyncClient:
     """One HTTP client per app, closed at shutdown; never follows redirects."""
-    existing = kernel.state.get(CLIENT_STATE)
-    if existing is None:
-        timeout = httpx.Timeout(kernel.settings.get("files_import_timeout"), connect=5.0)
-        existing = kernel.state[CLIENT_STATE] = httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                                                  trust_env=False)
-    return existing
-
-
-async def close_client(kernel: Any) -> None:
-    existing = kernel.state.pop(CLIENT_STATE, None)
-    if existing is not None:
-        await existing.aclose()
+    timeout = httpx.Timeout(kernel.settings.get("files_import_timeout"), connect=5.0)
+    return outbound_client(kernel, CLIENT_STATE, timeout=timeout)
 
 
 def name_for(url: str, mime: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.outbound import parse_networks
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, importer, policy, records, routes, schemas, service, upkeep
+from plugins.files import fields, policy, records, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -84,11 +84,6 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
 async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
     """The site's files rows and every object under ``<site>/`` in storage."""
     await service.delete_site_files(kernel, site_id, conn)
-
-
-@hookimpl
-async def shutdown(kernel: Any) -> None:
-    await importer.close_client(kernel)
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from kernel.errors import ApiError
 from kernel.mailer import DeliveryFailed as MailFailed
 from kernel.mailer import MailerNotConfigured, OutgoingEmail, check_address
 from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import client as outbound_client
 from plugins.flows import data as flowdata
 from plugins.flows.api import Branch, Operation, OperationContext, OptionError, StepFailed
 from plugins.items import api as items
@@ -137,19 +138,8 @@ def check_condition(options: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- request
 
 def client(kernel: Any) -> httpx.AsyncClient:
-    found = kernel.state.get(CLIENT_KEY)
-    if found is None:
-        timeout = httpx.Timeout(kernel.settings.get("flows_request_timeout"), connect=5.0)
-        found = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                                  limits=httpx.Limits(max_connections=50, max_keepalive_connections=10))
-        kernel.state[CLIENT_KEY] = found
-    return found
-
-
-async def close_client(kernel: Any) -> None:
-    found = kernel.state.pop(CLIENT_KEY, None)
-    if found is not None:
-        await found.aclose()
+    timeout = httpx.Timeout(kernel.settings.get("flows_request_timeout"), connect=5.0)
+    return outbound_client(kernel, CLIENT_KEY, timeout=timeout, max_connections=50, max_keepalive=10)
 
 
 def check_request(options: dict[str, Any]) -> None:

@@ -86,11 +86,6 @@ def startup(kernel: Any) -> None:
 
 
 @hookimpl
-async def shutdown(kernel: Any) -> None:
-    await builtins.close_client(kernel)
-
-
-@hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     one = "/flows/{id}"
     return [

@@ -21,6 +21,7 @@ import httpx
 
 from kernel import ApiError
 from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import client as outbound_client
 from plugins.settings import glossary, tm, tm_lookup
 from plugins.settings.api import get_setting
 
@@ -87,9 +88,8 @@ async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, sourc
         site_chosen = bool(provider.get("site"))
         target_url = await pinned(provider["url"] + "/translate", public_only=site_chosen,
                                   allow=kernel.settings.get("tm_provider_allow_networks") or ())
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
-            resp = await client.post(target_url.url, json=body, headers=target_url.headers,
-                                     extensions=target_url.extensions)
+        resp = await outbound_client(kernel, "settings.tm_provider", timeout=httpx.Timeout(timeout)).post(
+            target_url.url, json=body, headers=target_url.headers, extensions=target_url.extensions)
     except (OutboundRefused, httpx.HTTPError) as exc:
         raise ApiError(502, "TRANSLATION_FAILED", f"The translation provider could not be reached: {exc}") from None
     try:
