@@ -168,7 +168,8 @@ def body_field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], *
 
 
 def reject_unknown(body: dict[str, Any], allowed: set[str] | frozenset[str]) -> None:
-    """400 for keys outside ``allowed`` (no mass assignment of fields a route does not take)."""
-    for key in body:
-        if key not in allowed:
-            raise ApiError.validation(f"Unknown field '{key}'", path=[key])
+    """400 for keys outside ``allowed`` (no mass assignment of fields a route does not take),
+    naming the first of them in sorted order, so the answer does not depend on key order."""
+    unknown = sorted(key for key in body if key not in allowed)
+    if unknown:
+        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])

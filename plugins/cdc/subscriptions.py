@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.db.meta import iso, now_utc
 from kernel.events import START, Cursor
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.outbound import check_url
 from plugins.cdc import feed
@@ -74,9 +75,7 @@ def _list_of(value: Any, name: str) -> list[str]:
 
 def parse_body(body: dict[str, Any], *, creating: bool) -> dict[str, Any]:
     """The checked columns of a create or patch body (400 ``VALIDATION_FAILED`` with its path)."""
-    unknown = sorted(set(body) - BODY_KEYS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, BODY_KEYS)
     out: dict[str, Any] = {}
     if creating or "name" in body:
         name = body.get("name")
@@ -327,9 +326,7 @@ async def _known_cursor(kernel: Any, site_id: str, value: Any) -> Cursor:
 async def ack(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """Commit a pull subscription's position: forward only (409 ``ACK_REGRESSION``), never past
     the tail."""
-    unknown = sorted(set(body) - {"cursor"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"cursor"})
     kernel, site_id = ctx.kernel, ctx.require_site()
     cursor = await _known_cursor(kernel, site_id, body.get("cursor"))
     async with ctx.unit_of_work() as uow:
@@ -351,9 +348,7 @@ async def ack(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str,
 async def replay_cursor(kernel: Any, site_id: str, body: dict[str, Any]) -> Cursor:
     """The position a replay body names: ``{ cursor }`` xor ``{ occurred_after }`` (ISO 8601),
     inside retention (410 ``CURSOR_EXPIRED`` otherwise)."""
-    unknown = sorted(set(body) - {"cursor", "occurred_after"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"cursor", "occurred_after"})
     if ("cursor" in body) == ("occurred_after" in body):
         raise ApiError.validation("Give either 'cursor' or 'occurred_after'", path=["body"])
     if "cursor" in body:

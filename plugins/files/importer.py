@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from kernel import ApiError
+from kernel.http.media import reject_unknown
 from kernel.outbound import OutboundRefused, check_url, pinned
 from kernel.outbound import client as outbound_client
 from plugins.files import guard, uploads
@@ -51,9 +52,7 @@ def name_for(url: str, mime: str) -> str:
 
 
 async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    unknown = sorted(set(body) - {"url", "data"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"url", "data"})
     allow = ctx.kernel.settings.get("files_import_allow_networks") or ()
     url = check_url(body.get("url"), path=["url"], public_only=True, allow=allow)
     data = {} if body.get("data") is None else body["data"]

@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.files import permissions, transforms
 from plugins.files.errors import not_found
@@ -29,9 +30,7 @@ def record(row: Any) -> dict[str, Any]:
 
 
 def _body(body: dict[str, Any], *, creating: bool) -> dict[str, Any]:
-    unknown = sorted(set(body) - BODY_KEYS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, BODY_KEYS)
     out: dict[str, Any] = {}
     if creating or "key" in body:
         if not isinstance(body.get("key"), str) or not KEY.match(body["key"]):

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from kernel import ApiError, SiteCacheSpec
 from kernel.db.meta import iso
+from kernel.http.media import reject_unknown
 from plugins.files import permissions
 from plugins.files.errors import not_found
 from plugins.files.permissions import true_clause
@@ -44,9 +45,7 @@ def check_filename(name: Any, path: list[str] | None = None) -> str:
 
 def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, Any]:
     """``title``, ``tags`` and ``folder`` of a body, checked (400 with the path)."""
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, allowed)
     out: dict[str, Any] = {}
     for name in ("title", "folder"):
         if name in body:

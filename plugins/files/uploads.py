@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 from kernel import ApiError
 from kernel.db.meta import aware, iso, now_utc
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.files import guard, policy
 from plugins.files.errors import not_found
@@ -68,9 +69,7 @@ def pending_key(site_id: str, token: str) -> str:
 
 async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str, Any]:
     """``POST /files/upload-url { filename, contentType }`` -> ``{ url, key, expiresAt }``."""
-    unknown = sorted(set(body) - {"filename", "contentType"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"filename", "contentType"})
     filename = check_filename(body.get("filename"), ["filename"])
     if not isinstance(body.get("contentType"), str):
         raise ApiError.validation("'contentType' is the MIME type the upload will declare", path=["contentType"])

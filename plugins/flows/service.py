@@ -17,6 +17,7 @@ from sqlalchemy import func
 from kernel import audit
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.flows import graph as flowgraph
@@ -91,9 +92,7 @@ def parse_body(body: Any, *, creating: bool, current: dict[str, Any] | None = No
     """The checked values of a create or update body (``token``: a proposed or new clear token)."""
     if not isinstance(body, dict):
         raise ApiError.validation("The body must be an object", path=["body"])
-    unknown = sorted(set(body) - {"name", "status", "trigger", "triggerOptions", "graph"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"name", "status", "trigger", "triggerOptions", "graph"})
     out: dict[str, Any] = {}
     if "name" in body or creating:
         name = body.get("name")

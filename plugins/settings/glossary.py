@@ -14,6 +14,7 @@ from sqlalchemy import func
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.settings.tables import glossary
 from plugins.settings.tm import language
@@ -48,9 +49,7 @@ async def list_terms(ctx: Any, source: str | None, target: str | None, limit: in
 
 async def put_term(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """Create the term, or change the translation of the pair's existing one; ``(record, created)``."""
-    unknown = sorted(set(body) - FIELDS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, FIELDS)
     source = language(body.get("sourceLang"), "sourceLang")
     target = language(body.get("targetLang"), "targetLang")
     term = _string(body.get("term"), "term", 200)

@@ -16,6 +16,7 @@ from sqlalchemy import and_, or_
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.settings.tables import presets
@@ -174,9 +175,7 @@ async def _unique(db: Any, collection: str, user_id: Any, role_id: Any, bookmark
 
 
 async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(body) - CREATE_KEYS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, CREATE_KEYS)
     collection = _collection(body.get("collection"))
     values = _values(body)
     user_id, role_id = body.get("userId"), body.get("roleId")

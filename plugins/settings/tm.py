@@ -14,6 +14,7 @@ from sqlalchemy import func
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.settings.site_fields import LANGUAGE
 from plugins.settings.tables import tm_entries
@@ -135,9 +136,7 @@ async def upsert_in(uow: Any, values: dict[str, Any]) -> tuple[dict[str, Any], b
 
 
 async def upsert(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    unknown = sorted(set(body) - FIELDS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, FIELDS)
     values = {"source_lang": language(body.get("sourceLang"), "sourceLang"),
               "target_lang": language(body.get("targetLang"), "targetLang"),
               "source_text": text(body.get("sourceText"), "sourceText"),

@@ -15,7 +15,8 @@ from typing import Any
 
 from sqlalchemy import func
 
-from kernel import ApiError, SiteCacheSpec
+from kernel import SiteCacheSpec
+from kernel.http.media import reject_unknown
 from kernel.tenancy.scope import SiteDB
 from plugins.settings import tm
 from plugins.settings.tables import tm_entries
@@ -135,9 +136,7 @@ async def best_match(kernel: Any, site_id: str, query: str, source_lang: str, ta
 
 
 async def lookup(ctx: Any, body: dict[str, Any]) -> dict[str, Any] | None:
-    unknown = sorted(set(body) - {"query", "sourceLang", "targetLang", "threshold"})
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, {"query", "sourceLang", "targetLang", "threshold"})
     query = tm.text(body.get("query"), "query")
     source_lang = tm.language(body.get("sourceLang"), "sourceLang")
     target_lang = tm.language(body.get("targetLang"), "targetLang")

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from kernel import ApiError
+from kernel.http.media import reject_unknown
 from kernel.outbound import OutboundRefused, check_url, pinned
 from kernel.outbound import client as outbound_client
 from plugins.settings import glossary, tm, tm_lookup
@@ -105,9 +106,7 @@ async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, sourc
 
 
 async def translate(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(body) - FIELDS)
-    if unknown:
-        raise ApiError.validation(f"Unknown field '{unknown[0]}'", path=[unknown[0]])
+    reject_unknown(body, FIELDS)
     text = tm.text(body.get("text"), "text")
     source = tm.language(body.get("from"), "from")
     target = tm.language(body.get("to"), "to")
