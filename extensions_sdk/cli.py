@@ -10,7 +10,6 @@ from pathlib import Path
 from extensions_sdk.bundle import NAME, ManifestError, build_bundle, read_manifest
 from extensions_sdk.signing import SignatureError, generate_keypair, sign_bytes, verify_bytes
 
-
 TEMPLATE = Path(__file__).resolve().parent / "template"
 TEMPLATE_NAME, TEMPLATE_PACKAGE, TEMPLATE_PUBLISHER = "hello-ext", "hello_ext", '"publisher": "example"'
 

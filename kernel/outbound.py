@@ -31,8 +31,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from kernel.errors import ApiError
 from kernel import sandbox
+from kernel.errors import ApiError
 
 MAX_URL = 2048
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
