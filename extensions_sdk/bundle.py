@@ -139,8 +139,8 @@ def check_archive(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if (not name or name.startswith("/") or "\\" in name or ".." in parts or "\x00" in name
                 or (len(name) > 1 and name[1] == ":")):
             raise _unsafe(f"bundle holds an unsafe path {name!r}", name)
-        mode = info.external_attr >> 16
-        if stat.S_ISLNK(mode) or (mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip records no file type
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise _unsafe(f"bundle holds a link or special file {name!r}", name)
         if name.rstrip("/") in seen:
             raise _unsafe(f"bundle holds {name!r} twice", name)

@@ -92,7 +92,7 @@ async def test_template_extension_plugs_in(make_app, monkeypatch):
     module = importlib.import_module("hello_ext")
     try:
         app = await make_app(plugins=[module])
-        resp = await app.client.get("/api/v1/hello-ext")
+        resp = await app.client.get("/api/v1/hello-ext", headers={"X-Svc-Site": "default"})
         assert resp.json() == {"data": {"message": "hello from an extension"}}
     finally:
         sys.modules.pop("hello_ext", None)
