@@ -130,7 +130,7 @@ def check_archive(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     """The members of a bundle, refusing anything an unpacker could be tricked by."""
     infos = archive.infolist()
     if len(infos) > MAX_FILES:
-        raise _unsafe(f"bundle holds more than {MAX_FILES} files", "bundle")
+        raise ManifestError(f"bundle holds more than {MAX_FILES} files", [], unsafe=True)
     total = 0
     seen: set[str] = set()
     for info in infos:
@@ -149,7 +149,7 @@ def check_archive(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
             raise _unsafe(f"bundle member {name!r} is encrypted", name)
         total += info.file_size
         if total > MAX_UNPACKED_BYTES:
-            raise _unsafe(f"bundle unpacks to more than {MAX_UNPACKED_BYTES} bytes", "bundle")
+            raise ManifestError(f"bundle unpacks to more than {MAX_UNPACKED_BYTES} bytes", [], unsafe=True)
         if info.file_size > 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise _unsafe(f"bundle member {name!r} is compressed more than {MAX_RATIO}:1", name)
     return infos
@@ -166,11 +166,11 @@ def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> b
 
 def open_bundle(bundle: bytes) -> zipfile.ZipFile:
     if len(bundle) > MAX_BUNDLE_BYTES:
-        raise _unsafe(f"bundle is larger than {MAX_BUNDLE_BYTES} bytes", "bundle")
+        raise ManifestError(f"bundle is larger than {MAX_BUNDLE_BYTES} bytes", [], unsafe=True)
     try:
         return zipfile.ZipFile(io.BytesIO(bundle))
     except (zipfile.BadZipFile, ValueError) as exc:
-        raise ManifestError("bundle is not a zip file", ["bundle"]) from exc
+        raise ManifestError("bundle is not a zip file", []) from exc
 
 
 def read_manifest(bundle: bytes) -> dict[str, Any]:

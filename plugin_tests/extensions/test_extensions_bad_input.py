@@ -82,7 +82,7 @@ async def test_hostile_bundles_are_refused(shared_site, seeded, case):
 
 
 BAD_MANIFESTS = {
-    "not-a-zip": (b"PK\x03\x04 not really", ["bundle", "bundle"]),
+    "not-a-zip": (b"PK\x03\x04 not really", ["bundle"]),
     "no-manifest": (_zip({"pkg/__init__.py": b""}), ["bundle", "manifest.json"]),
     "manifest-not-json": (_zip({"manifest.json": b"{nope", "pkg/__init__.py": b""}), ["bundle", "manifest.json"]),
     "no-entry-package": (_zip({"manifest.json": json.dumps(MANIFEST).encode()}), ["bundle", "entry"]),
