@@ -1,0 +1,49 @@
+"""Two workers sharing the database and the Redis bus: enabling, disabling and uninstalling on one
+loads and unloads the extension on the other, without a restart."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import ENV, enable, install, route_extension
+
+from kernel.app import database_url
+from kernel.testing import Calls
+
+
+async def _status(client, site: str) -> int:
+    return (await client.get("/api/v1/ext/fanned/ping", headers={"X-Svc-Site": site})).status_code
+
+
+async def _until(client, site: str, status: int) -> int:
+    """The other worker's answer once the fan-out arrived (pub/sub is asynchronous)."""
+    found = await _status(client, site)
+    for _ in range(200):
+        if found == status:
+            break
+        await asyncio.sleep(0.02)
+        found = await _status(client, site)
+    return found
+
+
+async def test_enable_and_disable_reach_every_worker(make_app, redis_url, tmp_path):
+    one = await make_app(env={**ENV, "SVC_REDIS_URL": redis_url})
+    two = await make_app(env={**ENV, "SVC_REDIS_URL": redis_url, "SVC_DATABASE_URL": database_url(one.kernel.settings)})
+    assert one.kernel.bus.redis_connected and two.kernel.bus.redis_connected
+    admin = {"Authorization": f"Bearer {await one.login()}"}
+    site = await one.create_site(admin)
+    calls = Calls(one.client, {**admin, "X-Svc-Site": site})
+    ext = await install(one.client, admin, route_extension(tmp_path, "fanned"))
+    assert await _status(two.client, site) == 404
+    await enable(calls, ext["id"], ["routes"])
+    assert await _until(two.client, site, 200) == 200
+    assert two.kernel.extension_routes.owners() == ["fanned"]
+    await calls.ok("post", f"/extensions/{ext['id']}/disable")
+    assert await _until(two.client, site, 404) == 404
+    assert two.kernel.extension_routes.owners() == []
+    # Enabled again, then uninstalled on worker one: gone on worker two as well.
+    await calls.ok("post", f"/extensions/{ext['id']}/enable")
+    assert await _until(two.client, site, 200) == 200
+    await calls.ok("delete", f"/extensions/{ext['id']}", status=204)
+    assert await _until(two.client, site, 404) == 404
+    assert not two.kernel.state["extensions.runtime"].loaded
