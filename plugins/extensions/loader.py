@@ -31,10 +31,19 @@ def module_name(name: str, sha256: str) -> str:
     return f"svc_ext_{name.replace('-', '_')}_{sha256[:16]}"
 
 
+def _folder(data_path: Path, row: Any) -> Path:
+    return data_path / "extensions" / f"{row['name']}-{row['version']}-{row['sha256'][:16]}"
+
+
+def remove_unpacked(data_path: Path, row: Any) -> None:
+    """Delete this worker's unpacked copy (uninstall; other hosts keep theirs until their data dir goes)."""
+    shutil.rmtree(_folder(data_path, row), ignore_errors=True)
+
+
 def unpacked_dir(data_path: Path, row: Any) -> Path:
     """The bundle's folder, unpacked now when missing or not the same bytes."""
-    base = data_path / "extensions"
-    target = base / f"{row['name']}-{row['version']}-{row['sha256'][:16]}"
+    target = _folder(data_path, row)
+    base = target.parent
     marker = target / ".sha256"
     if marker.is_file() and marker.read_text().strip() == row["sha256"]:
         return target

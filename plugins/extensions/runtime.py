@@ -328,6 +328,12 @@ class Runtime:
                 raise LoadError(f"register_routes of {loaded.name} must return Route objects")
             if not (route.path == prefix or route.path.startswith(prefix + "/")):
                 raise LoadError(f"routes of {loaded.name} live under {prefix}, got {route.path!r}")
+            buckets = route.rate_limit.values() if isinstance(route.rate_limit, dict) else [route.rate_limit]
+            unknown = [b for b in buckets if b and b not in self.kernel.rate_buckets]
+            if unknown:
+                raise LoadError(f"route {route.path} names the undeclared rate limit bucket {unknown[0]!r}")
+            if route.tickets or callable(getattr(route.resource, "on_websocket", None)):
+                raise LoadError(f"route {route.path}: WebSocket and ticket routes are not available to extensions")
             route.site = "required"  # enablement is per site: the site decides who answers
         table = self.kernel.extension_routes
         rt = self

@@ -17,6 +17,7 @@ from kernel.errors import ApiError
 from kernel.http.media import body_field, reject_unknown
 from kernel.ids import uuid7
 from plugins.extensions import keys as keyring
+from plugins.extensions import loader
 from plugins.extensions.runtime import announce, runtime
 from plugins.extensions.tables import extension_keys, extension_sites, extensions
 
@@ -244,6 +245,7 @@ async def uninstall(ctx: Any, ext_id: str) -> None:
                     target_type="extension", target_id=ext_id, request_id=ctx.request_id,
                     details={"name": row["name"], "version": row["version"]})
     await runtime(ctx.kernel).sync()
+    loader.remove_unpacked(ctx.kernel.settings.data_path, row)
     await announce(ctx.kernel, ext_id)
 
 
