@@ -50,6 +50,21 @@ def running(scope: ExtensionScope) -> Iterator[ExtensionScope]:
         _ACTIVE.reset(token)
 
 
+@contextlib.contextmanager
+def cleared() -> Iterator[None]:
+    """Run the block as no extension: the bus calls every handler so, so that a built-in filter
+    or action set off by an extension's write is not limited by that extension's grants (an
+    extension's own handler sets its scope again)."""
+    if _ACTIVE.get() is None:
+        yield
+        return
+    token = _ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
 def refusal(capability: str, what: str) -> ApiError:
     scope = current()
     name = scope.name if scope else "?"

@@ -90,9 +90,11 @@ class ExtensionSink:
         self.kernel = kernel
         self.gate = gate
 
-    async def __call__(self, req: Any, resp: Any, **_: Any) -> None:
+    async def __call__(self, req: Any, resp: Any, ws: Any = None, **_: Any) -> None:
         from kernel.http.middleware import request_context
 
+        if ws is not None:  # extension routes are HTTP only
+            raise ApiError(404, "NOT_FOUND", f"No WebSocket route {req.path}")
         table: ExtensionRoutes = self.kernel.extension_routes
         found = table.find(req.path)
         if found is None:

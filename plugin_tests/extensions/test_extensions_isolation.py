@@ -209,3 +209,45 @@ async def test_jobs_run_per_enabled_site_and_go_away(make_app, tmp_path):
     await calls.ok("post", f"/extensions/{ext['id']}/disable")
     await calls_b.ok("post", f"/extensions/{ext['id']}/disable")
     assert "ext.ticker.tick" not in app.kernel.jobs.names()
+
+
+WRITER = '''
+    from extensions_sdk import Route, hookimpl
+    from kernel.http.media import send_data
+    from kernel.http.middleware import request_context
+    from plugins.items import api as items
+
+
+    class Write:
+        async def on_post(self, req, resp):
+            send_data(resp, await items.create(request_context(req), "notes", {"title": "by ext"}), status=201)
+
+
+    @hookimpl
+    def register_routes(kernel):
+        return [Route("/writer", Write())]
+'''
+
+
+async def test_built_in_handlers_of_an_extension_write_are_not_limited(make_app, tmp_path):
+    """A filter of server code set off by the extension's write reads what the extension may not."""
+    from plugins.items import api as items
+
+    app, admin, calls = await _setup(make_app)
+    await calls.collection("notes", {"title": "string"})
+    await calls.collection("other", {"title": "string"})
+    await calls.create("other", {"title": "hidden from the extension"})
+    seen = []
+
+    async def built_in(event, payload, ctx):
+        actor = items.context(ctx.kernel, ctx.site_id, ctx.principal)
+        seen.append(len((await items.list_items(actor, "other", uow=ctx.uow)).items))
+
+    undo = app.kernel.bus.on_filter("notes.items.create", built_in)
+    try:
+        ext = await install(app.client, admin, write_extension(tmp_path, "writer", WRITER, ["routes", "items:notes"]))
+        await enable(calls, ext["id"], ["routes", "items:notes"])
+        created = await calls.ok("post", "/ext/writer", 201)
+        assert created["title"] == "by ext" and seen == [1]
+    finally:
+        undo()
