@@ -24,7 +24,7 @@ from typing import Any
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 VERSION = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 ENTRY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-CAPABILITY = re.compile(r"^([a-z][a-z-]*)(?::([A-Za-z0-9_][A-Za-z0-9_.*-]{0,99}))?$")
+CAPABILITY = re.compile(r"^([a-z][a-z-]*)(?::([A-Za-z0-9_*][A-Za-z0-9_.*-]{0,99}))?$")
 COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 EVENT = re.compile(r"^[A-Za-z0-9_*][A-Za-z0-9_.*-]{0,99}$")
 # kind -> whether it takes a value (``items:<collection>``, ``events:<event pattern>``).
