@@ -106,3 +106,19 @@ async def test_example_extension_from_build_to_uninstall(make_app, tmp_path, cap
     await calls.ok("delete", f"/extensions/{ext['id']}", status=204)
     assert await calls.ok("get", "/extensions") == []
     await calls.err("post", f"/extensions/{ext['id']}/enable", 404, "NOT_FOUND")
+
+    # The template, through `svc-ext new`: the same cycle for its one public route.
+    source = tmp_path / "greeter"
+    assert main(["new", "greeter", "--publisher", "example", "--out", str(source)]) == 0
+    assert main(["build", str(source), "--out", str(tmp_path / "greeter.zip")]) == 0
+    assert main(["sign", str(tmp_path / "greeter.zip"), "--key", str(key)]) == 0
+    resp = await upload(app.client, admin, (tmp_path / "greeter.zip").read_bytes(),
+                        (tmp_path / "greeter.zip.sig").read_text().strip())
+    greeter = resp.json()["data"]
+    await calls.ok("post", f"/extensions/{greeter['id']}/capabilities", json={"capabilities": ["routes"]})
+    await calls.ok("post", f"/extensions/{greeter['id']}/enable")
+    resp = await app.client.get("/api/v1/ext/greeter", headers={"X-Svc-Site": site_a})  # public: no token
+    assert resp.json() == {"data": {"message": "hello from an extension"}}
+    await calls.ok("post", f"/extensions/{greeter['id']}/disable")
+    await calls.err("get", "/ext/greeter", 404, "NOT_FOUND")
+    await calls.ok("delete", f"/extensions/{greeter['id']}", status=204)
