@@ -251,3 +251,35 @@ async def test_built_in_handlers_of_an_extension_write_are_not_limited(make_app,
         assert created["title"] == "by ext" and seen == [1]
     finally:
         undo()
+
+
+BROKEN_ROUTE = '''
+    from extensions_sdk import Route, hookimpl
+
+
+    class Broken:
+        async def on_get(self, req, resp):
+            raise RuntimeError("secret detail")
+
+
+    @hookimpl
+    def register_routes(kernel):
+        return [Route("/broken", Broken(), auth="public")]
+'''
+
+
+async def test_a_crashing_route_answers_500_and_counts(make_app, tmp_path):
+    app, admin, calls = await _setup(make_app, SVC_EXT_MAX_FAILURES="2")
+    ext = await install(app.client, admin, write_extension(tmp_path, "broken", BROKEN_ROUTE, ["routes"]))
+    await enable(calls, ext["id"], ["routes"])
+    error = await calls.err("get", "/ext/broken", 500, "INTERNAL")
+    assert "secret detail" not in error["message"] and error["extensions"]["requestId"]
+    await app.kernel.state["extensions.runtime"].drain()
+    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1
+    # Wrong method on an extension route: 405, not counted.
+    await calls.err("post", "/ext/broken", 405, "METHOD_NOT_ALLOWED")
+    await calls.err("get", "/ext/broken", 500, "INTERNAL")
+    await app.kernel.state["extensions.runtime"].drain()
+    state = await calls.ok("get", f"/extensions/{ext['id']}")
+    assert state["site"]["enabled"] is False and state["site"]["failures"] == 2
+    await calls.err("get", "/ext/broken", 404, "NOT_FOUND")
