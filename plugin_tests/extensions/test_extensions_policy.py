@@ -3,7 +3,7 @@ next load (a key change, an enable, a start); per-site enablement and grants."""
 
 from __future__ import annotations
 
-from conftest import ENV, PUBLIC, enable, install, route_extension, signed, upload
+from conftest import ENV, PRIVATE, PUBLIC, enable, install, route_extension, signed, upload
 
 from kernel.app import database_url
 from kernel.testing import Calls
@@ -96,12 +96,14 @@ async def test_every_start_verifies_again(make_app, tmp_path):
     assert state["status"] == "blocked"
 
 
-async def test_enablement_and_grants_are_per_site(make_app, tmp_path):
+async def test_enablement_and_grants_are_per_site(make_app, tmp_path, upload_extension):
     app = await make_app(env=ENV)
     admin, calls = await _admin(app)
     site_b = await app.create_site(admin, prefix="b")
     calls_b = Calls(app.client, {**admin, "X-Svc-Site": site_b})
-    ext = await install(app.client, admin, route_extension(tmp_path, "per-site"))
+    resp = await upload_extension(app, admin, route_extension(tmp_path, "per-site"), PRIVATE["example"])
+    assert resp.status_code == 201, resp.text
+    ext = resp.json()["data"]
     # Enabled without the routes grant: the route does not answer.
     await calls.ok("post", f"/extensions/{ext['id']}/enable")
     await calls.err("get", "/ext/per-site/ping", 404, "NOT_FOUND")
