@@ -25,6 +25,8 @@ def register_settings() -> list[Setting]:
                 "'warn' installs them flagged unverified. Official (svc-) bundles always fail closed."),
         Setting("SVC_EXT_MAX_FAILURES", 5, parse_int(1),
                 "Failures (crashing hooks, routes, jobs) after which an extension is disabled in the site."),
+        Setting("SVC_EXT_SYNC_SECONDS", 10, parse_int(0),
+                "Without Redis: how often each worker re-reads which extensions are enabled (0: never)."),
     ]
 
 
@@ -59,12 +61,17 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 @hookimpl
 async def startup(kernel: Any) -> None:
     """Every start verifies and loads what is enabled (a revoked key's extensions stay out)."""
-    await runtime(kernel).sync()
+    rt = runtime(kernel)
+    await rt.sync()
+    every = kernel.settings.get("ext_sync_seconds")
+    if not kernel.settings.redis_url and every:
+        rt.start_polling(every)
 
 
 @hookimpl
 async def shutdown(kernel: Any) -> None:
     rt = runtime(kernel)
+    await rt.stop_polling()
     await rt.drain()
     rt.unload_all()
 

@@ -25,6 +25,7 @@ at ``SVC_EXT_MAX_FAILURES`` the extension is disabled in that site.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import fnmatch
 import inspect
@@ -74,6 +75,7 @@ class Loaded:
     requested: frozenset[str]
     sites: dict[str, frozenset[str]] = field(default_factory=dict)  # enabled site -> granted
     undo: list[Callable[[], None]] = field(default_factory=list)
+    verified_with: str = ""  # the keys and policy its signature was last verified under
 
     def scope(self, site_id: str | None) -> sandbox.ExtensionScope | None:
         """The sandbox scope in ``site_id``, or None when not enabled there."""
@@ -218,26 +220,41 @@ class Runtime:
         self.loaded: dict[str, Loaded] = {}
         self.lock = asyncio.Lock()
         self.pending: set[asyncio.Task[Any]] = set()
+        self.poller: asyncio.Task[Any] | None = None
 
     # ------------------------------------------------------------------ syncing
 
     async def sync(self) -> dict[str, str]:
         """Make this worker match the database; returns {extension id: load error} for the
-        extensions that should run and could not."""
+        extensions that should run and could not. A loaded extension is verified again when its
+        bytes, the publisher keys or the policy changed (the bundle is read only then)."""
         async with self.lock:
             async with self.kernel.db.connect() as conn:
-                rows = [dict(r) for r in (await conn.execute(select(extensions))).mappings()]
+                columns = [c for c in extensions.c if c.name != "bundle"]
+                rows = [dict(r) for r in (await conn.execute(select(*columns))).mappings()]
                 enabled = (await conn.execute(select(extension_sites.c.extension_id, extension_sites.c.site_id,
                                                      extension_sites.c.granted)
                                               .where(extension_sites.c.enabled.is_(True)))).all()
                 keys = await keyring.load_keys(self.kernel, conn)
+            fingerprint = repr((sorted((p, sorted(k.items())) for p, k in keys.items()),
+                                self.kernel.settings.get("ext_signature_policy")))
             sites: dict[str, dict[str, frozenset[str]]] = {}
             for ext_id, site_id, granted in enabled:
                 sites.setdefault(ext_id, {})[site_id] = frozenset(granted or ())
             errors: dict[str, str] = {}
             for row in rows:
                 wanted = sites.get(row["id"])
+                current = self.loaded.get(row["id"])
                 if not wanted or row["status"] != "installed":
+                    self._unload(row["id"])
+                    continue
+                if current is not None and current.sha256 == row["sha256"] and current.verified_with == fingerprint:
+                    current.sites = wanted
+                    continue
+                async with self.kernel.db.connect() as conn:
+                    row["bundle"] = (await conn.execute(select(extensions.c.bundle)
+                                                        .where(extensions.c.id == row["id"]))).scalar()
+                if row["bundle"] is None:  # uninstalled meanwhile
                     self._unload(row["id"])
                     continue
                 refusal = self.verify(row, keys)
@@ -246,7 +263,6 @@ class Runtime:
                     await self._block(row["id"], refusal)
                     errors[row["id"]] = refusal
                     continue
-                current = self.loaded.get(row["id"])
                 if current is not None and current.sha256 != row["sha256"]:
                     self._unload(row["id"])
                     current = None
@@ -257,6 +273,7 @@ class Runtime:
                         log.exception("extension %s could not be loaded", row["name"])
                         errors[row["id"]] = f"{type(exc).__name__}: {exc}"
                         continue
+                current.verified_with = fingerprint
                 current.sites = wanted
             for ext_id in set(self.loaded) - {r["id"] for r in rows}:
                 self._unload(ext_id)
@@ -414,6 +431,26 @@ class Runtime:
             log.warning("extension %s disabled in site %s after %s failures", ext_id, site_id, failures)
             await self.sync()
             await announce(self.kernel, ext_id)
+
+    def start_polling(self, every: float) -> None:
+        """Without Redis there is no fan-out: sync every ``every`` seconds instead (several
+        processes on SQLite), so they follow within that delay."""
+        async def poll() -> None:
+            while True:
+                await asyncio.sleep(every)
+                try:
+                    await self.sync()
+                except Exception:  # noqa: BLE001 - keep polling whatever one sync met
+                    log.exception("extensions sync failed")
+
+        self.poller = asyncio.get_running_loop().create_task(poll())
+
+    async def stop_polling(self) -> None:
+        task, self.poller = self.poller, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     async def drain(self) -> None:
         """Wait for the failure counts in flight (tests, shutdown)."""
