@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kernel.errors import ApiError
 
@@ -25,6 +25,8 @@ class ExtensionScope:
     name: str
     site_id: str | None
     capabilities: frozenset[str]
+    # What was refused while this scope ran (the extensions plugin tells a refusal from a veto).
+    refusals: list[str] = field(default_factory=list, compare=False)
 
     def allows(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -76,10 +78,14 @@ def require(capability: str, what: str) -> None:
     """403 when an extension is running without ``capability``; nothing otherwise."""
     scope = current()
     if scope is not None and not scope.allows(capability):
+        scope.refusals.append(capability)
         raise refusal(capability, what)
 
 
 def collection_allowed(collection: str) -> bool:
     """False only when an extension is running and was not granted ``items:<collection>``."""
     scope = current()
-    return scope is None or scope.allows_collection(collection)
+    if scope is None or scope.allows_collection(collection):
+        return True
+    scope.refusals.append(f"items:{collection}")
+    return False

@@ -283,3 +283,43 @@ async def test_a_crashing_route_answers_500_and_counts(make_app, tmp_path):
     state = await calls.ok("get", f"/extensions/{ext['id']}")
     assert state["site"]["enabled"] is False and state["site"]["failures"] == 2
     await calls.err("get", "/ext/broken", 404, "NOT_FOUND")
+
+
+OVERREACH = '''
+    from extensions_sdk import hookimpl
+    from plugins.items import api as items
+
+
+    async def peek(event, payload, ctx):
+        actor = items.context(ctx.kernel, ctx.site_id, ctx.principal)
+        await items.list_items(actor, "secret", uow=ctx.uow)
+
+
+    async def veto(event, payload, ctx):
+        from kernel import ApiError
+        if payload["after"].get("title") == "forbidden":
+            raise ApiError.validation("the extension refuses this title", path=["title"])
+
+
+    @hookimpl
+    def register_event_handlers(bus, kernel):
+        bus.on_filter("notes.items.create", peek)
+        bus.on_filter("notes.items.update", veto)
+'''
+
+
+async def test_a_refused_read_in_a_filter_is_a_failure_not_a_veto(make_app, tmp_path):
+    app, admin, calls = await _setup(make_app)
+    await calls.collection("notes", {"title": "string"})
+    await calls.collection("secret", {"title": "string"})
+    caps = ["events:notes.items.create", "events:notes.items.update", "items:notes"]
+    ext = await install(app.client, admin, write_extension(tmp_path, "overreach", OVERREACH, caps))
+    await enable(calls, ext["id"], caps)
+    note = await calls.create("notes", {"title": "saved anyway"})
+    await app.kernel.state["extensions.runtime"].drain()
+    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1
+    # A deliberate ApiError from a filter is a veto, as for any filter, and no failure.
+    await calls.err("patch", f"/items/notes/{note['id']}", 400, "VALIDATION_FAILED", json={"title": "forbidden"})
+    assert (await calls.get("notes", note["id"]))["title"] == "saved anyway"
+    await app.kernel.state["extensions.runtime"].drain()
+    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1

@@ -118,9 +118,11 @@ class ScopedBus:
                         result = await result
                 return result
             except ApiError:
-                if veto:
+                # A filter's ApiError vetoes the write on purpose, unless it is the sandbox
+                # refusing the extension something: that is the extension's failure.
+                if veto and not scope.refusals:
                     raise
-                rt.failed(loaded, ctx.site_id, f"action {event}")
+                rt.failed(loaded, ctx.site_id, f"handler {event}")
             except Exception:  # noqa: BLE001 - an extension never breaks the write that called it
                 rt.failed(loaded, ctx.site_id, f"handler {event}")
             return None
