@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 import pytest_asyncio
-from conftest import PRIVATE, PUBLIC, route_extension, signed, upload
+from extension_bundles import PRIVATE, PUBLIC, route_extension, signed, upload
 
 from extensions_sdk.signing import sign_bytes
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conftest import ENV, PRIVATE, PUBLIC, upload
+from extension_bundles import ENV, PRIVATE, PUBLIC, upload
 
 from extensions_sdk.cli import main
 

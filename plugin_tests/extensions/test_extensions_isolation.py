@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ENV, enable, install, write_extension
+from extension_bundles import ENV, enable, install, write_extension
 
 from kernel.testing import Calls, run_due_jobs
 

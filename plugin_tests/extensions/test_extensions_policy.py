@@ -3,7 +3,7 @@ next load (a key change, an enable, a start); per-site enablement and grants."""
 
 from __future__ import annotations
 
-from conftest import ENV, PRIVATE, PUBLIC, enable, install, route_extension, signed, upload
+from extension_bundles import ENV, PRIVATE, PUBLIC, enable, install, route_extension, signed, upload
 
 from kernel.app import database_url
 from kernel.testing import Calls

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import ENV, enable, install, route_extension
+from extension_bundles import ENV, enable, install, route_extension
 
 from kernel.app import database_url
 from kernel.testing import Calls
