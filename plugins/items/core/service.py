@@ -153,7 +153,7 @@ async def unlisted_name(ctx: Any, collection: str, query: ListQuery) -> list[Any
     not name in a predicate (``read.whitelist``; unknown and hidden alike), else ``None``. 403
     without read permission on the collection, 404 for an unknown collection, as a list."""
     access, _read, schema, coll = await _read_scope(ctx, collection)
-    return first_unlisted(access, schema, coll, query)
+    return first_unlisted(access, schema, coll, query, dialect_of(ctx))
 
 
 async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQuery,

@@ -17,10 +17,11 @@ from typing import Any
 from kernel.errors import ApiError
 from plugins.items.core.guard import ReadAccess
 from plugins.items.query import ListQuery
+from plugins.items.query.aggregates import compile_aggregate
 from plugins.items.query.filters import resolve_filter
 from plugins.items.query.ordering import check_path
 from plugins.items.query.resolve import STRUCTURAL, Resolver, Scope
-from plugins.items.query.timebins import split_bucket
+from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 
@@ -36,18 +37,20 @@ def listed(access: ReadAccess, schema: SchemaSnapshot) -> Any:
     return can
 
 
-def first_unlisted(access: ReadAccess, schema: SchemaSnapshot, coll: CollectionDef,
-                   query: ListQuery) -> list[Any] | None:
+def first_unlisted(access: ReadAccess, schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery,
+                   dialect: str) -> list[Any] | None:
     """The query path (``["query", "filter", ...]``) of the first name outside the whitelist,
-    or ``None`` when every name is on it."""
+    or ``None`` when every name is on it. Faults of listed names (an operand or a function
+    that does not fit the field's type) are raised as the list raises them."""
     can = listed(access, schema)
     try:
         resolve_filter(query.filter, schema, coll, can_read=can)
+        if query.is_aggregate:  # compiled, not run: also checks each function against its field's type
+            compile_aggregate(query.aggregate, query.group_by, snapshot=schema, collection=coll, dialect=dialect,
+                              table=items, can_read=can)
         resolver = Resolver(schema, can_read=can)
-        names = [(["query", "groupBy", n], split_bucket(n)[1]) for n in query.group_by]
-        names += [(["query", "aggregate", fn], n) for fn, ns in query.aggregate.items() for n in ns if n != "*"]
-        names += [(["query", "sort", n], n) for n, _ in query.sort]
-        for path, name in names:
+        for name, _ in query.sort:
+            path = ["query", "sort", name]
             resolver.target(Scope(coll), check_path(name, path), path)
     except ApiError as exc:
         detail = exc.details[0]
