@@ -19,12 +19,19 @@ POSITION = {"x": 0, "y": 0, "w": 4, "h": 3}
 
 
 async def seed_orders(calls: Calls, rows: list[tuple[Any, ...]] = ORDERS) -> None:
-    """The ``orders`` collection (placed, day, category, amount, secret, meta) with ``rows``."""
+    """The ``orders`` collection (placed, day, category, amount, secret, meta, buyer: m2o to
+    ``buyers`` {name, email}) with ``rows``; buyers ``u1`` and ``u2`` alternate."""
     if (await calls.call("get", "/collections/orders")).status_code != 200:
+        await calls.collection("buyers", {"name": "string", "email": "string"})
         await calls.collection("orders", {"placed": "dateTime", "day": "date", "category": "string",
-                                          "amount": "integer", "secret": "string", "meta": "json"})
+                                          "amount": "integer", "secret": "string", "meta": "json",
+                                          "buyer": "string"})
+        await calls.relation(type="m2o", collection="orders", field="buyer", relatedCollection="buyers")
+        await calls.create("buyers", [{"id": "u1", "name": "Ann", "email": "ann@example.com"},
+                                      {"id": "u2", "name": "Bo", "email": "bo@example.com"}])
     await calls.create("orders", [{"placed": p, "day": d, "category": c, "amount": a, "secret": s,
-                                   "meta": {"channel": "web" if a < 50 else "shop"}} for p, d, c, a, s in rows])
+                                   "buyer": f"u{i % 2 + 1}", "meta": {"channel": "web" if a < 50 else "shop"}}
+                                  for i, (p, d, c, a, s) in enumerate(rows)])
 
 
 async def dashboard(calls: Calls, **body: Any) -> str:
@@ -47,3 +54,12 @@ async def run(calls: Calls, dashboard_id: str, panel_id: str) -> dict[str, Any]:
 
 async def preview(calls: Calls, dashboard_id: str, query: dict[str, Any]) -> list[dict[str, Any]]:
     return await calls.ok("post", f"/dashboards/{dashboard_id}/panels/preview", json=query)
+
+
+def reader_rules(**orders: Any) -> list[dict[str, Any]]:
+    """Rules of a member who reads dashboards, orders without ``secret`` (``orders``: more keys
+    of the orders rule, such as ``conditions``) and buyers without ``email``."""
+    return [{"collection": "svc_dashboards", "action": "read"},
+            {"collection": "orders", "action": "read",
+             "fields": ["placed", "day", "category", "amount", "buyer"], **orders},
+            {"collection": "buyers", "action": "read", "fields": ["name"]}]
