@@ -8,6 +8,7 @@ is written (``panels.check``), so a panel cannot be saved naming fields its auth
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import func
@@ -25,6 +26,8 @@ from plugins.dashboards.bodies import (
 )
 from plugins.dashboards.tables import dashboards
 from plugins.dashboards.tables import panels as panel_rows
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def dashboard_record(row: Any, panel_count: int | None = None) -> dict[str, Any]:
@@ -45,8 +48,16 @@ def not_found(what: str = "dashboard") -> ApiError:
     return ApiError(404, "RECORD_NOT_FOUND", f"No such {what} in this site")
 
 
+def _minted(value: str) -> bool:
+    """Whether ``value`` could be an id this plugin minted (a UUID): anything else cannot exist,
+    and is not sent to the database (PostgreSQL refuses NUL in text)."""
+    return bool(_UUID.fullmatch(value))
+
+
 async def load_dashboard(db: Any, dashboard_id: str) -> Any:
     """The dashboard ``dashboard_id`` of ``db``'s site, or 404."""
+    if not _minted(dashboard_id):
+        raise not_found()
     row = await db.one(db.select(dashboards).where(dashboards.c.id == dashboard_id))
     if row is None:
         raise not_found()
@@ -56,6 +67,8 @@ async def load_dashboard(db: Any, dashboard_id: str) -> Any:
 async def load_panel(db: Any, dashboard_id: str, panel_id: str) -> Any:
     """The panel ``panel_id`` of dashboard ``dashboard_id`` in ``db``'s site, or 404."""
     await load_dashboard(db, dashboard_id)
+    if not _minted(panel_id):
+        raise not_found("panel")
     row = await db.one(db.select(panel_rows).where(panel_rows.c.id == panel_id,
                                                    panel_rows.c.dashboard_id == dashboard_id))
     if row is None:
