@@ -65,9 +65,9 @@ async def load_dashboard(db: Any, dashboard_id: str) -> Any:
 
 
 async def load_panel(db: Any, dashboard_id: str, panel_id: str) -> Any:
-    """The panel ``panel_id`` of dashboard ``dashboard_id`` in ``db``'s site, or 404."""
-    await load_dashboard(db, dashboard_id)
-    if not _minted(panel_id):
+    """The panel ``panel_id`` of dashboard ``dashboard_id`` in ``db``'s site, or 404 (one query:
+    the panel row is tied to its dashboard, and both to the site)."""
+    if not (_minted(dashboard_id) and _minted(panel_id)):
         raise not_found("panel")
     row = await db.one(db.select(panel_rows).where(panel_rows.c.id == panel_id,
                                                    panel_rows.c.dashboard_id == dashboard_id))
