@@ -21,7 +21,6 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,17 +31,13 @@ from sqlalchemy import insert
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from items_query_bench import analyze, ensure_pg_database, is_pg  # noqa: E402
+from inprocess import ADMIN_EMAIL, PASSWORD, in_process_app  # noqa: E402
+from items_query_bench import analyze  # noqa: E402
 
-from kernel.app import create_app, shutdown_kernel, startup_kernel  # noqa: E402
-from kernel.db.engine import default_sqlite_path  # noqa: E402
-from kernel.db.migrate import migration_paths, upgrade  # noqa: E402
 from kernel.ids import uuid7  # noqa: E402
-from kernel.settings import Settings  # noqa: E402
 from plugins.items.tables import items  # noqa: E402
 from plugins.schema.api import load_schema  # noqa: E402
 
-PASSWORD = "bench-password-1"
 SITE = "default"
 BATCH = 5_000
 CATEGORIES = ["news", "tech", "sports", "culture", "science"]
@@ -125,53 +120,36 @@ async def run_dashboard(client: httpx.AsyncClient, headers: dict[str, str], d: s
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"SVC_DATA_DIR": tmp, "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_ADMIN_PASSWORD": PASSWORD,
-               "JWT_SECRET": "bench-secret-0123456789-0123456789-0123", "SVC_JOBS_INPROCESS": "false",
-               "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0"}
-        url = args.database_url or f"sqlite:///{default_sqlite_path(Path(tmp))}"
-        if args.database_url:
-            env["SVC_DATABASE_URL"] = url
-            if is_pg(url):
-                ensure_pg_database(url)
-        app = create_app(Settings.from_env(environ=env))
-        upgrade(url, migration_paths(app.kernel.pm))
-        await startup_kernel(app.kernel)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=600)
-        try:
-            login, _ = await call(client, "POST", "/auth/login", {}, json={"email": "admin@example.com",
-                                                                          "password": PASSWORD})
-            admin = {"Authorization": f"Bearer {login['token']}", "X-Svc-Site": SITE}
-            await seed(app, client, admin, args.n)
-            dash, _ = await call(client, "POST", "/dashboards", admin, json={"name": "Sales"})
-            panels = []
-            for i, (kind, query) in enumerate(PANELS):
-                made, _ = await call(client, "POST", f"/dashboards/{dash['id']}/panels", admin, json={
-                    "name": f"panel {i}", "type": kind, "position": {"x": i % 4 * 3, "y": i // 4 * 3, "w": 3, "h": 3},
-                    "query": {"collection": "orders", **query}})
-                panels.append(made["id"])
-            callers = {"admin": admin, "member": await member_headers(client, admin)}
-            out: dict[str, Any] = {"dialect": app.kernel.db.dialect, "n": args.n}
-            for who, headers in callers.items():
-                cold, warm, per_cold = [], [], []
-                for r in range(args.rounds):
-                    await call(client, "POST", "/items/orders", admin, json=order(random.Random(r)))
-                    total, per, states = await run_dashboard(client, headers, dash["id"], panels)
-                    assert states == {"miss"}, states
-                    cold.append(total)
-                    per_cold.append(per)
-                    total, _, states = await run_dashboard(client, headers, dash["id"], panels)
-                    assert states == {"hit"}, states
-                    warm.append(total)
-                panel_ms = [round(statistics.median(p[i] for p in per_cold), 1) for i in range(len(panels))]
-                out[who] = {"cold_ms": round(statistics.median(cold), 1), "warm_ms": round(statistics.median(warm), 1),
-                            "cold_panel_ms": panel_ms}
-                print(f"{who:7s} 8 panels cold {out[who]['cold_ms']:8.1f} ms (median of {args.rounds}), "
-                      f"warm {out[who]['warm_ms']:6.1f} ms; cold per panel {panel_ms}")
-            print(json.dumps(out))
-        finally:
-            await client.aclose()
-            await shutdown_kernel(app.kernel)
+    async with in_process_app(args.database_url) as (app, client):
+        login, _ = await call(client, "POST", "/auth/login", {}, json={"email": ADMIN_EMAIL, "password": PASSWORD})
+        admin = {"Authorization": f"Bearer {login['token']}", "X-Svc-Site": SITE}
+        await seed(app, client, admin, args.n)
+        dash, _ = await call(client, "POST", "/dashboards", admin, json={"name": "Sales"})
+        panels = []
+        for i, (kind, query) in enumerate(PANELS):
+            made, _ = await call(client, "POST", f"/dashboards/{dash['id']}/panels", admin, json={
+                "name": f"panel {i}", "type": kind, "position": {"x": i % 4 * 3, "y": i // 4 * 3, "w": 3, "h": 3},
+                "query": {"collection": "orders", **query}})
+            panels.append(made["id"])
+        callers = {"admin": admin, "member": await member_headers(client, admin)}
+        out: dict[str, Any] = {"dialect": app.kernel.db.dialect, "n": args.n}
+        for who, headers in callers.items():
+            cold, warm, per_cold = [], [], []
+            for r in range(args.rounds):
+                await call(client, "POST", "/items/orders", admin, json=order(random.Random(r)))
+                total, per, states = await run_dashboard(client, headers, dash["id"], panels)
+                assert states == {"miss"}, states
+                cold.append(total)
+                per_cold.append(per)
+                total, _, states = await run_dashboard(client, headers, dash["id"], panels)
+                assert states == {"hit"}, states
+                warm.append(total)
+            panel_ms = [round(statistics.median(p[i] for p in per_cold), 1) for i in range(len(panels))]
+            out[who] = {"cold_ms": round(statistics.median(cold), 1), "warm_ms": round(statistics.median(warm), 1),
+                        "cold_panel_ms": panel_ms}
+            print(f"{who:7s} 8 panels cold {out[who]['cold_ms']:8.1f} ms (median of {args.rounds}), "
+                  f"warm {out[who]['warm_ms']:6.1f} ms; cold per panel {panel_ms}")
+        print(json.dumps(out))
 
 
 if __name__ == "__main__":
