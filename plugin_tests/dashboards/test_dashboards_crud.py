@@ -103,3 +103,17 @@ async def test_row_conditions_bound_the_data(svc_app, site, calls, make_member):
     by_buyer = await member.ok("post", f"/dashboards/{d}/panels/preview", json={
         "collection": "orders", "aggregate": "count", "groupBy": ["buyer"]})
     assert by_buyer == [{"group": {"buyer": "u1"}, "value": 2}, {"group": {"buyer": "u2"}, "value": 1}]
+
+
+async def test_runs_count_as_item_reads(make_app):
+    app = await make_app(env={"SVC_RATE_LIMIT_ITEMS_READ": "3"})
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    await seed_orders(calls)
+    d = await dashboard(calls)
+    p = await panel(calls, d, COUNT)
+    await calls.ok("post", f"/dashboards/{d}/panels/{p}/data")
+    await calls.ok("post", f"/dashboards/{d}/panels/preview", json=COUNT)
+    await calls.ok("get", "/items/orders")
+    await calls.err("post", f"/dashboards/{d}/panels/{p}/data", 429, "RATE_LIMITED")
+    await calls.ok("get", f"/dashboards/{d}")

@@ -43,7 +43,7 @@ def register_routes(kernel: Any) -> list[Route]:
     listing = ops(get=("List the site's dashboards", None, [schemas.DASHBOARD], 200),
                   post=("Create a dashboard", schemas.DASHBOARD_BODY, schemas.DASHBOARD_DETAIL, 201))
     listing["get"]["parameters"] = list(schemas.LIST_PARAMS)
-    run = ("Run a panel as the caller: rows { bucket?, group?, value }, meta { executedAt, rowCount, durationMs }")
+    run = "Run a panel as the caller: rows { bucket?, group?, value }, meta { executedAt, rowCount, durationMs }"
     return [
         Route("/dashboards", routes.DashboardsResource(), auth="bearer", openapi=listing),
         Route("/dashboards/{id}", routes.DashboardResource(), auth="bearer", openapi=ops(
@@ -53,11 +53,12 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/dashboards/{id}/panels", routes.PanelsResource(), auth="bearer", openapi=ops(
             get=("The dashboard's panels", None, [schemas.PANEL], 200),
             post=("Add a panel", schemas.PANEL_BODY, schemas.PANEL, 201))),
-        Route("/dashboards/{id}/panels/preview", routes.PreviewResource(), auth="bearer", openapi=ops(
-            post=("Dry-run a PanelQuery (the body)", schemas.PANEL_QUERY, [schemas.ROW], 200))),
+        # Runs are item reads: they count against the caller's ``items_read`` bucket like /items.
+        Route("/dashboards/{id}/panels/preview", routes.PreviewResource(), auth="bearer", rate_limit="items_read",
+              openapi=ops(post=("Dry-run a PanelQuery (the body)", schemas.PANEL_QUERY, [schemas.ROW], 200))),
         Route("/dashboards/{id}/panels/{panel_id}", routes.PanelResource(), auth="bearer", openapi=ops(
             patch=("Change or move a panel", schemas.PANEL_PATCH, schemas.PANEL, 200),
             delete=("Delete a panel", None, None, 204))),
         Route("/dashboards/{id}/panels/{panel_id}/data", routes.PanelDataResource(), auth="bearer",
-              openapi=ops(post=(run, None, [schemas.ROW], 200))),
+              rate_limit="items_read", openapi=ops(post=(run, None, [schemas.ROW], 200))),
     ]
