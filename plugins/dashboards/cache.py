@@ -23,6 +23,7 @@ import hashlib
 import json
 from typing import Any
 
+from kernel.filtergrammar import OPERATORS
 from plugins.dashboards.bodies import PanelQuery
 
 TTL_SETTING = "dashboards_cache_ttl"
@@ -64,13 +65,14 @@ async def fingerprint(ctx: Any, site_id: str) -> str | None:
 
 
 def _crosses(tree: Any) -> bool:
-    """Whether a filter may name a related collection (a dotted key or an object of fields)."""
+    """Whether a filter may name a related collection: a dotted key, or a key whose object holds
+    anything but operators (fields, or ``_and``/``_or`` of fields)."""
     if isinstance(tree, dict):
         for key, value in tree.items():
             if key in ("_and", "_or"):
                 if any(_crosses(sub) for sub in value):
                     return True
-            elif "." in key or (isinstance(value, dict) and any(not k.startswith("_") for k in value)):
+            elif "." in key or (isinstance(value, dict) and any(k not in OPERATORS for k in value)):
                 return True
     return False
 
