@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import POSITION, seed_orders
+from dashboards_helpers import POSITION, seed_orders
 
 COUNT = {"collection": "orders", "aggregate": "count"}
 PANEL = {"name": "Orders", "type": "metric", "position": POSITION, "query": COUNT}

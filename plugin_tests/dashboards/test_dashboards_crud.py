@@ -3,7 +3,7 @@ collection ``svc_dashboards``); row conditions bound what a panel counts."""
 
 from __future__ import annotations
 
-from conftest import POSITION, dashboard, panel, reader_rules, run, seed_orders
+from dashboards_helpers import POSITION, dashboard, panel, reader_rules, run, seed_orders
 
 from kernel.testing import Calls
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import POSITION, dashboard, panel, run, seed_orders
+from dashboards_helpers import POSITION, dashboard, panel, run, seed_orders
 
 COUNT = {"collection": "orders", "aggregate": "count"}
 

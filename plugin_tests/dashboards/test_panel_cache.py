@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import dashboard, panel, reader_rules, run, seed_orders
+from dashboards_helpers import dashboard, panel, reader_rules, run, seed_orders
 
 from kernel.testing import Calls, new_member
 

@@ -3,7 +3,7 @@ PostgreSQL: this module runs in both passes), preview, meta."""
 
 from __future__ import annotations
 
-from conftest import dashboard, panel, preview, run, seed_orders
+from dashboards_helpers import dashboard, panel, preview, run, seed_orders
 
 
 async def test_aggregates_and_groups(calls):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import reader_rules, seed_orders
+from dashboards_helpers import reader_rules, seed_orders
 
 from kernel.testing import Calls
 
