@@ -41,6 +41,8 @@ QUERY_CASES: list[tuple[Any, list[str]]] = [
     ({**COUNT, "dateRange": {"field": "placed", "interval": "day", "to": 20260101}}, ["dateRange", "to"]),
     ({**COUNT, "dateRange": {"field": "placed", "interval": "day", "step": 2}}, ["dateRange", "step"]),
     ({**COUNT, "dateRange": {"field": "category", "interval": "day"}}, ["dateRange", "field"]),
+    ({**COUNT, "dateRange": {"field": "day", "interval": "day", "from": "2026-01-01T10:00:00Z"}},
+     ["dateRange", "from"]),
     ({**COUNT, "limit": 0}, ["limit"]),
     ({**COUNT, "limit": 201}, ["limit"]),
     ({**COUNT, "limit": True}, ["limit"]),

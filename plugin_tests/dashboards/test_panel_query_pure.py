@@ -27,7 +27,9 @@ def test_error_paths_point_into_the_body():
                           "filter": {"x": {"_eq": 1}}, "dateRange": RANGE}, [])
     plain = panel_query({"collection": "o", "aggregate": "count", "filter": {"x": {"_eq": 1}}}, [])
     assert body_path(ranged, ["query", "filter", "_and", 1, "x", "_eq"], ["query"]) == ["query", "filter", "x", "_eq"]
-    assert body_path(ranged, ["query", "filter", "_and", 0, "placed", "_gte"], []) == ["dateRange"]
+    assert body_path(ranged, ["query", "filter", "_and", 0, "placed", "_gte"], []) == ["dateRange", "from"]
+    assert body_path(ranged, ["query", "filter", "_and", 0, "placed", "_lt"], []) == ["dateRange", "to"]
+    assert body_path(ranged, ["query", "filter", "_and", 0, "placed"], []) == ["dateRange", "field"]
     assert body_path(plain, ["query", "filter", "x"], []) == ["filter", "x"]
     assert body_path(ranged, ["query", "groupBy", "trunc_week(placed)"], []) == ["dateRange", "field"]
     assert body_path(ranged, ["query", "groupBy", "b"], []) == ["groupBy", 1]

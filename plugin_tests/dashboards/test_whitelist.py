@@ -23,6 +23,8 @@ CASES = [
     ("secret", "nosuch", {"aggregate": "count", "filter": {"NAME.inner": {"_eq": 1}}}, ["filter", "NAME.inner"]),
     ("secret", "nosuch", {"aggregate": "count", "dateRange": {"field": "NAME", "interval": "week"}},
      ["dateRange", "field"]),
+    ("secret", "nosuch", {"aggregate": "count", "dateRange": {"field": "NAME", "interval": "week",
+                                                              "to": "2026-05-01"}}, ["dateRange", "field"]),
     ("secret", "nosuch", {"aggregate": "count", "filter": {"category": {"_eq": "a"}},
                           "dateRange": {"field": "placed", "interval": "day", "from": "2026-01-01"},
                           "groupBy": "NAME"}, ["groupBy", "0"]),

@@ -59,8 +59,8 @@ def body_path(q: PanelQuery, path: list[Any], prefix: list[Any]) -> list[Any]:
     rest = list(path[1:]) if path[:1] == ["query"] else list(path)
     head = rest[:1]
     if head == ["filter"] and _filter(q) is not q.filter:
-        if rest[2:3] == [0]:
-            rest = ["dateRange"]
+        if rest[2:3] == [0]:  # the range's own bounds: its field, or one bound's operand
+            rest = ["dateRange", {"_gte": "from", "_lt": "to"}.get(rest[4], "field") if len(rest) > 4 else "field"]
         else:
             rest = ["filter", *rest[3:]]
     elif head == ["groupBy"] and len(rest) > 1:
