@@ -130,6 +130,16 @@ async def aggregate(ctx: Any, collection: str, query: ListQuery, *, uow: Any = N
     return (await service.list_items(ctx, collection, query, uow=uow)).items
 
 
+async def unlisted_name(ctx: Any, collection: str, query: ListQuery) -> list[Any] | None:
+    """For callers that answer one error for unknown and hidden names (dashboards' 400
+    ``INVALID_FIELD``): the query path (``["query", "filter", ...]``) of the first name ``query``
+    references (filter paths through ``_and``/``_or`` and relations, ``groupBy`` and its time
+    buckets, ``aggregate``, ``sort``) that does not exist or that the caller may not name in a
+    predicate, else ``None``. Grammar faults are 400 as a list answers them; 403 without read
+    permission; 404 for an unknown collection."""
+    return await service.unlisted_name(ctx, collection, query)
+
+
 async def read_singleton(ctx: Any, collection: str, *, query: ListQuery | None = None, draft: bool = False,
                          locale: str | None = None, uow: Any = None) -> Item:
     """A singleton's item; before its first write, ``id: null`` and the field defaults."""
@@ -265,4 +275,4 @@ LIVE_TOPICS = live.ALL
 __all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
            "create_many", "delete", "describe_dependents", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
            "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
-           "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]
+           "replace", "resolve_dependents", "search_items", "unlisted_name", "update", "upsert_singleton"]
