@@ -41,7 +41,7 @@ def register_settings() -> list[Setting]:
         Setting("SVC_AI_TIMEOUT", 60.0, parse_float(1, 600), "Seconds one model round may take."),
         Setting("SVC_AI_MAX_TOOL_ROUNDS", 5, parse_int(1), "Model rounds (tool calls and answers) per chat turn."),
         Setting("SVC_AI_MAX_RESPONSE_BYTES", 1_048_576, parse_int(1024), "Largest provider answer read, in bytes."),
-        Setting("SVC_AI_APPROVAL_TTL_HOURS", 24.0, parse_float(0.001, 24 * 365),
+        Setting("SVC_AI_APPROVAL_TTL_HOURS", 24.0, parse_float(0.0001, 24 * 365),
                 "Hours a pending approval can be decided; then it is expired."),
         Setting("SVC_AI_CONVERSATION_RETENTION_DAYS", 90, parse_int(1),
                 "Days a conversation is kept after its last message."),

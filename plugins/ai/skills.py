@@ -26,8 +26,8 @@ LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
 DATA = {"type": "object", "description": "The item's fields"}
 
 
-def _object(required: list[str], **properties: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def _object(needed: list[str], **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": needed, "additionalProperties": False}
 
 
 # ---------------------------------------------------------------------- safe
