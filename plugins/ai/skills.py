@@ -142,7 +142,8 @@ async def publish_release(ctx: SkillContext, args: dict[str, Any]) -> Any:
 def builtins() -> list[Skill]:
     """The built-in skills, as ``register_ai_skills`` returns them."""
     coll = {"collection": NAME}
-    inline_fields = {"type": "array", "maxItems": 50, "items": _object(["field", "type"], field=NAME, type=NAME)}
+    field_type = {"type": "string", "enum": sorted(schema.FIELD_TYPES)}
+    inline_fields = {"type": "array", "maxItems": 50, "items": _object(["field", "type"], field=NAME, type=field_type)}
     return [
         Skill("list_collections", "List the collections the caller may read.", list_collections, _object([]),
               untrusted=False),
@@ -178,7 +179,7 @@ def builtins() -> list[Skill]:
               dangerous=True, capability="admin", summary=lambda a: f"Delete collection '{a['name']}'",
               untrusted=False),
         Skill("create_field", "Add a field to a collection.", create_field, _object(
-            ["collection", "field", "type"], **coll, field=NAME, type=NAME, required={"type": "boolean"}),
+            ["collection", "field", "type"], **coll, field=NAME, type=field_type, required={"type": "boolean"}),
             dangerous=True, capability="admin", untrusted=False,
             summary=lambda a: f"Add field '{a['field']}' ({a['type']}) to '{a['collection']}'"),
         Skill("delete_field", "Delete a field of a collection.", delete_field, _object(
