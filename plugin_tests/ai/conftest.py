@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx2
 import pytest_asyncio
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from kernel.testing import Calls
 
@@ -51,3 +54,9 @@ class ScriptedModel:
 @pytest_asyncio.fixture
 async def model(http_receiver: Any) -> ScriptedModel:
     return ScriptedModel(http_receiver)
+
+
+def mcp_client(server: Any, headers: dict[str, str]) -> Client:
+    """The official SDK's client for ``/api/v1/mcp`` of a live server, with ``headers``."""
+    http = httpx2.AsyncClient(headers=headers, timeout=20.0)
+    return Client(streamable_http_client(f"{server.base_url}/api/v1/mcp", http_client=http))

@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import json
 
-import httpx2
-from mcp.client.client import Client
-from mcp.client.streamable_http import streamable_http_client
-
+from .conftest import mcp_client as _client
 from .conftest import member_with
-
-
-def _client(server, headers, **kw):
-    http = httpx2.AsyncClient(headers=headers, timeout=20.0)
-    return Client(streamable_http_client(f"{server.base_url}/api/v1/mcp", http_client=http, **kw))
 
 
 def _payload(result):
@@ -118,3 +110,30 @@ async def test_origin_rule_and_authentication(svc_app, live_server, calls, site)
     assert good.status_code == 200, good.text
     anon = await server.client.post("/api/v1/mcp", json=init, headers={"X-Svc-Site": site, **accept})
     assert anon.status_code == 401
+
+
+async def test_import_file_fetches_as_the_caller_without_redirects(make_app, live_server, http_receiver):
+    app = await make_app(env={"SVC_FILES_IMPORT_ALLOW_NETWORKS": "127.0.0.1/32"})
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(headers)
+    headers["X-Svc-Site"] = site
+    server = await live_server(app)
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), (200, 10, 10)).save(buffer, "PNG")
+    png = buffer.getvalue()
+    url = http_receiver.serve_raw("/pic.png", png, content_type="image/png")
+    http_receiver.respond("/hop.png", lambda r: (302, b"", {"Location": "http://169.254.169.254/x.png"}))
+    async with _client(server, headers) as client:
+        answer = _payload(await client.call_tool("import_file", {"url": url}))
+        assert "data" in answer, answer
+        record = answer["data"]
+        hop = await client.call_tool("import_file", {"url": http_receiver.url("/hop.png")})
+    assert record["id"] and record["type"] == "image/png"
+    assert hop.is_error and _payload(hop)["error"]["code"] == "IMPORT_FAILED"
+    assert [r.path for r in http_receiver.received()] == ["/pic.png", "/hop.png"]
+    files = (await app.client.get("/api/v1/files", headers=headers)).json()["data"]
+    assert [f["id"] for f in files] == [record["id"]]
