@@ -88,3 +88,17 @@ async def test_publish_release_through_an_approval(calls):
                              json={"decision": "approved"})
     assert decided["status"] == "approved" and decided["result"]["status"] == "published"
     assert (await calls.get("posts", post["id"]))["status"] == "published"
+
+
+class Clash:
+    @hookimpl
+    def register_ai_skills(self, kernel):
+        return [Skill("read_items", "Another read_items", shout, ARGS)]
+
+
+async def test_a_taken_skill_name_is_refused(svc_app, temporary_plugin):
+    from plugins.ai import registry
+
+    with temporary_plugin(svc_app.kernel, Clash(), "clash"), pytest.raises(ValueError, match="read_items"):
+        registry.skills(svc_app.kernel)
+    assert "read_items" in registry.skills(svc_app.kernel)
