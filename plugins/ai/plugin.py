@@ -95,10 +95,12 @@ async def shutdown(kernel: Any) -> None:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
+    chat = ops(post=("One copilot turn: a safe skill runs (executed), a dangerous one waits for approval (202 "
+                     "HITL_REQUIRED)", schemas.CHAT_BODY, schemas.CHAT, 200))
+    chat["post"]["responses"]["202"] = {**chat["post"]["responses"]["200"],
+                                        "description": "HITL_REQUIRED: a pending approval, nothing changed"}
     found = [
-        Route("/ai/chat", routes.ChatResource(), auth="bearer", rate_limit="ai", openapi=ops(
-            post=("One copilot turn: a safe skill runs (executed), a dangerous one waits for approval (202 "
-                  "HITL_REQUIRED)", schemas.CHAT_BODY, schemas.CHAT, 200))),
+        Route("/ai/chat", routes.ChatResource(), auth="bearer", rate_limit="ai", openapi=chat),
         Route("/ai/skills", routes.SkillsResource(), auth="bearer", openapi=ops(
             get=("The skills offered to the caller", None, [schemas.SKILL], 200))),
         Route("/ai/approvals", routes.ApprovalsResource(), auth="bearer", openapi=schemas_with_status(ops(
@@ -116,9 +118,8 @@ def register_routes(kernel: Any) -> list[Route]:
                  [schemas.MESSAGE], 200))),
     ]
     if kernel.settings.get("mcp_enabled"):
-        found.append(Route("/mcp", mcp.McpResource(kernel), auth="bearer", rate_limit={"POST": "mcp"}, openapi=ops(
-            post=("MCP Streamable HTTP (JSON-RPC 2.0)", schemas.JSONRPC, schemas.JSONRPC, 200),
-            delete=("End the MCP session named by Mcp-Session-Id", None, None, 204))))
+        found.append(Route("/mcp", mcp.McpResource(kernel), auth="bearer", rate_limit={"POST": "mcp"},
+                           openapi=schemas.mcp_operations()))
     return found
 
 
