@@ -92,6 +92,8 @@ async def test_create_item_approved_runs_as_the_requester(svc_app, calls, make_m
     assert [a["id"] for a in await writer.ok("get", "/ai/approvals")] == [approval_id]
     decided = await calls.ok("post", f"/ai/approvals/{approval_id}/decide", json={"decision": "approved"})
     assert decided["status"] == "approved" and decided["result"]["title"] == "from ai"
+    created = await calls.get("posts", decided["result"]["id"])
+    assert created["userCreated"] == (await writer.ok("get", "/auth/me"))["id"]  # the requester, not the admin
     titles = sorted(p["title"] for p in (await calls.list("posts"))["data"])
     assert titles == ["from ai", "hello"]
 
@@ -166,3 +168,14 @@ async def test_two_concurrent_decisions_run_once(calls):
     assert sorted(a.status_code for a in answers) == [200, 409, 409, 409]
     audit = await calls.ok("get", "/audit", params={"limit": 100})
     assert sum(1 for a in audit if a["action"] == "ai.approval.approve") == 1
+
+
+async def test_an_approved_update_records_its_cause(calls):
+    post = await _posts(calls)
+    resp = await calls.call("post", "/ai/chat", json={"message": f'update posts {post["id"]} {{"title": "new"}}'})
+    approval_id = resp.json()["data"]["approvalId"]
+    assert (await calls.get("posts", post["id"]))["title"] == "hello"
+    await calls.ok("post", f"/ai/approvals/{approval_id}/decide", json={"decision": "approved"})
+    assert (await calls.get("posts", post["id"]))["title"] == "new"
+    revisions = await calls.ok("get", f"/items/posts/{post['id']}/revisions")
+    assert revisions[0]["causedBy"] == f"ai-approval:{approval_id}"
