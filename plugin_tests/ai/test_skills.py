@@ -102,3 +102,12 @@ async def test_a_taken_skill_name_is_refused(svc_app, temporary_plugin):
     with temporary_plugin(svc_app.kernel, Clash(), "clash"), pytest.raises(ValueError, match="read_items"):
         registry.skills(svc_app.kernel)
     assert "read_items" in registry.skills(svc_app.kernel)
+
+
+@pytest.mark.parametrize("value", ["ftp://models.example/v1", "http://user:pw@127.0.0.1/v1", "localhost:11434"])
+def test_a_bad_provider_url_stops_the_start(value):
+    from plugins.ai.provider import parse_base_url
+
+    with pytest.raises(ValueError):
+        parse_base_url(value)
+    assert parse_base_url(" http://127.0.0.1:11434/v1 ") == "http://127.0.0.1:11434/v1"

@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_bool, parse_float, parse_int
-from plugins.ai import approvals, conversations, hookspecs, mcp, registry, routes, schemas, skills
+from plugins.ai import approvals, conversations, hookspecs, mcp, provider, registry, routes, schemas, skills
 from plugins.settings.api import SettingKey
 
 name = "ai"
@@ -34,7 +34,7 @@ def register_ai_skills(kernel: Any) -> list[Any]:
 @hookimpl
 def register_settings() -> list[Setting]:
     return [
-        Setting("SVC_AI_BASE_URL", "", str, "OpenAI-compatible chat-completions base URL (e.g. "
+        Setting("SVC_AI_BASE_URL", "", provider.parse_base_url, "OpenAI-compatible chat-completions base URL (e.g. "
                 "http://127.0.0.1:11434/v1 for Ollama); empty: the command grammar only."),
         Setting("SVC_AI_API_KEY", "", str, "Bearer key for the model provider (never logged).", secret=True),
         Setting("SVC_AI_MODEL", "", str, "Model name sent to the provider."),

@@ -10,6 +10,7 @@ followed. The API key goes only in the ``Authorization`` header and is never log
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -18,6 +19,16 @@ from kernel.errors import ApiError
 from kernel.outbound import client as outbound_client
 
 CLIENT_KEY = "ai.provider"
+
+
+def parse_base_url(raw: str) -> str:
+    """``SVC_AI_BASE_URL``: empty, or an ``http(s)`` URL without credentials (checked at boot)."""
+    value = raw.strip()
+    if value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+            raise ValueError("expected an http(s) base URL without credentials, such as http://127.0.0.1:11434/v1")
+    return value
 
 
 def configured(kernel: Any) -> bool:
