@@ -63,3 +63,19 @@ async def test_approvals_of_others_are_hidden_from_non_approvers(svc_app, calls,
     await two.err("post", f"/ai/approvals/{made['approvalId']}/decide", 403, "PERMISSION_DENIED",
                   json={"decision": "rejected"})
     assert [a["id"] for a in await calls.ok("get", "/ai/approvals")] == [made["approvalId"]]
+
+
+async def test_retention_prunes_one_site_only(svc_app, calls, calls_b, site, site_b, run_due_jobs):
+    import datetime as dt
+
+    from plugins.ai import conversations
+
+    for c in (calls, calls_b):
+        await c.ok("post", "/ai/chat", json={"message": "hello"})
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    assert await conversations.prune_site(svc_app.kernel, site, later) == 1
+    assert await calls.ok("get", "/ai/conversations") == []
+    assert len(await calls_b.ok("get", "/ai/conversations")) == 1
+    await run_due_jobs(svc_app)  # the hourly job keeps what is younger than the retention
+    assert len(await calls_b.ok("get", "/ai/conversations")) == 1
+    assert await conversations.prune_site(svc_app.kernel, site_b, later) == 1

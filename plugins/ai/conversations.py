@@ -112,6 +112,17 @@ async def remove(kernel: Any, site_id: str, owner: str, conversation_id: str) ->
         await uow.db.execute(uow.db.delete(conversations).where(conversations.c.id == conversation_id))
 
 
+async def prune_site(kernel: Any, site_id: str, before: dt.datetime) -> int:
+    """Delete the site's conversations (and their messages) last touched before ``before``; how
+    many went. The privacy plugin's retention target ``aiConversations`` calls this."""
+    async with kernel.unit_of_work(site_id) as uow:
+        db = uow.db
+        old = db.select(conversations, conversations.c.id).where(conversations.c.updated_at < before)
+        await db.execute(db.delete(messages).where(messages.c.conversation_id.in_(old)))
+        result = await db.execute(db.delete(conversations).where(conversations.c.updated_at < before))
+    return int(result.rowcount or 0)
+
+
 async def purge(kernel: Any) -> int:
     """The retention job: drop conversations untouched for ``SVC_AI_CONVERSATION_RETENTION_DAYS``
     (in every site; messages go with them)."""

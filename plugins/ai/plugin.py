@@ -83,6 +83,17 @@ async def retention_job(kernel: Any) -> None:
     await mcp.purge_sessions(kernel)
 
 
+@hookimpl(optionalhook=True)
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``aiConversations`` for the privacy plugin's retention (its hook and ``kernel.privacy`` come
+    with that plugin; until then this implementation is never called and the ``ai.retention`` job
+    applies ``SVC_AI_CONVERSATION_RETENTION_DAYS`` alone)."""
+    from kernel.privacy import RetentionTarget  # type: ignore[import-not-found]
+
+    return [RetentionTarget("aiConversations", int(kernel.settings.get("ai_conversation_retention_days")),
+                            conversations.prune_site, "AI conversations with their messages, by last message.")]
+
+
 @hookimpl
 def startup(kernel: Any) -> None:
     registry.skills(kernel)  # a duplicate skill name stops the app here, at boot
