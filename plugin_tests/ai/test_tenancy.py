@@ -79,3 +79,10 @@ async def test_retention_prunes_one_site_only(svc_app, calls, calls_b, site, sit
     await run_due_jobs(svc_app)  # the hourly job keeps what is younger than the retention
     assert len(await calls_b.ok("get", "/ai/conversations")) == 1
     assert await conversations.prune_site(svc_app.kernel, site_b, later) == 1
+
+
+async def test_a_member_of_another_site_is_refused(svc_app, make_member, site, site_b):
+    stranger = await make_member(site_b, "subscriber")
+    calls = Calls(svc_app.client, {**stranger.headers, "X-Svc-Site": site})
+    await calls.err("post", "/ai/chat", 401, "UNAUTHENTICATED", json={"message": "list collections"})
+    await calls.err("post", "/mcp", 401, "UNAUTHENTICATED", json={"jsonrpc": "2.0", "id": 1, "method": "initialize"})
