@@ -137,3 +137,25 @@ async def test_import_file_fetches_as_the_caller_without_redirects(make_app, liv
     assert [r.path for r in http_receiver.received()] == ["/pic.png", "/hop.png"]
     files = (await app.client.get("/api/v1/files", headers=headers)).json()["data"]
     assert [f["id"] for f in files] == [record["id"]]
+
+
+async def test_an_api_key_is_a_principal_of_its_own(svc_app, live_server, calls, site):
+    await _posts(calls)
+    role = await calls.ok("post", "/roles", status=201, json={"name": "agent"})
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"],
+                        "conditions": {"title": {"_eq": "secret"}}}], {"roleId": role["id"]})
+    key = (await calls.ok("post", "/api-keys", status=201, json={"name": "agent", "roleId": role["id"]}))["key"]
+    key_headers = {"Authorization": f"Bearer {key}", "X-Svc-Site": site}
+    server = await live_server(svc_app)
+    async with _client(server, key_headers) as agent:
+        rows = _payload(await agent.call_tool("read_items", {"collection": "posts"}))
+        assert [r["title"] for r in rows["data"]] == ["secret"]
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    opened = await server.client.post("/api/v1/mcp", json=init, headers={**key_headers, **accept})
+    session = opened.headers["mcp-session-id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    as_admin = await server.client.post("/api/v1/mcp", json=listing, headers={
+        **calls.headers, **accept, "Mcp-Session-Id": session})
+    assert as_admin.status_code == 404
