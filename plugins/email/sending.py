@@ -7,7 +7,9 @@
   ``marketing``: suppressed recipients are dropped first (case-insensitive), and each remaining
   recipient gets a message of their own with ``List-Unsubscribe: <…/email/unsubscribe?token=…>``
   and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058); a template may show the
-  same link with ``{{unsubscribeUrl}}``.
+  same link with ``{{unsubscribeUrl}}``. Recipients who are members of the site without
+  ``marketing`` consent, or who restrict processing, are dropped too (``withoutConsent``;
+  ``kernel.privacy.marketing_excluded``: nobody is dropped when no privacy plugin keeps consent).
 - More than ``SVC_EMAIL_QUEUE_THRESHOLD`` recipients: the rendered message is stored once as a
   batch and one ``email.deliver`` job per recipient sends it, with retries (202). Otherwise the
   mail leaves during the request (200); a transport failure is 502 ``DELIVERY_FAILED``.
@@ -25,6 +27,7 @@ from kernel.db.meta import now_utc
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
+from kernel.privacy import marketing_excluded
 from kernel.tenancy.service import get_site_cached
 from plugins.email import addresses, catalog, render, suppressions, tokens
 from plugins.email.tables import batches
@@ -165,10 +168,16 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if marketing:
             dropped = await suppressions.suppressed_among(db, [addresses.bare(t) for t in recipients])
             recipients = [t for t in recipients if addresses.bare(t) not in dropped]
+    excluded: set[str] = set()
+    if marketing:
+        # Members of the site without marketing consent, or who restrict processing (kernel.privacy).
+        excluded = await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in recipients])
+        recipients = [t for t in recipients if addresses.bare(t).lower() not in excluded]
     message = {"category": parsed["category"], "cc": parsed["cc"], "replyTo": parsed["replyTo"],
                **rendered.as_dict()}
     answer: dict[str, Any] = {"category": parsed["category"], "queued": 0, "sent": 0, "failed": 0,
-                              "suppressed": len(dropped), "messageIds": [], "batchId": None}
+                              "suppressed": len(dropped), "withoutConsent": len(excluded), "messageIds": [],
+                              "batchId": None}
     if not recipients:
         return 200, answer
     if len(recipients) > int(kernel.settings.get("email_queue_threshold") or 0):
@@ -215,6 +224,10 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
             # The recipient may have unsubscribed since the batch was queued.
             if await suppressions.suppressed_among(db, [addresses.bare(t) for t in to]):
                 return
+    if message["category"] == "marketing":
+        # ... or withdrawn marketing consent, or restricted processing.
+        if await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in to]):
+            return
     try:
         await kernel.mailer.send(personal(message, kernel, site_id, to))
     except MailerNotConfigured:
