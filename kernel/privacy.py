@@ -25,6 +25,7 @@ from typing import Any
 from kernel.audit import prune_site as prune_audit
 from kernel.hookspecs import hookimpl
 from kernel.plugins import call_all, call_first
+from kernel.tenancy.scope import SiteDB
 
 name = "kernel.privacy"
 
@@ -42,6 +43,22 @@ class RetentionTarget:
     default_days: int
     prune: Prune
     doc: str = ""
+
+
+async def prune_rows(kernel: Any, site_id: str, table: Any, *where: Any, chunk: int = 500) -> int:
+    """Delete the site's rows of ``table`` (which has an ``id`` column) matching ``where``, in
+    transactions of at most ``chunk`` rows so a long backlog never holds a lock for long;
+    returns how many went. For ``RetentionTarget.prune`` functions."""
+    total = 0
+    while True:
+        async with kernel.db.begin() as conn:
+            db = SiteDB(site_id, conn)
+            ids = [r["id"] for r in await db.all(db.select(table, table.c.id).where(*where).limit(chunk))]
+            if ids:
+                await db.execute(db.delete(table).where(table.c.id.in_(ids)))
+        total += len(ids)
+        if len(ids) < chunk:
+            return total
 
 
 async def consent_granted(kernel: Any, site_id: str, user_id: str | None, kind: str) -> bool | None:
