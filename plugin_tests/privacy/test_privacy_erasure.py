@@ -16,7 +16,8 @@ SECRET = "Zorbulon Quixtable 7731"
 
 
 async def tables_holding(kernel, needle: str) -> list[str]:
-    """Every table (all columns as text) with a row holding ``needle``."""
+    """Every table (all columns as text, binary columns too, ignoring case) with a row holding
+    ``needle``."""
     found = []
     async with kernel.db.connect() as conn:
         if kernel.db.dialect == "postgresql":
@@ -24,7 +25,7 @@ async def tables_holding(kernel, needle: str) -> list[str]:
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
                 "AND table_type = 'BASE TABLE'"))).scalars().all()
             for name in names:
-                hit = (await conn.execute(text(f'SELECT count(*) FROM "{name}" AS r WHERE r::text LIKE :n'),
+                hit = (await conn.execute(text(f'SELECT count(*) FROM "{name}" AS r WHERE r::text ILIKE :n'),
                                           {"n": f"%{needle}%"})).scalar()
                 if hit:
                     found.append(name)
@@ -32,7 +33,9 @@ async def tables_holding(kernel, needle: str) -> list[str]:
             names = (await conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'"))).scalars().all()
             for name in names:
                 rows = (await conn.execute(text(f'SELECT * FROM "{name}"'))).all()
-                if any(needle in " ".join(str(v) for v in row) for row in rows):
+                # bytes too: FTS5 keeps its (lower-cased) words in binary segments.
+                if any(needle.lower() in " ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v)
+                                                  for v in row).lower() for row in rows):
                     found.append(name)
         await conn.rollback()
     return sorted(found)
@@ -58,7 +61,7 @@ async def test_erasure_with_dual_control_leaves_nothing_anywhere(svc_app, site, 
     found = await calls.ok("get", "/search", full=True, params={"q": "Zorbulon"})
     assert [r["id"] for r in found["data"]] == [subject["id"]]
     before = await tables_holding(kernel, SECRET)
-    assert {"svc_items", "svc_item_revisions", "svc_item_versions"} <= set(before)  # the scan sees it
+    assert {"svc_items", "svc_item_revisions", "svc_item_versions", "svc_search"} <= set(before)  # the scan sees it
 
     await calls.ok("put", "/settings/erasureDualControl", json={"value": True})
     shredded = []
@@ -109,6 +112,7 @@ async def test_erasure_with_dual_control_leaves_nothing_anywhere(svc_app, site, 
     assert entry["details"] == {"collection": "patients", "recordCount": 2}
     assert await tables_holding(kernel, SECRET) == []
     assert await tables_holding(kernel, "Zorbulon") == []
+    assert await tables_holding(kernel, "quixtab") == []  # a stem of the second word
     # Change-feed events name the item, never its values.
     events = (await kernel.events.read_after(site, types=["items.*"])).events
     assert any(e.item_id == subject["id"] for e in events)
@@ -189,3 +193,38 @@ async def test_members_cannot_use_erasure(seeded):
 
 async def test_dual_control_setting_is_a_boolean(seeded):
     await seeded.calls.err("put", "/settings/erasureDualControl", 400, "VALIDATION_FAILED", json={"value": "yes"})
+
+
+def _jpeg() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(out, "JPEG")
+    return out.getvalue()
+
+
+async def test_an_erased_items_files_and_their_derivatives_go_too(svc_app, site, calls):
+    kernel = svc_app.kernel
+    await calls.collection("people", {"name": "string", "photos": "files"})
+    photo = await calls.ok("put", f"/files/upload/{SECRET.split()[0].lower()}.jpg", 201, content=_jpeg(),
+                           headers={"Content-Type": "image/jpeg"})
+    kept = await calls.ok("put", "/files/upload/logo.jpg", 201, content=_jpeg(), headers={"Content-Type": "image/jpeg"})
+    person = await calls.create("people", {"name": SECRET, "photos": [photo["id"]]})
+    await calls.create("people", {"name": "Other", "photos": [kept["id"]]})
+    resp = await calls.call("get", f"/assets/{photo['id']}", params={"width": 10})
+    assert resp.status_code == 200
+    prefix = f"{site}/derivatives/{photo['id']}/"
+    assert await kernel.storage.list(prefix)  # a derivative was stored
+    req = await calls.ok("post", "/admin/erasure", 201,
+                         json={"collection": "people", "filter": {"id": {"_eq": person["id"]}}, "reason": "r"})
+    assert (await calls.ok("post", f"/admin/erasure/{req['id']}/execute"))["recordCount"] == 1
+    await calls.err("get", f"/files/{photo['id']}", 404)
+    assert await kernel.storage.list(prefix) == []
+    assert (await calls.call("get", f"/assets/{kept['id']}")).status_code == 200
+    assert await tables_holding(kernel, "zorbulon") == []
+    # An ordinary delete keeps the files (only an erasure takes them).
+    other = await calls.create("people", {"name": "x", "photos": [kept["id"]]})
+    await calls.ok("delete", f"/items/people/{other['id']}", 204)
+    assert (await calls.call("get", f"/assets/{kept['id']}")).status_code == 200

@@ -280,11 +280,15 @@ async def erasure_matches(ctx: Any, collection: str, filter: Any, *, uow: Any = 
         return await erasure.matching_ids(ctx, db, snap, coll, filter)
 
 
-async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any) -> int:
+async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: str) -> int:
     """Hard-delete the items ``ids`` of ``collection`` and their revisions, versions, pins and
-    search rows inside ``uow`` (the delete events carry ids only); how many rows went."""
+    search rows inside ``uow``; how many rows went. ``cause`` is ``erasure:<request id>``: the
+    delete filters see it (``causedBy``), so the files plugin erases the items' files too; the
+    durable delete events carry ids only."""
+    if not cause.startswith("erasure:"):
+        raise ApiError.validation("An erasure's cause is 'erasure:<request id>'", path=["cause"])
     _, coll = await service.schema_and_collection(ctx, collection)
-    return await erasure.erase(uow.acting(ctx.principal), coll, ids)
+    return await erasure.erase(uow.acting(ctx.principal, cause=service.check_cause(cause)), coll, ids)
 
 
 async def subject_items(ctx: Any, user_id: str) -> list[dict[str, Any]]:

@@ -173,7 +173,7 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
         if row["status"] != CONFIRMED:
             raise ApiError.conflict("The request was executed already")
         ids = list(row["item_ids"] or [])
-        count = await items.erase(ctx, row["collection"], ids, uow=uow) if ids else 0
+        count = await items.erase(ctx, row["collection"], ids, uow=uow, cause=f"erasure:{row['id']}") if ids else 0
         await uow.filter(ERASE_EVENT, {"collection": row["collection"], "ids": ids})
         now, me = now_utc(), _actor(ctx.principal)
         await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(

@@ -5,7 +5,9 @@ or soft-deleted, and remove them for good with everything the items plugin keeps
 filter), but over every row of the collection: a soft-deleted item still holds the values.
 ``erase`` hard-deletes the rows in the caller's unit of work, running the delete filters (the
 search index drops its rows there) and queueing the delete events (ids only, no values), and
-removes the items' revisions, named versions (drafts) and pins in the same transaction.
+removes the items' revisions, named versions (drafts) and pins in the same transaction. On
+SQLite the full-text index is then merged (FTS5 ``optimize``): until segments merge, the words
+of deleted rows stay in it.
 ``onDelete`` is not applied: references to an erased id keep the bare id, which is no personal
 value. Admin access is required; the caller (privacy) checks it as well.
 """
@@ -20,6 +22,7 @@ from kernel.errors import ApiError
 from plugins.items.core import writes
 from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.query.compile import compile_filter
+from plugins.items.search import sqlite as fts
 from plugins.items.tables import items
 
 MAX_ERASE = 10_000
@@ -60,4 +63,6 @@ async def erase(uow: Any, coll: Any, ids: list[str]) -> int:
         for table in HISTORY_TABLES:
             await db.execute(db.delete(table).where(table.c.collection_id == coll.id, table.c.item_id.in_(chunk)))
         total += len(rows)
+    if total and uow.kernel.db.dialect == "sqlite":
+        await fts.purge_deleted(uow.conn)
     return total
