@@ -63,6 +63,8 @@ async def test_a_run_prunes_past_the_horizons_and_reports_counts(svc_app, site, 
         await _age(svc_app.kernel, audit_log, "created_at", 20, site_id=site_id)
     horizons = {h["target"]: h for h in await calls.ok("get", "/retention")}
     assert horizons["revisions"]["days"] == 400 and horizons["revisions"]["source"] == "site"
+    horizons_b = {h["target"]: h for h in await calls_b.ok("get", "/retention")}
+    assert horizons_b["revisions"]["days"] == 365 and horizons_b["revisions"]["source"] == "default"
 
     run = await calls.ok("post", "/retention/run")
     assert run["deleted"]["revisions"] == 0  # 380 days < 400
