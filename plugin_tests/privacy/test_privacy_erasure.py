@@ -228,3 +228,28 @@ async def test_an_erased_items_files_and_their_derivatives_go_too(svc_app, site,
     other = await calls.create("people", {"name": "x", "photos": [kept["id"]]})
     await calls.ok("delete", f"/items/people/{other['id']}", 204)
     assert (await calls.call("get", f"/assets/{kept['id']}")).status_code == 200
+
+
+async def test_an_erased_address_leaves_queued_mail(make_app, mailbox, run_due_jobs):
+    app = await make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port,
+                         env={"SVC_EMAIL_FROM": "News <news@example.com>", "SVC_EMAIL_QUEUE_THRESHOLD": "0"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(admin)
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    address = "zorbulon.quixtable@example.org"
+    await calls.collection("contacts", {"email": "string"})
+    await calls.create("contacts", {"email": address})
+    inline = {"subject": "Hello", "text": "Hi"}
+    await calls.ok("post", "/email/send", 202, json={"to": [address, "keep@example.org"], "category": "marketing",
+                                                      "inline": inline})
+    await calls.ok("post", "/email/send", 202, json={"to": [f"Zorbulon <{address.upper()}>", "team@example.org"],
+                                                      "inline": inline})
+    assert "svc_jobs" in await tables_holding(app.kernel, address)
+    req = await calls.ok("post", "/admin/erasure", 201,
+                         json={"collection": "contacts", "filter": {"email": {"_eq": address}}, "reason": "r"})
+    await calls.ok("post", f"/admin/erasure/{req['id']}/execute")
+    assert await tables_holding(app.kernel, "zorbulon") == []
+    runs = [r for r in await run_due_jobs(app.kernel, periodic=False) if r.name == "email.deliver"]
+    assert len(runs) == 2 and all(r.ok for r in runs)  # the marketing one to the address is gone
+    await mailbox.wait_for(2)
+    assert sorted(m["To"] for m in mailbox.messages()) == ["keep@example.org", "team@example.org"]

@@ -272,3 +272,38 @@ def capabilities(kernel: Any) -> dict[str, Any]:
         "queueThreshold": int(kernel.settings.get("email_queue_threshold") or 0),
         "maxRecipients": MAX_RECIPIENTS,
     }
+
+
+def _addresses_in(item: dict[str, Any]) -> set[str]:
+    """The lower-cased addresses among an item's top-level string values (and lists of them)."""
+    found: set[str] = set()
+    for value in item.values():
+        for one in value if isinstance(value, list) else [value]:
+            if isinstance(one, str) and "@" in one and len(one) <= 320:
+                address = addresses.bare(one)
+                if "@" in address:
+                    found.add(address)
+    return found
+
+
+async def forget_erased_addresses(event: str, payload: Any, ctx: Any) -> None:
+    """Filter of ``items.delete``: when the delete is an erasure (cause ``erasure:<id>``, the
+    privacy plugin), the addresses the erased item held leave the queued ``email.deliver`` jobs
+    of the site (pending or failed), in the erasure's transaction: a job to them alone is
+    deleted, a shared one loses them. Suppressions are kept (they record an objection)."""
+    if not isinstance(payload, dict) or ctx.uow is None or ctx.site_id is None:
+        return
+    if not str(payload.get("causedBy") or "").startswith("erasure:") or not isinstance(payload.get("before"), dict):
+        return
+    erased = _addresses_in(payload["before"])
+    if not erased:
+        return
+
+    def without(args: dict[str, Any]) -> dict[str, Any] | None:
+        to = [t for t in args.get("to") or [] if isinstance(t, str)]
+        left = [t for t in to if addresses.bare(t) not in erased]
+        if len(left) == len(to):
+            return args
+        return {**args, "to": left} if left else None
+
+    await ctx.kernel.jobs.rewrite_waiting(JOB, site_id=ctx.site_id, rewrite=without, uow=ctx.uow)
