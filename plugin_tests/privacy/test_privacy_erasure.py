@@ -253,3 +253,19 @@ async def test_an_erased_address_leaves_queued_mail(make_app, mailbox, run_due_j
     assert len(runs) == 2 and all(r.ok for r in runs)  # the marketing one to the address is gone
     await mailbox.wait_for(2)
     assert sorted(m["To"] for m in mailbox.messages()) == ["keep@example.org", "team@example.org"]
+
+
+async def test_an_erasure_matches_only_its_own_sites_items(svc_app, site, site_b, calls, calls_b):
+    for c in (calls, calls_b):
+        await c.collection("people", {"name": "string"})
+    await calls.create("people", {"name": SECRET})
+    theirs = await calls_b.create("people", {"name": SECRET})
+    req = await calls.ok("post", "/admin/erasure", 201,
+                         json={"collection": "people", "filter": {"name": {"_eq": SECRET}}, "reason": "r"})
+    assert req["matched"] == 1
+    assert (await calls.ok("post", f"/admin/erasure/{req['id']}/execute"))["recordCount"] == 1
+    assert (await calls_b.get("people", theirs["id"]))["name"] == SECRET
+    # The same subject in B hashes differently: a hash never links sites.
+    req_b = await calls_b.ok("post", "/admin/erasure", 201,
+                             json={"collection": "people", "filter": {"name": {"_eq": SECRET}}, "reason": "r"})
+    assert req_b["subjectHash"] != req["subjectHash"]
