@@ -110,6 +110,8 @@ async def test_erasure_with_dual_control_leaves_nothing_anywhere(svc_app, site, 
     assert (await calls.ok("get", "/search", full=True, params={"q": "Zorbulon"}))["data"] == []
     [entry] = await calls.ok("get", "/audit", params={"action": "data_erased"})
     assert entry["details"] == {"collection": "patients", "recordCount": 2}
+    trail = await calls.ok("get", "/audit", params={"targetType": "erasure", "targetId": req["id"]})
+    assert sorted(a["action"] for a in trail) == ["data_erased", "erasure_confirmed", "erasure_requested"]
     assert await tables_holding(kernel, SECRET) == []
     assert await tables_holding(kernel, "Zorbulon") == []
     assert await tables_holding(kernel, "quixtab") == []  # a stem of the second word
@@ -189,6 +191,11 @@ async def test_members_cannot_use_erasure(seeded):
     await member.err("get", "/admin/erasure", 403, "PERMISSION_DENIED")
     await member.err("post", "/admin/erasure", 403, "PERMISSION_DENIED",
                      json={"collection": "people", "filter": {"name": {"_eq": "x"}}, "reason": "r"})
+    req = await seeded.calls.ok("post", "/admin/erasure", 201,
+                                json={"collection": "people", "filter": {"name": {"_eq": "nobody"}}, "reason": "r"})
+    await member.err("get", f"/admin/erasure/{req['id']}", 403, "PERMISSION_DENIED")
+    await member.err("post", f"/admin/erasure/{req['id']}/confirm", 403, "PERMISSION_DENIED")
+    await member.err("post", f"/admin/erasure/{req['id']}/execute", 403, "PERMISSION_DENIED")
 
 
 async def test_dual_control_setting_is_a_boolean(seeded):
