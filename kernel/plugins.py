@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "svc.plugins"
 # The kernel refuses to start without these: every other feature reads data through them.
 ESSENTIAL_PLUGINS = frozenset({"accounts", "access", "schema", "items"})
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin")
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy")
 
 
 class PluginError(RuntimeError):
