@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.privacy import RetentionTarget
 from kernel.settings import parse_bool, parse_float, parse_int
 from plugins.ai import approvals, conversations, hookspecs, mcp, provider, registry, routes, schemas, skills
 from plugins.settings.api import SettingKey
@@ -79,17 +80,17 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
 
 
 async def retention_job(kernel: Any) -> None:
-    await conversations.purge(kernel)
+    """Idle MCP sessions; and old conversations unless the privacy plugin runs retention (then
+    its ``aiConversations`` target prunes them by each site's own horizon)."""
+    if not any(info.name == "privacy" and info.enabled for info in kernel.plugins):
+        await conversations.purge(kernel)
     await mcp.purge_sessions(kernel)
 
 
 @hookimpl(optionalhook=True)
 def register_retention_targets(kernel: Any) -> list[Any]:
-    """``aiConversations`` for the privacy plugin's retention (its hook and ``kernel.privacy`` come
-    with that plugin; until then this implementation is never called and the ``ai.retention`` job
-    applies ``SVC_AI_CONVERSATION_RETENTION_DAYS`` alone)."""
-    from kernel.privacy import RetentionTarget  # type: ignore[import-not-found]
-
+    """``aiConversations`` for the privacy plugin's retention (with privacy disabled, the
+    ``ai.retention`` job applies ``SVC_AI_CONVERSATION_RETENTION_DAYS`` alone)."""
     return [RetentionTarget("aiConversations", int(kernel.settings.get("ai_conversation_retention_days")),
                             conversations.prune_site, "AI conversations with their messages, by last message.")]
 
