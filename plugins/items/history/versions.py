@@ -33,7 +33,9 @@ from plugins.items.history.target import (
     reject_unknown_keys,
 )
 from plugins.items.read.listing import live_rows
+from plugins.items.read.reveal import reveal
 from plugins.items.tables import items
+from plugins.schema.api import get_schema
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 DRAFT_KEY = "draft"
@@ -84,14 +86,24 @@ async def list_versions(ctx: Any, collection: str, item_id: str) -> list[dict[st
         target = await load_target(ctx, db, collection, item_id, "read")
         rows = await db.all(db.select(versions).where(*_where(target)).order_by(versions.c.created_at,
                                                                                  versions.c.key))
-    return [version_record(r, target) for r in rows]
+    records = [version_record(r, target) for r in rows]
+    await reveal_versions(ctx, target, records)
+    return records
+
+
+async def reveal_versions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]], uow: Any = None) -> None:
+    """The ``items.read`` hook over the versions' content (``read/reveal.py``)."""
+    await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, [r["data"] for r in records],
+                 "version", uow=uow, ids=[target.row["id"]] * len(records))
 
 
 async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
     """One version (404 ``NOT_FOUND``); ``uow``: read in that transaction."""
     async with service.reading(ctx, uow) as db:
         target = await load_target(ctx, db, collection, item_id, "read")
-        return version_record(await _version_row(db, target, key), target)
+        record = version_record(await _version_row(db, target, key), target)
+    await reveal_versions(ctx, target, [record], uow)
+    return record
 
 
 def _user(ctx: Any) -> str | None:
