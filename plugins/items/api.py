@@ -51,6 +51,7 @@ from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.search import service as search
+from plugins.items.upkeep import stored
 
 Item = dict[str, Any]
 QUERY_KEYS = ("fields", "filter", "sort", "limit", "offset", "page", "meta", "aggregate", "groupBy", "deep")
@@ -266,3 +267,17 @@ __all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggre
            "create_many", "delete", "describe_dependents", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
            "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]
+
+
+# ---------------------------------------------------------------------- storage maintenance
+
+async def stored_page(db: Any, collection_ids: list[str], after: tuple[str, str] | None, limit: int) -> list[Any]:
+    """Stored items of ``collection_ids`` (live and deleted) after a cursor: ``upkeep/stored.py``.
+    For plugins that change how values are stored (regulated content), never what they are."""
+    return await stored.stored_page(db, collection_ids, after, limit)
+
+
+async def rewrite_stored(db: Any, collection_id: str, item_id: str, data: dict[str, Any],
+                         transform: Any) -> int:
+    """Rewrite one item's stored content and its history with ``transform`` (``upkeep/stored.py``)."""
+    return await stored.rewrite(db, collection_id, item_id, data, transform)

@@ -188,10 +188,21 @@ async def list_revisions(ctx: Any, collection: str, item_id: str, *, limit: int,
 
 
 async def reveal_revisions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]]) -> None:
-    """The ``items.read`` hook over the revisions' content and deltas (``read/reveal.py``)."""
-    parts = [r[key] for r in records for key in ("data", "delta")]
-    await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, parts, "revision",
-                 ids=[target.row["id"]] * len(parts))
+    """The ``items.read`` hook over the revisions' content and both sides of their deltas
+    (``read/reveal.py``): each side is shown to the hook as an item of its own."""
+    schema = await get_schema(ctx.kernel, ctx.site_id)
+    if not records or not schema.sensitive_fields(target.coll.name):
+        return
+    parts: list[dict[str, Any]] = []
+    for r in records:
+        delta = r["delta"]
+        sides = [{k: v.get(side) for k, v in delta.items() if isinstance(v, dict)} for side in ("from", "to")]
+        parts += [r["data"], *sides]
+    await reveal(ctx, schema, target.coll.name, parts, "revision", ids=[target.row["id"]] * len(parts))
+    for n, r in enumerate(records):
+        before, after = parts[3 * n + 1], parts[3 * n + 2]
+        r["delta"] = {k: {"from": before.get(k), "to": after.get(k)} if isinstance(v, dict) else v
+                      for k, v in r["delta"].items()}
 
 
 async def get_revision(ctx: Any, collection: str, item_id: str, revision_id: str) -> dict[str, Any]:
