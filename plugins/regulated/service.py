@@ -298,15 +298,14 @@ def split_filter(schema: Any, collection: str, tree: Any) -> tuple[Any, dict[str
                                               path=[*path, key])
                 matches[key] = cond["_eq"]
             elif key == "_and" and isinstance(cond, list):
-                rest["_and"] = [take(c, [*path, "_and", i]) if isinstance(c, dict) else c for i, c in enumerate(cond)]
+                parts = [take(c, [*path, "_and", i]) if isinstance(c, dict) else c for i, c in enumerate(cond)]
+                if [p for p in parts if p != {}]:
+                    rest["_and"] = [p for p in parts if p != {}]
             else:
                 rest[key] = cond
         return rest
 
-    sql = take(tree, ["filter"])
-    if not sql.get("_and", True):
-        sql.pop("_and")
-    return sql, matches
+    return take(tree, ["filter"]), matches
 
 
 async def sar_export(ctx: Any, body: Any) -> dict[str, Any]:
@@ -324,8 +323,8 @@ async def sar_export(ctx: Any, body: Any) -> dict[str, Any]:
     records: list[dict[str, Any]] = []
     offset = 0
     while True:  # pages of the SQL part; the sensitive matches are checked on the decrypted values
-        page = await items_api.list_items(ctx, collection, items_api.query(
-            filter=sql or None, limit=items_api.MAX_LIMIT, offset=offset, sort=["id"]))
+        page = (await items_api.list_items(ctx, collection, items_api.query(
+            filter=sql or None, limit=items_api.MAX_LIMIT, offset=offset, sort=["id"]))).items
         records += [r for r in page if all(r.get(k) == v for k, v in matches.items())]
         offset += len(page)
         if len(page) < items_api.MAX_LIMIT:
