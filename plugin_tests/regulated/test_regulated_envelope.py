@@ -179,3 +179,30 @@ async def test_ciphertext_is_bound_to_its_site(key_app):
     assert len(await calls.ok("get", "/admin/field-access-log")) == 2
     assert len(await calls_b.ok("get", "/admin/field-access-log")) == 1
 
+
+
+async def test_revert_and_versions_keep_values_encrypted(key_app):
+    site, calls = await site_calls(key_app)
+    await calls.collection("patients", PATIENT_FIELDS, versioning=True)
+    await envelope_on(calls)
+    pid = (await calls.create("patients", {"name": "Ann", "ssn": "v1"}))["id"]
+    await calls.ok("patch", f"/items/patients/{pid}", json={"ssn": "v2"})
+    revs = await calls.ok("get", f"/items/patients/{pid}/revisions")
+    first = next(r for r in revs if r["data"]["ssn"] == "v1")
+    await calls.ok("post", f"/items/patients/{pid}/revert", json={"revisionId": first["id"]})
+    assert (await calls.get("patients", pid))["ssn"] == "v1"
+    assert (await stored(key_app, site, pid))["ssn"].startswith("renc1.")
+
+    made = await calls.ok("post", f"/items/patients/{pid}/versions", status=201, json={"key": "draft"})
+    assert made["data"]["ssn"] == "v1"
+    changed = await calls.ok("patch", f"/items/patients/{pid}/versions/draft", json={"data": {"ssn": "v3"}})
+    assert changed["data"]["ssn"] == "v3"
+    async with key_app.kernel.db.connect() as conn:
+        from plugins.items.history.tables import versions
+        data = (await conn.execute(select(versions.c.data).where(versions.c.site_id == site))).scalar_one()
+    data = json.loads(data) if isinstance(data, str) else data
+    assert data["ssn"].startswith("renc1.")  # a version's content is encrypted on write too
+    compared = await calls.ok("get", f"/items/patients/{pid}/versions/draft/compare")
+    assert (compared["main"]["ssn"], compared["version"]["ssn"], compared["changes"]) == ("v1", "v3", ["ssn"])
+    await calls.ok("post", f"/items/patients/{pid}/versions/draft/promote", json={})
+    assert (await calls.get("patients", pid))["ssn"] == "v3"

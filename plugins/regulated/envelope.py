@@ -45,19 +45,21 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> Any:
     before = payload.get("before") if isinstance(payload.get("before"), dict) else {}
     item_id = str(payload.get("id") or after.get("id"))
     changed = [n for n in names if after.get(n) is not None and after.get(n) != before.get(n)]
-    for name in changed:
-        if crypto.is_token(after[name]):
-            raise ApiError.validation(f"A value of the sensitive field '{name}' may not begin with "
-                                      f"'{crypto.PREFIX}'", path=[name])
     if not changed:
         return None
     db = SiteDB(ctx.site_id, ctx.conn)
+    cache: dict[tuple[str, str], bytes] = {}
+    for name in changed:
+        if crypto.is_token(after[name]) and not await _own_ciphertext(ctx, db, collection, item_id, name, after[name]):
+            raise ApiError.validation(f"A value of the sensitive field '{name}' may not begin with "
+                                      f"'{crypto.PREFIX}'", path=[name])
     st = await store.site_state(db)
     if not st["envelope_enabled"]:
         return None
-    cache: dict[tuple[str, str], bytes] = {}
     new = dict(after)
     for name in changed:
+        if crypto.is_token(after[name]):
+            continue  # this item's own ciphertext (a revert, a promoted version): kept
         dek = await store.dek_for_write(ctx.kernel, db, st, collection, item_id, cache)
         old = before.get(name)
         if crypto.is_token(old):
@@ -69,6 +71,20 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> Any:
                 pass  # overwritten anyway
         new[name] = crypto.encrypt(dek, ctx.site_id, collection, item_id, name, str(after[name]))
     return {**payload, "after": new}
+
+
+async def _own_ciphertext(ctx: Any, db: SiteDB, collection: str, item_id: str, field: str, token: str) -> bool:
+    """Whether ``token`` is a value of this very item and field (history restored by a revert or
+    a promote), not text a client made look like ciphertext."""
+    row = (await store.data_key_rows(db, collection, [item_id])).get(item_id)
+    if row is None or row["wrapped"] is None:
+        return False
+    try:
+        dek = crypto.unwrap(ctx.kernel.secrets, ctx.site_id, collection, item_id, row["wrapped"])
+        crypto.decrypt(dek, ctx.site_id, collection, item_id, field, token)
+    except crypto.DecryptionFailed:
+        return False
+    return True
 
 
 def _groups(schema: Any, collection: str, records: list[dict[str, Any]], ids: list[Any],

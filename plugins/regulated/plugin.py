@@ -49,6 +49,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 def register_event_handlers(bus: Any, kernel: Any) -> None:
     bus.on_filter("*.items.create", envelope.on_item_write, envelope.WRITE_PRIORITY)
     bus.on_filter("*.items.update", envelope.on_item_write, envelope.WRITE_PRIORITY)
+    bus.on_filter("items.version_write", envelope.on_item_write)
     bus.on_filter("items.read", envelope.on_item_read)
     bus.on_filter("fields.create", envelope.on_field_change)
     bus.on_filter("fields.update", envelope.on_field_change)

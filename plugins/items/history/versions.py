@@ -106,6 +106,10 @@ async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow:
     return record
 
 
+# Filter event of a version's content write: ``{ siteId, collection, id, version, before, after }``.
+VERSION_WRITE = "items.version_write"
+
+
 def _user(ctx: Any) -> str | None:
     return getattr(ctx.principal, "user_id", None)
 
@@ -135,8 +139,9 @@ async def create_version(ctx: Any, collection: str, item_id: str, body: Any) -> 
                 "updated_at": now, "user_created": _user(ctx), "user_updated": _user(ctx)})
         except IntegrityError as exc:  # a concurrent create took the key
             raise ApiError(409, "CONFLICT", f"This item already has a version '{key}'", path=["key"]) from exc
-        row = await _version_row(db, target, key)
-    return version_record(row, target)
+        record = version_record(await _version_row(db, target, key), target)
+        await reveal_versions(ctx, target, [record], u)
+    return record
 
 
 async def update_version(ctx: Any, collection: str, item_id: str, key: str, body: Any) -> dict[str, Any]:
@@ -152,10 +157,19 @@ async def update_version(ctx: Any, collection: str, item_id: str, key: str, body
         values: dict[str, Any] = {"updated_at": now_utc(), "user_updated": _user(ctx),
                                   "name": name_field(body, row["name"])}
         if body.get("data") is not None:
-            values["data"] = {**schema_content(target.coll, row["data"]), **content_body(target, body["data"], ["data"])}
+            before = schema_content(target.coll, row["data"])
+            values["data"] = {**before, **content_body(target, body["data"], ["data"])}
+            # The same filter event shape as an item update, so a plugin that stores some fields
+            # in another form (regulated content encrypts) treats a version's content alike.
+            payload = await u.filter(VERSION_WRITE, {"siteId": ctx.site_id, "collection": target.coll.name,
+                                                     "id": target.row["id"], "version": key, "before": before,
+                                                     "after": values["data"]})
+            if isinstance(payload, dict) and isinstance(payload.get("after"), dict):
+                values["data"] = schema_content(target.coll, payload["after"])
         await db.execute(db.update(versions).where(*_where(target, row["key"])).values(**values))
-        row = await _version_row(db, target, key)
-    return version_record(row, target)
+        record = version_record(await _version_row(db, target, key), target)
+        await reveal_versions(ctx, target, [record], u)
+    return record
 
 
 async def delete_version(ctx: Any, collection: str, item_id: str, key: str) -> None:
@@ -175,6 +189,8 @@ async def compare_version(ctx: Any, collection: str, item_id: str, key: str) -> 
         row = await _version_row(db, target, key)
     version = target.masked(schema_content(target.coll, row["data"]))
     main = mask_item(target, target.item)
+    await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, [main, version], "version",
+                 ids=[target.row["id"]] * 2)
     changes = sorted(k for k, v in version.items() if v != main.get(k))
     return {"main": main, "version": version, "changes": changes}
 
