@@ -206,3 +206,25 @@ async def test_revert_and_versions_keep_values_encrypted(key_app):
     assert (compared["main"]["ssn"], compared["version"]["ssn"], compared["changes"]) == ("v1", "v3", ["ssn"])
     await calls.ok("post", f"/items/patients/{pid}/versions/draft/promote", json={})
     assert (await calls.get("patients", pid))["ssn"] == "v3"
+
+
+async def test_marking_and_unmarking_a_field(key_app):
+    site, calls = await site_calls(key_app)
+    await calls.collection("patients", {"name": "string", "history": "text"})
+    pid = (await calls.create("patients", {"name": "Ann", "history": "asthma since childhood"}))["id"]
+    assert [h["id"] for h in await calls.ok("get", "/search", params={"q": "asthma"})] == [pid]
+    await envelope_on(calls)
+    # Marked sensitive while envelope mode is on: it leaves the search index, the migration restarts.
+    await calls.ok("patch", "/fields/patients/history", json={"options": {"sensitive": True}})
+    assert await calls.ok("get", "/search", params={"q": "asthma"}) == []
+    state = await calls.ok("get", f"{ENC}/envelope")
+    assert state["migration"]["state"] == "encrypting"
+    while not state["done"]:
+        state = await calls.ok("post", f"{ENC}/envelope/migrate", json={})
+    assert (await stored(key_app, site, pid))["history"].startswith("renc1.")
+    # Unmarking while values may be encrypted is refused; after envelope off and migrated back, allowed.
+    await calls.err("patch", "/fields/patients/history", 409, "CONFLICT", json={"options": {"sensitive": False}})
+    await envelope_on(calls, enabled=False)
+    await calls.ok("patch", "/fields/patients/history", json={"options": {}})
+    assert (await stored(key_app, site, pid))["history"] == "asthma since childhood"
+    assert [h["id"] for h in await calls.ok("get", "/search", params={"q": "asthma"})] == [pid]

@@ -207,10 +207,16 @@ async def migrate_batch(kernel: Any, db: SiteDB, limit: int) -> int:
     encrypting = st["migration"] == "encrypt"
     if encrypting:
         store.require_keyring(kernel)
+    known: dict[str, dict[str, Any]] = {}  # the page's data keys, one query per collection
+    for coll_id in dict.fromkeys(r["collection_id"] for r in rows):
+        known[coll_id] = await store.data_key_rows(db, colls[coll_id].name,
+                                                   [r["id"] for r in rows if r["collection_id"] == coll_id])
+    cache: dict[tuple[str, str], bytes] = {}
     for row in rows:
         coll = colls[row["collection_id"]]
         names = schema.sensitive_fields(coll.name)
-        transform = await _transform(kernel, db, st, coll.name, row["id"], names, encrypting)
+        transform = await _transform(kernel, db, st, coll.name, row["id"], names, encrypting,
+                                     known[row["collection_id"]].get(row["id"]), cache)
         if transform is not None:
             await items_api.rewrite_stored(db, row["collection_id"], row["id"], row["data"], transform)
     if len(rows) < limit:
@@ -223,14 +229,15 @@ async def migrate_batch(kernel: Any, db: SiteDB, limit: int) -> int:
 
 
 async def _transform(kernel: Any, db: SiteDB, st: dict[str, Any], collection: str, item_id: str,
-                     names: tuple[str, ...], encrypting: bool) -> _Sync | None:
-    """The content transform of one item (None: a crypto-shredded item is left as it is)."""
-    row = (await store.data_key_rows(db, collection, [item_id])).get(item_id)
+                     names: tuple[str, ...], encrypting: bool, row: Any,
+                     cache: dict[tuple[str, str], bytes]) -> _Sync | None:
+    """The content transform of one item (``row``: its data key row, if any; None: a
+    crypto-shredded item is left as it is)."""
     if row is not None and row["wrapped"] is None:
         return None
     dek = None
     if encrypting or row is not None:
-        dek = await store.dek_for_write(kernel, db, st, collection, item_id, {})
+        dek = await store.dek_for_write(kernel, db, st, collection, item_id, cache, row)
     return _Sync(db.site_id, collection, item_id, names, encrypting, dek)
 
 

@@ -59,12 +59,13 @@ async def data_key_rows(db: SiteDB, collection: str, item_ids: list[str]) -> dic
 
 
 async def dek_for_write(kernel: Any, db: SiteDB, st: dict[str, Any], collection: str, item_id: str,
-                        cache: dict[tuple[str, str], bytes]) -> bytes:
+                        cache: dict[tuple[str, str], bytes], known: Any = ...) -> bytes:
     """The item's data key, created (wrapped by the site's active key) on its first encrypted value;
-    409 ``CONFLICT`` for an item whose data was crypto-shredded."""
+    409 ``CONFLICT`` for an item whose data was crypto-shredded. ``known``: its row, already read
+    (None: it has none); ``cache`` also remembers that the active key was noted."""
     if (collection, item_id) in cache:
         return cache[(collection, item_id)]
-    row = (await data_key_rows(db, collection, [item_id])).get(item_id)
+    row = (await data_key_rows(db, collection, [item_id])).get(item_id) if known is ... else known
     if row is not None and row["wrapped"] is None:
         raise ApiError(409, "CONFLICT", f"The personal data of '{collection}/{item_id}' was erased: its sensitive "
                        "fields cannot be written again")
@@ -75,7 +76,9 @@ async def dek_for_write(kernel: Any, db: SiteDB, st: dict[str, Any], collection:
             raise decryption_failed() from None
     else:
         dek, kek = crypto.new_dek(), active_key(kernel, st)
-        await note_key(db, kek)
+        if ("", kek) not in cache:  # "" is no collection's name
+            await note_key(db, kek)
+            cache[("", kek)] = b""
         await db.insert(data_keys, {"collection": collection, "item_id": item_id, "key_id": kek,
                                     "wrapped": crypto.wrap(kernel.secrets, db.site_id, collection, item_id, dek, kek),
                                     "created_at": now_utc(), "shredded_at": None})
