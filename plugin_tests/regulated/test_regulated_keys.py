@@ -80,3 +80,30 @@ async def test_a_key_no_longer_loaded_is_listed_missing(make_app, tmp_path):
     progress = await again.ok("post", f"{ENC}/keys/rewrap", json={})
     assert (progress["unavailable"], progress["remaining"], progress["done"]) == (1, 0, True)
     await again.err("get", f"/items/patients/{item['id']}", 500, "DECRYPTION_FAILED")
+
+
+async def test_envelope_and_migration_are_per_site(key_app):
+    from sqlalchemy import select as sel
+
+    from plugins.items.tables import items
+    site, calls = await site_calls(key_app)
+    site_b, calls_b = await site_calls(key_app)
+    for c in (calls, calls_b):
+        await c.collection("patients", PATIENT_FIELDS)
+    a = await calls.create("patients", {"name": "a", "ssn": "A-secret"})
+    await calls.ok("post", f"{ENC}/envelope", json={"enabled": True, "password": "admin-password-1"})
+    # B sees its own (off) state, and draining B's migration never touches A's items.
+    state_b = await calls_b.ok("get", f"{ENC}/envelope")
+    assert (state_b["enabled"], state_b["done"]) == (False, True)
+    assert (await calls_b.ok("post", f"{ENC}/envelope/migrate", json={}))["migration"]["migrated"] == 0
+    async with key_app.kernel.db.connect() as conn:
+        raw = (await conn.execute(sel(items.c.data).where(items.c.site_id == site, items.c.id == a["id"]))).scalar_one()
+    assert "A-secret" in str(raw)  # still waiting for A's own migration
+    assert (await calls.ok("post", f"{ENC}/envelope/migrate", json={}))["done"] is True
+    # A's audit has the toggle; B's has none.
+    assert len(await calls.ok("get", "/audit", params={"action": "envelope_mode_changed"})) == 1
+    assert await calls_b.ok("get", "/audit", params={"action": "envelope_mode_changed"}) == []
+    # B's items with the same id as A's are B's own.
+    b = await calls_b.create("patients", {"id": a["id"], "name": "b", "ssn": "B-secret"})
+    assert (await calls_b.get("patients", b["id"]))["ssn"] == "B-secret"
+    assert (await calls.get("patients", a["id"]))["ssn"] == "A-secret"
