@@ -228,3 +228,44 @@ async def test_marking_and_unmarking_a_field(key_app):
     await calls.ok("patch", "/fields/patients/history", json={"options": {}})
     assert (await stored(key_app, site, pid))["history"] == "asthma since childhood"
     assert [h["id"] for h in await calls.ok("get", "/search", params={"q": "asthma"})] == [pid]
+
+
+async def test_nested_related_items_delivery_and_no_hook_without_sensitive_fields(key_app):
+    site, calls = await site_calls(key_app)
+    await calls.collection("patients", PATIENT_FIELDS)
+    await calls.collection("visits", {"when": "string", "patient": "uuid"})
+    await calls.relation(type="m2o", collection="visits", field="patient", relatedCollection="patients",
+                         relatedField="visits")
+    await envelope_on(calls)
+    pid = (await calls.create("patients", {"name": "Ann", "ssn": "nested-ssn-4k"}))["id"]
+    vid = (await calls.create("visits", {"when": "today", "patient": pid}))["id"]
+    got = await calls.get("visits", vid, params={"fields": "*,patient.*"})
+    assert got["patient"]["ssn"] == "nested-ssn-4k"
+    got = await calls.get("patients", pid, params={"fields": "*,visits.*"})
+    assert got["ssn"] == "nested-ssn-4k" and got["visits"][0]["id"] == vid
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Desk"})
+    member = await new_member(key_app, site, role["id"])
+    await calls.grant([{"collection": c, "action": "read"} for c in ("patients", "visits")], {"roleId": role["id"]})
+    key_app.kernel.access.invalidate(site)
+    got = await Calls(key_app.client, member.headers).get("visits", vid, params={"fields": "*,patient.*"})
+    assert got["patient"]["ssn"] == MASK
+
+    # Public delivery reads as the public role: masked unless that role holds read_decrypted.
+    public = next(r for r in await calls.ok("get", "/roles") if r.get("systemKey") == "public")
+    await calls.grant([{"collection": "patients", "action": "read"}], {"roleId": public["id"]})
+    key_app.kernel.access.invalidate(site)
+    resp = await key_app.client.get("/api/v1/deliver/items/patients", headers={"X-Svc-Site": site})
+    assert resp.status_code == 200 and resp.json()["data"][0]["ssn"] == MASK
+    assert "nested-ssn-4k" not in resp.text
+
+    # A site without sensitive fields never runs the read hook.
+    seen = []
+    key_app.kernel.bus.on_filter("items.read", lambda event, payload, ctx: seen.append(payload["siteId"]))
+    other, calls_o = await site_calls(key_app)
+    await calls_o.collection("notes", {"body": "text"})
+    note = await calls_o.create("notes", {"body": "hello"})
+    await calls_o.get("notes", note["id"])
+    await calls_o.list("notes")
+    assert other not in seen
+    await calls.get("patients", pid)
+    assert site in seen
