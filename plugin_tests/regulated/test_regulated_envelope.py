@@ -59,6 +59,13 @@ async def test_values_are_stored_encrypted_and_read_by_permission(key_app):
     assert (got["ssn"], got["diagnosis"], got["name"]) == (MASK, MASK, "Ann")
     got = await as_clear.get("patients", pid)
     assert (got["ssn"], got["diagnosis"]) == ("123-45-6789", MASK)
+    # A read_decrypted rule with conditions is not honoured (fail closed): masked.
+    cond = await new_member(key_app, site, role["id"])
+    await calls.grant([{"collection": "patients", "action": "read_decrypted", "conditions": {"ward": {"_eq": "A"}}}],
+                      {"userId": cond.id})
+    key_app.kernel.access.invalidate(site)
+    got = await Calls(key_app.client, cond.headers).get("patients", pid)
+    assert (got["ssn"], got["diagnosis"]) == (MASK, MASK)
     assert {e["actorId"] for e in await log_of(calls, itemId=pid, actorId=clear.id)} == {clear.id}
     assert await log_of(calls, actorId=plain.id) == []
 

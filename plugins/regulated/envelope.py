@@ -120,7 +120,17 @@ async def clear_fields(ctx: Any, collection: str, names: tuple[str, ...]) -> fro
     decision = await ctx.kernel.access.decide(principal, ctx.site_id, collection, "read_decrypted")
     if not decision.allowed:
         return frozenset()
-    return frozenset(n for n in names if decision.field_allowed(n))
+    return frozenset(n for n in names if _unconditional(decision, n))
+
+
+def _unconditional(decision: Any, name: str) -> bool:
+    """Whether a ``read_decrypted`` rule grants ``name`` on every row: a rule with ``conditions``
+    is not honoured (fail closed: masked), so clear reads never depend on a row predicate."""
+    if not decision.field_allowed(name):
+        return False
+    if not decision.paired:
+        return decision.row_filter is None
+    return any(g.condition is None and (g.fields is None or name in g.fields) for g in decision.grants)
 
 
 async def on_item_read(event: str, payload: Any, ctx: Any) -> None:
