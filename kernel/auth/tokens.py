@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 import jwt
@@ -12,6 +13,13 @@ from kernel.errors import ApiError
 
 ISSUER = "svc"
 ALGORITHM = "HS256"
+# Tokens this process verified, with the secret that verified them (oldest first): a client sends the same token on every
+# request until it expires, and PyJWT's decode costs ~45 µs (its padding check walks every
+# character in Python). HS256 is deterministic, so a token that verified once verifies again under
+# the same secret; only ``exp`` can change its answer, and it is checked on every hit.
+# Revocation is not the token's business (the token version, in kernel/auth/usercache.py).
+_VERIFIED: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+_VERIFIED_MAX = 4096
 
 
 def issue_access_token(secret: str, *, user_id: str, site_id: str | None, token_version: int,
@@ -39,22 +47,38 @@ def decode_access_token(secret: str, token: str) -> dict[str, Any]:
 
     Only HS256 is accepted, so ``alg: none`` and algorithm-confusion tokens fail here.
     """
+    seen = _VERIFIED.get(token)
+    if seen is not None and seen[0] == secret:
+        claims = seen[1]
+        if claims["exp"] <= time.time():
+            del _VERIFIED[token]
+            raise _expired()
+        return dict(claims)
     try:
         claims = jwt.decode(
             token, secret, algorithms=[ALGORITHM], issuer=ISSUER,
             options={"require": ["exp", "iat", "sub", "iss"]},
         )
     except jwt.ExpiredSignatureError as exc:
-        raise ApiError(401, "TOKEN_EXPIRED", "The access token has expired; refresh and retry") from exc
+        raise _expired() from exc
     except jwt.PyJWTError as exc:
         raise ApiError.unauthenticated("The access token is not valid") from exc
-    if claims.get("typ") != "access":
+    if claims.get("typ") != "access" or not isinstance(claims["exp"], (int, float)):
         raise ApiError.unauthenticated("The access token is not valid")
-    return claims
+    _VERIFIED[token] = (secret, claims)
+    if len(_VERIFIED) > _VERIFIED_MAX:
+        _VERIFIED.popitem(last=False)
+    return dict(claims)
+
+
+def _expired() -> ApiError:
+    return ApiError(401, "TOKEN_EXPIRED", "The access token has expired; refresh and retry")
 
 
 def peek_issuer(token: str) -> str | None:
     """The unverified ``iss`` claim, for routing a token to its verifier (never for trust)."""
+    if token in _VERIFIED:
+        return ISSUER
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError:

@@ -31,6 +31,11 @@ async def test_strategies(svc_app, site, site_b, calls, calls_b, admin_headers):
     await beacon(client, site, "/a", headers=auth)
     await beacon(client, site, "/a", headers=auth)
     assert await stats(client, calls.headers) == {"views": 7, "uniques": 3}
+    # Another site's API key lends no user to A's counts: the kernel refuses it outside its site.
+    key = await calls_b.ok("post", "/api-keys", 201, json={"name": "beacon"})
+    resp = await beacon(client, site, "/a", headers={"Authorization": f"Bearer {key['key']}", "X-Svc-Site": site_b})
+    assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == "UNAUTHENTICATED"
+    assert await stats(client, calls.headers) == {"views": 7, "uniques": 3}
     assert await stats(client, calls_b.headers) == {"views": 4, "uniques": 2}
     assert await stats(client, calls_b.headers, "/b") == {"views": 1, "uniques": 1}
     assert await stats_when(client, calls_c.headers, 4) == {"views": 4, "uniques": 2}

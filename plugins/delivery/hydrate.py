@@ -1,11 +1,18 @@
 """What delivery answers, read as the site's public role through the items API (one data path).
 
-A page is the item of the ``pages`` collection whose ``slug`` matches. Its ``sections`` field,
-when it is a list, is hydrated: a section that names ``collection`` and ``item`` (an id) gets
-``item`` replaced by that item as the public role reads it, fetched with one list query per
-referenced collection; a section whose item the public role cannot read (missing, deleted,
-draft, filtered by a rule, collection not readable) is left out, so nothing hidden leaks, not
-even its id. Other sections pass through unchanged.
+A page is the item of the ``pages`` collection whose ``slug`` matches. Its ``sections`` field is
+hydrated by its kind:
+
+- a ``json`` list: a section that names ``collection`` and ``item`` (an id) gets ``item``
+  replaced by that item as the public role reads it; other sections pass through unchanged;
+- an ``m2a`` relation (``[{collection, id}]``): each entry becomes ``{collection, item}``;
+- an ``m2m`` relation (a list of ids): each id becomes the related item;
+- an ``o2m`` alias or an ``m2o``: the items API nests it (``fields=*,sections.*``), with the
+  public role's permissions on the related collection (none: the page without ``sections``).
+
+Referenced items are fetched with one list query per collection. A reference the public role
+cannot read (missing, deleted, draft, filtered by a rule, collection not readable) is left out,
+so nothing hidden leaks, not even its id.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from urllib.parse import quote
 
 from kernel import ApiError
 from plugins.items import api as items
+from plugins.schema.api import get_schema
 
 PAGES = "pages"
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,199}$")
@@ -45,21 +53,55 @@ def not_found(what: str) -> ApiError:
 async def page(ctx: Any, slug: str) -> dict[str, Any]:
     """The public page ``slug`` with its sections hydrated; 404 when the public role cannot
     read it (no ``pages`` collection, no such page, or hidden)."""
-    found = await _public(ctx, PAGES, items.query(filter={"slug": {"_eq": slug}}, limit=1, meta="none"), "page")
+    relation = (await get_schema(ctx.kernel, ctx.site_id)).nested_fields(PAGES).get("sections")
+    kind = relation.kind if relation is not None else "json"
+    by_slug = {"filter": {"slug": {"_eq": slug}}, "limit": 1, "meta": "none"}
+    if kind in ("o2m", "m2o"):
+        try:  # the items API nests it as the public role
+            found = await items.list_items(ctx, PAGES, items.query(fields=["*", "sections.*"], **by_slug))
+        except ApiError as error:
+            if error.status != 403:
+                raise not_found("page") from error
+            found = await _public(ctx, PAGES, items.query(**by_slug), "page")  # sections not readable
+            for record in found.items:
+                record.pop("sections", None)
+    else:
+        found = await _public(ctx, PAGES, items.query(**by_slug), "page")
     if not found.items:
         raise not_found("page")
     record = dict(found.items[0])
     sections = record.get("sections")
-    if isinstance(sections, list):
-        record["sections"] = await hydrate_sections(ctx, sections[:MAX_SECTIONS])
+    if isinstance(sections, list) and kind in ("json", "m2a", "m2m"):
+        sections = sections[:MAX_SECTIONS]
+        if kind == "m2m":
+            refs = [(relation.related_collection, item_id) if (item_id := _id(entry)) is not None else None
+                    for entry in sections]
+            record["sections"] = [item for item in (await _hydrate(ctx, refs)) if item is not None]
+        else:
+            record["sections"] = await hydrate_sections(ctx, sections, key="id" if kind == "m2a" else "item")
     return record
 
 
-async def hydrate_sections(ctx: Any, sections: list[Any]) -> list[Any]:
-    """Each referencing section with its item (see the module's docstring)."""
+async def hydrate_sections(ctx: Any, sections: list[Any], *, key: str = "item") -> list[Any]:
+    """Each section naming ``collection`` and an id under ``key`` as ``{..., collection, item}``
+    with the item read as the public role; unreadable ones left out, others unchanged."""
+    refs = [_reference(section, key) for section in sections]
+    read = await _hydrate(ctx, refs)
+    out: list[Any] = []
+    for section, ref, item in zip(sections, refs, read, strict=True):
+        if ref is None:
+            out.append(section)
+        elif item is not None:
+            rest = {k: v for k, v in section.items() if k != key}
+            out.append({**rest, "item": item})
+    return out
+
+
+async def _hydrate(ctx: Any, refs: list[tuple[str, str] | None]) -> list[dict[str, Any] | None]:
+    """The item of each ``(collection, id)`` as the public role reads it (None where it cannot,
+    or for a None ref): one list query per collection."""
     wanted: dict[str, list[str]] = {}
-    for section in sections:
-        ref = _reference(section)
+    for ref in refs:
         if ref is not None:
             wanted.setdefault(ref[0], []).append(ref[1])
     found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -74,22 +116,21 @@ async def hydrate_sections(ctx: Any, sections: list[Any]) -> list[Any]:
             raise
         for item in listed.items:
             found[(collection, str(item.get("id")))] = item
-    out: list[Any] = []
-    for section in sections:
-        ref = _reference(section)
-        if ref is None:
-            out.append(section)
-        elif ref in found:
-            out.append({**section, "item": found[ref]})
-    return out
+    return [found.get(ref) if ref is not None else None for ref in refs]
 
 
-def _reference(section: Any) -> tuple[str, str] | None:
+def _id(value: Any) -> str | None:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _reference(section: Any, key: str) -> tuple[str, str] | None:
     if not isinstance(section, dict):
         return None
-    collection, item_id = section.get("collection"), section.get("item")
-    if isinstance(collection, str) and collection and isinstance(item_id, (str, int)) and not isinstance(item_id, bool):
-        return collection, str(item_id)
+    collection, item_id = section.get("collection"), _id(section.get(key))
+    if isinstance(collection, str) and collection and item_id is not None:
+        return collection, item_id
     return None
 
 

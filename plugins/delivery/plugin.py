@@ -11,7 +11,7 @@ from plugins.delivery import caching, routes, schemas, version
 from plugins.settings.api import SettingKey
 
 name = "delivery"
-requires = ("items", "settings")
+requires = ("items", "schema", "settings")
 
 
 @hookimpl
