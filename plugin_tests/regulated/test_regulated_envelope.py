@@ -88,6 +88,12 @@ async def test_values_are_stored_encrypted_and_read_by_permission(key_app):
     # A client may not write something that looks like ciphertext (it would read back wrong).
     await calls.err("patch", f"/items/patients/{pid}", 400, "VALIDATION_FAILED", json={"notes": before["ssn"]})
 
+    # Search hits and versions-free reads decrypt or mask the same way.
+    hits = await calls.ok("get", "/search", params={"q": "Ann"})
+    assert hits[0]["item"]["ssn"] == "123-45-6789"
+    hits = await as_plain.ok("get", "/search", params={"q": "Ann"})
+    assert hits[0]["item"]["ssn"] == MASK and "renc1." not in json.dumps(hits)
+
     # GraphQL reads through the same path.
     resp = await key_app.client.post("/api/v1/graphql", headers=calls.headers,
                                      json={"query": "{ patients { id ssn name } }"})
