@@ -59,19 +59,24 @@ def _aad(site_id: str, collection: str, item_id: str, field: str) -> bytes:
     return json.dumps(["renc1", site_id, collection, item_id, field], separators=(",", ":")).encode()
 
 
+def cipher(dek: bytes | AESGCM) -> AESGCM:
+    return dek if isinstance(dek, AESGCM) else AESGCM(dek)
+
+
 def encrypt(dek: bytes, site_id: str, collection: str, item_id: str, field: str, value: str) -> str:
     nonce = os.urandom(NONCE_BYTES)
     sealed = AESGCM(dek).encrypt(nonce, value.encode("utf-8"), _aad(site_id, collection, item_id, field))
     return PREFIX + base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode("ascii")
 
 
-def decrypt(dek: bytes, site_id: str, collection: str, item_id: str, field: str, token: str) -> str:
+def decrypt(dek: bytes | AESGCM, site_id: str, collection: str, item_id: str, field: str, token: str) -> str:
+    """``dek``: the data key, or its ``AESGCM`` object (``cipher``) when many values share it."""
     text = token[len(PREFIX):]
     try:
         blob = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         if len(blob) < NONCE_BYTES + 16:
             raise DecryptionFailed("the value is too short")
-        plain = AESGCM(dek).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], _aad(site_id, collection, item_id, field))
+        plain = cipher(dek).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], _aad(site_id, collection, item_id, field))
         return plain.decode("utf-8")
     except (binascii.Error, ValueError, InvalidTag, UnicodeDecodeError):
         raise DecryptionFailed("the value does not open under this item's data key") from None

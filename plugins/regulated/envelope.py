@@ -169,7 +169,7 @@ async def _reveal(ctx: Any, db: SiteDB, schema: Any, groups: dict[str, list[tupl
         clear = frozenset(names) if force_clear else await clear_fields(ctx, collection, names)
         need = sorted({i for r, i in pairs if clear and any(crypto.is_token(r.get(n)) for n in clear)})
         rows = await store.data_key_rows(db, collection, need)
-        deks: dict[str, bytes | None] = {}
+        deks: dict[str, Any] = {}  # item id -> its data key's AESGCM (None: shredded)
         for record, item_id in pairs:
             for name in names:
                 if name not in record or record[name] is None:
@@ -183,8 +183,8 @@ async def _reveal(ctx: Any, db: SiteDB, schema: Any, groups: dict[str, list[tupl
                         row = rows.get(item_id)
                         if row is None:
                             raise crypto.DecryptionFailed(f"no data key for {collection}/{item_id}")
-                        deks[item_id] = None if row["wrapped"] is None else crypto.unwrap(
-                            ctx.kernel.secrets, ctx.site_id, collection, item_id, row["wrapped"])
+                        deks[item_id] = None if row["wrapped"] is None else crypto.cipher(crypto.unwrap(
+                            ctx.kernel.secrets, ctx.site_id, collection, item_id, row["wrapped"]))
                     dek = deks[item_id]
                     record[name] = None if dek is None else crypto.decrypt(dek, ctx.site_id, collection, item_id,
                                                                            name, value)
