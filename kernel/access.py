@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 # Capabilities are actions that no collection bounds: like the media actions, a rule grants one
 # with ``collection`` ``*``, and ``AccessControl.has_capability`` asks for it; admin implies all.
 CAPABILITIES = ("cdc:subscribe", "flows:run")
-ACTIONS = ("create", "read", "update", "delete", "media:create", "media:read", "media:update", "media:delete",
-           *CAPABILITIES)
+# ``read_decrypted`` is bound to a collection and its fields like ``read``: the sensitive fields it
+# names are shown in clear (regulated content, docs/regulated-content.md); without it, masked.
+ACTIONS = ("create", "read", "update", "delete", "read_decrypted", "media:create", "media:read", "media:update",
+           "media:delete", *CAPABILITIES)
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"
 ACCESS_CACHE = SiteCacheSpec(

@@ -3,6 +3,11 @@
 ``principal_current``: is a principal seen earlier (when a realtime ticket was minted) still
 allowed now? A suspended or deleted user, a bumped token version, a revoked or expired
 session, a deleted or expired API key all answer ``None``.
+
+``verify_password``: a step-up check (regulated content's envelope toggle): does ``password``
+match the caller's own password? An API key, an impersonation session or a user without a
+password never passes. The route that asks declares the ``auth`` rate bucket, so every try
+counts against the auth limit like a login.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from kernel.auth.passwords import verify_password_async
 from kernel.auth.principal import Principal
 from kernel.db.meta import aware, iso, now_utc
 from kernel.tenancy.scope import SiteDB
@@ -90,3 +96,15 @@ async def profile_of(conn: Any, user_id: str) -> dict[str, Any] | None:
 async def sessions_of(conn: Any, user_id: str) -> list[dict[str, Any]]:
     """The user's live sessions, redacted as ``GET /me/sessions`` shows them (no token, no hash)."""
     return await live_sessions(conn, user_id)
+
+
+async def verify_password(kernel: Any, principal: Principal, password: Any) -> bool:
+    """Whether ``password`` is ``principal``'s own current password (see the module's note)."""
+    if principal.kind != "user" or not principal.user_id or principal.impersonator_id or not isinstance(password, str):
+        return False
+    async with kernel.db.connect() as conn:
+        stored = (await conn.execute(select(users.c.password_hash, users.c.status).where(
+            users.c.id == principal.user_id))).mappings().first()
+    if stored is None or stored["status"] != "active" or not stored["password_hash"]:
+        return False
+    return bool(await verify_password_async(stored["password_hash"], password))

@@ -52,6 +52,7 @@ from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.search import service as search
+from plugins.items.upkeep import stored
 
 Item = dict[str, Any]
 QUERY_KEYS = ("fields", "filter", "sort", "limit", "offset", "page", "meta", "aggregate", "groupBy", "deep")
@@ -314,3 +315,17 @@ async def agent_revisions(ctx: Any, user_id: str, *, limit: int = 25, offset: in
     ``(page, total)``; each names the changed fields, never their values."""
     async with ctx.reader() as db:
         return await personal.agent_revisions(ctx.kernel, db, ctx.site_id, user_id, limit, offset)
+
+
+# ---------------------------------------------------------------------- storage maintenance
+
+async def stored_page(db: Any, collection_ids: list[str], after: tuple[str, str] | None, limit: int) -> list[Any]:
+    """Stored items of ``collection_ids`` (live and deleted) after a cursor: ``upkeep/stored.py``.
+    For plugins that change how values are stored (regulated content), never what they are."""
+    return await stored.stored_page(db, collection_ids, after, limit)
+
+
+async def rewrite_stored(db: Any, collection_id: str, item_id: str, data: dict[str, Any],
+                         transform: Any) -> int:
+    """Rewrite one item's stored content and its history with ``transform`` (``upkeep/stored.py``)."""
+    return await stored.rewrite(db, collection_id, item_id, data, transform)

@@ -28,7 +28,12 @@ KNOWN_OPTIONS: dict[str, frozenset[str] | None] = {  # option -> types it applie
     "min": t.NUMERIC_TYPES, "max": t.NUMERIC_TYPES, "choices": CHOICE_TYPES,
     "precision": frozenset({"decimal"}), "scale": frozenset({"decimal"}),
     "geometryType": frozenset({"geometry"}), "algorithm": frozenset({"hash"}),
+    "sensitive": frozenset({"text"}),
 }
+# A ``sensitive`` field (regulated content, docs/regulated-content.md) holds personal data that may
+# be stored encrypted: it is never indexed, unique, searched or named in a query, and its value
+# is checked before encryption only, so the options that constrain the stored value do not apply.
+SENSITIVE_EXCLUDES = ("unique", "indexed", "default", "maxLength", "minLength", "pattern", "choices")
 # Short scalar types are indexed unless ``indexed: false`` says otherwise: a CMS is read far
 # more than written, and a filter, sort or groupBy on an unindexed field scans the collection.
 # Long text, JSON, lists and geometry are not (``indexed: true`` still indexes a long string).
@@ -134,6 +139,12 @@ def _check_known(type_name: str, opts: dict[str, Any]) -> None:
         raise _fail(f"'algorithm' must be one of {', '.join(t.HASH_LENGTHS)}", "algorithm")
     if "choices" in opts:
         opts["choices"] = _choices(type_name, opts["choices"])
+    if "sensitive" in opts:
+        if not isinstance(opts["sensitive"], bool):
+            raise _fail("'sensitive' must be true or false", "sensitive")
+        clash = next((k for k in SENSITIVE_EXCLUDES if opts["sensitive"] and k in opts), None)
+        if clash is not None:
+            raise _fail(f"a sensitive field cannot have '{clash}' (its value may be stored encrypted)", clash)
 
 
 def validate_options(type_name: str, options: Any) -> dict[str, Any]:

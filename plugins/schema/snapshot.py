@@ -50,6 +50,11 @@ class FieldDef:
     def indexed(self) -> bool:
         return is_indexed(self.type, self.options)
 
+    @property
+    def sensitive(self) -> bool:
+        """Regulated content: never named in a query, never searched, maybe stored encrypted."""
+        return self.options.get("sensitive") is True
+
     def validate(self, value: Any) -> Any:
         """``types.validate_value(self, value)``: the normalised value, or ``ValueError``."""
         return types.validate_value(self, value)
@@ -158,9 +163,24 @@ class SchemaSnapshot:
     collections: Mapping[str, CollectionDef] = dc_field(default_factory=lambda: EMPTY)
     relations: tuple[RelationDef, ...] = ()
     _nested: dict[str, dict[str, NestedField]] = dc_field(default_factory=dict, compare=False, repr=False)
+    _sensitive: dict[str, tuple[str, ...]] = dc_field(default_factory=dict, compare=False, repr=False)
 
     def collection(self, name: str) -> CollectionDef | None:
         return self.collections.get(name)
+
+    def sensitive_fields(self, collection: str) -> tuple[str, ...]:
+        """The names of ``collection``'s ``sensitive`` fields (memoised: reads ask per request)."""
+        if collection not in self._sensitive:
+            coll = self.collections.get(collection)
+            self._sensitive[collection] = tuple(n for n, f in coll.fields.items() if f.sensitive) if coll else ()
+        return self._sensitive[collection]
+
+    @property
+    def has_sensitive(self) -> bool:
+        """Whether any collection of the site has a ``sensitive`` field (one memo per snapshot)."""
+        if "" not in self._sensitive:  # "" is no collection's name
+            self._sensitive[""] = tuple(n for n in self.collections if self.sensitive_fields(n))
+        return bool(self._sensitive[""])
 
     def field(self, collection: str, name: str) -> FieldDef | None:
         coll = self.collections.get(collection)

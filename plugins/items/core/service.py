@@ -29,6 +29,7 @@ from plugins.items.query import ListQuery
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
 from plugins.items.read.listing import ListPage, live_rows, run_list, run_one
 from plugins.items.read.readplan import plan_for
+from plugins.items.read.reveal import reveal
 from plugins.items.read.whitelist import first_unlisted
 from plugins.items.tables import items
 from plugins.schema.api import get_schema, nested_fields
@@ -164,6 +165,8 @@ async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQu
         page = await run_list(db, plan, query, dialect_of(ctx))
         if plan.projection is not None:  # draft / locale
             page.items = await overlay_read(ctx, db, coll, page.items, read, plan.projection.shown(), options)
+    if plan.projection is not None:  # not aggregates: they name no sensitive field (query/resolve.py)
+        await reveal(ctx, schema, coll.name, page.items, "list", uow=uow)
     return page
 
 
@@ -188,7 +191,9 @@ async def read_item(ctx: Any, collection: str, item_id: str, query: ListQuery | 
         item = await run_one(db, plan, item_id, dialect_of(ctx)) if is_item_id(item_id) else None
         if item is None:
             raise record_not_found(collection, str(item_id))
-        return await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+        item = await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+    await reveal(ctx, schema, collection, [item], "item", uow=uow)
+    return item
 
 
 async def author_of(ctx: Any, collection: str, item_id: str, *, uow: Any = None) -> str | None:
@@ -216,7 +221,9 @@ async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = No
                            plan.projection.names())
         if item is None:
             raise record_not_found(collection, first["id"])
-        return await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+        item = await overlay_one(ctx, db, coll, item, read, plan.projection.shown(), options)  # draft / locale
+    await reveal(ctx, schema, collection, [item], "item", uow=uow)
+    return item
 
 
 # ---------------------------------------------------------------------- writes
@@ -245,6 +252,7 @@ async def create_items(ctx: Any, collection: str, body: Any, *, uow: Any = None,
     async with transaction(ctx, uow, cause) as u:
         created = await writes.insert_drafts(u, coll, drafts, prefixes, default_status(coll), guard=guard, keys=keys)
         shaped = [await _as_read(ctx, coll, item, u.db) for item in created]
+        await reveal(ctx, snap, collection, shaped, "write", uow=u)
     return shaped if bulk else shaped[0]
 
 
@@ -269,7 +277,9 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
         keys = frozenset(body) - {"id"} | {k for k in {*old, *data} if old.get(k) != data.get(k)}
         after = await writes.update_row(u, coll, row, data, guard=guard, selected=True, keys=keys,
                                         status=draft.status, sort=draft.sort if draft.sort_given else ...)
-        return await _as_read(ctx, coll, after, u.db)
+        shaped = await _as_read(ctx, coll, after, u.db)
+        await reveal(ctx, snap, collection, [shaped], "write", uow=u)
+        return shaped
 
 
 async def _singleton_row(ctx: Any, coll: Any, uow: Any = None) -> Any:

@@ -41,6 +41,8 @@ from plugins.items.history.target import (
     mask_item,
     reject_unknown_keys,
 )
+from plugins.items.read.reveal import reveal
+from plugins.schema.api import get_schema
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "REVISION_STAGED": (409, "A staged (uncommitted) revision was pinned by a release or reverted to."),
@@ -181,14 +183,35 @@ async def list_revisions(ctx: Any, collection: str, item_id: str, *, limit: int,
                             .limit(limit).offset(offset))
         total = await db.scalar(db.scope(select(func.count()).select_from(stmt.subquery())))
     page = [revision_record(r, target) for r in rows]
+    await reveal_revisions(ctx, target, page)
     return page, {"total": int(total or 0), "limit": limit, "offset": offset}
+
+
+async def reveal_revisions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]]) -> None:
+    """The ``items.read`` hook over the revisions' content and both sides of their deltas
+    (``read/reveal.py``): each side is shown to the hook as an item of its own."""
+    schema = await get_schema(ctx.kernel, ctx.site_id)
+    if not records or not schema.sensitive_fields(target.coll.name):
+        return
+    parts: list[dict[str, Any]] = []
+    for r in records:
+        delta = r["delta"]
+        sides = [{k: v.get(side) for k, v in delta.items() if isinstance(v, dict)} for side in ("from", "to")]
+        parts += [r["data"], *sides]
+    await reveal(ctx, schema, target.coll.name, parts, "revision", ids=[target.row["id"]] * len(parts))
+    for n, r in enumerate(records):
+        before, after = parts[3 * n + 1], parts[3 * n + 2]
+        r["delta"] = {k: {"from": before.get(k), "to": after.get(k)} if isinstance(v, dict) else v
+                      for k, v in r["delta"].items()}
 
 
 async def get_revision(ctx: Any, collection: str, item_id: str, revision_id: str) -> dict[str, Any]:
     """One revision of the item (404 ``NOT_FOUND`` when it is not this item's)."""
     async with ctx.reader() as db:
         target = await load_target(ctx, db, collection, item_id, "read")
-        return revision_record(await _revision_row(db, target, revision_id), target)
+        record = revision_record(await _revision_row(db, target, revision_id), target)
+    await reveal_revisions(ctx, target, [record])
+    return record
 
 
 async def stage_revision(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str, Any]:

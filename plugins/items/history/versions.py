@@ -33,7 +33,9 @@ from plugins.items.history.target import (
     reject_unknown_keys,
 )
 from plugins.items.read.listing import live_rows
+from plugins.items.read.reveal import reveal
 from plugins.items.tables import items
+from plugins.schema.api import get_schema
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 DRAFT_KEY = "draft"
@@ -84,14 +86,28 @@ async def list_versions(ctx: Any, collection: str, item_id: str) -> list[dict[st
         target = await load_target(ctx, db, collection, item_id, "read")
         rows = await db.all(db.select(versions).where(*_where(target)).order_by(versions.c.created_at,
                                                                                  versions.c.key))
-    return [version_record(r, target) for r in rows]
+    records = [version_record(r, target) for r in rows]
+    await reveal_versions(ctx, target, records)
+    return records
+
+
+async def reveal_versions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]], uow: Any = None) -> None:
+    """The ``items.read`` hook over the versions' content (``read/reveal.py``)."""
+    await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, [r["data"] for r in records],
+                 "version", uow=uow, ids=[target.row["id"]] * len(records))
 
 
 async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
     """One version (404 ``NOT_FOUND``); ``uow``: read in that transaction."""
     async with service.reading(ctx, uow) as db:
         target = await load_target(ctx, db, collection, item_id, "read")
-        return version_record(await _version_row(db, target, key), target)
+        record = version_record(await _version_row(db, target, key), target)
+    await reveal_versions(ctx, target, [record], uow)
+    return record
+
+
+# Filter event of a version's content write: ``{ siteId, collection, id, version, before, after }``.
+VERSION_WRITE = "items.version_write"
 
 
 def _user(ctx: Any) -> str | None:
@@ -123,8 +139,9 @@ async def create_version(ctx: Any, collection: str, item_id: str, body: Any) -> 
                 "updated_at": now, "user_created": _user(ctx), "user_updated": _user(ctx)})
         except IntegrityError as exc:  # a concurrent create took the key
             raise ApiError(409, "CONFLICT", f"This item already has a version '{key}'", path=["key"]) from exc
-        row = await _version_row(db, target, key)
-    return version_record(row, target)
+        record = version_record(await _version_row(db, target, key), target)
+        await reveal_versions(ctx, target, [record], u)
+    return record
 
 
 async def update_version(ctx: Any, collection: str, item_id: str, key: str, body: Any) -> dict[str, Any]:
@@ -140,10 +157,19 @@ async def update_version(ctx: Any, collection: str, item_id: str, key: str, body
         values: dict[str, Any] = {"updated_at": now_utc(), "user_updated": _user(ctx),
                                   "name": name_field(body, row["name"])}
         if body.get("data") is not None:
-            values["data"] = {**schema_content(target.coll, row["data"]), **content_body(target, body["data"], ["data"])}
+            before = schema_content(target.coll, row["data"])
+            values["data"] = {**before, **content_body(target, body["data"], ["data"])}
+            # The same filter event shape as an item update, so a plugin that stores some fields
+            # in another form (regulated content encrypts) treats a version's content alike.
+            payload = await u.filter(VERSION_WRITE, {"siteId": ctx.site_id, "collection": target.coll.name,
+                                                     "id": target.row["id"], "version": key, "before": before,
+                                                     "after": values["data"]})
+            if isinstance(payload, dict) and isinstance(payload.get("after"), dict):
+                values["data"] = schema_content(target.coll, payload["after"])
         await db.execute(db.update(versions).where(*_where(target, row["key"])).values(**values))
-        row = await _version_row(db, target, key)
-    return version_record(row, target)
+        record = version_record(await _version_row(db, target, key), target)
+        await reveal_versions(ctx, target, [record], u)
+    return record
 
 
 async def delete_version(ctx: Any, collection: str, item_id: str, key: str) -> None:
@@ -163,6 +189,8 @@ async def compare_version(ctx: Any, collection: str, item_id: str, key: str) -> 
         row = await _version_row(db, target, key)
     version = target.masked(schema_content(target.coll, row["data"]))
     main = mask_item(target, target.item)
+    await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, [main, version], "version",
+                 ids=[target.row["id"]] * 2)
     changes = sorted(k for k, v in version.items() if v != main.get(k))
     return {"main": main, "version": version, "changes": changes}
 

@@ -50,6 +50,14 @@ def fail(message: str, path: Sequence[Any]) -> ApiError:
     return ApiError.validation(message, path=list(path))
 
 
+def sensitive_refused(collection: str, name: str, path: Sequence[Any]) -> ApiError:
+    """400 for a query naming a ``sensitive`` field: filtering, sorting, grouping, aggregating
+    or searching on it would tell its values (an oracle), whoever asks and whatever the result."""
+    return ApiError.validation(f"'{collection}.{name}' is a sensitive field: it cannot be filtered, sorted, "
+                               "grouped, aggregated or searched", path=list(path),
+                               reason="sensitive_field", field=name)
+
+
 def structural_target(name: str) -> Target:
     column, category, type_name = STRUCTURAL[name]
     return Target(name, category, type_name, column=column)
@@ -134,6 +142,8 @@ class Resolver:
                 if not rest:
                     return Scope(coll, hops=hops), links
                 continue
+            if field is not None and field.sensitive:
+                raise sensitive_refused(coll.name, name, path)
             if field is None:
                 if nested is not None:
                     raise fail(f"'{name}' is a one-to-many alias: filter the fields of its items, "

@@ -78,7 +78,9 @@ async def on_field_change(event: str, payload: Any, ctx: Any) -> None:
         return
     before, after = payload.get("before") or {}, payload.get("after") or {}
     old, new = before.get("type"), after.get("type")
-    if event == "fields.update" and old == new:
+    if _sensitive(before) != _sensitive(after):  # a field made sensitive leaves the index (and back)
+        old = new = old or new
+    elif event == "fields.update" and old == new:
         return
     if old not in SEARCHABLE_TYPES and new not in SEARCHABLE_TYPES:
         return
@@ -87,8 +89,13 @@ async def on_field_change(event: str, payload: Any, ctx: Any) -> None:
         return
     db, field = SiteDB(ctx.site_id, ctx.conn), str(payload.get("field"))
     await search_index.drop_field(db, coll.id, field)
-    if new in SEARCHABLE_TYPES:
+    if new in SEARCHABLE_TYPES and not _sensitive(after):
         await search_index.index_field(db, coll, field)
+
+
+def _sensitive(field: Any) -> bool:
+    options = field.get("options") if isinstance(field, dict) else None
+    return isinstance(options, dict) and options.get("sensitive") is True
 
 
 def register(bus: Any) -> list[Callable[[], None]]:

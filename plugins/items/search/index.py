@@ -59,8 +59,9 @@ def scope_token(site_id: str, collection_id: str, field: str) -> str:
 
 
 def searchable_fields(coll: Any) -> list[str]:
-    """The names of ``coll``'s fields that search reads, in the collection's order."""
-    return [name for name, fdef in coll.fields.items() if fdef.type in SEARCHABLE_TYPES]
+    """The names of ``coll``'s fields that search reads, in the collection's order (never a
+    ``sensitive`` one: matching on it would be an oracle, and its stored value may be encrypted)."""
+    return [name for name, fdef in coll.fields.items() if fdef.type in SEARCHABLE_TYPES and not fdef.sensitive]
 
 
 def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
