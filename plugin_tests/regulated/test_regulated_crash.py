@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from regulated_setup import ENC, KEYS_ENV, PATIENT_FIELDS, site_calls
 from sqlalchemy import select
 
 from kernel.testing import ADMIN_PASSWORD, JWT_SECRET
-from plugin_tests.regulated.conftest import ENC, KEYS_ENV, PATIENT_FIELDS, site_calls
 from plugins.items.tables import items
 from plugins.regulated.tables import data_keys
 

@@ -2,9 +2,9 @@
 or masked (the option stays a plain schema option: no query names the field either)."""
 
 import pytest
+from regulated_setup import ENC, KEYS_ENV, PATIENT_FIELDS
 
 from kernel.testing import Calls, disabled_with_dependents
-from plugin_tests.regulated.conftest import ENC, KEYS_ENV, PATIENT_FIELDS
 
 ROUTES = [("get", f"{ENC}/keys"), ("post", f"{ENC}/keys/rotate"), ("post", f"{ENC}/keys/rewrap"),
           ("get", f"{ENC}/envelope"), ("post", f"{ENC}/envelope"), ("post", f"{ENC}/envelope/migrate"),

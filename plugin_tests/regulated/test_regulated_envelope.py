@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from regulated_setup import ENC, PATIENT_FIELDS, envelope_on, site_calls
 from sqlalchemy import select, update
 
 from kernel.testing import ADMIN_PASSWORD, Calls, new_member
-from plugin_tests.regulated.conftest import ENC, PATIENT_FIELDS, envelope_on, site_calls
 from plugins.items.tables import items
 from plugins.regulated.envelope import MASK
 from plugins.regulated.tables import data_keys

@@ -3,9 +3,9 @@ site isolation of every key route."""
 
 from __future__ import annotations
 
+from regulated_setup import ENC, PATIENT_FIELDS, envelope_on, site_calls
 from sqlalchemy import select
 
-from plugin_tests.regulated.conftest import ENC, PATIENT_FIELDS, envelope_on, site_calls
 from plugins.regulated.tables import data_keys
 
 
@@ -61,7 +61,7 @@ async def test_list_rotate_rewrap(key_app):
 
 
 async def test_a_key_no_longer_loaded_is_listed_missing(make_app, tmp_path):
-    from plugin_tests.regulated.conftest import KEY_A, KEY_B
+    from regulated_setup import KEY_A, KEY_B
     data_dir = tmp_path / "shared"
     app = await make_app(env={"SVC_ENCRYPTION_KEY": f"main:{KEY_A}", "SVC_ENCRYPTION_KEYS": f"next:{KEY_B}"},
                          data_dir=data_dir)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 import pytest_asyncio
+from regulated_setup import ENC, PATIENT_FIELDS
 
 from kernel.testing import Calls
-from plugin_tests.regulated.conftest import ENC, PATIENT_FIELDS
 from plugins.regulated.envelope import MASK
 
 

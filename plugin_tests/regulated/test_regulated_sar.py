@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from plugin_tests.regulated.conftest import PATIENT_FIELDS, envelope_on, site_calls
+from regulated_setup import PATIENT_FIELDS, envelope_on, site_calls
 
 
 async def test_sar_export(key_app):

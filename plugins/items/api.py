@@ -51,8 +51,10 @@ from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
+from plugins.items.read.reveal import reveal
 from plugins.items.search import service as search
 from plugins.items.upkeep import stored
+from plugins.schema.api import get_schema
 
 Item = dict[str, Any]
 QUERY_KEYS = ("fields", "filter", "sort", "limit", "offset", "page", "meta", "aggregate", "groupBy", "deep")
@@ -305,9 +307,17 @@ async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: s
 async def subject_items(ctx: Any, user_id: str) -> list[dict[str, Any]]:
     """The live items of collections marked ``personalData`` that ``user_id`` created or whose
     top-level fields hold their id (the data export), unmasked: ``[{ collection, id, authored,
-    referencedBy, item }]``."""
+    referencedBy, item }]``. Fields another plugin stores in another form (regulated content's
+    ``sensitive`` fields) are answered through the read hook, as to ``ctx``'s principal."""
     async with ctx.reader() as db:
-        return await personal.subject_items(ctx.kernel, db, ctx.site_id, user_id)
+        found = await personal.subject_items(ctx.kernel, db, ctx.site_id, user_id)
+    snap = await get_schema(ctx.kernel, ctx.site_id)
+    by_collection: dict[str, list[dict[str, Any]]] = {}
+    for entry in found:
+        by_collection.setdefault(entry["collection"], []).append(entry["item"])
+    for collection, records in by_collection.items():
+        await reveal(ctx, snap, collection, records, "export")
+    return found
 
 
 async def agent_revisions(ctx: Any, user_id: str, *, limit: int = 25, offset: int = 0) -> tuple[list[Item], int]:

@@ -10,7 +10,8 @@ attribute lookup per read.
 Payload: ``{ siteId, collection, items, ids, source }``; ``items`` is the list of item records as
 the caller will get them (nested related items inside them), changed in place by the handlers;
 ``ids[i]`` is the id of the item ``items[i]`` belongs to (a revision's content has none);
-``source`` is ``list``, ``item``, ``write``, ``revision``, ``version`` or ``search``. With
+``source`` is ``list``, ``item``, ``write``, ``revision``, ``version``, ``search`` or ``export`` (the
+privacy data export). With
 ``uow`` (a read inside a write's transaction) the handlers get its connection and unit of work.
 """
 
