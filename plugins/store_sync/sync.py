@@ -1,0 +1,243 @@
+"""The sync: each active pipeline is a member of the kernel consumer group ``store_sync``, so it
+has its own checkpoint, lease, order and retries, and one failing target never delays another.
+
+A batch of item events (the pipeline's collections; create, update and delete as its flags
+say) becomes one write per item, in the order of each item's last event: the item as the
+pipeline's role reads it now through the items API (events are thin, contract.md), or a delete
+when its last event is a delete or the role can no longer see it (and ``syncOnDelete`` is on).
+The batch goes to the target in one commit (docstore) or PUT/DELETE by PUT/DELETE (rtdb).
+
+A failure (the target refused or was not reachable) is logged and raised: the dispatcher keeps
+the checkpoint and gives the same batch again after its backoff (``kernel.backoff``,
+``SVC_EVENTS_RETRY_*``), in this process or another, also after a restart. Writes are whole
+documents of the current state, so pushing a batch again is harmless and an item's writes
+cannot arrive out of order. A success moves ``lastSyncAt`` and ``lastSyncItemCount``.
+
+``backfill`` pages through the collections' items (keyset by id, as the role reads them) and
+pushes them, at most ``SVC_STORE_SYNC_BACKFILL_MAX`` per call; where it stopped is kept on the
+pipeline, so the next call goes on from there (``truncated`` says whether one is needed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from kernel import ApiError, Principal, SiteCacheSpec, audit
+from kernel.db.meta import now_utc
+from kernel.events import ConsumerGroup, Event, GroupMember
+from plugins.items import api as items
+from plugins.store_sync import pipelines as pl
+from plugins.store_sync.bodies import TargetPath, invalid
+from plugins.store_sync.tables import pipelines, sync_log
+from plugins.store_sync.targets import PushFailed, Write, push_docstore, push_rtdb
+
+log = logging.getLogger("svc.store_sync")
+
+LOG_KEEP = 500  # log entries kept per pipeline
+PAGE = 100  # items per backfill page (and per docstore commit of a backfill)
+
+
+class Paused(Exception):
+    """The pipeline was paused or deleted after it was listed: keep the position."""
+
+
+MEMBERS_CACHE = SiteCacheSpec("store_sync_pipelines", max_entries=10_000, ttl=5.0, invalidate_on=(pl.CHANGED,),
+                              doc="Active store-sync pipelines per site (the sync's dispatch).")
+
+
+async def members(kernel: Any, site_id: str) -> list[GroupMember]:
+    """The site's active pipelines with their filters (cached; a change drops the entry)."""
+    return await kernel.site_caches[MEMBERS_CACHE.name].get_or_load(site_id, None, lambda _: _load(kernel, site_id))
+
+
+async def _load(kernel: Any, site_id: str) -> list[GroupMember]:
+    async with kernel.db.connect() as conn:
+        rows = list((await conn.execute(select(pipelines).where(
+            pipelines.c.site_id == site_id, pipelines.c.status == "active"))).mappings())
+        await conn.rollback()
+    # A pipeline whose flags take nothing is not a member: its position waits where it is.
+    return [GroupMember(row["id"], pl.types_of(row), tuple(row["collections"] or ())) for row in rows
+            if pl.types_of(row)]
+
+
+def consumer_group(kernel: Any) -> ConsumerGroup:
+    return ConsumerGroup(pl.GROUP, members, handle, batch_size=int(kernel.settings.get("store_sync_batch")))
+
+
+async def _pipeline(kernel: Any, site_id: str, pipeline_id: str) -> Any:
+    async with kernel.db.connect() as conn:
+        row = (await conn.execute(select(pipelines).where(
+            pipelines.c.site_id == site_id, pipelines.c.id == pipeline_id))).mappings().first()
+        await conn.rollback()
+    return row
+
+
+async def reader(kernel: Any, row: Any) -> Any:
+    """The items-API context the pipeline reads as: its role, nothing more (docs/store-sync.md)."""
+    principal = Principal(kind="store_sync", site_id=row["site_id"], role_id=row["role_id"])
+    return items.context(kernel, row["site_id"], await kernel.access.resolve(principal, row["site_id"]),
+                         request_id=f"store-sync:{row['id']}")
+
+
+@dataclasses.dataclass
+class Outcome:
+    writes: list[Write] = dataclasses.field(default_factory=list)
+    skipped: int = 0
+
+
+async def _writes_for(kernel: Any, row: Any, events: list[Event]) -> Outcome:
+    """One write per item of ``events``, ordered by each item's last event (see the module
+    docstring); items the role may not read are skipped, or deleted with ``syncOnDelete``."""
+    last: OrderedDict[tuple[str, str], str] = OrderedDict()
+    for event in events:
+        if event.collection is None or event.item_id is None:
+            continue
+        key = (event.collection, event.item_id)
+        last.pop(key, None)
+        last[key] = event.type
+    path = TargetPath(row["target_path"])
+    ctx = await reader(kernel, row)
+    out = Outcome()
+    for (collection, item_id), kind in last.items():
+        where = path.expand(collection, item_id)
+        data = None
+        if kind != "items.delete":
+            try:
+                data = await items.read(ctx, collection, item_id)
+            except ApiError as exc:
+                if exc.status not in (403, 404):
+                    raise
+        if data is None and not row["sync_on_delete"]:
+            out.skipped += 1
+            continue
+        out.writes.append(Write(where, data))
+    return out
+
+
+async def push(kernel: Any, row: Any, writes: list[Write]) -> int:
+    """Send ``writes`` to the pipeline's target; returns how many were written (PushFailed)."""
+    if not writes:
+        return 0
+    credentials = pl.open_credentials(kernel, row)
+    if row["target"] == "docstore":
+        cache_key = f"{row['site_id']}:{row['id']}:{row['updated_at']}"
+        await push_docstore(kernel, cache_key, row["project_id"] or credentials["project_id"], credentials, writes)
+        return len(writes)
+    return await push_rtdb(kernel, credentials, writes)
+
+
+async def record_attempt(kernel: Any, row: Any, *, kind: str, attempt: int, pushed: int, failed: int, skipped: int,
+                         started: float, error: str | None, events: list[Event] | None = None) -> None:
+    """Log one attempt (keeping the newest ``LOG_KEEP``) and, on success, the pipeline's
+    ``lastSyncAt``/``lastSyncItemCount``; ``lastError`` is the last failure, cleared by a success."""
+    site_id, now = row["site_id"], now_utc()
+    async with kernel.db.begin() as conn:
+        await conn.execute(insert(sync_log).values(
+            site_id=site_id, pipeline_id=row["id"], kind=kind, status="failed" if error else "ok", attempt=attempt,
+            pushed=pushed, failed=failed, skipped=skipped, error=None if error is None else error[:500],
+            duration_ms=int((time.monotonic() - started) * 1000), attempted_at=now,
+            first_event=str(events[0].id) if events else None, last_event=str(events[-1].id) if events else None))
+        values: dict[str, Any] = {"last_error": error[:500]} if error else {
+            "last_error": None, "last_sync_at": now, "last_sync_item_count": pushed}
+        await conn.execute(update(pipelines).where(pipelines.c.site_id == site_id, pipelines.c.id == row["id"])
+                           .values(**values))
+        cutoff = (await conn.execute(select(sync_log.c.id).where(sync_log.c.pipeline_id == row["id"])
+                                     .order_by(sync_log.c.id.desc()).offset(LOG_KEEP).limit(1))).scalar()
+        if cutoff is not None:
+            await conn.execute(sync_log.delete().where(sync_log.c.pipeline_id == row["id"], sync_log.c.id <= cutoff))
+
+
+async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event], attempt: int) -> None:
+    """One attempt to sync a batch of events (the consumer group's handler)."""
+    row = await _pipeline(kernel, site_id, pipeline_id)
+    if row is None or row["status"] != "active":
+        raise Paused(f"the pipeline is {'gone' if row is None else row['status']}")
+    started = time.monotonic()
+    outcome = await _writes_for(kernel, row, events)
+    try:
+        pushed = await push(kernel, row, outcome.writes)
+    except PushFailed as exc:
+        await record_attempt(kernel, row, kind="sync", attempt=attempt, pushed=exc.done,
+                             failed=len(outcome.writes) - exc.done, skipped=outcome.skipped, started=started,
+                             error=str(exc), events=events)
+        raise
+    await record_attempt(kernel, row, kind="sync", attempt=attempt, pushed=pushed, failed=0, skipped=outcome.skipped,
+                         started=started, error=None, events=events)
+
+
+# ----------------------------------------------------------------------------- backfill
+
+
+async def _page(ctx: Any, collection: str, after: str | None) -> list[dict[str, Any]]:
+    """The next page of ``collection``'s items the role sees, by id after ``after``."""
+    flt = {"id": {"_gt": after}} if after is not None else None
+    page = await items.list_items(ctx, collection, items.query(sort=["id"], limit=PAGE, meta="none", filter=flt))
+    return page.items
+
+
+async def backfill(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
+    """Push the pipeline's items, resuming where the last truncated call stopped; ``{ restart:
+    true }`` starts from the first collection again. ``{ scanned, pushed, failed, truncated }``."""
+    if not isinstance(body, dict) or set(body) - {"restart"} or not isinstance(body.get("restart", False), bool):
+        raise invalid("The body is empty or { restart: boolean }", ["body"])
+    kernel, site_id = ctx.kernel, ctx.require_site()
+    async with ctx.reader() as db:
+        row = await pl.row_of(db, pipeline_id)
+    collections = list(row["collections"] or [])
+    if body.get("restart") or row["backfill_collection"] not in collections:
+        position: tuple[str, str | None] = (collections[0], None)
+    else:
+        position = (row["backfill_collection"], row["backfill_after"])
+    budget = int(kernel.settings.get("store_sync_backfill_max"))
+    reading = await reader(kernel, row)
+    path = TargetPath(row["target_path"])
+    scanned = pushed = failed = 0
+    error: str | None = None
+    started = time.monotonic()
+    done = False
+    while scanned < budget:
+        collection, after = position
+        try:
+            page = await _page(reading, collection, after)
+        except ApiError as exc:
+            if exc.status not in (403, 404):
+                raise
+            page = []  # the role may not read it, or it is gone: nothing to push
+        cut = len(page) > budget - scanned
+        page = page[:budget - scanned]
+        scanned += len(page)
+        writes = [Write(path.expand(collection, str(item["id"])), item) for item in page if item.get("id") is not None]
+        try:
+            pushed += await push(kernel, row, writes)
+        except PushFailed as exc:  # the page is tried again by the next call
+            pushed += exc.done
+            failed += len(writes) - exc.done
+            error = str(exc)
+            break
+        if cut or len(page) == PAGE:
+            position = (collection, str(page[-1]["id"]))
+            continue
+        index = collections.index(collection)
+        if index + 1 == len(collections):
+            done = True
+            break
+        position = (collections[index + 1], None)
+    truncated = not done
+    resume = (None, None) if done else position
+    await record_attempt(kernel, row, kind="backfill", attempt=1, pushed=pushed, failed=failed, skipped=0,
+                         started=started, error=error)
+    async with ctx.unit_of_work() as uow:
+        await uow.db.execute(uow.db.update(pipelines).where(pipelines.c.id == pipeline_id).values(
+            backfill_collection=resume[0], backfill_after=resume[1]))
+        await audit.record(uow.conn, action="store_sync.pipeline.backfill", site_id=site_id, principal=ctx.principal,
+                           target_type="store_sync_pipeline", target_id=pipeline_id,
+                           details={"scanned": scanned, "pushed": pushed, "failed": failed, "truncated": truncated},
+                           request_id=ctx.request_id)
+    return {"scanned": scanned, "pushed": pushed, "failed": failed, "truncated": truncated}
+
