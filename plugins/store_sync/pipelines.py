@@ -80,7 +80,10 @@ async def _role_id(conn: Any, site_id: str, role: str) -> str:
 
 
 def _seal(kernel: Any, site_id: str, target: str, credentials: Any) -> tuple[str, dict[str, Any]]:
+    """Check ``credentials`` against the target, then seal them (400 ``ENCRYPTION_KEY_REQUIRED``
+    without a key: they are never stored in the clear)."""
     checked = bodies.credentials_for(target, credentials, kernel.settings.get("store_sync_allow_networks") or ())
+    kernel.secrets.require()
     return kernel.secrets.seal(site_id, json.dumps(checked), purpose=SECRET_PURPOSE), checked
 
 
@@ -100,7 +103,6 @@ async def get_record(ctx: Any, pipeline_id: str) -> dict[str, Any]:
 
 async def create(ctx: Any, body: Any) -> dict[str, Any]:
     kernel, site_id = ctx.kernel, ctx.require_site()
-    kernel.secrets.require()  # 400 ENCRYPTION_KEY_REQUIRED: credentials are only stored sealed
     values = bodies.parse(body, creating=True)
     values["credentials"], checked = _seal(kernel, site_id, values["target"], values["credentials"])
     if values["target"] == "docstore" and values.get("project_id") is None:
@@ -142,8 +144,6 @@ async def _check_room(db: Any, name: str, *, other_than: str | None = None) -> N
 async def update(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
     """Change a pipeline; ``credentials`` replaces them (rotation), checked against its target."""
     kernel, site_id = ctx.kernel, ctx.require_site()
-    if isinstance(body, dict) and "credentials" in body:
-        kernel.secrets.require()
     async with ctx.unit_of_work() as uow:
         db = uow.db
         row = await row_of(db, pipeline_id, lock=True)

@@ -93,7 +93,8 @@ class Outcome:
 
 async def _writes_for(kernel: Any, row: Any, events: list[Event]) -> Outcome:
     """One write per item of ``events``, ordered by each item's last event (see the module
-    docstring); items the role may not read are skipped, or deleted with ``syncOnDelete``."""
+    docstring). An item the role cannot see (deleted, or outside its row filter) is deleted at
+    the target with ``syncOnDelete``, else skipped; a collection it may not read is skipped."""
     last: OrderedDict[tuple[str, str], str] = OrderedDict()
     for event in events:
         if event.collection is None or event.item_id is None:
@@ -111,7 +112,10 @@ async def _writes_for(kernel: Any, row: Any, events: list[Event]) -> Outcome:
             try:
                 data = await items.read(ctx, collection, item_id)
             except ApiError as exc:
-                if exc.status not in (403, 404):
+                if exc.status == 403:  # the role may not read the collection: nothing to mirror
+                    out.skipped += 1
+                    continue
+                if exc.status != 404:
                     raise
         if data is None and not row["sync_on_delete"]:
             out.skipped += 1
