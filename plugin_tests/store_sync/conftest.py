@@ -238,3 +238,27 @@ async def until(check: Any, timeout: float = 20.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out waiting"
         await asyncio.sleep(0.02)
+
+
+async def grant_public_read(calls: Any, collection: str, fields: list[str] | None = None,
+                            conditions: dict[str, Any] | None = None) -> None:
+    """Let the site's public role (a pipeline's default reader) read ``collection``."""
+    roles = await calls.ok("get", "/roles")
+    public = next(r for r in roles if r["systemKey"] == "public")
+    rule: dict[str, Any] = {"collection": collection, "action": "read", "fields": fields or ["*"]}
+    if conditions is not None:
+        rule["conditions"] = conditions
+    await calls.grant([rule], {"roleId": public["id"]})
+
+
+async def log_of(calls: Any, pipeline_id: str, check: Any) -> list[dict[str, Any]]:
+    """The pipeline's log, once ``check(log)`` holds (an entry follows its attempt)."""
+    import asyncio
+
+    entries: list[dict[str, Any]] = []
+    for _ in range(500):
+        entries = await calls.ok("get", f"{PIPES}/{pipeline_id}/log", params={"limit": 100})
+        if check(entries):
+            return entries
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the log never matched: {entries}")
