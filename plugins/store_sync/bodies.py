@@ -60,11 +60,11 @@ def docstore_credentials(value: Any, allow: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise invalid("'credentials' of a docstore pipeline is a service-account object", where)
     project = value.get("project_id")
-    if not isinstance(project, str) or not PROJECT_ID.match(project):
+    if not isinstance(project, str) or not PROJECT_ID.fullmatch(project):
         raise invalid("'project_id' is a Google Cloud project id (6 to 30 lower-case letters, digits, '-')",
                       [*where, "project_id"])
     email = value.get("client_email")
-    if not isinstance(email, str) or not EMAIL.match(email):
+    if not isinstance(email, str) or not EMAIL.fullmatch(email):
         raise invalid("'client_email' is the service account's email address", [*where, "client_email"])
     key = value.get("private_key")
     if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
@@ -135,7 +135,7 @@ def target_path(value: Any, target: str, collections: list[str]) -> TargetPath:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_PATH:
         raise invalid(f"'targetPath' is a template of 1 to {MAX_PATH} characters", where)
     segments = value.split("/")
-    if len(segments) > MAX_SEGMENTS or not all(SEGMENT.match(s) for s in segments):
+    if len(segments) > MAX_SEGMENTS or not all(SEGMENT.fullmatch(s) for s in segments):
         raise invalid("'targetPath' is '/'-separated segments of letters, digits, '_', '-', "
                       "'{collection}' and '{id}' (no empty segment, no other placeholder)", where)
     if value.count("{id}") > 1 or ("{id}" in value and "{id}" not in segments[-1]):
@@ -158,7 +158,7 @@ def _collections(value: Any) -> list[str]:
         raise invalid(f"'collections' is an array of 1 to {MAX_COLLECTIONS} collection names", where)
     out: list[str] = []
     for index, name in enumerate(value):
-        if not isinstance(name, str) or not COLLECTION.match(name):
+        if not isinstance(name, str) or not COLLECTION.fullmatch(name):
             raise invalid("A collection name is a letter then letters, digits or '_'", [*where, index])
         if name not in out:
             out.append(name)
@@ -177,7 +177,7 @@ def parse(body: Any, *, creating: bool, current: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if creating or "name" in body:
         name = body.get("name")
-        if not isinstance(name, str) or not NAME.match(name):
+        if not isinstance(name, str) or not NAME.fullmatch(name):
             raise invalid("'name' is 1 to 100 characters: letters, digits, space and _ . : @ / -", ["name"])
         out["name"] = name
     if creating:
@@ -190,7 +190,7 @@ def parse(body: Any, *, creating: bool, current: Any = None) -> dict[str, Any]:
         raise invalid("'target' cannot change; create another pipeline", ["target"])
     if "projectId" in body:
         project = body["projectId"]
-        if project is not None and (not isinstance(project, str) or not PROJECT_ID.match(project)):
+        if project is not None and (not isinstance(project, str) or not PROJECT_ID.fullmatch(project)):
             raise invalid("'projectId' is a Google Cloud project id (6 to 30 lower-case letters, digits, '-')",
                           ["projectId"])
         out["project_id"] = project
