@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from .conftest import PIPES, PROJECT, RTDB_SECRET, service_account, until
 from plugins.store_sync.tables import pipelines, sync_log
+
+from .conftest import PIPES, PROJECT, RTDB_SECRET, service_account, until
 
 
 def docstore_body(google, **extra):

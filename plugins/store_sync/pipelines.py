@@ -150,9 +150,8 @@ async def update(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
         values = bodies.parse(body, creating=False, current=row)
         values.pop("target", None)
         if "credentials" in values:
-            values["credentials"], checked = _seal(kernel, site_id, row["target"], values["credentials"])
-            if row["target"] == "docstore" and "project_id" not in values:
-                values["project_id"] = checked["project_id"]
+            # A projectId set before stays (a service account may write to another project).
+            values["credentials"], _ = _seal(kernel, site_id, row["target"], values["credentials"])
         if "role" in values:
             values["role_id"] = await _role_id(uow.conn, site_id, values.pop("role"))
         if "name" in values and values["name"] != row["name"]:
