@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from plugins.store_sync.tables import pipelines, sync_log
 
-from .conftest import PIPES, PROJECT, RTDB_SECRET, service_account, until
+from .conftest import PIPES, PROJECT, RTDB_SECRET, grant_public_read, log_of, service_account, until
 
 
 def docstore_body(google, **extra):
@@ -87,15 +87,12 @@ async def test_roles_and_names(calls, google, rtdb):
 
 async def test_delete_cascades_the_log(calls, svc_app, site, rtdb):
     await calls.collection("posts", {"title": "string"})
+    await grant_public_read(calls, "posts")
     made = await calls.ok("post", PIPES, status=201, json=rtdb_body(rtdb))
     await calls.create("posts", {"title": "one"})
     await until(lambda: len(rtdb.writes) == 1)
-    log = []
-    for _ in range(200):
-        log = await calls.ok("get", f"{PIPES}/{made['id']}/log")
-        if log:
-            break
-    assert log and log[0]["status"] == "ok" and log[0]["pushed"] == 1
+    log = await log_of(calls, made["id"], lambda entries: bool(entries))
+    assert log[0]["status"] == "ok" and log[0]["pushed"] == 1
     await calls.ok("delete", f"{PIPES}/{made['id']}", status=204)
     await calls.err("get", f"{PIPES}/{made['id']}", 404, "RECORD_NOT_FOUND")
     await calls.err("get", f"{PIPES}/{made['id']}/log", 404, "RECORD_NOT_FOUND")
