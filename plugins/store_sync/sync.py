@@ -1,8 +1,9 @@
 """The sync: each active pipeline is a member of the kernel consumer group ``store_sync``, so it
 has its own checkpoint, lease, order and retries, and one failing target never delays another.
 
-A batch of item events (the pipeline's collections; create, update and delete as its flags
-say) becomes one write per item, in the order of each item's last event: the item as the
+A batch of item events, narrowed to the pipeline's collections and flags as they are when the
+batch is handled (create, update and delete as its flags say; an event a flag left out is not
+pushed later), becomes one write per item, in the order of each item's last event: the item as the
 pipeline's role reads it now through the items API (events are thin, contract.md), or a delete
 when its last event is a delete or the role can no longer see it (and ``syncOnDelete`` is on).
 The batch goes to the target in one commit (docstore) or PUT/DELETE by PUT/DELETE (rtdb).
@@ -41,6 +42,7 @@ log = logging.getLogger("svc.store_sync")
 
 LOG_KEEP = 500  # log entries kept per pipeline
 PAGE = 100  # items per backfill page (and per docstore commit of a backfill)
+ITEM_EVENTS = ("items.*",)
 
 
 class Paused(Exception):
@@ -61,9 +63,11 @@ async def _load(kernel: Any, site_id: str) -> list[GroupMember]:
         rows = list((await conn.execute(select(pipelines).where(
             pipelines.c.site_id == site_id, pipelines.c.status == "active"))).mappings())
         await conn.rollback()
-    # A pipeline whose flags take nothing is not a member: its position waits where it is.
-    return [GroupMember(row["id"], pl.types_of(row), tuple(row["collections"] or ())) for row in rows
-            if pl.types_of(row)]
+    # Every member takes every item event, and ``handle`` keeps those of the pipeline's current
+    # collections and flags. Filters given to the dispatcher would be the ones of this listing:
+    # a run still going with them after a PATCH added a collection would move the checkpoint past
+    # that collection's new events, and they would never be pushed.
+    return [GroupMember(row["id"], ITEM_EVENTS) for row in rows]
 
 
 def consumer_group(kernel: Any) -> ConsumerGroup:
@@ -162,6 +166,10 @@ async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event
     row = await _pipeline(kernel, site_id, pipeline_id)
     if row is None or row["status"] != "active":
         raise Paused(f"the pipeline is {'gone' if row is None else row['status']}")
+    collections, types = set(row["collections"] or ()), pl.types_of(row)
+    events = [e for e in events if e.collection in collections and e.type in types]
+    if not events:
+        return  # nothing this pipeline syncs (now): its position moves on
     started = time.monotonic()
     outcome = await _writes_for(kernel, row, events)
     try:
