@@ -112,6 +112,7 @@ class FakeGoogle(Server):
         self.grants: list[dict[str, Any]] = []  # the verified claims of each assertion
         self.commits: list[dict[str, Any]] = []  # the bodies of accepted commits
         self.documents: dict[str, dict[str, Any]] = {}
+        self.token_answer: Any = None  # when set, the token endpoint answers this (a hostile one)
 
     def answer(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str],
                body: bytes) -> tuple[int, Any]:
@@ -140,6 +141,8 @@ class FakeGoogle(Server):
         if self._failing():
             return self.fail_status, {"error": "temporarily_unavailable"}
         self.grants.append(claims)
+        if self.token_answer is not None:
+            return 200, self.token_answer
         token = f"ya29.{uuid.uuid4().hex}"
         self.tokens.add(token)
         return 200, {"access_token": token, "expires_in": 3599, "token_type": "Bearer"}

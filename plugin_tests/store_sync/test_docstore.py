@@ -67,6 +67,11 @@ async def test_flags_and_collections_filter(calls, google):
     await until(lambda: f"posts/{marker['id']}" in google.documents)
     assert google.documents[f"posts/{item['id']}"]["title"] == {"stringValue": "one"}
     assert not any(k.startswith("other/") for k in google.documents)
+    # A collection added later is synced from its next event on.
+    made = (await calls.ok("get", PIPES))[0]
+    await calls.ok("patch", f"{PIPES}/{made['id']}", json={"collections": ["posts", "other"]})
+    added = await calls.create("other", {"title": "synced now"})
+    await until(lambda: f"other/{added['id']}" in google.documents)
 
 
 async def test_the_role_reads_no_more_than_it_may(calls, google):
@@ -167,3 +172,17 @@ async def test_a_name_that_resolves_to_loopback_is_refused_at_connect_time(make_
     log = await log_of(calls, made["id"], lambda entries: bool(entries))
     assert "refused address" in log[0]["error"]
     assert not google.requests
+
+
+async def test_a_hostile_token_endpoint_is_a_failure(calls, google):
+    """A token that would inject a header, or an answer of several megabytes, is refused."""
+    await posts(calls)
+    made = await pipeline(calls, google)
+    google.token_answer = {"access_token": "ya29.x\r\nX-Injected: 1", "expires_in": 3600}
+    await calls.create("posts", {"title": "a"})
+    log = await log_of(calls, made["id"], lambda entries: bool(entries))
+    assert "no access_token" in log[0]["error"]
+    google.token_answer = {"access_token": "t" * 10, "padding": "p" * (2 << 20)}
+    await calls.ok("patch", f"{PIPES}/{made['id']}", json={"status": "active"})
+    log = await log_of(calls, made["id"], lambda entries: any("more than" in (e["error"] or "") for e in entries))
+    assert not google.commits

@@ -22,7 +22,9 @@ followed. Error messages never carry a secret, a token or the ``auth`` parameter
 
 from __future__ import annotations
 
+import asyncio
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +46,8 @@ ASSERTION_LIFETIME = 3600
 TOKEN_MARGIN = 60.0  # seconds before expiry a cached token is not used any more
 MAX_WRITES = 500  # Firestore's limit of writes in one commit
 INT64 = (-(2**63), 2**63 - 1)
+MAX_ANSWER = 1 << 20  # bytes of an answer read at most (a hostile endpoint cannot fill memory)
+TOKEN = re.compile(r"[\x21-\x7e]{1,4096}")  # an access token fit for an Authorization header
 
 
 class PushFailed(Exception):
@@ -84,26 +88,49 @@ def _allow(kernel: Any) -> Any:
     return kernel.settings.get("store_sync_allow_networks") or ()
 
 
-async def _send(kernel: Any, method: str, url: str, *, public_only: bool, what: str,
-                **kw: Any) -> httpx.Response:
-    """One request to ``url`` through the outbound rule; PushFailed (without the URL's query)
-    when it cannot be made."""
+@dataclass(frozen=True)
+class Answer:
+    """A target's answer: its status and at most ``MAX_ANSWER`` bytes of its body."""
+
+    status_code: int
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON; ValueError when it is not."""
+        return orjson.loads(self.body)
+
+
+async def _send(kernel: Any, method: str, url: str, *, public_only: bool, what: str, **kw: Any) -> Answer:
+    """One request to ``url`` through the outbound rule, bounded in time (connect plus read
+    timeout, for the whole exchange) and in size (``MAX_ANSWER``); PushFailed, whose message
+    never holds the URL's query, when it cannot be made."""
+    settings = kernel.settings
+    budget = float(settings.get("store_sync_connect_timeout")) + float(settings.get("store_sync_read_timeout"))
     try:
-        target = await pinned(url, public_only=public_only, allow=_allow(kernel) if public_only else ())
-        headers = {**kw.pop("headers", {}), **target.headers}
-        response = await client(kernel).request(method, target.url, headers=headers, extensions=target.extensions,
-                                                **kw)
-        await response.aread()
-        return response
+        async with asyncio.timeout(budget):
+            target = await pinned(url, public_only=public_only, allow=_allow(kernel) if public_only else ())
+            headers = {**kw.pop("headers", {}), **target.headers}
+            request = client(kernel).build_request(method, target.url, headers=headers,
+                                                   extensions=target.extensions, **kw)
+            response = await client(kernel).send(request, stream=True)
+            try:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_ANSWER:
+                        raise PushFailed(f"{what} answered more than {MAX_ANSWER} bytes")
+            finally:
+                await response.aclose()
+            return Answer(response.status_code, bytes(body))
     except OutboundRefused as exc:
         raise PushFailed(f"{what}: refused address ({exc})") from None
-    except httpx.TimeoutException as exc:
+    except (TimeoutError, httpx.TimeoutException) as exc:
         raise PushFailed(f"{what}: timed out ({type(exc).__name__})") from None
     except httpx.HTTPError as exc:
         raise PushFailed(f"{what}: could not connect ({type(exc).__name__})") from None
 
 
-def _failed(what: str, response: httpx.Response) -> PushFailed:
+def _failed(what: str, response: Answer) -> PushFailed:
     kind = "a redirect (not followed)" if 300 <= response.status_code < 400 else f"HTTP {response.status_code}"
     detail = ""
     try:
@@ -192,7 +219,7 @@ async def access_token(kernel: Any, cache_key: str, credentials: dict[str, Any])
     except ValueError:
         raise PushFailed("the token endpoint answered something other than JSON") from None
     token = body.get("access_token") if isinstance(body, dict) else None
-    if not isinstance(token, str) or not token or len(token) > 4096:
+    if not isinstance(token, str) or not TOKEN.fullmatch(token):
         raise PushFailed("the token endpoint's answer has no access_token")
     lifetime = body.get("expires_in", 3600)
     lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
