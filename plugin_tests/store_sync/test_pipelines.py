@@ -131,3 +131,29 @@ async def test_members_and_anonymous_callers_are_refused(calls, svc_app, site, m
     await theirs.err("post", f"{PIPES}/{made['id']}/backfill", 403, json={})
     await anon_calls.err("get", f"{PIPES}/{made['id']}", 401)
 
+
+
+async def test_credentials_sealed_with_a_lost_key_are_a_logged_failure(make_app, tmp_path, rtdb):
+    import base64
+
+    from kernel.app import shutdown_kernel
+    from kernel.testing import Calls
+
+    from .conftest import env_for
+
+    data_dir = tmp_path / "app"
+    first = await make_app(data_dir=data_dir, env=env_for(None))
+    admin = {"Authorization": f"Bearer {await first.login()}"}
+    site = await first.create_site(admin)
+    calls = Calls(first.client, {**admin, "X-Svc-Site": site})
+    await calls.collection("posts", {"title": "string"})
+    await grant_public_read(calls, "posts")
+    made = await calls.ok("post", PIPES, status=201, json=rtdb_body(rtdb))
+    await shutdown_kernel(first.kernel)
+    other_key = base64.b64encode(b"z" * 32).decode()
+    second = await make_app(data_dir=data_dir, env={**env_for(None), "SVC_ENCRYPTION_KEY": other_key})
+    calls = Calls(second.client, {"Authorization": f"Bearer {await second.login()}", "X-Svc-Site": site})
+    await calls.create("posts", {"title": "x"})
+    log = await log_of(calls, made["id"], lambda entries: bool(entries))
+    assert log[0]["status"] == "failed" and "credentials do not open" in log[0]["error"]
+    assert not rtdb.requests

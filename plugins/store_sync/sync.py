@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from kernel import ApiError, Principal, SiteCacheSpec, audit
+from kernel import ApiError, Principal, SecretError, SiteCacheSpec, audit
 from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from plugins.items import api as items
@@ -132,7 +132,10 @@ async def push(kernel: Any, row: Any, writes: list[Write]) -> int:
     """Send ``writes`` to the pipeline's target; returns how many were written (PushFailed)."""
     if not writes:
         return 0
-    credentials = pl.open_credentials(kernel, row)
+    try:
+        credentials = pl.open_credentials(kernel, row)
+    except (SecretError, ApiError) as exc:  # the key is gone or was rotated away: say so in the log
+        raise PushFailed(f"the credentials do not open: {exc}") from None
     if row["target"] == "docstore":
         cache_key = f"{row['site_id']}:{row['id']}:{row['updated_at']}"
         await push_docstore(kernel, cache_key, row["project_id"] or credentials["project_id"], credentials, writes)
