@@ -77,3 +77,26 @@ async def test_backfill_bodies(calls, rtdb):
     await calls.err("post", f"{PIPES}/nope/backfill", 404, "RECORD_NOT_FOUND", json={})
     # A collection that does not exist (yet) has nothing to push.
     assert await calls.ok("post", one) == {"scanned": 0, "pushed": 0, "failed": 0, "truncated": False}
+
+
+async def test_backfill_waits_for_a_running_sync_attempt(calls, rtdb, svc_app, site, monkeypatch):
+    """The backfill holds the live sync's lease; while a sync attempt holds it, the backfill
+    waits, and answers 409 when it does not end."""
+    from kernel.events import checkpoints
+    from plugins.store_sync import sync
+
+    await seed(calls)
+    made = await calls.ok("post", PIPES, status=201, json={
+        "name": "rt", "target": "rtdb", "credentials": {"databaseUrl": rtdb.url(), "secret": RTDB_SECRET},
+        "collections": ["posts"]})
+    monkeypatch.setattr(sync, "BUSY_WAIT", 0.2)
+    name = f"store_sync:{made['id']}"
+    held = await checkpoints.claim(svc_app.kernel.db, site, name, "another-worker", 60.0)
+    assert held is not None
+    await calls.err("post", f"{PIPES}/{made['id']}/backfill", 409, "CONFLICT")
+    assert not rtdb.requests
+    await checkpoints.ack(svc_app.kernel.db, held, held.cursor, 0.0, release=True)
+    assert (await calls.ok("post", f"{PIPES}/{made['id']}/backfill"))["pushed"] == 3
+    state = await svc_app.kernel.events.checkpoint(site, name)
+    # Released (the dispatcher may have taken it since), never moved backwards.
+    assert not str(state["leaseOwner"]).startswith("backfill-") and state["cursor"] >= held.cursor

@@ -16,11 +16,13 @@ cannot arrive out of order. A success moves ``lastSyncAt`` and ``lastSyncItemCou
 
 ``backfill`` pages through the collections' items (keyset by id, as the role reads them) and
 pushes them, at most ``SVC_STORE_SYNC_BACKFILL_MAX`` per call; where it stopped is kept on the
-pipeline, so the next call goes on from there (``truncated`` says whether one is needed).
+pipeline, so the next call goes on from there (``truncated`` says whether one is needed). It
+holds the live sync's lease meanwhile (``_hold``), so the two never interleave.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -31,7 +33,8 @@ from sqlalchemy import insert, select, update
 
 from kernel import ApiError, Principal, SecretError, SiteCacheSpec, audit
 from kernel.db.meta import now_utc
-from kernel.events import ConsumerGroup, Event, GroupMember
+from kernel.events import ConsumerGroup, Event, GroupMember, checkpoints
+from kernel.ids import uuid7
 from plugins.items import api as items
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.bodies import TargetPath, invalid
@@ -43,6 +46,7 @@ log = logging.getLogger("svc.store_sync")
 LOG_KEEP = 500  # log entries kept per pipeline
 PAGE = 100  # items per backfill page (and per docstore commit of a backfill)
 ITEM_EVENTS = ("items.*",)
+BUSY_WAIT = 5.0  # seconds a backfill waits for a running sync attempt of its pipeline
 
 
 class Paused(Exception):
@@ -149,6 +153,9 @@ async def record_attempt(kernel: Any, row: Any, *, kind: str, attempt: int, push
     ``lastSyncAt``/``lastSyncItemCount``; ``lastError`` is the last failure, cleared by a success."""
     site_id, now = row["site_id"], now_utc()
     async with kernel.db.begin() as conn:
+        if (await conn.execute(select(pipelines.c.id).where(pipelines.c.site_id == site_id,
+                                                            pipelines.c.id == row["id"]))).first() is None:
+            return  # deleted meanwhile, with its log
         await conn.execute(insert(sync_log).values(
             site_id=site_id, pipeline_id=row["id"], kind=kind, status="failed" if error else "ok", attempt=attempt,
             pushed=pushed, failed=failed, skipped=skipped, error=None if error is None else error[:500],
@@ -196,6 +203,73 @@ async def _page(ctx: Any, collection: str, after: str | None) -> list[dict[str, 
     return page.items
 
 
+@dataclasses.dataclass
+class Progress:
+    """Where a backfill call got: counts, the position to resume from, the failure if any."""
+
+    position: tuple[str, str | None]
+    scanned: int = 0
+    pushed: int = 0
+    failed: int = 0
+    error: str | None = None
+    done: bool = False
+
+
+async def _hold(kernel: Any, row: Any) -> checkpoints.Claim:
+    """The lease of the pipeline's live sync, for the backfill's duration: while it pushes, no
+    sync attempt runs, so a change made meanwhile is pushed after it (its event waits) and a
+    backfilled item never lands over a newer write. Waits up to ``BUSY_WAIT`` seconds for a
+    running attempt, ending a retry's backoff; 409 ``CONFLICT`` after that."""
+    site_id, name = row["site_id"], pl.checkpoint_name(row["id"])
+    owner, lease = f"backfill-{uuid7()}", float(kernel.settings.events_lease_seconds)
+    deadline = time.monotonic() + BUSY_WAIT
+    while True:
+        await checkpoints.make_due(kernel.db, site_id, name)
+        held = await checkpoints.claim(kernel.db, site_id, name, owner, lease, await kernel.events.head(site_id))
+        if held is not None:
+            return held
+        if time.monotonic() > deadline:
+            raise ApiError.conflict("A sync attempt of this pipeline is running; try the backfill again")
+        await asyncio.sleep(0.05)
+
+
+async def _run_backfill(kernel: Any, row: Any, held: checkpoints.Claim, progress: Progress) -> None:
+    collections = list(row["collections"] or [])
+    budget = int(kernel.settings.get("store_sync_backfill_max"))
+    lease = float(kernel.settings.events_lease_seconds)
+    reading = await reader(kernel, row)
+    path = TargetPath(row["target_path"])
+    while progress.scanned < budget:
+        collection, after = progress.position
+        try:
+            page = await _page(reading, collection, after)
+        except ApiError as exc:
+            if exc.status not in (403, 404):
+                raise
+            page = []  # the role may not read it, or it is gone: nothing to push
+        cut = len(page) > budget - progress.scanned
+        page = page[:budget - progress.scanned]
+        progress.scanned += len(page)
+        writes = [Write(path.expand(collection, str(item["id"])), item) for item in page if item.get("id") is not None]
+        try:
+            progress.pushed += await push(kernel, row, writes)
+        except PushFailed as exc:  # the page is tried again by the next call
+            progress.pushed += exc.done
+            progress.failed += len(writes) - exc.done
+            progress.error = str(exc)
+            return
+        if not await checkpoints.ack(kernel.db, held, held.cursor, lease):  # extend the lease
+            return  # lost it (a very slow target): stop here, the next call goes on
+        if cut or len(page) == PAGE:
+            progress.position = (collection, str(page[-1]["id"]))
+            continue
+        index = collections.index(collection)
+        if index + 1 == len(collections):
+            progress.done = True
+            return
+        progress.position = (collections[index + 1], None)
+
+
 async def backfill(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
     """Push the pipeline's items, resuming where the last truncated call stopped; ``{ restart:
     true }`` starts from the first collection again. ``{ scanned, pushed, failed, truncated }``."""
@@ -206,53 +280,25 @@ async def backfill(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
         row = await pl.row_of(db, pipeline_id)
     collections = list(row["collections"] or [])
     if body.get("restart") or row["backfill_collection"] not in collections:
-        position: tuple[str, str | None] = (collections[0], None)
+        progress = Progress((collections[0], None))
     else:
-        position = (row["backfill_collection"], row["backfill_after"])
-    budget = int(kernel.settings.get("store_sync_backfill_max"))
-    reading = await reader(kernel, row)
-    path = TargetPath(row["target_path"])
-    scanned = pushed = failed = 0
-    error: str | None = None
+        progress = Progress((row["backfill_collection"], row["backfill_after"]))
     started = time.monotonic()
-    done = False
-    while scanned < budget:
-        collection, after = position
-        try:
-            page = await _page(reading, collection, after)
-        except ApiError as exc:
-            if exc.status not in (403, 404):
-                raise
-            page = []  # the role may not read it, or it is gone: nothing to push
-        cut = len(page) > budget - scanned
-        page = page[:budget - scanned]
-        scanned += len(page)
-        writes = [Write(path.expand(collection, str(item["id"])), item) for item in page if item.get("id") is not None]
-        try:
-            pushed += await push(kernel, row, writes)
-        except PushFailed as exc:  # the page is tried again by the next call
-            pushed += exc.done
-            failed += len(writes) - exc.done
-            error = str(exc)
-            break
-        if cut or len(page) == PAGE:
-            position = (collection, str(page[-1]["id"]))
-            continue
-        index = collections.index(collection)
-        if index + 1 == len(collections):
-            done = True
-            break
-        position = (collections[index + 1], None)
-    truncated = not done
-    resume = (None, None) if done else position
-    await record_attempt(kernel, row, kind="backfill", attempt=1, pushed=pushed, failed=failed, skipped=0,
-                         started=started, error=error)
+    held = await _hold(kernel, row)
+    try:
+        await _run_backfill(kernel, row, held, progress)
+    finally:
+        await checkpoints.ack(kernel.db, held, held.cursor, 0.0, release=True)
+        await kernel.events.dispatch_now(site_id, pl.checkpoint_name(pipeline_id))
+    resume = (None, None) if progress.done else progress.position
+    await record_attempt(kernel, row, kind="backfill", attempt=1, pushed=progress.pushed, failed=progress.failed,
+                         skipped=0, started=started, error=progress.error)
+    result = {"scanned": progress.scanned, "pushed": progress.pushed, "failed": progress.failed,
+              "truncated": not progress.done}
     async with ctx.unit_of_work() as uow:
         await uow.db.execute(uow.db.update(pipelines).where(pipelines.c.id == pipeline_id).values(
             backfill_collection=resume[0], backfill_after=resume[1]))
         await audit.record(uow.conn, action="store_sync.pipeline.backfill", site_id=site_id, principal=ctx.principal,
-                           target_type="store_sync_pipeline", target_id=pipeline_id,
-                           details={"scanned": scanned, "pushed": pushed, "failed": failed, "truncated": truncated},
+                           target_type="store_sync_pipeline", target_id=pipeline_id, details=result,
                            request_id=ctx.request_id)
-    return {"scanned": scanned, "pushed": pushed, "failed": failed, "truncated": truncated}
-
+    return result
