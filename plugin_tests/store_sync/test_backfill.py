@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest_asyncio
 
-from .conftest import PIPES, RTDB_SECRET, env_for, grant_public_read, service_account
+from .store_sync_helpers import PIPES, RTDB_SECRET, env_for, grant_public_read, service_account
 
 
 @pytest_asyncio.fixture

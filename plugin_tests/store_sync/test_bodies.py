@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import OTHER_PEM, PIPES, service_account
+from .store_sync_helpers import OTHER_PEM, PIPES, service_account
 
 SA = service_account()
 RT = {"databaseUrl": "https://demo-default-rtdb.firebaseio.com", "secret": "s3cret"}

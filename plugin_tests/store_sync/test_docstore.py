@@ -5,7 +5,16 @@ retried in order, and the outbound rule at connect time."""
 
 from __future__ import annotations
 
-from .conftest import CLIENT_EMAIL, PIPES, PROJECT, env_for, grant_public_read, log_of, service_account, until
+from .store_sync_helpers import (
+    CLIENT_EMAIL,
+    PIPES,
+    PROJECT,
+    env_for,
+    grant_public_read,
+    log_of,
+    service_account,
+    until,
+)
 
 PREFIX = f"projects/{PROJECT}/databases/(default)/documents/"
 
@@ -126,7 +135,7 @@ async def test_a_refused_token_is_renewed(calls, google):
 
 async def test_a_bad_grant_is_a_logged_failure(calls, google):
     """A key the token endpoint does not know (another service account's) is refused there."""
-    from .conftest import OTHER_PEM
+    from .store_sync_helpers import OTHER_PEM
 
     await posts(calls)
     made = await pipeline(calls, google)

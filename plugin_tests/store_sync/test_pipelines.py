@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from plugins.store_sync.tables import pipelines, sync_log
 
-from .conftest import PIPES, PROJECT, RTDB_SECRET, grant_public_read, log_of, service_account, until
+from .store_sync_helpers import PIPES, PROJECT, RTDB_SECRET, grant_public_read, log_of, service_account, until
 
 
 def docstore_body(google, **extra):
@@ -139,7 +139,7 @@ async def test_credentials_sealed_with_a_lost_key_are_a_logged_failure(make_app,
     from kernel.app import shutdown_kernel
     from kernel.testing import Calls
 
-    from .conftest import env_for
+    from .store_sync_helpers import env_for
 
     data_dir = tmp_path / "app"
     first = await make_app(data_dir=data_dir, env=env_for(None))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kernel.app import shutdown_kernel
 from kernel.testing import Calls
 
-from .conftest import PIPES, RTDB_SECRET, env_for, grant_public_read, log_of, until
+from .store_sync_helpers import PIPES, RTDB_SECRET, env_for, grant_public_read, log_of, until
 
 
 def body(rtdb, **extra):
