@@ -72,13 +72,18 @@ async def create_cost(client: httpx.AsyncClient, h: dict[str, str], creates: int
                       redis_url: str) -> None:
     """Part 1: item-create latency with 0 and with 20 active event flows, alternating rounds."""
     where = "a separate svc worker" if redis_url else "this process"
-    async def create_round(n: int) -> list[float]:
+    cpu: dict[bool, list[float]] = {False: [], True: []}  # this process's CPU seconds per create
+
+    async def create_round(n: int, flows_on: bool | None = None) -> list[float]:
         out = []
+        c0 = time.process_time()
         for i in range(n):
             t0 = time.perf_counter()
             resp = await client.post("/api/v1/items/posts", headers=h, json={"title": f"t{i}"})
             out.append(time.perf_counter() - t0)
             assert resp.status_code == 201, resp.text
+        if flows_on is not None:
+            cpu[flows_on].append((time.process_time() - c0) / n)
         return out
 
     async def idle() -> None:  # until the finished runs stop growing for a second (at most 2 min)
@@ -105,15 +110,18 @@ async def create_cost(client: httpx.AsyncClient, h: dict[str, str], creates: int
                       "edges": []}})
         flow_ids.append(r.json()["data"]["id"])
     for _ in range(3):
-        without += await create_round(creates // 3)
+        without += await create_round(creates // 3, False)
         for fid in flow_ids:
             await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "active"})
-        with_flows += await create_round(creates // 3)
+        with_flows += await create_round(creates // 3, True)
         await idle()
         for fid in flow_ids:
             await client.patch(f"/api/v1/flows/{fid}", headers=h, json={"status": "draft"})
     print(f"1. (flow work in {where}) item create, 0 event flows:  {ms(without)}")
     print(f"   item create, 20 event flows: {ms(with_flows)}")
+    per_round = {on: " ".join(f"{c * 1000:.2f}" for c in cpu[on]) for on in (False, True)}
+    print(f"   CPU of this process per create, ms per round (it serves the API{'' if redis_url else ' and runs the flows'}): "
+          f"0 flows: {per_round[False]}; 20 flows: {per_round[True]}")
 
 
 async def main(creates: int, pace: float, database_url: str, redis_url: str = "") -> None:

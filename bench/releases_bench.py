@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,14 +28,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from items_query_bench import ensure_pg_database, is_pg  # noqa: E402
-
-from kernel.app import create_app, shutdown_kernel, startup_kernel  # noqa: E402
-from kernel.db.engine import default_sqlite_path  # noqa: E402
-from kernel.db.migrate import migration_paths, upgrade  # noqa: E402
-from kernel.settings import Settings  # noqa: E402
-
-PASSWORD = "bench-password-1"
+from inprocess import ADMIN_EMAIL, PASSWORD, in_process_app  # noqa: E402
 
 
 async def call(client: httpx.AsyncClient, method: str, path: str, headers: dict[str, str], **kw: Any) -> Any:
@@ -74,38 +66,21 @@ async def one_round(client: httpx.AsyncClient, headers: dict[str, str], n: int, 
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"SVC_DATA_DIR": tmp, "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_ADMIN_PASSWORD": PASSWORD,
-               "JWT_SECRET": "bench-secret-0123456789-0123456789-0123", "SVC_JOBS_INPROCESS": "false",
-               "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0"}
-        url = args.database_url or f"sqlite:///{default_sqlite_path(Path(tmp))}"
-        if args.database_url:
-            env["SVC_DATABASE_URL"] = url
-            if is_pg(url):
-                ensure_pg_database(url)
-        app = create_app(Settings.from_env(environ=env))
-        upgrade(url, migration_paths(app.kernel.pm))
-        await startup_kernel(app.kernel)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=600)
-        try:
-            login = await call(client, "POST", "/auth/login", {}, json={"email": "admin@example.com",
-                                                                       "password": PASSWORD})
-            headers = {"Authorization": f"Bearer {login['token']}", "X-Svc-Site": "default"}
-            await call(client, "POST", "/collections", headers, json={"name": "posts", "fields": [
-                {"field": "title", "type": "string"}, {"field": "tag", "type": "string"}]})
-            print(f"{app.kernel.db.dialect}: {args.n} items per release, {args.rounds} rounds per mode")
-            for mode in ("all_or_nothing", "best_effort"):
-                results = [await one_round(client, headers, args.n, mode, f"{mode[:3]}{r}") for r in range(args.rounds)]
-                times = sorted(r["seconds"] for r in results)
-                seen = sorted({c for r in results for c in r["seen"]})
-                print(f"  {mode:15s} publish: median {statistics.median(times):6.2f} s  "
-                      f"(min {times[0]:.2f}, max {times[-1]:.2f}); "
-                      f"{statistics.median(times) / args.n * 1000:.1f} ms per item; "
-                      f"published counts a concurrent reader saw: "
-                      f"{seen if len(seen) <= 4 else f'{len(seen)} distinct, {seen[0]} to {seen[-1]}'}")
-        finally:
-            await client.aclose()
-            await shutdown_kernel(app.kernel)
+    async with in_process_app(args.database_url) as (app, client):
+        login = await call(client, "POST", "/auth/login", {}, json={"email": ADMIN_EMAIL, "password": PASSWORD})
+        headers = {"Authorization": f"Bearer {login['token']}", "X-Svc-Site": "default"}
+        await call(client, "POST", "/collections", headers, json={"name": "posts", "fields": [
+            {"field": "title", "type": "string"}, {"field": "tag", "type": "string"}]})
+        print(f"{app.kernel.db.dialect}: {args.n} items per release, {args.rounds} rounds per mode")
+        for mode in ("all_or_nothing", "best_effort"):
+            results = [await one_round(client, headers, args.n, mode, f"{mode[:3]}{r}") for r in range(args.rounds)]
+            times = sorted(r["seconds"] for r in results)
+            seen = sorted({c for r in results for c in r["seen"]})
+            print(f"  {mode:15s} publish: median {statistics.median(times):6.2f} s  "
+                  f"(min {times[0]:.2f}, max {times[-1]:.2f}); "
+                  f"{statistics.median(times) / args.n * 1000:.1f} ms per item; "
+                  f"published counts a concurrent reader saw: "
+                  f"{seen if len(seen) <= 4 else f'{len(seen)} distinct, {seen[0]} to {seen[-1]}'}")
 
 
 if __name__ == "__main__":

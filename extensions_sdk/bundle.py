@@ -1,32 +1,97 @@
-"""Extension manifests and bundles: a zip holding ``manifest.json`` and the package it names."""
+"""Extension manifests and bundles: a zip holding ``manifest.json`` and the package it names.
+
+The server checks an upload with the same functions (``read_manifest``), so what ``svc-ext
+build`` accepts is what ``POST /extensions/upload`` accepts:
+
+- the manifest is ``{ name, version, publisher, entry, capabilities, description?, ui? }``;
+  ``capabilities`` name only known kinds (``CAPABILITY_KINDS``); ``ui`` entries are
+  ``{ id, type, label, icon? }``;
+- the zip holds no absolute path, no ``..`` part, no backslash, no symlink, no duplicate name,
+  at most ``MAX_FILES`` files, ``MAX_BUNDLE_BYTES`` packed and ``MAX_UNPACKED_BYTES`` unpacked,
+  and no member whose compression ratio exceeds ``MAX_RATIO`` (a zip bomb).
+"""
 
 from __future__ import annotations
 
 import io
 import json
 import re
+import stat
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 VERSION = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 ENTRY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-CAPABILITY = re.compile(r"^[a-z][a-z0-9_-]*(:[a-z0-9_*-]+)?$")
-MANIFEST_KEYS = {"name", "version", "publisher", "entry", "capabilities", "description"}
-MAX_BUNDLE_BYTES = 20 * 1024 * 1024
+CAPABILITY = re.compile(r"^([a-z][a-z-]*)(?::([A-Za-z0-9_*][A-Za-z0-9_.*-]{0,99}))?$")
+COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+EVENT = re.compile(r"^[A-Za-z0-9_*][A-Za-z0-9_.*-]{0,99}$")
+# kind -> whether it takes a value (``items:<collection>``, ``events:<event pattern>``).
+CAPABILITY_KINDS = {"routes": False, "items": True, "network": False, "events": True, "jobs": False,
+                    "flows": False, "ui": False}
+UI_TYPES = ("module", "panel", "interface", "display", "layout")
+UI_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+MANIFEST_KEYS = {"name", "version", "publisher", "entry", "capabilities", "description", "ui"}
+RESERVED_PREFIX = "svc-"
+MAX_BUNDLE_BYTES = 5 * 1024 * 1024
+MAX_UNPACKED_BYTES = 20 * 1024 * 1024
+MAX_FILES = 500
+MAX_RATIO = 100
+MAX_MANIFEST_BYTES = 64 * 1024
 
 
 class ManifestError(ValueError):
-    """The manifest or bundle is not acceptable; ``path`` names the offending part."""
+    """The manifest or bundle is not acceptable; ``path`` names the offending part.
 
-    def __init__(self, message: str, path: list[str]) -> None:
+    ``unsafe`` is true for a hostile archive (traversal, symlink, bomb, caps) rather than a
+    malformed manifest."""
+
+    def __init__(self, message: str, path: list[str], *, unsafe: bool = False) -> None:
         super().__init__(message)
         self.path = path
+        self.unsafe = unsafe
+
+
+def check_capability(value: Any) -> str:
+    """One capability name, checked against ``CAPABILITY_KINDS``; ValueError names the problem."""
+    match = CAPABILITY.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"{value!r} is not a capability name")
+    kind, arg = match.group(1), match.group(2)
+    if kind not in CAPABILITY_KINDS:
+        raise ValueError(f"unknown capability {kind!r} (known: {', '.join(sorted(CAPABILITY_KINDS))})")
+    if CAPABILITY_KINDS[kind] != (arg is not None):
+        form = f"'{kind}:<value>'" if CAPABILITY_KINDS[kind] else f"'{kind}' without a value"
+        raise ValueError(f"capability {value!r} must be {form}")
+    if kind == "items" and not COLLECTION.match(arg or ""):
+        raise ValueError(f"capability {value!r} must name one collection")
+    if kind == "events" and not EVENT.match(arg or ""):
+        raise ValueError(f"capability {value!r} must name an event or pattern")
+    return value
+
+
+def _check_ui(entries: Any) -> None:
+    if not isinstance(entries, list) or len(entries) > 50:
+        raise ManifestError("manifest 'ui' must be a list of at most 50 entries", ["ui"])
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = ["ui", str(i)]
+        if not isinstance(entry, dict) or set(entry) - {"id", "type", "label", "icon"}:
+            raise ManifestError("a ui entry is { id, type, label, icon? }", where)
+        if not isinstance(entry.get("id"), str) or not UI_ID.match(entry["id"]) or entry["id"] in seen:
+            raise ManifestError("a ui entry needs a unique lowercase 'id'", [*where, "id"])
+        seen.add(entry["id"])
+        if entry.get("type") not in UI_TYPES:
+            raise ManifestError(f"a ui entry's 'type' is one of {', '.join(UI_TYPES)}", [*where, "type"])
+        for key in ("label", "icon"):
+            value = entry.get(key)
+            if (key == "label" or value is not None) and (not isinstance(value, str) or not 0 < len(value) <= 100):
+                raise ManifestError(f"a ui entry's '{key}' is a string of 1 to 100 characters", [*where, key])
 
 
 def validate_manifest(manifest: Any) -> dict[str, Any]:
-    """Check ``{ name, version, publisher, entry, capabilities }``; returns it unchanged."""
+    """Check ``{ name, version, publisher, entry, capabilities, description?, ui? }``; returns it."""
     if not isinstance(manifest, dict):
         raise ManifestError("manifest must be a JSON object", [])
     for key in manifest:
@@ -38,36 +103,108 @@ def validate_manifest(manifest: Any) -> dict[str, Any]:
         if not isinstance(value, str) or not pattern.match(value):
             raise ManifestError(f"manifest '{key}' is missing or malformed", [key])
     caps = manifest.get("capabilities", [])
-    if not isinstance(caps, list) or not all(isinstance(c, str) and CAPABILITY.match(c) for c in caps):
+    if not isinstance(caps, list) or len(caps) > 100:
         raise ManifestError("manifest 'capabilities' must be a list of capability names", ["capabilities"])
+    for i, cap in enumerate(caps):
+        try:
+            check_capability(cap)
+        except ValueError as exc:
+            raise ManifestError(f"manifest 'capabilities': {exc}", ["capabilities", str(i)]) from exc
+    if len(set(caps)) != len(caps):
+        raise ManifestError("manifest 'capabilities' names a capability twice", ["capabilities"])
+    description = manifest.get("description")
+    if description is not None and (not isinstance(description, str) or len(description) > 500):
+        raise ManifestError("manifest 'description' is a string of at most 500 characters", ["description"])
+    if "ui" in manifest:
+        _check_ui(manifest["ui"])
+        if manifest["ui"] and "ui" not in caps:
+            raise ManifestError("manifest 'ui' entries need the 'ui' capability", ["ui"])
     return manifest
+
+
+def _unsafe(message: str, name: str) -> ManifestError:
+    return ManifestError(message, [name], unsafe=True)
+
+
+def check_archive(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The members of a bundle, refusing anything an unpacker could be tricked by."""
+    infos = archive.infolist()
+    if len(infos) > MAX_FILES:
+        raise ManifestError(f"bundle holds more than {MAX_FILES} files", [], unsafe=True)
+    total = 0
+    seen: set[str] = set()
+    for info in infos:
+        name = info.filename
+        parts = PurePosixPath(name).parts
+        if (not name or name.startswith("/") or "\\" in name or ".." in parts or "\x00" in name
+                or (len(name) > 1 and name[1] == ":")):
+            raise _unsafe(f"bundle holds an unsafe path {name!r}", name)
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip records no file type
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+            raise _unsafe(f"bundle holds a link or special file {name!r}", name)
+        if name.rstrip("/") in seen:
+            raise _unsafe(f"bundle holds {name!r} twice", name)
+        seen.add(name.rstrip("/"))
+        if info.flag_bits & 0x1:
+            raise _unsafe(f"bundle member {name!r} is encrypted", name)
+        total += info.file_size
+        if total > MAX_UNPACKED_BYTES:
+            raise ManifestError(f"bundle unpacks to more than {MAX_UNPACKED_BYTES} bytes", [], unsafe=True)
+        if info.file_size > 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise _unsafe(f"bundle member {name!r} is compressed more than {MAX_RATIO}:1", name)
+    return infos
+
+
+def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> bytes:
+    """A member's bytes, never more than ``cap`` whatever its header claims."""
+    with archive.open(info) as handle:
+        data = handle.read(cap + 1)
+    if len(data) > cap or len(data) != info.file_size:
+        raise _unsafe(f"bundle member {info.filename!r} is not the size its header says", info.filename)
+    return data
+
+
+def open_bundle(bundle: bytes) -> zipfile.ZipFile:
+    if len(bundle) > MAX_BUNDLE_BYTES:
+        raise ManifestError(f"bundle is larger than {MAX_BUNDLE_BYTES} bytes", [], unsafe=True)
+    try:
+        return zipfile.ZipFile(io.BytesIO(bundle))
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise ManifestError("bundle is not a zip file", []) from exc
 
 
 def read_manifest(bundle: bytes) -> dict[str, Any]:
-    """The validated manifest of a bundle, checking the entry package is inside and no path escapes."""
-    if len(bundle) > MAX_BUNDLE_BYTES:
-        raise ManifestError("bundle is too large", [])
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(bundle))
-    except zipfile.BadZipFile as exc:
-        raise ManifestError("bundle is not a zip file", []) from exc
-    with archive:
-        names = archive.namelist()
-        for name in names:
-            if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
-                raise ManifestError(f"bundle holds an unsafe path {name!r}", [name])
-        if "manifest.json" not in names:
+    """The validated manifest of a bundle, checking the archive is safe and holds the entry package."""
+    with open_bundle(bundle) as archive:
+        infos = check_archive(archive)
+        by_name = {i.filename: i for i in infos}
+        if "manifest.json" not in by_name:
             raise ManifestError("bundle has no manifest.json", ["manifest.json"])
         try:
-            manifest = validate_manifest(json.loads(archive.read("manifest.json")))
-        except (ValueError, UnicodeDecodeError) as exc:
-            if isinstance(exc, ManifestError):
-                raise
+            raw = _read_capped(archive, by_name["manifest.json"], MAX_MANIFEST_BYTES)
+            manifest = validate_manifest(json.loads(raw))
+        except ManifestError:
+            raise
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise ManifestError("manifest.json is not valid JSON", ["manifest.json"]) from exc
         package = manifest["entry"].split(".")[0]
-        if not any(n == f"{package}.py" or n.startswith(f"{package}/") for n in names):
+        if not any(n == f"{package}.py" or n.startswith(f"{package}/") for n in by_name):
             raise ManifestError(f"bundle does not contain the entry package {package!r}", ["entry"])
     return manifest
+
+
+def unpack(bundle: bytes, target: Path) -> None:
+    """Write the checked members of ``bundle`` under ``target`` (regular files only)."""
+    with open_bundle(bundle) as archive:
+        root = target.resolve()
+        for info in check_archive(archive):
+            if info.is_dir():
+                continue
+            dest = (root / info.filename).resolve()
+            if root not in dest.parents:
+                raise _unsafe(f"bundle holds an unsafe path {info.filename!r}", info.filename)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(_read_capped(archive, info, MAX_UNPACKED_BYTES))
 
 
 def build_bundle(source: Path) -> bytes:
@@ -75,12 +212,13 @@ def build_bundle(source: Path) -> bytes:
     validate_manifest(json.loads((source / "manifest.json").read_text(encoding="utf-8")))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
             rel = path.relative_to(source).as_posix()
             if "__pycache__" in rel or rel.endswith(".pyc"):
                 continue
             info = zipfile.ZipInfo(rel, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
             archive.writestr(info, path.read_bytes())
     data = buffer.getvalue()
     read_manifest(data)  # the bundle we built must pass the same checks as an upload

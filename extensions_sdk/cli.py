@@ -1,4 +1,4 @@
-"""``svc-ext``: keygen, build, sign and verify extension bundles."""
+"""``svc-ext``: new, keygen, build, sign and verify extension bundles."""
 
 from __future__ import annotations
 
@@ -7,13 +7,38 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from extensions_sdk.bundle import ManifestError, build_bundle, read_manifest
+from extensions_sdk.bundle import NAME, ManifestError, build_bundle, read_manifest
 from extensions_sdk.signing import SignatureError, generate_keypair, sign_bytes, verify_bytes
+
+TEMPLATE = Path(__file__).resolve().parent / "template"
+TEMPLATE_NAME, TEMPLATE_PACKAGE, TEMPLATE_PUBLISHER = "hello-ext", "hello_ext", '"publisher": "example"'
+
+
+def new_extension(name: str, publisher: str, target: Path) -> Path:
+    """Copy the template to ``target`` as extension ``name`` by ``publisher``."""
+    for what, value in (("name", name), ("publisher", publisher)):
+        if not NAME.match(value):
+            raise ManifestError(f"{what} {value!r} must be 2-63 lowercase letters, digits or '-'", [what])
+    if target.exists():
+        raise ManifestError(f"{target} already exists", ["out"])
+    package = name.replace("-", "_")
+    for path in sorted(p for p in TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(TEMPLATE).as_posix().replace(TEMPLATE_PACKAGE, package)
+        text = path.read_text(encoding="utf-8").replace(TEMPLATE_NAME, name).replace(TEMPLATE_PACKAGE, package)
+        text = text.replace(TEMPLATE_PUBLISHER, f'"publisher": "{publisher}"')
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        (target / rel).write_text(text, encoding="utf-8")
+    build_bundle(target)  # the new folder must build
+    return target
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="svc-ext", description="Build and sign svc extension bundles")
     sub = parser.add_subparsers(dest="command", required=True)
+    new = sub.add_parser("new", help="start an extension folder from the template")
+    new.add_argument("name", help="the extension's name (lowercase letters, digits, '-')")
+    new.add_argument("--publisher", required=True, help="your publisher name, as your key is listed")
+    new.add_argument("--out", type=Path, default=None, help="the folder to create (default: ./NAME)")
     keygen = sub.add_parser("keygen", help="write an Ed25519 key pair (base64)")
     keygen.add_argument("--out", type=Path, required=True, help="private key file; the public key goes to OUT.pub")
     build = sub.add_parser("build", help="zip an extension folder into a bundle")
@@ -29,7 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     verify.add_argument("--public-key", required=True, help="base64 public key, or @file")
     args = parser.parse_args(argv)
     try:
-        if args.command == "keygen":
+        if args.command == "new":
+            target = new_extension(args.name, args.publisher, args.out or Path(args.name))
+            print(f"wrote {target}")
+        elif args.command == "keygen":
             private, public = generate_keypair()
             args.out.write_text(private + "\n")
             args.out.chmod(0o600)

@@ -26,6 +26,7 @@ from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
+from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink
 from kernel.http.live_metrics import register_live_metrics
 from kernel.http.media import json_handler
 from kernel.http.metrics import MetricsMiddleware
@@ -224,6 +225,9 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
             app.add_route(route.template, route.resource, suffix=route.suffix)
         else:
             app.add_route(route.template, route.resource)
+    # Routes that come and go at run time (uploaded extensions) go through one sink.
+    kernel.extension_routes = ExtensionRoutes()
+    app.add_sink(ExtensionSink(kernel, gate), SINK_PATTERN)
     install_error_handlers(app, kernel)
     register_live_metrics(kernel)
     app.kernel = kernel

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Index, String, Table, func, insert, select
+from sqlalchemy import Column, DateTime, Index, String, Table, delete, func, insert, select
 
 from kernel.db.meta import iso, json_type, metadata, now_utc
 from kernel.ids import uuid7
@@ -104,3 +104,12 @@ async def list_entries(conn: Any, site_id: str, *, action: str | None = None, ac
     rows = (await conn.execute(stmt.limit(limit).offset(offset))).mappings().all()
     total = (await conn.execute(select(func.count()).select_from(audit_log).where(*where))).scalar_one()
     return [entry_record(r) for r in rows], total
+
+
+async def prune_site(kernel: Any, site_id: str, before: Any) -> int:
+    """Delete the site's audit records older than ``before`` (the retention target ``audit``);
+    instance-level records (no site) are never pruned here. Returns how many went."""
+    async with kernel.db.begin() as conn:
+        result = await conn.execute(delete(audit_log).where(audit_log.c.site_id == site_id,
+                                                            audit_log.c.created_at < before))
+    return int(result.rowcount or 0)

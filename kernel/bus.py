@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel import sandbox
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 
 log = logging.getLogger("svc.bus")
@@ -118,9 +119,10 @@ class Bus:
     async def filter(self, event: str, payload: Any, ctx: EventContext) -> Any:
         """Run the filters of ``event`` in order; each may replace the payload or raise to veto."""
         for reg in self._matching(self._filters, event):
-            result = reg.handler(event, payload, ctx)
-            if inspect.isawaitable(result):
-                result = await result
+            with sandbox.cleared():  # an extension's write does not limit the built-in handlers
+                result = reg.handler(event, payload, ctx)
+                if inspect.isawaitable(result):
+                    result = await result
             if result is not None:
                 payload = result
         return payload
@@ -144,9 +146,10 @@ class Bus:
     async def _run_actions(self, event: str, payload: Any, ctx: EventContext) -> None:
         for reg in self._matching(self._actions, event):
             try:
-                result = reg.handler(event, payload, ctx)
-                if inspect.isawaitable(result):
-                    await result
+                with sandbox.cleared():
+                    result = reg.handler(event, payload, ctx)
+                    if inspect.isawaitable(result):
+                        await result
             except Exception:  # noqa: BLE001 - actions never break the write that caused them
                 log.exception("action handler for %s failed", event)
 

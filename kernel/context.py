@@ -50,6 +50,7 @@ class Kernel:
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
     health_checks: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
+    extension_routes: Any = None  # kernel.http.extsink.ExtensionRoutes: routes mounted at run time
     started: bool = False
     topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
 

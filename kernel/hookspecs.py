@@ -271,3 +271,58 @@ def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
     The kernel's default runs last: it logs the trace and answers 500 ``INTERNAL`` with the
     request id. May be async.
     """
+
+
+# ---------------------------------------------------------------------------- privacy (consent, restriction, retention)
+
+
+@hookspec(firstresult=True)
+def consent_state(kernel: Any, site_id: str, user_id: str, kind: str) -> bool | None:
+    """Whether ``user_id`` granted the consent ``kind`` (``marketing``, ``analytics``,
+    ``personalization``, ``functional``, ``sale_share``) in ``site_id``: ``True``, ``False``, or
+    ``None`` when the implementation keeps no consent store (the caller then applies its own
+    default, see ``kernel.privacy``). Implemented by the privacy plugin, which answers ``False``
+    for a user who never decided. Read through ``kernel.privacy.consent_granted``, never
+    directly. Called on hot paths (a pageview beacon): answer from a cache. First result wins.
+    May be async.
+    """
+
+
+@hookspec(firstresult=True)
+def processing_restricted(kernel: Any, site_id: str, user_id: str) -> bool | None:
+    """Whether ``user_id`` restricted the processing of their data in ``site_id`` (GDPR art. 18):
+    while ``True`` their data is left out of marketing sends, analytics attribution and automated
+    (agent) processing. ``None``: no implementation keeps restrictions (``False`` then). Read
+    through ``kernel.privacy.restricted``. Answer from a cache. First result wins. May be async.
+    """
+
+
+@hookspec(firstresult=True)
+def marketing_excluded(kernel: Any, site_id: str, emails: list[str]) -> set[str] | None:
+    """The lower-cased addresses among ``emails`` that must get no marketing mail in ``site_id``:
+    users of the site without ``marketing`` consent, or with restricted processing. Addresses
+    of no user of the site are not in the answer (their unsubscribe governs them). ``None``:
+    no implementation keeps consent. Read through ``kernel.privacy.marketing_excluded``.
+    First result wins. May be async.
+    """
+
+
+@hookspec
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """Return the ``kernel.privacy.RetentionTarget`` objects for the plugin's own tables: a
+    name (``revisions``), a default horizon in days and ``prune(kernel, site_id, before)``, an
+    async function deleting the site's rows older than the aware datetime ``before`` and
+    returning how many it deleted. The privacy plugin reports the horizons (``GET /retention``),
+    lets a site change them (setting ``retention``) and runs the prunes (``POST /retention/run``
+    and a daily job), so it never touches another plugin's tables. Names are global: two
+    plugins declaring one name fail at boot. Synchronous; collected once per app.
+    """
+
+
+@hookspec
+def export_personal_data(kernel: Any, site_id: str, user_id: str) -> dict[str, Any] | None:
+    """Return ``{ section: JSON value }``: what the plugin keeps about ``user_id`` in ``site_id``
+    that belongs in their data export (``GET /me/data-export``), or ``None``. Section names are
+    the plugin's own (pageviews answers ``pageviews``); the privacy plugin merges the answers of
+    every implementation into one document. Never return secrets or hashes. May be async.
+    """

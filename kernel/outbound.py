@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from kernel import sandbox
 from kernel.errors import ApiError
 
 MAX_URL = 2048
@@ -88,6 +89,7 @@ def check_url(url: object, *, path: list[str | int] | None = None, public_only: 
               allow: Networks = ()) -> str:
     """``url``, checked to be an outbound URL the rule allows; 400 ``VALIDATION_FAILED`` at ``path``."""
     where = path or ["url"]
+    sandbox.require("network", "an outbound request")
     if not isinstance(url, str) or not url.strip():
         raise ApiError.validation("A URL is required", path=where)
     if len(url) > MAX_URL or any(ord(c) < 33 or c == "\x7f" for c in url):
@@ -124,6 +126,7 @@ class Pinned:
 async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -> Pinned:
     """Resolve ``url``'s host now and point the request at a checked address (see the module
     docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
+    sandbox.require("network", "an outbound request")
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -157,7 +160,8 @@ CLIENTS_STATE = "outbound.clients"
 def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: int = 100,
            max_keepalive: int = 20) -> httpx.AsyncClient:
     """This app's pooled client ``name`` (see the module docstring); the options of its first use
-    stay."""
+    stay. An extension without the ``network`` capability gets 403 (kernel.sandbox)."""
+    sandbox.require("network", "an outbound client")
     clients: dict[str, httpx.AsyncClient] = kernel.state.setdefault(CLIENTS_STATE, {})
     found = clients.get(name)
     if found is None:

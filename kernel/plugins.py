@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "svc.plugins"
 # The kernel refuses to start without these: every other feature reads data through them.
 ESSENTIAL_PLUGINS = frozenset({"accounts", "access", "schema", "items"})
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin")
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy")
 
 
 class PluginError(RuntimeError):
@@ -183,3 +183,31 @@ async def call_first(hook: Any, **kwargs: Any) -> Any:
     return None
 
 
+
+
+def registrations(kernel: Any, hook_name: str, kind: type, key: str, what: str) -> dict[str, Any]:
+    """Everything the implementations of a plugin-published registration hook (``register_flow_
+    operations``, ``register_ai_skills``) return, indexed by the attribute ``key`` and cached in
+    ``kernel.state`` until the hook's implementations change (an extension loaded or unloaded).
+    A stranger is ``TypeError``; a key registered twice is ``ValueError`` naming both plugins
+    (called at startup, either stops the app at boot). ``what`` names the things in messages."""
+    hook = getattr(kernel.pm.hook, hook_name)
+    impls = tuple((impl.plugin_name, id(impl.function)) for impl in hook.get_hookimpls())
+    state_key = f"registrations.{hook_name}"
+    cached = kernel.state.get(state_key)
+    if cached is not None and cached[0] == impls:
+        return cached[1]
+    found: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for impl in hook.get_hookimpls():
+        for entry in impl.function(kernel=kernel) or ():
+            if not isinstance(entry, kind):
+                raise TypeError(f"{hook_name} of {impl.plugin_name} must return {kind.__name__} objects, "
+                                f"got {entry!r}")
+            name = getattr(entry, key)
+            if name in found:
+                raise ValueError(f"{what} {name!r} is registered by both {owners[name]} and {impl.plugin_name}")
+            found[name] = entry
+            owners[name] = impl.plugin_name
+    kernel.state[state_key] = (impls, found)
+    return found

@@ -14,6 +14,8 @@
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
 - ``record_events``, ``recorder``: a ``Recorder`` of the bus's action events.
 - ``run_due_jobs``: ``await run_due_jobs(kernel, now=...)`` runs the jobs due then, in the test.
+- ``upload_extension``: ``await upload_extension(app, headers, folder, private_key)`` builds an
+  extension folder with the SDK, signs it and posts it to ``/extensions/upload``.
 - ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
   and SSE (httpx-sse) clients (``kernel/testing_live.py``).
 
@@ -1084,6 +1086,26 @@ async def run_due_jobs(kernel_or_app: Any, now: Any = None, *, periodic: bool = 
 def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
     """``await run_due_jobs(kernel_or_app, now=None)``: see ``kernel.testing.run_due_jobs``."""
     return run_due_jobs
+
+
+async def upload_extension(test_app: TestApp, headers: dict[str, str], source: Path,
+                           private_key: str) -> httpx.Response:
+    """Build the extension folder ``source`` (``svc-ext build``), sign it with ``private_key`` (base64,
+    ``svc-ext keygen``) and post it to ``/extensions/upload`` with ``headers`` (the instance admin's)."""
+    from extensions_sdk.bundle import build_bundle
+    from extensions_sdk.signing import sign_bytes
+
+    bundle = build_bundle(source)
+    return await test_app.client.post(f"{API}/extensions/upload", headers=headers,
+                                      files={"bundle": ("bundle.zip", bundle, "application/zip")},
+                                      data={"signature": sign_bytes(private_key, bundle)})
+
+
+@pytest.fixture(name="upload_extension")
+def upload_extension_fixture() -> Callable[..., Awaitable[httpx.Response]]:
+    """``await upload_extension(app, headers, folder, private_key)``: see ``kernel.testing.upload_extension``."""
+    return upload_extension
+
 
 # ---------------------------------------------------------------------------- live server
 # WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.

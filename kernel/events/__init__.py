@@ -160,15 +160,22 @@ class EventLog:
             site_ids = list((await conn.execute(select(sites.c.id))).scalars())
         total = 0
         for site_id in site_ids:
-            while True:
-                async with db.begin() as conn:
-                    deleted = await prune_site(conn, db.dialect, site_id, before)
-                total += deleted
-                if deleted < 500:
-                    break
+            total += await self.prune_before(site_id, before)
         if total:
             log.info("pruned %d events older than %d days", total, days)
         return total
+
+    async def prune_before(self, site_id: str, before: dt.datetime) -> int:
+        """Delete the site's events that occurred before ``before`` (the change feed's
+        retention target); returns how many."""
+        db = self.kernel.db
+        total = 0
+        while True:
+            async with db.begin() as conn:
+                deleted = await prune_site(conn, db.dialect, site_id, before)
+            total += deleted
+            if deleted < 500:
+                return total
 
     # ------------------------------------------------------------------ dispatch
 

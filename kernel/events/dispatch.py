@@ -5,7 +5,11 @@ some plugin registered a consumer. It wakes
 
 - at once when a unit of work of this process commits events (``wake(site_id)``);
 - every ``SVC_EVENTS_POLL_SECONDS``, to find what other processes committed (a scan of the
-  events after the last horizon it saw), retries that fell due, and leases whose worker died;
+  events after the last horizon it saw), retries that fell due, and leases whose worker died.
+  A scan knows the (type, collection) of what it found and wakes only the consumers that take
+  them; every ``CATCH_UP_SECONDS`` it wakes every consumer of the sites written since the last
+  such pass, so the checkpoint of a consumer whose events are rare keeps up with the log (its
+  next read then starts near the head, not days back);
 - when a failed consumer's backoff ends.
 
 For each (site, consumer) with work it runs one task: claim the lease, read a batch after the
@@ -140,7 +144,9 @@ class MemberConsumer(EventConsumer):
         await self.group.handle(kernel, site_id, self.key, events, attempt)
 
 
+_KINDS = select(events.c.site_id, events.c.type, events.c.collection).distinct()
 Kinds = frozenset[tuple[str, str | None]]  # (type, collection) of the events a commit wrote
+CATCH_UP_SECONDS = 60.0
 
 
 def _type_matches(patterns: Sequence[str], type_: str) -> bool:
@@ -201,6 +207,8 @@ class Dispatcher:
         self._task: asyncio.Task[None] | None = None
         self._limit = asyncio.Semaphore(CONCURRENCY)
         self._scanned: int | None = None  # the horizon (PostgreSQL) or last id (SQLite) scanned
+        self._unswept: set[str] = set()  # sites scanned since the last catch-up pass
+        self._catch_up_at = 0.0
         self.batches = 0  # batches acknowledged, for tests and metrics
 
     # ------------------------------------------------------------------ control
@@ -294,22 +302,33 @@ class Dispatcher:
                 assert bound is not None
                 # Every event with txid < horizon is committed and visible now; those at or above
                 # the previous horizon are the ones not seen by the previous scan.
-                stmt = select(events.c.site_id).distinct().where(events.c.txid < bound)
+                stmt = _KINDS.where(events.c.txid < bound)
                 if self._scanned is not None:
                     stmt = stmt.where(events.c.txid >= self._scanned)
-                sites = list((await conn.execute(stmt)).scalars())
+                found = (await conn.execute(stmt)).all()
                 self._scanned = bound
             else:
                 last = (await conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1))).scalar()
-                stmt = select(events.c.site_id).distinct()
+                stmt = _KINDS
                 if self._scanned is not None:
                     stmt = stmt.where(events.c.id > self._scanned)
-                sites = list((await conn.execute(stmt.where(events.c.id <= (last or 0)))).scalars())
+                found = (await conn.execute(stmt.where(events.c.id <= (last or 0)))).all()
                 self._scanned = int(last or 0)
             pairs = await checkpoints.due(conn, now_utc())
             await conn.rollback()
-        for site_id in sites:
-            self._mark_site(site_id)
+        kinds: dict[str, set[tuple[str, str | None]]] = {}
+        for site_id, type_, collection in found:
+            kinds.setdefault(site_id, set()).add((type_, collection))
+        self._unswept.update(kinds)
+        assert self._loop is not None
+        if self._loop.time() >= self._catch_up_at:
+            self._catch_up_at = self._loop.time() + CATCH_UP_SECONDS
+            for site_id in self._unswept:
+                self._mark_site(site_id)
+            self._unswept.clear()
+        else:
+            for site_id, seen in kinds.items():
+                self._mark_site(site_id, kinds=frozenset(seen))
         for site_id, name in pairs:
             if name in self.consumers or name in self._members:
                 self._mark((site_id, name))

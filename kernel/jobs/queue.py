@@ -191,6 +191,15 @@ class JobQueue:
         async with self._db().begin() as conn:
             return await store.cancel_pending(conn, site_id=site_id, name=name, dedupe_key=dedupe_key) > 0
 
+    async def rewrite_waiting(self, name: str, /, *, site_id: str, rewrite: Any, uow: Any) -> int:
+        """Rewrite the arguments of the pending and failed jobs ``name`` of ``site_id`` in ``uow``'s
+        transaction: ``rewrite(args)`` returns new arguments, the same ones, or ``None`` to delete
+        the job (store.rewrite_waiting). For an erasure that must take a value out of queued work.
+        A job a worker already claimed runs to its end. Returns how many jobs changed."""
+        if uow is None or uow.conn is None:
+            raise RuntimeError("rewrite_waiting needs a unit of work that has begun")
+        return await store.rewrite_waiting(uow.conn, site_id=site_id, name=name, rewrite=rewrite)
+
     @staticmethod
     def _check_key(name: str, dedupe_key: Any) -> None:
         if dedupe_key is not None and (not isinstance(dedupe_key, str) or not dedupe_key or len(dedupe_key) > 300):

@@ -65,6 +65,25 @@ async def cancel_pending(conn: AsyncConnection, *, site_id: str | None, name: st
     return int(result.rowcount or 0)
 
 
+async def rewrite_waiting(conn: AsyncConnection, *, site_id: str, name: str, rewrite: Any) -> int:
+    """Pass the arguments of every pending or failed job ``name`` of ``site_id`` to
+    ``rewrite(args)``: ``None`` deletes the job, a dict replaces its arguments (and clears its last
+    error, which may quote them), the same dict leaves it alone. Returns how many changed."""
+    rows = (await conn.execute(select(jobs.c.id, jobs.c.args).where(
+        jobs.c.site_id == site_id, jobs.c.name == name, jobs.c.status.in_((PENDING, FAILED))))).all()
+    changed = 0
+    for job_id, args in rows:
+        new = rewrite(dict(args or {}))
+        if new is None:
+            await conn.execute(delete(jobs).where(jobs.c.id == job_id))
+        elif new != args:
+            await conn.execute(update(jobs).where(jobs.c.id == job_id).values(args=new, last_error=None))
+        else:
+            continue
+        changed += 1
+    return changed
+
+
 def _due(now: dt.datetime) -> Any:
     """Runnable rows: pending and due, or running under a lease that expired (a dead worker)."""
     return or_(and_(jobs.c.status == PENDING, jobs.c.due_at <= now),

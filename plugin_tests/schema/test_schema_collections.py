@@ -7,7 +7,7 @@ import pytest
 
 META_DEFAULTS = {"displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
                  "sort_field": None, "editorialWorkflow": False, "requireSeparateReviewer": False,
-                 "versioning": False}
+                 "versioning": False, "personalData": False}
 
 
 async def test_the_benchmark_client_flow(calls):

@@ -12,8 +12,9 @@ from typing import Any
 from sqlalchemy import select
 
 from kernel.auth.principal import Principal
-from kernel.db.meta import aware, now_utc
+from kernel.db.meta import aware, iso, now_utc
 from kernel.tenancy.scope import SiteDB
+from plugins.accounts.sessions import live_sessions
 from plugins.accounts.tables import api_keys, refresh_tokens, users
 
 
@@ -70,3 +71,22 @@ async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -
         return Principal(kind="user", user_id=user["id"], site_id=site_id,
                          is_instance_admin=bool(user["is_instance_admin"]), email=user["email"],
                          impersonator_id=record.get("impersonatorId"), claims=claims)
+
+
+# ``users`` (the global identities) is re-exported for joins: the privacy plugin finds the
+# members of a site behind marketing addresses with it.
+
+
+async def profile_of(conn: Any, user_id: str) -> dict[str, Any] | None:
+    """The spec's profile of a user ``{ id, email, firstName, lastName, avatar }`` plus ``status``
+    and ``createdAt`` (never the password hash), or None (for the privacy plugin's data export)."""
+    row = (await conn.execute(select(users).where(users.c.id == user_id))).mappings().first()
+    if row is None:
+        return None
+    return {"id": row["id"], "email": row["email"], "firstName": row["first_name"], "lastName": row["last_name"],
+            "avatar": row["avatar"], "status": row["status"], "createdAt": iso(row["created_at"])}
+
+
+async def sessions_of(conn: Any, user_id: str) -> list[dict[str, Any]]:
+    """The user's live sessions, redacted as ``GET /me/sessions`` shows them (no token, no hash)."""
+    return await live_sessions(conn, user_id)

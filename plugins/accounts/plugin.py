@@ -22,6 +22,7 @@ from plugins.accounts import (
     service,
     sessions,
 )
+from plugins.accounts import retention as activity_retention
 from plugins.accounts import routes_sessions as rs
 
 name = "accounts"
@@ -159,3 +160,9 @@ async def authenticate_internal(request: Any, kernel: Any, site: Any) -> Any:
     if iss is not None and iss != INTERNAL_ISSUER:
         raise ApiError.unauthenticated("The token's issuer is not trusted by this site")
     return await service.principal_from_token(kernel, token, site)
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``activity`` (the privacy plugin applies the horizon; docs/privacy.md)."""
+    return [activity_retention.TARGET]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.privacy import RetentionTarget
 from kernel.settings import parse_float, parse_int
 from plugins.cdc import config_section, routes, schemas, upkeep, webhooks
 from plugins.cdc import routes_subscriptions as rs
@@ -111,3 +112,14 @@ def register_routes(kernel: Any) -> list[Route]:
         Route(one + "/deliveries", rs.DeliveriesResource(), auth="admin", openapi=ops(
             get=("Delivery attempts, newest first", None, [schemas.DELIVERY], 200))),
     ]
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``changeFeedEvents``: the site's events in the log (default ``SVC_CDC_RETENTION_DAYS``;
+    the kernel's hourly prune still applies that global bound, a site may only shorten it)."""
+    async def prune(kernel: Any, site_id: str, before: Any) -> int:
+        return await kernel.events.prune_before(site_id, before)
+
+    return [RetentionTarget("changeFeedEvents", int(kernel.settings.cdc_retention_days), prune,
+                            "Change-feed events (ids and field names only) of the site.")]

@@ -42,6 +42,12 @@ def register_migrations() -> str:
 
 
 @hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    # An erasure (privacy plugin) takes the erased items' addresses out of queued mail.
+    bus.on_filter("items.delete", sending.forget_erased_addresses)
+
+
+@hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email")
     jobs.periodic(sending.PRUNE_JOB, sending.prune_job, cron="17 4 * * *", owner="email")

@@ -19,7 +19,7 @@ SEND_BODY = {"type": "object", "required": ["to"], "properties": {
     "inline": {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": "string"},
                                                 "text": {"type": "string"}}},
     "category": {"type": "string", "enum": ["transactional", "marketing"]}}}
-SEND = {"type": "object", "properties": {k: {"type": "integer"} for k in ("queued", "sent", "failed", "suppressed")}}
+SEND = {"type": "object", "properties": {k: {"type": "integer"} for k in ("queued", "sent", "failed", "suppressed", "withoutConsent")}}
 TEST_BODY = {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}
 SUPPRESSION_BODY = {"type": "object", "required": ["email"],
                     "properties": {"email": {"type": "string"}, "reason": {"type": "string"}}}

@@ -7,7 +7,9 @@
   ``marketing``: suppressed recipients are dropped first (case-insensitive), and each remaining
   recipient gets a message of their own with ``List-Unsubscribe: <…/email/unsubscribe?token=…>``
   and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058); a template may show the
-  same link with ``{{unsubscribeUrl}}``.
+  same link with ``{{unsubscribeUrl}}``. Recipients who are members of the site without
+  ``marketing`` consent, or who restrict processing, are dropped too (``withoutConsent``;
+  ``kernel.privacy.marketing_excluded``: nobody is dropped when no privacy plugin keeps consent).
 - More than ``SVC_EMAIL_QUEUE_THRESHOLD`` recipients: the rendered message is stored once as a
   batch and one ``email.deliver`` job per recipient sends it, with retries (202). Otherwise the
   mail leaves during the request (200); a transport failure is 502 ``DELIVERY_FAILED``.
@@ -25,6 +27,7 @@ from kernel.db.meta import now_utc
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
+from kernel.privacy import marketing_excluded
 from kernel.tenancy.service import get_site_cached
 from plugins.email import addresses, catalog, render, suppressions, tokens
 from plugins.email.tables import batches
@@ -165,10 +168,16 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if marketing:
             dropped = await suppressions.suppressed_among(db, [addresses.bare(t) for t in recipients])
             recipients = [t for t in recipients if addresses.bare(t) not in dropped]
+    excluded: set[str] = set()
+    if marketing:
+        # Members of the site without marketing consent, or who restrict processing (kernel.privacy).
+        excluded = await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in recipients])
+        recipients = [t for t in recipients if addresses.bare(t).lower() not in excluded]
     message = {"category": parsed["category"], "cc": parsed["cc"], "replyTo": parsed["replyTo"],
                **rendered.as_dict()}
     answer: dict[str, Any] = {"category": parsed["category"], "queued": 0, "sent": 0, "failed": 0,
-                              "suppressed": len(dropped), "messageIds": [], "batchId": None}
+                              "suppressed": len(dropped), "withoutConsent": len(excluded), "messageIds": [],
+                              "batchId": None}
     if not recipients:
         return 200, answer
     if len(recipients) > int(kernel.settings.get("email_queue_threshold") or 0):
@@ -215,6 +224,10 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
             # The recipient may have unsubscribed since the batch was queued.
             if await suppressions.suppressed_among(db, [addresses.bare(t) for t in to]):
                 return
+    if message["category"] == "marketing":
+        # ... or withdrawn marketing consent, or restricted processing.
+        if await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in to]):
+            return
     try:
         await kernel.mailer.send(personal(message, kernel, site_id, to))
     except MailerNotConfigured:
@@ -259,3 +272,38 @@ def capabilities(kernel: Any) -> dict[str, Any]:
         "queueThreshold": int(kernel.settings.get("email_queue_threshold") or 0),
         "maxRecipients": MAX_RECIPIENTS,
     }
+
+
+def _addresses_in(item: dict[str, Any]) -> set[str]:
+    """The lower-cased addresses among an item's top-level string values (and lists of them)."""
+    found: set[str] = set()
+    for value in item.values():
+        for one in value if isinstance(value, list) else [value]:
+            if isinstance(one, str) and "@" in one and len(one) <= 320:
+                address = addresses.bare(one)
+                if "@" in address:
+                    found.add(address)
+    return found
+
+
+async def forget_erased_addresses(event: str, payload: Any, ctx: Any) -> None:
+    """Filter of ``items.delete``: when the delete is an erasure (cause ``erasure:<id>``, the
+    privacy plugin), the addresses the erased item held leave the queued ``email.deliver`` jobs
+    of the site (pending or failed), in the erasure's transaction: a job to them alone is
+    deleted, a shared one loses them. Suppressions are kept (they record an objection)."""
+    if not isinstance(payload, dict) or ctx.uow is None or ctx.site_id is None:
+        return
+    if not str(payload.get("causedBy") or "").startswith("erasure:") or not isinstance(payload.get("before"), dict):
+        return
+    erased = _addresses_in(payload["before"])
+    if not erased:
+        return
+
+    def without(args: dict[str, Any]) -> dict[str, Any] | None:
+        to = [t for t in args.get("to") or [] if isinstance(t, str)]
+        left = [t for t in to if addresses.bare(t) not in erased]
+        if len(left) == len(to):
+            return args
+        return {**args, "to": left} if left else None
+
+    await ctx.kernel.jobs.rewrite_waiting(JOB, site_id=ctx.site_id, rewrite=without, uow=ctx.uow)

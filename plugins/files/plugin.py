@@ -73,6 +73,8 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     """``files`` fields of items hold ids of files of the item's site."""
     bus.on_filter("items.create", fields.check_file_ids)
     bus.on_filter("items.update", fields.check_file_ids)
+    # An erasure (privacy plugin) takes the erased items' files and their derivatives with it.
+    bus.on_filter("items.delete", service.erase_item_files)
 
 
 @hookimpl

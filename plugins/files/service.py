@@ -26,6 +26,7 @@ from plugins.files.errors import not_found
 from plugins.files.records import record, row_by_id, row_by_key, set_tags
 from plugins.files.staging import Staged
 from plugins.files.tables import file_tags, files, presets, uploads
+from plugins.schema import api as schema
 
 log = logging.getLogger("svc.files")
 META_FIELDS = ("title", "folder", "tags")
@@ -155,3 +156,34 @@ async def delete_site_files(kernel: Any, site_id: str, conn: Any) -> None:
             await kernel.storage.delete(key)
     except Exception:  # noqa: BLE001 - the rows are gone; stray objects are only space
         log.exception("could not delete the stored objects of site %s", site_id)
+
+
+async def erase_item_files(event: str, payload: Any, ctx: Any) -> None:
+    """Filter of ``items.delete``: when the delete is an erasure (cause ``erasure:<id>``, the
+    privacy plugin's ``POST /admin/erasure/:id/execute``), the files the erased item's ``files``
+    fields name are erased with it, in the same transaction: their records and tags now, their
+    stored objects and every derivative after the commit. A file shared with other items goes
+    too: a photo of the subject is the subject's data wherever it is used."""
+    if not isinstance(payload, dict) or ctx.conn is None or ctx.site_id is None or ctx.uow is None:
+        return
+    if not str(payload.get("causedBy") or "").startswith("erasure:"):
+        return
+    before, collection = payload.get("before"), payload.get("collection")
+    coll = (await schema.get_schema(ctx.kernel, ctx.site_id)).collection(collection) if isinstance(
+        collection, str) else None
+    if not isinstance(before, dict) or coll is None:
+        return
+    wanted = {str(i) for name, field in coll.fields.items() if field.type == "files"
+              for i in (before.get(name) or []) if isinstance(i, (str, int))}
+    if not wanted:
+        return
+    db, site_id, uow = SiteDB(ctx.site_id, ctx.conn), ctx.site_id, ctx.uow
+    for row in await db.all(db.select(files).where(files.c.id.in_(sorted(wanted)))):
+        await set_tags(db, row["id"], [])
+        await db.execute(db.delete(files).where(files.c.id == row["id"]))
+        uow.emit("files.delete", item_id=row["id"])
+        uow.action("files.delete", {"siteId": site_id, "id": row["id"], "key": row["key"],
+                                    "principal": ctx.principal.summary() if ctx.principal else None})
+        found_id, storage_key = row["id"], row["storage_key"]
+        uow.after_commit(lambda found_id=found_id, storage_key=storage_key: drop_objects(
+            ctx.kernel, site_id, found_id, storage_key))

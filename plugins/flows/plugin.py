@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.privacy import RetentionTarget
 from kernel.settings import parse_float, parse_int
-from plugins.flows import builtins, hookspecs, registry, routes, schemas, triggers
+from plugins.flows import builtins, hookspecs, registry, routes, runner, schemas, triggers
 
 name = "flows"
 requires = ("access", "items", "realtime", "utils")
@@ -107,3 +108,10 @@ def register_routes(kernel: Any) -> list[Route]:
         Route(one + "/runs/{run_id}", routes.RunDetailResource(), auth="admin", openapi=ops(
             get=("A run with its input and step outputs (redacted)", None, schemas.RUN_DETAIL, 200))),
     ]
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``flowRuns`` (default ``SVC_FLOWS_RUN_RETENTION_DAYS``; the hourly prune keeps applying it)."""
+    return [RetentionTarget("flowRuns", int(kernel.settings.get("flows_run_retention_days")), runner.prune_site,
+                            "Flow runs (with their step outputs), by start time.")]

@@ -28,6 +28,7 @@ from kernel.auth.principal import Principal
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from kernel.privacy import prune_rows
 from kernel.tenancy.scope import SiteDB
 from plugins.flows import data as flowdata
 from plugins.flows import graph as flowgraph
@@ -274,14 +275,10 @@ async def prune(kernel: Any, now: dt.datetime | None = None) -> int:
             await db.execute(db.update(runs).where(runs.c.status == "running", runs.c.started_at < stale).values(
                 status="failed", finished_at=now,
                 error={"code": "INTERRUPTED", "message": "The run was interrupted (its worker stopped)"}))
-        while True:
-            async with kernel.db.begin() as conn:
-                db = SiteDB(site_id, conn)
-                ids = [r["id"] for r in await db.all(db.select(runs, runs.c.id).where(
-                    runs.c.started_at < before).limit(500))]
-                if ids:
-                    await db.execute(db.delete(runs).where(runs.c.id.in_(ids)))
-            total += len(ids)
-            if len(ids) < 500:
-                break
+        total += await prune_site(kernel, site_id, before)
     return total
+
+
+async def prune_site(kernel: Any, site_id: str, before: dt.datetime) -> int:
+    """Delete the site's runs started before ``before`` (also the retention target ``flowRuns``)."""
+    return await prune_rows(kernel, site_id, runs, runs.c.started_at < before)

@@ -19,7 +19,7 @@ a field's SQL expression shared with the indexes; pure, the table is passed in);
 ``core/`` (``service``, the one data path behind ``api``; ``writes``, rows + events; ``validation``,
 ``guard``, ``grants``, ``rowfilter``, ``ondelete``/``refs``, ``dependents``, ``records``);
 ``read/`` (``readplan``, ``listing``, ``projection``/``nested``, ``drafts``/``locale`` for X-Svc-Draft and
-X-Svc-Locale, ``counts``); ``history/`` (``revisions``, ``versions``, ``pins``, their ``tables`` and
+X-Svc-Locale, ``counts``, ``whitelist``); ``history/`` (``revisions``, ``versions``, ``pins``, their ``tables`` and
 ``events``, ``target``); ``search/`` (full-text: ``service``, ``query``, ``pg``/``sqlite``, ``text``,
 ``index``, ``events``); ``upkeep/`` (``indexes``, ``schema_hooks``, ``write_triggered``, ``planner_stats``,
 ``pg_statistics``, ``search_backfill``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,

@@ -45,7 +45,8 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items.core import dependents, live, service
+from plugins.items.core import dependents, live, personal, service
+from plugins.items.core import erase as erasure
 from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.read.drafts import ReadOptions, read_options
@@ -128,6 +129,16 @@ async def aggregate(ctx: Any, collection: str, query: ListQuery, *, uow: Any = N
     if not query.is_aggregate:
         raise ApiError.validation("An aggregate query needs 'aggregate' or 'groupBy'", path=["query", "aggregate"])
     return (await service.list_items(ctx, collection, query, uow=uow)).items
+
+
+async def unlisted_name(ctx: Any, collection: str, query: ListQuery) -> list[Any] | None:
+    """For callers that answer one error for unknown and hidden names (dashboards' 400
+    ``INVALID_FIELD``): the query path (``["query", "filter", ...]``) of the first name ``query``
+    references (filter paths through ``_and``/``_or`` and relations, ``groupBy`` and its time
+    buckets, ``aggregate``, ``sort``) that does not exist or that the caller may not name in a
+    predicate, else ``None``. Grammar faults are 400 as a list answers them; 403 without read
+    permission; 404 for an unknown collection."""
+    return await service.unlisted_name(ctx, collection, query)
 
 
 async def read_singleton(ctx: Any, collection: str, *, query: ListQuery | None = None, draft: bool = False,
@@ -263,6 +274,43 @@ live_topic = live.topic
 LIVE_TOPICS = live.ALL
 
 __all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
-           "create_many", "delete", "describe_dependents", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
+           "agent_revisions", "create_many", "delete", "describe_dependents", "erase", "erasure_matches", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
            "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
-           "replace", "resolve_dependents", "search_items", "update", "upsert_singleton"]
+           "replace", "resolve_dependents", "search_items", "subject_items", "unlisted_name", "update", "upsert_singleton"]
+
+
+# ---------------------------------------------------------------------- privacy (erasure, export)
+
+
+async def erasure_matches(ctx: Any, collection: str, filter: Any, *, uow: Any = None) -> list[str]:
+    """The ids of the items of ``collection`` (live or soft-deleted) that ``filter`` matches, for
+    an erasure request; admin only (403), 404 for an unknown collection, 400 for a bad filter."""
+    snap, coll = await service.schema_and_collection(ctx, collection)
+    async with service.reading(ctx, uow) as db:
+        return await erasure.matching_ids(ctx, db, snap, coll, filter)
+
+
+async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: str) -> int:
+    """Hard-delete the items ``ids`` of ``collection`` and their revisions, versions, pins and
+    search rows inside ``uow``; how many rows went. ``cause`` is ``erasure:<request id>``: the
+    delete filters see it (``causedBy``), so the files plugin erases the items' files too; the
+    durable delete events carry ids only."""
+    if not cause.startswith("erasure:"):
+        raise ApiError.validation("An erasure's cause is 'erasure:<request id>'", path=["cause"])
+    _, coll = await service.schema_and_collection(ctx, collection)
+    return await erasure.erase(uow.acting(ctx.principal, cause=service.check_cause(cause)), coll, ids)
+
+
+async def subject_items(ctx: Any, user_id: str) -> list[dict[str, Any]]:
+    """The live items of collections marked ``personalData`` that ``user_id`` created or whose
+    top-level fields hold their id (the data export), unmasked: ``[{ collection, id, authored,
+    referencedBy, item }]``."""
+    async with ctx.reader() as db:
+        return await personal.subject_items(ctx.kernel, db, ctx.site_id, user_id)
+
+
+async def agent_revisions(ctx: Any, user_id: str, *, limit: int = 25, offset: int = 0) -> tuple[list[Item], int]:
+    """Revisions caused by an agent (``agent:<id>``, ``ai:<id>``) on items ``user_id`` created:
+    ``(page, total)``; each names the changed fields, never their values."""
+    async with ctx.reader() as db:
+        return await personal.agent_revisions(ctx.kernel, db, ctx.site_id, user_id, limit, offset)

@@ -9,6 +9,7 @@ from kernel import RateBucket, Route, hookimpl, ops
 from plugins.items.core import live
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
+from plugins.items.history import retention as history_retention
 from plugins.items.history import revisions
 from plugins.items.http import openapi as s
 from plugins.items.http.routes import (
@@ -121,3 +122,9 @@ async def shutdown(kernel: Any) -> None:
     await planner_stats.stop(kernel)
     await pg_statistics.stop(kernel)
     await counts.stop(kernel)
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``revisions`` (the privacy plugin applies the horizon; docs/privacy.md)."""
+    return [history_retention.TARGET]

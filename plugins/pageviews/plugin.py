@@ -73,3 +73,9 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/pageviews/stats", routes.StatsResource(counter), auth="bearer", openapi=ops(
             get=("Daily views and uniques (from, to: YYYY-MM-DD; path)", None, [STATS], 200))),
     ]
+
+
+@hookimpl
+async def export_personal_data(kernel: Any, site_id: str, user_id: str) -> dict[str, Any]:
+    """``pageviews``: the hits attributed to the user that are still attributable (docs/delivery.md)."""
+    return {"pageviews": await counter_of(kernel).attributed_paths(site_id, user_id)}

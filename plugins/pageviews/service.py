@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel import ApiError
+from kernel.privacy import consent_granted, restricted
 from plugins.pageviews import beacon, counters, store
 from plugins.pageviews.config import site_config
 
@@ -39,15 +40,16 @@ class PageviewCounter:
     async def record(self, site_id: str, hit: beacon.Hit, visit: Visit) -> bool:
         """Count one hit; False when it is not counted (do-not-track, global privacy control,
         a bot). An authenticated visitor is attributed (counted by user, not by IP and user
-        agent) only with analytics consent; there is no consent store yet, so with
-        ``respectConsent`` (the default) every visitor is counted anonymously."""
+        agent) only with analytics consent (``respectConsent``, the default; without a consent
+        store, as when the privacy plugin is disabled, nobody has consented) and never while
+        they restrict processing; otherwise the hit counts anonymously like any other."""
         if visit.refuses_tracking:
             return False
         config = await site_config(self.kernel, site_id)
         if config.bot_filter and self.bots.is_bot(visit.user_agent):
             return False
         day = counters.today().isoformat()
-        attributed = visit.user_id is not None and not config.respect_consent
+        attributed = await self.attributable(site_id, visit.user_id, config.respect_consent)
         who = f"user:{visit.user_id}" if attributed else visit.ip
         salt = await self.salts.salt(self.kernel, site_id, day, config.hash_salt)
         visitor = beacon.visitor_hash(salt, who, "" if attributed else visit.user_agent, site_id, day)
@@ -61,6 +63,30 @@ class PageviewCounter:
         else:
             self.rollup.add(site_id, day, hit.path, visitor)
         return True
+
+    async def attributable(self, site_id: str, user_id: str | None, respect_consent: bool) -> bool:
+        """Whether a hit of ``user_id`` is counted as theirs (kernel.privacy: consent, restriction)."""
+        if user_id is None or await restricted(self.kernel, site_id, user_id):
+            return False
+        if not respect_consent:
+            return True
+        return await consent_granted(self.kernel, site_id, user_id, "analytics") is True
+
+    async def attributed_paths(self, site_id: str, user_id: str) -> list[dict[str, Any]]:
+        """The data export's ``pageviews``: ``[{ date, path }]`` of the hits attributed to
+        ``user_id`` that can still be told apart (today and yesterday, while their visitor
+        hashes are kept; older days are aggregate counts only). db-rollup and cdc strategies;
+        the Redis strategies keep no per-visitor rows."""
+        await self.rollup.flush_site(site_id)
+        config = await site_config(self.kernel, site_id)
+        out: list[dict[str, Any]] = []
+        now = counters.today()
+        for day in ((now - dt.timedelta(days=1)).isoformat(), now.isoformat()):
+            salt = await self.salts.salt(self.kernel, site_id, day, config.hash_salt)
+            visitor = beacon.visitor_hash(salt, f"user:{user_id}", "", site_id, day)
+            for path in await store.paths_of_visitor(self.kernel, site_id, day, visitor):
+                out.append({"date": day, "path": path})
+        return out
 
     async def stats(self, site_id: str, start: dt.date, end: dt.date, path: str) -> list[dict[str, Any]]:
         """Every day from ``start`` to ``end``: ``{ date, views, uniques }`` (flushed rollups,

@@ -59,3 +59,13 @@ async def read_daily(kernel: Any, site_id: str, start: str, end: str, path: str)
         rows = (await conn.execute(stmt)).all()
         await conn.rollback()
     return {row[0]: (int(row[1]), int(row[2])) for row in rows}
+
+
+async def paths_of_visitor(kernel: Any, site_id: str, day: str, visitor: str) -> list[str]:
+    """The paths (not the site total) ``visitor`` was counted on that day, sorted."""
+    stmt = select(visitors.c.path).where(visitors.c.site_id == site_id, visitors.c.day == day,
+                                         visitors.c.visitor == visitor, visitors.c.path != "").order_by(visitors.c.path)
+    async with kernel.db.connect() as conn:
+        rows = (await conn.execute(stmt)).scalars().all()
+        await conn.rollback()
+    return list(rows)

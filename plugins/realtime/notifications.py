@@ -16,6 +16,7 @@ from sqlalchemy import func
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
+from kernel.privacy import RetentionTarget
 from kernel.tenancy.scope import SiteDB
 from plugins.realtime import push
 from plugins.realtime.channel import NOTIFICATION_TOPIC
@@ -102,8 +103,12 @@ async def mark_handled(kernel: Any, site_id: str, notification_id: str, handled:
 
 async def prune_handled(kernel: Any, site_id: str, older_than: dt.timedelta) -> int:
     """Delete the site's handled notifications handled more than ``older_than`` ago; how many.
-    For the retention job (``POST /retention/run``); unhandled notifications are kept."""
-    horizon = now_utc() - older_than
+    Unhandled notifications are kept."""
+    return await prune_handled_before(kernel, site_id, now_utc() - older_than)
+
+
+async def prune_handled_before(kernel: Any, site_id: str, horizon: dt.datetime) -> int:
+    """The retention target ``notifications``: handled notifications handled before ``horizon``."""
     async with kernel.unit_of_work(site_id) as uow:
         result = await uow.db.execute(uow.db.delete(notifications).where(
             notifications.c.handled_at.is_not(None), notifications.c.handled_at < horizon))
@@ -115,3 +120,7 @@ async def load(kernel: Any, site_id: str, notification_id: str) -> dict[str, Any
         db = SiteDB(site_id, conn)
         row = await db.one(db.select(notifications).where(notifications.c.id == notification_id))
     return record(row) if row is not None else None
+
+
+RETENTION_TARGET = RetentionTarget("notifications", 30, prune_handled_before,
+                                   "Handled in-app notifications, by the time they were handled.")

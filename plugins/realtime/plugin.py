@@ -8,7 +8,7 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl
 from kernel.settings import parse_float, parse_int
-from plugins.realtime import channel, push, routes, schemas, tickets
+from plugins.realtime import channel, notifications, push, routes, schemas, tickets
 from plugins.realtime.limits import ConnectionLimiter
 
 name = "realtime"
@@ -135,3 +135,9 @@ async def shutdown(kernel: Any) -> None:
     state = kernel.state.pop("realtime", None)
     if state is not None:
         await state.limiter.stop()
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``notifications`` (handled ones; the privacy plugin applies the horizon)."""
+    return [notifications.RETENTION_TARGET]

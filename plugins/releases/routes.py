@@ -7,8 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.releases import service
-from plugins.releases.publisher import ReleasePublisher
+from plugins.releases import api, service
 
 
 class ReleasesResource:
@@ -44,7 +43,4 @@ class PublishResource:
     """``POST /releases/{id}/publish``: ``{ release, status, outcomes }``, 200 even when blocked."""
 
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
-        ctx = request_context(req)
-        site_id = await service.require_member(ctx)
-        publisher = ReleasePublisher(ctx.kernel, site_id, ctx.principal, id, ctx.request_id)
-        send_data(resp, await publisher.publish())
+        send_data(resp, await api.publish(request_context(req), id))

@@ -17,6 +17,9 @@ from plugins.schema.names import field_name_problem
 DEFAULT_META: dict[str, Any] = {
     "displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
     "sort_field": None, "editorialWorkflow": False, "requireSeparateReviewer": False, "versioning": False,
+    # The collection holds personal data: the privacy plugin exports its items to the users
+    # who created them or whom they point at (docs/privacy.md).
+    "personalData": False,
 }
 META_KEYS = frozenset(DEFAULT_META)
 # Directus's collection meta keys for its admin UI: kept and echoed so a Directus client's
@@ -46,7 +49,7 @@ CHECKS = {
     "icon": lambda v, p: bodies.text_or_null(v, p, 64),
     "note": lambda v, p: bodies.text_or_null(v, p, 2_000),
     "singleton": _bool, "editorialWorkflow": _bool, "requireSeparateReviewer": _bool, "versioning": _bool,
-    "status_field": _field_ref, "sort_field": _field_ref,
+    "personalData": _bool, "status_field": _field_ref, "sort_field": _field_ref,
 }
 
 

@@ -17,6 +17,7 @@ META_PROPERTIES: dict[str, Any] = {
     "singleton": {"type": "boolean"}, "status_field": NULLABLE_STRING, "sort_field": NULLABLE_STRING,
     "editorialWorkflow": {"type": "boolean"}, "requireSeparateReviewer": {"type": "boolean"},
     "versioning": {"type": "boolean"},
+    "personalData": {"type": "boolean"},
 }
 COLLECTION_META = {"type": "object", "required": list(META_PROPERTIES), "properties": META_PROPERTIES,
                    "additionalProperties": True}

@@ -49,4 +49,12 @@ async def put_setting(ctx: Any, key: str, value: Any) -> Any:
     return (await put_one(ctx, key, value))["value"]
 
 
-__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "put_setting"]
+async def preferences_of(conn: Any, user_id: str) -> dict[str, Any]:
+    """A user's stored preferences blob (identity-global; ``{}`` when none), for the privacy
+    plugin's data export."""
+    from plugins.settings.preferences import stored_preferences
+
+    return await stored_preferences(conn, user_id) or {}
+
+
+__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "preferences_of", "put_setting"]

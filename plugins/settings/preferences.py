@@ -29,7 +29,7 @@ def _user_id(ctx: Any) -> str:
     return user_id
 
 
-async def _stored(conn: Any, user_id: str) -> dict[str, Any] | None:
+async def stored_preferences(conn: Any, user_id: str) -> dict[str, Any] | None:
     row = (await conn.execute(select(preferences.c.data).where(preferences.c.user_id == user_id))).first()
     return dict(row[0]) if row is not None else None
 
@@ -50,7 +50,7 @@ async def answer(ctx: Any, blob: dict[str, Any]) -> tuple[dict[str, Any], dict[s
 async def get_preferences(ctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     user_id = _user_id(ctx)
     async with ctx.kernel.db.connect() as conn:
-        blob = await _stored(conn, user_id) or {}
+        blob = await stored_preferences(conn, user_id) or {}
     return await answer(ctx, blob)
 
 
@@ -76,7 +76,7 @@ async def patch_preferences(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, A
 
 async def _merge(ctx: Any, user_id: str, body: dict[str, Any]) -> dict[str, Any]:
     async with ctx.kernel.db.begin() as conn:
-        stored = await _stored(conn, user_id)
+        stored = await stored_preferences(conn, user_id)
         blob = dict(stored or {})
         for key, value in body.items():
             if value is None:

@@ -119,6 +119,36 @@ async def test_a_commit_wakes_only_the_consumers_whose_filters_take_its_events(m
     assert (await kernel.events.checkpoint("site-a", "flaky"))["cursor"] == await kernel.events.head("site-a")
 
 
+async def test_a_scan_wakes_only_the_consumers_whose_filters_take_what_it_found(make_app, monkeypatch):
+    """Events another process committed are found by the scan, which wakes only the consumers
+    that take them; the periodic catch-up pass then moves the others' checkpoints too."""
+    plugin = Consumers()
+    app = await _app(make_app, plugin)
+    kernel = app.kernel
+    dispatcher = kernel.events.dispatcher
+    await dispatcher.idle()
+    dispatcher._catch_up_at = asyncio.get_running_loop().time() + 3600  # the boot's pass is done
+    claimed: list[tuple[str, str]] = []
+    real_claim = cp.claim
+
+    async def counting_claim(db, site_id, consumer, *args, **kw):
+        claimed.append((site_id, consumer))
+        return await real_claim(db, site_id, consumer, *args, **kw)
+
+    monkeypatch.setattr("kernel.events.dispatch.checkpoints.claim", counting_claim)
+    monkeypatch.setattr(kernel.events, "committed", lambda site_id, kinds: None)  # no local wake-up
+    await write(kernel, "site-a", 2, "fields.create")  # flaky takes items.* only
+    await dispatcher._scan()
+    await plugin.until(lambda: len(ids(plugin.steady, "site-a")) == 2)
+    await dispatcher.idle()
+    assert claimed == [("site-a", "steady")]
+    dispatcher._catch_up_at = 0.0
+    await dispatcher._scan()
+    await dispatcher.idle()
+    assert ("site-a", "flaky") in claimed[1:]
+    assert (await kernel.events.checkpoint("site-a", "flaky"))["cursor"] == await kernel.events.head("site-a")
+
+
 async def test_a_failing_consumer_is_retried_with_backoff_and_holds_no_other_back(make_app):
     plugin = Consumers(failures=3)
     app = await _app(make_app, plugin)

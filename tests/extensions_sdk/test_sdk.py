@@ -92,7 +92,48 @@ async def test_template_extension_plugs_in(make_app, monkeypatch):
     module = importlib.import_module("hello_ext")
     try:
         app = await make_app(plugins=[module])
-        resp = await app.client.get("/api/v1/hello-ext")
+        resp = await app.client.get("/api/v1/hello-ext", headers={"X-Svc-Site": "default"})
         assert resp.json() == {"data": {"message": "hello from an extension"}}
     finally:
         sys.modules.pop("hello_ext", None)
+
+
+def test_new_starts_from_the_template(tmp_path, capsys):
+    target = tmp_path / "my-ext"
+    assert main(["new", "my-ext", "--publisher", "acme", "--out", str(target)]) == 0
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert (manifest["name"], manifest["publisher"], manifest["entry"]) == ("my-ext", "acme", "my_ext")
+    assert 'Route("/my-ext"' in (target / "my_ext" / "__init__.py").read_text()
+    key = tmp_path / "key"
+    assert main(["keygen", "--out", str(key)]) == 0
+    bundle = tmp_path / "my.zip"
+    assert main(["build", str(target), "--out", str(bundle)]) == 0
+    assert main(["sign", str(bundle), "--key", str(key)]) == 0
+    assert main(["verify", str(bundle), "--signature", f"{bundle}.sig", "--public-key", f"@{key}.pub"]) == 0
+    assert "ok: my-ext 0.1.0 by acme" in capsys.readouterr().out
+    # An existing folder or a bad name is refused.
+    assert main(["new", "my-ext", "--publisher", "acme", "--out", str(target)]) == 1
+    assert main(["new", "Bad_Name", "--publisher", "acme", "--out", str(tmp_path / "x")]) == 1
+
+
+@pytest.mark.parametrize("caps,ok", [
+    (["routes", "items:articles", "events:*.items.create", "network", "jobs", "flows", "ui"], True),
+    (["root"], False), (["items"], False), (["routes:x"], False), (["items:a.b"], False),
+    (["events:"], False), (["network", "network"], False), ([1], False),
+])
+def test_capabilities(caps, ok):
+    manifest = {"name": "good-name", "version": "1.0.0", "publisher": "p1", "entry": "pkg", "capabilities": caps}
+    if ok:
+        assert validate_manifest(manifest) is manifest
+    else:
+        with pytest.raises(ManifestError):
+            validate_manifest(manifest)
+
+
+def test_build_skips_symlinks_and_the_archive_checks_hold(tmp_path):
+    import shutil
+    source = tmp_path / "src"
+    shutil.copytree(TEMPLATE, source)
+    (source / "hello_ext" / "passwd.py").symlink_to("/etc/passwd")
+    with zipfile.ZipFile(io.BytesIO(build_bundle(source))) as archive:
+        assert "hello_ext/passwd.py" not in archive.namelist()

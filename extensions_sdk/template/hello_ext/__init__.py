@@ -1,4 +1,10 @@
-"""A template svc extension: one route answering a greeting. Copy this folder to start."""
+"""A template svc extension: one route answering a greeting. ``svc-ext new`` copies this folder.
+
+Uploaded and enabled in a site, the route answers at ``/api/v1/ext/hello-ext`` for that site
+(extension routes live under ``/<extension name>``, and every one needs a site). See
+docs/extensions.md for the other hooks an extension may implement (item hooks, flow operations,
+jobs) and the capabilities they need in manifest.json.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,6 @@ class Hello:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
-    return [Route("/hello-ext", Hello(), site="none", auth="public",
+    return [Route("/hello-ext", Hello(), auth="public",
                   openapi=ops(get=("Greeting from the template extension", None,
                                    {"type": "object", "properties": {"message": {"type": "string"}}}, 200)))]

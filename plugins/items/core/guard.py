@@ -11,14 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel import sandbox
 from kernel.access import Decision
 from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
+DENIED = Decision(False)
 
 
 async def decide(ctx: Any, collection: str, action: str) -> Decision:
-    """The caller's decision for ``action`` on ``collection`` (never raises)."""
+    """The caller's decision for ``action`` on ``collection`` (never raises). Inside an uploaded
+    extension's code, a collection the extension was not granted (``items:<name>``,
+    kernel.sandbox) is refused whoever the principal is."""
+    if not sandbox.collection_allowed(collection):
+        return DENIED
     access = ctx.kernel.access
     if access is None:  # an app built without the access service: nothing is restricted
         return ALLOWED
@@ -70,6 +76,8 @@ class ReadAccess:
         if found is None:
             snap = self.snapshot
             found = ALLOWED if snap is None else snap.decide(collection, "read", self.principal)
+            if not sandbox.collection_allowed(collection):  # related collections an extension reads
+                found = DENIED
             self._decisions[collection] = found
         return found
 

@@ -29,6 +29,7 @@ from plugins.items.query import ListQuery
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
 from plugins.items.read.listing import ListPage, live_rows, run_list, run_one
 from plugins.items.read.readplan import plan_for
+from plugins.items.read.whitelist import first_unlisted
 from plugins.items.tables import items
 from plugins.schema.api import get_schema, nested_fields
 
@@ -145,6 +146,14 @@ async def list_items(ctx: Any, collection: str, query: ListQuery, *, options: Re
     """One page of the collection's items the caller may see (``filter``, ``sort``, paging,
     ``fields`` with nested relations, ``deep``), or its aggregate rows (``aggregate``/``groupBy``)."""
     return await _list(ctx, await _read_scope(ctx, collection), query, options, uow)
+
+
+async def unlisted_name(ctx: Any, collection: str, query: ListQuery) -> list[Any] | None:
+    """The query path of the first name of ``query`` that does not exist or that the caller may
+    not name in a predicate (``read.whitelist``; unknown and hidden alike), else ``None``. 403
+    without read permission on the collection, 404 for an unknown collection, as a list."""
+    access, _read, schema, coll = await _read_scope(ctx, collection)
+    return first_unlisted(access, schema, coll, query, dialect_of(ctx))
 
 
 async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQuery,

@@ -9,7 +9,8 @@ all go through them.
   the checked, typed tree (``ir``); 400 for bad input, 403 ``field_policy`` for unreadable fields.
 - ``compile.compile_filter`` / ``compile_sort`` / ``compile_aggregate`` -> SQLAlchemy Core for
   SQLite or PostgreSQL over the items table (or an alias); ``compile_row_filter`` for a
-  permission's read condition (trusted, fails closed).
+  permission's read condition (trusted, fails closed). ``timebins``: the ``groupBy`` time
+  buckets ``trunc_day|week|month(<date field>)``.
 - ``reference.evaluate(node, item)``: the same semantics in Python, for tests.
 
 Semantics: ``docs/decisions/items-query-semantics.md``.

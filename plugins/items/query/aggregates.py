@@ -6,7 +6,8 @@ A function over fields answers ``{ fn: { field: value } }`` (``count`` of a fiel
 non-null values; ``count`` of ``*`` beside fields appears as the key ``"*"``). ``sum``/``avg``
 take numeric fields; ``min``/``max`` numeric, text and date-time ones; ``count`` and
 ``countDistinct`` any field. Aggregated and grouped names are top-level fields or structural
-columns (``groupBy`` also takes paths into JSON fields), never relations.
+columns (``groupBy`` also takes paths into JSON fields, and the time buckets
+``trunc_day|week|month(<date field>)`` of ``timebins``), never relations.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
 from plugins.items.query.ordering import check_path
 from plugins.items.query.resolve import CanRead, Resolver, Scope
+from plugins.items.query.timebins import bucket_expr, split_bucket
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 AGGREGATE_FUNCTIONS = ("count", "countDistinct", "sum", "avg", "min", "max")
@@ -56,13 +58,14 @@ def compile_aggregate(aggregate: Mapping[str, Sequence[str]], group_by: Sequence
     groups: list[tuple[str, str, Callable[[Any], Any]]] = []
     for i, name in enumerate(dict.fromkeys(group_by)):
         here = ["query", "groupBy", name]
-        target = _target(resolver, coll, name, here, allow_path=True)
-        expr = _group_expr(dialect, t, target)
+        unit, inner = split_bucket(name)
+        target = _target(resolver, coll, inner, here, allow_path=unit is None)
+        expr = _group_expr(dialect, t, target) if unit is None else bucket_expr(dialect, t, target, unit, here)
         label = f"g{i}"
         plan.columns.append(expr.label(label))
         plan.group_by.append(expr)
         plan.order_by.append(sx.ordered(dialect, expr))
-        groups.append((name, label, _converter(dialect, target)))
+        groups.append((name, label, _converter(dialect, target) if unit is None else _to_text))
     outputs: list[tuple[str, str, str, Callable[[Any], Any]]] = []
     for fn, names in aggregate.items():
         if fn not in AGGREGATE_FUNCTIONS:
@@ -145,6 +148,10 @@ def _converter(dialect: str, target: Target) -> Callable[[Any], Any]:
 
 def _to_int(value: Any) -> int:
     return int(value or 0)
+
+
+def _to_text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _to_float(value: Any) -> float | None:

@@ -34,6 +34,7 @@ from plugins.items.query.deep import DeepQuery, parse_deep
 from plugins.items.query.filters import filter_from_pairs
 from plugins.items.query.limits import MAX_NAMES, MAX_OFFSET
 from plugins.items.query.names import LIST_SEGMENT, bounded_int, name_path, sort_tokens, split_names
+from plugins.items.query.timebins import bucket_name, split_bucket
 
 META_VALUES = frozenset({"total_count", "filter_count", "*", "none"})
 
@@ -90,7 +91,7 @@ def parse_list_query(params: Mapping[str, Any] | Iterable[tuple[str, Any]], *, d
         page=page,
         meta=_meta(grouped),
         aggregate=_aggregate(grouped.get("aggregate", [])),
-        group_by=[name_path(n, ["query", "groupBy"]) for n in _names(grouped.get("groupBy", []), ["query", "groupBy"])],
+        group_by=[_group_name(n) for n in _names(grouped.get("groupBy", []), ["query", "groupBy"])],
         deep=parse_deep(grouped.get("deep", []), max_limit),
     )
 
@@ -127,6 +128,13 @@ def _names(entries: list[tuple[list[str], str]], path: list[Any]) -> list[str]:
     if len(out) > MAX_NAMES:
         raise ApiError.validation(f"'{path[-1]}' takes at most {MAX_NAMES} names", path=path)
     return out
+
+
+def _group_name(name: str) -> str:
+    """A ``groupBy`` name: a dotted path, or a time bucket ``trunc_<unit>(<field>)``."""
+    unit, inner = split_bucket(name)
+    name_path(inner, ["query", "groupBy"])
+    return name if unit is None else bucket_name(unit, inner)
 
 
 def _fields(names: list[str]) -> list[str] | None:

@@ -2,5 +2,6 @@
 
 ``readplan`` (a read's statements, cached per site), ``listing`` (running them: one page, its
 total, aggregates), ``projection`` and ``nested`` (``fields``/``deep``: nested m2o/o2m reads),
-``drafts``/``locale`` (the X-Svc-Draft and X-Svc-Locale read options), ``counts`` (cached totals).
+``drafts``/``locale`` (the X-Svc-Draft and X-Svc-Locale read options), ``counts`` (cached totals),
+``whitelist`` (the names of a query that do not exist or may not be read, answered alike).
 """

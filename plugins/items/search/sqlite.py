@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import column, literal_column, select, table
+from sqlalchemy import column, literal_column, select, table, text
 
 from plugins.items.search.index import scope_token, search
 from plugins.items.search.text import Term
@@ -50,3 +50,11 @@ def term_hits(index: int, term: Term, scopes: list[Any], site_id: str) -> Any:
         .select_from(matched.join(search, matched.c.rowid == literal_column("svc_search.rowid")))
         .where(search.c.site_id == site_id)
     )
+
+
+async def purge_deleted(conn: Any) -> None:
+    """Merge the FTS5 index into one segment. A delete from an FTS5 table only adds a delete
+    marker: the words of removed rows stay in ``svc_search_fts_data`` until segments merge. An
+    erasure must leave none of them, so it runs FTS5's ``optimize`` in its transaction (the
+    whole index is rewritten: erasures are rare, and SQLite deployments small)."""
+    await conn.execute(text("INSERT INTO svc_search_fts(svc_search_fts) VALUES ('optimize')"))

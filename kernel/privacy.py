@@ -1,0 +1,118 @@
+"""Consent, restriction and retention as every plugin reads them, whether or not a privacy
+plugin is installed.
+
+A plugin that must respect a user's consent or restriction (pageviews for analytics, email for
+marketing, a future agents plugin for automated processing) calls these helpers; they ask the
+hooks ``consent_state``, ``processing_restricted`` and ``marketing_excluded`` (implemented by
+the privacy plugin) and apply a documented default when no plugin answers:
+
+- ``consent_granted(...)`` answers ``None`` without a consent store, so each caller keeps its
+  behaviour from before (pageviews: not attributed; email: sent, the unsubscribe link governs);
+- ``restricted(...)`` answers ``False`` without one (nothing is restricted);
+- ``marketing_excluded(...)`` answers an empty set without one.
+
+``RetentionTarget`` is what ``register_retention_targets`` returns: each owning plugin prunes its
+own tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kernel.audit import prune_site as prune_audit
+from kernel.hookspecs import hookimpl
+from kernel.plugins import call_all, call_first
+from kernel.tenancy.scope import SiteDB
+
+name = "kernel.privacy"
+
+CONSENT_TYPES = ("marketing", "analytics", "personalization", "functional", "sale_share")
+
+Prune = Callable[[Any, str, dt.datetime], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class RetentionTarget:
+    """A kind of record a plugin keeps for a limited time: ``prune(kernel, site_id, before)``
+    deletes the site's records older than ``before`` and returns how many it deleted."""
+
+    name: str
+    default_days: int
+    prune: Prune
+    doc: str = ""
+
+
+async def prune_rows(kernel: Any, site_id: str, table: Any, *where: Any, chunk: int = 500) -> int:
+    """Delete the site's rows of ``table`` (which has an ``id`` column) matching ``where``, in
+    transactions of at most ``chunk`` rows so a long backlog never holds a lock for long;
+    returns how many went. For ``RetentionTarget.prune`` functions."""
+    total = 0
+    while True:
+        async with kernel.db.begin() as conn:
+            db = SiteDB(site_id, conn)
+            ids = [r["id"] for r in await db.all(db.select(table, table.c.id).where(*where).limit(chunk))]
+            if ids:
+                await db.execute(db.delete(table).where(table.c.id.in_(ids)))
+        total += len(ids)
+        if len(ids) < chunk:
+            return total
+
+
+async def consent_granted(kernel: Any, site_id: str, user_id: str | None, kind: str) -> bool | None:
+    """``True``/``False`` from the consent store; ``None`` when no plugin keeps consent (or for
+    no user)."""
+    if kind not in CONSENT_TYPES:
+        raise ValueError(f"unknown consent type {kind!r}")
+    if not user_id:
+        return None
+    return await call_first(kernel.pm.hook.consent_state, kernel=kernel, site_id=site_id, user_id=user_id, kind=kind)
+
+
+async def restricted(kernel: Any, site_id: str, user_id: str | None) -> bool:
+    """Whether the user restricted processing of their data in the site (``False`` when no plugin
+    keeps restrictions, or for no user)."""
+    if not user_id:
+        return False
+    return bool(await call_first(kernel.pm.hook.processing_restricted, kernel=kernel, site_id=site_id,
+                                 user_id=user_id))
+
+
+async def marketing_excluded(kernel: Any, site_id: str, emails: list[str]) -> set[str]:
+    """The lower-cased addresses of ``emails`` that must get no marketing mail (empty when no
+    plugin keeps consent)."""
+    if not emails:
+        return set()
+    found = await call_first(kernel.pm.hook.marketing_excluded, kernel=kernel, site_id=site_id,
+                             emails=list(emails))
+    return {e.lower() for e in found} if found else set()
+
+
+async def personal_data_sections(kernel: Any, site_id: str, user_id: str) -> dict[str, Any]:
+    """The sections every plugin contributes to a user's data export (``export_personal_data``)."""
+    out: dict[str, Any] = {}
+    for part in await call_all(kernel.pm.hook.export_personal_data, kernel=kernel, site_id=site_id, user_id=user_id):
+        if isinstance(part, dict):
+            out.update(part)
+    return out
+
+
+def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
+    """Every target the enabled plugins declare, by name; a name declared twice is an error."""
+    out: dict[str, RetentionTarget] = {}
+    for group in kernel.pm.hook.register_retention_targets(kernel=kernel):
+        for target in group or []:
+            if not isinstance(target, RetentionTarget):
+                raise TypeError(f"register_retention_targets returned {target!r}, not a RetentionTarget")
+            if target.name in out:
+                raise ValueError(f"retention target {target.name!r} is declared twice")
+            out[target.name] = target
+    return out
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[RetentionTarget]:
+    """The kernel's own target: ``audit`` (the site's audit records)."""
+    return [RetentionTarget("audit", 365, prune_audit, "Audit records of the site, by time.")]

@@ -1,0 +1,62 @@
+"""AI tests: helpers for members with rules, and a scripted OpenAI-compatible model server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+import pytest_asyncio
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from kernel.testing import Calls
+
+
+async def member_with(svc_app: Any, calls: Calls, make_member: Any, site: str, rules: list[dict[str, Any]],
+                      role: str = "subscriber") -> Calls:
+    """Calls as a new member of ``site`` holding ``rules`` through a policy of its own."""
+    made = await make_member(site, role)
+    if rules:
+        await calls.grant(rules, {"userId": made.id})
+        svc_app.kernel.access.invalidate(site)
+    return Calls(svc_app.client, made.headers)
+
+
+def tool_call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+
+
+class ScriptedModel:
+    """An OpenAI-compatible chat-completions server on ``http_receiver``: each request gets the
+    next scripted assistant message (``{"content"?, "tool_calls"?}``); every request is kept."""
+
+    def __init__(self, receiver: Any) -> None:
+        self.receiver = receiver
+        self.script: list[dict[str, Any]] = []
+        self.base_url = receiver.url("/v1")
+        receiver.respond("/v1/chat/completions", self._answer)
+
+    def _answer(self, request: Any) -> tuple[int, bytes, dict[str, str]]:
+        message = self.script.pop(0) if self.script else {"content": "done"}
+        body = {"id": "cmpl-1", "object": "chat.completion", "model": "scripted",
+                "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                             "message": {"role": "assistant", "content": message.get("content"),
+                                         **({"tool_calls": message["tool_calls"]} if message.get("tool_calls")
+                                            else {})}}]}
+        return 200, json.dumps(body).encode(), {}
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [r.json() for r in self.receiver.received("/v1/chat/completions")]
+
+
+@pytest_asyncio.fixture
+async def model(http_receiver: Any) -> ScriptedModel:
+    return ScriptedModel(http_receiver)
+
+
+def mcp_client(server: Any, headers: dict[str, str]) -> Client:
+    """The official SDK's client for ``/api/v1/mcp`` of a live server, with ``headers``."""
+    http = httpx2.AsyncClient(headers=headers, timeout=20.0)
+    return Client(streamable_http_client(f"{server.base_url}/api/v1/mcp", http_client=http))

@@ -1,0 +1,88 @@
+"""Conversations, approvals and skills of site A are unusable and invisible from site B, and a
+conversation is its owner's alone."""
+
+from __future__ import annotations
+
+from kernel.testing import Calls
+
+
+async def test_site_b_never_sees_site_a(calls, calls_b):
+    for c, title in ((calls, "a-item"), (calls_b, "b-secret")):
+        await c.collection("posts", {"title": "string"})
+        await c.create("posts", {"title": title})
+    read = await calls.ok("post", "/ai/chat", json={"message": "read posts"})
+    assert [p["title"] for p in read["data"]] == ["a-item"]
+    found = await calls.ok("post", "/ai/chat", json={"message": "search b-secret"})
+    assert found["data"]["hits"] == []
+    counted = await calls.ok("post", "/ai/chat", json={"message": "count posts"})
+    assert counted["data"] == [{"count": 1}]
+    pending = (await calls.call("post", "/ai/chat", json={"message": "delete collection posts"})).json()["data"]
+    conv = read["conversationId"]
+    assert await calls_b.ok("get", "/ai/conversations") == []
+    await calls_b.err("get", f"/ai/conversations/{conv}/messages", 404, "NOT_FOUND")
+    await calls_b.err("delete", f"/ai/conversations/{conv}", 404, "NOT_FOUND")
+    await calls_b.err("post", "/ai/chat", 404, "NOT_FOUND", json={"message": "hi", "conversationId": conv})
+    assert await calls_b.ok("get", "/ai/approvals", params={"status": "all"}) == []
+    await calls_b.err("post", f"/ai/approvals/{pending['approvalId']}/decide", 404, "NOT_FOUND",
+                      json={"decision": "approved"})
+    # still pending in A, and A's collection is still there
+    assert [a["id"] for a in await calls.ok("get", "/ai/approvals")] == [pending["approvalId"]]
+    await calls.ok("get", "/collections/posts")
+    meta = (await calls_b.ok("get", "/ai/conversations", full=True))["meta"]
+    assert meta["total"] == 0
+
+
+async def test_conversations_are_their_owners(svc_app, calls, make_member, site):
+    await calls.collection("posts", {"title": "string"})
+    first = await make_member(site, "subscriber")
+    second = await make_member(site, "subscriber")
+    one, two = Calls(svc_app.client, first.headers), Calls(svc_app.client, second.headers)
+    mine = await one.ok("post", "/ai/chat", json={"message": "hello"})
+    conv = mine["conversationId"]
+    assert [c["id"] for c in await one.ok("get", "/ai/conversations")] == [conv]
+    assert await two.ok("get", "/ai/conversations") == []
+    assert await calls.ok("get", "/ai/conversations") == []  # not even the admin's
+    await two.err("get", f"/ai/conversations/{conv}/messages", 404, "NOT_FOUND")
+    await two.err("delete", f"/ai/conversations/{conv}", 404, "NOT_FOUND")
+    await two.err("post", "/ai/chat", 404, "NOT_FOUND", json={"message": "hi", "conversationId": conv})
+    await one.ok("delete", f"/ai/conversations/{conv}", status=204)
+    await one.err("get", f"/ai/conversations/{conv}/messages", 404, "NOT_FOUND")
+    assert await one.ok("get", "/ai/conversations") == []
+
+
+async def test_approvals_of_others_are_hidden_from_non_approvers(svc_app, calls, make_member, site):
+    await calls.collection("posts", {"title": "string"})
+    rules = [{"collection": "posts", "action": a, "fields": ["*"]} for a in ("read", "create")]
+    users = [await make_member(site, "subscriber") for _ in range(2)]
+    for user in users:
+        await calls.grant(rules, {"userId": user.id})
+    svc_app.kernel.access.invalidate(site)
+    one, two = (Calls(svc_app.client, u.headers) for u in users)
+    made = (await one.call("post", "/ai/chat", json={"message": 'create posts {"title": "x"}'})).json()["data"]
+    assert await two.ok("get", "/ai/approvals", params={"status": "all"}) == []
+    await two.err("post", f"/ai/approvals/{made['approvalId']}/decide", 403, "PERMISSION_DENIED",
+                  json={"decision": "rejected"})
+    assert [a["id"] for a in await calls.ok("get", "/ai/approvals")] == [made["approvalId"]]
+
+
+async def test_retention_prunes_one_site_only(svc_app, calls, calls_b, site, site_b, run_due_jobs):
+    import datetime as dt
+
+    from plugins.ai import conversations
+
+    for c in (calls, calls_b):
+        await c.ok("post", "/ai/chat", json={"message": "hello"})
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    assert await conversations.prune_site(svc_app.kernel, site, later) == 1
+    assert await calls.ok("get", "/ai/conversations") == []
+    assert len(await calls_b.ok("get", "/ai/conversations")) == 1
+    await run_due_jobs(svc_app)  # the hourly job keeps what is younger than the retention
+    assert len(await calls_b.ok("get", "/ai/conversations")) == 1
+    assert await conversations.prune_site(svc_app.kernel, site_b, later) == 1
+
+
+async def test_a_member_of_another_site_is_refused(svc_app, make_member, site, site_b):
+    stranger = await make_member(site_b, "subscriber")
+    calls = Calls(svc_app.client, {**stranger.headers, "X-Svc-Site": site})
+    await calls.err("post", "/ai/chat", 401, "UNAUTHENTICATED", json={"message": "list collections"})
+    await calls.err("post", "/mcp", 401, "UNAUTHENTICATED", json={"jsonrpc": "2.0", "id": 1, "method": "initialize"})

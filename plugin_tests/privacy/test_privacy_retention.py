@@ -1,0 +1,110 @@
+"""``GET /retention`` and ``POST /retention/run``: every owning plugin's target, the site
+setting ``retention``, what a run prunes (and what it keeps), the daily job, cross-tenant."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import update
+
+from kernel.audit import audit_log
+from kernel.testing import Calls
+
+TARGETS = ["activity", "audit", "changeFeedEvents", "flowRuns", "notifications", "revisions"]
+
+
+async def test_horizons_list_every_target_with_its_default(shared_site):
+    horizons = await shared_site.calls.ok("get", "/retention")
+    assert [h["target"] for h in horizons] == TARGETS
+    by = {h["target"]: h for h in horizons}
+    assert by["audit"]["days"] == 365 and by["audit"]["source"] == "default"
+    assert by["changeFeedEvents"]["default"] == 7 and by["flowRuns"]["default"] == 30
+    assert by["notifications"]["days"] == 30 and by["activity"]["days"] == 90 and by["revisions"]["days"] == 365
+
+
+@pytest.mark.parametrize("value", [
+    {"audit": 0}, {"audit": "30"}, {"audit": True}, {"audit": 36_501}, {"nope": 3}, [], "30",
+])
+async def test_bad_retention_settings_are_400(shared_site, value):
+    await shared_site.calls.err("put", "/settings/retention", 400, "VALIDATION_FAILED", json={"value": value})
+
+
+async def test_retention_routes_are_admin_only_and_take_no_body(shared_site):
+    member = await shared_site.member()
+    await member.err("get", "/retention", 403, "PERMISSION_DENIED")
+    await member.err("post", "/retention/run", 403, "PERMISSION_DENIED")
+    await shared_site.calls.err("post", "/retention/run", 400, "VALIDATION_FAILED", json={"audit": 1})
+
+
+async def _age(kernel, table, column, days: int, **where) -> None:
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
+    async with kernel.db.begin() as conn:
+        stmt = update(table).values({column: old})
+        for name, value in where.items():
+            stmt = stmt.where(table.c[name] == value)
+        await conn.execute(stmt)
+
+
+async def test_a_run_prunes_past_the_horizons_and_reports_counts(svc_app, site, site_b, calls, calls_b):
+    from plugins.items.history.tables import revisions
+
+    await calls.collection("notes", {"body": "string"})
+    note = await calls.create("notes", {"body": "a"})
+    for text in ("b", "c"):
+        await calls.ok("patch", f"/items/notes/{note['id']}", json={"body": text})
+    await calls_b.collection("notes", {"body": "string"})
+    note_b = await calls_b.create("notes", {"body": "a"})
+    await calls_b.ok("patch", f"/items/notes/{note_b['id']}", json={"body": "b"})
+    # Everything in A and B is made old; A keeps revisions 400 days, B the default (365).
+    await calls.ok("put", "/settings/retention", json={"value": {"revisions": 400, "audit": 10}})
+    for site_id in (site, site_b):
+        await _age(svc_app.kernel, revisions, "created_at", 380, site_id=site_id)
+        await _age(svc_app.kernel, audit_log, "created_at", 20, site_id=site_id)
+    horizons = {h["target"]: h for h in await calls.ok("get", "/retention")}
+    assert horizons["revisions"]["days"] == 400 and horizons["revisions"]["source"] == "site"
+    horizons_b = {h["target"]: h for h in await calls_b.ok("get", "/retention")}
+    assert horizons_b["revisions"]["days"] == 365 and horizons_b["revisions"]["source"] == "default"
+
+    run = await calls.ok("post", "/retention/run")
+    assert run["deleted"]["revisions"] == 0  # 380 days < 400
+    assert run["deleted"]["audit"] >= 2 and run["total"] == sum(run["deleted"].values())
+    assert set(run["deleted"]) == set(TARGETS)
+    # B is untouched by A's run: its revisions and audit are still there.
+    assert (await calls_b.ok("get", f"/items/notes/{note_b['id']}/revisions", full=True))["meta"]["total"] >= 1
+    assert await calls_b.ok("get", "/audit")  # B's old audit records were not pruned by A's run
+
+    await calls.ok("put", "/settings/retention", json={"value": {"revisions": 300}})
+    run = await calls.ok("post", "/retention/run")
+    assert run["deleted"]["revisions"] == 3  # the created state and two updates
+    assert (await calls.ok("get", f"/items/notes/{note['id']}/revisions", full=True))["meta"]["total"] == 0
+    entries = await calls.ok("get", "/audit", params={"action": "retention_run"})
+    assert sorted(e["details"]["revisions"] for e in entries) == [0, 3]
+
+
+async def test_the_daily_job_prunes_every_site(svc_app, site, calls, run_due_jobs):
+    from plugins.items.history.tables import revisions
+
+    await calls.collection("notes", {"body": "string"})
+    note = await calls.create("notes", {"body": "a"})
+    await calls.ok("patch", f"/items/notes/{note['id']}", json={"body": "b"})
+    await _age(svc_app.kernel, revisions, "created_at", 400, site_id=site)
+    # The job's cron is 41 3 * * * (UTC): tomorrow at 03:41.
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).replace(hour=3, minute=41, second=5)
+    runs = [r for r in await run_due_jobs(svc_app.kernel, now=later) if r.name == "privacy.retention"]
+    assert runs and all(r.ok for r in runs)
+    assert (await calls.ok("get", f"/items/notes/{note['id']}/revisions", full=True))["meta"]["total"] == 0
+
+
+async def test_activity_prunes_ended_sessions_only(svc_app, site, calls, make_member):
+    from plugins.accounts.tables import refresh_tokens
+
+    member = await make_member(site)
+    me = Calls(svc_app.client, member.headers)
+    assert len(await me.ok("get", "/me/sessions")) == 1
+    second = await make_member(site)
+    await Calls(svc_app.client, second.headers).ok("delete", "/me/sessions", status=204)
+    await _age(svc_app.kernel, refresh_tokens, "revoked_at", 100, user_id=second.id)
+    run = await calls.ok("post", "/retention/run")
+    assert run["deleted"]["activity"] >= 1
+    assert len(await me.ok("get", "/me/sessions")) == 1  # a live session is never pruned

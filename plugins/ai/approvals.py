@@ -1,0 +1,184 @@
+"""Approvals of dangerous skill calls (api-spec.md, "AI approval").
+
+``pending`` → ``approved`` (the action then runs once, as the requester *now*: read again with
+``accounts.api.principal_current``, so a suspended user, a revoked session or a lost
+permission runs nothing: the approval ends ``failed`` with the error) or ``rejected``. A
+pending approval older than ``SVC_AI_APPROVAL_TTL_HOURS`` is ``expired`` and can no longer be
+decided. Deciding claims the row with one conditional UPDATE (``status = 'pending'``), so of two
+concurrent decisions exactly one wins; the other answers 409 ``CONFLICT``.
+
+Who may decide: a site admin, or a user (or a user holding a role) named in the site setting
+``ai.approvers`` (a list of user and role ids); in both cases only if that approver holds the
+skill's capability too. Requesting, approving and rejecting are audited
+(``ai.approval.request|approve|reject``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from kernel import audit
+from kernel.db.meta import aware, iso, now_utc
+from kernel.errors import ApiError
+from kernel.http.media import reject_unknown
+from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
+from plugins.accounts import api as accounts_api
+from plugins.ai import conversations, gate
+from plugins.ai.api import SkillContext
+from plugins.ai.tables import approvals
+from plugins.settings import api as settings_api
+
+DECISIONS = ("approved", "rejected")
+APPROVERS_KEY = "ai.approvers"
+
+
+def check_approvers(value: Any) -> list[str]:
+    """The ``ai.approvers`` setting: up to 100 user or role ids."""
+    if not isinstance(value, list) or len(value) > 100 or not all(
+            isinstance(v, str) and 0 < len(v) <= 64 for v in value):
+        raise ValueError("ai.approvers is a list of at most 100 user or role ids")
+    return list(dict.fromkeys(value))
+
+
+def record(row: Any) -> dict[str, Any]:
+    status = row["status"]
+    if status == "pending" and aware(row["expires_at"]) <= now_utc():
+        status = "expired"
+    requester = row["requester"] or {}
+    return {"id": row["id"], "status": status, "skill": row["skill"], "arguments": row["arguments"],
+            "message": row["summary"], "conversationId": row["conversation_id"],
+            "requestedBy": requester.get("userId") or requester.get("apiKeyId"),
+            "decidedBy": row["decided_by"], "result": row["result"], "error": row["error"],
+            "createdAt": iso(row["created_at"]), "expiresAt": iso(row["expires_at"]),
+            "decidedAt": iso(row["decided_at"])}
+
+
+async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversation_id: str | None) -> dict[str, Any]:
+    """A pending approval of ``skill(args)`` requested by ``ctx.principal``; nothing runs."""
+    now = now_utc()
+    row = {"id": uuid7(), "conversation_id": conversation_id,
+           "requester": accounts_api.principal_record(ctx.principal), "requester_owner": gate.owner_of(ctx.principal),
+           "skill": skill.name, "arguments": args, "summary": skill.describe(args), "status": "pending",
+           "result": None, "error": None, "decided_by": None, "created_at": now,
+           "expires_at": now + dt.timedelta(hours=float(ctx.kernel.settings.get("ai_approval_ttl_hours"))),
+           "decided_at": None}
+    async with ctx.kernel.unit_of_work(ctx.site_id, ctx.principal, ctx.request_id) as uow:
+        await uow.db.insert(approvals, row)
+        await audit.record(uow.conn, action="ai.approval.request", site_id=ctx.site_id, principal=ctx.principal,
+                           target_type="ai_approval", target_id=row["id"], request_id=ctx.request_id,
+                           details={"skill": skill.name})
+    return record({**row, "site_id": ctx.site_id})
+
+
+async def _load(kernel: Any, site_id: str, approval_id: Any) -> Any:
+    if not isinstance(approval_id, str) or len(approval_id) > 36:
+        raise ApiError.not_found("Approval not found")
+    async with kernel.db.connect() as conn:
+        db = SiteDB(site_id, conn)
+        row = await db.one(db.select(approvals).where(approvals.c.id == approval_id))
+    if row is None:
+        raise ApiError.not_found("Approval not found")
+    return row
+
+
+async def is_approver(ctx: SkillContext) -> bool:
+    """A site admin, or named (by user or role id) in the ``ai.approvers`` setting."""
+    principal = ctx.principal
+    if principal.is_admin:
+        return True
+    if principal.kind != "user":
+        return False
+    named = await settings_api.get_setting(ctx.kernel, ctx.site_id, APPROVERS_KEY, [])
+    return principal.user_id in named or (principal.role_id is not None and principal.role_id in named)
+
+
+async def list_visible(ctx: SkillContext, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Approvals of the site: all of them for an approver, else the caller's own requests.
+    Default ``status``: ``pending`` (not expired)."""
+    from sqlalchemy import func
+
+    wanted = status or "pending"
+    async with ctx.kernel.db.connect() as conn:
+        db = SiteDB(ctx.site_id, conn)
+        stmt = db.select(approvals)
+        count = db.select(approvals, func.count())
+        conds = []
+        now = now_utc()
+        if wanted == "pending":
+            conds += [approvals.c.status == "pending", approvals.c.expires_at > now]
+        elif wanted == "expired":
+            conds += [approvals.c.status == "pending", approvals.c.expires_at <= now]
+        elif wanted != "all":
+            conds.append(approvals.c.status == wanted)
+        if not await is_approver(ctx):
+            conds.append(approvals.c.requester_owner == gate.owner_of(ctx.principal))
+        total = await db.scalar(count.where(*conds))
+        rows = await db.all(stmt.where(*conds).order_by(approvals.c.created_at.desc(), approvals.c.id.desc())
+                            .limit(limit).offset(offset))
+    return [record(r) for r in rows], int(total or 0)
+
+
+async def _requester_now(kernel: Any, site_id: str, requester: Any) -> Any:
+    principal = await accounts_api.principal_current(kernel, site_id, requester) if isinstance(requester, dict) \
+        else None
+    return None if principal is None else await kernel.access.resolve(principal, site_id)
+
+
+async def _finish(kernel: Any, site_id: str, approval_id: str, *, status: str, result: Any = None,
+                  error: Any = None) -> None:
+    async with kernel.unit_of_work(site_id) as uow:
+        await uow.db.execute(uow.db.update(approvals).where(approvals.c.id == approval_id)
+                             .values(status=status, result=result, error=error))
+
+
+async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /ai/approvals/:id/decide { decision }``: see the module docstring."""
+    reject_unknown(body, {"decision"})
+    decision = body.get("decision")
+    if decision not in DECISIONS:
+        raise ApiError.validation("'decision' is 'approved' or 'rejected'", path=["decision"])
+    row = await _load(ctx.kernel, ctx.site_id, approval_id)
+    skill = gate.find(ctx.kernel, row["skill"], ["skill"])
+    if not await is_approver(ctx) or not await gate.permitted(ctx, skill, row["arguments"]):
+        raise ApiError.forbidden("Deciding this approval needs a site admin or a named approver holding the "
+                                 f"capability '{skill.capability}'")
+    now = now_utc()
+    async with ctx.kernel.unit_of_work(ctx.site_id, ctx.principal, ctx.request_id) as uow:
+        claimed = await uow.db.execute(uow.db.update(approvals).where(
+            approvals.c.id == row["id"], approvals.c.status == "pending", approvals.c.expires_at > now)
+            .values(status=decision, decided_by=gate.owner_of(ctx.principal), decided_at=now))
+        if claimed.rowcount != 1:
+            raise ApiError(409, "CONFLICT", f"The approval is {record(row)['status']}, no longer pending"
+                           if row["status"] != "pending" or aware(row["expires_at"]) <= now
+                           else "The approval was decided meanwhile")
+        await audit.record(uow.conn, action="ai.approval.approve" if decision == "approved" else "ai.approval.reject",
+                           site_id=ctx.site_id, principal=ctx.principal, target_type="ai_approval",
+                           target_id=row["id"], request_id=ctx.request_id, details={"skill": skill.name})
+    if decision == "approved":
+        await _run(ctx, row, skill)
+    return record(await _load(ctx.kernel, ctx.site_id, row["id"]))
+
+
+async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
+    """Run the approved call once, as the requester now."""
+    kernel, site_id = ctx.kernel, ctx.site_id
+    requester = await _requester_now(kernel, site_id, row["requester"])
+    actor = SkillContext(kernel, site_id, requester, ctx.request_id, cause=f"ai-approval:{row['id']}") \
+        if requester is not None else None
+    if actor is None or not await gate.permitted(actor, skill, row["arguments"]):
+        error = {"code": "SKILL_DENIED", "message": "The requester no longer holds the skill's capability"}
+        await _finish(kernel, site_id, row["id"], status="failed", error=error)
+        return
+    try:
+        result = await skill.run(actor, row["arguments"])
+    except ApiError as exc:
+        await _finish(kernel, site_id, row["id"], status="failed", error={"code": exc.code, "message": exc.message})
+        outcome: dict[str, Any] = {"result": {"error": {"code": exc.code, "message": exc.message}}}
+    else:
+        await _finish(kernel, site_id, row["id"], status="approved", result=result)
+        outcome = {"result": result}
+    if row["conversation_id"]:
+        await conversations.append(kernel, site_id, row["conversation_id"], "tool", skill=skill.name,
+                                   arguments=row["arguments"], approval_id=row["id"], **outcome)

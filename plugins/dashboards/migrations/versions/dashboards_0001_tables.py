@@ -1,0 +1,57 @@
+"""dashboards: dashboards and their panels
+
+Revision ID: dashboards_0001_tables
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "dashboards_0001_tables"
+down_revision = None
+branch_labels = ("dashboards",)
+depends_on = "kernel_0001_sites"
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def _site():
+    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_dashboards",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("name", sa.String(200), nullable=False),
+        sa.Column("icon", sa.String(64), nullable=True),
+        sa.Column("color", sa.String(32), nullable=True),
+        sa.Column("note", sa.Text, nullable=True),
+        sa.Column("created_by", sa.String(36), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_svc_dashboards_site", "svc_dashboards", ["site_id", "created_at"])
+    op.create_table(
+        "svc_dashboard_panels",
+        sa.Column("id", sa.String(36), primary_key=True),
+        _site(),
+        sa.Column("dashboard_id", sa.String(36), sa.ForeignKey("svc_dashboards.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("name", sa.String(200), nullable=False),
+        sa.Column("type", sa.String(20), nullable=False),
+        sa.Column("position", JSON, nullable=False),
+        sa.Column("query", JSON, nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_svc_dashboard_panels_dashboard", "svc_dashboard_panels",
+                    ["site_id", "dashboard_id", "created_at"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_svc_dashboard_panels_dashboard", table_name="svc_dashboard_panels")
+    op.drop_table("svc_dashboard_panels")
+    op.drop_index("ix_svc_dashboards_site", table_name="svc_dashboards")
+    op.drop_table("svc_dashboards")

@@ -1,0 +1,65 @@
+"""extensions: installed bundles, per-site enablement and grants, stored publisher keys
+
+Revision ID: extensions_0001_extensions
+Revises:
+Create Date: 2026-11-26
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "extensions_0001_extensions"
+down_revision = None
+branch_labels = ("extensions",)
+depends_on = ("kernel_0001_sites",)
+
+JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_extensions",
+        sa.Column("id", sa.String(36), primary_key=True),
+        sa.Column("name", sa.String(63), nullable=False, unique=True),
+        sa.Column("version", sa.String(64), nullable=False),
+        sa.Column("publisher", sa.String(63), nullable=False),
+        sa.Column("manifest", JSON, nullable=False),
+        sa.Column("bundle", sa.LargeBinary, nullable=False),
+        sa.Column("signature", sa.Text, nullable=False),
+        sa.Column("sha256", sa.String(64), nullable=False),
+        sa.Column("signature_state", sa.String(16), nullable=False),
+        sa.Column("is_official", sa.Boolean, nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("status_reason", sa.Text, nullable=True),
+        sa.Column("installed_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("installed_by", sa.String(36), nullable=True),
+    )
+    op.create_table(
+        "svc_extension_sites",
+        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("extension_id", sa.String(36), sa.ForeignKey("svc_extensions.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("enabled", sa.Boolean, nullable=False),
+        sa.Column("granted", JSON, nullable=False),
+        sa.Column("failures", sa.Integer, nullable=False),
+        sa.Column("disabled_reason", sa.Text, nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("site_id", "extension_id", name="pk_svc_extension_sites"),
+    )
+    op.create_index("ix_svc_extension_sites_extension", "svc_extension_sites", ["extension_id"])
+    op.create_table(
+        "svc_extension_keys",
+        sa.Column("id", sa.String(36), primary_key=True),
+        sa.Column("publisher", sa.String(63), nullable=False),
+        sa.Column("public_key", sa.String(64), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("publisher", "public_key", name="uq_svc_extension_keys"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("svc_extension_keys")
+    op.drop_index("ix_svc_extension_sites_extension", "svc_extension_sites")
+    op.drop_table("svc_extension_sites")
+    op.drop_table("svc_extensions")

@@ -1,0 +1,107 @@
+"""The extensions plugin's hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, Setting, hookimpl, ops
+from kernel.settings import parse_choice, parse_int
+from plugins.extensions import keys, routes, schemas
+from plugins.extensions.runtime import CHANGED, runtime
+
+name = "extensions"
+ADMIN = "instance-admin"
+
+
+@hookimpl
+def register_settings() -> list[Setting]:
+    return [
+        Setting("MARKETPLACE_PUBLIC_KEYS", (), keys.parse_marketplace_keys,
+                "Trusted publisher keys, a comma list of publisher:<base64 raw 32-byte Ed25519 public key>; "
+                "stored keys (POST /extensions/publisher-keys) add to them and mark keys official or revoked."),
+        Setting("SVC_EXT_SIGNATURE_POLICY", "require", parse_choice("require", "warn"),
+                "Third-party bundles whose signature no publisher key verifies: 'require' refuses them, "
+                "'warn' installs them flagged unverified. Official (svc-) bundles always fail closed."),
+        Setting("SVC_EXT_MAX_FAILURES", 5, parse_int(1),
+                "Failures (crashing hooks, routes, jobs) after which an extension is disabled in the site."),
+        Setting("SVC_EXT_SYNC_SECONDS", 10, parse_int(0),
+                "Without Redis: how often each worker re-reads which extensions are enabled (0: never)."),
+    ]
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return {
+        "BUNDLE_UNSAFE": (400, "The bundle is a hostile archive (traversal, link, bomb, too many files)."),
+        "SIGNATURE_INVALID": (400, "No usable publisher key signs the bundle (policy require, or a revoked key)."),
+        "RESERVED_NAMESPACE": (403, "A svc- extension not signed by an official key."),
+        "EXTENSION_EXISTS": (409, "An extension of that name is installed."),
+        "EXTENSION_BLOCKED": (409, "The extension failed verification at a load and is blocked."),
+        "EXTENSION_LOAD_FAILED": (422, "The extension's code could not be loaded."),
+        "EXTENSION_FAILED": (500, "An extension's flow operation crashed."),
+        "CAPABILITY_NOT_REQUESTED": (400, "A grant the extension's manifest does not ask for."),
+    }
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    async def changed(event: str, payload: Any, ctx: Any) -> None:
+        if ctx.remote:  # the worker that made the change synced already
+            await runtime(kernel).sync()
+
+    bus.on_action(CHANGED, changed)
+
+
+@hookimpl
+async def startup(kernel: Any) -> None:
+    """Every start verifies and loads what is enabled (a revoked key's extensions stay out)."""
+    rt = runtime(kernel)
+    await rt.sync()
+    every = kernel.settings.get("ext_sync_seconds")
+    if not kernel.settings.redis_url and every:
+        rt.start_polling(every)
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    rt = runtime(kernel)
+    await rt.stop_polling()
+    await rt.drain()
+    rt.unload_all()
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    upload = ops(post=("Upload a signed extension bundle (multipart bundle, signature)", None,
+                       schemas.EXTENSION, 201))
+    upload["post"]["requestBody"] = {"required": True,
+                                     "content": {"multipart/form-data": {"schema": schemas.UPLOAD_BODY}}}
+    ext = schemas.EXTENSION
+    return [
+        Route("/extensions", routes.ExtensionsResource(), site="optional", auth=ADMIN,
+              openapi=ops(get=("Installed extensions (with their state in the site named)", None, [ext], 200))),
+        Route("/extensions/upload", routes.UploadResource(), site="none", auth=ADMIN, own_body_cap=True,
+              openapi=upload),
+        Route("/extensions/ui/manifest", routes.UiManifestResource(), auth="bearer",
+              openapi=ops(get=("UI entries of the extensions enabled in the site", None, [schemas.UI_ENTRY],
+                               200))),
+        Route("/extensions/publisher-keys", routes.KeysResource(), site="none", auth=ADMIN,
+              openapi=ops(get=("Publisher keys: environment and stored", None, [schemas.KEY], 200),
+                          post=("Store a publisher key or change its status", schemas.KEY_BODY, schemas.KEY, 201))),
+        Route("/extensions/{id}", routes.ExtensionResource(), site="optional", auth=ADMIN,
+              openapi=ops(get=("One installed extension", None, ext, 200),
+                          delete=("Uninstall (disabled in every site, unloaded everywhere)", None, None, 204))),
+        Route("/extensions/{id}/enable", routes.EnableResource(), auth=ADMIN,
+              openapi=ops(post=("Enable in the site: verified, loaded in every worker", None, ext, 200))),
+        Route("/extensions/{id}/disable", routes.DisableResource(), auth=ADMIN,
+              openapi=ops(post=("Disable in the site: unloaded where no site uses it", None, ext, 200))),
+        Route("/extensions/{id}/capabilities", routes.CapabilitiesResource(), auth=ADMIN,
+              openapi=ops(post=("Grant capabilities the manifest asks for (replaces the grants)",
+                                schemas.CAPABILITIES_BODY, ext, 200))),
+    ]

@@ -1,0 +1,303 @@
+"""The work behind ``/extensions``: install, list, enable, disable, grant, uninstall, keys."""
+
+from __future__ import annotations
+
+import hashlib
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+
+from extensions_sdk.bundle import MAX_BUNDLE_BYTES, ManifestError, check_capability, read_manifest
+from extensions_sdk.signing import SignatureError, check_public_key
+from kernel.audit import record as audit
+from kernel.db.meta import iso, now_utc
+from kernel.errors import ApiError
+from kernel.http.media import body_field, reject_unknown
+from kernel.ids import uuid7
+from plugins.extensions import keys as keyring
+from plugins.extensions import loader
+from plugins.extensions.runtime import announce, runtime
+from plugins.extensions.tables import extension_keys, extension_sites, extensions
+
+MAX_UPLOAD_BYTES = MAX_BUNDLE_BYTES + 64 * 1024  # the bundle, its signature and the form's framing
+
+
+def not_found(ext_id: str) -> ApiError:
+    return ApiError(404, "NOT_FOUND", f"No extension '{ext_id}'")
+
+
+# ---------------------------------------------------------------------- records
+
+def record(row: Any, site: Any = None) -> dict[str, Any]:
+    """An extension as ``GET /extensions`` shows it (with its state in the request's site)."""
+    manifest = row["manifest"]
+    out = {
+        "id": row["id"], "name": row["name"], "version": row["version"], "publisher": row["publisher"],
+        "description": manifest.get("description"), "isOfficial": bool(row["is_official"]),
+        "signature": {"state": row["signature_state"], "sha256": row["sha256"]},
+        "status": row["status"], "statusReason": row["status_reason"],
+        "requestedCapabilities": list(manifest.get("capabilities") or []),
+        "installedAt": iso(row["installed_at"]),
+    }
+    if site is not None:
+        out["site"] = {
+            "enabled": bool(site["enabled"]) if site else False,
+            "grantedCapabilities": list(site["granted"]) if site else [],
+            "failures": site["failures"] if site else 0,
+            "disabledReason": site["disabled_reason"] if site else None,
+        }
+    return out
+
+
+async def _row(conn: Any, ext_id: str) -> dict[str, Any]:
+    row = (await conn.execute(select(extensions).where(extensions.c.id == ext_id))).mappings().first()
+    if row is None:
+        raise not_found(ext_id)
+    return dict(row)
+
+
+async def _site_row(conn: Any, site_id: str, ext_id: str) -> Any:
+    return (await conn.execute(select(extension_sites).where(
+        extension_sites.c.site_id == site_id, extension_sites.c.extension_id == ext_id))).mappings().first()
+
+
+async def list_extensions(ctx: Any) -> list[dict[str, Any]]:
+    async with ctx.kernel.db.connect() as conn:
+        rows = (await conn.execute(select(extensions).order_by(extensions.c.name))).mappings().all()
+        per_site: dict[str, Any] = {}
+        if ctx.site_id:
+            found = await conn.execute(select(extension_sites).where(extension_sites.c.site_id == ctx.site_id))
+            per_site = {r["extension_id"]: r for r in found.mappings()}
+    return [record(r, per_site.get(r["id"], {}) if ctx.site_id else None) for r in rows]
+
+
+async def get(ctx: Any, ext_id: str) -> dict[str, Any]:
+    async with ctx.kernel.db.connect() as conn:
+        row = await _row(conn, ext_id)
+        site = await _site_row(conn, ctx.site_id, ext_id) if ctx.site_id else None
+    return record(row, (site or {}) if ctx.site_id else None)
+
+
+async def ui_manifest(ctx: Any) -> list[dict[str, Any]]:
+    """The UI entries of the extensions enabled in the site with ``ui`` granted."""
+    async with ctx.kernel.db.connect() as conn:
+        rows = (await conn.execute(
+            select(extensions.c.name, extensions.c.version, extensions.c.manifest, extension_sites.c.granted)
+            .join(extension_sites, extension_sites.c.extension_id == extensions.c.id)
+            .where(extension_sites.c.site_id == ctx.site_id, extension_sites.c.enabled.is_(True),
+                   extensions.c.status == "installed")
+            .order_by(extensions.c.name))).all()
+    out = []
+    for name, version, manifest, granted in rows:
+        if "ui" not in (granted or ()):
+            continue
+        for entry in manifest.get("ui") or ():
+            out.append({"extension": name, "version": version, **entry})
+    return out
+
+
+# ---------------------------------------------------------------------- upload
+
+def parse_upload(raw: bytes, content_type: str | None) -> tuple[bytes, str]:
+    """(bundle bytes, signature) from the multipart body."""
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if kind != "multipart/form-data":
+        raise ApiError.validation("The upload is multipart/form-data with fields 'bundle' and 'signature'",
+                                  path=["body"])
+    head = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + raw)
+    fields: dict[str, bytes] = {}
+    for part in message.iter_parts() if message.is_multipart() else ():
+        name = part.get_param("name", header="content-disposition")
+        if name in ("bundle", "signature"):
+            if name in fields:
+                raise ApiError.validation(f"'{name}' is sent twice", path=[name])
+            fields[name] = part.get_payload(decode=True) or b""
+    for name in ("bundle", "signature"):
+        if not fields.get(name):
+            raise ApiError.validation(f"'{name}' is required", path=[name])
+    try:
+        signature = fields["signature"].decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise ApiError.validation("'signature' is base64 text", path=["signature"]) from None
+    return fields["bundle"], signature
+
+
+def check_manifest(bundle: bytes) -> dict[str, Any]:
+    try:
+        return read_manifest(bundle)
+    except ManifestError as exc:
+        if exc.unsafe:
+            raise ApiError(400, "BUNDLE_UNSAFE", str(exc), path=["bundle", *exc.path]) from None
+        raise ApiError.validation(f"The bundle is not valid: {exc}", path=["bundle", *exc.path]) from None
+
+
+async def install(ctx: Any, bundle: bytes, signature: str) -> dict[str, Any]:
+    """Check the archive and manifest, verify the signature under the policy, store."""
+    manifest = check_manifest(bundle)
+    kernel = ctx.kernel
+    async with kernel.db.begin() as conn:
+        keys = await keyring.load_keys(kernel, conn)
+        found = keyring.verdict(keys, manifest["publisher"], bundle, signature)
+        state, official = keyring.admit(manifest, found, kernel.settings.get("ext_signature_policy"))
+        taken = (await conn.execute(select(extensions.c.id).where(extensions.c.name == manifest["name"]))).first()
+        if taken is not None:
+            raise ApiError.conflict(f"Extension '{manifest['name']}' is installed; uninstall it first",
+                                    code="EXTENSION_EXISTS", id=taken[0])
+        row = {
+            "id": uuid7(), "name": manifest["name"], "version": manifest["version"],
+            "publisher": manifest["publisher"], "manifest": manifest, "bundle": bundle, "signature": signature,
+            "sha256": hashlib.sha256(bundle).hexdigest(), "signature_state": state, "is_official": official,
+            "status": "installed", "status_reason": None if state == "verified" else found.reason,
+            "installed_at": now_utc(), "installed_by": ctx.principal.user_id,
+        }
+        await conn.execute(insert(extensions).values(**row))
+        await audit(conn, action="extensions.install", site_id=None, principal=ctx.principal,
+                    target_type="extension", target_id=row["id"], request_id=ctx.request_id,
+                    details={"name": row["name"], "version": row["version"], "signature": state})
+    return record(row)
+
+
+# ---------------------------------------------------------------------- per site
+
+async def _set_site(ctx: Any, ext_id: str, **values: Any) -> None:
+    async with ctx.kernel.db.begin() as conn:
+        await _row(conn, ext_id)
+        current = await _site_row(conn, ctx.site_id, ext_id)
+        values["updated_at"] = now_utc()
+        if current is None:
+            row = {"site_id": ctx.site_id, "extension_id": ext_id, "enabled": False, "granted": [],
+                   "failures": 0, "disabled_reason": None, **values}
+            await conn.execute(insert(extension_sites).values(**row))
+        else:
+            await conn.execute(update(extension_sites).where(
+                extension_sites.c.site_id == ctx.site_id, extension_sites.c.extension_id == ext_id).values(**values))
+        action = "extensions.enable" if values.get("enabled") else (
+            "extensions.disable" if "enabled" in values else "extensions.grant")
+        await audit(conn, action=action, site_id=ctx.site_id, principal=ctx.principal, target_type="extension",
+                    target_id=ext_id, request_id=ctx.request_id,
+                    details={"capabilities": values["granted"]} if "granted" in values else None)
+
+
+async def _apply(ctx: Any, ext_id: str) -> dict[str, Any]:
+    await runtime(ctx.kernel).sync()
+    await announce(ctx.kernel, ext_id)
+    return await get(ctx, ext_id)
+
+
+async def enable(ctx: Any, ext_id: str) -> dict[str, Any]:
+    """Verify again, load in this worker (a load error is answered, nothing enabled), enable."""
+    kernel = ctx.kernel
+    async with kernel.db.connect() as conn:
+        row = await _row(conn, ext_id)
+        keys = await keyring.load_keys(kernel, conn)
+    rt = runtime(kernel)
+    if row["status"] != "installed":
+        raise ApiError.conflict(f"Extension '{row['name']}' is blocked: {row['status_reason']}",
+                                code="EXTENSION_BLOCKED")
+    refusal = rt.verify(row, keys)
+    if refusal is not None:
+        await rt.sync()  # a load that fails verification blocks the extension everywhere
+        raise ApiError(400, "SIGNATURE_INVALID", refusal)
+    await _set_site(ctx, ext_id, enabled=True, failures=0, disabled_reason=None)
+    errors = await rt.sync()
+    if ext_id in errors:
+        await _set_site(ctx, ext_id, enabled=False, disabled_reason=f"load failed: {errors[ext_id]}")
+        await rt.sync()
+        raise ApiError(422, "EXTENSION_LOAD_FAILED", f"Extension '{row['name']}' could not be loaded: "
+                                                     f"{errors[ext_id]}")
+    return await _apply(ctx, ext_id)
+
+
+async def disable(ctx: Any, ext_id: str) -> dict[str, Any]:
+    await _set_site(ctx, ext_id, enabled=False, disabled_reason=None)
+    return await _apply(ctx, ext_id)
+
+
+async def grant(ctx: Any, ext_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Replace the site's grants with ``capabilities`` (each one the manifest asked for)."""
+    reject_unknown(body, {"capabilities"})
+    caps = body_field(body, "capabilities", list)
+    async with ctx.kernel.db.connect() as conn:
+        row = await _row(conn, ext_id)
+    requested = set(row["manifest"].get("capabilities") or ())
+    for i, cap in enumerate(caps):
+        try:
+            check_capability(cap)
+        except ValueError as exc:
+            raise ApiError.validation(str(exc), path=["capabilities", str(i)]) from None
+        if cap not in requested:
+            raise ApiError(400, "CAPABILITY_NOT_REQUESTED",
+                           f"'{cap}' is not a capability extension '{row['name']}' asks for",
+                           path=["capabilities", str(i)])
+    await _set_site(ctx, ext_id, granted=sorted(set(caps)))
+    return await _apply(ctx, ext_id)
+
+
+async def uninstall(ctx: Any, ext_id: str) -> None:
+    async with ctx.kernel.db.begin() as conn:
+        row = await _row(conn, ext_id)
+        await conn.execute(delete(extension_sites).where(extension_sites.c.extension_id == ext_id))
+        await conn.execute(delete(extensions).where(extensions.c.id == ext_id))
+        await audit(conn, action="extensions.uninstall", site_id=None, principal=ctx.principal,
+                    target_type="extension", target_id=ext_id, request_id=ctx.request_id,
+                    details={"name": row["name"], "version": row["version"]})
+    await runtime(ctx.kernel).sync()
+    loader.remove_unpacked(ctx.kernel.settings.data_path, row)
+    await announce(ctx.kernel, ext_id)
+
+
+# ---------------------------------------------------------------------- publisher keys
+
+def key_record(row: Any) -> dict[str, Any]:
+    return {"id": row["id"], "publisher": row["publisher"], "publicKey": row["public_key"],
+            "status": row["status"], "source": "stored", "updatedAt": iso(row["updated_at"])}
+
+
+async def list_keys(ctx: Any) -> list[dict[str, Any]]:
+    """The stored keys and the environment's (a stored one overrides the same key)."""
+    async with ctx.kernel.db.connect() as conn:
+        rows = (await conn.execute(select(extension_keys).order_by(extension_keys.c.publisher,
+                                                                   extension_keys.c.public_key))).mappings().all()
+    stored = {(r["publisher"], r["public_key"]) for r in rows}
+    env = [{"id": None, "publisher": p, "publicKey": k, "status": "trusted", "source": "environment",
+            "updatedAt": None}
+           for p, k in ctx.kernel.settings.get("marketplace_public_keys") or () if (p, k) not in stored]
+    return [*env, *(key_record(r) for r in rows)]
+
+
+async def put_key(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Store ``{ publisher, publicKey, status }`` (insert or change the status); (record, created)."""
+    reject_unknown(body, {"publisher", "publicKey", "status"})
+    publisher = body_field(body, "publisher", str, max_length=63)
+    key = body_field(body, "publicKey", str, max_length=64)
+    status = body_field(body, "status", str)
+    if not keyring.NAME.match(publisher):
+        raise ApiError.validation("'publisher' is 2-63 lowercase letters, digits or '-'", path=["publisher"])
+    try:
+        check_public_key(key)
+    except SignatureError as exc:
+        raise ApiError.validation(f"'publicKey': {exc}", path=["publicKey"]) from None
+    if status not in keyring.STATUSES:
+        raise ApiError.validation(f"'status' is one of {', '.join(keyring.STATUSES)}", path=["status"])
+    now = now_utc()
+    async with ctx.kernel.db.begin() as conn:
+        found = (await conn.execute(select(extension_keys).where(
+            extension_keys.c.publisher == publisher, extension_keys.c.public_key == key))).mappings().first()
+        if found is None:
+            row = {"id": uuid7(), "publisher": publisher, "public_key": key, "status": status,
+                   "created_at": now, "updated_at": now}
+            await conn.execute(insert(extension_keys).values(**row))
+        else:
+            row = {**found, "status": status, "updated_at": now}
+            await conn.execute(update(extension_keys).where(extension_keys.c.id == found["id"])
+                               .values(status=status, updated_at=now))
+        await audit(conn, action="extensions.key", site_id=None, principal=ctx.principal,
+                    target_type="extension_key", target_id=row["id"], request_id=ctx.request_id,
+                    details={"publisher": publisher, "status": status})
+    # A revoked key unloads what it signed at this load, in every worker.
+    await runtime(ctx.kernel).sync()
+    await announce(ctx.kernel, row["id"])
+    return key_record(row), found is None

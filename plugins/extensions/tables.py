@@ -1,0 +1,76 @@
+"""Tables of the extensions plugin (migration ``extensions_0001_extensions``).
+
+``svc_extensions`` (installed bundles) and ``svc_extension_keys`` (stored publisher keys) are
+deployment-wide, like ``svc_sites``: an extension is installed once, by the instance admin,
+and its code is the same for every site. Whether it runs in a site, and with which
+capabilities, is ``svc_extension_sites`` (keyed by ``site_id``).
+"""
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from kernel.db.meta import json_type, metadata
+
+# One row per installed extension: the bundle's bytes and detached signature are kept, so every
+# worker (and every start) unpacks and verifies the very bytes that were uploaded.
+extensions = Table(
+    "svc_extensions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(63), nullable=False, unique=True),
+    Column("version", String(64), nullable=False),
+    Column("publisher", String(63), nullable=False),
+    Column("manifest", json_type, nullable=False),
+    Column("bundle", LargeBinary, nullable=False),
+    Column("signature", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    # "verified" (a publisher key signs it) or "unverified" (installed under policy "warn").
+    Column("signature_state", String(16), nullable=False),
+    Column("is_official", Boolean, nullable=False),
+    # "installed", or "blocked" when a later load failed verification (a revoked key).
+    Column("status", String(16), nullable=False),
+    Column("status_reason", Text, nullable=True),
+    Column("installed_at", DateTime(timezone=True), nullable=False),
+    Column("installed_by", String(36), nullable=True),
+)
+
+# Per site: enabled or not, the granted capabilities, the failures counted since enabling.
+extension_sites = Table(
+    "svc_extension_sites",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("extension_id", String(36), ForeignKey("svc_extensions.id", ondelete="CASCADE"), nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("granted", json_type, nullable=False),
+    Column("failures", Integer, nullable=False),
+    Column("disabled_reason", Text, nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("site_id", "extension_id", name="pk_svc_extension_sites"),
+    Index("ix_svc_extension_sites_extension", "extension_id"),
+)
+
+# Stored publisher keys: add to MARKETPLACE_PUBLIC_KEYS, and override an environment key's
+# status ("trusted", "official" or "revoked").
+extension_keys = Table(
+    "svc_extension_keys",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("publisher", String(63), nullable=False),
+    Column("public_key", String(64), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("publisher", "public_key", name="uq_svc_extension_keys"),
+)

@@ -1,0 +1,68 @@
+"""Erasure (the privacy plugin's ``POST /admin/erasure``): find the items a filter matches, live
+or soft-deleted, and remove them for good with everything the items plugin keeps of them.
+
+``matching_ids`` compiles the filter like a list does (the same query language, 400 on a bad
+filter), but over every row of the collection: a soft-deleted item still holds the values.
+``erase`` hard-deletes the rows in the caller's unit of work, running the delete filters (the
+search index drops its rows there) and queueing the delete events (ids only, no values), and
+removes the items' revisions, named versions (drafts) and pins in the same transaction. On
+SQLite the full-text index is then merged (FTS5 ``optimize``): until segments merge, the words
+of deleted rows stay in it.
+``onDelete`` is not applied: references to an erased id keep the bare id, which is no personal
+value. Admin access is required; the caller (privacy) checks it as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import literal
+
+from kernel.errors import ApiError
+from plugins.items.core import writes
+from plugins.items.history.tables import HISTORY_TABLES
+from plugins.items.query.compile import compile_filter
+from plugins.items.search import sqlite as fts
+from plugins.items.tables import items
+
+MAX_ERASE = 10_000
+
+
+def _admin(ctx: Any) -> None:
+    if not ctx.principal.is_admin:
+        raise ApiError.forbidden("Erasure needs admin access", reason="admin_only")
+
+
+async def matching_ids(ctx: Any, db: Any, snap: Any, coll: Any, tree: Any) -> list[str]:
+    """The ids of every row of ``coll`` (live or soft-deleted) that ``tree`` matches; a filter is
+    required (400 ``VALIDATION_FAILED`` without one), at most ``MAX_ERASE`` rows."""
+    _admin(ctx)
+    if not isinstance(tree, dict) or not tree:
+        raise ApiError.validation("'filter' must be a non-empty filter object", path=["filter"])
+    cond = compile_filter(tree, snapshot=snap, collection=coll, dialect=ctx.kernel.db.dialect, table=items)
+    if cond is None:
+        raise ApiError.validation("'filter' must select records", path=["filter"])
+    stmt = db.select(items, items.c.id).where(
+        items.c.collection_id == literal(coll.id, literal_execute=True), cond).order_by(items.c.id)
+    rows = await db.all(stmt.limit(MAX_ERASE + 1))
+    if len(rows) > MAX_ERASE:
+        raise ApiError.validation(f"The filter matches more than {MAX_ERASE} records; narrow it", path=["filter"])
+    return [r["id"] for r in rows]
+
+
+async def erase(uow: Any, coll: Any, ids: list[str]) -> int:
+    """Hard-delete the rows of ``ids`` that still exist and all their history, inside ``uow``;
+    returns how many rows were deleted."""
+    _admin(uow)
+    db = uow.db
+    total = 0
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        rows = list(await db.all(db.select(items).where(items.c.collection_id == coll.id, items.c.id.in_(chunk))))
+        await writes.delete_rows(uow, coll, rows, hard=True)
+        for table in HISTORY_TABLES:
+            await db.execute(db.delete(table).where(table.c.collection_id == coll.id, table.c.item_id.in_(chunk)))
+        total += len(rows)
+    if total and uow.kernel.db.dialect == "sqlite":
+        await fts.purge_deleted(uow.conn)
+    return total

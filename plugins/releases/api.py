@@ -1,0 +1,23 @@
+"""What other plugins may use of releases (declare ``requires = ("releases",)``).
+
+``await publish(ctx, release_id)``: publish a release now exactly as ``POST
+/releases/:id/publish`` does, as ``ctx.principal`` (a studio member of ``ctx.site_id``; 401/403
+otherwise): ``{ release, status, outcomes }``; 404, 409 ``ALREADY_PUBLISHED``, 422
+``EMPTY_RELEASE``; blocked items are outcomes, not errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugins.releases import service
+from plugins.releases.publisher import ReleasePublisher
+
+
+async def publish(ctx: Any, release_id: str) -> dict[str, Any]:
+    """Publish ``release_id`` of ``ctx``'s site as ``ctx.principal`` (the REST route's path)."""
+    site_id = await service.require_member(ctx)
+    return await ReleasePublisher(ctx.kernel, site_id, ctx.principal, release_id, ctx.request_id).publish()
+
+
+__all__ = ["publish"]
