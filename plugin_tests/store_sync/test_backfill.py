@@ -83,13 +83,13 @@ async def test_backfill_waits_for_a_running_sync_attempt(calls, rtdb, svc_app, s
     """The backfill holds the live sync's lease; while a sync attempt holds it, the backfill
     waits, and answers 409 when it does not end."""
     from kernel.events import checkpoints
-    from plugins.store_sync import sync
+    from plugins.store_sync import backfill
 
     await seed(calls)
     made = await calls.ok("post", PIPES, status=201, json={
         "name": "rt", "target": "rtdb", "credentials": {"databaseUrl": rtdb.url(), "secret": RTDB_SECRET},
         "collections": ["posts"]})
-    monkeypatch.setattr(sync, "BUSY_WAIT", 0.2)
+    monkeypatch.setattr(backfill, "BUSY_WAIT", 0.2)
     name = f"store_sync:{made['id']}"
     held = await checkpoints.claim(svc_app.kernel.db, site, name, "another-worker", 60.0)
     assert held is not None

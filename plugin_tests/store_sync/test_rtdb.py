@@ -98,3 +98,20 @@ async def test_a_restart_loses_and_reorders_nothing(make_app, tmp_path, rtdb):
                  and entries[0]["pushed"] == 1)
     detail = await calls.ok("get", f"{PIPES}/{made['id']}")
     assert detail["lastError"] is None and detail["lastSyncItemCount"] == 1
+
+
+async def test_a_deleted_role_is_a_logged_failure_until_role_is_set(calls, rtdb):
+    await calls.collection("posts", {"title": "string", "n": "integer"})
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Mirror reader"})
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"]}], {"roleId": role["id"]})
+    made = await calls.ok("post", PIPES, status=201, json=body(rtdb, role=role["id"]))
+    first = await calls.create("posts", {"title": "one"})
+    await until(lambda: f"db/posts/{first['id']}" in rtdb.tree)
+    await calls.ok("delete", f"/roles/{role['id']}", status=204)
+    second = await calls.create("posts", {"title": "two"})
+    log = await log_of(calls, made["id"], lambda entries: entries[0]["status"] == "failed")
+    assert "role no longer exists" in log[0]["error"]
+    await calls.err("post", f"{PIPES}/{made['id']}/backfill", 409, "CONFLICT")
+    await grant_public_read(calls, "posts")
+    await calls.ok("patch", f"{PIPES}/{made['id']}", json={"role": "public"})
+    await until(lambda: f"db/posts/{second['id']}" in rtdb.tree)

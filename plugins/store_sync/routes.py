@@ -7,8 +7,8 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
+from plugins.store_sync import backfill
 from plugins.store_sync import pipelines as pl
-from plugins.store_sync import sync
 
 MAX_ID = 36
 
@@ -64,4 +64,4 @@ class BackfillResource:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         ctx = request_context(req)
         pipeline_id = _id(id)
-        send_data(resp, await sync.backfill(ctx, pipeline_id, await _body(req, required=False)))
+        send_data(resp, await backfill.backfill(ctx, pipeline_id, await _body(req, required=False)))
