@@ -178,8 +178,14 @@ async def record_attempt(kernel: Any, row: Any, *, kind: str, attempt: int, push
 async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event], attempt: int) -> None:
     """One attempt to sync a batch of events (the consumer group's handler)."""
     row = await _pipeline(kernel, site_id, pipeline_id)
-    if row is None or row["status"] != "active":
-        raise Paused(f"the pipeline is {'gone' if row is None else row['status']}")
+    if row is None:
+        # Deleted after a member listing: the dispatcher's claim made the checkpoint again (at the
+        # start of the log). Drop it, and push nothing.
+        async with kernel.db.begin() as conn:
+            await kernel.events.remove_checkpoint(conn, site_id, pl.checkpoint_name(pipeline_id))
+        raise Paused("the pipeline is gone")
+    if row["status"] != "active":
+        raise Paused(f"the pipeline is {row['status']}")
     collections, types = set(row["collections"] or ()), pl.types_of(row)
     events = [e for e in events if e.collection in collections and e.type in types]
     if not events:
