@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kernel.db.engine import default_sqlite_path
+from kernel.db.migrate import migration_paths, upgrade
+from kernel.plugins import make_plugin_manager
 from kernel.testing import disabled_with_dependents, free_port, svc_test_database_url, wait_until_answering
 
 
@@ -21,7 +25,7 @@ def run_svc(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.
 
 
 @pytest.fixture
-def env(tmp_path):
+def fresh_env(tmp_path):
     base = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
     base.update(SVC_DATA_DIR=str(tmp_path / "data"), SVC_ADMIN_PASSWORD="cli-admin-pass", JWT_SECRET="x" * 40)
     # The CLI tests use their own SQLite file even in the PostgreSQL run: they create and list
@@ -29,14 +33,31 @@ def env(tmp_path):
     return base
 
 
-def test_migrate_is_idempotent(env):
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory) -> Path:
+    """One SQLite database migrated in this process, copied into each test's data dir, so that a
+    command does not spend its time running every plugin's migrations again."""
+    path = tmp_path_factory.mktemp("cli-migrated") / "svc.sqlite3"
+    upgrade(f"sqlite:///{path}", migration_paths(make_plugin_manager()[0]))
+    return path
+
+
+@pytest.fixture
+def env(fresh_env, migrated):
+    target = default_sqlite_path(Path(fresh_env["SVC_DATA_DIR"]))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(migrated, target)
+    return fresh_env
+
+
+def test_migrate_is_idempotent(fresh_env):
+    env = fresh_env
     first = run_svc("migrate", env=env)
     assert first.returncode == 0, first.stderr
     # Every branch's head, whatever the newest kernel revision is.
     from alembic.script import ScriptDirectory
 
-    from kernel.db.migrate import alembic_config, migration_paths
-    from kernel.plugins import make_plugin_manager
+    from kernel.db.migrate import alembic_config
 
     heads = ScriptDirectory.from_config(alembic_config(migration_paths(make_plugin_manager()[0]))).get_heads()
     assert first.stdout.startswith("database at ")

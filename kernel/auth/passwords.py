@@ -19,8 +19,9 @@ CHEAP_PARAMETERS = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
 _hasher = PasswordHasher(**PARAMETERS)
 # A hash of a random password, verified when the user does not exist so a login for an unknown
-# email costs the same time as a wrong password (no user enumeration by timing).
-_DUMMY_HASH = _hasher.hash("svc-dummy-password-for-timing")
+# email costs the same time as a wrong password (no user enumeration by timing). Made at the
+# first such login, not at import (every start of svc, its CLI included, would pay for it).
+_DUMMY_HASH: str | None = None
 
 
 def use_parameters(parameters: dict[str, int]) -> None:
@@ -28,7 +29,7 @@ def use_parameters(parameters: dict[str, int]) -> None:
     in each hash). The test harness switches to ``CHEAP_PARAMETERS``; production never calls this."""
     global _hasher, _DUMMY_HASH
     _hasher = PasswordHasher(**parameters)
-    _DUMMY_HASH = _hasher.hash("svc-dummy-password-for-timing")
+    _DUMMY_HASH = None
 
 
 def current_parameters() -> dict[str, int]:
@@ -43,6 +44,9 @@ def hash_password(password: str) -> str:
 
 def verify_password(password_hash: str | None, password: str) -> bool:
     """True when ``password`` matches; always spends one verification's time."""
+    global _DUMMY_HASH
+    if password_hash is None and _DUMMY_HASH is None:
+        _DUMMY_HASH = _hasher.hash("svc-dummy-password-for-timing")
     try:
         return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
