@@ -44,6 +44,7 @@ SCHEMA_DELETES_LAST = ["/relations/", "/fields/", "/collections/{name}", "/resto
 #   looser than the code; not for queries: unknown query parameters are ignored, as clients expect).
 STRICT_BODY_TAG = "access"
 STRICT_EXAMPLES = 15
+SHARDS = 3  # the run, split so that the workers share it (it is the suite's longest test)
 
 
 async def test_document_structure(svc_app):
@@ -179,16 +180,20 @@ def _exercise(operation: Any, headers: dict[str, str], mode: GenerationMode,
 
 # schemathesis's own strategies use `random`; hypothesis warns about it, and that is not ours to fix.
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
-def test_api_conforms_to_its_document(svc_template_db: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_api_conforms_to_its_document(svc_template_db: str, tmp_path: Path, shard: int) -> None:
+    """Every ``SHARDS``-th operation from ``shard`` on (the shards together: every operation once),
+    so that pytest-xdist spreads the run over its workers."""
     app = _build_app(svc_template_db, tmp_path)
     try:
         schema = schemathesis.openapi.from_asgi(OPENAPI_PATH, app)
         headers = {"Authorization": f"Bearer {_login(app)}", "X-Svc-Site": "default"}
         pinned_names = _seed(app, headers)
-        operations = sorted((result.ok() for result in schema.get_all_operations()), key=_order)
-        assert len(operations) >= 5, "the document lists too few operations to be a real run"
-        assert len([o for o in operations if o.path.startswith(SCHEMA_PREFIXES)]) == 20
-        assert len([o for o in operations if _strict(o)]) >= 25
+        everything = sorted((result.ok() for result in schema.get_all_operations()), key=_order)
+        assert len(everything) >= 5, "the document lists too few operations to be a real run"
+        assert len([o for o in everything if o.path.startswith(SCHEMA_PREFIXES)]) == 20
+        assert len([o for o in everything if _strict(o)]) >= 25
+        operations = everything[shard::SHARDS]
         calls: list[tuple[str, int]] = []
         failures: list[str] = []
         for operation in operations:
