@@ -42,3 +42,21 @@ async def test_a_requester_may_reject_their_own_request(svc_app, calls, make_mem
     decided = await writer.ok("post", f"/ai/approvals/{data['approvalId']}/decide", json={"decision": "rejected"})
     assert decided["status"] == "rejected"
     assert (await calls.list("posts"))["data"] == []
+
+
+async def test_mcp_needs_a_session_whatever_json_the_body_holds(svc_app, live_server, calls):
+    """The route's own parse of the body must agree with the SDK's: a body orjson refuses (NaN)
+    but the SDK reads was passed on without a session (a tools/call with no ``initialize``)."""
+    await calls.collection("posts", {"title": "string"})
+    await calls.create("posts", {"title": "secret"})
+    server = await live_server(svc_app)
+    headers = {**calls.headers, "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-06-18"}
+    bodies = [b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_items",'
+              b'"arguments":{"collection":"posts","x":NaN}}}',
+              b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_items",'
+              b'"arguments":{"collection":"posts","limit":Infinity}}}']
+    for body in bodies:
+        resp = await server.client.post("/api/v1/mcp", content=body, headers=headers)
+        assert resp.status_code == 400, resp.text
+        assert "secret" not in resp.text
