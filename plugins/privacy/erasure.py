@@ -158,8 +158,11 @@ async def confirm(ctx: Any, request_id: str) -> dict[str, Any]:
         if me is None or me == row["requested_by"]:
             raise ApiError.forbidden("Dual control: a second, different admin must confirm", reason="dual_control")
         now = now_utc()
-        await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(
+        claimed = await uow.db.execute(uow.db.update(erasures).where(
+            erasures.c.id == row["id"], erasures.c.status == AWAITING).values(
             status=CONFIRMED, confirmed_by=me, confirmed_at=now))
+        if claimed.rowcount != 1:
+            raise ApiError.conflict("The request was confirmed meanwhile")
         await audit(uow.conn, action="erasure_confirmed", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"], ip=ctx.client_ip, request_id=ctx.request_id)
         return request_record({**row, "status": CONFIRMED, "confirmed_by": me, "confirmed_at": now})
@@ -170,14 +173,19 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
         row = await _load(uow.db, request_id)
         if row["status"] == AWAITING:
             raise ApiError.conflict("The request awaits a second admin's confirmation (erasureDualControl)")
-        if row["status"] != CONFIRMED:
+        now, me = now_utc(), _actor(ctx.principal)
+        # Claim first with one conditional UPDATE: of concurrent executions (PostgreSQL's row lock
+        # re-checks the status) exactly one erases and audits; the others answer 409.
+        claimed = await uow.db.execute(uow.db.update(erasures).where(
+            erasures.c.id == row["id"], erasures.c.status == CONFIRMED).values(
+            status=EXECUTED, executed_by=me, executed_at=now))
+        if row["status"] != CONFIRMED or claimed.rowcount != 1:
             raise ApiError.conflict("The request was executed already")
         ids = list(row["item_ids"] or [])
         count = await items.erase(ctx, row["collection"], ids, uow=uow, cause=f"erasure:{row['id']}") if ids else 0
         await uow.filter(ERASE_EVENT, {"collection": row["collection"], "ids": ids})
-        now, me = now_utc(), _actor(ctx.principal)
         await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(
-            status=EXECUTED, executed_by=me, executed_at=now, record_count=count, item_ids=[]))
+            record_count=count, item_ids=[]))
         await audit(uow.conn, action="data_erased", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"],
                     details={"collection": row["collection"], "recordCount": count},
