@@ -20,3 +20,23 @@ async def test_concurrent_executions_erase_and_audit_once(calls):
     audit = await calls.ok("get", "/audit", params={"limit": 100})
     assert sum(1 for a in audit if a["action"] == "data_erased") == 1
     assert (await calls.ok("get", f"/admin/erasure/{made['id']}"))["recordCount"] == 3
+
+
+async def test_an_impersonating_admin_cannot_decide_consent_or_restriction(svc_app, site, calls, make_member):
+    """Consent and restriction are the data subject's own decisions: an admin acting as the user
+    (``POST /users/:id/impersonate``) may read them, never record them in the user's name."""
+    from kernel.testing import Calls
+
+    member = await make_member(site)
+    token = (await calls.ok("post", f"/users/{member.id}/impersonate"))["token"]
+    posing = Calls(svc_app.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    grant = {"granted": True, "source": "banner", "version": "2026-01"}
+    error = await posing.err("put", "/me/consents/marketing", 403, "PERMISSION_DENIED", json=grant)
+    assert error["extensions"]["reason"] == "impersonation"
+    error = await posing.err("put", "/me/restriction", 403, "PERMISSION_DENIED", json={"restricted": True})
+    assert error["extensions"]["reason"] == "impersonation"
+    me = Calls(svc_app.client, member.headers)
+    assert all(c["granted"] is False for c in await me.ok("get", "/me/consents"))
+    assert (await me.ok("get", "/me/restriction"))["restricted"] is False
+    assert [c["consentType"] for c in await posing.ok("get", "/me/consents")][0] == "marketing"
+    assert (await me.ok("put", "/me/consents/marketing", json=grant))["granted"] is True
