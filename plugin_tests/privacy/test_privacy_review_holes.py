@@ -40,3 +40,26 @@ async def test_an_impersonating_admin_cannot_decide_consent_or_restriction(svc_a
     assert (await me.ok("get", "/me/restriction"))["restricted"] is False
     assert [c["consentType"] for c in await posing.ok("get", "/me/consents")][0] == "marketing"
     assert (await me.ok("put", "/me/consents/marketing", json=grant))["granted"] is True
+
+
+async def test_dual_control_is_not_met_by_impersonating_a_second_admin(svc_app, site, calls, make_member):
+    from kernel.testing import Calls
+
+    await calls.collection("people", {"name": "string"}, meta={"personalData": True})
+    await calls.create("people", {"name": "Ymir Qalbrecht"})
+    await calls.ok("put", "/settings/erasureDualControl", json={"value": True})
+    second = await make_member(site, role="admin")
+    token = (await calls.ok("post", f"/users/{second.id}/impersonate"))["token"]
+    posing = Calls(svc_app.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    body = {"collection": "people", "filter": {"name": {"_eq": "Ymir Qalbrecht"}}, "reason": "art. 17"}
+    made = await calls.ok("post", "/admin/erasure", 201, json=body)
+    # the requester, acting as the second admin, is still the requester
+    error = await posing.err("post", f"/admin/erasure/{made['id']}/confirm", 403, "PERMISSION_DENIED")
+    assert error["extensions"]["reason"] == "dual_control"
+    # nor does a request made while impersonating count as the other admin's
+    error = await posing.err("post", "/admin/erasure", 403, "PERMISSION_DENIED", json=body)
+    assert error["extensions"]["reason"] == "dual_control"
+    assert (await calls.ok("get", f"/admin/erasure/{made['id']}"))["status"] == "awaiting_confirmation"
+    # the second admin in person confirms
+    confirmed = await Calls(svc_app.client, second.headers).ok("post", f"/admin/erasure/{made['id']}/confirm")
+    assert confirmed["status"] == "confirmed" and confirmed["confirmedBy"] == second.id

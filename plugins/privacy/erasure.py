@@ -11,7 +11,8 @@ A request names a collection and a filter (the items query language). It stores:
 
 With the site setting ``erasureDualControl`` (boolean, default false) a request starts
 ``awaiting_confirmation`` and ``POST .../confirm`` must come from another admin of the site
-(the requester is 403 ``PERMISSION_DENIED`` with ``reason: dual_control``); otherwise it starts
+(the requester is 403 ``PERMISSION_DENIED`` with ``reason: dual_control``, and so is an
+impersonation session, confirming or, under dual control, requesting); otherwise it starts
 ``confirmed``. ``POST .../execute`` runs once (409 ``CONFLICT`` before confirmation or after
 execution): in one transaction it hard-deletes the items and all their revisions, versions,
 pins and search rows (``items.api.erase``), emits the bus filter ``privacy.erase`` with
@@ -111,6 +112,10 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
                                       path=["filter"]) from None
         raise
     dual = bool(await get_setting(ctx.kernel, site_id, DUAL_CONTROL, False))
+    if dual and ctx.principal.impersonator_id:
+        # The request would be recorded as the impersonated admin's: the impersonator could then confirm it.
+        raise ApiError.forbidden("Dual control: an erasure is not requested in an impersonation session",
+                                 reason="dual_control")
     row = {"id": uuid7(), "collection": collection, "subject_hash": subject_hash(ctx.kernel, site_id, collection, tree),
            "filter_fields": filter_fields(tree), "item_ids": ids, "reason": reason,
            "status": AWAITING if dual else CONFIRMED, "dual_control": dual, "requested_by": _actor(ctx.principal),
@@ -155,6 +160,9 @@ async def confirm(ctx: Any, request_id: str) -> dict[str, Any]:
         me = _actor(ctx.principal)
         if ctx.principal.kind not in ("user", "external"):
             raise ApiError.forbidden("A confirmation comes from an admin user, not an API key", reason="dual_control")
+        if ctx.principal.impersonator_id:  # whoever impersonates a second admin is not one
+            raise ApiError.forbidden("Dual control: a second admin confirms in person, not by impersonation",
+                                     reason="dual_control")
         if me is None or me == row["requested_by"]:
             raise ApiError.forbidden("Dual control: a second, different admin must confirm", reason="dual_control")
         now = now_utc()
