@@ -63,3 +63,23 @@ async def test_dual_control_is_not_met_by_impersonating_a_second_admin(svc_app, 
     # the second admin in person confirms
     confirmed = await Calls(svc_app.client, second.headers).ok("post", f"/admin/erasure/{made['id']}/confirm")
     assert confirmed["status"] == "confirmed" and confirmed["confirmedBy"] == second.id
+
+
+async def test_an_impersonating_site_admin_sees_nothing_of_the_users_other_sites(svc_app, site, site_b, make_member):
+    """A site admin sees a member's sessions bound to the site (``GET /users/:id/sessions``);
+    impersonating the member must not widen that to the member's sessions in other sites
+    (``siteId``, ``ip``, ``userAgent``) through the data export or ``GET /me/sessions``."""
+    from kernel.testing import Calls
+
+    member = await make_member([site, site_b])
+    await svc_app.login(member.email, member.password, site=site_b)
+    admin_a = Calls(svc_app.client, (await make_member(site, role="admin")).headers)
+    token = (await admin_a.ok("post", f"/users/{member.id}/impersonate"))["token"]
+    posing = Calls(svc_app.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    error = await posing.err("get", "/me/data-export", 403, "PERMISSION_DENIED")
+    assert error["extensions"]["reason"] == "impersonation"
+    assert {s["siteId"] for s in await posing.ok("get", "/me/sessions")} == {site}
+    # the member in person gets all of it
+    me = Calls(svc_app.client, member.headers)
+    assert {s["siteId"] for s in (await me.ok("get", "/me/data-export"))["sessions"]} == {site, site_b}
+    assert {s["siteId"] for s in await me.ok("get", "/me/sessions")} == {site, site_b}

@@ -40,12 +40,13 @@ def user_of(principal: Any) -> str:
 
 
 def deciding_user(principal: Any) -> str:
-    """The caller's user id for a decision of the data subject's own (consent, restriction): 403
-    for an impersonation session too (an admin acting as the user may read them, never decide)."""
+    """The caller's user id for an act of the data subject's own (consent, restriction, the data
+    export): 403 for an impersonation session too (an admin acting as the user may read the
+    site's consents and restriction, never decide them or export the user's data)."""
     user_id = user_of(principal)
     if principal.impersonator_id:
-        raise ApiError.forbidden("Consent and restriction are the user's own decisions, not an impersonator's",
-                                 reason="impersonation")
+        raise ApiError.forbidden("Consent, restriction and the data export are the user's own, not an "
+                                 "impersonator's", reason="impersonation")
     return user_id
 
 
