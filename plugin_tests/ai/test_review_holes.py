@@ -60,3 +60,10 @@ async def test_mcp_needs_a_session_whatever_json_the_body_holds(svc_app, live_se
         resp = await server.client.post("/api/v1/mcp", content=body, headers=headers)
         assert resp.status_code == 400, resp.text
         assert "secret" not in resp.text
+
+
+async def test_a_nul_in_an_approval_or_conversation_id_is_not_found_not_a_500(calls):
+    """PostgreSQL refuses NUL in text: such an id names nothing (was 500 INTERNAL on PostgreSQL)."""
+    await calls.err("post", "/ai/approvals/a%00b/decide", 404, "NOT_FOUND", json={"decision": "approved"})
+    await calls.err("delete", "/ai/conversations/a%00b", 404, "NOT_FOUND")
+    await calls.err("get", "/ai/conversations/a%00b/messages", 404, "NOT_FOUND")

@@ -64,3 +64,13 @@ async def test_a_network_grant_reaches_public_addresses_only(make_app, tmp_path,
     # a public address passes the check (nothing is fetched from the internet here)
     assert await calls.ok("post", "/ext/fetcher/check", json={"url": "http://93.184.215.14/"}) == {
         "ok": "http://93.184.215.14/"}
+
+
+async def test_a_nul_in_an_extension_id_is_not_found_not_a_500(make_app):
+    """PostgreSQL refuses NUL in text: such an id names nothing (was 500 INTERNAL on PostgreSQL)."""
+    app = await make_app(env=ENV)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(admin)
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    await calls.err("get", "/extensions/a%00b", 404, "NOT_FOUND")
+    await calls.err("post", "/extensions/a%00b/enable", 404, "NOT_FOUND")

@@ -83,3 +83,10 @@ async def test_an_impersonating_site_admin_sees_nothing_of_the_users_other_sites
     me = Calls(svc_app.client, member.headers)
     assert {s["siteId"] for s in (await me.ok("get", "/me/data-export"))["sessions"]} == {site, site_b}
     assert {s["siteId"] for s in await me.ok("get", "/me/sessions")} == {site, site_b}
+
+
+async def test_a_nul_in_an_erasure_id_is_not_found_not_a_500(calls):
+    """PostgreSQL refuses NUL in text: such an id names nothing (was 500 INTERNAL on PostgreSQL)."""
+    for method, path in (("get", "/admin/erasure/a%00b"), ("post", "/admin/erasure/a%00b/confirm"),
+                         ("post", "/admin/erasure/a%00b/execute")):
+        await calls.err(method, path, 404, "NOT_FOUND")

@@ -74,7 +74,7 @@ async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversat
 
 
 async def _load(kernel: Any, site_id: str, approval_id: Any) -> Any:
-    if not isinstance(approval_id, str) or len(approval_id) > 36:
+    if not isinstance(approval_id, str) or len(approval_id) > 36 or "\x00" in approval_id:  # PG refuses NUL
         raise ApiError.not_found("Approval not found")
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)

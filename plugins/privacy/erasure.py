@@ -131,7 +131,9 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _load(db: Any, request_id: str) -> Any:
-    row = await db.one(db.select(erasures).where(erasures.c.id == request_id)) if len(request_id) <= 36 else None
+    # No NUL: PostgreSQL refuses it in text (a 500); such an id names nothing.
+    row = await db.one(db.select(erasures).where(erasures.c.id == request_id)) \
+        if len(request_id) <= 36 and "\x00" not in request_id else None
     if row is None:
         raise ApiError.not_found("Erasure request not found")
     return row
