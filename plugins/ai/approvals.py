@@ -177,7 +177,7 @@ async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
         await _finish(kernel, site_id, row["id"], status="failed", error=error)
         return
     try:
-        result = await skill.run(actor, row["arguments"])
+        result = await gate.run(skill, actor, row["arguments"])
     except ApiError as exc:
         await _finish(kernel, site_id, row["id"], status="failed", error={"code": exc.code, "message": exc.message})
         outcome: dict[str, Any] = {"result": {"error": {"code": exc.code, "message": exc.message}}}

@@ -86,7 +86,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             approval = await approvals.request(caller, skill, args, None)
             return _text({"status": "pending_approval", "code": "HITL_REQUIRED", "approvalId": approval["id"],
                           "message": f"Waiting for approval: {approval['message']}"})
-        return _text({"status": "executed", "data": await skill.run(caller, args)})
+        return _text({"status": "executed", "data": await gate.run(skill, caller, args)})
     except ApiError as exc:
         return _text({"error": {"code": exc.code, "message": exc.message, "status": exc.status}}, error=True)
 
