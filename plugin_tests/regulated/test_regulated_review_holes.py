@@ -39,3 +39,29 @@ async def test_the_copilot_never_holds_a_sensitive_value_in_clear(make_app):
             rows = (await conn.execute(text(f"SELECT * FROM {table}"))).all()
             assert rows and not any(secret in str(row) for row in rows), table
     assert (await calls.get("patients", made["id"]))["ssn"] == secret
+
+
+async def test_an_impersonation_reads_masked_so_the_access_log_never_names_the_wrong_reader(make_app):
+    """The field-access log names who read a value in clear; an admin impersonating a member who
+    holds ``read_decrypted`` would be logged as the member. Impersonation reads the mask."""
+    from regulated_setup import KEYS_ENV, PATIENT_FIELDS, envelope_on, site_calls
+
+    from kernel.testing import Calls, new_member
+    from plugins.regulated.envelope import MASK
+
+    app = await make_app(env=KEYS_ENV)
+    site, calls = await site_calls(app)
+    await calls.collection("patients", PATIENT_FIELDS)
+    await envelope_on(calls)
+    made = await calls.create("patients", {"name": "Ada", "ssn": "SSN-Qz81-77410", "ward": "A"})
+    member = await new_member(app, site)
+    await calls.grant([{"collection": "patients", "action": "read", "fields": ["*"]},
+                       {"collection": "patients", "action": "read_decrypted", "fields": ["*"]}], {"userId": member.id})
+    app.kernel.access.invalidate(site)
+    me = Calls(app.client, member.headers)
+    assert (await me.get("patients", made["id"]))["ssn"] == "SSN-Qz81-77410"
+    token = (await calls.ok("post", f"/users/{member.id}/impersonate"))["token"]
+    posing = Calls(app.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    assert (await posing.get("patients", made["id"]))["ssn"] == MASK
+    log = await calls.ok("get", "/admin/field-access-log", params={"actorId": member.id})
+    assert {e["field"] for e in log} == {"ssn"} and len(log) == 1  # the member's own read only

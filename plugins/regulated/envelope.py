@@ -116,6 +116,9 @@ async def clear_fields(ctx: Any, collection: str, names: tuple[str, ...]) -> fro
     principal = ctx.principal
     if principal is None or reads_masked() is not None:  # e.g. the AI copilot: never in clear
         return frozenset()
+    if getattr(principal, "impersonator_id", None):
+        # The field-access log would name the impersonated user as the reader: masked (fail closed).
+        return frozenset()
     if getattr(principal, "is_admin", False):
         return frozenset(names)
     decision = await ctx.kernel.access.decide(principal, ctx.site_id, collection, "read_decrypted")
