@@ -18,6 +18,11 @@ Errors are ``OutboundRefused`` (a ``ValueError``); ``check_url`` raises 400 ``VA
 ``client(kernel, name, timeout=...)`` is the app's pooled HTTP client for one kind of outbound
 request (webhooks, flow requests, file imports): made on first use, never following redirects,
 ignoring proxy variables, and closed by the kernel at shutdown.
+
+Inside an uploaded extension (``kernel.sandbox``, the ``network`` grant) every check is
+``public_only`` and ``client`` answers a client of the extension's own whose every request is
+pinned to a checked public address: the grant never reaches loopback, private or metadata
+addresses (an operator's ``allow`` networks are not extended to extensions).
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ def check_url(url: object, *, path: list[str | int] | None = None, public_only: 
     """``url``, checked to be an outbound URL the rule allows; 400 ``VALIDATION_FAILED`` at ``path``."""
     where = path or ["url"]
     sandbox.require("network", "an outbound request")
+    public_only = public_only or sandbox.current() is not None
     if not isinstance(url, str) or not url.strip():
         raise ApiError.validation("A URL is required", path=where)
     if len(url) > MAX_URL or any(ord(c) < 33 or c == "\x7f" for c in url):
@@ -127,6 +133,7 @@ async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -
     """Resolve ``url``'s host now and point the request at a checked address (see the module
     docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
     sandbox.require("network", "an outbound request")
+    public_only = public_only or sandbox.current() is not None
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -162,13 +169,30 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
     """This app's pooled client ``name`` (see the module docstring); the options of its first use
     stay. An extension without the ``network`` capability gets 403 (kernel.sandbox)."""
     sandbox.require("network", "an outbound client")
+    scope = sandbox.current()
+    if scope is not None:  # an extension's client: every request pinned to a checked public address
+        name = f"ext:{scope.name}:{name}"
     clients: dict[str, httpx.AsyncClient] = kernel.state.setdefault(CLIENTS_STATE, {})
     found = clients.get(name)
     if found is None:
-        found = clients[name] = httpx.AsyncClient(
-            timeout=timeout, follow_redirects=False, trust_env=False,
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive))
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
+        transport = _PublicOnly(limits=limits, trust_env=False) if scope is not None else None
+        found = clients[name] = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                                                  limits=limits, transport=transport)
     return found
+
+
+class _PublicOnly(httpx.AsyncHTTPTransport):
+    """The transport of an extension's client: each request goes to its host's checked public
+    address (``pinned(..., public_only=True)``); a refused one raises ``OutboundRefused``."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = await pinned(str(request.url), public_only=True)
+        request.url = httpx.URL(target.url)
+        for key, value in target.headers.items():
+            request.headers[key] = value
+        request.extensions = {**request.extensions, **target.extensions}
+        return await super().handle_async_request(request)
 
 
 async def close_clients(kernel: Any) -> None:

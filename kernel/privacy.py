@@ -17,8 +17,10 @@ own tables.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,3 +118,26 @@ def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
 def register_retention_targets(kernel: Any) -> list[RetentionTarget]:
     """The kernel's own target: ``audit`` (the site's audit records)."""
     return [RetentionTarget("audit", 365, prune_audit, "Audit records of the site, by time.")]
+
+
+# ---------------------------------------------------------------------- masked reads
+
+_MASKED_READS: ContextVar[str | None] = ContextVar("svc_masked_reads", default=None)
+
+
+@contextlib.contextmanager
+def masked_reads(consumer: str) -> Iterator[None]:
+    """Run the block for ``consumer``, a reader that must never hold a protected value in clear
+    (the AI copilot and MCP tools: their results go to a model provider and into stored
+    conversations, which no erasure crypto-shreds). A plugin that decrypts (regulated content)
+    answers its values masked inside the block, whatever the principal may read elsewhere."""
+    token = _MASKED_READS.set(consumer)
+    try:
+        yield
+    finally:
+        _MASKED_READS.reset(token)
+
+
+def reads_masked() -> str | None:
+    """The consumer of ``masked_reads`` running now, or None."""
+    return _MASKED_READS.get()

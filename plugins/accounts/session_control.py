@@ -40,9 +40,12 @@ def _live_family(family_id: str) -> Any:
 
 
 async def my_sessions(kernel: Any, principal: Principal) -> list[dict[str, Any]]:
-    """The caller's live sessions, the current one marked."""
+    """The caller's live sessions, the current one marked. An impersonation session sees those
+    bound to its site only, as the impersonating admin would through ``sessions_for_admin``."""
     user_id = require_user(principal)
     async with kernel.db.connect() as conn:
+        if principal.impersonator_id:
+            return mark_current(await live_sessions(conn, user_id, principal.site_id, every_site=False), principal)
         return mark_current(await live_sessions(conn, user_id), principal)
 
 

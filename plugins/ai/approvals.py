@@ -9,7 +9,8 @@ concurrent decisions exactly one wins; the other answers 409 ``CONFLICT``.
 
 Who may decide: a site admin, or a user (or a user holding a role) named in the site setting
 ``ai.approvers`` (a list of user and role ids); in both cases only if that approver holds the
-skill's capability too. Requesting, approving and rejecting are audited
+skill's capability too. A named approver (not an admin, who could act directly) never approves
+their own request (403 ``PERMISSION_DENIED``, ``reason: self_approval``); they may reject it. Requesting, approving and rejecting are audited
 (``ai.approval.request|approve|reject``).
 """
 
@@ -73,7 +74,7 @@ async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversat
 
 
 async def _load(kernel: Any, site_id: str, approval_id: Any) -> Any:
-    if not isinstance(approval_id, str) or len(approval_id) > 36:
+    if not isinstance(approval_id, str) or len(approval_id) > 36 or "\x00" in approval_id:  # PG refuses NUL
         raise ApiError.not_found("Approval not found")
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)
@@ -144,6 +145,10 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any]) -> d
     if not await is_approver(ctx) or not await gate.permitted(ctx, skill, row["arguments"]):
         raise ApiError.forbidden("Deciding this approval needs a site admin or a named approver holding the "
                                  f"capability '{skill.capability}'")
+    if decision == "approved" and not ctx.principal.is_admin and row["requester_owner"] == gate.owner_of(ctx.principal):
+        # Four eyes: a named approver's own request needs another approver (an admin could act directly).
+        raise ApiError.forbidden("A request is approved by another approver than its requester",
+                                 reason="self_approval")
     now = now_utc()
     async with ctx.kernel.unit_of_work(ctx.site_id, ctx.principal, ctx.request_id) as uow:
         claimed = await uow.db.execute(uow.db.update(approvals).where(
@@ -172,7 +177,7 @@ async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
         await _finish(kernel, site_id, row["id"], status="failed", error=error)
         return
     try:
-        result = await skill.run(actor, row["arguments"])
+        result = await gate.run(skill, actor, row["arguments"])
     except ApiError as exc:
         await _finish(kernel, site_id, row["id"], status="failed", error={"code": exc.code, "message": exc.message})
         outcome: dict[str, Any] = {"result": {"error": {"code": exc.code, "message": exc.message}}}

@@ -103,7 +103,7 @@ class Turn:
         skill, args = await self.admit(*parsed)
         if skill.dangerous:
             return await self.gated(skill, args)
-        result = await skill.run(self.ctx, args)
+        result = await gate.run(skill, self.ctx, args)
         await self.note("tool", skill=skill.name, arguments=args, result=result)
         return self.answer("executed", data=result, skill=skill.name)
 
@@ -130,7 +130,7 @@ class Turn:
                     skill, checked = await self.admit(name, args, raw=call)
                     if skill.dangerous:
                         return await self.gated(skill, checked, raw=call)
-                    result = await skill.run(self.ctx, checked)
+                    result = await gate.run(skill, self.ctx, checked)
                 except ApiError as exc:
                     if exc.code == "SKILL_DENIED":
                         raise

@@ -36,7 +36,8 @@ def _missing() -> ApiError:
 async def owned(kernel: Any, site_id: str, owner: str, conversation_id: Any) -> Any:
     """The conversation row if ``owner`` owns it in ``site_id``; else 404 (never 403: another's
     conversation does not exist for the caller)."""
-    if not isinstance(conversation_id, str) or not conversation_id or len(conversation_id) > 36:
+    if not isinstance(conversation_id, str) or not conversation_id or len(conversation_id) > 36 \
+            or "\x00" in conversation_id:  # PostgreSQL refuses NUL in text
         raise _missing()
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)

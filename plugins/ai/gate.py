@@ -10,6 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from kernel.errors import ApiError
+from kernel.privacy import masked_reads
 from plugins.access import api as access_api
 from plugins.ai import registry
 from plugins.ai.api import Skill, SkillContext
@@ -72,6 +73,14 @@ async def admit(ctx: SkillContext, name: Any, args: Any, path: list[str | int]) 
                        f"'{skill.capability}', which this session lacks",
                        extensions={"skill": skill.name, "capability": skill.capability})
     return skill, checked
+
+
+async def run(skill: Skill, ctx: SkillContext, args: dict[str, Any]) -> Any:
+    """Run an admitted skill. Its reads are masked (``kernel.privacy.masked_reads``): the result
+    goes to a model provider or an MCP client and is kept in conversations and approvals, so a
+    protected value (regulated content's sensitive fields) never reaches it in clear."""
+    with masked_reads("ai"):
+        return await skill.run(ctx, args)
 
 
 async def offered(ctx: SkillContext) -> list[Skill]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import mcp_types as types
 import orjson
+import pydantic_core
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -85,7 +86,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             approval = await approvals.request(caller, skill, args, None)
             return _text({"status": "pending_approval", "code": "HITL_REQUIRED", "approvalId": approval["id"],
                           "message": f"Waiting for approval: {approval['message']}"})
-        return _text({"status": "executed", "data": await skill.run(caller, args)})
+        return _text({"status": "executed", "data": await gate.run(skill, caller, args)})
     except ApiError as exc:
         return _text({"error": {"code": exc.code, "message": exc.message, "status": exc.status}}, error=True)
 
@@ -173,10 +174,12 @@ def _rpc_error(resp: Any, status: int, code: int, message: str, request_id: Any 
 
 def _method_of(body: bytes) -> tuple[Any, Any]:
     """``(method, id)`` of a single JSON-RPC message, ``(None, None)`` otherwise (the SDK answers
-    the framing error)."""
+    the framing error). Parsed with the SDK's own parser (``pydantic_core.from_json``): a stricter
+    one (orjson refuses ``NaN``) would let a body through as "no method", hence without a session,
+    that the SDK then reads as a ``tools/call``."""
     try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        message = pydantic_core.from_json(body)
+    except ValueError:
         return None, None
     if isinstance(message, dict):
         return message.get("method"), message.get("id")

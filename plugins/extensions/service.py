@@ -52,6 +52,8 @@ def record(row: Any, site: Any = None) -> dict[str, Any]:
 
 
 async def _row(conn: Any, ext_id: str) -> dict[str, Any]:
+    if len(ext_id) > 64 or "\x00" in ext_id:  # names nothing; PostgreSQL refuses NUL in text
+        raise not_found(ext_id[:64].replace("\x00", ""))
     row = (await conn.execute(select(extensions).where(extensions.c.id == ext_id))).mappings().first()
     if row is None:
         raise not_found(ext_id)

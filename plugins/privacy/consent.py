@@ -39,6 +39,17 @@ def user_of(principal: Any) -> str:
     return principal.user_id
 
 
+def deciding_user(principal: Any) -> str:
+    """The caller's user id for an act of the data subject's own (consent, restriction, the data
+    export): 403 for an impersonation session too (an admin acting as the user may read the
+    site's consents and restriction, never decide them or export the user's data)."""
+    user_id = user_of(principal)
+    if principal.impersonator_id:
+        raise ApiError.forbidden("Consent, restriction and the data export are the user's own, not an "
+                                 "impersonator's", reason="impersonation")
+    return user_id
+
+
 def consent_record(row: Any) -> dict[str, Any]:
     return {"consentType": row["consent_type"], "granted": bool(row["granted"]),
             "grantedAt": iso(row["granted_at"]), "withdrawnAt": iso(row["withdrawn_at"]),
@@ -73,7 +84,7 @@ def parse_consent(kind: str, body: dict[str, Any]) -> tuple[bool, str, str]:
 
 async def put_consent(ctx: Any, kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """Record one decision; audited ``consent_granted`` / ``consent_withdrawn``."""
-    user_id = user_of(ctx.principal)
+    user_id = deciding_user(ctx.principal)
     granted, source, version = parse_consent(kind, body)
     now = now_utc()
     async with ctx.unit_of_work() as uow:
@@ -117,7 +128,7 @@ async def get_restriction(db: SiteDB, user_id: str) -> dict[str, Any]:
 async def put_restriction(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     """Set or lift the restriction; audited ``processing_restricted`` / ``processing_unrestricted``
     (the reason is the user's own words: it is stored, never put in the audit record)."""
-    user_id = user_of(ctx.principal)
+    user_id = deciding_user(ctx.principal)
     reject_unknown(body, {"restricted", "reason"})
     restricted = body_field(body, "restricted", bool)
     reason = body_field(body, "reason", str, required=False, max_length=MAX_REASON)

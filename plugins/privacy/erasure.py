@@ -11,7 +11,8 @@ A request names a collection and a filter (the items query language). It stores:
 
 With the site setting ``erasureDualControl`` (boolean, default false) a request starts
 ``awaiting_confirmation`` and ``POST .../confirm`` must come from another admin of the site
-(the requester is 403 ``PERMISSION_DENIED`` with ``reason: dual_control``); otherwise it starts
+(the requester is 403 ``PERMISSION_DENIED`` with ``reason: dual_control``, and so is an
+impersonation session, confirming or, under dual control, requesting); otherwise it starts
 ``confirmed``. ``POST .../execute`` runs once (409 ``CONFLICT`` before confirmation or after
 execution): in one transaction it hard-deletes the items and all their revisions, versions,
 pins and search rows (``items.api.erase``), emits the bus filter ``privacy.erase`` with
@@ -111,6 +112,10 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
                                       path=["filter"]) from None
         raise
     dual = bool(await get_setting(ctx.kernel, site_id, DUAL_CONTROL, False))
+    if dual and ctx.principal.impersonator_id:
+        # The request would be recorded as the impersonated admin's: the impersonator could then confirm it.
+        raise ApiError.forbidden("Dual control: an erasure is not requested in an impersonation session",
+                                 reason="dual_control")
     row = {"id": uuid7(), "collection": collection, "subject_hash": subject_hash(ctx.kernel, site_id, collection, tree),
            "filter_fields": filter_fields(tree), "item_ids": ids, "reason": reason,
            "status": AWAITING if dual else CONFIRMED, "dual_control": dual, "requested_by": _actor(ctx.principal),
@@ -126,7 +131,9 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _load(db: Any, request_id: str) -> Any:
-    row = await db.one(db.select(erasures).where(erasures.c.id == request_id)) if len(request_id) <= 36 else None
+    # No NUL: PostgreSQL refuses it in text (a 500); such an id names nothing.
+    row = await db.one(db.select(erasures).where(erasures.c.id == request_id)) \
+        if len(request_id) <= 36 and "\x00" not in request_id else None
     if row is None:
         raise ApiError.not_found("Erasure request not found")
     return row
@@ -155,11 +162,17 @@ async def confirm(ctx: Any, request_id: str) -> dict[str, Any]:
         me = _actor(ctx.principal)
         if ctx.principal.kind not in ("user", "external"):
             raise ApiError.forbidden("A confirmation comes from an admin user, not an API key", reason="dual_control")
+        if ctx.principal.impersonator_id:  # whoever impersonates a second admin is not one
+            raise ApiError.forbidden("Dual control: a second admin confirms in person, not by impersonation",
+                                     reason="dual_control")
         if me is None or me == row["requested_by"]:
             raise ApiError.forbidden("Dual control: a second, different admin must confirm", reason="dual_control")
         now = now_utc()
-        await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(
+        claimed = await uow.db.execute(uow.db.update(erasures).where(
+            erasures.c.id == row["id"], erasures.c.status == AWAITING).values(
             status=CONFIRMED, confirmed_by=me, confirmed_at=now))
+        if claimed.rowcount != 1:
+            raise ApiError.conflict("The request was confirmed meanwhile")
         await audit(uow.conn, action="erasure_confirmed", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"], ip=ctx.client_ip, request_id=ctx.request_id)
         return request_record({**row, "status": CONFIRMED, "confirmed_by": me, "confirmed_at": now})
@@ -170,14 +183,19 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
         row = await _load(uow.db, request_id)
         if row["status"] == AWAITING:
             raise ApiError.conflict("The request awaits a second admin's confirmation (erasureDualControl)")
-        if row["status"] != CONFIRMED:
+        now, me = now_utc(), _actor(ctx.principal)
+        # Claim first with one conditional UPDATE: of concurrent executions (PostgreSQL's row lock
+        # re-checks the status) exactly one erases and audits; the others answer 409.
+        claimed = await uow.db.execute(uow.db.update(erasures).where(
+            erasures.c.id == row["id"], erasures.c.status == CONFIRMED).values(
+            status=EXECUTED, executed_by=me, executed_at=now))
+        if row["status"] != CONFIRMED or claimed.rowcount != 1:
             raise ApiError.conflict("The request was executed already")
         ids = list(row["item_ids"] or [])
         count = await items.erase(ctx, row["collection"], ids, uow=uow, cause=f"erasure:{row['id']}") if ids else 0
         await uow.filter(ERASE_EVENT, {"collection": row["collection"], "ids": ids})
-        now, me = now_utc(), _actor(ctx.principal)
         await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(
-            status=EXECUTED, executed_by=me, executed_at=now, record_count=count, item_ids=[]))
+            record_count=count, item_ids=[]))
         await audit(uow.conn, action="data_erased", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"],
                     details={"collection": row["collection"], "recordCount": count},

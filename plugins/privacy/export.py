@@ -26,7 +26,9 @@ FORMAT = "svc.data-export/1"
 
 
 async def build(ctx: Any) -> dict[str, Any]:
-    user_id = consent.user_of(ctx.principal)
+    # The subject's own right: an impersonating admin would read what the user holds in other
+    # sites (sessions, global preferences) through it.
+    user_id = consent.deciding_user(ctx.principal)
     site_id = ctx.require_site()
     kernel = ctx.kernel
     async with kernel.db.connect() as conn:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kernel import audit
 from kernel.errors import ApiError
+from kernel.privacy import reads_masked
 from kernel.tenancy.scope import SiteDB
 from plugins.regulated import accesslog, crypto, store
 from plugins.schema.api import get_schema
@@ -113,7 +114,10 @@ def _groups(schema: Any, collection: str, records: list[dict[str, Any]], ids: li
 async def clear_fields(ctx: Any, collection: str, names: tuple[str, ...]) -> frozenset[str]:
     """The sensitive fields of ``collection`` the principal may read in clear (``read_decrypted``)."""
     principal = ctx.principal
-    if principal is None:
+    if principal is None or reads_masked() is not None:  # e.g. the AI copilot: never in clear
+        return frozenset()
+    if getattr(principal, "impersonator_id", None):
+        # The field-access log would name the impersonated user as the reader: masked (fail closed).
         return frozenset()
     if getattr(principal, "is_admin", False):
         return frozenset(names)

@@ -278,8 +278,8 @@ async def field_access_log(ctx: Any, params: dict[str, str | None], limit: int, 
     filters = {"collection": params.get("collection"), "item_id": params.get("itemId"),
                "actor_id": params.get("actorId")}
     for key, value in params.items():
-        if value is not None and len(value) > 64:
-            raise ApiError.validation(f"'{key}' is at most 64 characters", path=["query", key])
+        if value is not None and (len(value) > 64 or "\x00" in value):
+            raise ApiError.validation(f"'{key}' is at most 64 characters, without NUL", path=["query", key])
     async with ctx.reader() as db:
         return await accesslog.list_entries(db, filters, limit, offset)
 

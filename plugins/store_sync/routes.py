@@ -14,7 +14,7 @@ MAX_ID = 36
 
 
 def _id(raw: str) -> str:
-    if not raw or len(raw) > MAX_ID:
+    if not raw or len(raw) > MAX_ID or "\x00" in raw:  # PostgreSQL refuses NUL in text: names nothing
         raise pl.not_found()
     return raw
 
