@@ -106,11 +106,13 @@ def parse(body: Any, path: list[str | int], *, partial: bool = False) -> dict[st
     return out
 
 
-def _next_run(values: dict[str, Any], now: dt.datetime) -> dt.datetime | None:
+def _next_run(values: Any, now: dt.datetime, *, first: bool = False) -> dt.datetime | None:
+    """When an active schedule intent spawns next: at once when it is new or resumed (``first``),
+    then every ``everySeconds``."""
     trigger = values["trigger"]
     if values["status"] != "active" or trigger["type"] != "schedule":
         return None
-    return now + dt.timedelta(seconds=trigger["everySeconds"])
+    return now if first else now + dt.timedelta(seconds=trigger["everySeconds"])
 
 
 async def _check_role(conn: Any, site_id: str, name: Any, path: list[str | int]) -> None:
@@ -148,7 +150,8 @@ async def create(ctx: Any, body: dict[str, Any], *, source: str = "api") -> dict
     values = parse(body, [])
     now = now_utc()
     row = {"id": uuid7(), **values, "source": source, "principal": _principal(ctx),
-           "next_run_at": _next_run(values, now), "last_goal_id": None, "created_at": now, "updated_at": now}
+           "next_run_at": _next_run(values, now, first=True), "last_goal_id": None, "created_at": now,
+           "updated_at": now}
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
         await _check_role(uow.conn, site_id, values["role"], ["role"])
         if await uow.db.one(uow.db.select(intents, intents.c.id).where(intents.c.key == values["key"])):
@@ -169,7 +172,7 @@ async def update(ctx: Any, intent_id: str, body: dict[str, Any]) -> dict[str, An
         now = now_utc()
         changes = {**values, "updated_at": now, "principal": _principal(ctx)}
         if "trigger" in values or "status" in values:
-            changes["next_run_at"] = _next_run(merged, now)
+            changes["next_run_at"] = _next_run(merged, now, first=True)
         await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(**changes))
     return record({**row, **changes})
 
@@ -216,7 +219,7 @@ async def import_many(ctx: Any, given: list[dict[str, Any]], *, source: str) -> 
             row = existing.get(values["key"])
             if row is None:
                 await uow.db.insert(intents, {"id": uuid7(), **values, "source": source[:200],
-                                              "principal": _principal(ctx), "next_run_at": _next_run(values, now),
+                                              "principal": _principal(ctx), "next_run_at": _next_run(values, now, first=True),
                                               "last_goal_id": None, "created_at": now, "updated_at": now})
                 out["created"].append(values["key"])
             elif shape(row) == values:
@@ -224,7 +227,7 @@ async def import_many(ctx: Any, given: list[dict[str, Any]], *, source: str) -> 
             else:
                 await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(
                     **values, source=source[:200], principal=_principal(ctx), updated_at=now,
-                    next_run_at=_next_run(values, now)))
+                    next_run_at=_next_run(values, now, first=True)))
                 out["updated"].append(values["key"])
     return out
 

@@ -133,7 +133,7 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
         await _note(kernel, site_id, goal, operation, collection, item_id, data, "staged", uow=uow)
         if apply_at is not None:
             await uow.enqueue(APPLY_JOB, site_id=site_id, staging_id=row["id"], run_at=apply_at,
-                              dedupe_key=f"staging:{row['id']}")
+                              due_at=apply_at.isoformat(), dedupe_key=f"staging:{row['id']}")
         from plugins.realtime import api as realtime_api
 
         await realtime_api.notify(kernel, site_id, kind="agent.staged", severity="info",
@@ -209,19 +209,22 @@ async def _finish(kernel: Any, site_id: str, staging_id: str, status: str, reaso
                              .values(status=status, reason=reason[:500] if reason else None, updated_at=now_utc()))
 
 
-async def apply_job(kernel: Any, site_id: str, staging_id: str) -> None:
+async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | None = None) -> None:
     """The job ``agents.apply_staging``: apply a due, pending, unfrozen staging through the items
     API as the goal's principal, unless the item changed since (``stale``) or the constitution
-    now blocks it (``blocked``). A frozen staging stays pending; the sweep retries it later."""
+    now blocks it (``blocked``). A frozen staging stays pending; the sweep retries it later.
+    ``due_at``: the time it was queued for; it acts at the later of that and the clock."""
     from plugins.agents import runner
 
+    due = dt.datetime.fromisoformat(due_at) if isinstance(due_at, str) else None
+    moment = max(now_utc(), due) if due is not None else now_utc()
     async with kernel.db.connect() as conn:
         db = site_db(conn, site_id)
         row = await db.one(db.select(stagings).where(stagings.c.id == staging_id))
         goal = await db.one(db.select(goals).where(goals.c.id == row["goal_id"])) if row is not None else None
         if row is None or goal is None or row["status"] != "pending" or row["apply_at"] is None:
             return
-        if aware(row["apply_at"]) > now_utc():
+        if aware(row["apply_at"]) > moment:
             return
         if await runner.freeze_for(conn, site_id, goal) is not None:
             return
@@ -261,4 +264,4 @@ async def sweep(kernel: Any) -> None:
             stagings.c.status == "pending", stagings.c.apply_at <= now_utc()).limit(500))).mappings().all()
     for row in rows:
         await kernel.jobs.enqueue(APPLY_JOB, site_id=row["site_id"], staging_id=row["id"],
-                                  dedupe_key=f"staging:{row['id']}")
+                                  dedupe_key=f"staging:{row['id']}", replace=True)
