@@ -21,7 +21,7 @@ from sqlalchemy import func
 
 from kernel import audit
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
+from kernel.errors import ApiError, ErrorDetail
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.agents.common import id_param, invalid, owner_of, require_admin, require_member, site_db
@@ -77,7 +77,8 @@ class Check:
 
 
 def compile_rules(rules: Any) -> list[Check]:
-    """The checks of ``rules``, or 400 ``CONSTITUTION_INVALID`` listing every rule it cannot compile."""
+    """The checks of ``rules``, or 400 ``CONSTITUTION_INVALID`` with one error (and ``path``) per
+    rule it cannot compile."""
     if not isinstance(rules, list) or len(rules) > MAX_RULES:
         raise invalid(f"'rules' is a list of at most {MAX_RULES} rules", ["rules"])
     errors: list[dict[str, Any]] = []
@@ -90,7 +91,7 @@ def compile_rules(rules: Any) -> list[Check]:
         checks.append(Check(str(rule.get("id") or f"rule-{i}"), rule))
     if errors:
         raise ApiError(400, "CONSTITUTION_INVALID", errors[0]["message"], path=errors[0]["path"],
-                       extensions={"errors": errors[:MAX_RULES]})
+                       more=[ErrorDetail("CONSTITUTION_INVALID", e["message"], e["path"], None) for e in errors[1:]])
     return checks
 
 

@@ -30,6 +30,7 @@ from plugins.items import api as items
 from plugins.settings import api as settings_api
 
 APPLY_JOB = "agents.apply_staging"
+HOLD_SECONDS = 60
 WRITE_SKILLS = {"create_item": "create", "update_item": "update", "delete_item": "delete"}
 
 
@@ -227,6 +228,9 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
         if aware(row["apply_at"]) > moment:
             return
         if await runner.freeze_for(conn, site_id, goal) is not None:
+            held = moment + dt.timedelta(seconds=HOLD_SECONDS)  # look again after a while
+            await kernel.jobs.enqueue(APPLY_JOB, site_id=site_id, staging_id=staging_id, run_at=held,
+                                      due_at=held.isoformat(), dedupe_key=f"staging:{staging_id}", replace=True)
             return
         reason = await constitution.blocked(conn, site_id, constitution.Write(
             row["operation"], row["collection"], row["after"], row["role"]))
