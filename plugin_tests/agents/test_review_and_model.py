@@ -5,7 +5,6 @@ user's content in /me/automated-decisions, and the processing restriction."""
 from __future__ import annotations
 
 import pytest_asyncio
-
 from ai.conftest import ScriptedModel, tool_call  # plugin_tests/ai (its package name under pytest)
 
 from .conftest import goal, member_as, posts, update_line, writer_role
