@@ -58,7 +58,10 @@ async def _role(conn: Any, site_id: str, name: Any, path: list[str | int]) -> An
 def parse(body: Any, path: list[str | int]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise invalid("A goal is an object", path)
-    reject_unknown(body, FIELDS)
+    try:
+        reject_unknown(body, FIELDS)
+    except ApiError as exc:
+        raise invalid(exc.message, [*path, *(exc.details[0].path or [])]) from None
     spec = {"title": _text(body, "title", path, required=True, max_len=200),
             "description": _text(body, "description", path, required=False, max_len=20000) or "",
             "role": body.get("role"), "execution": body.get("execution", "async")}

@@ -73,7 +73,7 @@ def parse(body: Any, path: list[str | int], *, partial: bool = False) -> dict[st
     try:
         reject_unknown(body, FIELDS - ({"key"} if partial else set()))
     except ApiError as exc:
-        raise invalid(exc.message, [*path, *(exc.path or [])]) from None
+        raise invalid(exc.message, [*path, *(exc.details[0].path or [])]) from None
     out: dict[str, Any] = {}
     if not partial or "key" in body:
         key = body.get("key")
