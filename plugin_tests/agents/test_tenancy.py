@@ -63,5 +63,5 @@ async def test_site_b_never_sees_or_touches_site_a(svc_app, calls, calls_b, run_
     # A's state is as A left it
     assert (await calls.ok("get", f"/agent/intents/{intent['id']}"))["title"] == "t"
     assert (await calls.ok("get", "/agent/roles/writer"))["description"] == "Keeps posts tidy"
-    assert (await calls.ok("get", f"/agent/autonomy/promotions"))[0]["status"] == "pending"
+    assert (await calls.ok("get", "/agent/autonomy/promotions"))[0]["status"] == "pending"
     assert len(await calls.ok("get", "/agent/kill-switch")) == 1
