@@ -25,6 +25,7 @@ from plugins.agents import goals as goals_mod
 from plugins.agents import killswitch
 from plugins.agents import roles as roles_mod
 from plugins.agents.common import id_param, invalid, parse_budget, require_admin, require_member, site_db
+from plugins.agents.guard import acting_context
 from plugins.agents.tables import intents
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -236,14 +237,12 @@ async def import_many(ctx: Any, given: list[dict[str, Any]], *, source: str) -> 
 
 async def spawn(kernel: Any, site_id: str, row: Any, now: dt.datetime) -> str | None:
     """Spawn the intent's goal unless a freeze covers the intent (or its role, or the site)."""
-    from plugins.agents import runner
-
     async with kernel.db.connect() as conn:
         frozen = killswitch.covering(await killswitch.active(conn, site_id), goal_ids=set(), role=row["role"],
                                      intent_id=row["id"])
     if frozen is not None:
         return None
-    ctx = await runner.acting_context(kernel, site_id, {"id": row["id"], "principal": row["principal"]})
+    ctx = await acting_context(kernel, site_id, {"id": row["id"], "principal": row["principal"]})
     if ctx is None:
         return None
     spec = {"title": row["title"], "description": row["description"], "role": row["role"],

@@ -12,8 +12,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from sqlalchemy import func, select
+
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.privacy import restricted
 from plugins.agents import autonomy, constitution
@@ -25,8 +28,10 @@ from plugins.agents.common import (
     require_member,
     site_db,
 )
+from plugins.agents.guard import acting_context, freeze_for
 from plugins.agents.tables import actions, goals, stagings
 from plugins.items import api as items
+from plugins.realtime import api as realtime_api
 from plugins.settings import api as settings_api
 
 APPLY_JOB = "agents.apply_staging"
@@ -115,8 +120,6 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
             await items.delete(ctx, collection, item_id, cause=cause)
             result = {"collection": collection, "id": item_id, "deleted": True}
         await _note(kernel, site_id, goal, operation, collection, item_id, data, "applied")
-        from plugins.realtime import api as realtime_api
-
         await realtime_api.notify(kernel, site_id, kind="agent.acted", title=f"Agent {operation}d an item of "
                                   f"'{collection}'"[:200], entity_id=goal["id"], deep_link=f"/agent/goals/{goal['id']}")
         return {"outcome": "applied", "result": result}
@@ -135,8 +138,6 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
         if apply_at is not None:
             await uow.enqueue(APPLY_JOB, site_id=site_id, staging_id=row["id"], run_at=apply_at,
                               due_at=apply_at.isoformat(), dedupe_key=f"staging:{row['id']}")
-        from plugins.realtime import api as realtime_api
-
         await realtime_api.notify(kernel, site_id, kind="agent.staged", severity="info",
                                   title=f"Agent staged a {operation} in '{collection}'"[:200],
                                   body="Veto it before " + (iso(apply_at) or "") if apply_at else "A suggestion",
@@ -148,8 +149,6 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
 
 
 async def list_staged(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    from sqlalchemy import func
-
     site_id = await require_member(ctx)
     wanted = status or "pending"
     async with ctx.kernel.db.connect() as conn:
@@ -173,8 +172,6 @@ async def get_staged(ctx: Any, staging_id: str) -> dict[str, Any]:
 
 async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /agent/staged/:id/veto { reason? }``: discard a pending staging (an incident of its role)."""
-    from kernel.http.media import reject_unknown
-
     site_id = await require_member(ctx)
     reject_unknown(body, {"reason"})
     reason = body.get("reason")
@@ -215,8 +212,6 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
     API as the goal's principal, unless the item changed since (``stale``) or the constitution
     now blocks it (``blocked``). A frozen staging stays pending; the sweep retries it later.
     ``due_at``: the time it was queued for; it acts at the later of that and the clock."""
-    from plugins.agents import runner
-
     due = dt.datetime.fromisoformat(due_at) if isinstance(due_at, str) else None
     moment = max(now_utc(), due) if due is not None else now_utc()
     async with kernel.db.connect() as conn:
@@ -227,7 +222,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
             return
         if aware(row["apply_at"]) > moment:
             return
-        if await runner.freeze_for(conn, site_id, goal) is not None:
+        if await freeze_for(conn, site_id, goal) is not None:
             held = moment + dt.timedelta(seconds=HOLD_SECONDS)  # look again after a while
             await kernel.jobs.enqueue(APPLY_JOB, site_id=site_id, staging_id=staging_id, run_at=held,
                                       due_at=held.isoformat(), dedupe_key=f"staging:{staging_id}", replace=True)
@@ -237,7 +232,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
     if reason is not None:
         await _finish(kernel, site_id, staging_id, "blocked", reason)
         return
-    ctx = await runner.acting_context(kernel, site_id, goal)
+    ctx = await acting_context(kernel, site_id, goal)
     if ctx is None:
         await _finish(kernel, site_id, staging_id, "blocked", "The agent's principal no longer exists")
         return
@@ -261,8 +256,6 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
 
 async def sweep(kernel: Any) -> None:
     """Periodic: re-queue due pending stagings (one held by a freeze applies after the lift)."""
-    from sqlalchemy import select
-
     async with kernel.db.connect() as conn:
         rows = (await conn.execute(select(stagings.c.id, stagings.c.site_id).where(
             stagings.c.status == "pending", stagings.c.apply_at <= now_utc()).limit(500))).mappings().all()
