@@ -39,6 +39,16 @@ def register_setting_keys(kernel: Any) -> list[SettingKey]:
 
 
 @hookimpl
+def register_event_consumers(kernel: Any) -> list[Any]:
+    return [intents.consumer_group(kernel)]
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [intents.MEMBERS_CACHE]
+
+
+@hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(runner.JOB, runner.run_goal, retries=0, timeout=3600, owner="agents")
     jobs.task(writes.APPLY_JOB, writes.apply_job, retries=3, retry_delay=30, timeout=600, owner="agents")
