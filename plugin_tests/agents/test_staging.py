@@ -19,6 +19,9 @@ async def test_a_staged_write_applies_after_its_window_with_the_agent_as_cause(s
     assert one["diff"] == {"before": {"title": "hello"}, "after": {"title": "Tidy title"}}
     assert one["status"] == "pending" and one["goalId"] == done["id"] and one["applyAt"]
     assert (await calls.get("posts", item))["title"] == "hello"
+    # the studio is told (the notification frame and web push go out with it)
+    [note] = [n for n in await calls.ok("get", "/notifications") if n["entityId"] == one["id"]]
+    assert note["kind"] == "agent.staged" and note["deepLink"] == f"/agent/staged/{one['id']}"
     await run_due_jobs(svc_app, periodic=False)  # not due yet
     assert (await calls.get("posts", item))["title"] == "hello"
     await run_due_jobs(svc_app, now=later(), periodic=False)
