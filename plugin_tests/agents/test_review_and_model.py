@@ -16,18 +16,21 @@ async def test_agent_decide_needs_review_domain_and_never_reviews_its_own_tree(s
     y = await calls.ok("post", "/roles", status=201, json={"name": "review:publish_release:y"})
     plain = await member_as(svc_app, calls, make_member, site, "editors")
     parent = await x.ok("post", "/agent/goals", status=201, json={"title": "launch", "execution": "none"})
-    # y's account holds a role whose name is not the capability: it cannot review
     y_member = await make_member(site, y["id"])
     from kernel.testing import Calls
 
     y_calls = Calls(svc_app.client, y_member.headers)
-    tree = await y_calls.ok("post", f"/agent/goals/{parent['id']}/decompose", status=201, json={"goals": [
+    await y_calls.err("post", f"/agent/goals/{parent['id']}/decompose", 404, "NOT_FOUND",
+                      json={"goals": [{"title": "mine now"}]})  # another member's goal is not y's to see
+    # a site admin decomposes x's goal: the child (the admin's) requests the approval
+    tree = await calls.ok("post", f"/agent/goals/{parent['id']}/decompose", status=201, json={"goals": [
         {"title": "publish", "description": "publish release 0190-nope", "execution": "sync"}]})
     child = await calls.ok("get", f"/agent/goals/{tree['children'][0]['id']}")
     assert child["steps"][0]["outcome"] == "pending_approval", child
     approval_id = child["steps"][0]["approvalId"]
     await plain.err("post", f"/agent/approvals/{approval_id}/agent-decide", 403, "CAPABILITY_REQUIRED",
                     json={"decision": "approved"})
+    # y's role name is not the capability: it cannot review
     await y_calls.err("post", f"/agent/approvals/{approval_id}/agent-decide", 403, "CAPABILITY_REQUIRED",
                       json={"decision": "approved"})
     # x did not request it, but owns the root of the tree that did

@@ -148,16 +148,47 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
 # ---------------------------------------------------------------------- the routes
 
 
+async def _readable(ctx: Any, site_id: str, conn: Any) -> dict[str, Any] | None:
+    """For a non-admin: the collections with stagings whose items the caller may read on every
+    row, with its read decision (a diff shows field values). None: an admin, who sees all."""
+    if ctx.principal.is_admin:
+        return None
+    db = site_db(conn, site_id)
+    names = [r["collection"] for r in await db.all(db.select(stagings, stagings.c.collection).distinct())]
+    out = {}
+    for name in names:
+        decision = await ctx.kernel.access.decide(ctx.principal, site_id, name, "read")
+        if decision.allowed and decision.row_filter is None and not decision.paired:
+            out[name] = decision
+    return out
+
+
+def _shown(row: Any, readable: dict[str, Any] | None) -> dict[str, Any]:
+    """The record, its diff limited to the fields the caller may read."""
+    out = record(row)
+    if readable is not None:
+        decision = readable[row["collection"]]
+        out["diff"] = {side: None if values is None else {k: v for k, v in values.items()
+                                                          if decision.field_allowed(k)}
+                       for side, values in out["diff"].items()}
+    return out
+
+
 async def list_staged(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Stagings (default ``pending``; ``all``); a non-admin sees those of collections it may read
+    on every row, with the diff limited to its readable fields."""
     site_id = await require_member(ctx)
     wanted = status or "pending"
     async with ctx.kernel.db.connect() as conn:
         db = site_db(conn, site_id)
+        readable = await _readable(ctx, site_id, conn)
         cond = [] if wanted == "all" else [stagings.c.status == wanted[:12]]
+        if readable is not None:
+            cond.append(stagings.c.collection.in_(list(readable)))
         total = await db.scalar(db.select(stagings, func.count()).where(*cond))
         rows = await db.all(db.select(stagings).where(*cond).order_by(stagings.c.created_at.desc())
                             .limit(limit).offset(offset))
-    return [record(r) for r in rows], int(total or 0)
+    return [_shown(r, readable) for r in rows], int(total or 0)
 
 
 async def get_staged(ctx: Any, staging_id: str) -> dict[str, Any]:
@@ -165,9 +196,10 @@ async def get_staged(ctx: Any, staging_id: str) -> dict[str, Any]:
     async with ctx.kernel.db.connect() as conn:
         db = site_db(conn, site_id)
         row = await db.one(db.select(stagings).where(stagings.c.id == id_param(staging_id, "Staging")))
-    if row is None:
+        readable = await _readable(ctx, site_id, conn)
+    if row is None or (readable is not None and row["collection"] not in readable):
         raise ApiError.not_found("Staging not found")
-    return record(row)
+    return _shown(row, readable)
 
 
 async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -178,6 +210,7 @@ async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any
     if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
         raise ApiError.validation("'reason' is a string of at most 500 characters", path=["reason"])
     staging_id = id_param(staging_id, "Staging")
+    await get_staged(ctx, staging_id)  # 404 unless the caller may see it
     now = now_utc()
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
         db = uow.db
@@ -193,8 +226,7 @@ async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any
         if row["role"]:
             await autonomy.add_incident(uow, role=row["role"], kind="staging_vetoed",
                                         detail={"stagingId": staging_id, "goalId": row["goal_id"]})
-    return record({**row, "status": "vetoed", "reason": reason, "decided_by": owner_of(ctx.principal),
-                   "updated_at": now})
+    return await get_staged(ctx, staging_id)
 
 
 # ---------------------------------------------------------------------- the apply job
