@@ -118,3 +118,43 @@ async def test_planning_with_a_model_provider_stages_through_tool_calls(make_app
     model.script = [{"tool_calls": [tool_call("read_item", {"collection": "posts", "id": item})]}]
     poor = await goal(calls, "Look.", budget={"tokens": 1})
     assert poor["status"] == "exhausted" and poor["error"]["code"] == "BUDGET_EXHAUSTED"
+
+
+async def test_a_freeze_from_another_worker_stops_a_running_goal_at_its_next_step(make_app, model,
+                                                                                   temporary_plugin, run_due_jobs):
+    """Step 1 (an extension skill) has a second app on the same database freeze the site over
+    HTTP while the goal runs in the first; the runner reads the freeze before step 2."""
+    from kernel import hookimpl
+    from kernel.testing import Calls
+    from plugins.ai.api import Skill
+
+    env = {"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted-1"}
+    app = await make_app(env=env)
+    other = await make_app(env=env, data_dir=make_app.base_dir / "app0")
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(headers)
+    calls = Calls(app.client, {**headers, "X-Svc-Site": site})
+    from_other = Calls(other.client, {**headers, "X-Svc-Site": site})
+    item = await posts(calls)
+    await writer_role(calls)
+
+    async def trip(ctx, args):
+        return await from_other.ok("post", "/agent/kill-switch", status=201, json={"scope": "site"})
+
+    class Tripwire:
+        @hookimpl
+        def register_ai_skills(self, kernel):
+            return [Skill("tripwire", "Pull the cord", trip, untrusted=False)]
+
+    model.script = [{"tool_calls": [tool_call("tripwire", {})]},
+                    {"tool_calls": [tool_call("update_item", {"collection": "posts", "id": item,
+                                                              "data": {"title": "never"}}, "call_2")]},
+                    {"content": "Done."}]
+    with temporary_plugin(app.kernel, Tripwire(), "tripwire"):
+        queued = await goal(calls, "Tidy up.", execution="async")
+        await run_due_jobs(app, periodic=False)
+    done = await calls.ok("get", f"/agent/goals/{queued['id']}")
+    assert done["status"] == "frozen" and done["error"]["code"] == "AGENT_FROZEN"
+    assert done["used"]["steps"] == 1 and done["used"]["writes"] == 0
+    assert len(model.requests()) == 1  # the model was not asked again after the freeze
+    assert await calls.ok("get", "/agent/staged", params={"status": "all"}) == []
