@@ -175,3 +175,28 @@ def _admin(svc_app):
     from kernel.auth.principal import Principal
 
     return Principal(kind="user", user_id="instance-admin", is_instance_admin=True)
+
+
+async def test_an_api_key_is_an_agent_its_role_the_capability_set(svc_app, calls, site, run_due_jobs):
+    from kernel.testing import Calls
+
+    item = await posts(calls)
+    await writer_role(calls)
+    role = await calls.ok("post", "/roles", status=201, json={"name": "agents:freeze"})
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"]},
+                       {"collection": "posts", "action": "update", "fields": ["*"]}], {"roleId": role["id"]})
+    key = await calls.ok("post", "/api-keys", status=201, json={"name": "bot", "roleId": role["id"]})
+    svc_app.kernel.access.invalidate(site)
+    bot = Calls(svc_app.client, {"Authorization": f"Bearer {key['key']}", "X-Svc-Site": site})
+    done = await goal(bot, update_line(item, {"title": "by the bot"}))
+    assert done["status"] == "succeeded" and done["createdBy"] == f"key:{key['id']}"
+    assert done["steps"][0]["outcome"] == "staged"
+    frozen = await bot.ok("post", "/agent/kill-switch", status=201, json={"scope": "role", "target": "writer"})
+    assert frozen["createdBy"] == f"key:{key['id']}"
+    await bot.ok("post", "/agent/kill-switch/lift", json={"id": frozen["id"]})
+    # a queued goal of a deleted key runs nothing
+    queued = await goal(bot, update_line(item, {"title": "after"}), execution="async")
+    await calls.ok("delete", f"/api-keys/{key['id']}", status=204)
+    await run_due_jobs(svc_app, periodic=False)
+    gone = await calls.ok("get", f"/agent/goals/{queued['id']}")
+    assert gone["status"] == "failed" and gone["error"]["code"] == "PRINCIPAL_GONE"
