@@ -166,9 +166,14 @@ async def test_intents_export_and_import_by_key(svc_app, calls, site):
         raise AssertionError("a bad intent was accepted")
     listed = await calls.ok("get", "/agent/intents")
     assert [(i["key"], i["source"]) for i in listed] == [("flag-old", "git")]
+    await calls.ok("post", "/agent/roles", status=201, json={"name": "git-sync", "autonomy": "stage"})
     incident = await api.record_incident(ctx, role="git-sync", kind="ci_failed", detail={"pr": 7})
     assert incident["kind"] == "ci_failed" and incident["weight"] == 3
-    assert [i["role"] for i in (await calls.ok("get", "/agent/autonomy"))["incidents"]] == ["git-sync"]
+    ledger = await calls.ok("get", "/agent/autonomy")
+    assert [i["role"] for i in ledger["incidents"]] == ["git-sync"]
+    assert {g["role"]: g["level"] for g in ledger["grants"]}["git-sync"] == "suggest"  # one CI failure demotes
+    audit = await calls.ok("get", "/audit", params={"limit": 50})
+    assert "agent_demoted" in [a["action"] for a in audit]
 
 
 def _admin(svc_app):
