@@ -205,3 +205,30 @@ async def test_an_api_key_is_an_agent_its_role_the_capability_set(svc_app, calls
     await run_due_jobs(svc_app, periodic=False)
     gone = await calls.ok("get", f"/agent/goals/{queued['id']}")
     assert gone["status"] == "failed" and gone["error"]["code"] == "PRINCIPAL_GONE"
+
+
+async def test_agent_actions_are_a_retention_target(svc_app, calls, calls_b, site):
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    from plugins.agents.tables import actions
+
+    item = await posts(calls)
+    await writer_role(calls)
+    await goal(calls, update_line(item, {"title": "x"}))
+    await goal(calls, update_line(item, {"title": "y"}))
+    b_item = await posts(calls_b)
+    await writer_role(calls_b)
+    await goal(calls_b, update_line(b_item, {"title": "b"}))
+    async with svc_app.kernel.db.begin() as conn:  # age every site's records by 40 days
+        await conn.execute(update(actions).values(created_at=dt.datetime.now(dt.UTC) - dt.timedelta(days=40)))
+    run = await calls.ok("post", "/retention/run")
+    assert run["deleted"]["agentActions"] == 2  # A's only
+    version = await calls_b.ok("post", "/agent/constitution", status=201, json={"rules": []})
+    assert (await calls_b.ok("post", f"/agent/constitution/{version['id']}/dry-run"))["examined"] == 0  # > 7 days
+    async with svc_app.kernel.db.connect() as conn:
+        from sqlalchemy import func, select
+
+        left = await conn.scalar(select(func.count()).select_from(actions))
+    assert left == 1

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
+from kernel.privacy import RetentionTarget
 from plugins.agents import intents, routes, runner, writes
 from plugins.agents.common import DEFAULT_WINDOW, ERROR_CODES, STAGING_WINDOW_SETTING
 from plugins.settings.api import SettingKey
@@ -36,6 +37,12 @@ def _window(value: Any) -> int:
 def register_setting_keys(kernel: Any) -> list[SettingKey]:
     return [SettingKey(STAGING_WINDOW_SETTING, _window, description="Seconds a staged agent write waits for a "
                        f"veto before it applies (default {DEFAULT_WINDOW}).")]
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    return [RetentionTarget("agentActions", 30, writes.prune_actions,
+                            "Agent write attempts (applied, staged, blocked), by time.")]
 
 
 @hookimpl

@@ -18,7 +18,7 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
-from kernel.privacy import restricted
+from kernel.privacy import prune_rows, restricted
 from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -294,3 +294,8 @@ async def sweep(kernel: Any) -> None:
     for row in rows:
         await kernel.jobs.enqueue(APPLY_JOB, site_id=row["site_id"], staging_id=row["id"],
                                   dedupe_key=f"staging:{row['id']}", replace=True)
+
+
+async def prune_actions(kernel: Any, site_id: str, before: dt.datetime) -> int:
+    """The retention target ``agentActions``: the site's write attempts older than ``before``."""
+    return await prune_rows(kernel, site_id, actions, actions.c.created_at < before)
