@@ -273,17 +273,23 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
         if row["item_id"] is not None and await marker(ctx, row["collection"], row["item_id"]) != row["base_marker"]:
             await _finish(kernel, site_id, staging_id, "stale", "The item changed after it was staged")
             return
-        if row["operation"] == "create":
-            await items.create(ctx, row["collection"], row["after"], cause=cause)
-        elif row["operation"] == "update":
-            await items.update(ctx, row["collection"], row["item_id"], row["after"], cause=cause)
-        else:
-            await items.delete(ctx, row["collection"], row["item_id"], cause=cause)
+        # The claim and the write commit together: a veto either comes first (nothing applies)
+        # or finds the staging applied (409).
+        async with kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
+            claimed = await uow.db.execute(uow.db.update(stagings).where(
+                stagings.c.id == staging_id, stagings.c.status == "pending").values(
+                status="applied", updated_at=now_utc()))
+            if claimed.rowcount != 1:
+                return
+            if row["operation"] == "create":
+                await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
+            elif row["operation"] == "update":
+                await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
+            else:
+                await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
     except ApiError as exc:
         await _finish(kernel, site_id, staging_id, "blocked" if exc.status != 404 else "stale",
                       f"{exc.code}: {exc.message}")
-        return
-    await _finish(kernel, site_id, staging_id, "applied", None)
 
 
 async def sweep(kernel: Any) -> None:
