@@ -12,7 +12,7 @@ ROUTES = [("get", "/agent/goals"), ("post", "/agent/goals"), ("get", "/agent/goa
           ("get", "/agent/staged"), ("get", "/agent/staged/x"), ("post", "/agent/staged/x/veto"),
           ("post", "/agent/approvals/x/agent-decide"), ("get", "/agent/constitution"),
           ("post", "/agent/constitution"), ("post", "/agent/constitution/compile"),
-          ("post", "/agent/constitution/x/dry-run"), ("post", "/agent/constitution/x/activate"),
+          ("post", "/agent/constitution/x/compile"), ("post", "/agent/constitution/x/dry-run"), ("post", "/agent/constitution/x/activate"),
           ("get", "/agent/kill-switch"), ("post", "/agent/kill-switch"), ("post", "/agent/kill-switch/lift"),
           ("get", "/agent/intents"), ("post", "/agent/intents"), ("get", "/agent/intents/x"),
           ("patch", "/agent/intents/x"), ("delete", "/agent/intents/x"), ("post", "/agent/intents/x/pause"),

@@ -25,7 +25,10 @@ async def test_constitution_compiles_dry_runs_and_blocks_agent_writes(svc_app, c
         {"id": "no-delete", "rule": "deny_operation", "operation": "delete"},
         {"id": "short-titles", "rule": "max_length", "field": "title", "max": 70},
         {"rule": "deny_collection", "collection": "secrets"}]})
-    compiled = await calls.ok("post", "/agent/constitution/compile", json={"id": good["id"]})
+    assert (await calls.ok("post", "/agent/constitution/compile", json={"rules": good["rules"]}))["checks"] == [
+        "no-delete", "short-titles", "rule-2"]  # a check only: the draft stays a draft
+    assert (await calls.ok("get", "/agent/constitution"))[0]["status"] == "draft"
+    compiled = await calls.ok("post", f"/agent/constitution/{good['id']}/compile")
     assert compiled["status"] == "compiled" and compiled["checks"] == ["no-delete", "short-titles", "rule-2"]
     dry = await calls.ok("post", f"/agent/constitution/{good['id']}/dry-run")
     assert dry["examined"] == 2

@@ -41,6 +41,7 @@ async def test_site_b_never_sees_or_touches_site_a(svc_app, calls, calls_b, run_
             ("post", f"/agent/constitution/{version['id']}/dry-run", None),
             ("post", f"/agent/constitution/{version['id']}/activate", None),
             ("post", "/agent/constitution/compile", {"id": version["id"]}),
+            ("post", f"/agent/constitution/{version['id']}/compile", None),
             ("post", "/agent/kill-switch/lift", {"id": freeze["id"]}),
             ("get", f"/agent/intents/{intent['id']}", None), ("patch", f"/agent/intents/{intent['id']}",
                                                               {"title": "x"}),

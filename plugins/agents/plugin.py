@@ -99,7 +99,9 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/agent/constitution", routes.Constitution(), auth="bearer", openapi=ops(
             get=_op("Constitution versions", many=True), post=_op("Create a draft version (admin)", 201, True))),
         Route("/agent/constitution/compile", routes.ConstitutionCompile(), auth="bearer", openapi=ops(
-            post=_op("Compile a draft into checks (admin)", body=True))),
+            post=_op("Compile a stored version ({ id }) or check rules ({ rules }) (admin)", body=True))),
+        Route("/agent/constitution/{id}/compile", routes.ConstitutionCompileOne(), auth="bearer", openapi=ops(
+            post=_op("Compile a stored version into checks (admin)"))),
         Route("/agent/constitution/{id}/dry-run", routes.ConstitutionDryRun(), auth="bearer", openapi=ops(
             post=_op("What a version would have blocked of recent agent activity (admin)"))),
         Route("/agent/constitution/{id}/activate", routes.ConstitutionActivate(), auth="bearer", openapi=ops(
