@@ -13,7 +13,7 @@ from kernel.errors import ApiError
 from kernel.privacy import masked_reads
 from plugins.access import api as access_api
 from plugins.ai import registry
-from plugins.ai.api import Skill, SkillContext
+from plugins.ai.skill import Skill, SkillContext
 
 
 def owner_of(principal: Any) -> str:
