@@ -87,6 +87,15 @@ async def test_values_are_stored_encrypted_and_read_by_permission(key_app):
 
     # A client may not write something that looks like ciphertext (it would read back wrong).
     await calls.err("patch", f"/items/patients/{pid}", 400, "VALIDATION_FAILED", json={"notes": before["ssn"]})
+    # The mask a reader was shown, written back with the rest of the item, changes nothing of the
+    # stored value; as a first value it is refused.
+    kept = await stored(key_app, site, pid)
+    await calls.ok("patch", f"/items/patients/{pid}", json={"ssn": MASK, "diagnosis": MASK, "ward": "C"})
+    after = await stored(key_app, site, pid)
+    assert (after["ssn"], after["diagnosis"], after["ward"]) == (kept["ssn"], kept["diagnosis"], "C")
+    assert (await calls.get("patients", pid))["ssn"] == "123-45-6789"
+    err = await calls.err("patch", f"/items/patients/{pid}", 400, "VALIDATION_FAILED", json={"notes": MASK})
+    assert "notes" in err["message"]
 
     # Search hits and versions-free reads decrypt or mask the same way.
     hits = await calls.ok("get", "/search", params={"q": "Ann"})

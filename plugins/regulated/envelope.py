@@ -4,7 +4,7 @@ Writes (``*.items.create`` / ``*.items.update``, before history and search): wit
 mode on, each changed value of a ``sensitive`` field becomes ``renc1.<...>`` under the item's
 data key (``crypto.py``); a value that is the same text as the stored one keeps its stored
 ciphertext (no spurious change). A client value that looks like a ciphertext is 400 (it would
-read back as something else). Collections without sensitive fields return at once (schema).
+read back as something else); the mask written back leaves the stored value as it is. Collections without sensitive fields return at once (schema).
 
 Reads (``items.read``, ``plugins/items/read/reveal.py``): for each sensitive field shown, a
 caller holding ``read_decrypted`` on the collection and field sees the value in clear (and a
@@ -48,6 +48,12 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> Any:
     changed = [n for n in names if after.get(n) is not None and after.get(n) != before.get(n)]
     if not changed:
         return None
+    if any(after[n] == MASK for n in changed):
+        after = _unmasked(after, before, changed)
+        payload = {**payload, "after": after}
+        changed = [n for n in changed if after.get(n) != before.get(n)]
+        if not changed:
+            return payload
     db = SiteDB(ctx.site_id, ctx.conn)
     cache: dict[tuple[str, str], bytes] = {}
     for name in changed:
@@ -56,7 +62,7 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> Any:
                                       f"'{crypto.PREFIX}'", path=[name])
     st = await store.site_state(db)
     if not st["envelope_enabled"]:
-        return None
+        return payload
     new = dict(after)
     for name in changed:
         if crypto.is_token(after[name]):
@@ -72,6 +78,21 @@ async def on_item_write(event: str, payload: Any, ctx: Any) -> Any:
                 pass  # overwritten anyway
         new[name] = crypto.encrypt(dek, ctx.site_id, collection, item_id, name, str(after[name]))
     return {**payload, "after": new}
+
+
+def _unmasked(after: dict[str, Any], before: dict[str, Any], changed: list[str]) -> dict[str, Any]:
+    """``after`` with each sensitive value that is ``MASK`` (what a reader without
+    ``read_decrypted`` was shown, written back by a client or the copilot) replaced by the stored
+    value: the mask never overwrites data. On a field with no stored value it is 400."""
+    out = dict(after)
+    for name in changed:
+        if after[name] != MASK:
+            continue
+        if before.get(name) is None:
+            raise ApiError.validation(f"'{MASK}' is the mask of the sensitive field '{name}', not a value",
+                                      path=[name])
+        out[name] = before[name]
+    return out
 
 
 async def _own_ciphertext(ctx: Any, db: SiteDB, collection: str, item_id: str, field: str, token: str) -> bool:
