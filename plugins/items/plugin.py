@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import delete
+
 from kernel import RateBucket, Route, hookimpl, ops
 from plugins.items.core import live
 from plugins.items.errors import ERROR_CODES
@@ -22,6 +24,7 @@ from plugins.items.http.routes_history import history_routes
 from plugins.items.http.routes_search import search_routes
 from plugins.items.read import counts, drafts, readplan
 from plugins.items.search import events as search_events
+from plugins.items.tables import item_counts, items
 from plugins.items.upkeep import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
 
 name = "items"
@@ -114,6 +117,14 @@ def startup(kernel: Any) -> None:
     planner_stats.start(kernel)
     pg_statistics.start(kernel)
     counts.start(kernel)
+
+
+@hookimpl
+async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
+    """The site's items go first, so the triggers' count deltas they leave (``svc_item_counts``
+    has no foreign key: it is written by triggers) can go with the rest of the counts."""
+    await conn.execute(delete(items).where(items.c.site_id == site_id))
+    await conn.execute(delete(item_counts).where(item_counts.c.site_id == site_id))
 
 
 @hookimpl
