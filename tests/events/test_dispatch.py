@@ -96,11 +96,8 @@ async def test_consumers_get_every_event_in_order_per_site_after_commit(make_app
         assert state["cursor"] == await kernel.events.head(site) and state["leaseOwner"] is None
 
 
-async def test_a_commit_wakes_only_the_consumers_whose_filters_take_its_events(make_app, monkeypatch):
-    plugin = Consumers()
-    app = await _app(make_app, plugin)
-    kernel = app.kernel
-    await kernel.events.dispatcher.idle()
+def counting_claims(monkeypatch) -> list[tuple[str, str]]:
+    """The (site, consumer) of every lease the dispatcher claims from now on."""
     claimed: list[tuple[str, str]] = []
     real_claim = cp.claim
 
@@ -109,6 +106,15 @@ async def test_a_commit_wakes_only_the_consumers_whose_filters_take_its_events(m
         return await real_claim(db, site_id, consumer, *args, **kw)
 
     monkeypatch.setattr("kernel.events.dispatch.checkpoints.claim", counting_claim)
+    return claimed
+
+
+async def test_a_commit_wakes_only_the_consumers_whose_filters_take_its_events(make_app, monkeypatch):
+    plugin = Consumers()
+    app = await _app(make_app, plugin)
+    kernel = app.kernel
+    await kernel.events.dispatcher.idle()
+    claimed = counting_claims(monkeypatch)
     await write(kernel, "site-a", 2, "fields.create")  # flaky takes items.* only
     await plugin.until(lambda: len(ids(plugin.steady, "site-a")) == 2)
     await kernel.events.dispatcher.idle()
@@ -128,14 +134,7 @@ async def test_a_scan_wakes_only_the_consumers_whose_filters_take_what_it_found(
     dispatcher = kernel.events.dispatcher
     await dispatcher.idle()
     dispatcher._catch_up_at = asyncio.get_running_loop().time() + 3600  # the boot's pass is done
-    claimed: list[tuple[str, str]] = []
-    real_claim = cp.claim
-
-    async def counting_claim(db, site_id, consumer, *args, **kw):
-        claimed.append((site_id, consumer))
-        return await real_claim(db, site_id, consumer, *args, **kw)
-
-    monkeypatch.setattr("kernel.events.dispatch.checkpoints.claim", counting_claim)
+    claimed = counting_claims(monkeypatch)
     monkeypatch.setattr(kernel.events, "committed", lambda site_id, kinds: None)  # no local wake-up
     await write(kernel, "site-a", 2, "fields.create")  # flaky takes items.* only
     await dispatcher._scan()
