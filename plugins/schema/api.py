@@ -57,6 +57,16 @@ SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "re
                       for verb in ("create", "update", "delete"))
 
 
+async def config_dry_run(kernel: Any, db: Any, ctx: Any, body: dict[str, Any], mode: str = "merge") -> dict[str, Any]:
+    """The config import's dry run of a manifest ``body`` (``POST /config/import?dryRun=true``):
+    ``{ valid, errors, diff }``, writing nothing; ``db`` a site reader, ``ctx`` an EventContext."""
+    from plugins.schema import manifest, manifest_apply
+    from plugins.schema.manifest_hooks import sections
+
+    providers = sections(kernel)
+    return await manifest_apply.dry_run(kernel, db, ctx, manifest.parse_manifest(body, providers), mode, providers)
+
+
 async def load_schema(conn: Any, site_id: str) -> SchemaSnapshot:
     """The site's schema read on ``conn`` (no cache): inside a transaction, its own changes show."""
     return await load_snapshot(SiteDB(site_id, conn))

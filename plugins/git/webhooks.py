@@ -1,0 +1,187 @@
+"""The public webhook receiver ``POST /integrations/git/webhook/{provider}/{siteId}/{integrationId}``.
+
+Verification comes first, over the raw body, in constant time: GitHub's ``X-Hub-Signature-256:
+sha256=<hex HMAC-SHA256 of the body with the webhook secret>``, GitLab's ``X-Gitlab-Token: <the
+secret>``. An unknown site, an unknown integration, an integration of another provider or of
+another site, and a bad signature all get the same 401 ``UNAUTHENTICATED`` (the same work is
+done: a stranger cannot tell which). Only then is the body read as JSON. A delivery id
+(``X-GitHub-Delivery``, ``X-Gitlab-Event-UUID``) is recorded in the same transaction as what
+the event does, so a replay does nothing twice.
+
+Events used: GitHub ``ping``, ``pull_request``, ``check_run``; GitLab ``Merge Request Hook``,
+``Job Hook``. Others are acknowledged and ignored. A failed CI run writes the ``git_ci_failed``
+audit entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from kernel import ApiError, audit
+from kernel.db.meta import now_utc
+from kernel.tenancy.service import get_site_cached
+from plugins.git import integrations as ig
+from plugins.git import providers
+from plugins.git.pulls import upsert_pull, upsert_run
+from plugins.git.tables import deliveries, integrations, pull_requests
+
+MAX_ID = 64
+FAILED = ("failure", "timed_out", "startup_failure")
+_DECOY = b"svc-git-webhook-decoy-secret"
+
+
+def refused() -> ApiError:
+    return ApiError(401, "UNAUTHENTICATED", "The webhook is not signed for this integration")
+
+
+def _signature_ok(provider: str, secret: bytes, raw: bytes, headers: dict[str, str]) -> bool:
+    if provider == "github":
+        sent = headers.get("x-hub-signature-256", "")
+        expected = "sha256=" + hmac.new(secret, raw, hashlib.sha256).hexdigest()
+        return hmac.compare_digest(sent.encode("utf-8", "replace"), expected.encode())
+    sent = headers.get("x-gitlab-token", "")
+    return hmac.compare_digest(sent.encode("utf-8", "replace"), secret)
+
+
+def _header(headers: dict[str, str], name: str, limit: int) -> str:
+    value = headers.get(name, "")
+    if not value or len(value) > limit or any(ord(c) < 33 or ord(c) > 126 for c in value):
+        raise ApiError.validation(f"The {name} header is required (at most {limit} printable characters)",
+                                  path=["headers", name])
+    return value
+
+
+async def _integration(kernel: Any, provider: str, site_id: str, integration_id: str) -> Any:
+    if provider not in providers.PROVIDERS or not 0 < len(site_id) <= MAX_ID or not 0 < len(integration_id) <= MAX_ID:
+        return None
+    if await get_site_cached(kernel, site_id) is None:
+        return None
+    async with kernel.unit_of_work(site_id) as uow:
+        row = await uow.db.one(uow.db.select(integrations).where(integrations.c.id == integration_id))
+    return row if row is not None and row["provider"] == provider else None
+
+
+async def receive(kernel: Any, provider: str, site_id: str, integration_id: str, headers: dict[str, str],
+                  raw: bytes) -> dict[str, Any]:
+    row = await _integration(kernel, provider, site_id, integration_id)
+    secret = ig.open_secret(kernel, row).encode() if row is not None else _DECOY
+    verified = _signature_ok(provider if provider in providers.PROVIDERS else "github", secret, raw, headers)
+    if row is None or not verified:
+        raise refused()
+    if provider == "github":
+        delivery = _header(headers, "x-github-delivery", 100)
+        event = _header(headers, "x-github-event", 60)
+    else:
+        delivery = _header(headers, "x-gitlab-event-uuid", 100)
+        event = _header(headers, "x-gitlab-event", 60)
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        raise ApiError.validation("The body is not valid JSON", path=["body"]) from None
+    if not isinstance(payload, dict):
+        raise ApiError.validation("The body must be a JSON object", path=["body"])
+    try:
+        async with kernel.unit_of_work(site_id) as uow:
+            await uow.db.insert(deliveries, {"integration_id": integration_id, "delivery_id": delivery,
+                                             "event": event, "received_at": now_utc()})
+            handled = "ignored" if row["status"] != "active" else \
+                await _handle(uow, row, provider, event, payload)
+    except IntegrityError:
+        return {"received": True, "duplicate": True, "event": event}
+    return {"received": True, "duplicate": False, "event": event, "handled": handled}
+
+
+async def _handle(uow: Any, row: Any, provider: str, event: str, payload: dict[str, Any]) -> str:
+    if provider == "github":
+        if event == "ping":
+            return "ping"
+        if event == "pull_request" and isinstance(payload.get("pull_request"), dict):
+            return await _github_pull(uow, row, payload)
+        if event == "check_run" and isinstance(payload.get("check_run"), dict):
+            return await _github_check(uow, row, payload["check_run"])
+        return "ignored"
+    if event == "Merge Request Hook" and isinstance(payload.get("object_attributes"), dict):
+        return await _gitlab_merge_request(uow, row, payload)
+    if event == "Job Hook":
+        return await _gitlab_job(uow, row, payload)
+    return "ignored"
+
+
+async def _github_pull(uow: Any, row: Any, payload: dict[str, Any]) -> str:
+    p = payload["pull_request"]
+    number = p.get("number")
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise ApiError.validation("pull_request.number must be an integer", path=["body", "pull_request", "number"])
+    await upsert_pull(uow.db, row["id"], {
+        "number": number, "title": p.get("title"), "state": "merged" if p.get("merged_at") else p.get("state"),
+        "head_sha": (p.get("head") or {}).get("sha"), "head_ref": (p.get("head") or {}).get("ref"),
+        "base_ref": (p.get("base") or {}).get("ref"), "author": (p.get("user") or {}).get("login"),
+        "url": p.get("html_url")})
+    return "pull_request"
+
+
+async def _gitlab_merge_request(uow: Any, row: Any, payload: dict[str, Any]) -> str:
+    m = payload["object_attributes"]
+    number = m.get("iid")
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise ApiError.validation("object_attributes.iid must be an integer", path=["body", "object_attributes", "iid"])
+    await upsert_pull(uow.db, row["id"], {
+        "number": number, "title": m.get("title"), "state": m.get("state"),
+        "head_sha": (m.get("last_commit") or {}).get("id"), "head_ref": m.get("source_branch"),
+        "base_ref": m.get("target_branch"), "author": (payload.get("user") or {}).get("username"),
+        "url": m.get("url")})
+    return "pull_request"
+
+
+async def _number_for(uow: Any, integration_id: str, sha: str, listed: Any) -> int:
+    """The PR a CI run belongs to: the one the payload names, else the cached PR with that head, else 0."""
+    if isinstance(listed, list):
+        for entry in listed:
+            if isinstance(entry, dict) and isinstance(entry.get("number"), int):
+                return int(entry["number"])
+    found = await uow.db.one(uow.db.select(pull_requests, pull_requests.c.number).where(
+        pull_requests.c.integration_id == integration_id, pull_requests.c.head_sha == sha))
+    return int(found["number"]) if found is not None else 0
+
+
+async def _github_check(uow: Any, row: Any, check: dict[str, Any]) -> str:
+    run = providers.normal_run(check.get("id"), check.get("name"), check.get("status"), check.get("conclusion"),
+                               check.get("head_sha"), check.get("html_url"))
+    if not run["run_id"]:
+        raise ApiError.validation("check_run.id is required", path=["body", "check_run", "id"])
+    number = await _number_for(uow, row["id"], run["head_sha"], check.get("pull_requests"))
+    await upsert_run(uow.db, row["id"], number, run)
+    if run["status"] == "completed" and run["conclusion"] in FAILED:
+        await ci_failed(uow, row, number, run)
+        return "ci_failed"
+    return "check_run"
+
+
+async def _gitlab_job(uow: Any, row: Any, payload: dict[str, Any]) -> str:
+    status = payload.get("build_status")
+    done = status in ("success", "failed", "canceled", "skipped")
+    conclusion = {"success": "success", "failed": "failure", "canceled": "cancelled", "skipped": "skipped"}.get(
+        status) if done else None
+    run = providers.normal_run(payload.get("build_id"), payload.get("build_name"),
+                               "completed" if done else "in_progress", conclusion, payload.get("sha"), None)
+    if not run["run_id"]:
+        raise ApiError.validation("build_id is required", path=["body", "build_id"])
+    number = await _number_for(uow, row["id"], run["head_sha"], None)
+    await upsert_run(uow.db, row["id"], number, run)
+    if conclusion == "failure":
+        await ci_failed(uow, row, number, run)
+        return "ci_failed"
+    return "job"
+
+
+async def ci_failed(uow: Any, row: Any, number: int, run: dict[str, Any]) -> None:
+    """A failed CI run: the ``git_ci_failed`` audit entry."""
+    await audit.record(uow.conn, action="git_ci_failed", site_id=row["site_id"], target_type="git_integration",
+                       target_id=row["id"], details={"provider": row["provider"], "number": number,
+                                                     "runId": run["run_id"], "name": run["name"],
+                                                     "sha": run["head_sha"], "conclusion": run["conclusion"]})
