@@ -48,9 +48,10 @@ def _signature_ok(provider: str, secret: bytes, raw: bytes, headers: dict[str, s
     return hmac.compare_digest(sent.encode("utf-8", "replace"), secret)
 
 
-def _header(headers: dict[str, str], name: str, limit: int) -> str:
+def _header(headers: dict[str, str], name: str, limit: int, *, spaces: bool = False) -> str:
     value = headers.get(name, "")
-    if not value or len(value) > limit or any(ord(c) < 33 or ord(c) > 126 for c in value):
+    lowest = 32 if spaces else 33
+    if not value.strip() or len(value) > limit or any(ord(c) < lowest or ord(c) > 126 for c in value):
         raise ApiError.validation(f"The {name} header is required (at most {limit} printable characters)",
                                   path=["headers", name])
     return value
@@ -78,7 +79,7 @@ async def receive(kernel: Any, provider: str, site_id: str, integration_id: str,
         event = _header(headers, "x-github-event", 60)
     else:
         delivery = _header(headers, "x-gitlab-event-uuid", 100)
-        event = _header(headers, "x-gitlab-event", 60)
+        event = _header(headers, "x-gitlab-event", 60, spaces=True)  # "Merge Request Hook"
     try:
         payload = json.loads(raw) if raw.strip() else {}
     except ValueError:
