@@ -10,7 +10,7 @@ from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.access.tables import attachments, memberships, roles, team_members
+from plugins.access.tables import attachments, memberships, policies, roles, team_members
 
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
 # members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
@@ -122,3 +122,21 @@ def changed(uow: Any) -> None:
     """Queue ``access.changed`` for the unit of work's site: every worker drops cached decisions."""
     uow.action(CHANGED_EVENT, {"siteId": uow.site_id})
 
+
+
+async def role_names(kernel: Any, principal: Any, site_id: str) -> set[str]:
+    """The names of the roles (own, inherited, by team) and policies ``principal`` holds in
+    ``site_id``: the agent API reads them as the token's capability set (``review:posts``,
+    ``agents:freeze``). Empty for an anonymous principal."""
+    if not principal.is_authenticated:
+        return set()
+    snap = await kernel.access.snapshot(principal, site_id)
+    role_ids = {*snap.role_ids, *([snap.role_id] if snap.role_id else [])}
+    if not role_ids and not snap.policy_ids:
+        return set()
+    async with kernel.db.connect() as conn:
+        db = SiteDB(site_id, conn)
+        names = {r["name"] for r in await db.all(db.select(roles, roles.c.name).where(roles.c.id.in_(role_ids)))}
+        names |= {r["name"] for r in await db.all(db.select(policies, policies.c.name).where(
+            policies.c.id.in_(list(snap.policy_ids))))}
+    return names

@@ -93,4 +93,86 @@ class Skill:
                 "dangerous": self.dangerous, "capability": self.capability}
 
 
-__all__ = ["CAPABILITIES", "Skill", "SkillContext"]
+# ---------------------------------------------------------------------- for the agents plugin
+# Thin doors onto the ai plugin's machinery (imported late: ai's modules import this one).
+
+async def admit(ctx: SkillContext, name: Any, args: Any, path: list[str | int]) -> tuple[Skill, dict[str, Any]]:
+    """The gate every skill call passes: the skill, its checked arguments; 400 / 403 ``SKILL_DENIED``."""
+    from plugins.ai import gate
+
+    return await gate.admit(ctx, name, args, path)
+
+
+async def offered(ctx: SkillContext) -> list[Skill]:
+    """The skills worth offering ``ctx.principal``."""
+    from plugins.ai import gate
+
+    return await gate.offered(ctx)
+
+
+def parse_command(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The offline command grammar: ``(skill, arguments)`` a command names, or None."""
+    from plugins.ai import grammar
+
+    return grammar.parse(text)
+
+
+def model_configured(kernel: Any) -> bool:
+    from plugins.ai import provider
+
+    return provider.configured(kernel)
+
+
+async def model_complete(kernel: Any, messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """One round with the model provider: ``(assistant message, tokens used)``."""
+    from plugins.ai import provider
+
+    return await provider.complete_with_usage(kernel, messages, tools)
+
+
+def tool_listing(skill: Skill) -> dict[str, Any]:
+    from plugins.ai import chat
+
+    return chat.tool_listing(skill)
+
+
+def wrap_result(skill: Skill | None, result: Any) -> str:
+    """A tool result as the model sees it (content labelled untrusted)."""
+    from plugins.ai import chat
+
+    return chat.wrap(skill, result)
+
+
+def unpack_tool_call(call: Any) -> tuple[str, Any, Any]:
+    from plugins.ai import chat
+
+    return chat._unpack(call)
+
+
+async def request_approval(ctx: SkillContext, skill: Skill, args: dict[str, Any]) -> dict[str, Any]:
+    """A pending approval of ``skill(args)`` requested by ``ctx.principal`` (nothing runs)."""
+    from plugins.ai import approvals
+
+    return await approvals.request(ctx, skill, args, None)
+
+
+async def read_approval(ctx: SkillContext, approval_id: Any) -> dict[str, Any]:
+    """An approval's record (404 when not this site's)."""
+    from plugins.ai import approvals
+
+    return approvals.record(await approvals._load(ctx.kernel, ctx.site_id, approval_id))
+
+
+async def decide_approval(ctx: SkillContext, approval_id: str, decision: str) -> dict[str, Any]:
+    """Decide an approval exactly once as ``ctx.principal`` *without* the ``ai.approvers`` check:
+    for a caller that authorised the decider itself (the agents plugin's ``review:<domain>``).
+    The decider still needs the skill's capability; 409 ``CONFLICT`` when no longer pending."""
+    from plugins.ai import approvals
+
+    return await approvals.decide(ctx, approval_id, {"decision": decision}, approver_checked=True)
+
+
+__all__ = ["CAPABILITIES", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
+           "model_configured", "offered", "parse_command", "read_approval", "request_approval", "tool_listing",
+           "unpack_tool_call", "wrap_result"]

@@ -133,15 +133,17 @@ async def _finish(kernel: Any, site_id: str, approval_id: str, *, status: str, r
                              .values(status=status, result=result, error=error))
 
 
-async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    """``POST /ai/approvals/:id/decide { decision }``: see the module docstring."""
+async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
+                 approver_checked: bool = False) -> dict[str, Any]:
+    """``POST /ai/approvals/:id/decide { decision }``: see the module docstring.
+    ``approver_checked``: the caller authorised the decider itself (agent review)."""
     reject_unknown(body, {"decision"})
     decision = body.get("decision")
     if decision not in DECISIONS:
         raise ApiError.validation("'decision' is 'approved' or 'rejected'", path=["decision"])
     row = await _load(ctx.kernel, ctx.site_id, approval_id)
     skill = gate.find(ctx.kernel, row["skill"], ["skill"])
-    if not await is_approver(ctx) or not await gate.permitted(ctx, skill, row["arguments"]):
+    if not (approver_checked or await is_approver(ctx)) or not await gate.permitted(ctx, skill, row["arguments"]):
         raise ApiError.forbidden("Deciding this approval needs a site admin or a named approver holding the "
                                  f"capability '{skill.capability}'")
     now = now_utc()

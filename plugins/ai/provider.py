@@ -48,6 +48,13 @@ async def complete(kernel: Any, messages: list[dict[str, Any]], tools: list[dict
     """One chat-completions round: the assistant message the model answers (``content`` and
     ``tool_calls``). 502 ``AI_PROVIDER_FAILED`` for an unreachable server, a non-2xx answer, an
     oversized or malformed body."""
+    return (await complete_with_usage(kernel, messages, tools))[0]
+
+
+async def complete_with_usage(kernel: Any, messages: list[dict[str, Any]],
+                              tools: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """``complete`` and the tokens the server reports it used (``usage.total_tokens``; when the
+    server reports none, the body's size in bytes / 4, so a budget still counts)."""
     settings = kernel.settings
     url = str(settings.get("ai_base_url")).rstrip("/") + "/chat/completions"
     body: dict[str, Any] = {"model": settings.get("ai_model") or "default", "messages": messages}
@@ -73,10 +80,15 @@ async def complete(kernel: Any, messages: list[dict[str, Any]], tools: list[dict
     if not 200 <= response.status_code < 300:
         raise _failed(f"HTTP {response.status_code}")
     try:
-        answer = orjson.loads(b"".join(chunks))
+        raw = b"".join(chunks)
+        answer = orjson.loads(raw)
         message = answer["choices"][0]["message"]
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         raise _failed("the answer is not a chat completion") from None
     if not isinstance(message, dict):
         raise _failed("the answer is not a chat completion")
-    return message
+    usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+    tokens = usage.get("total_tokens")
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        tokens = len(raw) // 4 + len(orjson.dumps(body)) // 4
+    return message, tokens

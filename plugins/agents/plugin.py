@@ -1,0 +1,104 @@
+"""Hook implementations of the agents plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, hookimpl, ops
+from plugins.agents import intents, routes, runner, writes
+from plugins.agents.common import DEFAULT_WINDOW, ERROR_CODES, STAGING_WINDOW_SETTING
+from plugins.settings.api import SettingKey
+
+name = "agents"
+requires = ("access", "accounts", "ai", "items", "realtime", "settings")
+
+OBJ: dict[str, Any] = {"type": "object"}
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return dict(ERROR_CODES)
+
+
+def _window(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 604800:
+        raise ValueError("agents.staging_window_seconds is an integer from 0 to 604800")
+    return value
+
+
+@hookimpl
+def register_setting_keys(kernel: Any) -> list[SettingKey]:
+    return [SettingKey(STAGING_WINDOW_SETTING, _window, description="Seconds a staged agent write waits for a "
+                       f"veto before it applies (default {DEFAULT_WINDOW}).")]
+
+
+@hookimpl
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    jobs.task(runner.JOB, runner.run_goal, retries=0, timeout=3600, owner="agents")
+    jobs.task(writes.APPLY_JOB, writes.apply_job, retries=3, retry_delay=30, timeout=600, owner="agents")
+    jobs.periodic("agents.stagings", writes.sweep, every_seconds=60, owner="agents")
+    jobs.periodic(intents.SWEEP_JOB, intents.sweep, every_seconds=60, owner="agents")
+
+
+def _op(summary: str, status: int = 200, body: bool = False) -> tuple[str, Any, Any, int]:
+    return (summary, OBJ if body else None, OBJ, status)
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    goal = "/agent/goals/{id}"
+    return [
+        Route("/agent/goals", routes.Goals(), auth="bearer", openapi=ops(
+            get=_op("List goals (query status)"), post=_op("Create a goal (execution async|sync|none)", 201, True))),
+        Route(goal, routes.Goal(), auth="bearer", openapi=ops(get=_op("A goal with its children"))),
+        Route(goal + "/decompose", routes.GoalDecompose(), auth="bearer", openapi=ops(
+            post=_op("Create role-scoped sub-goals sharing the remaining budget", 201, True))),
+        Route(goal + "/settle", routes.GoalSettle(), auth="bearer", openapi=ops(
+            post=_op("Settle a decomposed goal from its children's terminal states"))),
+        Route("/agent/roles", routes.Roles(), auth="bearer", openapi=ops(
+            get=_op("The agent role library"), post=_op("Create an agent role (admin)", 201, True))),
+        Route("/agent/roles/{name}", routes.Role(), auth="bearer", openapi=ops(
+            get=_op("An agent role"), patch=_op("Change an agent role (admin; autonomy only down)", body=True),
+            delete=("Delete an agent role (admin)", None, None, 204))),
+        Route("/agent/autonomy", routes.Autonomy(), auth="bearer", openapi=ops(
+            get=_op("Trust ledger: grants per role and open incidents"))),
+        Route("/agent/autonomy/promotions", routes.Promotions(), auth="bearer", openapi=ops(
+            get=_op("Promotion proposals"), post=_op("Propose a higher level for a role", 201, True))),
+        Route("/agent/autonomy/promotions/{id}/decide", routes.PromotionDecide(), auth="bearer", openapi=ops(
+            post=_op("Decide a promotion (admin, once)", body=True))),
+        Route("/agent/staged", routes.Staged(), auth="bearer", openapi=ops(
+            get=_op("Stagings with their diffs (query status, default pending)"))),
+        Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging"))),
+        Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", openapi=ops(
+            post=_op("Veto (discard) a pending staging"))),
+        Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", openapi=ops(
+            post=_op("Decide an approval as an agent reviewer (review:<domain>)", body=True))),
+        Route("/agent/constitution", routes.Constitution(), auth="bearer", openapi=ops(
+            get=_op("Constitution versions"), post=_op("Create a draft version (admin)", 201, True))),
+        Route("/agent/constitution/compile", routes.ConstitutionCompile(), auth="bearer", openapi=ops(
+            post=_op("Compile a draft into checks (admin)", body=True))),
+        Route("/agent/constitution/{id}/dry-run", routes.ConstitutionDryRun(), auth="bearer", openapi=ops(
+            post=_op("What a version would have blocked of recent agent activity (admin)"))),
+        Route("/agent/constitution/{id}/activate", routes.ConstitutionActivate(), auth="bearer", openapi=ops(
+            post=_op("Make a compiled version the active one (admin)"))),
+        Route("/agent/kill-switch", routes.KillSwitch(), auth="bearer", openapi=ops(
+            get=_op("Active freezes (all=true: with lifted ones)"),
+            post=_op("Freeze a run, intent, role or the site (agents:freeze)", 201, True))),
+        Route("/agent/kill-switch/lift", routes.KillSwitchLift(), auth="bearer", openapi=ops(
+            post=_op("Lift a freeze (agents:freeze)", body=True))),
+        Route("/agent/intents", routes.Intents(), auth="bearer", openapi=ops(
+            get=_op("Content intents"), post=_op("Create an intent (admin)", 201, True))),
+        Route("/agent/intents/{id}", routes.Intent(), auth="bearer", openapi=ops(
+            get=_op("An intent"), patch=_op("Change an intent (admin)", body=True),
+            delete=("Delete an intent (admin)", None, None, 204))),
+        Route("/agent/intents/{id}/pause", routes.IntentAction("paused"), auth="bearer", openapi=ops(
+            post=_op("Pause an intent (admin)"))),
+        Route("/agent/intents/{id}/resume", routes.IntentAction("active"), auth="bearer", openapi=ops(
+            post=_op("Resume an intent (admin)"))),
+    ]
