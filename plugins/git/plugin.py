@@ -11,7 +11,7 @@ from kernel.settings import parse_float, parse_int
 from plugins.git import routes
 
 name = "git"
-requires = ("schema",)
+requires = ("agents", "items", "schema")
 
 
 def parse_base_url(raw: str) -> str:
@@ -84,6 +84,8 @@ def register_routes(kernel: Any) -> list[Route]:
                   None, 200))),
         Route(one + "/ci-runs/{run_id}/logs", routes.LogResource(), auth="admin", openapi=ops(
             get=("A CI run's log, fetched once, cut at SVC_GIT_LOG_MAX_BYTES and cached", None, None, 200))),
+        Route(one + "/gitops/sync", routes.GitopsResource(), auth="admin", openapi=ops(
+            post=("Reconcile svc/intents.json into agent intents, with a drift scan", None, None, 200))),
         Route(base + "/oauth/{provider}/callback", routes.CallbackResource(), site="none", auth="public",
               authenticate=False, openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None,
                                                    None, 200))),

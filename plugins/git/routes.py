@@ -8,8 +8,8 @@ from kernel.errors import ApiError
 from kernel.http.media import read_body, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
+from plugins.git import gitops, providers, pulls, webhooks
 from plugins.git import integrations as ig
-from plugins.git import providers, pulls, webhooks
 
 MAX_ID = 36
 MAX_NUMBER = 2**31 - 1
@@ -89,7 +89,7 @@ class WebhookResource:
         ctx = request_context(req)
         raw = await read_body(req, ctx.kernel.settings.max_body_bytes)
         headers = {k.lower(): v for k, v in req.headers.items()}
-        send_data(resp, await webhooks.receive(ctx.kernel, provider, site_id, integration_id, headers, raw))
+        send_data(resp, await webhooks.receive(ctx, provider, site_id, integration_id, headers, raw))
 
 
 class PullsResource:
@@ -119,3 +119,9 @@ class LogResource:
         if not run_id or len(run_id) > 40:
             raise ApiError(404, "RECORD_NOT_FOUND", "No such CI run for this integration")
         send_data(resp, await pulls.run_log(_ctx(req), _id(id), run_id))
+
+
+class GitopsResource:
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        ctx = _ctx(req)
+        send_data(resp, await gitops.sync(ctx, _id(id), await read_json(req, expect=object, required=False)))

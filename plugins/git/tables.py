@@ -34,6 +34,8 @@ integrations = Table(
     Column("webhook_secret", Text, nullable=False),
     Column("status", String(12), nullable=False),
     Column("sync_config", json_type, nullable=False),
+    Column("gitops_snapshot", json_type, nullable=True),
+    Column("gitops_synced_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("site_id", "provider", "repo_full_name", name="uq_svc_git_integrations_repo"),

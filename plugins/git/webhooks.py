@@ -10,7 +10,7 @@ the event does, so a replay does nothing twice.
 
 Events used: GitHub ``ping``, ``pull_request``, ``check_run``; GitLab ``Merge Request Hook``,
 ``Job Hook``. Others are acknowledged and ignored. A failed CI run writes the ``git_ci_failed``
-audit entry.
+audit entry and, once committed, an incident of role ``git-sync`` in agents' trust ledger.
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.db.meta import now_utc
 from kernel.tenancy.service import get_site_cached
+from plugins.agents import api as agents_api
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.pulls import upsert_pull, upsert_run
 from plugins.git.tables import deliveries, integrations, pull_requests
 
 MAX_ID = 64
+INCIDENT_ROLE = "git-sync"
 FAILED = ("failure", "timed_out", "startup_failure")
 _DECOY = b"svc-git-webhook-decoy-secret"
 
@@ -67,8 +69,9 @@ async def _integration(kernel: Any, provider: str, site_id: str, integration_id:
     return row if row is not None and row["provider"] == provider else None
 
 
-async def receive(kernel: Any, provider: str, site_id: str, integration_id: str, headers: dict[str, str],
+async def receive(ctx: Any, provider: str, site_id: str, integration_id: str, headers: dict[str, str],
                   raw: bytes) -> dict[str, Any]:
+    kernel = ctx.kernel
     row = await _integration(kernel, provider, site_id, integration_id)
     secret = ig.open_secret(kernel, row).encode() if row is not None else _DECOY
     verified = _signature_ok(provider if provider in providers.PROVIDERS else "github", secret, raw, headers)
@@ -94,6 +97,12 @@ async def receive(kernel: Any, provider: str, site_id: str, integration_id: str,
                 await _handle(uow, row, provider, event, payload)
     except IntegrityError:
         return {"received": True, "duplicate": True, "event": event}
+    if handled == "ci_failed":
+        # After the delivery committed (a replay never gets here): the incident in agents' ledger.
+        ctx.site_id = site_id
+        await agents_api.record_incident(ctx, role=INCIDENT_ROLE, kind="ci_failed",
+                                         detail={"integrationId": integration_id, "provider": provider,
+                                                 "event": event, "delivery": delivery})
     return {"received": True, "duplicate": False, "event": event, "handled": handled}
 
 

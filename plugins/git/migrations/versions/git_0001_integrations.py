@@ -38,6 +38,8 @@ def upgrade() -> None:
         sa.Column("webhook_secret", sa.Text, nullable=False),
         sa.Column("status", sa.String(12), nullable=False),
         sa.Column("sync_config", JSON, nullable=False),
+        sa.Column("gitops_snapshot", JSON, nullable=True),
+        sa.Column("gitops_synced_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("site_id", "provider", "repo_full_name", name="uq_svc_git_integrations_repo"),
