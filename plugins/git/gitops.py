@@ -95,10 +95,12 @@ async def sync(ctx: Any, integration_id: str, body: Any) -> dict[str, Any]:
     result = await agents_api.import_intents(ctx, apply, source=source) if apply else \
         {"created": [], "updated": [], "unchanged": []}
     after = {i["key"]: i for i in await agents_api.export_intents(ctx)}
-    # The new baseline: what git said for the keys it holds (conflicts keep their old baseline),
-    # so a later edit on either side shows as a change against it.
+    # The new baseline: git's version for what was applied (as stored), the old one for the
+    # rest (a drift in svc stays a drift; a conflict stays until one side gives way).
     new_base = {k: v for k, v in base.items() if k in conflicts}
-    new_base.update({k: after.get(k, v) for k, v in in_git.items() if k not in conflicts})
+    applied = {i["key"] for i in apply}
+    new_base.update({k: after.get(k, v) if k in applied else base.get(k, v) for k, v in in_git.items()
+                     if k not in conflicts})
     now = now_utc()
     async with ctx.unit_of_work() as uow:
         await ig.row_of(uow.db, integration_id, lock=True)
