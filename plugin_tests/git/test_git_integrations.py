@@ -1,10 +1,10 @@
 """Integrations: create (token sealed, never returned; webhook secret answered once), list, get,
 patch, rotate-secret, delete (forgets everything), 409 duplicate, cross-tenant, who may call."""
 
+from git_helpers import TOKEN, connect, git_app, github_hook, serve_github_pulls
 from sqlalchemy import select
 
 from kernel.testing import Calls
-from git_helpers import TOKEN, connect, git_app, github_hook, serve_github_pulls
 from plugins.git.tables import integrations, pull_requests
 
 

@@ -5,9 +5,18 @@ import json
 import uuid
 
 import pytest
+from git_helpers import (
+    GL_TOKEN,
+    audits,
+    connect,
+    git_app,
+    github_hook,
+    github_pull,
+    github_signature,
+    gitlab_hook,
+)
 from sqlalchemy import func, select
 
-from git_helpers import GL_TOKEN, audits, connect, git_app, github_hook, github_pull, github_signature, gitlab_hook
 from kernel.testing import Calls
 from plugins.git.tables import deliveries
 
