@@ -146,14 +146,22 @@ async def update_record(ctx: Any, integration_id: str, body: Any) -> dict[str, A
 
 
 async def delete(ctx: Any, integration_id: str) -> None:
-    """Disconnect: the record goes, with its sealed token and secret and every cached record."""
+    """Disconnect: the record goes, with its sealed token and secret and every cached record;
+    then its pull requests' preview sites are torn down."""
+    from plugins.git import previews
+    from plugins.git.tables import pull_requests
+
     async with ctx.unit_of_work() as uow:
         row = await row_of(uow.db, integration_id, lock=True)
+        numbers = [r["number"] for r in await uow.db.all(uow.db.select(pull_requests, pull_requests.c.number)
+                                                         .where(pull_requests.c.integration_id == integration_id))]
         for table in _owned_tables():
             await uow.db.execute(uow.db.delete(table).where(table.c.integration_id == integration_id))
         await uow.db.execute(uow.db.delete(integrations).where(integrations.c.id == integration_id))
         await _audit(uow, ctx, "git.integration.delete", integration_id,
                      {"provider": row["provider"], "repo": row["repo_full_name"]})
+    for number in numbers:
+        await previews.teardown(ctx.kernel, ctx.site_id, integration_id, number)
 
 
 def _owned_tables() -> list[Any]:

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.git import routes
+from plugins.git import previews, routes
 
 name = "git"
 requires = ("agents", "items", "schema")
@@ -49,6 +49,11 @@ def register_migrations() -> str:
 
 
 @hookimpl
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    jobs.task(previews.JOB, previews.preview_job, retries=3, retry_delay=30, retry_max_delay=600, owner="git")
+
+
+@hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
     return {
         "GIT_PROVIDER_ERROR": (502, "The git provider could not be reached or refused the request."),
@@ -86,6 +91,8 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("A CI run's log, fetched once, cut at SVC_GIT_LOG_MAX_BYTES and cached", None, None, 200))),
         Route(one + "/gitops/sync", routes.GitopsResource(), auth="admin", openapi=ops(
             post=("Reconcile svc/intents.json into agent intents, with a drift scan", None, None, 200))),
+        Route(one + "/provenance", routes.ProvenanceResource(), auth="admin", openapi=ops(
+            get=("Which commit or PR changed an item (its revisions' git causes)", None, None, 200))),
         Route(base + "/oauth/{provider}/callback", routes.CallbackResource(), site="none", auth="public",
               authenticate=False, openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None,
                                                    None, 200))),

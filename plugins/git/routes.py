@@ -8,7 +8,7 @@ from kernel.errors import ApiError
 from kernel.http.media import read_body, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.git import gitops, providers, pulls, webhooks
+from plugins.git import gitops, previews, providers, pulls, webhooks
 from plugins.git import integrations as ig
 
 MAX_ID = 36
@@ -125,3 +125,17 @@ class GitopsResource:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         ctx = _ctx(req)
         send_data(resp, await gitops.sync(ctx, _id(id), await read_json(req, expect=object, required=False)))
+
+
+class ProvenanceResource:
+    """``GET /integrations/git/{id}/provenance?collection=&itemId=&number=``."""
+
+    async def on_get(self, req: Any, resp: Any, id: str) -> None:
+        ctx = _ctx(req)
+        collection, item_id, number = req.get_param("collection"), req.get_param("itemId"), req.get_param("number")
+        if not collection or len(collection) > 64:
+            raise ApiError.validation("'collection' is required", path=["query", "collection"])
+        if not item_id or len(item_id) > 255:
+            raise ApiError.validation("'itemId' is required", path=["query", "itemId"])
+        send_data(resp, await previews.provenance(ctx, _id(id), collection, item_id,
+                                                  None if number is None else _number(number)))

@@ -27,7 +27,7 @@ from kernel.db.meta import now_utc
 from kernel.tenancy.service import get_site_cached
 from plugins.agents import api as agents_api
 from plugins.git import integrations as ig
-from plugins.git import providers
+from plugins.git import previews, providers
 from plugins.git.pulls import upsert_pull, upsert_run
 from plugins.git.tables import deliveries, integrations, pull_requests
 
@@ -132,6 +132,10 @@ async def _github_pull(uow: Any, row: Any, payload: dict[str, Any]) -> str:
         "head_sha": (p.get("head") or {}).get("sha"), "head_ref": (p.get("head") or {}).get("ref"),
         "base_ref": (p.get("base") or {}).get("ref"), "author": (p.get("user") or {}).get("login"),
         "url": p.get("html_url")})
+    action = payload.get("action") if isinstance(payload.get("action"), str) else ""
+    if p.get("state") == "closed":
+        action = "closed"
+    await previews.queue(uow, row, number, action, _sha((p.get("head") or {}).get("sha")))
     return "pull_request"
 
 
@@ -145,7 +149,17 @@ async def _gitlab_merge_request(uow: Any, row: Any, payload: dict[str, Any]) -> 
         "head_sha": (m.get("last_commit") or {}).get("id"), "head_ref": m.get("source_branch"),
         "base_ref": m.get("target_branch"), "author": (payload.get("user") or {}).get("username"),
         "url": m.get("url")})
+    action = m.get("action") if isinstance(m.get("action"), str) else ""
+    if m.get("state") in ("closed", "merged"):
+        action = "close"
+    await previews.queue(uow, row, number, action, _sha((m.get("last_commit") or {}).get("id")))
     return "pull_request"
+
+
+def _sha(value: Any) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= 64 or not value.isalnum():
+        raise ApiError.validation("The pull request's head commit must be a commit id", path=["body"])
+    return value
 
 
 async def _number_for(uow: Any, integration_id: str, sha: str, listed: Any) -> int:

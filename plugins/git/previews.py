@@ -1,0 +1,152 @@
+"""Preview sites: with ``syncConfig.preview``, opening or syncing a pull request seeds the site
+``<siteId>__pr-<number>`` from the PR's ``svc/manifest.json`` (the config import) and
+``svc/content.json`` (``{ "<collection>": [items...] }``, written through the items API with the
+cause ``git:<integrationId>/pr-<number>@<sha>``); closing or merging it deletes that site with
+the kernel's ``delete_site`` (every plugin's rows of it go, through ``site_deleted``).
+
+The work runs in the job ``git.preview`` (queued in the webhook's transaction, deduplicated per
+pull request, the latest action winning), so the webhook answers at once and a provider error is
+retried. A seed starts from an empty site: an existing preview is deleted first. A preview site is
+a site like any other: isolated by the kernel's tenancy, reachable only by who may reach it (the
+instance admin; members of the parent site are not members of it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kernel import ApiError, audit
+from kernel.auth.principal import Principal
+from kernel.tenancy.service import SITE_ID, create_site, delete_site, get_site
+from plugins.git import integrations as ig
+from plugins.git import providers
+from plugins.git.pulls import manifest_of
+from plugins.git.tables import integrations
+from plugins.items import api as items_api
+from plugins.schema import api as schema_api
+
+JOB = "git.preview"
+CONTENT_PATH = "svc/content.json"
+MAX_CONTENT = 4 * 1024 * 1024
+MAX_ITEMS = 1000
+SEED_ACTIONS = {"opened", "synchronize", "reopened", "open", "update", "reopen"}
+TEARDOWN_ACTIONS = {"closed", "close", "merge", "merged"}
+
+
+def preview_site_id(site_id: str, number: int) -> str | None:
+    """``<siteId>__pr-<number>``, or None when it would not be a valid site id (too long)."""
+    candidate = f"{site_id}__pr-{number}"
+    return candidate if SITE_ID.match(candidate) else None
+
+
+def cause_of(integration_id: str, number: int, sha: str) -> str:
+    return f"git:{integration_id}/pr-{number}@{sha[:40]}"
+
+
+async def queue(uow: Any, row: Any, number: int, action: str, sha: str) -> str | None:
+    """Queue a seed or a teardown for a pull-request webhook action, when previews are on."""
+    if not (row["sync_config"] or {}).get("preview"):
+        return None
+    kind = "seed" if action in SEED_ACTIONS else "teardown" if action in TEARDOWN_ACTIONS else None
+    if kind is None or preview_site_id(row["site_id"], number) is None:
+        return None
+    await uow.kernel.jobs.enqueue(JOB, uow=uow, dedupe_key=f"{row['id']}:{number}", replace=True,
+                                  site_id=row["site_id"], integration_id=row["id"], number=number, kind=kind, sha=sha)
+    return kind
+
+
+async def preview_job(kernel: Any, site_id: str, integration_id: str, number: int, kind: str, sha: str) -> None:
+    """Job ``git.preview``: seed or tear down one pull request's preview site."""
+    preview = preview_site_id(site_id, number)
+    if preview is None:
+        return
+    if kind == "teardown":
+        await teardown(kernel, site_id, integration_id, number)
+        return
+    async with kernel.unit_of_work(site_id) as uow:
+        row = await uow.db.one(uow.db.select(integrations).where(integrations.c.id == integration_id))
+    if row is None or not (row["sync_config"] or {}).get("preview") or row["token"] is None:
+        return
+    repo = ig.repo_of(kernel, row)
+    manifest, problem = await manifest_of(repo, sha)
+    raw = await repo.file(CONTENT_PATH, sha)
+    content = _content(raw)
+    if await get_site(kernel, preview) is not None:
+        await delete_site(kernel, preview)
+    await create_site(kernel, preview, f"Preview of {site_id} #{number}")
+    principal = Principal(kind="git", site_id=preview, admin_access=True)
+    if isinstance(manifest, dict):
+        async with kernel.unit_of_work(preview, principal) as uow:
+            await schema_api.config_apply(uow, manifest, "merge", allow_destructive=True)
+    ctx = items_api.context(kernel, preview, principal, request_id=f"git-preview-{number}")
+    written = 0
+    for collection, items in content.items():
+        if items:
+            await items_api.create_many(ctx, collection, items, cause=cause_of(integration_id, number, sha))
+            written += len(items)
+    async with kernel.unit_of_work(site_id) as uow:
+        await audit.record(uow.conn, action="git.preview.seeded", site_id=site_id, target_type="git_integration",
+                           target_id=integration_id, details={"number": number, "siteId": preview, "sha": sha,
+                                                              "items": written, "manifest": problem is None})
+
+
+def _content(raw: bytes | None) -> dict[str, list[dict[str, Any]]]:
+    if raw is None:
+        return {}
+    if len(raw) > MAX_CONTENT:
+        raise providers.ProviderError(f"{CONTENT_PATH} is larger than {MAX_CONTENT} bytes")
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        raise providers.ProviderError(f"{CONTENT_PATH} is not valid JSON") from None
+    if not isinstance(found, dict) or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v)
+                                              for v in found.values()):
+        raise providers.ProviderError(f"{CONTENT_PATH} must map collection names to lists of items")
+    if sum(len(v) for v in found.values()) > MAX_ITEMS:
+        raise providers.ProviderError(f"{CONTENT_PATH} holds more than {MAX_ITEMS} items")
+    return found
+
+
+async def teardown(kernel: Any, site_id: str, integration_id: str, number: int) -> bool:
+    """Delete the preview site, if it exists; True when one was deleted."""
+    preview = preview_site_id(site_id, number)
+    if preview is None or await get_site(kernel, preview) is None:
+        return False
+    await delete_site(kernel, preview)
+    if await get_site(kernel, site_id) is not None:
+        async with kernel.unit_of_work(site_id) as uow:
+            await audit.record(uow.conn, action="git.preview.torn_down", site_id=site_id,
+                               target_type="git_integration", target_id=integration_id,
+                               details={"number": number, "siteId": preview})
+    return True
+
+
+async def provenance(ctx: Any, integration_id: str, collection: str, item_id: str,
+                     number: int | None) -> list[dict[str, Any]]:
+    """The git writes of an item, newest first: revisions whose cause is this integration's
+    (``git:<integrationId>/pr-<number>@<sha>``). In the site itself they are read as the caller
+    through the items API; with ``number``, in that pull request's preview site, which belongs
+    to this site, read as the preview's seeding principal."""
+    async with ctx.reader() as db:
+        await ig.row_of(db, integration_id)
+    if number is None:
+        reader = ctx
+    else:
+        preview = preview_site_id(ctx.site_id, number)
+        if preview is None or await get_site(ctx.kernel, preview) is None:
+            raise ApiError(404, "RECORD_NOT_FOUND", f"No preview site for pull request #{number}")
+        reader = items_api.context(ctx.kernel, preview, Principal(kind="git", site_id=preview, admin_access=True),
+                                   request_id=ctx.request_id)
+    prefix = f"git:{integration_id}/"
+    page, _ = await items_api.list_revisions(reader, collection, item_id, limit=100)
+    out = []
+    for revision in page:
+        cause = revision.get("causedBy") or ""
+        if not cause.startswith(prefix):
+            continue
+        pr, _, sha = cause[len(prefix):].partition("@")
+        found = int(pr[3:]) if pr.startswith("pr-") and pr[3:].isdigit() else None
+        out.append({"revisionId": revision["id"], "kind": revision["kind"], "number": found, "sha": sha or None,
+                    "siteId": reader.site_id, "at": revision["createdAt"]})
+    return out
