@@ -11,7 +11,7 @@ from kernel.settings import parse_float, parse_int
 from plugins.git import previews, routes
 
 name = "git"
-requires = ("agents", "items", "schema")
+requires = ("access", "agents", "items", "schema")
 
 
 def parse_base_url(raw: str) -> str:

@@ -18,7 +18,11 @@ from typing import Any
 
 from kernel import ApiError, audit
 from kernel.auth.principal import Principal
+from kernel.db.meta import iso
+from kernel.events.tables import events
+from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.service import SITE_ID, create_site, delete_site, get_site
+from plugins.access import api as access_api
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.pulls import manifest_of
@@ -38,6 +42,13 @@ def preview_site_id(site_id: str, number: int) -> str | None:
     """``<siteId>__pr-<number>``, or None when it would not be a valid site id (too long)."""
     candidate = f"{site_id}__pr-{number}"
     return candidate if SITE_ID.match(candidate) else None
+
+
+async def seeder(kernel: Any, preview: str) -> Principal:
+    """The principal that seeds a preview site: its built-in admin role (resolved by access)."""
+    async with kernel.db.connect() as conn:
+        role = await access_api.role_by_system_key(conn, preview, "admin")
+    return await kernel.access.resolve(Principal(kind="git", site_id=preview, role_id=role["id"]), preview)
 
 
 def cause_of(integration_id: str, number: int, sha: str) -> str:
@@ -75,7 +86,7 @@ async def preview_job(kernel: Any, site_id: str, integration_id: str, number: in
     if await get_site(kernel, preview) is not None:
         await delete_site(kernel, preview)
     await create_site(kernel, preview, f"Preview of {site_id} #{number}")
-    principal = Principal(kind="git", site_id=preview, admin_access=True)
+    principal = await seeder(kernel, preview)
     if isinstance(manifest, dict):
         async with kernel.unit_of_work(preview, principal) as uow:
             await schema_api.config_apply(uow, manifest, "merge", allow_destructive=True)
@@ -124,29 +135,28 @@ async def teardown(kernel: Any, site_id: str, integration_id: str, number: int) 
 
 async def provenance(ctx: Any, integration_id: str, collection: str, item_id: str,
                      number: int | None) -> list[dict[str, Any]]:
-    """The git writes of an item, newest first: revisions whose cause is this integration's
-    (``git:<integrationId>/pr-<number>@<sha>``). In the site itself they are read as the caller
-    through the items API; with ``number``, in that pull request's preview site, which belongs
-    to this site, read as the preview's seeding principal."""
+    """The git writes of an item, newest first, from the causes of its writes in the event log
+    (``git:<integrationId>/pr-<number>@<sha>``): in this site, or with ``number`` in that pull
+    request's preview site (which belongs to this site). The log is pruned by the kernel's
+    retention, so older writes drop out."""
     async with ctx.reader() as db:
         await ig.row_of(db, integration_id)
-    if number is None:
-        reader = ctx
-    else:
-        preview = preview_site_id(ctx.site_id, number)
-        if preview is None or await get_site(ctx.kernel, preview) is None:
+    where = ctx.site_id
+    if number is not None:
+        where = preview_site_id(ctx.site_id, number)
+        if where is None or await get_site(ctx.kernel, where) is None:
             raise ApiError(404, "RECORD_NOT_FOUND", f"No preview site for pull request #{number}")
-        reader = items_api.context(ctx.kernel, preview, Principal(kind="git", site_id=preview, admin_access=True),
-                                   request_id=ctx.request_id)
     prefix = f"git:{integration_id}/"
-    page, _ = await items_api.list_revisions(reader, collection, item_id, limit=100)
+    async with ctx.kernel.db.connect() as conn:
+        db = SiteDB(where, conn)
+        rows = await db.all(db.select(events).where(
+            events.c.collection == collection, events.c.item_id == item_id,
+            events.c.cause.like(prefix.replace("_", "\\_") + "%", escape="\\"))
+            .order_by(events.c.id.desc()).limit(100))
     out = []
-    for revision in page:
-        cause = revision.get("causedBy") or ""
-        if not cause.startswith(prefix):
-            continue
-        pr, _, sha = cause[len(prefix):].partition("@")
+    for row in rows:
+        pr, _, sha = row["cause"][len(prefix):].partition("@")
         found = int(pr[3:]) if pr.startswith("pr-") and pr[3:].isdigit() else None
-        out.append({"revisionId": revision["id"], "kind": revision["kind"], "number": found, "sha": sha or None,
-                    "siteId": reader.site_id, "at": revision["createdAt"]})
+        out.append({"type": row["type"], "number": found, "sha": sha or None, "siteId": where,
+                    "at": iso(row["occurred_at"])})
     return out
