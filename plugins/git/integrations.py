@@ -145,10 +145,9 @@ async def update_record(ctx: Any, integration_id: str, body: Any) -> dict[str, A
     return record(saved)
 
 
-async def delete(ctx: Any, integration_id: str) -> None:
-    """Disconnect: the record goes, with its sealed token and secret and every cached record;
-    then its pull requests' preview sites are torn down."""
-    from plugins.git import previews
+async def delete(ctx: Any, integration_id: str) -> list[int]:
+    """Disconnect: the record goes, with its sealed token and secret and every cached record.
+    Returns the cached pull-request numbers (whose preview sites the caller tears down)."""
     from plugins.git.tables import pull_requests
 
     async with ctx.unit_of_work() as uow:
@@ -160,8 +159,7 @@ async def delete(ctx: Any, integration_id: str) -> None:
         await uow.db.execute(uow.db.delete(integrations).where(integrations.c.id == integration_id))
         await _audit(uow, ctx, "git.integration.delete", integration_id,
                      {"provider": row["provider"], "repo": row["repo_full_name"]})
-    for number in numbers:
-        await previews.teardown(ctx.kernel, ctx.site_id, integration_id, number)
+    return numbers
 
 
 def _owned_tables() -> list[Any]:

@@ -119,6 +119,12 @@ def _content(raw: bytes | None) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+async def disconnect(ctx: Any, integration_id: str) -> None:
+    """Delete the integration, then tear down its pull requests' preview sites."""
+    for number in await ig.delete(ctx, integration_id):
+        await teardown(ctx.kernel, ctx.require_site(), integration_id, number)
+
+
 async def teardown(kernel: Any, site_id: str, integration_id: str, number: int) -> bool:
     """Delete the preview site, if it exists; True when one was deleted."""
     preview = preview_site_id(site_id, number)

@@ -57,7 +57,8 @@ class IntegrationResource:
         send_data(resp, await ig.update_record(ctx, _id(id), await read_json(req, expect=object)))
 
     async def on_delete(self, req: Any, resp: Any, id: str) -> None:
-        await ig.delete(_ctx(req), _id(id))
+        ctx = _ctx(req)
+        await previews.disconnect(ctx, _id(id))
         send_no_content(resp)
 
 
