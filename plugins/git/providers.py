@@ -147,18 +147,12 @@ class Repo:
         if self.provider == "github":
             found = (await self._get(f"/pulls?state=all&sort=updated&direction=desc&per_page={limit}",
                                      "pull requests")).json()
-            rows = [{"number": p.get("number"), "title": p.get("title"),
-                     "state": "merged" if p.get("merged_at") else p.get("state"),
-                     "head_sha": (p.get("head") or {}).get("sha"), "head_ref": (p.get("head") or {}).get("ref"),
-                     "base_ref": (p.get("base") or {}).get("ref"), "author": (p.get("user") or {}).get("login"),
-                     "url": p.get("html_url")} for p in found if isinstance(p, dict)] if isinstance(found, list) else None
+            rows = [github_pull(p) for p in found if isinstance(p, dict)] if isinstance(found, list) else None
         else:
             found = (await self._get(f"/merge_requests?state=all&order_by=updated_at&sort=desc&per_page={limit}",
                                      "merge requests")).json()
-            rows = [{"number": m.get("iid"), "title": m.get("title"), "state": m.get("state"),
-                     "head_sha": m.get("sha"), "head_ref": m.get("source_branch"),
-                     "base_ref": m.get("target_branch"), "author": (m.get("author") or {}).get("username"),
-                     "url": m.get("web_url")} for m in found if isinstance(m, dict)] if isinstance(found, list) else None
+            rows = [gitlab_merge_request(m, m.get("sha"), (m.get("author") or {}).get("username"), m.get("web_url"))
+                    for m in found if isinstance(m, dict)] if isinstance(found, list) else None
         if rows is None:
             raise ProviderError("The provider's pull-request list is not a list")
         return [normal_pull(r) for r in rows if isinstance(r["number"], int) and not isinstance(r["number"], bool)]
@@ -187,12 +181,8 @@ class Repo:
         for job in jobs:
             if not isinstance(job, dict):
                 continue
-            status = job.get("status")
-            done = status in ("success", "failed", "canceled", "skipped")
-            conclusion = {"success": "success", "failed": "failure", "canceled": "cancelled",
-                          "skipped": "skipped"}.get(status) if done else None
-            out.append(normal_run(job.get("id"), job.get("name"), "completed" if done else "in_progress",
-                                  conclusion, (job.get("commit") or {}).get("id") or head_sha, job.get("web_url")))
+            out.append(gitlab_job(job.get("id"), job.get("name"), job.get("status"),
+                                  (job.get("commit") or {}).get("id") or head_sha, job.get("web_url")))
         return out
 
     async def run_log(self, run_id: str, cap: int) -> tuple[str, bool]:
@@ -251,6 +241,29 @@ class Repo:
                 body["target_url"] = target_url
         _ok(await request(self.kernel, "POST", self._api(f"/statuses/{quote(sha, safe='')}"), token=self.token,
                           headers=self._headers(), json_body=body), "commit status")
+
+
+def github_pull(p: dict[str, Any]) -> dict[str, Any]:
+    """A GitHub pull request (REST answer or webhook payload) as a cache row."""
+    return {"number": p.get("number"), "title": p.get("title"),
+            "state": "merged" if p.get("merged_at") else p.get("state"),
+            "head_sha": (p.get("head") or {}).get("sha"), "head_ref": (p.get("head") or {}).get("ref"),
+            "base_ref": (p.get("base") or {}).get("ref"), "author": (p.get("user") or {}).get("login"),
+            "url": p.get("html_url")}
+
+
+def gitlab_merge_request(m: dict[str, Any], sha: Any, author: Any, url: Any) -> dict[str, Any]:
+    """A GitLab merge request (REST answer or webhook ``object_attributes``) as a cache row."""
+    return {"number": m.get("iid"), "title": m.get("title"), "state": m.get("state"), "head_sha": sha,
+            "head_ref": m.get("source_branch"), "base_ref": m.get("target_branch"), "author": author, "url": url}
+
+
+def gitlab_job(job_id: Any, name: Any, status: Any, sha: Any, url: Any) -> dict[str, Any]:
+    """A GitLab job as a CI run, its status mapped onto GitHub's status and conclusion."""
+    done = status in ("success", "failed", "canceled", "skipped")
+    conclusion = {"success": "success", "failed": "failure", "canceled": "cancelled",
+                  "skipped": "skipped"}.get(status) if done else None
+    return normal_run(job_id, name, "completed" if done else "in_progress", conclusion, sha, url)
 
 
 def normal_pull(row: dict[str, Any]) -> dict[str, Any]:

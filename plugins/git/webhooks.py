@@ -122,38 +122,29 @@ async def _handle(uow: Any, row: Any, provider: str, event: str, payload: dict[s
     return "ignored"
 
 
+async def _pull(uow: Any, row: Any, pull: dict[str, Any], action: str, path: list[str | int]) -> str:
+    """Upsert a pull request from a webhook and queue its preview work."""
+    if not isinstance(pull["number"], int) or isinstance(pull["number"], bool):
+        raise ApiError.validation("The pull request's number must be an integer", path=path)
+    await upsert_pull(uow.db, row["id"], pull)
+    await previews.queue(uow, row, pull["number"], action, _sha(pull["head_sha"]))
+    return "pull_request"
+
+
 async def _github_pull(uow: Any, row: Any, payload: dict[str, Any]) -> str:
     p = payload["pull_request"]
-    number = p.get("number")
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise ApiError.validation("pull_request.number must be an integer", path=["body", "pull_request", "number"])
-    await upsert_pull(uow.db, row["id"], {
-        "number": number, "title": p.get("title"), "state": "merged" if p.get("merged_at") else p.get("state"),
-        "head_sha": (p.get("head") or {}).get("sha"), "head_ref": (p.get("head") or {}).get("ref"),
-        "base_ref": (p.get("base") or {}).get("ref"), "author": (p.get("user") or {}).get("login"),
-        "url": p.get("html_url")})
     action = payload.get("action") if isinstance(payload.get("action"), str) else ""
-    if p.get("state") == "closed":
-        action = "closed"
-    await previews.queue(uow, row, number, action, _sha((p.get("head") or {}).get("sha")))
-    return "pull_request"
+    return await _pull(uow, row, providers.github_pull(p), "closed" if p.get("state") == "closed" else action,
+                       ["body", "pull_request", "number"])
 
 
 async def _gitlab_merge_request(uow: Any, row: Any, payload: dict[str, Any]) -> str:
     m = payload["object_attributes"]
-    number = m.get("iid")
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise ApiError.validation("object_attributes.iid must be an integer", path=["body", "object_attributes", "iid"])
-    await upsert_pull(uow.db, row["id"], {
-        "number": number, "title": m.get("title"), "state": m.get("state"),
-        "head_sha": (m.get("last_commit") or {}).get("id"), "head_ref": m.get("source_branch"),
-        "base_ref": m.get("target_branch"), "author": (payload.get("user") or {}).get("username"),
-        "url": m.get("url")})
     action = m.get("action") if isinstance(m.get("action"), str) else ""
-    if m.get("state") in ("closed", "merged"):
-        action = "close"
-    await previews.queue(uow, row, number, action, _sha((m.get("last_commit") or {}).get("id")))
-    return "pull_request"
+    pull = providers.gitlab_merge_request(m, (m.get("last_commit") or {}).get("id"),
+                                          (payload.get("user") or {}).get("username"), m.get("url"))
+    return await _pull(uow, row, pull, "close" if m.get("state") in ("closed", "merged") else action,
+                       ["body", "object_attributes", "iid"])
 
 
 def _sha(value: Any) -> str:
@@ -187,17 +178,13 @@ async def _github_check(uow: Any, row: Any, check: dict[str, Any]) -> str:
 
 
 async def _gitlab_job(uow: Any, row: Any, payload: dict[str, Any]) -> str:
-    status = payload.get("build_status")
-    done = status in ("success", "failed", "canceled", "skipped")
-    conclusion = {"success": "success", "failed": "failure", "canceled": "cancelled", "skipped": "skipped"}.get(
-        status) if done else None
-    run = providers.normal_run(payload.get("build_id"), payload.get("build_name"),
-                               "completed" if done else "in_progress", conclusion, payload.get("sha"), None)
+    run = providers.gitlab_job(payload.get("build_id"), payload.get("build_name"), payload.get("build_status"),
+                               payload.get("sha"), None)
     if not run["run_id"]:
         raise ApiError.validation("build_id is required", path=["body", "build_id"])
     number = await _number_for(uow, row["id"], run["head_sha"], None)
     await upsert_run(uow.db, row["id"], number, run)
-    if conclusion == "failure":
+    if run["conclusion"] == "failure":
         await ci_failed(uow, row, number, run)
         return "ci_failed"
     return "job"
