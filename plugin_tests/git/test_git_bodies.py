@@ -82,9 +82,15 @@ async def test_malformed_json_and_unknown_ids(shared):
     app, calls, _, made = shared
     resp = await calls.call("post", "/integrations/git", content=b"{bad", headers={"Content-Type": "application/json"})
     assert resp.status_code == 400 and resp.json()["errors"][0]["code"] == "VALIDATION_FAILED"
-    for raw in (str(uuid.uuid4()), "x" * 37, "%00", "' or 1=1 --"):
+    for raw in (str(uuid.uuid4()), "x" * 37, "%00", "%01x", "' or 1=1 --"):
         await calls.err("get", f"/integrations/git/{raw}", 404, "RECORD_NOT_FOUND")
         await calls.err("post", f"/integrations/git/{raw}/rotate-secret", 404, "RECORD_NOT_FOUND")
+        await calls.err("get", f"/integrations/git/{made['id']}/ci-runs/{raw}/logs", 404, "RECORD_NOT_FOUND")
+        resp = await app.client.post(f"/api/v1/integrations/git/webhook/github/{calls.headers['X-Svc-Site']}/{raw}",
+                                     content=b"{}", headers={"X-Hub-Signature-256": "sha256=00"})
+        assert resp.status_code == 401
+    for params in ({"collection": "a\x00", "itemId": "x"}, {"collection": "a", "itemId": "\x00"}):
+        await calls.err("get", f"/integrations/git/{made['id']}/provenance", 400, "VALIDATION_FAILED", params=params)
     assert (await calls.ok("get", f"/integrations/git/{made['id']}"))["displayName"] == "x"
 
 

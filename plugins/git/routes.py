@@ -15,8 +15,14 @@ MAX_ID = 36
 MAX_NUMBER = 2**31 - 1
 
 
+def _printable(raw: str, limit: int) -> bool:
+    """Not empty, at most ``limit`` characters, none of them a control character (PostgreSQL
+    refuses NUL in text: such an id is simply unknown)."""
+    return 0 < len(raw) <= limit and not any(ord(c) < 32 or c == "\x7f" for c in raw)
+
+
 def _id(raw: str) -> str:
-    if not raw or len(raw) > MAX_ID:
+    if not _printable(raw, MAX_ID):
         raise ig.not_found()
     return raw
 
@@ -117,7 +123,7 @@ class ValidateResource:
 
 class LogResource:
     async def on_get(self, req: Any, resp: Any, id: str, run_id: str) -> None:
-        if not run_id or len(run_id) > 40:
+        if not _printable(run_id, 40):
             raise ApiError(404, "RECORD_NOT_FOUND", "No such CI run for this integration")
         send_data(resp, await pulls.run_log(_ctx(req), _id(id), run_id))
 
@@ -134,9 +140,9 @@ class ProvenanceResource:
     async def on_get(self, req: Any, resp: Any, id: str) -> None:
         ctx = _ctx(req)
         collection, item_id, number = req.get_param("collection"), req.get_param("itemId"), req.get_param("number")
-        if not collection or len(collection) > 64:
+        if not collection or not _printable(collection, 64):
             raise ApiError.validation("'collection' is required", path=["query", "collection"])
-        if not item_id or len(item_id) > 255:
+        if not item_id or not _printable(item_id, 255):
             raise ApiError.validation("'itemId' is required", path=["query", "itemId"])
         send_data(resp, await previews.provenance(ctx, _id(id), collection, item_id,
                                                   None if number is None else _number(number)))

@@ -60,7 +60,8 @@ def _header(headers: dict[str, str], name: str, limit: int, *, spaces: bool = Fa
 
 
 async def _integration(kernel: Any, provider: str, site_id: str, integration_id: str) -> Any:
-    if provider not in providers.PROVIDERS or not 0 < len(site_id) <= MAX_ID or not 0 < len(integration_id) <= MAX_ID:
+    if provider not in providers.PROVIDERS or not 0 < len(site_id) <= MAX_ID or not 0 < len(integration_id) <= MAX_ID \
+            or not integration_id.isascii() or not integration_id.isprintable():
         return None
     if await get_site_cached(kernel, site_id) is None:
         return None
