@@ -173,3 +173,13 @@ async def test_gitlab_token_header_merge_request_and_failed_job(make_app, http_r
     # a GitHub-style signature is no GitLab credential
     resp = await github_hook(app.client, site, made["id"], secret, "ping", {}, provider="gitlab")
     assert resp.status_code == 401
+
+
+async def test_public_routes_are_rate_limited_per_ip(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver, SVC_RATE_LIMIT_GIT_PUBLIC="2")
+    made = await connect(calls)
+    statuses = [(await github_hook(app.client, site, made["id"], made["webhookSecret"], "ping", {})).status_code
+                for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    resp = await app.client.get("/api/v1/integrations/git/oauth/github/callback", params={"code": "c"})
+    assert resp.status_code == 429 and resp.json()["errors"][0]["code"] == "RATE_LIMITED"

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kernel import Route, Setting, hookimpl, ops
+from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
 from plugins.git import previews, routes
 
@@ -38,6 +38,9 @@ def register_settings() -> list[Setting]:
         Setting("SVC_GIT_GITLAB_CLIENT_ID", "", str, "OAuth application id for GitLab (empty: no GitLab OAuth)."),
         Setting("SVC_GIT_GITLAB_CLIENT_SECRET", "", str, "OAuth application secret for GitLab.", secret=True),
         Setting("SVC_GIT_TIMEOUT", 15.0, parse_float(0.1, 120), "Seconds to wait for a git provider's answer."),
+        Setting("SVC_RATE_LIMIT_GIT_PUBLIC", 600, parse_int(0),
+                "Requests per minute per client IP to the public git routes (webhook receiver, OAuth callback); "
+                "0 disables."),
         Setting("SVC_GIT_LOG_MAX_BYTES", 1024 * 1024, parse_int(1024),
                 "Most bytes of a CI log fetched and kept (a longer log is cut, `truncated: true`)."),
     ]
@@ -46,6 +49,11 @@ def register_settings() -> list[Setting]:
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
+    return {"git_public": RateBucket("rate_limit_git_public", 60.0, "ip")}
 
 
 @hookimpl
@@ -94,10 +102,10 @@ def register_routes(kernel: Any) -> list[Route]:
         Route(one + "/provenance", routes.ProvenanceResource(), auth="admin", openapi=ops(
             get=("Which commit or PR changed an item (its revisions' git causes)", None, None, 200))),
         Route(base + "/oauth/{provider}/callback", routes.CallbackResource(), site="none", auth="public",
-              authenticate=False, openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None,
-                                                   None, 200))),
+              authenticate=False, rate_limit="git_public",
+              openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None, None, 200))),
         Route(base + "/webhook/{provider}/{site_id}/{integration_id}", routes.WebhookResource(), site="none",
-              auth="public", authenticate=False, openapi=ops(
+              auth="public", authenticate=False, rate_limit="git_public", openapi=ops(
                   post=("Webhook receiver (GitHub HMAC signature, GitLab token); idempotent by delivery id", None,
                         None, 200))),
     ]
