@@ -123,3 +123,39 @@ async def test_provenance_refusals(make_app, http_receiver):
     await calls.err("get", path, 400, "VALIDATION_FAILED", params={"collection": "pages"})
     await calls.err("get", path, 400, "VALIDATION_FAILED", params={"collection": "p", "itemId": "x", "number": "-1"})
     await calls.err("get", path, 404, "RECORD_NOT_FOUND", params={"collection": "p", "itemId": "x", "number": "9"})
+
+
+async def test_a_site_git_did_not_make_is_never_seeded_over_or_deleted(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver)
+    admin = {"Authorization": calls.headers["Authorization"]}
+    made = await connect(calls, syncConfig={"preview": True})
+    other = f"{site}__pr-9"
+    resp = await app.client.post("/api/v1/sites", headers=admin, json={"id": other, "name": "Someone's site"})
+    assert resp.status_code == 201, resp.text
+    theirs = Calls(app.client, {**admin, "X-Svc-Site": other})
+    await theirs.collection("notes", {"text": "string"})
+    await theirs.create("notes", {"text": "keep me"})
+    serve_file(http_receiver, "svc/content.json", SHA1, {})
+    for action, state in (("opened", "open"), ("closed", "closed")):
+        await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                          {"action": action, "pull_request": github_pull(9, sha=SHA1, state=state)})
+        await run_due_jobs(app)
+        assert [n["text"] for n in (await theirs.list("notes"))["data"]] == ["keep me"]
+    await calls.err("get", f"/integrations/git/{made['id']}/provenance", 404, "RECORD_NOT_FOUND",
+                    params={"collection": "notes", "itemId": "x", "number": 9})
+
+
+async def test_previews_of_a_deleted_parent_are_swept(make_app, http_receiver):
+    from plugins.git.previews import sweep_job
+
+    app, calls, site = await git_app(make_app, http_receiver)
+    admin = {"Authorization": calls.headers["Authorization"]}
+    made = await connect(calls, syncConfig={"preview": True})
+    serve_file(http_receiver, "svc/content.json", SHA1, {})
+    await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                      {"action": "opened", "pull_request": github_pull(4, sha=SHA1)})
+    await run_due_jobs(app)
+    assert (await app.client.get(f"/api/v1/sites/{site}__pr-4", headers=admin)).status_code == 200
+    assert (await app.client.delete(f"/api/v1/sites/{site}", headers=admin)).status_code == 204
+    await sweep_job(app.kernel)
+    assert (await app.client.get(f"/api/v1/sites/{site}__pr-4", headers=admin)).status_code == 404

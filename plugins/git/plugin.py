@@ -59,6 +59,7 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 @hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(previews.JOB, previews.preview_job, retries=3, retry_delay=30, retry_max_delay=600, owner="git")
+    jobs.periodic(previews.SWEEP_JOB, previews.sweep_job, cron="23 * * * *", owner="git")
 
 
 @hookimpl

@@ -14,11 +14,14 @@ instance admin; members of the parent site are not members of it).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
+
+from sqlalchemy import select
 
 from kernel import ApiError, audit
 from kernel.auth.principal import Principal
-from kernel.db.meta import iso
+from kernel.db.meta import iso, now_utc
 from kernel.events.tables import events
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.service import SITE_ID, create_site, delete_site, get_site
@@ -27,10 +30,13 @@ from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.pulls import manifest_of
 from plugins.git.tables import integrations
+from plugins.git.tables import previews as preview_marks
 from plugins.items import api as items_api
 from plugins.schema import api as schema_api
 
+log = logging.getLogger("svc.git")
 JOB = "git.preview"
+SWEEP_JOB = "git.previews.sweep"
 CONTENT_PATH = "svc/content.json"
 MAX_CONTENT = 4 * 1024 * 1024
 MAX_ITEMS = 1000
@@ -42,6 +48,27 @@ def preview_site_id(site_id: str, number: int) -> str | None:
     """``<siteId>__pr-<number>``, or None when it would not be a valid site id (too long)."""
     candidate = f"{site_id}__pr-{number}"
     return candidate if SITE_ID.match(candidate) else None
+
+
+async def is_preview_of(kernel: Any, preview: str, parent: str) -> bool:
+    """Whether site ``preview`` exists and is a preview git made for site ``parent``."""
+    if await get_site(kernel, preview) is None:
+        return False
+    async with kernel.db.connect() as conn:
+        db = SiteDB(preview, conn)
+        return await db.one(db.select(preview_marks).where(preview_marks.c.parent_site_id == parent)) is not None
+
+
+async def sweep_job(kernel: Any) -> None:
+    """Periodic ``git.previews.sweep``: delete the preview sites whose parent site is gone (a
+    site's deletion cannot delete other sites inside its own transaction)."""
+    async with kernel.db.connect() as conn:
+        # Instance-level maintenance: the markers of every preview site, across sites.
+        marks = (await conn.execute(select(preview_marks.c.site_id, preview_marks.c.parent_site_id))).all()
+    for preview, parent in marks:
+        if await get_site(kernel, parent) is None and await get_site(kernel, preview) is not None:
+            await delete_site(kernel, preview)
+            log.info("git preview %s deleted: its parent site %s is gone", preview, parent)
 
 
 async def seeder(kernel: Any, preview: str) -> Principal:
@@ -84,8 +111,14 @@ async def preview_job(kernel: Any, site_id: str, integration_id: str, number: in
     raw = await repo.file(CONTENT_PATH, sha)
     content = _content(raw)
     if await get_site(kernel, preview) is not None:
+        if not await is_preview_of(kernel, preview, site_id):
+            log.warning("git preview %s not seeded: a site of that id exists and is not its preview", preview)
+            return
         await delete_site(kernel, preview)
     await create_site(kernel, preview, f"Preview of {site_id} #{number}")
+    async with kernel.unit_of_work(preview) as uow:
+        await uow.db.insert(preview_marks, {"parent_site_id": site_id, "integration_id": integration_id,
+                                            "number": number, "sha": sha[:64], "seeded_at": now_utc()})
     principal = await seeder(kernel, preview)
     if isinstance(manifest, dict):
         async with kernel.unit_of_work(preview, principal) as uow:
@@ -128,7 +161,7 @@ async def disconnect(ctx: Any, integration_id: str) -> None:
 async def teardown(kernel: Any, site_id: str, integration_id: str, number: int) -> bool:
     """Delete the preview site, if it exists; True when one was deleted."""
     preview = preview_site_id(site_id, number)
-    if preview is None or await get_site(kernel, preview) is None:
+    if preview is None or not await is_preview_of(kernel, preview, site_id):
         return False
     await delete_site(kernel, preview)
     if await get_site(kernel, site_id) is not None:
@@ -150,7 +183,7 @@ async def provenance(ctx: Any, integration_id: str, collection: str, item_id: st
     where = ctx.site_id
     if number is not None:
         where = preview_site_id(ctx.site_id, number)
-        if where is None or await get_site(ctx.kernel, where) is None:
+        if where is None or not await is_preview_of(ctx.kernel, where, ctx.site_id):
             raise ApiError(404, "RECORD_NOT_FOUND", f"No preview site for pull request #{number}")
     prefix = f"git:{integration_id}/"
     async with ctx.kernel.db.connect() as conn:

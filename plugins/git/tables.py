@@ -100,3 +100,17 @@ ci_runs = Table(
     Column("fetched_at", DateTime(timezone=True), nullable=False),
     Index("ix_svc_git_ci_runs_number", "integration_id", "number"),
 )
+
+# A preview site's own marker, in the preview's tenancy (its site_id is the preview): it says
+# whose preview the site is, so git only ever deletes a site it made, and an orphan (parent
+# deleted) is found by the sweep.
+previews = Table(
+    "svc_git_previews",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("parent_site_id", String(63), nullable=False),
+    Column("integration_id", String(36), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("sha", String(64), nullable=False),
+    Column("seeded_at", DateTime(timezone=True), nullable=False),
+)

@@ -1,4 +1,4 @@
-"""git: integrations, OAuth states, webhook deliveries, cached pull requests and CI runs
+"""git: integrations, OAuth states, webhook deliveries, cached pull requests and CI runs, preview markers
 
 Revision ID: git_0001_integrations
 Revises:
@@ -91,10 +91,19 @@ def upgrade() -> None:
         sa.Column("log_fetched_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("fetched_at", sa.DateTime(timezone=True), nullable=False),
     )
+    op.create_table(
+        "svc_git_previews",
+        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("parent_site_id", sa.String(63), nullable=False),
+        sa.Column("integration_id", sa.String(36), nullable=False),
+        sa.Column("number", sa.Integer, nullable=False),
+        sa.Column("sha", sa.String(64), nullable=False),
+        sa.Column("seeded_at", sa.DateTime(timezone=True), nullable=False),
+    )
     op.create_index("ix_svc_git_ci_runs_number", "svc_git_ci_runs", ["integration_id", "number"])
 
 
 def downgrade() -> None:
-    for name in ("svc_git_ci_runs", "svc_git_pull_requests", "svc_git_deliveries", "svc_git_oauth_states",
+    for name in ("svc_git_previews", "svc_git_ci_runs", "svc_git_pull_requests", "svc_git_deliveries", "svc_git_oauth_states",
                  "svc_git_integrations"):
         op.drop_table(name)
