@@ -16,7 +16,6 @@ from urllib.parse import unquote, urlsplit
 
 from kernel.storage.base import ObjectNotFound, Storage, StorageError, validate_key, validate_prefix
 from kernel.storage.local import LocalStorage
-from kernel.storage.s3 import S3Storage
 
 __all__ = [
     "LocalStorage",
@@ -52,6 +51,8 @@ def make_storage(settings: Any) -> Storage:
                 f"SVC_STORAGE={url!r}: put no credentials or options in the URL; "
                 "use the AWS_* environment variables"
             )
+        from kernel.storage.s3 import S3Storage  # boto3 costs ~0.3 s of imports: only for S3
+
         try:
             return S3Storage(
                 parts.netloc,
@@ -64,3 +65,11 @@ def make_storage(settings: Any) -> Storage:
         f"SVC_STORAGE={url!r} is not supported: use empty (local files in the data dir), "
         "file:///absolute/path or s3://bucket[/prefix]"
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "S3Storage":  # imported on first use (boto3 is a heavy import)
+        from kernel.storage.s3 import S3Storage
+
+        return S3Storage
+    raise AttributeError(name)

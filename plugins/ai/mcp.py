@@ -43,7 +43,7 @@ from plugins.ai.api import SkillContext
 from plugins.ai.routes import member_context
 from plugins.ai.tables import mcp_sessions
 
-STATE_KEY = "ai.mcp"
+STATE_KEY = "ai.mcp"  # plugins.ai.plugin.MCP_STATE
 CALLER = "svc.caller"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"

@@ -8,7 +8,7 @@ from typing import Any
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_bool, parse_float, parse_int
-from plugins.ai import approvals, conversations, hookspecs, mcp, provider, registry, routes, schemas, skills
+from plugins.ai import approvals, conversations, hookspecs, provider, registry, routes, schemas, skills
 from plugins.settings.api import SettingKey
 
 name = "ai"
@@ -20,6 +20,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "AI_PROVIDER_FAILED": (502, "The model provider (SVC_AI_BASE_URL) failed or answered something unusable."),
 }
 RETENTION_JOB = "ai.retention"
+MCP_STATE = "ai.mcp"  # plugins.ai.mcp.STATE_KEY: the runtime in kernel.state once started
 
 
 @hookimpl
@@ -84,6 +85,8 @@ async def retention_job(kernel: Any) -> None:
     its ``aiConversations`` target prunes them by each site's own horizon)."""
     if not any(info.name == "privacy" and info.enabled for info in kernel.plugins):
         await conversations.purge(kernel)
+    from plugins.ai import mcp
+
     await mcp.purge_sessions(kernel)
 
 
@@ -102,7 +105,32 @@ def startup(kernel: Any) -> None:
 
 @hookimpl
 async def shutdown(kernel: Any) -> None:
-    await mcp.stop(kernel)
+    if MCP_STATE in kernel.state:  # the MCP runtime started (a request came)
+        from plugins.ai import mcp
+
+        await mcp.stop(kernel)
+
+
+class LazyMcpResource:
+    """``/mcp``, importing the MCP SDK (about a second of imports) at its first request rather
+    than at every start of svc, its CLI included."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._resource: Any = None
+
+    def _real(self) -> Any:
+        if self._resource is None:
+            from plugins.ai import mcp
+
+            self._resource = mcp.McpResource(self.kernel)
+        return self._resource
+
+    async def on_post(self, req: Any, resp: Any) -> None:
+        await self._real().on_post(req, resp)
+
+    async def on_delete(self, req: Any, resp: Any) -> None:
+        await self._real().on_delete(req, resp)
 
 
 @hookimpl
@@ -130,7 +158,7 @@ def register_routes(kernel: Any) -> list[Route]:
                  [schemas.MESSAGE], 200))),
     ]
     if kernel.settings.get("mcp_enabled"):
-        found.append(Route("/mcp", mcp.McpResource(kernel), auth="bearer", rate_limit={"POST": "mcp"},
+        found.append(Route("/mcp", LazyMcpResource(kernel), auth="bearer", rate_limit={"POST": "mcp"},
                            openapi=schemas.mcp_operations()))
     return found
 

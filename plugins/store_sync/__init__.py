@@ -1,0 +1,26 @@
+"""store_sync: push a site's content items to an outside document store, as they change.
+
+Tables: ``svc_store_sync_pipelines`` and ``svc_store_sync_log`` (``tables.py``, migration
+``store_sync_0001_pipelines``). Routes (site admin):
+
+- ``/store-sync/pipelines``: list, create (201, credentials write-only and sealed with
+  ``kernel.secrets``: 400 ``ENCRYPTION_KEY_REQUIRED`` without the key; 400 ``VALIDATION_ERROR``
+  for a body or credential shape that does not match the target).
+- ``/store-sync/pipelines/{id}``: detail, PATCH (rotate credentials, refilter, pause, resume),
+  DELETE (cascades the log and the checkpoint).
+- ``…/log``: sync attempts, newest first; ``…/backfill``: push the existing items, bounded per
+  call and resumable, ``{ scanned, pushed, failed, truncated }``.
+
+Targets (``targets.py``): ``docstore`` (Cloud Firestore REST ``documents:commit``, OAuth
+JWT-bearer grant signed by google-auth) and ``rtdb`` (Firebase Realtime Database REST PUT and
+DELETE with ``auth=``). The sync (``sync.py``) is the kernel consumer group ``store_sync``: one
+member per active pipeline, with its own checkpoint, lease, order and retries. Items are read
+through the items API as the pipeline's role (docs/store-sync.md).
+
+Modules: ``bodies`` (checks), ``pipelines`` (records and CRUD), ``sync``, ``targets``,
+``routes``, ``schemas``, ``tables``.
+
+Hooks: register_settings, register_migrations, register_event_consumers, register_site_caches
+(``store_sync_pipelines``), register_error_codes (``VALIDATION_ERROR``), register_routes. Audit
+actions: ``store_sync.pipeline.create|update|delete|backfill``.
+"""

@@ -1,0 +1,74 @@
+"""Hook implementations of the store_sync plugin (its table of contents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel import Route, Setting, hookimpl, ops
+from kernel.outbound import parse_networks
+from kernel.settings import parse_float, parse_int
+from plugins.store_sync import routes, schemas, sync
+from plugins.store_sync.bodies import CODE
+from plugins.store_sync.targets import parse_base_url
+
+name = "store_sync"
+requires = ("access", "items")
+
+
+@hookimpl
+def register_settings() -> list[Setting]:
+    return [
+        Setting("SVC_STORE_SYNC_FIRESTORE_URL", "https://firestore.googleapis.com", parse_base_url,
+                "Base URL of the Cloud Firestore REST API the docstore target commits to (a test or an emulator "
+                "points it elsewhere)."),
+        Setting("SVC_STORE_SYNC_ALLOW_NETWORKS", (), parse_networks,
+                "Private networks (CIDR comma list) a pipeline's databaseUrl and token_uri may reach; empty: "
+                "public addresses only."),
+        Setting("SVC_STORE_SYNC_CONNECT_TIMEOUT", 5.0, parse_float(0.1, 60), "Seconds to connect to a target."),
+        Setting("SVC_STORE_SYNC_READ_TIMEOUT", 15.0, parse_float(0.1, 50),
+                "Seconds to wait for a target's answer (below SVC_EVENTS_LEASE_SECONDS)."),
+        Setting("SVC_STORE_SYNC_BATCH", 100, parse_int(1), "Most events synced in one batch (one commit)."),
+        Setting("SVC_STORE_SYNC_BACKFILL_MAX", 1000, parse_int(1), "Most items one backfill call pushes."),
+    ]
+
+
+@hookimpl
+def register_migrations() -> str:
+    return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_event_consumers(kernel: Any) -> list[Any]:
+    return [sync.consumer_group(kernel)]
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    return [sync.MEMBERS_CACHE]
+
+
+@hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    return {CODE: (400, "A store-sync body or credential shape does not match the target.")}
+
+
+@hookimpl
+def register_routes(kernel: Any) -> list[Route]:
+    one = "/store-sync/pipelines/{id}"
+    return [
+        Route("/store-sync/pipelines", routes.PipelinesResource(), auth="admin", openapi=ops(
+            get=("List the site's store-sync pipelines", None, [schemas.PIPELINE], 200),
+            post=("Create a pipeline (credentials write-only, sealed)", schemas.PIPELINE_BODY, schemas.PIPELINE,
+                  201))),
+        Route(one, routes.PipelineResource(), auth="admin", openapi=ops(
+            get=("A pipeline", None, schemas.PIPELINE, 200),
+            patch=("Change it, rotate its credentials, pause or resume it", schemas.PIPELINE_PATCH,
+                   schemas.PIPELINE, 200),
+            delete=("Delete it and its log", None, None, 204))),
+        Route(one + "/log", routes.LogResource(), auth="admin", openapi=ops(
+            get=("Recent sync attempts, newest first", None, [schemas.LOG_ENTRY], 200))),
+        Route(one + "/backfill", routes.BackfillResource(), auth="admin", openapi=ops(
+            post=("Push the matching items, bounded per call and resumable", schemas.BACKFILL_BODY,
+                  schemas.BACKFILL, 200))),
+    ]
