@@ -25,7 +25,10 @@ async def test_constitution_compiles_dry_runs_and_blocks_agent_writes(svc_app, c
         {"id": "no-delete", "rule": "deny_operation", "operation": "delete"},
         {"id": "short-titles", "rule": "max_length", "field": "title", "max": 70},
         {"rule": "deny_collection", "collection": "secrets"}]})
-    compiled = await calls.ok("post", "/agent/constitution/compile", json={"id": good["id"]})
+    assert (await calls.ok("post", "/agent/constitution/compile", json={"rules": good["rules"]}))["checks"] == [
+        "no-delete", "short-titles", "rule-2"]  # a check only: the draft stays a draft
+    assert (await calls.ok("get", "/agent/constitution"))[0]["status"] == "draft"
+    compiled = await calls.ok("post", f"/agent/constitution/{good['id']}/compile")
     assert compiled["status"] == "compiled" and compiled["checks"] == ["no-delete", "short-titles", "rule-2"]
     dry = await calls.ok("post", f"/agent/constitution/{good['id']}/dry-run")
     assert dry["examined"] == 2
@@ -166,12 +169,69 @@ async def test_intents_export_and_import_by_key(svc_app, calls, site):
         raise AssertionError("a bad intent was accepted")
     listed = await calls.ok("get", "/agent/intents")
     assert [(i["key"], i["source"]) for i in listed] == [("flag-old", "git")]
+    await calls.ok("post", "/agent/roles", status=201, json={"name": "git-sync", "autonomy": "stage"})
     incident = await api.record_incident(ctx, role="git-sync", kind="ci_failed", detail={"pr": 7})
     assert incident["kind"] == "ci_failed" and incident["weight"] == 3
-    assert [i["role"] for i in (await calls.ok("get", "/agent/autonomy"))["incidents"]] == ["git-sync"]
+    ledger = await calls.ok("get", "/agent/autonomy")
+    assert [i["role"] for i in ledger["incidents"]] == ["git-sync"]
+    assert {g["role"]: g["level"] for g in ledger["grants"]}["git-sync"] == "suggest"  # one CI failure demotes
+    audit = await calls.ok("get", "/audit", params={"limit": 50})
+    assert "agent_demoted" in [a["action"] for a in audit]
 
 
 def _admin(svc_app):
     from kernel.auth.principal import Principal
 
     return Principal(kind="user", user_id="instance-admin", is_instance_admin=True)
+
+
+async def test_an_api_key_is_an_agent_its_role_the_capability_set(svc_app, calls, site, run_due_jobs):
+    from kernel.testing import Calls
+
+    item = await posts(calls)
+    await writer_role(calls)
+    role = await calls.ok("post", "/roles", status=201, json={"name": "agents:freeze"})
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"]},
+                       {"collection": "posts", "action": "update", "fields": ["*"]}], {"roleId": role["id"]})
+    key = await calls.ok("post", "/api-keys", status=201, json={"name": "bot", "roleId": role["id"]})
+    svc_app.kernel.access.invalidate(site)
+    bot = Calls(svc_app.client, {"Authorization": f"Bearer {key['key']}", "X-Svc-Site": site})
+    done = await goal(bot, update_line(item, {"title": "by the bot"}))
+    assert done["status"] == "succeeded" and done["createdBy"] == f"key:{key['id']}"
+    assert done["steps"][0]["outcome"] == "staged"
+    frozen = await bot.ok("post", "/agent/kill-switch", status=201, json={"scope": "role", "target": "writer"})
+    assert frozen["createdBy"] == f"key:{key['id']}"
+    await bot.ok("post", "/agent/kill-switch/lift", json={"id": frozen["id"]})
+    # a queued goal of a deleted key runs nothing
+    queued = await goal(bot, update_line(item, {"title": "after"}), execution="async")
+    await calls.ok("delete", f"/api-keys/{key['id']}", status=204)
+    await run_due_jobs(svc_app, periodic=False)
+    gone = await calls.ok("get", f"/agent/goals/{queued['id']}")
+    assert gone["status"] == "failed" and gone["error"]["code"] == "PRINCIPAL_GONE"
+
+
+async def test_agent_actions_are_a_retention_target(svc_app, calls, calls_b, site):
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    from plugins.agents.tables import actions
+
+    item = await posts(calls)
+    await writer_role(calls)
+    await goal(calls, update_line(item, {"title": "x"}))
+    await goal(calls, update_line(item, {"title": "y"}))
+    b_item = await posts(calls_b)
+    await writer_role(calls_b)
+    await goal(calls_b, update_line(b_item, {"title": "b"}))
+    async with svc_app.kernel.db.begin() as conn:  # age every site's records by 40 days
+        await conn.execute(update(actions).values(created_at=dt.datetime.now(dt.UTC) - dt.timedelta(days=40)))
+    run = await calls.ok("post", "/retention/run")
+    assert run["deleted"]["agentActions"] == 2  # A's only
+    version = await calls_b.ok("post", "/agent/constitution", status=201, json={"rules": []})
+    assert (await calls_b.ok("post", f"/agent/constitution/{version['id']}/dry-run"))["examined"] == 0  # > 7 days
+    async with svc_app.kernel.db.connect() as conn:
+        from sqlalchemy import func, select
+
+        left = await conn.scalar(select(func.count()).select_from(actions))
+    assert left == 1

@@ -16,18 +16,21 @@ async def test_agent_decide_needs_review_domain_and_never_reviews_its_own_tree(s
     y = await calls.ok("post", "/roles", status=201, json={"name": "review:publish_release:y"})
     plain = await member_as(svc_app, calls, make_member, site, "editors")
     parent = await x.ok("post", "/agent/goals", status=201, json={"title": "launch", "execution": "none"})
-    # y's account holds a role whose name is not the capability: it cannot review
     y_member = await make_member(site, y["id"])
     from kernel.testing import Calls
 
     y_calls = Calls(svc_app.client, y_member.headers)
-    tree = await y_calls.ok("post", f"/agent/goals/{parent['id']}/decompose", status=201, json={"goals": [
+    await y_calls.err("post", f"/agent/goals/{parent['id']}/decompose", 404, "NOT_FOUND",
+                      json={"goals": [{"title": "mine now"}]})  # another member's goal is not y's to see
+    # a site admin decomposes x's goal: the child (the admin's) requests the approval
+    tree = await calls.ok("post", f"/agent/goals/{parent['id']}/decompose", status=201, json={"goals": [
         {"title": "publish", "description": "publish release 0190-nope", "execution": "sync"}]})
     child = await calls.ok("get", f"/agent/goals/{tree['children'][0]['id']}")
     assert child["steps"][0]["outcome"] == "pending_approval", child
     approval_id = child["steps"][0]["approvalId"]
     await plain.err("post", f"/agent/approvals/{approval_id}/agent-decide", 403, "CAPABILITY_REQUIRED",
                     json={"decision": "approved"})
+    # y's role name is not the capability: it cannot review
     await y_calls.err("post", f"/agent/approvals/{approval_id}/agent-decide", 403, "CAPABILITY_REQUIRED",
                       json={"decision": "approved"})
     # x did not request it, but owns the root of the tree that did
@@ -115,3 +118,43 @@ async def test_planning_with_a_model_provider_stages_through_tool_calls(make_app
     model.script = [{"tool_calls": [tool_call("read_item", {"collection": "posts", "id": item})]}]
     poor = await goal(calls, "Look.", budget={"tokens": 1})
     assert poor["status"] == "exhausted" and poor["error"]["code"] == "BUDGET_EXHAUSTED"
+
+
+async def test_a_freeze_from_another_worker_stops_a_running_goal_at_its_next_step(make_app, model,
+                                                                                   temporary_plugin, run_due_jobs):
+    """Step 1 (an extension skill) has a second app on the same database freeze the site over
+    HTTP while the goal runs in the first; the runner reads the freeze before step 2."""
+    from kernel import hookimpl
+    from kernel.testing import Calls
+    from plugins.ai.api import Skill
+
+    env = {"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted-1"}
+    app = await make_app(env=env)
+    other = await make_app(env=env, data_dir=make_app.base_dir / "app0")
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(headers)
+    calls = Calls(app.client, {**headers, "X-Svc-Site": site})
+    from_other = Calls(other.client, {**headers, "X-Svc-Site": site})
+    item = await posts(calls)
+    await writer_role(calls)
+
+    async def trip(ctx, args):
+        return await from_other.ok("post", "/agent/kill-switch", status=201, json={"scope": "site"})
+
+    class Tripwire:
+        @hookimpl
+        def register_ai_skills(self, kernel):
+            return [Skill("tripwire", "Pull the cord", trip, untrusted=False)]
+
+    model.script = [{"tool_calls": [tool_call("tripwire", {})]},
+                    {"tool_calls": [tool_call("update_item", {"collection": "posts", "id": item,
+                                                              "data": {"title": "never"}}, "call_2")]},
+                    {"content": "Done."}]
+    with temporary_plugin(app.kernel, Tripwire(), "tripwire"):
+        queued = await goal(calls, "Tidy up.", execution="async")
+        await run_due_jobs(app, periodic=False)
+    done = await calls.ok("get", f"/agent/goals/{queued['id']}")
+    assert done["status"] == "frozen" and done["error"]["code"] == "AGENT_FROZEN"
+    assert done["used"]["steps"] == 1 and done["used"]["writes"] == 0
+    assert len(model.requests()) == 1  # the model was not asked again after the freeze
+    assert await calls.ok("get", "/agent/staged", params={"status": "all"}) == []

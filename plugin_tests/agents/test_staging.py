@@ -19,6 +19,9 @@ async def test_a_staged_write_applies_after_its_window_with_the_agent_as_cause(s
     assert one["diff"] == {"before": {"title": "hello"}, "after": {"title": "Tidy title"}}
     assert one["status"] == "pending" and one["goalId"] == done["id"] and one["applyAt"]
     assert (await calls.get("posts", item))["title"] == "hello"
+    # the studio is told (the notification frame and web push go out with it)
+    [note] = [n for n in await calls.ok("get", "/notifications") if n["entityId"] == one["id"]]
+    assert note["kind"] == "agent.staged" and note["deepLink"] == f"/agent/staged/{one['id']}"
     await run_due_jobs(svc_app, periodic=False)  # not due yet
     assert (await calls.get("posts", item))["title"] == "hello"
     await run_due_jobs(svc_app, now=later(), periodic=False)
@@ -117,3 +120,34 @@ async def test_async_goal_runs_as_a_queued_job(svc_app, calls, run_due_jobs):
     assert (await calls.ok("get", f"/agent/goals/{queued['id']}"))["status"] == "succeeded"
     listed = await calls.ok("get", "/agent/goals", full=True)
     assert listed["meta"]["total"] == 1
+
+
+async def test_a_member_sees_only_stagings_it_may_read_and_only_readable_fields(svc_app, calls, site,
+                                                                                make_member):
+    item = await posts(calls)
+    await calls.collection("secrets", {"title": "string"})
+    secret = (await calls.create("secrets", {"title": "launch date"}))["id"]
+    await writer_role(calls, collections=["posts", "secrets"])
+    await goal(calls, update_line(item, {"title": "new", "body": "hidden body"}))
+    await goal(calls, update_line(secret, {"title": "moved"}, "secrets"))
+    reader = await member_as(svc_app, calls, make_member, site, "readers", [
+        {"collection": "posts", "action": "read", "fields": ["id", "title"]}])
+    seen = await reader.ok("get", "/agent/staged", full=True)
+    assert seen["meta"]["total"] == 1
+    [one] = seen["data"]
+    assert one["collection"] == "posts"
+    assert one["diff"] == {"before": {"title": "hello"}, "after": {"title": "new"}}
+    hidden = [s for s in await calls.ok("get", "/agent/staged") if s["collection"] == "secrets"][0]
+    await reader.err("get", f"/agent/staged/{hidden['id']}", 404, "NOT_FOUND")
+    await reader.err("post", f"/agent/staged/{hidden['id']}/veto", 404, "NOT_FOUND")
+
+
+async def test_a_member_sees_only_its_own_goals(svc_app, calls, site, make_member):
+    admin_goal = await calls.ok("post", "/agent/goals", status=201, json={"title": "admin's", "execution": "none"})
+    member = await member_as(svc_app, calls, make_member, site, "editors")
+    own = await member.ok("post", "/agent/goals", status=201, json={"title": "mine", "execution": "none"})
+    listed = await member.ok("get", "/agent/goals", full=True)
+    assert [g["id"] for g in listed["data"]] == [own["id"]] and listed["meta"]["total"] == 1
+    await member.err("get", f"/agent/goals/{admin_goal['id']}", 404, "NOT_FOUND")
+    await member.err("post", f"/agent/goals/{admin_goal['id']}/settle", 404, "NOT_FOUND")
+    assert len(await calls.ok("get", "/agent/goals")) == 2

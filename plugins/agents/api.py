@@ -11,27 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugins.agents import autonomy, intents
+
 
 async def export_intents(ctx: Any) -> list[dict[str, Any]]:
     """The site's intents, each ``{ key, title, description, role, trigger, budget, status }``."""
-    from plugins.agents import intents
-
     return await intents.export(ctx)
 
 
-async def import_intents(ctx: Any, intents_: list[dict[str, Any]], *, source: str) -> dict[str, list[str]]:
+async def import_intents(ctx: Any, given: list[dict[str, Any]], *, source: str) -> dict[str, list[str]]:
     """Upsert by ``key``: ``{ created, updated, unchanged }`` (lists of keys). 400
     ``VALIDATION_FAILED`` with the path (``[i].field``) for a bad intent; nothing is written then."""
-    from plugins.agents import intents
-
-    return await intents.import_many(ctx, intents_, source=source)
+    return await intents.import_many(ctx, given, source=source)
 
 
 async def record_incident(ctx: Any, *, role: str, kind: str, detail: dict[str, Any]) -> dict[str, Any]:
     """Record an incident (``kind`` one of ``staging_vetoed``, ``run_failed``,
     ``constitution_blocked``, ``ci_failed``) for ``role``; returns the incident."""
-    from plugins.agents import autonomy
-
     return await autonomy.record_incident(ctx, role=role, kind=kind, detail=detail)
 
 

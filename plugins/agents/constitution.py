@@ -196,15 +196,22 @@ async def _load(uow: Any, version_id: str) -> Any:
     return row
 
 
-async def compile_version(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """``POST /agent/constitution/compile { id }``: check a draft's rules; ``compiled`` or 400
-    ``CONSTITUTION_INVALID`` (one error per rule in ``extensions.errors``)."""
+async def compile_version(ctx: Any, body: dict[str, Any], version_id: str | None = None) -> dict[str, Any]:
+    """``POST /agent/constitution/compile { id }`` (or ``/agent/constitution/:id/compile``):
+    compile a stored version; a draft becomes ``compiled``. ``{ rules }`` instead checks rules
+    without storing them. 400 ``CONSTITUTION_INVALID`` with one error per rule it cannot compile."""
     site_id = await require_admin(ctx)
-    reject_unknown(body, {"id"})
-    if not isinstance(body.get("id"), str):
-        raise invalid("'id' names a constitution version", ["id"])
+    reject_unknown(body, {"rules"} if version_id is not None else {"id", "rules"})
+    if version_id is None and "rules" in body:
+        if "id" in body:
+            raise invalid("Give 'id' or 'rules', not both", ["rules"])
+        return {"checks": [c.label for c in compile_rules(body["rules"])]}
+    if version_id is None:
+        if not isinstance(body.get("id"), str):
+            raise invalid("'id' names a constitution version (or give 'rules' to check)", ["id"])
+        version_id = body["id"]
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
-        row = await _load(uow, body["id"])
+        row = await _load(uow, version_id)
         checks = compile_rules(row["rules"])
         changes: dict[str, Any] = {}
         if row["status"] == "draft":

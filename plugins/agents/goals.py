@@ -58,7 +58,10 @@ async def _role(conn: Any, site_id: str, name: Any, path: list[str | int]) -> An
 def parse(body: Any, path: list[str | int]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise invalid("A goal is an object", path)
-    reject_unknown(body, FIELDS)
+    try:
+        reject_unknown(body, FIELDS)
+    except ApiError as exc:
+        raise invalid(exc.message, [*path, *(exc.details[0].path or [])]) from None
     spec = {"title": _text(body, "title", path, required=True, max_len=200),
             "description": _text(body, "description", path, required=False, max_len=20000) or "",
             "role": body.get("role"), "execution": body.get("execution", "async")}
@@ -108,20 +111,26 @@ async def create(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     return await get(ctx, row["id"])
 
 
+def _mine(ctx: Any) -> list[Any]:
+    """A site admin sees every goal; anyone else the goals it created (a goal's steps and answers
+    come from what its principal could read)."""
+    return [] if ctx.principal.is_admin else [goals.c.owner == owner_of(ctx.principal)]
+
+
 async def list_goals(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     site_id = await require_member(ctx)
     async with ctx.kernel.db.connect() as conn:
         db = site_db(conn, site_id)
-        cond = [] if status is None else [goals.c.status == status[:16]]
+        cond = _mine(ctx) + ([] if status is None else [goals.c.status == status[:16]])
         total = await db.scalar(db.select(goals, func.count()).where(*cond))
         rows = await db.all(db.select(goals).where(*cond).order_by(goals.c.created_at.desc(), goals.c.id.desc())
                             .limit(limit).offset(offset))
     return [record(r) for r in rows], int(total or 0)
 
 
-async def _load(conn: Any, site_id: str, goal_id: str) -> Any:
+async def _load(ctx: Any, conn: Any, site_id: str, goal_id: str) -> Any:
     db = site_db(conn, site_id)
-    row = await db.one(db.select(goals).where(goals.c.id == id_param(goal_id, "Goal")))
+    row = await db.one(db.select(goals).where(goals.c.id == id_param(goal_id, "Goal"), *_mine(ctx)))
     if row is None:
         raise ApiError.not_found("Goal not found")
     return row
@@ -130,7 +139,7 @@ async def _load(conn: Any, site_id: str, goal_id: str) -> Any:
 async def get(ctx: Any, goal_id: str) -> dict[str, Any]:
     site_id = await require_member(ctx)
     async with ctx.kernel.db.connect() as conn:
-        row = await _load(conn, site_id, goal_id)
+        row = await _load(ctx, conn, site_id, goal_id)
         db = site_db(conn, site_id)
         children = await db.all(db.select(goals, goals.c.id, goals.c.status).where(goals.c.parent_id == row["id"]))
     return {**record(row), "children": [{"id": c["id"], "status": c["status"]} for c in children]}
@@ -148,7 +157,7 @@ async def decompose(ctx: Any, goal_id: str, body: dict[str, Any]) -> dict[str, A
     parsed = [parse({**s, "execution": s.get("execution", "async")} if isinstance(s, dict) else s, ["goals", i])
               for i, s in enumerate(specs)]
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
-        parent = await _load(uow.conn, site_id, goal_id)
+        parent = await _load(ctx, uow.conn, site_id, goal_id)
         if parent["status"] not in ("pending", "decomposed"):
             raise ApiError(409, "GOAL_NOT_DECOMPOSABLE", f"The goal is {parent['status']}; only a pending or "
                            "decomposed goal can be decomposed")
@@ -191,7 +200,7 @@ async def settle(ctx: Any, goal_id: str) -> dict[str, Any]:
     ``succeeded`` (all succeeded), ``failed`` (none did) or ``partial``; its ``used`` adds theirs."""
     site_id = await require_member(ctx)
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
-        parent = await _load(uow.conn, site_id, goal_id)
+        parent = await _load(ctx, uow.conn, site_id, goal_id)
         children = await uow.db.all(uow.db.select(goals).where(goals.c.parent_id == parent["id"]))
         if parent["status"] != "decomposed" or not children:
             raise ApiError(409, "GOAL_NOT_SETTLEABLE", f"The goal is {parent['status']}, not decomposed")

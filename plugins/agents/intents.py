@@ -5,7 +5,13 @@ what the git integration writes to and reads from ``svc/intents.json``.
 
 Shape: ``{ key, title, description, role?, trigger, budget?, status }`` with ``trigger``
 ``{ type: "schedule", everySeconds: N }`` (N ≥ 60) or ``{ type: "event", collection, events }``
-(``events`` ⊆ create, update, delete; stored and exported; see docs/agents.md for what spawns).
+(``events`` ⊆ create, update, delete).
+
+Event intents are members of the kernel consumer group ``agents.intents`` on the durable event
+log (a checkpoint per intent, set to the log's head when the intent becomes active): each
+matching item event spawns one goal, with ``{{collection}}`` and ``{{itemId}}`` in the
+description replaced by the event's. Events an agent or an intent caused (``agent:``, ``intent:``)
+spawn nothing, so an intent that writes what it watches cannot loop.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from typing import Any
 
 from sqlalchemy import select
 
+from kernel import SiteCacheSpec
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
+from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from plugins.accounts import api as accounts_api
@@ -25,12 +33,17 @@ from plugins.agents import goals as goals_mod
 from plugins.agents import killswitch
 from plugins.agents import roles as roles_mod
 from plugins.agents.common import id_param, invalid, parse_budget, require_admin, require_member, site_db
+from plugins.agents.guard import acting_context
 from plugins.agents.tables import intents
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FIELDS = {"key", "title", "description", "role", "trigger", "budget", "status"}
 SWEEP_JOB = "agents.intents"
 MAX_IMPORT = 500
+EVENT_GROUP = "agents.intents"
+CHANGED = "agents.intents.changed"  # bus action after an intent is saved or deleted ({"siteId"})
+MEMBERS_CACHE = SiteCacheSpec("agents_intent_members", max_entries=10_000, ttl=5.0, invalidate_on=(CHANGED,),
+                              doc="Active event intents per site (the agents.intents consumer group).")
 
 
 def shape(row: Any) -> dict[str, Any]:
@@ -73,7 +86,7 @@ def parse(body: Any, path: list[str | int], *, partial: bool = False) -> dict[st
     try:
         reject_unknown(body, FIELDS - ({"key"} if partial else set()))
     except ApiError as exc:
-        raise invalid(exc.message, [*path, *(exc.path or [])]) from None
+        raise invalid(exc.message, [*path, *(exc.details[0].path or [])]) from None
     out: dict[str, Any] = {}
     if not partial or "key" in body:
         key = body.get("key")
@@ -113,6 +126,22 @@ def _next_run(values: Any, now: dt.datetime, *, first: bool = False) -> dt.datet
     if values["status"] != "active" or trigger["type"] != "schedule":
         return None
     return now if first else now + dt.timedelta(seconds=trigger["everySeconds"])
+
+
+def _watches(row: Any) -> bool:
+    return row is not None and row["status"] == "active" and row["trigger"]["type"] == "event"
+
+
+async def _saved(uow: Any, intent_id: str, before: Any, after: Any) -> None:
+    """After an intent is saved or deleted: an event intent that becomes active starts at the
+    log's head (what happens from now on); one that stops watching loses its checkpoint."""
+    events = uow.kernel.events
+    name = f"{EVENT_GROUP}:{intent_id}"
+    if _watches(after) and (not _watches(before) or before["trigger"] != after["trigger"]):
+        await events.set_checkpoint(uow.conn, uow.site_id, name, await events.head(uow.site_id))
+    elif _watches(before) and not _watches(after):
+        await events.remove_checkpoint(uow.conn, uow.site_id, name)
+    uow.action(CHANGED, {"siteId": uow.site_id})
 
 
 async def _check_role(conn: Any, site_id: str, name: Any, path: list[str | int]) -> None:
@@ -157,6 +186,7 @@ async def create(ctx: Any, body: dict[str, Any], *, source: str = "api") -> dict
         if await uow.db.one(uow.db.select(intents, intents.c.id).where(intents.c.key == values["key"])):
             raise ApiError.conflict(f"An intent with key '{values['key']}' exists", code="RECORD_NOT_UNIQUE")
         await uow.db.insert(intents, row)
+        await _saved(uow, row["id"], None, row)
     return record(row)
 
 
@@ -174,6 +204,7 @@ async def update(ctx: Any, intent_id: str, body: dict[str, Any]) -> dict[str, An
         if "trigger" in values or "status" in values:
             changes["next_run_at"] = _next_run(merged, now, first=True)
         await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(**changes))
+        await _saved(uow, row["id"], row, {**row, **changes})
     return record({**row, **changes})
 
 
@@ -187,6 +218,7 @@ async def delete(ctx: Any, intent_id: str) -> None:
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
         row = await _load(uow.db, intent_id)
         await uow.db.execute(uow.db.delete(intents).where(intents.c.id == row["id"]))
+        await _saved(uow, row["id"], row, None)
 
 
 # ---------------------------------------------------------------------- gitops (api.py)
@@ -218,9 +250,11 @@ async def import_many(ctx: Any, given: list[dict[str, Any]], *, source: str) -> 
         for values in parsed:
             row = existing.get(values["key"])
             if row is None:
-                await uow.db.insert(intents, {"id": uuid7(), **values, "source": source[:200],
-                                              "principal": _principal(ctx), "next_run_at": _next_run(values, now, first=True),
-                                              "last_goal_id": None, "created_at": now, "updated_at": now})
+                new = {"id": uuid7(), **values, "source": source[:200], "principal": _principal(ctx),
+                       "next_run_at": _next_run(values, now, first=True), "last_goal_id": None, "created_at": now,
+                       "updated_at": now}
+                await uow.db.insert(intents, new)
+                await _saved(uow, new["id"], None, new)
                 out["created"].append(values["key"])
             elif shape(row) == values:
                 out["unchanged"].append(values["key"])
@@ -228,25 +262,29 @@ async def import_many(ctx: Any, given: list[dict[str, Any]], *, source: str) -> 
                 await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(
                     **values, source=source[:200], principal=_principal(ctx), updated_at=now,
                     next_run_at=_next_run(values, now, first=True)))
+                await _saved(uow, row["id"], row, {**row, **values})
                 out["updated"].append(values["key"])
     return out
 
 
 # ---------------------------------------------------------------------- spawning
 
-async def spawn(kernel: Any, site_id: str, row: Any, now: dt.datetime) -> str | None:
-    """Spawn the intent's goal unless a freeze covers the intent (or its role, or the site)."""
-    from plugins.agents import runner
-
+async def spawn(kernel: Any, site_id: str, row: Any, now: dt.datetime, event: Event | None = None) -> str | None:
+    """Spawn the intent's goal unless a freeze covers the intent (or its role, or the site); for an
+    event, ``{{collection}}`` and ``{{itemId}}`` in the description name the event's item."""
     async with kernel.db.connect() as conn:
         frozen = killswitch.covering(await killswitch.active(conn, site_id), goal_ids=set(), role=row["role"],
                                      intent_id=row["id"])
     if frozen is not None:
         return None
-    ctx = await runner.acting_context(kernel, site_id, {"id": row["id"], "principal": row["principal"]})
+    ctx = await acting_context(kernel, site_id, {"id": row["id"], "principal": row["principal"]})
     if ctx is None:
         return None
-    spec = {"title": row["title"], "description": row["description"], "role": row["role"],
+    description = row["description"]
+    if event is not None:
+        description = description.replace("{{collection}}", event.collection or "").replace(
+            "{{itemId}}", event.item_id or "")
+    spec = {"title": row["title"], "description": description, "role": row["role"],
             "execution": "async", "budget": row["budget"] or {}}
     async with kernel.unit_of_work(site_id) as uow:
         role = await roles_mod.load(uow.conn, site_id, row["role"]) if row["role"] else None
@@ -254,8 +292,10 @@ async def spawn(kernel: Any, site_id: str, row: Any, now: dt.datetime) -> str | 
             return None
         goal = goals_mod.new_row(ctx, spec, role, intent_id=row["id"])
         await goals_mod.insert(uow, goal)
-        await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(
-            last_goal_id=goal["id"], next_run_at=_next_run(row, now)))
+        values: dict[str, Any] = {"last_goal_id": goal["id"]}
+        if event is None:
+            values["next_run_at"] = _next_run(row, now)
+        await uow.db.execute(uow.db.update(intents).where(intents.c.id == row["id"]).values(**values))
     return goal["id"]
 
 
@@ -273,3 +313,35 @@ async def sweep(kernel: Any) -> None:
                 next_run_at=_next_run(row, max(now, aware(row["next_run_at"])))))
         if claimed.rowcount == 1:
             await spawn(kernel, row["site_id"], row, now)
+
+
+# ---------------------------------------------------------------------- event intents
+
+async def members(kernel: Any, site_id: str) -> list[GroupMember]:
+    async def load(_: Any) -> list[GroupMember]:
+        async with kernel.db.connect() as conn:
+            db = site_db(conn, site_id)
+            rows = await db.all(db.select(intents, intents.c.id, intents.c.trigger).where(
+                intents.c.status == "active"))
+            await conn.rollback()
+        return [GroupMember(r["id"], tuple(f"items.{e}" for e in r["trigger"]["events"]),
+                            (r["trigger"]["collection"],)) for r in rows if r["trigger"]["type"] == "event"]
+
+    return await kernel.site_caches[MEMBERS_CACHE.name].get_or_load(site_id, None, load)
+
+
+async def handle_events(kernel: Any, site_id: str, intent_id: str, events: list[Event], attempt: int) -> None:
+    """Spawn one goal per matching event (in log order); events agents caused spawn nothing."""
+    for event in events:
+        if (event.cause or "").startswith(("agent:", "intent:")):
+            continue
+        async with kernel.db.connect() as conn:
+            row = await site_db(conn, site_id).one(site_db(conn, site_id).select(intents).where(
+                intents.c.id == intent_id))
+        if not _watches(row):
+            return
+        await spawn(kernel, site_id, row, now_utc(), event)
+
+
+def consumer_group(kernel: Any) -> ConsumerGroup:
+    return ConsumerGroup(EVENT_GROUP, members, handle_events, batch_size=1)

@@ -27,6 +27,7 @@ from plugins.agents.common import (
     site_db,
 )
 from plugins.agents.tables import freezes
+from plugins.realtime import api as realtime_api
 
 SCOPES = ("run", "intent", "role", "site")
 
@@ -118,8 +119,6 @@ async def lift(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _announce(kernel: Any, site_id: str, kind: str, row: dict[str, Any]) -> None:
-    from plugins.realtime import api as realtime_api
-
     title = f"Agents {'frozen' if kind == 'agent.frozen' else 'unfrozen'}: {row['scope']}" + (
         f" {row['target']}" if row["target"] else "")
     await realtime_api.notify(kernel, site_id, kind=kind, title=title[:200], severity="warning",

@@ -109,6 +109,12 @@ class ConstitutionCompile:
         send_data(resp, await constitution.compile_version(request_context(req), await read_json(req)))
 
 
+class ConstitutionCompileOne:
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        body = await read_json(req, required=False) or {}
+        send_data(resp, await constitution.compile_version(request_context(req), body, id))
+
+
 class ConstitutionDryRun:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         send_data(resp, await constitution.dry_run(request_context(req), id))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from sqlalchemy import func, select
+
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
+from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
-from kernel.privacy import restricted
+from kernel.privacy import prune_rows, restricted
 from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -25,8 +28,10 @@ from plugins.agents.common import (
     require_member,
     site_db,
 )
+from plugins.agents.guard import acting_context, freeze_for
 from plugins.agents.tables import actions, goals, stagings
 from plugins.items import api as items
+from plugins.realtime import api as realtime_api
 from plugins.settings import api as settings_api
 
 APPLY_JOB = "agents.apply_staging"
@@ -115,8 +120,6 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
             await items.delete(ctx, collection, item_id, cause=cause)
             result = {"collection": collection, "id": item_id, "deleted": True}
         await _note(kernel, site_id, goal, operation, collection, item_id, data, "applied")
-        from plugins.realtime import api as realtime_api
-
         await realtime_api.notify(kernel, site_id, kind="agent.acted", title=f"Agent {operation}d an item of "
                                   f"'{collection}'"[:200], entity_id=goal["id"], deep_link=f"/agent/goals/{goal['id']}")
         return {"outcome": "applied", "result": result}
@@ -135,8 +138,6 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
         if apply_at is not None:
             await uow.enqueue(APPLY_JOB, site_id=site_id, staging_id=row["id"], run_at=apply_at,
                               due_at=apply_at.isoformat(), dedupe_key=f"staging:{row['id']}")
-        from plugins.realtime import api as realtime_api
-
         await realtime_api.notify(kernel, site_id, kind="agent.staged", severity="info",
                                   title=f"Agent staged a {operation} in '{collection}'"[:200],
                                   body="Veto it before " + (iso(apply_at) or "") if apply_at else "A suggestion",
@@ -147,18 +148,47 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
 # ---------------------------------------------------------------------- the routes
 
 
-async def list_staged(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    from sqlalchemy import func
+async def _readable(ctx: Any, site_id: str, conn: Any) -> dict[str, Any] | None:
+    """For a non-admin: the collections with stagings whose items the caller may read on every
+    row, with its read decision (a diff shows field values). None: an admin, who sees all."""
+    if ctx.principal.is_admin:
+        return None
+    db = site_db(conn, site_id)
+    names = [r["collection"] for r in await db.all(db.select(stagings, stagings.c.collection).distinct())]
+    out = {}
+    for name in names:
+        decision = await ctx.kernel.access.decide(ctx.principal, site_id, name, "read")
+        if decision.allowed and decision.row_filter is None and not decision.paired:
+            out[name] = decision
+    return out
 
+
+def _shown(row: Any, readable: dict[str, Any] | None) -> dict[str, Any]:
+    """The record, its diff limited to the fields the caller may read."""
+    out = record(row)
+    if readable is not None:
+        decision = readable[row["collection"]]
+        out["diff"] = {side: None if values is None else {k: v for k, v in values.items()
+                                                          if decision.field_allowed(k)}
+                       for side, values in out["diff"].items()}
+    return out
+
+
+async def list_staged(ctx: Any, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Stagings (default ``pending``; ``all``); a non-admin sees those of collections it may read
+    on every row, with the diff limited to its readable fields."""
     site_id = await require_member(ctx)
     wanted = status or "pending"
     async with ctx.kernel.db.connect() as conn:
         db = site_db(conn, site_id)
+        readable = await _readable(ctx, site_id, conn)
         cond = [] if wanted == "all" else [stagings.c.status == wanted[:12]]
+        if readable is not None:
+            cond.append(stagings.c.collection.in_(list(readable)))
         total = await db.scalar(db.select(stagings, func.count()).where(*cond))
         rows = await db.all(db.select(stagings).where(*cond).order_by(stagings.c.created_at.desc())
                             .limit(limit).offset(offset))
-    return [record(r) for r in rows], int(total or 0)
+    return [_shown(r, readable) for r in rows], int(total or 0)
 
 
 async def get_staged(ctx: Any, staging_id: str) -> dict[str, Any]:
@@ -166,21 +196,21 @@ async def get_staged(ctx: Any, staging_id: str) -> dict[str, Any]:
     async with ctx.kernel.db.connect() as conn:
         db = site_db(conn, site_id)
         row = await db.one(db.select(stagings).where(stagings.c.id == id_param(staging_id, "Staging")))
-    if row is None:
+        readable = await _readable(ctx, site_id, conn)
+    if row is None or (readable is not None and row["collection"] not in readable):
         raise ApiError.not_found("Staging not found")
-    return record(row)
+    return _shown(row, readable)
 
 
 async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /agent/staged/:id/veto { reason? }``: discard a pending staging (an incident of its role)."""
-    from kernel.http.media import reject_unknown
-
     site_id = await require_member(ctx)
     reject_unknown(body, {"reason"})
     reason = body.get("reason")
     if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
         raise ApiError.validation("'reason' is a string of at most 500 characters", path=["reason"])
     staging_id = id_param(staging_id, "Staging")
+    await get_staged(ctx, staging_id)  # 404 unless the caller may see it
     now = now_utc()
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
         db = uow.db
@@ -196,8 +226,7 @@ async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any
         if row["role"]:
             await autonomy.add_incident(uow, role=row["role"], kind="staging_vetoed",
                                         detail={"stagingId": staging_id, "goalId": row["goal_id"]})
-    return record({**row, "status": "vetoed", "reason": reason, "decided_by": owner_of(ctx.principal),
-                   "updated_at": now})
+    return await get_staged(ctx, staging_id)
 
 
 # ---------------------------------------------------------------------- the apply job
@@ -215,8 +244,6 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
     API as the goal's principal, unless the item changed since (``stale``) or the constitution
     now blocks it (``blocked``). A frozen staging stays pending; the sweep retries it later.
     ``due_at``: the time it was queued for; it acts at the later of that and the clock."""
-    from plugins.agents import runner
-
     due = dt.datetime.fromisoformat(due_at) if isinstance(due_at, str) else None
     moment = max(now_utc(), due) if due is not None else now_utc()
     async with kernel.db.connect() as conn:
@@ -227,7 +254,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
             return
         if aware(row["apply_at"]) > moment:
             return
-        if await runner.freeze_for(conn, site_id, goal) is not None:
+        if await freeze_for(conn, site_id, goal) is not None:
             held = moment + dt.timedelta(seconds=HOLD_SECONDS)  # look again after a while
             await kernel.jobs.enqueue(APPLY_JOB, site_id=site_id, staging_id=staging_id, run_at=held,
                                       due_at=held.isoformat(), dedupe_key=f"staging:{staging_id}", replace=True)
@@ -237,7 +264,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
     if reason is not None:
         await _finish(kernel, site_id, staging_id, "blocked", reason)
         return
-    ctx = await runner.acting_context(kernel, site_id, goal)
+    ctx = await acting_context(kernel, site_id, goal)
     if ctx is None:
         await _finish(kernel, site_id, staging_id, "blocked", "The agent's principal no longer exists")
         return
@@ -246,26 +273,35 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
         if row["item_id"] is not None and await marker(ctx, row["collection"], row["item_id"]) != row["base_marker"]:
             await _finish(kernel, site_id, staging_id, "stale", "The item changed after it was staged")
             return
-        if row["operation"] == "create":
-            await items.create(ctx, row["collection"], row["after"], cause=cause)
-        elif row["operation"] == "update":
-            await items.update(ctx, row["collection"], row["item_id"], row["after"], cause=cause)
-        else:
-            await items.delete(ctx, row["collection"], row["item_id"], cause=cause)
+        # The claim and the write commit together: a veto either comes first (nothing applies)
+        # or finds the staging applied (409).
+        async with kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
+            claimed = await uow.db.execute(uow.db.update(stagings).where(
+                stagings.c.id == staging_id, stagings.c.status == "pending").values(
+                status="applied", updated_at=now_utc()))
+            if claimed.rowcount != 1:
+                return
+            if row["operation"] == "create":
+                await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
+            elif row["operation"] == "update":
+                await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
+            else:
+                await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
     except ApiError as exc:
         await _finish(kernel, site_id, staging_id, "blocked" if exc.status != 404 else "stale",
                       f"{exc.code}: {exc.message}")
-        return
-    await _finish(kernel, site_id, staging_id, "applied", None)
 
 
 async def sweep(kernel: Any) -> None:
     """Periodic: re-queue due pending stagings (one held by a freeze applies after the lift)."""
-    from sqlalchemy import select
-
     async with kernel.db.connect() as conn:
         rows = (await conn.execute(select(stagings.c.id, stagings.c.site_id).where(
             stagings.c.status == "pending", stagings.c.apply_at <= now_utc()).limit(500))).mappings().all()
     for row in rows:
         await kernel.jobs.enqueue(APPLY_JOB, site_id=row["site_id"], staging_id=row["id"],
                                   dedupe_key=f"staging:{row['id']}", replace=True)
+
+
+async def prune_actions(kernel: Any, site_id: str, before: dt.datetime) -> int:
+    """The retention target ``agentActions``: the site's write attempts older than ``before``."""
+    return await prune_rows(kernel, site_id, actions, actions.c.created_at < before)

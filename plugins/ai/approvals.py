@@ -26,7 +26,7 @@ from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts import api as accounts_api
 from plugins.ai import conversations, gate
-from plugins.ai.api import SkillContext
+from plugins.ai.skill import SkillContext
 from plugins.ai.tables import approvals
 from plugins.settings import api as settings_api
 

@@ -23,7 +23,7 @@ import orjson
 from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from plugins.ai import approvals, conversations, gate, grammar, provider
-from plugins.ai.api import SkillContext
+from plugins.ai.skill import SkillContext
 
 MAX_MESSAGE = 4000
 

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from kernel.errors import ApiError
 from plugins.access import api as access_api
 from plugins.ai import registry
-from plugins.ai.api import Skill, SkillContext
+from plugins.ai.skill import Skill, SkillContext
 
 
 def owner_of(principal: Any) -> str:

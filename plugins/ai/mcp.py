@@ -39,8 +39,8 @@ from kernel.http.media import read_body
 from kernel.http.origins import origin_allowed
 from kernel.version import __version__
 from plugins.ai import approvals, gate
-from plugins.ai.api import SkillContext
 from plugins.ai.routes import member_context
+from plugins.ai.skill import SkillContext
 from plugins.ai.tables import mcp_sessions
 
 STATE_KEY = "ai.mcp"  # plugins.ai.plugin.MCP_STATE

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.plugins import registrations
-from plugins.ai.api import Skill
+from plugins.ai.skill import Skill
 
 
 def skills(kernel: Any) -> dict[str, Skill]:

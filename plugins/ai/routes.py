@@ -9,7 +9,7 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
 from plugins.ai import approvals, chat, conversations, gate
-from plugins.ai.api import SkillContext
+from plugins.ai.skill import SkillContext
 
 STATUSES = ("pending", "approved", "rejected", "failed", "expired", "all")
 

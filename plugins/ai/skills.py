@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.ai.api import Skill, SkillContext
+from plugins.ai.skill import Skill, SkillContext
 from plugins.files import api as files
 from plugins.items import api as items
 from plugins.releases import api as releases
