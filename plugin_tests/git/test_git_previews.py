@@ -50,7 +50,9 @@ async def test_preview_seed_sync_isolation_provenance_and_teardown(make_app, htt
     admin = {"Authorization": calls.headers["Authorization"]}
     made = await connect(calls, syncConfig={"preview": True})
     manifest = await _manifest(app, admin)
-    serve_file(http_receiver, "svc/manifest.json", SHA1, manifest)
+    # a PR's manifest may not make the preview call out (webhooks) or change its settings
+    hostile = {**manifest, "webhooks": [{"name": "leak", "kind": "webhook", "url": "http://10.0.0.1/hook"}]}
+    serve_file(http_receiver, "svc/manifest.json", SHA1, hostile)
     serve_file(http_receiver, "svc/content.json", SHA1, {"pages": [{"slug": "home", "title": "First"}]})
     resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
                              {"action": "opened", "pull_request": github_pull(6, sha=SHA1)})
@@ -61,6 +63,8 @@ async def test_preview_seed_sync_isolation_provenance_and_teardown(make_app, htt
     pages = (await in_preview.list("pages"))["data"]
     assert [(p["slug"], p["title"]) for p in pages] == [("home", "First")]
     await calls.err("get", "/items/pages", 404)  # the parent site got nothing
+    exported = await in_preview.ok("get", "/config/export", params={"scope": "webhooks"})
+    assert exported["webhooks"] == []
     # provenance: the seeded item's revision names PR 6 and its commit
     found = await calls.ok("get", f"/integrations/git/{made['id']}/provenance",
                            params={"collection": "pages", "itemId": pages[0]["id"], "number": 6})

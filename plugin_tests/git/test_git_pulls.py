@@ -153,3 +153,17 @@ async def test_bad_numbers_and_run_ids(make_app, http_receiver):
                         "VALIDATION_FAILED")
     await calls.err("get", f"/integrations/git/{made['id']}/ci-runs/{'9' * 41}/logs", 404, "RECORD_NOT_FOUND")
     await calls.err("get", f"/integrations/git/{made['id']}/pull-requests", 400, params={"limit": "x"})
+
+
+async def test_provider_text_with_nul_is_stored_without_it(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver)
+    made = await connect(calls)
+    serve_github_pulls(http_receiver, [{**github_pull(1), "title": "evil\x00title"}])
+    await calls.ok("post", f"/integrations/git/{made['id']}/pull-requests/refresh")
+    pulls = await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests")
+    assert pulls[0]["title"] == "evil\ufffdtitle"
+    http_receiver.respond(f"/repos/acme/site/commits/{SHA}/check-runs?per_page=100", guarded(TOKEN, {
+        "check_runs": [{"id": 7, "name": "n\x00", "status": "completed", "conclusion": "success"}]}))
+    await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests/1/ci")
+    http_receiver.respond("/repos/acme/site/actions/jobs/7/logs", lambda r: (200, b"a\x00b", {"Content-Type": "text/plain"}))
+    assert (await calls.ok("get", f"/integrations/git/{made['id']}/ci-runs/7/logs"))["log"] == "a\ufffdb"

@@ -82,6 +82,12 @@ def cause_of(integration_id: str, number: int, sha: str) -> str:
     return f"git:{integration_id}/pr-{number}@{sha[:40]}"
 
 
+def schema_only(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest without its ``webhooks`` and ``settings`` sections: a PR (perhaps from a fork)
+    must not make the preview call out to addresses of its choosing or change its settings."""
+    return {k: v for k, v in manifest.items() if k not in ("webhooks", "settings", "managedScopes")}
+
+
 async def queue(uow: Any, row: Any, number: int, action: str, sha: str) -> str | None:
     """Queue a seed or a teardown for a pull-request webhook action, when previews are on."""
     if not (row["sync_config"] or {}).get("preview"):
@@ -122,7 +128,7 @@ async def preview_job(kernel: Any, site_id: str, integration_id: str, number: in
     principal = await seeder(kernel, preview)
     if isinstance(manifest, dict):
         async with kernel.unit_of_work(preview, principal) as uow:
-            await schema_api.config_apply(uow, manifest, "merge", allow_destructive=True)
+            await schema_api.config_apply(uow, schema_only(manifest), "merge", allow_destructive=True)
     ctx = items_api.context(kernel, preview, principal, request_id=f"git-preview-{number}")
     written = 0
     for collection, items in content.items():

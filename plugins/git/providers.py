@@ -111,7 +111,8 @@ def _ok(answer: Answer, what: str) -> Answer:
 
 
 def _str(value: Any, limit: int) -> str:
-    return value[:limit] if isinstance(value, str) else ""
+    """A provider's text, cut at ``limit``, without NUL (PostgreSQL text cannot hold it)."""
+    return value.replace("\x00", "\ufffd")[:limit] if isinstance(value, str) else ""
 
 
 @dataclass
@@ -204,7 +205,7 @@ class Repo:
                 raise ProviderError(f"The provider answered {answer.status} (job log)")
         body = answer.body
         truncated = answer.truncated or len(body) > cap
-        return body[:cap].decode("utf-8", "replace"), truncated
+        return body[:cap].decode("utf-8", "replace").replace("\x00", "\ufffd"), truncated
 
     # ---------------------------------------------------------------- files and statuses
 
