@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.git import previews, routes
+from plugins.git import previews, routes, schemas
 
 name = "git"
 requires = ("access", "agents", "items", "schema")
@@ -77,36 +77,39 @@ def register_routes(kernel: Any) -> list[Route]:
     one = base + "/{id}"
     return [
         Route(base, routes.IntegrationsResource(), auth="admin", openapi=ops(
-            get=("List the site's git integrations", None, None, 200),
-            post=("Connect a repository (token sealed; the webhook secret answered once)", None, None, 201))),
+            get=("List the site's git integrations", None, [schemas.INTEGRATION], 200),
+            post=("Connect a repository (token sealed; the webhook secret answered once)", schemas.CREATE_BODY,
+                  schemas.INTEGRATION, 201))),
         Route(one, routes.IntegrationResource(), auth="admin", openapi=ops(
-            get=("A git integration", None, None, 200),
-            patch=("Change display name, token, status or sync config", None, None, 200),
+            get=("A git integration", None, schemas.INTEGRATION, 200),
+            patch=("Change display name, token, status or sync config", schemas.PATCH_BODY, schemas.INTEGRATION,
+                   200),
             delete=("Disconnect: forget the token, the secret and the cache", None, None, 204))),
         Route(one + "/rotate-secret", routes.RotateSecretResource(), auth="admin", openapi=ops(
-            post=("A new webhook secret, answered once as { secret }", None, None, 200))),
+            post=("A new webhook secret, answered once as { secret }", None, schemas.SECRET, 200))),
         Route(one + "/oauth/authorize", routes.AuthorizeResource(), auth="admin", openapi=ops(
-            get=("The provider's authorize URL with a fresh single-use state", None, None, 200))),
+            get=("The provider's authorize URL with a fresh single-use state", None, schemas.AUTHORIZE, 200))),
         Route(one + "/pull-requests", routes.PullsResource(), auth="admin", openapi=ops(
-            get=("Cached pull requests", None, None, 200))),
+            get=("Cached pull requests", None, [schemas.PULL], 200))),
         Route(one + "/pull-requests/refresh", routes.RefreshResource(), auth="admin", openapi=ops(
-            post=("Pull the recent pull requests live from the provider", None, None, 200))),
+            post=("Pull the recent pull requests live from the provider", None, schemas.REFRESH, 200))),
         Route(one + "/pull-requests/{number}/ci", routes.RunsResource(), auth="admin", openapi=ops(
-            get=("CI runs of the pull request's head (fetched and cached)", None, None, 200))),
+            get=("CI runs of the pull request's head (fetched and cached)", None, [schemas.RUN], 200))),
         Route(one + "/pull-requests/{number}/validate", routes.ValidateResource(), auth="admin", openapi=ops(
             post=("Dry-run the PR's svc/manifest.json; post the commit status svc/content-validation", None,
-                  None, 200))),
+                  schemas.VALIDATION, 200))),
         Route(one + "/ci-runs/{run_id}/logs", routes.LogResource(), auth="admin", openapi=ops(
-            get=("A CI run's log, fetched once, cut at SVC_GIT_LOG_MAX_BYTES and cached", None, None, 200))),
+            get=("A CI run's log, fetched once, cut at SVC_GIT_LOG_MAX_BYTES and cached", None, schemas.LOG, 200))),
         Route(one + "/gitops/sync", routes.GitopsResource(), auth="admin", openapi=ops(
-            post=("Reconcile svc/intents.json into agent intents, with a drift scan", None, None, 200))),
+            post=("Reconcile svc/intents.json into agent intents, with a drift scan", schemas.GITOPS_BODY,
+                  schemas.GITOPS, 200))),
         Route(one + "/provenance", routes.ProvenanceResource(), auth="admin", openapi=ops(
-            get=("Which commit or PR changed an item (its revisions' git causes)", None, None, 200))),
+            get=("Which commit or PR changed an item (its writes' git causes)", None, [schemas.PROVENANCE], 200))),
         Route(base + "/oauth/{provider}/callback", routes.CallbackResource(), site="none", auth="public",
               authenticate=False, rate_limit="git_public",
-              openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None, None, 200))),
+              openapi=ops(get=("OAuth callback: exchange the code, bound to the state", None, schemas.CALLBACK, 200))),
         Route(base + "/webhook/{provider}/{site_id}/{integration_id}", routes.WebhookResource(), site="none",
               auth="public", authenticate=False, rate_limit="git_public", openapi=ops(
                   post=("Webhook receiver (GitHub HMAC signature, GitLab token); idempotent by delivery id", None,
-                        None, 200))),
+                        schemas.RECEIVED, 200))),
     ]
