@@ -90,14 +90,22 @@ async def receive(ctx: Any, provider: str, site_id: str, integration_id: str, he
         raise ApiError.validation("The body is not valid JSON", path=["body"]) from None
     if not isinstance(payload, dict):
         raise ApiError.validation("The body must be a JSON object", path=["body"])
+    stage = "delivery"
     try:
         async with kernel.unit_of_work(site_id) as uow:
+            seen = await uow.db.one(uow.db.select(deliveries, deliveries.c.delivery_id).where(
+                deliveries.c.integration_id == integration_id, deliveries.c.delivery_id == delivery))
+            if seen is not None:
+                return {"received": True, "duplicate": True, "event": event}
             await uow.db.insert(deliveries, {"integration_id": integration_id, "delivery_id": delivery,
                                              "event": event, "received_at": now_utc()})
+            stage = "handle"
             handled = "ignored" if row["status"] != "active" else \
                 await _handle(uow, row, provider, event, payload)
     except IntegrityError:
-        return {"received": True, "duplicate": True, "event": event}
+        if stage != "delivery":
+            raise  # not a replay: fail, so the provider delivers it again
+        return {"received": True, "duplicate": True, "event": event}  # the same delivery, concurrently
     if handled == "ci_failed":
         # After the delivery committed (a replay never gets here): the incident in agents' ledger.
         ctx.site_id = site_id
