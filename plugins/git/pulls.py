@@ -12,7 +12,7 @@ from typing import Any
 
 from kernel import ApiError, audit
 from kernel.bus import EventContext
-from kernel.db.meta import iso, now_utc
+from kernel.db.meta import dialect_insert, iso, now_utc
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import ci_runs, pull_requests
@@ -35,23 +35,26 @@ def run_record(row: Any) -> dict[str, Any]:
             "hasLog": row["log"] is not None, "fetchedAt": iso(row["fetched_at"])}
 
 
+async def _upsert(db: Any, table: Any, key: tuple[str, ...], values: dict[str, Any], changing: list[str]) -> None:
+    """One INSERT ... ON CONFLICT DO UPDATE of ``changing`` (a webhook and a refresh of the same
+    pull request may race; neither fails)."""
+    stmt = dialect_insert(db.conn.dialect.name)(table).values(site_id=db.site_id, **values)
+    stmt = stmt.on_conflict_do_update(index_elements=[table.c[k] for k in key],
+                                      set_={k: stmt.excluded[k] for k in changing})
+    await db.conn.execute(stmt)
+
+
 async def upsert_pull(db: Any, integration_id: str, pull: dict[str, Any]) -> None:
     values = {**providers.normal_pull(pull), "fetched_at": now_utc()}
-    key = (pull_requests.c.integration_id == integration_id, pull_requests.c.number == values["number"])
-    if await db.one(db.select(pull_requests, pull_requests.c.number).where(*key)) is None:
-        await db.insert(pull_requests, {**values, "integration_id": integration_id})
-    else:
-        await db.execute(db.update(pull_requests).where(*key).values(**values))
+    await _upsert(db, pull_requests, ("integration_id", "number"), {**values, "integration_id": integration_id},
+                  [k for k in values if k != "number"])
 
 
 async def upsert_run(db: Any, integration_id: str, number: int, run: dict[str, Any]) -> None:
     values = {**run, "number": number, "fetched_at": now_utc()}
-    key = (ci_runs.c.integration_id == integration_id, ci_runs.c.run_id == run["run_id"])
-    if await db.one(db.select(ci_runs, ci_runs.c.run_id).where(*key)) is None:
-        await db.insert(ci_runs, {**values, "integration_id": integration_id, "log": None, "log_truncated": False,
-                                  "log_fetched_at": None})
-    else:
-        await db.execute(db.update(ci_runs).where(*key).values(**values))
+    await _upsert(db, ci_runs, ("integration_id", "run_id"),
+                  {**values, "integration_id": integration_id, "log": None, "log_truncated": False,
+                   "log_fetched_at": None}, [k for k in values if k != "run_id"])
 
 
 async def _pull_row(db: Any, integration_id: str, number: int) -> Any:
