@@ -4,6 +4,8 @@ import json
 
 from git_helpers import TOKEN, connect, git_app, github_hook, github_pull, guarded
 
+from kernel.testing import run_due_jobs
+
 FILE = "/repos/acme/site/contents/svc/intents.json?ref={ref}"
 
 
@@ -71,6 +73,7 @@ async def test_ci_failure_records_a_git_sync_incident_once(make_app, http_receiv
         resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "check_run",
                                  {"action": "completed", "check_run": check}, delivery="ci-1")
         assert resp.status_code == 200
+    await run_due_jobs(app)
     ledger = await calls.ok("get", "/agent/autonomy")
     found = [i for i in ledger["incidents"] if i["role"] == "git-sync"]
     assert len(found) == 1 and found[0]["kind"] == "ci_failed"

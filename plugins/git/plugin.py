@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.git import previews, routes, schemas
+from plugins.git import previews, routes, schemas, webhooks
 
 name = "git"
 requires = ("access", "agents", "items", "schema")
@@ -59,6 +59,8 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 @hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(previews.JOB, previews.preview_job, retries=3, retry_delay=30, retry_max_delay=600, owner="git")
+    jobs.task(webhooks.INCIDENT_JOB, webhooks.incident_job, retries=5, retry_delay=30, retry_max_delay=3600,
+              owner="git")
     jobs.periodic(previews.SWEEP_JOB, previews.sweep_job, cron="23 * * * *", owner="git")
 
 

@@ -10,7 +10,8 @@ the event does, so a replay does nothing twice.
 
 Events used: GitHub ``ping``, ``pull_request``, ``check_run``; GitLab ``Merge Request Hook``,
 ``Job Hook``. Others are acknowledged and ignored. A failed CI run writes the ``git_ci_failed``
-audit entry and, once committed, an incident of role ``git-sync`` in agents' trust ledger.
+audit entry and queues the job ``git.incident`` (an incident of role ``git-sync`` in agents'
+trust ledger), both in the delivery's transaction.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError, audit
+from kernel.auth.principal import ANONYMOUS
 from kernel.db.meta import now_utc
 from kernel.tenancy.service import get_site_cached
 from plugins.agents import api as agents_api
@@ -30,9 +32,11 @@ from plugins.git import integrations as ig
 from plugins.git import previews, providers
 from plugins.git.pulls import upsert_pull, upsert_run
 from plugins.git.tables import deliveries, integrations, pull_requests
+from plugins.items import api as items_api
 
 MAX_ID = 64
 INCIDENT_ROLE = "git-sync"
+INCIDENT_JOB = "git.incident"
 FAILED = ("failure", "timed_out", "startup_failure")
 _DECOY = b"svc-git-webhook-decoy-secret"
 
@@ -106,12 +110,6 @@ async def receive(ctx: Any, provider: str, site_id: str, integration_id: str, he
         if stage != "delivery":
             raise  # not a replay: fail, so the provider delivers it again
         return {"received": True, "duplicate": True, "event": event}  # the same delivery, concurrently
-    if handled == "ci_failed":
-        # After the delivery committed (a replay never gets here): the incident in agents' ledger.
-        ctx.site_id = site_id
-        await agents_api.record_incident(ctx, role=INCIDENT_ROLE, kind="ci_failed",
-                                         detail={"integrationId": integration_id, "provider": provider,
-                                                 "event": event, "delivery": delivery})
     return {"received": True, "duplicate": False, "event": event, "handled": handled}
 
 
@@ -199,9 +197,19 @@ async def _gitlab_job(uow: Any, row: Any, payload: dict[str, Any]) -> str:
     return "job"
 
 
+async def incident_job(kernel: Any, site_id: str, detail: dict[str, Any]) -> None:
+    """Job ``git.incident``: record a failed CI run in agents' trust ledger (role ``git-sync``)."""
+    ctx = items_api.context(kernel, site_id, ANONYMOUS, request_id=f"git-delivery-{detail.get('runId')}")
+    await agents_api.record_incident(ctx, role=INCIDENT_ROLE, kind="ci_failed", detail=detail)
+
+
 async def ci_failed(uow: Any, row: Any, number: int, run: dict[str, Any]) -> None:
-    """A failed CI run: the ``git_ci_failed`` audit entry."""
+    """A failed CI run: the ``git_ci_failed`` audit entry, and the incident job, both in the
+    delivery's transaction (a replay does neither again; the job is retried until recorded)."""
     await audit.record(uow.conn, action="git_ci_failed", site_id=row["site_id"], target_type="git_integration",
                        target_id=row["id"], details={"provider": row["provider"], "number": number,
                                                      "runId": run["run_id"], "name": run["name"],
                                                      "sha": run["head_sha"], "conclusion": run["conclusion"]})
+    await uow.kernel.jobs.enqueue(INCIDENT_JOB, uow=uow, site_id=row["site_id"], detail={
+        "integrationId": row["id"], "provider": row["provider"], "number": number, "runId": run["run_id"],
+        "name": run["name"], "sha": run["head_sha"], "conclusion": run["conclusion"]})
