@@ -4,12 +4,14 @@ the preview is isolated like any site; provenance names the PR and commit of the
 
 import base64
 import json
+from datetime import UTC, datetime, timedelta
 
 from git_helpers import TOKEN, connect, git_app, github_hook, github_pull, guarded
 from sqlalchemy import func, select
 
 from kernel.db.meta import metadata
 from kernel.testing import Calls, new_member, run_due_jobs
+from plugins.git.tables import deliveries
 
 SHA1, SHA2 = "1" * 40, "2" * 40
 
@@ -161,5 +163,16 @@ async def test_previews_of_a_deleted_parent_are_swept(make_app, http_receiver):
     await run_due_jobs(app)
     assert (await app.client.get(f"/api/v1/sites/{site}__pr-4", headers=admin)).status_code == 200
     assert (await app.client.delete(f"/api/v1/sites/{site}", headers=admin)).status_code == 204
+    # delivery ids are kept 30 days, then forgotten by the same sweep
+    other = await app.create_site(admin, prefix="o")
+    other_calls = Calls(app.client, {**admin, "X-Svc-Site": other})
+    kept = await connect(other_calls)
+    await github_hook(app.client, other, kept["id"], kept["webhookSecret"], "ping", {}, delivery="old")
+    await github_hook(app.client, other, kept["id"], kept["webhookSecret"], "ping", {}, delivery="new")
+    async with app.kernel.db.begin() as conn:
+        await conn.execute(deliveries.update().where(deliveries.c.delivery_id == "old")
+                           .values(received_at=datetime.now(UTC) - timedelta(days=31)))
     await sweep_job(app.kernel)
+    async with app.kernel.db.engine.connect() as conn:
+        assert [r[0] for r in await conn.execute(select(deliveries.c.delivery_id))] == ["new"]
     assert (await app.client.get(f"/api/v1/sites/{site}__pr-4", headers=admin)).status_code == 404

@@ -13,6 +13,7 @@ instance admin; members of the parent site are not members of it).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 from typing import Any
@@ -29,7 +30,7 @@ from plugins.access import api as access_api
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.pulls import manifest_of
-from plugins.git.tables import integrations
+from plugins.git.tables import deliveries, integrations
 from plugins.git.tables import previews as preview_marks
 from plugins.items import api as items_api
 from plugins.schema import api as schema_api
@@ -37,6 +38,7 @@ from plugins.schema import api as schema_api
 log = logging.getLogger("svc.git")
 JOB = "git.preview"
 SWEEP_JOB = "git.previews.sweep"
+DELIVERY_DAYS = 30
 CONTENT_PATH = "svc/content.json"
 MAX_CONTENT = 4 * 1024 * 1024
 MAX_ITEMS = 1000
@@ -61,7 +63,11 @@ async def is_preview_of(kernel: Any, preview: str, parent: str) -> bool:
 
 async def sweep_job(kernel: Any) -> None:
     """Periodic ``git.previews.sweep``: delete the preview sites whose parent site is gone (a
-    site's deletion cannot delete other sites inside its own transaction)."""
+    site's deletion cannot delete other sites inside its own transaction), and forget webhook
+    delivery ids older than ``DELIVERY_DAYS`` (a provider redelivers within hours)."""
+    async with kernel.db.begin() as conn:
+        await conn.execute(deliveries.delete().where(
+            deliveries.c.received_at < now_utc() - dt.timedelta(days=DELIVERY_DAYS)))
     async with kernel.db.connect() as conn:
         # Instance-level maintenance: the markers of every preview site, across sites.
         marks = (await conn.execute(select(preview_marks.c.site_id, preview_marks.c.parent_site_id))).all()

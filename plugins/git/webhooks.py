@@ -90,7 +90,7 @@ async def receive(ctx: Any, provider: str, site_id: str, integration_id: str, he
         event = _header(headers, "x-gitlab-event", 60, spaces=True)  # "Merge Request Hook"
     try:
         payload = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ApiError.validation("The body is not valid JSON", path=["body"]) from None
     if not isinstance(payload, dict):
         raise ApiError.validation("The body must be a JSON object", path=["body"])
