@@ -57,6 +57,8 @@ async def test_sync_refusals(make_app, http_receiver):
     await calls.err("post", sync, 422, "VALIDATION_FAILED", json={"ref": "missing"})
     http_receiver.respond(FILE.format(ref="notjson"), guarded(TOKEN, {"encoding": "base64", "content": "e25v"}))
     await calls.err("post", sync, 422, "VALIDATION_FAILED", json={"ref": "notjson"})
+    serve_intents(http_receiver, [intent("a"), intent("a", title="again")], ref="twice")
+    await calls.err("post", sync, 422, "VALIDATION_FAILED", json={"ref": "twice"})
     serve_intents(http_receiver, [{"key": "BAD KEY", "title": "x", "description": "y",
                                    "trigger": {"type": "schedule", "everySeconds": 3600}}], ref="badintent")
     await calls.err("post", sync, 400, "VALIDATION_FAILED", json={"ref": "badintent"})

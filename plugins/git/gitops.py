@@ -58,6 +58,11 @@ def _parse(raw: bytes | None) -> list[dict[str, Any]]:
     if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("key"), str) for i in found):
         raise ApiError(422, "VALIDATION_FAILED", f"{INTENTS_PATH} must be a list of intents, each with a 'key'",
                        path=[INTENTS_PATH])
+    keys = [i["key"] for i in found]
+    twice = next((k for n, k in enumerate(keys) if k in keys[:n]), None)
+    if twice is not None:
+        raise ApiError(422, "VALIDATION_FAILED", f"{INTENTS_PATH} lists the key '{twice[:64]}' twice",
+                       path=[INTENTS_PATH])
     return found
 
 
