@@ -176,3 +176,34 @@ async def test_previews_of_a_deleted_parent_are_swept(make_app, http_receiver):
     async with app.kernel.db.engine.connect() as conn:
         assert [r[0] for r in await conn.execute(select(deliveries.c.delivery_id))] == ["new"]
     assert (await app.client.get(f"/api/v1/sites/{site}__pr-4", headers=admin)).status_code == 404
+
+
+async def test_a_preview_is_delivered_with_the_parents_public_reads_only(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver)
+    admin = {"Authorization": calls.headers["Authorization"]}
+    made = await connect(calls, syncConfig={"preview": True})
+    await calls.collection("pages", {"slug": "string", "title": "string"})
+    roles = await calls.ok("get", "/roles")
+    public = next(r for r in roles if r.get("systemKey") == "public")
+    await calls.grant([{"collection": "pages", "action": "read", "fields": ["slug", "title"]}],
+                      {"roleId": public["id"]})
+    scratch = await app.create_site(admin, prefix="m")
+    scratch_calls = Calls(app.client, {**admin, "X-Svc-Site": scratch})
+    await scratch_calls.collection("pages", {"slug": "string", "title": "string"})
+    await scratch_calls.collection("drafts", {"text": "string"})
+    serve_file(http_receiver, "svc/manifest.json", SHA1,
+               await scratch_calls.ok("get", "/config/export", params={"scope": "schema"}))
+    serve_file(http_receiver, "svc/content.json", SHA1, {"pages": [{"slug": "home", "title": "From the PR"}],
+                                                         "drafts": [{"text": "not public"}]})
+    await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                      {"action": "opened", "pull_request": github_pull(5, sha=SHA1)})
+    await run_due_jobs(app)
+    preview = f"{site}__pr-5"
+    page = await app.client.get(f"/api/v1/deliver/page/{preview}/home")
+    assert page.status_code == 200, page.text
+    assert "From the PR" in page.text
+    hidden = await app.client.get("/api/v1/items/drafts", headers={"X-Svc-Site": preview})
+    assert hidden.status_code == 403
+    # the parent's public role still reads no drafts of its own, and the preview's grant is its own
+    resp = await app.client.get("/api/v1/items/pages", headers={"X-Svc-Site": site})
+    assert resp.status_code == 200 and resp.json()["data"] == []

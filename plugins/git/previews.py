@@ -135,6 +135,10 @@ async def preview_job(kernel: Any, site_id: str, integration_id: str, number: in
     if isinstance(manifest, dict):
         async with kernel.unit_of_work(preview, principal) as uow:
             await schema_api.config_apply(uow, schema_only(manifest), "merge", allow_destructive=True)
+    if content:
+        # The preview's public role reads what the parent's public role reads, no more.
+        async with kernel.unit_of_work(preview) as uow:
+            await access_api.copy_public_reads(uow, site_id, sorted(content), f"Public reads of {site_id}")
     ctx = items_api.context(kernel, preview, principal, request_id=f"git-preview-{number}")
     written = 0
     for collection, items in content.items():
