@@ -10,7 +10,7 @@ from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.access.tables import attachments, memberships, policies, roles, team_members
+from plugins.access.tables import attachments, memberships, permissions, policies, roles, team_members
 
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
 # members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
@@ -116,6 +116,35 @@ async def seed_site_roles(conn: Any, site_id: str) -> None:
         {"id": uuid7(), "name": "Subscriber", "parent_id": None, "admin_access": False, "system_key": "subscriber",
          "created_at": now},
     ])
+
+
+async def copy_public_reads(uow: Any, from_site: str, collections: list[str], name: str) -> int:
+    """Give ``uow``'s site's public role the read rules that ``from_site``'s public role holds
+    (through the policies attached to it) for ``collections``: one new policy ``name`` holding
+    copies of them (fields and conditions as they are). Returns how many rules were copied."""
+    source = SiteDB(from_site, uow.conn)
+    public = await role_by_system_key(uow.conn, from_site, "public")
+    target = await role_by_system_key(uow.conn, uow.site_id, "public")
+    if public is None or target is None or not collections:
+        return 0
+    attached = [r["policy_id"] for r in await source.all(source.select(attachments).where(
+        attachments.c.role_id == public["id"]))]
+    rules = await source.all(source.select(permissions).where(
+        permissions.c.policy_id.in_(attached), permissions.c.action == "read",
+        permissions.c.collection.in_(collections))) if attached else []
+    if not rules:
+        return 0
+    now = now_utc()
+    policy_id = uuid7()
+    await uow.db.insert(policies, {"id": policy_id, "name": name[:200], "admin_access": False, "system_key": None,
+                                   "created_at": now})
+    await uow.db.insert(permissions, [{"id": uuid7(), "policy_id": policy_id, "collection": r["collection"],
+                                       "action": "read", "fields": r["fields"], "conditions": r["conditions"],
+                                       "created_at": now} for r in rules])
+    await uow.db.insert(attachments, {"id": uuid7(), "policy_id": policy_id, "role_id": target["id"], "user_id": None,
+                                      "team_id": None, "created_at": now})
+    changed(uow)
+    return len(rules)
 
 
 def changed(uow: Any) -> None:

@@ -57,6 +57,28 @@ SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "re
                       for verb in ("create", "update", "delete"))
 
 
+async def config_dry_run(kernel: Any, db: Any, ctx: Any, body: dict[str, Any], mode: str = "merge") -> dict[str, Any]:
+    """The config import's dry run of a manifest ``body`` (``POST /config/import?dryRun=true``):
+    ``{ valid, errors, diff }``, writing nothing; ``db`` a site reader, ``ctx`` an EventContext."""
+    from plugins.schema import manifest, manifest_apply
+    from plugins.schema.manifest_hooks import sections
+
+    providers = sections(kernel)
+    return await manifest_apply.dry_run(kernel, db, ctx, manifest.parse_manifest(body, providers), mode, providers)
+
+
+async def config_apply(uow: Any, body: dict[str, Any], mode: str = "merge", *,
+                       allow_destructive: bool = False) -> dict[str, Any]:
+    """The config import of a manifest ``body`` in ``uow`` (``POST /config/import``): 400 for a
+    malformed manifest, 422 when invalid, 409 when destructive and not allowed."""
+    from plugins.schema import manifest, manifest_apply
+    from plugins.schema.manifest_hooks import sections
+
+    providers = sections(uow.kernel)
+    return await manifest_apply.apply_manifest(uow, manifest.parse_manifest(body, providers), mode, providers,
+                                               allow_destructive=allow_destructive)
+
+
 async def load_schema(conn: Any, site_id: str) -> SchemaSnapshot:
     """The site's schema read on ``conn`` (no cache): inside a transaction, its own changes show."""
     return await load_snapshot(SiteDB(site_id, conn))

@@ -1,0 +1,185 @@
+"""The public webhook receiver: GitHub's HMAC over the raw body, GitLab's token, idempotent by
+delivery id, the same 401 for an unknown integration, A's webhook on B's path, events handled."""
+
+import json
+import uuid
+
+import pytest
+from git_helpers import (
+    GL_TOKEN,
+    audits,
+    connect,
+    git_app,
+    github_hook,
+    github_pull,
+    github_signature,
+    gitlab_hook,
+)
+from sqlalchemy import func, select
+
+from kernel.testing import Calls
+from plugins.git.tables import deliveries
+
+
+@pytest.fixture
+async def hooked(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver)
+    made = await connect(calls)
+    return app, calls, site, made
+
+
+async def test_ping_and_bad_signatures(hooked):
+    app, _, site, made = hooked
+    secret = made["webhookSecret"]
+    ok = await github_hook(app.client, site, made["id"], secret, "ping", {"zen": "x"})
+    assert ok.status_code == 200 and ok.json()["data"]["handled"] == "ping"
+    raw = json.dumps({"zen": "x"}).encode()
+    refused = []
+    for signature in ["", "sha256=", github_signature("wrong", raw), github_signature(secret, raw + b" "),
+                      github_signature(secret, raw).replace("sha256=", "sha1="), "sha256=" + "0" * 64,
+                      github_signature(secret, raw).upper()]:
+        resp = await github_hook(app.client, site, made["id"], secret, "ping", {"zen": "x"}, signature=signature)
+        assert resp.status_code == 401, signature
+        refused.append(resp.json()["errors"][0])
+    assert all(e == refused[0] for e in refused) and refused[0]["code"] == "UNAUTHENTICATED"
+
+
+async def test_signature_is_over_the_raw_body(hooked):
+    app, _, site, made = hooked
+    raw = b'{"zen":  "spaced",\n "x": 1}'
+    headers = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "d-raw",
+               "X-Hub-Signature-256": github_signature(made["webhookSecret"], raw)}
+    url = f"/api/v1/integrations/git/webhook/github/{site}/{made['id']}"
+    assert (await app.client.post(url, content=raw, headers=headers)).status_code == 200
+    reencoded = json.dumps(json.loads(raw)).encode()
+    assert (await app.client.post(url, content=reencoded, headers={**headers, "X-GitHub-Delivery": "d2"})
+            ).status_code == 401
+
+
+async def test_unknown_integrations_answer_like_bad_signatures(hooked):
+    app, calls, site, made = hooked
+    secret = made["webhookSecret"]
+    bad_sig = (await github_hook(app.client, site, made["id"], "nope", "ping", {})).json()
+    for provider, site_id, integration in [("github", site, str(uuid.uuid4())), ("github", "no-such-site", made["id"]),
+                                           ("gitlab", site, made["id"]), ("github", site, "x" * 300)]:
+        resp = await github_hook(app.client, site_id, integration, secret, "ping", {}, provider=provider)
+        assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == bad_sig["errors"][0]["code"]
+        assert resp.json()["errors"][0]["message"] == bad_sig["errors"][0]["message"]
+    resp = await github_hook(app.client, site, made["id"], secret, "ping", {}, provider="bitbucket")
+    assert resp.status_code == 401
+
+
+async def test_a_webhook_of_site_a_on_site_b_path_is_refused(hooked):
+    app, calls, site, made = hooked
+    admin = {"Authorization": calls.headers["Authorization"]}
+    site_b = await app.create_site(admin, prefix="b")
+    b_made = await connect(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
+    # A's id under B's site, and B's id signed with A's secret
+    assert (await github_hook(app.client, site_b, made["id"], made["webhookSecret"], "ping", {})).status_code == 401
+    assert (await github_hook(app.client, site_b, b_made["id"], made["webhookSecret"], "ping", {})).status_code == 401
+    assert (await github_hook(app.client, site, b_made["id"], b_made["webhookSecret"], "ping", {})).status_code == 401
+
+
+async def test_replay_of_a_delivery_does_nothing_twice(hooked):
+    app, calls, site, made = hooked
+    payload = {"action": "opened", "pull_request": github_pull(7)}
+    first = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request", payload,
+                              delivery="same-delivery")
+    assert first.json()["data"] == {"received": True, "duplicate": False, "event": "pull_request",
+                                    "handled": "pull_request"}
+    payload["pull_request"]["title"] = "changed by the replay"
+    again = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request", payload,
+                              delivery="same-delivery")
+    assert again.status_code == 200 and again.json()["data"]["duplicate"] is True
+    pulls = await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests")
+    assert [(p["number"], p["title"]) for p in pulls] == [(7, "PR 7")]
+    async with app.kernel.db.engine.connect() as conn:
+        assert (await conn.execute(select(func.count()).select_from(deliveries))).scalar() == 1
+
+
+async def test_headers_and_body_checked_after_the_signature(hooked):
+    app, _, site, made = hooked
+    url = f"/api/v1/integrations/git/webhook/github/{site}/{made['id']}"
+    raw = b"{not json"
+    signed = {"X-Hub-Signature-256": github_signature(made["webhookSecret"], raw), "X-GitHub-Event": "ping",
+              "X-GitHub-Delivery": "d1"}
+    resp = await app.client.post(url, content=raw, headers=signed)
+    assert resp.status_code == 400 and resp.json()["errors"][0]["code"] == "VALIDATION_FAILED"
+    raw = b"[1, 2]"
+    signed["X-Hub-Signature-256"] = github_signature(made["webhookSecret"], raw)
+    assert (await app.client.post(url, content=raw, headers=signed)).status_code == 400
+    raw = b"{}"
+    for missing in ("X-GitHub-Delivery", "X-GitHub-Event"):
+        headers = {"X-Hub-Signature-256": github_signature(made["webhookSecret"], raw), "X-GitHub-Event": "ping",
+                   "X-GitHub-Delivery": "d9"}
+        headers.pop(missing)
+        resp = await app.client.post(url, content=raw, headers=headers)
+        assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == ["headers", missing.lower()]
+    headers = {"X-Hub-Signature-256": github_signature(made["webhookSecret"], raw), "X-GitHub-Event": "ping",
+               "X-GitHub-Delivery": "x" * 101}
+    assert (await app.client.post(url, content=raw, headers=headers)).status_code == 400
+    bad_pr = {"action": "opened", "pull_request": {"number": "7"}}
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request", bad_pr)
+    assert resp.status_code == 400
+
+
+async def test_github_check_run_failure_audits_git_ci_failed(hooked):
+    app, calls, site, made = hooked
+    await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                      {"action": "opened", "pull_request": github_pull(4, sha="d" * 40)})
+    check = {"id": 991, "name": "build", "status": "completed", "conclusion": "failure", "head_sha": "d" * 40,
+             "html_url": "https://ci.example/991", "pull_requests": []}
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "check_run",
+                             {"action": "completed", "check_run": check})
+    assert resp.json()["data"]["handled"] == "ci_failed"
+    entries = await audits(app, site, "git_ci_failed")
+    assert len(entries) == 1
+    assert entries[0]["details"]["number"] == 4 and entries[0]["details"]["runId"] == "991"
+    passed = {**check, "id": 992, "conclusion": "success"}
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "check_run",
+                             {"action": "completed", "check_run": passed})
+    assert resp.json()["data"]["handled"] == "check_run" and len(await audits(app, site, "git_ci_failed")) == 1
+
+
+async def test_paused_integration_records_but_ignores(hooked):
+    app, calls, site, made = hooked
+    await calls.ok("patch", f"/integrations/git/{made['id']}", json={"status": "paused"})
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                             {"action": "opened", "pull_request": github_pull(9)})
+    assert resp.json()["data"]["handled"] == "ignored"
+    assert await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests") == []
+
+
+async def test_gitlab_token_header_merge_request_and_failed_job(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver)
+    made = await connect(calls, provider="gitlab", repo="group/sub/site", token=GL_TOKEN)
+    secret = made["webhookSecret"]
+    mr = {"object_kind": "merge_request", "user": {"username": "dev"},
+          "object_attributes": {"iid": 12, "title": "MR", "state": "opened", "last_commit": {"id": "e" * 40},
+                                "source_branch": "f", "target_branch": "main", "url": "https://gl/mr/12"}}
+    for token in ("", "wrong", secret + "x", secret[:-1]):
+        resp = await gitlab_hook(app.client, site, made["id"], token, "Merge Request Hook", mr)
+        assert resp.status_code == 401, token
+    ok = await gitlab_hook(app.client, site, made["id"], secret, "Merge Request Hook", mr, delivery="u-1")
+    assert ok.status_code == 200 and ok.json()["data"]["handled"] == "pull_request"
+    again = await gitlab_hook(app.client, site, made["id"], secret, "Merge Request Hook", mr, delivery="u-1")
+    assert again.json()["data"]["duplicate"] is True
+    pulls = await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests")
+    assert pulls[0]["number"] == 12 and pulls[0]["headSha"] == "e" * 40 and pulls[0]["author"] == "dev"
+    job = {"object_kind": "build", "build_id": 55, "build_name": "lint", "build_status": "failed", "sha": "e" * 40}
+    resp = await gitlab_hook(app.client, site, made["id"], secret, "Job Hook", job)
+    assert resp.json()["data"]["handled"] == "ci_failed"
+    assert [e["details"]["number"] for e in await audits(app, site, "git_ci_failed")] == [12]
+    # a GitHub-style signature is no GitLab credential
+    resp = await github_hook(app.client, site, made["id"], secret, "ping", {}, provider="gitlab")
+    assert resp.status_code == 401
+
+
+async def test_public_routes_are_rate_limited_per_ip(make_app, http_receiver):
+    app, calls, site = await git_app(make_app, http_receiver, SVC_RATE_LIMIT_GIT_PUBLIC="2")
+    made = await connect(calls)
+    statuses = [(await github_hook(app.client, site, made["id"], made["webhookSecret"], "ping", {})).status_code
+                for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    resp = await app.client.get("/api/v1/integrations/git/oauth/github/callback", params={"code": "c"})
+    assert resp.status_code == 429 and resp.json()["errors"][0]["code"] == "RATE_LIMITED"
