@@ -30,16 +30,11 @@ async def _manifest(app, admin):
     return await calls.ok("get", "/config/export", params={"scope": "schema"})
 
 
-# Kept after any site's deletion, not by git: the audit trail (by design), and the items plugin's
-# count deltas its triggers write while the cascade deletes the items (they sum to zero; reported).
-OUTLIVE = {"svc_audit", "svc_item_counts"}
-
-
 async def _rows_of(app, site_id):
     found = {}
     async with app.kernel.db.engine.connect() as conn:
         for table in metadata.sorted_tables:
-            if "site_id" in table.c and table.name != "svc_sites" and table.name not in OUTLIVE:
+            if "site_id" in table.c and table.name != "svc_sites":
                 count = (await conn.execute(select(func.count()).select_from(table)
                                             .where(table.c.site_id == site_id))).scalar()
                 if count:
