@@ -72,8 +72,15 @@ async def test_who_may_manage(svc_app, site, calls, make_member):
     await reader.err("post", f"/dashboards/{d}/panels", 403, "PERMISSION_DENIED",
                      json={"name": "x", "type": "label", "position": POSITION, "query": None})
     await reader.err("patch", f"/dashboards/{d}/panels/{p}", 403, "PERMISSION_DENIED", json={"name": "x"})
-    # Reading the dashboard does not read the collection: the panel's data is the items' permission.
+    # Reading the dashboard does not read the collection: the panel's data is the items' permission,
+    # and its query (field names, filter values) shows only to who may read what it names.
     await reader.err("post", f"/dashboards/{d}/panels/{p}/data", 403, "PERMISSION_DENIED")
+    assert [x["query"] for x in await reader.ok("get", f"/dashboards/{d}/panels")] == [None]
+    assert [x["query"] for x in (await reader.ok("get", f"/dashboards/{d}"))["panels"]] == [None]
+    orders_reader = await member([{"collection": "svc_dashboards", "action": "read"},
+                                  {"collection": "orders", "action": "read"}])
+    assert [x["query"] for x in await orders_reader.ok("get", f"/dashboards/{d}/panels")] == [
+        (await calls.ok("get", f"/dashboards/{d}/panels"))[0]["query"]]
     creator = await member([{"collection": "svc_dashboards", "action": "create"}])
     await creator.ok("post", "/dashboards", status=201, json={"name": "Mine"})
     await creator.err("get", "/dashboards", 403, "PERMISSION_DENIED")
