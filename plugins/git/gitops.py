@@ -70,7 +70,7 @@ async def sync(ctx: Any, integration_id: str, body: Any) -> dict[str, Any]:
     ref = _ref(body)
     async with ctx.reader() as db:
         row = await ig.row_of(db, integration_id)
-    repo = ig.repo_of(ctx.kernel, row)
+    repo = await ig.repo_of(ctx.kernel, row)
     try:
         in_git = {i["key"]: i for i in _parse(await repo.file(INTENTS_PATH, ref))}
     except providers.ProviderError as exc:

@@ -63,12 +63,22 @@ def open_secret(kernel: Any, row: Any) -> str:
     return kernel.secrets.open(row["site_id"], row["webhook_secret"], purpose=SECRET_PURPOSE)
 
 
-def repo_of(kernel: Any, row: Any) -> providers.Repo:
-    """The provider client of an integration, with its token (409 without one)."""
-    token = open_token(kernel, row)
+async def repo_of(kernel: Any, row: Any) -> providers.Repo:
+    """The provider client of an integration, with its token (409 without one). A GitHub
+    integration with ``authMethod: app`` and an ``installationId`` uses an installation token
+    minted with the deployment's GitHub App (``providers.app_installation_token``) when one is
+    configured, else the token it was given."""
+    token = None
+    if row["provider"] == "github" and row["auth_method"] == "app" and row["installation_id"] \
+            and providers.app_configured(kernel):
+        try:
+            token = await providers.app_installation_token(kernel, str(row["installation_id"]))
+        except providers.ProviderError as exc:
+            raise providers.upstream(exc) from None
+    token = token or open_token(kernel, row)
     if token is None:
-        raise ApiError.conflict("The integration has no token: set one or connect it with OAuth",
-                                code="GIT_NOT_CONNECTED")
+        raise ApiError.conflict("The integration has no token: set one, connect it with OAuth, or configure "
+                                "the GitHub App (SVC_GIT_GITHUB_APP_ID)", code="GIT_NOT_CONNECTED")
     return providers.Repo(kernel, row["provider"], row["repo_full_name"], token)
 
 

@@ -37,6 +37,11 @@ def register_settings() -> list[Setting]:
         Setting("SVC_GIT_GITHUB_CLIENT_SECRET", "", str, "OAuth app client secret for GitHub.", secret=True),
         Setting("SVC_GIT_GITLAB_CLIENT_ID", "", str, "OAuth application id for GitLab (empty: no GitLab OAuth)."),
         Setting("SVC_GIT_GITLAB_CLIENT_SECRET", "", str, "OAuth application secret for GitLab.", secret=True),
+        Setting("SVC_GIT_GITHUB_APP_ID", "", str,
+                "The GitHub App's id: integrations with authMethod 'app' get installation tokens minted "
+                "with it (empty: they use the token they were given)."),
+        Setting("SVC_GIT_GITHUB_APP_PRIVATE_KEY", "", str,
+                "The GitHub App's private key (PEM; '\\n' may stand for the line breaks).", secret=True),
         Setting("SVC_GIT_TIMEOUT", 15.0, parse_float(0.1, 120), "Seconds to wait for a git provider's answer."),
         Setting("SVC_RATE_LIMIT_GIT_PUBLIC", 600, parse_int(0),
                 "Requests per minute per client IP to the public git routes (webhook receiver, OAuth callback); "

@@ -118,7 +118,7 @@ async def preview_job(kernel: Any, site_id: str, integration_id: str, number: in
         row = await uow.db.one(uow.db.select(integrations).where(integrations.c.id == integration_id))
     if row is None or not (row["sync_config"] or {}).get("preview") or row["token"] is None:
         return
-    repo = ig.repo_of(kernel, row)
+    repo = await ig.repo_of(kernel, row)
     manifest, problem = await manifest_of(repo, sha)
     raw = await repo.file(CONTENT_PATH, sha)
     content = _content(raw)

@@ -18,12 +18,15 @@ GitHub: ``GET /repos/{repo}/pulls``, ``GET /repos/{repo}/commits/{sha}/check-run
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urljoin
 
 import httpx
+import jwt
 
 from kernel import outbound
 from kernel.errors import ApiError
@@ -96,6 +99,51 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
     except httpx.HTTPError as exc:
         raise ProviderError(f"The provider could not be reached ({type(exc).__name__})") from None
     return Answer(resp.status_code, b"".join(chunks), truncated, resp.headers)
+
+
+# ---------------------------------------------------------------- GitHub App installation tokens
+
+APP_TOKENS = "git.app_tokens"  # kernel.state: {installation id: (token, its expiry in epoch seconds)}
+
+
+def app_configured(kernel: Any) -> bool:
+    return bool(kernel.settings.get("git_github_app_id") and kernel.settings.get("git_github_app_private_key"))
+
+
+def app_jwt(kernel: Any, now: float | None = None) -> str:
+    """The GitHub App's own JWT (RS256, issued by the app id, 9 minutes, backdated 60 s for clock
+    drift), which only serves to mint installation tokens."""
+    now = int(time.time() if now is None else now)
+    key = kernel.settings.get("git_github_app_private_key").replace("\\n", "\n")
+    try:
+        return jwt.encode({"iat": now - 60, "exp": now + 540, "iss": str(kernel.settings.get("git_github_app_id"))},
+                          key, algorithm="RS256")
+    except (ValueError, TypeError, jwt.PyJWTError) as exc:
+        raise ProviderError(f"SVC_GIT_GITHUB_APP_PRIVATE_KEY is not a usable RSA private key "
+                            f"({type(exc).__name__})") from None
+
+
+async def app_installation_token(kernel: Any, installation_id: str) -> str:
+    """An installation token of the GitHub App for ``installation_id``: ``POST
+    /app/installations/:id/access_tokens`` with the app's JWT; kept in this process until a
+    minute before it expires (GitHub's last an hour)."""
+    cache: dict[str, tuple[str, float]] = kernel.state.setdefault(APP_TOKENS, {})
+    held = cache.get(installation_id)
+    if held is not None and held[1] - 60 > time.time():
+        return held[0]
+    url = kernel.settings.get("git_github_api_url") + f"/app/installations/{quote(installation_id, safe='')}/access_tokens"
+    answer = _ok(await request(kernel, "POST", url, token=app_jwt(kernel), headers={
+        "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}), "installation token")
+    try:
+        document = answer.json()
+        token, expires = document["token"], document["expires_at"]
+        until = dt.datetime.fromisoformat(str(expires).replace("Z", "+00:00")).timestamp()
+    except (ValueError, KeyError, TypeError):
+        raise ProviderError("The provider's installation token answer is not understood") from None
+    if not isinstance(token, str) or not token or not token.isprintable() or len(token) > 1000:
+        raise ProviderError("The provider's installation token answer is not understood")
+    cache[installation_id] = (token, until)
+    return token
 
 
 def _ok(answer: Answer, what: str) -> Answer:

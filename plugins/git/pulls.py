@@ -79,7 +79,8 @@ async def list_pulls(ctx: Any, integration_id: str, limit: int, offset: int) -> 
 async def refresh(ctx: Any, integration_id: str) -> dict[str, Any]:
     """Pull the recent pull requests live from the provider and upsert them into the cache."""
     async with ctx.reader() as db:
-        repo = ig.repo_of(ctx.kernel, await ig.row_of(db, integration_id))
+        row = await ig.row_of(db, integration_id)
+    repo = await ig.repo_of(ctx.kernel, row)
     try:
         found = await repo.pull_requests(REFRESH_LIMIT)
     except providers.ProviderError as exc:
@@ -96,7 +97,7 @@ async def list_runs(ctx: Any, integration_id: str, number: int) -> list[dict[str
     async with ctx.reader() as db:
         row = await ig.row_of(db, integration_id)
         pull = await _pull_row(db, integration_id, number)
-    repo = ig.repo_of(ctx.kernel, row)
+    repo = await ig.repo_of(ctx.kernel, row)
     try:
         found = await repo.ci_runs(number, pull["head_sha"])
     except providers.ProviderError as exc:
@@ -125,7 +126,7 @@ async def run_log(ctx: Any, integration_id: str, run_id: str) -> dict[str, Any]:
     if run["log"] is not None:
         return {"runId": run_id, "log": run["log"], "truncated": bool(run["log_truncated"]), "cached": True}
     try:
-        text, truncated = await ig.repo_of(ctx.kernel, row).run_log(run_id, cap)
+        text, truncated = await (await ig.repo_of(ctx.kernel, row)).run_log(run_id, cap)
     except providers.ProviderError as exc:
         raise providers.upstream(exc) from None
     async with ctx.unit_of_work() as uow:
@@ -155,7 +156,7 @@ async def validate(ctx: Any, integration_id: str, number: int) -> dict[str, Any]
     async with ctx.reader() as db:
         row = await ig.row_of(db, integration_id)
         pull = await _pull_row(db, integration_id, number)
-    repo = ig.repo_of(kernel, row)
+    repo = await ig.repo_of(kernel, row)
     sha = pull["head_sha"]
     try:
         manifest, problem = await manifest_of(repo, sha)
