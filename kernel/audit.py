@@ -113,3 +113,9 @@ async def prune_site(kernel: Any, site_id: str, before: Any) -> int:
         result = await conn.execute(delete(audit_log).where(audit_log.c.site_id == site_id,
                                                             audit_log.c.created_at < before))
     return int(result.rowcount or 0)
+
+
+async def forget_site(conn: Any, site_id: str) -> None:
+    """Delete the site's audit trail in ``conn``'s transaction (the site is being deleted: a new
+    site given the same id must not read it). Instance-level records stay."""
+    await conn.execute(delete(audit_log).where(audit_log.c.site_id == site_id))

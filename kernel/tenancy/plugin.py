@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete
-
 from kernel.hookspecs import hookimpl
 from kernel.http.routing import Route
 from kernel.openapi import SITE_SCHEMA, ops
@@ -39,12 +37,11 @@ def register_routes(kernel: Any) -> list[Route]:
 
 @hookimpl
 async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
-    from kernel.audit import audit_log
+    from kernel import audit
     from kernel.events.log import forget_site
 
     await forget_site(conn, site_id)
-    # The site's audit trail goes with it: a new site given the same id must not read it.
-    await conn.execute(delete(audit_log).where(audit_log.c.site_id == site_id))
+    await audit.forget_site(conn, site_id)
 
 
 @hookimpl(trylast=True)
