@@ -22,7 +22,7 @@ from plugins.items.http.routes import (
 )
 from plugins.items.http.routes_history import history_routes
 from plugins.items.http.routes_search import search_routes
-from plugins.items.read import counts, drafts, readplan
+from plugins.items.read import counts, drafts, group_counts, readplan
 from plugins.items.search import events as search_events
 from plugins.items.tables import item_counts, items
 from plugins.items.upkeep import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
@@ -100,6 +100,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     search_events.register(bus)  # the search index, written in each write's transaction
     planner_stats.register(bus, kernel)  # SQLite: ANALYZE as the items grow
     counts.register(bus, kernel)  # PostgreSQL: fold the item counts' delta rows
+    group_counts.register_handlers(bus, kernel)  # PostgreSQL: kept group counts, and their folding
 
 
 @hookimpl
@@ -117,6 +118,7 @@ def startup(kernel: Any) -> None:
     planner_stats.start(kernel)
     pg_statistics.start(kernel)
     counts.start(kernel)
+    group_counts.start(kernel)
 
 
 @hookimpl
@@ -125,6 +127,7 @@ async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
     has no foreign key: it is written by triggers) can go with the rest of the counts."""
     await conn.execute(delete(items).where(items.c.site_id == site_id))
     await conn.execute(delete(item_counts).where(item_counts.c.site_id == site_id))
+    await group_counts.forget_site(conn, site_id)
 
 
 @hookimpl
@@ -133,6 +136,7 @@ async def shutdown(kernel: Any) -> None:
     await planner_stats.stop(kernel)
     await pg_statistics.stop(kernel)
     await counts.stop(kernel)
+    await group_counts.stop(kernel)
 
 
 @hookimpl

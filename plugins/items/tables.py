@@ -11,7 +11,7 @@ id-ordered list; the partial index on live rows serves lists and counts; fields 
 field is created, named ``ix_items_<collection_id>_<field>``).
 """
 
-from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, String, Table, text
+from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, String, Table, Text, text
 
 from kernel.db.meta import json_type, metadata
 
@@ -43,4 +43,28 @@ item_counts = Table(
     Column("collection_id", String(36), primary_key=True),
     Column("slot", BigInteger, primary_key=True, autoincrement=True),  # PostgreSQL: an identity
     Column("n", BigInteger, nullable=False),
+)
+
+# PostgreSQL's kept group counts (read/group_counts.py, migration items_0006_group_counts): the
+# (collection, field) pairs whose live items are counted per value, and the counts, kept by
+# triggers on svc_items as delta rows (the sum of a value's rows is its number of live items).
+group_fields = Table(
+    "svc_item_group_fields",
+    metadata,
+    Column("site_id", String(63), primary_key=True),
+    Column("collection_id", String(36), primary_key=True),
+    Column("field", String(64), primary_key=True),
+    Column("ready", Boolean, nullable=False),
+)
+
+group_counts = Table(
+    "svc_item_group_counts",
+    metadata,
+    Column("site_id", String(63), primary_key=True),
+    Column("collection_id", String(36), primary_key=True),
+    Column("field", String(64), primary_key=True),
+    Column("slot", BigInteger, primary_key=True, autoincrement=True),  # PostgreSQL: an identity
+    Column("value", Text, nullable=True),
+    Column("n", BigInteger, nullable=False),
+    Index("ix_svc_item_group_counts_value", "site_id", "collection_id", "field", "value"),
 )

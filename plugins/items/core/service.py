@@ -26,6 +26,7 @@ from plugins.items.core.rowfilter import apply_row_filter
 from plugins.items.core.validation import apply_defaults, check_bodies, is_item_id
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
 from plugins.items.query import ListQuery
+from plugins.items.read import group_counts
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
 from plugins.items.read.listing import ListPage, live_rows, run_list, run_one
 from plugins.items.read.readplan import plan_for
@@ -162,7 +163,7 @@ async def _list(ctx: Any, scope: tuple[ReadAccess, Any, Any, Any], query: ListQu
     access, read, schema, coll = scope
     async with reading(ctx, uow) as db:
         plan = plan_for(ctx.kernel, "list", db, schema, coll, query, access, dialect_of(ctx))
-        page = await run_list(db, plan, query, dialect_of(ctx))
+        page = await run_list(db, plan, query, dialect_of(ctx), group_counts.registry(ctx.kernel))
         if plan.projection is not None:  # draft / locale
             page.items = await overlay_read(ctx, db, coll, page.items, read, plan.projection.shown(), options)
     if plan.projection is not None:  # not aggregates: they name no sensitive field (query/resolve.py)

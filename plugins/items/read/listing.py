@@ -69,10 +69,13 @@ def shape(row: Any, read: Decision, fields: tuple[str, ...] | None) -> dict[str,
     return project(mask(item_record(row), readable(read)), fields)
 
 
-async def run_list(db: SiteDB, plan: Any, query: ListQuery, dialect: str) -> ListPage:
-    """Execute a list plan: the page (and the count when ``meta`` asks), or the aggregates."""
+async def run_list(db: SiteDB, plan: Any, query: ListQuery, dialect: str, kept_counts: Any = None) -> ListPage:
+    """Execute a list plan: the page (and the count when ``meta`` asks), or the aggregates
+    (from the kept group counts when ``kept_counts``, the registry, has the plan's pair ready)."""
     if plan.aggregate is not None:
-        rows = await db.all(plan.page)
+        kept = (plan.kept is not None and kept_counts is not None
+                and await kept_counts.is_ready((db.site_id, *plan.kept_pair)))
+        rows = await db.all(plan.kept if kept else plan.page)
         return ListPage(plan.aggregate.shape(rows), None, query.limit, query.offset, aggregated=True)
     rows = list(await db.all(plan.page))
     total = None

@@ -25,7 +25,7 @@ from kernel.sitecache import SiteCacheSpec
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
-from plugins.items.read import counts
+from plugins.items.read import counts, group_counts
 from plugins.items.read.listing import MAX_LIMIT, live_rows
 from plugins.items.read.projection import Projection, Projector, tree_of
 from plugins.items.tables import items
@@ -50,6 +50,10 @@ class ReadPlan:
     projection: Projection | None = None
     count: Any = None
     aggregate: AggregatePlan | None = None
+    # A grouped count the kept counts can answer (group_counts.py): their statement, and the
+    # (collection id, field) pair, used once the registry says it is ready.
+    kept: Any = None
+    kept_pair: tuple[str, str] | None = None
 
 
 def plan_for(kernel: Any, kind: str, db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery,
@@ -93,7 +97,11 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
         stmt = live_rows(db, coll, *agg.columns).where(*where)
         if query.group_by:
             stmt = stmt.group_by(*agg.group_by).order_by(*agg.order_by).limit(query.limit).offset(query.offset)
-        return ReadPlan(read, stmt, aggregate=agg)
+        kept = group_counts.kept_field(query, coll, where, dialect)
+        if kept is None:
+            return ReadPlan(read, stmt, aggregate=agg)
+        return ReadPlan(read, stmt, aggregate=agg, kept=group_counts.kept_statement(db, coll, kept, query),
+                        kept_pair=(coll.id, kept))
     projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
     order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect, table=items,
                          can_read=access.can_filter, row_filter_for=access.row_filter_for)
