@@ -86,7 +86,8 @@ class RequestContext:
         return self.kernel.unit_of_work(self.site_id, self.principal, self.request_id)
 
     def reader(self) -> SiteReader:
-        """Site-scoped reads outside an explicit transaction."""
+        """Site-scoped reads outside a transaction (``Database.read``: each statement its own
+        snapshot); writes go through a unit of work."""
         return SiteReader(self.kernel, self.require_site())
 
 
@@ -101,7 +102,7 @@ class SiteReader:
     async def __aenter__(self) -> SiteDB:
         from kernel.tenancy.scope import SiteDB
 
-        self._cm = self.kernel.db.engine.connect()
+        self._cm = self.kernel.db.read()
         conn = await self._cm.__aenter__()
         return SiteDB(self.site_id, conn)
 
