@@ -170,7 +170,8 @@ class Bus:
 
     async def start(self) -> None:
         """Connect to Redis (when configured) and listen for other processes' actions. Redis
-        down at boot raises; a connection lost later is re-established by the listener."""
+        down at boot is logged and the listener keeps trying behind (a process restarted during
+        a Redis outage starts, like the topics); a connection lost later is re-established too."""
         if not self.redis_url or self._redis is not None:
             return
         import redis.asyncio as aioredis
@@ -178,7 +179,12 @@ class Bus:
         # Short timeouts: a Redis that stops answering must not hold a writer's after-commit
         # actions (publish) for long; the listener's reads have their own 1 s timeout.
         self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=2.0, socket_timeout=2.0)
-        pubsub = await self._subscribe()
+        try:
+            pubsub = await self._subscribe()
+        except UNREACHABLE as exc:
+            log.warning("Redis bus listener cannot subscribe at start (%s); retrying in the background", exc)
+            self.publish_outage.failed(exc)
+            pubsub = None
         self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
 
     async def _subscribe(self) -> Any:
@@ -201,6 +207,7 @@ class Bus:
                         pubsub = await self._subscribe()
                         failures = 0
                         self.reconnects += 1
+                        self.publish_outage.succeeded()  # Redis answers: publish again at once
                         log.info("Redis bus listener reconnected")
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is not None:

@@ -72,6 +72,13 @@ class PrivateRedis:
             stdout=log, stderr=subprocess.STDOUT)
         wait_until(lambda: port_open(self.port), 10, "Redis to listen")
 
+    def subscribers(self, channel: str) -> int:
+        """How many connections are subscribed to ``channel`` (PUBSUB NUMSUB)."""
+        import redis
+
+        with redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5) as client:
+            return int(client.pubsub_numsub(channel)[0][1])
+
     def stop(self) -> None:
         """SIGKILL, as a crash or a network cut would leave it (clients see their sockets reset)."""
         if self.proc is not None:
