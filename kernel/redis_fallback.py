@@ -34,6 +34,7 @@ T = TypeVar("T")
 # A ResponseError (a bad command, a wrong type) is a bug and is raised as before.
 UNREACHABLE: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
 RETRY_SECONDS = 1.0
+CHECK_SECONDS = 2.0  # a health probe's PING: below the health check's 3-second timeout
 
 
 class RedisOutage:
