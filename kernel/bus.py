@@ -25,6 +25,7 @@ from typing import Any
 
 from kernel import sandbox
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+from kernel.redis_fallback import UNREACHABLE, RedisOutage
 
 log = logging.getLogger("svc.bus")
 
@@ -76,6 +77,9 @@ class Bus:
         self._redis_up = False
         self.reconnects = 0  # times the listener subscribed again after losing Redis
         self.kernel: Any = None
+        # Publishing while Redis is down: one WARNING, then the fan-out is skipped (other
+        # processes fall back on their caches' short expiry) and retried once a second.
+        self.publish_outage = RedisOutage("bus", "this process only (other processes wait for cache expiry)")
 
     @property
     def redis_connected(self) -> bool:
@@ -131,6 +135,9 @@ class Bus:
         """Run the local action handlers of ``event`` and publish it to the other processes."""
         await self._run_actions(event, payload, ctx)
         if fan_out and self._redis is not None:
+            if not self.publish_outage.should_try():
+                self.publish_outage.served_by_fallback()
+                return
             message = {
                 "origin": self.node_id,
                 "event": event,
@@ -140,8 +147,14 @@ class Bus:
             }
             try:
                 await self._redis.publish(self.channel, json.dumps(message, default=str))
+            except UNREACHABLE as exc:  # a lost fan-out must not break the writer
+                self.publish_outage.failed(exc)
+                self.publish_outage.served_by_fallback()
             except Exception:  # noqa: BLE001 - a lost fan-out must not break the writer
+                self.publish_outage.succeeded()
                 log.exception("could not publish %s to Redis", event)
+            else:
+                self.publish_outage.succeeded()
 
     async def _run_actions(self, event: str, payload: Any, ctx: EventContext) -> None:
         for reg in self._matching(self._actions, event):
@@ -157,13 +170,21 @@ class Bus:
 
     async def start(self) -> None:
         """Connect to Redis (when configured) and listen for other processes' actions. Redis
-        down at boot raises; a connection lost later is re-established by the listener."""
+        down at boot is logged and the listener keeps trying behind (a process restarted during
+        a Redis outage starts, like the topics); a connection lost later is re-established too."""
         if not self.redis_url or self._redis is not None:
             return
         import redis.asyncio as aioredis
 
-        self._redis = aioredis.from_url(self.redis_url)
-        pubsub = await self._subscribe()
+        # Short timeouts: a Redis that stops answering must not hold a writer's after-commit
+        # actions (publish) for long; the listener's reads have their own 1 s timeout.
+        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=2.0, socket_timeout=2.0)
+        try:
+            pubsub = await self._subscribe()
+        except UNREACHABLE as exc:
+            log.warning("Redis bus listener cannot subscribe at start (%s); retrying in the background", exc)
+            self.publish_outage.failed(exc)
+            pubsub = None
         self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
 
     async def _subscribe(self) -> Any:
@@ -186,6 +207,7 @@ class Bus:
                         pubsub = await self._subscribe()
                         failures = 0
                         self.reconnects += 1
+                        self.publish_outage.succeeded()  # Redis answers: publish again at once
                         log.info("Redis bus listener reconnected")
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is not None:

@@ -269,7 +269,8 @@ def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
     """Turn an unexpected exception into an ``ApiError`` (or return ``None`` to pass).
 
     The kernel's default runs last: it logs the trace and answers 500 ``INTERNAL`` with the
-    request id. May be async.
+    request id, or 503 ``SERVICE_UNAVAILABLE`` with ``Retry-After`` when the database or Redis
+    is unreachable (``kernel.db.unavailable``). May be async.
     """
 
 

@@ -35,3 +35,19 @@ async def test_remote_actions_arrive_again_after_a_redis_restart(redis_server): 
     finally:
         await listener.stop()
         await publisher.stop()
+
+
+async def test_a_bus_started_while_redis_is_down_connects_when_it_comes(redis_server):  # noqa: F811
+    redis_server.kill()
+    bus = Bus(redis_server.url, channel="svc:bus:late")
+    await bus.start()  # a process restarted during the outage starts anyway
+    try:
+        assert bus.redis_connected is False
+        assert bus.publish_outage.up is False
+        await bus.action("sites.changed", {"n": 1}, EventContext(site_id="s1"))  # skipped, not raised
+        assert bus.publish_outage.fallbacks == 1
+        redis_server.start()
+        await wait_until(lambda: bus.redis_connected)
+        assert bus.publish_outage.up is True
+    finally:
+        await bus.stop()

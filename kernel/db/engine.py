@@ -166,6 +166,7 @@ def _sqlite_file(url: str) -> str | None:
 
 
 SQLITE_RECYCLE = 300  # seconds a pooled SQLite connection lives
+PG_CONNECT_TIMEOUT = 10  # seconds to open a PostgreSQL connection (unless the URL sets connect_timeout)
 
 
 class Database:
@@ -180,7 +181,13 @@ class Database:
         # round of authentication on PostgreSQL.
         kwargs: dict[str, Any] = {"echo": echo, "pool_size": pool_size, "max_overflow": max_overflow}
         if self.dialect == "postgresql":
+            # pre_ping: a pooled connection that died with a server restart is replaced at
+            # checkout instead of failing the request (operations.md, Runbook: PostgreSQL restarted).
             kwargs.update(pool_pre_ping=True)
+            if "connect_timeout" not in _normalise(url).query:
+                # A server that does not answer at all (a host gone, a dropped route) fails the
+                # request as 503 after this many seconds instead of the system's TCP timeout.
+                kwargs["connect_args"] = {"connect_timeout": PG_CONNECT_TIMEOUT}
         else:
             # A SQLite connection plans with the statistics (sqlite_stat1) it loaded when it
             # opened; another connection's ANALYZE does not reach it. Reopening pooled connections

@@ -41,6 +41,7 @@ from sqlalchemy import select
 
 from kernel.backoff import backoff_delay
 from kernel.db.meta import now_utc
+from kernel.db.unavailable import unavailable_dependency
 from kernel.events import checkpoints
 from kernel.events.log import START, Cursor, Event, head, horizon, read_after
 from kernel.events.tables import events
@@ -289,8 +290,12 @@ class Dispatcher:
                 self._wake.clear()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - the database may be away for a moment; keep going
-                log.exception("event dispatcher pass failed; retrying in %.1fs", self.poll)
+            except Exception as exc:  # noqa: BLE001 - the database may be away for a moment; keep going
+                if unavailable_dependency(exc):  # a restart or failover: one line, not a trace
+                    log.warning("event dispatcher pass failed, the database is unavailable (%s); retrying in %.1fs",
+                                type(exc).__name__, self.poll)
+                else:
+                    log.exception("event dispatcher pass failed; retrying in %.1fs", self.poll)
                 await asyncio.sleep(self.poll)
 
     async def _scan(self) -> None:

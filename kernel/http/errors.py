@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 import falcon
 
+from kernel.db.unavailable import RETRY_AFTER_SECONDS, unavailable_dependency
 from kernel.errors import FALCON_STATUS_CODES, ApiError
 from kernel.http.websocket import close_with_error
 from kernel.plugins import call_first
@@ -75,6 +77,45 @@ def _internal(req: Any, ex: BaseException) -> ApiError:
     return ApiError(500, "INTERNAL", f"Internal error (request id {rid})", extensions={"requestId": rid})
 
 
+class _Throttle:
+    """At most one log line per ``every`` seconds; counts the ones it held back."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every = every
+        self.next_at = 0.0
+        self.held = 0
+
+    def take(self) -> int | None:
+        """None to stay quiet, else how many lines were held back since the last one."""
+        now = time.monotonic()
+        if now < self.next_at:
+            self.held += 1
+            return None
+        held, self.held, self.next_at = self.held, 0, now + self.every
+        return held
+
+
+_unavailable_log = _Throttle()
+
+
+def _unavailable(req: Any, ex: BaseException, dependency: str) -> ApiError:
+    # Every request fails alike during an outage: one WARNING line every few seconds, no trace.
+    held = _unavailable_log.take()
+    if held is not None:
+        rid = getattr(getattr(req.context, "svc", None), "request_id", "-")
+        log.warning("%s unavailable on %s %s (request %s): %s: %s%s", dependency, req.method, req.path, rid,
+                    type(ex).__name__, str(ex).splitlines()[0] if str(ex) else "",
+                    f" ({held} more such answers since the last line)" if held else "")
+    return ApiError(503, "SERVICE_UNAVAILABLE", f"The {dependency} is not reachable right now; retry shortly",
+                    extensions={"dependency": dependency},
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def default_exception_answer(req: Any, exc: BaseException) -> ApiError:
-    """The kernel's default ``handle_exception``: log the trace, answer 500 INTERNAL."""
+    """The kernel's default ``handle_exception``: 503 ``SERVICE_UNAVAILABLE`` with
+    ``Retry-After`` when the database or Redis is unreachable (``kernel.db.unavailable``), else
+    log the trace and answer 500 ``INTERNAL``."""
+    dependency = unavailable_dependency(exc)
+    if dependency is not None:
+        return _unavailable(req, exc, dependency)
     return _internal(req, exc)

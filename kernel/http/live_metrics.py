@@ -1,4 +1,5 @@
-"""Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes.
+"""Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes, and
+whether each Redis-backed part is on Redis or on its per-process fallback (``kernel.redis_fallback``).
 
 Read at scrape time from ``kernel.topics.stats`` and the WebSocket gate's counters, so the
 hot paths only bump plain integers.
@@ -40,6 +41,25 @@ class LiveCollector:
         for outcome, count in sorted(self.kernel.state.get("ws_stats", {}).items()):
             handshakes.add_metric([outcome], count)
         yield handshakes
+        if self.kernel.settings.redis_url:
+            yield from self._redis_parts()
+
+    def _redis_parts(self) -> Iterator[Any]:
+        from kernel.redis_fallback import outages_of
+
+        up = GaugeMetricFamily("svc_redis_up", "1 while the part uses Redis, 0 while it falls back to this process",
+                               labels=["component"])
+        served = CounterMetricFamily("svc_redis_fallbacks", "Operations served by the per-process fallback "
+                                     "(or fan-outs skipped) while Redis did not answer", labels=["component"])
+        outages = [*outages_of(self.kernel), self.kernel.bus.publish_outage]
+        for outage in outages:
+            up.add_metric([outage.component], 1 if outage.up else 0)
+            served.add_metric([outage.component], outage.fallbacks)
+        # The pub/sub listeners: down means messages of other processes do not reach this one.
+        up.add_metric(["bus listener"], 1 if self.kernel.bus.redis_connected else 0)
+        up.add_metric(["topics listener"], 1 if self.kernel.topics.redis_connected else 0)
+        yield up
+        yield served
 
 
 def register_live_metrics(kernel: Kernel) -> None:

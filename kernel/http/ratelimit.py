@@ -22,12 +22,16 @@ Both backends run the same integer arithmetic on milliseconds (``_slide`` here, 
 in a Lua script on Redis), so one test suite checks both. The Redis script reads, updates and
 expires a small hash in one atomic step, and takes the time from Redis ``TIME``, so API
 workers with drifting clocks share one timeline. The memory backend limits each process on
-its own: with several workers, configure Redis.
+its own: with several workers, configure Redis. ``make_rate_limiter`` wraps the Redis one in a
+``FallbackRateLimiter``: while Redis does not answer, each process limits on its own again (a
+client may get up to N times the limit from N processes), and it goes back to Redis once Redis
+answers (``kernel.redis_fallback``).
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.cache import make_redis_client, redact_url
+from kernel.redis_fallback import CHECK_SECONDS, UNREACHABLE, RedisOutage
 
 RATE_KEYS = ("principal", "ip")
 
@@ -324,10 +329,50 @@ class RedisRateLimiter(RateLimiter):
             await self._client.aclose()
 
 
+class FallbackRateLimiter(RateLimiter):
+    """The Redis limiter, or a per-process ``MemoryRateLimiter`` while Redis does not answer.
+
+    The fallback starts counting from zero, so the first window of an outage admits up to the
+    limit again in each process; a limit is a bound on abuse, not an exact quota.
+    """
+
+    def __init__(self, primary: RateLimiter, fallback: RateLimiter | None = None) -> None:
+        self.primary = primary
+        self.memory = fallback if fallback is not None else MemoryRateLimiter()
+        self.outage = RedisOutage("rate limits", "per-process rate limits")
+
+    @property
+    def namespace(self) -> str:
+        return str(getattr(self.primary, "namespace", ""))
+
+    def describe(self) -> str:
+        return self.primary.describe() + ("" if self.outage.up else " (Redis down: per-process limits)")
+
+    async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
+        """Decide on Redis, or in this process while Redis is down."""
+        return await self.outage.call(lambda: self.primary.hit(key, limit, window),
+                                      lambda: self.memory.hit(key, limit, window))
+
+    async def check(self) -> str:
+        """A real PING (which also ends an outage): "ok", or the degraded detail."""
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                await self.primary.check()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return self.outage.detail()
+        self.outage.succeeded()
+        return "ok"
+
+    async def close(self) -> None:
+        await self.primary.close()
+
+
 def make_rate_limiter(settings: Any) -> RateLimiter:
-    """``RedisRateLimiter`` when ``settings.redis_url`` is set, else ``MemoryRateLimiter``."""
+    """``RedisRateLimiter`` (in a ``FallbackRateLimiter``) when ``settings.redis_url`` is set, else
+    ``MemoryRateLimiter``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
-        return RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:")
+        return FallbackRateLimiter(RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:"))
     return MemoryRateLimiter()

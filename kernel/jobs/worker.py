@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.backoff import backoff_delay
 from kernel.db.meta import now_utc
+from kernel.db.unavailable import unavailable_dependency
 from kernel.jobs import store
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kernel.jobs")
 
 UNKNOWN_JOB_DELAY = 60.0  # seconds before a job no worker here knows is offered again
+UNAVAILABLE_RETRY_SECONDS = 10.0  # about when a job that met a database restart is offered again
 
 
 def worker_name() -> str:
@@ -123,9 +125,37 @@ class JobWorker:
                                                    count_attempt=False))
             raise
         except Exception as exc:
-            return await self._failed(job, row, exc)
-        await store.finish(self.db, job_id, self.name)
-        return JobRun(job_id, name, True)
+            if unavailable_dependency(exc):
+                return await self._recorded(row, self._put_back(job, row, exc))
+            return await self._recorded(row, self._failed(job, row, exc))
+        return await self._recorded(row, self._finished(row))
+
+    async def _finished(self, row: dict[str, Any]) -> JobRun:
+        await store.finish(self.db, row["id"], self.name)
+        return JobRun(row["id"], row["name"], True)
+
+    async def _recorded(self, row: dict[str, Any], outcome: Any) -> JobRun:
+        """Record the outcome; with the database away, the row stays leased and the job runs
+        again once its lease expires (at least once), instead of an unretrieved task error."""
+        try:
+            return await outcome
+        except Exception as exc:
+            if not unavailable_dependency(exc):
+                raise
+            logger.warning("job %s (%s): the database is unavailable, its outcome is not recorded; it runs "
+                           "again once its lease expires (%s)", row["name"], row["id"], type(exc).__name__)
+            return JobRun(row["id"], row["name"], False, "database unavailable")
+
+    async def _put_back(self, job: Any, row: dict[str, Any], exc: Exception) -> JobRun:
+        """A job that met an unavailable database or Redis (a restart, a failover) did not fail
+        on its own: it goes back to the queue without spending an attempt."""
+        now = self.clock()
+        retry_at = now + dt.timedelta(seconds=backoff_delay(1, UNAVAILABLE_RETRY_SECONDS, UNAVAILABLE_RETRY_SECONDS))
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        logger.warning("job %s (%s) met an unavailable dependency; put back without spending an attempt: %s",
+                       job.name, row["id"], error.splitlines()[0])
+        await store.retry_later(self.db, row["id"], self.name, retry_at, error, now, count_attempt=False)
+        return JobRun(row["id"], job.name, False, error, retry_at)
 
     async def _failed(self, job: Any, row: dict[str, Any], exc: Exception) -> JobRun:
         now = self.clock()
@@ -167,8 +197,12 @@ class JobWorker:
                     if gone:
                         logger.info("purged %d failed job(s) older than %d days", gone, purge_after_days)
                     next_purge = loop.time() + 3600
-            except Exception:
-                logger.exception("job worker %s: claiming jobs failed; trying again", self.name)
+            except Exception as exc:
+                if unavailable_dependency(exc):  # a restart or failover: one line, not a trace
+                    logger.warning("job worker %s: claiming jobs failed, the database is unavailable (%s); "
+                                   "trying again", self.name, type(exc).__name__)
+                else:
+                    logger.exception("job worker %s: claiming jobs failed; trying again", self.name)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll_seconds):
                     await self._wake.wait()

@@ -45,3 +45,23 @@ async def test_strategies(svc_app, site, site_b, calls, calls_b, admin_headers):
     hits = [e for e in events if e["type"] == "pageviews.hit"]
     assert len(hits) == 4 and hits[0]["fields"] == ["/a"] and len(hits[0]["itemId"]) == 32
     assert not [e for e in await calls.ok("get", "/cdc/events") if e["type"] == "pageviews.hit"]
+
+
+async def test_hll_counts_in_the_cache_while_redis_refuses():
+    from types import SimpleNamespace
+
+    from kernel.cache import MemoryCache
+    from kernel.testing import free_port
+    from plugins.pageviews.counters import HllCounters
+
+    kernel = SimpleNamespace(settings=SimpleNamespace(redis_url=f"redis://127.0.0.1:{free_port()}/0",
+                                                      redis_namespace="t"),
+                             cache=MemoryCache(), state={})
+    counters = HllCounters(kernel)
+    try:
+        await counters.add("s1", "2026-11-26", "/a", "visitor-1")  # no 503: the beacon still counts
+        await counters.add("s1", "2026-11-26", "/a", "visitor-2")
+        assert await counters.read("s1", "2026-11-26", "/a") == (2, 2)
+        assert counters.outage.up is False and kernel.state["redis_outages"] == [counters.outage]
+    finally:
+        await counters.close()

@@ -9,8 +9,6 @@ import socket
 import time
 import uuid
 
-import pytest
-
 from kernel.testing import Calls
 from plugin_tests.realtime.helpers import closed, connect, frame, ticket
 from plugins.realtime.limits import ConnectionLimiter
@@ -115,16 +113,38 @@ async def test_a_client_that_stops_reading_is_dropped(make_app, live_server):
     assert not app.kernel.state["realtime"].limiter.held.get(site)
 
 
-async def test_an_unreachable_counter_refuses_with_503():
-    from kernel import ApiError
+async def test_an_unreachable_counter_falls_back_to_this_processs_count(caplog):
     from kernel.cache.redis_cache import make_redis_client
     from kernel.testing import free_port
 
-    limiter = ConnectionLimiter(make_redis_client(f"redis://127.0.0.1:{free_port()}/0"), "svctest:x", 5, lease=5.0)
+    limiter = ConnectionLimiter(make_redis_client(f"redis://127.0.0.1:{free_port()}/0"), "svctest:x", 2, lease=5.0)
     try:
-        with pytest.raises(ApiError) as err:
-            await limiter.admit("s1")
-        assert (err.value.status, err.value.code) == (503, "SERVICE_UNAVAILABLE")
-        assert not limiter.held
+        first, second = await limiter.admit("s1"), await limiter.admit("s1")
+        assert first is not None and second is not None
+        assert await limiter.admit("s1") is None  # the limit still holds, in this process
+        assert limiter.outage.up is False
+        assert limiter.unlisted == {"s1": {first, second}}
+        warnings = [r for r in caplog.records if "Redis unreachable for realtime connections" in r.getMessage()]
+        assert len(warnings) == 1
+        await limiter.release("s1", first)
+        assert limiter.unlisted == {"s1": {second}} and limiter.held == {"s1": {second}}
+    finally:
+        await limiter.stop()
+
+
+async def test_sockets_admitted_during_an_outage_are_counted_once_redis_answers(redis_url):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from kernel.cache.redis_cache import make_redis_client
+
+    limiter = ConnectionLimiter(make_redis_client(redis_url), f"svctest:{uuid.uuid4().hex[:12]}", 5, lease=5.0)
+    try:
+        limiter.outage.failed(RedisConnectionError("refused"))  # as a refused call leaves it
+        conn = await limiter.admit("s1")
+        assert limiter.unlisted == {"s1": {conn}}
+        assert await limiter.redis.zcard(limiter.key("s1")) == 0
+        await limiter.renew()  # the heartbeat's next beat
+        assert limiter.outage.up is True and limiter.unlisted == {}
+        assert await limiter.redis.zscore(limiter.key("s1"), conn) is not None
     finally:
         await limiter.stop()

@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from kernel.events import Event, EventConsumer
+from kernel.redis_fallback import RedisOutage
 from plugins.pageviews import store
 from plugins.pageviews.config import site_config
 
@@ -154,16 +155,20 @@ class CacheCounters:
 
 
 class HllCounters:
-    """``hll``: Redis INCR and PFADD/PFCOUNT; ``CacheCounters`` without Redis."""
+    """``hll``: Redis INCR and PFADD/PFCOUNT; ``CacheCounters`` without Redis, and while Redis
+    does not answer (``kernel.redis_fallback``: hits of the outage count in the kernel cache,
+    itself per process then, and are not merged back)."""
 
     def __init__(self, kernel: Any) -> None:
         self.fallback = CacheCounters(kernel)
         self.namespace = kernel.settings.redis_namespace or "svc"
         self.redis: Any = None
+        self.outage = RedisOutage("pageviews hll", "the kernel cache's counters")
         if kernel.settings.redis_url:
             from kernel.cache import make_redis_client
 
             self.redis = make_redis_client(kernel.settings.redis_url)
+            kernel.state.setdefault("redis_outages", []).append(self.outage)
 
     def _key(self, site_id: str, day: str, path: str) -> str:
         return f"{self.namespace}:pv-hll:{site_id}:{day}:{_path_key(path)}"
@@ -172,6 +177,10 @@ class HllCounters:
         if self.redis is None:
             await self.fallback.add(site_id, day, path, visitor)
             return
+        await self.outage.call(lambda: self._add(site_id, day, path, visitor),
+                               lambda: self.fallback.add(site_id, day, path, visitor))
+
+    async def _add(self, site_id: str, day: str, path: str, visitor: str) -> None:
         pipe = self.redis.pipeline(transaction=False)
         for p in _paths(path):
             key = self._key(site_id, day, p)
@@ -184,6 +193,10 @@ class HllCounters:
     async def read(self, site_id: str, day: str, path: str) -> tuple[int, int]:
         if self.redis is None:
             return await self.fallback.read(site_id, day, path)
+        return await self.outage.call(lambda: self._read(site_id, day, path),
+                                      lambda: self.fallback.read(site_id, day, path))
+
+    async def _read(self, site_id: str, day: str, path: str) -> tuple[int, int]:
         key = self._key(site_id, day, path)
         views, uniques = await self.redis.get(f"{key}:v"), await self.redis.pfcount(f"{key}:h")
         return int(views or 0), int(uniques or 0)

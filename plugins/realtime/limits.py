@@ -7,6 +7,12 @@ leases of the sockets it holds every third of ``SVC_REALTIME_LEASE_SECONDS``, an
 member when its socket closes. A worker that dies without closing stops renewing, so its
 members expire after one lease: the count never leaks for good. Without Redis the count is kept
 in the process (one worker, or a limit per worker).
+
+While Redis does not answer, a socket is admitted against this process's own count (the limit
+then holds per process, as without Redis), with one WARNING on ``svc.redis`` and
+``svc_redis_up{component="realtime connections"} 0`` (``kernel.redis_fallback``). Sockets admitted
+meanwhile are added to the site's sorted set at the first lease renewal after Redis returns, so
+the shared count includes them again.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import time
 import uuid
 from typing import Any
 
-from kernel import ApiError
+from kernel.redis_fallback import UNREACHABLE, RedisOutage
 
 log = logging.getLogger("svc.realtime")
 
@@ -41,6 +47,8 @@ class ConnectionLimiter:
         self.limit = limit
         self.lease = lease
         self.held: dict[str, set[str]] = {}  # site -> ids this process holds
+        self.unlisted: dict[str, set[str]] = {}  # site -> ids admitted while Redis was down
+        self.outage = RedisOutage("realtime connections", "per-process connection counts")
         self._task: asyncio.Task[None] | None = None
         self._admit = redis.register_script(ADMIT) if redis is not None else None
 
@@ -55,29 +63,37 @@ class ConnectionLimiter:
         if self.limit <= 0:
             self.held.setdefault(site_id, set()).add(conn_id)
             return conn_id
-        if self._admit is None:
-            if self.count_local(site_id) >= self.limit:
-                return None
-        else:
+        admit = self._admit
+        if admit is not None and self.outage.should_try():
             now = time.time()
             try:
-                ok = await self._admit(keys=[self.key(site_id)],
-                                       args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
-            except Exception as exc:  # noqa: BLE001 - Redis is down: refuse (4503), never count wrong
-                log.warning("realtime: could not count connections of %s in Redis: %s", site_id, exc)
-                raise ApiError(503, "SERVICE_UNAVAILABLE", "The connection counter is not reachable; retry") from None
-            if not int(ok):
-                return None
+                ok = await admit(keys=[self.key(site_id)],
+                                 args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
+            except UNREACHABLE as exc:
+                self.outage.failed(exc)
+            else:
+                self.outage.succeeded()
+                if not int(ok):
+                    return None
+                self.held.setdefault(site_id, set()).add(conn_id)
+                return conn_id
+        # No Redis, or Redis down: this process's own count (one WARNING per outage, above).
+        if self.count_local(site_id) >= self.limit:
+            return None
+        if admit is not None:
+            self.outage.served_by_fallback()
+            self.unlisted.setdefault(site_id, set()).add(conn_id)
         self.held.setdefault(site_id, set()).add(conn_id)
         return conn_id
 
     async def release(self, site_id: str, conn_id: str) -> None:
-        ids = self.held.get(site_id)
-        if ids is not None:
-            ids.discard(conn_id)
-            if not ids:
-                del self.held[site_id]
-        if self.redis is not None:
+        for table in (self.held, self.unlisted):
+            ids = table.get(site_id)
+            if ids is not None:
+                ids.discard(conn_id)
+                if not ids:
+                    del table[site_id]
+        if self.redis is not None and self.outage.up:  # while down, its lease expires by itself
             try:
                 await self.redis.zrem(self.key(site_id), conn_id)
             except Exception as exc:  # noqa: BLE001 - the lease expires anyway
@@ -88,11 +104,29 @@ class ConnectionLimiter:
         if self.redis is None or not self.held:
             return
         deadline = time.time() + self.lease
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for site_id, ids in list(self.held.items()):
-                pipe.zadd(self.key(site_id), dict.fromkeys(ids, deadline), xx=True)
-                pipe.expire(self.key(site_id), int(self.lease * 2) + 1)
-            await pipe.execute()
+        unlisted = {site: set(ids) for site, ids in self.unlisted.items()}
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for site_id, ids in list(self.held.items()):
+                    # xx: a socket released meanwhile is not added back; those admitted while
+                    # Redis was down are not in the set yet and are added without it.
+                    new = unlisted.get(site_id, set()) & ids
+                    if ids - new:
+                        pipe.zadd(self.key(site_id), dict.fromkeys(ids - new, deadline), xx=True)
+                    if new:
+                        pipe.zadd(self.key(site_id), dict.fromkeys(new, deadline))
+                    pipe.expire(self.key(site_id), int(self.lease * 2) + 1)
+                await pipe.execute()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return
+        self.outage.succeeded()
+        for site_id, ids in unlisted.items():
+            left = self.unlisted.get(site_id)
+            if left is not None:
+                left -= ids
+                if not left:
+                    del self.unlisted[site_id]
 
     def start(self) -> None:
         if self.redis is not None and self._task is None:
@@ -102,7 +136,7 @@ class ConnectionLimiter:
         while True:
             await asyncio.sleep(self.lease / 3)
             try:
-                await self.renew()
+                await self.renew()  # Redis down is handled (and logged once) inside
             except Exception as exc:  # noqa: BLE001 - retried at the next beat
                 log.warning("realtime: lease renewal failed: %s", exc)
 

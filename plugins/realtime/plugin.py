@@ -128,6 +128,8 @@ async def startup(kernel: Any) -> None:
                                 kernel.settings.get("realtime_lease_seconds"))
     limiter.start()
     kernel.state["realtime"] = types.SimpleNamespace(limiter=limiter)
+    if redis is not None:
+        kernel.state.setdefault("redis_outages", []).append(limiter.outage)
 
 
 @hookimpl

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import redis
 
-from kernel.cache import Cache, MemoryCache, RedisCache, make_cache
+from kernel.cache import Cache, FallbackCache, MemoryCache, RedisCache, make_cache
 
 
 def _purge(url: str, namespace: str) -> None:
@@ -233,9 +233,46 @@ async def test_redis_check_raises_when_the_server_is_gone():
 def test_make_cache_picks_the_backend():
     assert isinstance(make_cache(SimpleNamespace(redis_url="")), MemoryCache)
     cache = make_cache(SimpleNamespace(redis_url="redis://127.0.0.1:6379/5"))
-    assert isinstance(cache, RedisCache)
+    assert isinstance(cache, FallbackCache) and isinstance(cache.primary, RedisCache)
     assert cache.namespace == "svc:cache:"
     cache = make_cache(SimpleNamespace(redis_url="redis://127.0.0.1:6379/5", redis_namespace="t1"))
     assert cache.namespace == "t1:cache:"
     with pytest.raises(ValueError, match="SVC_REDIS_URL"):
         make_cache(SimpleNamespace(redis_url="http://not-redis"))
+
+
+async def test_a_refused_redis_falls_back_to_the_process_memory(caplog):
+    from kernel.testing import free_port
+
+    cache = make_cache(SimpleNamespace(redis_url=f"redis://127.0.0.1:{free_port()}/0"))
+    try:
+        await cache.set("k", "v", ttl=30)
+        assert await cache.get("k") == "v"
+        assert await cache.incr("n", 2) == 2
+        await cache.delete("k")
+        assert await cache.get("k") is None
+        assert cache.outage.up is False and cache.outage.fallbacks == 5
+        warnings = [r for r in caplog.records if "Redis unreachable for cache" in r.getMessage()]
+        assert len(warnings) == 1
+        assert (await cache.check()).startswith("degraded: Redis unreachable since ")
+    finally:
+        await cache.close()
+
+
+async def test_the_fallback_cache_goes_back_to_redis_and_forgets_deleted_entries(redis_url, namespace):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    cache = FallbackCache(RedisCache(redis_url, namespace=namespace))
+    try:
+        await cache.set("k", "before")  # in Redis
+        cache.outage.failed(RedisConnectionError("refused"))  # as a refused call leaves it
+        await cache.set("k", "during")  # in this process only
+        assert await cache.get("k") == "during"
+        assert await cache.check() == "ok"  # a probe that reaches Redis ends the outage
+        assert await cache.get("k") == "before"  # Redis again: what it held
+        await cache.delete("k")  # gone from both
+        cache.outage.failed(RedisConnectionError("refused"))
+        assert await cache.get("k") is None
+    finally:
+        await cache.close()
+        _purge(redis_url, namespace)

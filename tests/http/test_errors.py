@@ -29,12 +29,30 @@ class Boom:
         raise ApiError(409, "CONFLICT", "taken", path=["name"], extensions={"reason": "dup"})
 
 
+class DatabaseGone:
+    """Reads from a PostgreSQL that is not there (a closed local port): a real driver error."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        from sqlalchemy import text
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        from kernel.testing import free_port
+
+        engine = create_async_engine(f"postgresql+psycopg://svc@127.0.0.1:{free_port()}/gone")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+
 class CrashPlugin:
     name = "crash"
 
     @hookimpl
     def register_routes(self, kernel: Any) -> list[Route]:
-        return [Route("/test/boom", Boom(), site="none", auth="public")]
+        return [Route("/test/boom", Boom(), site="none", auth="public"),
+                Route("/test/dbgone", DatabaseGone(), site="none", auth="public")]
 
 
 async def test_unknown_route_is_not_found(client):
@@ -86,6 +104,50 @@ async def test_unexpected_exception_is_internal_without_trace(make_app, caplog):
     assert err["extensions"]["requestId"] == "req-123"
     assert resp.headers["X-Request-Id"] == "req-123"
     assert any(r.exc_info and "secret-internal-detail" in str(r.exc_info[1]) for r in caplog.records)
+
+
+async def test_an_unreachable_database_is_503_with_retry_after(make_app, caplog):
+    app = await make_app(plugins=["accounts", CrashPlugin()])
+    resp = await app.client.get("/api/v1/test/dbgone")
+    err = assert_envelope(resp, 503, "SERVICE_UNAVAILABLE")
+    assert err["extensions"] == {"dependency": "database", "code": "SERVICE_UNAVAILABLE"}
+    assert resp.headers["Retry-After"] == "2"
+    assert "127.0.0.1" not in resp.text  # the driver's message stays in the log
+    assert not any(r.exc_info for r in caplog.records)  # a warning line, not a trace
+
+
+def _raised_from(exc: BaseException, cause: BaseException) -> BaseException:
+    try:
+        raise exc from cause
+    except BaseException as wrapped:  # noqa: BLE001 - building a chain
+        return wrapped
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda p, s, r: p.OperationalError("connection failed: Connection refused"), "database"),
+    (lambda p, s, r: p.errors.AdminShutdown("terminating connection due to administrator command"), "database"),
+    (lambda p, s, r: p.errors.CannotConnectNow("the database system is starting up"), "database"),
+    (lambda p, s, r: p.errors.TooManyConnections("too many clients"), "database"),
+    (lambda p, s, r: s.OperationalError("SELECT 1", {}, p.OperationalError("server closed the connection")),
+     "database"),
+    (lambda p, s, r: s.TimeoutError("QueuePool limit reached"), "database"),
+    (lambda p, s, r: _raised_from(RuntimeError("wrapped"), p.OperationalError("refused")), "database"),
+    (lambda p, s, r: r.ConnectionError("Error 111 connecting"), "redis"),
+    (lambda p, s, r: r.TimeoutError("Timeout reading"), "redis"),
+    (lambda p, s, r: s.ProgrammingError("SELECT x", {}, p.errors.UndefinedTable("no such table")), None),
+    (lambda p, s, r: s.IntegrityError("INSERT", {}, p.errors.UniqueViolation("duplicate")), None),
+    (lambda p, s, r: s.OperationalError("SELECT", {}, Exception("sqlite: no such column")), None),
+    (lambda p, s, r: RuntimeError("a bug"), None),
+    (lambda p, s, r: r.ResponseError("WRONGTYPE"), None),
+])
+def test_which_errors_mean_a_dependency_is_unavailable(make, expected):
+    import psycopg
+    import redis.exceptions
+    import sqlalchemy.exc
+
+    from kernel.db.unavailable import unavailable_dependency
+
+    assert unavailable_dependency(make(psycopg, sqlalchemy.exc, redis.exceptions)) == expected
 
 
 async def test_api_error_carries_path_and_extensions(make_app):

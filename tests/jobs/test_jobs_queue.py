@@ -173,6 +173,30 @@ async def test_failures_back_off_exponentially_then_the_job_fails_visibly(app, r
         [(job_id, "RuntimeError: boom 3", 3)]
 
 
+async def test_a_job_that_meets_an_unreachable_database_spends_no_attempt(app, run_due_jobs):
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from kernel.testing import free_port
+
+    async def reads_a_database_that_is_gone(kernel):  # a real driver error: a closed local port
+        engine = create_async_engine(f"postgresql+psycopg://svc@127.0.0.1:{free_port()}/gone")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    app.kernel.jobs.task("demo.dbgone", reads_a_database_that_is_gone, retries=0)
+    await app.kernel.jobs.enqueue("demo.dbgone")
+    t0 = now_utc()
+    [run] = await run_due_jobs(app.kernel, now=t0)
+    assert not run.ok and run.retry_at is not None  # put back, not failed: retries=0 would fail it
+    [row] = await rows(app.kernel)
+    assert (row["status"], row["attempts"], row["claimed_by"]) == ("pending", 0, None)
+    assert t0 + dt.timedelta(seconds=5) <= aware(row["due_at"]) <= t0 + dt.timedelta(seconds=10)
+
+
 async def test_a_job_that_recovers_leaves_nothing_behind(app, run_due_jobs):
     calls = []
 

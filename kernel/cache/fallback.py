@@ -1,0 +1,66 @@
+"""The Redis cache with a per-process fallback while Redis does not answer (``kernel.redis_fallback``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kernel.cache.base import Cache
+from kernel.cache.memory import MemoryCache
+from kernel.redis_fallback import CHECK_SECONDS, UNREACHABLE, RedisOutage, nothing, zero
+
+
+class FallbackCache(Cache):
+    """The Redis cache, or an in-process ``MemoryCache`` while Redis does not answer.
+
+    Entries written to the fallback stay in this process and are not copied to Redis when it
+    returns: a cache may forget, and every user of it has a short expiry or a version in its
+    key, so at worst an entry cached before the outage is read once more until it expires.
+    """
+
+    def __init__(self, primary: Cache, fallback: Cache | None = None) -> None:
+        self.primary = primary
+        self.memory = fallback if fallback is not None else MemoryCache(max_entries=10_000)
+        self.outage = RedisOutage("cache", "a per-process memory cache")
+
+    @property
+    def namespace(self) -> str:
+        return str(getattr(self.primary, "namespace", ""))
+
+    def describe(self) -> str:
+        return self.primary.describe() + ("" if self.outage.up else " (Redis down: per-process memory)")
+
+    async def get(self, key: str) -> str | None:
+        return await self.outage.call(lambda: self.primary.get(key), lambda: self.memory.get(key))
+
+    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
+        await self.outage.call(lambda: self.primary.set(key, value, ttl), lambda: self.memory.set(key, value, ttl))
+
+    async def delete(self, key: str) -> None:
+        # Also from the fallback: an entry cached there during the outage must not outlive its
+        # deletion once Redis is back.
+        await self.memory.delete(key)
+        await self.outage.call(lambda: self.primary.delete(key), nothing)
+
+    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
+        return await self.outage.call(lambda: self.primary.incr(key, amount, ttl),
+                                      lambda: self.memory.incr(key, amount, ttl))
+
+    async def delete_prefix(self, prefix: str) -> int:
+        removed = await self.memory.delete_prefix(prefix)
+        return removed + await self.outage.call(lambda: self.primary.delete_prefix(prefix), zero)
+
+    async def check(self) -> str:
+        """A real PING (so the probe also ends an outage): "ok", or the degraded detail. Bounded
+        below the health check's own timeout, so a Redis that hangs reads as degraded too."""
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                await self.primary.check()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return self.outage.detail()
+        self.outage.succeeded()
+        return "ok"
+
+    async def close(self) -> None:
+        await self.primary.close()
+        await self.memory.close()
