@@ -18,10 +18,11 @@ One app for the module (issue 27's budget: one module, well under 20 s on SQLite
    member who is admin of B only, a subscriber of B, and the instance admin with B's
    ``X-Svc-Site`` (instance-admin operations are instance-wide by definition and skipped for it).
    Path parameters name A's objects; a JSON body is built from the operation's request schema,
-   its id-like fields naming A's objects. Each answer: no 5xx; no ``SECRET`` and no A identifier
-   that the request did not carry itself (an error may echo the id it was asked about, nothing
-   more); no 2xx for a write whose path names A's object; a list's ``meta.total`` never counts
-   more rows than B has.
+   its id-like fields naming A's objects. Each answer: no 5xx; no ``SECRET``, no server secret of
+   A's, and no A identifier that the request did not carry itself (an error may echo the id it
+   was asked about, nothing more; a name B stored in B by a 2xx write is B's from then on); no
+   2xx for a write whose path names A's object by its id, or whose body names A's ids; a list's
+   ``meta.total`` never counts more rows than it answered while B's lists are short.
 4. A's snapshot again, equal to the first; B's counts (items, aggregates, search, page views,
    GraphQL) are B's own.
 """
@@ -562,8 +563,7 @@ class Bodies:
             return None
         for combinator in ("oneOf", "anyOf"):
             if combinator in schema:
-                return self.make(schema[combinator][-1 if resource and combinator == "anyOf" else 0], name,
-                                 resource, depth + 1)
+                return self.make(schema[combinator][0], name, resource, depth + 1)
         if "const" in schema:
             return schema["const"]
         if "enum" in schema:
@@ -594,7 +594,7 @@ class Bodies:
                 return self.seeded.values["suppression"]
             if schema.get("format") == "uri" or name in ("url", "jwksUri", "discoveryUrl"):
                 return f"http://127.0.0.1:{SWEEP_PORT}/sweep"
-            if name in ("id", "id_"):
+            if name == "id":
                 return self.seeded.values.get(RESOURCE_OF_PATH.get(resource or "", ""), self.seeded.values["item"])
             return "x" * max(1, schema.get("minLength", 1))
         if kind in ("integer", "number"):
@@ -668,7 +668,6 @@ class Sweeper:
         request_text = url + json.dumps(kw.get("params", {})) + json.dumps(kw.get("json"))
         resp = await calls.call(method, url.removeprefix(API), **kw)
         answer = Answer(principal, label(method, path), url, resp.status_code)
-        answer.text = resp.text
         problems = []
         text = resp.text
         if resp.status_code >= 500:
