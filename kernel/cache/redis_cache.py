@@ -88,7 +88,7 @@ class RedisCache(Cache):
 
     async def get(self, key: str) -> str | None:
         """The value, or None when missing or expired."""
-        return _text(await self._client.get(self._key(key)))
+        return self._counted(_text(await self._client.get(self._key(key))))
 
     async def set(self, key: str, value: str, ttl: float | None = None) -> None:
         """Store ``value``; SET without PX also clears an old expiry, as the contract wants."""
