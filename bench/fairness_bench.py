@@ -14,8 +14,9 @@ Against a real ``svc serve --workers W`` (SQLite by default; PostgreSQL and Redi
    limit (``--limit`` reads per minute, set as ``SVC_RATE_LIMIT_ITEMS_READ``). A per-minute
    limit lets a minute's allowance through at once, so the noisy site first sends until it is
    refused (its first 429), and only then is the steady state measured;
-4. reports the quiet sites' p50 and p99 in each phase, the p99's change, and the share of the
-   noisy site's requests answered 429.
+4. reports the quiet sites' p50 and p99 in each phase, the p99's change, the share of the
+   noisy site's requests answered 429, and the server's CPU seconds per second (its whole
+   process tree, from ``/proc``) in each phase.
 
 Without Redis the limiter counts per worker process, so with ``--workers 2`` the noisy site may
 get up to twice its limit through (the rest is 429). The load generator is one asyncio process on
@@ -45,7 +46,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from items_http_bench import Connection  # noqa: E402 - a sibling script, not a package
+from items_http_bench import Connection, cpu_seconds, tree  # noqa: E402 - a sibling script, not a package
 
 API = "/api/v1"
 PASSWORD = "bench-pass-1"
@@ -174,7 +175,8 @@ def pct(values: list[float], q: float) -> float:
     return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
 
 
-async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: str | None) -> dict[str, Any]:
+async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: str | None,
+                server_pid: int) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     senders = [Sender(args, token, site, args.quiet_rate) for site in quiet]
     noisy_rate = args.noisy_factor * args.limit / 60.0
@@ -190,7 +192,10 @@ async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: s
         loud.latencies.clear()
         loud.statuses.clear()
     until = loop.time() + args.duration
+    pids = tree(server_pid)
+    cpu0, t0 = cpu_seconds(pids), loop.time()
     await asyncio.gather(*(s.run(until, i / (len(senders) * args.quiet_rate)) for i, s in enumerate(senders)))
+    server_cpu = (cpu_seconds(pids) - cpu0) / (loop.time() - t0)
     if loud is not None and loud_run is not None:
         measured = dict(loud.statuses), list(loud.latencies)
         loud_run.cancel()
@@ -204,7 +209,7 @@ async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: s
         for k, v in s.statuses.items():
             statuses[k] = statuses.get(k, 0) + v
     out: dict[str, Any] = {"quiet_requests": len(lat), "quiet_p50_ms": pct(lat, 0.5), "quiet_p99_ms": pct(lat, 0.99),
-                           "quiet_statuses": statuses}
+                           "quiet_statuses": statuses, "server_cpu_s_per_s": round(server_cpu, 3)}
     if loud is not None:
         total = sum(loud.statuses.values())
         out.update(noisy_rate=round(noisy_rate, 1), noisy_requests=total,
@@ -230,7 +235,7 @@ async def main(args: argparse.Namespace) -> None:
             results: dict[str, list[dict[str, Any]]] = {"alone": [], "noisy": []}
             for rnd in range(args.rounds):
                 for name in ("alone", "noisy"):
-                    res = await phase(args, token, quiet, noisy if name == "noisy" else None)
+                    res = await phase(args, token, quiet, noisy if name == "noisy" else None, proc.pid)
                     results[name].append(res)
                     print(f"round {rnd + 1} {name:6s} " + json.dumps(res, separators=(",", ":")), flush=True)
                     await asyncio.sleep(2.0 if name == "noisy" else 0.5)  # let the noisy backlog drain
@@ -246,7 +251,8 @@ async def main(args: argparse.Namespace) -> None:
                   f"rounds of {args.duration:g} s")
             print(f"quiet p50 {median('alone', 'quiet_p50_ms'):.2f} -> {median('noisy', 'quiet_p50_ms'):.2f} ms, "
                   f"p99 {alone:.2f} -> {loud:.2f} ms ({100 * (loud - alone) / alone:+.0f}%), "
-                  f"noisy 429 share {median('noisy', 'noisy_429_share'):.1%}")
+                  f"noisy 429 share {median('noisy', 'noisy_429_share'):.1%}, server CPU "
+                  f"{median('alone', 'server_cpu_s_per_s'):.2f} -> {median('noisy', 'server_cpu_s_per_s'):.2f} s/s")
             print(json.dumps({"backend": backend, "results": results}, separators=(",", ":")))
         finally:
             proc.send_signal(signal.SIGINT)

@@ -207,7 +207,7 @@ class Dispatcher:
         self._task: asyncio.Task[None] | None = None
         self._limit = asyncio.Semaphore(CONCURRENCY)
         # At most this many pairs of one site at once (SVC_EVENTS_SITE_CONCURRENCY), so a site
-        # with hundreds of webhook subscriptions or flows does not hold every slot.
+        # with many webhook subscriptions or event flows does not hold every slot.
         self.per_site = int(settings.get("events_site_concurrency", 0) or 0)
         self._site_gates: dict[str, list[Any]] = {}  # site -> [semaphore, tasks using it]
         self._scanned: int | None = None  # the horizon (PostgreSQL) or last id (SQLite) scanned

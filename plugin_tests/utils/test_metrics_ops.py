@@ -234,3 +234,20 @@ async def test_live_connections_count_open_ones(svc_app):
         assert sample(text, "svc_live_connections", kind="sse") == 1
     text = await scrape(svc_app)
     assert sample(text, "svc_live_connections", kind="websocket") == 0
+
+
+async def test_an_open_realtime_socket_is_counted(live_server, svc_app, calls):
+    import asyncio
+
+    from plugin_tests.realtime.helpers import connect, subscribe, ticket
+
+    server = await live_server(svc_app)
+    await calls.collection("posts", {"title": "string"})
+    async with connect(server, await ticket(calls)) as ws:
+        assert (await subscribe(ws, "posts"))["type"] == "subscribed"  # the socket is in its responder
+        assert sample(await scrape(svc_app), "svc_live_connections", kind="websocket") == 1
+    for _ in range(200):  # the server notices the close on its own loop
+        if sample(await scrape(svc_app), "svc_live_connections", kind="websocket") == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert sample(await scrape(svc_app), "svc_live_connections", kind="websocket") == 0
