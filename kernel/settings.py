@@ -189,6 +189,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
+    Setting("SVC_SITE_MAX_IN_FLIGHT", 16, parse_int(0),
+            "Requests of one site a process answers at once; more get 429 at once (0: no cap)."),
     Setting("SVC_SITE_CACHE_SIZES", {}, parse_cache_sizes,
             "Bounds of the per-site caches, `name=entries` pairs (`schema=5000,access=50000`)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
