@@ -33,6 +33,7 @@ from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
 from kernel.http.routing import Route, RouteTable
+from kernel.http.stored_metrics import register_stored_metrics
 from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
@@ -230,5 +231,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     app.add_sink(ExtensionSink(kernel, gate), SINK_PATTERN)
     install_error_handlers(app, kernel)
     register_live_metrics(kernel)
+    register_stored_metrics(kernel)
     app.kernel = kernel
     return app

@@ -46,11 +46,13 @@ def parse_bool(raw: str) -> bool:
     raise ValueError(f"expected true or false, got {raw!r}")
 
 
-def parse_int(minimum: int = 0) -> Callable[[str], int]:
+def parse_int(minimum: int = 0, maximum: int | None = None) -> Callable[[str], int]:
     def parse(raw: str) -> int:
         value = int(raw.strip())
         if value < minimum:
             raise ValueError(f"must be at least {minimum}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"must be at most {maximum}")
         return value
 
     return parse
@@ -187,6 +189,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
     Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
+    Setting("SVC_SITE_MAX_IN_FLIGHT", 16, parse_int(0),
+            "Requests of one site a process answers at once; more get 429 at once (0: no cap)."),
     Setting("SVC_SITE_CACHE_SIZES", {}, parse_cache_sizes,
             "Bounds of the per-site caches, `name=entries` pairs (`schema=5000,access=50000`)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
@@ -197,6 +201,10 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Allowed browser origins of every site (comma list), besides each site's own (CORS, WebSocket Origin)."),
     Setting("SVC_TOPIC_QUEUE_SIZE", 256, parse_int(1),
             "Messages a live-topic subscriber may have waiting; past that it lags (or is dropped)."),
+    Setting("SVC_METRICS_TOP_SITES", 20, parse_int(0, 1000),
+            "Sites named in `svc_site_requests_total` per process (the busiest; the rest are `_other`)."),
+    Setting("SVC_METRICS_REFRESH_SECONDS", 10.0, parse_float(0, 3600),
+            "Seconds a scrape reuses the job-queue and event-lag figures it read from the database."),
     Setting("SVC_SSE_HEARTBEAT_SECONDS", 15, parse_int(1),
             "Seconds between heartbeat comments on an idle Server-Sent Events stream."),
     Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),
@@ -209,6 +217,9 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Without Redis, run the job consumer inside `svc serve` (one worker holds the lock)."),
     Setting("SVC_JOBS_CONCURRENCY", 10, parse_int(1),
             "Jobs one worker process runs at once (coroutines on its event loop)."),
+    Setting("SVC_JOBS_SITE_CONCURRENCY", 5, parse_int(0),
+            "Jobs of one site a worker process runs at once, so one site's flood leaves the other slots free "
+            "(0, or at least SVC_JOBS_CONCURRENCY: no cap)."),
     Setting("SVC_JOBS_POLL_MS", 1000, parse_int(50),
             "How often an idle worker looks for due jobs enqueued by other processes (milliseconds)."),
     Setting("SVC_JOBS_LEASE_SECONDS", 60, parse_int(5),
@@ -219,6 +230,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Run the durable event consumers in this process (`svc serve` workers, `svc worker`)."),
     Setting("SVC_EVENTS_POLL_SECONDS", 2.0, parse_float(0.05, 3600),
             "How often the event dispatcher looks for events committed by other processes."),
+    Setting("SVC_EVENTS_SITE_CONCURRENCY", 4, parse_int(0),
+            "Consumers of one site a process's event dispatcher feeds at once, out of its 8 (0, or 8 and more: no cap)."),
     Setting("SVC_EVENTS_BATCH", 100, parse_int(1), "Most events handed to a consumer at once."),
     Setting("SVC_EVENTS_LEASE_SECONDS", 60, parse_int(1),
             "How long a consumer's claim on a site lasts; also the time limit of one batch."),

@@ -30,7 +30,20 @@ def check_value(value: str) -> str:
 
 
 class Cache(abc.ABC):
-    """A key/value cache shared by the kernel and plugins. All methods but ``describe`` are async."""
+    """A key/value cache shared by the kernel and plugins. All methods but ``describe`` are async.
+
+    ``hits`` and ``misses`` count the reads of ``get`` (plain integers, shown on ``/metrics``).
+    """
+
+    hits = 0
+    misses = 0
+
+    def _counted(self, value: str | None) -> str | None:
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
 
     @abc.abstractmethod
     async def get(self, key: str) -> str | None:

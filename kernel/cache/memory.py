@@ -52,7 +52,7 @@ class MemoryCache(Cache):
     async def get(self, key: str) -> str | None:
         """The value, or None when missing or expired; a hit counts as a use for the LRU."""
         entry = self._live(key)
-        return None if entry is None else entry[0]
+        return self._counted(None if entry is None else entry[0])
 
     async def set(self, key: str, value: str, ttl: float | None = None) -> None:
         """Store ``value``, replacing the old value and its expiry."""

@@ -207,6 +207,10 @@ class Dispatcher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._limit = asyncio.Semaphore(CONCURRENCY)
+        # At most this many pairs of one site at once (SVC_EVENTS_SITE_CONCURRENCY), so a site
+        # with many webhook subscriptions or event flows does not hold every slot.
+        self.per_site = int(settings.get("events_site_concurrency", 0) or 0)
+        self._site_gates: dict[str, list[Any]] = {}  # site -> [semaphore, tasks using it]
         self._scanned: int | None = None  # the horizon (PostgreSQL) or last id (SQLite) scanned
         self._unswept: set[str] = set()  # sites scanned since the last catch-up pass
         self._catch_up_at = 0.0
@@ -373,13 +377,31 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ one (site, consumer)
 
+    @contextlib.asynccontextmanager
+    async def _slot(self, site_id: str) -> Any:
+        """One of the process's ``CONCURRENCY`` slots, once the site has fewer than
+        ``per_site`` pairs in one (a waiting pair holds no global slot)."""
+        if not 0 < self.per_site < CONCURRENCY:
+            async with self._limit:
+                yield
+            return
+        gate = self._site_gates.setdefault(site_id, [asyncio.Semaphore(self.per_site), 0])
+        gate[1] += 1
+        try:
+            async with gate[0], self._limit:
+                yield
+        finally:
+            gate[1] -= 1
+            if not gate[1]:
+                self._site_gates.pop(site_id, None)
+
     async def _list_members(self, site_id: str, name: str) -> None:
         """List the group's live members in the site and mark each for dispatch."""
         group, pair = self.groups[name], (site_id, name)
         until = self._expected.pop(pair, None)
         kinds = self._group_kinds.pop(pair, None)
         try:
-            async with self._limit:
+            async with self._slot(site_id):
                 members = [group.member(m) for m in await group.members(self.kernel, site_id)]
         except asyncio.CancelledError:
             raise
@@ -406,7 +428,7 @@ class Dispatcher:
             self._expected.pop(pair, None)
             return
         try:
-            async with self._limit:
+            async with self._slot(site_id):
                 # Not woken by a local commit (a scan, a restart): look before taking a lease,
                 # so a caught-up pair costs two reads, not two write transactions.
                 if pair in self._expected or await self._has_work(site_id, consumer.name):

@@ -1,5 +1,6 @@
-"""Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes, and
-whether each Redis-backed part is on Redis or on its per-process fallback (``kernel.redis_fallback``).
+"""Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes, the
+live connections open now (``live_connection``: WebSockets, event streams), and whether each
+Redis-backed part is on Redis or on its per-process fallback (``kernel.redis_fallback``).
 
 Read at scrape time from ``kernel.topics.stats`` and the WebSocket gate's counters, so the
 hot paths only bump plain integers.
@@ -7,6 +8,8 @@ hot paths only bump plain integers.
 
 from __future__ import annotations
 
+import contextlib
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +17,24 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
+
+
+LIVE_KINDS = ("websocket", "sse")
+
+
+@contextlib.contextmanager
+def live_connection(kernel: Any, kind: str) -> Iterator[None]:
+    """Count one open live connection of ``kind`` (``websocket``, ``sse``) while the block runs:
+    ``svc_live_connections{kind}``."""
+    state = getattr(kernel, "state", None)
+    counts: Counter[str] | None = state.setdefault("live_connections", Counter()) if state is not None else None
+    if counts is not None:
+        counts[kind] += 1
+    try:
+        yield
+    finally:
+        if counts is not None:
+            counts[kind] -= 1
 
 
 class LiveCollector:
@@ -41,6 +62,12 @@ class LiveCollector:
         for outcome, count in sorted(self.kernel.state.get("ws_stats", {}).items()):
             handshakes.add_metric([outcome], count)
         yield handshakes
+        open_now = GaugeMetricFamily("svc_live_connections", "Live connections open in this process, by kind",
+                                     labels=["kind"])
+        counts = self.kernel.state.get("live_connections", {})
+        for kind in sorted({*LIVE_KINDS, *counts}):
+            open_now.add_metric([kind], counts.get(kind, 0))
+        yield open_now
         if self.kernel.settings.redis_url:
             yield from self._redis_parts()
 

@@ -1,5 +1,6 @@
 """Prometheus metrics: requests by route template and status, a latency histogram, in-flight,
-and the per-site caches' hits, misses, evictions, invalidations and sizes.
+requests of the busiest sites (``kernel.http.site_counts``), the per-site caches' hits, misses,
+evictions, invalidations and sizes, the shared cache's hits and misses, and job failures.
 
 Each app has its own ``CollectorRegistry`` (no global state). With several uvicorn workers,
 each worker reports its own counters; a scrape sees the worker that answered.
@@ -8,10 +9,13 @@ each worker reports its own counters; a scrape sees the worker that answered.
 from __future__ import annotations
 
 import time
+from collections import Counter as Counter_
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from kernel.http.site_counts import TopSites, TopSitesCollector
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -47,9 +51,41 @@ class SiteCacheCollector:
         yield bound
 
 
+class SharedCacheCollector:
+    """Hits and misses of the shared cache (``kernel.cache``: in-process or Redis), counted by
+    the backend as plain integers."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def collect(self) -> Any:
+        for attr, doc in (("hits", "Shared-cache reads that found a value"),
+                          ("misses", "Shared-cache reads that found nothing")):
+            family = CounterMetricFamily(f"svc_cache_{attr}", doc, labels=["cache"])
+            family.add_metric(["shared"], getattr(self.cache, attr, 0))
+            yield family
+
+
+class JobFailuresCollector:
+    """``svc_job_failures_total{job, outcome}``: runs of a job that raised or timed out in this
+    process, ``retry`` when another attempt follows, ``failed`` when none does."""
+
+    def __init__(self, failures: Counter_) -> None:
+        self.failures = failures
+
+    def collect(self) -> Any:
+        family = CounterMetricFamily("svc_job_failures", "Job runs that failed in this process, by job and outcome",
+                                     labels=["job", "outcome"])
+        for (job, outcome), count in sorted(self.failures.items()):
+            family.add_metric([job, outcome], count)
+        yield family
+
+
 class Metrics:
-    def __init__(self, site_caches: Any = None) -> None:
+    def __init__(self, site_caches: Any = None, top_sites: int = 0) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self.top_sites = TopSites(top_sites)
+        self.registry.register(TopSitesCollector(self.top_sites))
         self.requests = Counter("svc_http_requests_total", "HTTP requests answered",
                                 ["method", "route", "status"], registry=self.registry)
         self.latency = Histogram("svc_http_request_duration_seconds", "Time to answer a request",
@@ -64,7 +100,9 @@ class MetricsMiddleware:
     """Counts every request under its route template (never the raw path: bounded labels)."""
 
     def __init__(self, kernel: Kernel) -> None:
-        self.metrics = Metrics(kernel.site_caches)
+        self.metrics = Metrics(kernel.site_caches, int(kernel.settings.metrics_top_sites))
+        self.metrics.registry.register(SharedCacheCollector(kernel.cache))
+        self.metrics.registry.register(JobFailuresCollector(kernel.state.setdefault("job_failures", Counter_())))
         kernel.state["metrics"] = self.metrics
 
     async def process_request(self, req: Any, resp: Any) -> None:
@@ -80,3 +118,7 @@ class MetricsMiddleware:
         status = str(resp.status)[:3] if not isinstance(resp.status, int) else str(resp.status)
         self.metrics.requests.labels(req.method, route, status).inc()
         self.metrics.latency.labels(req.method, route).observe(time.perf_counter() - start)
+        ctx = getattr(req.context, "svc", None)
+        site_id = getattr(ctx, "site_id", None)
+        if site_id is not None:
+            self.metrics.top_sites.record(site_id)

@@ -3,6 +3,7 @@ route auth -> rate limit. Each step raises ``ApiError``; the error handlers shap
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -79,12 +80,85 @@ class RequestGuardMiddleware:
             raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is larger than {self.max_body} bytes")
 
 
+QUEUE_FACTOR = 4  # a site may have this many times its cap waiting for a slot
+
+
+class SiteInFlight:
+    """Requests of each site being answered in this process: at most ``cap`` at once, up to
+    ``QUEUE_FACTOR * cap`` more waiting their turn, and past that refused (``cap`` 0: no cap).
+
+    A bulkhead per site: rate limits count requests per caller and minute, so a site may still
+    send a minute's allowance at once, or many callers' worth; each of those requests would
+    wait for a database connection from the pool every site shares, ahead of the other sites'.
+    Here a site's excess waits in its own queue (before it takes a connection), so the rest of
+    the pool and of the event loop stays for the others (``SVC_SITE_MAX_IN_FLIGHT``).
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.gates: dict[str, list[Any]] = {}  # site -> [semaphore, requests holding or waiting]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Site -> requests in flight or waiting."""
+        return {site: gate[1] for site, gate in self.gates.items()}
+
+    async def enter(self, site_id: str) -> bool:
+        """Take a slot of ``site_id``, waiting for one while the site is at its cap; False (and
+        nothing taken) when its queue is full too."""
+        gate = self.gates.get(site_id)
+        if gate is None:
+            gate = self.gates[site_id] = [asyncio.Semaphore(self.cap), 0]
+        if gate[1] >= self.cap * (1 + QUEUE_FACTOR):
+            return False
+        gate[1] += 1
+        try:
+            await gate[0].acquire()
+        except BaseException:  # the client left while it waited
+            self._drop(site_id, gate)
+            raise
+        return True
+
+    def leave(self, site_id: str) -> None:
+        gate = self.gates.get(site_id)
+        if gate is not None:
+            gate[0].release()
+            self._drop(site_id, gate)
+
+    def _drop(self, site_id: str, gate: list[Any]) -> None:
+        gate[1] -= 1
+        if gate[1] <= 0:
+            self.gates.pop(site_id, None)
+
+
 class RouteGateMiddleware:
     """For the matched route: resolve the site, the principal, enforce auth and rate limits."""
 
     def __init__(self, kernel: Kernel, table: RouteTable) -> None:
         self.kernel = kernel
         self.table = table
+        self.in_flight = SiteInFlight(int(kernel.settings.get("site_max_in_flight", 0) or 0))
+        kernel.state["site_in_flight"] = self.in_flight
+
+    async def process_response(self, req: falcon.asgi.Request, resp: falcon.asgi.Response, resource: Any,
+                               req_succeeded: bool) -> None:
+        site_id = getattr(req.context, "in_flight_site", None)
+        if site_id is not None:
+            req.context.in_flight_site = None
+            self.in_flight.leave(site_id)
+
+    async def _hold_slot(self, req: Any, ctx: RequestContext, method: str) -> None:
+        # WebSockets are long-lived and have caps of their own (realtime: per site).
+        if not self.in_flight.cap or ctx.site_id is None or method == "WEBSOCKET":
+            return
+        if getattr(req.context, "in_flight_site", None) is not None:
+            return  # admitted once already (an extension route through the sink)
+        if not await self.in_flight.enter(ctx.site_id):
+            raise ApiError(429, "RATE_LIMITED",
+                           f"Too many requests of this site in progress or waiting (at most {self.in_flight.cap} "
+                           f"at once); retry shortly",
+                           extensions={"inFlight": self.in_flight.cap}, headers={"Retry-After": "1"})
+        req.context.in_flight_site = ctx.site_id
 
     async def process_resource(self, req: falcon.asgi.Request, resp: falcon.asgi.Response,
                                resource: Any, params: dict[str, Any]) -> None:
@@ -111,6 +185,7 @@ class RouteGateMiddleware:
             principal = await self._authenticate(req, ctx) if route.authenticate else ANONYMOUS
         if after_site is not None:
             await after_site()
+        await self._hold_slot(req, ctx, method)
         if ctx.site_id is not None:
             principal = await self.kernel.access.resolve(principal, ctx.site_id)
         ctx.principal = principal

@@ -24,6 +24,7 @@ from typing import Any
 
 from falcon.asgi import SSEvent
 
+from kernel.http.live_metrics import live_connection
 from kernel.topics import Lagged, TopicMessage
 
 log = logging.getLogger("svc.http.sse")
@@ -57,13 +58,15 @@ def stream_events(req: Any, resp: Any, source: AsyncIterator[Any], *, heartbeat:
     resp.content_type = "text/event-stream"
     resp.set_header("Cache-Control", "no-store")
     resp.set_header("X-Accel-Buffering", "no")
-    resp.sse = _emit(source, interval, encode, on_close)
+    resp.sse = _emit(source, interval, encode, on_close, kernel)
 
 
 async def _emit(source: AsyncIterator[Any], interval: float, encode: Callable[[Any], SSEvent | None],
-                on_close: Callable[[], Any] | None) -> AsyncIterator[SSEvent]:
+                on_close: Callable[[], Any] | None, kernel: Any = None) -> AsyncIterator[SSEvent]:
     iterator = source.__aiter__()
     pending: asyncio.Future[Any] | None = None
+    counted = live_connection(kernel, "sse")
+    counted.__enter__()  # svc_live_connections{kind="sse"} while the stream is open
     try:
         while True:
             if pending is None:
@@ -97,3 +100,4 @@ async def _emit(source: AsyncIterator[Any], interval: float, encode: Callable[[A
                     await result
             except Exception:  # noqa: BLE001 - teardown must finish
                 log.exception("an SSE on_close callback failed")
+        counted.__exit__(None, None, None)

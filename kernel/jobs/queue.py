@@ -249,7 +249,8 @@ class JobQueue:
         return JobWorker(self, self.kernel,
                          concurrency=concurrency or int(_setting(settings, "jobs_concurrency", 10)),
                          poll_seconds=int(_setting(settings, "jobs_poll_ms", 1000)) / 1000,
-                         lease_seconds=float(_setting(settings, "jobs_lease_seconds", 60)), clock=clock)
+                         lease_seconds=float(_setting(settings, "jobs_lease_seconds", 60)), clock=clock,
+                         per_site=int(_setting(settings, "jobs_site_concurrency", 0)))
 
     def wake(self) -> None:
         """Tell this process's worker, if any, that a job was committed."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from sqlalchemy import and_, case, delete, func, insert, or_, select, update
@@ -100,21 +101,40 @@ async def anything_due(db: Database, now: dt.datetime, names: list[str] | None =
 
 
 async def claim(db: Database, worker: str, now: dt.datetime, limit: int, lease_seconds: float,
-                names: list[str] | None = None, running: Collection[str] = ()) -> list[dict[str, Any]]:
+                names: list[str] | None = None, running: Collection[str] = (), *,
+                per_site: int = 0, site_running: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """Claim up to ``limit`` runnable jobs for ``worker``: each gets ``running``, the worker's
     name, a lease and one more attempt. Returns the claimed rows (id, site_id, name, args,
     attempts). ``names`` limits the claim to jobs this worker knows; ``running`` are the ids
     the worker still runs: a job whose lease ran out while it runs is not taken again by the
-    same worker, whose name fencing cannot tell apart from its earlier claim."""
-    pick = select(jobs.c.id).where(_due(now)).order_by(jobs.c.due_at).limit(limit)
+    same worker, whose name fencing cannot tell apart from its earlier claim.
+
+    ``per_site`` (``SVC_JOBS_SITE_CONCURRENCY``; 0: none) caps the jobs of one site this worker
+    runs at once, counting ``site_running`` (site -> jobs it runs now): a site with a flood of
+    due jobs leaves the other slots to other sites' jobs, which are picked past it."""
+    busy = sorted(site for site, n in (site_running or {}).items() if per_site and n >= per_site)
+    pick = select(jobs.c.id, jobs.c.site_id).where(_due(now)).order_by(jobs.c.due_at)
+    # With a cap, look further than ``limit``: rows of a site that reaches it are passed over.
+    pick = pick.limit(limit * 4 if per_site else limit)
     if names is not None:
         pick = pick.where(jobs.c.name.in_(names))
     if running:
         pick = pick.where(jobs.c.id.not_in(list(running)))
+    if busy:
+        pick = pick.where(or_(jobs.c.site_id.is_(None), jobs.c.site_id.not_in(busy)))
     pick = pick.with_for_update(skip_locked=True)  # nothing on SQLite: the write lock is held
     lease = now + dt.timedelta(seconds=lease_seconds)
     async with db.begin() as conn:
-        ids = list((await conn.execute(pick)).scalars())
+        ids: list[str] = []
+        taken = Counter(site_running or {})
+        for job_id, site_id in (await conn.execute(pick)).all():
+            if site_id is not None and per_site:
+                if taken[site_id] >= per_site:
+                    continue
+                taken[site_id] += 1
+            ids.append(job_id)
+            if len(ids) >= limit:
+                break
         if not ids:
             return []
         await conn.execute(update(jobs).where(jobs.c.id.in_(ids)).values(

@@ -17,6 +17,7 @@ import os
 import socket
 import traceback
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -55,10 +56,13 @@ class JobWorker:
     """Claims due jobs and runs them on the current loop, up to ``concurrency`` at once."""
 
     def __init__(self, queue: JobQueue, kernel: Any, *, concurrency: int = 10, poll_seconds: float = 1.0,
-                 lease_seconds: float = 60.0, clock: Callable[[], dt.datetime] = now_utc) -> None:
+                 lease_seconds: float = 60.0, clock: Callable[[], dt.datetime] = now_utc, per_site: int = 0) -> None:
         self.queue = queue
         self.kernel = kernel
         self.concurrency = max(1, concurrency)
+        # At most this many jobs of one site at once (0: no cap; SVC_JOBS_SITE_CONCURRENCY).
+        self.per_site = per_site if 0 < per_site < self.concurrency else 0
+        self.sites: dict[str, str | None] = {}  # running job id -> its site
         self.poll_seconds = poll_seconds
         self.lease_seconds = lease_seconds
         self.clock = clock
@@ -79,20 +83,39 @@ class JobWorker:
     # -- one pass ---------------------------------------------------------------------------
 
     async def claim_and_start(self, now: dt.datetime) -> int:
-        """Claim as many due jobs as there are free slots and start them; returns how many."""
-        free = self.concurrency - len(self.running)
-        names = self.queue.names()
-        if free <= 0 or not names or not await store.anything_due(self.db, now, names):
-            return 0
-        rows = await store.claim(self.db, self.name, now, free, self.lease_seconds, names, running=self.running)
-        for row in rows:
-            task = asyncio.get_running_loop().create_task(self.run_claimed(row), name=f"job:{row['name']}")
-            self.running[row["id"]] = task
-            task.add_done_callback(lambda _t, job_id=row["id"]: self._done(job_id))
-        return len(rows)
+        """Claim as many due jobs as there are free slots and start them; returns how many.
+
+        With a per-site cap, a claim may pass over the rows of a site that reached it; another
+        claim then looks past that site, so other sites' due jobs fill the free slots now."""
+        started = 0
+        for _ in range(3):
+            free = self.concurrency - len(self.running)
+            names = self.queue.names()
+            if free <= 0 or not names or not await store.anything_due(self.db, now, names):
+                return started
+            busy_before = self._busy_sites()
+            rows = await store.claim(self.db, self.name, now, free, self.lease_seconds, names, running=self.running,
+                                     per_site=self.per_site, site_running=self.site_running())
+            for row in rows:
+                task = asyncio.get_running_loop().create_task(self.run_claimed(row), name=f"job:{row['name']}")
+                self.running[row["id"]] = task
+                self.sites[row["id"]] = row["site_id"]
+                task.add_done_callback(lambda _t, job_id=row["id"]: self._done(job_id))
+            started += len(rows)
+            if len(rows) >= free or not self.per_site or self._busy_sites() == busy_before:
+                return started
+        return started
+
+    def site_running(self) -> dict[str, int]:
+        """Site -> jobs of that site this worker runs now."""
+        return dict(Counter(site for site in self.sites.values() if site is not None))
+
+    def _busy_sites(self) -> set[str]:
+        return {site for site, n in self.site_running().items() if n >= self.per_site}
 
     def _done(self, job_id: str) -> None:
         self.running.pop(job_id, None)
+        self.sites.pop(job_id, None)
         self._wake.set()  # a slot is free
 
     async def tick_periodic(self, now: dt.datetime) -> None:
@@ -164,6 +187,9 @@ class JobWorker:
         else:
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         attempts = row["attempts"]
+        state = getattr(self.kernel, "state", None)
+        if state is not None:  # svc_job_failures_total on /metrics
+            state.setdefault("job_failures", Counter())[(job.name, "retry" if attempts <= job.retries else "failed")] += 1
         if attempts <= job.retries:
             delay = backoff_delay(attempts, job.retry_delay, job.retry_max_delay)
             retry_at = now + dt.timedelta(seconds=delay)

@@ -19,6 +19,7 @@ from typing import Any
 from falcon.errors import PayloadTypeError
 
 from kernel import ApiError
+from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
 from plugins.realtime import frames
@@ -175,8 +176,9 @@ class RealtimeSocket:
         try:
             conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"])
             size = self.kernel.settings.get("realtime_queue_size")
-            async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:
-                await run_both(conn.read_loop(), conn.write_loop(sub))
+            with live_connection(self.kernel, "websocket"):
+                async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:
+                    await run_both(conn.read_loop(), conn.write_loop(sub))
         finally:
             await state.limiter.release(site_id, conn_id)
 

@@ -59,7 +59,7 @@ class MetricsResource:
                            headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
         resp.content_type = CONTENT_TYPE_LATEST
         resp.set_header("Cache-Control", NO_STORE)
-        resp.data = service.metrics_text(self.kernel)
+        resp.data = await service.metrics_text(self.kernel)
 
 
 class RenderTemplateResource:

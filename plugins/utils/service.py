@@ -10,6 +10,7 @@ from prometheus_client import generate_latest
 
 from kernel import __version__
 from kernel.auth.tokens import bearer_token
+from kernel.http.stored_metrics import refresh_stored_metrics
 
 API_VERSION = "1"
 
@@ -20,8 +21,10 @@ def version_info() -> dict[str, str]:
             "python": platform.python_version()}
 
 
-def metrics_text(kernel: Any) -> bytes:
-    """The app's Prometheus registry in the text exposition format."""
+async def metrics_text(kernel: Any) -> bytes:
+    """The app's Prometheus registry in the text exposition format, with the database figures
+    (job queue, event lag) read again when older than ``SVC_METRICS_REFRESH_SECONDS``."""
+    await refresh_stored_metrics(kernel)
     return generate_latest(kernel.state["metrics"].registry)
 
 
