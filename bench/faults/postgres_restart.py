@@ -10,7 +10,7 @@ Checks:
   envelope with a ``Retry-After`` header (never 500, never a dropped connection), and no request
   takes longer than ``--bound`` seconds;
 - **recovery without restart**: once PostgreSQL accepts connections, the same ``svc serve`` and
-  ``svc worker`` processes answer again (the pools drop dead connections: ``pool_pre_ping``),
+  ``svc worker`` processes answer again (the pools drop dead connections: an idle one is pinged at checkout, and a failed one invalidates the pool),
   and the last ``--clients * 5`` requests all succeed; health is 200 again;
 - **no half-applied write**: for every create attempted (whatever its answer), the item row, its
   ``items.create`` event and its search row are all there or none is (read straight from the

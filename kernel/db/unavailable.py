@@ -3,8 +3,8 @@
 A request that meets a database being restarted, failed over or out of connections gets 503
 ``SERVICE_UNAVAILABLE`` with ``Retry-After`` (``kernel/http/errors.py``), not 500 ``INTERNAL``:
 the client may retry, and nothing was written (the unit of work's transaction rolled back, or
-never began). The pool itself recovers without a restart: ``pool_pre_ping`` replaces a pooled
-connection that died with the server, and a connection that fails mid-statement is invalidated
+never began). The pool itself recovers without a restart: a pooled connection idle for a second is
+pinged at checkout (``Database._pg_checkout``) and replaced if it died with the server, and a connection that fails mid-statement is invalidated
 by SQLAlchemy and dropped from the pool.
 """
 
