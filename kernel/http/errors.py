@@ -10,6 +10,7 @@ import falcon
 from kernel.errors import FALCON_STATUS_CODES, ApiError
 from kernel.http.websocket import close_with_error
 from kernel.plugins import call_first
+from kernel.storage.base import StorageFull
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -76,5 +77,12 @@ def _internal(req: Any, ex: BaseException) -> ApiError:
 
 
 def default_exception_answer(req: Any, exc: BaseException) -> ApiError:
-    """The kernel's default ``handle_exception``: log the trace, answer 500 INTERNAL."""
+    """The kernel's default ``handle_exception``: 507 ``INSUFFICIENT_STORAGE`` for a full
+    storage (an operator's matter, logged as a warning without a trace); otherwise log the
+    trace and answer 500 INTERNAL."""
+    if isinstance(exc, StorageFull):
+        rid = getattr(getattr(req.context, "svc", None), "request_id", "-")
+        log.warning("storage full on %s %s (request %s): %s", req.method, req.path, rid, exc)
+        return ApiError(507, "INSUFFICIENT_STORAGE", "The file storage is full: nothing was stored. "
+                        "Try again once space is freed", extensions={"requestId": rid})
     return _internal(req, exc)
