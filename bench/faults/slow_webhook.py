@@ -178,9 +178,9 @@ def main() -> int:
         # horizon, and so the deliveries, back for a while under load).
         for _ in range(30):
             started = time.monotonic()
-            made = api.ok("post", "/items/posts", 201, json={"title": "warm-up"})
-            wait_until(lambda: str(made["id"]) in arrived(fast), 180, 0.1, "a warm-up delivery")
-            if arrivals(fast)[str(made["id"])] - started < 2:
+            warm = str(api.ok("post", "/items/posts", 201, json={"title": "warm-up"})["id"])
+            wait_until(lambda w=warm: w in arrived(fast), 180, 0.1, "a warm-up delivery")
+            if arrivals(fast)[warm] - started < 2:
                 break
         phases = [run_phase("baseline", api.base, fast, args.phase_seconds, args.write_every, [FAST])]
         slow_subs = [(FAST, api.ok("post", "/cdc/subscriptions", 201, json={
