@@ -36,6 +36,7 @@ KERNEL_ERROR_CODES: dict[str, tuple[int, str]] = {
     "INTERNAL": (500, "An unexpected fault; the request id identifies it in the log."),
     "EMAIL_NOT_CONFIGURED": (503, "No SMTP transport is configured."),
     "SERVICE_UNAVAILABLE": (503, "A dependency of the service is not ready."),
+    "INSUFFICIENT_STORAGE": (507, "The file storage has no room for the bytes; nothing was stored."),
 }
 
 

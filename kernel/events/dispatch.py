@@ -52,7 +52,12 @@ Handler = Callable[[Any, str, list[Event]], Awaitable[None]]
 # A group member's handler: (kernel, site_id, member key, events, attempt), attempt counting from 1.
 MemberHandler = Callable[[Any, str, str, list[Event], int], Awaitable[None]]
 RetryDelay = Callable[[int, BaseException], float]
-CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process
+CONCURRENCY = 8  # (site, consumer) pairs dispatched at once by one process, in each lane
+# A delivery still running after this many seconds (a slow or hanging endpoint) gives its place
+# in the quick lane up, and its pair waits in the slow lane from then on, until a delivery of it
+# ends in time again: slow endpoints never hold every place and so never delay quick ones
+# (bench/faults/slow_webhook.py). A pair's own order, lease and retries are unchanged.
+SLOW_AFTER = 1.0
 EXPECT_RETRY = 0.05  # seconds between reads for a local commit not visible yet
 HELD_RETRY = 0.25  # seconds before a local commit's pair, held by another worker, is tried again
 
@@ -206,9 +211,13 @@ class Dispatcher:
         self._timers: set[asyncio.TimerHandle] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
-        self._limit = asyncio.Semaphore(CONCURRENCY)
+        self._limit = asyncio.Semaphore(CONCURRENCY)  # the quick lane
+        self._slow_limit = asyncio.Semaphore(CONCURRENCY)  # pairs whose last delivery was slow
+        self._slow: set[tuple[str, str]] = set()
+        self.slow_after = SLOW_AFTER
+        self.demoted = 0  # deliveries moved to the slow lane while running, for tests and metrics
         # At most this many pairs of one site at once (SVC_EVENTS_SITE_CONCURRENCY), so a site
-        # with many webhook subscriptions or event flows does not hold every slot.
+        # with many webhook subscriptions or event flows does not hold every place.
         self.per_site = int(settings.get("events_site_concurrency", 0) or 0)
         self._site_gates: dict[str, list[Any]] = {}  # site -> [semaphore, tasks using it]
         self._scanned: int | None = None  # the horizon (PostgreSQL) or last id (SQLite) scanned
@@ -378,18 +387,20 @@ class Dispatcher:
     # ------------------------------------------------------------------ one (site, consumer)
 
     @contextlib.asynccontextmanager
-    async def _slot(self, site_id: str) -> Any:
-        """One of the process's ``CONCURRENCY`` slots, once the site has fewer than
-        ``per_site`` pairs in one (a waiting pair holds no global slot)."""
+    async def _slot(self, site_id: str, pair: tuple[str, str] | None = None) -> Any:
+        """A ``_Place`` in the pair's lane (the slow one when its last delivery was slow, each
+        ``CONCURRENCY`` places), once the site has fewer than ``per_site`` pairs in one (a
+        waiting pair holds no place). A place given up to the slow lane keeps the site's slot."""
+        lane = self._slow_limit if pair in self._slow else self._limit
         if not 0 < self.per_site < CONCURRENCY:
-            async with self._limit:
-                yield
+            async with _Place(lane) as place:
+                yield place
             return
         gate = self._site_gates.setdefault(site_id, [asyncio.Semaphore(self.per_site), 0])
         gate[1] += 1
         try:
-            async with gate[0], self._limit:
-                yield
+            async with gate[0], _Place(lane) as place:
+                yield place
         finally:
             gate[1] -= 1
             if not gate[1]:
@@ -426,13 +437,14 @@ class Dispatcher:
         pair = (site_id, name)
         if consumer is None:  # a group member that is gone (deleted, paused)
             self._expected.pop(pair, None)
+            self._slow.discard(pair)
             return
         try:
-            async with self._slot(site_id):
+            async with self._slot(site_id, pair) as place:
                 # Not woken by a local commit (a scan, a restart): look before taking a lease,
                 # so a caught-up pair costs two reads, not two write transactions.
                 if pair in self._expected or await self._has_work(site_id, consumer.name):
-                    await self.run_once(site_id, consumer)
+                    await self.run_once(site_id, consumer, place)
             until = self._expected.get(pair)
             moved = self._moved.pop(pair, False)
             if until is not None and (moved or asyncio.get_running_loop().time() > until):
@@ -455,9 +467,38 @@ class Dispatcher:
             await conn.rollback()
         return tail > state["cursor"]
 
-    async def run_once(self, site_id: str, consumer: EventConsumer) -> int:
+    async def _deliver(self, pair: tuple[str, str], consumer: EventConsumer, site_id: str, events: list[Event],
+                       attempt: int, place: _Place | None) -> None:
+        """``consumer.deliver``; when it runs past ``slow_after`` in the quick lane, its place
+        there is given up (the delivery goes on) and the pair is marked slow."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        task = asyncio.ensure_future(consumer.deliver(self.kernel, site_id, events, attempt))
+        try:
+            if place is not None and place.held and place.lane is self._limit:
+                done, _ = await asyncio.wait({task}, timeout=self.slow_after)
+                if not done:
+                    self._slow.add(pair)
+                    self.demoted += 1
+                    place.release()
+            await task
+        except BaseException:
+            if not task.done():  # cut short (the lease's time limit, a stop): end the delivery too
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            raise
+        finally:
+            if loop.time() - started >= self.slow_after:
+                self._slow.add(pair)
+            else:
+                self._slow.discard(pair)  # quick (or quick to fail): back to the quick lane
+
+    async def run_once(self, site_id: str, consumer: EventConsumer, place: _Place | None = None) -> int:
         """Claim (site, consumer) and feed it until the site is caught up; returns the number of
-        events acknowledged (0 when another worker holds the lease or a retry is not due)."""
+        events acknowledged (0 when another worker holds the lease or a retry is not due).
+        ``place``: the pair's place in a lane, given up when a delivery turns out slow (the pair
+        then stops after that batch and queues in the slow lane for the rest)."""
         db = self.kernel.db
         held = await checkpoints.claim(db, site_id, consumer.name, self.owner, self.lease, START)
         if held is None:  # another worker has it, or a retry is not due
@@ -478,7 +519,8 @@ class Dispatcher:
             if page.events:
                 try:
                     async with asyncio.timeout(self.lease):
-                        await consumer.deliver(self.kernel, site_id, page.events, held.attempts + 1)
+                        await self._deliver((site_id, consumer.name), consumer, site_id, page.events,
+                                            held.attempts + 1, place)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a consumer's failure is retried, never spread
@@ -495,7 +537,11 @@ class Dispatcher:
             pair = (site_id, consumer.name)
             # Woken again meanwhile (a new commit): keep the lease and read on, no new claim.
             last = not page.has_more and pair not in self._again
-            self._again.discard(pair)
+            if place is not None and place.given_up and not last:
+                last = True  # the rest waits for a place in the slow lane (``_finished`` marks it)
+                self._again.add(pair)
+            else:
+                self._again.discard(pair)
             if not await checkpoints.ack(db, held, page.next_cursor, self.lease, release=last):
                 log.warning("event consumer %s lost its lease on site %s", consumer.name, site_id)
                 return done
@@ -508,6 +554,30 @@ class Dispatcher:
             held = checkpoints.Claim(held.site_id, held.consumer, held.owner, cursor, 0)
             if last:
                 return done
+
+
+class _Place:
+    """A pair's place in a lane (a semaphore), which it may give up before it ends."""
+
+    def __init__(self, lane: asyncio.Semaphore) -> None:
+        self.lane = lane
+        self.held = False
+        self.given_up = False
+
+    async def __aenter__(self) -> _Place:
+        await self.lane.acquire()
+        self.held = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.held:
+            self.held = False
+            self.lane.release()
+
+    def release(self) -> None:
+        if self.held:
+            self.held, self.given_up = False, True
+            self.lane.release()
 
 
 __all__ = ["ConsumerGroup", "Cursor", "Dispatcher", "EventConsumer", "GroupMember"]

@@ -12,6 +12,7 @@ from kernel.db.unavailable import RETRY_AFTER_SECONDS, unavailable_dependency
 from kernel.errors import FALCON_STATUS_CODES, ApiError
 from kernel.http.websocket import close_with_error
 from kernel.plugins import call_first
+from kernel.storage.base import StorageFull
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -113,9 +114,15 @@ def _unavailable(req: Any, ex: BaseException, dependency: str) -> ApiError:
 
 def default_exception_answer(req: Any, exc: BaseException) -> ApiError:
     """The kernel's default ``handle_exception``: 503 ``SERVICE_UNAVAILABLE`` with
-    ``Retry-After`` when the database or Redis is unreachable (``kernel.db.unavailable``), else
-    log the trace and answer 500 ``INTERNAL``."""
+    ``Retry-After`` when the database or Redis is unreachable (``kernel.db.unavailable``), 507
+    ``INSUFFICIENT_STORAGE`` for a full storage (an operator's matter, logged as a warning
+    without a trace), else log the trace and answer 500 ``INTERNAL``."""
     dependency = unavailable_dependency(exc)
     if dependency is not None:
         return _unavailable(req, exc, dependency)
+    if isinstance(exc, StorageFull):
+        rid = getattr(getattr(req.context, "svc", None), "request_id", "-")
+        log.warning("storage full on %s %s (request %s): %s", req.method, req.path, rid, exc)
+        return ApiError(507, "INSUFFICIENT_STORAGE", "The file storage is full: nothing was stored. "
+                        "Try again once space is freed", extensions={"requestId": rid})
     return _internal(req, exc)

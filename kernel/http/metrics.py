@@ -1,6 +1,7 @@
 """Prometheus metrics: requests by route template and status, a latency histogram, in-flight,
 requests of the busiest sites (``kernel.http.site_counts``), the per-site caches' hits, misses,
-evictions, invalidations and sizes, the shared cache's hits and misses, and job failures.
+evictions, invalidations and sizes, the shared cache's hits and misses, job failures, and the
+room left on the volumes svc writes files to.
 
 Each app has its own ``CollectorRegistry`` (no global state). With several uvicorn workers,
 each worker reports its own counters; a scrape sees the worker that answered.
@@ -16,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from kernel.http.site_counts import TopSites, TopSitesCollector
+from kernel.storage.local import volume_room
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
@@ -81,8 +83,31 @@ class JobFailuresCollector:
         yield family
 
 
+class StorageRoomCollector:
+    """``svc_storage_free_bytes`` and ``svc_storage_size_bytes`` at scrape time, per volume:
+    ``files`` (local file storage; none on S3) and ``data`` (the data dir: upload staging, and
+    the SQLite database when there is no ``SVC_DATABASE_URL``). A full volume refuses uploads
+    with 507 ``INSUFFICIENT_STORAGE`` (docs/operations.md)."""
+
+    def __init__(self, volumes: dict[str, Any]) -> None:
+        self.volumes = volumes  # name -> a callable answering (free, total) or None
+
+    def collect(self) -> Any:
+        free = GaugeMetricFamily("svc_storage_free_bytes", "Bytes an unprivileged writer may still write",
+                                 labels=["volume"])
+        size = GaugeMetricFamily("svc_storage_size_bytes", "Size of the volume", labels=["volume"])
+        for name, read in self.volumes.items():
+            room = read()
+            if room is not None:
+                free.add_metric([name], room[0])
+                size.add_metric([name], room[1])
+        yield free
+        yield size
+
+
 class Metrics:
-    def __init__(self, site_caches: Any = None, top_sites: int = 0) -> None:
+    def __init__(self, site_caches: Any = None, top_sites: int = 0,
+                 volumes: dict[str, Any] | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.top_sites = TopSites(top_sites)
         self.registry.register(TopSitesCollector(self.top_sites))
@@ -94,13 +119,19 @@ class Metrics:
                                registry=self.registry)
         if site_caches is not None:
             self.registry.register(SiteCacheCollector(site_caches))
+        if volumes:
+            self.registry.register(StorageRoomCollector(volumes))
 
 
 class MetricsMiddleware:
     """Counts every request under its route template (never the raw path: bounded labels)."""
 
     def __init__(self, kernel: Kernel) -> None:
-        self.metrics = Metrics(kernel.site_caches, int(kernel.settings.metrics_top_sites))
+        storage, data = getattr(kernel, "storage", None), kernel.settings.data_path
+        volumes = {"data": lambda: volume_room(data)}
+        if storage is not None and storage.room() is not None:
+            volumes["files"] = storage.room
+        self.metrics = Metrics(kernel.site_caches, int(kernel.settings.metrics_top_sites), volumes)
         self.metrics.registry.register(SharedCacheCollector(kernel.cache))
         self.metrics.registry.register(JobFailuresCollector(kernel.state.setdefault("job_failures", Counter_())))
         kernel.state["metrics"] = self.metrics

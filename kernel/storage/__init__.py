@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from kernel.storage.base import ObjectNotFound, Storage, StorageError, validate_key, validate_prefix
+from kernel.storage.base import (
+    ObjectNotFound,
+    Storage,
+    StorageError,
+    StorageFull,
+    no_room,
+    validate_key,
+    validate_prefix,
+)
 from kernel.storage.local import LocalStorage
 
 __all__ = [
@@ -23,7 +31,9 @@ __all__ = [
     "S3Storage",
     "Storage",
     "StorageError",
+    "StorageFull",
     "make_storage",
+    "no_room",
     "validate_key",
     "validate_prefix",
 ]

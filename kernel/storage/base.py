@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import errno
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -24,6 +25,21 @@ RESERVED_SEGMENT = ".svc-tmp"
 
 class StorageError(ValueError):
     """A key or prefix the storage refuses (malformed, escaping the root, reserved)."""
+
+
+class StorageFull(Exception):
+    """The storage has no room for the bytes (no space, a quota, a file-size limit); nothing
+    was stored. The kernel answers it 507 ``INSUFFICIENT_STORAGE`` (``kernel/http/errors.py``)."""
+
+
+# No space left, a quota used up, a file-size limit reached (RLIMIT_FSIZE, the file system's
+# largest file): each means "these bytes do not fit", not a bug.
+NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def no_room(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ``OSError`` saying the bytes do not fit (``NO_ROOM``)."""
+    return isinstance(exc, OSError) and exc.errno in NO_ROOM
 
 
 class ObjectNotFound(LookupError):
@@ -148,6 +164,11 @@ class Storage(abc.ABC):
         finally:
             await self.delete(key)
         return "ok"
+
+    def room(self) -> tuple[int, int] | None:
+        """``(free bytes, total bytes)`` of the volume holding the objects, or None where the
+        backend has no such bound (S3). Read at scrape time (``svc_storage_free_bytes``)."""
+        return None
 
     @abc.abstractmethod
     def describe(self) -> str:

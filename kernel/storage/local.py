@@ -26,9 +26,25 @@ from kernel.storage.base import (
     ObjectNotFound,
     Storage,
     StorageError,
+    StorageFull,
+    no_room,
     validate_key,
     validate_prefix,
 )
+
+
+def volume_room(path: Path) -> tuple[int, int] | None:
+    """``(free bytes, total bytes)`` of the file system holding ``path`` or its nearest existing
+    parent; None when none can be read."""
+    for candidate in (path, *path.parents):
+        try:
+            stat = os.statvfs(candidate)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return None
+        return stat.f_bavail * stat.f_frsize, stat.f_blocks * stat.f_frsize
+    return None
 
 
 class LocalStorage(Storage):
@@ -39,6 +55,11 @@ class LocalStorage(Storage):
 
     def describe(self) -> str:
         return f"local:{self.root}"
+
+    def room(self) -> tuple[int, int] | None:
+        """Free and total bytes of the file system under the root (or its nearest existing
+        parent, before the first write), as an unprivileged writer sees them."""
+        return volume_room(self.root)
 
     def _path(self, key: str) -> Path:
         validate_key(key)
@@ -52,8 +73,13 @@ class LocalStorage(Storage):
 
     def _put_sync(self, path: Path, data: bytes | Path) -> None:
         staging = self.root / RESERVED_SEGMENT
-        staging.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=staging, prefix="put-")
+        try:
+            staging.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(dir=staging, prefix="put-")
+        except OSError as exc:
+            if no_room(exc):  # no inode or block left even for the empty staging file
+                raise StorageFull(f"{self.describe()} has no room: {exc.strerror}") from exc
+            raise
         try:
             with os.fdopen(fd, "wb") as fh:
                 if isinstance(data, Path):  # put_file: copied in chunks, never whole in memory
@@ -75,6 +101,10 @@ class LocalStorage(Storage):
                         raise
         except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
             raise StorageError(f"{path.relative_to(self.root)} conflicts with an existing object") from exc
+        except OSError as exc:
+            if no_room(exc):  # the staged part is removed below: nothing half-written stays
+                raise StorageFull(f"{self.describe()} has no room: {exc.strerror}") from exc
+            raise
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_name)
@@ -150,6 +180,8 @@ class LocalStorage(Storage):
             except OSError as exc:
                 if exc.errno == errno.EXDEV:
                     return False
+                if no_room(exc):  # a new directory on a full file system; the source stays the caller's
+                    raise StorageFull(f"{self.describe()} has no room: {exc.strerror}") from exc
                 raise
         return False
 

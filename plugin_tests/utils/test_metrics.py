@@ -46,6 +46,12 @@ async def test_metrics_under_api_prefix_too(client):
     resp = await client.get("/api/v1/metrics")
     assert resp.status_code == 200
     assert "svc_http_requests_total" in resp.text
+    # The room left where files go (local storage by default) and in the data dir, as statvfs says.
+    room = {line.split()[0]: float(line.split()[1]) for line in resp.text.splitlines()
+            if line.startswith(("svc_storage_free_bytes{", "svc_storage_size_bytes{"))}
+    for volume in ("files", "data"):
+        free, size = room[f'svc_storage_free_bytes{{volume="{volume}"}}'], room[f'svc_storage_size_bytes{{volume="{volume}"}}']
+        assert 0 < free <= size
 
 
 async def test_metrics_token_is_required_when_set(make_app):

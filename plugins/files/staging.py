@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel.storage import StorageFull, no_room
 from plugins.files.errors import refuse
 
 WRITE_BUFFER = 1024 * 1024
@@ -47,8 +48,14 @@ def too_large(limit: int) -> Exception:
 
 async def stage(kernel: Any, chunks: AsyncIterator[bytes], limit: int) -> Staged:
     """Write ``chunks`` to a staging file, refusing more than ``limit`` bytes; the caller
-    discards the ``Staged`` file when done (on refusal it is already gone)."""
-    fd, name = tempfile.mkstemp(dir=staging_dir(kernel), prefix="up-")
+    discards the ``Staged`` file when done (on refusal it is already gone). A full data dir is
+    ``StorageFull`` (507), with nothing left behind."""
+    try:
+        fd, name = tempfile.mkstemp(dir=staging_dir(kernel), prefix="up-")
+    except OSError as exc:
+        if no_room(exc):
+            raise StorageFull(f"the upload staging directory has no room: {exc.strerror}") from exc
+        raise
     path = Path(name)
     digest = hashlib.sha256()
     size = 0
@@ -69,8 +76,10 @@ async def stage(kernel: Any, chunks: AsyncIterator[bytes], limit: int) -> Staged
                     fh.write(b"".join(pending))
                     pending, buffered = [], 0
             fh.write(b"".join(pending))
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        if no_room(exc):
+            raise StorageFull(f"the upload staging directory has no room: {exc}") from exc
         raise
     return Staged(path, size, digest.hexdigest())

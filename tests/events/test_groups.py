@@ -117,6 +117,52 @@ async def test_a_removed_member_gets_nothing_more_and_a_rewind_replays(make_app)
     assert await kernel.events.checkpoint("site-a", "hooks:one") is None
 
 
+async def test_hanging_members_give_their_places_up_to_a_quick_one(make_app):
+    """More hanging endpoints than the dispatcher runs at once (in another site): each gives
+    its place in the quick lane up once it runs past ``slow_after``, so the quick member of
+    site A is still delivered while every one of them hangs."""
+    from kernel.events.dispatch import CONCURRENCY
+
+    plugin = Hooks()
+    hang = asyncio.Event()  # set only at the end: until then every slow member's delivery hangs
+    app = await _app(make_app, plugin)
+    kernel = app.kernel
+    dispatcher = kernel.events.dispatcher
+    dispatcher.slow_after = 0.05
+    slow = [f"hang-{i}" for i in range(CONCURRENCY + 2)]
+    original = dispatcher.groups["hooks"].handle
+
+    started: list[str] = []
+
+    async def handle(kernel: Any, site_id: str, key: str, events: list[Any], attempt: int) -> None:
+        if key.startswith("hang-"):
+            started.append(key)
+            plugin.changed.set()
+            await hang.wait()
+        await original(kernel, site_id, key, events, attempt)  # records the attempt and the events
+
+    dispatcher.groups["hooks"] = ConsumerGroup("hooks", dispatcher.groups["hooks"].members, handle)
+    async with kernel.db.begin() as conn:
+        for site, key in [("site-b", k) for k in slow] + [("site-a", "quick")]:
+            await kernel.events.set_checkpoint(conn, site, f"hooks:{key}", await kernel.events.head(site))
+    plugin.members = {"site-b": [GroupMember(k) for k in slow], "site-a": [GroupMember("quick")]}
+    try:
+        await write(kernel, "site-b", 1)
+        await plugin.until(lambda: len(started) == len(slow))  # every one started: none waits for a place
+        await write(kernel, "site-a", 2)
+        expected = [e.id for e in (await kernel.events.read_after("site-a")).events]
+        await plugin.until(lambda: plugin.got.get("quick") == expected)
+        assert not hang.is_set() and not any(k in plugin.got for k in slow)  # all still hanging
+        # All of them started although only CONCURRENCY fit the quick lane, and the quick one got
+        # a place too: at least that many gave theirs up.
+        assert dispatcher.demoted >= len(slow) - CONCURRENCY + 1
+    finally:
+        hang.set()
+    await plugin.until(lambda: all(k in plugin.got for k in slow))
+    assert sorted(started) == sorted(slow)  # slow, never failed: each delivered once
+    assert all(plugin.attempts[k] == [1] for k in slow)
+
+
 async def test_group_names_cannot_clash_with_consumers(make_app):
     class Clash:
         @hookimpl

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kernel import ApiError, Route, hookimpl
+from kernel.storage import StorageFull
 
 
 def assert_envelope(resp: Any, status: int, code: str) -> dict[str, Any]:
@@ -27,6 +28,9 @@ class Boom:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         raise ApiError(409, "CONFLICT", "taken", path=["name"], extensions={"reason": "dup"})
+
+    async def on_put(self, req: Any, resp: Any) -> None:
+        raise StorageFull("local:/srv/secret-storage-path has no room: No space left on device")
 
 
 class DatabaseGone:
@@ -148,6 +152,14 @@ def test_which_errors_mean_a_dependency_is_unavailable(make, expected):
     from kernel.db.unavailable import unavailable_dependency
 
     assert unavailable_dependency(make(psycopg, sqlalchemy.exc, redis.exceptions)) == expected
+async def test_a_full_storage_is_507_without_its_path(make_app, caplog):
+    app = await make_app(plugins=["accounts", CrashPlugin()])
+    resp = await app.client.put("/api/v1/test/boom", headers={"X-Request-Id": "req-full"})
+    err = assert_envelope(resp, 507, "INSUFFICIENT_STORAGE")
+    assert "secret-storage-path" not in resp.text and err["extensions"]["requestId"] == "req-full"
+    # The operator's log says where, as a warning without a trace.
+    logged = [r for r in caplog.records if "secret-storage-path" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].levelname == "WARNING" and logged[0].exc_info is None
 
 
 async def test_api_error_carries_path_and_extensions(make_app):
