@@ -9,7 +9,10 @@ some plugin registered a consumer. It wakes
   A scan knows the (type, collection) of what it found and wakes only the consumers that take
   them; every ``CATCH_UP_SECONDS`` it wakes every consumer of the sites written since the last
   such pass, so the checkpoint of a consumer whose events are rare keeps up with the log (its
-  next read then starts near the head, not days back);
+  next read then starts near the head, not days back). A process's first scan does not wake
+  every site that ever wrote: it marks only the pairs left behind (``log.lagging``: checkpoints
+  behind their site's head, and sites with events for a plain consumer that has no checkpoint
+  there), so starting a worker costs a few queries whatever the number of sites;
 - when a failed consumer's backoff ends.
 
 For each (site, consumer) with work it runs one task: claim the lease, read a batch after the
@@ -43,7 +46,7 @@ from kernel.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.db.unavailable import unavailable_dependency
 from kernel.events import checkpoints
-from kernel.events.log import START, Cursor, Event, head, horizon, read_after
+from kernel.events.log import START, Cursor, Event, head, horizon, lagging, read_after
 from kernel.events.tables import events
 
 log = logging.getLogger("svc.events")
@@ -320,19 +323,22 @@ class Dispatcher:
                 assert bound is not None
                 # Every event with txid < horizon is committed and visible now; those at or above
                 # the previous horizon are the ones not seen by the previous scan.
-                stmt = _KINDS.where(events.c.txid < bound)
-                if self._scanned is not None:
-                    stmt = stmt.where(events.c.txid >= self._scanned)
-                found = (await conn.execute(stmt)).all()
+                first = self._scanned is None
+                found = [] if first else (await conn.execute(
+                    _KINDS.where(events.c.txid < bound, events.c.txid >= self._scanned))).all()
                 self._scanned = bound
             else:
+                bound = None
                 last = (await conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1))).scalar()
-                stmt = _KINDS
-                if self._scanned is not None:
-                    stmt = stmt.where(events.c.id > self._scanned)
-                found = (await conn.execute(stmt.where(events.c.id <= (last or 0)))).all()
+                first = self._scanned is None
+                found = [] if first else (await conn.execute(
+                    _KINDS.where(events.c.id > self._scanned, events.c.id <= (last or 0)))).all()
                 self._scanned = int(last or 0)
             pairs = await checkpoints.due(conn, now_utc())
+            if first:
+                # The log before this process started: only the pairs left behind, not every site
+                # that ever wrote (a start must not cost a query per site and consumer).
+                pairs += await lagging(conn, bound, list(self.consumers.values()))
             await conn.rollback()
         kinds: dict[str, set[tuple[str, str | None]]] = {}
         for site_id, type_, collection in found:

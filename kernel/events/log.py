@@ -199,6 +199,34 @@ async def head(conn: AsyncConnection, dialect: str, site_id: str, bound: int | N
     return await earliest_cursor(conn, site_id) if row is None else Cursor(int(row[0]), int(row[1]))
 
 
+async def lagging(conn: AsyncConnection, bound: int | None,
+                  consumers: Sequence[Any] = ()) -> list[tuple[str, str]]:
+    """The (site, checkpoint name) pairs with readable events to deliver, in every site, in one
+    query per kind of pair: checkpoints behind their site's head, and (for each of ``consumers``,
+    plain consumers with their ``name``, ``types`` and ``collections``) sites holding events it
+    takes but no checkpoint of it. A dispatcher's first scan asks this instead of waking every
+    consumer of every site that ever wrote an event (at 10,000 sites that was some 50,000
+    queries at each worker's start). Each checkpoint costs one probe of the site's position index.
+    """
+    behind = (select(events.c.id).where(
+        events.c.site_id == checkpoints.c.site_id, _visible(bound),
+        or_(events.c.txid > checkpoints.c.cursor_txid,
+            and_(events.c.txid == checkpoints.c.cursor_txid, events.c.id > checkpoints.c.cursor_id)))
+        .exists())
+    found = [(r[0], r[1]) for r in await conn.execute(
+        select(checkpoints.c.site_id, checkpoints.c.consumer).where(behind))]
+    for consumer in consumers:
+        none_yet = ~(select(checkpoints.c.site_id).where(checkpoints.c.site_id == events.c.site_id,
+                                                         checkpoints.c.consumer == consumer.name).exists())
+        stmt = select(events.c.site_id).where(_visible(bound), none_yet).distinct()
+        if consumer.types:
+            stmt = stmt.where(_type_filter(consumer.types))
+        if consumer.collections:
+            stmt = stmt.where(events.c.collection.in_(list(consumer.collections)))
+        found.extend((site_id, consumer.name) for (site_id,) in await conn.execute(stmt))
+    return found
+
+
 async def read_after(conn: AsyncConnection, dialect: str, site_id: str, cursor: Cursor = START,
                      limit: int = 100, *, types: Sequence[str] = (),
                      collections: Sequence[str] = ()) -> EventPage:

@@ -230,7 +230,11 @@ async def test_shutdown_cancels_a_running_backfill(svc_app: Any, monkeypatch: An
         await asyncio.sleep(60)
         return 0
 
+    async def one_site(kernel: Any) -> list[str]:
+        return ["some-site"]
+
     monkeypatch.setattr(search_backfill, "index_missing", slow)
+    monkeypatch.setattr(search_backfill, "sites_missing_rows", one_site)
     search_backfill.start(svc_app.kernel)
     task = svc_app.kernel.state[search_backfill.TASK]
     await asyncio.wait_for(started.wait(), 5)
@@ -259,3 +263,24 @@ async def test_concurrent_writes_of_one_item(svc_app: Any, site: str, calls: Cal
     racer = (await calls.get("posts", "b"))["title"]
     assert [n for n in range(4) if await find(calls, f"racer{n}")] == [int(racer[-1])]
     assert await index_rows(svc_app, site) == (3 if final.get("body") else 2)
+
+
+async def test_the_backfill_visits_only_sites_with_unindexed_searchable_values(svc_app: Any, site: str,
+                                                                                site_b: str, calls: Calls,
+                                                                                calls_b: Calls):
+    """One query over every site names the sites to index: none while the index is complete,
+    whatever items hold no searchable value; then only the site of an item written around it."""
+    await _posts(calls)
+    await _posts(calls_b)
+    await calls.field("posts", "secret", "text", options={"sensitive": True})
+    await calls.create("posts", {"id": "api", "title": "Egret by API"})
+    assert await search_backfill.sites_missing_rows(svc_app.kernel) == []
+    await _insert_raw(svc_app, site_b, {"empty": {"title": ""}, "notext": {"n": 1}})
+    await _insert_raw(svc_app, site, {"gone": {"title": "Egret deleted"}}, deleted=True)
+    await _insert_raw(svc_app, site, {"hidden": {"secret": "Egret in secret"}})
+    assert await search_backfill.sites_missing_rows(svc_app.kernel) == []
+    await _insert_raw(svc_app, site_b, {"raw": {"title": "Egret", "body": "Salt marsh"}})
+    assert await search_backfill.sites_missing_rows(svc_app.kernel) == [site_b]
+    assert await search_backfill.backfill(svc_app.kernel) == 2
+    assert await search_backfill.sites_missing_rows(svc_app.kernel) == []
+    assert await find(calls_b, "egret") == ["raw"] and await find(calls, "egret") == ["api"]

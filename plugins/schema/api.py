@@ -103,6 +103,18 @@ async def indexed_fields(conn: Any) -> list[tuple[str, str]]:
     return [(name, kind) for name, kind, options in rows if is_indexed(kind, options)]
 
 
+def live_fields() -> Any:
+    """A subquery of the fields of live collections in every site (``site_id``,
+    ``collection_id``, ``field``, ``type``, ``options``): for maintenance queries that span sites
+    and join the items (the search backfill), so they need no query per site."""
+    from plugins.schema.tables import collections as collection_rows
+
+    return (select(field_rows.c.site_id, field_rows.c.collection_id, field_rows.c.field, field_rows.c.type,
+                   field_rows.c.options)
+            .join(collection_rows, collection_rows.c.id == field_rows.c.collection_id)
+            .where(collection_rows.c.deleted_at.is_(None)).subquery("live_fields"))
+
+
 async def field_in_use(conn: Any, name: str) -> bool:
     """Whether any site has a field called ``name``."""
     found = await conn.execute(select(field_rows.c.field).where(field_rows.c.field == name).limit(1))
@@ -121,7 +133,8 @@ __all__ = [
     "STRUCTURAL_FIELDS", "CollectionDef", "FieldDef", "NestedField", "Reference", "RelationDef",
     "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
     "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",
-    "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "load_schema",
+    "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "live_fields",
+    "load_schema",
     "nested_fields", "parse_decimal",
     "relations_pointing_to", "restore_collection", "update_collection", "update_field", "update_relation",
     "validate_value",

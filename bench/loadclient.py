@@ -1,0 +1,197 @@
+"""Shared pieces of the HTTP load benchmarks (``scale_sites.py``, ``soak.py``): a keep-alive
+HTTP/1.1 client with per-request headers, a ``svc serve`` process with its workers, and the
+/proc readings (RSS, open file descriptors) they report.
+
+The client is the one of ``items_http_bench.py`` (asyncio streams, one request at a time per
+connection) with headers given per request, so one connection can serve many sites.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from items_http_bench import tree
+
+API = "/api/v1"
+PASSWORD = "bench-pass-1"
+ADMIN_EMAIL = "admin@example.com"
+JWT_SECRET = "bench-secret-0123456789-0123456789-0123"
+SVC = str(Path(sys.executable).with_name("svc"))
+
+
+class Http:
+    """One keep-alive HTTP/1.1 connection; ``request`` returns ``(status, body bytes)``."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(Exception):
+                await self.writer.wait_closed()
+            self.reader = self.writer = None
+
+    async def request(self, method: str, target: str, body: Any = None,
+                      headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+        for attempt in (0, 1):
+            fresh = self.writer is None
+            if fresh:
+                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            assert self.reader is not None and self.writer is not None
+            head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            head += "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+            payload = b""
+            if body is not None:
+                payload = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+                head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+            try:
+                self.writer.write(head.encode() + b"\r\n" + payload)
+                return await self._response()
+            except (ConnectionError, asyncio.IncompleteReadError):
+                await self.close()
+                if fresh or attempt:  # a kept-alive socket the server closed gets one retry
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _response(self) -> tuple[int, bytes]:
+        assert self.reader is not None
+        lines = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        fields = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+        if "content-length" in fields:
+            body = await self.reader.readexactly(int(fields["content-length"]))
+        elif fields.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
+                parts.append(await self.reader.readexactly(size))
+                await self.reader.readexactly(2)
+            await self.reader.readuntil(b"\r\n")
+            body = b"".join(parts)
+        else:
+            body = b""
+        if fields.get("connection", "").lower() == "close":
+            await self.close()
+        return status, body
+
+    async def data(self, method: str, target: str, body: Any = None, headers: dict[str, str] | None = None,
+                   expect: int | tuple[int, ...] = (200, 201)) -> Any:
+        """The response's ``data``; anything but ``expect`` stops the benchmark with the body."""
+        status, payload = await self.request(method, target, body, headers)
+        wanted = (expect,) if isinstance(expect, int) else expect
+        if status not in wanted:
+            raise SystemExit(f"{method} {target}: {status} {payload[:300]!r}")
+        return json.loads(payload)["data"] if payload else None
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` in milliseconds (nearest rank), 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def proc_status(pid: int, field: str) -> int:
+    """A ``/proc/<pid>/status`` figure in kB (``VmRSS``), 0 when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_mb(pid: int) -> float:
+    return round(proc_status(pid, "VmRSS") / 1024, 1)
+
+
+def open_fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return -1
+
+
+def server_env(database_url: str, redis_url: str, data_dir: str, **extra: str) -> dict[str, str]:
+    """The environment of a benchmark's ``svc`` commands: rate limits off, a fixed secret."""
+    env = {**os.environ, "SVC_DATA_DIR": data_dir, "SVC_DATABASE_URL": database_url,
+           "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": PASSWORD, "JWT_SECRET": JWT_SECRET,
+           "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0",
+           "SVC_ACCESS_TOKEN_TTL": "86400", "SVC_LOG_LEVEL": "WARNING", **extra}
+    if redis_url:
+        env["SVC_REDIS_URL"] = redis_url
+    return env
+
+
+class Server:
+    """``svc serve --workers N`` on a loopback port: start, wait for /health, stop."""
+
+    def __init__(self, env: dict[str, str], port: int, workers: int, log_path: str) -> None:
+        self.env, self.port, self.workers, self.log_path = env, port, workers, log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    async def start(self, timeout: float = 300.0) -> float:
+        """Start and wait for the first 200 of ``/utils/health``; returns the seconds it took."""
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the server's for its life
+        started = time.perf_counter()
+        self.proc = subprocess.Popen([SVC, "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                                      "--workers", str(self.workers)], env=self.env, stdout=log, stderr=log,
+                                     start_new_session=True)
+        conn = Http("127.0.0.1", self.port)
+        while time.perf_counter() - started < timeout:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"svc serve exited with {self.proc.returncode}; see {self.log_path}")
+            try:
+                status, _ = await conn.request("GET", f"{API}/utils/health")
+                if status == 200:
+                    await conn.close()
+                    return time.perf_counter() - started
+            except OSError:
+                pass
+            await conn.close()
+            await asyncio.sleep(0.05)
+        raise SystemExit(f"svc serve did not answer /health within {timeout:.0f} s")
+
+    def worker_pids(self) -> list[int]:
+        assert self.proc is not None
+        return sorted(p for p in tree(self.proc.pid) if p != self.proc.pid)
+
+    async def wait_workers(self, timeout: float = 120.0) -> list[int]:
+        """The worker pids once every worker answers (each binds its own socket)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            pids = self.worker_pids()
+            if len(pids) >= self.workers:
+                return pids
+            await asyncio.sleep(0.1)
+        return self.worker_pids()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+
+async def admin_token(conn: Http, site: str = "default") -> str:
+    data = await conn.data("POST", f"{API}/auth/login", {"email": ADMIN_EMAIL, "password": PASSWORD},
+                           {"X-Svc-Site": site}, expect=200)
+    return data["token"]
