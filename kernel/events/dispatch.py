@@ -429,7 +429,10 @@ class Dispatcher:
         names = {m.name for m in members}
         for gone in self._site_members.get(pair, set()) - names:
             self._members.pop(gone, None)
-        self._site_members[pair] = names
+        if names:
+            self._site_members[pair] = names
+        else:  # most sites have no member of a group: keep no entry for them (memory per site)
+            self._site_members.pop(pair, None)
         for member in members:
             self._members[member.name] = member
             if kinds is not None and not wants(member, kinds):

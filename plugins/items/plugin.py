@@ -7,7 +7,8 @@ from typing import Any
 
 from sqlalchemy import delete
 
-from kernel import RateBucket, Route, hookimpl, ops
+from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.settings import parse_int
 from plugins.items.core import live
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
@@ -32,6 +33,14 @@ requires = ("schema", "access")
 # Anyone may call: the site's permissions decide (anonymous callers act with the public role).
 AUTH = "public"
 READ_WRITE_LIMITS = {"GET": "items_read", "*": "items_write"}
+
+
+@hookimpl
+def register_settings() -> list[Setting]:
+    return [Setting("SVC_ITEMS_INDEX_MIN_ITEMS", 0, parse_int(0),
+                    "Live items a collection holds before its non-unique field indexes are made "
+                    "(0: with the field). Set it (for example 1000) for many sites of small "
+                    "collections: each index weighs on every write and plan of the one items table.")]
 
 
 @hookimpl
@@ -101,6 +110,7 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     planner_stats.register(bus, kernel)  # SQLite: ANALYZE as the items grow
     counts.register(bus, kernel)  # PostgreSQL: fold the item counts' delta rows
     group_counts.register_handlers(bus, kernel)  # PostgreSQL: kept group counts, and their folding
+    indexes.register(bus, kernel)  # SVC_ITEMS_INDEX_MIN_ITEMS: indexes of grown collections
 
 
 @hookimpl
@@ -119,6 +129,7 @@ def startup(kernel: Any) -> None:
     pg_statistics.start(kernel)
     counts.start(kernel)
     group_counts.start(kernel)
+    indexes.start(kernel)
 
 
 @hookimpl
@@ -137,6 +148,7 @@ async def shutdown(kernel: Any) -> None:
     await pg_statistics.stop(kernel)
     await counts.stop(kernel)
     await group_counts.stop(kernel)
+    await indexes.stop(kernel)
 
 
 @hookimpl
