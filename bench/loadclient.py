@@ -167,8 +167,18 @@ class Server:
         raise SystemExit(f"svc serve did not answer /health within {timeout:.0f} s")
 
     def worker_pids(self) -> list[int]:
+        """The uvicorn workers (not the supervisor, nor multiprocessing's resource tracker)."""
         assert self.proc is not None
-        return sorted(p for p in tree(self.proc.pid) if p != self.proc.pid)
+        out = []
+        for pid in tree(self.proc.pid):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmdline = fh.read()
+            except OSError:
+                continue
+            if pid != self.proc.pid and b"resource_tracker" not in cmdline:
+                out.append(pid)
+        return sorted(out)
 
     async def wait_workers(self, timeout: float = 120.0) -> list[int]:
         """The worker pids once every worker answers (each binds its own socket)."""

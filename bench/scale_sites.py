@@ -5,13 +5,16 @@ On PostgreSQL with Redis (loopback only) and ``svc serve --workers 2``:
 
 1. a fresh database (``--database-url``, dropped and made again unless ``--reuse``) and Redis
    database (``--redis-url``, emptied), ``svc migrate`` on it (timed), a first ``svc serve``;
-2. sites, each with a schema of 5 collections (``POST /config/import``), a role ``Editor`` with
-   a policy reading the 5 collections, an API key of that role and ``--items`` items per
-   collection (one bulk ``POST /items/<c>`` each): 16 requests per site. The first
-   ``--http-sites`` go through ``svc serve`` over HTTP (``--concurrency`` at once); the rest
-   through the same API handled by an app in this process (``httpx`` over ASGI: the kernel and
-   plugins without uvicorn and sockets), which is faster on a loaded machine. Both rates are
-   printed. What was made is kept in ``--state`` so ``--reuse`` skips this step;
+2. sites, each with a schema of 5 collections of 4 fields (``POST /config/import``), a role
+   ``Editor`` with a policy reading the 5 collections, an API key of that role and ``--items``
+   items per collection (one bulk ``POST /items/<c>`` each): 16 requests per site. The first
+   ``--http-sites`` go through ``svc serve`` over HTTP (``--concurrency`` at once); the rest are
+   bulk copies of the first one (``copy_sites``: every row of every table that has a
+   ``site_id``, read through the kernel's table metadata, with fresh ids, a new API key and the
+   search index's scope tokens per site; 100 sites per transaction, then ``ANALYZE``), because
+   over HTTP on a loaded 2-core machine a site took seconds. Both rates are printed. What was
+   made is kept in ``--state`` so ``--reuse`` skips this step. ``SVC_ITEMS_INDEX_MIN_ITEMS``
+   is ``--index-min-items`` (1000): with ``0`` every site adds 15 indexes to ``svc_items``;
 3. ``svc migrate`` at N sites (timed), then ``svc serve`` at N sites: the seconds to its first
    ``/utils/health`` 200, and what the database did in the first ``--idle`` seconds after it
    (``pg_stat_database``: transactions and rows returned, which grow with the sites when a
@@ -160,39 +163,88 @@ def http_caller(port: int, token: str) -> Any:
     return factory
 
 
-async def make_in_process(env: dict[str, str], site_ids: list[str], items_per: int, concurrency: int,
-                          state: dict[str, Any]) -> float:
-    """The same requests handled by an app in this process (no uvicorn, no sockets)."""
-    import httpx
+# Rows that are not a site's content, or that the copy must not duplicate: queued jobs and ticks,
+# one-time secrets, the audit trail, the event consumers' checkpoints (a copy would look behind),
+# and the item counts (the items' triggers write them).
+SKIP_TABLES = {"svc_jobs", "svc_job_ticks", "svc_realtime_tickets", "svc_refresh_tokens", "svc_one_time_tokens",
+               "svc_audit", "svc_event_checkpoints", "svc_item_counts", "svc_git_oauth_states"}
 
-    from kernel.app import create_app, shutdown_kernel, startup_kernel
+
+def _remap(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, list):
+        return [_remap(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {_remap(k, ids): _remap(v, ids) for k, v in value.items()}
+    return value
+
+
+async def copy_sites(env: dict[str, str], template: str, site_ids: list[str], state: dict[str, Any],
+                     chunk: int = 100) -> float:
+    """Bulk copies of ``template`` (made through the API): every row of every table with a
+    ``site_id`` (the kernel's metadata, so every plugin's tables), each string id given a fresh
+    one in every column and JSON value that holds it, a new API key per site, the search
+    index's scope tokens recomputed; inserted ``chunk`` sites per transaction. Returns sites/s."""
+    import uuid
+
+    from sqlalchemy import BigInteger, Integer, insert, select, text
+
+    from kernel.app import create_app
+    from kernel.db.meta import metadata, now_utc
     from kernel.settings import Settings
+    from kernel.tenancy.tables import sites
+    from plugins.accounts.apikeys import KEY_PREFIX, PREFIX_CHARS, key_hash, new_key
+    from plugins.items.search.index import scope_token
 
-    app = create_app(Settings.from_env(environ={**env, "SVC_JOBS_INPROCESS": "false"}))
-    await startup_kernel(app.kernel)
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=600)
-    try:
-        login = await client.post(f"{API}/auth/login", json={"email": env["SVC_ADMIN_EMAIL"],
-                                                             "password": env["SVC_ADMIN_PASSWORD"]},
-                                  headers={"X-Svc-Site": "default"})
-        token = login.json()["data"]["token"]
-
-        async def factory() -> Any:
-            async def call(method: str, path: str, body: Any, site: str | None) -> Any:
-                headers = {"Authorization": f"Bearer {token}"}
-                if site:
-                    headers["X-Svc-Site"] = site
-                resp = await client.request(method, API + path, json=body, headers=headers)
-                if resp.status_code not in (200, 201):
-                    raise SystemExit(f"{method} {path}: {resp.status_code} {resp.text[:300]}")
-                return resp.json()["data"]
-
-            return call
-
-        return await make_sites(factory, site_ids, items_per, concurrency, state, "in process")
-    finally:
-        await client.aclose()
-        await shutdown_kernel(app.kernel)
+    app = create_app(Settings.from_env(environ={**env, "SVC_JOBS_INPROCESS": "false"}))  # every table declared
+    db = app.kernel.db
+    first = ("svc_collections", "svc_fields", "svc_relations", "svc_roles", "svc_policies", "svc_items")
+    tables = sorted((t for t in metadata.sorted_tables if "site_id" in t.c and t.name not in SKIP_TABLES),
+                    key=lambda t: first.index(t.name) if t.name in first else len(first))  # foreign keys
+    async with db.connect() as conn:
+        rows = {t.name: [dict(r) for r in (await conn.execute(select(t).where(t.c.site_id == template))).mappings()]
+                for t in tables}
+    serial = {t.name: [c.name for c in t.primary_key.columns
+                       if isinstance(c.type, (Integer, BigInteger)) and c.autoincrement in (True, "auto")]
+              for t in tables}
+    template_ids = {str(r["id"]) for t in tables for r in rows[t.name] if isinstance(r.get("id"), str)}
+    started = time.perf_counter()
+    for at in range(0, len(site_ids), chunk):
+        batch = site_ids[at:at + chunk]
+        out: dict[str, list[dict[str, Any]]] = {t.name: [] for t in tables}
+        now = now_utc()
+        for site_id in batch:
+            ids = {old: str(uuid.uuid4()) for old in template_ids}
+            ids[template] = site_id
+            for t in tables:
+                for row in rows[t.name]:
+                    copy = {k: _remap(v, ids) for k, v in row.items() if k not in serial[t.name]}
+                    if t.name == "svc_events":
+                        copy.pop("txid", None)  # the server default: this transaction's id
+                    elif t.name == "svc_search":
+                        copy["scope"] = scope_token(site_id, copy["collection_id"], copy["field"])
+                    elif t.name == "svc_api_keys":
+                        key = new_key()
+                        copy.update(key_hash=key_hash(key), key_prefix=key[len(KEY_PREFIX):len(KEY_PREFIX) + PREFIX_CHARS])
+                        state[site_id] = {"key": key}
+                    out[t.name].append(copy)
+            state[site_id]["ids"] = {c: [ids[i] for i in got] for c, got in state[template]["ids"].items()}
+        async with db.begin() as conn:
+            await conn.execute(insert(sites), [{"id": s, "name": f"Scale {s}", "created_at": now} for s in batch])
+            for t in tables:
+                if out[t.name]:
+                    await conn.execute(insert(t), out[t.name])
+        done = at + len(batch)
+        if done % 1000 == 0 or done == len(site_ids):
+            rate = done / (time.perf_counter() - started)
+            print(f"  copied {done:,}/{len(site_ids):,} sites, {rate:.1f} sites/s", flush=True)
+    elapsed = time.perf_counter() - started
+    if db.dialect == "postgresql":
+        async with db.begin() as conn:
+            await conn.execute(text("ANALYZE"))  # autovacuum may be off (startup warns then)
+    await db.dispose()
+    return round(len(site_ids) / elapsed, 1) if site_ids else 0.0
 
 
 # ---------------------------------------------------------------------------- traffic
@@ -284,7 +336,8 @@ async def main(args: argparse.Namespace) -> None:
     results: dict[str, Any] = {"sites": args.sites, "workers": args.workers}
     state_path = Path(args.state)
     data_dir = tempfile.mkdtemp(prefix="svc-scale-")
-    env = server_env(args.database_url, args.redis_url, data_dir)
+    env = server_env(args.database_url, args.redis_url, data_dir,
+                     SVC_ITEMS_INDEX_MIN_ITEMS=str(args.index_min_items))
     log_path = str(Path(data_dir) / "serve.log")
     state: dict[str, Any] = {}
     if args.reuse and state_path.exists():
@@ -314,10 +367,10 @@ async def main(args: argparse.Namespace) -> None:
             server.stop()
         rest = missing[args.http_sites:]
         if rest:
-            print(f"making {len(rest):,} sites through an app in this process", flush=True)
-            results["create_in_process_sites_per_s"] = await make_in_process(
-                env, rest, args.items, args.concurrency, state)
-            print(f"  {results['create_in_process_sites_per_s']} sites/s in process", flush=True)
+            template = site_ids[0]
+            print(f"copying {len(rest):,} sites from {template} in bulk", flush=True)
+            results["create_bulk_copy_sites_per_s"] = await copy_sites(env, template, rest, state)
+            print(f"  {results['create_bulk_copy_sites_per_s']} sites/s by bulk copy", flush=True)
         state_path.write_text(json.dumps(state))
 
     results["migrate_at_n_s"] = run_migrate(env)
@@ -368,13 +421,16 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", type=int, default=10_000)
     parser.add_argument("--items", type=int, default=3, help="items per collection")
-    parser.add_argument("--http-sites", type=int, default=200, help="sites made over HTTP; the rest in process")
+    parser.add_argument("--http-sites", type=int, default=100,
+                        help="sites made over HTTP; the rest are bulk copies of the first")
     parser.add_argument("--concurrency", type=int, default=8, help="sites made at once")
-    parser.add_argument("--traffic-concurrency", type=int, default=16)
+    parser.add_argument("--traffic-concurrency", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=20.0, help="length of the 10-site phases")
     parser.add_argument("--idle", type=float, default=15.0, help="seconds after startup read from pg_stat_database")
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/svc_scale")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
+    parser.add_argument("--index-min-items", type=int, default=1000,
+                        help="SVC_ITEMS_INDEX_MIN_ITEMS (0: field indexes with the field, 15 per site)")
     parser.add_argument("--port", type=int, default=19500)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--state", default="/tmp/svc_scale_state.json", help="sites made (keys, item ids)")
