@@ -11,14 +11,17 @@ frames), each closed and opened again with a fresh ticket every ``--reconnect`` 
    requests/s of the mix; the soak then runs open loop at ``--rate`` (default 80% of that peak):
    a request is started every ``1/rate`` seconds on a pool of 32 connections.
 2. Every minute: requests, 5xx, p50/p99, RSS and open file descriptors of each ``svc`` process
-   (``/proc``), the database's connections (``pg_stat_activity``), frames and deliveries.
+   (``/proc``, counted a second after the minute's client connections closed, so only the
+   realtime sockets and pooled database connections remain), the database's connections
+   (``pg_stat_activity``), frames and deliveries.
 3. After the last minute, the load stops and the webhook deliveries drain (up to 60 s).
 
 The verdict (JSON, exit status 1 when a check fails): no 5xx; each process's RSS after the
 first (warm-up) minute stays within 10% of its value at the end of that minute; open file
-descriptors grow by at most ``--fd-slack``; database connections by at most ``--conn-slack``;
-the last minute's p99 is at most twice the first measured minute's; every written item event
-reached the webhook receiver; every socket received frames.
+descriptors of the last minute exceed the first minute's by at most ``--fd-slack``, database
+connections by at most ``--conn-slack`` (a sample catches the sockets in use at that moment,
+so the peak is printed, not judged); the last minute's p99 is at most twice the first
+minute's; every written item event reached the webhook receiver; every socket received frames.
 
     .venv/bin/python bench/soak.py --minutes 10
     .venv/bin/python bench/soak.py --minutes 3 --rate 20
@@ -97,8 +100,8 @@ class Receiver:
                 self.deliveries += 1
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the sender closed, or the receiver stops
         finally:
             writer.close()
 
@@ -258,15 +261,20 @@ def verdict(rows: list[dict[str, Any]], soak: Soak, receiver: Receiver, args: ar
     growth = {name: round(max(r["rss_mb"][name] for r in measured) / base["rss_mb"][name] - 1, 3)
               for name in base["rss_mb"] if base["rss_mb"][name]}
     checks["rss_flat_within_10pct"] = all(g <= 0.10 for g in growth.values())
-    fd_growth = {name: max(r["fds"][name] for r in measured) - base["fds"][name] for name in base["fds"]}
+    # A sample catches the sockets and pooled connections in use at that moment (they swing by
+    # a few dozen under load): a leak shows as the last minute above the first, not as a peak.
+    last_row = rows[-1]
+    fd_growth = {name: last_row["fds"][name] - base["fds"][name] for name in base["fds"]}
+    fd_peak = {name: max(r["fds"][name] for r in rows) - base["fds"][name] for name in base["fds"]}
     checks["fds_flat"] = all(g <= args.fd_slack for g in fd_growth.values())
-    conn_growth = max(r["db_connections"] for r in measured) - base["db_connections"]
+    conn_growth = last_row["db_connections"] - base["db_connections"]
     checks["db_connections_flat"] = conn_growth <= args.conn_slack
-    first, last = measured[0]["p99_ms"], measured[-1]["p99_ms"]
+    first, last = rows[0]["p99_ms"], last_row["p99_ms"]
     checks["p99_stable"] = last <= 2 * first if first else True
     checks["webhooks_all_delivered"] = missing_events == 0
     checks["frames_on_every_socket"] = all(n > 0 for n in soak.frames)
     return {"ok": all(checks.values()), "checks": checks, "rss_growth": growth, "fd_growth": fd_growth,
+            "fd_peak_over_first": fd_peak,
             "db_connection_growth": conn_growth, "p99_first_ms": first, "p99_last_ms": last,
             "events_written": len(soak.written_events), "events_missing_at_receiver": missing_events,
             "frames_per_socket": soak.frames, "status_counts": soak.errors, "first_5xx": soak.first_5xx,
@@ -331,7 +339,8 @@ async def main(args: argparse.Namespace) -> int:
         print("minute  req/s    5xx  p50 ms  p99 ms  writes frames deliv  db conns  RSS MB / fds per process",
               flush=True)
         for minute in range(1, args.minutes + 1):
-            await soak.open_loop(rate, 60.0)
+            await soak.open_loop(rate, 60.0)  # ends with its client connections closed
+            await asyncio.sleep(1.0)  # so the server has closed them too when the fds are counted
             row = await minute_sample(soak, pids, args, since, receiver, minute)
             rows.append(row)
             procs = "  ".join(f"{n} {row['rss_mb'][n]:.0f}/{row['fds'][n]}" for n in pids)
