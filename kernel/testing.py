@@ -150,7 +150,7 @@ async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[byte
     raise AssertionError("the process did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
 
 
-@dataclass
+@dataclass(repr=False)
 class TestApp:
     """A started app, its kernel and an HTTP client for it."""
 
@@ -159,6 +159,11 @@ class TestApp:
     app: Any
     kernel: Any
     client: httpx.AsyncClient
+
+    def __repr__(self) -> str:
+        # Short: asyncio formats a finished fixture task's result (this) each time pytest-asyncio's
+        # runner gives SIGINT back, and the dataclass repr of the whole kernel cost ~3% of the suite.
+        return f"<TestApp {self.kernel.settings.values.get('data_dir')}>"
 
     async def login(self, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD,
                     site: str | None = None) -> str:
@@ -398,7 +403,7 @@ async def make_app(svc_template_db: str, tmp_path: Path) -> AsyncIterator[AppFac
         await factory.close()
 
 
-@dataclass
+@dataclass(repr=False)
 class SharedSite:
     """One started app with a site, shared by the tests of a module (the ``shared_site`` fixture)."""
 
@@ -407,6 +412,9 @@ class SharedSite:
     admin_headers: dict[str, str]
     site_headers: dict[str, str]
     calls: Calls
+
+    def __repr__(self) -> str:
+        return f"<SharedSite {self.site} of {self.app!r}>"
 
     async def member(self, rules: list[dict[str, Any]] | None = None, role: str | None = "subscriber") -> Calls:
         """Calls as a new member of the site with ``role`` and, if given, a policy of its own

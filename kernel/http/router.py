@@ -18,7 +18,6 @@ added after ``finish()`` goes through Falcon's ``add_route`` as usual.
 
 from __future__ import annotations
 
-import copy
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -44,9 +43,22 @@ class _Skeleton:
     ast: Any
 
 
+# How a resource class's responders map (suffix, ASGI and options in the key): per method, the
+# attribute to take from the resource, or Falcon's default responder (405, OPTIONS), which holds
+# no state of the app. Only for plain classes: no ``on_*`` on the instance, no ``__getattr__``.
+_LAYOUTS: dict[tuple[Any, ...], list[tuple[str, str | None, Any]]] = {}
 _SKELETONS: dict[tuple[Any, ...], _Skeleton] = {}
 _SKELETONS_MAX = 16
 _LOCK = threading.Lock()
+
+
+def _plain(resource: object) -> bool:
+    """Whether ``resource``'s responders are its class's (so the layout of the class holds)."""
+    cls = type(resource)
+    if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
+        return False
+    own = getattr(resource, "__dict__", None)
+    return own is not None and not any(name.startswith("on_") for name in own)
 
 
 def _copy_tree(nodes: list[Any], mapping: dict[int, Any], leaves: dict[str, tuple[Any, Any]] | None) -> list[Any]:
@@ -55,7 +67,8 @@ def _copy_tree(nodes: list[Any], mapping: dict[int, Any], leaves: dict[str, tupl
     resource at all when ``leaves`` is None."""
     copied = []
     for node in nodes:
-        new = copy.copy(node)
+        new = object.__new__(type(node))
+        new.__dict__.update(node.__dict__)
         new.children = _copy_tree(node.children, mapping, leaves)
         if node.uri_template is not None:
             resource, method_map = (None, None) if leaves is None else leaves[node.uri_template]
@@ -91,7 +104,23 @@ class SvcRouter(CompiledRouter):
                 tuple(sorted(options.converters.items())))
 
     def _method_map(self, resource: object, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The responders of ``resource``, as Falcon's ``add_route`` maps and checks them."""
+        """The responders of ``resource``, as Falcon's ``add_route`` maps and checks them (once
+        per class: later resources of a plain class take the same attributes)."""
+        suffix, asgi = kwargs.get("suffix"), kwargs.get("_asgi", False)
+        key = (type(resource), suffix, asgi, self._options.default_to_on_request)
+        plain = _plain(resource) and not self._options.default_to_on_request  # on_request: the resource's
+        layout = _LAYOUTS.get(key) if plain else None
+        if layout is not None:
+            return {method: getattr(resource, name) if name else default for method, name, default in layout}
+        method_map = self._falcon_method_map(resource, kwargs)
+        if plain:
+            explicit = self.map_http_methods(resource, **kwargs)
+            _LAYOUTS[key] = [
+                (method, f"on_{method.lower()}" + (f"_{suffix}" if suffix else ""), None) if method in explicit
+                else (method, None, responder) for method, responder in method_map.items()]
+        return method_map
+
+    def _falcon_method_map(self, resource: object, kwargs: dict[str, Any]) -> dict[str, Any]:
         method_map = self.map_http_methods(resource, **kwargs)
         default_responder = None
         if self._options.default_to_on_request:

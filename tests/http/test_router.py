@@ -42,8 +42,12 @@ def _same_answers(one: CompiledRouter, other: CompiledRouter, paths: list[str]) 
         assert a[2:] == b[2:], path  # params and template
         assert sorted(a[1]) == sorted(b[1]), path  # the same methods
         for method, responder in a[1].items():
-            if getattr(responder, "__self__", None) is a[0]:  # the resource's own responders
+            owner = getattr(responder, "__self__", None)
+            assert owner is None or owner is a[0], (path, method)  # never another app's resource
+            if owner is not None:  # the resource's own responders
                 assert responder == b[1][method], (path, method)
+            else:  # Falcon's defaults (405, OPTIONS)
+                assert responder.__qualname__ == b[1][method].__qualname__, (path, method)
     return matched
 
 
