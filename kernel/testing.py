@@ -738,6 +738,18 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_hypothesis_profiles()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Take what collection built (modules, test items: ~200,000 objects) out of the cyclic
+    garbage collector's view, and collect the young generations less often. Each app a test
+    starts leaves ~17,000 objects in reference cycles; the full collections that follow walked
+    the whole heap every few tests (GC was 15-20 % of a test's CPU time, 9-15 % after this)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(5000, 10, 10)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if MODULE_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())):
