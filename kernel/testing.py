@@ -445,6 +445,25 @@ def svc_shared_db(svc_template_db: str) -> str:
     return shared
 
 
+@contextlib.asynccontextmanager
+async def shared_site_with(svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory,
+                           **overrides: Any) -> AsyncIterator[SharedSite]:
+    """A ``SharedSite`` on an app started with ``overrides`` (``make_app``'s settings), for a
+    module fixture whose cases need a setting of their own (a rate limit off, a key set); the
+    module marks its tests ``pytest.mark.asyncio(loop_scope="module")``."""
+    url = svc_test_database_url() and svc_shared_db
+    factory = AppFactory(svc_template_db, tmp_path_factory.mktemp("shared"),
+                         f"svctest:{uuid.uuid4().hex[:12]}", database_url=url)
+    try:
+        app = await factory(**overrides)
+        admin = {"Authorization": f"Bearer {await app.login()}"}
+        site_id = await app.create_site(admin)
+        headers = {**admin, "X-Svc-Site": site_id}
+        yield SharedSite(app, site_id, admin, headers, Calls(app.client, headers))
+    finally:
+        await factory.close()
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared_site(svc_shared_db: str, svc_template_db: str,
                       tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedSite]:
@@ -454,17 +473,8 @@ async def shared_site(svc_shared_db: str, svc_template_db: str,
     loop (this plugin marks it so) and must use no function-scoped async fixture; a module
     seeds what its cases read with a module-scoped fixture on ``shared_site``. Its writes are
     seen by the module's next tests: a test that changes state uses ``make_app``/``calls``."""
-    url = svc_test_database_url() and svc_shared_db
-    factory = AppFactory(svc_template_db, tmp_path_factory.mktemp("shared"),
-                         f"svctest:{uuid.uuid4().hex[:12]}", database_url=url)
-    try:
-        app = await factory()
-        admin = {"Authorization": f"Bearer {await app.login()}"}
-        site_id = await app.create_site(admin)
-        headers = {**admin, "X-Svc-Site": site_id}
-        yield SharedSite(app, site_id, admin, headers, Calls(app.client, headers))
-    finally:
-        await factory.close()
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory) as shared:
+        yield shared
 
 
 @pytest_asyncio.fixture
@@ -716,8 +726,9 @@ def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
 SERVICES_MARKER = "svc_services"
 # The fixtures through which a test reaches the database, cache or queue the run was pointed at.
 SERVICE_FIXTURES = frozenset({"svc_template_db", "redis_url"})
-# Tests on a module-scoped app run on the module's event loop, where that app lives.
-MODULE_LOOP_FIXTURES = frozenset({"shared_site"})
+# Tests on a module-scoped app run on the module's event loop, where that app lives: shared_site,
+# and any module fixture that builds one with shared_site_with (it takes svc_shared_db for that).
+MODULE_LOOP_FIXTURES = frozenset({"shared_site", "svc_shared_db"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
