@@ -32,6 +32,7 @@ from kernel.http.media import json_handler
 from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
+from kernel.http.router import SvcRouter
 from kernel.http.routing import Route, RouteTable
 from kernel.http.stored_metrics import register_stored_metrics
 from kernel.http.websocket import WebSocketGateMiddleware
@@ -213,7 +214,8 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     ]
     for impl in kernel.pm.hook.register_middleware.get_hookimpls():  # registration order
         middleware.extend(impl.function(kernel=kernel) or [])
-    app = SvcApp(middleware=middleware)
+    router = SvcRouter()  # built at finish() below; reuses this process's tree for the same templates
+    app = SvcApp(middleware=middleware, router=router)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     handler = json_handler()
@@ -226,6 +228,7 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
             app.add_route(route.template, route.resource, suffix=route.suffix)
         else:
             app.add_route(route.template, route.resource)
+    router.finish()
     # Routes that come and go at run time (uploaded extensions) go through one sink.
     kernel.extension_routes = ExtensionRoutes()
     app.add_sink(ExtensionSink(kernel, gate), SINK_PATTERN)

@@ -86,8 +86,8 @@ async def test_pagination_newest_first(calls, svc_app, site):
     ({"action": "a\u0000b"}, ["query", "action"]),
     ({"actorId": "x" * 301}, ["query", "actorId"]),
 ])
-async def test_bad_input_is_400_with_path(calls, params, path):
-    await calls.err("get", AUDIT, 400, "VALIDATION_FAILED", path_is=path, params=params)
+async def test_bad_input_is_400_with_path(shared_site, params, path):
+    await shared_site.calls.err("get", AUDIT, 400, "VALIDATION_FAILED", path_is=path, params=params)
 
 
 async def test_cross_tenant(calls, calls_b, svc_app, site, site_b, make_member):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 from access_helpers import audit_actions, role_id_of
 
 MISSING = "0190a0a0-0000-7000-8000-000000000000"
@@ -68,6 +69,12 @@ async def test_attach_and_detach_each_target(calls, svc_app, site, make_member):
                        "policy.delete"]
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_policy(shared_site):
+    """A policy of the shared site that the refused attach and detach cases name."""
+    return await shared_site.calls.ok("post", "/policies", 201, json={"name": "P"})
+
+
 @pytest.mark.parametrize("body, path", [
     ({}, ["body"]),
     ({"roleId": "a", "teamId": "b"}, ["teamId"]),
@@ -79,8 +86,8 @@ async def test_attach_and_detach_each_target(calls, svc_app, site, make_member):
     ({"teamId": MISSING}, ["teamId"]),
     ({"groupId": MISSING}, ["groupId"]),
 ])
-async def test_attach_validation(calls, body, path):
-    policy = await calls.ok("post", "/policies", 201, json={"name": "P"})
+async def test_attach_validation(shared_site, shared_policy, body, path):
+    calls, policy = shared_site.calls, shared_policy
     await calls.err("post", f"/policies/{policy['id']}/attach", 400, "VALIDATION_FAILED", path, json=body)
     # Detach takes the same body; a well-formed id that is not attached is simply not found.
     well_formed = list(body.values()) == [MISSING] and "groupId" not in body

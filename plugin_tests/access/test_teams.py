@@ -56,8 +56,8 @@ async def test_leaving_the_site_leaves_its_teams(calls, svc_app, site, make_memb
     ({"name": "T", "members": [MISSING] * 1001}, ["members"]),
     ({"name": "T", "owner": "x"}, ["owner"]),
 ])
-async def test_create_validation(calls, body, path):
-    await calls.err("post", "/teams", 400, "VALIDATION_FAILED", path, json=body)
+async def test_create_validation(shared_site, body, path):
+    await shared_site.calls.err("post", "/teams", 400, "VALIDATION_FAILED", path, json=body)
 
 
 async def test_patch_validation(calls):

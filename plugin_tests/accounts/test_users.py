@@ -98,8 +98,8 @@ async def test_list_filters_and_pagination(svc_app, client, site, site_headers):
 
 @pytest.mark.parametrize("query", ["status=gone", "limit=0", "limit=201", "offset=-1", "page=x",
                                    "search=" + "x" * 201, "search=%00", "roleId=%00"])
-async def test_list_bad_query_is_validation_failed(client, site_headers, query):
-    resp = await client.get(f"{API}/users?{query}", headers=site_headers)
+async def test_list_bad_query_is_validation_failed(shared_site, query):
+    resp = await shared_site.app.client.get(f"{API}/users?{query}", headers=shared_site.site_headers)
     assert resp.status_code == 400 and resp.json()["errors"][0]["code"] == "VALIDATION_FAILED"
 
 

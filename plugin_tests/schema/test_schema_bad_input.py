@@ -30,22 +30,6 @@ async def test_odd_path_segments_never_fail(calls):
                 assert resp.json()["errors"][0]["code"]
 
 
-@pytest.mark.parametrize("raw", BODIES)
-async def test_malformed_bodies(calls, raw):
-    await calls.collection("a")
-    await calls.field("a", "f", "string")
-    rel = await calls.call("get", "/relations")
-    assert rel.status_code == 200
-    for method, path in [("post", "/collections"), ("patch", "/collections/a"), ("post", "/fields/a"),
-                         ("patch", "/fields/a/f"), ("post", "/relations")]:
-        resp = await calls.call(method, path, content=raw, headers={"Content-Type": "application/json"})
-        # An empty object is a complete (empty) patch; a create without its name is refused.
-        expected = 200 if raw == b"{}" and method == "patch" else 400
-        assert resp.status_code == expected, (path, resp.text)
-        if resp.status_code == 400:
-            assert resp.json()["errors"][0]["path"]
-
-
 async def test_deeply_nested_bodies(calls):
     await calls.collection("a")
     deep = b'{"name": "x", "meta": {"translations": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
@@ -114,3 +98,19 @@ async def shared_a(shared_site):
 async def test_hostile_relation_bodies(shared_a, body):
     error = await shared_a.err("post", "/relations", 400, "VALIDATION_FAILED", json=body)
     assert error["path"]
+
+
+@pytest.mark.parametrize("raw", BODIES)
+async def test_malformed_bodies(shared_a, raw):
+    calls = shared_a  # collection a with field f, seeded once for the module (last: the cases above
+    # assert on which collections exist)
+    rel = await calls.call("get", "/relations")
+    assert rel.status_code == 200
+    for method, path in [("post", "/collections"), ("patch", "/collections/a"), ("post", "/fields/a"),
+                         ("patch", "/fields/a/f"), ("post", "/relations")]:
+        resp = await calls.call(method, path, content=raw, headers={"Content-Type": "application/json"})
+        # An empty object is a complete (empty) patch; a create without its name is refused.
+        expected = 200 if raw == b"{}" and method == "patch" else 400
+        assert resp.status_code == expected, (path, resp.text)
+        if resp.status_code == 400:
+            assert resp.json()["errors"][0]["path"]

@@ -43,8 +43,9 @@ async def test_duplicate_site_is_conflict(client, admin_headers, site):
 
 
 @pytest.mark.parametrize("bad", ["", "Upper", "-lead", "a" * 64, "has space", "../x", "a/b", 5, None, "ü"])
-async def test_bad_site_ids_are_rejected(client, admin_headers, bad):
-    resp = await client.post("/api/v1/sites", json={"id": bad, "name": "x"}, headers=admin_headers)
+async def test_bad_site_ids_are_rejected(shared_site, bad):
+    resp = await shared_site.app.client.post("/api/v1/sites", json={"id": bad, "name": "x"},
+                                             headers=shared_site.admin_headers)
     assert resp.status_code == 400
     err = resp.json()["errors"][0]
     assert err["code"] == "VALIDATION_FAILED" and err["path"] == ["id"]
