@@ -9,6 +9,8 @@
   ``names`` and the installed plugins requiring them (for a plugin's disabled test).
 - ``temporary_plugin``: register a plugin object on a running app for one test.
 - ``site_b``, ``site_b_headers``: a second fresh site, for cross-tenant tests.
+- ``shared_site``: one app and site per module for refused-input cases; ``shared_site_with(...)``
+  builds one with settings of its own in a module fixture.
 - ``calls``, ``calls_b``, ``anon_calls``: ``Calls`` as the admin in ``site`` / ``site_b``, and with
   no credentials in ``site``.
 - ``make_member``: ``await make_member(site, role)`` makes a user with a role there (a ``Member``).
