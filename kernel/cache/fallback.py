@@ -26,6 +26,15 @@ class FallbackCache(Cache):
     def namespace(self) -> str:
         return str(getattr(self.primary, "namespace", ""))
 
+    @property  # type: ignore[override]
+    def hits(self) -> int:
+        """Reads that found a value, on Redis or on the fallback (``/metrics``)."""
+        return self.primary.hits + self.memory.hits
+
+    @property  # type: ignore[override]
+    def misses(self) -> int:
+        return self.primary.misses + self.memory.misses
+
     def describe(self) -> str:
         return self.primary.describe() + ("" if self.outage.up else " (Redis down: per-process memory)")
 

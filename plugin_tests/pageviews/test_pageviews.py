@@ -103,8 +103,9 @@ async def test_rate_limit_per_ip(make_app):
     limiter = app.kernel.rate_limiter
     if hasattr(limiter, "_state"):  # the in-process limiter
         keys = list(limiter._state)
-    else:  # Redis: this app's namespace
-        keys = await limiter._client.keys(limiter.namespace + "*")
+    else:  # Redis (behind its per-process fallback): this app's namespace
+        redis_limiter = getattr(limiter, "primary", limiter)
+        keys = await redis_limiter._client.keys(redis_limiter.namespace + "*")
     assert any("pageviews" in k for k in keys) and not any("127.0.0.1" in k for k in keys), keys
 
 
