@@ -84,9 +84,15 @@ async def test_a_crashing_hook_is_isolated_counted_and_disabled(make_app, tmp_pa
     assert state["site"]["enabled"] is False
     assert state["site"]["disabledReason"] == "disabled after 3 failures"
     assert not runtime.loaded
+    # That write's action fails a fourth time if it runs before the extension is unloaded, or
+    # finds it gone (timing decides: both are right); from then on no write calls it.
     await calls.create("notes", {"title": "third"})
     await runtime.drain()
-    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 4
+    settled = (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"]
+    assert settled in (3, 4)
+    await calls.create("notes", {"title": "fourth"})
+    await runtime.drain()
+    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == settled
     # Enabling again starts the count afresh.
     assert (await calls.ok("post", f"/extensions/{ext['id']}/enable"))["site"]["failures"] == 0
 
