@@ -18,6 +18,7 @@ per interval its connect timeout, not every request.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -108,6 +109,18 @@ class RedisOutage:
                 return result
         self.served_by_fallback()
         return await fallback()
+
+    async def probe(self, check: Callable[[], Awaitable[Any]]) -> str:
+        """A health probe: ``check()`` (a real PING, which also ends an outage), bounded by
+        ``CHECK_SECONDS`` so a Redis that hangs reads as degraded; "ok", or the degraded detail."""
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                await check()
+        except UNREACHABLE as exc:
+            self.failed(exc)
+            return self.detail()
+        self.succeeded()
+        return "ok"
 
 
 async def nothing() -> None:

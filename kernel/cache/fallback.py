@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from kernel.cache.base import Cache
 from kernel.cache.memory import MemoryCache
-from kernel.redis_fallback import CHECK_SECONDS, UNREACHABLE, RedisOutage, nothing, zero
+from kernel.redis_fallback import RedisOutage, nothing, zero
 
 
 class FallbackCache(Cache):
@@ -59,16 +57,8 @@ class FallbackCache(Cache):
         return removed + await self.outage.call(lambda: self.primary.delete_prefix(prefix), zero)
 
     async def check(self) -> str:
-        """A real PING (so the probe also ends an outage): "ok", or the degraded detail. Bounded
-        below the health check's own timeout, so a Redis that hangs reads as degraded too."""
-        try:
-            async with asyncio.timeout(CHECK_SECONDS):
-                await self.primary.check()
-        except UNREACHABLE as exc:
-            self.outage.failed(exc)
-            return self.outage.detail()
-        self.outage.succeeded()
-        return "ok"
+        """A real PING through ``RedisOutage.probe``: "ok", or the degraded detail."""
+        return await self.outage.probe(self.primary.check)
 
     async def close(self) -> None:
         await self.primary.close()

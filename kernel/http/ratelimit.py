@@ -31,7 +31,6 @@ answers (``kernel.redis_fallback``).
 from __future__ import annotations
 
 import abc
-import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.cache import make_redis_client, redact_url
-from kernel.redis_fallback import CHECK_SECONDS, UNREACHABLE, RedisOutage
+from kernel.redis_fallback import RedisOutage
 
 RATE_KEYS = ("principal", "ip")
 
@@ -354,15 +353,8 @@ class FallbackRateLimiter(RateLimiter):
                                       lambda: self.memory.hit(key, limit, window))
 
     async def check(self) -> str:
-        """A real PING (which also ends an outage): "ok", or the degraded detail."""
-        try:
-            async with asyncio.timeout(CHECK_SECONDS):
-                await self.primary.check()
-        except UNREACHABLE as exc:
-            self.outage.failed(exc)
-            return self.outage.detail()
-        self.outage.succeeded()
-        return "ok"
+        """A real PING through ``RedisOutage.probe``: "ok", or the degraded detail."""
+        return await self.outage.probe(self.primary.check)
 
     async def close(self) -> None:
         await self.primary.close()
