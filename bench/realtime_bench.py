@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 
 import httpx
-from websockets.asyncio.client import connect as ws_connect
+from loadclient import Http, WsClient
 
 ROOT = Path(__file__).resolve().parents[1]
 SVC = str(ROOT / ".venv" / "bin" / "svc")
@@ -65,6 +65,18 @@ def rss_kib(pids: list[int]) -> int:
         except OSError:
             pass
     return total
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes (from /proc), those gone counting 0."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -139,23 +151,21 @@ async def main(args: argparse.Namespace) -> int:
             wall_arrivals: list[tuple[str, float]] = []
             created: dict[str, float] = {}  # the item's createdAt (server clock, set before commit)
 
-            async def reader(ws) -> None:
+            def on_frame(raw: str) -> None:
                 nonlocal received
-                async for raw in ws:
-                    now = time.perf_counter()
-                    wall = time.time()
-                    frame = json.loads(raw)
-                    if frame.get("type") == "event":
-                        started = sent.get(frame["itemId"])
-                        if started is not None:
-                            latencies.append((now - started) * 1000)
-                            arrivals.append((frame["itemId"], now))
-                            wall_arrivals.append((frame["itemId"], wall))
-                            received += 1
+                now = time.perf_counter()
+                wall = time.time()
+                frame = json.loads(raw)
+                if frame.get("type") == "event":
+                    started = sent.get(frame["itemId"])
+                    if started is not None:
+                        latencies.append((now - started) * 1000)
+                        arrivals.append((frame["itemId"], now))
+                        wall_arrivals.append((frame["itemId"], wall))
+                        received += 1
 
             per_site = args.connections // args.sites
             t_open = time.perf_counter()
-            readers = []
             warm = max(args.sites, args.connections // 10)  # the first 10% pay one-time costs
             for i in range(args.connections):
                 if i == warm:
@@ -163,33 +173,45 @@ async def main(args: argparse.Namespace) -> int:
                     before = rss_kib(workers)
                 site = sites[i % args.sites]
                 ticket = (await http.post("/realtime/ticket", headers={**admin, "X-Svc-Site": site})).json()["data"]
-                ws = await ws_connect(f"ws://127.0.0.1:{port}/api/v1/realtime?ticket={ticket['ticket']}",
-                                      ping_interval=None, max_size=2**16)
-                await ws.send(json.dumps({"type": "subscribe", "collection": "posts"}))
-                assert json.loads(await ws.recv())["type"] == "subscribed"
+                replies: asyncio.Queue[str] = asyncio.Queue()
+                ws = await WsClient.connect("127.0.0.1", port, f"/api/v1/realtime?ticket={ticket['ticket']}",
+                                            replies.put_nowait)
+                ws.send_text(json.dumps({"type": "subscribe", "collection": "posts"}))
+                assert json.loads(await asyncio.wait_for(replies.get(), 10))["type"] == "subscribed"
+                ws.on_text = on_frame
                 sockets.append(ws)
             open_seconds = time.perf_counter() - t_open
-            for ws in sockets:
-                readers.append(asyncio.create_task(reader(ws)))
             await asyncio.sleep(3.0)  # idle
             rss_after = rss_kib(workers)
             per_socket_kib = (rss_after - before) / max(1, args.connections - warm)
 
             writes = int(args.rate * args.seconds)
             write_ms: list[float] = []
+            server_cpu0, client_cpu0 = cpu_seconds(workers), time.process_time()
             t0 = time.perf_counter()
+
+            # The writes go over a pool of keep-alive connections (the small client of
+            # loadclient.py: httpx cost this process about 1 ms of CPU per request).
+            pool: asyncio.Queue[Http] = asyncio.Queue()
+            for _ in range(64):
+                pool.put_nowait(Http("127.0.0.1", port))
 
             async def write(n: int) -> None:
                 site = sites[n % args.sites]
                 item_id = f"w{n}-{uuid.uuid4().hex[:8]}"
-                started = time.perf_counter()
-                sent[item_id] = started
-                resp = await http.post("/items/posts", json={"id": item_id, "title": f"t{n}"},
-                                       headers={**admin, "X-Svc-Site": site})
+                conn = await pool.get()
+                try:
+                    started = time.perf_counter()
+                    sent[item_id] = started
+                    status, body = await conn.request("POST", "/api/v1/items/posts", {"id": item_id, "title": f"t{n}"},
+                                                      {**admin, "X-Svc-Site": site})
+                finally:
+                    pool.put_nowait(conn)
                 answered[item_id] = time.perf_counter()
                 write_ms.append((answered[item_id] - started) * 1000)
-                assert resp.status_code == 201, resp.text
-                stamp = resp.json()["data"].get("createdAt") or resp.json()["data"].get("date_created")
+                assert status == 201, body
+                data = json.loads(body)["data"]
+                stamp = data.get("createdAt") or data.get("date_created")
                 if stamp:
                     created[item_id] = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
@@ -205,8 +227,10 @@ async def main(args: argparse.Namespace) -> int:
             while received < expected and time.perf_counter() < deadline:
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - t0
-            for task in readers:
-                task.cancel()
+            server_cpu = cpu_seconds(workers) - server_cpu0
+            client_cpu = time.process_time() - client_cpu0
+            while not pool.empty():
+                await pool.get_nowait().close()
         # Beyond the write's own answer: how much later than the HTTP response the frame came
         # (0 when it came first; the commit happened before the response was sent).
         after = [max(0.0, (t - answered[i]) * 1000) for i, t in arrivals if i in answered]
@@ -219,6 +243,11 @@ async def main(args: argparse.Namespace) -> int:
             "open_seconds": round(open_seconds, 1),
             "rss_kib_after_warmup": before, "warmup_sockets": warm, "rss_kib_after_idle": rss_after, "kib_per_idle_socket": round(per_socket_kib, 1),
             "writes": writes, "rate_per_s": args.rate, "write_elapsed_s": round(elapsed, 1),
+            # Where the two cores went while writing: the server's processes (per write, with its
+            # fan-out) and this client (its 1,000 sockets' frames and the writes); a client near
+            # one core bounds what the bench can show on a 2-core machine.
+            "server_cpu_ms_per_write": round(server_cpu / writes * 1000, 2),
+            "server_cores": round(server_cpu / elapsed, 2), "client_cores": round(client_cpu / elapsed, 2),
             "frames_expected": expected, "frames_received": received,
             "write_http_ms_p50": round(statistics.median(write_ms), 1), "write_http_ms_p99": round(pct(write_ms, 99), 1),
             "frame_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
@@ -234,10 +263,7 @@ async def main(args: argparse.Namespace) -> int:
         return 0
     finally:
         for ws in sockets:
-            try:
-                await asyncio.wait_for(ws.close(), 1)
-            except Exception:  # noqa: BLE001
-                pass
+            ws.close()
         server.terminate()
         try:
             server.wait(20)
