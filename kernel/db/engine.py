@@ -39,7 +39,9 @@ def _normalise(url: str) -> Any:
 def async_url(url: str) -> str:
     parsed = _normalise(url)
     if parsed.get_backend_name() == "sqlite":
-        parsed = parsed.set(drivername="sqlite+aiosqlite")
+        from kernel.db import sqlite_driver  # registers the dialect (one hop per statement)
+
+        parsed = parsed.set(drivername=f"sqlite+{sqlite_driver.DRIVER}")
     return parsed.render_as_string(hide_password=False)
 
 

@@ -1,0 +1,130 @@
+"""SQLAlchemy's aiosqlite dialect with a cursor that runs a statement in one hop to the
+connection's thread.
+
+aiosqlite runs every call of a ``sqlite3`` connection on a thread of its own, and each call
+is a hop: the function queued to the thread, the thread woken, the result handed back with
+``call_soon_threadsafe``, the event loop woken. SQLAlchemy's adapter cursor makes three or four
+hops per statement (open a cursor, execute, fetch the rows, close the cursor), so a create of
+six statements made about twenty. Under SQLite's one-writer rule each hop of a write
+transaction is time the write lock is held while the loop serves other requests. This cursor
+opens, runs, reads and closes the ``sqlite3`` cursor in one function on that thread: one hop
+per statement. Everything else (the connection, commits, server-side cursors, errors) is
+SQLAlchemy's and aiosqlite's own.
+
+It reaches two attributes of aiosqlite's ``Connection`` that are not documented API,
+``_execute`` (queue a function on the connection's thread and await it) and ``_conn`` (the
+``sqlite3`` connection), as SQLAlchemy's own adapter does (``_tx``); both are pinned by
+``tests/db/test_sqlite_driver.py``.
+"""
+
+from __future__ import annotations
+
+import collections
+import sqlite3
+from typing import Any
+
+from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+    SQLiteDialect_aiosqlite,
+)
+from sqlalchemy.util import EMPTY_DICT
+
+DRIVER = "svc_aiosqlite"
+
+
+def _run(conn: sqlite3.Connection, operation: Any, parameters: Any, many: bool) -> tuple[Any, Any, int, Any]:
+    """On the connection's thread: the statement's description, rows, rowcount and lastrowid."""
+    cursor = conn.cursor()
+    try:
+        if many:
+            cursor.executemany(operation, parameters)
+        elif parameters is None:
+            cursor.execute(operation)
+        else:
+            cursor.execute(operation, parameters)
+        description = cursor.description
+        rows = cursor.fetchall() if description else None
+        return description, rows, cursor.rowcount, cursor.lastrowid
+    finally:
+        cursor.close()
+
+
+class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
+    """A buffered cursor whose ``execute`` is one hop to aiosqlite's thread (no aiosqlite
+    ``Cursor``: the ``sqlite3`` cursor lives and dies inside the hop)."""
+
+    __slots__ = ("_description", "_rowcount", "_lastrowid", "_arraysize")
+    _awaitable_cursor_close = False
+
+    def __init__(self, adapt_connection: Any) -> None:  # no cursor to open: no hop
+        self._adapt_connection = adapt_connection
+        self._connection = adapt_connection._connection
+        self._cursor = None  # type: ignore[assignment]
+        self._soft_closed_memoized = EMPTY_DICT
+        self._rows = collections.deque()
+        self._description: Any = None
+        self._rowcount = -1
+        self._lastrowid: Any = None
+        self._arraysize = 1
+
+    @property
+    def description(self) -> Any:
+        return self._description
+
+    @property
+    def rowcount(self) -> int:
+        return self._rowcount
+
+    @property
+    def lastrowid(self) -> Any:
+        return self._lastrowid
+
+    @property
+    def arraysize(self) -> int:
+        return self._arraysize
+
+    @arraysize.setter
+    def arraysize(self, value: int) -> None:
+        self._arraysize = value
+
+    def close(self) -> None:
+        self._rows.clear()
+
+    async def _execute_async(self, operation: Any, parameters: Any) -> None:
+        await self._hop(operation, parameters, False)
+
+    async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> None:
+        await self._hop(operation, seq_of_parameters, True)
+
+    async def _hop(self, operation: Any, parameters: Any, many: bool) -> None:
+        async with self._adapt_connection._execute_mutex:
+            connection = self._connection
+            description, rows, self._rowcount, self._lastrowid = await connection._execute(
+                _run, connection._conn, operation, parameters, many)
+            self._description = description
+            self._rows = collections.deque(rows) if rows else collections.deque()
+
+
+class _Connection(AsyncAdapt_aiosqlite_connection):
+    __slots__ = ()
+    _cursor_cls = OneHopCursor
+
+
+class _Dbapi(AsyncAdapt_aiosqlite_dbapi):
+    def connect(self, *arg: Any, **kw: Any) -> _Connection:
+        return _Connection(self, super().connect(*arg, **kw)._connection)
+
+
+class SQLiteDialect(SQLiteDialect_aiosqlite):
+    driver = DRIVER
+    supports_statement_cache = True
+
+    @classmethod
+    def import_dbapi(cls) -> _Dbapi:  # type: ignore[override]
+        return _Dbapi(__import__("aiosqlite"), __import__("sqlite3"))
+
+
+registry.register(f"sqlite.{DRIVER}", __name__, "SQLiteDialect")

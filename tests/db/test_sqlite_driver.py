@@ -1,0 +1,74 @@
+"""The SQLite driver (kernel/db/sqlite_driver.py): one hop to aiosqlite's thread per statement,
+and everything a DBAPI cursor answers (rows, description, rowcount, lastrowid, executemany,
+errors) as SQLAlchemy's own aiosqlite cursor answered it."""
+
+from __future__ import annotations
+
+import aiosqlite
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from kernel.db.engine import Database
+
+meta = MetaData()
+things = Table("things", meta, Column("id", Integer, primary_key=True, autoincrement=True),
+               Column("name", String(20), unique=True))
+
+
+@pytest.fixture
+async def db(tmp_path):
+    database = Database(f"sqlite:///{tmp_path / 'driver.sqlite3'}")
+    async with database.engine.begin() as conn:
+        await conn.run_sync(meta.create_all)
+    yield database
+    await database.engine.dispose()
+
+
+async def test_the_engine_uses_it(db):
+    assert db.engine.dialect.driver == "svc_aiosqlite"
+
+
+async def test_a_statement_is_one_hop(db, monkeypatch):
+    hops = []
+    real = aiosqlite.Connection._execute
+
+    async def counted(self, fn, *args, **kwargs):
+        hops.append(getattr(fn, "__name__", fn))
+        return await real(self, fn, *args, **kwargs)
+
+    async with db.read() as conn:
+        await conn.execute(text("SELECT 1"))  # the connection is open
+        monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+        assert (await conn.execute(text("SELECT 1, 2"))).all() == [(1, 2)]
+        assert len(hops) == 1
+        await conn.execute(insert(things), [{"name": "a"}, {"name": "b"}])
+        assert len(hops) == 2
+
+
+async def test_rows_description_rowcount_lastrowid_and_executemany(db):
+    async with db.begin() as conn:
+        first = await conn.execute(insert(things).values(name="one"))
+        assert first.inserted_primary_key == (1,)
+        await conn.execute(insert(things), [{"name": f"n{i}"} for i in range(300)])
+        changed = await conn.execute(update(things).where(things.c.name.like("n1%")).values(name=things.c.name + "x"))
+        assert changed.rowcount == 111  # n1, n10..n19, n100..n199
+        result = await conn.execute(select(things.c.id, things.c.name).order_by(things.c.id))
+        assert list(result.keys()) == ["id", "name"]
+        rows = result.all()
+        assert len(rows) == 301 and rows[0] == (1, "one") and rows[2] == (3, "n1x")
+        assert (await conn.execute(select(things.c.id).where(things.c.name == "none"))).first() is None
+        assert await conn.scalar(select(things.c.name).where(things.c.id == 2)) == "n0"
+
+
+async def test_errors_are_the_dbapi_errors_and_the_connection_stays_usable(db):
+    async with db.begin() as conn:
+        await conn.execute(insert(things).values(name="dup"))
+    with pytest.raises(IntegrityError):
+        async with db.begin() as conn:
+            await conn.execute(insert(things).values(name="dup"))
+    with pytest.raises(OperationalError):
+        async with db.read() as conn:
+            await conn.execute(text("SELECT * FROM no_such_table"))
+    async with db.read() as conn:
+        assert await conn.scalar(select(things.c.name)) == "dup"
