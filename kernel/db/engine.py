@@ -135,6 +135,11 @@ class _FileLock:
         self.path = path
         self.fd: int | None = None
         self.contended_until = 0.0
+        self.held = False
+        self.taken_at = 0.0
+
+    def held_for(self) -> float:
+        return time.monotonic() - self.taken_at
 
     async def acquire(self) -> None:
         if self.fd is None:
@@ -143,6 +148,7 @@ class _FileLock:
         if time.monotonic() >= self.contended_until:
             try:  # free and uncontended: no thread
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._taken()
                 return
             except BlockingIOError:
                 pass
@@ -153,15 +159,21 @@ class _FileLock:
         except asyncio.CancelledError:
             pending.add_done_callback(lambda f: f.exception() or fcntl.flock(fd, fcntl.LOCK_UN))
             raise
+        self._taken()
+
+    def _taken(self) -> None:
+        self.held, self.taken_at = True, time.monotonic()
 
     def release(self) -> None:
-        if self.fd is not None:
+        if self.fd is not None and self.held:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.held = False
 
     def close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+        self.held = False
 
 
 def _sqlite_file(url: str) -> str | None:
@@ -172,6 +184,9 @@ def _sqlite_file(url: str) -> str | None:
 
 
 SQLITE_RECYCLE = 300  # seconds a pooled SQLite connection lives
+# While writers of this process queue at its write gate, the file lock passes from one to the
+# next for up to this long before it is let go for other processes' writers.
+FILE_LOCK_BATCH = 0.02
 PING_IDLE_SECONDS = 1.0  # a pooled PostgreSQL connection idle this long is pinged at checkout
 PG_CONNECT_TIMEOUT = 10  # seconds to open a PostgreSQL connection (unless the URL sets connect_timeout)
 
@@ -209,6 +224,7 @@ class Database:
         # then meet the writers of other processes at a file lock; BEGIN IMMEDIATE and the busy
         # timeout remain for anything else writing the file (migrations, the sqlite3 shell).
         self._write_gate: asyncio.Lock | None = None
+        self._gate_waiting = 0  # writers of this process queued at the gate
         self._file_lock: _FileLock | None = None
         self._generation = 0  # reopen_connections
         if self.dialect == "postgresql":
@@ -271,17 +287,33 @@ class Database:
                 async with self.engine.begin() as conn:
                     yield conn
                 return
-            async with self._write_gate:
-                if self._file_lock is not None:
-                    await self._file_lock.acquire()
+            self._gate_waiting += 1
+            try:
+                await self._write_gate.acquire()
+            finally:
+                self._gate_waiting -= 1
+            lock, keep = self._file_lock, False
+            try:
+                if lock is not None and not lock.held:
+                    await lock.acquire()
                 try:
                     async with self.engine.connect() as conn:
                         await conn.execution_options(svc_write=True)
                         async with conn.begin():
                             yield conn
                 finally:
-                    if self._file_lock is not None:
-                        self._file_lock.release()
+                    if lock is not None:
+                        keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH
+                        if not keep:
+                            lock.release()
+            finally:
+                self._write_gate.release()
+                if keep:
+                    # The next writer of this process (woken by the release above, and run
+                    # before this callback) writes under the file lock this one held: one
+                    # hand-over between processes per batch of FILE_LOCK_BATCH seconds, not one
+                    # per transaction. If that writer was cancelled instead, the lock goes here.
+                    asyncio.get_running_loop().call_soon(self._release_if_idle)
         finally:
             mine.open = False
             # A transaction closed in another context than it opened (a unit of work driven by
@@ -297,6 +329,11 @@ class Database:
         """Have every pooled connection replaced at its next checkout (the pool closes it and
         opens another), for state a connection loads once: SQLite's planner statistics."""
         self._generation += 1
+
+    def _release_if_idle(self) -> None:
+        lock = self._file_lock
+        if lock is not None and lock.held and not (self._write_gate and self._write_gate.locked()):
+            lock.release()
 
     def _pg_checkout(self, dbapi_connection: Any, record: Any, proxy: Any) -> None:
         idle_since = record.info.get("svc_checkin")

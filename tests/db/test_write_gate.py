@@ -205,3 +205,57 @@ async def test_file_lock_waits_in_the_kernel_for_a_while_after_contention(tmp_pa
     assert len(fast_tries) == 3
     os.close(other)
     lock.close()
+
+
+async def test_queued_writers_of_one_process_share_one_hold_of_the_file_lock(tmp_path, monkeypatch):
+    """Writers queued at the gate take the file lock from the one before (no hand-over between
+    processes per transaction) for up to FILE_LOCK_BATCH seconds; once none is queued, or one
+    that was queued is cancelled, the lock is free for another process at once."""
+    from kernel.db.engine import Database
+
+    url = f"sqlite:///{tmp_path / 'batch.sqlite3'}"
+    a, other = Database(url), Database(url)
+    try:
+        async with a.begin() as conn:
+            await conn.run_sync(meta.create_all)
+            await conn.execute(counters.insert().values(id="c", n=0))
+        assert a._file_lock is not None and not a._file_lock.held
+        takes: list[int] = []
+        real = engine._FileLock._taken
+        monkeypatch.setattr(engine._FileLock, "_taken", lambda lock: (takes.append(1), real(lock)))
+
+        async def bump() -> None:
+            async with a.begin() as conn:
+                await conn.execute(update(counters).values(n=counters.c.n + 1))
+
+        await asyncio.gather(*(bump() for _ in range(10)))
+        assert len(takes) < 10  # handed on inside the process, not taken per transaction
+        await asyncio.sleep(0)
+        assert not a._file_lock.held
+        async with asyncio.timeout(5):  # another process writes at once
+            async with other.begin() as conn:
+                assert (await conn.execute(select(counters.c.n))).scalar_one() == 10
+
+        # A queued writer cancelled before it runs: the hold ends with the writer before it.
+        async def hold_then_write(started: asyncio.Event) -> None:
+            async with a.begin() as conn:
+                started.set()
+                await asyncio.sleep(0.05)
+                await conn.execute(update(counters).values(n=100))
+
+        started = asyncio.Event()
+        first = asyncio.create_task(hold_then_write(started))
+        await started.wait()
+        queued = asyncio.create_task(bump())
+        await asyncio.sleep(0.01)
+        queued.cancel()
+        await first
+        await asyncio.gather(queued, return_exceptions=True)
+        await asyncio.sleep(0)
+        assert not a._file_lock.held
+        async with asyncio.timeout(5):
+            async with other.begin() as conn:
+                assert (await conn.execute(select(counters.c.n))).scalar_one() == 100
+    finally:
+        for db in (a, other):
+            await db.dispose()
