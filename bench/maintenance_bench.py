@@ -1,7 +1,7 @@
 """Statements per run of the maintenance jobs at N idle sites (issue 27, "scale").
 
 For each ``--sites`` count: a fresh in-process app (``inprocess.py``; SQLite unless
-``--database-url``), that many sites made through the kernel's ``create_site`` (every plugin's
+``--database-url``, dropped and made again for each count), that many sites made through the kernel's ``create_site`` (every plugin's
 ``site_created`` runs, nothing else is written), then one run of each hourly and daily
 maintenance job, counting the SQL statements it sends (a ``before_cursor_execute`` listener)
 and timing it. A job whose statements grow with the idle sites visits every site.
@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from inprocess import in_process_app
+from scale_sites import reset_postgres
 
 from kernel.testing import add_idle_sites, counted_statements
 
@@ -25,6 +26,8 @@ JOBS = ("events.prune", "flows.retention", "cdc.upkeep", "files.upkeep", "ai.ret
 
 
 async def measure(database_url: str | None, count: int) -> dict[str, Any]:
+    if database_url:
+        reset_postgres(database_url)  # each count starts from an empty database
     async with in_process_app(database_url) as (app, _client):
         kernel = app.kernel
         started = time.perf_counter()

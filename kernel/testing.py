@@ -43,6 +43,7 @@ repository sets ``asyncio_mode = "auto"`` and installs svc-cms with its ``test``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -1130,14 +1131,17 @@ def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
 
 @contextlib.contextmanager
 def counted_statements(kernel_or_app: Any) -> Iterator[list[str]]:
-    """The SQL statements the app's engine sends inside the block, in order (a SQLAlchemy
-    ``before_cursor_execute`` listener; BEGIN and COMMIT are not statements the cursor runs)."""
+    """The SQL statements the app's engine sends inside the block from the calling task, in
+    order (a SQLAlchemy ``before_cursor_execute`` listener). Only the calling task's: the app's
+    background tasks (the event dispatcher waking for a new site) share the engine."""
     kernel = getattr(kernel_or_app, "kernel", kernel_or_app)
     engine = kernel.db.engine.sync_engine
+    task = asyncio.current_task()
     seen: list[str] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(statement)
+        if asyncio.current_task() is task:
+            seen.append(statement)
 
     event.listen(engine, "before_cursor_execute", record)
     try:

@@ -59,11 +59,14 @@ async def horizons(kernel: Any, site_id: str) -> list[dict[str, Any]]:
 
 
 async def run_site(kernel: Any, site_id: str, principal: Any = None, *, now: dt.datetime | None = None,
-                   request_id: str | None = None, only: Collection[str] | None = None) -> dict[str, Any]:
+                   request_id: str | None = None, only: Collection[str] | None = None,
+                   configured: dict[str, int] | None = None) -> dict[str, Any]:
     """Prune the site past every horizon; ``{ deleted: { target: n }, total }``; audited
-    ``retention_run`` with the counts. With ``only`` (the daily job: the targets it found
-    something to prune in), the other targets are not visited and count 0."""
-    configured = await get_setting(kernel, site_id, KEY, None) or {}
+    ``retention_run`` with the counts. The daily job passes ``only`` (the targets it found
+    something to prune in: the others are not visited and count 0) and ``configured`` (the
+    site's ``retention`` setting as it read it for every site)."""
+    if configured is None:
+        configured = await get_setting(kernel, site_id, KEY, None) or {}
     now = now or now_utc()
     deleted: dict[str, int] = {}
     for name, target in sorted(retention_targets(kernel).items()):
@@ -80,9 +83,10 @@ async def run_site(kernel: Any, site_id: str, principal: Any = None, *, now: dt.
     return {"deleted": deleted, "total": total, "ranAt": iso(now)}
 
 
-async def due_targets(kernel: Any, now: dt.datetime) -> dict[str, set[str]]:
+async def due_targets(kernel: Any, now: dt.datetime,
+                      overrides: dict[str, dict[str, int]]) -> dict[str, set[str]]:
     """``{site_id: {target, ...}}``: the sites holding something past a horizon, and which
-    targets. Sites are grouped by horizon: per target, one ``pending`` query for the sites on
+    targets (``overrides``: every site's ``retention`` setting). Sites are grouped by horizon: per target, one ``pending`` query for the sites on
     its default and one per distinct ``retention`` override (per 500 sites of that override),
     so the cost follows the settings in use, not the number of sites. A target without
     ``pending`` (a third-party one) is due in every site."""
@@ -91,8 +95,6 @@ async def due_targets(kernel: Any, now: dt.datetime) -> dict[str, set[str]]:
     async with kernel.db.connect() as conn:
         site_ids = set((await conn.execute(select(sites.c.id))).scalars())
         await conn.rollback()
-    overrides = {site_id: value for site_id, value in (await setting_of_every_site(kernel, KEY)).items()
-                 if isinstance(value, dict)}
     due: dict[str, set[str]] = {}
     for name, target in sorted(retention_targets(kernel).items()):
         if target.pending is None:
@@ -120,7 +122,10 @@ async def retention_job(kernel: Any) -> None:
     visited (and audited ``retention_run``): at 10,000 sites, a run costs the few queries of
     ``due_targets`` plus the work of the sites that have some (issue 27, "scale")."""
     now = now_utc()
-    for site_id, names in sorted((await due_targets(kernel, now)).items()):
-        result = await run_site(kernel, site_id, now=now, request_id="job:privacy.retention", only=names)
+    overrides = {site_id: value for site_id, value in (await setting_of_every_site(kernel, KEY)).items()
+                 if isinstance(value, dict)}
+    for site_id, names in sorted((await due_targets(kernel, now, overrides)).items()):
+        result = await run_site(kernel, site_id, now=now, request_id="job:privacy.retention", only=names,
+                                configured=overrides.get(site_id, {}))
         if result["total"]:
             log.info("site %s: retention pruned %d records", site_id, result["total"])
