@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import delete, select
+
+from kernel.audit import audit_log
 from kernel.audit import prune_site as prune_audit
 from kernel.hookspecs import hookimpl
 from kernel.plugins import call_all, call_first
@@ -34,17 +37,28 @@ name = "kernel.privacy"
 CONSENT_TYPES = ("marketing", "analytics", "personalization", "functional", "sale_share")
 
 Prune = Callable[[Any, str, dt.datetime], Awaitable[int]]
+# ``pending(kernel, before, site_ids)``: the sites (of ``site_ids``, else of every site) that hold
+# a record ``prune`` would delete at ``before``.
+Pending = Callable[[Any, dt.datetime, Sequence[str] | None], Awaitable[set[str]]]
+
+# How many site ids one ``IN (...)`` of a cross-site query names.
+SITE_CHUNK = 500
 
 
 @dataclass(frozen=True)
 class RetentionTarget:
     """A kind of record a plugin keeps for a limited time: ``prune(kernel, site_id, before)``
-    deletes the site's records older than ``before`` and returns how many it deleted."""
+    deletes the site's records older than ``before`` and returns how many it deleted.
+
+    ``pending(kernel, before, site_ids)`` answers, in a query or two across sites, which sites
+    hold something to prune (``rows_before(table, column)`` makes one), so the daily run visits
+    only those. A target without it is pruned in every site, one by one."""
 
     name: str
     default_days: int
     prune: Prune
     doc: str = ""
+    pending: Pending | None = None
 
 
 async def prune_rows(kernel: Any, site_id: str, table: Any, *where: Any, chunk: int = 500) -> int:
@@ -61,6 +75,51 @@ async def prune_rows(kernel: Any, site_id: str, table: Any, *where: Any, chunk: 
         total += len(ids)
         if len(ids) < chunk:
             return total
+
+
+async def delete_in_batches(kernel: Any, table: Any, *where: Any, chunk: int = 500,
+                            before_delete: Callable[[Any, list[Any]], Awaitable[None]] | None = None) -> int:
+    """Delete the rows of ``table`` (which has an ``id`` column) matching ``where`` across every
+    site, in transactions of at most ``chunk`` rows, so an instance-wide job never holds one
+    long lock nor deletes millions of rows in one statement; returns how many went.
+    ``before_delete(conn, ids)`` runs in each batch's transaction first (dependent rows)."""
+    total = 0
+    while True:
+        async with kernel.db.begin() as conn:
+            ids = list((await conn.execute(select(table.c.id).where(*where).limit(chunk))).scalars())
+            if ids:
+                if before_delete is not None:
+                    await before_delete(conn, ids)
+                await conn.execute(delete(table).where(table.c.id.in_(ids)))
+        total += len(ids)
+        if len(ids) < chunk:
+            return total
+
+
+async def sites_holding(kernel: Any, table: Any, *where: Any, site_ids: Sequence[str] | None = None) -> set[str]:
+    """The sites (of ``site_ids``, else every site) with a row of ``table`` matching ``where``:
+    one query across sites (one per ``SITE_CHUNK`` of ``site_ids``), so that a maintenance job
+    visits the sites that have something for it and costs nothing per idle site."""
+    base = select(table.c.site_id).where(table.c.site_id.is_not(None), *where).distinct()
+    found: set[str] = set()
+    async with kernel.db.connect() as conn:
+        if site_ids is None:
+            found.update((await conn.execute(base)).scalars())
+        else:
+            ids = list(site_ids)
+            for start in range(0, len(ids), SITE_CHUNK):
+                chunk = ids[start:start + SITE_CHUNK]
+                found.update((await conn.execute(base.where(table.c.site_id.in_(chunk)))).scalars())
+        await conn.rollback()
+    return found
+
+
+def rows_before(table: Any, column: Any, *where: Any) -> Pending:
+    """``RetentionTarget.pending`` for a target that prunes the rows of ``table`` whose
+    ``column`` is before the horizon (and that match ``where``)."""
+    async def pending(kernel: Any, before: dt.datetime, site_ids: Sequence[str] | None = None) -> set[str]:
+        return await sites_holding(kernel, table, column < before, *where, site_ids=site_ids)
+    return pending
 
 
 async def consent_granted(kernel: Any, site_id: str, user_id: str | None, kind: str) -> bool | None:
@@ -117,7 +176,8 @@ def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
 @hookimpl
 def register_retention_targets(kernel: Any) -> list[RetentionTarget]:
     """The kernel's own target: ``audit`` (the site's audit records)."""
-    return [RetentionTarget("audit", 365, prune_audit, "Audit records of the site, by time.")]
+    return [RetentionTarget("audit", 365, prune_audit, "Audit records of the site, by time.",
+                            pending=rows_before(audit_log, audit_log.c.created_at))]
 
 
 # ---------------------------------------------------------------------- masked reads

@@ -43,6 +43,7 @@ repository sets ``asyncio_mode = "auto"`` and installs svc-cms with its ``test``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -60,7 +61,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 
 try:
     import pytest_asyncio
@@ -1120,6 +1121,45 @@ async def run_due_jobs(kernel_or_app: Any, now: Any = None, *, periodic: bool = 
 def run_due_jobs_fixture() -> Callable[..., Awaitable[list[Any]]]:
     """``await run_due_jobs(kernel_or_app, now=None)``: see ``kernel.testing.run_due_jobs``."""
     return run_due_jobs
+
+
+# -- Statements and idle sites -------------------------------------------------------------------
+# A maintenance job must cost a bounded number of statements, whatever the number of sites that
+# have nothing for it (issue 27, "scale"): a test pins it by counting the job's statements with
+# a few idle sites and with many more.
+
+
+@contextlib.contextmanager
+def counted_statements(kernel_or_app: Any) -> Iterator[list[str]]:
+    """The SQL statements the app's engine sends inside the block from the calling task, in
+    order (a SQLAlchemy ``before_cursor_execute`` listener). Only the calling task's: the app's
+    background tasks (the event dispatcher waking for a new site) share the engine."""
+    kernel = getattr(kernel_or_app, "kernel", kernel_or_app)
+    engine = kernel.db.engine.sync_engine
+    task = asyncio.current_task()
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if asyncio.current_task() is task:
+            seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+async def add_idle_sites(kernel_or_app: Any, count: int, prefix: str = "idle") -> list[str]:
+    """Create ``count`` sites through the kernel's ``create_site`` (every plugin's
+    ``site_created`` runs, as for a real site) that hold nothing else; returns their ids."""
+    from kernel.tenancy.service import create_site
+
+    kernel = getattr(kernel_or_app, "kernel", kernel_or_app)
+    ids = [f"{prefix}-{uuid.uuid4().hex[:8]}-{n}" for n in range(count)]
+    for site_id in ids:
+        await create_site(kernel, site_id)
+    return ids
 
 
 async def upload_extension(test_app: TestApp, headers: dict[str, str], source: Path,

@@ -20,8 +20,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
-
 from kernel.db.meta import now_utc
 from kernel.events import checkpoints
 from kernel.events.dispatch import ConsumerGroup, Dispatcher, EventConsumer, GroupMember
@@ -36,6 +34,7 @@ from kernel.events.log import (
     head,
     prune_site,
     read_after,
+    sites_to_prune,
 )
 
 log = logging.getLogger("svc.events")
@@ -150,20 +149,28 @@ class EventLog:
     # ------------------------------------------------------------------ retention
 
     async def prune(self, now: dt.datetime | None = None) -> int:
-        """Delete events older than ``SVC_CDC_RETENTION_DAYS`` in every site; returns how many."""
-        from kernel.tenancy.tables import sites
-
+        """Delete events older than ``SVC_CDC_RETENTION_DAYS`` in every site; returns how many.
+        One query finds the sites with an event to prune; only those are visited."""
         days = int(self.kernel.settings.cdc_retention_days)
         before = (now or now_utc()) - dt.timedelta(days=days)
-        db = self.kernel.db
-        async with db.connect() as conn:
-            site_ids = list((await conn.execute(select(sites.c.id))).scalars())
         total = 0
-        for site_id in site_ids:
+        for site_id in await self.sites_to_prune(before):
             total += await self.prune_before(site_id, before)
         if total:
             log.info("pruned %d events older than %d days", total, days)
         return total
+
+    async def sites_to_prune(self, before: dt.datetime, site_ids: Sequence[str] | None = None) -> list[str]:
+        """The sites (of ``site_ids``, else every site) with an event ``prune_before(site,
+        before)`` would delete, in one query."""
+        db = self.kernel.db
+        chunks = [None] if site_ids is None else [list(site_ids)[i:i + 500] for i in range(0, len(site_ids), 500)]
+        found: list[str] = []
+        async with db.connect() as conn:
+            for chunk in chunks:
+                found.extend(await sites_to_prune(conn, before, chunk))
+            await conn.rollback()
+        return found
 
     async def prune_before(self, site_id: str, before: dt.datetime) -> int:
         """Delete the site's events that occurred before ``before`` (the change feed's

@@ -316,6 +316,22 @@ async def prune_site(conn: AsyncConnection, dialect: str, site_id: str, before: 
     return int(result.rowcount or 0)
 
 
+async def sites_to_prune(conn: AsyncConnection, before: dt.datetime,
+                         site_ids: Sequence[str] | None = None) -> list[str]:
+    """The sites (of ``site_ids``, else of every site) whose first event in log order occurred
+    before ``before``: exactly those ``prune_site`` would delete from. One statement across
+    sites, each site's first event read through the ``(site_id, txid, id)`` index, so a run
+    costs nothing per site that has nothing to prune (issue 27, "scale")."""
+    from kernel.tenancy.tables import sites
+
+    first = (select(events.c.occurred_at).where(events.c.site_id == sites.c.id)
+             .order_by(events.c.txid, events.c.id).limit(1).scalar_subquery())
+    stmt = select(sites.c.id).where(first < before).order_by(sites.c.id)
+    if site_ids is not None:
+        stmt = stmt.where(sites.c.id.in_(list(site_ids)))
+    return list((await conn.execute(stmt)).scalars())
+
+
 async def forget_site(conn: AsyncConnection, site_id: str) -> None:
     """Remove a deleted site's events, checkpoints and watermark (inside its deletion)."""
     for table in (events, checkpoints, retention):

@@ -86,3 +86,43 @@ async def test_a_member_of_another_site_is_refused(svc_app, make_member, site, s
     calls = Calls(svc_app.client, {**stranger.headers, "X-Svc-Site": site})
     await calls.err("post", "/ai/chat", 401, "UNAUTHENTICATED", json={"message": "list collections"})
     await calls.err("post", "/mcp", 401, "UNAUTHENTICATED", json={"jsonrpc": "2.0", "id": 1, "method": "initialize"})
+
+
+async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b):
+    # Issue 27 ("scale"): the hourly job deletes across sites in bounded batches (conversations
+    # with their messages, idle MCP sessions); an idle site costs nothing. What the job runs
+    # when the privacy plugin is off (conversations.purge) and always (purge_sessions). Each
+    # round: an old conversation and MCP session in A, recent ones in B.
+    import datetime as dt
+
+    from sqlalchemy import insert, select, update
+
+    from kernel.testing import add_idle_sites, counted_statements
+    from plugins.ai import conversations, mcp
+    from plugins.ai.tables import conversations as conversation_rows
+    from plugins.ai.tables import mcp_sessions, messages
+
+    kernel = svc_app.kernel
+    days = int(kernel.settings.get("ai_conversation_retention_days"))
+    counts = []
+    for idle in (5, 45):
+        await add_idle_sites(kernel, idle)
+        for c in (calls, calls_b):
+            await c.ok("post", "/ai/chat", json={"message": "hello"})
+        now = dt.datetime.now(dt.UTC)
+        async with kernel.db.begin() as conn:
+            await conn.execute(update(conversation_rows).where(conversation_rows.c.site_id == site).values(
+                updated_at=now - dt.timedelta(days=days + 1)))
+            for site_id, age in ((site, dt.timedelta(days=2)), (site_b, dt.timedelta(0))):
+                await conn.execute(insert(mcp_sessions).values(
+                    id=f"s-{idle}-{site_id}", site_id=site_id, owner="u", created_at=now - age, last_used_at=now - age))
+        with counted_statements(kernel) as seen:
+            assert await conversations.purge(kernel) == 1
+            assert await mcp.purge_sessions(kernel) == 1
+        counts.append(len(seen))
+        assert await calls.ok("get", "/ai/conversations") == []
+        async with kernel.db.connect() as conn:
+            assert set((await conn.execute(select(messages.c.site_id))).scalars()) == {site_b}
+            assert set((await conn.execute(select(mcp_sessions.c.site_id))).scalars()) == {site_b}
+    assert counts[0] == counts[1]
+    assert len(await calls_b.ok("get", "/ai/conversations")) == 2

@@ -264,3 +264,62 @@ async def test_a_consumer_with_the_capability_acks_but_does_not_administer(svc_a
     assert acked["lag"]["events"] == 0
     await consumer.err("get", SUBS, 403, "PERMISSION_DENIED")
     await consumer.err("post", f"{SUBS}/{p['id']}/replay", 403, "PERMISSION_DENIED", json={"cursor": p["cursor"]})
+
+
+async def test_upkeep_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b, http_receiver):
+    # Issue 27 ("scale"): one query finds the subscriptions retention overtook, across sites; a
+    # site whose subscriptions are in range costs nothing, and deliveries go in bounded batches.
+    # The idle sites each have an active pull subscription. B lost events to retention before
+    # its pull subscription and webhook were made (in range). Each round: in A a pull
+    # subscription and a webhook that retention overtakes, and an old delivery record; in B a
+    # recent delivery record.
+    from sqlalchemy import insert, select, update
+
+    from kernel.events import START
+    from kernel.events.tables import events
+    from kernel.testing import add_idle_sites, counted_statements
+    from plugins.cdc import upkeep
+    from plugins.cdc.subscriptions import checkpoint_name
+    from plugins.cdc.tables import deliveries
+
+    kernel = svc_app.kernel
+    url = http_receiver.serve("/hook", {"ok": True})
+    days = kernel.settings.cdc_retention_days
+
+    async def age(site_id: str) -> None:
+        async with kernel.db.begin() as conn:
+            await conn.execute(update(events).where(events.c.site_id == site_id).values(
+                occurred_at=dt.datetime.now(dt.UTC) - dt.timedelta(days=days + 1)))
+        assert await kernel.events.prune() > 0
+
+    await posts(calls_b, "b")
+    await age(site_b)
+    p_b = await pull(calls_b, name="pb")
+    hook_b = await webhook(calls_b, url, name="hb")
+    counts = []
+    for idle in (5, 45):
+        for idle_site in await add_idle_sites(kernel, idle):
+            await pull(Calls(svc_app.client, {**calls.headers, "X-Svc-Site": idle_site}), name="idle")
+        await posts(calls, f"a{idle}")
+        p_a = await pull(calls, name=f"pa{idle}")
+        hook_a = await webhook(calls, url, name=f"ha{idle}")
+        await posts(calls, f"a{idle}-2")
+        await posts(calls_b, f"b{idle}")
+        await age(site)
+        now = dt.datetime.now(dt.UTC)
+        async with kernel.db.begin() as conn:  # A's webhook never delivered (the dispatcher may have)
+            await kernel.events.set_checkpoint(conn, site, checkpoint_name(hook_a["id"]), START)
+            for site_id, hook, old in ((site, hook_a, days + 1), (site_b, hook_b, 0)):
+                await conn.execute(insert(deliveries).values(
+                    site_id=site_id, subscription_id=hook["id"], delivery_id=f"d-{idle}-{site_id}", attempt=1,
+                    status_code=200, duration_ms=1, event_count=1, attempted_at=now - dt.timedelta(days=old)))
+        with counted_statements(kernel) as seen:
+            await upkeep.run(kernel)
+        counts.append(len(seen))
+        assert [(await calls.ok("get", f"{SUBS}/{s['id']}"))["status"] for s in (p_a, hook_a)] == ["stale"] * 2
+        assert [(await calls_b.ok("get", f"{SUBS}/{s['id']}"))["status"] for s in (p_b, hook_b)] == ["active"] * 2
+        async with kernel.db.connect() as conn:
+            left = (await conn.execute(select(deliveries.c.site_id).where(
+                deliveries.c.delivery_id.like(f"d-{idle}-%")))).scalars().all()
+        assert left == [site_b]
+    assert counts[0] == counts[1]

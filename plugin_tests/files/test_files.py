@@ -213,3 +213,40 @@ async def test_expired_pending_uploads_are_swept(svc_app, calls, site):
     assert await upkeep.run(svc_app.kernel, now=dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)) == 2
     assert await svc_app.kernel.storage.list(f"{site}/uploads/") == []
     await calls.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]})
+
+
+async def test_upkeep_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b):
+    # Issue 27 ("scale"): one query across sites finds the expired pending uploads, and each
+    # site's go in one DELETE; a site with only live uploads costs nothing. The idle sites each
+    # hold a live pending upload; each round: two expired uploads in A, a live one in B.
+    import datetime as dt
+
+    from sqlalchemy import select, update
+
+    from kernel.testing import Calls, add_idle_sites, counted_statements
+    from plugins.files import upkeep
+    from plugins.files.tables import uploads
+
+    kernel = svc_app.kernel
+    body = {"filename": "x.jpg", "contentType": "image/jpeg"}
+    counts = []
+    for idle in (5, 45):
+        for idle_site in await add_idle_sites(kernel, idle):
+            await Calls(svc_app.client, {**calls.headers, "X-Svc-Site": idle_site}).ok(
+                "post", "/files/upload-url", status=201, json=body)
+        late = [(await calls.ok("post", "/files/upload-url", status=201, json=body))["key"] for _ in range(2)]
+        live = (await calls_b.ok("post", "/files/upload-url", status=201, json=body))["key"]
+        for site_id, token in [(site, t) for t in late] + [(site_b, live)]:
+            await kernel.storage.put(f"{site_id}/uploads/{token}", image("JPEG"), "image/jpeg")
+        async with kernel.db.begin() as conn:
+            await conn.execute(update(uploads).where(uploads.c.site_id == site).values(
+                expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)))
+        with counted_statements(kernel) as seen:
+            assert await upkeep.run(kernel) == 2
+        counts.append(len(seen))
+        assert await kernel.storage.list(f"{site}/uploads/") == []
+        async with kernel.db.connect() as conn:
+            held = set((await conn.execute(select(uploads.c.site_id))).scalars())
+        assert site not in held and site_b in held
+    assert counts[0] == counts[1]
+    assert len(await kernel.storage.list(f"{site_b}/uploads/")) == 2

@@ -246,3 +246,35 @@ async def test_a_run_is_bounded_in_time(make_app, http_receiver):
     run = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
     assert run["status"] == "failed" and run["error"] == {
         "code": "RUN_TIMEOUT", "message": "The run's time limit was reached", "nodeId": "wait"}
+
+
+async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b):
+    # Issue 27 ("scale"): the hourly job marks interrupted runs in one UPDATE across sites and
+    # finds the sites holding an expired run in one query; an idle site costs nothing. Each
+    # round: an expired run in A, a day-old run in B whose worker died (interrupted, kept).
+    from sqlalchemy import update
+
+    from kernel.testing import add_idle_sites, counted_statements
+    from plugins.flows.tables import runs
+
+    kernel = svc_app.kernel
+    graph = {"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}}], "edges": []}
+    flow_a = await calls.ok("post", "/flows", 201, json={"name": "a", "trigger": "manual", "graph": graph})
+    flow_b = await calls_b.ok("post", "/flows", 201, json={"name": "b", "trigger": "manual", "graph": graph})
+    counts = []
+    for idle in (5, 45):
+        await add_idle_sites(kernel, idle)
+        async with kernel.db.begin() as conn:
+            old = await runner.create_run(kernel, conn, site, flow_a["id"], "manual", {})
+            cut = await runner.create_run(kernel, conn, site_b, flow_b["id"], "manual", {})
+            now = dt.datetime.now(dt.UTC)
+            await conn.execute(update(runs).where(runs.c.id == old["id"]).values(
+                status="succeeded", started_at=now - dt.timedelta(days=31)))
+            await conn.execute(update(runs).where(runs.c.id == cut["id"]).values(started_at=now - dt.timedelta(days=1)))
+        with counted_statements(kernel) as seen:
+            assert await runner.prune(kernel) == 1
+        counts.append(len(seen))
+    assert counts[0] == counts[1]
+    assert await calls.ok("get", f"/flows/{flow_a['id']}/runs") == []
+    kept = await calls_b.ok("get", f"/flows/{flow_b['id']}/runs")
+    assert len(kept) == 2 and {r["status"] for r in kept} == {"failed"}

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import update
 
 from kernel.audit import audit_log
-from kernel.testing import Calls
+from kernel.testing import Calls, add_idle_sites, counted_statements
 
 TARGETS = ["activity", "agentActions", "aiConversations", "audit", "changeFeedEvents", "flowRuns", "notifications", "revisions"]
 
@@ -94,6 +94,48 @@ async def test_the_daily_job_prunes_every_site(svc_app, site, calls, run_due_job
     runs = [r for r in await run_due_jobs(svc_app.kernel, now=later) if r.name == "privacy.retention"]
     assert runs and all(r.ok for r in runs)
     assert (await calls.ok("get", f"/items/notes/{note['id']}/revisions", full=True))["meta"]["total"] == 0
+
+
+async def test_the_daily_job_costs_the_same_at_5_and_50_idle_sites_and_keeps_each_sites_horizons(
+        svc_app, site, site_b, calls, calls_b):
+    # Issue 27 ("scale"): per target, one query for the sites on its default horizon and one per
+    # distinct override find the sites with something to prune; only those are visited. Half of
+    # the idle sites override the audit horizon too. A keeps revisions 400 days and audit 10, B
+    # the defaults (365 and 365): each round A's 20-day-old audit records and B's 380-day-old
+    # revisions go, and neither site loses anything to the other's horizons.
+    from plugins.items.history.tables import revisions
+    from plugins.privacy.retention import retention_job
+
+    kernel = svc_app.kernel
+    await calls.ok("put", "/settings/retention", json={"value": {"revisions": 400, "audit": 10}})
+    for c in (calls, calls_b):
+        await c.collection("notes", {"body": "string"})
+    counts, notes = [], {site: [], site_b: []}
+    for idle in (5, 45):
+        for n, idle_site in enumerate(await add_idle_sites(kernel, idle)):
+            if n % 2:
+                await Calls(svc_app.client, {**calls.headers, "X-Svc-Site": idle_site}).ok(
+                    "put", "/settings/retention", json={"value": {"audit": 10 + n % 4}})
+        for site_id, c in ((site, calls), (site_b, calls_b)):
+            note = await c.create("notes", {"body": "a"})
+            await c.ok("patch", f"/items/notes/{note['id']}", json={"body": "b"})
+            notes[site_id].append(note["id"])
+            await _age(kernel, revisions, "created_at", 380, site_id=site_id)
+            await _age(kernel, audit_log, "created_at", 20, site_id=site_id)
+        with counted_statements(kernel) as seen:
+            await retention_job(kernel)
+        counts.append(len(seen))
+        runs = {c: (await c.ok("get", "/audit", params={"action": "retention_run", "limit": 1}))[0]["details"]
+                for c in (calls, calls_b)}
+        assert runs[calls]["revisions"] == 0 and runs[calls]["audit"] >= 1
+        assert runs[calls_b]["revisions"] == 2 and runs[calls_b]["audit"] == 0
+    assert counts[0] == counts[1]
+    for note_id in notes[site]:  # A's revisions: 380 days < A's 400, whatever B's 365 says
+        assert (await calls.ok("get", f"/items/notes/{note_id}/revisions", full=True))["meta"]["total"] == 2
+    for note_id in notes[site_b]:
+        assert (await calls_b.ok("get", f"/items/notes/{note_id}/revisions", full=True))["meta"]["total"] == 0
+    # B's 20-day-old audit records outlive A's 10-day horizon.
+    assert len(await calls_b.ok("get", "/audit", params={"action": "retention_run"})) >= 2
 
 
 async def test_activity_prunes_ended_sessions_only(svc_app, site, calls, make_member):

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, or_
 
-from kernel.privacy import RetentionTarget
+from kernel.privacy import RetentionTarget, sites_holding
 from plugins.accounts.tables import one_time_tokens, refresh_tokens
 
 R, T = refresh_tokens.c, one_time_tokens.c
@@ -27,5 +27,16 @@ async def prune_activity(kernel: Any, site_id: str, before: dt.datetime) -> int:
     return int(sessions.rowcount or 0) + int(tokens.rowcount or 0)
 
 
+async def pending_activity(kernel: Any, before: dt.datetime, site_ids: Any = None) -> set[str]:
+    """The sites with a session or one-time token ``prune_activity`` would delete (two queries
+    across sites)."""
+    sessions = await sites_holding(kernel, refresh_tokens, or_(
+        R.expires_at < before, and_(R.revoked_at.is_not(None), R.revoked_at < before)), site_ids=site_ids)
+    tokens = await sites_holding(kernel, one_time_tokens, or_(
+        T.expires_at < before, and_(T.used_at.is_not(None), T.used_at < before)), site_ids=site_ids)
+    return sessions | tokens
+
+
 TARGET = RetentionTarget("activity", 90, prune_activity,
-                         "Ended sessions and spent one-time tokens of the site (sign-in activity).")
+                         "Ended sessions and spent one-time tokens of the site (sign-in activity).",
+                         pending=pending_activity)

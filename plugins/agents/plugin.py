@@ -42,7 +42,8 @@ def register_setting_keys(kernel: Any) -> list[SettingKey]:
 @hookimpl
 def register_retention_targets(kernel: Any) -> list[Any]:
     return [RetentionTarget("agentActions", 30, writes.prune_actions,
-                            "Agent write attempts (applied, staged, blocked), by time.")]
+                            "Agent write attempts (applied, staged, blocked), by time.",
+                            pending=writes.pending_actions)]
 
 
 @hookimpl

@@ -18,7 +18,7 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
-from kernel.privacy import prune_rows, restricted
+from kernel.privacy import prune_rows, restricted, rows_before
 from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -305,3 +305,7 @@ async def sweep(kernel: Any) -> None:
 async def prune_actions(kernel: Any, site_id: str, before: dt.datetime) -> int:
     """The retention target ``agentActions``: the site's write attempts older than ``before``."""
     return await prune_rows(kernel, site_id, actions, actions.c.created_at < before)
+
+
+# The sites with an attempt older than the horizon: the target's ``pending`` (one query).
+pending_actions = rows_before(actions, actions.c.created_at)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from kernel.privacy import delete_in_batches, rows_before
 from kernel.tenancy.scope import SiteDB
 from plugins.ai.tables import conversations, messages
 
@@ -124,12 +125,20 @@ async def prune_site(kernel: Any, site_id: str, before: dt.datetime) -> int:
     return int(result.rowcount or 0)
 
 
+# The sites with a conversation last touched before the horizon: the ``aiConversations``
+# target's ``pending`` (one query across sites).
+pending_sites = rows_before(conversations, conversations.c.updated_at)
+
+
 async def purge(kernel: Any) -> int:
     """The retention job: drop conversations untouched for ``SVC_AI_CONVERSATION_RETENTION_DAYS``
     (in every site; messages go with them)."""
     cutoff = now_utc() - dt.timedelta(days=int(kernel.settings.get("ai_conversation_retention_days")))
-    async with kernel.db.begin() as conn:
-        old = select(conversations.c.id).where(conversations.c.updated_at < cutoff)
-        await conn.execute(delete(messages).where(messages.c.conversation_id.in_(old)))
-        result = await conn.execute(delete(conversations).where(conversations.c.updated_at < cutoff))
-    return int(result.rowcount or 0)
+
+    async def their_messages(conn: Any, ids: list[Any]) -> None:
+        await conn.execute(delete(messages).where(messages.c.conversation_id.in_(ids)))
+
+    # Across sites (one horizon for all), in bounded batches: a conversation's messages go in
+    # its batch's transaction, just before it.
+    return await delete_in_batches(kernel, conversations, conversations.c.updated_at < cutoff, chunk=200,
+                                   before_delete=their_messages)

@@ -32,12 +32,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from sqlalchemy import delete
 
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.http.media import read_body
 from kernel.http.origins import origin_allowed
+from kernel.privacy import delete_in_batches
 from kernel.version import __version__
 from plugins.ai import approvals, gate
 from plugins.ai.routes import member_context
@@ -159,9 +159,9 @@ async def _end_session(caller: SkillContext, session_id: str) -> bool:
     return gone.rowcount == 1
 
 
-async def purge_sessions(kernel: Any) -> None:
-    async with kernel.db.begin() as conn:
-        await conn.execute(delete(mcp_sessions).where(mcp_sessions.c.last_used_at < now_utc() - SESSION_IDLE))
+async def purge_sessions(kernel: Any) -> int:
+    """Sessions idle for ``SESSION_IDLE``, across sites, in bounded batches; how many went."""
+    return await delete_in_batches(kernel, mcp_sessions, mcp_sessions.c.last_used_at < now_utc() - SESSION_IDLE)
 
 
 # ---------------------------------------------------------------------- the route

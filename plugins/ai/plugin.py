@@ -95,7 +95,8 @@ def register_retention_targets(kernel: Any) -> list[Any]:
     """``aiConversations`` for the privacy plugin's retention (with privacy disabled, the
     ``ai.retention`` job applies ``SVC_AI_CONVERSATION_RETENTION_DAYS`` alone)."""
     return [RetentionTarget("aiConversations", int(kernel.settings.get("ai_conversation_retention_days")),
-                            conversations.prune_site, "AI conversations with their messages, by last message.")]
+                            conversations.prune_site, "AI conversations with their messages, by last message.",
+                            pending=conversations.pending_sites)]
 
 
 @hookimpl

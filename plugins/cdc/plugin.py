@@ -121,5 +121,8 @@ def register_retention_targets(kernel: Any) -> list[Any]:
     async def prune(kernel: Any, site_id: str, before: Any) -> int:
         return await kernel.events.prune_before(site_id, before)
 
+    async def pending(kernel: Any, before: Any, site_ids: Any = None) -> set[str]:
+        return set(await kernel.events.sites_to_prune(before, site_ids))
+
     return [RetentionTarget("changeFeedEvents", int(kernel.settings.cdc_retention_days), prune,
-                            "Change-feed events (ids and field names only) of the site.")]
+                            "Change-feed events (ids and field names only) of the site.", pending=pending)]

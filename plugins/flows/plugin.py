@@ -114,4 +114,5 @@ def register_routes(kernel: Any) -> list[Route]:
 def register_retention_targets(kernel: Any) -> list[Any]:
     """``flowRuns`` (default ``SVC_FLOWS_RUN_RETENTION_DAYS``; the hourly prune keeps applying it)."""
     return [RetentionTarget("flowRuns", int(kernel.settings.get("flows_run_retention_days")), runner.prune_site,
-                            "Flow runs (with their step outputs), by start time.")]
+                            "Flow runs (with their step outputs), by start time.",
+                            pending=runner.sites_with_runs_before)]

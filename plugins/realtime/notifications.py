@@ -16,7 +16,7 @@ from sqlalchemy import func
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
-from kernel.privacy import RetentionTarget
+from kernel.privacy import RetentionTarget, rows_before
 from kernel.tenancy.scope import SiteDB
 from plugins.realtime import push
 from plugins.realtime.channel import NOTIFICATION_TOPIC
@@ -123,4 +123,6 @@ async def load(kernel: Any, site_id: str, notification_id: str) -> dict[str, Any
 
 
 RETENTION_TARGET = RetentionTarget("notifications", 30, prune_handled_before,
-                                   "Handled in-app notifications, by the time they were handled.")
+                                   "Handled in-app notifications, by the time they were handled.",
+                                   pending=rows_before(notifications, notifications.c.handled_at,
+                                                       notifications.c.handled_at.is_not(None)))

@@ -3,6 +3,8 @@
 - ``SettingKey``: the declaration a plugin returns from ``register_setting_keys``.
 - ``await get_setting(kernel, site_id, key, default)``: a site's setting, through the bounded
   per-site ``settings`` cache (a change drops it on every worker through the bus).
+- ``await setting_of_every_site(kernel, key)``: ``{site_id: value}`` in one query, for a job
+  that applies a per-site setting across the deployment.
 - ``await put_setting(ctx, key, value)``: set (``None`` unsets) one setting of ``ctx``'s site
   exactly as ``PUT /settings/:key`` does (the owner's validation, audit, announcement), for a
   plugin's own route over its key (``PUT /uploads/config``); the caller checks who may.
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.settings.store import CHANGED_EVENT, read_cached
+from plugins.settings.store import CHANGED_EVENT, read_cached, read_every_site
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ async def get_setting(kernel: Any, site_id: str, key: str, default: Any = None) 
     return value if found else default
 
 
+async def setting_of_every_site(kernel: Any, key: str) -> dict[str, Any]:
+    """``{site_id: value}`` of ``key`` in every site that sets it, in one query: for a job that
+    applies a per-site setting across the deployment without visiting each site."""
+    return await read_every_site(kernel, key)
+
+
 async def put_setting(ctx: Any, key: str, value: Any) -> Any:
     """Set ``key`` to ``value`` (``None`` unsets it) in ``ctx``'s site; returns the value as
     stored (normalised by the owner's ``validate``). 400 ``VALIDATION_FAILED`` when refused."""
@@ -57,4 +65,4 @@ async def preferences_of(conn: Any, user_id: str) -> dict[str, Any]:
     return await stored_preferences(conn, user_id) or {}
 
 
-__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "preferences_of", "put_setting"]
+__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "preferences_of", "put_setting", "setting_of_every_site"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 
 from kernel import ApiError, SiteCacheSpec
 from kernel.audit import record as audit_record
@@ -45,6 +45,15 @@ async def read_cached(kernel: Any, site_id: str, key: str) -> tuple[bool, Any]:
         return (False, None) if row is None else (True, _opened(kernel, site_id, row))
 
     return await kernel.site_caches[SETTINGS_CACHE.name].get_or_load(site_id, key, load)
+
+
+async def read_every_site(kernel: Any, key: str) -> dict[str, Any]:
+    """``{site_id: value}`` of ``key`` in every site that sets it, in one query across sites
+    (an instance-wide job's read; it bypasses the per-site cache on purpose)."""
+    async with kernel.db.connect() as conn:
+        rows = (await conn.execute(select(settings).where(settings.c.key == key))).mappings().all()
+        await conn.rollback()
+    return {row["site_id"]: _opened(kernel, row["site_id"], row) for row in rows}
 
 
 async def read_rows(db: SiteDB) -> list[Any]:

@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 
 from kernel.events import START, Cursor
 from kernel.events.tables import events
+from kernel.testing import add_idle_sites, counted_statements
 
 
 async def emit(kernel, site: str, n: int = 1, type_: str = "items.create", collection: str = "posts",
@@ -115,6 +116,26 @@ async def test_prune_keeps_recent_events_and_moves_the_earliest_cursor(svc_app, 
     assert not await kernel.events.is_expired(site, old[2].cursor)
     assert [e.id for e in (await kernel.events.read_after(site, old[2].cursor)).events] == [old[3].id]
     assert await kernel.events.prune() == 0
+
+
+async def test_prune_costs_the_same_at_5_and_50_idle_sites_and_keeps_other_sites_events(svc_app, site, site_b):
+    # Issue 27 ("scale"): one query finds the sites with an event to prune; an idle site costs
+    # nothing. Each round: two old events in A, a recent one in B.
+    kernel = svc_app.kernel
+    counts = []
+    for idle in (5, 45):
+        await add_idle_sites(kernel, idle)
+        await emit(kernel, site, 2)
+        await emit(kernel, site_b, 1)
+        async with kernel.db.begin() as conn:
+            await conn.execute(update(events).where(events.c.site_id == site).values(
+                occurred_at=dt.datetime.now(dt.UTC) - dt.timedelta(days=8)))
+        with counted_statements(kernel) as seen:
+            assert await kernel.events.prune() == 2
+        counts.append(len(seen))
+    assert counts[0] == counts[1]
+    assert len((await kernel.events.read_after(site_b)).events) == 2  # B's events are recent: kept
+    assert await kernel.events.earliest_cursor(site_b) == START
 
 
 async def test_deleting_a_site_removes_its_events(svc_app, site, site_b, admin_headers):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kernel.privacy import RetentionTarget, prune_rows
+from kernel.privacy import RetentionTarget, prune_rows, rows_before
 from plugins.items.history.tables import revisions
 
 
@@ -16,4 +16,5 @@ async def prune_revisions(kernel: Any, site_id: str, before: dt.datetime) -> int
                             revisions.c.created_at < before, chunk=1000)
 
 
-TARGET = RetentionTarget("revisions", 365, prune_revisions, "Item revisions (committed), by creation time.")
+TARGET = RetentionTarget("revisions", 365, prune_revisions, "Item revisions (committed), by creation time.",
+                         pending=rows_before(revisions, revisions.c.created_at, revisions.c.staged.is_(False)))
