@@ -25,9 +25,12 @@ import orjson
 from kernel.db.meta import iso
 from kernel.errors import ApiError
 
-# orjson reads integers beyond 64 bits as floats; the standard library keeps them exact.
-_LONG_DIGITS = re.compile(rb"\d{19,}")
-_LONG_DIGITS_STR = re.compile(r"\d{19,}")
+# orjson reads integers beyond 64 bits as floats; the standard library keeps them exact. A
+# document with a run of 19 digits or more goes to the standard library: found by mapping every
+# digit to "0" and the rest to " " (one C pass) and looking for nineteen "0"s, about 1 us for an
+# item of 700 bytes where a regular expression took 20 to 30.
+_DIGIT_RUNS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_RUN = b"0" * 19
 _DUMP_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
 
 
@@ -45,11 +48,14 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default).encode()
 
 
-def loads(raw: bytes | str) -> Any:
+def loads(raw: bytes | bytearray | memoryview | str) -> Any:
     """The value of a JSON document, exactly as ``json.loads`` reads it, with its errors
-    (``ValueError``, ``UnicodeDecodeError``, ``RecursionError``)."""
-    digits = _LONG_DIGITS if isinstance(raw, bytes | bytearray) else _LONG_DIGITS_STR
-    if digits.search(raw) is None:  # type: ignore[arg-type]
+    (``ValueError``, ``UnicodeDecodeError``, ``RecursionError``). Also the database's JSON
+    decoder (``kernel.db.engine``: item ``data`` on both dialects)."""
+    if isinstance(raw, memoryview):
+        raw = raw.tobytes()
+    octets = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _LONG_RUN not in octets.translate(_DIGIT_RUNS):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:

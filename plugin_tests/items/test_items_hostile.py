@@ -82,3 +82,15 @@ async def test_hostile_query_strings(junk: Calls):
                  "/items/%E2%80%AE/one"):
         resp = await junk.call("get", path)
         assert resp.status_code == 404, (path, resp.text)
+
+
+async def test_long_integers_in_json_come_back_exact(shared_junk: Calls):
+    """Item ``data`` is decoded with orjson, which reads integers beyond 64 bits as floats: a
+    document holding one is read by the standard library instead (kernel.http.media.loads,
+    the database's JSON decoder on both dialects)."""
+    value = {"big": 123456789012345678901234567890, "neg": -(2**70), "edge": 2**64, "list": [10**25, 1.5],
+             "text": "12345678901234567890123"}
+    created = await shared_junk.ok("post", "/items/junk", status=201, json={"id": "longs", "j": value})
+    for item in (created, await shared_junk.ok("get", "/items/junk/longs"),
+                 (await shared_junk.ok("get", "/items/junk", params={"filter": json.dumps({"id": {"_eq": "longs"}})}))[0]):
+        assert item["j"] == value and isinstance(item["j"]["big"], int) and isinstance(item["j"]["list"][0], int)
