@@ -9,7 +9,8 @@ six statements made about twenty. Under SQLite's one-writer rule each hop of a w
 transaction is time the write lock is held while the loop serves other requests. This cursor
 opens, runs, reads and closes the ``sqlite3`` cursor in one function on that thread: one hop
 per statement. Everything else (the connection, commits, server-side cursors, errors) is
-SQLAlchemy's and aiosqlite's own.
+SQLAlchemy's and aiosqlite's own, except that a rollback outside a transaction (which ``sqlite3``
+skips anyway) makes no hop either: a read in autocommit is one hop in all.
 
 It reaches two attributes of aiosqlite's ``Connection`` that are not documented API,
 ``_execute`` (queue a function on the connection's thread and await it) and ``_conn`` (the
@@ -111,6 +112,12 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
 class _Connection(AsyncAdapt_aiosqlite_connection):
     __slots__ = ()
     _cursor_cls = OneHopCursor
+
+    def rollback(self) -> None:
+        # SQLAlchemy rolls back every connection it closes, and sqlite3's rollback() does nothing
+        # outside a transaction: a read in autocommit (Database.read) skips that hop.
+        if self._connection.in_transaction:
+            super().rollback()
 
 
 class _Dbapi(AsyncAdapt_aiosqlite_dbapi):

@@ -44,6 +44,17 @@ async def test_a_statement_is_one_hop(db, monkeypatch):
         assert len(hops) == 1
         await conn.execute(insert(things), [{"name": "a"}, {"name": "b"}])
         assert len(hops) == 2
+    assert len(hops) == 2  # closing a connection that began nothing: no rollback hop
+    hops.clear()
+    async with db.begin() as conn:  # BEGIN IMMEDIATE, the insert, COMMIT
+        await conn.execute(insert(things).values(name="c"))
+    assert len(hops) == 3
+    with pytest.raises(RuntimeError):
+        async with db.begin() as conn:
+            await conn.execute(insert(things).values(name="d"))
+            raise RuntimeError("roll it back")
+    async with db.read() as conn:
+        assert [r.name for r in (await conn.execute(select(things.c.name).order_by(things.c.id))).all()] == ["a", "b", "c"]
 
 
 async def test_rows_description_rowcount_lastrowid_and_executemany(db):
