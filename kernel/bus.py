@@ -132,9 +132,13 @@ class Bus:
         return payload
 
     async def action(self, event: str, payload: Any, ctx: EventContext, *, fan_out: bool = True) -> None:
-        """Run the local action handlers of ``event`` and publish it to the other processes."""
-        await self._run_actions(event, payload, ctx)
-        if fan_out and self._redis is not None:
+        """Run the local action handlers of ``event`` and publish it to the other processes (when
+        any handler takes it: a process has the same handlers as the others)."""
+        handlers = self._matching(self._actions, event)
+        await self._run_actions(event, payload, ctx, handlers)
+        # Every process runs the same handlers: an event none of them takes is not published
+        # (``posts.items.create`` beside ``items.create`` on every item write).
+        if fan_out and self._redis is not None and handlers:
             if not self.publish_outage.should_try():
                 self.publish_outage.served_by_fallback()
                 return
@@ -156,8 +160,9 @@ class Bus:
             else:
                 self.publish_outage.succeeded()
 
-    async def _run_actions(self, event: str, payload: Any, ctx: EventContext) -> None:
-        for reg in self._matching(self._actions, event):
+    async def _run_actions(self, event: str, payload: Any, ctx: EventContext,
+                           handlers: list[_Registration] | None = None) -> None:
+        for reg in self._matching(self._actions, event) if handlers is None else handlers:
             try:
                 with sandbox.cleared():
                     result = reg.handler(event, payload, ctx)

@@ -130,9 +130,18 @@ async def test_two_apps_on_one_redis_share_actions(make_app, tmp_path, redis_url
         received.set()
 
     two.kernel.bus.on_action("cache.invalidate", on_two)
+    one.kernel.bus.on_action("cache.invalidate", lambda e, p, c: None)  # the same handlers everywhere
     await one.kernel.bus.action("cache.invalidate", {"key": "k"}, EventContext(site_id="default"))
     await asyncio.wait_for(received.wait(), 5)
     assert got == [("cache.invalidate", {"key": "k"}, "default", True)]
+
+    # An event no handler of the sending process takes is not published at all.
+    two.kernel.bus.on_action("nobody.here", on_two)
+    received.clear()
+    await one.kernel.bus.action("nobody.here", {"key": "k"}, EventContext(site_id="default"))
+    await one.kernel.bus.action("cache.invalidate", {"key": "after"}, EventContext(site_id="default"))
+    await asyncio.wait_for(received.wait(), 5)
+    assert got[1:] == [("cache.invalidate", {"key": "after"}, "default", True)]
 
 
 async def test_site_rename_on_one_worker_reaches_the_other(make_app, tmp_path, redis_url):

@@ -37,6 +37,9 @@ class Cache(abc.ABC):
 
     hits = 0
     misses = 0
+    # Whether every process of the deployment reads the same entries (Redis), so that a change
+    # recorded by one process needs no repeating by the others when they hear of it.
+    shared = False
 
     def _counted(self, value: str | None) -> str | None:
         if value is None:

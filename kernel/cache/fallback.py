@@ -20,6 +20,10 @@ class FallbackCache(Cache):
         self.memory = fallback if fallback is not None else MemoryCache(max_entries=10_000)
         self.outage = RedisOutage("cache", "a per-process memory cache")
 
+    @property  # type: ignore[override]
+    def shared(self) -> bool:
+        return self.primary.shared
+
     @property
     def namespace(self) -> str:
         return str(getattr(self.primary, "namespace", ""))

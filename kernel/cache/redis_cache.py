@@ -78,6 +78,8 @@ def _text(value: Any) -> str | None:
 class RedisCache(Cache):
     """Cache entries as Redis strings under ``namespace``; pass ``client`` to share a connection pool."""
 
+    shared = True
+
     def __init__(
         self,
         url: str = "redis://127.0.0.1:6379/0",

@@ -9,8 +9,8 @@ Key: ``dashboards:panel:<site>:<panel>:<query digest>:<access fingerprint>:<gene
   caller (its answer changes by the second).
 - **Generations**: a counter per (site, collection) and one per site, bumped by every item
   write and schema change of the site (bus actions ``items.*``, ``collections.*``, ``fields.*``,
-  ``relations.*``, on every process: the counters are in the shared cache, and a bump too many
-  only costs a miss). A write moves the counter, so the next call reads afresh. A query that
+  ``relations.*``; by the writing process when the cache is shared (Redis), by every process
+  when each has its own; a bump too many only costs a miss). A write moves the counter, so the next call reads afresh. A query that
   may cross relations (a dotted or nested key in its filter or in the caller's read condition)
   also keys on the site's counter.
 - **TTL** ``SVC_DASHBOARDS_CACHE_TTL`` seconds (default 30, ``0`` turns the cache off) bounds
@@ -96,6 +96,8 @@ async def key_for(ctx: Any, site_id: str, panel_id: str, q: PanelQuery) -> str |
 def on_change(kernel: Any) -> Any:
     """The bus action handler bumping the generations of the site and collection written."""
     async def bump(event: str, payload: Any, ctx: Any) -> None:
+        if getattr(ctx, "remote", False) and kernel.cache.shared:
+            return  # the writing process bumped the counters every process reads
         site_id = getattr(ctx, "site_id", None)
         if site_id is None and isinstance(payload, dict):
             site_id = payload.get("siteId")
