@@ -156,8 +156,19 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Directory for the embedded database, local files, the job queue and the generated JWT secret."),
     Setting("SVC_DATABASE_URL", "", parse_database_url,
             "Database URL. Empty: SQLite file in the data dir. `postgresql://...` uses psycopg 3."),
+    Setting("SVC_DB_CONNECT_TIMEOUT", 10, parse_int(2, 3600),
+            "Whole seconds to open a PostgreSQL connection before the request gets 503 (a `connect_timeout` in the URL wins)."),
+    Setting("SVC_DB_COMMAND_TIMEOUT", 30.0, parse_float(0, 86400),
+            "Seconds PostgreSQL may take to answer one command (a statement, a commit) before the connection "
+            "is closed and the request gets 503: a hanging server (paused, blackholed) costs this long, not "
+            "forever (0: wait forever)."),
+    Setting("SVC_DB_POOL_TIMEOUT", 10.0, parse_float(0.1, 3600),
+            "Seconds a request waits for a free pooled database connection before it gets 503."),
     Setting("SVC_REDIS_URL", "", str,
             "Redis URL. Set: cache, rate limits, bus fan-out and live topics between workers use Redis, and jobs run in `svc worker`."),
+    Setting("SVC_REDIS_TIMEOUT", 2.0, parse_float(0.05, 600),
+            "Seconds any Redis call (connect, command, waiting for a pooled connection) may take; past it the "
+            "cache and rate limits fall back to this process and live fan-out is skipped until Redis answers."),
     Setting("SVC_REDIS_NAMESPACE", "svc", str,
             "Prefix of every Redis key and channel, so several deployments can share one Redis."),
     Setting("SVC_STORAGE", "", str,
