@@ -64,8 +64,9 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         settings=settings,
         pm=pm,
         plugins=infos,
-        db=Database(database_url(settings)),
-        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus"),
+        db=Database(database_url(settings), connect_timeout=settings.db_connect_timeout,
+                    command_timeout=settings.db_command_timeout, pool_timeout=settings.db_pool_timeout),
+        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout),
         cache=make_cache(settings),
         storage=make_storage(settings),
         mailer=make_mailer(settings),
@@ -77,7 +78,7 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     kernel.bus.kernel = kernel
     declare_site_caches(kernel)
     kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
-                           queue_size=settings.topic_queue_size)
+                           queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout)
     kernel.access = AccessControl(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():

@@ -65,9 +65,10 @@ class _Registration:
 class Bus:
     """Filter and action events for one app, with optional Redis fan-out of actions."""
 
-    def __init__(self, redis_url: str = "", *, channel: str = CHANNEL) -> None:
+    def __init__(self, redis_url: str = "", *, channel: str = CHANNEL, redis_timeout: float = 2.0) -> None:
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
+        self.redis_timeout = redis_timeout
         self.channel = channel
         self._filters: list[_Registration] = []
         self._actions: list[_Registration] = []
@@ -183,7 +184,8 @@ class Bus:
 
         # Short timeouts: a Redis that stops answering must not hold a writer's after-commit
         # actions (publish) for long; the listener's reads have their own 1 s timeout.
-        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=2.0, socket_timeout=2.0)
+        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
+                                        socket_timeout=self.redis_timeout)
         try:
             pubsub = await self._subscribe()
         except UNREACHABLE as exc:

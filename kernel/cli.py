@@ -71,12 +71,25 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
+    metrics_port = settings.worker_metrics_port if args.metrics_port is None else args.metrics_port
+    metrics: Any = None
 
     async def startup() -> Any:
+        nonlocal metrics
         await startup_kernel(kernel)
+        if metrics_port:
+            from kernel.jobs.metrics import WorkerMetrics
+
+            metrics = WorkerMetrics(kernel)
+            await metrics.start(settings.worker_metrics_host, metrics_port)
         return kernel
 
-    kernel.jobs.run_worker(startup, shutdown_kernel, workers=args.workers)
+    async def shutdown(started: Any) -> None:
+        if metrics is not None:
+            await metrics.stop()
+        await shutdown_kernel(started)
+
+    kernel.jobs.run_worker(startup, shutdown, workers=args.workers)
     return 0
 
 
@@ -217,6 +230,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     worker = sub.add_parser("worker", help="run the job queue consumer")
     worker.add_argument("--workers", type=int, default=None,
                         help="jobs run at once (default SVC_JOBS_CONCURRENCY)")
+    worker.add_argument("--metrics-port", type=int, default=None,
+                        help="serve Prometheus metrics on this port (SVC_WORKER_METRICS_HOST, 127.0.0.1 by default)")
     worker.set_defaults(func=cmd_worker)
 
     jobs = sub.add_parser("jobs", help="job queue status: registered jobs, counts, recent failures")

@@ -1002,7 +1002,8 @@ class HttpReceiver:
     """A real HTTP server on a free local port, in a thread: the outside end of webhooks, JWKS and
     discovery documents, and outside APIs. ``serve(path, document)`` answers JSON on any method;
     ``respond(path, fn)`` answers what ``fn(request)`` returns, ``(status, body, headers)``, computed
-    per request (in the server's thread; it may sleep to play a slow endpoint). Every request is
+    per request (in the server's thread; it may sleep to play a slow endpoint); a ``path`` ending
+    in ``*`` answers every path it begins (an exact path wins). Every request is
     kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
 
     def __init__(self) -> None:
@@ -1022,7 +1023,9 @@ class HttpReceiver:
                 request = ReceivedRequest(self.command, self.path, dict(self.headers), body)
                 receiver.hits[self.path] += 1
                 receiver.requests.append(request)
-                responder = receiver.responders.get(self.path)
+                responder = receiver.responders.get(self.path) or next(
+                    (fn for path, fn in receiver.responders.items()
+                     if path.endswith("*") and self.path.startswith(path[:-1])), None)
                 headers: dict[str, str] = {}
                 if responder is not None:
                     status, payload, headers = responder(request)
@@ -1065,7 +1068,8 @@ class HttpReceiver:
         return self.url(path)
 
     def respond(self, path: str, fn: Callable[[ReceivedRequest], tuple[int, bytes, dict[str, str]]]) -> str:
-        """Answer each request to ``path`` with ``fn(request)``; returns its URL."""
+        """Answer each request to ``path`` (every path it begins, if it ends in ``*``) with
+        ``fn(request)``; returns its URL."""
         self.responders[path] = fn
         return self.url(path)
 

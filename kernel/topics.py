@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+from kernel.redis_fallback import UNREACHABLE, RedisOutage
 
 log = logging.getLogger("svc.topics")
 
@@ -192,9 +193,14 @@ class Topics:
     """Per-site live topics of one app: in-process fan-out, plus Redis pub/sub when configured."""
 
     def __init__(self, redis_url: str = "", *, namespace: str = "svc", queue_size: int = 256,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES, redis_timeout: float = 2.0) -> None:
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
+        self.redis_timeout = redis_timeout
+        # A Redis that hangs (paused, blackholed) keeps the listener's subscription looking alive
+        # (its reads just time out empty), so publishing notices it: one publisher per second
+        # tries Redis, the others skip the fan-out at once instead of each waiting redis_timeout.
+        self.publish_outage = RedisOutage("topics", "this process only (other processes miss live signals)")
         self.namespace = namespace
         self.queue_size = queue_size
         self.max_message_bytes = max_message_bytes
@@ -252,12 +258,22 @@ class Topics:
             if self._redis is not None:
                 self.stats.publish_failures += 1
             return
+        if not self.publish_outage.should_try():
+            self.stats.publish_failures += 1
+            self.publish_outage.served_by_fallback()
+            return
         envelope = json.dumps({"o": self.node_id, "s": site_id, "t": topic, "m": encoded})
         try:
             await self._redis.publish(self._channel(site_id, topic), envelope)
+        except UNREACHABLE as exc:  # logged once per outage by RedisOutage
+            self.stats.publish_failures += 1
+            self.publish_outage.failed(exc)
         except Exception as exc:  # noqa: BLE001 - live signals are lossy; the writer must not fail
+            self.publish_outage.succeeded()
             self.stats.publish_failures += 1
             log.warning("could not publish topic %s of site %s to Redis: %s", topic, site_id, exc)
+        else:
+            self.publish_outage.succeeded()
 
     # ------------------------------------------------------------------ local fan-out
 
@@ -359,7 +375,10 @@ class Topics:
             return
         import redis.asyncio as aioredis
 
-        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=2.0)
+        # The socket timeout bounds a publish to a Redis that hangs; the listener's reads pass
+        # their own (1 s) and are not cut by it.
+        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
+                                        socket_timeout=self.redis_timeout)
         ready = asyncio.Event()
         self._listener = asyncio.get_running_loop().create_task(self._listen(ready))
         with contextlib.suppress(TimeoutError):

@@ -13,7 +13,7 @@ from typing import Any
 from kernel.cache.base import Cache
 from kernel.cache.fallback import FallbackCache
 from kernel.cache.memory import MemoryCache
-from kernel.cache.redis_cache import RedisCache, make_redis_client, redact_url
+from kernel.cache.redis_cache import REDIS_TIMEOUT, RedisCache, make_redis_client, redact_url
 
 __all__ = ["Cache", "FallbackCache", "MemoryCache", "RedisCache", "make_cache", "make_redis_client", "redact_url"]
 
@@ -23,5 +23,6 @@ def make_cache(settings: Any) -> Cache:
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
-        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:"))
+        timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)
+        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:", timeout=timeout))
     return MemoryCache()

@@ -40,12 +40,16 @@ def redact_url(url: str) -> str:
 
 
 POOL_SIZE = 200  # connections per client and process
+REDIS_TIMEOUT = 2.0  # SVC_REDIS_TIMEOUT's default
 
 
-def make_redis_client(url: str) -> aioredis.Redis:
+def make_redis_client(url: str, timeout: float = REDIS_TIMEOUT) -> aioredis.Redis:
     """An asyncio Redis client returning ``str``; short timeouts so a dead Redis fails fast.
 
-    The pool *waits* (up to the socket timeout) for a free connection when all ``POOL_SIZE``
+    ``timeout`` (SVC_REDIS_TIMEOUT) bounds connecting, each command's answer and the wait for a
+    pooled connection: a Redis that accepts but never answers (paused, blackholed) raises
+    ``redis.TimeoutError`` after it, which the fallbacks (``kernel.redis_fallback``) take as down.
+    The pool *waits* (up to ``timeout``) for a free connection when all ``POOL_SIZE``
     are busy: redis-py's default pool raises ``MaxConnectionsError`` at once instead (100
     connections since redis-py 8), which turned a burst of requests (a noisy site's flood of
     rate-limited reads, each one Redis call) into 500s for every site of the process."""
@@ -53,11 +57,11 @@ def make_redis_client(url: str) -> aioredis.Redis:
         pool = aioredis.BlockingConnectionPool.from_url(
             url,
             decode_responses=True,
-            socket_connect_timeout=5,
-            socket_timeout=5,
+            socket_connect_timeout=timeout,
+            socket_timeout=timeout,
             health_check_interval=30,
             max_connections=POOL_SIZE,
-            timeout=5,
+            timeout=timeout,
         )
         return aioredis.Redis.from_pool(pool)  # closing the client closes its pool
     except ValueError as exc:
@@ -86,11 +90,12 @@ class RedisCache(Cache):
         namespace: str = "svc:cache:",
         *,
         client: aioredis.Redis | None = None,
+        timeout: float = REDIS_TIMEOUT,
     ) -> None:
         self.url = url
         self.namespace = namespace
         self._owns_client = client is None
-        self._client = client if client is not None else make_redis_client(url)
+        self._client = client if client is not None else make_redis_client(url, timeout)
         self._incr = self._client.register_script(_INCR_SCRIPT)
 
     def describe(self) -> str:

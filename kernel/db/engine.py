@@ -190,13 +190,57 @@ SQLITE_RECYCLE = 300  # seconds a pooled SQLite connection lives
 # next for up to this long before it is let go for other processes' writers.
 FILE_LOCK_BATCH = 0.02
 PING_IDLE_SECONDS = 1.0  # a pooled PostgreSQL connection idle this long is pinged at checkout
-PG_CONNECT_TIMEOUT = 10  # seconds to open a PostgreSQL connection (unless the URL sets connect_timeout)
+PG_CONNECT_TIMEOUT = 10  # SVC_DB_CONNECT_TIMEOUT's default (unless the URL sets connect_timeout)
+PG_COMMAND_TIMEOUT = 30.0  # SVC_DB_COMMAND_TIMEOUT's default
+POOL_TIMEOUT = 10.0  # SVC_DB_POOL_TIMEOUT's default
+
+
+def _bounded_connector(command_timeout: float) -> Any:
+    """psycopg's ``AsyncConnection.connect`` for SQLAlchemy (``async_creator_fn``), returning
+    connections whose every wait on the server (a statement and its rows, a commit, a rollback,
+    the checkout ping) ends after ``command_timeout`` seconds.
+
+    A server that accepts but never answers (paused, a blackholed connection, a failover stuck
+    half-way) would otherwise hold the request forever: TCP keeps the connection open (a paused
+    process's kernel still acknowledges), and a server-side ``statement_timeout`` is enforced by
+    the very server that is not running. psycopg's ``wait`` takes a timeout; past it the
+    connection is in an unknown state (the answer may still come), so it is closed, and the
+    error is an ``OperationalError`` without SQLSTATE: SQLAlchemy drops the connection from the
+    pool (``is_disconnect``: closed), and the error handler answers 503 (``kernel.db.unavailable``).
+    Not by cancelling the task: psycopg answers a cancellation by asking the server to cancel and
+    waiting for it, up to ten more seconds against a server that does not answer.
+    """
+    import psycopg
+    from psycopg import errors as pg_errors
+
+    class CommandTimedOut(psycopg.OperationalError):
+        """PostgreSQL did not answer a command in time; the connection was closed."""
+
+    class BoundedConnection(psycopg.AsyncConnection):  # type: ignore[type-arg]
+        async def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+            if timeout is not None:  # psycopg's own bounded waits (notifies, cancellation)
+                return await super().wait(gen, interval, timeout)
+            try:
+                return await super().wait(gen, interval, command_timeout)
+            except pg_errors._WaitTimeout:  # noqa: SLF001 - what wait(timeout=) raises (documented there)
+                self.pgconn.finish()
+                raise CommandTimedOut(f"PostgreSQL did not answer within {command_timeout:g} s "
+                                      "(SVC_DB_COMMAND_TIMEOUT); the connection was closed") from None
+
+    async def connect(*args: Any, **kwargs: Any) -> Any:
+        return await BoundedConnection.connect(*args, **kwargs)
+
+    return connect
 
 
 class Database:
     """The app's database: one async engine and the helpers around it."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20, max_overflow: int = 10) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20, max_overflow: int = 10,
+                 connect_timeout: int = PG_CONNECT_TIMEOUT, command_timeout: float = PG_COMMAND_TIMEOUT,
+                 pool_timeout: float = POOL_TIMEOUT) -> None:
+        """``connect_timeout`` and ``command_timeout`` (0: none) bound PostgreSQL's answers,
+        ``pool_timeout`` the wait for a pooled connection (SVC_DB_* settings)."""
         self.url = url
         self.dialect = _normalise(url).get_backend_name()
         # Enough pooled connections for a busy worker: a connection over pool_size is closed when
@@ -206,17 +250,22 @@ class Database:
         # JSON columns (item ``data``) decode with orjson where it reads as the standard library
         # does (kernel.http.media.loads): 2 us for an item where json.loads took 10, per row read.
         kwargs: dict[str, Any] = {"echo": echo, "pool_size": pool_size, "max_overflow": max_overflow,
-                                  "json_deserializer": json_loads}
+                                  "json_deserializer": json_loads, "pool_timeout": pool_timeout}
         if self.dialect == "postgresql":
             # A pooled connection that died with a server restart is replaced at checkout instead
             # of failing the request (operations.md, Runbook: PostgreSQL restarted): _pg_checkout
             # pings the ones idle for PING_IDLE_SECONDS, not every one (pool_pre_ping's round trip
             # cost 0.15 ms of CPU per checkout, a sixth of a get). A busy connection that meets
             # a restart fails its statement; SQLAlchemy then invalidates the whole pool.
+            connect_args: dict[str, Any] = {}
             if "connect_timeout" not in _normalise(url).query:
                 # A server that does not answer at all (a host gone, a dropped route) fails the
                 # request as 503 after this many seconds instead of the system's TCP timeout.
-                kwargs["connect_args"] = {"connect_timeout": PG_CONNECT_TIMEOUT}
+                # Whole seconds, at least 2 (libpq's rule, which psycopg follows).
+                connect_args["connect_timeout"] = connect_timeout
+            if command_timeout > 0:
+                connect_args["async_creator_fn"] = _bounded_connector(command_timeout)
+            kwargs["connect_args"] = connect_args
         else:
             # A SQLite connection plans with the statistics (sqlite_stat1) it loaded when it
             # opened; another connection's ANALYZE does not reach it. Reopening pooled connections

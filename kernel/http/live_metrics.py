@@ -78,7 +78,7 @@ class LiveCollector:
                                labels=["component"])
         served = CounterMetricFamily("svc_redis_fallbacks", "Operations served by the per-process fallback "
                                      "(or fan-outs skipped) while Redis did not answer", labels=["component"])
-        outages = [*outages_of(self.kernel), self.kernel.bus.publish_outage]
+        outages = [*outages_of(self.kernel), self.kernel.bus.publish_outage, self.kernel.topics.publish_outage]
         for outage in outages:
             up.add_metric([outage.component], 1 if outage.up else 0)
             served.add_metric([outage.component], outage.fallbacks)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.cache import make_redis_client, redact_url
+from kernel.cache import REDIS_TIMEOUT, make_redis_client, redact_url
 from kernel.redis_fallback import RedisOutage
 
 RATE_KEYS = ("principal", "ip")
@@ -299,11 +299,12 @@ class RedisRateLimiter(RateLimiter):
         *,
         client: Any = None,
         clock: Callable[[], float] | None = None,
+        timeout: float = REDIS_TIMEOUT,
     ) -> None:
         self.url = url
         self.namespace = namespace
         self._owns_client = client is None
-        self._client = client if client is not None else make_redis_client(url)
+        self._client = client if client is not None else make_redis_client(url, timeout)
         self._script = self._client.register_script(_SLIDE_SCRIPT)
         self._clock = clock
 
@@ -366,5 +367,6 @@ def make_rate_limiter(settings: Any) -> RateLimiter:
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
-        return FallbackRateLimiter(RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:"))
+        timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)
+        return FallbackRateLimiter(RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:", timeout=timeout))
     return MemoryRateLimiter()

@@ -9,6 +9,7 @@
                   renews its leases, retries with backoff, enqueues periodic ticks.
 - ``schedule.py`` periodic timetables (``every_seconds``: 1 s resolution; cron: 1 min, UTC).
 - ``plugin.py``   the instance admin's ``GET /admin/jobs``.
+- ``metrics.py``  ``svc worker``'s own ``/metrics`` (opt-in: ``--metrics-port``).
 
 Plugins register through the ``register_jobs(jobs, kernel)`` hook::
 

@@ -153,7 +153,13 @@ class JobWorker:
             return await self._recorded(row, self._failed(job, row, exc))
         return await self._recorded(row, self._finished(row))
 
+    def _count_run(self, name: str, outcome: str) -> None:
+        state = getattr(self.kernel, "state", None)
+        if state is not None:  # svc_job_runs_total on svc worker's /metrics (kernel.jobs.metrics)
+            state.setdefault("job_runs", Counter())[(name, outcome)] += 1
+
     async def _finished(self, row: dict[str, Any]) -> JobRun:
+        self._count_run(row["name"], "succeeded")
         await store.finish(self.db, row["id"], self.name)
         return JobRun(row["id"], row["name"], True)
 
@@ -172,6 +178,7 @@ class JobWorker:
     async def _put_back(self, job: Any, row: dict[str, Any], exc: Exception) -> JobRun:
         """A job that met an unavailable database or Redis (a restart, a failover) did not fail
         on its own: it goes back to the queue without spending an attempt."""
+        self._count_run(job.name, "put_back")
         now = self.clock()
         retry_at = now + dt.timedelta(seconds=backoff_delay(1, UNAVAILABLE_RETRY_SECONDS, UNAVAILABLE_RETRY_SECONDS))
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -188,8 +195,10 @@ class JobWorker:
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         attempts = row["attempts"]
         state = getattr(self.kernel, "state", None)
+        outcome = "retry" if attempts <= job.retries else "failed"
         if state is not None:  # svc_job_failures_total on /metrics
-            state.setdefault("job_failures", Counter())[(job.name, "retry" if attempts <= job.retries else "failed")] += 1
+            state.setdefault("job_failures", Counter())[(job.name, outcome)] += 1
+        self._count_run(job.name, outcome)
         if attempts <= job.retries:
             delay = backoff_delay(attempts, job.retry_delay, job.retry_max_delay)
             retry_at = now + dt.timedelta(seconds=delay)

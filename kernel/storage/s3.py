@@ -17,13 +17,36 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from kernel.storage.base import ObjectNotFound, Storage, validate_key, validate_prefix
+from kernel.storage.base import ObjectNotFound, Storage, StorageFull, validate_key, validate_prefix
 
 _NOT_FOUND_CODES = {"NoSuchKey", "404", "NotFound"}
+
+# The refusals that mean "no room for these bytes", like ENOSPC or EDQUOT on a disk: a quota
+# used up (Ceph RGW, and the S3 services built on it, answer QuotaExceeded with 403; MinIO's hard
+# bucket quota XMinioAdminBucketQuotaExceeded with 400) or the store's disks full (MinIO's
+# XMinioStorageFull, with HTTP 507, as a WebDAV-style store answers any code). Not EntityTooLarge:
+# that is one request over the per-object limit (5 GB for a single PUT), a client's error with
+# room left; nor AccessDenied, which some services also use for a spent quota, but which far more
+# often means a policy or credentials fault the operator must see as such.
+_NO_ROOM_CODES = frozenset({"QuotaExceeded", "XMinioAdminBucketQuotaExceeded", "XMinioStorageFull",
+                            "InsufficientStorage"})
+_INSUFFICIENT_STORAGE = 507
 
 
 def _is_not_found(exc: ClientError) -> bool:
     return str(exc.response.get("Error", {}).get("Code")) in _NOT_FOUND_CODES
+
+
+def _no_room(exc: BaseException) -> ClientError | None:
+    """The ``ClientError`` in ``exc`` (or the one boto3's transfer raised it while handling:
+    ``S3UploadFailedError`` keeps only its text) that says the store has no room, else None."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        if isinstance(candidate, ClientError):
+            code = str(candidate.response.get("Error", {}).get("Code"))
+            status = candidate.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code in _NO_ROOM_CODES or status == _INSUFFICIENT_STORAGE:
+                return candidate
+    return None
 
 
 class S3Storage(Storage):
@@ -65,12 +88,25 @@ class S3Storage(Storage):
     async def _call(self, method: str, **kwargs: Any) -> Any:
         return await asyncio.to_thread(getattr(self._client, method), **kwargs)
 
+    async def _write(self, method: str, **kwargs: Any) -> None:
+        """A call that stores bytes: a refusal for want of room is ``StorageFull`` (507 to the
+        client, which never sees the store's code or bucket; the log does)."""
+        try:
+            await self._call(method, **kwargs)
+        except Exception as exc:
+            refusal = _no_room(exc)
+            if refusal is None:
+                raise
+            error = refusal.response.get("Error", {})
+            raise StorageFull(f"{self.describe()} has no room: {error.get('Code')} "
+                              f"({error.get('Message') or 'no message'})") from exc
+
     async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         """Store ``data`` under ``key`` (a single PUT, atomic on S3)."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": self._full(key), "Body": bytes(data)}
         if content_type:
             kwargs["ContentType"] = content_type
-        await self._call("put_object", **kwargs)
+        await self._write("put_object", **kwargs)
 
     async def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None, *,
                        move: bool = False) -> None:
@@ -78,8 +114,8 @@ class S3Storage(Storage):
         (multipart above its threshold, read in parts, never whole in memory); ``move=True``
         deletes the local file afterwards."""
         extra = {"ContentType": content_type} if content_type else None
-        await self._call("upload_file", Filename=os.fspath(path), Bucket=self.bucket, Key=self._full(key),
-                         ExtraArgs=extra)
+        await self._write("upload_file", Filename=os.fspath(path), Bucket=self.bucket, Key=self._full(key),
+                          ExtraArgs=extra)
         if move:
             os.unlink(path)
 

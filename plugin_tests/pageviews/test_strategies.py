@@ -55,7 +55,7 @@ async def test_hll_counts_in_the_cache_while_redis_refuses():
     from plugins.pageviews.counters import HllCounters
 
     kernel = SimpleNamespace(settings=SimpleNamespace(redis_url=f"redis://127.0.0.1:{free_port()}/0",
-                                                      redis_namespace="t"),
+                                                      redis_namespace="t", redis_timeout=2.0),
                              cache=MemoryCache(), state={})
     counters = HllCounters(kernel)
     try:

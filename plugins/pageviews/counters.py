@@ -167,7 +167,7 @@ class HllCounters:
         if kernel.settings.redis_url:
             from kernel.cache import make_redis_client
 
-            self.redis = make_redis_client(kernel.settings.redis_url)
+            self.redis = make_redis_client(kernel.settings.redis_url, kernel.settings.redis_timeout)
             kernel.state.setdefault("redis_outages", []).append(self.outage)
 
     def _key(self, site_id: str, day: str, path: str) -> str:

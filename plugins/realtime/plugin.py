@@ -122,7 +122,7 @@ async def startup(kernel: Any) -> None:
     if kernel.settings.redis_url:
         from kernel.cache.redis_cache import make_redis_client
 
-        redis = make_redis_client(kernel.settings.redis_url)
+        redis = make_redis_client(kernel.settings.redis_url, kernel.settings.redis_timeout)
     limiter = ConnectionLimiter(redis, kernel.settings.redis_namespace,
                                 kernel.settings.get("realtime_max_connections"),
                                 kernel.settings.get("realtime_lease_seconds"))

@@ -1,0 +1,275 @@
+"""A PostgreSQL or Redis that accepts connections but never answers (a paused process, a
+blackholed connection) fails requests in bounded time and is used again once it answers:
+503 ``SERVICE_UNAVAILABLE`` for the database (``SVC_DB_*_TIMEOUT``), the per-process fallback
+for Redis (``SVC_REDIS_TIMEOUT``). The peers are real local TCP servers: a black hole that
+accepts and reads but never writes, a PostgreSQL impostor that completes the startup handshake
+and then goes silent, and a proxy in front of the real servers that can be frozen like
+``kill -STOP`` (bytes wait in it until it is thawed)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+import threading
+from typing import Any
+
+import pytest
+
+from kernel import Route, hookimpl
+from kernel.db.engine import Database
+from kernel.testing import svc_test_database_url
+from tests.http.test_errors import assert_envelope
+
+BOUND = 10.0  # seconds: turns a hang into a failure (docs/testing.md, rule 6); the timeouts are far lower
+
+
+class BlackHole:
+    """Accepts every connection and reads what comes, never answering; with ``handshake``, it
+    first completes a PostgreSQL startup (no SSL, trust) and then stops answering."""
+
+    def __init__(self, handshake: bool = False) -> None:
+        self.handshake = handshake
+        self.server: asyncio.Server | None = None
+        self.connections = 0
+        self.unanswered = b""  # what came after the handshake (if any), never answered
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def __aenter__(self) -> BlackHole:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        assert self.server is not None
+        self.server.close()
+        for writer in self.writers:  # the handlers read EOF and end
+            writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.server.wait_closed(), 2)
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return self.server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        try:
+            if self.handshake:
+                length = struct.unpack("!i", await reader.readexactly(4))[0]
+                startup = await reader.readexactly(length - 4)
+                assert struct.unpack("!i", startup[:4])[0] == 196608  # protocol 3.0, no SSL request
+                writer.write(b"R" + struct.pack("!ii", 8, 0))  # AuthenticationOk
+                for name, value in (("server_version", "16.0"), ("client_encoding", "UTF8"),
+                                    ("standard_conforming_strings", "on"), ("integer_datetimes", "on"),
+                                    ("DateStyle", "ISO, MDY")):
+                    body = name.encode() + b"\0" + value.encode() + b"\0"
+                    writer.write(b"S" + struct.pack("!i", 4 + len(body)) + body)
+                writer.write(b"K" + struct.pack("!iii", 12, 4242, 1))  # BackendKeyData
+                writer.write(b"Z" + struct.pack("!i", 5) + b"I")  # ReadyForQuery: idle
+                await writer.drain()
+            while data := await reader.read(65536):
+                self.unanswered += data
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+class FreezableProxy:
+    """A TCP proxy to ``127.0.0.1:target`` on a thread of its own (the app's setup talks to the
+    database synchronously too); ``freeze()`` holds every byte in both directions, new
+    connections' too, until ``thaw()``, as a paused server's socket buffers would."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.flowing = asyncio.Event()
+        self.writers: list[asyncio.StreamWriter] = []
+        self.port = 0
+
+    def __enter__(self) -> FreezableProxy:
+        self.thread.start()
+        self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(5)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+    def freeze(self) -> None:
+        self.loop.call_soon_threadsafe(self.flowing.clear)
+
+    def thaw(self) -> None:
+        self.loop.call_soon_threadsafe(self.flowing.set)
+
+    async def _start(self) -> int:
+        self.flowing.set()
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _stop(self) -> None:
+        self.flowing.set()
+        self.server.close()
+        for writer in self.writers:
+            writer.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        await asyncio.wait(tasks, timeout=2) if tasks else None
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                await self.flowing.wait()
+                writer.write(data)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        self.writers.append(up_writer)
+        await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+
+
+# ---------------------------------------------------------------------------------- PostgreSQL
+
+
+class ReadsThrough:
+    """Reads ``SELECT 1`` through a database at ``app.state['hang_url']`` with low timeouts."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        db = Database(self.kernel.state["hang_url"], connect_timeout=2, command_timeout=0.3, pool_timeout=0.5)
+        try:
+            await db.ping()
+        finally:
+            await db.dispose()
+        resp.media = {"data": {"ok": True}}
+
+
+class HangPlugin:
+    name = "hang"
+
+    @hookimpl
+    def register_routes(self, kernel: Any) -> list[Route]:
+        return [Route("/test/hang", ReadsThrough(kernel), site="none", auth="public")]
+
+
+@pytest.mark.parametrize("handshake", [True, False], ids=["silent-after-startup", "silent-from-the-start"])
+async def test_a_postgresql_that_never_answers_is_503_in_bounded_time(make_app, handshake):
+    """After the startup the command timeout (0.3 s) ends it, before it the connect timeout
+    (2 s, libpq's least); either way 503 with the database named, and the black hole did get
+    the statement (or the startup) it never answered."""
+    app = await make_app(plugins=["accounts", HangPlugin()])
+    async with BlackHole(handshake=handshake) as hole:
+        app.kernel.state["hang_url"] = (f"postgresql://svc@127.0.0.1:{hole.port}/hang"
+                                        "?sslmode=disable&gssencmode=disable")
+        async with asyncio.timeout(BOUND):
+            resp = await app.client.get("/api/v1/test/hang")
+    err = assert_envelope(resp, 503, "SERVICE_UNAVAILABLE")
+    assert err["extensions"] == {"dependency": "database", "code": "SERVICE_UNAVAILABLE"}
+    assert resp.headers["Retry-After"] == "2"
+    assert hole.connections >= 1
+    if handshake:  # a query (simple or extended protocol) went unanswered
+        assert hole.unanswered[:1] in (b"Q", b"P")
+    else:  # the startup message went unanswered
+        assert struct.unpack("!i", hole.unanswered[4:8])[0] == 196608
+
+
+@pytest.mark.svc_services
+@pytest.mark.skipif(not svc_test_database_url(), reason="the PostgreSQL leg (SVC_TEST_DATABASE_URL)")
+async def test_a_paused_postgresql_fails_requests_then_recovers(make_app):
+    """The app's own database behind a frozen proxy: a request gets 503 once its statement, or
+    its wait for a pooled connection, runs out; after the thaw the next request is served on a
+    new connection, without a restart."""
+    from sqlalchemy.engine import make_url
+
+    real = make_url(svc_test_database_url())
+    with FreezableProxy(real.port or 5432) as proxy:
+        via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        app = await make_app(env={"SVC_DATABASE_URL": via_proxy, "SVC_DB_COMMAND_TIMEOUT": "0.5",
+                                  "SVC_DB_POOL_TIMEOUT": "0.5", "SVC_DB_CONNECT_TIMEOUT": "2"})
+        headers = {"Authorization": f"Bearer {await app.login()}"}
+        assert (await app.client.get("/api/v1/sites", headers=headers)).status_code == 200
+        proxy.freeze()
+        try:
+            for _ in range(2):  # the pooled connection times out; so does the next one's ping or connect
+                async with asyncio.timeout(BOUND):
+                    resp = await app.client.get("/api/v1/sites", headers=headers)
+                err = assert_envelope(resp, 503, "SERVICE_UNAVAILABLE")
+                assert err["extensions"]["dependency"] == "database"
+        finally:
+            proxy.thaw()
+        async with asyncio.timeout(BOUND):
+            resp = await app.client.get("/api/v1/sites", headers=headers)
+        assert resp.status_code == 200, resp.text
+
+
+# --------------------------------------------------------------------------------------- Redis
+
+
+async def test_a_redis_that_never_answers_falls_back_in_bounded_time():
+    """Cache and rate limiter on a black hole with a 0.2 s timeout: each call returns (from
+    this process) instead of hanging, and each part says it is down."""
+    from kernel.cache import FallbackCache, RedisCache
+    from kernel.http.ratelimit import FallbackRateLimiter, RedisRateLimiter
+
+    async with BlackHole() as hole:
+        url = f"redis://127.0.0.1:{hole.port}/0"
+        cache = FallbackCache(RedisCache(url, namespace="hang:", timeout=0.2))
+        limiter = FallbackRateLimiter(RedisRateLimiter(url, namespace="hang:", timeout=0.2))
+        try:
+            async with asyncio.timeout(BOUND):
+                await cache.set("k", "v", ttl=60)
+                assert await cache.get("k") == "v"  # the per-process fallback kept it
+                decision = await limiter.hit("login:1.2.3.4", limit=5, window=60)
+                assert decision.allowed is True and decision.remaining == 4
+        finally:
+            await cache.close()
+            await limiter.close()
+        assert cache.outage.up is False and limiter.outage.up is False
+        assert hole.connections >= 2  # each part did reach the black hole
+
+
+async def test_a_paused_redis_falls_back_then_recovers(make_app, redis_url):
+    """The app's Redis behind a frozen proxy: a login is still answered (rate limit in this
+    process) once the 0.3 s timeout passes, a live-topic publish returns (skipped), and the
+    limiter goes back to Redis after the thaw."""
+    from redis.asyncio import Redis
+    from sqlalchemy.engine import make_url
+
+    real = make_url(redis_url)
+    with FreezableProxy(real.port or 6379) as proxy:
+        via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "0.3"})
+        outage, topics = app.kernel.rate_limiter.outage, app.kernel.topics
+        outage.retry_seconds = 0.0  # try Redis again at the next call
+        await app.login()
+        assert outage.up is True and topics.redis_connected is True
+        proxy.freeze()
+        try:
+            async with asyncio.timeout(BOUND):
+                await app.login()  # 200: the limiter's call timed out and fell back
+                await topics.publish("s1", "posts.items", {"id": "1"})  # no socket timeout before: hung
+            assert outage.up is False and outage.fallbacks >= 1
+            assert topics.publish_outage.up is False and topics.stats.publish_failures == 1
+        finally:
+            proxy.thaw()
+        async with asyncio.timeout(BOUND):
+            await app.login()
+        assert outage.up is True
+        client = Redis.from_url(redis_url)
+        try:
+            namespace = app.kernel.settings.redis_namespace
+            assert await client.keys(f"{namespace}:ratelimit:*")  # counted on Redis again
+        finally:
+            await client.aclose()
