@@ -65,6 +65,10 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _stamp_opened(dbapi_connection: Any, record: Any) -> None:
+    record.info["svc_opened"] = time.monotonic()
+
+
 def _stamp_checkin(dbapi_connection: Any, record: Any) -> None:
     record.info["svc_checkin"] = time.monotonic()
 
@@ -266,12 +270,12 @@ class Database:
             if command_timeout > 0:
                 connect_args["async_creator_fn"] = _bounded_connector(command_timeout)
             kwargs["connect_args"] = connect_args
-        else:
-            # A SQLite connection plans with the statistics (sqlite_stat1) it loaded when it
-            # opened; another connection's ANALYZE does not reach it. Reopening pooled connections
-            # after SQLITE_RECYCLE seconds bounds how long other processes plan without the new
-            # statistics (the process that ran ANALYZE calls ``reopen_connections``).
-            kwargs.update(pool_recycle=SQLITE_RECYCLE)
+        # SQLite: no pool_recycle. A SQLite connection plans with the statistics (sqlite_stat1)
+        # it loaded when it opened; another connection's ANALYZE does not reach it. _checkout
+        # replaces a pooled connection older than SQLITE_RECYCLE seconds (bounding how long other
+        # processes plan without new statistics) or older than this process's last ANALYZE
+        # (``reopen_connections``) itself: SQLAlchemy's recycling goes through terminate(), whose
+        # shielded close can hang for ever (see _checkout).
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
         # SQLite has one writer at a time. Writers of this process queue here in arrival order
         # (SQLite's own busy handler sleeps and retries, and starves some writers under load),
@@ -286,6 +290,7 @@ class Database:
             event.listen(self.engine.sync_engine, "checkin", _stamp_checkin)
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "connect", _stamp_opened)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
             event.listen(self.engine.sync_engine, "checkout", self._checkout)
             self._write_gate = asyncio.Lock()
@@ -399,8 +404,26 @@ class Database:
             raise DisconnectionError(f"pooled connection did not answer a ping: {exc}") from exc
 
     def _checkout(self, dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        if record.info.setdefault("svc_generation", self._generation) != self._generation:
-            raise DisconnectionError("reopened for fresh planner statistics")  # the pool retries
+        """SQLite: replace a pooled connection opened before the last ``reopen_connections``
+        or more than ``SQLITE_RECYCLE`` seconds ago.
+
+        The connection is closed here, with an ordinary close in the task checking it out, and
+        only then is the pool told to open another (DisconnectionError on an entry that holds no
+        connection any more opens one without invalidating anything). Letting the pool replace
+        it (invalidation, or ``pool_recycle``) closes it through the driver's ``terminate()``:
+        for aiosqlite, a graceful close in a shielded task, and a forced stop of the
+        connection's thread if the checking-out task is cancelled meanwhile. When that task and
+        the shielded close are cancelled together (``asyncio.Runner.close`` cancelling the tasks
+        left at the end of a test, or of a server), the forced stop can end the thread before
+        the close queues its own stop, whose future then never completes: the loop's shutdown
+        waited for it for ever (the suite's intermittent 300 s teardown stall). An ordinary
+        close, cancelled, still waits for its own stop, which the live thread completes.
+        """
+        info = record.info
+        stale = info.setdefault("svc_generation", self._generation) != self._generation
+        if stale or time.monotonic() - info.get("svc_opened", time.monotonic()) > SQLITE_RECYCLE:
+            record.close()
+            raise DisconnectionError("reopened for fresh planner statistics")  # the pool opens another
 
     async def dispose(self) -> None:
         await self.engine.dispose()
