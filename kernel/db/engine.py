@@ -422,7 +422,12 @@ class Database:
         info = record.info
         stale = info.setdefault("svc_generation", self._generation) != self._generation
         if stale or time.monotonic() - info.get("svc_opened", time.monotonic()) > SQLITE_RECYCLE:
-            record.close()
+            try:
+                dbapi_connection.close()  # the driver's close, awaited here (cancelled: ends as it can)
+            except Exception:  # noqa: BLE001 - it is being replaced anyway
+                log.warning("closing a replaced SQLite connection failed", exc_info=True)
+            finally:
+                record.close()  # the entry lets it go (a closed aiosqlite connection closes at once)
             raise DisconnectionError("reopened for fresh planner statistics")  # the pool opens another
 
     async def dispose(self) -> None:

@@ -15,6 +15,8 @@ from plugins.items.read import counts
 from plugins.items.tables import item_counts, items
 from plugins.schema.api import get_schema
 
+WRITERS = 8  # concurrent write requests in the deltas test, well under the pool (20 + 10 overflow)
+
 
 async def _truth(svc_app: Any, site: str, collection: str) -> int:
     coll = (await get_schema(svc_app.kernel, site)).collection(collection)
@@ -108,8 +110,18 @@ async def test_postgresql_deltas_fold_without_changing_the_sum(calls: Calls, svc
             return int((await conn.execute(select(func.count()).select_from(item_counts).where(
                 item_counts.c.collection_id == coll.id))).scalar_one())
 
-    # concurrent writers: one delta row per statement on PostgreSQL, none of them waiting
-    await asyncio.gather(*(calls.create("logs", [{"n": i}, {"n": -i}]) for i in range(40)))
+    # Concurrent writers: one delta row per statement on PostgreSQL, none of them waiting. More
+    # writes than MAX_DELTAS, so that a sweep has rows to fold, but at most WRITERS at a time:
+    # forty at once held up to 15 of the pool's 30 connections on a quiet machine, and on a
+    # loaded one, all in flight on one slow event loop, checkouts waited past the pool's 30 s
+    # timeout. WRITERS requests (one connection each) and the app's own tasks never wait.
+    lane = asyncio.Semaphore(WRITERS)
+
+    async def write(i: int) -> None:
+        async with lane:
+            await calls.create("logs", [{"n": i}, {"n": -i}])
+
+    await asyncio.gather(*(write(i) for i in range(40)))
     await calls.ok("delete", f"/items/logs/{(await calls.list('logs', limit=1))['data'][0]['id']}", status=204)
     if kernel.db.is_sqlite:
         assert await rows() == 1  # one row per collection, updated in place

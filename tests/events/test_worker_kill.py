@@ -19,19 +19,28 @@ from kernel.testing import start_dispatching_process, until_in_process
 
 EVENTS = 120
 SITE = "kill-site"
+WARM_SITE = "warm-site"  # one event the first process handles before it gets the real ones
+
+# The lease bounds each delivery too: a batch that outlives it is cut short and handed out again,
+# which the assertions below would see as a duplicate of an acknowledged event (first process)
+# or as events out of order (second). The first process's is short, because the second waits
+# for it to expire after the kill; it meets its batches warm (the warm-up event). The second
+# process's is long: it is cold when its first batch comes, and nothing waits for its lease.
+FIRST_LEASE, SECOND_LEASE = "2", "60"
 
 
-def _start(data_dir: Path, record: Path) -> subprocess.Popen[bytes]:
+def _start(data_dir: Path, record: Path, lease: str) -> subprocess.Popen[bytes]:
     return start_dispatching_process(data_dir, {
         "SVC_PLUGINS_EXTRA": "tests.events.recording_consumer", "SVC_TEST_RECORD_FILE": str(record),
-        "SVC_TEST_RECORD_LINGER": "0.2", "SVC_EVENTS_BATCH": "10", "SVC_EVENTS_LEASE_SECONDS": "2",
+        "SVC_TEST_RECORD_LINGER": "0.2", "SVC_EVENTS_BATCH": "10", "SVC_EVENTS_LEASE_SECONDS": lease,
         "SVC_EVENTS_POLL_SECONDS": "0.2"})
 
 
-def _recorded(record: Path) -> list[int]:
+def _recorded(record: Path, site: str = SITE) -> list[int]:
     if not record.exists():
         return []
-    return [int(line.split()[1]) for line in record.read_text().splitlines() if line.strip()]
+    lines = [line.split() for line in record.read_text().splitlines() if line.strip()]
+    return [int(event_id) for site_id, event_id in lines if site_id == site]
 
 
 async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
@@ -41,16 +50,21 @@ async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
     token = await app.login()
     resp = await app.client.post("/api/v1/sites", json={"id": SITE}, headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 201
-    for start in range(0, EVENTS, 20):
-        async with kernel.unit_of_work(SITE) as uow:
-            for i in range(start, start + 20):
-                uow.emit("items.create", collection="posts", item_id=str(i))
-    expected = [e.id for e in (await kernel.events.read_after(SITE, limit=1000)).events]
-    assert len(expected) == EVENTS
+    resp = await app.client.post("/api/v1/sites", json={"id": WARM_SITE}, headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 201
     record = tmp_path / "record.txt"
 
-    first = _start(data_dir, record)
+    first = _start(data_dir, record, FIRST_LEASE)
     try:
+        async with kernel.unit_of_work(WARM_SITE) as uow:
+            uow.emit("items.create", collection="posts", item_id="warm")
+        await until_in_process(lambda: len(_recorded(record, WARM_SITE)) >= 1, first, data_dir)
+        for start in range(0, EVENTS, 20):
+            async with kernel.unit_of_work(SITE) as uow:
+                for i in range(start, start + 20):
+                    uow.emit("items.create", collection="posts", item_id=str(i))
+        expected = [e.id for e in (await kernel.events.read_after(SITE, limit=1000)).events]
+        assert len(expected) == EVENTS
         await until_in_process(lambda: len(_recorded(record)) >= 30, first, data_dir)
         first.send_signal(signal.SIGKILL)  # mid-dispatch: it lingers 0.2 s in every batch before its ack
         first.wait(10)
@@ -62,7 +76,7 @@ async def test_sigkill_mid_dispatch_loses_nothing(make_app, tmp_path):
     acked = state["cursor"] if state else START
     assert len(before_restart) < EVENTS and acked.id < expected[-1]
 
-    second = _start(data_dir, record)
+    second = _start(data_dir, record, SECOND_LEASE)
     try:
         await until_in_process(lambda: set(_recorded(record)) >= set(expected), second, data_dir)
         done = await kernel.events.checkpoint(SITE, "recorder")
