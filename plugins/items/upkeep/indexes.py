@@ -130,8 +130,9 @@ def on_field_change(kernel: Any) -> Any:
             return
         if not (_wants_index(before) or _wants_index(after)):
             return
-        async with kernel.db.connect() as conn:
-            snap = await load_schema(conn, ctx.site_id)
+        # After commit: the cached snapshot (``schema.changed`` ran first and dropped the old
+        # one), so the fields of one import read the schema once, not once each.
+        snap = await get_schema(kernel, ctx.site_id)
         coll = snap.collection(payload.get("collection", ""))
         if coll is None:
             return
