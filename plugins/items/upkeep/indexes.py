@@ -20,10 +20,10 @@ sites"). With ``SVC_ITEMS_INDEX_MIN_ITEMS`` set to ``N`` > 0, a non-unique field
 made only once its collection holds ``N`` live items (the default is 1,000): the field action
 skips it below that. ``ensure_grown`` makes, at startup, the missing indexes of every collection
 that reached it, in one query over the item counts. While a process runs, ``GrowthWatch`` follows
-the items it creates: each collection it writes to is counted again (one query, in the
-background) at its first create and then every ``N // CHECK_PARTS`` creates (fewer when the
-collection is closer to ``N``), so a collection crossing ``N`` gets its indexes within that many
-creates of the process that makes it cross, however the creates come (one at a time, or 10,000
+the items it creates: each collection it writes to is counted (one query, in the background)
+every ``N // CHECK_PARTS`` creates (fewer when the collection is closer to ``N``), so a
+collection crossing ``N`` gets its indexes within that many
+further creates of each process writing to it, however the creates come (one at a time, or 10,000
 items seeded in arrays of 200), and a site's writes only ever count and index that site's
 collections. Below ``N`` items the ``(site_id, collection_id)`` index already narrows a read to
 the collection. A ``unique`` field's index is always made at once: it backs the uniqueness check.
@@ -250,8 +250,10 @@ class GrowthWatch:
     reaches the threshold (``grow``), in one background task that never slows a write.
 
     ``left`` holds, per (site, collection name), the creates before the collection is counted
-    again: unknown (first create, or forgotten) counts at once; below the threshold, the distance
-    to it, at most ``threshold // CHECK_PARTS`` (other processes create items too); once grown,
+    again: ``threshold // CHECK_PARTS`` when unknown (not written yet by this process, or
+    forgotten: a collection already grown when the process started was handled by the startup
+    pass, and one written only a few times is never counted); below the threshold, the distance
+    to it, at most that step (other processes create items too); once grown,
     ``threshold`` (a collection made again under the same name, or an index that failed, is
     caught then). Counts happen in the background; creates that arrive meanwhile are queued in
     ``due``, and the task runs until nothing is due, so a crossing is never missed.
@@ -272,7 +274,7 @@ class GrowthWatch:
         if not isinstance(site_id, str) or not isinstance(collection, str):
             return
         key = (site_id, collection)
-        left = self.left.pop(key, 0) - 1
+        left = self.left.pop(key, self.step) - 1
         if left > 0:
             self.left[key] = left
             return
