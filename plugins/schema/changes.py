@@ -61,13 +61,14 @@ class _Batch:
     snapshot: SchemaSnapshot | None = None
 
 
-_batches: weakref.WeakKeyDictionary[UnitOfWork, _Batch] = weakref.WeakKeyDictionary()
+# Keyed by the transaction's connection, which the unit of work's ``acting`` views share.
+_batches: weakref.WeakKeyDictionary[Any, _Batch] = weakref.WeakKeyDictionary()
 
 
 async def begin(uow: UnitOfWork) -> SchemaSnapshot:
     """Start a schema change: bump the version (once per unit of work), then the schema as this
     transaction sees it (read once, then kept up to date: see the module's docstring)."""
-    batch = _batches.setdefault(uow, _Batch())
+    batch = _batches.setdefault(uow.conn, _Batch())
     if not batch.bumped:
         await bump_version(uow)
         batch.bumped = True
@@ -78,7 +79,7 @@ async def begin(uow: UnitOfWork) -> SchemaSnapshot:
 
 def remember(uow: UnitOfWork, snapshot: SchemaSnapshot | None) -> None:
     """After ``done``: ``snapshot`` is the schema as the transaction now holds it (``None``: unknown)."""
-    batch = _batches.get(uow)
+    batch = _batches.get(uow.conn)
     if batch is not None:
         batch.snapshot = snapshot
 
@@ -86,7 +87,8 @@ def remember(uow: UnitOfWork, snapshot: SchemaSnapshot | None) -> None:
 def in_transaction(uow: Any) -> SchemaSnapshot | None:
     """The snapshot of the schema change ``uow`` is making, for its bus filters (``None``
     outside a schema change, or after a write that dropped it)."""
-    batch = _batches.get(uow) if uow is not None else None
+    conn = getattr(uow, "conn", None)
+    batch = _batches.get(conn) if conn is not None else None
     return batch.snapshot if batch is not None else None
 
 
