@@ -53,7 +53,7 @@ from kernel.db.migrate import migration_paths, upgrade
 from kernel.ids import uuid7
 from kernel.settings import Settings
 from plugins.items.tables import items
-from plugins.items.upkeep import search_backfill
+from plugins.items.upkeep import indexes, search_backfill
 from plugins.schema.api import load_schema
 
 API = "/api/v1"
@@ -302,6 +302,7 @@ async def main(args: argparse.Namespace) -> None:
             if args.reuse and coll_id and have == args.n:
                 headers["X-Svc-Site"] = SITE
                 print(f"reusing {have:,} articles ({kernel.db.dialect})")
+                await indexes.settle(kernel)  # the startup pass over grown collections
                 out["seed"] = {"mode": "reused"}
                 if args.search_index:  # finish what an interrupted preparation left
                     await analyze(kernel)
@@ -319,7 +320,9 @@ async def main(args: argparse.Namespace) -> None:
                 await seed_schema(client, headers)
                 coll_id = await articles_id(kernel)
                 assert coll_id is not None
-                for _ in range(50):  # the field indexes are made by bus actions after the commit
+                for _ in range(50 if indexes.min_items(kernel) == 0 else 0):
+                    # With SVC_ITEMS_INDEX_MIN_ITEMS=0 the field indexes are made by bus actions
+                    # after the commit; by default they wait for 1,000 items (below).
                     if len(await field_indexes(kernel, coll_id)) >= 7:
                         break
                     await asyncio.sleep(0.1)
@@ -329,6 +332,11 @@ async def main(args: argparse.Namespace) -> None:
                 else:
                     print("direct seeding: bulk inserts into svc_items, no search-index entries", flush=True)
                     await seed_direct(kernel, client, headers, coll_id, args.n)
+                # The field indexes wait for SVC_ITEMS_INDEX_MIN_ITEMS live items: the API seed's
+                # creates make them as the collection grows (in the background), the direct
+                # seed's bulk inserts (no item events) at the next start's pass, run here.
+                await indexes.settle(kernel)
+                await indexes.ensure_grown(kernel)
                 seeded = time.perf_counter() - t0
                 if mode == "direct" and args.search_index:
                     await analyze(kernel)  # the backfill's reads want the planner to know the items

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest_asyncio
+
+from kernel.testing import TestApp
+
+
+@pytest_asyncio.fixture
+async def svc_app(make_app: Any) -> TestApp:
+    """Field indexes with the field (``SVC_ITEMS_INDEX_MIN_ITEMS=0``): the ``rank`` index must
+    exist for the cast check below to mean anything."""
+    return await make_app(env={"SVC_ITEMS_INDEX_MIN_ITEMS": "0"})
+
 
 async def make(client, headers, name, fields):
     assert (await client.post("/api/v1/collections", json={"name": name}, headers=headers)).status_code == 201

@@ -1,5 +1,9 @@
 """Default field indexes and the planner: a filtered, sorted page reads the sort field's index
-in order, on both databases; on SQLite the statistics are refreshed as the items grow."""
+in order, on both databases; on SQLite the statistics are refreshed as the items grow.
+
+The apps here make a field's index with the field (``SVC_ITEMS_INDEX_MIN_ITEMS=0``): the tests
+are about how the planner uses the indexes, not about when they are made
+(test_items_lazy_indexes.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +11,18 @@ import asyncio
 import json
 from typing import Any
 
+import pytest_asyncio
 from sqlalchemy import text
 
-from kernel.testing import Calls
+from kernel.testing import Calls, TestApp
 from plugins.items.upkeep import pg_statistics, planner_stats
 from plugins.items.upkeep.indexes import index_name
 from plugins.schema.api import get_schema
+
+
+@pytest_asyncio.fixture
+async def svc_app(make_app: Any) -> TestApp:
+    return await make_app(env={"SVC_ITEMS_INDEX_MIN_ITEMS": "0"})
 
 
 async def _seed(calls: Calls, n: int) -> None:

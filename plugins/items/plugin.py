@@ -37,10 +37,10 @@ READ_WRITE_LIMITS = {"GET": "items_read", "*": "items_write"}
 
 @hookimpl
 def register_settings() -> list[Setting]:
-    return [Setting("SVC_ITEMS_INDEX_MIN_ITEMS", 0, parse_int(0),
+    return [Setting("SVC_ITEMS_INDEX_MIN_ITEMS", 1000, parse_int(0),
                     "Live items a collection holds before its non-unique field indexes are made "
-                    "(0: with the field). Set it (for example 1000) for many sites of small "
-                    "collections: each index weighs on every write and plan of the one items table.")]
+                    "(0: with the field). Each index weighs on every write and plan of the one "
+                    "items table, so many sites of small collections must not each have theirs.")]
 
 
 @hookimpl

@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from kernel.tenancy.scope import SiteDB
 from plugins.schema.cache import get_schema
-from plugins.schema.changes import FIELD_TYPE_CHANGE, SCHEMA_CHANGED
+from plugins.schema.changes import FIELD_TYPE_CHANGE, SCHEMA_CHANGED, in_transaction
 from plugins.schema.collections import (
     create_collection,
     delete_collection,
@@ -84,6 +84,12 @@ async def load_schema(conn: Any, site_id: str) -> SchemaSnapshot:
     return await load_snapshot(SiteDB(site_id, conn))
 
 
+async def transaction_schema(ctx: Any) -> SchemaSnapshot:
+    """The schema as a bus filter's transaction sees it: the snapshot the schema change in
+    progress holds (no query: see ``changes.begin``), else read on ``ctx.conn``."""
+    return in_transaction(getattr(ctx, "uow", None)) or await load_schema(ctx.conn, ctx.site_id)
+
+
 def relations_pointing_to(snapshot: SchemaSnapshot, collection: str) -> list[Reference]:
     """Every (collection, field) that may hold ids of ``collection``'s items, with the relation,
     the value shape (``id``, ``ids`` or ``refs``) and ``onDelete``: what deleting one of
@@ -133,7 +139,7 @@ __all__ = [
     "STRUCTURAL_FIELDS", "CollectionDef", "FieldDef", "NestedField", "Reference", "RelationDef",
     "SchemaSnapshot", "coerce", "collection_name_problem", "convert", "converts", "create_collection",
     "create_field", "create_relation", "delete_collection", "delete_field", "delete_relation",
-    "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "live_fields",
+    "field_in_use", "field_name_problem", "forget_cached", "get_schema", "indexed_fields", "live_fields", "transaction_schema",
     "load_schema",
     "nested_fields", "parse_decimal",
     "relations_pointing_to", "restore_collection", "update_collection", "update_field", "update_relation",

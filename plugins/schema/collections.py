@@ -21,7 +21,7 @@ from plugins.schema import fields as field_service
 from plugins.schema.collection_meta import collection_record, event_record, parse_collection_body
 from plugins.schema.collection_rows import find_row, not_found
 from plugins.schema.names import check_collection_name
-from plugins.schema.snapshot import SchemaSnapshot
+from plugins.schema.snapshot import SchemaSnapshot, with_collection
 from plugins.schema.tables import collections
 
 
@@ -67,6 +67,7 @@ async def create_collection(uow: UnitOfWork, body: dict[str, Any]) -> dict[str, 
     await changes.check(uow, "collections.create", data)
     await changes.insert_row(uow, collections, row, f"Collection '{name}'", ["name"])
     await changes.done(uow, "collections.create", data, target_type="collection", target_id=name)
+    changes.remember(uow, with_collection(snap, row))
     for i, spec in enumerate(inline or []):
         if isinstance(spec, dict) and spec.get("field") == "id":
             continue  # Directus clients send their primary key; svc's structural id is that key

@@ -21,7 +21,7 @@ from plugins.schema.field_body import event_record, field_record, parse_field_bo
 from plugins.schema.names import check_field_name, is_lookup_name
 from plugins.schema.options import validate_options
 from plugins.schema.relation_rules import names_taken
-from plugins.schema.snapshot import CollectionDef, FieldDef, SchemaSnapshot
+from plugins.schema.snapshot import CollectionDef, FieldDef, SchemaSnapshot, with_field
 from plugins.schema.tables import collections, fields
 
 HOLDER_TYPES = {"m2o": types.ID_TYPES, "o2m": types.ID_TYPES, "m2m": types.LIST_ID_TYPES,
@@ -99,6 +99,7 @@ async def _create(uow: UnitOfWork, collection: str, body: dict[str, Any]) -> dic
     await changes.check(uow, "fields.create", data)
     await changes.insert_row(uow, fields, row, f"Field '{name}'", ["field"])
     await changes.done(uow, "fields.create", data, target_type="field", target_id=f"{collection}.{name}")
+    changes.remember(uow, with_field(snap, row))
     return record
 
 

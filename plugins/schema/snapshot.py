@@ -213,6 +213,30 @@ class SchemaSnapshot:
                 for r in self.relations if collection in r.targets]
 
 
+def with_collection(snap: SchemaSnapshot, row: Any) -> SchemaSnapshot:
+    """``snap`` plus the new collection of ``row`` (a ``svc_collections`` row, no fields yet),
+    as ``load_snapshot`` would read it."""
+    from plugins.schema.collection_meta import full_meta
+
+    added = CollectionDef(id=row["id"], name=row["name"], meta=MappingProxyType(full_meta(row["meta"])),
+                          fields=MappingProxyType({}))
+    defs = {**snap.collections, row["name"]: added}
+    return SchemaSnapshot(snap.site_id, snap.version, MappingProxyType(dict(sorted(defs.items()))), snap.relations)
+
+
+def with_field(snap: SchemaSnapshot, row: Any) -> SchemaSnapshot:
+    """``snap`` plus the new field of ``row`` (a ``svc_fields`` row), as ``load_snapshot`` would
+    read it: after the fields of the same or a smaller ``sort`` (they were made before it)."""
+    coll = snap.collections[row["collection"]]
+    added = field_def(row)
+    listed = list(coll.fields.values())
+    at = next((i for i, f in enumerate(listed) if f.sort > added.sort), len(listed))
+    listed.insert(at, added)
+    fields_ = MappingProxyType({f.name: f for f in listed})
+    defs = {**snap.collections, coll.name: CollectionDef(id=coll.id, name=coll.name, meta=coll.meta, fields=fields_)}
+    return SchemaSnapshot(snap.site_id, snap.version, MappingProxyType(defs), snap.relations)
+
+
 def relation_def(row: Any) -> RelationDef:
     """A ``RelationDef`` from a ``svc_relations`` row."""
     return RelationDef(

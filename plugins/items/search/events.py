@@ -25,7 +25,7 @@ from typing import Any
 from kernel.tenancy.scope import SiteDB
 from plugins.items.search import index as search_index
 from plugins.items.search.index import SEARCHABLE_TYPES, searchable_fields
-from plugins.schema.api import get_schema, load_schema
+from plugins.schema.api import get_schema, transaction_schema
 
 LAST = 10_000
 
@@ -40,7 +40,7 @@ async def _collection(ctx: Any, name: Any, *, fresh: bool = False) -> Any:
         coll = (await get_schema(ctx.kernel, ctx.site_id)).collection(name)
         if coll is not None:
             return coll
-    return (await load_schema(ctx.conn, ctx.site_id)).collection(name)
+    return (await transaction_schema(ctx)).collection(name)
 
 
 def _texts(coll: Any, item: Any) -> dict[str, Any]:

@@ -17,36 +17,43 @@ table, which every insert checks (each partial index's predicate) and every plan
 weighs, so 10,000 sites of five small collections made some 150,000 of them: writes and plans
 slow down with the number of sites, not with the data (docs/performance.md, "Scale: 10,000
 sites"). With ``SVC_ITEMS_INDEX_MIN_ITEMS`` set to ``N`` > 0, a non-unique field's index is
-made only once its collection holds ``N`` live items: the field action skips it below that,
-and ``ensure_grown`` (at startup and every ``GROWN_EVERY`` item writes of a process) makes the
-missing indexes of the collections that reached it, in one query over the item counts. Below
-``N`` items the ``(site_id, collection_id)`` index already narrows a read to the collection.
-A ``unique`` field's index is always made at once: it backs the uniqueness check.
+made only once its collection holds ``N`` live items (the default is 1,000): the field action
+skips it below that. ``ensure_grown`` makes, at startup, the missing indexes of every collection
+that reached it, in one query over the item counts. While a process runs, ``GrowthWatch`` follows
+the items it creates: each collection it writes to is counted (one query, in the background)
+every ``N // CHECK_PARTS`` creates (fewer when the collection is closer to ``N``), so a
+collection crossing ``N`` gets its indexes within that many
+further creates of each process writing to it, however the creates come (one at a time, or 10,000
+items seeded in arrays of 200), and a site's writes only ever count and index that site's
+collections. Below ``N`` items the ``(site_id, collection_id)`` index already narrows a read to
+the collection. A ``unique`` field's index is always made at once: it backs the uniqueness check.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
+from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, func, select, text
+from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, bindparam, func, select, text
 from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
 from plugins.items.query.jsonpath import FIELD_KEY, field_expr
 from plugins.items.query.sqlexpr import ordered
 from plugins.items.tables import item_counts
-from plugins.items.upkeep import pg_statistics, write_triggered
-from plugins.items.upkeep.write_triggered import WriteTriggered
-from plugins.schema.api import is_indexed, load_schema
+from plugins.items.upkeep import pg_statistics
+from plugins.schema.api import get_schema, is_indexed, load_schema
 
 log = logging.getLogger("svc.items")
 COLLECTION_ID = re.compile(r"^[0-9a-f-]{1,36}$")
 MAX_NAME = 63  # PostgreSQL's identifier limit
 GROWN_STATE = "items.grown_indexes"
-GROWN_EVERY = 200  # item writes of a process between two ensure_grown sweeps
+CHECK_PARTS = 10  # a watched collection is counted again every threshold // CHECK_PARTS creates
+MAX_WATCHED = 10_000  # collections a process remembers the distance of (least recently written forgotten)
 
 
 def index_name(collection_id: str, field: str) -> str:
@@ -123,8 +130,9 @@ def on_field_change(kernel: Any) -> Any:
             return
         if not (_wants_index(before) or _wants_index(after)):
             return
-        async with kernel.db.connect() as conn:
-            snap = await load_schema(conn, ctx.site_id)
+        # After commit: the cached snapshot (``schema.changed`` ran first and dropped the old
+        # one), so the fields of one import read the schema once, not once each.
+        snap = await get_schema(kernel, ctx.site_id)
         coll = snap.collection(payload.get("collection", ""))
         if coll is None:
             return
@@ -167,13 +175,19 @@ async def _big_enough(kernel: Any, site_id: str, collection_id: str) -> bool:
     return int(total) >= threshold
 
 
-async def existing_indexes(conn: Any) -> set[str]:
-    """The names of the items table's indexes."""
+async def existing_indexes(conn: Any, names: list[str] | None = None) -> set[str]:
+    """The names of the items table's indexes (only those among ``names`` when given)."""
     if conn.dialect.name == "postgresql":
-        rows = await conn.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'svc_items'"))
+        stmt = text("SELECT indexname FROM pg_indexes WHERE tablename = 'svc_items'"
+                    + (" AND indexname IN :names" if names is not None else ""))
     else:
-        rows = await conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'svc_items'"))
-    return {name for (name,) in rows}
+        stmt = text("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'svc_items'"
+                    + (" AND name IN :names" if names is not None else ""))
+    if names is not None:
+        if not names:
+            return set()
+        stmt = stmt.bindparams(bindparam("names", value=names, expanding=True))
+    return {name for (name,) in await conn.execute(stmt)}
 
 
 async def ensure_grown(kernel: Any) -> int:
@@ -205,22 +219,138 @@ async def ensure_grown(kernel: Any) -> int:
     return made
 
 
-async def _grown_job(kernel: Any) -> None:
-    await ensure_grown(kernel)
+async def grow(kernel: Any, site_id: str, names: set[str]) -> dict[str, int]:
+    """Count the live items of ``site_id``'s collections ``names`` (one query) and make the missing
+    field indexes of those that hold ``SVC_ITEMS_INDEX_MIN_ITEMS`` or more; returns each found
+    collection's count."""
+    threshold = min_items(kernel)
+    snap = await get_schema(kernel, site_id)
+    colls = {coll.id: coll for name in names if (coll := snap.collection(name)) is not None}
+    if not colls:
+        return {}
+    async with kernel.db.connect() as conn:
+        counted = dict((await conn.execute(
+            select(item_counts.c.collection_id, func.sum(item_counts.c.n)).where(
+                item_counts.c.site_id == site_id, item_counts.c.collection_id.in_(list(colls)))
+            .group_by(item_counts.c.collection_id))).all())
+        grown = [coll for coll_id, coll in colls.items() if int(counted.get(coll_id) or 0) >= threshold]
+        wanted = {index_name(coll.id, f.name): (coll, f) for coll in grown for f in coll.fields.values()
+                  if is_indexed(f.type, f.options)}
+        present = await existing_indexes(conn, sorted(wanted)) if wanted else set()
+        await conn.rollback()
+    for name, (coll, fdef) in wanted.items():
+        if name not in present:
+            await ensure_index(kernel, coll.id, fdef)
+            log.info("made index %s: collection %s of site %s reached %d items", name, coll.name, site_id, threshold)
+    return {coll.name: int(counted.get(coll_id) or 0) for coll_id, coll in colls.items()}
+
+
+class GrowthWatch:
+    """Follows the items this process creates and makes a collection's field indexes when it
+    reaches the threshold (``grow``), in one background task that never slows a write.
+
+    ``left`` holds, per (site, collection name), the creates before the collection is counted
+    again: ``threshold // CHECK_PARTS`` when unknown (not written yet by this process, or
+    forgotten: a collection already grown when the process started was handled by the startup
+    pass, and one written only a few times is never counted); below the threshold, the distance
+    to it, at most that step (other processes create items too); once grown,
+    ``threshold`` (a collection made again under the same name, or an index that failed, is
+    caught then). Counts happen in the background; creates that arrive meanwhile are queued in
+    ``due``, and the task runs until nothing is due, so a crossing is never missed.
+    """
+
+    def __init__(self, kernel: Any, threshold: int) -> None:
+        self.kernel, self.threshold = kernel, threshold
+        self.step = max(1, threshold // CHECK_PARTS)
+        self.left: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self.due: set[tuple[str, str]] = set()
+        self.task: asyncio.Task[None] | None = None
+
+    def count(self, event: str, payload: Any, ctx: Any) -> None:
+        """The action handler of ``items.create``: one committed create of this process."""
+        if ctx.remote or not isinstance(payload, dict):
+            return
+        site_id, collection = payload.get("siteId"), payload.get("collection")
+        if not isinstance(site_id, str) or not isinstance(collection, str):
+            return
+        key = (site_id, collection)
+        left = self.left.pop(key, self.step) - 1
+        if left > 0:
+            self.left[key] = left
+            return
+        self.due.add(key)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while self.due:
+            due, self.due = self.due, set()
+            for site_id in sorted({site for site, _ in due}):
+                names = {name for site, name in due if site == site_id}
+                try:
+                    counts = await grow(self.kernel, site_id, names)
+                except Exception:  # noqa: BLE001 - the collection works without its indexes, only slower
+                    log.exception("making the indexes of grown collections of site %s failed", site_id)
+                    counts = {}
+                for name in names:
+                    self._remember((site_id, name), counts.get(name))
+
+    def _remember(self, key: tuple[str, str], count: int | None) -> None:
+        if count is None:  # gone, or the count failed: count again at its next create
+            return
+        self.left[key] = self.threshold if count >= self.threshold else min(self.threshold - count, self.step)
+        while len(self.left) > MAX_WATCHED:
+            self.left.popitem(last=False)
+
+    async def settle(self) -> None:
+        """Wait for the counts and indexes of the creates seen so far (tests, shutdown)."""
+        while self.task is not None and not self.task.done():
+            await asyncio.shield(self.task)
+
+    async def stop(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
 
 
 def register(bus: Any, kernel: Any) -> None:
-    """With ``SVC_ITEMS_INDEX_MIN_ITEMS`` set, look for grown collections every ``GROWN_EVERY``
-    item writes of this process (the ``register_event_handlers`` hook)."""
-    if min_items(kernel) > 0:
-        write_triggered.install(bus, kernel, GROWN_STATE, WriteTriggered(
-            kernel, _grown_job, GROWN_EVERY, "making the indexes of grown collections failed"))
+    """With ``SVC_ITEMS_INDEX_MIN_ITEMS`` > 0, follow the items this process creates
+    (the ``register_event_handlers`` hook)."""
+    threshold = min_items(kernel)
+    if threshold > 0:
+        watch = GrowthWatch(kernel, threshold)
+        kernel.state[GROWN_STATE] = watch
+        bus.on_action("items.create", watch.count)
 
 
 def start(kernel: Any) -> None:
-    """Look once at startup, in the background."""
-    write_triggered.start(kernel, GROWN_STATE)
+    """Look once at startup, over every site, in the background (``ensure_grown``)."""
+    if kernel.state.get(GROWN_STATE) is not None:
+        kernel.state[GROWN_STATE + ".startup"] = asyncio.get_running_loop().create_task(_startup(kernel))
+
+
+async def _startup(kernel: Any) -> None:
+    try:
+        await ensure_grown(kernel)
+    except Exception:  # noqa: BLE001 - maintenance costs speed when it fails, never correctness
+        log.exception("making the indexes of grown collections failed")
+
+
+async def settle(kernel: Any) -> None:
+    """Wait until the startup pass and the counts of the creates seen so far are done."""
+    startup: asyncio.Task[None] | None = kernel.state.get(GROWN_STATE + ".startup")
+    if startup is not None:
+        await asyncio.shield(startup)
+    watch: GrowthWatch | None = kernel.state.get(GROWN_STATE)
+    if watch is not None:
+        await watch.settle()
 
 
 async def stop(kernel: Any) -> None:
-    await write_triggered.stop(kernel, GROWN_STATE)
+    startup: asyncio.Task[None] | None = kernel.state.get(GROWN_STATE + ".startup")
+    if startup is not None and not startup.done():
+        startup.cancel()
+        await asyncio.gather(startup, return_exceptions=True)
+    watch: GrowthWatch | None = kernel.state.get(GROWN_STATE)
+    if watch is not None:
+        await watch.stop()

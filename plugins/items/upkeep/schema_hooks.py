@@ -24,7 +24,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.items.query.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
 from plugins.items.read.listing import live_values
 from plugins.items.tables import items
-from plugins.schema.api import convert, load_schema, validate_value
+from plugins.schema.api import convert, transaction_schema, validate_value
 
 MAX_REPORTED = 20
 MAX_VALUE_ECHO = 200
@@ -41,7 +41,7 @@ class _Shape:
 
 
 async def _context(ctx: Any, payload: dict[str, Any]) -> tuple[SiteDB, Any]:
-    snap = await load_schema(ctx.conn, ctx.site_id)
+    snap = await transaction_schema(ctx)
     coll = snap.collection(payload["collection"])
     return SiteDB(ctx.site_id, ctx.conn), coll
 
