@@ -493,7 +493,8 @@ if __name__ == "__main__":
     parser.add_argument("--connections", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--drain", type=float, default=10.0, help="seconds to wait for missing frames")
+    parser.add_argument("--drain", type=float, default=120.0,
+                        help="after the last write answered, wait up to this long for missing frames")
     parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     parser.add_argument("--ws", default="svc", help="svc (svc serve) or a uvicorn ws implementation to compare")
     parser.add_argument("--peer", choices=("directus",), default=None,
