@@ -13,7 +13,8 @@ async def test_remote_actions_arrive_again_after_a_redis_restart(redis_server): 
     listener, publisher = Bus(redis_server.url, channel="svc:bus:restart"), Bus(redis_server.url,
                                                                                 channel="svc:bus:restart")
     seen: list[dict] = []
-    listener.on_action("sites.changed", lambda event, payload, ctx: seen.append(payload) if ctx.remote else None)
+    for bus in (listener, publisher):  # every process has the same handlers (unhandled events stay local)
+        bus.on_action("sites.changed", lambda event, payload, ctx: seen.append(payload) if ctx.remote else None)
     await listener.start()
     await publisher.start()
     ctx = EventContext(site_id="s1")
@@ -40,6 +41,7 @@ async def test_remote_actions_arrive_again_after_a_redis_restart(redis_server): 
 async def test_a_bus_started_while_redis_is_down_connects_when_it_comes(redis_server):  # noqa: F811
     redis_server.kill()
     bus = Bus(redis_server.url, channel="svc:bus:late")
+    bus.on_action("sites.changed", lambda event, payload, ctx: None)
     await bus.start()  # a process restarted during the outage starts anyway
     try:
         assert bus.redis_connected is False

@@ -54,7 +54,12 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
     decoder (``kernel.db.engine``: item ``data`` on both dialects)."""
     if isinstance(raw, memoryview):
         raw = raw.tobytes()
-    octets = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if isinstance(raw, str):
+        octets = raw.encode("utf-8", "surrogatepass")
+    elif isinstance(raw, bytes | bytearray):
+        octets = raw
+    else:  # not a document (SQLite hands a JSON column's number back as one): the stdlib's TypeError
+        return json.loads(raw)  # type: ignore[arg-type]
     if _LONG_RUN not in octets.translate(_DIGIT_RUNS):
         try:
             return orjson.loads(raw)

@@ -71,7 +71,7 @@ def test_decoding_reads_what_the_stdlib_reads(raw):
         assert math.isnan(loads(raw)["n"])
 
 
-@pytest.mark.parametrize("raw", [b"", b"{", b"nope", b"{'a': 1}", b'{"a": }', b'"\xff"', b"[1,]", b"[" * 100_000])
+@pytest.mark.parametrize("raw", [5, 2.5, None, b"", b"{", b"nope", b"{'a': 1}", b'{"a": }', b'"\xff"', b"[1,]", b"[" * 100_000])
 def test_decoding_fails_as_the_stdlib_fails(raw):
     with pytest.raises(BaseException) as theirs:
         json.loads(raw)
