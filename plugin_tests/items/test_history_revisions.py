@@ -5,7 +5,10 @@ first); staged revisions; revert."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
+import pytest
+import pytest_asyncio
 from sqlalchemy import func, select
 
 from kernel.testing import Calls
@@ -13,6 +16,25 @@ from plugins.access import api as access_api
 from plugins.items.history.tables import revisions as revisions_table
 
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
+
+# Every test writes and reads in a site of its own: they share the module's app (``shared_site``),
+# each in a new site of it (the harness's ``calls``, ``make_member`` and the items ``member`` go
+# through these).
+
+
+@pytest.fixture
+def svc_app(shared_site: Any) -> Any:
+    return shared_site.app
+
+
+@pytest.fixture
+def admin_headers(shared_site: Any) -> dict[str, str]:
+    return shared_site.admin_headers
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site(shared_site: Any) -> str:
+    return await shared_site.app.create_site(shared_site.admin_headers)
 
 
 async def _notes(calls: Calls, **meta) -> dict:
@@ -211,13 +233,14 @@ async def test_api_key_and_impersonation_are_recorded(svc_app, site, calls: Call
     assert actor["userId"] == user_id and actor["impersonatorId"] == admin_id
 
 
-async def test_creates_write_no_revision_rows(svc_app, calls: Calls):
+async def test_creates_write_no_revision_rows(svc_app, site, calls: Calls):
     await calls.collection("notes", FIELDS)
     await calls.create("notes", [{"id": f"i{i}", "title": "t"} for i in range(5)])
 
-    async def count() -> int:
+    async def count() -> int:  # the site's rows (the module's other tests wrote in other sites)
         async with svc_app.kernel.db.connect() as conn:
-            return (await conn.execute(select(func.count()).select_from(revisions_table))).scalar()
+            query = select(func.count()).select_from(revisions_table).where(revisions_table.c.site_id == site)
+            return (await conn.execute(query)).scalar()
 
     assert await count() == 0
     await calls.ok("patch", "/items/notes/i3", json={"n": 1})
@@ -259,8 +282,6 @@ async def test_a_reused_id_after_hard_delete_starts_a_clean_history(calls: Calls
 
 
 async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
-    import pytest
-
     from kernel.auth.principal import Principal
     from kernel.errors import ApiError
     from plugins.items.core.service import acting_context
