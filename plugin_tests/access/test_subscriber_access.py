@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-import pytest_asyncio
 from access_helpers import audit_actions
 
+from kernel import testing_shared
 from kernel.testing import API, Calls
 
 # Every test grants and reads in a site of its own: they share the module's app (``shared_site``),
-# each in a new site of it (the harness's ``site``, ``calls`` and ``make_member`` go through these).
+# each in a new site of it (kernel/testing_shared.py: the harness's ``site``, ``calls`` and
+# ``make_member`` go through these).
 
-
-@pytest.fixture
-def svc_app(shared_site: Any) -> Any:
-    return shared_site.app
-
-
-@pytest.fixture
-def admin_headers(shared_site: Any) -> dict[str, str]:
-    return shared_site.admin_headers
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def site(shared_site: Any) -> str:
-    return await shared_site.app.create_site(shared_site.admin_headers)
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def test_grant_list_revoke(calls, svc_app, site, make_member):

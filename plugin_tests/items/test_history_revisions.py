@@ -5,12 +5,11 @@ first); staged revisions; revert."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import pytest
-import pytest_asyncio
 from sqlalchemy import func, select
 
+from kernel import testing_shared
 from kernel.testing import Calls
 from plugins.access import api as access_api
 from plugins.items.history.tables import revisions as revisions_table
@@ -18,23 +17,10 @@ from plugins.items.history.tables import revisions as revisions_table
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
 
 # Every test writes and reads in a site of its own: they share the module's app (``shared_site``),
-# each in a new site of it (the harness's ``calls``, ``make_member`` and the items ``member`` go
-# through these).
+# each in a new site of it (kernel/testing_shared.py: the harness's ``calls``, ``make_member`` and
+# the items ``member`` go through these).
 
-
-@pytest.fixture
-def svc_app(shared_site: Any) -> Any:
-    return shared_site.app
-
-
-@pytest.fixture
-def admin_headers(shared_site: Any) -> dict[str, str]:
-    return shared_site.admin_headers
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def site(shared_site: Any) -> str:
-    return await shared_site.app.create_site(shared_site.admin_headers)
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def _notes(calls: Calls, **meta) -> dict:
