@@ -428,6 +428,14 @@ class SharedSite:
             self.app.kernel.access.invalidate(self.site)
         return Calls(self.app.client, made.headers)
 
+    async def new_site(self, prefix: str = "s") -> Calls:
+        """Calls as the instance admin in a new site of the shared app (``.headers``' ``X-Svc-Site``
+        names it): for a test that writes only in a site of its own (its collections, items,
+        issuers), at the cost of a site instead of an app. Such a test asserts nothing about
+        the app's other sites or instance-wide state."""
+        site_id = await self.app.create_site(self.admin_headers, prefix=prefix)
+        return Calls(self.app.client, {**self.admin_headers, "X-Svc-Site": site_id})
+
 
 @pytest.fixture(scope="session")
 def svc_shared_db(svc_template_db: str) -> str:
@@ -766,8 +774,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import inspect
+
     for item in items:
-        if MODULE_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if MODULE_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())) and \
+                inspect.iscoroutinefunction(getattr(item, "function", None)):
             item.add_marker(pytest.mark.asyncio(loop_scope="module"), append=False)
     if not config.getoption("--svc-services-only"):
         return

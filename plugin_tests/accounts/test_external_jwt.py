@@ -1,5 +1,6 @@
 """External JWTs of trusted issuers: verification against a real local JWKS server, failing
-closed once an issuer matches, and falling through to internal auth when none does."""
+closed once an issuer matches, and falling through to internal auth when none does. The tests
+share the module's app (with the whoami route), each in a new site of its own."""
 
 from __future__ import annotations
 
@@ -24,14 +25,45 @@ from issuer_kit import (
     unsigned_token,
 )
 
+from kernel.testing import shared_site_with
 from plugins.accounts import jwks
 
 NOT_TRUSTED = "The token's issuer is not trusted by this site"  # the internal step's refusal
 
 
-@pytest_asyncio.fixture
-async def svc_app(make_app):
-    return await make_app(plugins=[WhoAmIPlugin()])
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(svc_shared_db, svc_template_db, tmp_path_factory):
+    """One app with the whoami route for the module: each test registers its issuers in a new
+    site of its own, and the key cache is per issuer, so no test sees another's."""
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
+                                plugins=[WhoAmIPlugin()]) as made:
+        yield made
+
+
+@pytest.fixture
+def svc_app(shared):
+    return shared.app
+
+
+@pytest.fixture
+def client(shared):
+    return shared.app.client
+
+
+@pytest.fixture
+def admin_headers(shared):
+    return shared.admin_headers
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site(shared):
+    """A new site of the shared app for this test."""
+    return await shared.app.create_site(shared.admin_headers)
+
+
+@pytest.fixture
+def site_headers(shared, site):
+    return {**shared.admin_headers, "X-Svc-Site": site}
 
 
 @pytest.fixture

@@ -1,13 +1,22 @@
 """Guards in every environment (depth 12, cost 1,000, document size, operations), introspection
-and suggestions off outside development, and bad input answered as GraphQL errors (HTTP 200)."""
+and suggestions off outside development, and bad input answered as GraphQL errors (HTTP 200).
+The tests that only read the blog share the module's app (``shared_site``, seeded once)."""
 
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
 from kernel.testing import Calls
 from plugin_tests.graphql.conftest import codes, gql, seed_blog
 from plugins.graphql.guards import MAX_OPERATIONS, MAX_QUERY_CHARS, MAX_TOKENS
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def blog(shared_site) -> Calls:
+    """The blog, seeded once on the module's shared app: the tests taking it only read it."""
+    await seed_blog(shared_site.calls)
+    return shared_site.calls
 
 
 def nested(depth: int) -> str:
@@ -120,8 +129,8 @@ async def test_introspection_in_development(make_app):
     ({"query": "{ _collections }", "operationName": 3}, "'operationName' must be a string"),
     ([1, 2], "The body must be a JSON object"),
 ])
-async def test_malformed_requests(calls: Calls, body, message):
-    resp = await calls.call("post", "/graphql", json=body)
+async def test_malformed_requests(shared_site, body, message):
+    resp = await shared_site.calls.call("post", "/graphql", json=body)
     assert resp.status_code == 200
     assert resp.json()["data"] is None and resp.json()["errors"][0]["message"].startswith(message)
     assert codes(resp.json()) == ["VALIDATION"]
@@ -151,7 +160,7 @@ async def test_bad_documents_and_variables(blog: Calls):
     assert codes(await gql(blog, deep)) == ["VALIDATION"]
 
 
-async def test_unexpected_fault_is_internal_without_trace(blog: Calls, svc_app, monkeypatch):
+async def test_unexpected_fault_is_internal_without_trace(blog: Calls, monkeypatch):
     from plugins.graphql import resolvers
 
     async def broken(*args, **kwargs):

@@ -3,8 +3,20 @@ m2o/o2m, ``_data``, ``_collections``, create/update/delete through the items API
 
 from __future__ import annotations
 
+import pytest_asyncio
+
+from kernel import testing_shared
 from kernel.testing import Calls
-from plugin_tests.graphql.conftest import codes, gql
+from plugin_tests.graphql.conftest import codes, gql, seed_blog
+
+# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
+
+@pytest_asyncio.fixture(loop_scope="module")  # graphql/conftest.py's, on the shared app's loop
+async def blog(calls: Calls) -> Calls:
+    await seed_blog(calls)
+    return calls
 
 
 async def test_list_with_filter_sort_limit(blog: Calls):

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import func, select
 
+from kernel import testing_shared
 from kernel.testing import Calls
 from plugins.access import api as access_api
 from plugins.items.history.tables import revisions as revisions_table
 
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
+
+# Every test writes and reads in a site of its own: they share the module's app (``shared_site``),
+# each in a new site of it (kernel/testing_shared.py: the harness's ``calls``, ``make_member`` and
+# the items ``member`` go through these).
+
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def _notes(calls: Calls, **meta) -> dict:
@@ -211,13 +219,14 @@ async def test_api_key_and_impersonation_are_recorded(svc_app, site, calls: Call
     assert actor["userId"] == user_id and actor["impersonatorId"] == admin_id
 
 
-async def test_creates_write_no_revision_rows(svc_app, calls: Calls):
+async def test_creates_write_no_revision_rows(svc_app, site, calls: Calls):
     await calls.collection("notes", FIELDS)
     await calls.create("notes", [{"id": f"i{i}", "title": "t"} for i in range(5)])
 
-    async def count() -> int:
+    async def count() -> int:  # the site's rows (the module's other tests wrote in other sites)
         async with svc_app.kernel.db.connect() as conn:
-            return (await conn.execute(select(func.count()).select_from(revisions_table))).scalar()
+            query = select(func.count()).select_from(revisions_table).where(revisions_table.c.site_id == site)
+            return (await conn.execute(query)).scalar()
 
     assert await count() == 0
     await calls.ok("patch", "/items/notes/i3", json={"n": 1})
@@ -259,8 +268,6 @@ async def test_a_reused_id_after_hard_delete_starts_a_clean_history(calls: Calls
 
 
 async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
-    import pytest
-
     from kernel.auth.principal import Principal
     from kernel.errors import ApiError
     from plugins.items.core.service import acting_context

@@ -8,7 +8,11 @@ import pytest
 import pytest_asyncio
 from items_query_seed import blog, ids
 
+from kernel import testing_shared
 from kernel.testing import Calls, SharedSite
+
+# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 POSTS_FIELDS = ["title", "views", "author", "category", "comments"]  # an o2m alias is listed like a field
 
@@ -20,7 +24,7 @@ READER_RULES = [
 ]
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")  # on the shared app's loop
 async def reader(calls: Calls, member) -> Calls:
     """A member who reads posts (no meta/tags), authors (no email; ranks below 3) and remarks
     (score above 1)."""

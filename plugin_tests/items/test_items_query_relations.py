@@ -4,10 +4,22 @@ relation, and tenancy (a relation never reaches another site's items)."""
 
 from __future__ import annotations
 
+import pytest_asyncio
 from items_query_seed import blog, ids
 
+from kernel import testing_shared
 from kernel.tenancy import scope
 from kernel.testing import Calls
+
+# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
+
+@pytest_asyncio.fixture(loop_scope="module")  # items/conftest.py's, on the shared app's loop
+async def posts(calls: Calls) -> Calls:
+    await blog(calls)
+    return calls
 
 
 async def test_filters_across_relations(posts: Calls):

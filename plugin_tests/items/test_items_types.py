@@ -1,5 +1,6 @@
 """Every field type through HTTP: a good value is stored in its normal form, a bad one is a 400
-at the field's path. Options (choices, min/max, maxLength, unique, default) are enforced."""
+at the field's path. Options (choices, min/max, maxLength, unique, default) are enforced. The
+cases share the module's app (``shared_site``), each writing in a new site of its own."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ FILES_CASE = ("files", ["f1", "f1", "f2"], ["f1", "f2"], "f1")
 
 
 @pytest.mark.parametrize(("type_", "good", "stored", "bad"), CASES, ids=[c[0] for c in CASES])
-async def test_type(calls: Calls, type_, good, stored, bad):
-    await _check_type(calls, type_, good, stored, bad)
+async def test_type(shared_site, type_, good, stored, bad):
+    # Each case writes only in a site of its own: one app for the module, a site per case.
+    await _check_type(await shared_site.new_site(), type_, good, stored, bad)
 
 
 async def test_files_type_coercion(make_app):
@@ -61,7 +63,8 @@ async def _check_type(calls: Calls, type_, good, stored, bad):
     await calls.err("patch", f"/items/things/{item['id']}", 400, "VALIDATION_FAILED", ["value"], json={"value": bad})
 
 
-async def test_options(calls: Calls):
+async def test_options(shared_site):
+    calls = await shared_site.new_site()
     await calls.collection("opts", {
         "kind": {"type": "string", "options": {"choices": ["a", "b"]}},
         "n": {"type": "integer", "options": {"min": 1, "max": 5}},
@@ -84,15 +87,17 @@ async def test_options(calls: Calls):
     await calls.create("opts", {"email": "x@y"})
 
 
-async def test_several_problems_in_one_answer(calls: Calls):
+async def test_several_problems_in_one_answer(shared_site):
+    calls = await shared_site.new_site()
     await calls.collection("multi", {"a": "integer", "b": "boolean"})
     resp = await calls.call("post", "/items/multi", json=[{"a": "x"}, {"b": 1}])
     errors = resp.json()["errors"]
     assert resp.status_code == 400 and [e["path"] for e in errors] == [["0", "a"], ["1", "b"]]
 
 
-async def test_stored_forms_survive_a_listening_filter(calls: Calls, svc_app):
+async def test_stored_forms_survive_a_listening_filter(shared_site):
     """With a filter listening, the item is checked again after it: normal forms must pass as they are."""
+    calls, svc_app = await shared_site.new_site(), shared_site.app
     fields = {f"f_{type_}": type_ for type_, *_ in CASES}
     await calls.collection("every", fields)
     off = svc_app.kernel.bus.on_filter("items.*", lambda event, payload, ctx: None)

@@ -5,8 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from kernel.testing import Calls
+
+
+# The tests share the module's app (``shared_site``), each in a new site of its own: a search
+# answers from the request's site only (the cross-tenant sweep checks that).
+@pytest_asyncio.fixture(loop_scope="module")
+async def calls(shared_site: Any) -> Calls:
+    return await shared_site.new_site()
+
+
+@pytest.fixture
+def anon_calls(shared_site: Any, calls: Calls) -> Calls:
+    return Calls(shared_site.app.client, {"X-Svc-Site": calls.headers["X-Svc-Site"]})
+
+
+@pytest.fixture
+def svc_app(shared_site: Any) -> Any:
+    return shared_site.app
+
+
+@pytest.fixture
+def admin_headers(shared_site: Any) -> dict[str, str]:
+    return shared_site.admin_headers
 
 
 async def _dishes(calls: Calls) -> None:

@@ -98,10 +98,11 @@ async def test_a_client_that_stops_reading_is_dropped(make_app, live_server):
         assert json.loads(await ws.recv())["type"] == "subscribed"
         stats = app.kernel.state["ws_stats"]
         # Only a bound against a hang: filling the kernel's socket buffers through Redis on a
-        # loaded machine takes a while (long item ids fill them in fewer messages).
+        # loaded machine takes a while (long item ids fill them in fewer messages: 4 KB ids took
+        # ~2 s with Redis where 200-byte ids took 5 to 14 s).
         deadline = time.monotonic() + 90
         n = 0
-        pad = "x" * 200
+        pad = "x" * 4000
         while not stats["4408"]:  # the client reads nothing more
             assert time.monotonic() < deadline, "the slow client was never dropped"
             for _ in range(200):

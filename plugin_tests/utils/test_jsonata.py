@@ -1,21 +1,33 @@
-"""POST /api/v1/utils/jsonata/test: results as JSON, errors as 400, hostile input stopped in time."""
+"""POST /api/v1/utils/jsonata/test: results as JSON, errors as 400, hostile input stopped in time.
+The cases only evaluate, so they share the module's app."""
 
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
+
+from kernel.testing import shared_site_with
 
 JSONATA = "/api/v1/utils/jsonata/test"
 TIMEOUT_MS = 400
 
 
-@pytest.fixture
-async def app(make_app):
-    return await make_app(jsonata_timeout_ms=TIMEOUT_MS)
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(svc_shared_db, svc_template_db, tmp_path_factory):
+    """One app for the module: every case only evaluates (nothing is written)."""
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
+                                jsonata_timeout_ms=TIMEOUT_MS) as made:
+        yield made
 
 
 @pytest.fixture
-async def headers(app):
-    return {"Authorization": f"Bearer {await app.login()}"}
+def app(shared):
+    return shared.app
+
+
+@pytest.fixture
+def headers(shared):
+    return shared.admin_headers
 
 
 async def evaluate(app, headers, expression, **body):

@@ -59,6 +59,12 @@ class CrashPlugin:
                 Route("/test/dbgone", DatabaseGone(), site="none", auth="public")]
 
 
+@pytest.fixture
+def client(shared_site: Any) -> Any:
+    """The module's shared app: the tests taking ``client`` only send refused or read-only requests."""
+    return shared_site.app.client
+
+
 async def test_unknown_route_is_not_found(client):
     assert_envelope(await client.get("/api/v1/nope"), 404, "NOT_FOUND")
     assert_envelope(await client.get("/elsewhere"), 404, "NOT_FOUND")
