@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from items_http_bench import cpu_seconds, tree
 from loadclient import Http, WsClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,19 +63,6 @@ PASSWORD = "bench-pass-1"
 DIRECTUS_VERSION = "12.4.1"
 DIRECTUS_EMAIL = "admin@example.com"
 DIRECTUS_PASSWORD = "bench-admin-pass"
-
-
-def descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        one = todo.pop()
-        try:
-            kids = [int(k) for k in Path(f"/proc/{one}/task/{one}/children").read_text().split()]
-        except OSError:
-            kids = []
-        out.extend(kids)
-        todo.extend(kids)
-    return out
 
 
 def rss_kib(pids: list[int]) -> int:
@@ -87,18 +75,6 @@ def rss_kib(pids: list[int]) -> int:
         except OSError:
             pass
     return total
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of the processes (from /proc), those gone counting 0."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -216,7 +192,7 @@ async def svc_target(args: argparse.Namespace) -> AsyncIterator[Target]:
                 return await conn.request("POST", "/api/v1/items/posts", {"id": item_id, "title": f"t{n}"},
                                           {**admin, "X-Svc-Site": site})
 
-            yield Target(port, [server.pid, *descendants(server.pid)], sites, open_socket, frame_item, write, 201,
+            yield Target(port, tree(server.pid), sites, open_socket, frame_item, write, 201,
                          {"server": "svc", "workers": args.workers, "sites": len(sites),
                           "database": "postgresql" if args.database_url else "sqlite", "redis": True,
                           "created_field": "createdAt"})

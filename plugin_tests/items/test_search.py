@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from kernel import testing_shared
 from kernel.testing import Calls
-
 
 # The tests share the module's app (``shared_site``), each in a new site of its own: a search
 # answers from the request's site only (the cross-tenant sweep checks that).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+
+
 @pytest_asyncio.fixture(loop_scope="module")
 async def calls(shared_site: Any) -> Calls:
     return await shared_site.new_site()
@@ -20,16 +23,6 @@ async def calls(shared_site: Any) -> Calls:
 @pytest.fixture
 def anon_calls(shared_site: Any, calls: Calls) -> Calls:
     return Calls(shared_site.app.client, {"X-Svc-Site": calls.headers["X-Svc-Site"]})
-
-
-@pytest.fixture
-def svc_app(shared_site: Any) -> Any:
-    return shared_site.app
-
-
-@pytest.fixture
-def admin_headers(shared_site: Any) -> dict[str, str]:
-    return shared_site.admin_headers
 
 
 async def _dishes(calls: Calls) -> None:
