@@ -54,10 +54,11 @@ class Kernel:
     started: bool = False
     topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
 
-    def unit_of_work(self, site_id: str | None, principal: Any = None,
-                     request_id: str | None = None, cause: str | None = None) -> UnitOfWork:
-        """One transaction; its durable events commit with it, its actions run after commit."""
-        return UnitOfWork(self, site_id, principal, request_id, cause)
+    def unit_of_work(self, site_id: str | None, principal: Any = None, request_id: str | None = None,
+                     cause: str | None = None, *, inline: bool = False) -> UnitOfWork:
+        """One transaction; its durable events commit with it, its actions run after commit.
+        ``inline``: it runs only short statements by key (``Database.begin``)."""
+        return UnitOfWork(self, site_id, principal, request_id, cause, inline=inline)
 
     def enabled(self, plugin: str) -> bool:
         return any(p.name == plugin and p.enabled for p in self.plugins)
@@ -81,9 +82,10 @@ class RequestContext:
             raise ApiError.validation("This route needs a site: send X-Svc-Site", path=["headers", "X-Svc-Site"])
         return self.site_id
 
-    def unit_of_work(self) -> UnitOfWork:
-        """A transaction scoped to this request's site and principal."""
-        return self.kernel.unit_of_work(self.site_id, self.principal, self.request_id)
+    def unit_of_work(self, *, inline: bool = False) -> UnitOfWork:
+        """A transaction scoped to this request's site and principal (``inline``: see
+        ``Kernel.unit_of_work``)."""
+        return self.kernel.unit_of_work(self.site_id, self.principal, self.request_id, inline=inline)
 
     def reader(self) -> SiteReader:
         """Site-scoped reads outside a transaction (``Database.read``: each statement its own

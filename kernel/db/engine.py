@@ -322,8 +322,12 @@ class Database:
             yield conn
 
     @asynccontextmanager
-    async def begin(self) -> AsyncIterator[AsyncConnection]:
+    async def begin(self, *, inline: bool = False) -> AsyncIterator[AsyncConnection]:
         """A connection inside one write transaction, committed on success, rolled back on error.
+
+        ``inline``: the transaction runs only short statements by key (an item write). On SQLite
+        they then run on the event loop's thread while the write lock is held, in stretches of
+        at most ``sqlite_driver.INLINE_WINDOW`` (kernel/db/sqlite_driver.py); PostgreSQL ignores it.
 
         Every transaction that may write goes through here (the unit of work does). One at a
         time per task: opening a second one while the task's own is open raises
@@ -358,8 +362,15 @@ class Database:
                 try:
                     async with self.engine.connect() as conn:
                         await conn.execution_options(svc_write=True)
-                        async with conn.begin():
-                            yield conn
+                        raw = (await conn.get_raw_connection()).dbapi_connection if inline else None
+                        try:
+                            async with conn.begin():
+                                if raw is not None:  # BEGIN IMMEDIATE has taken the write lock
+                                    raw.set_inline(True)
+                                yield conn
+                        finally:
+                            if raw is not None:
+                                raw.set_inline(False)
                 finally:
                     if lock is not None:
                         keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH

@@ -12,6 +12,15 @@ per statement. Everything else (the connection, commits, server-side cursors, er
 SQLAlchemy's and aiosqlite's own, except that a rollback outside a transaction (which ``sqlite3``
 skips anyway) makes no hop either: a read in autocommit is one hop in all.
 
+A connection can also be told to run inline (``set_inline``, from ``Database.begin(inline=True)``
+once ``BEGIN IMMEDIATE`` has taken the write lock): its statements and its commit then run on
+the event loop's own thread, with no hop at all. A write transaction holds SQLite's one write
+lock from BEGIN to COMMIT, and each hop of it was a turn of the loop during which other
+requests ran and every writer of every process waited; inline, the lock is held only for the
+transaction's own work. Only transactions of short statements by key (an item write) ask for
+it, and a window bounds it: after ``INLINE_WINDOW`` seconds without a hop, the next statement
+hops, so a long batch still lets the loop serve other requests every 10 ms.
+
 It reaches two attributes of aiosqlite's ``Connection`` that are not documented API,
 ``_execute`` (queue a function on the connection's thread and await it) and ``_conn`` (the
 ``sqlite3`` connection), as SQLAlchemy's own adapter does (``_tx``); both are pinned by
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import sqlite3
+import time
 from typing import Any
 
 from sqlalchemy.dialects import registry
@@ -34,6 +44,9 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
 from sqlalchemy.util import EMPTY_DICT
 
 DRIVER = "svc_aiosqlite"
+# An inline connection runs its statements on the event loop's thread for at most this long
+# (seconds) before one statement hops to its thread again and lets the loop serve others.
+INLINE_WINDOW = 0.01
 
 
 def _run(conn: sqlite3.Connection, operation: Any, parameters: Any, many: bool) -> tuple[Any, Any, int, Any]:
@@ -101,17 +114,49 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
         await self._hop(operation, seq_of_parameters, True)
 
     async def _hop(self, operation: Any, parameters: Any, many: bool) -> None:
-        async with self._adapt_connection._execute_mutex:
+        adapt = self._adapt_connection
+        async with adapt._execute_mutex:
             connection = self._connection
-            description, rows, self._rowcount, self._lastrowid = await connection._execute(
-                _run, connection._conn, operation, parameters, many)
+            if adapt.inline_now():
+                description, rows, self._rowcount, self._lastrowid = _run(
+                    connection._conn, operation, parameters, many)
+            else:
+                description, rows, self._rowcount, self._lastrowid = await connection._execute(
+                    _run, connection._conn, operation, parameters, many)
+                adapt.hopped()
             self._description = description
             self._rows = collections.deque(rows) if rows else collections.deque()
 
 
 class _Connection(AsyncAdapt_aiosqlite_connection):
-    __slots__ = ()
+    __slots__ = ("_inline", "_since")
     _cursor_cls = OneHopCursor
+
+    def __init__(self, dbapi: Any, connection: Any) -> None:
+        super().__init__(dbapi, connection)
+        self._inline = False
+        self._since = 0.0
+
+    def set_inline(self, inline: bool) -> None:
+        """Run this connection's statements and commit on the calling (event loop's) thread,
+        for stretches of at most ``INLINE_WINDOW`` between hops (see the module's text)."""
+        self._inline, self._since = inline, time.perf_counter()
+
+    def inline_now(self) -> bool:
+        return self._inline and time.perf_counter() - self._since < INLINE_WINDOW
+
+    def hopped(self) -> None:
+        if self._inline:  # the loop has run other work meanwhile: a new window starts
+            self._since = time.perf_counter()
+
+    def commit(self) -> None:
+        if self.inline_now() and self._connection._connection:
+            try:
+                self._connection._conn.commit()
+            except Exception as error:  # noqa: BLE001
+                self._handle_exception(error)
+            return
+        super().commit()
 
     def rollback(self) -> None:
         # SQLAlchemy rolls back every connection it closes, and sqlite3's rollback() does nothing

@@ -30,8 +30,9 @@ class UnitOfWork:
     """
 
     def __init__(self, kernel: Kernel, site_id: str | None, principal: Any = None,
-                 request_id: str | None = None, cause: str | None = None) -> None:
+                 request_id: str | None = None, cause: str | None = None, inline: bool = False) -> None:
         self.kernel = kernel
+        self.inline = inline  # short statements by key: Database.begin(inline=True)
         self.site_id = site_id
         self.principal = principal
         self.request_id = request_id
@@ -47,7 +48,7 @@ class UnitOfWork:
         self._kinds: set[tuple[str, str | None]] = set()  # (type, collection) of the written events
 
     async def __aenter__(self) -> UnitOfWork:
-        self._cm = self.kernel.db.begin()
+        self._cm = self.kernel.db.begin(inline=self.inline)
         self.conn = await self._cm.__aenter__()
         return self
 

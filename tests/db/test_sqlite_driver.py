@@ -9,11 +9,26 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from kernel.db import sqlite_driver
 from kernel.db.engine import Database
 
 meta = MetaData()
 things = Table("things", meta, Column("id", Integer, primary_key=True, autoincrement=True),
                Column("name", String(20), unique=True))
+
+
+@pytest.fixture
+def hops(monkeypatch):
+    """The functions run on aiosqlite's thread from now on (one per hop)."""
+    seen = []
+    real = aiosqlite.Connection._execute
+
+    async def counted(self, fn, *args, **kwargs):
+        seen.append(getattr(fn, "__name__", fn))
+        return await real(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+    return seen
 
 
 @pytest.fixture
@@ -29,17 +44,10 @@ async def test_the_engine_uses_it(db):
     assert db.engine.dialect.driver == "svc_aiosqlite"
 
 
-async def test_a_statement_is_one_hop(db, monkeypatch):
-    hops = []
-    real = aiosqlite.Connection._execute
-
-    async def counted(self, fn, *args, **kwargs):
-        hops.append(getattr(fn, "__name__", fn))
-        return await real(self, fn, *args, **kwargs)
-
+async def test_a_statement_is_one_hop(db, hops):
     async with db.read() as conn:
         await conn.execute(text("SELECT 1"))  # the connection is open
-        monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+        hops.clear()
         assert (await conn.execute(text("SELECT 1, 2"))).all() == [(1, 2)]
         assert len(hops) == 1
         await conn.execute(insert(things), [{"name": "a"}, {"name": "b"}])
@@ -83,3 +91,41 @@ async def test_errors_are_the_dbapi_errors_and_the_connection_stays_usable(db):
             await conn.execute(text("SELECT * FROM no_such_table"))
     async with db.read() as conn:
         assert await conn.scalar(select(things.c.name)) == "dup"
+
+
+async def test_an_inline_transaction_runs_on_the_loop_after_begin(db, hops):
+    async with db.read() as conn:
+        await conn.execute(text("SELECT 1"))  # the pooled connection is open
+    hops.clear()
+    async with db.begin(inline=True) as conn:
+        assert len(hops) == 1  # BEGIN IMMEDIATE hops: it may wait for another writer
+        await conn.execute(insert(things).values(name="a"))
+        assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
+    assert len(hops) == 1  # the insert, the select and the COMMIT ran inline
+    async with db.read() as conn:  # committed, and the pooled connection hops again
+        assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
+    assert len(hops) == 2
+
+
+async def test_an_inline_transaction_rolls_back_and_hands_back_a_hopping_connection(db, hops):
+    with pytest.raises(IntegrityError):
+        async with db.begin(inline=True) as conn:
+            await conn.execute(insert(things).values(name="a"))
+            await conn.execute(insert(things).values(name="a"))
+    hops.clear()
+    async with db.read() as conn:
+        assert (await conn.execute(select(things.c.name))).all() == []
+    assert len(hops) == 1
+
+
+async def test_an_inline_stretch_is_bounded_by_the_window(db, hops, monkeypatch):
+    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 0.0)  # every stretch is already over
+    async with db.begin(inline=True) as conn:
+        await conn.execute(insert(things).values(name="a"))
+        await conn.execute(insert(things).values(name="b"))
+    assert len(hops) == 4  # BEGIN, both inserts and COMMIT each gave the loop a turn
+    hops.clear()
+    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 60.0)
+    async with db.begin(inline=True) as conn:
+        await conn.execute(insert(things).values(name="c"))
+    assert len(hops) == 1

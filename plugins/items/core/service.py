@@ -78,7 +78,8 @@ async def transaction(ctx: Any, uow: Any, cause: str | None = None) -> AsyncIter
     """The caller's ``uow`` or a new one, as a view acting for ``ctx.principal`` with ``cause``
     (a filter may pass the request's unit of work while acting as another principal)."""
     async with contextlib.AsyncExitStack() as stack:
-        u = same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work())
+        # inline: an item write's statements are short and by key (Database.begin)
+        u = same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work(inline=True))
         inherited = getattr(u, "cause", None) or ""
         own = cause is None and inherited.partition(":")[0] in OWN_CAUSES
         if cause is not None or own or u.principal is not ctx.principal:
