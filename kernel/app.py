@@ -21,7 +21,7 @@ from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
 from kernel.db import Database
-from kernel.db.engine import default_sqlite_path
+from kernel.db.engine import db_timeouts, default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
@@ -64,8 +64,7 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         settings=settings,
         pm=pm,
         plugins=infos,
-        db=Database(database_url(settings), connect_timeout=settings.db_connect_timeout,
-                    command_timeout=settings.db_command_timeout, pool_timeout=settings.db_pool_timeout),
+        db=Database(database_url(settings), pool_timeout=settings.db_pool_timeout, **db_timeouts(settings)),
         bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout),
         cache=make_cache(settings),
         storage=make_storage(settings),
