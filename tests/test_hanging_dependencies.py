@@ -22,8 +22,10 @@ import pytest
 
 from kernel import Route, hookimpl
 from kernel.db.engine import Database
+from kernel.redis_fallback import outages_of
 from kernel.testing import svc_test_database_url
 from tests.http.test_errors import assert_envelope
+from tests.jobs.test_worker_metrics import samples
 
 BOUND = 10.0  # seconds: turns a hang into a failure (docs/testing.md, rule 6); the timeouts are far lower
 CLI_BOUND = 60.0  # the same for a child process, which spends seconds importing on a loaded machine
@@ -354,3 +356,59 @@ async def test_a_paused_redis_falls_back_then_recovers(make_app, redis_url):
             assert await client.keys(f"{namespace}:ratelimit:*")  # counted on Redis again
         finally:
             await client.aclose()
+
+
+def redis_counts(kernel: Any) -> dict[str, tuple[int, int]]:
+    """Per Redis part of the app: (calls Redis did not answer, operations its fallback served)."""
+    return {o.component: (o.failures, o.fallbacks) for o in outages_of(kernel)}
+
+
+async def test_one_write_on_a_paused_redis_waits_for_one_part_not_each(make_app, redis_url):
+    """The cache, the rate limiter, the bus and the topics share the process's Redis state
+    (``kernel.redis_circuit``): with Redis frozen, an item create (a rate-limit hit, cache
+    invalidations, the bus fan-out, the live-topic publish) meets one timeout, and the other
+    parts go to their fallback at once; each part waited its own ``SVC_REDIS_TIMEOUT`` before.
+    After the thaw one probe, whichever part makes it, brings every part back to Redis."""
+    from sqlalchemy.engine import make_url
+
+    from kernel.testing import Calls
+
+    real = make_url(redis_url)
+    with FreezableProxy(real.port or 6379) as proxy:
+        via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "0.3"})
+        kernel, circuit = app.kernel, app.kernel.redis_circuit
+        headers = {"Authorization": f"Bearer {await app.login()}"}
+        site = await app.create_site(headers)
+        calls = Calls(app.client, {**headers, "X-Svc-Site": site})
+        await calls.collection("posts", {"title": "string"})
+        await calls.create("posts", {"title": "warm"})  # every part has spoken to Redis once
+        assert circuit.up is True and all(f == 0 for f, _ in redis_counts(kernel).values())
+        circuit.retry_seconds = 3600.0  # no probe during the write, however slow the machine
+        before = redis_counts(kernel)
+        proxy.freeze()
+        try:
+            async with asyncio.timeout(BOUND):
+                await calls.create("posts", {"title": "during"})
+            during = redis_counts(kernel)
+        finally:
+            proxy.thaw()
+        paid = {part: during[part][0] - before[part][0] for part in during}
+        touched = {part for part in during if during[part] != before[part]}
+        assert sum(paid.values()) == 1, paid  # one timeout for the whole write
+        assert {"rate limits", "cache", "bus", "topics"} <= touched, touched  # each part had Redis work
+        assert circuit.up is False and circuit.outages == 1 and circuit.probes == 0
+        assert all(o.up is False for o in outages_of(kernel))
+        metrics = samples((await app.client.get("/metrics")).text)
+        assert metrics[("svc_redis_up", (("component", "cache"),))] == 0
+        assert metrics[("svc_redis_up", (("component", "topics"),))] == 0
+        assert metrics[("svc_redis_outages_total", ())] == 1
+        assert sum(v for (name, _), v in metrics.items() if name == "svc_redis_failures_total") == 1
+
+        circuit.retry_seconds = 0.0  # the next call probes
+        async with asyncio.timeout(BOUND):
+            item = await calls.create("posts", {"title": "after"})
+        back = redis_counts(kernel)
+        assert circuit.up is True and circuit.probes == 1  # one probe answered: every part is back
+        assert back == {part: (during[part][0], during[part][1]) for part in during}  # no fallback since
+        assert (await calls.get("posts", item["id"]))["title"] == "after"
