@@ -21,7 +21,7 @@ from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
 from kernel.db import Database
-from kernel.db.engine import default_sqlite_path
+from kernel.db.engine import db_timeouts, default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
 from kernel.http.cors import CorsMiddleware
@@ -40,6 +40,7 @@ from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
+from kernel.redis_fallback import RedisCircuit
 from kernel.secrets import Secrets
 from kernel.settings import Settings
 from kernel.sitecache import SiteCaches, SiteCacheSpec
@@ -60,25 +61,29 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
                                     extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
+    # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redis_fallback).
+    circuit = RedisCircuit(probe_lease=3 * settings.redis_timeout + 1.0)
     kernel = Kernel(
         settings=settings,
         pm=pm,
         plugins=infos,
-        db=Database(database_url(settings), connect_timeout=settings.db_connect_timeout,
-                    command_timeout=settings.db_command_timeout, pool_timeout=settings.db_pool_timeout),
-        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout),
-        cache=make_cache(settings),
+        db=Database(database_url(settings), pool_timeout=settings.db_pool_timeout, **db_timeouts(settings)),
+        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout,
+                circuit=circuit),
+        cache=make_cache(settings, circuit),
         storage=make_storage(settings),
         mailer=make_mailer(settings),
         jobs=JobQueue(settings, name=settings.redis_namespace),
-        rate_limiter=make_rate_limiter(settings),
+        rate_limiter=make_rate_limiter(settings, circuit),
         site_caches=SiteCaches(settings.site_cache_sizes),
         secrets=Secrets.from_settings(settings),
+        redis_circuit=circuit,
     )
     kernel.bus.kernel = kernel
     declare_site_caches(kernel)
     kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
-                           queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout)
+                           queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout,
+                           circuit=circuit)
     kernel.access = AccessControl(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():

@@ -25,7 +25,7 @@ from typing import Any
 
 from kernel import sandbox
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
-from kernel.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
 
 log = logging.getLogger("svc.bus")
 
@@ -65,7 +65,11 @@ class _Registration:
 class Bus:
     """Filter and action events for one app, with optional Redis fan-out of actions."""
 
-    def __init__(self, redis_url: str = "", *, channel: str = CHANNEL, redis_timeout: float = 2.0) -> None:
+    def __init__(self, redis_url: str = "", *, channel: str = CHANNEL, redis_timeout: float = 2.0,
+                 circuit: RedisCircuit | None = None) -> None:
+        """``circuit``: the process's state of this Redis, shared with its other parts
+        (``kernel.redis_circuit``), so a publish skips at once while another part found Redis
+        down; without it, one of its own."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -80,7 +84,8 @@ class Bus:
         self.kernel: Any = None
         # Publishing while Redis is down: one WARNING, then the fan-out is skipped (other
         # processes fall back on their caches' short expiry) and retried once a second.
-        self.publish_outage = RedisOutage("bus", "this process only (other processes wait for cache expiry)")
+        self.publish_outage = RedisOutage("bus", "this process only (other processes wait for cache expiry)",
+                                          circuit=circuit)
 
     @property
     def redis_connected(self) -> bool:
@@ -158,6 +163,9 @@ class Bus:
             except Exception:  # noqa: BLE001 - a lost fan-out must not break the writer
                 self.publish_outage.succeeded()
                 log.exception("could not publish %s to Redis", event)
+            except BaseException:  # cancelled: neither answered nor not
+                self.publish_outage.released()
+                raise
             else:
                 self.publish_outage.succeeded()
 

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+
 from kernel.logconfig import configure_logging
 from kernel.plugins import PluginError, make_plugin_manager
 from kernel.settings import Settings, SettingsError
@@ -22,13 +24,14 @@ def _settings() -> Settings:
 def migrate(settings: Settings) -> list[str]:
     """Upgrade every enabled plugin's migration branch; returns the heads now applied."""
     from kernel.app import database_url
+    from kernel.db.engine import db_timeouts
     from kernel.db.migrate import current_heads, migration_paths, upgrade
 
     pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
     url = database_url(settings)
-    upgrade(url, paths)
-    return current_heads(url, paths)
+    upgrade(url, paths, **db_timeouts(settings))  # bounded like the app's engine: a paused server fails it
+    return current_heads(url, paths, **db_timeouts(settings))
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -273,6 +276,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a backend refusing its URL (database, storage) at boot
         print(f"svc: configuration error: {exc}", file=sys.stderr)
         return 2
+    except OperationalError as exc:  # refused, or no answer within SVC_DB_CONNECT/COMMAND_TIMEOUT
+        print(f"svc: the database is not reachable: {database_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def database_error(exc: OperationalError) -> str:
+    """The driver's own message (the last line says why: refused, timed out, the setting that
+    bounded it), without SQLAlchemy's statement and background link."""
+    lines = [line.strip() for line in str(exc.orig or exc).splitlines() if line.strip()]
+    message = lines[-1] if lines else type(exc.orig or exc).__name__
+    if message.endswith("connection timeout expired"):  # libpq's words for its connect_timeout
+        message += " (SVC_DB_CONNECT_TIMEOUT, or connect_timeout in SVC_DATABASE_URL)"
+    return message
 
 
 if __name__ == "__main__":

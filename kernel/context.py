@@ -53,6 +53,9 @@ class Kernel:
     extension_routes: Any = None  # kernel.http.extsink.ExtensionRoutes: routes mounted at run time
     started: bool = False
     topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
+    # This process's state of SVC_REDIS_URL, shared by every part using it (kernel.redis_fallback):
+    # a plugin's own Redis-backed part takes ``kernel.redis_circuit.part(component, fallback)``.
+    redis_circuit: Any = None
 
     def unit_of_work(self, site_id: str | None, principal: Any = None, request_id: str | None = None,
                      cause: str | None = None, *, inline: bool = False) -> UnitOfWork:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
-from kernel.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
 
 log = logging.getLogger("svc.topics")
 
@@ -193,14 +193,19 @@ class Topics:
     """Per-site live topics of one app: in-process fan-out, plus Redis pub/sub when configured."""
 
     def __init__(self, redis_url: str = "", *, namespace: str = "svc", queue_size: int = 256,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES, redis_timeout: float = 2.0) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES, redis_timeout: float = 2.0,
+                 circuit: RedisCircuit | None = None) -> None:
+        """``circuit``: the process's state of this Redis, shared with its other parts
+        (``kernel.redis_circuit``); without it, one of its own."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
         # A Redis that hangs (paused, blackholed) keeps the listener's subscription looking alive
         # (its reads just time out empty), so publishing notices it: one publisher per second
-        # tries Redis, the others skip the fan-out at once instead of each waiting redis_timeout.
-        self.publish_outage = RedisOutage("topics", "this process only (other processes miss live signals)")
+        # tries Redis, the others skip the fan-out at once instead of each waiting redis_timeout;
+        # on the kernel's circuit, a timeout of the cache or the bus in the same write counts too.
+        self.publish_outage = RedisOutage("topics", "this process only (other processes miss live signals)",
+                                          circuit=circuit)
         self.namespace = namespace
         self.queue_size = queue_size
         self.max_message_bytes = max_message_bytes
@@ -272,6 +277,9 @@ class Topics:
             self.publish_outage.succeeded()
             self.stats.publish_failures += 1
             log.warning("could not publish topic %s of site %s to Redis: %s", topic, site_id, exc)
+        except BaseException:  # cancelled: neither answered nor not
+            self.publish_outage.released()
+            raise
         else:
             self.publish_outage.succeeded()
 

@@ -90,16 +90,6 @@ NOT_SITE_SCOPED: dict[str, str] = {
     "GET /api/v1/integrations/git/oauth/{provider}/callback": "signed OAuth state, not a site's id",
 }
 
-# The instance admin is an admin of every site (contract, "Identity"), and users are global: these
-# reach a user's sessions in every site from any site, on purpose
-# (plugin_tests/accounts/test_sessions_list.py::test_instance_admin_sees_every_session). Not swept
-# as the instance admin; swept as B's members, who must get 404.
-INSTANCE_ADMIN_ACROSS_SITES = {
-    "DELETE /api/v1/sessions/{session_id}": "revokes any user's session",
-    "GET /api/v1/users/{user_id}/sessions": "lists a user's sessions in every site",
-}
-
-
 @dataclass
 class Seeded:
     """What site A (and B) got: identifiers B may send, and values B must never see."""
@@ -751,8 +741,7 @@ async def test_every_path_parameter_has_a_value_of_as(sweep: Sweep) -> None:
     seed makes) the object of A's it takes; and the allowlists name only real operations."""
     everything = {label(m, p) for m, p, _ in _operations(sweep.doc)}
     assert set(NOT_SITE_SCOPED) <= everything, set(NOT_SITE_SCOPED) - everything
-    assert set(INSTANCE_ADMIN_ACROSS_SITES) | READS_BY_POST | set(BODY_OVERRIDES) | set(VOLATILE) \
-        | NOT_SNAPSHOT | set(LAST) <= everything
+    assert READS_BY_POST | set(BODY_OVERRIDES) | set(VOLATILE) | NOT_SNAPSHOT | set(LAST) <= everything
     missing = sorted({f"{p}: {(lit, param)}" for m, p, _ in _operations(sweep.doc)
                       if label(m, p) not in NOT_SITE_SCOPED for lit, param in _segments(p)
                       if (lit or "", param) not in A_VALUES})
@@ -808,7 +797,9 @@ async def test_site_b_sees_changes_and_counts_nothing_of_site_a(sweep: Sweep) ->
     # Instance-admin operations are instance-wide by definition, so not swept as it.
     skipped = {label(m, p) for m, p, op in _operations(sweep.doc)
                if op.get("x-svc-auth") == "instance-admin" or (m != "get" and not _segments(p))}
-    await sweeper.run("the instance admin in B", sweep.b_instance, skip=skipped | set(INSTANCE_ADMIN_ACROSS_SITES))
+    # The sessions routes are site-admin routes (api-spec.md, "Permissions, roles, policies, users,
+    # teams"): swept as the instance admin too, A's session under B's header must be 404.
+    await sweeper.run("the instance admin in B", sweep.b_instance, skip=skipped)
     after = await snapshot(sweep)
 
     problems = [f"{a.principal}: {a.label} ({a.url}) answered {a.status}: {a.problem}"

@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import struct
+import sys
 import threading
+import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernel import Route, hookimpl
 from kernel.db.engine import Database
+from kernel.redis_fallback import outages_of
 from kernel.testing import svc_test_database_url
 from tests.http.test_errors import assert_envelope
+from tests.jobs.test_worker_metrics import samples
 
 BOUND = 10.0  # seconds: turns a hang into a failure (docs/testing.md, rule 6); the timeouts are far lower
+CLI_BOUND = 60.0  # the same for a child process, which spends seconds importing on a loaded machine
 
 
 class BlackHole:
@@ -214,6 +221,82 @@ async def test_a_paused_postgresql_fails_requests_then_recovers(make_app):
         assert resp.status_code == 200, resp.text
 
 
+async def run_svc_against(hole: Any, *args: str, extra_env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``svc <args>`` in a child process with its database on ``hole`` (low timeouts); its exit
+    status and stderr. The child is killed if it outlives ``CLI_BOUND`` (a hang fails the test)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
+    env.update(SVC_DATABASE_URL=(f"postgresql://svc@127.0.0.1:{hole.port}/hang"
+                                 "?sslmode=disable&gssencmode=disable"),
+               SVC_DB_CONNECT_TIMEOUT="2", SVC_DB_COMMAND_TIMEOUT="0.3", JWT_SECRET="x" * 40)
+    env.update(extra_env or {})
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "kernel.cli", *args, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                cwd=Path(__file__).resolve().parents[1])
+    try:
+        async with asyncio.timeout(CLI_BOUND):
+            _, stderr = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return int(proc.returncode or 0), stderr.decode()
+
+
+@pytest.mark.parametrize("handshake", [True, False], ids=["silent-after-startup", "silent-from-the-start"])
+async def test_svc_migrate_against_a_postgresql_that_never_answers_exits_with_a_message(handshake):
+    """``svc migrate`` builds its own (synchronous) engine for Alembic; it takes the app's
+    ``SVC_DB_*_TIMEOUT`` bounds, so a server that accepts and goes silent ends the command with
+    exit status 1 and one line naming the cause, not a hang (it waited forever before: the
+    URL had no connect_timeout and the connection no command timeout)."""
+    async with BlackHole(handshake=handshake) as hole:
+        status, stderr = await run_svc_against(hole, "migrate")
+    assert status == 1, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("svc: the database is not reachable: ")
+    if handshake:  # the first statement went unanswered, and the setting that bounded it is named
+        assert "did not answer within 0.3 s (SVC_DB_COMMAND_TIMEOUT)" in last
+        assert hole.unanswered[:1] in (b"Q", b"P")
+    else:  # the startup went unanswered: libpq's connect_timeout (SVC_DB_CONNECT_TIMEOUT)
+        assert last.endswith("connection timeout expired (SVC_DB_CONNECT_TIMEOUT, or connect_timeout "
+                             "in SVC_DATABASE_URL)")
+        assert struct.unpack("!i", hole.unanswered[4:8])[0] == 196608
+    assert "Traceback" not in stderr
+
+
+async def test_svc_migrate_keeps_a_connect_timeout_in_the_url():
+    """A ``connect_timeout`` in ``SVC_DATABASE_URL`` wins over ``SVC_DB_CONNECT_TIMEOUT``, as for
+    the app: with 2 s in the URL and an hour in the setting, the command still ends."""
+    async with BlackHole() as hole:
+        url = f"postgresql://svc@127.0.0.1:{hole.port}/hang?sslmode=disable&gssencmode=disable&connect_timeout=2"
+        status, stderr = await run_svc_against(hole, "migrate", extra_env={"SVC_DATABASE_URL": url,
+                                                                           "SVC_DB_CONNECT_TIMEOUT": "3600"})
+    assert status == 1, stderr
+    assert "timeout expired" in stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.svc_services
+@pytest.mark.skipif(not svc_test_database_url(), reason="the PostgreSQL leg (SVC_TEST_DATABASE_URL)")
+async def test_svc_migrate_on_a_paused_postgresql_fails_then_succeeds_after_the_thaw(svc_template_db):
+    """The real test database (migrated already) behind a frozen proxy, as a PostgreSQL paused at
+    boot: ``svc migrate`` exits 1 naming the timeout; after the thaw the same command applies
+    nothing and exits 0."""
+    from sqlalchemy.engine import make_url
+
+    real = make_url(svc_test_database_url())
+    with FreezableProxy(real.port or 5432) as proxy:
+        via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        hole = types.SimpleNamespace(port=proxy.port)
+        proxy.freeze()
+        try:
+            status, stderr = await run_svc_against(hole, "migrate", extra_env={"SVC_DATABASE_URL": via_proxy})
+        finally:
+            proxy.thaw()
+        assert status == 1, stderr
+        assert stderr.strip().splitlines()[-1].startswith("svc: the database is not reachable: ")
+        status, stderr = await run_svc_against(hole, "migrate", extra_env={"SVC_DATABASE_URL": via_proxy})
+        assert status == 0, stderr
+
+
 # --------------------------------------------------------------------------------------- Redis
 
 
@@ -273,3 +356,59 @@ async def test_a_paused_redis_falls_back_then_recovers(make_app, redis_url):
             assert await client.keys(f"{namespace}:ratelimit:*")  # counted on Redis again
         finally:
             await client.aclose()
+
+
+def redis_counts(kernel: Any) -> dict[str, tuple[int, int]]:
+    """Per Redis part of the app: (calls Redis did not answer, operations its fallback served)."""
+    return {o.component: (o.failures, o.fallbacks) for o in outages_of(kernel)}
+
+
+async def test_one_write_on_a_paused_redis_waits_for_one_part_not_each(make_app, redis_url):
+    """The cache, the rate limiter, the bus and the topics share the process's Redis state
+    (``kernel.redis_circuit``): with Redis frozen, an item create (a rate-limit hit, cache
+    invalidations, the bus fan-out, the live-topic publish) meets one timeout, and the other
+    parts go to their fallback at once; each part waited its own ``SVC_REDIS_TIMEOUT`` before.
+    After the thaw one probe, whichever part makes it, brings every part back to Redis."""
+    from sqlalchemy.engine import make_url
+
+    from kernel.testing import Calls
+
+    real = make_url(redis_url)
+    with FreezableProxy(real.port or 6379) as proxy:
+        via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "0.3"})
+        kernel, circuit = app.kernel, app.kernel.redis_circuit
+        headers = {"Authorization": f"Bearer {await app.login()}"}
+        site = await app.create_site(headers)
+        calls = Calls(app.client, {**headers, "X-Svc-Site": site})
+        await calls.collection("posts", {"title": "string"})
+        await calls.create("posts", {"title": "warm"})  # every part has spoken to Redis once
+        assert circuit.up is True and all(f == 0 for f, _ in redis_counts(kernel).values())
+        circuit.retry_seconds = 3600.0  # no probe during the write, however slow the machine
+        before = redis_counts(kernel)
+        proxy.freeze()
+        try:
+            async with asyncio.timeout(BOUND):
+                await calls.create("posts", {"title": "during"})
+            during = redis_counts(kernel)
+        finally:
+            proxy.thaw()
+        paid = {part: during[part][0] - before[part][0] for part in during}
+        touched = {part for part in during if during[part] != before[part]}
+        assert sum(paid.values()) == 1, paid  # one timeout for the whole write
+        assert {"rate limits", "cache", "bus", "topics"} <= touched, touched  # each part had Redis work
+        assert circuit.up is False and circuit.outages == 1 and circuit.probes == 0
+        assert all(o.up is False for o in outages_of(kernel))
+        metrics = samples((await app.client.get("/metrics")).text)
+        assert metrics[("svc_redis_up", (("component", "cache"),))] == 0
+        assert metrics[("svc_redis_up", (("component", "topics"),))] == 0
+        assert metrics[("svc_redis_outages_total", ())] == 1
+        assert sum(v for (name, _), v in metrics.items() if name == "svc_redis_failures_total") == 1
+
+        circuit.retry_seconds = 0.0  # the next call probes
+        async with asyncio.timeout(BOUND):
+            item = await calls.create("posts", {"title": "after"})
+        back = redis_counts(kernel)
+        assert circuit.up is True and circuit.probes == 1  # one probe answered: every part is back
+        assert back == {part: (during[part][0], during[part][1]) for part in during}  # no fallback since
+        assert (await calls.get("posts", item["id"]))["title"] == "after"

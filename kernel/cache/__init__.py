@@ -18,11 +18,12 @@ from kernel.cache.redis_cache import REDIS_TIMEOUT, RedisCache, make_redis_clien
 __all__ = ["Cache", "FallbackCache", "MemoryCache", "RedisCache", "make_cache", "make_redis_client", "redact_url"]
 
 
-def make_cache(settings: Any) -> Cache:
-    """``RedisCache`` on ``settings.redis_url`` when set (in a ``FallbackCache``), else a ``MemoryCache``."""
+def make_cache(settings: Any, circuit: Any = None) -> Cache:
+    """``RedisCache`` on ``settings.redis_url`` when set (in a ``FallbackCache`` on ``circuit``,
+    ``kernel.redis_fallback.RedisCircuit``), else a ``MemoryCache``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
         timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)
-        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:", timeout=timeout))
+        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:", timeout=timeout), circuit=circuit)
     return MemoryCache()

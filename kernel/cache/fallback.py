@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kernel.cache.base import Cache
 from kernel.cache.memory import MemoryCache
-from kernel.redis_fallback import RedisOutage, nothing, zero
+from kernel.redis_fallback import RedisCircuit, RedisOutage, nothing, zero
 
 
 class FallbackCache(Cache):
@@ -15,10 +15,12 @@ class FallbackCache(Cache):
     key, so at worst an entry cached before the outage is read once more until it expires.
     """
 
-    def __init__(self, primary: Cache, fallback: Cache | None = None) -> None:
+    def __init__(self, primary: Cache, fallback: Cache | None = None, *, circuit: RedisCircuit | None = None) -> None:
+        """``circuit``: the process's state of this Redis, shared with its other parts
+        (``kernel.redis_circuit``); without it, one of its own."""
         self.primary = primary
         self.memory = fallback if fallback is not None else MemoryCache(max_entries=10_000)
-        self.outage = RedisOutage("cache", "a per-process memory cache")
+        self.outage = RedisOutage("cache", "a per-process memory cache", circuit=circuit)
 
     @property  # type: ignore[override]
     def shared(self) -> bool:

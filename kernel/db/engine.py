@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -199,10 +199,11 @@ PG_COMMAND_TIMEOUT = 30.0  # SVC_DB_COMMAND_TIMEOUT's default
 POOL_TIMEOUT = 10.0  # SVC_DB_POOL_TIMEOUT's default
 
 
-def _bounded_connector(command_timeout: float) -> Any:
-    """psycopg's ``AsyncConnection.connect`` for SQLAlchemy (``async_creator_fn``), returning
-    connections whose every wait on the server (a statement and its rows, a commit, a rollback,
-    the checkout ping) ends after ``command_timeout`` seconds.
+def _bounded_connector(command_timeout: float, *, sync: bool = False) -> Any:
+    """psycopg's ``AsyncConnection.connect`` for SQLAlchemy (``async_creator_fn``), or with
+    ``sync`` its ``Connection.connect`` (``sync_engine``'s ``do_connect``), returning connections
+    whose every wait on the server (a statement and its rows, a commit, a rollback, the checkout
+    ping) ends after ``command_timeout`` seconds.
 
     A server that accepts but never answers (paused, a blackholed connection, a failover stuck
     half-way) would otherwise hold the request forever: TCP keeps the connection open (a paused
@@ -220,6 +221,23 @@ def _bounded_connector(command_timeout: float) -> Any:
     class CommandTimedOut(psycopg.OperationalError):
         """PostgreSQL did not answer a command in time; the connection was closed."""
 
+    def timed_out(pgconn: Any) -> CommandTimedOut:
+        pgconn.finish()
+        return CommandTimedOut(f"PostgreSQL did not answer within {command_timeout:g} s "
+                               "(SVC_DB_COMMAND_TIMEOUT); the connection was closed")
+
+    if sync:
+        class BoundedSyncConnection(psycopg.Connection):  # type: ignore[type-arg]
+            def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+                if timeout is not None:  # psycopg's own bounded waits (notifies, cancellation)
+                    return super().wait(gen, interval, timeout)
+                try:
+                    return super().wait(gen, interval, command_timeout)
+                except pg_errors._WaitTimeout:  # noqa: SLF001 - what wait(timeout=) raises (documented there)
+                    raise timed_out(self.pgconn) from None
+
+        return BoundedSyncConnection.connect
+
     class BoundedConnection(psycopg.AsyncConnection):  # type: ignore[type-arg]
         async def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
             if timeout is not None:  # psycopg's own bounded waits (notifies, cancellation)
@@ -227,14 +245,46 @@ def _bounded_connector(command_timeout: float) -> Any:
             try:
                 return await super().wait(gen, interval, command_timeout)
             except pg_errors._WaitTimeout:  # noqa: SLF001 - what wait(timeout=) raises (documented there)
-                self.pgconn.finish()
-                raise CommandTimedOut(f"PostgreSQL did not answer within {command_timeout:g} s "
-                                      "(SVC_DB_COMMAND_TIMEOUT); the connection was closed") from None
+                raise timed_out(self.pgconn) from None
 
     async def connect(*args: Any, **kwargs: Any) -> Any:
         return await BoundedConnection.connect(*args, **kwargs)
 
     return connect
+
+
+def db_timeouts(settings: Any) -> dict[str, Any]:
+    """``SVC_DB_CONNECT_TIMEOUT`` and ``SVC_DB_COMMAND_TIMEOUT`` as the keyword arguments of
+    ``Database``, ``sync_engine`` and the migration runner: every engine a process builds from
+    its settings (the app's, ``svc migrate``'s) is bounded alike."""
+    return {"connect_timeout": settings.db_connect_timeout, "command_timeout": settings.db_command_timeout}
+
+
+def _pg_connect_timeout(url: str, connect_timeout: int) -> dict[str, Any]:
+    # A server that does not answer at all (a host gone, a dropped route) fails after this many
+    # seconds instead of the system's TCP timeout. Whole seconds, at least 2 (libpq's rule,
+    # which psycopg follows); a connect_timeout in the URL wins.
+    if "connect_timeout" in _normalise(url).query:
+        return {}
+    return {"connect_timeout": connect_timeout}
+
+
+def sync_engine(url: str, *, connect_timeout: int = PG_CONNECT_TIMEOUT,
+                command_timeout: float = PG_COMMAND_TIMEOUT, **kwargs: Any) -> Engine:
+    """A synchronous engine (Alembic's, ``svc migrate``'s) with the bounds of ``Database``: on
+    PostgreSQL, opening a connection waits at most ``connect_timeout`` seconds and each answer
+    ``command_timeout`` (0: none), so a paused server fails the command instead of hanging it."""
+    engine = create_engine(sync_url(url), **kwargs)
+    if _normalise(url).get_backend_name() == "postgresql":
+        extra = _pg_connect_timeout(url, connect_timeout)
+        connector = _bounded_connector(command_timeout, sync=True) if command_timeout > 0 else None
+
+        @event.listens_for(engine, "do_connect")
+        def bounded_connect(dialect: Any, conn_rec: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+            cparams.update({k: v for k, v in extra.items() if k not in cparams})
+            return connector(*cargs, **cparams) if connector is not None else None
+
+    return engine
 
 
 class Database:
@@ -261,12 +311,8 @@ class Database:
             # pings the ones idle for PING_IDLE_SECONDS, not every one (pool_pre_ping's round trip
             # cost 0.15 ms of CPU per checkout, a sixth of a get). A busy connection that meets
             # a restart fails its statement; SQLAlchemy then invalidates the whole pool.
-            connect_args: dict[str, Any] = {}
-            if "connect_timeout" not in _normalise(url).query:
-                # A server that does not answer at all (a host gone, a dropped route) fails the
-                # request as 503 after this many seconds instead of the system's TCP timeout.
-                # Whole seconds, at least 2 (libpq's rule, which psycopg follows).
-                connect_args["connect_timeout"] = connect_timeout
+            # A server that does not answer fails the request as 503 after connect_timeout.
+            connect_args: dict[str, Any] = _pg_connect_timeout(url, connect_timeout)
             if command_timeout > 0:
                 connect_args["async_creator_fn"] = _bounded_connector(command_timeout)
             kwargs["connect_args"] = connect_args

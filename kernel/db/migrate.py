@@ -15,9 +15,9 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, create_engine, inspect, text
+from sqlalchemy import Connection, inspect, text
 
-from kernel.db.engine import sync_url
+from kernel.db.engine import PG_COMMAND_TIMEOUT, PG_CONNECT_TIMEOUT, sync_engine
 
 log = logging.getLogger("svc.migrate")
 SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "alembic")
@@ -64,10 +64,16 @@ def restamp_renamed(conn: Connection, renamed: dict[str, str]) -> list[str]:
     return found
 
 
-def upgrade(database_url: str, paths: list[str]) -> None:
+def upgrade(database_url: str, paths: list[str], *, connect_timeout: int = PG_CONNECT_TIMEOUT,
+            command_timeout: float = PG_COMMAND_TIMEOUT) -> None:
     """Create or upgrade the schema: ``alembic upgrade heads`` over the given branches, after
-    rewriting revision ids renamed since the database was stamped (in the same transaction)."""
-    engine = create_engine(sync_url(database_url))
+    rewriting revision ids renamed since the database was stamped (in the same transaction).
+
+    ``connect_timeout`` and ``command_timeout`` bound PostgreSQL's answers as they do the app's
+    (``kernel.db.engine.db_timeouts``: ``SVC_DB_CONNECT_TIMEOUT``, ``SVC_DB_COMMAND_TIMEOUT``):
+    a server that does not answer fails the migration with ``OperationalError`` instead of
+    hanging it, and so does one statement running longer than ``command_timeout`` (0: none)."""
+    engine = sync_engine(database_url, connect_timeout=connect_timeout, command_timeout=command_timeout)
     try:
         with engine.begin() as conn:
             cfg = alembic_config(paths)
@@ -78,10 +84,12 @@ def upgrade(database_url: str, paths: list[str]) -> None:
         engine.dispose()
 
 
-def current_heads(database_url: str, paths: list[str]) -> list[str]:
+def current_heads(database_url: str, paths: list[str], *, connect_timeout: int = PG_CONNECT_TIMEOUT,
+                  command_timeout: float = PG_COMMAND_TIMEOUT) -> list[str]:
+    """The revisions ``alembic_version`` holds, bounded like ``upgrade``."""
     from alembic.runtime.migration import MigrationContext
 
-    engine = create_engine(sync_url(database_url))
+    engine = sync_engine(database_url, connect_timeout=connect_timeout, command_timeout=command_timeout)
     try:
         with engine.connect() as conn:
             return sorted(MigrationContext.configure(conn).get_current_heads())

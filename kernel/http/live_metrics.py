@@ -72,21 +72,31 @@ class LiveCollector:
             yield from self._redis_parts()
 
     def _redis_parts(self) -> Iterator[Any]:
-        from kernel.redis_fallback import outages_of
+        from kernel.redis_fallback import circuits_of, outages_of
 
         up = GaugeMetricFamily("svc_redis_up", "1 while the part uses Redis, 0 while it falls back to this process",
                                labels=["component"])
         served = CounterMetricFamily("svc_redis_fallbacks", "Operations served by the per-process fallback "
                                      "(or fan-outs skipped) while Redis did not answer", labels=["component"])
-        outages = [*outages_of(self.kernel), self.kernel.bus.publish_outage, self.kernel.topics.publish_outage]
-        for outage in outages:
+        failed = CounterMetricFamily("svc_redis_failures", "Calls of the part that Redis did not answer "
+                                     "(timed out, refused): each cost up to SVC_REDIS_TIMEOUT", labels=["component"])
+        for outage in outages_of(self.kernel):
             up.add_metric([outage.component], 1 if outage.up else 0)
             served.add_metric([outage.component], outage.fallbacks)
+            failed.add_metric([outage.component], outage.failures)
         # The pub/sub listeners: down means messages of other processes do not reach this one.
         up.add_metric(["bus listener"], 1 if self.kernel.bus.redis_connected else 0)
         up.add_metric(["topics listener"], 1 if self.kernel.topics.redis_connected else 0)
         yield up
         yield served
+        yield failed
+        # The state the parts share (kernel.redis_fallback.RedisCircuit): one per Redis server.
+        circuits = circuits_of(self.kernel)
+        yield CounterMetricFamily("svc_redis_outages", "Times this process found Redis unreachable "
+                                  "(every part fell back at once)", value=sum(c.outages for c in circuits))
+        yield CounterMetricFamily("svc_redis_probes", "Calls let through to Redis while it was unreachable "
+                                  "(one per second, from whichever part came first)",
+                                  value=sum(c.probes for c in circuits))
 
 
 def register_live_metrics(kernel: Kernel) -> None:

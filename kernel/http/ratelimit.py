@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.cache import REDIS_TIMEOUT, make_redis_client, redact_url
-from kernel.redis_fallback import RedisOutage
+from kernel.redis_fallback import RedisCircuit, RedisOutage
 
 RATE_KEYS = ("principal", "ip")
 
@@ -336,10 +336,13 @@ class FallbackRateLimiter(RateLimiter):
     limit again in each process; a limit is a bound on abuse, not an exact quota.
     """
 
-    def __init__(self, primary: RateLimiter, fallback: RateLimiter | None = None) -> None:
+    def __init__(self, primary: RateLimiter, fallback: RateLimiter | None = None, *,
+                 circuit: RedisCircuit | None = None) -> None:
+        """``circuit``: the process's state of this Redis, shared with its other parts
+        (``kernel.redis_circuit``); without it, one of its own."""
         self.primary = primary
         self.memory = fallback if fallback is not None else MemoryRateLimiter()
-        self.outage = RedisOutage("rate limits", "per-process rate limits")
+        self.outage = RedisOutage("rate limits", "per-process rate limits", circuit=circuit)
 
     @property
     def namespace(self) -> str:
@@ -361,12 +364,13 @@ class FallbackRateLimiter(RateLimiter):
         await self.primary.close()
 
 
-def make_rate_limiter(settings: Any) -> RateLimiter:
-    """``RedisRateLimiter`` (in a ``FallbackRateLimiter``) when ``settings.redis_url`` is set, else
-    ``MemoryRateLimiter``."""
+def make_rate_limiter(settings: Any, circuit: RedisCircuit | None = None) -> RateLimiter:
+    """``RedisRateLimiter`` (in a ``FallbackRateLimiter`` on ``circuit``) when ``settings.redis_url``
+    is set, else ``MemoryRateLimiter``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
         timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)
-        return FallbackRateLimiter(RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:", timeout=timeout))
+        return FallbackRateLimiter(RedisRateLimiter(url, namespace=f"{namespace}:ratelimit:", timeout=timeout),
+                                   circuit=circuit)
     return MemoryRateLimiter()

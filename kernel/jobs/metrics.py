@@ -14,7 +14,7 @@ by default: expose it on purpose). It holds what a worker knows:
   and state, the oldest due job's wait, the event consumers' lag; read again on the worker's
   loop every ``SVC_METRICS_REFRESH_SECONDS`` (a scrape runs in the server's thread and only
   reads that snapshot).
-- ``svc_redis_up`` / ``svc_redis_fallbacks_total`` with Redis, and the shared cache's hits.
+- ``svc_redis_*`` (up, fallbacks, failures, outages, probes) with Redis, and the shared cache's hits.
 
 The server answers ``GET /metrics`` (and any path, as prometheus_client does) without a token:
 it has no ``SVC_METRICS_TOKEN`` check, which is why it binds to the loopback unless told.

@@ -110,13 +110,45 @@ async def test_admin_lists_and_revokes_member_sessions(client, site, make_member
                                 headers=bearer(admin_token, site))).status_code == 404
 
 
-async def test_instance_admin_sees_every_session(client, site_headers, site, make_member, login_as):
+async def test_instance_admin_sees_and_revokes_the_sessions_of_the_site_it_names(client, site_headers, site,
+                                                                                  make_member, login_as):
     member = await make_member(site)
-    await login_as(member.email, site=site)
+    first = await login_as(member.email, site=site)
     await login_as(member.email, site=site)
     resp = await client.get(f"/api/v1/users/{member.id}/sessions", headers=site_headers)
     assert resp.status_code == 200 and len(resp.json()["data"]) == 2
     assert (await client.get("/api/v1/users/nobody/sessions", headers=site_headers)).status_code == 404
+    assert (await client.delete(f"/api/v1/sessions/{sid(first['token'])}", headers=site_headers)).status_code == 204
+    assert await refresh_status(client, first["refreshToken"]) == 401
+
+
+async def test_instance_admin_cannot_reach_another_sites_sessions_under_a_sites_header(
+        client, admin_headers, site, site_b, make_member, login_as):
+    """The spec lists ``/users/{id}/sessions`` and ``DELETE /sessions/{id}`` among the site-admin
+    routes, and the instance admin is an admin of each site through that site's routes: under
+    B's ``X-Svc-Site``, a session bound to A is 404 ``RECORD_NOT_FOUND`` and stays live (it was
+    listed and revoked before, on purpose)."""
+    in_b = {**admin_headers, "X-Svc-Site": site_b}
+    member_a = await make_member(site)
+    data = await login_as(member_a.email, site=site)
+    listed = await client.get(f"/api/v1/users/{member_a.id}/sessions", headers=in_b)
+    assert listed.status_code == 404 and listed.json()["errors"][0]["code"] == "RECORD_NOT_FOUND"
+    revoked = await client.delete(f"/api/v1/sessions/{sid(data['token'])}", headers=in_b)
+    assert revoked.status_code == 404 and revoked.json()["errors"][0] == {
+        "code": "RECORD_NOT_FOUND", "message": "No such session", "extensions": {"code": "RECORD_NOT_FOUND"}}
+    assert await refresh_status(client, data["refreshToken"]) == 200
+    # A member of both sites: under B's header, only the session bound to B.
+    both = await make_member([site, site_b])
+    a_session = await login_as(both.email, site=site)
+    b_session = await login_as(both.email, site=site_b)
+    seen = (await client.get(f"/api/v1/users/{both.id}/sessions", headers=in_b)).json()["data"]
+    assert [s["id"] for s in seen] == [sid(b_session["token"])]
+    assert (await client.delete(f"/api/v1/sessions/{sid(a_session['token'])}", headers=in_b)).status_code == 404
+    assert await refresh_status(client, a_session["refreshToken"]) == 200
+    # Under A's header, A's session is the instance admin's to end.
+    in_a = {**admin_headers, "X-Svc-Site": site}
+    assert (await client.delete(f"/api/v1/sessions/{sid(a_session['token'])}", headers=in_a)).status_code == 204
+    assert await refresh_status(client, a_session["refreshToken"]) == 401
 
 
 async def test_admin_routes_refuse_non_admins(client, site, make_member, login_as):

@@ -168,6 +168,9 @@ class HllCounters:
             from kernel.cache import make_redis_client
 
             self.redis = make_redis_client(kernel.settings.redis_url, kernel.settings.redis_timeout)
+            # The kernel's Redis: down for the cache or the bus is down here too, and back alike.
+            self.outage = RedisOutage("pageviews hll", "the kernel cache's counters",
+                                      circuit=getattr(kernel, "redis_circuit", None))
             kernel.state.setdefault("redis_outages", []).append(self.outage)
 
     def _key(self, site_id: str, day: str, path: str) -> str:

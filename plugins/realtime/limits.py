@@ -41,14 +41,16 @@ return 1
 class ConnectionLimiter:
     """Counts open sockets per site; ``admit`` returns a connection id or None (full)."""
 
-    def __init__(self, redis: Any, namespace: str, limit: int, lease: float) -> None:
+    def __init__(self, redis: Any, namespace: str, limit: int, lease: float, *, circuit: Any = None) -> None:
+        """``circuit``: the kernel's state of this Redis (``kernel.redis_circuit``), shared
+        with its other parts; without it, one of its own."""
         self.redis = redis
         self.namespace = namespace
         self.limit = limit
         self.lease = lease
         self.held: dict[str, set[str]] = {}  # site -> ids this process holds
         self.unlisted: dict[str, set[str]] = {}  # site -> ids admitted while Redis was down
-        self.outage = RedisOutage("realtime connections", "per-process connection counts")
+        self.outage = RedisOutage("realtime connections", "per-process connection counts", circuit=circuit)
         self._task: asyncio.Task[None] | None = None
         self._admit = redis.register_script(ADMIT) if redis is not None else None
 

@@ -125,7 +125,8 @@ async def startup(kernel: Any) -> None:
         redis = make_redis_client(kernel.settings.redis_url, kernel.settings.redis_timeout)
     limiter = ConnectionLimiter(redis, kernel.settings.redis_namespace,
                                 kernel.settings.get("realtime_max_connections"),
-                                kernel.settings.get("realtime_lease_seconds"))
+                                kernel.settings.get("realtime_lease_seconds"),
+                                circuit=kernel.redis_circuit if redis is not None else None)
     limiter.start()
     kernel.state["realtime"] = types.SimpleNamespace(limiter=limiter)
     if redis is not None:
