@@ -41,9 +41,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from items_http_bench import cpu_seconds, tree  # noqa: E402
-
-from kernel.testing import free_port  # noqa: E402
+from loadclient import cpu_seconds, free_port, tree  # noqa: E402
 
 PASSWORD = "bench-password-1"
 SECRET = "bench-webhook-secret-0123"

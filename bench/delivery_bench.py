@@ -16,7 +16,7 @@ no page endpoint; its row counts pages, its CPU is its node process per page.
 
 Per scenario: requests/s, p50 and p99 latency, and server CPU ms per request (user + system
 of the server's whole process tree from ``/proc``, divided by the requests served). The load
-generator (bench/items_http_bench.py's keep-alive client, one process) shares the machine's
+generator (bench/loadclient.py's keep-alive client, one process) shares the machine's
 cores with the server: quote the CPU per request, which does not depend on it.
 
     .venv/bin/python bench/delivery_bench.py --duration 5
@@ -27,9 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,7 +35,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from items_http_bench import Connection, cpu_seconds, tree
+from loadclient import (
+    Http,
+    cpu_seconds,
+    percentile,
+    refuse_taken,
+    server_env,
+    stop_server,
+    tree,
+    wait_healthy,
+)
 
 API = "/api/v1"
 SITE = "bench"
@@ -46,46 +52,14 @@ PASSWORD = "bench-pass-1"
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
 
 
-def server_env(args: argparse.Namespace, data_dir: str) -> dict[str, str]:
-    return {**os.environ, "SVC_DATA_DIR": data_dir, "SVC_DATABASE_URL": args.database_url or "",
-            "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_ADMIN_PASSWORD": PASSWORD,
-            "JWT_SECRET": "bench-secret-0123456789-0123456789-0123", "SVC_RATE_LIMIT_DELIVER": "0",
-            "SVC_RATE_LIMIT_PAGEVIEWS": "0", "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
-            "SVC_RATE_LIMIT_AUTH": "0", "SVC_ACCESS_TOKEN_TTL": "86400", "SVC_LOG_LEVEL": "WARNING"}
-
-
 def start(args: argparse.Namespace, data_dir: str, workers: int) -> subprocess.Popen[bytes]:
     svc = str(Path(sys.executable).with_name("svc"))
     return subprocess.Popen([svc, "serve", "--host", args.host, "--port", str(args.port), "--workers", str(workers)],
-                            env=server_env(args, data_dir))
+                            env=server_env(args.database_url or "", "", data_dir, SVC_RATE_LIMIT_DELIVER="0",
+                                           SVC_RATE_LIMIT_PAGEVIEWS="0"))
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-async def wait_ready(args: argparse.Namespace, proc: subprocess.Popen[bytes]) -> None:
-    for _ in range(600):
-        if proc.poll() is not None:
-            raise SystemExit(f"svc serve exited with {proc.returncode}")
-        conn = Connection(args.host, args.port, {})
-        try:
-            status, _ = await conn.request("GET", f"{API}/utils/health")
-            if status < 500:
-                return
-        except OSError:
-            pass
-        finally:
-            await conn.close()
-        await asyncio.sleep(0.2)
-    raise SystemExit("svc serve did not answer within 120 s")
-
-
-async def call(conn: Connection, method: str, path: str, body: Any = None, expect: int = 200) -> Any:
+async def call(conn: Http, method: str, path: str, body: Any = None, expect: int = 200) -> Any:
     status, payload = await conn.request(method, API + path, body)
     if status != expect:
         raise SystemExit(f"{method} {path}: {status} {payload[:300]!r}")
@@ -95,11 +69,11 @@ async def call(conn: Connection, method: str, path: str, body: Any = None, expec
 async def seed(args: argparse.Namespace) -> str:
     """The site, its collections, 10 referenced items, the page and the public role's rules;
     returns the page's ETag."""
-    anon = Connection(args.host, args.port, {})
+    anon = Http(args.host, args.port, {})
     token = (await call(anon, "POST", "/auth/login", {"email": "admin@example.com", "password": PASSWORD}))["token"]
-    admin = Connection(args.host, args.port, {"Authorization": f"Bearer {token}"})
+    admin = Http(args.host, args.port, {"Authorization": f"Bearer {token}"})
     await call(admin, "POST", "/sites", {"id": SITE, "name": "Bench"}, 201)
-    conn = Connection(args.host, args.port, {"Authorization": f"Bearer {token}", "X-Svc-Site": SITE})
+    conn = Http(args.host, args.port, {"Authorization": f"Bearer {token}", "X-Svc-Site": SITE})
     fields = {"pages": {"slug": "string", "title": "string", "summary": "string", "sections": "json"},
               "heroes": {"heading": "string", "image": "string", "cta": "string"},
               "blocks": {"title": "string", "body": "text"}}
@@ -146,13 +120,13 @@ async def etag_of(args: argparse.Namespace) -> str:
 
 
 async def load(args: argparse.Namespace, pid: int, name: str, headers: dict[str, str], method: str, target: Any,
-               body: Any, expect: int, connection: type[Connection] = Connection) -> dict[str, Any]:
+               body: Any, expect: int, connection: type[Http] = Http) -> dict[str, Any]:
     """``--concurrency`` keep-alive connections for ``--duration`` s after a warm-up."""
     conns = [connection(args.host, args.port, headers) for _ in range(args.concurrency)]
     latencies: list[float] = []
     box = {"record": False, "stop": False, "n": 0, "bad": 0}
 
-    async def worker(conn: Connection) -> None:
+    async def worker(conn: Http) -> None:
         while not box["stop"]:
             box["n"] += 1
             t0 = time.perf_counter()
@@ -175,12 +149,8 @@ async def load(args: argparse.Namespace, pid: int, name: str, headers: dict[str,
     await asyncio.gather(*tasks)
     for c in conns:
         await c.close()
-    ordered = sorted(latencies)
-
-    def pct(q: float) -> float:
-        return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-    result = {"scenario": name, "server_processes": len(pids), "rps": round(served / wall, 1), "p50_ms": pct(0.5), "p99_ms": pct(0.99),
+    result = {"scenario": name, "server_processes": len(pids), "rps": round(served / wall, 1),
+              "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99),
               "cpu_ms_per_req": round(1000 * cpu / served, 3), "requests": served, "unexpected": box["bad"]}
     print(f"{name:11s} {result['rps']:8.1f} req/s  p50 {result['p50_ms']:6.2f} ms  p99 {result['p99_ms']:6.2f} ms  "
           f"server CPU {result['cpu_ms_per_req']:.3f} ms/req in {len(pids)} processes  (not {expect}: {box['bad']})", flush=True)
@@ -192,14 +162,14 @@ async def directus(args: argparse.Namespace) -> dict[str, Any]:
     env = dict(line.strip().split("=", 1) for line in Path(args.directus_env).read_text().splitlines() if "=" in line)
     url = env["PEER_URL"].rstrip("/")
     host, port = url.split("//", 1)[1].split(":")
-    anon = Connection(host, int(port), {})
+    anon = Http(host, int(port), {})
     status, body = await anon.request("POST", "/auth/login", {"email": env.get("PEER_EMAIL", "admin@example.com"),
                                                              "password": env.get("PEER_PASSWORD",
                                                                                  "bench-admin-pass")})
     if status != 200:
         raise SystemExit(f"directus login: {status} {body[:200]!r}")
     headers = {"Authorization": f"Bearer {json.loads(body)['data']['access_token']}"}
-    conn = Connection(host, int(port), headers)
+    conn = Http(host, int(port), headers)
     fields = {"pages": {"slug": "string", "title": "string", "summary": "string", "sections": "json"},
               "heroes": {"heading": "string", "image": "string", "cta": "string"},
               "blocks": {"title": "string", "body": "text"}}
@@ -222,7 +192,7 @@ async def directus(args: argparse.Namespace) -> dict[str, Any]:
     await conn.close()
     page_query = "/items/pages?" + urlencode({"filter[slug][_eq]": "home", "limit": 1})
 
-    class PageClient(Connection):
+    class PageClient(Http):
         """One 'request' is the whole page: the page, then each section's item."""
 
         async def request(self, method: str, target: str, body: Any = None) -> tuple[int, bytes]:
@@ -246,29 +216,27 @@ async def directus(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def main(args: argparse.Namespace) -> None:
-    with socket.socket() as probe:
-        if probe.connect_ex((args.host, args.port)) == 0:
-            raise SystemExit(f"{args.host}:{args.port} is taken: stop what listens there or pass --port")
+    refuse_taken(args.host, args.port)
     results = []
     with tempfile.TemporaryDirectory() as data_dir:
         proc = start(args, data_dir, args.workers)
         try:
-            await wait_ready(args, proc)
+            await wait_healthy(args.host, args.port, proc)
             tag = await seed(args)
             page = f"{API}/deliver/page/{SITE}/home"
             print(f"svc serve --workers {args.workers}, {args.concurrency} connections, {args.duration:g} s each")
             results.append(await load(args, proc.pid, "page", {}, "GET", page, None, 200))
             results.append(await load(args, proc.pid, "revalidate", {"If-None-Match": tag}, "GET", page, None, 304))
         finally:
-            stop(proc)
+            stop_server(proc)
         proc = start(args, data_dir, 1)
         try:
-            await wait_ready(args, proc)
+            await wait_healthy(args.host, args.port, proc)
             print("svc serve --workers 1")
             results.append(await load(args, proc.pid, "beacon", {"User-Agent": BROWSER}, "POST",
                                       f"{API}/pageviews/{SITE}/hit", lambda n: {"path": f"/p{n % 500}"}, 204))
         finally:
-            stop(proc)
+            stop_server(proc)
     if args.directus_env:
         results.append(await directus(args))
     print(json.dumps(results, separators=(",", ":")))

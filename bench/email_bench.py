@@ -20,9 +20,9 @@ import statistics
 import time
 
 from aiosmtpd.controller import Controller
+from loadclient import free_port, quantile  # a sibling module of bench/
 
 from kernel.mailer import SmtpMailer, build_message
-from kernel.testing import free_port
 from plugins.email import render, sending, tokens
 
 LAYOUT = ('<div style="font-family: Arial, sans-serif; max-width: 600px; margin: 0 auto; color: #222">'
@@ -50,11 +50,6 @@ class Sink:
         return "250 OK"
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
-
-
 class _Kernel:
     class settings:  # noqa: N801 - the attribute shape sending.personal reads
         @staticmethod
@@ -78,7 +73,7 @@ async def main() -> None:
         start = time.perf_counter()
         rendered = render.render_message("Order {{ order.id }} ships", BODY, None, LAYOUT, VARIABLES)
         times.append((time.perf_counter() - start) * 1000)
-    print(f"render: p50 {statistics.median(times):.2f} ms, p99 {percentile(times, 0.99):.2f} ms "
+    print(f"render: p50 {statistics.median(times):.2f} ms, p99 {quantile(times, 0.99):.2f} ms "
           f"({len(rendered.html)} chars html, {len(rendered.text)} chars text)")
 
     message = {"category": "marketing", "cc": [], "replyTo": None, **rendered.as_dict()}

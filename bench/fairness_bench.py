@@ -32,9 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,25 +43,29 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from items_http_bench import Connection, cpu_seconds, tree  # noqa: E402 - a sibling script, not a package
+from loadclient import (  # noqa: E402
+    Http,
+    cpu_seconds,
+    percentile,
+    refuse_taken,
+    server_env,
+    stop_server,
+    tree,
+    wait_healthy,
+)
 
 API = "/api/v1"
 PASSWORD = "bench-pass-1"
 READ = f"{API}/items/posts?limit=10&meta=none"
 
 
-def server_env(args: argparse.Namespace, data_dir: str) -> dict[str, str]:
-    env = {**os.environ, "SVC_DATA_DIR": data_dir, "SVC_ADMIN_EMAIL": "admin@example.com",
-           "SVC_ADMIN_PASSWORD": PASSWORD, "JWT_SECRET": "bench-secret-0123456789-0123456789-0123",
-           "SVC_RATE_LIMIT_ITEMS_READ": str(args.limit), "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
-           "SVC_RATE_LIMIT_AUTH": "0", "SVC_ACCESS_TOKEN_TTL": "86400", "SVC_LOG_LEVEL": "WARNING",
-           "SVC_REDIS_NAMESPACE": f"fair{uuid.uuid4().hex[:8]}"}
-    env.pop("SVC_DATABASE_URL", None)
-    env.pop("SVC_REDIS_URL", None)
-    if args.database_url:
-        env["SVC_DATABASE_URL"] = args.database_url
-    if args.redis_url:
-        env["SVC_REDIS_URL"] = args.redis_url
+def fairness_env(args: argparse.Namespace, data_dir: str) -> dict[str, str]:
+    env = server_env(args.database_url or "", args.redis_url or "", data_dir,
+                     SVC_RATE_LIMIT_ITEMS_READ=str(args.limit), SVC_REDIS_NAMESPACE=f"fair{uuid.uuid4().hex[:8]}")
+    if not args.database_url:
+        env.pop("SVC_DATABASE_URL")
+    if not args.redis_url:
+        env.pop("SVC_REDIS_URL", None)
     return env
 
 
@@ -84,42 +85,25 @@ def fresh_postgres(url: str) -> None:
     engine.dispose()
 
 
-async def call(conn: Connection, method: str, target: str, body: Any = None, ok: int = 200) -> Any:
+async def call(conn: Http, method: str, target: str, body: Any = None, ok: int = 200) -> Any:
     status, payload = await conn.request(method, target, body)
     if status != ok:
         raise SystemExit(f"{method} {target}: {status} {payload[:300]!r}")
     return json.loads(payload) if payload else None
 
 
-async def wait_ready(args: argparse.Namespace, proc: subprocess.Popen[bytes]) -> None:
-    for _ in range(600):
-        if proc.poll() is not None:
-            raise SystemExit(f"svc serve exited with {proc.returncode}")
-        conn = Connection(args.host, args.port, {})
-        try:
-            status, _ = await conn.request("GET", f"{API}/utils/health")
-            if status < 500:
-                return
-        except OSError:
-            pass
-        finally:
-            await conn.close()
-        await asyncio.sleep(0.2)
-    raise SystemExit("svc serve did not answer within 120 s")
-
-
 async def prepare(args: argparse.Namespace) -> tuple[str, list[str], str]:
     """Log in, create the sites with their posts; returns (token, quiet sites, noisy site)."""
-    conn = Connection(args.host, args.port, {})
+    conn = Http(args.host, args.port, {})
     token = (await call(conn, "POST", f"{API}/auth/login", {"email": "admin@example.com",
                                                             "password": PASSWORD}))["data"]["token"]
     await conn.close()
     tag = uuid.uuid4().hex[:6]
     sites = [f"quiet{i}-{tag}" for i in range(args.quiet)] + [f"noisy-{tag}"]
-    admin = Connection(args.host, args.port, {"Authorization": f"Bearer {token}"})
+    admin = Http(args.host, args.port, {"Authorization": f"Bearer {token}"})
     for site in sites:
         await call(admin, "POST", f"{API}/sites", {"id": site, "name": site}, ok=201)
-        conn = Connection(args.host, args.port, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+        conn = Http(args.host, args.port, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
         await call(conn, "POST", f"{API}/collections", {"name": "posts"}, ok=201)
         await call(conn, "POST", f"{API}/fields/posts", {"field": "title", "type": "string"}, ok=201)
         await call(conn, "POST", f"{API}/items/posts", [{"title": f"post {i}"} for i in range(50)], ok=201)
@@ -134,13 +118,13 @@ class Sender:
     def __init__(self, args: argparse.Namespace, token: str, site: str, rate: float) -> None:
         self.args, self.site, self.rate = args, site, rate
         self.headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
-        self.idle: list[Connection] = []
+        self.idle: list[Http] = []
         self.latencies: list[float] = []
         self.statuses: dict[int, int] = {}
         self.inflight: set[asyncio.Task[None]] = set()
 
     async def one(self) -> None:
-        conn = self.idle.pop() if self.idle else Connection(self.args.host, self.args.port, self.headers)
+        conn = self.idle.pop() if self.idle else Http(self.args.host, self.args.port, self.headers)
         t0 = time.perf_counter()
         try:
             status, _ = await conn.request("GET", READ)
@@ -168,11 +152,6 @@ class Sender:
     async def close(self) -> None:
         for conn in self.idle:
             await conn.close()
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
 
 
 async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: str | None,
@@ -208,28 +187,26 @@ async def phase(args: argparse.Namespace, token: str, quiet: list[str], noisy: s
     for s in senders:
         for k, v in s.statuses.items():
             statuses[k] = statuses.get(k, 0) + v
-    out: dict[str, Any] = {"quiet_requests": len(lat), "quiet_p50_ms": pct(lat, 0.5), "quiet_p99_ms": pct(lat, 0.99),
+    out: dict[str, Any] = {"quiet_requests": len(lat), "quiet_p50_ms": percentile(lat, 0.5), "quiet_p99_ms": percentile(lat, 0.99),
                            "quiet_statuses": statuses, "server_cpu_s_per_s": round(server_cpu, 3)}
     if loud is not None:
         total = sum(loud.statuses.values())
         out.update(noisy_rate=round(noisy_rate, 1), noisy_requests=total,
                    noisy_429_share=round(loud.statuses.get(429, 0) / total, 3) if total else 0.0,
-                   noisy_p50_ms=pct(loud.latencies, 0.5), noisy_statuses=loud.statuses)
+                   noisy_p50_ms=percentile(loud.latencies, 0.5), noisy_statuses=loud.statuses)
     return out
 
 
 async def main(args: argparse.Namespace) -> None:
-    with socket.socket() as probe:
-        if probe.connect_ex((args.host, args.port)) == 0:
-            raise SystemExit(f"{args.host}:{args.port} is taken")
+    refuse_taken(args.host, args.port)
     if args.database_url:
         fresh_postgres(args.database_url)
     with tempfile.TemporaryDirectory() as data_dir:
         svc = str(Path(sys.executable).with_name("svc"))
         proc = subprocess.Popen([svc, "serve", "--host", args.host, "--port", str(args.port),
-                                 "--workers", str(args.workers)], env=server_env(args, data_dir))
+                                 "--workers", str(args.workers)], env=fairness_env(args, data_dir))
         try:
-            await wait_ready(args, proc)
+            await wait_healthy(args.host, args.port, proc)
             token, quiet, noisy = await prepare(args)
             await asyncio.sleep(args.settle)
             results: dict[str, list[dict[str, Any]]] = {"alone": [], "noisy": []}
@@ -255,11 +232,7 @@ async def main(args: argparse.Namespace) -> None:
                   f"{median('alone', 'server_cpu_s_per_s'):.2f} -> {median('noisy', 'server_cpu_s_per_s'):.2f} s/s")
             print(json.dumps({"backend": backend, "results": results}, separators=(",", ":")))
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from items_http_bench import Connection, rss_mb, tree  # noqa: E402
+from loadclient import Http, rss_mb, tree  # noqa: E402
 
 from kernel.testing import free_port  # noqa: E402
 
@@ -104,7 +104,7 @@ async def hammer(host: str, port: int, headers: dict[str, str], target: str, con
 
     async def worker() -> None:
         nonlocal errors
-        conn = Connection(host, port, headers)
+        conn = Http(host, port, headers)
         while time.perf_counter() < stop:
             t0 = time.perf_counter()
             status, _ = await conn.request("GET", target)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from loadclient import quantile  # a sibling module of bench/
 from sqlalchemy import func, select
 
 from kernel import hookimpl
@@ -58,13 +59,8 @@ class StampPlugin:
         return [Operation("stamp", self.stamp)]
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
 def ms(samples: list[float]) -> str:
-    return (f"p50 {statistics.median(samples) * 1000:6.2f} ms  p99 {pct(samples, 0.99) * 1000:6.2f} ms  "
+    return (f"p50 {statistics.median(samples) * 1000:6.2f} ms  p99 {quantile(samples, 0.99) * 1000:6.2f} ms  "
             f"(n={len(samples)})")
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import time
 import tracemalloc
 from types import MappingProxyType
+
+from loadclient import rss_bytes  # a sibling module of bench/
 
 from plugins.graphql.schema import build
 from plugins.schema.snapshot import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
@@ -35,14 +36,6 @@ def snapshot(site_id: str, n_collections: int, n_fields: int) -> SchemaSnapshot:
         rels.append(RelationDef(f"r{c}", "m2o", name, "parent", f"c{(c + 1) % n_collections:03}",
                                 related_field=f"children_{c}"))
     return SchemaSnapshot(site_id, 1, MappingProxyType(colls), tuple(rels))
-
-
-def rss_kb() -> int:
-    with open(f"/proc/{os.getpid()}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main() -> None:
@@ -66,7 +59,7 @@ def main() -> None:
 
     snaps = [snapshot(f"s{i}", args.collections, args.fields) for i in range(args.sites)]
     gc.collect()
-    rss0 = rss_kb()
+    rss0 = rss_bytes() // 1024
     tracemalloc.start()
     t0 = time.perf_counter()
     held = [build(s) for s in snaps]
@@ -75,7 +68,7 @@ def main() -> None:
     heap, _peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"{len(held)} schemas held: {heap / 2**20:.1f} MiB heap ({heap / len(held) / 1024:.0f} KiB each), "
-          f"RSS +{(rss_kb() - rss0) / 1024:.1f} MiB, built in {elapsed:.1f} s (under tracemalloc)")
+          f"RSS +{(rss_bytes() // 1024 - rss0) / 1024:.1f} MiB, built in {elapsed:.1f} s (under tracemalloc)")
 
 
 if __name__ == "__main__":

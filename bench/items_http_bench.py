@@ -37,8 +37,6 @@ import asyncio
 import json
 import os
 import random
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -48,6 +46,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from loadclient import (
+    Http,
+    cpu_seconds,
+    database_pids,
+    percentile,
+    refuse_taken,
+    rss_mb,
+    server_env,
+    stop_server,
+    tree,
+    wait_healthy,
+)
+
 HERE = Path(__file__).resolve().parent
 API = "/api/v1"
 SITE = "bench"
@@ -56,124 +67,6 @@ CREATED = "bench-http-created"
 FILTER = json.dumps({"views": {"_gt": 500}, "category": {"_eq": "news"}}, separators=(",", ":"))
 CONTAINS = json.dumps({"tags": {"_json_contains": ["featured"]}}, separators=(",", ":"))
 SCENARIOS = ["list", "list+total", "filter+sort", "get", "create", "patch", "aggregate", "jsonfilter"]
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-# ---------------------------------------------------------------------------- HTTP client
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection: a request at a time, Content-Length or chunked bodies."""
-
-    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
-        self.host, self.port = host, port
-        self.fixed = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{port}", **headers}.items())
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.reader = self.writer = None
-
-    async def request(self, method: str, target: str, body: Any = None) -> tuple[int, bytes]:
-        for attempt in (0, 1):
-            fresh = self.writer is None
-            if fresh:
-                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-            assert self.reader is not None and self.writer is not None
-            head = f"{method} {target} HTTP/1.1\r\n{self.fixed}"
-            payload = b""
-            if body is not None:
-                payload = json.dumps(body, separators=(",", ":")).encode()
-                head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-            try:
-                self.writer.write(head.encode() + b"\r\n" + payload)
-                return await self._response()
-            except (ConnectionError, asyncio.IncompleteReadError):
-                await self.close()
-                if fresh or attempt:  # a kept-alive socket the server closed gets one retry
-                    raise
-        raise AssertionError("unreachable")
-
-    async def _response(self) -> tuple[int, bytes]:
-        assert self.reader is not None
-        lines = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        fields = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
-        if "content-length" in fields:
-            body = await self.reader.readexactly(int(fields["content-length"]))
-        elif fields.get("transfer-encoding", "").lower() == "chunked":
-            parts = []
-            while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
-                parts.append(await self.reader.readexactly(size))
-                await self.reader.readexactly(2)
-            await self.reader.readuntil(b"\r\n")
-            body = b"".join(parts)
-        else:
-            body = b""
-        if fields.get("connection", "").lower() == "close":
-            await self.close()
-        return status, body
-
-
-# ---------------------------------------------------------------------------- the server's processes
-
-
-def tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (uvicorn's supervisor and its workers)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    total = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        except OSError:
-            pass
-    return total / CLOCK_TICKS
-
-
-def database_pids() -> list[int]:
-    """The PostgreSQL server's processes on this machine (its CPU is the request's too)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as fh:
-                    if fh.read().strip() in ("postgres", "postmaster"):
-                        out.append(int(entry))
-            except OSError:
-                continue
-    return out
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 # ---------------------------------------------------------------------------- scenarios
@@ -209,12 +102,12 @@ class Bench:
 
     async def run(self, scenario: str, server_pid: int) -> dict[str, Any]:
         args = self.args
-        conns = [Connection(args.host, args.port, self.headers) for _ in range(args.concurrency)]
+        conns = [Http(args.host, args.port, self.headers) for _ in range(args.concurrency)]
         latencies: list[float] = []
         errors: dict[int, int] = {}
         box = {"record": False, "stop": False}
 
-        async def worker(conn: Connection) -> None:
+        async def worker(conn: Http) -> None:
             while not box["stop"]:
                 method, target, body = self.next_request(scenario)
                 t0 = time.perf_counter()
@@ -250,12 +143,8 @@ class Bench:
             raise SystemExit(f"{scenario}: {len(failed)} connections failed: {failed[0]!r}")
         for c in conns:
             await c.close()
-        ordered = sorted(latencies)
-
-        def pct(q: float) -> float:
-            return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
-
-        return {"rps": round(served / wall, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+        return {"rps": round(served / wall, 1), "p50_ms": percentile(latencies, 0.50),
+                "p99_ms": percentile(latencies, 0.99),
                 "cpu_ms_per_req": round(1000 * cpu / served, 2) if served else None,
                 "db_cpu_ms_per_req": round(1000 * db_cpu / served, 2) if served and db_pids else None,
                 "rss_mb_max_worker": round(max(peak.values()), 1), "requests": served, "errors": errors}
@@ -264,40 +153,15 @@ class Bench:
 # ---------------------------------------------------------------------------- main
 
 
-def server_env(args: argparse.Namespace, data_dir: str) -> dict[str, str]:
-    return {**os.environ, "SVC_DATA_DIR": data_dir, "SVC_DATABASE_URL": args.database_url,
-            "SVC_ADMIN_EMAIL": "admin@example.com", "SVC_ADMIN_PASSWORD": PASSWORD,
-            "JWT_SECRET": "bench-secret-0123456789-0123456789-0123", "SVC_RATE_LIMIT_ITEMS_READ": "0",
-            "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0", "SVC_ACCESS_TOKEN_TTL": "86400",
-            "SVC_LOG_LEVEL": "WARNING"}
-
-
-async def wait_ready(args: argparse.Namespace, proc: subprocess.Popen[bytes]) -> None:
-    conn = Connection(args.host, args.port, {})
-    for _ in range(600):
-        if proc.poll() is not None:
-            raise SystemExit(f"svc serve exited with {proc.returncode}")
-        try:
-            status, _ = await conn.request("GET", f"{API}/utils/health")
-            if status < 500:
-                await conn.close()
-                return
-        except OSError:
-            pass
-        await conn.close()
-        await asyncio.sleep(0.2)
-    raise SystemExit("svc serve did not answer within 120 s")
-
-
 async def login_and_ids(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
-    conn = Connection(args.host, args.port, {"X-Svc-Site": SITE})
+    conn = Http(args.host, args.port, {"X-Svc-Site": SITE})
     status, body = await conn.request("POST", f"{API}/auth/login",
                                       {"email": "admin@example.com", "password": PASSWORD})
     if status != 200:
         raise SystemExit(f"login: {status} {body[:200]!r}")
     headers = {"Authorization": f"Bearer {json.loads(body)['data']['token']}", "X-Svc-Site": SITE}
     await conn.close()
-    conn = Connection(args.host, args.port, headers)
+    conn = Http(args.host, args.port, headers)
     ids: list[str] = []
     for page in range(1, 11):  # 2,000 ids from the head of the id order
         status, body = await conn.request("GET", f"{API}/items/articles?" + urlencode(
@@ -313,7 +177,7 @@ async def cleanup(args: argparse.Namespace, headers: dict[str, str], created: li
     todo = list(created)
 
     async def one() -> None:
-        conn = Connection(args.host, args.port, headers)
+        conn = Http(args.host, args.port, headers)
         while todo:
             status, body = await conn.request("DELETE", f"{API}/items/articles/{todo.pop()}")
             if status >= 300 and status != 404:
@@ -331,16 +195,14 @@ async def main(args: argparse.Namespace) -> None:
         print("prepare:", " ".join(cmd[1:]), flush=True)
         subprocess.run(cmd, check=True)
     scenarios = [s for s in args.scenarios.split(",") if s]
-    with socket.socket() as probe:  # a server left on the port would be measured instead
-        if probe.connect_ex((args.host, args.port)) == 0:
-            raise SystemExit(f"{args.host}:{args.port} is taken: stop what listens there or pass --port")
+    refuse_taken(args.host, args.port)
     with tempfile.TemporaryDirectory() as data_dir:
         svc = str(Path(sys.executable).with_name("svc"))
         proc = subprocess.Popen([svc, "serve", "--host", args.host, "--port", str(args.port),
-                                 "--workers", str(args.workers)], env=server_env(args, data_dir))
+                                 "--workers", str(args.workers)], env=server_env(args.database_url, "", data_dir))
         bench = None
         try:
-            await wait_ready(args, proc)
+            await wait_healthy(args.host, args.port, proc)
             await asyncio.sleep(args.settle)  # the workers' startup work (search backfill check, ANALYZE)
             headers, ids = await login_and_ids(args)
             bench = Bench(args, headers, ids)
@@ -374,11 +236,7 @@ async def main(args: argparse.Namespace) -> None:
         finally:
             if bench is not None and bench.created:
                 await cleanup(args, bench.headers, bench.created)
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
 
 
 if __name__ == "__main__":

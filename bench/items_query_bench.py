@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from loadclient import quantile  # a sibling module of bench/
 from sqlalchemy import event, func, insert, select, text
 from sqlalchemy.engine import make_url
 
@@ -238,12 +239,6 @@ def scenarios(ids: list[str]) -> dict[str, Any]:
     }
 
 
-def pct(sorted_ms: list[float], q: float) -> float:
-    """Nearest-rank percentile."""
-    rank = max(1, min(len(sorted_ms), int(-(-q * len(sorted_ms) // 100))))
-    return sorted_ms[rank - 1]
-
-
 async def explain(kernel: Any, client: httpx.AsyncClient, headers: dict[str, str], name: str, path: str,
                   params: Any) -> None:
     captured: list[tuple[str, Any]] = []
@@ -375,9 +370,8 @@ async def main(args: argparse.Namespace) -> None:
                 if times and resp is not None:
                     data = resp.json()["data"]
                     rows = len(data) if isinstance(data, list) else 1
-                    ordered = sorted(times)
-                    fig = {"mean": round(statistics.mean(times), 3), "p50": round(pct(ordered, 50), 3),
-                           "p99": round(pct(ordered, 99), 3), "rows": rows, "requests": len(times)}
+                    fig = {"mean": round(statistics.mean(times), 3), "p50": round(quantile(times, 0.50), 3),
+                           "p99": round(quantile(times, 0.99), 3), "rows": rows, "requests": len(times)}
                     results[name] = fig
                     print(f"{name:28s} mean {fig['mean']:8.2f} ms  p50 {fig['p50']:8.2f} ms  "
                           f"p99 {fig['p99']:8.2f} ms  ({rows} rows, {len(times)} requests)", flush=True)

@@ -8,27 +8,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
 
 import httpx
-
-
-def cpu_seconds(pid: int | None) -> float | None:
-    if not pid:
-        return None
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+from loadclient import cpu_seconds
 
 
 async def run(name: str, make_request, concurrency: int, seconds: float, pid: int | None) -> None:
     latencies: list[float] = []
     errors = 0
     stop = time.monotonic() + seconds
-    cpu_before = cpu_seconds(pid)
+    cpu_before = cpu_seconds([pid]) if pid else None
 
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal errors
@@ -43,7 +34,7 @@ async def run(name: str, make_request, concurrency: int, seconds: float, pid: in
     async with httpx.AsyncClient(timeout=30) as client:
         await asyncio.gather(*(worker(client) for _ in range(concurrency)))
     elapsed = time.monotonic() - started
-    cpu_after = cpu_seconds(pid)
+    cpu_after = cpu_seconds([pid]) if pid else None
     latencies.sort()
     n = len(latencies)
     line = (f"{name:<22} {n / elapsed:8.1f} req/s  p50 {statistics.median(latencies) * 1000:7.2f} ms  "

@@ -1,9 +1,18 @@
-"""Shared pieces of the HTTP load benchmarks (``scale_sites.py``, ``soak.py``): a keep-alive
-HTTP/1.1 client with per-request headers, a ``svc serve`` process with its workers, and the
-/proc readings (RSS, open file descriptors) they report.
+"""What the benchmark scripts share (``items_http_bench.py``, ``scale_sites.py``, ``soak.py``,
+``fairness_bench.py``, ``delivery_bench.py``, ``realtime_bench.py``, the fault scripts, ...):
 
-The client is the one of ``items_http_bench.py`` (asyncio streams, one request at a time per
-connection) with headers given per request, so one connection can serve many sites.
+- ``Http``: a keep-alive HTTP/1.1 client on asyncio streams, one request at a time per
+  connection, with headers fixed per connection and more per request (so one connection can
+  serve many sites); ``wait_healthy`` for a ``svc serve`` just started;
+- ``Server`` and ``server_env``: ``svc serve --workers N`` on a loopback port;
+- ``/proc`` readings: a process tree (``tree``), its CPU seconds (``cpu_seconds``), the
+  PostgreSQL server's processes (``database_pids``), RSS (``proc_status``, ``rss_mb``) and open
+  file descriptors (``open_fds``);
+- ``quantile`` and ``percentile`` (nearest rank), ``free_port``;
+- ``WsClient``: a minimal WebSocket client for load runs.
+
+Only the standard library: a script imports it as a sibling (``bench/`` is the script's folder;
+the fault scripts put it on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -14,26 +23,28 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from items_http_bench import tree
-
 API = "/api/v1"
 PASSWORD = "bench-pass-1"
 ADMIN_EMAIL = "admin@example.com"
 JWT_SECRET = "bench-secret-0123456789-0123456789-0123"
 SVC = str(Path(sys.executable).with_name("svc"))
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Http:
-    """One keep-alive HTTP/1.1 connection; ``request`` returns ``(status, body bytes)``."""
+    """One keep-alive HTTP/1.1 connection; ``request`` returns ``(status, body bytes)``.
+    ``headers`` go with every request, before the request's own."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, headers: dict[str, str] | None = None) -> None:
         self.host, self.port = host, port
+        self.fixed = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -51,7 +62,7 @@ class Http:
             if fresh:
                 self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
             assert self.reader is not None and self.writer is not None
-            head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.fixed}"
             head += "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
             payload = b""
             if body is not None:
@@ -96,12 +107,113 @@ class Http:
         return json.loads(payload)["data"] if payload else None
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The ``q`` quantile of ``values`` in milliseconds (nearest rank), 0 for none."""
+async def wait_healthy(host: str, port: int, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Until ``/utils/health`` answers (anything below 500) on ``host:port``; SystemExit when
+    ``proc`` (the ``svc serve`` started for it) exits first or ``timeout`` seconds pass."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"svc serve exited with {proc.returncode}")
+        conn = Http(host, port)
+        try:
+            status, _ = await conn.request("GET", f"{API}/utils/health")
+            if status < 500:
+                return
+        except OSError:
+            pass
+        finally:
+            await conn.close()
+        await asyncio.sleep(0.2)
+    raise SystemExit(f"svc serve did not answer within {timeout:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """SIGINT ``proc`` (a ``svc serve`` the script started), SIGKILL after ``grace`` seconds."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def quantile(values: list[float], q: float, empty: Any = 0.0) -> Any:
+    """The ``q`` quantile (0..1) of ``values`` by nearest rank (the value at ``int(q * n)`` of
+    the sorted values), in their unit; ``empty`` for none."""
     if not values:
-        return 0.0
+        return empty
     ordered = sorted(values)
-    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (seconds) in milliseconds, to 0.01; 0 for none."""
+    return round(1000 * quantile(values, q), 2)
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts connections on ``host:port`` now."""
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def refuse_taken(host: str, port: int) -> None:
+    """SystemExit when ``host:port`` is taken: a server left there would be measured instead."""
+    if port_open(port, host):
+        raise SystemExit(f"{host}:{port} is taken: stop what listens there or pass --port")
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now (for a server the script starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (uvicorn's supervisor and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` so far (a process that is gone counts 0)."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except OSError:
+            pass
+    return total / CLOCK_TICKS
+
+
+def database_pids() -> list[int]:
+    """The PostgreSQL server's processes on this machine (its CPU is the request's too)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() in ("postgres", "postmaster"):
+                        out.append(int(entry))
+            except OSError:
+                continue
+    return out
 
 
 def proc_status(pid: int, field: str) -> int:
@@ -116,8 +228,14 @@ def proc_status(pid: int, field: str) -> int:
     return 0
 
 
-def rss_mb(pid: int) -> float:
-    return round(proc_status(pid, "VmRSS") / 1024, 1)
+def rss_bytes(pid: int | None = None) -> int:
+    """Resident memory of ``pid`` (this process by default) in bytes, 0 when it is gone."""
+    return 1024 * proc_status(os.getpid() if pid is None else pid, "VmRSS")
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of ``pid`` (this process by default) in MiB, to 0.1."""
+    return round(rss_bytes(pid) / 2**20, 1)
 
 
 def open_fds(pid: int) -> int:

@@ -54,8 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from items_http_bench import cpu_seconds, tree
-from loadclient import Http, WsClient
+from loadclient import Http, WsClient, cpu_seconds, free_port, quantile, rss_bytes, tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SVC = str(ROOT / ".venv" / "bin" / "svc")
@@ -66,28 +65,7 @@ DIRECTUS_PASSWORD = "bench-admin-pass"
 
 
 def rss_kib(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return sum(rss_bytes(pid) for pid in pids) // 1024
 
 
 async def wait_http(url: str, ready: Callable[[int], bool], proc: subprocess.Popen[bytes], what: str,
@@ -435,14 +413,14 @@ async def measure(args: argparse.Namespace, target: Target) -> dict[str, Any]:
         "server_cpu_ms_per_write": round(server_cpu / writes * 1000, 2),
         "server_cores": round(server_cpu / elapsed, 2), "client_cores": round(client_cpu / elapsed, 2),
         "frames_expected": expected, "frames_received": received,
-        "write_http_ms_p50": round(statistics.median(write_ms), 1), "write_http_ms_p99": round(pct(write_ms, 99), 1),
+        "write_http_ms_p50": round(statistics.median(write_ms), 1), "write_http_ms_p99": round(quantile(write_ms, 0.99), 1),
         "frame_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
-        "frame_ms_p99": round(pct(latencies, 99), 1) if latencies else None,
+        "frame_ms_p99": round(quantile(latencies, 0.99), 1) if latencies else None,
         "frame_ms_max": round(max(latencies), 1) if latencies else None,
         "frame_after_response_ms_p50": round(statistics.median(after), 1) if after else None,
-        "frame_after_response_ms_p99": round(pct(after, 99), 1) if after else None,
+        "frame_after_response_ms_p99": round(quantile(after, 0.99), 1) if after else None,
         "created_to_frame_ms_p50": round(statistics.median(since_commit), 1) if since_commit else None,
-        "created_to_frame_ms_p99": round(pct(since_commit, 99), 1) if since_commit else None,
+        "created_to_frame_ms_p99": round(quantile(since_commit, 0.99), 1) if since_commit else None,
         "created_to_frame_ms_max": round(max(since_commit), 1) if since_commit else None,
     }
 

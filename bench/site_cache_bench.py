@@ -21,7 +21,6 @@ import asyncio
 import copy
 import copyreg
 import gc
-import os
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from loadclient import rss_bytes  # a sibling module of bench/
 from sqlalchemy import insert, select
 
 from kernel.access import AccessSnapshot, Rule
@@ -146,9 +146,7 @@ def memory() -> tuple[float, float, int]:
     memory blocks Python has allocated (cheap, no tracing)."""
     gc.collect()
     heap = tracemalloc.get_traced_memory()[0] / 1e6 if tracemalloc.is_tracing() else float("nan")
-    with open("/proc/self/statm") as fh:
-        rss = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
-    return heap, rss, sys.getallocatedblocks()
+    return heap, rss_bytes() / 1e6, sys.getallocatedblocks()
 
 
 async def one_pass(kernel: Any, ids: list[str], bound: int, every: int, label: str,

@@ -21,12 +21,12 @@ import argparse
 import asyncio
 import gc
 import hashlib
-import os
 import random
 import tempfile
 import time
 from pathlib import Path
 
+from loadclient import quantile, rss_bytes  # a sibling module of bench/
 from rapidfuzz import fuzz, process
 from sqlalchemy import insert
 
@@ -61,13 +61,11 @@ def mutate(rng: random.Random, text: str) -> str:
 
 def rss_mb() -> float:
     """This process's resident memory (Linux), in MB."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+    return rss_bytes() / 1e6
 
 
 def pct(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] * 1000
+    return quantile(samples, p) * 1000
 
 
 async def main(n: int, queries: int, check: int, seed: int, gc_off: bool = False) -> None:

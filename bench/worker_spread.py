@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import subprocess
 import time
@@ -21,28 +20,7 @@ from collections import Counter
 from urllib.parse import urlsplit
 
 import httpx
-
-
-def children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (uvicorn's workers, and the multiprocessing helper if any)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        one = todo.pop()
-        try:
-            with open(f"/proc/{one}/task/{one}/children") as fh:
-                kids = [int(k) for k in fh.read().split()]
-        except OSError:
-            kids = []
-        out.extend(kids)
-        todo.extend(kids)
-    return out
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from loadclient import cpu_seconds, tree
 
 
 def connections_per_pid(port: int) -> Counter[int]:
@@ -66,10 +44,10 @@ async def main() -> None:
     parser.add_argument("--path", default="/api/v1/utils/version")
     args = parser.parse_args()
     port = urlsplit(args.url).port or 80
-    workers = children(args.server_pid)
+    workers = [pid for pid in tree(args.server_pid) if pid != args.server_pid]
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
     clients = [httpx.AsyncClient(base_url=args.url, limits=limits, timeout=30) for _ in range(args.connections)]
-    cpu_before = {pid: cpu_seconds(pid) for pid in workers}
+    cpu_before = {pid: cpu_seconds([pid]) for pid in workers}
     done = Counter()
     stop = time.monotonic() + args.seconds
 
@@ -87,7 +65,7 @@ async def main() -> None:
     total = sum(done.values())
     print(f"{args.connections} connections, {total} requests in {args.seconds:.0f} s ({total / args.seconds:.0f}/s)")
     for pid in workers:
-        used = cpu_seconds(pid) - cpu_before[pid]
+        used = cpu_seconds([pid]) - cpu_before[pid]
         print(f"worker pid {pid}: {held.get(pid, 0):3d} connections, {used:6.2f} CPU s")
     others = {pid: n for pid, n in held.items() if pid not in workers}
     if others:

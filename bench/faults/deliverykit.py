@@ -1,6 +1,7 @@
-"""Shared parts of the delivery fault scripts (worker_kill, disk_full, slow_webhook; redis_down and postgres_restart use faultkit.py): real ``svc`` processes on
-PostgreSQL and Redis (or SQLite), a recording HTTP receiver on loopback, a small API client,
-and the JSON verdict.
+"""Shared parts of the delivery fault scripts (worker_kill, disk_full, slow_webhook; redis_down,
+postgres_restart and hang use faultkit.py alone): real ``svc`` processes on PostgreSQL and Redis
+(or SQLite), a recording HTTP receiver on loopback, and the JSON verdict. The API client
+(``Api``), ``wait_until`` and ``ROOT`` are faultkit's; ``quantile`` is ``bench/loadclient.py``'s.
 
 Every wait is bounded in count and time; every process a script starts is stopped by it (by its
 own pid) in a ``finally``. Nothing listens beyond 127.0.0.1.
@@ -16,42 +17,23 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
+from faultkit import PASSWORD as ADMIN_PASSWORD
+from faultkit import ROOT, Api, wait_until
+from loadclient import quantile  # faultkit put bench/ on sys.path
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["DEFAULT_DATABASE", "DEFAULT_REDIS", "Api", "Deployment", "Receiver", "Received", "Route", "clear_redis",
+           "quantile", "reset_postgres", "verdict", "wait_until"]
+
 ADMIN_EMAIL = "admin@example.com"
-ADMIN_PASSWORD = "fault-pass-1"
 ENCRYPTION_KEY = "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="  # base64 of 32 ASCII bytes
 DEFAULT_DATABASE = "postgresql://postgres@127.0.0.1:5432/svc_test_faultsb"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/13"
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The ``q`` quantile (0..1) of ``values`` by nearest rank, or None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-def wait_until(check: Callable[[], bool], timeout: float, step: float = 0.05, what: str = "condition") -> float:
-    """Poll ``check`` until it holds; the seconds it took. TimeoutError after ``timeout`` seconds
-    (at most ``timeout / step`` polls)."""
-    started = time.monotonic()
-    for _ in range(max(1, int(timeout / step))):
-        if check():
-            return time.monotonic() - started
-        time.sleep(step)
-    if check():
-        return time.monotonic() - started
-    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 # ------------------------------------------------------------------------------- receiver
@@ -219,7 +201,7 @@ class Deployment:
                            self.env(**more))
         api = Api(f"http://127.0.0.1:{port}")
         try:
-            wait_until(lambda: proc.poll() is None and api.healthy(), 120, 0.2, "svc serve to answer")
+            wait_until(lambda: proc.poll() is None and api.healthy(), 120, "svc serve to answer", step=0.2)
         finally:
             api.close()
         if proc.poll() is not None:
@@ -246,56 +228,6 @@ class Deployment:
     def stop_all(self) -> None:
         for _name, proc in reversed(self.procs):
             self.stop(proc)
-
-
-# ------------------------------------------------------------------------------- the API
-
-class Api:
-    """A small synchronous client of one svc, as the instance admin once ``login`` ran."""
-
-    def __init__(self, base: str, site: str | None = None, timeout: float = 60.0) -> None:
-        self.base = base
-        self.http = httpx.Client(base_url=base, timeout=timeout)
-        self.token: str | None = None
-        self.site = site
-
-    def close(self) -> None:
-        self.http.close()
-
-    def healthy(self) -> bool:
-        try:
-            return self.http.get("/api/v1/utils/health", timeout=5).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    def headers(self, site: str | None = None) -> dict[str, str]:
-        out = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        if site or self.site:
-            out["X-Svc-Site"] = site or self.site or ""
-        return out
-
-    def login(self) -> None:
-        resp = self.http.post("/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
-        resp.raise_for_status()
-        self.token = resp.json()["data"]["token"]
-
-    def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        headers = {**self.headers(kw.pop("site", None)), **kw.pop("headers", {})}
-        return self.http.request(method, f"/api/v1{path}", headers=headers, **kw)
-
-    def ok(self, method: str, path: str, status: int = 200, **kw: Any) -> Any:
-        resp = self.call(method, path, **kw)
-        if resp.status_code != status:
-            raise RuntimeError(f"{method.upper()} {path}: expected {status}, got {resp.status_code}: {resp.text[:500]}")
-        return resp.json().get("data") if resp.content else None
-
-    def create_site(self, site_id: str) -> str:
-        self.ok("post", "/sites", 201, json={"id": site_id, "name": site_id}, site="")
-        return site_id
-
-    def collection(self, name: str, fields: dict[str, str]) -> None:
-        self.ok("post", "/collections", 201, json={"name": name, "fields": [
-            {"field": f, "type": t} for f, t in fields.items()]})
 
 
 def verdict(name: str, ok: bool, **details: Any) -> dict[str, Any]:

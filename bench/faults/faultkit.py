@@ -1,4 +1,6 @@
-"""What the fault scripts share: private Redis and PostgreSQL servers, svc processes, HTTP helpers.
+"""What the fault scripts share: private Redis and PostgreSQL servers, svc processes, HTTP helpers
+(``Api``, ``wait_until``: ``deliverykit.py`` builds on them; ``bench/loadclient.py`` has the
+``/proc`` readers and the port checks).
 
 The scripts never touch the machine's shared PostgreSQL (5432) or Redis (6379): each starts its
 own Redis (``redis-server`` as a child process, killed and started again to make an outage) and
@@ -15,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,26 +29,28 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from loadclient import port_open, tree  # noqa: E402 - bench/ is not a package
+
+__all__ = ["Api", "PrivatePostgres", "PrivateRedis", "Svc", "base_env", "metric_values", "port_open",
+           "server_pid_of", "tree", "verdict", "wait_until", "workdir"]
 BIN = Path(sys.executable).parent
 PASSWORD = "faults-pass-1"
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
-def wait_until(check: Callable[[], bool], seconds: float, what: str, step: float = 0.1) -> None:
-    """Call ``check`` until it is true, for at most ``seconds``; ``TimeoutError`` naming ``what``."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+def wait_until(check: Callable[[], bool], seconds: float, what: str = "condition", step: float = 0.1) -> float:
+    """Call ``check`` every ``step`` seconds until it is true (a check that raises counts as not
+    yet), for at most ``seconds``; the seconds it took. ``TimeoutError`` naming ``what``."""
+    started = time.monotonic()
+    deadline = started + seconds
+    while True:
         with contextlib.suppress(Exception):
             if check():
-                return
+                return time.monotonic() - started
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{what} not within {seconds} s")
         time.sleep(step)
-    raise TimeoutError(f"{what} not within {seconds} s")
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 class PrivateRedis:
@@ -163,20 +166,6 @@ class Svc:
             self.proc.wait(10)
 
 
-def descendants(pid: int) -> list[int]:
-    """Every descendant process of ``pid`` (the uvicorn workers of ``svc serve``)."""
-    out, todo = [], [pid]
-    while todo:
-        one = todo.pop()
-        try:
-            kids = [int(k) for k in Path(f"/proc/{one}/task/{one}/children").read_text().split()]
-        except OSError:
-            kids = []
-        out.extend(kids)
-        todo.extend(kids)
-    return out
-
-
 def server_pid_of(client_port: int, server_port: int) -> int | None:
     """The pid of the process holding the server end of the loopback connection from ``client_port``."""
     out = subprocess.run(["ss", "-Htnp", "state", "established", f"( sport = :{server_port} and dport = :{client_port} )"],
@@ -201,39 +190,63 @@ def base_env(workdir: Path, **extra: str) -> dict[str, str]:
 
 
 class Api:
-    """A small synchronous client of one site, as the instance admin."""
+    """A small synchronous client of one svc at ``root`` (``http://127.0.0.1:PORT``), as the
+    instance admin once ``login`` ran; ``site`` is the default ``X-Svc-Site``."""
 
-    def __init__(self, base: str, timeout: float = 10.0) -> None:
-        self.base = base
-        self.http = httpx.Client(base_url=base, timeout=timeout)
-        self.token = ""
-        self.site = ""
+    def __init__(self, root: str, site: str | None = None, timeout: float = 60.0, password: str = PASSWORD) -> None:
+        self.base = root
+        self.http = httpx.Client(base_url=root, timeout=timeout)
+        self.token: str | None = None
+        self.site = site
+        self.password = password
 
-    def headers(self, site: str | None = None) -> dict[str, str]:
-        out = {"Authorization": f"Bearer {self.token}"}
-        if site or self.site:
-            out["X-Svc-Site"] = site or self.site
-        return out
+    def close(self) -> None:
+        self.http.close()
+
+    def healthy(self) -> bool:
+        try:
+            return self.http.get("/api/v1/utils/health", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def wait_healthy(self, seconds: float = 120) -> None:
-        wait_until(lambda: self.http.get("/utils/health").status_code == 200, seconds, "svc to answer health",
-                   step=0.3)
+        wait_until(self.healthy, seconds, "svc to answer health", step=0.3)
+
+    def headers(self, site: str | None = None) -> dict[str, str]:
+        out = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        if site or self.site:
+            out["X-Svc-Site"] = site or self.site or ""
+        return out
 
     def login(self) -> None:
-        resp = self.http.post("/auth/login", json={"email": "admin@example.com", "password": PASSWORD})
+        resp = self.http.post("/api/v1/auth/login", json={"email": "admin@example.com", "password": self.password})
         resp.raise_for_status()
         self.token = resp.json()["data"]["token"]
 
+    def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """``method`` of ``/api/v1<path>``; ``site=`` another site than the default."""
+        headers = {**self.headers(kw.pop("site", None)), **kw.pop("headers", {})}
+        return self.http.request(method, f"/api/v1{path}", headers=headers, **kw)
+
+    def ok(self, method: str, path: str, status: int = 200, **kw: Any) -> Any:
+        """The answer's ``data``; RuntimeError for any other status than ``status``."""
+        resp = self.call(method, path, **kw)
+        if resp.status_code != status:
+            raise RuntimeError(f"{method.upper()} {path}: expected {status}, got {resp.status_code}: {resp.text[:500]}")
+        return resp.json().get("data") if resp.content else None
+
+    def create_site(self, site_id: str) -> str:
+        self.ok("post", "/sites", 201, json={"id": site_id, "name": site_id}, site="")
+        return site_id
+
+    def collection(self, name: str, fields: dict[str, str]) -> None:
+        self.ok("post", "/collections", 201, json={"name": name, "fields": [
+            {"field": f, "type": t} for f, t in fields.items()]})
+
     def make_site(self, collection: str = "posts") -> str:
-        self.site = f"f{uuid.uuid4().hex[:8]}"
-        for method, path, body, site in (
-            ("post", "/sites", {"id": self.site, "name": self.site}, "default"),
-            ("post", "/collections", {"name": collection}, None),
-            ("post", f"/fields/{collection}", {"field": "title", "type": "string"}, None),
-        ):
-            resp = self.http.request(method, path, json=body, headers=self.headers(site))
-            if resp.status_code != 201:
-                raise RuntimeError(f"{method} {path}: {resp.status_code} {resp.text[:300]}")
+        """A fresh site (the default from now on) with ``collection`` of one ``title``."""
+        self.site = self.create_site(f"f{uuid.uuid4().hex[:8]}")
+        self.collection(collection, {"title": "string"})
         return self.site
 
 

@@ -44,8 +44,8 @@ from faultkit import (  # noqa: E402
     PrivateRedis,
     Svc,
     base_env,
-    descendants,
     metric_values,
+    tree,
     verdict,
     wait_until,
     workdir,
@@ -58,7 +58,7 @@ PHASES = ("before", "paused", "after")
 def postgres_pids(pg: PrivatePostgres) -> list[int]:
     """The postmaster (first line of ``postmaster.pid``) and every process it started."""
     postmaster = int((pg.data / "postmaster.pid").read_text().split()[0])
-    return [postmaster, *descendants(postmaster)]
+    return tree(postmaster)  # it and every process it started
 
 
 def signal_all(pids: list[int], sig: int) -> None:
@@ -92,7 +92,7 @@ async def amain(args: argparse.Namespace) -> int:
     worker = Svc("worker", ["worker", "--metrics-port", str(args.metrics_port)], env, wd)
     base = f"http://127.0.0.1:{args.port}/api/v1"
     worker_metrics = f"http://127.0.0.1:{args.metrics_port}/metrics"
-    api = Api(base)
+    api = Api(base.removesuffix("/api/v1"), timeout=10)
     checks: dict[str, bool] = {}
     figures: dict[str, Any] = {"target": args.target, "pause_s": args.pause,
                                "command_timeout_s": args.command_timeout, "redis_timeout_s": args.redis_timeout}

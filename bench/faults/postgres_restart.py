@@ -133,7 +133,7 @@ async def amain(args: argparse.Namespace) -> int:
     serve = Svc("serve", ["serve", "--port", str(args.port), "--workers", "2"], env, wd)
     worker = Svc("worker", ["worker"], env, wd)
     base = f"http://127.0.0.1:{args.port}/api/v1"
-    api = Api(base)
+    api = Api(base.removesuffix("/api/v1"), timeout=10)
     checks: dict[str, bool] = {}
     figures: dict[str, Any] = {"mode": args.mode}
     try:

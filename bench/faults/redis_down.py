@@ -79,7 +79,7 @@ class Scenario:
         self.args = args
         self.port = args.port
         self.base = f"http://127.0.0.1:{args.port}/api/v1"
-        self.api = Api(self.base)
+        self.api = Api(self.base.removesuffix("/api/v1"), timeout=10)
         self.sockets: list[Socket] = []
         self.pinned: dict[int, httpx.AsyncClient] = {}  # worker pid -> a keep-alive client on it
         self.spare: list[httpx.AsyncClient] = []

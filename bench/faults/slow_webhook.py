@@ -49,7 +49,7 @@ from deliverykit import (  # noqa: E402 - the script's own directory first
     Receiver,
     Route,
     clear_redis,
-    percentile,
+    quantile,
     reset_postgres,
     verdict,
     wait_until,
@@ -61,7 +61,7 @@ SCHEDULE = (5, 30, 120)
 
 
 def summary(values: list[float]) -> dict[str, Any]:
-    return {"n": len(values), "p50_ms": _ms(percentile(values, 0.5)), "p99_ms": _ms(percentile(values, 0.99)),
+    return {"n": len(values), "p50_ms": _ms(quantile(values, 0.5, None)), "p99_ms": _ms(quantile(values, 0.99, None)),
             "max_ms": _ms(max(values) if values else None)}
 
 
@@ -111,7 +111,7 @@ def run_phase(name: str, api_base: str, fast: Receiver, seconds: float, every: f
     finally:
         writer.close()
     thread.join(seconds + 30)
-    wait_until(lambda: set(sent) <= arrived(fast), 60, 0.1, "the fast deliveries of the phase")
+    wait_until(lambda: set(sent) <= arrived(fast), 60, "the fast deliveries of the phase", step=0.1)
     first = arrivals(fast)
     latencies = [first[item] - at for item, at in sent.items()]
     return {"phase": name, "api_reads": summary(reads), "fast_delivery": summary(latencies),
@@ -179,7 +179,7 @@ def main() -> int:
         for _ in range(30):
             started = time.monotonic()
             warm = str(api.ok("post", "/items/posts", 201, json={"title": "warm-up"})["id"])
-            wait_until(lambda w=warm: w in arrived(fast), 180, 0.1, "a warm-up delivery")
+            wait_until(lambda w=warm: w in arrived(fast), 180, "a warm-up delivery", step=0.1)
             if arrivals(fast)[warm] - started < 2:
                 break
         phases = [run_phase("baseline", api.base, fast, args.phase_seconds, args.write_every, [FAST])]

@@ -204,8 +204,8 @@ def main() -> int:
             return {"webhook": hooks & expected, "store_sync": rtdb & expected, "flow": flow & expected}
 
         share = max(1, int(args.items * args.kill_at))
-        wait_until(lambda: all(len(v) >= share for v in legs().values()), args.timeout, 0.02,
-                   "every consumer to be part-way")
+        wait_until(lambda: all(len(v) >= share for v in legs().values()), args.timeout,
+                   "every consumer to be part-way", step=0.02)
         killed.send_signal(signal.SIGKILL)
         killed.wait(10)
         killed_at = time.monotonic()
@@ -218,8 +218,8 @@ def main() -> int:
             serve = dep.serve(args.port, workers=1, SVC_EVENTS_DISPATCH="true")
         else:
             dep.worker("worker-2")
-        wait_until(lambda: all(v >= expected for v in legs().values()), args.timeout, 0.1,
-                   "every item at every receiver")
+        wait_until(lambda: all(v >= expected for v in legs().values()), args.timeout,
+                   "every item at every receiver", step=0.1)
         recovered_s = time.monotonic() - killed_at
         time.sleep(lease + 1)  # late duplicates, if any, would land now
         sampler.stop()

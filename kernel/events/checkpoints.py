@@ -8,6 +8,13 @@ transaction, and acknowledges each batch in another short transaction that moves
 extends the lease, and only succeeds while the lease is still its own. A worker that dies
 leaves its lease to expire; the next claim after that starts from the last acknowledged
 cursor, so only unacknowledged events are handed out twice.
+
+A claim creates a missing checkpoint only for a plain consumer (``start``). A consumer-group
+member's checkpoint is made by the plugin when the member is created and removed when it is
+deleted, each in the member's own transaction; a claim never makes one again (``start=None``:
+``NoCheckpoint``). A dispatcher that listed a member just before it was deleted would otherwise
+re-create the checkpoint after the delete committed (at ``START``, never dropped again when the
+batch was empty or the worker stopped before the handler could notice).
 """
 
 from __future__ import annotations
@@ -34,14 +41,20 @@ class Claim:
     attempts: int
 
 
+class NoCheckpoint(LookupError):
+    """``claim(..., start=None)`` found no checkpoint: the group member was deleted (or never
+    made one), and nothing is to be delivered to it."""
+
+
 def _key(site_id: str, consumer: str) -> Any:
     return and_(checkpoints.c.site_id == site_id, checkpoints.c.consumer == consumer)
 
 
 async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds: float,
-                start: Cursor = START) -> Claim | None:
+                start: Cursor | None = START) -> Claim | None:
     """Take the lease of (site, consumer), creating its checkpoint at ``start``; ``None`` when
-    another worker holds it (or is claiming it) or a retry is not due yet."""
+    another worker holds it (or is claiming it) or a retry is not due yet. With ``start=None``
+    (a group member) the checkpoint must exist: ``NoCheckpoint`` when it does not."""
     now = now_utc()
     locked = select(checkpoints).where(_key(site_id, consumer)).with_for_update(skip_locked=True)
     async with db.begin() as conn:
@@ -49,7 +62,9 @@ async def claim(db: Any, site_id: str, consumer: str, owner: str, lease_seconds:
         if row is None:
             exists = (await conn.execute(select(checkpoints.c.site_id).where(_key(site_id, consumer)))).first()
             if exists is not None:
-                return None  # locked by another worker's claim right now
+                return None  # locked by another worker's claim right now (or by a delete)
+            if start is None:
+                raise NoCheckpoint(consumer)
             # Two workers may both find no row: the second insert does nothing, then skips the lock.
             await conn.execute(dialect_insert(db.dialect)(checkpoints).values(
                 site_id=site_id, consumer=consumer, cursor_txid=start.txid, cursor_id=start.id, attempts=0,

@@ -113,8 +113,10 @@ class ConsumerGroup:
     ``members(kernel, site_id)`` lists the members that should receive events now (not the paused
     or dead ones); ``handle(kernel, site_id, key, events, attempt)`` delivers a batch to one, and
     returning acknowledges it, raising retries it after ``retry_delay(attempts, error)``. A
-    member's checkpoint is ``checkpoint_name(key)``; set it (``kernel.events.set_checkpoint``)
-    when the member is created, or it starts from the beginning of the site's log.
+    member's checkpoint is ``checkpoint_name(key)``: set it (``kernel.events.set_checkpoint``)
+    in the transaction that creates the member, and remove it in the one that deletes it. The
+    dispatcher never creates one: a listed member without a checkpoint is taken as deleted since
+    the listing and gets nothing.
     """
 
     name: str
@@ -466,6 +468,22 @@ class Dispatcher:
             log.exception("dispatching events of site %s to %s failed", site_id, name)
             self._retry_later((site_id, name), self.poll)
 
+    def _forget(self, site_id: str, member: EventConsumer) -> None:
+        """Drop a member listed before it was deleted: no retry, no run until a listing has it
+        again (with a checkpoint made by its plugin)."""
+        pair = (site_id, member.name)
+        self._members.pop(member.name, None)
+        group = getattr(member, "group", None)
+        if group is not None:
+            listed = self._site_members.get((site_id, group.name))
+            if listed is not None:
+                listed.discard(member.name)
+                if not listed:
+                    self._site_members.pop((site_id, group.name), None)
+        self._expected.pop(pair, None)
+        self._again.discard(pair)
+        self._slow.discard(pair)
+
     async def _has_work(self, site_id: str, name: str) -> bool:
         db = self.kernel.db
         async with db.connect() as conn:
@@ -509,7 +527,14 @@ class Dispatcher:
         ``place``: the pair's place in a lane, given up when a delivery turns out slow (the pair
         then stops after that batch and queues in the slow lane for the rest)."""
         db = self.kernel.db
-        held = await checkpoints.claim(db, site_id, consumer.name, self.owner, self.lease, START)
+        # A group member's checkpoint is made and removed with the member: a claim never makes it
+        # again (the member may have been deleted since it was listed; checkpoints.py).
+        start = None if isinstance(consumer, MemberConsumer) else START
+        try:
+            held = await checkpoints.claim(db, site_id, consumer.name, self.owner, self.lease, start)
+        except checkpoints.NoCheckpoint:
+            self._forget(site_id, consumer)
+            return 0
         if held is None:  # another worker has it, or a retry is not due
             pair = (site_id, consumer.name)
             if self._expected.pop(pair, None) is not None:

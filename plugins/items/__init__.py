@@ -22,11 +22,11 @@ a field's SQL expression shared with the indexes; pure, the table is passed in);
 X-Svc-Locale, ``counts``, ``whitelist``); ``history/`` (``revisions``, ``versions``, ``pins``, their ``tables`` and
 ``events``, ``target``); ``search/`` (full-text: ``service``, ``query``, ``pg``/``sqlite``, ``text``,
 ``index``, ``events``); ``upkeep/`` (``indexes``, ``schema_hooks``, ``write_triggered``, ``planner_stats``,
-``pg_statistics``, ``search_backfill``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,
+``pg_statistics``, ``search_backfill``, ``small_indexes``: ``svc items drop-small-indexes``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,
 ``params``, ``openapi``, ``openapi_history``).
 
 Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes,
-register_middleware (the draft/locale read options), startup and shutdown (the search
+register_commands (``svc items drop-small-indexes``), register_middleware (the draft/locale read options), startup and shutdown (the search
 backfill: a background task indexing items the index misses, ``upkeep.search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
 (``{ siteId, collection, id, before?, after?, cause?, causedBy?, principal }``), with the durable

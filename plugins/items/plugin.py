@@ -26,7 +26,14 @@ from plugins.items.http.routes_search import search_routes
 from plugins.items.read import counts, drafts, group_counts, readplan
 from plugins.items.search import events as search_events
 from plugins.items.tables import item_counts, items
-from plugins.items.upkeep import indexes, pg_statistics, planner_stats, schema_hooks, search_backfill
+from plugins.items.upkeep import (
+    indexes,
+    pg_statistics,
+    planner_stats,
+    schema_hooks,
+    search_backfill,
+    small_indexes,
+)
 
 name = "items"
 requires = ("schema", "access")
@@ -111,6 +118,13 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
     counts.register(bus, kernel)  # PostgreSQL: fold the item counts' delta rows
     group_counts.register_handlers(bus, kernel)  # PostgreSQL: kept group counts, and their folding
     indexes.register(bus, kernel)  # SVC_ITEMS_INDEX_MIN_ITEMS: indexes of grown collections
+
+
+@hookimpl
+def register_commands(subparsers: Any, kernel_factory: Any) -> None:
+    """``svc items drop-small-indexes``: the field indexes of small collections that earlier
+    deployments made (small_indexes.py)."""
+    small_indexes.register_command(subparsers, kernel_factory)
 
 
 @hookimpl

@@ -111,12 +111,13 @@ async def indexed_fields(conn: Any) -> list[tuple[str, str]]:
 
 def live_fields() -> Any:
     """A subquery of the fields of live collections in every site (``site_id``,
-    ``collection_id``, ``field``, ``type``, ``options``): for maintenance queries that span sites
-    and join the items (the search backfill), so they need no query per site."""
+    ``collection_id``, ``collection`` (its name), ``field``, ``type``, ``options``): for
+    maintenance queries that span sites and join the items (the search backfill), so they need
+    no query per site."""
     from plugins.schema.tables import collections as collection_rows
 
-    return (select(field_rows.c.site_id, field_rows.c.collection_id, field_rows.c.field, field_rows.c.type,
-                   field_rows.c.options)
+    return (select(field_rows.c.site_id, field_rows.c.collection_id, collection_rows.c.name.label("collection"),
+                   field_rows.c.field, field_rows.c.type, field_rows.c.options)
             .join(collection_rows, collection_rows.c.id == field_rows.c.collection_id)
             .where(collection_rows.c.deleted_at.is_(None)).subquery("live_fields"))
 

@@ -56,7 +56,11 @@ async def _hold(kernel: Any, row: Any) -> checkpoints.Claim:
     deadline = time.monotonic() + BUSY_WAIT
     while True:
         await checkpoints.make_due(kernel.db, site_id, name)
-        held = await checkpoints.claim(kernel.db, site_id, name, owner, lease, await kernel.events.head(site_id))
+        try:
+            # The checkpoint was made with the pipeline: none means it was deleted since it was read.
+            held = await checkpoints.claim(kernel.db, site_id, name, owner, lease, None)
+        except checkpoints.NoCheckpoint:
+            raise pl.not_found() from None
         if held is not None:
             return held
         if time.monotonic() > deadline:

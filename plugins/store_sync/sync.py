@@ -179,10 +179,8 @@ async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event
     """One attempt to sync a batch of events (the consumer group's handler)."""
     row = await _pipeline(kernel, site_id, pipeline_id)
     if row is None:
-        # Deleted after a member listing: the dispatcher's claim made the checkpoint again (at the
-        # start of the log). Drop it, and push nothing.
-        async with kernel.db.begin() as conn:
-            await kernel.events.remove_checkpoint(conn, site_id, pl.checkpoint_name(pipeline_id))
+        # Deleted after this batch was claimed (its checkpoint went with it): push nothing. The
+        # dispatcher's next claim finds no checkpoint and forgets the pipeline.
         raise Paused("the pipeline is gone")
     if row["status"] != "active":
         raise Paused(f"the pipeline is {row['status']}")

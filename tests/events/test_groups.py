@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kernel.events import ConsumerGroup, EventConsumer, GroupMember
+from kernel.events import START, ConsumerGroup, EventConsumer, GroupMember
 from kernel.hookspecs import hookimpl
 from tests.events.test_dispatch import FAST, write
 
@@ -94,10 +94,12 @@ async def test_a_removed_member_gets_nothing_more_and_a_rewind_replays(make_app)
     plugin = Hooks()
     app = await _app(make_app, plugin)
     kernel = app.kernel
+    async with kernel.db.begin() as conn:  # made with the member, here at the start of the log
+        await kernel.events.set_checkpoint(conn, "site-a", "hooks:one", START)
     plugin.members["site-a"] = [GroupMember("one")]
     await write(kernel, "site-a", 2)
     first = [e.id for e in (await kernel.events.read_after("site-a")).events]
-    await plugin.until(lambda: plugin.got.get("one") == first)  # no checkpoint set: from the start
+    await plugin.until(lambda: plugin.got.get("one") == first)
     await kernel.events.dispatcher.idle()
 
     plugin.members["site-a"] = []
@@ -115,6 +117,37 @@ async def test_a_removed_member_gets_nothing_more_and_a_rewind_replays(make_app)
     async with kernel.db.begin() as conn:
         await kernel.events.remove_checkpoint(conn, "site-a", "hooks:one")
     assert await kernel.events.checkpoint("site-a", "hooks:one") is None
+
+
+async def test_a_listed_member_without_a_checkpoint_is_taken_as_deleted(make_app):
+    """A member still listed after its checkpoint was removed (a dispatcher that listed it just
+    before its plugin deleted it) gets nothing, and no claim makes its checkpoint again."""
+    plugin = Hooks()
+    app = await _app(make_app, plugin)
+    kernel = app.kernel
+    dispatcher = kernel.events.dispatcher
+    async with kernel.db.begin() as conn:
+        for key in ("kept", "gone"):
+            await kernel.events.set_checkpoint(conn, "site-a", f"hooks:{key}", await kernel.events.head("site-a"))
+    plugin.members["site-a"] = [GroupMember("kept"), GroupMember("gone")]
+    await write(kernel, "site-a", 1)
+    await plugin.until(lambda: "kept" in plugin.got and "gone" in plugin.got)
+    await dispatcher.idle()
+    assert "hooks:gone" in dispatcher._members
+
+    async with kernel.db.begin() as conn:  # deleted; the listing (and the dispatcher) still has it
+        await kernel.events.remove_checkpoint(conn, "site-a", "hooks:gone")
+    before = list(plugin.got["gone"])
+    await write(kernel, "site-a", 2)
+    await plugin.until(lambda: len(plugin.got["kept"]) == 3)
+    await dispatcher.idle()
+    assert plugin.got["gone"] == before
+    assert await kernel.events.checkpoint("site-a", "hooks:gone") is None
+    assert "hooks:gone" not in dispatcher._members and not dispatcher._timers  # forgotten: no retry
+    # A listing that still has it runs it again, and it is forgotten again: never re-created.
+    dispatcher.wake("site-a")
+    await dispatcher.idle()
+    assert await kernel.events.checkpoint("site-a", "hooks:gone") is None and plugin.got["gone"] == before
 
 
 async def test_hanging_members_give_their_places_up_to_a_quick_one(make_app):
