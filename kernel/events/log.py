@@ -51,6 +51,7 @@ from kernel.events.tables import checkpoints, events, retention
 
 TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 MAX_LIMIT = 1000
+_INSERT = insert(events)  # built once: every write's transaction runs it
 # The horizon on PostgreSQL: the oldest transaction still running *in this database* (else the
 # snapshot's xmax). Transaction ids are cluster-wide, so pg_snapshot_xmin alone would let any
 # transaction of another database on the server hold dispatch back; one of those cannot write
@@ -146,7 +147,7 @@ def event_row(site_id: str, type_: str, *, collection: str | None = None, item_i
 async def write(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
     """Insert event rows on the writer's connection, in its transaction (one statement)."""
     if rows:
-        await conn.execute(insert(events), list(rows))
+        await conn.execute(_INSERT, list(rows))
 
 
 async def horizon(conn: AsyncConnection, dialect: str) -> int | None:

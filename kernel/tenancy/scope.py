@@ -3,22 +3,37 @@
 Every statement it builds filters on ``site_id``; every row it inserts carries it. Statements
 it did not build are refused, so a forgotten ``WHERE site_id = ...`` cannot reach the
 database through it.
+
+A hot path can build a statement once for every site instead (``SiteDB.template``): its site
+filters compare ``site_id`` with the parameter ``svc_site``, and ``SiteDB.run`` always binds
+that parameter to its own site, so a template is scoped by construction too. Building a
+statement costs more than running it on SQLite (0.1 to 0.2 ms each: a patch built five), and a
+statement object built once also keeps its cache key (SQLAlchemy memoises it on the object).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Delete, Select, Table, Update, delete, insert, select, update
+from sqlalchemy import Delete, Select, Table, Update, bindparam, delete, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 _SCOPE_OPTION = "svc_site_scope"
+SITE_PARAM = "svc_site"  # the parameter a template's site filters compare with
+_TEMPLATE = "\0template"  # the scope option's value on a template (never a site id)
 
 
 class TenancyError(RuntimeError):
     """A statement would touch site data without being scoped to a site."""
+
+
+@functools.cache
+def _insert(table: Table) -> Any:
+    """``INSERT INTO table``, built once per table (its columns come from the parameters)."""
+    return insert(table)
 
 
 def _site_col(table: Table) -> Any:
@@ -52,6 +67,15 @@ class SiteDB:
     def update(self, table: Table) -> Update:
         return self.scope(update(table), table)
 
+    @staticmethod
+    def template(stmt: Any, *tables: Table) -> Any:
+        """``stmt`` with a site filter per table that ``run`` binds to its site: built once (at
+        import, or cached), run for any site. Its own parameters are ``bindparam``s named
+        otherwise than ``svc_site``."""
+        for table in tables:
+            stmt = stmt.where(_site_col(table) == bindparam(SITE_PARAM))
+        return stmt.execution_options(**{_SCOPE_OPTION: _TEMPLATE})
+
     def delete(self, table: Table) -> Delete:
         return self.scope(delete(table), table)
 
@@ -64,6 +88,12 @@ class SiteDB:
     async def execute(self, stmt: Any) -> Any:
         self._check(stmt)
         return await self.conn.execute(stmt)
+
+    async def run(self, template: Any, params: Mapping[str, Any] | None = None) -> Any:
+        """Execute a ``template`` with ``params``, its site parameter bound to this site."""
+        if template.get_execution_options().get(_SCOPE_OPTION) != _TEMPLATE:
+            raise TenancyError("statement is not a SiteDB.template")
+        return await self.conn.execute(template, {**(params or {}), SITE_PARAM: self.site_id})
 
     async def all(self, stmt: Any) -> Sequence[RowMapping]:
         return (await self.execute(stmt)).mappings().all()
@@ -85,4 +115,4 @@ class SiteDB:
             if row.get("site_id", self.site_id) != self.site_id:
                 raise TenancyError("refusing to insert a row of another site")
             stamped.append({**row, "site_id": self.site_id})
-        await self.conn.execute(insert(table), stamped)
+        await self.conn.execute(_insert(table), stamped)

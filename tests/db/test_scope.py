@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, select
 
-from kernel.tenancy.scope import SiteDB, TenancyError
+from kernel.tenancy.scope import SITE_PARAM, SiteDB, TenancyError
 
 meta = MetaData()
 notes = Table("test_notes", meta, Column("id", Integer, primary_key=True), Column("site_id", String),
@@ -41,3 +41,21 @@ async def test_unscoped_statements_are_refused(conn):
         a.select(globals_)
     with pytest.raises(TenancyError):
         await a.insert(notes, {"body": "x", "site_id": "b"})
+
+
+async def test_a_template_runs_for_the_site_that_runs_it_and_nowhere_else(conn):
+    a, b = SiteDB("a", conn), SiteDB("b", conn)
+    await a.insert(notes, [{"body": "same"}, {"body": "a2"}])
+    await b.insert(notes, {"body": "same"})
+    by_body = SiteDB.template(select(notes.c.site_id, notes.c.body).where(notes.c.body == bindparam("body")), notes)
+    assert [tuple(r) for r in await a.run(by_body, {"body": "same"})] == [("a", "same")]
+    assert [tuple(r) for r in await b.run(by_body, {"body": "same"})] == [("b", "same")]
+    # a caller's own svc_site is overridden by the site that runs it
+    assert [tuple(r) for r in await b.run(by_body, {"body": "same", SITE_PARAM: "a"})] == [("b", "same")]
+    assert [tuple(r) for r in await b.run(by_body, {"body": "a2"})] == []
+    with pytest.raises(TenancyError):  # a template is not a site's statement, nor the reverse
+        await a.all(by_body)
+    with pytest.raises(TenancyError):
+        await a.run(a.select(notes))
+    with pytest.raises(TenancyError):
+        await a.run(select(notes))

@@ -17,12 +17,15 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from sqlalchemy import bindparam, select
+
 from kernel.errors import ApiError
+from kernel.tenancy.scope import SiteDB
 from plugins.items.core import ondelete, writes
 from plugins.items.core.grants import WriteGuard, fields_by_row, mask_row
 from plugins.items.core.guard import ReadAccess, decide, read_access, readable, require
 from plugins.items.core.records import empty_record, item_record, mask, project
-from plugins.items.core.rowfilter import apply_row_filter
+from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.validation import apply_defaults, check_bodies, is_item_id
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
 from plugins.items.query import ListQuery
@@ -104,6 +107,13 @@ def dialect_of(ctx: Any) -> str:
     return ctx.kernel.db.dialect
 
 
+# fetch_row's statement when the caller may read every row: live_rows's, with its literal
+# collection id, built once.
+_LIVE_ROW = SiteDB.template(select(items).where(
+    items.c.collection_id == bindparam("coll", literal_execute=True), items.c.id == bindparam("item"),
+    items.c.deleted_at.is_(None)), items)
+
+
 async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None, *,
                     guard: WriteGuard | None = None) -> Any:
     """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it
@@ -111,10 +121,12 @@ async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: st
     its pair columns, for ``writes.update_row(..., selected=True)``."""
     if not is_item_id(item_id):
         return None
-    stmt = live_rows(db, coll).where(items.c.id == item_id)
-    if guard is not None:
-        stmt = stmt.add_columns(*guard.columns(coll))
-    return await db.one(apply_row_filter(stmt, decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot))
+    condition = row_condition(decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot)
+    columns = guard.columns(coll) if guard is not None else ()
+    if condition is None and not columns:  # every row, no pairs: the statement built once
+        return (await db.run(_LIVE_ROW, {"coll": coll.id, "item": item_id})).mappings().first()
+    stmt = live_rows(db, coll).where(items.c.id == item_id).add_columns(*columns)
+    return await db.one(stmt if condition is None else stmt.where(condition))
 
 
 async def _as_read(ctx: Any, coll: Any, item: dict[str, Any], db: Any = None) -> dict[str, Any]:

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import bindparam, update
 from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
+from kernel.tenancy.scope import SiteDB
 from plugins.items.core import events
 from plugins.items.core.grants import WriteGuard, Written
 from plugins.items.core.records import STRUCTURAL, item_record
@@ -146,6 +148,13 @@ async def insert_drafts(uow: Any, coll: Any, drafts: list[Draft], prefixes: list
     return created
 
 
+# update_row's statement, built once (``new_<column>`` parameters).
+_UPDATED = ("data", "status", "sort", "updated_at", "user_updated")
+_UPDATE_ROW = SiteDB.template(
+    update(items).where(items.c.collection_id == bindparam("coll"), items.c.id == bindparam("item"))
+    .values({name: bindparam(f"new_{name}", type_=items.c[name].type) for name in _UPDATED}), items)
+
+
 async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, guard: WriteGuard | None,
                      keys: frozenset[str] = frozenset(), status: str | None = None,
                      sort: Any = ..., prefix: Sequence[str | int] = (),
@@ -170,9 +179,7 @@ async def update_row(uow: Any, coll: Any, row: Any, data: dict[str, Any], *, gua
     await check_unique(uow, coll, new["data"], row["id"], prefix)
     db = uow.db
     try:
-        await db.execute(db.update(items).where(items.c.collection_id == coll.id, items.c.id == row["id"]).values(
-            data=new["data"], status=new["status"], sort=new["sort"], updated_at=new["updated_at"],
-            user_updated=new["user_updated"]))
+        await db.run(_UPDATE_ROW, {"coll": coll.id, "item": row["id"], **{f"new_{name}": new[name] for name in _UPDATED}})
     except IntegrityError as exc:
         raise conflict("The item conflicts with another item written at the same time", list(prefix)) from exc
     if guard is not None:

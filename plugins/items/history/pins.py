@@ -17,11 +17,12 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import or_
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
+from kernel.tenancy.scope import SiteDB
 from plugins.items.errors import field_denied
 from plugins.items.history.tables import pins
 from plugins.items.history.target import ItemTarget, load_target, reject_unknown_keys
@@ -56,6 +57,13 @@ def _active(db: Any, coll: Any, item_id: str) -> Any:
                                  or_(pins.c.expires_at.is_(None), pins.c.expires_at > now))
 
 
+# check_write's query, built once: it runs in every update's transaction.
+_PINNED = SiteDB.template(
+    select(pins).where(pins.c.collection_id == bindparam("coll"), pins.c.item_id == bindparam("item"),
+                       or_(pins.c.expires_at.is_(None), pins.c.expires_at > bindparam("now", type_=pins.c.expires_at.type)),
+                       pins.c.field.in_(bindparam("fields", expanding=True))).order_by(pins.c.field), pins)
+
+
 def lapsed(row: Any) -> bool:
     """Whether a pin row has expired (SQLite hands back naive datetimes, which are UTC here)."""
     expires = row["expires_at"]
@@ -78,7 +86,7 @@ async def check_write(db: Any, coll: Any, item_id: str, changed: Iterable[str], 
     names = sorted(set(changed))
     if not names:
         return
-    rows = await db.all(_active(db, coll, item_id).where(pins.c.field.in_(names)).order_by(pins.c.field))
+    rows = (await db.run(_PINNED, {"coll": coll.id, "item": item_id, "now": now_utc(), "fields": names})).mappings()
     mine = holder_of(principal, caused_by)
     for row in rows:
         if (row["holder_kind"], row["holder_id"]) != mine:
