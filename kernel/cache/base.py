@@ -7,6 +7,7 @@ backend (``tests/cache/test_cache_contract.py`` checks them):
 - ``incr`` creates a missing key at ``amount``; its ``ttl`` applies only when the key has no
   expiry yet, so a counter created with a window keeps that window while it is incremented;
   a value that is not an integer raises ``ValueError``;
+- ``bump`` adds 1 to each key it names, like ``incr`` without a ``ttl``;
 - ``delete_prefix`` matches a plain string prefix (no glob characters) and returns the count.
 """
 
@@ -63,6 +64,12 @@ class Cache(abc.ABC):
     @abc.abstractmethod
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
         """Add ``amount`` to the integer under ``key`` (missing counts as 0); the new value."""
+
+    async def bump(self, *keys: str) -> None:
+        """Add 1 to each of ``keys`` (generation counters, no expiry); backends that can do it
+        in one round trip do."""
+        for key in keys:
+            await self.incr(key)
 
     @abc.abstractmethod
     async def delete_prefix(self, prefix: str) -> int:

@@ -58,6 +58,9 @@ class FallbackCache(Cache):
         return await self.outage.call(lambda: self.primary.incr(key, amount, ttl),
                                       lambda: self.memory.incr(key, amount, ttl))
 
+    async def bump(self, *keys: str) -> None:
+        await self.outage.call(lambda: self.primary.bump(*keys), lambda: self.memory.bump(*keys))
+
     async def delete_prefix(self, prefix: str) -> int:
         removed = await self.memory.delete_prefix(prefix)
         return removed + await self.outage.call(lambda: self.primary.delete_prefix(prefix), zero)

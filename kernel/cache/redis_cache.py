@@ -131,6 +131,14 @@ class RedisCache(Cache):
             raise
         return int(value)
 
+    async def bump(self, *keys: str) -> None:
+        """One pipeline of INCRs (not the script ``incr`` runs for its ``ttl``): one round trip."""
+        if keys:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.incr(self._key(key))
+                await pipe.execute()
+
     async def delete_prefix(self, prefix: str) -> int:
         """Remove keys starting with ``prefix`` using SCAN (never KEYS, which blocks Redis)."""
         # The prefix is literal: escape glob characters so 'a*' does not match 'ab'.

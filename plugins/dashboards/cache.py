@@ -104,8 +104,9 @@ def on_change(kernel: Any) -> Any:
         if not isinstance(site_id, str):
             return
         collection = payload.get("collection") if isinstance(payload, dict) else None
+        keys = [generation_key(site_id, SITE_WIDE)]
         if isinstance(collection, str) and collection:
-            await kernel.cache.incr(generation_key(site_id, collection))
-        await kernel.cache.incr(generation_key(site_id, SITE_WIDE))
+            keys.append(generation_key(site_id, collection))
+        await kernel.cache.bump(*keys)
 
     return bump

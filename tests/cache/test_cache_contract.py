@@ -139,6 +139,14 @@ async def test_concurrent_incr_loses_no_update(cache: Cache):
     assert await cache.get("hits") == "50"
 
 
+async def test_bump_adds_one_to_each_key(cache: Cache):
+    await cache.set("gen:a", "41")
+    await cache.bump("gen:a", "gen:b")
+    await cache.bump("gen:b")
+    await cache.bump()
+    assert (await cache.get("gen:a"), await cache.get("gen:b")) == ("42", "2")
+
+
 async def test_delete_prefix_removes_only_matching_keys(cache: Cache):
     for key in ("site:1:a", "site:1:b", "site:10:a", "site:2:a", "other"):
         await cache.set(key, "v")
