@@ -13,7 +13,7 @@ import inspect
 import logging
 import sys
 import types
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -190,33 +190,38 @@ def make_plugin_manager(
     return pm, infos
 
 
-async def _each_result(hook: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+def _calls(hook: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
     """Call the implementations of ``hook`` in pluggy order (last registered / tryfirst first),
-    awaiting coroutines, and yield each result."""
+    lazily, yielding each result (a coroutine for an async implementation: await it)."""
     for impl in reversed(hook.get_hookimpls()):
-        value = impl.function(**{name: kwargs[name] for name in impl.argnames})
-        if inspect.isawaitable(value):
-            value = await value
-        yield value
+        yield impl.function(**{name: kwargs[name] for name in impl.argnames})
 
 
 async def call_all(hook: Any, **kwargs: Any) -> list[Any]:
     """Every implementation's non-``None`` result, in pluggy order. Exceptions propagate."""
-    return [value async for value in _each_result(hook, kwargs) if value is not None]
+    results = []
+    for value in _calls(hook, kwargs):
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            results.append(value)
+    return results
 
 
 async def call_first(hook: Any, **kwargs: Any) -> Any:
     """The first non-``None`` result, stopping there.
 
     pluggy's own ``firstresult`` cannot do this for coroutine functions (a coroutine object
-    is never ``None``), so the chain is walked here.
+    is never ``None``), so the chain is walked here. (A plain generator, not an async one: an
+    async generator left unfinished is closed through the event loop's finalizer hook, a
+    thread-safe wake-up of the loop on every request.)
     """
-    async for value in _each_result(hook, kwargs):
+    for value in _calls(hook, kwargs):
+        if inspect.isawaitable(value):
+            value = await value
         if value is not None:
             return value
     return None
-
-
 
 
 def registrations(kernel: Any, hook_name: str, kind: type, key: str, what: str) -> dict[str, Any]:
