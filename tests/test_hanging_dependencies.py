@@ -333,7 +333,7 @@ async def test_a_paused_redis_falls_back_then_recovers(make_app, redis_url):
     real = make_url(redis_url)
     with FreezableProxy(real.port or 6379) as proxy:
         via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "0.3"})
+        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "1.0"})
         outage, topics = app.kernel.rate_limiter.outage, app.kernel.topics
         outage.retry_seconds = 0.0  # try Redis again at the next call
         await app.login()
@@ -376,7 +376,7 @@ async def test_one_write_on_a_paused_redis_waits_for_one_part_not_each(make_app,
     real = make_url(redis_url)
     with FreezableProxy(real.port or 6379) as proxy:
         via_proxy = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "0.3"})
+        app = await make_app(env={"SVC_REDIS_URL": via_proxy, "SVC_REDIS_TIMEOUT": "1.0"})
         kernel, circuit = app.kernel, app.kernel.redis_circuit
         headers = {"Authorization": f"Bearer {await app.login()}"}
         site = await app.create_site(headers)
