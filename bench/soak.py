@@ -25,6 +25,9 @@ minute's; every written item event reached the webhook receiver; every socket re
 
     .venv/bin/python bench/soak.py --minutes 10
     .venv/bin/python bench/soak.py --minutes 3 --rate 20
+
+On a PostgreSQL with autovacuum off (this development machine's), the soak vacuums the
+database every 60 s itself (``--vacuum-every``), as autovacuum would in a deployment.
 """
 
 from __future__ import annotations
@@ -281,6 +284,29 @@ def verdict(rows: list[dict[str, Any]], soak: Soak, receiver: Receiver, args: ar
             "late_starts": getattr(soak, "late", 0)}
 
 
+def autovacuum_on(database_url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        return conn.execute("SHOW autovacuum").fetchone()[0] == "on"
+
+
+async def vacuum_loop(database_url: str, every: float, soak: Any) -> None:
+    """What autovacuum does in production, where this machine's PostgreSQL has it off: a
+    ``VACUUM (ANALYZE)`` of the database every ``every`` seconds, so that the hot small tables
+    (checkpoints, counts, leases) do not pile up dead rows that no real deployment keeps."""
+    import psycopg
+
+    def vacuum() -> None:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("VACUUM (ANALYZE)")
+
+    while not soak.stop:
+        await asyncio.sleep(every)
+        if not soak.stop:
+            await asyncio.to_thread(vacuum)
+
+
 async def main(args: argparse.Namespace) -> int:
     data_dir = tempfile.mkdtemp(prefix="svc-soak-")
     env = server_env(args.database_url, args.redis_url, data_dir, SVC_ENCRYPTION_KEY=ENCRYPTION_KEY,
@@ -328,12 +354,16 @@ async def main(args: argparse.Namespace) -> int:
                 got = await soak.closed(connections, args.ramp_seconds)
                 print(f"ramp: {connections} connections, {got:.1f} requests/s", flush=True)
                 peak = max(peak, got)
-            rate = round(0.8 * peak, 1)
+            rate = round(args.rate_share * peak, 1)
             for v in soak.latencies.values():
                 v.clear()
             soak.errors_ramp = dict(soak.errors)  # type: ignore[attr-defined]
-        print(f"soak: {args.minutes} minutes at {rate} requests/s, {args.sockets} sockets", flush=True)
+        vacuum_every = args.vacuum_every if args.vacuum_every >= 0 else (0.0 if autovacuum_on(args.database_url) else 60.0)
+        print(f"soak: {args.minutes} minutes at {rate} requests/s, {args.sockets} sockets"
+              + (f", VACUUM (ANALYZE) every {vacuum_every:g} s" if vacuum_every else ""), flush=True)
         sockets = [asyncio.create_task(soak.socket(i)) for i in range(args.sockets)]
+        if vacuum_every:
+            sockets.append(asyncio.create_task(vacuum_loop(args.database_url, vacuum_every, soak)))
         since = {"5xx": 0, "writes": soak.writes, "frames": 0, "deliveries": receiver.deliveries}
         rows = []
         print("minute  req/s    5xx  p50 ms  p99 ms  writes frames deliv  db conns  RSS MB / fds per process",
@@ -380,6 +410,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=int, default=10)
     parser.add_argument("--rate", type=float, default=0.0, help="requests/s (default: 80%% of the ramp's peak)")
+    parser.add_argument("--rate-share", type=float, default=0.8, help="the rate as a share of the ramp's peak")
+    parser.add_argument("--vacuum-every", type=float, default=-1.0,
+                        help="seconds between VACUUM (ANALYZE) runs (default: 60 when autovacuum is off, else none)")
     parser.add_argument("--ramp-seconds", type=float, default=5.0)
     parser.add_argument("--sockets", type=int, default=4)
     parser.add_argument("--reconnect", type=float, default=20.0, help="seconds a socket lives (about)")

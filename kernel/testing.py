@@ -1031,6 +1031,9 @@ class HttpReceiver:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if len(body) < length:  # the client went away mid-body (killed): no request arrived
+                    self.close_connection = True
+                    return
                 request = ReceivedRequest(self.command, self.path, dict(self.headers), body)
                 receiver.hits[self.path] += 1
                 receiver.requests.append(request)
