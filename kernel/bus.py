@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from kernel import sandbox
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
@@ -60,6 +62,19 @@ class _Registration:
     seq: int
     pattern: str = field(compare=False)
     handler: Handler = field(compare=False)
+
+
+_ENCODE_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    """A fan-out message as JSON, what does not serialise as ``str()`` of it (as the standard
+    library's ``default=str`` wrote it, datetimes included), through orjson: an item write's
+    action carries the item, and every process decodes every message."""
+    try:
+        return orjson.dumps(message, default=str, option=_ENCODE_OPTIONS)
+    except orjson.JSONEncodeError:  # integers beyond 64 bits: as the standard library writes them
+        return json.dumps(message, default=str).encode()
 
 
 class Bus:
@@ -156,7 +171,7 @@ class Bus:
                 "principal": _principal_summary(ctx.principal),
             }
             try:
-                await self._redis.publish(self.channel, json.dumps(message, default=str))
+                await self._redis.publish(self.channel, _encode(message))
             except UNREACHABLE as exc:  # a lost fan-out must not break the writer
                 self.publish_outage.failed(exc)
                 self.publish_outage.served_by_fallback()
@@ -246,8 +261,10 @@ class Bus:
                     await pubsub.aclose()
 
     async def _receive(self, data: Any) -> None:
+        from kernel.http import media  # (kernel.http imports the bus)
+
         try:
-            message = json.loads(data)
+            message = media.loads(data)
         except (TypeError, ValueError):
             log.warning("ignoring a malformed bus message")
             return

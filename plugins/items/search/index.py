@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Column, Float, String, Table, Text
+from sqlalchemy import Column, Float, String, Table, Text, bindparam, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from kernel.db.meta import dialect_insert, metadata
 from kernel.tenancy.scope import SiteDB
@@ -78,10 +79,25 @@ def entries(site_id: str, coll: Any, item_id: str, data: Mapping[str, Any],
     return rows
 
 
+_ROW_COLUMNS = ("collection_id", "item_id", "field", "scope", "body", "norm")
+
+
 @lru_cache(maxsize=2)
 def _upsert_statement(dialect: str) -> Any:
-    """One statement per dialect, built once (building it cost more than running it)."""
+    """One statement per dialect, built once (building it cost more than running it).
+
+    On PostgreSQL the rows go as one array per column through ``unnest``: one statement of
+    the same text whatever the number of rows (psycopg prepares it after a few runs) and one
+    execution on the server, where an executemany of an item's two or three rows went through
+    psycopg's pipeline (in process, 5% less CPU per create, inside the noise over HTTP). On
+    SQLite an executemany is one call on the connection's thread."""
     stmt = dialect_insert(dialect)(search)
+    if dialect == "postgresql":
+        types = {"norm": ARRAY(Float)}
+        rows = func.unnest(*(bindparam(name, type_=types.get(name, ARRAY(Text))) for name in _ROW_COLUMNS)) \
+            .table_valued(*_ROW_COLUMNS).render_derived()
+        stmt = stmt.from_select(["site_id", *_ROW_COLUMNS],
+                                select(bindparam("site_id", type_=String), *(rows.c[n] for n in _ROW_COLUMNS)))
     return stmt.on_conflict_do_update(
         index_elements=[search.c.site_id, search.c.collection_id, search.c.item_id, search.c.field],
         set_={"scope": stmt.excluded.scope, "body": stmt.excluded.body, "norm": stmt.excluded.norm})
@@ -93,11 +109,17 @@ async def upsert(db: SiteDB, rows: list[dict[str, Any]]) -> None:
     Two transactions creating the same item id both get here before the items table refuses
     one of them (409); a plain insert would fail first, as a 500. Like ``SiteDB.insert``, every
     row is stamped with the site's id and the rows go as one executemany (``SiteDB.execute``
-    takes no parameters, and a multi-row ``VALUES`` is compiled afresh every time).
+    takes no parameters, and a multi-row ``VALUES`` is compiled afresh every time); on
+    PostgreSQL as one ``unnest`` of column arrays (``_upsert_statement``).
     """
-    if rows:
-        stamped = [{**row, "site_id": db.site_id} for row in rows]
-        await db.conn.execute(_upsert_statement(db.conn.dialect.name), stamped)
+    if not rows:
+        return
+    dialect = db.conn.dialect.name
+    if dialect == "postgresql":
+        columns = {name: [row[name] for row in rows] for name in _ROW_COLUMNS}
+        await db.conn.execute(_upsert_statement(dialect), {"site_id": db.site_id, **columns})
+    else:
+        await db.conn.execute(_upsert_statement(dialect), [{**row, "site_id": db.site_id} for row in rows])
 
 
 async def write_item(db: SiteDB, coll: Any, item_id: str, data: Mapping[str, Any], *, new: bool = False) -> None:
