@@ -31,7 +31,7 @@ from plugins.items.errors import action_denied, collection_not_found, dependents
 from plugins.items.query import ListQuery
 from plugins.items.read import group_counts
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
-from plugins.items.read.listing import ListPage, live_rows, run_list, run_one
+from plugins.items.read.listing import ListPage, live_in, live_rows, run_list, run_one
 from plugins.items.read.readplan import plan_for
 from plugins.items.read.reveal import reveal
 from plugins.items.read.whitelist import first_unlisted
@@ -107,11 +107,9 @@ def dialect_of(ctx: Any) -> str:
     return ctx.kernel.db.dialect
 
 
-# fetch_row's statement when the caller may read every row: live_rows's, with its literal
-# collection id, built once.
+# fetch_row's statement when the caller may read every row: live_rows's, built once.
 _LIVE_ROW = SiteDB.template(select(items).where(
-    items.c.collection_id == bindparam("coll", literal_execute=True), items.c.id == bindparam("item"),
-    items.c.deleted_at.is_(None)), items)
+    *live_in(bindparam("coll", literal_execute=True)), items.c.id == bindparam("item")), items)
 
 
 async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None, *,

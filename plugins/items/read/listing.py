@@ -59,8 +59,13 @@ def live_rows(db: SiteDB, coll: Any, *columns: Any) -> Any:
     that predicate, so it would fall back to a scan.
     """
     stmt = db.select(items, *columns) if columns else db.select(items)
-    return stmt.where(items.c.collection_id == literal(coll.id, literal_execute=True),
-                      items.c.deleted_at.is_(None))
+    return stmt.where(*live_in(literal(coll.id, literal_execute=True)))
+
+
+def live_in(collection_id: Any) -> tuple[Any, Any]:
+    """The conditions of a live item of the collection ``collection_id`` names (rendered into
+    the SQL, ``literal_execute``, for the partial indexes: see ``live_rows``)."""
+    return items.c.collection_id == collection_id, items.c.deleted_at.is_(None)
 
 
 def shape(row: Any, read: Decision, fields: tuple[str, ...] | None) -> dict[str, Any]:
