@@ -26,6 +26,15 @@ from kernel.testing import (
 REPO = Path(__file__).resolve().parents[2]
 
 
+def answers(url: str, timeout: float) -> bool:
+    """Whether anything answers HTTP at ``url``."""
+    try:
+        httpx.get(url, timeout=timeout)
+    except httpx.TransportError:
+        return False
+    return True
+
+
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Every sample of a scrape: (name, sorted labels) -> value (the parser refuses a bad format)."""
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
@@ -69,13 +78,7 @@ async def test_the_worker_registry_counts_runs_failures_and_the_queue(make_app, 
     assert got[("svc_jobs_queued", (("job", "wm.flaky"), ("state", "pending")))] == 1
     assert ("svc_jobs_queued", (("job", "wm.flaky"), ("state", "due"))) not in got
     assert got[("svc_job_worker_running", ())] == 0
-    # Stopped: the port no longer answers.
-    try:
-        httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=1)
-        answered = True
-    except httpx.TransportError:
-        answered = False
-    assert answered is False
+    assert not answers(f"http://127.0.0.1:{port}/metrics", timeout=1)  # stopped: the port no longer answers
 
 
 async def test_svc_worker_serves_metrics_on_the_loopback(make_app, tmp_path):
@@ -110,12 +113,7 @@ async def test_svc_worker_serves_metrics_on_the_loopback(make_app, tmp_path):
         if svc_test_redis_url():  # the Redis parts of this process, as on the API's /metrics
             assert got[("svc_redis_up", (("component", "cache"),))] == 1
         # Bound to 127.0.0.1: another local address of the machine is refused.
-        try:
-            httpx.get(f"http://127.0.0.2:{port}/metrics", timeout=2)
-            elsewhere = True
-        except httpx.TransportError:
-            elsewhere = False
-        assert elsewhere is False
+        assert not answers(f"http://127.0.0.2:{port}/metrics", timeout=2)
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(30)
