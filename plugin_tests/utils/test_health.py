@@ -80,7 +80,11 @@ async def test_a_hung_check_times_out(svc_app, monkeypatch):
     monkeypatch.setitem(svc_app.kernel.health_checks, "slow", hangs)
     resp = await svc_app.client.get(HEALTH)  # the check sleeps 30 s: only the timeout gives this answer
     assert resp.status_code == 503
-    assert resp.json()["errors"][0]["message"] == "slow: timed out after 0.2 s"
+    error = resp.json()["errors"][0]
+    # Only the hung check is asserted: on a loaded machine a real dependency's first answer can
+    # take longer than the 0.2 s this test allows, and then it is listed too.
+    assert error["extensions"]["health"]["checks"]["slow"] == "error: timed out after 0.2 s"
+    assert error["message"].endswith("slow: timed out after 0.2 s")
 
 
 async def test_checks_run_concurrently_and_may_take_the_kernel(svc_app, monkeypatch):
