@@ -41,6 +41,7 @@ from kernel.mailer import make_mailer
 from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
 from kernel.redis_fallback import RedisCircuit
+from kernel.redis_writes import RedisWrites
 from kernel.secrets import Secrets
 from kernel.settings import Settings
 from kernel.sitecache import SiteCaches, SiteCacheSpec
@@ -63,14 +64,15 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     settings.load_plugin_settings(declared)
     # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redis_fallback).
     circuit = RedisCircuit(probe_lease=3 * settings.redis_timeout + 1.0)
+    writes = RedisWrites(settings.redis_url, redis_timeout=settings.redis_timeout) if settings.redis_url else None
     kernel = Kernel(
         settings=settings,
         pm=pm,
         plugins=infos,
         db=Database(database_url(settings), pool_timeout=settings.db_pool_timeout, **db_timeouts(settings)),
         bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout,
-                circuit=circuit),
-        cache=make_cache(settings, circuit),
+                circuit=circuit, writes=writes),
+        cache=make_cache(settings, circuit, writes),
         storage=make_storage(settings),
         mailer=make_mailer(settings),
         jobs=JobQueue(settings, name=settings.redis_namespace),
@@ -78,12 +80,13 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
         site_caches=SiteCaches(settings.site_cache_sizes),
         secrets=Secrets.from_settings(settings),
         redis_circuit=circuit,
+        redis_writes=writes,
     )
     kernel.bus.kernel = kernel
     declare_site_caches(kernel)
     kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
                            queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout,
-                           circuit=circuit)
+                           circuit=circuit, writes=writes)
     kernel.access = AccessControl(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
@@ -195,6 +198,8 @@ async def shutdown_kernel(kernel: Kernel) -> None:
     await outbound.close_clients(kernel)
     await kernel.topics.stop()
     await kernel.bus.stop()
+    if kernel.redis_writes is not None:
+        await kernel.redis_writes.aclose()
     await kernel.cache.close()
     await kernel.rate_limiter.close()
     await kernel.db.dispose()

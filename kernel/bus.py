@@ -28,6 +28,7 @@ import orjson
 from kernel import sandbox
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
+from kernel.redis_writes import RedisWrites
 
 log = logging.getLogger("svc.bus")
 
@@ -81,10 +82,11 @@ class Bus:
     """Filter and action events for one app, with optional Redis fan-out of actions."""
 
     def __init__(self, redis_url: str = "", *, channel: str = CHANNEL, redis_timeout: float = 2.0,
-                 circuit: RedisCircuit | None = None) -> None:
+                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None) -> None:
         """``circuit``: the process's state of this Redis, shared with its other parts
         (``kernel.redis_circuit``), so a publish skips at once while another part found Redis
-        down; without it, one of its own."""
+        down; without it, one of its own. ``writes``: the process's queue of Redis writes
+        (``kernel.redis_writes``), which sends the publishes; without it, one of its own."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -93,6 +95,8 @@ class Bus:
         self._actions: list[_Registration] = []
         self._seq = 0
         self._redis: Any = None
+        self._own_writes = writes is None and bool(redis_url)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False
         self.reconnects = 0  # times the listener subscribed again after losing Redis
@@ -160,9 +164,6 @@ class Bus:
         # Every process runs the same handlers: an event none of them takes is not published
         # (``posts.items.create`` beside ``items.create`` on every item write).
         if fan_out and self._redis is not None and handlers:
-            if not self.publish_outage.should_try():
-                self.publish_outage.served_by_fallback()
-                return
             message = {
                 "origin": self.node_id,
                 "event": event,
@@ -170,19 +171,9 @@ class Bus:
                 "siteId": ctx.site_id,
                 "principal": _principal_summary(ctx.principal),
             }
-            try:
-                await self._redis.publish(self.channel, _encode(message))
-            except UNREACHABLE as exc:  # a lost fan-out must not break the writer
-                self.publish_outage.failed(exc)
-                self.publish_outage.served_by_fallback()
-            except Exception:  # noqa: BLE001 - a lost fan-out must not break the writer
-                self.publish_outage.succeeded()
-                log.exception("could not publish %s to Redis", event)
-            except BaseException:  # cancelled: neither answered nor not
-                self.publish_outage.released()
-                raise
-            else:
-                self.publish_outage.succeeded()
+            # A lost fan-out must not break the writer: ``send`` counts Redis's answer on the
+            # outage and never raises it.
+            await self._writes.send(self.publish_outage, "PUBLISH", self.channel, _encode(message))
 
     async def _run_actions(self, event: str, payload: Any, ctx: EventContext,
                            handlers: list[_Registration] | None = None) -> None:
@@ -284,6 +275,8 @@ class Bus:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._listener
             self._listener = None
+        if self._own_writes:
+            await self._writes.aclose()
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()

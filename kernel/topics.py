@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
-from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
+from kernel.redis_fallback import RedisCircuit, RedisOutage
+from kernel.redis_writes import RedisWrites
 
 log = logging.getLogger("svc.topics")
 
@@ -194,9 +195,11 @@ class Topics:
 
     def __init__(self, redis_url: str = "", *, namespace: str = "svc", queue_size: int = 256,
                  max_message_bytes: int = MAX_MESSAGE_BYTES, redis_timeout: float = 2.0,
-                 circuit: RedisCircuit | None = None) -> None:
+                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None) -> None:
         """``circuit``: the process's state of this Redis, shared with its other parts
-        (``kernel.redis_circuit``); without it, one of its own."""
+        (``kernel.redis_circuit``); without it, one of its own. ``writes``: the process's queue
+        of Redis writes (``kernel.redis_writes``), which sends the publishes; without it, one of
+        its own."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -213,6 +216,8 @@ class Topics:
         self._exact: dict[tuple[str, str], set[Subscription]] = {}
         self._patterns: dict[str, dict[str, set[Subscription]]] = {}
         self._redis: Any = None
+        self._own_writes = writes is None and bool(redis_url)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
         self._pubsub: Any = None
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False
@@ -263,25 +268,13 @@ class Topics:
             if self._redis is not None:
                 self.stats.publish_failures += 1
             return
-        if not self.publish_outage.should_try():
-            self.stats.publish_failures += 1
-            self.publish_outage.served_by_fallback()
-            return
         envelope = json.dumps({"o": self.node_id, "s": site_id, "t": topic, "m": encoded})
-        try:
-            await self._redis.publish(self._channel(site_id, topic), envelope)
-        except UNREACHABLE as exc:  # logged once per outage by RedisOutage
-            self.stats.publish_failures += 1
-            self.publish_outage.failed(exc)
-        except Exception as exc:  # noqa: BLE001 - live signals are lossy; the writer must not fail
-            self.publish_outage.succeeded()
-            self.stats.publish_failures += 1
-            log.warning("could not publish topic %s of site %s to Redis: %s", topic, site_id, exc)
-        except BaseException:  # cancelled: neither answered nor not
-            self.publish_outage.released()
-            raise
-        else:
-            self.publish_outage.succeeded()
+        # Never raised: ``send`` counts Redis's answer on the outage, and a failure here.
+        await self._writes.send(self.publish_outage, "PUBLISH", self._channel(site_id, topic), envelope,
+                                failed=self._publish_failed)
+
+    def _publish_failed(self) -> None:
+        self.stats.publish_failures += 1
 
     # ------------------------------------------------------------------ local fan-out
 
@@ -498,6 +491,8 @@ class Topics:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
             self._pubsub = None
+        if self._own_writes:
+            await self._writes.aclose()
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()

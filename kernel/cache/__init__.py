@@ -18,12 +18,14 @@ from kernel.cache.redis_cache import REDIS_TIMEOUT, RedisCache, make_redis_clien
 __all__ = ["Cache", "FallbackCache", "MemoryCache", "RedisCache", "make_cache", "make_redis_client", "redact_url"]
 
 
-def make_cache(settings: Any, circuit: Any = None) -> Cache:
+def make_cache(settings: Any, circuit: Any = None, writes: Any = None) -> Cache:
     """``RedisCache`` on ``settings.redis_url`` when set (in a ``FallbackCache`` on ``circuit``,
-    ``kernel.redis_fallback.RedisCircuit``), else a ``MemoryCache``."""
+    ``kernel.redis_fallback.RedisCircuit``, sending its bumps through ``writes``,
+    ``kernel.redis_writes.RedisWrites``), else a ``MemoryCache``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
         timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)
-        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:", timeout=timeout), circuit=circuit)
+        return FallbackCache(RedisCache(url, namespace=f"{namespace}:cache:", timeout=timeout), circuit=circuit,
+                             writes=writes)
     return MemoryCache()

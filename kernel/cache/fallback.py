@@ -5,6 +5,7 @@ from __future__ import annotations
 from kernel.cache.base import Cache
 from kernel.cache.memory import MemoryCache
 from kernel.redis_fallback import RedisCircuit, RedisOutage, nothing, zero
+from kernel.redis_writes import RedisWrites
 
 
 class FallbackCache(Cache):
@@ -15,12 +16,16 @@ class FallbackCache(Cache):
     key, so at worst an entry cached before the outage is read once more until it expires.
     """
 
-    def __init__(self, primary: Cache, fallback: Cache | None = None, *, circuit: RedisCircuit | None = None) -> None:
+    def __init__(self, primary: Cache, fallback: MemoryCache | None = None, *, circuit: RedisCircuit | None = None,
+                 writes: RedisWrites | None = None) -> None:
         """``circuit``: the process's state of this Redis, shared with its other parts
-        (``kernel.redis_circuit``); without it, one of its own."""
+        (``kernel.redis_circuit``); without it, one of its own. ``writes``: the process's
+        queue of Redis writes (``kernel.redis_writes``) on the same server, which sends the
+        ``bump``s with the publishes of the same write."""
         self.primary = primary
         self.memory = fallback if fallback is not None else MemoryCache(max_entries=10_000)
         self.outage = RedisOutage("cache", "a per-process memory cache", circuit=circuit)
+        self.writes = writes
 
     @property  # type: ignore[override]
     def shared(self) -> bool:
@@ -59,7 +64,15 @@ class FallbackCache(Cache):
                                       lambda: self.memory.incr(key, amount, ttl))
 
     async def bump(self, *keys: str) -> None:
-        await self.outage.call(lambda: self.primary.bump(*keys), lambda: self.memory.bump(*keys))
+        if self.writes is None:
+            await self.outage.call(lambda: self.primary.bump(*keys), lambda: self.memory.bump(*keys))
+            return
+        # An item write's generation counters go with its publishes (one pipeline); a counter
+        # Redis did not take moves in the fallback, as ``outage.call`` would have moved it.
+        sent = [self.writes.send(self.outage, "INCR", self.namespace + key, failed=lambda key=key: self.memory.add(key))
+                for key in keys]
+        for answer in sent:
+            await answer
 
     async def delete_prefix(self, prefix: str) -> int:
         removed = await self.memory.delete_prefix(prefix)

@@ -66,6 +66,10 @@ class MemoryCache(Cache):
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
         """Add ``amount``; ``ttl`` is applied only if the key has no expiry yet (as on Redis)."""
+        return self.add(key, amount, ttl)
+
+    def add(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
+        """``incr`` without the ``await`` (a callback's)."""
         check_ttl(ttl)
         entry = self._live(key)
         current, deadline = (0, None) if entry is None else (entry[0], entry[1])

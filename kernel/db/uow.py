@@ -46,6 +46,9 @@ class UnitOfWork:
         # flushing in this transaction still has the commit wake the event dispatcher.
         self._written: list[int] = []
         self._kinds: set[tuple[str, str | None]] = set()  # (type, collection) of the written events
+        # What one step of the transaction learned for a later one (a row read with no pin, so
+        # the update's pin check needs no query); shared with ``acting`` views, gone with it.
+        self.notes: dict[Any, Any] = {}
 
     async def __aenter__(self) -> UnitOfWork:
         self._cm = self.kernel.db.begin(inline=self.inline)
@@ -65,6 +68,16 @@ class UnitOfWork:
             await self._after_commit_steps()
 
     async def _after_commit_steps(self) -> None:
+        writes = self.kernel.redis_writes
+        if writes is None:
+            await self._after_commit_run()
+            return
+        # The steps' publishes (the committed signal, live topics, the bus fan-out) go to Redis
+        # as one pipeline; the writer answers once Redis has them.
+        async with writes.held():
+            await self._after_commit_run()
+
+    async def _after_commit_run(self) -> None:
         # The data is committed: from here on a failure is logged, never raised to the writer
         # (who would otherwise see an error for a write that happened).
         if self._written:

@@ -17,8 +17,9 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 
+from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core import ondelete, writes
@@ -28,6 +29,7 @@ from plugins.items.core.records import empty_record, item_record, mask, project
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.validation import apply_defaults, check_bodies, is_item_id
 from plugins.items.errors import action_denied, collection_not_found, dependents_exist, record_not_found
+from plugins.items.history.tables import pins
 from plugins.items.query import ListQuery
 from plugins.items.read import group_counts
 from plugins.items.read.drafts import ReadOptions, overlay_one, overlay_read
@@ -111,19 +113,38 @@ def dialect_of(ctx: Any) -> str:
 _LIVE_ROW = SiteDB.template(select(items).where(
     *live_in(bindparam("coll", literal_execute=True)), items.c.id == bindparam("item")), items)
 
+# ``pinned``: whether a field of the row has an active pin, read with the row an update reads,
+# so that the update's pin check (``history.events``) needs no query of its own when none has.
+def _pinned(now: Any) -> Any:
+    return select(pins.c.item_id).where(
+        pins.c.site_id == items.c.site_id, pins.c.collection_id == items.c.collection_id, pins.c.item_id == items.c.id,
+        or_(pins.c.expires_at.is_(None), pins.c.expires_at > now)).exists().label("pinned")
+
+
+_LIVE_ROW_PINNED = SiteDB.template(select(items, _pinned(bindparam("now", type_=pins.c.expires_at.type))).where(
+    *live_in(bindparam("coll", literal_execute=True)), items.c.id == bindparam("item")), items)
+UNPINNED = "items.unpinned"  # uow.notes key (with the collection and item ids): the row read has no pin
+
 
 async def fetch_row(db: Any, coll: Any, item_id: Any, decision: Any, dialect: str, snapshot: Any = None, *,
-                    guard: WriteGuard | None = None) -> Any:
+                    guard: WriteGuard | None = None, pinned: bool = False) -> Any:
     """The live row ``item_id`` of ``coll`` if ``decision``'s row filter lets the caller see it
     (``snapshot``: the site's schema, for conditions through relations); with ``guard``, also
-    its pair columns, for ``writes.update_row(..., selected=True)``."""
+    its pair columns, for ``writes.update_row(..., selected=True)``; with ``pinned``, also
+    whether a field of it has an active pin (column ``pinned``)."""
     if not is_item_id(item_id):
         return None
     condition = row_condition(decision, dialect=dialect, table=items, coll=coll, snapshot=snapshot)
     columns = guard.columns(coll) if guard is not None else ()
     if condition is None and not columns:  # every row, no pairs: the statement built once
-        return (await db.run(_LIVE_ROW, {"coll": coll.id, "item": item_id})).mappings().first()
+        if pinned:
+            found = await db.run(_LIVE_ROW_PINNED, {"coll": coll.id, "item": item_id, "now": now_utc()})
+        else:
+            found = await db.run(_LIVE_ROW, {"coll": coll.id, "item": item_id})
+        return found.mappings().first()
     stmt = live_rows(db, coll).where(items.c.id == item_id).add_columns(*columns)
+    if pinned:
+        stmt = stmt.add_columns(_pinned(now_utc()))
     return await db.one(stmt if condition is None else stmt.where(condition))
 
 
@@ -280,9 +301,11 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
                            action="write", nested=nested_fields(snap, collection), current_id=item_id)
     async with transaction(ctx, uow, cause) as u:
         guard = WriteGuard(decision, snap, dialect_of(ctx))
-        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap, guard=guard)
+        row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap, guard=guard, pinned=True)
         if row is None:
             raise record_not_found(collection, str(item_id))
+        if not row["pinned"]:
+            u.notes[(UNPINNED, coll.id, row["id"])] = True
         old = row["data"] or {}
         data = draft.data if replace else {**old, **draft.data}
         # What the caller writes: the keys sent, and on PUT every field it changes by leaving it out.

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.tenancy.scope import SiteDB
+from plugins.items.core.service import UNPINNED
 from plugins.items.history import pins, revisions
 from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.read import locale
@@ -59,7 +60,9 @@ async def on_item_update(event: str, payload: Any, ctx: Any) -> None:
     locale.check_translations(coll, after.get(locale.FIELD))
     changed = [name for name in coll.fields if before.get(name) != after.get(name)]
     caused_by = payload.get("causedBy")
-    await pins.check_write(db, coll, item_id, changed, ctx.principal, caused_by)
+    uow = ctx.uow
+    if uow is None or not uow.notes.pop((UNPINNED, coll.id, item_id), False):  # read with the row when it could be
+        await pins.check_write(db, coll, item_id, changed, ctx.principal, caused_by)
     if revisions.first_update(before):
         await revisions.record_baseline(db, coll, item_id, before)
     kind, tag = revisions.revision_kind(payload)
