@@ -121,6 +121,18 @@ class Metrics:
             self.registry.register(SiteCacheCollector(site_caches))
         if volumes:
             self.registry.register(StorageRoomCollector(volumes))
+        # The labelled children per (method, route, status): ``labels()`` validates and locks on
+        # every call; the labels are bounded (route templates), so the children are kept here.
+        self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def observe(self, method: str, route: str, status: str, seconds: float) -> None:
+        """One answered request: its count and its latency."""
+        series = self._series.get((method, route, status))
+        if series is None:
+            series = self._series[(method, route, status)] = (
+                self.requests.labels(method, route, status), self.latency.labels(method, route))
+        series[0].inc()
+        series[1].observe(seconds)
 
 
 class MetricsMiddleware:
@@ -147,8 +159,7 @@ class MetricsMiddleware:
         self.metrics.in_flight.dec()
         route = req.uri_template if resource is not None and req.uri_template else "unmatched"
         status = str(resp.status)[:3] if not isinstance(resp.status, int) else str(resp.status)
-        self.metrics.requests.labels(req.method, route, status).inc()
-        self.metrics.latency.labels(req.method, route).observe(time.perf_counter() - start)
+        self.metrics.observe(req.method, route, status, time.perf_counter() - start)
         ctx = getattr(req.context, "svc", None)
         site_id = getattr(ctx, "site_id", None)
         if site_id is not None:

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 _SCOPE_OPTION = "svc_site_scope"
 SITE_PARAM = "svc_site"  # the parameter a template's site filters compare with
+ARG_PREFIX = "arg_"  # the names of the parameters ``SiteDB.execute`` binds (``args``)
 _TEMPLATE = "\0template"  # the scope option's value on a template (never a site id)
 
 
@@ -85,9 +86,15 @@ class SiteDB:
         if stmt.get_execution_options().get(_SCOPE_OPTION) != self.site_id:
             raise TenancyError("statement was not built by this site's SiteDB")
 
-    async def execute(self, stmt: Any) -> Any:
+    async def execute(self, stmt: Any, args: Mapping[str, Any] | None = None) -> Any:
+        """Execute a statement this SiteDB built; ``args`` bind its ``bindparam``s named
+        ``arg_<name>`` (a statement built once, run for many values), never the site filter's."""
         self._check(stmt)
-        return await self.conn.execute(stmt)
+        if not args:
+            return await self.conn.execute(stmt)
+        if not all(name.startswith(ARG_PREFIX) for name in args):
+            raise TenancyError(f"statement arguments are named {ARG_PREFIX}<name>")
+        return await self.conn.execute(stmt, args)
 
     async def run(self, template: Any, params: Mapping[str, Any] | None = None) -> Any:
         """Execute a ``template`` with ``params``, its site parameter bound to this site."""
@@ -95,11 +102,11 @@ class SiteDB:
             raise TenancyError("statement is not a SiteDB.template")
         return await self.conn.execute(template, {**(params or {}), SITE_PARAM: self.site_id})
 
-    async def all(self, stmt: Any) -> Sequence[RowMapping]:
-        return (await self.execute(stmt)).mappings().all()
+    async def all(self, stmt: Any, args: Mapping[str, Any] | None = None) -> Sequence[RowMapping]:
+        return (await self.execute(stmt, args)).mappings().all()
 
-    async def one(self, stmt: Any) -> RowMapping | None:
-        return (await self.execute(stmt)).mappings().first()
+    async def one(self, stmt: Any, args: Mapping[str, Any] | None = None) -> RowMapping | None:
+        return (await self.execute(stmt, args)).mappings().first()
 
     async def scalar(self, stmt: Any) -> Any:
         return (await self.execute(stmt)).scalar()

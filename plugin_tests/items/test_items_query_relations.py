@@ -123,9 +123,9 @@ async def test_one_query_per_relation(posts: Calls, monkeypatch):
     statements: list[str] = []
     real = scope.SiteDB.execute
 
-    async def counted(self, stmt):
+    async def counted(self, stmt, args=None):
         statements.append(str(stmt))
-        return await real(self, stmt)
+        return await real(self, stmt, args)
 
     monkeypatch.setattr(scope.SiteDB, "execute", counted)
     body = await posts.list("posts", fields="title,author.name,comments.body,comments.post.author.name", meta="none")

@@ -176,9 +176,9 @@ async def test_a_conditional_update_reads_its_row_once_before_the_write(calls: C
     statements: list[str] = []
     real = scope.SiteDB.execute
 
-    async def counted(self, stmt):
+    async def counted(self, stmt, args=None):
         statements.append(str(stmt))
-        return await real(self, stmt)
+        return await real(self, stmt, args)
 
     monkeypatch.setattr(scope.SiteDB, "execute", counted)
     assert (await user.ok("patch", "/items/notes/a", json={"title": "changed"}))["title"] == "changed"

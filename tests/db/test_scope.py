@@ -59,3 +59,20 @@ async def test_a_template_runs_for_the_site_that_runs_it_and_nowhere_else(conn):
         await a.run(a.select(notes))
     with pytest.raises(TenancyError):
         await a.run(select(notes))
+
+
+async def test_arguments_bind_the_statement_never_its_site(conn):
+    a, b = SiteDB("a", conn), SiteDB("b", conn)
+    await a.insert(notes, [{"body": "same"}, {"body": "a2"}])
+    await b.insert(notes, {"body": "same"})
+    by_body = a.select(notes, notes.c.site_id, notes.c.body).where(notes.c.body == bindparam("arg_body"))
+    assert [(r["site_id"], r["body"]) for r in await a.all(by_body, {"arg_body": "same"})] == [("a", "same")]
+    assert [(r["site_id"], r["body"]) for r in await a.all(by_body, {"arg_body": "a2"})] == [("a", "a2")]
+    compiled = by_body.compile()
+    site_binds = [name for name in compiled.params if not name.startswith("arg_")]
+    assert site_binds  # the site filter is a bound parameter too: an argument may not name it
+    for name in site_binds:
+        with pytest.raises(TenancyError):
+            await a.all(by_body, {"arg_body": "same", name: "b"})
+    with pytest.raises(TenancyError):  # arguments do not make another site's statement runnable
+        await b.all(by_body, {"arg_body": "same"})

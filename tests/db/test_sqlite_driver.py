@@ -49,10 +49,10 @@ async def test_a_statement_is_one_hop(db, hops):
         await conn.execute(text("SELECT 1"))  # the connection is open
         hops.clear()
         assert (await conn.execute(text("SELECT 1, 2"))).all() == [(1, 2)]
+        assert hops == []  # a read's SELECT runs inline (test_a_read_runs_inline_within_its_budget)
+        await conn.execute(insert(things), [{"name": "a"}, {"name": "b"}])  # not a SELECT: one hop
         assert len(hops) == 1
-        await conn.execute(insert(things), [{"name": "a"}, {"name": "b"}])
-        assert len(hops) == 2
-    assert len(hops) == 2  # closing a connection that began nothing: no rollback hop
+    assert len(hops) == 1  # closing a connection that began nothing: no rollback hop
     hops.clear()
     async with db.begin() as conn:  # BEGIN IMMEDIATE, the insert, COMMIT
         await conn.execute(insert(things).values(name="c"))
@@ -102,9 +102,9 @@ async def test_an_inline_transaction_runs_on_the_loop_after_begin(db, hops):
         await conn.execute(insert(things).values(name="a"))
         assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
     assert len(hops) == 1  # the insert, the select and the COMMIT ran inline
-    async with db.read() as conn:  # committed, and the pooled connection hops again
+    async with db.connect() as conn:  # committed, and the pooled connection hops again
         assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
-    assert len(hops) == 2
+    assert hops.count("_run") == 3  # BEGIN IMMEDIATE, then this BEGIN and SELECT
 
 
 async def test_an_inline_transaction_rolls_back_and_hands_back_a_hopping_connection(db, hops):
@@ -113,9 +113,9 @@ async def test_an_inline_transaction_rolls_back_and_hands_back_a_hopping_connect
             await conn.execute(insert(things).values(name="a"))
             await conn.execute(insert(things).values(name="a"))
     hops.clear()
-    async with db.read() as conn:
+    async with db.connect() as conn:
         assert (await conn.execute(select(things.c.name))).all() == []
-    assert len(hops) == 1
+    assert hops.count("_run") == 2  # its BEGIN and SELECT hop: the connection is no longer inline
 
 
 async def test_an_inline_stretch_is_bounded_by_the_window(db, hops, monkeypatch):
@@ -129,3 +129,37 @@ async def test_an_inline_stretch_is_bounded_by_the_window(db, hops, monkeypatch)
     async with db.begin(inline=True) as conn:
         await conn.execute(insert(things).values(name="c"))
     assert len(hops) == 1
+
+
+async def test_a_read_runs_inline_within_its_budget(db, hops):
+    async with db.begin() as conn:
+        await conn.execute(insert(things), [{"name": f"n{i}"} for i in range(50)])
+    hops.clear()
+    async with db.read() as conn:
+        rows = (await conn.execute(select(things.c.name).order_by(things.c.id).limit(25))).all()
+        assert [r.name for r in rows] == [f"n{i}" for i in range(25)]
+        assert (await conn.execute(select(things.c.id).where(things.c.name == "n7"))).scalar() == 8
+        with pytest.raises(OperationalError, match="no such table"):  # an error is the statement's own
+            await conn.execute(text("SELECT * FROM missing"))
+    assert hops == []  # no hop to the thread, and none to close
+    async with db.connect() as conn:  # not a Database.read connection: the same pooled one hops
+        await conn.execute(select(things.c.id).limit(1))
+        await conn.rollback()
+    assert "_run" in hops
+    hops.clear()
+    async with db.begin() as conn:  # nor does a write transaction's read
+        await conn.execute(select(things.c.id).limit(1))
+    assert hops.count("_run") == 2  # BEGIN IMMEDIATE and the SELECT (then the commit)
+
+
+async def test_a_read_over_its_budget_runs_on_the_thread(db, hops, monkeypatch):
+    monkeypatch.setattr(sqlite_driver, "READ_BUDGET", 0.0005)
+    slow = text("SELECT (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
+                "SELECT count(*) FROM c)")
+    async with db.read() as conn:
+        await conn.execute(text("SELECT 1"))
+        hops.clear()
+        assert (await conn.execute(slow)).scalar() == 300000  # cut short inline, then run whole there
+        assert hops == ["_run"]
+        assert (await conn.execute(text("SELECT 2"))).scalar() == 2  # the next one is inline again
+        assert hops == ["_run"]

@@ -62,6 +62,11 @@ def live_rows(db: SiteDB, coll: Any, *columns: Any) -> Any:
     return stmt.where(*live_in(literal(coll.id, literal_execute=True)))
 
 
+# An item plan's statement is built once per plan and bound to the id per request (SQLAlchemy
+# memoizes a statement's cache key: a statement built again per request paid for it each time).
+ITEM_ARG = "arg_item"
+
+
 def live_in(collection_id: Any) -> tuple[Any, Any]:
     """The conditions of a live item of the collection ``collection_id`` names (rendered into
     the SQL, ``literal_execute``, for the partial indexes: see ``live_rows``)."""
@@ -96,7 +101,7 @@ async def run_list(db: SiteDB, plan: Any, query: ListQuery, dialect: str, kept_c
 
 async def run_one(db: SiteDB, plan: Any, item_id: str, dialect: str) -> dict[str, Any] | None:
     """Execute an item plan for ``item_id``: the item, or ``None`` when it is not visible."""
-    row = await db.one(plan.page.where(items.c.id == item_id))
+    row = await db.one(plan.page, {ITEM_ARG: item_id})
     if row is None:
         return None
     [shaped] = shape_rows([row], plan.projection)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, func
 
 from kernel.access import Decision
 from kernel.errors import ApiError
@@ -26,7 +26,7 @@ from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
 from plugins.items.read import counts, group_counts
-from plugins.items.read.listing import MAX_LIMIT, live_rows
+from plugins.items.read.listing import ITEM_ARG, MAX_LIMIT, live_rows
 from plugins.items.read.projection import Projection, Projector, tree_of
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot
@@ -39,8 +39,8 @@ MAX_KEY_CHARS = 8192  # larger queries are planned every time rather than held i
 
 @dataclass(frozen=True)
 class ReadPlan:
-    """``page``: the page statement of a list, the aggregate statement, or an item read's base
-    statement (the id is added per request). ``count``: when the total is asked; it is its own
+    """``page``: the page statement of a list, the aggregate statement, or an item read's
+    statement (the id bound per request: ``ITEM_ARG``). ``count``: when the total is asked; it is its own
     statement, so that the page keeps its own plan (an index walked in order that stops after
     the page), where a ``count(*) OVER ()`` beside the page would read every match first (3.9 s
     instead of 3 ms for a filtered, sorted page of 1,000,000 items on PostgreSQL)."""
@@ -117,6 +117,6 @@ def item_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
     """One item's read: its ``fields`` and ``deep``; the permission's row condition applies."""
     read = access.decision(coll.name)
     projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
-    base = live_rows(db, coll, *projection.columns)
+    base = live_rows(db, coll, *projection.columns).where(items.c.id == bindparam(ITEM_ARG))
     condition = row_condition(read, dialect=dialect, coll=coll, snapshot=schema)
     return ReadPlan(read, base if condition is None else base.where(condition), projection)
