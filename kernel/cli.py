@@ -262,6 +262,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from kernel.serve import return_large_blocks
+
+    return_large_blocks()  # svc serve with one worker, svc worker: see its text
     try:
         settings = _settings()
         configure_logging(settings.log_level)
