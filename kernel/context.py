@@ -56,8 +56,8 @@ class Kernel:
     # This process's state of SVC_REDIS_URL, shared by every part using it (kernel.redis_fallback):
     # a plugin's own Redis-backed part takes ``kernel.redis_circuit.part(component, fallback)``.
     redis_circuit: Any = None
-    # ``kernel.redis_writes``: the process's Redis writes sent together (PUBLISH of the bus and
-    # the topics), a ``kernel.redis_writes.RedisWrites``; None without Redis.
+    # ``kernel.redis_writes``: the process's Redis writes sent together (the bus's and the topics'
+    # PUBLISH, the cache's bumps), a ``kernel.redis_writes.RedisWrites``; None without Redis.
     redis_writes: Any = None
 
     def unit_of_work(self, site_id: str | None, principal: Any = None, request_id: str | None = None,

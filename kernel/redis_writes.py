@@ -1,8 +1,9 @@
-"""Redis writes whose answer nobody reads (``PUBLISH``), sent together.
+"""Redis writes whose answer nobody reads (``PUBLISH``, ``INCR`` of a generation counter), sent
+together.
 
 An item write publishes three messages after its commit: the committed-events signal
-(``events.committed``), the collection's live topic and the bus fan-out. Each was its own round
-trip to Redis, and on a busy machine a round trip is mostly the cost of the two system calls
+(``events.committed``), the collection's live topic and the bus fan-out; and the dashboards bump
+two generation counters. Each was its own round trip to Redis, and on a busy machine a round trip is mostly the cost of the two system calls
 and the wake-ups at both ends, not of Redis. ``RedisWrites`` queues such commands and sends
 everything this process queued in the same turn of its event loop as one pipeline: one write,
 one read, and one delivery per subscriber for the three messages. Concurrent writers of the
