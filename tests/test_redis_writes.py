@@ -98,7 +98,7 @@ async def test_a_command_redis_refuses_is_counted_on_its_part_alone(redis_url):
         await client.aclose()
 
 
-async def test_an_item_write_sends_its_redis_writes_as_one_pipeline(make_app, redis_url):
+async def test_an_item_write_sends_its_redis_writes_as_one_pipeline(make_app, redis_url, monkeypatch):
     app = await make_app(env={"SVC_REDIS_URL": redis_url})
     writes = app.kernel.redis_writes
     assert writes is not None and app.kernel.cache.writes is writes
@@ -110,9 +110,16 @@ async def test_an_item_write_sends_its_redis_writes_as_one_pipeline(make_app, re
     resp = await app.client.post("/api/v1/collections", headers=headers,
                                  json={"collection": "posts", "fields": [{"field": "title", "type": "string"}]})
     assert resp.status_code in (200, 201), resp.text
-    before = (writes.pipelines, writes.commands)
+    batches: list[list[str]] = []
+    real = writes._execute
+
+    async def recorded(batch):
+        batches.append([str(command.args[0]) for command in batch])
+        await real(batch)
+
+    monkeypatch.setattr(writes, "_execute", recorded)
     resp = await app.client.post("/api/v1/items/posts", json={"title": "one"}, headers=headers)
     assert resp.status_code in (200, 201), resp.text
-    pipelines, commands = writes.pipelines - before[0], writes.commands - before[1]
-    # the committed signal, the live topic, the bus fan-out and the dashboards' two counters
-    assert pipelines == 1 and commands >= 4
+    # the committed signal, the live topic and the bus fan-out, and the dashboards' two counters,
+    # in one pipeline (background work of the process may send pipelines of its own)
+    assert any(batch.count("PUBLISH") >= 3 and batch.count("INCR") >= 2 for batch in batches), batches
