@@ -98,7 +98,7 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
     from sqlalchemy import insert, select, update
 
     from kernel.testing import add_idle_sites, counted_statements
-    from plugins.ai import conversations, mcp
+    from plugins.ai import conversations, sessions
     from plugins.ai.tables import conversations as conversation_rows
     from plugins.ai.tables import mcp_sessions, messages
 
@@ -118,7 +118,7 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
                     id=f"s-{idle}-{site_id}", site_id=site_id, owner="u", created_at=now - age, last_used_at=now - age))
         with counted_statements(kernel) as seen:
             assert await conversations.purge(kernel) == 1
-            assert await mcp.purge_sessions(kernel) == 1
+            assert await sessions.purge_sessions(kernel) == 1
         counts.append(len(seen))
         assert await calls.ok("get", "/ai/conversations") == []
         async with kernel.db.connect() as conn:
@@ -126,3 +126,21 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
             assert set((await conn.execute(select(mcp_sessions.c.site_id))).scalars()) == {site_b}
     assert counts[0] == counts[1]
     assert len(await calls_b.ok("get", "/ai/conversations")) == 2
+
+
+async def test_the_retention_job_does_not_load_the_mcp_sdk(svc_app, monkeypatch):
+    """The hourly ``ai.retention`` job runs in whatever process runs jobs (an API worker without
+    Redis): it purges MCP sessions through ``plugins.ai.sessions``. Reaching for the MCP server
+    module loaded the MCP SDK and pydantic there, about 20 MB of that process's RSS for good."""
+    import sys
+
+    import plugins.ai
+    from plugins.ai.plugin import retention_job
+
+    class NotLoaded:
+        def __getattr__(self, name):
+            raise AssertionError(f"the retention job reached plugins.ai.mcp.{name}")
+
+    monkeypatch.setitem(sys.modules, "plugins.ai.mcp", NotLoaded())
+    monkeypatch.setattr(plugins.ai, "mcp", NotLoaded(), raising=False)
+    await retention_job(svc_app.kernel)

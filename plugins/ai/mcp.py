@@ -21,7 +21,6 @@ refused (403); without ``Origin`` (a server-side client) it is allowed.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import secrets
 from typing import Any
 
@@ -37,10 +36,10 @@ from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.http.media import read_body
 from kernel.http.origins import origin_allowed
-from kernel.privacy import delete_in_batches
 from kernel.version import __version__
 from plugins.ai import approvals, gate
 from plugins.ai.routes import member_context
+from plugins.ai.sessions import SESSION_IDLE
 from plugins.ai.skill import SkillContext
 from plugins.ai.tables import mcp_sessions
 
@@ -48,7 +47,6 @@ STATE_KEY = "ai.mcp"  # plugins.ai.plugin.MCP_STATE
 CALLER = "svc.caller"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-SESSION_IDLE = dt.timedelta(days=1)
 
 
 # ---------------------------------------------------------------------- the MCP server
@@ -157,11 +155,6 @@ async def _end_session(caller: SkillContext, session_id: str) -> bool:
         gone = await uow.db.execute(uow.db.delete(mcp_sessions).where(
             mcp_sessions.c.id == session_id, mcp_sessions.c.owner == gate.owner_of(caller.principal)))
     return gone.rowcount == 1
-
-
-async def purge_sessions(kernel: Any) -> int:
-    """Sessions idle for ``SESSION_IDLE``, across sites, in bounded batches; how many went."""
-    return await delete_in_batches(kernel, mcp_sessions, mcp_sessions.c.last_used_at < now_utc() - SESSION_IDLE)
 
 
 # ---------------------------------------------------------------------- the route

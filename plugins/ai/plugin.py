@@ -8,7 +8,17 @@ from typing import Any
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_bool, parse_float, parse_int
-from plugins.ai import approvals, conversations, hookspecs, provider, registry, routes, schemas, skills
+from plugins.ai import (
+    approvals,
+    conversations,
+    hookspecs,
+    provider,
+    registry,
+    routes,
+    schemas,
+    sessions,
+    skills,
+)
 from plugins.settings.api import SettingKey
 
 name = "ai"
@@ -85,9 +95,7 @@ async def retention_job(kernel: Any) -> None:
     its ``aiConversations`` target prunes them by each site's own horizon)."""
     if not any(info.name == "privacy" and info.enabled for info in kernel.plugins):
         await conversations.purge(kernel)
-    from plugins.ai import mcp
-
-    await mcp.purge_sessions(kernel)
+    await sessions.purge_sessions(kernel)  # plugins.ai.sessions: without the MCP SDK
 
 
 @hookimpl(optionalhook=True)
