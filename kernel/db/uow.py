@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import Iterable
@@ -68,13 +69,10 @@ class UnitOfWork:
             await self._after_commit_steps()
 
     async def _after_commit_steps(self) -> None:
+        # The steps' Redis writes (the committed signal, live topics, the bus fan-out, cache
+        # bumps) go as one pipeline; the writer answers once Redis has them.
         writes = self.kernel.redis_writes
-        if writes is None:
-            await self._after_commit_run()
-            return
-        # The steps' publishes (the committed signal, live topics, the bus fan-out) go to Redis
-        # as one pipeline; the writer answers once Redis has them.
-        async with writes.held():
+        async with writes.held() if writes is not None else contextlib.nullcontext():
             await self._after_commit_run()
 
     async def _after_commit_run(self) -> None:

@@ -109,8 +109,8 @@ async def upsert(db: SiteDB, rows: list[dict[str, Any]]) -> None:
     Two transactions creating the same item id both get here before the items table refuses
     one of them (409); a plain insert would fail first, as a 500. Like ``SiteDB.insert``, every
     row is stamped with the site's id and the rows go as one executemany (``SiteDB.execute``
-    takes no parameters, and a multi-row ``VALUES`` is compiled afresh every time); on
-    PostgreSQL as one ``unnest`` of column arrays (``_upsert_statement``).
+    binds only ``arg_*`` arguments, never rows, and a multi-row ``VALUES`` is compiled afresh
+    every time); on PostgreSQL as one ``unnest`` of column arrays (``_upsert_statement``).
     """
     if not rows:
         return
