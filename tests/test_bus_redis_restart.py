@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from kernel.bus import Bus, EventContext
-from tests.test_topics_redis_restart import pytestmark, redis_server, wait_until  # noqa: F401 - the fixture
+from tests.test_topics_redis_restart import redis_server, wait_until  # noqa: F401 - the fixture
 
 
 async def test_remote_actions_arrive_again_after_a_redis_restart(redis_server):  # noqa: F811

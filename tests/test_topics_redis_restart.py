@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kernel.testing import free_port
+from kernel.testing import free_port, skip_or_fail
 from kernel.topics import Lagged, Topics
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-pytestmark = pytest.mark.skipif(not Path(REDIS_SERVER).exists(), reason="redis-server is not installed")
 
 
 class RedisServer:
@@ -58,6 +57,8 @@ class RedisServer:
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if not Path(REDIS_SERVER).exists():
+        skip_or_fail("redis-server is not installed (apt-get install redis-server)")
     server = RedisServer(free_port(), tmp_path)
     server.start()
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.testing import free_port
+from kernel.testing import free_port, skip_or_fail
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "webhooks"
 SECRET = "whsec-documented-receiver-1"
@@ -24,7 +24,7 @@ def _command(kind: str, port: int) -> list[str]:
         return [sys.executable, str(EXAMPLES / "receiver.py"), str(port)]
     node = shutil.which("node")
     if node is None:
-        pytest.skip("Node.js is not installed: the JavaScript receiver cannot run here")
+        skip_or_fail("Node.js is not installed (apt-get install nodejs): the JavaScript receiver cannot run here")
     return [node, str(EXAMPLES / "receiver.js"), str(port)]
 
 
