@@ -3,32 +3,55 @@
 Plugins import from here: ``hookimpl`` to implement hooks, ``Route`` to declare routes,
 ``ApiError`` to fail, the context types, the helpers for bodies and answers,
 ``SiteCacheSpec`` to declare a per-site cache and ``SecretError`` (``kernel.secrets``).
+
+Each name is imported on first use (PEP 562): ``import kernel.cli`` must not load SQLAlchemy and
+the bus, so that ``svc --help`` and ``svc --version`` answer at once.
 """
 
-from kernel.auth.principal import ANONYMOUS, Principal, TicketGrant  # noqa: E402
-from kernel.bus import EventContext  # noqa: E402
-from kernel.errors import ApiError  # noqa: E402
-from kernel.hookspecs import hookimpl  # noqa: E402
-from kernel.http.ratelimit import RateBucket  # noqa: E402
-from kernel.http.routing import Route  # noqa: E402
-from kernel.openapi import ops  # noqa: E402
-from kernel.secrets import SecretError  # noqa: E402
-from kernel.settings import Setting  # noqa: E402
-from kernel.sitecache import SiteCacheSpec  # noqa: E402
-from kernel.version import __version__  # noqa: E402
+from __future__ import annotations
 
-__all__ = [
-    "ANONYMOUS",
-    "ApiError",
-    "EventContext",
-    "Principal",
-    "RateBucket",
-    "Route",
-    "SecretError",
-    "Setting",
-    "SiteCacheSpec",
-    "TicketGrant",
-    "__version__",
-    "hookimpl",
-    "ops",
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from kernel.version import __version__
+
+if TYPE_CHECKING:
+    from kernel.auth.principal import ANONYMOUS, Principal, TicketGrant
+    from kernel.bus import EventContext
+    from kernel.errors import ApiError
+    from kernel.hookspecs import hookimpl
+    from kernel.http.ratelimit import RateBucket
+    from kernel.http.routing import Route
+    from kernel.openapi import ops
+    from kernel.secrets import SecretError
+    from kernel.settings import Setting
+    from kernel.sitecache import SiteCacheSpec
+
+_WHERE = {
+    "ANONYMOUS": "kernel.auth.principal",
+    "Principal": "kernel.auth.principal",
+    "TicketGrant": "kernel.auth.principal",
+    "EventContext": "kernel.bus",
+    "ApiError": "kernel.errors",
+    "hookimpl": "kernel.hookspecs",
+    "RateBucket": "kernel.http.ratelimit",
+    "Route": "kernel.http.routing",
+    "ops": "kernel.openapi",
+    "SecretError": "kernel.secrets",
+    "Setting": "kernel.settings",
+    "SiteCacheSpec": "kernel.sitecache",
+}
+
+__all__ = [  # noqa: RUF022 - the names _WHERE maps, and the version
+    "ANONYMOUS", "ApiError", "EventContext", "Principal", "RateBucket", "Route", "SecretError", "Setting",
+    "SiteCacheSpec", "TicketGrant", "__version__", "hookimpl", "ops",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kernel' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once imported, a plain attribute
+    return value

@@ -1,24 +1,74 @@
-"""The ``svc`` command: serve, worker, jobs, migrate, sites, plugins (plus ``register_commands``)."""
+"""The ``svc`` command: serve, worker, jobs, migrate, sites, plugins (plus ``register_commands``).
+
+``svc --help``, ``svc --version`` and the built-in commands' help answer without importing the
+plugins or SQLAlchemy: the plugins are loaded only for a command one of them registers. Every
+command that works on an instance says on its first line (on standard error, so that standard
+output stays for what scripts read) which data dir it uses and whether it is new; the read-only
+ones (``sites list``, ``jobs``) refuse to create an instance where there is none.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import logging
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.exc import OperationalError
+from kernel.version import __version__
 
-from kernel.logconfig import configure_logging
-from kernel.plugins import PluginError, make_plugin_manager
-from kernel.settings import Settings, SettingsError
+if TYPE_CHECKING:
+    from sqlalchemy.exc import OperationalError
+
+    from kernel.settings import Settings
+
+BUILTIN = ("serve", "worker", "jobs", "migrate", "sites", "plugins")
+
+
+class NoInstance(Exception):
+    """A command that only reads found no instance where the settings point."""
 
 
 def _settings() -> Settings:
+    from kernel.settings import Settings
+
     return Settings.from_env()
+
+
+def instance_exists(settings: Settings, data_dir: Path) -> bool:
+    """Whether an instance's database is there, found without creating anything: the SQLite file,
+    or (any other database) the migrations table with a revision in it."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url) if settings.database_url else None
+    if url is None or url.get_backend_name() == "sqlite":
+        path = Path(url.database) if url is not None and url.database else data_dir / "svc.sqlite3"
+        if not path.exists():
+            return False
+    from kernel.app import database_url
+    from kernel.db.engine import db_timeouts
+    from kernel.db.migrate import current_heads
+
+    return bool(current_heads(database_url(settings), [], **db_timeouts(settings)))
+
+
+def open_instance(*, create: bool) -> Settings:
+    """The settings of the instance a command works on, once its first line has named the data dir.
+    ``create=False`` (a read-only command) raises ``NoInstance`` where there is none."""
+    settings = _settings()
+    data_dir = Path(settings.values["data_dir"]).expanduser().resolve()
+    new = not instance_exists(settings, data_dir)
+    if new and not create:
+        raise NoInstance(f"no svc instance in {data_dir} (SVC_DATA_DIR, default ./svc-data): run this where "
+                         "the instance's data dir is, set SVC_DATA_DIR, or start one with `svc serve`")
+    print(f"svc: data dir {data_dir} ({'new' if new else 'existing'})", file=sys.stderr, flush=True)
+    return settings
 
 
 def migrate(settings: Settings) -> list[str]:
@@ -26,16 +76,21 @@ def migrate(settings: Settings) -> list[str]:
     from kernel.app import database_url
     from kernel.db.engine import db_timeouts
     from kernel.db.migrate import current_heads, migration_paths, upgrade
+    from kernel.plugins import make_plugin_manager
 
     pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
     url = database_url(settings)
+    before = current_heads(url, paths, **db_timeouts(settings))
     upgrade(url, paths, **db_timeouts(settings))  # bounded like the app's engine: a paused server fails it
-    return current_heads(url, paths, **db_timeouts(settings))
+    after = current_heads(url, paths, **db_timeouts(settings))
+    if after != before:  # alembic's own lines are quiet (kernel.logconfig): say once what changed
+        logging.getLogger("svc.migrate").info("migrated the database to %s", ", ".join(sorted(set(after) - set(before))))
+    return after
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    heads = migrate(_settings())
+    heads = migrate(open_instance(create=True))
     print("database at " + ", ".join(heads))
     return 0
 
@@ -45,7 +100,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from kernel.serve import reuseport_supported, serve_reuseport
 
-    settings = _settings()
+    settings = open_instance(create=True)
     host = args.host or settings.host
     port = args.port or settings.port
     workers = args.workers or settings.workers
@@ -69,7 +124,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from kernel.app import build_kernel, shutdown_kernel, startup_kernel
 
-    settings = _settings()
+    settings = open_instance(create=True)
     migrate(settings)
 
     settings.values["jobs_inprocess"] = False
@@ -97,7 +152,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    migrate(_settings())
     status = _run(_with_kernel(lambda k: k.jobs.status(site_id=args.site, failures=args.failures)))
     if args.json:
         print(json.dumps(status, indent=2))
@@ -129,10 +183,13 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-async def _with_kernel(fn: Any) -> Any:
+async def _with_kernel(fn: Any, *, create: bool = False) -> Any:
+    """``await fn(kernel)`` with a started kernel of the instance (the ``kernel_factory`` of
+    ``register_commands``); ``create``: make the instance where there is none."""
     from kernel.app import build_kernel, shutdown_kernel, startup_kernel
 
-    settings = _settings()
+    settings = open_instance(create=create)
+    migrate(settings)
     settings.values["jobs_inprocess"] = False
     settings.values["events_dispatch"] = False  # a one-off command dispatches no events
     kernel = build_kernel(settings)
@@ -147,10 +204,9 @@ def cmd_sites(args: argparse.Namespace) -> int:
     from kernel.errors import ApiError
     from kernel.tenancy import service
 
-    migrate(_settings())
     if args.sites_cmd == "create":
         try:
-            site = _run(_with_kernel(lambda k: service.create_site(k, args.site_id, args.name)))
+            site = _run(_with_kernel(lambda k: service.create_site(k, args.site_id, args.name), create=True))
         except ApiError as exc:
             print(f"svc sites create: {exc.message}", file=sys.stderr)
             return 1
@@ -204,30 +260,53 @@ def _tables_by_plugin(kernel: Any) -> dict[str, list[str]]:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    rows = plugin_rows(_settings())
+    settings = _settings()
+    data_dir = Path(settings.values["data_dir"]).expanduser().resolve()
+    print(f"svc: data dir {data_dir} (plugins list reads no instance)", file=sys.stderr, flush=True)
+    rows = plugin_rows(settings)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    for row in rows:
-        state = "enabled" if row["enabled"] else "disabled"
-        flag = " (essential)" if row["essential"] else ""
-        print(f"{row['name']:<14} {state}{flag}  {row['description']}")
-        if row["requires"]:
-            print(f"    requires: {', '.join(row['requires'])}")
-        for kind in ("routes", "tables", "jobs"):
-            if row[kind]:
-                print(f"    {kind}: {', '.join(row[kind])}")
+    print(format_plugin_rows(rows, routes=args.routes, width=shutil.get_terminal_size().columns))
     return 0
 
 
+def format_plugin_rows(rows: list[dict[str, Any]], *, routes: bool, width: int) -> str:
+    """What ``svc plugins list`` prints: a plugin's name, state and description wrapped to ``width``,
+    then what it registers as counts; ``routes`` lists the routes, tables and jobs one a line."""
+    width = max(width, 60)
+    lines = []
+    for row in rows:
+        state = "enabled" if row["enabled"] else "disabled"
+        if row["essential"]:
+            state += " (essential)"
+        lines.extend(textwrap.wrap(f"{row['name']:<14} {state:<19} {row['description']}", width,
+                                   subsequent_indent=" " * 4))
+        counts = [f"{len(row[kind])} {kind}" for kind in ("routes", "tables", "jobs") if row[kind]]
+        if row["requires"]:
+            counts.append("requires " + ", ".join(row["requires"]))
+        if counts:
+            lines.extend(textwrap.wrap("; ".join(counts), width, initial_indent=" " * 4, subsequent_indent=" " * 4))
+        if routes:
+            lines.extend(f"    {kind[:-1]} {name}" for kind in ("routes", "tables", "jobs") for name in row[kind])
+    return "\n".join(lines)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:
-    parser = argparse.ArgumentParser(prog="svc", description="svc: multi-tenant headless CMS")
-    sub = parser.add_subparsers(dest="command", required=True)
+    """The parser of the built-in commands; the plugins' commands are added to ``sub`` by
+    ``register_commands`` when one of them is asked for."""
+    parser = argparse.ArgumentParser(
+        prog="svc", description="svc: multi-tenant headless CMS",
+        epilog="Enabled plugins add commands of their own (svc users, svc push, ...): `svc plugins list "
+               "--routes` names them, and `svc COMMAND --help` explains one.")
+    parser.add_argument("--version", action="version", version=f"svc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="migrate, then serve the API with uvicorn")
-    serve.add_argument("--host", default=None)
-    serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--workers", type=int, default=None)
+    serve.add_argument("--host", default=None, help="address to listen on (SVC_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port to listen on (SVC_PORT, default 8000)")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="worker processes (SVC_WORKERS, default 1); docs/operations.md says what differs")
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run the job queue consumer")
@@ -240,7 +319,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     jobs = sub.add_parser("jobs", help="job queue status: registered jobs, counts, recent failures")
     jobs.add_argument("--site", default=None, help="only this site's jobs")
     jobs.add_argument("--failures", type=int, default=10, help="how many recent failures to show")
-    jobs.add_argument("--json", action="store_true")
+    jobs.add_argument("--json", action="store_true", help="print the status as JSON")
     jobs.set_defaults(func=cmd_jobs)
 
     sub.add_parser("migrate", help="create or upgrade the database schema").set_defaults(func=cmd_migrate)
@@ -248,40 +327,69 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     sites = sub.add_parser("sites", help="manage sites")
     sites_sub = sites.add_subparsers(dest="sites_cmd", required=True)
     create = sites_sub.add_parser("create", help="create a site")
-    create.add_argument("site_id")
-    create.add_argument("--name", default=None)
+    create.add_argument("site_id", help="the site's id: lowercase letters, digits, '-' and '_'")
+    create.add_argument("--name", default=None, help="the site's display name (default: its id)")
     sites_sub.add_parser("list", help="list sites")
     sites.set_defaults(func=cmd_sites)
 
     plugins = sub.add_parser("plugins", help="list plugins")
     plugins_sub = plugins.add_subparsers(dest="plugins_cmd", required=True)
     listing = plugins_sub.add_parser("list", help="every plugin, enabled or not, and what it registers")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true", help="print every plugin's registrations as JSON")
+    listing.add_argument("--routes", action="store_true", help="list each plugin's routes, tables and jobs")
     plugins.set_defaults(func=cmd_plugins)
     return parser, sub
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from kernel.serve import return_large_blocks
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     return_large_blocks()  # svc serve with one worker, svc worker: see its text
     try:
-        settings = _settings()
-        configure_logging(settings.log_level)
         parser, sub = build_parser()
-        pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
-        pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
-        args = parser.parse_args(argv)
+        settings = None
+        if command_of(argv) not in (*BUILTIN, None):  # a plugin's command: load the plugins for it
+            from kernel.plugins import make_plugin_manager
+
+            settings = _settings()
+            pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
+            pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
+        args = parser.parse_args(argv)  # --help and --version end here
+        from kernel.logconfig import configure_logging
+
+        configure_logging((settings or _settings()).log_level)
         return int(args.func(args) or 0)
-    except (SettingsError, PluginError) as exc:
-        print(f"svc: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # a backend refusing its URL (database, storage) at boot
-        print(f"svc: configuration error: {exc}", file=sys.stderr)
-        return 2
-    except OperationalError as exc:  # refused, or no answer within SVC_DB_CONNECT/COMMAND_TIMEOUT
-        print(f"svc: the database is not reachable: {database_error(exc)}", file=sys.stderr)
-        return 1
+    except Exception as exc:  # noqa: BLE001 - the operator's errors get one line; anything else raises
+        said = operator_error(exc)
+        if said is None:
+            raise
+        message, status = said
+        print(message, file=sys.stderr)
+        return status
+
+
+def operator_error(exc: Exception) -> tuple[str, int] | None:
+    """The line and exit status of an error the operator can fix, or None for a bug."""
+    from sqlalchemy.exc import OperationalError
+
+    from kernel.errors import SettingsError
+    from kernel.plugins import PluginError
+
+    if isinstance(exc, (SettingsError, PluginError)):
+        return f"svc: {exc}", 2
+    if isinstance(exc, NoInstance):
+        return f"svc: {exc}", 1
+    if isinstance(exc, ValueError):  # a backend refusing its URL (database, storage) at boot
+        return f"svc: configuration error: {exc}", 2
+    if isinstance(exc, OperationalError):  # refused, or no answer within SVC_DB_CONNECT/COMMAND_TIMEOUT
+        return f"svc: the database is not reachable: {database_error(exc)}", 1
+    return None
 
 
 def database_error(exc: OperationalError) -> str:

@@ -16,3 +16,6 @@ def configure_logging(level: str = "info") -> None:
     handler._svc = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # Alembic says "Context impl SQLiteImpl" and lists its plugins on every start, migrating or not;
+    # svc logs one line of its own when a migration changed something (kernel.cli.migrate).
+    logging.getLogger("alembic").setLevel(max(logging.WARNING, root.level))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -155,3 +156,94 @@ def test_jobs_text_lists_counts_and_the_last_line_of_each_error():
     assert lines[4] == "recent failures:"
     assert lines[5].split() == ["2026-11-26T02:00:00Z", "notes.purge", "site=s1", "attempts=4", "id=abc",
                                 "ValueError:", "bad", "note"]
+
+
+def test_help_and_version_load_neither_plugins_nor_sqlalchemy():
+    # What makes `svc --help` answer at once: it imports no plugin, and not SQLAlchemy.
+    probe = ("import contextlib, sys\nfrom kernel import cli\n"
+             "for argv in (['--help'], ['--version'], ['sites', '--help'], ['serve', '--help']):\n"
+             "    with contextlib.suppress(SystemExit):\n        cli.main(argv)\n"
+             "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'plugins', 'sqlalchemy', 'falcon'}))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "LOADED []"
+    from kernel import __version__
+
+    assert f"svc {__version__}" in out.stdout and "--workers WORKERS" in out.stdout
+    # Every option of every built-in command says what it is for.
+    from kernel.cli import build_parser
+
+    parser, sub = build_parser()
+    for name, command in sub.choices.items():
+        parsers = [command, *(a for act in command._subparsers._group_actions for a in act.choices.values())] \
+            if command._subparsers else [command]
+        for each in parsers:
+            for action in each._actions:
+                if isinstance(action, argparse._SubParsersAction):  # its choices carry the help
+                    continue
+                assert action.help, f"svc {name}: {action.option_strings or action.dest} has no help text"
+
+
+def test_read_only_commands_create_no_instance(fresh_env):
+    data = Path(fresh_env["SVC_DATA_DIR"])
+    for args in (("sites", "list"), ("jobs",), ("users", "set-password", "admin@example.com")):
+        out = run_svc(*args, env=fresh_env)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        assert f"no svc instance in {data}" in out.stderr, out.stderr
+        assert "created instance admin" not in out.stdout + out.stderr
+    assert not (data / "svc.sqlite3").exists()
+
+
+def test_every_command_names_its_data_dir_and_alembic_stays_quiet(fresh_env):
+    data = Path(fresh_env["SVC_DATA_DIR"]).resolve()
+    first = run_svc("migrate", env=fresh_env)
+    assert first.returncode == 0, first.stderr
+    lines = first.stderr.splitlines()
+    assert lines[0] == f"svc: data dir {data} (new)"
+    assert [line for line in lines if "svc.migrate: migrated the database to" in line], first.stderr
+    assert "alembic" not in first.stderr
+    again = run_svc("sites", "list", env=fresh_env)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.splitlines()[0] == f"svc: data dir {data} (existing)"
+    assert "alembic" not in again.stderr and "migrated the database" not in again.stderr
+
+
+def test_users_create_and_set_password_from_the_shell(env):
+    import sqlite3
+
+    from argon2 import PasswordHasher
+
+    def stored_hash(email: str) -> str:
+        with sqlite3.connect(default_sqlite_path(Path(env["SVC_DATA_DIR"]))) as db:
+            return db.execute("SELECT password_hash FROM svc_users WHERE email = ?", (email,)).fetchone()[0]
+
+    made = subprocess.run([sys.executable, "-m", "kernel.cli", "users", "create", "Ed@Example.com", "--site",
+                           "default", "--password-stdin"], input="first-password\n", env=env,
+                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[1])
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.startswith("created user ed@example.com (") and "password" not in made.stdout
+    assert PasswordHasher().verify(stored_hash("ed@example.com"), "first-password")
+    again = run_svc("users", "create", "ed@example.com", env=env)
+    assert again.returncode == 1 and "already uses ed@example.com" in again.stderr
+
+    reset = run_svc("users", "set-password", "ED@example.com", env=env)
+    assert reset.returncode == 0, reset.stderr
+    generated = reset.stdout.strip().rsplit("new password ", 1)[1]
+    assert PasswordHasher().verify(stored_hash("ed@example.com"), generated)
+    assert run_svc("users", "set-password", "nobody@example.com", env=env).returncode == 1
+    unknown = run_svc("users", "create", "x@example.com", "--site", "nope", env=env)
+    assert unknown.returncode == 1 and "Unknown site 'nope'" in unknown.stderr
+
+
+def test_plugins_list_fits_a_terminal():
+    from kernel.cli import format_plugin_rows
+
+    rows = [{"name": "accounts", "enabled": True, "essential": True, "requires": ["access"],
+             "description": "accounts: who people are and how they prove it. " * 4,
+             "routes": [f"/api/v1/r{i}" for i in range(40)], "tables": ["svc_users"], "jobs": []}]
+    short = format_plugin_rows(rows, routes=False, width=80).splitlines()
+    assert max(len(line) for line in short) <= 80
+    assert "    40 routes; 1 tables; requires access" in short
+    listed = format_plugin_rows(rows, routes=True, width=80).splitlines()
+    assert "    route /api/v1/r39" in listed and "    table svc_users" in listed

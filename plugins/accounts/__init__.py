@@ -12,13 +12,15 @@ sessions), ``/users`` admin, invites, impersonation, ``/users/{id}/sessions``, `
 The ``authenticate`` chain: API keys (``tryfirst``), trusted external issuers' JWTs (JWKS
 verified, fail-closed once an issuer matches), then the internal JWT (``trylast``).
 
+Commands: ``svc users create`` and ``svc users set-password`` (commands.py).
+
 Hooks: register_migrations, register_routes, register_settings, register_error_codes,
-authenticate, startup, site_deleted, register_hookspecs (publishes ``compose_account_email``:
+register_commands, authenticate, startup, site_deleted, register_hookspecs (publishes ``compose_account_email``:
 a plugin may give a site its own verification, reset or invitation email; the email plugin
 answers from the site's templates, else the built-in text of ``emails.py`` goes out).
 Requires: access (memberships and roles, via its api.py).
 Audit actions: auth.login, auth.login_failed, auth.refresh_reuse, auth.logout,
-user.password_changed, session.revoked, user.impersonate, api_key.create, api_key.delete,
+user.created (svc users create), user.password_changed, session.revoked, user.impersonate, api_key.create, api_key.delete,
 issuer.create|update|delete, user.provisioned, external_identity.linked, membership.synced.
 Events: emits ``auth.login`` (action) after a successful login.
 """

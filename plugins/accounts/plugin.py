@@ -98,6 +98,14 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
+def register_commands(subparsers: Any, kernel_factory: Any) -> None:
+    """``svc users create`` and ``svc users set-password`` (commands.py)."""
+    from plugins.accounts import commands
+
+    commands.register(subparsers, kernel_factory)
+
+
+@hookimpl
 def register_settings() -> list[Any]:
     return [*sessions.SETTINGS, *emails.SETTINGS, *onetime.SETTINGS]
 
