@@ -9,6 +9,13 @@ so what is accepted, refused, and the error messages stay as they were. Response
 with the path to the string): it is read, as the stdlib reads it, but it is not text and could
 never be stored or answered. A ``datetime`` is written as ``kernel.db.meta.iso`` writes
 it (UTC with ``Z``: ``2026-11-21T06:44:52.780366Z``).
+
+``read_json`` also checks the body's declared media type (``require_json_media``): a body whose
+``Content-Type`` is not JSON (``application/json`` or a ``+json`` type, any parameters) is 415
+``UNSUPPORTED_MEDIA_TYPE``, so a form or ``text/plain`` body, which a cross-site HTML form or a
+"simple" cross-origin request can send, never reaches a JSON route. A body with no
+``Content-Type`` is read as JSON, unless the route asks for the header (``require_type``:
+``POST /graphql``). Routes documented to take other media read their bodies with ``read_body``.
 """
 
 from __future__ import annotations
@@ -112,12 +119,43 @@ async def read_body(req: falcon.asgi.Request, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
+def is_json_media(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` value names JSON: ``application/json`` or a structured syntax
+    suffix type ``application/<x>+json`` (RFC 6839), whatever its parameters."""
+    if not content_type:
+        return False
+    kind = falcon.parse_header(content_type)[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json"))
+
+
+# The response headers that say which body types a method takes (RFC 5789; W3C LDP's Accept-Post).
+_ACCEPT_HEADERS = {"POST": "Accept-Post", "PATCH": "Accept-Patch"}
+
+
+def require_json_media(req: falcon.asgi.Request, *, require_type: bool = False) -> None:
+    """415 ``UNSUPPORTED_MEDIA_TYPE`` when the request declares a body that is not JSON (a form,
+    ``multipart/form-data``, ``text/plain``...). A request without a body (``Content-Length: 0``)
+    passes, and so does one with no ``Content-Type`` unless ``require_type``."""
+    content_type = req.content_type
+    if not require_type and (content_type is None or req.content_length == 0):
+        return
+    if is_json_media(content_type):
+        return
+    header = _ACCEPT_HEADERS.get(req.method)
+    declared = f"'{falcon.parse_header(content_type)[0].strip()[:100]}'" if content_type else "no Content-Type"
+    raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
+                   f"The body must be JSON (Content-Type: application/json), not {declared}",
+                   headers={header: "application/json"} if header else None)
+
+
 async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...] = dict,
-                    required: bool = True) -> Any:
-    """The JSON body, checked to be of the ``expect`` type (400 ``VALIDATION_FAILED`` otherwise).
+                    required: bool = True, require_type: bool = False) -> Any:
+    """The JSON body, checked to be of the ``expect`` type (400 ``VALIDATION_FAILED`` otherwise),
+    and declared JSON (``require_json_media``: 415 ``UNSUPPORTED_MEDIA_TYPE`` otherwise).
 
     An empty body gives ``{}`` when not ``required``.
     """
+    require_json_media(req, require_type=require_type)
     max_bytes = req.context.svc.kernel.settings.max_body_bytes
     raw = await read_body(req, max_bytes)
     if not raw.strip():

@@ -1,5 +1,6 @@
-"""The unsubscribe token: HS256 only, exact claims, its own audience and type, never
-interchangeable with an access token signed by the same JWT_SECRET (pure functions, no app)."""
+"""The unsubscribe token: HS256 only, the spec's claims (an audience and a type only when
+checked), never interchangeable with an access token signed by the same JWT_SECRET (pure
+functions, no app; plugin_tests/email/test_email_spec_tokens.py drives the routes)."""
 
 from __future__ import annotations
 
@@ -40,16 +41,28 @@ def test_alg_none_in_any_spelling_is_refused(alg):
     _refused(f"{_b64({'alg': alg, 'typ': tokens.HEADER_TYPE})}.{_b64(claims)}")
 
 
+def test_the_specs_shape_and_what_libraries_add_are_accepted():
+    spec = {"siteId": "shop", "email": "Ada@Example.com"}
+    assert tokens.verify(SECRET, jwt.encode(spec, SECRET, algorithm="HS256")) == ("shop", "ada@example.com")
+    for claims, headers in (({**spec, "iat": 1_700_000_000}, None), ({**spec, "aud": tokens.AUDIENCE}, None),
+                            (spec, {"typ": None}),  # no typ header at all
+                            (spec, {"typ": "jwt"}), (spec, {"typ": tokens.HEADER_TYPE})):
+        assert tokens.verify(SECRET, jwt.encode(claims, SECRET, algorithm="HS256", headers=headers)) == \
+            ("shop", "ada@example.com")
+
+
 def test_other_algorithms_claims_and_shapes_are_refused():
-    good = {"siteId": "shop", "email": "a@example.com", "aud": tokens.AUDIENCE}
-    headers = {"typ": tokens.HEADER_TYPE}
-    _refused(jwt.encode(good, SECRET, algorithm="HS512", headers=headers))
-    _refused(jwt.encode(good, SECRET, algorithm="HS256"))  # no typ header
-    for claims in ({**good, "siteId": 5}, {**good, "email": ["a@example.com"]}, {**good, "email": "A@example.com"},
-                   {**good, "siteId": "../x"}, {**good, "aud": "svc"}, {**good, "extra": 1},
-                   {k: v for k, v in good.items() if k != "email"}, {k: v for k, v in good.items() if k != "aud"},
-                   {**good, "exp": 1}):
-        _refused(jwt.encode(claims, SECRET, algorithm="HS256", headers=headers))
+    good = {"siteId": "shop", "email": "a@example.com"}
+    _refused(jwt.encode(good, SECRET, algorithm="HS512"))
+    _refused(jwt.encode(good, SECRET, algorithm="HS384"))
+    for headers in ({"typ": "at+jwt"}, {"typ": "access"}, {"typ": 5}):
+        _refused(jwt.encode(good, SECRET, algorithm="HS256", headers=headers))
+    for claims in ({**good, "siteId": 5}, {**good, "email": ["a@example.com"]}, {**good, "email": "nobody"},
+                   {**good, "siteId": "../x"}, {**good, "aud": "svc"}, {**good, "aud": [tokens.AUDIENCE, "x"]},
+                   {**good, "extra": 1}, {**good, "sub": "u1"}, {**good, "iss": "svc"}, {**good, "typ": "access"},
+                   {k: v for k, v in good.items() if k != "email"}, {k: v for k, v in good.items() if k != "siteId"},
+                   {**good, "exp": 1}, {**good, "iat": "yesterday"}, {**good, "iat": 4_000_000_000}):
+        _refused(jwt.encode(claims, SECRET, algorithm="HS256"))
     for junk in (None, 5, "", "a.b.c", "x" * 5000, ["t"]):
         _refused(junk)
 

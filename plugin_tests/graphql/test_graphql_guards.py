@@ -118,7 +118,39 @@ async def test_introspection_in_development(make_app):
     resp = await calls.call("get", "/graphql", params={"query": "{ _collections }"})
     assert resp.status_code == 200 and resp.json() == {"data": {"_collections": ["authors", "notes", "posts"]}}
     resp = await calls.call("get", "/graphql", params={"query": 'mutation { delete_posts(id: "p1") }'})
-    assert resp.json()["errors"][0]["message"] == "Mutations need POST"
+    assert resp.status_code == 200 and resp.json()["errors"][0]["message"] == "Mutations need POST"
+    resp = await calls.call("get", "/graphql", params={"query": 'mutation { delete_posts(id: "p1") }'},
+                            headers={"Accept": "text/event-stream"})
+    assert resp.status_code == 200 and "takes a subscription operation" in resp.text
+    assert (await calls.ok("get", "/items/posts/p1"))["id"] == "p1"  # GET never ran the mutation
+
+
+CREATE = 'mutation { create_posts(data: {id: "forged", title: "x"}) { id } }'
+
+
+@pytest.mark.parametrize(("headers", "body"), [
+    ({"Content-Type": "text/plain"}, {"content": b'{"query": "' + CREATE.replace('"', '\\"').encode() + b'"}'}),
+    ({"Content-Type": "text/plain;charset=UTF-8"}, {"content": b'{"query": "{ _collections }"}'}),
+    ({}, {"data": {"query": CREATE}}),  # application/x-www-form-urlencoded
+    ({}, {"files": {"query": (None, CREATE)}}),  # multipart/form-data
+    ({"Content-Type": "application/graphql"}, {"content": CREATE.encode()}),
+    ({}, {"content": b'{"query": "{ _collections }"}'}),  # no Content-Type at all
+])
+async def test_a_post_that_is_not_json_is_415(blog: Calls, headers, body):
+    """A cross-site form (or a simple cross-origin request) can never run a mutation."""
+    resp = await blog.client.post("/api/v1/graphql", headers={**blog.headers, **headers}, **body)
+    assert resp.status_code == 415, resp.text
+    error = resp.json()["errors"][0]
+    assert error["code"] == "UNSUPPORTED_MEDIA_TYPE" and error["extensions"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    assert resp.headers["accept-post"] == "application/json"
+    await blog.err("get", "/items/posts/forged", 404, "RECORD_NOT_FOUND")
+
+
+async def test_json_with_parameters_is_read(blog: Calls):
+    for content_type in ("application/json; charset=utf-8", "Application/JSON"):
+        resp = await blog.client.post("/api/v1/graphql", content=b'{"query": "{ _collections }"}',
+                                      headers={**blog.headers, "Content-Type": content_type})
+        assert resp.status_code == 200 and resp.json() == {"data": {"_collections": ["authors", "notes", "posts"]}}
 
 
 @pytest.mark.parametrize(("body", "message"), [

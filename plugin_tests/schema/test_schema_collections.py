@@ -39,6 +39,31 @@ async def test_flat_body(calls):
             assert created["meta"][key] == value
 
 
+async def test_status_and_sort_fields_may_name_the_structural_columns(shared_site):
+    calls = await shared_site.new_site()
+    flat = await calls.ok("post", "/collections", status=201,
+                          json={"name": "news", "status_field": "status", "sort_field": "sort"})
+    assert (flat["status_field"], flat["sort_field"]) == ("status", "sort")
+    assert (flat["meta"]["status_field"], flat["meta"]["sort_field"]) == ("status", "sort")
+    directus = await calls.ok("post", "/collections", status=201,
+                              json={"collection": "posts", "meta": {"status_field": "status", "sort_field": "sort"}})
+    assert (directus["status_field"], directus["sort_field"]) == ("status", "sort")
+    later = await calls.collection("pages")
+    assert later["status_field"] is None
+    patched = await calls.ok("patch", "/collections/pages", json={"status_field": "status", "sort_field": "sort"})
+    assert (patched["status_field"], patched["sort_field"]) == ("status", "sort")
+    assert (await calls.ok("get", "/collections/pages"))["meta"]["sort_field"] == "sort"
+    # A workflow collection: its items start as drafts, and sort is the structural column.
+    item = await calls.ok("post", "/items/news", status=201, json={"sort": 2})
+    assert (item["status"], item["sort"]) == ("draft", 2)
+    # Each reference names its own column only, spelled as it is.
+    for key, value in (("status_field", "sort"), ("sort_field", "status"), ("status_field", "Status"),
+                       ("status_field", "createdAt"), ("sort_field", "id")):
+        await calls.err("patch", "/collections/pages", 400, "VALIDATION_FAILED", [key], json={key: value})
+        await calls.err("post", "/collections", 400, "VALIDATION_FAILED", ["meta", key],
+                        json={"name": "other", "meta": {key: value}})
+
+
 async def test_directus_body_with_meta_and_inline_fields(calls):
     body = {"collection": "posts", "meta": {"icon": "box", "note": "n", "hidden": False, "sort": 3,
                                             "translations": [{"language": "en-US", "translation": "Posts"}]},

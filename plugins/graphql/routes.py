@@ -49,7 +49,7 @@ class GraphQLResource:
         ctx = request_context(req)
         ctx.require_site()
         try:
-            body = await read_json(req, expect=object)
+            body = await read_json(req, expect=object, require_type=True)
         except ApiError as exc:
             if exc.status != 400:
                 raise

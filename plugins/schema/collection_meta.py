@@ -12,7 +12,7 @@ from typing import Any
 from kernel.db.meta import iso
 from kernel.errors import ApiError
 from plugins.schema import bodies
-from plugins.schema.names import field_name_problem
+from plugins.schema.names import field_reference_problem
 
 DEFAULT_META: dict[str, Any] = {
     "displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
@@ -38,10 +38,18 @@ def _bool(value: Any, path: list[Any]) -> bool:
     return bodies.boolean(value, path)
 
 
-def _field_ref(value: Any, path: list[Any]) -> str | None:
-    if value is not None and field_name_problem(value):
-        raise ApiError.validation("Must name a field (^[A-Za-z_][A-Za-z0-9_]{0,63}$) or be null", path=path)
-    return value
+def _field_ref(column: str) -> Any:
+    """The check of ``status_field`` / ``sort_field``: null, a content field's name, or the item's
+    structural ``column`` of the same meaning (``status``, ``sort``), the natural value."""
+    allowed = frozenset({column})
+
+    def check(value: Any, path: list[Any]) -> str | None:
+        if value is not None and field_reference_problem(value, allowed):
+            raise ApiError.validation(
+                f"Must name a field (^[A-Za-z_][A-Za-z0-9_]{{0,63}}$, or '{column}') or be null", path=path)
+        return value
+
+    return check
 
 
 CHECKS = {
@@ -49,7 +57,7 @@ CHECKS = {
     "icon": lambda v, p: bodies.text_or_null(v, p, 64),
     "note": lambda v, p: bodies.text_or_null(v, p, 2_000),
     "singleton": _bool, "editorialWorkflow": _bool, "requireSeparateReviewer": _bool, "versioning": _bool,
-    "personalData": _bool, "status_field": _field_ref, "sort_field": _field_ref,
+    "personalData": _bool, "status_field": _field_ref("status"), "sort_field": _field_ref("sort"),
 }
 
 

@@ -72,6 +72,15 @@ def field_name_problem(name: Any) -> str | None:
     return None
 
 
+def field_reference_problem(name: Any, structural: frozenset[str] = frozenset()) -> str | None:
+    """Why ``name`` cannot refer to a field of an item, or ``None`` when it can: a content field's
+    name (which need not exist yet), or one of the ``structural`` columns the reference may name,
+    exactly as spelled (a collection's ``status_field`` may be the structural ``status``)."""
+    if isinstance(name, str) and name in structural:
+        return None
+    return field_name_problem(name)
+
+
 def check_field_name(name: Any, path: list[Any]) -> str:
     """``name`` if it may name a field, else 400 ``VALIDATION_FAILED`` at ``path``."""
     problem = field_name_problem(name)

@@ -1,8 +1,11 @@
 """``GET, PATCH /me/preferences``: one blob per user, the same in every site (identity-global).
 
 A PATCH merges shallowly: each top-level key replaces the stored one, ``null`` removes it.
-``saveAction`` is ``stay``, ``return`` or ``create_new``; when it is unset the answer shows the
-current site's ``defaultSaveAction`` instead (``meta.saveActionSource`` says which).
+``saveAction`` is ``stay``, ``return`` or ``create_new``, or null to fall back to the site's
+default. The answer's ``data`` is the stored blob as it is, with ``saveAction`` null when the user
+has none, so a client that reads the blob and writes it back never pins the site default as the
+user's own choice; ``meta.saveAction`` is the effective value (the user's, else the current site's
+``defaultSaveAction``, else ``stay``) and ``meta.saveActionSource`` says which (``user``, ``site``).
 """
 
 from __future__ import annotations
@@ -35,16 +38,16 @@ async def stored_preferences(conn: Any, user_id: str) -> dict[str, Any] | None:
 
 
 async def answer(ctx: Any, blob: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(data, meta)``: the blob, with the site's default save action when the user has none."""
-    data = dict(blob)
-    source = "user"
-    if data.get("saveAction") is None:
+    """``(data, meta)``: the blob (``saveAction`` null when unset), and the effective save action
+    in ``meta``: the user's, else the site's default."""
+    data = {**blob, "saveAction": blob.get("saveAction")}
+    effective, source = data["saveAction"], "user"
+    if effective is None:
         source = "site"
-        default = None
         if ctx.site_id is not None:
-            default = (await site_config.cached_config(ctx.kernel, ctx.site_id)).get("defaultSaveAction")
-        data["saveAction"] = default or "stay"
-    return data, {"saveActionSource": source}
+            effective = (await site_config.cached_config(ctx.kernel, ctx.site_id)).get("defaultSaveAction")
+        effective = effective or "stay"
+    return data, {"saveAction": effective, "saveActionSource": source}
 
 
 async def get_preferences(ctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -82,6 +82,40 @@ async def test_malformed_json_is_validation_failed(client):
     assert err["path"] == ["body"]
 
 
+@pytest.mark.parametrize(("headers", "body"), [
+    ({}, {"data": {"name": "formed"}}),  # application/x-www-form-urlencoded, as curl -d sends
+    ({}, {"files": {"name": (None, "formed")}}),  # multipart/form-data
+    ({"Content-Type": "text/plain"}, {"content": b'{"name": "formed"}'}),  # JSON text, declared plain
+    ({"Content-Type": "text/plain;charset=UTF-8"}, {"content": b'{"name": "formed"}'}),
+    ({"Content-Type": "application/xml"}, {"content": b"<name>formed</name>"}),
+])
+async def test_a_body_that_is_not_json_is_415(shared_site, headers, body):
+    calls = shared_site.calls
+    resp = await calls.client.post("/api/v1/collections", headers={**calls.headers, **headers}, **body)
+    err = assert_envelope(resp, 415, "UNSUPPORTED_MEDIA_TYPE")
+    assert "application/json" in err["message"] and resp.headers["accept-post"] == "application/json"
+    await calls.err("get", "/collections/formed", 404, "NOT_FOUND")  # nothing was written
+    # A PATCH says what it takes in Accept-Patch; a public route refuses as early.
+    resp = await calls.client.patch("/api/v1/site", headers={**calls.headers, **headers}, **body)
+    assert_envelope(resp, 415, "UNSUPPORTED_MEDIA_TYPE")
+    assert resp.headers["accept-patch"] == "application/json"
+    resp = await calls.client.post("/api/v1/auth/login", headers=headers, **body)
+    assert_envelope(resp, 415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+async def test_json_bodies_are_read_with_any_json_type_or_none(shared_site):
+    calls = await shared_site.new_site()  # it writes: a site of its own
+    for i, content_type in enumerate(("application/json", "application/json; charset=utf-8", "Application/JSON",
+                                      "application/merge-patch+json", None)):
+        headers = {**calls.headers, **({"Content-Type": content_type} if content_type else {})}
+        resp = await calls.client.post("/api/v1/collections", content=b'{"name": "c%d"}' % i, headers=headers)
+        assert resp.status_code == 201, (content_type, resp.text)
+        assert resp.json()["data"]["name"] == f"c{i}"
+    # No body at all (Content-Length: 0) is not a body of another type: the route's own answer.
+    resp = await calls.client.post("/api/v1/collections", headers={**calls.headers, "Content-Type": "text/plain"})
+    assert assert_envelope(resp, 400, "VALIDATION_FAILED")["message"] == "A JSON body is required"
+
+
 async def test_body_of_wrong_shape(client):
     assert_envelope(await client.post("/api/v1/auth/login", json=[1, 2]), 400, "VALIDATION_FAILED")
 
