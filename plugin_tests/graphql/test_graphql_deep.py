@@ -13,6 +13,7 @@ import pytest_asyncio
 
 from kernel.testing import Calls, counted_statements
 from plugin_tests.graphql.conftest import codes, gql
+from plugins.items.read import readplan
 
 LINKS = 10  # c0 .. c10: the 10 relations a document of depth 12 can nest
 STRANDS = 30  # items per collection: c<i>-<s>.next is c<i+1>-<s>
@@ -67,8 +68,8 @@ def down_item(strand: int, links: int) -> dict[str, Any]:
     return item
 
 
-def listing(selection: str, limit: int) -> str:
-    return f'{{ c0(limit: {limit}, sort: ["id"]) {{ {selection} }} }}'
+def listing(selection: str, limit: int, sort: str = "id") -> str:
+    return f'{{ c0(limit: {limit}, sort: ["{sort}"]) {{ {selection} }} }}'
 
 
 def depth_of(query: str) -> int:
@@ -110,14 +111,19 @@ async def test_down_by_m2o_and_back_up_by_o2m(chain: Calls):
             item = item["prev"][0]
 
 
-async def test_statements_per_level_stay_constant_as_rows_grow(chain: Calls, shared_site):
+async def test_statements_per_level_stay_constant_as_rows_grow(chain: Calls, shared_site, monkeypatch):
+    built: list[Any] = []
+    plan = readplan.list_plan
+    monkeypatch.setattr(readplan, "list_plan", lambda *a: built.append(a[3].nesting) or plan(*a))
     counts = {}
     for limit in (3, STRANDS):
-        query = listing(down(LINKS), limit)
+        query = listing(down(LINKS), limit, sort="name")  # (a query no other test reads)
         await gql(chain, query)  # the schema, the document and the read plan are warm
+        assert built[-1:] == [10], built
         with counted_statements(shared_site.app) as statements:
             body = await gql(chain, query)
         assert body == {"data": {"c0": [down_item(s, LINKS) for s in range(limit)]}}
+        assert len(built) == 1 + (limit == STRANDS), built  # the second read reused its plan
         counts[limit] = [s for s in statements if "svc_items" in s and s.lstrip().upper().startswith(("SELECT", "WITH"))]
     # c0's page, then one statement per relation per level: 11 for 3 rows and for 30.
     assert len(counts[3]) == LINKS + 1, counts[3]
