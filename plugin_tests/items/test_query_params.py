@@ -260,3 +260,28 @@ def test_any_query_string_parses_or_is_a_400(pairs: list[tuple[str, str]]) -> No
         parse_list_query(pairs)
     except ApiError as exc:
         assert exc.status == 400 and exc.code in ("VALIDATION", "VALIDATION_FAILED"), exc.body()
+
+
+def test_nesting_bounds_fields_and_deep() -> None:
+    """REST nests 3 relations (``fields`` names of 8 segments, ``deep`` 4 deep); a caller that
+    asks for ``nesting=10`` (GraphQL) gets names of 11 segments and ``deep`` 10 deep, no more."""
+    name = ".".join(["next"] * 10 + ["id"])
+    deep = {"next": {}}
+    inner = deep["next"]
+    for _ in range(9):
+        inner["next"] = {"_limit": 1}
+        inner = inner["next"]
+    assert parse_list_query({}).nesting == 3
+    q = parse_list_query({"fields": name, "deep": json.dumps(deep)}, nesting=10)
+    assert (q.fields, q.nesting) == ([name], 10)
+    level, depth = q.deep["next"], 1
+    while level.deep:
+        level, depth = level.deep["next"], depth + 1
+    assert depth == 10 and level.limit == 1
+    fails({"fields": name}, ["query", "fields"])
+    fails({"deep": json.dumps(deep)}, ["query", "deep", "next", "next", "next", "next"])
+    fails({"fields": f"{name}.x"}, ["query", "fields"], nesting=10)
+    fails({"deep": json.dumps({"next": deep})}, ["query", "deep", *["next"] * 10], nesting=10)
+    for nesting in (2, 11):
+        with pytest.raises(ValueError, match="nesting must be 3 to 10"):
+            parse_list_query({}, nesting=nesting)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugins.graphql.guards import MAX_DEPTH
 from plugins.graphql.names import collection_name
 from plugins.graphql.selection import ReadPlan, check_page, pruned, read_plan, validation_error
 from plugins.items import api as items
@@ -17,12 +18,16 @@ from plugins.items import api as items
 SEARCH_MAX = 400  # matches ranked by a `search`; within the filter grammar's 500 nodes
 STRUCTURAL_KEYS = frozenset({"id", "status", "sort", "createdAt", "updatedAt", "userCreated", "userUpdated",
                              "deletedAt"})
+# A document the depth guard lets through nests at most 12 fields: the root field, then at most
+# 10 relations and a leaf. The items read nests that deep (REST stops at 3); the cost guard
+# bounds how many rows each level may multiply to.
+NESTING = min(MAX_DEPTH - 2, items.MAX_NESTING_CEILING)
 
 
 def _query(plan: ReadPlan, **params: Any) -> Any:
     deep = pruned(plan.deep)
-    return items.query(fields=plan.csv(), deep=deep, meta="none",
-                       **{k: v for k, v in params.items() if v is not None})
+    return items.nested_query(NESTING, fields=plan.csv(), deep=deep, meta="none",
+                              **{k: v for k, v in params.items() if v is not None})
 
 
 def _filter(filter_: Any, status: str | None) -> Any:

@@ -49,6 +49,7 @@ from plugins.items.core import dependents, live, personal, service
 from plugins.items.core import erase as erasure
 from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
+from plugins.items.query.limits import MAX_NESTING, MAX_NESTING_CEILING
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.read.reveal import reveal
@@ -74,13 +75,25 @@ def query(**params: Any) -> ListQuery:
     ``sort=["-date"]``, ``limit``, ``offset``, ``page``, ``meta="none"``,
     ``aggregate={"count": "*"}``, ``groupBy=["status"]`` (or ``group_by``), ``deep={...}``.
     400 ``VALIDATION_FAILED`` for what REST refuses."""
+    return _query(params, MAX_NESTING)
+
+
+def nested_query(nesting: int, **params: Any) -> ListQuery:
+    """``query(**params)`` whose ``fields`` and ``deep`` may nest up to ``nesting`` relations:
+    more than REST's ``MAX_NESTING`` (3), at most ``MAX_NESTING_CEILING`` (10). For a caller that
+    bounds the depth and size of what it asks itself, as GraphQL's depth and cost guards do.
+    Every level is still read with one statement per relation, whatever the number of rows."""
+    return _query(params, nesting)
+
+
+def _query(params: dict[str, Any], nesting: int) -> ListQuery:
     if "group_by" in params:
         params["groupBy"] = params.pop("group_by")
     unknown = sorted(set(params) - set(QUERY_KEYS))
     if unknown:
         raise ApiError.validation(f"Unknown query parameter '{unknown[0]}'", path=["query", unknown[0]])
     pairs = {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items() if v is not None}
-    return parse_list_query(pairs, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT)
+    return parse_list_query(pairs, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT, nesting=nesting)
 
 
 def parse_query(params: Any, *, default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> ListQuery:
@@ -276,9 +289,9 @@ async def resolve_dependents(ctx: Any, collection: str, item_id: str, body: Any,
 live_topic = live.topic
 LIVE_TOPICS = live.ALL
 
-__all__ = ["LIVE_TOPICS", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
+__all__ = ["LIVE_TOPICS", "MAX_NESTING", "MAX_NESTING_CEILING", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
            "agent_revisions", "create_many", "delete", "describe_dependents", "erase", "erasure_matches", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
-           "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
+           "nested_query", "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "search_items", "subject_items", "unlisted_name", "update", "upsert_singleton"]
 
 

@@ -15,8 +15,15 @@ from typing import Any
 from kernel.errors import ApiError
 from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json
 from plugins.items.query.filters import check_filter, parse_json_filter
-from plugins.items.query.limits import MAX_DEEP_DEPTH, MAX_OFFSET, SEGMENT
-from plugins.items.query.names import LIST_SEGMENT, bounded_int, flatten_names, name_path, sort_tokens
+from plugins.items.query.limits import MAX_DEEP_DEPTH, MAX_NESTING, MAX_OFFSET, SEGMENT
+from plugins.items.query.names import (
+    LIST_SEGMENT,
+    bounded_int,
+    field_segments,
+    flatten_names,
+    name_path,
+    sort_tokens,
+)
 
 DEEP_PARAMS = ("fields", "filter", "sort", "limit", "offset", "page")
 
@@ -33,13 +40,22 @@ class DeepQuery:
     deep: dict[str, DeepQuery] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Bounds:
+    max_limit: int  # of ``_limit``
+    max_depth: int  # relations ``deep`` nests
+    max_segments: int  # of a ``_fields`` name
+
+
 # Where a relation's filter[...] bracket entries wait: an object, so no JSON key can be it.
 _BRACKETS: Any = object()
 
 
-def parse_deep(entries: list[tuple[list[str], str]], max_limit: int) -> dict[str, DeepQuery]:
-    """``deep`` from the ``deep`` keys' ``(segments, value)`` entries: relation -> ``DeepQuery``."""
+def parse_deep(entries: list[tuple[list[str], str]], max_limit: int, nesting: int = MAX_NESTING) -> dict[str, DeepQuery]:
+    """``deep`` from the ``deep`` keys' ``(segments, value)`` entries: relation -> ``DeepQuery``;
+    nested at most ``MAX_DEEP_DEPTH`` relations, or ``nesting`` where the read nests deeper."""
     path = ["query", "deep"]
+    bounds = _Bounds(max_limit, max(MAX_DEEP_DEPTH, nesting), field_segments(nesting))
     json_form = next((v for segments, v in reversed(entries) if not segments and v.strip()), None)
     if json_form is not None:
         try:
@@ -48,12 +64,12 @@ def parse_deep(entries: list[tuple[list[str], str]], max_limit: int) -> dict[str
             raise ApiError.validation("'deep' is not valid JSON", path=path) from None
         if not isinstance(obj, dict):
             raise ApiError.validation("'deep' must be an object of relations", path=path)
-        return _deep_level(obj, path, 1, max_limit)
+        return _deep_level(obj, path, 1, bounds)
     tree: dict[str, Any] = {}
     for segments, value in entries:
         if segments:
             _deep_bracket(tree, segments, value, path)
-    return _deep_level(tree, path, 1, max_limit)
+    return _deep_level(tree, path, 1, bounds)
 
 
 def _param_name(key: str) -> str | None:
@@ -91,9 +107,9 @@ def _deep_bracket(tree: dict[str, Any], segments: list[str], value: str, path: l
         return
 
 
-def _deep_level(obj: dict[str, Any], path: list[Any], depth: int, max_limit: int) -> dict[str, DeepQuery]:
-    if depth > MAX_DEEP_DEPTH:
-        raise ApiError.validation(f"'deep' is nested deeper than {MAX_DEEP_DEPTH} relations", path=path)
+def _deep_level(obj: dict[str, Any], path: list[Any], depth: int, bounds: _Bounds) -> dict[str, DeepQuery]:
+    if depth > bounds.max_depth:
+        raise ApiError.validation(f"'deep' is nested deeper than {bounds.max_depth} relations", path=path)
     out: dict[str, DeepQuery] = {}
     for relation, spec in obj.items():
         here = [*path, relation]
@@ -101,11 +117,11 @@ def _deep_level(obj: dict[str, Any], path: list[Any], depth: int, max_limit: int
             raise ApiError.validation(f"'{str(relation)[:80]}' is not a relation name", path=here)
         if not isinstance(spec, dict):
             raise ApiError.validation("A 'deep' entry must be an object of parameters", path=here)
-        out[relation] = _deep_query(spec, here, depth, max_limit)
+        out[relation] = _deep_query(spec, here, depth, bounds)
     return out
 
 
-def _deep_query(spec: dict[str, Any], path: list[Any], depth: int, max_limit: int) -> DeepQuery:
+def _deep_query(spec: dict[str, Any], path: list[Any], depth: int, bounds: _Bounds) -> DeepQuery:
     values: dict[str, Any] = {}
     nested: dict[str, Any] = {}
     brackets = spec.get(_BRACKETS)
@@ -136,18 +152,19 @@ def _deep_query(spec: dict[str, Any], path: list[Any], depth: int, max_limit: in
     fields = raw("fields")
     names = flatten_names(fields, here("fields")) if fields is not None else []
     sort_names = flatten_names(raw("sort"), here("sort")) if raw("sort") is not None else []
-    limit = bounded_int(_strip(raw("limit")), here("limit"), 1, max_limit)
+    limit = bounded_int(_strip(raw("limit")), here("limit"), 1, bounds.max_limit)
     offset = bounded_int(_strip(raw("offset")), here("offset"), 0, MAX_OFFSET) or 0
     page = bounded_int(_strip(raw("page")), here("page"), 1, MAX_OFFSET)
     if page is not None:
         offset = (page - 1) * (limit or 25)
     return DeepQuery(
-        fields=list(dict.fromkeys(name_path(n, here("fields"), star=True) for n in names)) or None,
+        fields=list(dict.fromkeys(name_path(n, here("fields"), star=True, max_segments=bounds.max_segments)
+                                  for n in names)) or None,
         filter=flt,
         sort=sort_tokens(sort_names, here("sort")),
         limit=limit,
         offset=offset,
-        deep=_deep_level(nested, path, depth + 1, max_limit) if nested else {},
+        deep=_deep_level(nested, path, depth + 1, bounds) if nested else {},
     )
 
 

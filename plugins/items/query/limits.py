@@ -18,7 +18,13 @@ from kernel.filtergrammar import MAX_PATH_SEGMENTS as MAX_PATH_SEGMENTS
 
 MAX_FILTER_NODES = 500  # keys, operators and list elements, counted over the whole tree
 MAX_STRING = 10_000  # characters of any string in a filter
-MAX_RELATION_HOPS = 3  # relations a single filter key or nesting may traverse
+MAX_RELATION_HOPS = 3  # relations a single filter key may traverse
+# Relations a read nests (``fields=a.b.c.title``: 3): REST's bound, and every caller's unless it
+# asks for more (``ListQuery.nesting``). A caller that bounds the depth of what it asks itself
+# may ask up to ``MAX_NESTING_CEILING``: GraphQL, whose depth guard of 12 leaves the root field,
+# 10 relations and a leaf. Every level costs one statement per relation, whatever the rows.
+MAX_NESTING = 3
+MAX_NESTING_CEILING = 10
 MAX_JSON_CHARS = 100_000  # raw text of a JSON-form parameter (filter, deep, aggregate)
 # Read conditions of permissions are trusted (checked when written: 1,000 nodes, depth 10) and
 # several rules are ORed together by kernel.access, one level deeper.
@@ -26,7 +32,7 @@ ROW_FILTER_NODES = 20_000
 ROW_FILTER_DEPTH = MAX_FILTER_DEPTH + 1
 MAX_KEY_SEGMENTS = 32  # bracket segments of one query-string key
 MAX_NAMES = 200  # entries of fields, sort, groupBy, aggregate
-MAX_DEEP_DEPTH = 4  # nesting of deep[a][b][c]...
+MAX_DEEP_DEPTH = 4  # nesting of deep[a][b][c]... (a read nesting deeper allows as deep)
 MAX_OFFSET = 2**31 - 1
 
 # api-spec.md: "segments are limited to letters, digits and underscore". ASCII only: a segment

@@ -46,16 +46,22 @@ def split_names(value: Any, path: list[Any]) -> list[str]:
     return [i.strip() for i in items if i.strip()]
 
 
-def name_path(name: str, path: list[Any], star: bool = False) -> str:
-    """``name`` if it is a dotted path of at most 8 ``[A-Za-z0-9_]`` segments (``*`` too with
-    ``star``), else 400."""
+def name_path(name: str, path: list[Any], star: bool = False, max_segments: int = MAX_PATH_SEGMENTS) -> str:
+    """``name`` if it is a dotted path of at most ``max_segments`` (8) ``[A-Za-z0-9_]`` segments
+    (``*`` too with ``star``), else 400."""
     segments = name.split(".")
-    ok = len(segments) <= MAX_PATH_SEGMENTS and all(
+    ok = len(segments) <= max_segments and all(
         SEGMENT.fullmatch(s) or (star and s == "*") for s in segments)
     if not ok:
         raise ApiError.validation(f"'{name[:80]}' is not a field name or a dotted path of at most "
-                                  f"{MAX_PATH_SEGMENTS} segments of letters, digits and '_'", path=path)
+                                  f"{max_segments} segments of letters, digits and '_'", path=path)
     return name
+
+
+def field_segments(nesting: int) -> int:
+    """The segments a ``fields`` name may have in a read nesting ``nesting`` relations: 8, or
+    one per relation and the field read at the last when that is more."""
+    return max(MAX_PATH_SEGMENTS, nesting + 1)
 
 
 def sort_tokens(names: list[str], path: list[Any]) -> list[tuple[str, bool]]:

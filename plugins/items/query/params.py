@@ -32,8 +32,15 @@ from plugins.items.query.aggregates import AGGREGATE_FUNCTIONS
 from plugins.items.query.brackets import MalformedJSON, OverBound, load_json, query_pairs, split_key
 from plugins.items.query.deep import DeepQuery, parse_deep
 from plugins.items.query.filters import filter_from_pairs
-from plugins.items.query.limits import MAX_NAMES, MAX_OFFSET
-from plugins.items.query.names import LIST_SEGMENT, bounded_int, name_path, sort_tokens, split_names
+from plugins.items.query.limits import MAX_NAMES, MAX_NESTING, MAX_NESTING_CEILING, MAX_OFFSET
+from plugins.items.query.names import (
+    LIST_SEGMENT,
+    bounded_int,
+    field_segments,
+    name_path,
+    sort_tokens,
+    split_names,
+)
 from plugins.items.query.timebins import bucket_name, split_bucket
 
 META_VALUES = frozenset({"total_count", "filter_count", "*", "none"})
@@ -55,6 +62,7 @@ class ListQuery:
     aggregate: dict[str, list[str]] = field(default_factory=dict)
     group_by: list[str] = field(default_factory=list)
     deep: dict[str, DeepQuery] = field(default_factory=dict)
+    nesting: int = MAX_NESTING  # relations the read may nest (``fields``, ``deep``)
 
     @property
     def with_total(self) -> bool:
@@ -66,8 +74,12 @@ class ListQuery:
 
 
 def parse_list_query(params: Mapping[str, Any] | Iterable[tuple[str, Any]], *, default_limit: int = 25,
-                     max_limit: int = 200) -> ListQuery:
-    """The list parameters of a query string (see the module docstring)."""
+                     max_limit: int = 200, nesting: int = MAX_NESTING) -> ListQuery:
+    """The list parameters of a query string (see the module docstring). ``nesting``: the
+    relations ``fields`` and ``deep`` may nest, ``MAX_NESTING`` (REST's) unless a caller that
+    bounds its own requests asks for more, up to ``MAX_NESTING_CEILING``."""
+    if not MAX_NESTING <= nesting <= MAX_NESTING_CEILING:
+        raise ValueError(f"nesting must be {MAX_NESTING} to {MAX_NESTING_CEILING}, not {nesting}")
     pairs = query_pairs(params)
     grouped: dict[str, list[tuple[list[str], str]]] = {}
     for key, value in pairs:
@@ -83,7 +95,7 @@ def parse_list_query(params: Mapping[str, Any] | Iterable[tuple[str, Any]], *, d
         if offset > MAX_OFFSET:
             raise ApiError.validation("'page' is too large", path=["query", "page"])
     return ListQuery(
-        fields=_fields(_names(grouped.get("fields", []), ["query", "fields"])),
+        fields=_fields(_names(grouped.get("fields", []), ["query", "fields"]), field_segments(nesting)),
         filter=filter_from_pairs(pairs),
         sort=sort_tokens(_names(grouped.get("sort", []), ["query", "sort"]), ["query", "sort"]),
         limit=limit,
@@ -92,7 +104,8 @@ def parse_list_query(params: Mapping[str, Any] | Iterable[tuple[str, Any]], *, d
         meta=_meta(grouped),
         aggregate=_aggregate(grouped.get("aggregate", [])),
         group_by=[_group_name(n) for n in _names(grouped.get("groupBy", []), ["query", "groupBy"])],
-        deep=parse_deep(grouped.get("deep", []), max_limit),
+        deep=parse_deep(grouped.get("deep", []), max_limit, nesting),
+        nesting=nesting,
     )
 
 
@@ -137,10 +150,11 @@ def _group_name(name: str) -> str:
     return name if unit is None else bucket_name(unit, inner)
 
 
-def _fields(names: list[str]) -> list[str] | None:
+def _fields(names: list[str], max_segments: int) -> list[str] | None:
     if not names:
         return None
-    return list(dict.fromkeys(name_path(n, ["query", "fields"], star=True) for n in names))
+    return list(dict.fromkeys(name_path(n, ["query", "fields"], star=True, max_segments=max_segments)
+                              for n in names))
 
 
 def _aggregate(entries: list[tuple[list[str], str]]) -> dict[str, list[str]]:

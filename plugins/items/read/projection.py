@@ -12,8 +12,10 @@ how a row becomes an item, and the relations read nested (``Nested``, fetched by
   (default ``O2M_LIMIT``), ``_offset``/``_page`` per parent, and ``_fields`` (added to ``fields``).
 - ``*.*``: every m2o and o2m relation the caller may read, one level, all fields; ``*.title``
   likewise with those names where they exist. m2m and m2a fields are never nested (their ids).
-- At most ``MAX_DEPTH`` relations deep. Related items are masked by their own collection's
-  read permission; naming a field the caller may not read there is 403 as well.
+- At most ``ListQuery.nesting`` relations deep: ``MAX_NESTING`` (3, REST's) unless the caller
+  asked for more (GraphQL: 10, what its depth guard of 12 leaves). Related items are masked by
+  their own collection's read permission at every level; naming a field the caller may not read
+  there is 403 as well.
 - Where the read permission grants different fields on different rows (``Decision.paired``),
   the read selects one 0/1 column per rule condition (``grants.grant_columns``) and each row
   shows only the fields granted on it (``paired``; ``nested.shape_rows`` and ``attach``).
@@ -33,10 +35,10 @@ from plugins.items.core.records import STRUCTURAL_COLUMNS
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.errors import field_denied
 from plugins.items.query import DeepQuery, compile_filter, compile_sort
+from plugins.items.query.limits import MAX_NESTING
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, SchemaSnapshot
 
-MAX_DEPTH = 3
 O2M_LIMIT = 100
 FIELDS_PATH = ["query", "fields"]
 NESTABLE = ("m2o", "o2m")
@@ -130,10 +132,11 @@ def tree_of(names: list[str] | None) -> _Tree:
 class Projector:
     """Resolves the ``fields`` tree of one request, level by level."""
 
-    def __init__(self, schema: SchemaSnapshot, access: ReadAccess, dialect: str) -> None:
+    def __init__(self, schema: SchemaSnapshot, access: ReadAccess, dialect: str, nesting: int = MAX_NESTING) -> None:
         self.schema = schema
         self.access = access
         self.dialect = dialect
+        self.nesting = nesting
 
     def project(self, coll: CollectionDef, tree: _Tree, deep: dict[str, DeepQuery], depth: int = 0,
                 strict: bool = True, path: tuple[str, ...] = ()) -> Projection:
@@ -196,8 +199,8 @@ class Projector:
             else:
                 refuse(ApiError.validation(f"Unknown field '{here[:80]}'", path=FIELDS_PATH))
             return None
-        if depth >= MAX_DEPTH:
-            raise ApiError.validation(f"'fields' reads at most {MAX_DEPTH} relations deep", path=FIELDS_PATH)
+        if depth >= self.nesting:
+            raise ApiError.validation(f"'fields' reads at most {self.nesting} relations deep", path=FIELDS_PATH)
         related = self.schema.collection(nested.related_collection or "")
         if nested.kind == "m2o":
             holder = coll.fields.get(name)

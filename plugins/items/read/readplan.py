@@ -102,7 +102,7 @@ def list_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
             return ReadPlan(read, stmt, aggregate=agg)
         return ReadPlan(read, stmt, aggregate=agg, kept=group_counts.kept_statement(db, coll, kept, query),
                         kept_pair=(coll.id, kept))
-    projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
+    projection = Projector(schema, access, dialect, query.nesting).project(coll, tree_of(query.fields), query.deep)
     order = compile_sort(query.sort, snapshot=schema, collection=coll, dialect=dialect, table=items,
                          can_read=access.can_filter, row_filter_for=access.row_filter_for)
     count = None
@@ -116,7 +116,7 @@ def item_plan(db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQ
               dialect: str) -> ReadPlan:
     """One item's read: its ``fields`` and ``deep``; the permission's row condition applies."""
     read = access.decision(coll.name)
-    projection = Projector(schema, access, dialect).project(coll, tree_of(query.fields), query.deep)
+    projection = Projector(schema, access, dialect, query.nesting).project(coll, tree_of(query.fields), query.deep)
     base = live_rows(db, coll, *projection.columns).where(items.c.id == bindparam(ITEM_ARG))
     condition = row_condition(read, dialect=dialect, coll=coll, snapshot=schema)
     return ReadPlan(read, base if condition is None else base.where(condition), projection)
