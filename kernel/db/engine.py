@@ -495,11 +495,13 @@ class Database:
             if attempt:
                 await asyncio.sleep(pause)
             async with self._writer_turn(), self._reader.connect() as conn:
-                await conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait * 1000)}")
                 try:
+                    await conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait * 1000)}")
                     busy, _frames, _copied = (await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()
-                finally:
                     await conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                except BaseException:
+                    await conn.invalidate()  # its busy timeout may be the short one: the pool opens another
+                    raise
             if not busy:
                 return True
             log.info("WAL checkpoint attempt %d of %d incomplete: a reader holds an older snapshot",
