@@ -94,13 +94,21 @@ async def _second_agent(svc_app, calls, make_member, site) -> Calls:
     return Calls(svc_app.client, member.headers)
 
 
-async def test_while_frozen_no_route_approves_what_an_agent_requested(svc_app, calls, site, make_member):
+async def test_while_frozen_no_route_approves_what_an_agent_requested(svc_app, calls, calls_b, site, make_member):
     await calls.collection("posts", {"title": "string"})
     await writer_role(calls)
     first = await _requested(calls, "subtitle")
     second = await _requested(calls, "summary")
     reviewer = await _second_agent(svc_app, calls, make_member, site)
+    await calls_b.collection("posts", {"title": "string"})
+    await writer_role(calls_b)
+    in_b = await _requested(calls_b, "subtitle")
     freeze = await calls.ok("post", "/agent/kill-switch", status=201, json={"scope": "site"})
+    # A freeze of this site holds nothing of another: B's agent's request is approved.
+    assert (await calls_b.ok("post", f"/ai/approvals/{in_b}/decide", json={"decision": "approved"}))["status"] == \
+        "approved"
+    assert await _fields(calls_b) == ["title", "subtitle"]
+    await reviewer.err("post", f"/ai/approvals/{in_b}/decide", 404, "NOT_FOUND", json={"decision": "approved"})
 
     await reviewer.err("post", f"/agent/approvals/{first}/agent-decide", 409, "AGENT_FROZEN",
                        json={"decision": "approved"})
