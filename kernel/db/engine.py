@@ -51,6 +51,18 @@ def sync_url(url: str) -> str:
     return _normalise(url).render_as_string(hide_password=False)
 
 
+# Deleted content is overwritten with zeros (in its page, and a page that leaves the b-tree), so
+# the file and its write-ahead log never keep an erased value in free space or on the freelist.
+# Set on every connection: the build's default (SQLITE_SECURE_DELETE) differs between builds.
+SECURE_DELETE = "PRAGMA secure_delete=ON"
+
+
+def _sqlite_secure_delete(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute(SECURE_DELETE)
+    cur.close()
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     # WAL lets readers and the writer proceed together; busy_timeout rides out short write locks
     # between workers; NORMAL sync is safe with WAL (a crash can lose the last commit, not corrupt).
@@ -60,8 +72,9 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(SECURE_DELETE)
     cur.close()
 
 
@@ -194,6 +207,12 @@ def _sqlite_file(url: str) -> str | None:
 
 
 SQLITE_RECYCLE = 300  # seconds a pooled SQLite connection lives
+BUSY_TIMEOUT_MS = 10_000  # SQLite's busy timeout on every connection
+# Database.checkpoint: tries, each waiting this long (seconds) for readers on an older snapshot,
+# with this pause between them.
+CHECKPOINT_ATTEMPTS = 3
+CHECKPOINT_WAIT = 1.0
+CHECKPOINT_PAUSE = 0.2
 # While writers of this process queue at its write gate, the file lock passes from one to the
 # next for up to this long before it is let go for other processes' writers.
 FILE_LOCK_BATCH = 0.02
@@ -279,6 +298,8 @@ def sync_engine(url: str, *, connect_timeout: int = PG_CONNECT_TIMEOUT,
     PostgreSQL, opening a connection waits at most ``connect_timeout`` seconds and each answer
     ``command_timeout`` (0: none), so a paused server fails the command instead of hanging it."""
     engine = create_engine(sync_url(url), **kwargs)
+    if _normalise(url).get_backend_name() == "sqlite":  # a migration that copies a table leaves no copy behind
+        event.listen(engine, "connect", _sqlite_secure_delete)
     if _normalise(url).get_backend_name() == "postgresql":
         extra = _pg_connect_timeout(url, connect_timeout)
         connector = _bounded_connector(command_timeout, sync=True) if command_timeout > 0 else None
@@ -401,46 +422,91 @@ class Database:
                 async with self.engine.begin() as conn:
                     yield conn
                 return
-            self._gate_waiting += 1
-            try:
-                await self._write_gate.acquire()
-            finally:
-                self._gate_waiting -= 1
-            lock, keep = self._file_lock, False
-            try:
-                if lock is not None and not lock.held:
-                    await lock.acquire()
-                try:
-                    async with self.engine.connect() as conn:
-                        await conn.execution_options(svc_write=True)
-                        raw = (await conn.get_raw_connection()).dbapi_connection if inline else None
-                        try:
-                            async with conn.begin():
-                                if raw is not None:  # BEGIN IMMEDIATE has taken the write lock
-                                    raw.set_inline(True)
-                                yield conn
-                        finally:
-                            if raw is not None:
-                                raw.set_inline(False)
-                finally:
-                    if lock is not None:
-                        keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH
-                        if not keep:
-                            lock.release()
-            finally:
-                self._write_gate.release()
-                if keep:
-                    # The next writer of this process (woken by the release above, and run
-                    # before this callback) writes under the file lock this one held: one
-                    # hand-over between processes per batch of FILE_LOCK_BATCH seconds, not one
-                    # per transaction. If that writer was cancelled instead, the lock goes here.
-                    asyncio.get_running_loop().call_soon(self._release_if_idle)
+            async with self._writer_turn():
+                async with self.engine.connect() as conn:
+                    await conn.execution_options(svc_write=True)
+                    raw = (await conn.get_raw_connection()).dbapi_connection if inline else None
+                    try:
+                        async with conn.begin():
+                            if raw is not None:  # BEGIN IMMEDIATE has taken the write lock
+                                raw.set_inline(True)
+                            yield conn
+                    finally:
+                        if raw is not None:
+                            raw.set_inline(False)
         finally:
             mine.open = False
             # A transaction closed in another context than it opened (a unit of work driven by
             # hand) cannot reset the variable there; closed, its entry no longer counts.
             with contextlib.suppress(ValueError):
                 _open_write.reset(token)
+
+    @asynccontextmanager
+    async def _writer_turn(self) -> AsyncIterator[None]:
+        """SQLite: this process's turn to write, its writers in arrival order at the write gate,
+        then the file lock shared with other processes' writers."""
+        assert self._write_gate is not None
+        self._gate_waiting += 1
+        try:
+            await self._write_gate.acquire()
+        finally:
+            self._gate_waiting -= 1
+        lock, keep = self._file_lock, False
+        try:
+            if lock is not None and not lock.held:
+                await lock.acquire()
+            try:
+                yield
+            finally:
+                if lock is not None:
+                    keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH
+                    if not keep:
+                        lock.release()
+        finally:
+            self._write_gate.release()
+            if keep:
+                # The next writer of this process (woken by the release above, and run
+                # before this callback) writes under the file lock this one held: one
+                # hand-over between processes per batch of FILE_LOCK_BATCH seconds, not one
+                # per transaction. If that writer was cancelled instead, the lock goes here.
+                asyncio.get_running_loop().call_soon(self._release_if_idle)
+
+    async def checkpoint(self, *, attempts: int | None = None, wait: float | None = None,
+                         pause: float | None = None) -> bool:
+        """SQLite: copy the write-ahead log into the database file and truncate the log to zero
+        bytes (``PRAGMA wal_checkpoint(TRUNCATE)``), so the old page images it holds (values a
+        transaction deleted, as they were before) are gone from the data dir and a hot copy of
+        it. True when the log is empty afterwards.
+
+        The checkpoint waits for this process's and other processes' writers (the writer's turn),
+        then for readers still on an older snapshot, up to ``wait`` seconds (its busy timeout);
+        a reader that holds one longer makes the attempt incomplete, and it is tried again after
+        ``pause``, ``attempts`` times in all (defaults: the module's ``CHECKPOINT_*``). Never inside
+        the task's own write transaction.
+        PostgreSQL: nothing to do here, True (docs/privacy.md: dead tuples and the WAL)."""
+        if not self.is_sqlite:
+            return True
+        if any(h.open and h.database is self and h.task is asyncio.current_task() for h in _open_write.get()):
+            raise NestedWriteError(NESTED_WRITE_MESSAGE)  # it would wait for its own write lock
+        attempts = CHECKPOINT_ATTEMPTS if attempts is None else attempts
+        wait = CHECKPOINT_WAIT if wait is None else wait
+        pause = CHECKPOINT_PAUSE if pause is None else pause
+        for attempt in range(attempts):
+            if attempt:
+                await asyncio.sleep(pause)
+            async with self._writer_turn(), self._reader.connect() as conn:
+                try:
+                    await conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait * 1000)}")
+                    busy, _frames, _copied = (await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()
+                    await conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                except BaseException:
+                    await conn.invalidate()  # its busy timeout may be the short one: the pool opens another
+                    raise
+            if not busy:
+                return True
+            log.info("WAL checkpoint attempt %d of %d incomplete: a reader holds an older snapshot",
+                     attempt + 1, attempts)
+        return False
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -7,8 +7,9 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from kernel.privacy import RetentionTarget
-from plugins.agents import intents, routes, runner, writes
+from plugins.agents import guard, intents, routes, runner, writes
 from plugins.agents.common import DEFAULT_WINDOW, ERROR_CODES, STAGING_WINDOW_SETTING
+from plugins.ai import api as ai
 from plugins.settings.api import SettingKey
 
 name = "agents"
@@ -44,6 +45,12 @@ def register_retention_targets(kernel: Any) -> list[Any]:
     return [RetentionTarget("agentActions", 30, writes.prune_actions,
                             "Agent write attempts (applied, staged, blocked), by time.",
                             pending=writes.pending_actions)]
+
+
+@hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    # While a freeze covers a goal, nothing it requested is approved, by any route.
+    bus.on_filter(ai.DECIDE_EVENT, guard.refuse_while_frozen)
 
 
 @hookimpl

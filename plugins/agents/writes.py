@@ -18,7 +18,7 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
-from kernel.privacy import prune_rows, restricted, rows_before
+from kernel.privacy import prune_rows, rows_before
 from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -28,7 +28,7 @@ from plugins.agents.common import (
     require_member,
     site_db,
 )
-from plugins.agents.guard import acting_context, freeze_for
+from plugins.agents.guard import RESTRICTED, acting_context, author_restricted, freeze_for
 from plugins.agents.tables import actions, goals, stagings
 from plugins.items import api as items
 from plugins.realtime import api as realtime_api
@@ -93,10 +93,9 @@ async def perform(ctx: Any, goal: Any, role: Any, operation: str, args: dict[str
                       else "A goal without an agent role writes nothing")
     before = None
     if item_id is not None:
-        author = await items.author_of(ctx, collection, item_id)
-        if await restricted(kernel, site_id, author):
+        if await author_restricted(ctx, collection, item_id):
             await _note(kernel, site_id, goal, operation, collection, item_id, data, "blocked")
-            raise Blocked("PROCESSING_RESTRICTED", "The item's author restricted processing of their data")
+            raise Blocked("PROCESSING_RESTRICTED", RESTRICTED)
         before = await items.read(ctx, collection, item_id)
     async with kernel.db.connect() as conn:
         reason = await constitution.blocked(conn, site_id, constitution.Write(operation, collection, data,
@@ -241,8 +240,9 @@ async def _finish(kernel: Any, site_id: str, staging_id: str, status: str, reaso
 
 async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | None = None) -> None:
     """The job ``agents.apply_staging``: apply a due, pending, unfrozen staging through the items
-    API as the goal's principal, unless the item changed since (``stale``) or the constitution
-    now blocks it (``blocked``). A frozen staging stays pending; the sweep retries it later.
+    API as the goal's principal, unless the item changed since (``stale``), or the constitution
+    now blocks it, or the item's author restricted processing meanwhile (``blocked``, as a direct
+    write would be). A frozen staging stays pending; the sweep retries it later.
     ``due_at``: the time it was queued for; it acts at the later of that and the clock."""
     due = dt.datetime.fromisoformat(due_at) if isinstance(due_at, str) else None
     moment = max(now_utc(), due) if due is not None else now_utc()
@@ -270,6 +270,11 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
         return
     cause = f"agent:{goal['id']}"
     try:
+        if row["item_id"] is not None and await author_restricted(ctx, row["collection"], row["item_id"]):
+            await _note(kernel, site_id, goal, row["operation"], row["collection"], row["item_id"], row["after"],
+                        "blocked")
+            await _finish(kernel, site_id, staging_id, "blocked", f"PROCESSING_RESTRICTED: {RESTRICTED}")
+            return
         if row["item_id"] is not None and await marker(ctx, row["collection"], row["item_id"]) != row["base_marker"]:
             await _finish(kernel, site_id, staging_id, "stale", "The item changed after it was staged")
             return

@@ -6,6 +6,8 @@ mark the hook implementation ``optionalhook=True``).
   ``items`` context acting as them. A skill reads and writes through the other plugins'
   ``api.py`` as the caller, never around them.
 - ``CAPABILITIES``: the forms of ``Skill.capability``.
+- ``DECIDE_EVENT``: the bus filter every approval decision runs in its transaction
+  (``{ approvalId, skill, decision }``); raise to veto it (the approval stays pending).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 from plugins.ai import approvals, chat, gate, grammar, provider
 from plugins.ai.skill import CAPABILITIES, NAME, Skill, SkillContext
+
+DECIDE_EVENT = approvals.DECIDE_EVENT
 
 # ---------------------------------------------------------------------- for the agents plugin
 # Thin doors onto the ai plugin's machinery.
@@ -77,6 +81,6 @@ async def decide_approval(ctx: SkillContext, approval_id: str, decision: str) ->
     return await approvals.decide(ctx, approval_id, {"decision": decision}, approver_checked=True)
 
 
-__all__ = ["CAPABILITIES", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
+__all__ = ["CAPABILITIES", "DECIDE_EVENT", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
            "model_configured", "offered", "parse_command", "read_approval", "request_approval", "tool_listing",
            "unpack_tool_call", "wrap_result"]

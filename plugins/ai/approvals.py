@@ -12,6 +12,11 @@ Who may decide: a site admin, or a user (or a user holding a role) named in the 
 skill's capability too. A named approver (not an admin, who could act directly) never approves
 their own request (403 ``PERMISSION_DENIED``, ``reason: self_approval``); they may reject it. Requesting, approving and rejecting are audited
 (``ai.approval.request|approve|reject``).
+
+Every decision, by whichever route, runs the bus filter ``ai.approval.decide``
+(``{ approvalId, skill, decision }``) in the transaction that claims the row: a veto leaves the
+approval pending and nothing runs (the agents plugin refuses approving what a frozen goal
+requested, 409 ``AGENT_FROZEN``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from plugins.ai.tables import approvals
 from plugins.settings import api as settings_api
 
 DECISIONS = ("approved", "rejected")
+DECIDE_EVENT = "ai.approval.decide"
 APPROVERS_KEY = "ai.approvers"
 
 
@@ -160,6 +166,7 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
             raise ApiError(409, "CONFLICT", f"The approval is {record(row)['status']}, no longer pending"
                            if row["status"] != "pending" or aware(row["expires_at"]) <= now
                            else "The approval was decided meanwhile")
+        await uow.filter(DECIDE_EVENT, {"approvalId": row["id"], "skill": skill.name, "decision": decision})
         await audit.record(uow.conn, action="ai.approval.approve" if decision == "approved" else "ai.approval.reject",
                            site_id=ctx.site_id, principal=ctx.principal, target_type="ai_approval",
                            target_id=row["id"], request_id=ctx.request_id, details={"skill": skill.name})

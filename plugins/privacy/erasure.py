@@ -17,7 +17,10 @@ impersonation session, confirming or, under dual control, requesting); otherwise
 execution): in one transaction it hard-deletes the items and all their revisions, versions,
 pins and search rows (``items.api.erase``), emits the bus filter ``privacy.erase`` with
 ``{ collection, ids }`` (the regulated plugin crypto-shreds per-record keys there; a veto rolls
-everything back), and audits ``data_erased`` with ``recordCount``.
+everything back), and audits ``data_erased`` with ``recordCount``. After the commit, on SQLite,
+the write-ahead log is checkpointed and truncated (``Database.checkpoint``), so no old page image
+of the erased rows stays in the data dir; a checkpoint a reader keeps from completing is audited
+``erasure_checkpoint_deferred`` and retried by the job ``privacy.checkpoint``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 from typing import Any
 
 from kernel import ApiError
@@ -37,9 +41,14 @@ from plugins.privacy.tables import erasures
 from plugins.settings.api import get_setting
 
 DUAL_CONTROL = "erasureDualControl"
+CHECKPOINT_JOB = "privacy.checkpoint"
 ERASE_EVENT = "privacy.erase"
 AWAITING, CONFIRMED, EXECUTED = "awaiting_confirmation", "confirmed", "executed"
 MAX_REASON = 500
+CHECKPOINT_RETRY_DELAY = 10.0  # seconds before the job retries a checkpoint a reader held up
+CHECKPOINT_RETRIES = 8  # then with the queue's backoff, doubling from CHECKPOINT_RETRY_DELAY
+
+log = logging.getLogger("svc.privacy")
 
 
 def validate_dual_control(value: Any) -> bool:
@@ -200,5 +209,25 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
                     target_type="erasure", target_id=row["id"],
                     details={"collection": row["collection"], "recordCount": count},
                     ip=ctx.client_ip, request_id=ctx.request_id)
+    if not await ctx.kernel.db.checkpoint():
+        await _checkpoint_later(ctx, row["id"])
     return request_record({**row, "status": EXECUTED, "executed_by": me, "executed_at": now, "record_count": count,
                            "item_ids": ids})
+
+
+async def _checkpoint_later(ctx: Any, request_id: str) -> None:
+    """A reader kept the checkpoint from completing: the log still holds the erased rows' old
+    page images. Say so in the audit trail, and queue the job that retries it."""
+    log.warning("erasure %s: the WAL checkpoint did not complete; the job %s retries it", request_id, CHECKPOINT_JOB)
+    async with ctx.unit_of_work() as uow:
+        await ctx.kernel.jobs.enqueue(CHECKPOINT_JOB, uow=uow, dedupe_key="wal", delay=CHECKPOINT_RETRY_DELAY)
+        await audit(uow.conn, action="erasure_checkpoint_deferred", site_id=uow.site_id, principal=ctx.principal,
+                    target_type="erasure", target_id=request_id, ip=ctx.client_ip, request_id=ctx.request_id)
+
+
+async def checkpoint_job(kernel: Any) -> None:
+    """``privacy.checkpoint``: the write-ahead log checkpoint an erasure could not complete; a
+    failure is retried with the queue's backoff."""
+    if not await kernel.db.checkpoint():
+        raise RuntimeError("the WAL checkpoint did not complete (a reader holds an older snapshot); "
+                           "the log still holds erased rows' old page images")

@@ -67,6 +67,8 @@ async def marketing_excluded(kernel: Any, site_id: str, emails: list[str]) -> se
 @hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.periodic(retention.JOB, retention.retention_job, cron="41 3 * * *", owner="privacy")
+    jobs.task(erasure.CHECKPOINT_JOB, erasure.checkpoint_job, retries=erasure.CHECKPOINT_RETRIES,
+              retry_delay=erasure.CHECKPOINT_RETRY_DELAY, owner="privacy")
 
 
 @hookimpl
