@@ -8,7 +8,8 @@
 3. restarts the server with one worker and measures ``beacon``: ``POST /pageviews/bench/hit``
    as a browser sends it (db-rollup, a different path per hit), beacons/s and CPU per hit.
 
-With ``--directus-env FILE`` (the output of ``../shared/bench/peer-directus.sh start``), it then
+With ``--directus-env FILE`` (the output of the team's ``peer-directus.sh start``, kept outside this
+repository), it then
 seeds the same page in Directus and measures ``directus-page``: the page assembled as a
 Directus client must, one REST call for the page and one per section (11 calls in sequence per
 page, as the admin: Directus skips its permission checks then, which favours it). Directus has

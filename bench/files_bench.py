@@ -9,7 +9,7 @@
    the cached derivative served again by ``--concurrency`` connections for ``--seconds``:
    requests/s, p50, p99, and the worker's peak RSS.
 3. ``--directus URL``: the same three measures against a Directus started by
-   ``/work/shared/bench/peer-directus.sh start`` (``/files`` multipart upload,
+   the team's ``peer-directus.sh start`` (kept outside this repository) (``/files`` multipart upload,
    ``/assets/:id?width=800&format=webp``), with its process's RSS (``--directus-pid``).
 
 Usage::

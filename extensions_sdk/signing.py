@@ -1,7 +1,7 @@
 """Ed25519 detached signatures over bundle bytes (``cryptography``), keys as base64.
 
 A private key is the raw 32-byte seed, a public key the raw 32-byte key, a signature 64 bytes;
-all three travel as base64 (contract.md: ``MARKETPLACE_PUBLIC_KEYS`` entries are
+all three travel as base64 (docs/extensions.md: ``MARKETPLACE_PUBLIC_KEYS`` entries are
 ``publisher:<base64 of the raw 32-byte Ed25519 public key>``).
 """
 

@@ -1,6 +1,7 @@
 """The filter-tree grammar shared by list filters (items) and permission conditions (access).
 
-api-spec.md gives both the same language: a filter is a non-empty object whose keys are field
+Both speak the same language (docs/decisions/items-query-semantics.md,
+docs/decisions/access-conditions.md): a filter is a non-empty object whose keys are field
 names or dotted paths, or ``_and``/``_or`` with a non-empty list of filters. Under a field
 stands an object of operators (``OPERATORS``), or an object of fields again (a relation or a
 JSON path), never a mix. ``FilterGrammar`` walks a tree once and checks those shapes, each
@@ -34,7 +35,7 @@ ORDER_OPS = frozenset({"_lt", "_lte", "_gt", "_gte"})
 STRING_OPS = frozenset({"_contains", "_icontains", "_starts_with", "_ends_with"})
 MAX_DEPTH = 10  # each filter object and each field's operator object is a level
 MAX_LIST = 1000  # elements of an operand list, and filters of an _and/_or list
-MAX_PATH_SEGMENTS = 8  # api-spec.md: a dotted path has at most 8 segments
+MAX_PATH_SEGMENTS = 8  # the API's bound: a dotted path has at most 8 segments
 MAX_INT = 2**63 - 1  # integers beyond 64 bits would fail in the database, not here
 
 

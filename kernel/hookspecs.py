@@ -232,7 +232,8 @@ def authenticate_ticket(ticket: str, request: Any, kernel: Any, route: Any) -> A
 
 @hookspec
 def site_allowed_origins(kernel: Any, site_id: str) -> list[str] | None:
-    """Return the browser origins ``site_id`` allows (contract.md: its ``siteUrl`` and ``domain``).
+    """Return the browser origins ``site_id`` allows (its ``siteUrl`` and ``domain``:
+    docs/settings-and-site.md, Site configuration).
 
     Each value may be an origin (``https://blog.example.com``), a URL (its path is dropped) or a
     bare host (``blog.example.com`` means ``https://blog.example.com``). The answers of every

@@ -1,6 +1,7 @@
 """Outbound URLs a user configures (webhooks, flow requests, file import, MCP tools, git hosts).
 
-contract.md's rule, in two checks:
+The outbound-URL rule of every such feature (docs/change-feed.md, webhooks; docs/files.md, import
+from a URL), in two checks:
 
 - ``check_url(url)`` when the URL is saved: ``http`` or ``https``, a host, at most 2,048
   characters, no credentials in it, and never the unspecified address (``0.0.0.0``, ``::``, in any spelling:

@@ -797,8 +797,8 @@ async def test_site_b_sees_changes_and_counts_nothing_of_site_a(sweep: Sweep) ->
     # Instance-admin operations are instance-wide by definition, so not swept as it.
     skipped = {label(m, p) for m, p, op in _operations(sweep.doc)
                if op.get("x-svc-auth") == "instance-admin" or (m != "get" and not _segments(p))}
-    # The sessions routes are site-admin routes (api-spec.md, "Permissions, roles, policies, users,
-    # teams"): swept as the instance admin too, A's session under B's header must be 404.
+    # The sessions routes are site-admin routes (docs/accounts.md, Routes): swept as the instance
+    # admin too, A's session under B's header must be 404.
     await sweeper.run("the instance admin in B", sweep.b_instance, skip=skipped)
     after = await snapshot(sweep)
 

@@ -1,4 +1,5 @@
-"""The outbound-URL rule (contract.md): checked when saved, and on the resolved address at connect."""
+"""The outbound-URL rule (``kernel/outbound.py``): checked when saved, and on the resolved address at
+connect."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """Browser origins a site accepts: its own (``site_allowed_origins`` hook) plus ``SVC_CORS_ORIGINS``.
 
-contract.md, "Browser origins": a site's ``siteUrl`` and ``domain``, plus ``SVC_CORS_ORIGINS``,
+docs/architecture.md, CORS and WebSockets: a site's ``siteUrl`` and ``domain``, plus ``SVC_CORS_ORIGINS``,
 are its allowed origins. CORS answers (``kernel/http/cors.py``) and the WebSocket handshake's
 Origin check (``kernel/http/websocket.py``) both read them here, so they never disagree.
 """

@@ -125,7 +125,7 @@ class WebSocketGateMiddleware:
         async def check_origin() -> None:
             origin = req.get_header("Origin")
             if not origin:
-                return  # a server-side client (contract.md, browser origins)
+                return  # a server-side client (docs/architecture.md, WebSockets)
             if same_origin(origin, req.netloc, req.scheme in ("https", "wss")):
                 return
             if not await origin_allowed(self.kernel, ctx.site_id, origin):

@@ -1,4 +1,5 @@
-"""Aggregates through HTTP: contract.md's shapes with and without ``groupBy``, both forms of
+"""Aggregates through HTTP: the shapes of docs/decisions/items-query-semantics.md (Aggregates) with and
+without ``groupBy``, both forms of
 each parameter, filters applied first, groups paged by ``limit``/``offset``, no ``meta``."""
 
 from __future__ import annotations

@@ -437,8 +437,8 @@ def _aggregate(db: Db, aggregate: dict[str, list[str]], group_by: list[str] = ()
 
 
 def test_aggregate_shapes(db: Db) -> None:
-    assert _aggregate(db, {"count": ["*"]}) == [{"count": 4}]  # contract.md
-    assert _aggregate(db, {"sum": ["views"]}, ["status"]) == [  # contract.md
+    assert _aggregate(db, {"count": ["*"]}) == [{"count": 4}]  # the documented shape
+    assert _aggregate(db, {"sum": ["views"]}, ["status"]) == [  # the documented shape
         {"status": "archived", "sum": {"views": 1000}}, {"status": "draft", "sum": {"views": 3}},
         {"status": "published", "sum": {"views": 10}}]
     assert _aggregate(db, {"count": ["views"]}) == [{"count": {"views": 3}}]

@@ -1,4 +1,5 @@
-"""The filter language without a database: api-spec.md's five filter rules one by one, the
+"""The filter language without a database: the five filter rules of docs/decisions/items-query-semantics.md
+one by one, the
 coercion table, shape checks, bounds against hostile input (all 400, all fast), resolution
 against a schema (structural columns, fields, JSON paths, relations, operand types) and the
 field-policy refusals (403 ``field_policy``, through relations too)."""

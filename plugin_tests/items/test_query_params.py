@@ -1,4 +1,4 @@
-"""``parse_list_query``: every list parameter of api-spec.md in the spec's and Directus's forms,
+"""``parse_list_query``: every list parameter in the documented and Directus's forms,
 its bounds and its errors (400 ``VALIDATION_FAILED`` with ``path: ["query", name, ...]``), from a
 plain mapping, from ``(key, value)`` pairs, and from Falcon's real ``req.params``."""
 

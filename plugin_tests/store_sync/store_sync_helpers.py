@@ -200,7 +200,7 @@ class FakeRtdb(Server):
 
 
 def service_account(google: FakeGoogle | None = None, **extra: Any) -> dict[str, Any]:
-    """A service-account key as Google issues it (with the extra keys contract.md allows)."""
+    """A service-account key as Google issues it (with the extra keys docs/store-sync.md allows)."""
     return {"type": "service_account", "project_id": PROJECT, "private_key_id": "k1", "private_key": SERVICE_PEM,
             "client_email": CLIENT_EMAIL, "client_id": "1234567890",
             "token_uri": google.url("/token") if google else "https://oauth2.googleapis.com/token", **extra}

@@ -36,7 +36,7 @@ async def membership(conn: Any, site_id: str, user_id: str) -> Any:
 
 
 async def realm(conn: Any, site_id: str | None, user_id: str) -> str:
-    """The ``realm`` claim of ``user_id``'s access token in ``site_id`` (contract.md):
+    """The ``realm`` claim of ``user_id``'s access token in ``site_id`` (docs/decisions/site-bound-tokens.md):
     ``frontend`` when its role there is the built-in ``subscriber``, else ``studio``."""
     if site_id is None:
         return "studio"

@@ -1,6 +1,6 @@
 """Checking a permission rule before it is stored: ``fields`` and the ``conditions`` filter tree.
 
-Conditions use the list-filter language of api-spec.md (same operators, dotted JSON paths)
+Conditions use the list-filter language of the items API (same operators, dotted JSON paths)
 plus the variables ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW``,
 which ``kernel.access`` substitutes per request. A rule is checked when it is written, so a
 malformed tree can never reach the query compiler on a read, where it would fail every

@@ -19,7 +19,7 @@ from kernel.errors import ApiError
 # public keys is what makes algorithm-confusion attacks possible.
 ALLOWED_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
 SYSTEM_KEYS = ("admin", "public", "subscriber")
-MAX_CLOCK_SKEW = 300  # api-spec.md, Limits
+MAX_CLOCK_SKEW = 300  # seconds (docs/decisions/external-issuers.md)
 DEFAULT_CLOCK_SKEW = 60
 CLAIM_DEFAULTS = {"email": "email", "roles": "roles", "siteId": "siteId", "externalId": "sub"}
 

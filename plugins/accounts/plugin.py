@@ -55,7 +55,8 @@ async def provision_user(kernel: Any, conn: Any, email: str, password: str | Non
 
 @hookimpl
 def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
-    """The auth routes per minute and client IP, across sites (api-spec.md, Limits): naming
+    """The auth routes per minute and client IP, across sites (``SVC_RATE_LIMIT_AUTH``, docs/settings.md):
+    naming
     another site must not buy an attacker more password guesses."""
     return {"auth": RateBucket("rate_limit_auth", 60.0, "ip")}
 

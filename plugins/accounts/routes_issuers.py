@@ -1,7 +1,7 @@
 """Routes of trusted external issuers: ``/admin/auth/issuers`` and ``/admin/auth/issuers/{issuer_id}``.
 
 Thin resources: parse, call ``issuers``, shape the answer. Input errors in this area are 422
-``VALIDATION_FAILED`` (api-spec.md's error table), including a body that is not JSON.
+``VALIDATION_FAILED`` (docs/errors.md), including a body that is not JSON.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The agent API (api-spec.md "AI copilot and agent API"; docs/decisions/agents.md is the model).
+"""The agent API (docs/agents.md; docs/decisions/agents.md is the model).
 
 Owns ``/agent/goals``, ``/agent/roles``, ``/agent/autonomy``, ``/agent/staged``,
 ``/agent/approvals/:id/agent-decide``, ``/agent/constitution``, ``/agent/kill-switch`` and

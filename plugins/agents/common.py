@@ -29,6 +29,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "CONSTITUTION_INVALID": (400, "A rule of the constitution cannot be compiled"),
     "CONSTITUTION_NOT_COMPILED": (409, "Only a compiled constitution version can be activated"),
     "AGENT_FROZEN": (409, "A kill-switch freeze covers this work"),
+    "RECORD_NOT_UNIQUE": (409, "A role name or an intent key the site already has"),
 }
 
 

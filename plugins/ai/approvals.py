@@ -1,4 +1,4 @@
-"""Approvals of dangerous skill calls (api-spec.md, "AI approval").
+"""Approvals of dangerous skill calls (docs/ai.md, What it does).
 
 ``pending`` → ``approved`` (the action then runs once, as the requester *now*: read again with
 ``accounts.api.principal_current``, so a suspended user, a revoked session or a lost

@@ -1,5 +1,5 @@
-"""The copilot's command grammar, for a deployment without a model provider (contract.md: "at
-least ``list collections`` (safe) and ``delete collection <name>`` (dangerous)").
+"""The copilot's command grammar, for a deployment without a model provider (it understands at
+least ``list collections`` (safe) and ``delete collection <name>`` (dangerous); docs/ai.md).
 
 One command per message, words case-insensitive, names and ids as written::
 

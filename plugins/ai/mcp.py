@@ -14,7 +14,8 @@ session does not exist (404). ``DELETE /mcp`` ends it. Only the handshake era of
 (``initialize``, versions up to 2025-11-25) is spoken: a request of the session-less 2026 era
 is refused with a JSON-RPC error, and clients fall back to ``initialize``.
 
-contract.md's Origin rule: a request with an ``Origin`` outside the site's allowed origins is
+The Origin rule (docs/mcp.md; the same as the WebSocket handshake's, docs/architecture.md): a request with
+an ``Origin`` outside the site's allowed origins is
 refused (403); without ``Origin`` (a server-side client) it is allowed.
 """
 

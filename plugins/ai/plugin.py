@@ -80,7 +80,8 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 
 @hookimpl
 def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
-    """AI chat per minute per user (api-spec.md, Limits); MCP requests have their own bucket."""
+    """AI chat per minute per user (``SVC_RATE_LIMIT_AI``, docs/settings.md); MCP requests have their own
+    bucket."""
     return {"ai": RateBucket("rate_limit_ai", 60.0, "principal"),
             "mcp": RateBucket("rate_limit_mcp", 60.0, "principal")}
 

@@ -1,5 +1,5 @@
 """The bodies of ``/dashboards``: dashboard ``{ name, icon?, color?, note? }``, panel ``{ name,
-type, position, query }`` and the PanelQuery (api-spec.md, contract.md). Pure checks, no I/O:
+type, position, query }`` and the PanelQuery (docs/dashboards.md, Bodies). Pure checks, no I/O:
 every fault is 400 ``VALIDATION_FAILED`` with the path of the bad key.
 
 A PanelQuery is ``{ collection, aggregate, field?, groupBy?, filter?, dateRange?, limit? }``:

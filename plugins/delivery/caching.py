@@ -1,4 +1,4 @@
-"""The caching headers of delivery answers (api-spec.md, "Public delivery")."""
+"""The caching headers of delivery answers (docs/delivery.md, HTTP caching)."""
 
 from __future__ import annotations
 

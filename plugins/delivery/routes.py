@@ -33,7 +33,7 @@ async def site_context(req: Any, site_id: str) -> tuple[Any, dict[str, Any]]:
 
 async def answer(req: Any, resp: Any, ctx: Any, produce: Callable[[], Awaitable[Any]], *,
                  extra: str = "", text: bool = False) -> None:
-    """The caching protocol of every delivery route (api-spec.md's table)."""
+    """The caching protocol of every delivery route (docs/delivery.md, HTTP caching)."""
     kernel = ctx.kernel
     tag = None
     if not caching.is_private(req):

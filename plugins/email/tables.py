@@ -32,7 +32,8 @@ templates = Table(
     UniqueConstraint("site_id", "key", name="uq_svc_email_templates_site_key"),
 )
 
-# ``email`` is stored lower-cased: suppression compares addresses ignoring case (contract.md).
+# ``email`` is stored lower-cased: suppression compares addresses ignoring case (docs/email.md,
+# Suppressions and unsubscribe).
 suppressions = Table(
     "svc_email_suppressions",
     metadata,

@@ -1,6 +1,6 @@
 """``POST /files/import { url, data? }``: fetch a remote file on the caller's behalf.
 
-contract.md's outbound rule for URLs fetched on a user's behalf: ``http(s)`` only, no
+The outbound-URL rule (``kernel/outbound.py``) for URLs fetched on a user's behalf: ``http(s)`` only, no
 credentials, and never the unspecified, loopback, private, link-local or reserved addresses
 (nor their IPv4-mapped IPv6 forms). ``kernel.outbound.check_url`` checks the URL as written;
 ``kernel.outbound.pinned`` resolves the host at connect time, checks every address it resolves

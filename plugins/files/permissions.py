@@ -1,4 +1,4 @@
-"""Who may do what with files: the ``media:*`` rules of contract.md (collection ``*``).
+"""Who may do what with files: the ``media:*`` rules (collection ``*``; docs/files.md, Permissions).
 
 ``require(ctx, action)`` answers 403 without the action and returns the SQL condition of the
 rows it covers (a rule's ``conditions`` are filters over the files' fields, ``query.py``), so

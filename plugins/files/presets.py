@@ -1,7 +1,7 @@
 """Transform presets: ``{ id, key, name, dsl }`` per site; ``dsl`` is a query string of
 transform parameters (``width=64&height=64&format=png``), checked like ``/assets``' own.
 
-Permissions (api-spec.md): list ``media:read``, create ``media:create``, update
+Permissions (docs/files.md, Permissions): list ``media:read``, create ``media:create``, update
 ``media:update``, delete ``media:delete``. ``key`` is unique in the site (409 ``CONFLICT``).
 """
 

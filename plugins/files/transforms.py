@@ -1,6 +1,7 @@
 """Image transforms: parameters, their normal form, the derivative cache, and Pillow's work.
 
-Parameters (api-spec.md): ``width``, ``height`` (1 to 5000), ``fit`` (``cover`` default,
+Parameters (docs/files.md, Assets and transforms): ``width``, ``height`` (1 to 5000), ``fit`` (``cover``
+default,
 ``contain``, ``inside``, ``outside``), ``format`` (``jpeg``, ``png``, ``webp``, ``avif``;
 default: the original's when it is one of those, else ``png``), ``quality`` (1 to 100, default
 80), ``focal`` (``x,y`` in the original's pixels, clamped to the image: the point a ``cover``

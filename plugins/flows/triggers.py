@@ -40,7 +40,7 @@ SCHEDULE_JOB = "flows.schedule"
 RETENTION_JOB = "flows.retention"
 SWEEP_BATCH = 500  # due schedule flows started by one sweep
 CAPABILITY = "flows:run"
-# contract.md: the webhook input drops these and any header naming a token.
+# docs/flows.md, Data between steps: the webhook input drops these and any header naming a token.
 DROPPED_HEADERS = frozenset({"authorization", "cookie", "x-svc-refresh", "x-api-key", "proxy-authorization",
                              "x-flow-token"})
 

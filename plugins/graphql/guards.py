@@ -2,8 +2,8 @@
 
 - Size: at most ``MAX_QUERY_CHARS`` characters and ``MAX_TOKENS`` lexical tokens (parser).
 - Operations: at most ``MAX_OPERATIONS`` operation definitions in one document.
-- Depth: at most ``MAX_DEPTH`` (12) nested fields (api-spec.md, Limits).
-- Cost (api-spec.md): each field costs 1; a list field's subtree is multiplied by its literal
+- Depth: at most ``MAX_DEPTH`` (12) nested fields (docs/graphql.md, Limits and guards).
+- Cost: each field costs 1; a list field's subtree is multiplied by its literal
   ``limit``, ``first``, ``last`` or ``pageSize``, clamped to ``SVC_GQL_MAX_LIST_MULTIPLIER``; a
   variable or an absent argument counts ``SVC_GQL_DEFAULT_LIST_SIZE``; nested lists multiply.
   At most ``SVC_GQL_MAX_COST``. Every field node counts, so aliases and repeated fields add up

@@ -23,7 +23,7 @@ def wants_stream(req: Any) -> bool:
 
 
 def _answer(resp: Any, result: dict[str, Any]) -> None:
-    resp.status = 200  # GraphQL errors travel in the body (api-spec.md, Errors)
+    resp.status = 200  # GraphQL errors travel in the body (docs/graphql.md, Errors)
     resp.set_header("Cache-Control", "no-store")
     resp.media = result
 

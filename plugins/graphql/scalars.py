@@ -20,7 +20,7 @@ from graphql import (
 
 
 def _json_literal(node: ValueNode, variables: dict[str, Any] | None = None) -> Any:
-    # Inline object literals as well as variables (contract.md): ``filter: {views: {_gt: 5}}``.
+    # Inline object literals as well as variables (docs/graphql.md): ``filter: {views: {_gt: 5}}``.
     return value_from_ast_untyped(node, variables)
 
 

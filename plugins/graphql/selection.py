@@ -34,7 +34,7 @@ def validation_error(message: str, node: Any = None) -> GraphQLError:
 
 
 def check_page(limit: Any, offset: Any, node: Any = None) -> None:
-    """``limit`` 0 to 200 and ``offset`` not negative (api-spec.md, Limits)."""
+    """``limit`` 0 to 200 and ``offset`` not negative (docs/graphql.md, Limits and guards)."""
     if limit is not None and not 0 <= limit <= MAX_LIMIT:
         raise validation_error(f"limit must be between 0 and {MAX_LIMIT}", node)
     if offset is not None and offset < 0:

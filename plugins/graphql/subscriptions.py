@@ -4,7 +4,7 @@ The items plugin publishes every committed item write on the site's live topic
 ``items.<collection>`` (``items_api.live_topic``; ``{collection, action, itemId}``, never values). A
 subscription needs read permission on the collection when it starts, then streams one
 ``next`` event per write: ``{ data: { <collection>_events: { action, itemId, item: null } } }``
-(``item`` is null: a signal, like the realtime channel; contract.md). The stream sends
+(``item`` is null: a signal, like the realtime channel; docs/graphql.md). The stream sends
 heartbeats (``SVC_SSE_HEARTBEAT_SECONDS``), notices a client that went away at the next send,
 and counts towards the site's cap (``SVC_GQL_MAX_SUBSCRIPTIONS`` open streams per site and
 process). Topics are lossy: a reader that falls behind skips what it missed.

@@ -57,7 +57,8 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
-    """Item reads and writes per minute, per user or API key and site (api-spec.md, Limits)."""
+    """Item reads and writes per minute, per user or API key and site (``SVC_RATE_LIMIT_ITEMS_*``,
+    docs/settings.md)."""
     return {"items_read": RateBucket("rate_limit_items_read", 60.0, "principal"),
             "items_write": RateBucket("rate_limit_items_write", 60.0, "principal")}
 

@@ -1,4 +1,4 @@
-"""The ``pageviews`` site setting (api-spec.md, "Other records"): declared here, validated,
+"""The ``pageviews`` site setting (docs/delivery.md, The pageviews setting): declared here, validated,
 and read through the settings plugin's cache (a change applies at once on every worker)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from plugins.settings.api import get_setting
 
 KEY = "pageviews"
 STRATEGIES = ("db-rollup", "hot-counter", "cdc", "hll")
-DEFAULT_FLUSH_S = 300  # api-spec.md, Limits: "Pageview counter flush: every 5 minutes"
+DEFAULT_FLUSH_S = 300  # the API's limit: the pageview counters flush every 5 minutes
 FIELDS = frozenset({"strategy", "userTable", "respectConsent", "botFilter", "hashSalt", "flushIntervalS"})
 
 

@@ -1,6 +1,6 @@
 """Consent records and restriction of processing: the routes' logic and the hook answers.
 
-A consent record is per (site, user, type) (api-spec.md "User, preferences, consent"); PUT keeps
+A consent record is per (site, user, type) (docs/privacy.md, Consent); PUT keeps
 ``grantedAt`` (the last time it went from not granted to granted) and ``withdrawnAt`` (the last
 time it went from granted to not granted), and is audited ``consent_granted`` or
 ``consent_withdrawn`` on every decision. Only user principals decide (API keys are 403, spec

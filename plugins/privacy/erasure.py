@@ -4,7 +4,7 @@ A request names a collection and a filter (the items query language). It stores:
 
 - ``subjectHash``: ``HMAC-SHA256(key, site | collection | canonical filter JSON)``, the key
   derived from the server's ``JWT_SECRET``; the filter's values are never stored, logged,
-  audited or answered (contract.md: "an erasure answer never echoes the filter's values");
+  audited or answered (docs/privacy.md, Erasure: an erasure answer never echoes the filter's values);
   ``filterFields`` keeps the field names the filter tests;
 - the ids of the items the filter matched when the request was made (live and soft-deleted):
   execution erases those, so it needs no plaintext later.

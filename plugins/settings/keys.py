@@ -56,7 +56,7 @@ def registry(kernel: Any) -> Registry:
 
 
 def check_key(key: Any, path: list[Any] | None = None) -> str:
-    """A well-formed setting key (contract.md: ``^[A-Za-z0-9_.-]{1,100}$``), else 400."""
+    """A well-formed setting key (``^[A-Za-z0-9_.-]{1,100}$``, docs/settings-and-site.md), else 400."""
     if not isinstance(key, str) or not KEY_PATTERN.match(key):
         raise ApiError.validation("A setting key must match ^[A-Za-z0-9_.-]{1,100}$", path=path or ["key"])
     if key in RESERVED:

@@ -150,6 +150,6 @@ def forget_domains(kernel: Any) -> Any:
 
 
 async def allowed_origins(kernel: Any, site_id: str) -> list[str]:
-    """contract.md: a site's ``siteUrl`` and ``domain`` are its browser origins."""
+    """A site's ``siteUrl`` and ``domain`` are its browser origins."""
     config = await cached_config(kernel, site_id)
     return [value for value in (config.get("siteUrl"), config.get("domain")) if value]

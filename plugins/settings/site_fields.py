@@ -1,4 +1,4 @@
-"""Checks of every site configuration key (api-spec.md "Site configuration"; contract.md's theme
+"""Checks of every site configuration key (docs/settings-and-site.md, Site configuration; its theme
 tokens). Pure functions: each takes the body's value and returns what to store, or raises
 ``ApiError`` 400 naming the key. An empty string (or null) clears a nullable key."""
 
@@ -13,7 +13,7 @@ from kernel import ApiError
 APPEARANCES = ("auto", "light", "dark")
 SAVE_ACTIONS = ("stay", "return", "create_new")
 DEFAULTS = {"defaultAppearance": "auto", "defaultSaveAction": "stay"}
-# contract.md: the shadcn/ui colour names, each with its -foreground where shadcn/ui has one.
+# The theme tokens: the shadcn/ui colour names, each with its -foreground where shadcn/ui has one.
 THEME_TOKENS = frozenset({
     "background", "foreground", "card", "card-foreground", "popover", "popover-foreground",
     "primary", "primary-foreground", "secondary", "secondary-foreground", "muted", "muted-foreground",
@@ -127,7 +127,7 @@ def hsl(value: Any) -> bool:
 
 
 def theme_overrides(value: Any) -> dict[str, Any] | None:
-    """``{ light, dark }``: maps of contract.md's tokens to ``'H S% L%'``."""
+    """``{ light, dark }``: maps of the theme tokens to ``'H S% L%'``."""
     if _cleared(value):
         return None
     if not isinstance(value, dict):

@@ -31,7 +31,7 @@ settings = Table(
 
 # The site configuration beside the kernel's ``svc_sites`` row (which keeps ``name``): the
 # ``domain`` in its own column, unique across the deployment (409 DOMAIN_TAKEN), the rest in
-# ``config`` (camelCase keys of api-spec.md's "Site configuration").
+# ``config`` (camelCase keys: docs/settings-and-site.md, Site configuration).
 site_config = Table(
     "svc_site_config",
     metadata,
@@ -41,7 +41,8 @@ site_config = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
-# Preferences are identity-global (api-spec.md: the same blob in every site), so this table is
+# Preferences are identity-global (the same blob in every site: docs/settings-and-site.md, Preferences), so
+# this table is
 # keyed by user, not by site: the one table of this plugin without ``site_id``. A user's rows
 # go with the user (ON DELETE CASCADE).
 preferences = Table(

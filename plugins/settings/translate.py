@@ -45,7 +45,8 @@ def parse_provider_url(raw: str) -> str:
 def provider_validator(kernel: Any) -> Any:
     """The check of the ``tm.provider`` setting: ``{ url, apiKey? }`` of a LibreTranslate server.
     A site admin's URL is fetched on the site's behalf and its answer shown, so it must be public
-    (contract.md's rule for file import), or inside ``SVC_TM_PROVIDER_ALLOW_NETWORKS``."""
+    (the outbound-URL rule of file import, ``kernel/outbound.py``), or inside
+    ``SVC_TM_PROVIDER_ALLOW_NETWORKS``."""
     allow = kernel.settings.get("tm_provider_allow_networks") or ()
 
     def validate(value: Any) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Pipeline bodies: the checked columns of a create or patch body, the credentials of each
 target and the ``targetPath`` template.
 
-Every refusal is 400 ``VALIDATION_ERROR`` (api-spec.md's code for a store-sync body or
+Every refusal is 400 ``VALIDATION_ERROR`` (the API's code for a store-sync body or
 credential shape that does not match the target) with the ``path`` of the offending key; a body
-that is not JSON at all is the kernel's 400 ``VALIDATION_FAILED`` (contract.md).
+that is not JSON at all is the kernel's 400 ``VALIDATION_FAILED`` (docs/errors.md).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def invalid(message: str, path: list[str | int]) -> ApiError:
 
 
 def _checked_url(value: Any, path: list[str | int], allow: Any) -> str:
-    """An outbound URL the site admin gives (contract.md's rule; loopback, private and
+    """An outbound URL the site admin gives (the outbound-URL rule of ``kernel/outbound.py``; loopback,
+    private and
     link-local addresses only inside ``SVC_STORE_SYNC_ALLOW_NETWORKS``), as 400 VALIDATION_ERROR."""
     try:
         return check_url(value, path=path, public_only=True, allow=allow)
@@ -54,7 +55,7 @@ def _checked_url(value: Any, path: list[str | int], allow: Any) -> str:
 
 
 def docstore_credentials(value: Any, allow: Any) -> dict[str, Any]:
-    """A service-account object (contract.md: ``project_id``, ``client_email``,
+    """A service-account object (docs/store-sync.md: ``project_id``, ``client_email``,
     ``private_key``; extra keys such as ``type`` and ``private_key_id`` are allowed and kept)."""
     where: list[str | int] = ["credentials"]
     if not isinstance(value, dict):

@@ -4,7 +4,7 @@ has its own checkpoint, lease, order and retries, and one failing target never d
 A batch of item events, narrowed to the pipeline's collections and flags as they are when the
 batch is handled (create, update and delete as its flags say; an event a flag left out is not
 pushed later), becomes one write per item, in the order of each item's last event: the item as the
-pipeline's role reads it now through the items API (events are thin, contract.md), or a delete
+pipeline's role reads it now through the items API (events are thin, docs/events.md), or a delete
 when its last event is a delete or the role can no longer see it (and ``syncOnDelete`` is on).
 The batch goes to the target in one commit (docstore) or PUT/DELETE by PUT/DELETE (rtdb).
 

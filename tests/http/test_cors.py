@@ -1,4 +1,4 @@
-"""CORS for HTTP from the site's allowed origins plus SVC_CORS_ORIGINS (contract.md, browser origins)."""
+"""CORS for HTTP from the site's allowed origins plus SVC_CORS_ORIGINS (docs/architecture.md, CORS)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``/sites`` and ``/sites/:id`` called by a site admin of A (issue 11, A7): the instance admin's
-routes answer everyone else 403 ``PERMISSION_DENIED`` (contract.md, Tenancy), whichever site the
+routes answer everyone else 403 ``PERMISSION_DENIED`` (docs/tenancy.md), whichever site the
 request names, and site B is left as it was."""
 
 from __future__ import annotations

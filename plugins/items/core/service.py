@@ -49,7 +49,7 @@ OWN_CAUSES = ("revert", "promote")
 
 def default_status(coll: Any) -> str:
     """``draft`` where a workflow decides publication (editorial or a status field), else
-    ``published`` (contract.md)."""
+    ``published`` (docs/decisions/items-crud.md)."""
     return "draft" if coll.editorial_workflow or coll.status_field else "published"
 
 

@@ -1,6 +1,7 @@
 """``aggregate`` and ``groupBy``: select columns, GROUP BY terms, and the Directus-shaped rows.
 
-contract.md: ``?aggregate[count]=*`` gives ``[{ "count": N }]``;
+The shapes (docs/decisions/items-query-semantics.md, Aggregates): ``?aggregate[count]=*`` gives ``[{
+"count": N }]``;
 ``?aggregate[sum]=views&groupBy=category`` gives ``[{ "category": "a", "sum": { "views": N } }]``.
 A function over fields answers ``{ fn: { field: value } }`` (``count`` of a field counts its
 non-null values; ``count`` of ``*`` beside fields appears as the key ``"*"``). ``sum``/``avg``

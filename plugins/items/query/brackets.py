@@ -1,7 +1,8 @@
 """Bracket-form query-string keys and values: ``filter[_and][0][title][_eq]``, ``aggregate[sum]``, ``deep[a][_limit]``.
 
 ``split_key`` cuts a key into its name and bracket segments (``None`` when it is not well
-formed). ``coerce_scalar`` is api-spec.md's filter rule 2: ``true``/``false`` to booleans,
+formed). ``coerce_scalar`` is the filter rule 2 (docs/decisions/items-query-semantics.md):
+``true``/``false`` to booleans,
 ``null`` to null, clean integers and decimals to numbers (leading-zero strings stay strings),
 everything else a string. Numbers keep the text they came from (``RawInt``/``RawFloat``), so a
 string field compared with ``1.50`` sees the text ``"1.50"``, not ``1.5``.

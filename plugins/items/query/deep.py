@@ -1,7 +1,8 @@
 """``deep``: query parameters for nested relations, in bracket or Directus JSON form.
 
 ``deep[rel][_limit]=5``, ``deep[rel][_filter][f][_op]=v``, ``deep[rel][_sort]=-a``, ``_fields``,
-``_offset``, ``_page`` (also unprefixed, as api-spec.md writes ``deep[relation][fields]``), nested
+``_offset``, ``_page`` (also unprefixed, ``deep[relation][fields]``: docs/decisions/
+items-query-semantics.md, Parameters), nested
 ``deep[rel][sub][_limit]=2``; or ``deep=<JSON>``, which wins over brackets. An unprefixed
 segment other than those six names is a nested relation. Relation names are checked against
 the schema by the reader of nested relations, not here.

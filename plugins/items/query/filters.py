@@ -1,4 +1,5 @@
-"""The ``filter`` parameter: api-spec.md's filter rules, the shape and bound checks, and the
+"""The ``filter`` parameter: the filter rules (docs/decisions/items-query-semantics.md), the shape and
+bound checks, and the
 resolution against a collection's schema into the checked tree of ``ir``.
 
 1. Bracket form ``filter[field][_op]=value``; logical groups take an index segment,

@@ -1,7 +1,7 @@
 """Bounds of the query language: every hostile input is refused with a 400 before it costs much.
 
 The numbers are documented in ``docs/decisions/items-query-semantics.md``; the path depth of 8
-is api-spec.md's ("Filter dotted path depth").
+is the API's own bound, shared with permission conditions.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 
 # The grammar's own bounds (kernel.filtergrammar, shared with permission conditions): depth 10
 # (each filter object and each field's operator object is a level), lists of 1,000, dotted paths
-# of 8 segments (api-spec.md), integers within 64 bits.
+# of 8 segments, integers within 64 bits.
 from kernel.filtergrammar import MAX_DEPTH as MAX_FILTER_DEPTH
 from kernel.filtergrammar import MAX_INT as MAX_INT
 from kernel.filtergrammar import MAX_LIST as MAX_LIST
@@ -35,6 +35,6 @@ MAX_NAMES = 200  # entries of fields, sort, groupBy, aggregate
 MAX_DEEP_DEPTH = 4  # nesting of deep[a][b][c]... (a read nesting deeper allows as deep)
 MAX_OFFSET = 2**31 - 1
 
-# api-spec.md: "segments are limited to letters, digits and underscore". ASCII only: a segment
-# is spliced into SQL text (as a quoted literal) so the index expressions match.
+# A segment is letters, digits and underscore (docs/decisions/items-query-semantics.md, Names).
+# ASCII only: a segment is spliced into SQL text (as a quoted literal) so the index expressions match.
 SEGMENT = re.compile(r"[A-Za-z0-9_]{1,64}")

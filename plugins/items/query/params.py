@@ -1,4 +1,4 @@
-"""List query parameters (api-spec.md "List query parameters") parsed from a query string.
+"""List query parameters (docs/decisions/items-query-semantics.md, Parameters) parsed from a query string.
 
 ``parse_list_query(params)`` takes Falcon's ``req.params`` (with ``auto_parse_qs_csv=False``:
 a str, or a list of str for a repeated key) or any iterable of ``(key, value)`` pairs, and
