@@ -810,6 +810,21 @@ def _services_per_worker(index: int) -> None:
             os.environ["SVC_TEST_REDIS_URL"] = f"{head}/{(int(db) + index) % 16}"
 
 
+def fresh_test_database(suffix: str) -> str:
+    """The URL of ``<the test database>_<suffix>`` on the server of ``SVC_TEST_DATABASE_URL``,
+    dropped and made afresh: a database of its own for a test whose processes share one (two
+    `svc serve` nodes). Empty when no test database is configured."""
+    from sqlalchemy.engine import make_url
+
+    url = svc_test_database_url()
+    if not url:
+        return ""
+    parsed = make_url(url)
+    name = f"{parsed.database}_{suffix}"
+    _recreate_database(url, name)
+    return parsed.set(database=name).render_as_string(hide_password=False)
+
+
 def _recreate_database(url: str, name: str) -> None:
     from sqlalchemy.engine import make_url
 
