@@ -88,6 +88,23 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
             # agree, so the node shows one bound, not their sum.
             bounds = {labels["cache"]: value for labels, value in samples["svc_site_cache_max_entries"]}
             assert bounds["sites"] == 10_000, bounds
+        # A worker that dies keeps its counts in the node's sum (its requests happened); the
+        # parent starts another in its place.
+        dead = min(pids)
+        os.kill(dead, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, f"no worker replaced {dead}: {proc.poll()}"
+            try:
+                pid, text = pid_and_metrics(base)
+            except httpx.HTTPError:
+                continue
+            sent += 2
+            if pid not in pids:
+                break
+        assert health_requests(scrape(text)) >= sent, (health_requests(scrape(text)), sent)
+        in_flight = [value for _, value in scrape(text)["svc_http_requests_in_flight"]]
+        assert in_flight == [1.0], in_flight  # the scrape itself; the dead worker's gauge left the sum
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
