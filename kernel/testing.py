@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -100,6 +101,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 40) -> int:
+    """Send ``sig`` to a server process a test started and wait for it to end (killed past
+    ``timeout`` seconds: the test then fails on the return code); its return code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return int(proc.returncode)
 
 
 def wait_until_answering(proc: subprocess.Popen[Any], url: str, timeout: float = 60) -> httpx.Response:

@@ -29,6 +29,7 @@ from kernel.testing import (
     free_port,
     fresh_test_database,
     skip_or_fail,
+    stop_process,
     svc_test_database_url,
     wait_until_answering,
 )
@@ -57,13 +58,6 @@ class Node:
             [sys.executable, "-m", "kernel.cli", "serve", "--port", str(self.port), "--workers", str(workers)],
             env=node_env, stdout=self.log.open("w"), stderr=subprocess.STDOUT)
 
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def metric_samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
@@ -95,7 +89,7 @@ def nodes(tmp_path, redis_url):
         yield started
     finally:
         for node in started:
-            node.stop()
+            stop_process(node.proc)
         client = redis.Redis.from_url(redis_db)
         try:
             keys = list(client.scan_iter(f"{namespace}:*"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.testing import Mailbox, free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import Mailbox, free_port, stop_process, svc_test_database_url, wait_until_answering
 
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_PASSWORD = "durable-admin-pass"
@@ -31,16 +31,6 @@ def svc(command: list[str], data: Path, mailbox: Mailbox, log: Path) -> subproce
                SVC_JOBS_INPROCESS="false")  # `svc serve` runs no job: only the queue can send
     return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=env,
                             stdout=log.open("w"), stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.skipif(bool(svc_test_database_url()), reason="the embedded default (SQLite); one process run suffices")
@@ -59,12 +49,8 @@ def test_the_verification_email_leaves_after_the_answering_process_died(tmp_path
         resp = httpx.post(f"{base}/auth/register", json={"email": email, "password": "durable-pass-1"},
                           headers={"X-Svc-Site": "durable"})
         assert resp.status_code == 202, resp.text
-        server.send_signal(signal.SIGKILL)  # answered, not sent: the process dies with no shutdown
-        server.wait(timeout=30)
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        stop_process(server, signal.SIGKILL)  # answered, not sent: the process dies with no shutdown
     assert mailbox.messages(email) == []  # nothing ran the job in that process
 
     worker = svc(["worker"], data, mailbox, tmp_path / "worker.log")
@@ -76,7 +62,7 @@ def test_the_verification_email_leaves_after_the_answering_process_died(tmp_path
                 tmp_path / "worker.log").read_text()[-2000:]
             time.sleep(0.1)
     finally:
-        stop(worker)
+        stop_process(worker)
     [message] = mailbox.messages(email)
     assert "/verify-email?token=" in message.get_content() and "site=durable" in message.get_content()
     token = Mailbox.token(message)

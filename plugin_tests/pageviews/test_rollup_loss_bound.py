@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
 
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_PASSWORD = "rollup-admin-pass"
@@ -40,13 +40,7 @@ class Server:
         assert resp.status_code == 204, resp.text
 
     def end(self, sig: int) -> int:
-        self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
+        return stop_process(self.proc, sig)
 
 
 def stored_views(data: Path, site: str) -> int:
@@ -81,10 +75,8 @@ def test_a_killed_worker_loses_only_the_hits_since_its_last_flush(tmp_path):
         flush_every(86400)  # from now on nothing is written before the kill
         server.hit("pv", "/a")
         server.hit("pv", "/c")
-        server.end(signal.SIGKILL)
     finally:
-        if server.proc.poll() is None:
-            server.proc.kill()
+        server.end(signal.SIGKILL)
     # The two hits since the last flush were only in the killed worker's memory.
     assert stored_views(data, "pv") == 3
 

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kernel.serve import reuseport_supported
-from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
 
 HEALTH = "/api/v1/utils/health"
 
@@ -106,10 +106,5 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
         in_flight = [value for _, value in scrape(text)["svc_http_requests_in_flight"]]
         assert in_flight == [1.0], in_flight  # the scrape itself; the dead worker's gauge left the sum
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    out = proc.stdout.read() if proc.stdout else ""
-    assert proc.returncode == 0, out
+        code = stop_process(proc)
+    assert code == 0, proc.stdout.read() if proc.stdout else ""
