@@ -103,19 +103,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 40) -> int:
-    """Send ``sig`` to a server process a test started and wait for it to end (killed past
-    ``timeout`` seconds: the test then fails on the return code); its return code."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return int(proc.returncode)
-
-
 def wait_until_answering(proc: subprocess.Popen[Any], url: str, timeout: float = 60) -> httpx.Response:
     """The first answer of ``url`` from the server process ``proc`` started (a `svc serve` in a
     subprocess); AssertionError when it exits or does not answer within ``timeout`` seconds."""
@@ -151,6 +138,19 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
     log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
     return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=full, cwd=str(root),
                             stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+    """Send ``sig`` (SIGTERM) to ``proc`` and wait up to ``timeout`` seconds for it to exit (killed
+    past that: the test then fails on the exit code); returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return int(proc.returncode)
 
 
 async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[bytes], data_dir: Path,

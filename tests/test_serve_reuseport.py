@@ -66,7 +66,7 @@ def test_two_workers_answer_and_stop_cleanly(tmp_path):
                     for _ in range(8)}
         assert statuses == {200}
     finally:
-        code = stop_process(proc)
+        code = stop_process(proc, timeout=40)
     out = proc.stdout.read() if proc.stdout else ""
     assert code == 0, out
     assert "with 2 workers (SO_REUSEPORT)" in out

@@ -106,5 +106,5 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
         in_flight = [value for _, value in scrape(text)["svc_http_requests_in_flight"]]
         assert in_flight == [1.0], in_flight  # the scrape itself; the dead worker's gauge left the sum
     finally:
-        code = stop_process(proc)
+        code = stop_process(proc, timeout=40)
     assert code == 0, proc.stdout.read() if proc.stdout else ""
