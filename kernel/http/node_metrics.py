@@ -69,7 +69,7 @@ class NodeInfoCollector:
                                value={"node": self.node, "hostname": self.hostname})
 
 
-def _gauge_mode(name: str) -> str:
+def gauge_mode(name: str) -> str:
     """How the workers' values of a copied gauge add up: an ``up`` flag is 1 only if every
     worker's is, a bound is the same everywhere, anything else (entries, open sockets) sums.
     ``live``: a dead worker's value leaves the sum."""
@@ -93,6 +93,10 @@ class ProcessFigures:
     def add(self, collector: Any) -> None:
         self.collectors.append(collector)
 
+    def metric(self, name: str) -> Any:
+        """The Counter or Gauge the family ``name`` is copied into (None before its first copy)."""
+        return self._metrics.get(name)
+
     def copy(self) -> None:
         """Bring this worker's files up to its collectors' values now."""
         for collector in self.collectors:
@@ -110,7 +114,7 @@ class ProcessFigures:
                 metric = Counter(family.name, family.documentation, labelnames, registry=None)
             else:
                 metric = Gauge(family.name, family.documentation, labelnames, registry=None,
-                               multiprocess_mode=_gauge_mode(family.name))
+                               multiprocess_mode=gauge_mode(family.name))
             self._metrics[family.name] = metric
         return metric
 

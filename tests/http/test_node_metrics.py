@@ -11,12 +11,57 @@ import time
 
 import httpx
 import pytest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
+from kernel.http.node_metrics import ProcessFigures, gauge_mode
 from kernel.serve import reuseport_supported
 from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
 
 HEALTH = "/api/v1/utils/health"
+
+
+class Figures:
+    """A per-process collector as the kernel's are: plain numbers read at collect time."""
+
+    def __init__(self) -> None:
+        self.hits = {"sites": 3}
+        self.entries = {"sites": 2, "schema": 1}
+
+    def collect(self):
+        hits = CounterMetricFamily("t_cache_hits", "hits", labels=["cache"])
+        for name, value in self.hits.items():
+            hits.add_metric([name], value)
+        yield hits
+        entries = GaugeMetricFamily("t_cache_entries", "entries", labels=["cache"])
+        for name, value in self.entries.items():
+            entries.add_metric([name], value)
+        yield entries
+
+
+def copied(figures: ProcessFigures, name: str, sample: str) -> dict[str, float]:
+    return {s.labels["cache"]: s.value for family in figures.metric(name).collect()
+            for s in family.samples if s.name == sample}
+
+
+def test_process_figures_copy_counters_by_their_growth_and_gauges_as_they_are():
+    source, figures = Figures(), ProcessFigures()
+    figures.add(source)
+    figures.copy()
+    source.hits["sites"] = 5
+    figures.copy()
+    assert copied(figures, "t_cache_hits", "t_cache_hits_total") == {"sites": 5}
+    source.hits["sites"] = 1  # a series that started again (an evicted busiest site) keeps its count
+    figures.copy()
+    source.hits["sites"] = 4
+    figures.copy()
+    assert copied(figures, "t_cache_hits", "t_cache_hits_total") == {"sites": 8}
+    del source.entries["schema"]  # a series this process no longer has adds nothing to the node
+    source.entries["sites"] = 7
+    figures.copy()
+    assert copied(figures, "t_cache_entries", "t_cache_entries") == {"sites": 7, "schema": 0}
+    assert [gauge_mode(n) for n in ("svc_redis_up", "svc_site_cache_max_entries", "svc_topic_subscribers")] == [
+        "livemin", "livemax", "livesum"]
 
 
 def scrape(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
