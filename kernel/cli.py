@@ -110,13 +110,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
+    metrics_dir = None
+    if workers > 1:  # /metrics adds up every worker: prometheus_client's multiprocess mode
+        from kernel.http.node_metrics import prepare_multiproc_dir
+
+        metrics_dir = str(prepare_multiproc_dir(settings.data_path))
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     # No permessage-deflate on WebSockets: frames here are small signals, and each compressed
     # socket holds zlib state of tens of KB (docs/performance.md, realtime).
     options = {"lifespan": "on", "log_level": settings.log_level, "proxy_headers": True, "access_log": False,
                "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1",
                "ws_per_message_deflate": False}
     if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
-        return serve_reuseport(host, port, workers, options)
+        return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
     uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
     return 0
 

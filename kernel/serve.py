@@ -91,8 +91,10 @@ def _worker(host: str, port: int, options: dict[str, Any]) -> None:
         sock.close()
 
 
-def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any]) -> int:
-    """Run ``workers`` uvicorn processes on SO_REUSEPORT sockets until SIGINT/SIGTERM."""
+def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
+                    metrics_dir: str | None = None) -> int:
+    """Run ``workers`` uvicorn processes on SO_REUSEPORT sockets until SIGINT/SIGTERM.
+    ``metrics_dir``: the workers' prometheus_client files; a dead worker's live gauges leave it."""
     try:
         guard = bind_reuseport(host, port)
     except OSError as exc:
@@ -127,6 +129,10 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any])
                     stopping = True
                     break
                 print(f"svc: worker {proc.pid} exited with {proc.exitcode}; starting another", file=sys.stderr)
+                if metrics_dir:
+                    from kernel.http.node_metrics import forget_dead_worker
+
+                    forget_dead_worker(metrics_dir, proc.pid)
                 procs[i] = start()
     finally:
         if received == signal.SIGINT:  # Ctrl-C reached the workers too (one process group): let them finish

@@ -216,6 +216,11 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Sites named in `svc_site_requests_total` per process (the busiest; the rest are `_other`)."),
     Setting("SVC_METRICS_REFRESH_SECONDS", 10.0, parse_float(0, 3600),
             "Seconds a scrape reuses the job-queue and event-lag figures it read from the database."),
+    Setting("SVC_NODE_ID", "", str,
+            "Name of this node on `/metrics` (`svc_node_info{node}`); empty: the host name."),
+    Setting("PROMETHEUS_MULTIPROC_DIR", "", str,
+            "Set by `svc serve --workers N` for its workers: prometheus_client's directory of metric files, "
+            "so `/metrics` adds up every worker of the node. Not set by hand.", attr="prometheus_multiproc_dir"),
     Setting("SVC_SSE_HEARTBEAT_SECONDS", 15, parse_int(1),
             "Seconds between heartbeat comments on an idle Server-Sent Events stream."),
     Setting("SVC_SMTP_HOST", "", str, "SMTP host. Empty: email is in degraded mode (EMAIL_NOT_CONFIGURED)."),

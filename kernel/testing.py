@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -137,6 +138,19 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
     log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
     return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=full, cwd=str(root),
                             stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+    """Send ``sig`` (SIGTERM) to ``proc`` and wait up to ``timeout`` seconds for it to exit (killed
+    past that: the test then fails on the exit code); returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return int(proc.returncode)
 
 
 async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[bytes], data_dir: Path,
@@ -808,6 +822,21 @@ def _services_per_worker(index: int) -> None:
         head, _, db = redis_url.rpartition("/")
         if db.isdigit() and head.count("/") >= 2:
             os.environ["SVC_TEST_REDIS_URL"] = f"{head}/{(int(db) + index) % 16}"
+
+
+def fresh_test_database(suffix: str) -> str:
+    """The URL of ``<the test database>_<suffix>`` on the server of ``SVC_TEST_DATABASE_URL``,
+    dropped and made afresh: a database of its own for a test whose processes share one (two
+    `svc serve` nodes). Empty when no test database is configured."""
+    from sqlalchemy.engine import make_url
+
+    url = svc_test_database_url()
+    if not url:
+        return ""
+    parsed = make_url(url)
+    name = f"{parsed.database}_{suffix}"
+    _recreate_database(url, name)
+    return parsed.set(database=name).render_as_string(hide_password=False)
 
 
 def _recreate_database(url: str, name: str) -> None:

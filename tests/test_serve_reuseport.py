@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import httpx
 import pytest
 
 from kernel.serve import bind_reuseport, reuseport_supported, serve_reuseport
-from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
 
 linux_only = pytest.mark.skipif(not reuseport_supported(1, 2), reason="SO_REUSEPORT sockets need Linux")
 
@@ -67,11 +66,7 @@ def test_two_workers_answer_and_stop_cleanly(tmp_path):
                     for _ in range(8)}
         assert statuses == {200}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        code = stop_process(proc, timeout=40)
     out = proc.stdout.read() if proc.stdout else ""
-    assert proc.returncode == 0, out
+    assert code == 0, out
     assert "with 2 workers (SO_REUSEPORT)" in out

@@ -103,4 +103,5 @@ def register_live_metrics(kernel: Kernel) -> None:
     """Add the collector to the app's registry (made by the metrics middleware)."""
     metrics = kernel.state.get("metrics")
     if metrics is not None and kernel.topics is not None:
-        metrics.registry.register(LiveCollector(kernel))
+        register = getattr(metrics, "register_per_process", metrics.registry.register)
+        register(LiveCollector(kernel))

@@ -3,8 +3,8 @@ requests of the busiest sites (``kernel.http.site_counts``), the per-site caches
 evictions, invalidations and sizes, the shared cache's hits and misses, job failures, and the
 room left on the volumes svc writes files to.
 
-Each app has its own ``CollectorRegistry`` (no global state). With several uvicorn workers,
-each worker reports its own counters; a scrape sees the worker that answered.
+Each app has its own ``CollectorRegistry`` (no global state). Under ``svc serve --workers N``
+the registry adds up every worker of the node (``kernel.http.node_metrics``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
 
+from kernel.http.node_metrics import NodeInfoCollector, ProcessFigures, node_name
 from kernel.http.site_counts import TopSites, TopSitesCollector
 from kernel.storage.local import volume_room
 
@@ -106,24 +108,49 @@ class StorageRoomCollector:
 
 
 class Metrics:
+    """The app's registry. ``multiproc_dir`` (``svc serve --workers N``): the registry reads every
+    worker's metric files, and the per-process collectors are copied into them
+    (``kernel.http.node_metrics``); ``node`` names the node in ``svc_node_info``."""
+
     def __init__(self, site_caches: Any = None, top_sites: int = 0,
-                 volumes: dict[str, Any] | None = None) -> None:
+                 volumes: dict[str, Any] | None = None, multiproc_dir: str = "", node: str = "") -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self.shared: ProcessFigures | None = None
+        owner: CollectorRegistry | None = self.registry
+        if multiproc_dir:
+            MultiProcessCollector(self.registry, path=multiproc_dir)
+            self.shared = ProcessFigures()
+            owner = None  # the metrics below live in this worker's files, read by the collector above
+        if node:
+            self.registry.register(NodeInfoCollector(node))
         self.top_sites = TopSites(top_sites)
-        self.registry.register(TopSitesCollector(self.top_sites))
+        self.register_per_process(TopSitesCollector(self.top_sites))
         self.requests = Counter("svc_http_requests_total", "HTTP requests answered",
-                                ["method", "route", "status"], registry=self.registry)
+                                ["method", "route", "status"], registry=owner)
         self.latency = Histogram("svc_http_request_duration_seconds", "Time to answer a request",
-                                 ["method", "route"], buckets=BUCKETS, registry=self.registry)
+                                 ["method", "route"], buckets=BUCKETS, registry=owner)
         self.in_flight = Gauge("svc_http_requests_in_flight", "Requests being answered",
-                               registry=self.registry)
+                               registry=owner, multiprocess_mode="livesum")
         if site_caches is not None:
-            self.registry.register(SiteCacheCollector(site_caches))
+            self.register_per_process(SiteCacheCollector(site_caches))
         if volumes:
-            self.registry.register(StorageRoomCollector(volumes))
+            self.registry.register(StorageRoomCollector(volumes))  # the node's volumes: any worker reads them
         # The labelled children per (method, route, status): ``labels()`` validates and locks on
         # every call; the labels are bounded (route templates), so the children are kept here.
         self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def register_per_process(self, collector: Any) -> None:
+        """A collector of this process's own figures: on the registry with one process, copied
+        into this worker's metric files with several."""
+        if self.shared is not None:
+            self.shared.add(collector)
+        else:
+            self.registry.register(collector)
+
+    def before_scrape(self) -> None:
+        """Copy this worker's own figures first, so the scrape it answers has them fresh."""
+        if self.shared is not None:
+            self.shared.copy()
 
     def observe(self, method: str, route: str, status: str, seconds: float) -> None:
         """One answered request: its count and its latency."""
@@ -143,9 +170,12 @@ class MetricsMiddleware:
         volumes = {"data": lambda: volume_room(data)}
         if storage is not None and storage.room() is not None:
             volumes["files"] = storage.room
-        self.metrics = Metrics(kernel.site_caches, int(kernel.settings.metrics_top_sites), volumes)
-        self.metrics.registry.register(SharedCacheCollector(kernel.cache))
-        self.metrics.registry.register(JobFailuresCollector(kernel.state.setdefault("job_failures", Counter_())))
+        settings = kernel.settings
+        self.metrics = Metrics(kernel.site_caches, int(settings.metrics_top_sites), volumes,
+                               multiproc_dir=settings.get("prometheus_multiproc_dir") or "",
+                               node=node_name(settings))
+        self.metrics.register_per_process(SharedCacheCollector(kernel.cache))
+        self.metrics.register_per_process(JobFailuresCollector(kernel.state.setdefault("job_failures", Counter_())))
         kernel.state["metrics"] = self.metrics
 
     async def process_request(self, req: Any, resp: Any) -> None:

@@ -15,6 +15,7 @@ by default: expose it on purpose). It holds what a worker knows:
   loop every ``SVC_METRICS_REFRESH_SECONDS`` (a scrape runs in the server's thread and only
   reads that snapshot).
 - ``svc_redis_*`` (up, fallbacks, failures, outages, probes) with Redis, and the shared cache's hits.
+- ``svc_node_info{node, hostname}``: the node (``SVC_NODE_ID``, or the host name).
 
 The server answers ``GET /metrics`` (and any path, as prometheus_client does) without a token:
 it has no ``SVC_METRICS_TOKEN`` check, which is why it binds to the loopback unless told.
@@ -70,6 +71,7 @@ class WorkerMetrics:
     def __init__(self, kernel: Any) -> None:
         from kernel.http.live_metrics import register_live_metrics
         from kernel.http.metrics import JobFailuresCollector, SharedCacheCollector
+        from kernel.http.node_metrics import NodeInfoCollector, node_name
         from kernel.http.stored_metrics import register_stored_metrics
 
         self.kernel = kernel
@@ -78,6 +80,7 @@ class WorkerMetrics:
         self.registry.register(JobFailuresCollector(kernel.state.setdefault("job_failures", Counter())))
         self.registry.register(WorkerSlotsCollector(kernel))
         self.registry.register(SharedCacheCollector(kernel.cache))
+        self.registry.register(NodeInfoCollector(node_name(kernel.settings)))
         kernel.state["metrics"] = self  # what the collectors below register with
         register_live_metrics(kernel)
         self.figures = register_stored_metrics(kernel)

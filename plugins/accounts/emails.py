@@ -3,17 +3,16 @@
 Links point at ``SVC_PUBLIC_URL`` (the front end that shows the page and posts the token back
 with the site header): ``{public}/verify-email?token=...&site=...``.
 
-Anonymous flows (register, resend, forgot) hand their email to ``send_later``: it is sent after
-the response is computed, in a task of this process, and a failure (no SMTP host, a refusing
-server) is logged, never answered. So the answer and its timing are the same whether or not an
-email went out, and anonymous callers cannot probe the mail configuration. The message is not
-put on the persistent job queue on purpose: it carries a live token, which must not sit in a
-queue table in clear text. Admin flows (invite) use ``send_now`` and see the failure.
+Anonymous flows (register, resend, forgot) queue their email in the request's transaction
+(``mail_queue``): the durable job queue sends it, and a failure (no SMTP host, a refusing
+server) is logged and retried, never answered. So the answer and its timing are the same whether
+or not an email went out, and anonymous callers cannot probe the mail configuration. The job
+carries no token: it mints the link's token when it runs. Admin flows (invite) use ``send_now``
+and see the failure.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,6 @@ from kernel.mailer.base import check_email
 from kernel.plugins import call_first
 
 log = logging.getLogger("svc.accounts.email")
-_PENDING = "accounts.pending_mail"
 
 
 def _parse_public_url(raw: str) -> str:
@@ -125,36 +123,6 @@ def added_to_site(to: str, site: dict[str, Any]) -> OutgoingEmail:
     name = _site_name(site)
     return _account("added-to-site", to, site, None, f"You have been added to {name}", (
         f"Your existing account now has access to {name}. Sign in with your usual password."))
-
-
-async def _send_logged(kernel: Any, message: OutgoingEmail) -> None:
-    # Log the subject only: the body holds a live token and the address is personal data.
-    try:
-        await kernel.mailer.send(await site_version(kernel, message))
-    except MailerNotConfigured:
-        log.warning("email not configured (SVC_SMTP_HOST): '%s' not sent", message.subject)
-    except (DeliveryFailed, ValueError) as exc:
-        log.warning("email '%s' not sent: %s", message.subject, exc)
-    except Exception:  # noqa: BLE001 - a background send must never die silently
-        log.exception("email '%s' not sent", message.subject)
-
-
-def send_later(kernel: Any, message: OutgoingEmail | None) -> None:
-    """Send ``message`` after the current request, without failing it (see the module doc)."""
-    if message is None:
-        return
-    task = asyncio.get_running_loop().create_task(_send_logged(kernel, message))
-    pending: set[asyncio.Task[None]] = kernel.state.setdefault(_PENDING, set())
-    pending.add(task)  # a strong reference, so the task is not collected half way
-    task.add_done_callback(pending.discard)
-
-
-async def drain(kernel: Any, timeout: float | None = None) -> None:
-    """Wait (at most ``timeout`` seconds) for every email ``send_later`` queued: at shutdown,
-    and in tests that read a mailbox."""
-    pending: set[asyncio.Task[None]] = kernel.state.get(_PENDING) or set()
-    if pending:
-        await asyncio.wait(list(pending), timeout=timeout)
 
 
 def require_mailer(kernel: Any) -> None:

@@ -13,6 +13,7 @@ from plugins.accounts import (
     emails,
     external_auth,
     hookspecs,
+    mail_queue,
     onetime,
     routes,
     routes_apikeys,
@@ -130,9 +131,8 @@ async def startup(kernel: Any) -> None:
 
 
 @hookimpl
-async def shutdown(kernel: Any) -> None:
-    """Let verification and reset emails queued by the last requests leave before stopping."""
-    await emails.drain(kernel, timeout=10.0)
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    mail_queue.register(jobs)  # the account emails of register, resend and forgot
 
 
 @hookimpl

@@ -2,9 +2,10 @@
 accept an invitation. No HTTP here; the routes in ``routes_selfservice`` call these.
 
 Account enumeration: register, resend and forgot do the same work whatever the address (the
-argon2 hash on every sign-up, a token only where one is due) and hand any email to
-``emails.send_later``, so the answer, its body and its timing say nothing about which
-addresses have accounts. Decisions: docs/decisions/self-service-accounts.md.
+argon2 hash on every sign-up, an email only where one is due) and queue any email in the
+request's transaction (``mail_queue``: the durable job queue sends it), so the answer, its body
+and its timing say nothing about which addresses have accounts. Decisions:
+docs/decisions/self-service-accounts.md.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel import audit
 from kernel.auth.usercache import users_changed
-from kernel.mailer import OutgoingEmail
 from plugins.access import api as access_api
-from plugins.accounts import emails, identity, onetime
+from plugins.accounts import identity, mail_queue, onetime
 from plugins.accounts.users import role_id_for
 
 REGISTERED = "If the address can be used, we have sent an email with the next step."
@@ -37,7 +37,6 @@ async def register(kernel: Any, site: dict[str, Any], *, email: Any, password: A
     password = identity.check_password(password)
     # Hashed on every path, new address or not: the same CPU work either way.
     password_hash = await identity.hash_password(password)
-    message: OutgoingEmail | None = None
     try:
         async with kernel.unit_of_work(site_id) as uow:
             row = await identity.identity_by_email(uow.conn, email)
@@ -47,34 +46,28 @@ async def register(kernel: Any, site: dict[str, Any], *, email: Any, password: A
                     first_name=first_name, last_name=last_name)
                 await access_api.set_membership(uow.conn, site_id, user_id, await role_id_for(uow.conn, site_id, None))
                 access_api.changed(uow)
-                raw = await onetime.issue(kernel, uow.db, user_id, onetime.VERIFY_EMAIL)
-                message = emails.verification(email, site, emails.link(kernel, "verify-email", raw, site_id))
+                await mail_queue.queue(uow, mail_queue.VERIFICATION, user_id)
             else:
-                message = await _existing_identity(kernel, uow, site, row, password_hash)
+                await _existing_identity(uow, site_id, row, password_hash)
     except IntegrityError:
-        message = None  # a concurrent sign-up with this address won; the answer stays the same
-    emails.send_later(kernel, message)
+        pass  # a concurrent sign-up with this address won (nothing queued); the answer stays the same
 
 
-async def _existing_identity(kernel: Any, uow: Any, site: dict[str, Any], row: Any,
-                             password_hash: str) -> OutgoingEmail | None:
+async def _existing_identity(uow: Any, site_id: str, row: Any, password_hash: str) -> None:
     """What a sign-up with a known address does. Active accounts are never changed here."""
-    site_id = site["id"]
     status = row["status"]
     if status == "unverified":
         # Nobody can sign in to an unverified account, so the latest sign-up's password wins:
         # an attacker who signed the address up long before its owner holds no usable password.
         await identity.update_identity(uow.conn, row["id"], password_hash=password_hash)
         users_changed(uow, row["id"])
-        raw = await onetime.issue(kernel, uow.db, row["id"], onetime.VERIFY_EMAIL)
-        return emails.verification(row["email"], site, emails.link(kernel, "verify-email", raw, site_id))
-    if status != "active":
-        return None  # suspended: nothing to offer; invited: the invitation is the way in
-    if await _is_member(uow.conn, site_id, row):
-        return emails.existing_account(row["email"], site, None)
-    # Joining a further site needs proof of the address: the link adds the membership.
-    raw = await onetime.issue(kernel, uow.db, row["id"], onetime.VERIFY_EMAIL)
-    return emails.existing_account(row["email"], site, emails.link(kernel, "verify-email", raw, site_id))
+        await mail_queue.queue(uow, mail_queue.VERIFICATION, row["id"])
+    elif status != "active":
+        return  # suspended: nothing to offer; invited: the invitation is the way in
+    elif await _is_member(uow.conn, site_id, row):
+        await mail_queue.queue(uow, mail_queue.EXISTING_ACCOUNT, row["id"])
+    else:  # joining a further site needs proof of the address: the link adds the membership
+        await mail_queue.queue(uow, mail_queue.JOIN_SITE, row["id"])
 
 
 async def verify_email(kernel: Any, site_id: str, token: Any) -> None:
@@ -98,28 +91,21 @@ async def verify_email(kernel: Any, site_id: str, token: Any) -> None:
 async def resend_verification(kernel: Any, site: dict[str, Any], email: Any) -> None:
     """A new verification link for an unverified identity; nothing for any other address."""
     email = identity.check_email(email)
-    message = None
     async with kernel.unit_of_work(site["id"]) as uow:
         row = await identity.identity_by_email(uow.conn, email)
         if row is not None and row["status"] == "unverified":
-            raw = await onetime.issue(kernel, uow.db, row["id"], onetime.VERIFY_EMAIL)
-            message = emails.verification(row["email"], site, emails.link(kernel, "verify-email", raw, site["id"]))
-    emails.send_later(kernel, message)
+            await mail_queue.queue(uow, mail_queue.VERIFICATION, row["id"])
 
 
 async def forgot_password(kernel: Any, site: dict[str, Any], email: Any) -> None:
     """A reset link for an active or unverified member of ``site`` (or the instance admin)."""
     email = identity.check_email(email)
-    message = None
     async with kernel.unit_of_work(site["id"]) as uow:
         row = await identity.identity_by_email(uow.conn, email)
         # Only the sites a person belongs to may mail them, so one site cannot spam another's people.
         if row is not None and row["status"] in ("active", "unverified") and await _is_member(
                 uow.conn, site["id"], row):
-            raw = await onetime.issue(kernel, uow.db, row["id"], onetime.RESET_PASSWORD)
-            message = emails.password_reset(row["email"], site,
-                                            emails.link(kernel, "reset-password", raw, site["id"]))
-    emails.send_later(kernel, message)
+            await mail_queue.queue(uow, mail_queue.PASSWORD_RESET, row["id"])
 
 
 async def reset_password(kernel: Any, site_id: str, token: Any, password: Any) -> None:

@@ -46,3 +46,13 @@ def register_openapi(kernel: Any) -> dict[str, Any]:
 @hookimpl
 def startup(kernel: Any) -> None:
     kernel.state[routes.STARTED_AT] = time.monotonic()
+    shared = getattr(kernel.state.get("metrics"), "shared", None)
+    if shared is not None:  # svc serve --workers N: this worker's figures on the node's /metrics
+        shared.start(float(kernel.settings.metrics_refresh_seconds))
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    shared = getattr(kernel.state.get("metrics"), "shared", None)
+    if shared is not None:
+        await shared.stop()

@@ -23,9 +23,12 @@ def version_info() -> dict[str, str]:
 
 async def metrics_text(kernel: Any) -> bytes:
     """The app's Prometheus registry in the text exposition format, with the database figures
-    (job queue, event lag) read again when older than ``SVC_METRICS_REFRESH_SECONDS``."""
+    (job queue, event lag) read again when older than ``SVC_METRICS_REFRESH_SECONDS``; under
+    ``svc serve --workers N``, every worker's figures (``kernel.http.node_metrics``)."""
     await refresh_stored_metrics(kernel)
-    return generate_latest(kernel.state["metrics"].registry)
+    metrics = kernel.state["metrics"]
+    metrics.before_scrape()
+    return generate_latest(metrics.registry)
 
 
 def metrics_token_accepted(kernel: Any, authorization: str | None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +94,7 @@ async def test_svc_worker_serves_metrics_on_the_loopback(make_app, tmp_path):
     port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO),
            "SVC_DATA_DIR": str(data), "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD, "JWT_SECRET": JWT_SECRET,
-           "SVC_LOG_LEVEL": "warning", "SVC_EVENTS_DISPATCH": "false"}
+           "SVC_LOG_LEVEL": "warning", "SVC_EVENTS_DISPATCH": "false", "SVC_NODE_ID": "worker-node"}
     if svc_test_database_url():
         env["SVC_DATABASE_URL"] = svc_test_database_url()
     if svc_test_redis_url():
@@ -108,6 +109,7 @@ async def test_svc_worker_serves_metrics_on_the_loopback(make_app, tmp_path):
         got = samples(resp.text)
         assert got[("svc_jobs_queued", (("job", "wm.nobody.runs.this"), ("state", "pending")))] == 1
         assert got[("svc_job_worker_slots", ())] == 10  # SVC_JOBS_CONCURRENCY's default
+        assert got[("svc_node_info", (("hostname", socket.gethostname()), ("node", "worker-node")))] == 1
         families = {f.name for f in text_string_to_metric_families(resp.text)}
         assert {"svc_job_runs", "svc_job_failures", "svc_event_consumer_lag_events"} <= families
         if svc_test_redis_url():  # the Redis parts of this process, as on the API's /metrics
