@@ -68,11 +68,7 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
                   headers: dict[str, str] | None = None, json_body: Any = None, form: dict[str, str] | None = None,
                   auth_scheme: str = "Bearer") -> Answer:
     """One request to a provider URL, answer read up to ``cap`` bytes."""
-    try:
-        target = await outbound.pinned(url)
-    except outbound.OutboundRefused as exc:
-        raise ProviderError(f"The provider URL is refused: {exc}") from None
-    sent = {"User-Agent": USER_AGENT, **(headers or {}), **target.headers}
+    sent = {"User-Agent": USER_AGENT, **(headers or {})}
     if token is not None:
         sent["Authorization"] = f"{auth_scheme} {token}"
     content: bytes | None = None
@@ -81,8 +77,7 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
     elif form is not None:
         content, sent["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
     try:
-        req = _client(kernel).build_request(method, target.url, headers=sent, content=content,
-                                            extensions=target.extensions)
+        req = _client(kernel).build_request(method, url, headers=sent, content=content)
         resp = await _client(kernel).send(req, stream=True)
         try:
             chunks, total, truncated = [], 0, False
@@ -96,6 +91,8 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
                 total += len(chunk)
         finally:
             await resp.aclose()
+    except outbound.OutboundRefused as exc:
+        raise ProviderError(f"The provider URL is refused: {exc}") from None
     except httpx.HTTPError as exc:
         raise ProviderError(f"The provider could not be reached ({type(exc).__name__})") from None
     return Answer(resp.status_code, b"".join(chunks), truncated, resp.headers)

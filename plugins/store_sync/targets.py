@@ -14,9 +14,9 @@ other request. ``SVC_STORE_SYNC_FIRESTORE_URL`` is the API's base URL.
 ``rtdb``: the Firebase Realtime Database REST API: ``PUT <databaseUrl>/<path>.json?auth=<secret>``
 with the item as JSON, ``DELETE`` of the same URL.
 
-Every URL a site admin gave (``databaseUrl``, ``token_uri``) is checked again at connect time
-(``kernel.outbound.pinned``, public addresses only, or inside ``SVC_STORE_SYNC_ALLOW_NETWORKS``);
-the operator's Firestore base URL is trusted like other operator settings. Redirects are not
+Every URL a site admin gave (``databaseUrl``, ``token_uri``) is checked again at connect time by
+the ``kernel.outbound`` client (public addresses only, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``);
+the operator's Firestore base URL goes through its ``operator`` client, like other operator settings. Redirects are not
 followed. Error messages never carry a secret, a token or the ``auth`` parameter.
 """
 
@@ -35,7 +35,7 @@ import orjson
 from google.auth import crypt, jwt
 
 from kernel import ApiError
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OutboundRefused, check_url
 from kernel.outbound import client as outbound_client
 
 CLIENT_KEY = "store_sync.http"
@@ -78,14 +78,12 @@ def parse_base_url(raw: str) -> str:
     return url.rstrip("/")
 
 
-def client(kernel: Any) -> httpx.AsyncClient:
+def client(kernel: Any, *, operator: bool = False) -> httpx.AsyncClient:
+    """The client for a site admin's URLs, or (``operator``) for the operator's Firestore base URL."""
     settings = kernel.settings
-    return outbound_client(kernel, CLIENT_KEY, timeout=httpx.Timeout(
-        settings.get("store_sync_read_timeout"), connect=settings.get("store_sync_connect_timeout")))
-
-
-def _allow(kernel: Any) -> Any:
-    return kernel.settings.get("store_sync_allow_networks") or ()
+    return outbound_client(kernel, CLIENT_KEY + (".operator" if operator else ""), operator=operator,
+                           timeout=httpx.Timeout(settings.get("store_sync_read_timeout"),
+                                                 connect=settings.get("store_sync_connect_timeout")))
 
 
 @dataclass(frozen=True)
@@ -108,11 +106,8 @@ async def _send(kernel: Any, method: str, url: str, *, public_only: bool, what: 
     budget = float(settings.get("store_sync_connect_timeout")) + float(settings.get("store_sync_read_timeout"))
     try:
         async with asyncio.timeout(budget):
-            target = await pinned(url, public_only=public_only, allow=_allow(kernel) if public_only else ())
-            headers = {**kw.pop("headers", {}), **target.headers}
-            request = client(kernel).build_request(method, target.url, headers=headers,
-                                                   extensions=target.extensions, **kw)
-            response = await client(kernel).send(request, stream=True)
+            http = client(kernel, operator=not public_only)
+            response = await http.send(http.build_request(method, url, **kw), stream=True)
             try:
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
