@@ -120,11 +120,16 @@ def public_key(kernel: Any) -> str:
 # ---------------------------------------------------------------------------- subscriptions
 def check_endpoint(value: Any) -> str:
     """An http(s) endpoint URL by contract.md's outbound rule (``kernel.outbound.check_url``: never
-    the unspecified address); its resolved address is checked again when a notification is sent."""
+    the unspecified address), not an IPv6 literal (the VAPID signer cannot name one in ``aud``);
+    its resolved address is checked again when a notification is sent."""
     if not isinstance(value, str) or not value or len(value) > MAX_ENDPOINT:
         raise ApiError.validation(f"'endpoint' is an http(s) URL of at most {MAX_ENDPOINT} characters",
                                   path=["endpoint"])
-    return outbound.check_url(value, path=["endpoint"])
+    url = outbound.check_url(value, path=["endpoint"])
+    if ":" in (urlsplit(url).hostname or ""):
+        # py-vapid's 'aud' claim takes a host name or IPv4 address only; a push service has a name.
+        raise ApiError.validation("'endpoint' cannot be an IPv6 literal address", path=["endpoint"])
+    return url
 
 
 def check_keys_body(keys: Any) -> tuple[str, str]:
