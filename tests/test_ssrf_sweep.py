@@ -308,6 +308,30 @@ async def test_the_jwks_uri_a_discovery_document_names(sweep, kind, host):
     sweep.assert_canary_untouched(f"discovered jwks_uri {host}")
 
 
+def _token(issuer: str) -> str:
+    """A token naming ``issuer`` (its signature is never reached: the keys cannot be fetched)."""
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    return f"{part({'alg': 'RS256', 'typ': 'JWT', 'kid': 'k1'})}." \
+        f"{part({'iss': issuer, 'aud': 'svc', 'sub': 'u1', 'iat': now, 'exp': now + 300})}.c2ln"
+
+
+@pytest.mark.parametrize(("kind", "host"), [s for s in SPELLINGS if s[0] != "unspecified"],
+                         ids=[i for i in IDS if not i.startswith("unspecified")])
+async def test_a_token_naming_an_issuer_is_401_and_fetches_nothing(sweep, kind, host):
+    """From outside: any request carrying a JWT of the issuer makes svc fetch its keys; the fetch
+    is refused (or not redirected), and the token is 401."""
+    calls = await sweep.calls("issuers-e2e")
+    made = await calls.ok("post", "/admin/auth/issuers", 201,
+                          json=_issuer(quote(f"e-{host}", safe=""), jwksUri=sweep.url(host)))
+    resp = await sweep.shared.app.client.get("/api/v1/auth/me", headers={
+        "Authorization": f"Bearer {_token(made['issuer'])}", "X-Svc-Site": calls.headers["X-Svc-Site"]})
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), resp.text
+    sweep.assert_canary_untouched(f"token of issuer {host}")
+
+
 @pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
 async def test_file_import(sweep, kind, host):
     calls = await sweep.calls("files")
