@@ -63,3 +63,16 @@ def test_allowed_networks_open_what_they_name_and_metadata_only_when_named_exact
     assert refusal(_ip("0.0.0.0"), wide) == "the unspecified address"
     assert refusal(_ip("192.168.1.1"), wide) is None and refusal(_ip("192.168.1.1"), STRICT) is not None
     assert refusal(_ip("93.184.215.14"), STRICT) is None
+
+
+async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(make_app):
+    from kernel.outbound import policy
+
+    app = await make_app(env={"SVC_ENV": "development", "SVC_OUTBOUND_ALLOW_NETWORKS": "10.20.0.0/16"})
+    tenant, on_behalf = policy(app.kernel), policy(app.kernel, on_behalf=True)
+    assert refusal(_ip("127.0.0.1"), tenant) is None and refusal(_ip("::1"), tenant) is None
+    assert refusal(_ip("127.0.0.1"), on_behalf) == "a loopback, private, link-local or reserved address"
+    for rule in (tenant, on_behalf):  # the operator's list holds for both; metadata is never implied
+        assert refusal(_ip("10.20.3.4"), rule) is None
+        assert refusal(_ip("169.254.169.254"), rule) == "a cloud metadata address"
+        assert refusal(_ip("10.21.0.1"), rule) is not None
