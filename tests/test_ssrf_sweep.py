@@ -345,8 +345,7 @@ async def test_file_import(sweep, kind, host):
 
 @pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
 async def test_copilot_import(sweep, kind, host):
-    """The copilot's ``import <url>`` runs the files plugin's import (the MCP tool ``import_file``
-    is the same skill: plugin_tests/ai/test_mcp.py sweeps it over a live server)."""
+    """The copilot's ``import <url>`` runs the files plugin's import."""
     calls = await sweep.calls("copilot")
     if kind == "redirect":
         await calls.err("post", "/ai/chat", 502, "IMPORT_FAILED", json={"message": f"import {sweep.url(host)}"})
@@ -354,6 +353,30 @@ async def test_copilot_import(sweep, kind, host):
         await calls.err("post", "/ai/chat", 400, "VALIDATION_FAILED", ["url"],
                         json={"message": f"import {sweep.url(host)}"})
     sweep.assert_canary_untouched(f"copilot import {host}")
+
+
+@pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
+async def test_mcp_import(sweep, kind, host):
+    """The MCP tool ``import_file`` (a JSON-RPC ``tools/call`` on ``/mcp``, stateless with JSON
+    answers): the tool's result is an error carrying the import's refusal."""
+    calls = await sweep.calls("mcp")
+    headers = {**calls.headers, "Accept": "application/json, text/event-stream"}
+    if "mcp-session" not in sweep.sites:
+        opened = await sweep.shared.app.client.post("/api/v1/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sweep", "version": "1"}}})
+        assert opened.status_code == 200, opened.text
+        sweep.sites["mcp-session"] = opened.headers["mcp-session-id"]
+    resp = await sweep.shared.app.client.post("/api/v1/mcp", headers={
+        **headers, "Mcp-Session-Id": sweep.sites["mcp-session"], "Mcp-Protocol-Version": "2025-06-18"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "import_file", "arguments": {"url": sweep.url(host)}}})
+    assert resp.status_code == 200, resp.text
+    result = resp.json()["result"]
+    error = json.loads(result["content"][0]["text"])["error"]
+    want = "IMPORT_FAILED" if kind == "redirect" else "VALIDATION_FAILED"
+    assert (result["isError"], error["code"]) == (True, want), result
+    sweep.assert_canary_untouched(f"MCP import {host}")
 
 
 @pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
