@@ -7,8 +7,8 @@ the outbound client (``on_behalf``) resolves the host at connect time, checks ev
 resolves to and connects to the checked one, so DNS rebinding cannot swap in a refused address.
 Redirects are not followed (a 3xx is refused). ``SVC_OUTBOUND_ALLOW_NETWORKS`` (CIDR list,
 empty by default) names networks an operator trusts despite the rule (an internal asset host);
-``SVC_ENV=development`` does not open loopback here. The body streams through the upload guard with
-the policy's cap; the name is the URL's last path segment (its extension must match the
+``SVC_ENV=development`` does not open loopback here. The body streams through the upload guard
+with the policy's cap; the name is the URL's last path segment (its extension must match the
 answer's ``Content-Type``; a name without one gets the type's).
 """
 

@@ -1,9 +1,10 @@
 """The parts of GitHub's and GitLab's REST APIs and OAuth endpoints the git plugin speaks.
 
 Every request goes through the pooled client ``git`` (kernel.outbound): the host is resolved and
-checked at connect time (``pinned``), redirects are not followed (one redirect of a GitHub job
-log is followed by hand, to a checked URL and without the token), each answer is read up to a
-byte cap. Base URLs are settings (``SVC_GIT_GITHUB_API_URL``, ``SVC_GIT_GITHUB_URL``,
+checked at connect time by the outbound rule (the git hosts are the operator's settings, but an
+internal one needs its network in ``SVC_OUTBOUND_ALLOW_NETWORKS``), redirects are not followed
+(one redirect of a GitHub job log is followed by hand, to a checked URL and without the token),
+each answer is read up to a byte cap. Base URLs are settings (``SVC_GIT_GITHUB_API_URL``, ``SVC_GIT_GITHUB_URL``,
 ``SVC_GIT_GITLAB_URL``), so a test points them at its own server.
 
 GitHub: ``GET /repos/{repo}/pulls``, ``GET /repos/{repo}/commits/{sha}/check-runs``,

@@ -5,9 +5,10 @@ sends it to every studio subscription of the site: pywebpush's ``WebPusher`` enc
 payload for the subscription's keys, py-vapid signs the VAPID JWT (``aud`` is the push
 service's origin), and the ``kernel.outbound`` client posts it: the endpoint's host is resolved
 and checked at connect time (contract.md's outbound rule: no loopback, private, link-local or
-metadata address unless the operator opened it), and redirects are not followed. A 404 or 410 from the push service
-deletes the subscription; a 429 or 5xx (or a network failure) is retried through ``SEND_JOB``
-after a backoff (``Retry-After`` when the service gives one), up to ``MAX_ATTEMPTS``.
+metadata address unless the operator opened it), and redirects are not followed. A 404 or 410
+from the push service deletes the subscription; a 429 or 5xx (or a network failure) is retried
+through ``SEND_JOB`` after a backoff (``Retry-After`` when the service gives one), up to
+``MAX_ATTEMPTS``; a refused address is not retried.
 """
 
 from __future__ import annotations
