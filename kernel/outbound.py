@@ -23,10 +23,11 @@ The checks:
   characters, no credentials, never the unspecified address; 400 ``VALIDATION_FAILED``. Given a
   ``policy``, a literal address the policy refuses is refused there too.
 - ``client(kernel, name, ...)``: the app's pooled HTTP client for one kind of request. Its
-  transport pins every request: the host is resolved now, every address it resolves to is
-  checked by ``policy``, and the request goes to the checked address (``Host`` and the TLS
-  server name stay the URL's), so a DNS answer that changes between the check and the connect
-  (rebinding) cannot reach a refused address. A refused address raises ``OutboundRefused`` (a
+  connections are pinned: when one is opened, the host is resolved, every address it resolves
+  to is checked by ``policy``, and the connection goes to the checked address (the URL, its
+  ``Host`` and the TLS name verified stay the host's), so a DNS answer that changes between the
+  check and the connect (rebinding) cannot reach a refused address, and a kept-alive connection
+  serves only the host it was opened for. A refused address raises ``OutboundRefused`` (a
   ``ValueError``) from the request. Redirects are never followed and proxy variables are
   ignored. ``operator=True`` is for a URL the operator configured (``SVC_AI_BASE_URL``,
   ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused.
@@ -39,10 +40,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from kernel import sandbox
@@ -167,17 +170,12 @@ class Pinned:
     extensions: dict[str, str]
 
 
-async def pinned(url: str, rule: Policy = STRICT) -> Pinned:
-    """Resolve ``url``'s host now and point the request at a checked address (see the module
-    docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
+async def checked_address(host: str, port: int, rule: Policy = STRICT) -> IP:
+    """The address to connect to for ``host``: resolved now, every address it resolves to checked
+    by ``rule``; ``OutboundRefused`` when one is refused or the host does not resolve."""
     sandbox.require("network", "an outbound request")
     if sandbox.current() is not None:
         rule = STRICT
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise OutboundRefused(f"{parts.scheme or 'a relative'} URL (only http and https)")
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     address = _literal(host)
     if address is not None:
         addresses = [address]
@@ -193,13 +191,24 @@ async def pinned(url: str, rule: Policy = STRICT) -> Pinned:
         reason = refusal(candidate, rule)
         if reason:
             raise OutboundRefused(f"{host} resolves to {reason}")
+    return addresses[0]
+
+
+async def pinned(url: str, rule: Policy = STRICT) -> Pinned:
+    """``url`` rewritten onto ``checked_address`` of its host, with the ``Host`` header and TLS
+    server name it needs (for a caller with a client of its own; ``client`` does this itself)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise OutboundRefused(f"{parts.scheme or 'a relative'} URL (only http and https)")
+    host = parts.hostname or ""
+    address = await checked_address(host, parts.port or (443 if parts.scheme == "https" else 80), rule)
 
     def netloc(name: str) -> str:  # an IPv6 literal in brackets; the URL's own port, if any
         name = f"[{name}]" if ":" in name else name
         return name if parts.port is None else f"{name}:{parts.port}"
 
-    extensions = {"sni_hostname": host} if parts.scheme == "https" and address is None else {}
-    return Pinned(urlunsplit((parts.scheme, netloc(str(addresses[0])), parts.path or "/", parts.query, "")),
+    extensions = {"sni_hostname": host} if parts.scheme == "https" and _literal(host) is None else {}
+    return Pinned(urlunsplit((parts.scheme, netloc(str(address)), parts.path or "/", parts.query, "")),
                   {"Host": netloc(host)}, extensions)
 
 
@@ -223,25 +232,48 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
         found = clients[name] = httpx.AsyncClient(
             timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
-            transport=_Pinning(rule, limits=limits, trust_env=False))
+            transport=_Pinning(rule, limits=limits))
     return found
 
 
-class _Pinning(httpx.AsyncHTTPTransport):
-    """The transport of every outbound client: each request goes to its host's checked address
-    (``pinned(url, rule)``); a refused one raises ``OutboundRefused`` before any connection."""
+class _CheckedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend for every outbound client: a new connection goes to
+    ``checked_address`` of its host, so the check runs at connect time, the URL (and with it the
+    pool's key, ``Host`` and the TLS name checked) stays the one asked for, and a kept-alive
+    connection is only ever reused for that host."""
 
-    def __init__(self, rule: Policy, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, rule: Policy) -> None:
         self.rule = rule
+        self.inner = httpcore.AnyIOBackend()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        target = await pinned(str(request.url), self.rule)
-        request.url = httpx.URL(target.url)
-        for key, value in target.headers.items():
-            request.headers[key] = value
-        request.extensions = {**request.extensions, **target.extensions}
-        return await super().handle_async_request(request)
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        address = await checked_address(host, port, self.rule)
+        return await self.inner.connect_tcp(str(address), port, timeout=timeout, local_address=local_address,
+                                            socket_options=socket_options)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        raise OutboundRefused("an outbound client connects over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+class _Pinning(httpx.AsyncHTTPTransport):
+    """The transport of every outbound client: httpx's own, on a connection pool whose network
+    backend is ``_CheckedBackend`` (a refused address raises ``OutboundRefused`` before any
+    connection is made)."""
+
+    def __init__(self, rule: Policy, *, limits: httpx.Limits) -> None:
+        super().__init__(limits=limits, trust_env=False)
+        # httpx takes no network backend: its pool is replaced by the same one with ours
+        # (httpcore's public AsyncConnectionPool and its ``network_backend`` parameter).
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_CheckedBackend(rule))
 
 
 async def close_clients(kernel: Any) -> None:
