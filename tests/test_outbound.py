@@ -76,3 +76,21 @@ async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(m
         assert refusal(_ip("10.20.3.4"), rule) is None
         assert refusal(_ip("169.254.169.254"), rule) == "a cloud metadata address"
         assert refusal(_ip("10.21.0.1"), rule) is not None
+
+
+async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not(make_app, http_receiver):
+    import httpx
+
+    from kernel import outbound
+
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})  # production's default: nothing opened
+    url = http_receiver.serve("/up", {"ok": True})
+    timeout = httpx.Timeout(5.0)
+    operator = outbound.client(app.kernel, "t.operator", timeout=timeout, operator=True)
+    tenant = outbound.client(app.kernel, "t.tenant", timeout=timeout)
+    assert (await operator.get(url)).json() == {"ok": True}
+    with pytest.raises(OutboundRefused, match="loopback"):
+        await tenant.get(url)
+    with pytest.raises(OutboundRefused, match="unspecified"):
+        await operator.get(url.replace("127.0.0.1", "0.0.0.0"))
+    assert http_receiver.hits["/up"] == 1
