@@ -422,6 +422,35 @@ async def test_store_sync_targets(sweep, kind, host):
     sweep.assert_canary_untouched(f"store sync {host}")
 
 
+@pytest.fixture(scope="module")
+def service_account_key() -> str:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+@pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
+async def test_store_sync_token_uri(sweep, service_account_key, kind, host):
+    """A docstore pipeline's service account names its ``token_uri``: the OAuth grant goes there."""
+    calls = await sweep.calls("storesync-docstore")
+    credentials = {"type": "service_account", "project_id": "sweep-project", "private_key": service_account_key,
+                   "client_email": "sync@sweep-project.iam.gserviceaccount.com", "token_uri": sweep.url(host, "/token")}
+    body = {"name": f"fs{IDS.index(f'{kind}:{host}')}", "target": "docstore", "credentials": credentials,
+            "collections": ["posts"]}
+    if kind != "redirect" and _literal(host):
+        await calls.err("post", "/store-sync/pipelines", 400, "VALIDATION_ERROR", ["credentials", "token_uri"],
+                        json=body)
+        return sweep.assert_canary_untouched(f"store sync token_uri {host}")
+    await calls.ok("post", "/store-sync/pipelines", 201, json=body)
+    with pytest.raises(targets.PushFailed) as failed:
+        await targets.access_token(sweep.kernel, f"sweep:{host}", credentials)
+    want = "answered a redirect (not followed)" if kind == "redirect" else "the token endpoint: refused address"
+    assert want in str(failed.value), str(failed.value)
+    sweep.assert_canary_untouched(f"store sync token_uri {host}")
+
+
 @pytest.mark.parametrize(("kind", "host"), SPELLINGS, ids=IDS)
 async def test_extensions(sweep, kind, host):
     """An extension with the ``network`` grant: nothing the operator opened reaches it (not even
