@@ -6,6 +6,13 @@ address at connect time unless the operator opens their network (``SVC_OUTBOUND_
 redirects are not followed. Features that check a literal address when saved (file import,
 translation providers, store-sync targets) refuse it there too.
 
+The features: webhooks, flows' ``request`` (a literal and a templated URL), web push endpoints,
+trusted issuers (``jwksUri``, ``discoveryUrl``, the ``jwks_uri`` a discovery document names, and
+a token naming the issuer sent from outside), file import, the copilot's and MCP's
+``import_file``, a site's translation provider, git hosts, store-sync targets (``databaseUrl``
+and a service account's ``token_uri``) and an extension's client (in its sandbox scope; an
+uploaded one: ``plugin_tests/extensions/test_extensions_review_holes.py``).
+
 One app for the module, one site per feature. The app opens only ``127.0.0.2/32``: the
 ``Redirector`` there (a real HTTP server) answers 302 to the ``Canary`` on ``127.0.0.1`` and
 ``[::1]`` (a real HTTP server that answers 200 and records every request), and serves
