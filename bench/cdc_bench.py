@@ -200,7 +200,8 @@ async def main(args: argparse.Namespace) -> None:
            "SVC_ADMIN_PASSWORD": PASSWORD, "JWT_SECRET": "bench-secret-0123456789-0123456789-0123",
            "SVC_ENCRYPTION_KEY": base64.b64encode(os.urandom(32)).decode(), "SVC_RATE_LIMIT_ITEMS_READ": "0",
            "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0", "SVC_RATE_LIMIT_CDC": "0",
-           "SVC_LOG_LEVEL": "WARNING", "SVC_ACCESS_TOKEN_TTL": "86400"}
+           "SVC_LOG_LEVEL": "WARNING", "SVC_ACCESS_TOKEN_TTL": "86400",
+           "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"}  # the local webhook receiver
     if args.database_url:
         env["SVC_DATABASE_URL"] = args.database_url
     if args.redis_url:

@@ -310,7 +310,8 @@ async def vacuum_loop(database_url: str, every: float, soak: Any) -> None:
 async def main(args: argparse.Namespace) -> int:
     data_dir = tempfile.mkdtemp(prefix="svc-soak-")
     env = server_env(args.database_url, args.redis_url, data_dir, SVC_ENCRYPTION_KEY=ENCRYPTION_KEY,
-                     SVC_REDIS_NAMESPACE="svcsoak", SVC_RATE_LIMIT_CDC="0", SVC_RATE_LIMIT_REALTIME_TICKETS="0")
+                     SVC_REDIS_NAMESPACE="svcsoak", SVC_RATE_LIMIT_CDC="0", SVC_RATE_LIMIT_REALTIME_TICKETS="0",
+                     SVC_OUTBOUND_ALLOW_NETWORKS="127.0.0.1/32")  # its local webhook receiver
     reset_postgres(args.database_url)
     print(f"svc migrate: {run_migrate(env)} s", flush=True)
     server = Server(env, args.port, args.workers, str(Path(data_dir) / "serve.log"))

@@ -1,29 +1,38 @@
-"""Outbound URLs a user configures (webhooks, flow requests, file import, MCP tools, git hosts).
+"""Every outbound HTTP request svc makes goes through here (the outbound rule (docs/operations.md#outbound-requests)).
 
-The outbound-URL rule of every such feature (docs/change-feed.md, webhooks; docs/files.md, import
-from a URL), in two checks:
+A site admin is a tenant, not the operator: every destination a tenant configures (webhooks,
+flow requests, push endpoints, trusted issuers' ``jwksUri``/``discoveryUrl`` and the
+``jwks_uri`` a discovery document names, file import, MCP and copilot imports, translation
+providers, git hosts, store-sync targets, extensions) is checked by one rule, ``refusal``:
 
-- ``check_url(url)`` when the URL is saved: ``http`` or ``https``, a host, at most 2,048
-  characters, no credentials in it, and never the unspecified address (``0.0.0.0``, ``::``, in any spelling:
-  ``0``, ``0x0``, ``0.0``, ``::ffff:0.0.0.0``). With ``public_only=True`` (a URL fetched on a
-  user's behalf: file import, MCP/AI tools) a literal loopback, private, link-local, reserved or
-  multicast address, or an IPv6 form carrying one (IPv4-mapped, 6to4, Teredo), is refused too.
-- ``pinned(url)`` when connecting: the host is resolved now, every address it resolves to is
-  checked by the same rule, and the request goes to the checked address (``Host`` and TLS
-  server name stay the URL's), so a DNS answer that changes between the check and the connect
-  (rebinding) cannot reach a refused address. Redirects are never followed: callers pass
-  ``follow_redirects=False``.
+- the unspecified address (``0.0.0.0``, ``::``, any spelling: ``0``, ``0x0``, ``0.0``,
+  ``[::ffff:0.0.0.0]``) is always refused;
+- loopback, private, link-local, reserved, multicast and cloud-metadata addresses
+  (``169.254.169.254``, ``fd00:ec2::254``), and any IPv6 form carrying one (IPv4-mapped, 6to4,
+  Teredo), are refused unless the operator opens their network with
+  ``SVC_OUTBOUND_ALLOW_NETWORKS`` (comma list of CIDRs). A metadata address is opened only by an
+  entry naming exactly it (``169.254.169.254/32``), never by a wider network.
+- ``SVC_ENV=development`` opens loopback too, except for a URL fetched on a user's behalf
+  (``on_behalf``: file import, MCP and copilot imports), which honours only the operator's list.
+- Inside an uploaded extension (``kernel.sandbox``, the ``network`` grant) nothing is opened:
+  only public addresses.
 
-Errors are ``OutboundRefused`` (a ``ValueError``); ``check_url`` raises 400 ``VALIDATION_FAILED``.
+The checks:
 
-``client(kernel, name, timeout=...)`` is the app's pooled HTTP client for one kind of outbound
-request (webhooks, flow requests, file imports): made on first use, never following redirects,
-ignoring proxy variables, and closed by the kernel at shutdown.
+- ``check_url(url)`` when a URL is saved: ``http`` or ``https``, a host, at most 2,048
+  characters, no credentials, never the unspecified address; 400 ``VALIDATION_FAILED``. Given a
+  ``policy``, a literal address the policy refuses is refused there too.
+- ``client(kernel, name, ...)``: the app's pooled HTTP client for one kind of request. Its
+  connections are pinned: when one is opened, the host is resolved, every address it resolves
+  to is checked by ``policy``, and the connection goes to the checked address (the URL, its
+  ``Host`` and the TLS name verified stay the host's), so a DNS answer that changes between the
+  check and the connect (rebinding) cannot reach a refused address, and a kept-alive connection
+  serves only the host it was opened for. A refused address raises ``OutboundRefused`` (a
+  ``ValueError``) from the request. Redirects are never followed and proxy variables are
+  ignored. ``operator=True`` is for a URL the operator configured (``SVC_AI_BASE_URL``,
+  ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused.
 
-Inside an uploaded extension (``kernel.sandbox``, the ``network`` grant) every check is
-``public_only`` and ``client`` answers a client of the extension's own whose every request is
-pinned to a checked public address: the grant never reaches loopback, private or metadata
-addresses (an operator's ``allow`` networks are not extended to extensions).
+Nothing else in the product creates an HTTP client or a socket (``tests/test_outbound_layout.py``).
 """
 
 from __future__ import annotations
@@ -31,10 +40,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from kernel import sandbox
@@ -42,15 +53,43 @@ from kernel.errors import ApiError
 
 MAX_URL = 2048
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+METADATA = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")})
+LOOPBACK: Networks = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
 
 class OutboundRefused(ValueError):
     """A URL or an address the outbound rule refuses; the message says why."""
 
 
+@dataclass(frozen=True)
+class Policy:
+    """What one kind of request may reach besides public addresses: ``allow`` (networks the
+    operator opened), or anything but the unspecified address (``operator``)."""
+
+    allow: Networks = ()
+    operator: bool = False
+
+
+STRICT = Policy()  # public addresses only: an extension, or an app that opened nothing
+OPERATOR = Policy(operator=True)
+
+
+def policy(kernel: Any, *, on_behalf: bool = False) -> Policy:
+    """The policy of a tenant-configured request in this app: the operator's
+    ``SVC_OUTBOUND_ALLOW_NETWORKS``, plus loopback under ``SVC_ENV=development`` unless the URL
+    is fetched on a user's behalf. Inside an extension: ``STRICT``."""
+    if sandbox.current() is not None:
+        return STRICT
+    allow: Networks = tuple(kernel.settings.get("outbound_allow_networks") or ())
+    if not on_behalf and kernel.settings.get("env") == "development":
+        allow += LOOPBACK
+    return Policy(allow)
+
+
 def _literal(host: str) -> IP | None:
     """The address a literal host spells, in any of the forms a resolver accepts (``0``,
-    ``0x7f.1``, ``017700000001``), or None for a name."""
+    ``0x7f.1``, ``017700000001``, ``2130706433``), or None for a name."""
     try:
         return ipaddress.ip_address(host)
     except ValueError:
@@ -61,19 +100,8 @@ def _literal(host: str) -> IP | None:
         return None
 
 
-Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
-
-
-def parse_networks(raw: str) -> Networks:
-    """A setting's comma list of CIDR networks (``10.20.0.0/16,127.0.0.1/32``): the private
-    networks an operator lets a ``public_only`` fetch reach (an internal asset host, a
-    translation server); ValueError on a bad one."""
-    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())
-
-
-def refusal(address: IP, *, public_only: bool, allow: Networks = ()) -> str | None:
-    """Why ``address`` may not be connected to, or None. ``allow``: networks a ``public_only``
-    check lets through all the same (never the unspecified address)."""
+def refusal(address: IP, rule: Policy = STRICT) -> str | None:
+    """Why ``address`` may not be connected to under ``rule``, or None (the module docstring)."""
     # An IPv6 address that carries an IPv4 one is judged by it: mapped (::ffff:a.b.c.d), 6to4
     # (2002:aabb:ccdd::) and Teredo (2001::/32, the client's address) reach that IPv4 host.
     teredo = getattr(address, "teredo", None)
@@ -83,41 +111,53 @@ def refusal(address: IP, *, public_only: bool, allow: Networks = ()) -> str | No
         address = embedded
     if address.is_unspecified:
         return "the unspecified address"
-    if public_only and any(address in net for net in allow):
+    if rule.operator:
         return None
-    if public_only and (address.is_loopback or address.is_private or address.is_link_local
-                        or address.is_reserved or address.is_multicast or not address.is_global):
+    if address in METADATA:
+        if any(net.num_addresses == 1 and address in net for net in rule.allow):
+            return None
+        return "a cloud metadata address"
+    if any(address in net for net in rule.allow):
+        return None
+    if address.is_loopback or address.is_private or address.is_link_local or address.is_reserved \
+            or address.is_multicast or not address.is_global:
         return "a loopback, private, link-local or reserved address"
     return None
 
 
-def check_url(url: object, *, path: list[str | int] | None = None, public_only: bool = False,
-              allow: Networks = ()) -> str:
-    """``url``, checked to be an outbound URL the rule allows; 400 ``VALIDATION_FAILED`` at ``path``."""
+def check_url(url: object, *, path: list[str | int] | None = None, policy: Policy | None = None,
+              status: int = 400) -> str:
+    """``url``, checked to be an outbound URL the rule allows when saved; ``status``
+    ``VALIDATION_FAILED`` at ``path``. A literal address is checked against ``policy`` when
+    one is given (the unspecified address always)."""
     where = path or ["url"]
     sandbox.require("network", "an outbound request")
-    public_only = public_only or sandbox.current() is not None
+    if sandbox.current() is not None:
+        policy = STRICT
+
+    def invalid(message: str) -> ApiError:
+        return ApiError.validation(message, path=where, status=status)
+
     if not isinstance(url, str) or not url.strip():
-        raise ApiError.validation("A URL is required", path=where)
+        raise invalid("A URL is required")
     if len(url) > MAX_URL or any(ord(c) < 33 or c == "\x7f" for c in url):
-        raise ApiError.validation(f"The URL must be at most {MAX_URL} characters without spaces or control "
-                                  "characters", path=where)
+        raise invalid(f"The URL must be at most {MAX_URL} characters without spaces or control characters")
     try:
         parts = urlsplit(url)
         host, _port = parts.hostname, parts.port
     except ValueError:
-        raise ApiError.validation("The URL is not valid", path=where) from None
+        raise invalid("The URL is not valid") from None
     if parts.scheme not in ("http", "https"):
-        raise ApiError.validation("The URL must be http or https", path=where)
+        raise invalid("The URL must be http or https")
     if not host:
-        raise ApiError.validation("The URL has no host", path=where)
+        raise invalid("The URL has no host")
     if parts.username is not None or parts.password is not None:
-        raise ApiError.validation("The URL must not carry credentials", path=where)
+        raise invalid("The URL must not carry credentials")
     address = _literal(host)
     if address is not None:
-        reason = refusal(address, public_only=public_only, allow=allow)
+        reason = refusal(address, policy or OPERATOR)
         if reason:
-            raise ApiError.validation(f"The URL points at {reason}", path=where)
+            raise invalid(f"The URL points at {reason}")
     return url
 
 
@@ -130,14 +170,12 @@ class Pinned:
     extensions: dict[str, str]
 
 
-async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -> Pinned:
-    """Resolve ``url``'s host now and point the request at a checked address (see the module
-    docstring); ``OutboundRefused`` when any address is refused or the host does not resolve."""
+async def checked_address(host: str, port: int, rule: Policy = STRICT) -> IP:
+    """The address to connect to for ``host``: resolved now, every address it resolves to checked
+    by ``rule``; ``OutboundRefused`` when one is refused or the host does not resolve."""
     sandbox.require("network", "an outbound request")
-    public_only = public_only or sandbox.current() is not None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if sandbox.current() is not None:
+        rule = STRICT
     address = _literal(host)
     if address is not None:
         addresses = [address]
@@ -150,15 +188,27 @@ async def pinned(url: str, *, public_only: bool = False, allow: Networks = ()) -
         if not addresses:
             raise OutboundRefused(f"{host} does not resolve")
     for candidate in addresses:
-        reason = refusal(candidate, public_only=public_only, allow=allow)
+        reason = refusal(candidate, rule)
         if reason:
             raise OutboundRefused(f"{host} resolves to {reason}")
+    return addresses[0]
+
+
+async def pinned(url: str, rule: Policy = STRICT) -> Pinned:
+    """``url`` rewritten onto ``checked_address`` of its host, with the ``Host`` header and TLS
+    server name it needs (for a caller with a client of its own; ``client`` does this itself)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise OutboundRefused(f"{parts.scheme or 'a relative'} URL (only http and https)")
+    host = parts.hostname or ""
+    address = await checked_address(host, parts.port or (443 if parts.scheme == "https" else 80), rule)
+
     def netloc(name: str) -> str:  # an IPv6 literal in brackets; the URL's own port, if any
         name = f"[{name}]" if ":" in name else name
         return name if parts.port is None else f"{name}:{parts.port}"
 
-    extensions = {"sni_hostname": host} if parts.scheme == "https" and address is None else {}
-    return Pinned(urlunsplit((parts.scheme, netloc(str(addresses[0])), parts.path or "/", parts.query, "")),
+    extensions = {"sni_hostname": host} if parts.scheme == "https" and _literal(host) is None else {}
+    return Pinned(urlunsplit((parts.scheme, netloc(str(address)), parts.path or "/", parts.query, "")),
                   {"Host": netloc(host)}, extensions)
 
 
@@ -166,34 +216,64 @@ CLIENTS_STATE = "outbound.clients"
 
 
 def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: int = 100,
-           max_keepalive: int = 20) -> httpx.AsyncClient:
+           max_keepalive: int = 20, on_behalf: bool = False, operator: bool = False) -> httpx.AsyncClient:
     """This app's pooled client ``name`` (see the module docstring); the options of its first use
-    stay. An extension without the ``network`` capability gets 403 (kernel.sandbox)."""
+    stay. Every request is pinned to an address ``policy(kernel, on_behalf=...)`` allows
+    (``operator``: any but the unspecified one). An extension without the ``network``
+    capability gets 403 (kernel.sandbox); an extension's client is always ``STRICT``."""
     sandbox.require("network", "an outbound client")
     scope = sandbox.current()
-    if scope is not None:  # an extension's client: every request pinned to a checked public address
+    if scope is not None:
         name = f"ext:{scope.name}:{name}"
+    rule = OPERATOR if operator and scope is None else policy(kernel, on_behalf=on_behalf)
     clients: dict[str, httpx.AsyncClient] = kernel.state.setdefault(CLIENTS_STATE, {})
     found = clients.get(name)
     if found is None:
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
-        transport = _PublicOnly(limits=limits, trust_env=False) if scope is not None else None
-        found = clients[name] = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                                                  limits=limits, transport=transport)
+        found = clients[name] = httpx.AsyncClient(
+            timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
+            transport=_Pinning(rule, limits=limits))
     return found
 
 
-class _PublicOnly(httpx.AsyncHTTPTransport):
-    """The transport of an extension's client: each request goes to its host's checked public
-    address (``pinned(..., public_only=True)``); a refused one raises ``OutboundRefused``."""
+class _CheckedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend for every outbound client: a new connection goes to
+    ``checked_address`` of its host, so the check runs at connect time, the URL (and with it the
+    pool's key, ``Host`` and the TLS name checked) stays the one asked for, and a kept-alive
+    connection is only ever reused for that host."""
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        target = await pinned(str(request.url), public_only=True)
-        request.url = httpx.URL(target.url)
-        for key, value in target.headers.items():
-            request.headers[key] = value
-        request.extensions = {**request.extensions, **target.extensions}
-        return await super().handle_async_request(request)
+    def __init__(self, rule: Policy) -> None:
+        self.rule = rule
+        self.inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        address = await checked_address(host, port, self.rule)
+        return await self.inner.connect_tcp(str(address), port, timeout=timeout, local_address=local_address,
+                                            socket_options=socket_options)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        raise OutboundRefused("an outbound client connects over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+class _Pinning(httpx.AsyncHTTPTransport):
+    """The transport of every outbound client: httpx's own, on a connection pool whose network
+    backend is ``_CheckedBackend`` (a refused address raises ``OutboundRefused`` before any
+    connection is made)."""
+
+    def __init__(self, rule: Policy, *, limits: httpx.Limits) -> None:
+        super().__init__(limits=limits, trust_env=False)
+        # httpx takes no network backend: its pool is replaced by the same one with ours
+        # (httpcore's public AsyncConnectionPool and its ``network_backend`` parameter).
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_CheckedBackend(rule))
 
 
 async def close_clients(kernel: Any) -> None:

@@ -136,6 +136,13 @@ def parse_database_url(raw: str) -> str:
     return raw.strip()
 
 
+def parse_networks(raw: str) -> tuple[Any, ...]:
+    """A comma list of CIDR networks (``10.20.0.0/16,127.0.0.1/32``); ValueError on a bad one."""
+    import ipaddress
+
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())
+
+
 def parse_choice(*choices: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -148,7 +155,13 @@ def parse_choice(*choices: str) -> Callable[[str], str]:
 
 KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_ENV", "production", parse_choice("production", "development"),
-            "`production` or `development`; development enables GraphQL introspection and the explorer."),
+            "`production` or `development`; development enables GraphQL introspection and the explorer, and lets "
+            "outbound requests reach loopback."),
+    Setting("SVC_OUTBOUND_ALLOW_NETWORKS", (), parse_networks,
+            "Comma list of CIDR networks that outbound requests a tenant configures (webhooks, flow requests, "
+            "push, issuers, file import, translation, git, store sync) may reach although they are loopback, "
+            "private or link-local; a metadata address only when named exactly (`169.254.169.254/32`). Empty: "
+            "public addresses only (`SVC_ENV=development` adds loopback)."),
     Setting("SVC_HOST", "127.0.0.1", str, "Address `svc serve` binds to."),
     Setting("SVC_PORT", 8000, parse_int(1), "Port `svc serve` listens on."),
     Setting("SVC_WORKERS", 1, parse_int(1), "Number of uvicorn worker processes for `svc serve`."),

@@ -116,6 +116,11 @@ def wait_until_answering(proc: subprocess.Popen[Any], url: str, timeout: float =
             time.sleep(0.2)
 
 
+# The test run is the operator: its local servers (http_receiver...) are on loopback, so its apps
+# open loopback (SVC_OUTBOUND_ALLOW_NETWORKS); tests/test_ssrf_sweep.py empties it.
+LOOPBACK_ALLOWED = "127.0.0.0/8,::1/128"
+
+
 def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """A real ``svc`` process on ``data_dir``'s database (or the test PostgreSQL and Redis) whose
     event dispatcher runs: ``svc serve`` on SQLite (the embedded deployment dispatches in its
@@ -126,7 +131,8 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
         "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "HOME": os.environ.get("HOME", "/tmp"),
         "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
         "JWT_SECRET": JWT_SECRET, "SVC_JOBS_INPROCESS": "false", "SVC_LOG_LEVEL": "warning",
-        "SVC_REDIS_NAMESPACE": f"svckill{uuid.uuid4().hex[:8]}", **(env or {}),
+        "SVC_REDIS_NAMESPACE": f"svckill{uuid.uuid4().hex[:8]}", "SVC_OUTBOUND_ALLOW_NETWORKS": LOOPBACK_ALLOWED,
+        **(env or {}),
     }
     if svc_test_database_url():
         full["SVC_DATABASE_URL"] = svc_test_database_url()
@@ -368,6 +374,7 @@ class AppFactory:
             "JWT_SECRET": JWT_SECRET,
             "SVC_JOBS_INPROCESS": "false",
             "SVC_REDIS_NAMESPACE": self.namespace,
+            "SVC_OUTBOUND_ALLOW_NETWORKS": LOOPBACK_ALLOWED,
         }
         if self.database_url:
             env["SVC_DATABASE_URL"] = self.database_url

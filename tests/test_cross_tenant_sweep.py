@@ -131,7 +131,8 @@ def _env() -> dict[str, str]:
             "SVC_VAPID_PUBLIC_KEY": public, "SVC_VAPID_PRIVATE_KEY": private,
             "SVC_VAPID_SUBJECT": "mailto:ops@example.com",
             "SVC_GIT_GITHUB_API_URL": base, "SVC_GIT_GITHUB_URL": base, "SVC_GIT_GITLAB_URL": base + "/gl",
-            "SVC_PUBLIC_URL": "https://cms.example.com"}
+            "SVC_PUBLIC_URL": "https://cms.example.com",
+            "SVC_OUTBOUND_ALLOW_NETWORKS": ""}  # production's default: the seed's outbound URLs are refused
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -93,7 +93,9 @@ def _build_app(template_db: str, tmp_path: Path) -> Any:
     factory = AppFactory(template_db, tmp_path, f"svctest:{uuid.uuid4().hex[:12]}")
     data_dir = tmp_path / "schemathesis"
     # No auth rate limit: the run sends more than 30 auth requests a minute, and a 429 tests nothing.
-    settings = factory.settings(data_dir, rate_limit_auth=0)
+    # Outbound: production's default (nothing opened), so a generated loopback URL is refused, not
+    # fetched from whatever listens on this machine.
+    settings = factory.settings(data_dir, rate_limit_auth=0, env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})
     factory._prepare_database(data_dir, settings)  # a copy of the migrated template
     app = create_app(settings)
     # A deployment with email configured, so email flows run instead of answering a designed 503.

@@ -4,7 +4,8 @@ connect."""
 import pytest
 
 from kernel.errors import ApiError
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OPERATOR, STRICT, OutboundRefused, Policy, check_url, pinned, refusal
+from kernel.settings import parse_networks
 
 
 @pytest.mark.parametrize("url", [
@@ -21,7 +22,7 @@ def test_refused_when_saved(url):
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8080/hook", "https://example.com/hook?x=1", "http://[::1]/h",
                                  "http://10.0.0.5/h"])
-def test_allowed_for_webhooks(url):
+def test_a_literal_private_address_is_checked_at_connect_time_not_when_saved(url):
     assert check_url(url) == url
 
 
@@ -29,18 +30,68 @@ def test_allowed_for_webhooks(url):
                                  "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0x7f.1/", "http://[fe80::1]/",
                                  "http://[2002:7f00:1::]/", "http://[2002:a01:203::1]/",  # 6to4 of 127.0.0.1, 10.1.2.3
                                  "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/"])  # Teredo of 127.0.0.1
-def test_public_only_refuses_internal_literals(url):
-    with pytest.raises(ApiError):
-        check_url(url, public_only=True)
+def test_a_policy_refuses_internal_literals_when_saved(url):
+    with pytest.raises(ApiError) as caught:
+        check_url(url, policy=STRICT)
+    assert caught.value.status == 400 and caught.value.code == "VALIDATION_FAILED"
 
 
 async def test_pinned_connects_to_the_checked_address_with_the_original_host():
-    target = await pinned("http://localhost:8123/hook?a=1")
+    target = await pinned("http://localhost:8123/hook?a=1", OPERATOR)
     assert target.url in ("http://127.0.0.1:8123/hook?a=1", "http://[::1]:8123/hook?a=1")
     assert target.headers == {"Host": "localhost:8123"} and target.extensions == {}
     with pytest.raises(OutboundRefused, match="loopback"):
-        await pinned("http://localhost/x", public_only=True)
+        await pinned("http://localhost/x")
     with pytest.raises(OutboundRefused, match="unspecified"):
-        await pinned("http://0/x")
+        await pinned("http://0/x", OPERATOR)
     with pytest.raises(OutboundRefused, match="does not resolve"):
-        await pinned("http://no-such-host.invalid/x")
+        await pinned("http://no-such-host.invalid/x", OPERATOR)
+
+
+def _ip(text):
+    import ipaddress
+
+    return ipaddress.ip_address(text)
+
+
+def test_allowed_networks_open_what_they_name_and_metadata_only_when_named_exactly():
+    wide = Policy(parse_networks("127.0.0.0/8,10.0.0.0/8,169.254.0.0/16,0.0.0.0/0"))
+    assert refusal(_ip("127.0.0.1"), wide) is None and refusal(_ip("10.9.8.7"), wide) is None
+    assert refusal(_ip("::ffff:127.0.0.1"), wide) is None  # the same host as 127.0.0.1
+    assert refusal(_ip("169.254.169.254"), wide) == "a cloud metadata address"
+    assert refusal(_ip("fd00:ec2::254"), Policy(parse_networks("fd00::/8"))) == "a cloud metadata address"
+    assert refusal(_ip("169.254.169.254"), Policy(parse_networks("169.254.169.254/32"))) is None
+    assert refusal(_ip("0.0.0.0"), wide) == "the unspecified address"
+    assert refusal(_ip("192.168.1.1"), wide) is None and refusal(_ip("192.168.1.1"), STRICT) is not None
+    assert refusal(_ip("93.184.215.14"), STRICT) is None
+
+
+async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(make_app):
+    from kernel.outbound import policy
+
+    app = await make_app(env={"SVC_ENV": "development", "SVC_OUTBOUND_ALLOW_NETWORKS": "10.20.0.0/16"})
+    tenant, on_behalf = policy(app.kernel), policy(app.kernel, on_behalf=True)
+    assert refusal(_ip("127.0.0.1"), tenant) is None and refusal(_ip("::1"), tenant) is None
+    assert refusal(_ip("127.0.0.1"), on_behalf) == "a loopback, private, link-local or reserved address"
+    for rule in (tenant, on_behalf):  # the operator's list holds for both; metadata is never implied
+        assert refusal(_ip("10.20.3.4"), rule) is None
+        assert refusal(_ip("169.254.169.254"), rule) == "a cloud metadata address"
+        assert refusal(_ip("10.21.0.1"), rule) is not None
+
+
+async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not(make_app, http_receiver):
+    import httpx
+
+    from kernel import outbound
+
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})  # production's default: nothing opened
+    url = http_receiver.serve("/up", {"ok": True})
+    timeout = httpx.Timeout(5.0)
+    operator = outbound.client(app.kernel, "t.operator", timeout=timeout, operator=True)
+    tenant = outbound.client(app.kernel, "t.tenant", timeout=timeout)
+    assert (await operator.get(url)).json() == {"ok": True}
+    with pytest.raises(OutboundRefused, match="loopback"):
+        await tenant.get(url)
+    with pytest.raises(OutboundRefused, match="unspecified"):
+        await operator.get(url.replace("127.0.0.1", "0.0.0.0"))
+    assert http_receiver.hits["/up"] == 1

@@ -176,7 +176,8 @@ class Deployment:
                "SVC_ENCRYPTION_KEY": ENCRYPTION_KEY, "SVC_LOG_LEVEL": "warning",
                "SVC_REDIS_NAMESPACE": self.namespace, "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
                "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_AUTH": "0", "SVC_RATE_LIMIT_UPLOAD": "0",
-               "SVC_RATE_LIMIT_CDC": "0", **self.extra, **more}
+               "SVC_RATE_LIMIT_CDC": "0", "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32",  # the receiver
+               **self.extra, **more}
         if self.database_url:
             env["SVC_DATABASE_URL"] = self.database_url
         if self.redis_url:

@@ -156,7 +156,7 @@ def main() -> int:
         "SVC_EVENTS_LEASE_SECONDS": str(lease), "SVC_EVENTS_POLL_SECONDS": "0.5",
         "SVC_CDC_WEBHOOK_BATCH": "10", "SVC_STORE_SYNC_BATCH": "10", "SVC_CDC_READ_TIMEOUT": "4",
         "SVC_STORE_SYNC_READ_TIMEOUT": "4", "SVC_FLOWS_REQUEST_TIMEOUT": "4",
-        "SVC_STORE_SYNC_ALLOW_NETWORKS": "127.0.0.1/32", "SVC_JOBS_POLL_MS": "200"})
+        "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32", "SVC_JOBS_POLL_MS": "200"})
     receiver = Receiver(args.receiver_port)
     # A webhook delivery carries SVC_CDC_WEBHOOK_BATCH (10) events, the others one item each: the
     # webhook's receiver is ten times slower per request, so all three are part-way together.

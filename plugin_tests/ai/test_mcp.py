@@ -54,13 +54,16 @@ async def test_dangerous_tools_answer_an_approval_id(svc_app, live_server, calls
     assert len((await calls.list("posts"))["data"]) == 3
 
 
-async def test_import_file_refuses_internal_addresses(svc_app, live_server, calls, http_receiver):
-    server = await live_server(svc_app)
+async def test_import_file_refuses_internal_addresses(make_app, live_server, http_receiver):
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})  # production's default: nothing opened
+    admin_headers = {"Authorization": f"Bearer {await app.login()}"}
+    headers = {**admin_headers, "X-Svc-Site": await app.create_site(admin_headers)}
+    server = await live_server(app)
     http_receiver.serve_raw("/a.png", b"\x89PNG\r\n\x1a\n", content_type="image/png")
     urls = [http_receiver.url("/a.png"), "http://[::ffff:127.0.0.1]/a.png", "http://[::1]/x.png",
             "http://10.0.0.1/x.png", "http://169.254.169.254/latest/meta-data", "http://0x7f000001/x.png",
             "http://2130706433/x.png", "http://localhost/x.png", "ftp://example.com/x.png"]
-    async with _client(server, calls.headers) as admin:
+    async with _client(server, headers) as admin:
         for url in urls:
             result = await admin.call_tool("import_file", {"url": url})
             assert result.is_error, url
@@ -113,7 +116,7 @@ async def test_origin_rule_and_authentication(svc_app, live_server, calls, site)
 
 
 async def test_import_file_fetches_as_the_caller_without_redirects(make_app, live_server, http_receiver):
-    app = await make_app(env={"SVC_FILES_IMPORT_ALLOW_NETWORKS": "127.0.0.1/32"})
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"})
     headers = {"Authorization": f"Bearer {await app.login()}"}
     site = await app.create_site(headers)
     headers["X-Svc-Site"] = site

@@ -14,7 +14,7 @@ import pytest_asyncio
 from kernel.testing import S3_TEST_BUCKET
 
 CAP = 200_000
-FILES_ENV = {"FILE_UPLOAD_MAX_BYTES": str(CAP), "SVC_FILES_IMPORT_ALLOW_NETWORKS": "127.0.0.1/32"}
+FILES_ENV = {"FILE_UPLOAD_MAX_BYTES": str(CAP), "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"}
 
 
 @pytest_asyncio.fixture(params=["local", "s3"])

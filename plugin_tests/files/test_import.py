@@ -8,7 +8,7 @@ from .corpus import gradient_jpeg
 
 
 async def test_import_fetches_through_the_guard(svc_app, calls, http_receiver):
-    """(This app allows 127.0.0.1/32 through SVC_FILES_IMPORT_ALLOW_NETWORKS.)"""
+    """(This app allows 127.0.0.1/32 through SVC_OUTBOUND_ALLOW_NETWORKS.)"""
     data = gradient_jpeg((30, 20))
     url = http_receiver.serve_raw("/img/sunset.jpg", data, content_type="image/jpeg")
     record = await calls.ok("post", "/files/import", status=201,
@@ -37,7 +37,7 @@ async def test_import_fetches_through_the_guard(svc_app, calls, http_receiver):
 async def test_import_refuses_internal_addresses(make_app, http_receiver):
     """Without an allowed network: loopback, private, link-local and mapped forms are refused,
     literal or resolved at connect time; the local server never sees a request."""
-    app = await make_app()
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})
     token = await app.login()
     site = await app.create_site({"Authorization": f"Bearer {token}"})
     headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}

@@ -14,7 +14,7 @@ from plugins.settings.api import SettingKey
 KEY = base64.b64encode(b"s" * 32).decode()
 # The tests' LibreTranslate server listens on 127.0.0.1, which a site's provider may reach only
 # inside the operator's allowed networks.
-SETTINGS_ENV = {"SVC_ENCRYPTION_KEY": KEY, "SVC_TM_PROVIDER_ALLOW_NETWORKS": "127.0.0.1/32"}
+SETTINGS_ENV = {"SVC_ENCRYPTION_KEY": KEY, "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"}
 
 
 def _limit(value):

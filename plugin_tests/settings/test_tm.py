@@ -216,7 +216,8 @@ async def test_translate_pipeline(calls, calls_b, site, make_member, http_receiv
 async def test_deployment_provider_and_bad_bodies(make_app, http_receiver):
     server = LibreTranslate(http_receiver)
     app = await make_app(env={"SVC_TM_PROVIDER_URL": server.url + "/", "SVC_TM_PROVIDER_API_KEY": API_KEY,
-                              "SVC_ENCRYPTION_KEY": "c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3M="})
+                              "SVC_ENCRYPTION_KEY": "c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3M=",
+                              "SVC_OUTBOUND_ALLOW_NETWORKS": ""})
     headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
     resp = await app.client.post("/api/v1/tm/translate", headers=headers, json={"text": "Bye", "from": "en", "to": "fr"})
     assert resp.status_code == 200 and resp.json()["data"]["translation"] == "[fr] Bye"

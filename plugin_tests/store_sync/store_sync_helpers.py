@@ -11,7 +11,7 @@ protocols, started by the test:
   accepts only ``auth=<secret>`` and keeps the tree.
 
 Both keep every request, can be told to fail the next requests, and listen on 127.0.0.1, which
-the apps allow with ``SVC_STORE_SYNC_ALLOW_NETWORKS``.
+the apps allow with ``SVC_OUTBOUND_ALLOW_NETWORKS``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ KEY = base64.b64encode(b"y" * 32).decode()
 PROJECT = "demo-project"
 CLIENT_EMAIL = "sync@demo-project.iam.gserviceaccount.com"
 RTDB_SECRET = "rtdb-secret-0123456789"
-BASE_ENV = {"SVC_ENCRYPTION_KEY": KEY, "SVC_STORE_SYNC_ALLOW_NETWORKS": "127.0.0.1/32",
+BASE_ENV = {"SVC_ENCRYPTION_KEY": KEY, "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32",
             "SVC_EVENTS_POLL_SECONDS": "0.2", "SVC_EVENTS_RETRY_BASE_SECONDS": "0.05",
             "SVC_EVENTS_RETRY_MAX_SECONDS": "0.2", "SVC_STORE_SYNC_READ_TIMEOUT": "3"}
 PIPES = "/store-sync/pipelines"

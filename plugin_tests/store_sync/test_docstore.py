@@ -150,7 +150,7 @@ async def test_a_bad_grant_is_a_logged_failure(calls, google):
 
 
 async def test_loopback_is_refused_without_the_allow_list(make_app, google):
-    env = {k: v for k, v in env_for(google).items() if k != "SVC_STORE_SYNC_ALLOW_NETWORKS"}
+    env = {**env_for(google), "SVC_OUTBOUND_ALLOW_NETWORKS": ""}
     app = await make_app(env=env)
     headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
     resp = await app.client.post(f"/api/v1{PIPES}", headers=headers, json={
@@ -168,7 +168,7 @@ async def test_loopback_is_refused_without_the_allow_list(make_app, google):
 
 async def test_a_name_that_resolves_to_loopback_is_refused_at_connect_time(make_app, google):
     """``localhost`` passes the save-time check (it is a name), and is refused when connecting."""
-    env = {**env_for(google), "SVC_STORE_SYNC_ALLOW_NETWORKS": "10.99.0.0/16"}
+    env = {**env_for(google), "SVC_OUTBOUND_ALLOW_NETWORKS": "10.99.0.0/16"}
     app = await make_app(env=env)
     headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
     from kernel.testing import Calls

@@ -47,7 +47,7 @@ async def test_credentials_are_sealed_at_rest(calls, svc_app, google, rtdb):
 
 
 async def test_the_encryption_key_is_required(make_app, google):
-    app = await make_app(env={"SVC_STORE_SYNC_ALLOW_NETWORKS": "127.0.0.1/32"})
+    app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"})
     headers = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
     resp = await app.client.post(f"/api/v1{PIPES}", headers=headers, json=docstore_body(google))
     assert resp.status_code == 400 and resp.json()["errors"][0]["code"] == "ENCRYPTION_KEY_REQUIRED"

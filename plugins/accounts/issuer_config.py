@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
+from kernel import outbound
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from kernel.errors import ApiError
 
@@ -53,22 +53,10 @@ def _text(value: Any, *path: str | int, max_length: int = MAX_TEXT) -> str:
 
 
 def check_url(value: Any, name: str) -> str:
-    """An absolute http(s) URL with a host and no credentials (they would be stored and shown)."""
-    url = _text(value, name, max_length=MAX_URL)
-    if re.search(r"\s", url):
-        raise _fail(f"'{name}' must not contain spaces", name)
-    if not url.startswith(("http://", "https://")):
-        raise _fail(f"'{name}' must be an absolute http or https URL", name)
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a malformed port
-    except ValueError as exc:
-        raise _fail(f"'{name}' is not a valid URL", name) from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _fail(f"'{name}' must be an absolute http or https URL", name)
-    if parts.username is not None or parts.password is not None:
-        raise _fail(f"'{name}' must not carry credentials", name)
-    return url
+    """An absolute http(s) URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.check_url``: a
+    host, no credentials, never the unspecified address); 422 at ``name``. The address it
+    resolves to is checked when the keys are fetched (``jwks.py``)."""
+    return outbound.check_url(_text(value, name, max_length=MAX_URL), path=[name], status=422)
 
 
 def _audience(value: Any) -> str | list[str]:

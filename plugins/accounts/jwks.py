@@ -7,6 +7,11 @@ A token whose ``kid`` is not in the set triggers one refetch, at most once per
 ``UNKNOWN_KID_REFETCH`` seconds per issuer, so key rotation works without letting random kids
 hammer the identity provider. An unreachable or malformed key set is never worked around:
 the token is refused (401), the cause is logged, and retries wait ``FAILURE_BACKOFF`` seconds.
+
+Every fetch goes through the ``kernel.outbound`` client: the configured URL, and the ``jwks_uri``
+a discovery document names (checked like a configured one first), are resolved and checked at
+connect time by the outbound rule (docs/operations.md#outbound-requests) (no loopback, private, link-local or metadata address
+unless the operator opened it); redirects are not followed.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import httpx
 import jwt
 
+from kernel import outbound
 from kernel.errors import ApiError
 
 log = logging.getLogger("svc.accounts.jwks")
@@ -31,6 +37,7 @@ FAILURE_BACKOFF = 5.0
 FETCH_TIMEOUT = 3.0
 MAX_DOCUMENT_BYTES = 512 * 1024
 STATE_KEY = "accounts.jwks"
+CLIENT_KEY = "accounts.jwks"
 
 # Which JWK a token's algorithm may be verified with: key type, and the curve for ECDSA.
 _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC"}
@@ -90,8 +97,10 @@ def parse_key_set(document: Any) -> list[dict[str, Any]]:
 
 
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
-    if not url.startswith(("http://", "https://")):
-        raise KeySetError(f"refusing a non-http(s) URL {url[:200]!r}")
+    try:
+        outbound.check_url(url)
+    except ApiError as exc:
+        raise KeySetError(f"refusing the URL {url[:200]!r}: {exc.message}") from None
     async with client.stream("GET", url, headers={"Accept": "application/json"}) as resp:
         if resp.status_code != 200:
             raise KeySetError(f"{url[:200]} answered HTTP {resp.status_code}")
@@ -106,22 +115,24 @@ async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
         raise KeySetError(f"{url[:200]} did not answer JSON") from exc
 
 
-async def fetch_key_set(config: dict[str, Any]) -> list[dict[str, Any]]:
+async def fetch_key_set(kernel: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
     """Fetch the issuer's key set (through discovery when configured so)."""
+    # No redirects: the configured URL is what an admin approved. Short timeouts: this runs
+    # inside a request, and a slow identity provider must not hold the worker.
+    client = outbound.client(kernel, CLIENT_KEY, timeout=httpx.Timeout(FETCH_TIMEOUT))
     try:
-        # No redirects: the configured URL is what an admin approved. Short timeouts: this runs
-        # inside a request, and a slow identity provider must not hold the worker.
-        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT, follow_redirects=False) as client:
-            url = config.get("jwksUri")
-            if not url:
-                discovery = await _get_json(client, config["discoveryUrl"])
-                if not isinstance(discovery, dict) or not isinstance(discovery.get("jwks_uri"), str):
-                    raise KeySetError("the discovery document has no 'jwks_uri'")
-                # OpenID Connect Discovery 1.0, section 4.3: the document's issuer must be ours.
-                if discovery.get("issuer") not in (None, config["issuer"]):
-                    raise KeySetError("the discovery document names another issuer")
-                url = discovery["jwks_uri"]
-            return parse_key_set(await _get_json(client, url))
+        url = config.get("jwksUri")
+        if not url:
+            discovery = await _get_json(client, config["discoveryUrl"])
+            if not isinstance(discovery, dict) or not isinstance(discovery.get("jwks_uri"), str):
+                raise KeySetError("the discovery document has no 'jwks_uri'")
+            # OpenID Connect Discovery 1.0, section 4.3: the document's issuer must be ours.
+            if discovery.get("issuer") not in (None, config["issuer"]):
+                raise KeySetError("the discovery document names another issuer")
+            url = discovery["jwks_uri"]
+        return parse_key_set(await _get_json(client, url))
+    except outbound.OutboundRefused as exc:
+        raise KeySetError(f"refused address: {exc}") from exc
     except httpx.HTTPError as exc:
         raise KeySetError(f"{type(exc).__name__}: {exc}") from exc
 
@@ -131,12 +142,12 @@ def _fetch_failed(issuer: str) -> ApiError:
                                     "the token cannot be verified")
 
 
-async def _refresh(entry: _Entry, config: dict[str, Any]) -> None:
+async def _refresh(kernel: Any, entry: _Entry, config: dict[str, Any]) -> None:
     now = monotonic()
     if now - entry.failed_at < FAILURE_BACKOFF:
         raise _fetch_failed(config["issuer"])
     try:
-        entry.keys = await fetch_key_set(config)
+        entry.keys = await fetch_key_set(kernel, config)
     except KeySetError as exc:
         entry.failed_at = now
         log.warning("key set of issuer %r could not be fetched: %s", config["issuer"][:100], exc)
@@ -165,13 +176,13 @@ async def signing_key(kernel: Any, issuer_id: str, config: dict[str, Any], kid: 
     async with entry.lock:
         fresh = False
         if entry.keys is None or monotonic() - entry.fetched_at >= KEYS_TTL:
-            await _refresh(entry, config)
+            await _refresh(kernel, entry, config)
             fresh = True
         assert entry.keys is not None
         jwk = _select(entry.keys, kid, alg)
         if jwk is None and not fresh and monotonic() - entry.forced_at >= UNKNOWN_KID_REFETCH:
             entry.forced_at = monotonic()
-            await _refresh(entry, config)
+            await _refresh(kernel, entry, config)
             jwk = _select(entry.keys, kid, alg)
     if jwk is None:
         what = f"kid '{str(kid)[:64]}'" if kid is not None else "no kid"

@@ -16,6 +16,7 @@ import httpx
 import orjson
 
 from kernel.errors import ApiError
+from kernel.outbound import OutboundRefused
 from kernel.outbound import client as outbound_client
 
 CLIENT_KEY = "ai.provider"
@@ -37,7 +38,8 @@ def configured(kernel: Any) -> bool:
 
 def _client(kernel: Any) -> httpx.AsyncClient:
     timeout = httpx.Timeout(kernel.settings.get("ai_timeout"), connect=5.0)
-    return outbound_client(kernel, CLIENT_KEY, timeout=timeout, max_connections=20, max_keepalive=5)
+    return outbound_client(kernel, CLIENT_KEY, timeout=timeout, max_connections=20, max_keepalive=5,
+                           operator=True)  # SVC_AI_BASE_URL: the operator's own endpoint
 
 
 def _failed(message: str) -> ApiError:
@@ -75,7 +77,7 @@ async def complete_with_usage(kernel: Any, messages: list[dict[str, Any]],
                 if size > limit:
                     raise _failed(f"the answer is larger than {limit} bytes")
                 chunks.append(chunk)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, OutboundRefused) as exc:
         raise _failed(type(exc).__name__) from None
     if not 200 <= response.status_code < 300:
         raise _failed(f"HTTP {response.status_code}")

@@ -20,8 +20,9 @@ The answer decides:
   12 h, 24 h). When the schedule is exhausted the subscription is ``dead``.
 
 Every attempt is recorded (``GET /cdc/subscriptions/:id/deliveries``). The URL is checked again
-when connecting (``kernel.outbound.pinned``): the host is resolved now and the request goes to
-the checked address.
+when connecting (the ``kernel.outbound`` client): the host is resolved now, a loopback, private,
+link-local or metadata address is refused unless the operator opened it
+(``SVC_OUTBOUND_ALLOW_NETWORKS``), and the request goes to the checked address.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from kernel import EventContext, SiteCacheSpec
 from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.ids import uuid7
-from kernel.outbound import OutboundRefused, pinned
+from kernel.outbound import OutboundRefused
 from kernel.outbound import client as outbound_client
 from plugins.cdc import subscriptions as subs
 from plugins.cdc.tables import deliveries, subscriptions
@@ -155,9 +156,7 @@ async def deliver(kernel: Any, site_id: str, subscription_id: str, events: list[
     status_code: int | None = None
     failure: DeliveryFailed | None = None
     try:
-        target = await pinned(row["url"])
-        response = await client(kernel).post(target.url, content=body, headers={**headers, **target.headers},
-                                             extensions=target.extensions)
+        response = await client(kernel).post(row["url"], content=body, headers=headers)
         await response.aclose()
         status_code = response.status_code
         if not 200 <= status_code < 300:

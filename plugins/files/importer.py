@@ -3,12 +3,12 @@
 The outbound-URL rule (``kernel/outbound.py``) for URLs fetched on a user's behalf: ``http(s)`` only, no
 credentials, and never the unspecified, loopback, private, link-local or reserved addresses
 (nor their IPv4-mapped IPv6 forms). ``kernel.outbound.check_url`` checks the URL as written;
-``kernel.outbound.pinned`` resolves the host at connect time, checks every address it resolves
-to and connects to the checked one, so DNS rebinding cannot swap in a refused address.
-Redirects are not followed (a 3xx is refused). ``SVC_FILES_IMPORT_ALLOW_NETWORKS`` (CIDR
-list, empty by default) names networks an operator trusts despite the rule (an internal
-asset host); the check still runs on the address actually connected to. The body streams through the upload guard with
-the policy's cap; the name is the URL's last path segment (its extension must match the
+the outbound client (``on_behalf``) resolves the host at connect time, checks every address it
+resolves to and connects to the checked one, so DNS rebinding cannot swap in a refused address.
+Redirects are not followed (a 3xx is refused). ``SVC_OUTBOUND_ALLOW_NETWORKS`` (CIDR list,
+empty by default) names networks an operator trusts despite the rule (an internal asset host);
+``SVC_ENV=development`` does not open loopback here. The body streams through the upload guard
+with the policy's cap; the name is the URL's last path segment (its extension must match the
 answer's ``Content-Type``; a name without one gets the type's).
 """
 
@@ -22,7 +22,7 @@ import httpx
 
 from kernel import ApiError
 from kernel.http.media import reject_unknown
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OutboundRefused, check_url, policy
 from kernel.outbound import client as outbound_client
 from plugins.files import guard, uploads
 from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
@@ -34,7 +34,7 @@ CLIENT_STATE = "files.import_client"
 def client(kernel: Any) -> httpx.AsyncClient:
     """One HTTP client per app, closed at shutdown; never follows redirects."""
     timeout = httpx.Timeout(kernel.settings.get("files_import_timeout"), connect=5.0)
-    return outbound_client(kernel, CLIENT_STATE, timeout=timeout)
+    return outbound_client(kernel, CLIENT_STATE, timeout=timeout, on_behalf=True)
 
 
 def name_for(url: str, mime: str) -> str:
@@ -53,21 +53,16 @@ def name_for(url: str, mime: str) -> str:
 
 async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     reject_unknown(body, {"url", "data"})
-    allow = ctx.kernel.settings.get("files_import_allow_networks") or ()
-    url = check_url(body.get("url"), path=["url"], public_only=True, allow=allow)
+    url = check_url(body.get("url"), path=["url"], policy=policy(ctx.kernel, on_behalf=True))
     data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
         raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
     await guard.admit(ctx)  # before any outbound request
     try:
-        target = await pinned(url, public_only=True, allow=allow)
+        response = await client(ctx.kernel).send(client(ctx.kernel).build_request("GET", url), stream=True)
     except OutboundRefused as exc:
         raise ApiError.validation(f"The URL is refused: {exc}", path=["url"]) from None
-    request = client(ctx.kernel).build_request("GET", target.url, headers=target.headers,
-                                               extensions=target.extensions)
-    try:
-        response = await client(ctx.kernel).send(request, stream=True)
     except httpx.HTTPError as exc:
         raise ApiError(502, "IMPORT_FAILED", f"The remote server could not be reached: {type(exc).__name__}") from None
     try:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.outbound import parse_networks
 from kernel.settings import parse_float, parse_int
 from plugins.files import fields, policy, records, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
@@ -28,9 +27,6 @@ def register_settings() -> list[Setting]:
                 "whole catalogue of docs/files.md).", attr="file_upload_allowed_mime_types"),
         Setting("SVC_FILES_UPLOAD_URL_TTL", 900, parse_int(60), "Seconds a presigned upload URL stays valid."),
         Setting("SVC_FILES_IMPORT_TIMEOUT", 30.0, parse_float(1, 600), "Seconds to read a POST /files/import answer."),
-        Setting("SVC_FILES_IMPORT_ALLOW_NETWORKS", (), parse_networks,
-                "Comma list of CIDR networks POST /files/import may fetch from although they are private "
-                "(an internal asset host); empty: only public addresses."),
         Setting("SVC_FILES_TRANSFORM_CONCURRENCY", 2, parse_int(1),
                 "Image transforms rendered at once per process (each holds one decoded image)."),
         Setting("SVC_FILES_MAX_INPUT_PIXELS", 50_000_000, parse_int(1),

@@ -15,7 +15,7 @@ import orjson
 from kernel.errors import ApiError
 from kernel.mailer import DeliveryFailed as MailFailed
 from kernel.mailer import MailerNotConfigured, OutgoingEmail, check_address
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OutboundRefused, check_url
 from kernel.outbound import client as outbound_client
 from plugins.flows import data as flowdata
 from plugins.flows.api import Branch, Operation, OperationContext, OptionError, StepFailed
@@ -177,10 +177,7 @@ async def run_request(ctx: OperationContext, options: dict[str, Any]) -> Any:
     limit = int(ctx.kernel.settings.get("flows_max_response_bytes"))
     idempotent = method in ("GET", "HEAD")
     try:
-        target = await pinned(url)
-        async with client(ctx.kernel).stream(method, target.url, content=content,
-                                             headers={**headers, **target.headers},
-                                             extensions=target.extensions) as response:
+        async with client(ctx.kernel).stream(method, url, content=content, headers=headers) as response:
             chunks: list[bytes] = []
             size = 0
             async for chunk in response.aiter_bytes():

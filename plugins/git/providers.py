@@ -1,9 +1,10 @@
 """The parts of GitHub's and GitLab's REST APIs and OAuth endpoints the git plugin speaks.
 
 Every request goes through the pooled client ``git`` (kernel.outbound): the host is resolved and
-checked at connect time (``pinned``), redirects are not followed (one redirect of a GitHub job
-log is followed by hand, to a checked URL and without the token), each answer is read up to a
-byte cap. Base URLs are settings (``SVC_GIT_GITHUB_API_URL``, ``SVC_GIT_GITHUB_URL``,
+checked at connect time by the outbound rule (the git hosts are the operator's settings, but an
+internal one needs its network in ``SVC_OUTBOUND_ALLOW_NETWORKS``), redirects are not followed
+(one redirect of a GitHub job log is followed by hand, to a checked URL and without the token),
+each answer is read up to a byte cap. Base URLs are settings (``SVC_GIT_GITHUB_API_URL``, ``SVC_GIT_GITHUB_URL``,
 ``SVC_GIT_GITLAB_URL``), so a test points them at its own server.
 
 GitHub: ``GET /repos/{repo}/pulls``, ``GET /repos/{repo}/commits/{sha}/check-runs``,
@@ -68,11 +69,7 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
                   headers: dict[str, str] | None = None, json_body: Any = None, form: dict[str, str] | None = None,
                   auth_scheme: str = "Bearer") -> Answer:
     """One request to a provider URL, answer read up to ``cap`` bytes."""
-    try:
-        target = await outbound.pinned(url)
-    except outbound.OutboundRefused as exc:
-        raise ProviderError(f"The provider URL is refused: {exc}") from None
-    sent = {"User-Agent": USER_AGENT, **(headers or {}), **target.headers}
+    sent = {"User-Agent": USER_AGENT, **(headers or {})}
     if token is not None:
         sent["Authorization"] = f"{auth_scheme} {token}"
     content: bytes | None = None
@@ -81,8 +78,7 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
     elif form is not None:
         content, sent["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
     try:
-        req = _client(kernel).build_request(method, target.url, headers=sent, content=content,
-                                            extensions=target.extensions)
+        req = _client(kernel).build_request(method, url, headers=sent, content=content)
         resp = await _client(kernel).send(req, stream=True)
         try:
             chunks, total, truncated = [], 0, False
@@ -96,6 +92,8 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
                 total += len(chunk)
         finally:
             await resp.aclose()
+    except outbound.OutboundRefused as exc:
+        raise ProviderError(f"The provider URL is refused: {exc}") from None
     except httpx.HTTPError as exc:
         raise ProviderError(f"The provider could not be reached ({type(exc).__name__})") from None
     return Answer(resp.status_code, b"".join(chunks), truncated, resp.headers)

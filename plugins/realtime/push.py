@@ -3,16 +3,18 @@
 Subscriptions are per (site, user, endpoint). A notification queues ``FANOUT_JOB``, which
 sends it to every studio subscription of the site: pywebpush's ``WebPusher`` encrypts the
 payload for the subscription's keys, py-vapid signs the VAPID JWT (``aud`` is the push
-service's origin), and httpx posts it (no redirects). A 404 or 410 from the push service
-deletes the subscription; a 429 or 5xx (or a network failure) is retried through ``SEND_JOB``
-after a backoff (``Retry-After`` when the service gives one), up to ``MAX_ATTEMPTS``.
+service's origin), and the ``kernel.outbound`` client posts it: the endpoint's host is resolved
+and checked at connect time (the outbound rule (docs/operations.md#outbound-requests): no loopback, private, link-local or
+metadata address unless the operator opened it), and redirects are not followed. A 404 or 410
+from the push service deletes the subscription; a 429 or 5xx (or a network failure) is retried
+through ``SEND_JOB`` after a backoff (``Retry-After`` when the service gives one), up to
+``MAX_ATTEMPTS``; a refused address is not retried.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import ipaddress
 import json
 import logging
 import time
@@ -26,7 +28,7 @@ from py_vapid import Vapid
 from pywebpush import WebPusher
 from sqlalchemy import func
 
-from kernel import ApiError
+from kernel import ApiError, outbound
 from kernel.backoff import backoff_delay
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
@@ -41,6 +43,7 @@ MAX_ATTEMPTS = 6
 RETRY_BASE, RETRY_MAX = 10.0, 3600.0
 TTL_SECONDS = 24 * 3600
 MAX_ENDPOINT = 2000
+CLIENT_KEY = "realtime.push"
 
 
 # ---------------------------------------------------------------------------- keys
@@ -117,22 +120,17 @@ def public_key(kernel: Any) -> str:
 
 # ---------------------------------------------------------------------------- subscriptions
 def check_endpoint(value: Any) -> str:
+    """An http(s) endpoint URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.check_url``: never
+    the unspecified address), not an IPv6 literal (the VAPID signer cannot name one in ``aud``);
+    its resolved address is checked again when a notification is sent."""
     if not isinstance(value, str) or not value or len(value) > MAX_ENDPOINT:
         raise ApiError.validation(f"'endpoint' is an http(s) URL of at most {MAX_ENDPOINT} characters",
                                   path=["endpoint"])
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
-        raise ApiError.validation("'endpoint' is an http(s) URL", path=["endpoint"])
-    try:
-        if ipaddress.ip_address(parts.hostname.strip("[]")).is_unspecified:
-            raise ApiError.validation("'endpoint' cannot be the unspecified address", path=["endpoint"])
-    except ValueError:
-        pass  # a host name
-    try:
-        parts.port  # noqa: B018 - raises for a bad port
-    except ValueError:
-        raise ApiError.validation("'endpoint' has a bad port", path=["endpoint"]) from None
-    return value
+    url = outbound.check_url(value, path=["endpoint"])
+    if ":" in (urlsplit(url).hostname or ""):
+        # py-vapid's 'aud' claim takes a host name or IPv4 address only; a push service has a name.
+        raise ApiError.validation("'endpoint' cannot be an IPv6 literal address", path=["endpoint"])
+    return url
 
 
 def check_keys_body(keys: Any) -> tuple[str, str]:
@@ -231,8 +229,10 @@ def vapid_headers(kernel: Any, endpoint: str) -> dict[str, str]:
 async def send_one(kernel: Any, row: Any, payload: bytes) -> httpx.Response:
     headers = {**vapid_headers(kernel, row["endpoint"]), "Content-Encoding": "aes128gcm",
                "Content-Type": "application/octet-stream", "TTL": str(TTL_SECONDS), "Urgency": "normal"}
-    async with httpx.AsyncClient(timeout=10.0, follow_redirects=False) as client:
-        return await client.post(row["endpoint"], content=encrypt(row, payload), headers=headers)
+    client = outbound.client(kernel, CLIENT_KEY, timeout=httpx.Timeout(10.0))
+    response = await client.post(row["endpoint"], content=encrypt(row, payload), headers=headers)
+    await response.aclose()
+    return response
 
 
 def _payload(note: Any) -> bytes:
@@ -270,7 +270,8 @@ async def send_retry(kernel: Any, site_id: str, notification_id: str, subscripti
 
 
 async def deliver(kernel: Any, site_id: str, row: Any, payload: bytes, notification_id: str, attempt: int) -> str:
-    """Send once; act on the answer: ``sent``, ``gone`` (deleted), ``retry`` or ``failed``."""
+    """Send once; act on the answer: ``sent``, ``gone`` (deleted), ``retry``, ``failed`` or
+    ``refused`` (the endpoint resolves to an address the outbound rule refuses: nothing is sent)."""
     retry_after: float | None = None
     try:
         resp = await send_one(kernel, row, payload)
@@ -286,6 +287,10 @@ async def deliver(kernel: Any, site_id: str, row: Any, payload: bytes, notificat
             log.warning("push service refused a notification for subscription %s: %s", row["id"], status)
             return "failed"
         retry_after = _retry_after(resp.headers.get("Retry-After"))
+    except outbound.OutboundRefused as exc:
+        # the outbound rule (docs/operations.md#outbound-requests): the endpoint resolves to a refused address; not retried.
+        log.warning("push endpoint of subscription %s refused: %s", row["id"], exc)
+        return "refused"
     except httpx.HTTPError as exc:
         log.warning("push service unreachable for subscription %s: %s", row["id"], type(exc).__name__)
     if attempt >= MAX_ATTEMPTS:

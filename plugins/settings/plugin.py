@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.outbound import parse_networks
 from kernel.settings import parse_float, parse_int
 from plugins.settings import (
     config_section,
@@ -41,9 +40,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_TM_PROVIDER_URL", "", translate.parse_provider_url,
                 "Base URL of a LibreTranslate-protocol server for /tm/translate (a site's tm.provider setting wins)."),
         Setting("SVC_TM_PROVIDER_API_KEY", "", str, "The api_key sent to that server (secret; optional)."),
-        Setting("SVC_TM_PROVIDER_ALLOW_NETWORKS", (), parse_networks,
-                "Private networks (CIDR comma list) a site's own tm.provider URL may reach; empty: public "
-                "addresses only."),
         Setting("SVC_TM_PROVIDER_TIMEOUT", 10.0, parse_float(0.1, 120), "Seconds to wait for the provider."),
     ]
 

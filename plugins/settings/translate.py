@@ -21,7 +21,7 @@ import httpx
 
 from kernel import ApiError
 from kernel.http.media import reject_unknown
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OutboundRefused, check_url, policy
 from kernel.outbound import client as outbound_client
 from plugins.settings import glossary, tm, tm_lookup
 from plugins.settings.api import get_setting
@@ -44,16 +44,14 @@ def parse_provider_url(raw: str) -> str:
 
 def provider_validator(kernel: Any) -> Any:
     """The check of the ``tm.provider`` setting: ``{ url, apiKey? }`` of a LibreTranslate server.
-    A site admin's URL is fetched on the site's behalf and its answer shown, so it must be public
-    (the outbound-URL rule of file import, ``kernel/outbound.py``), or inside
-    ``SVC_TM_PROVIDER_ALLOW_NETWORKS``."""
-    allow = kernel.settings.get("tm_provider_allow_networks") or ()
+    A site admin's URL is checked by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.policy``):
+    public, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``."""
 
     def validate(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict) or set(value) - {"url", "apiKey"}:
             raise ValueError("must be an object { url, apiKey? }")
         try:
-            url = check_url(value.get("url"), path=["url"], public_only=True, allow=allow).rstrip("/")
+            url = check_url(value.get("url"), path=["url"], policy=policy(kernel)).rstrip("/")
         except ApiError as exc:
             raise ValueError(f"url {exc.message}") from None
         out = {"url": url}
@@ -85,13 +83,12 @@ async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, sourc
         body["api_key"] = provider["apiKey"]
     timeout = float(kernel.settings.get("tm_provider_timeout") or 10)
     try:
-        # A site's provider is checked again on the address connected to (public, or inside the
-        # operator's allowed networks); the operator's own SVC_TM_PROVIDER_URL may be internal.
-        site_chosen = bool(provider.get("site"))
-        target_url = await pinned(provider["url"] + "/translate", public_only=site_chosen,
-                                  allow=kernel.settings.get("tm_provider_allow_networks") or ())
-        resp = await outbound_client(kernel, "settings.tm_provider", timeout=httpx.Timeout(timeout)).post(
-            target_url.url, json=body, headers=target_url.headers, extensions=target_url.extensions)
+        # A site's provider is checked again on the address connected to (the outbound rule); the
+        # operator's own SVC_TM_PROVIDER_URL may be internal (the operator client).
+        operator = not provider.get("site")
+        http = outbound_client(kernel, "settings.tm_provider" + (".operator" if operator else ""),
+                               timeout=httpx.Timeout(timeout), operator=operator)
+        resp = await http.post(provider["url"] + "/translate", json=body)
     except (OutboundRefused, httpx.HTTPError) as exc:
         raise ApiError(502, "TRANSLATION_FAILED", f"The translation provider could not be reached: {exc}") from None
     try:

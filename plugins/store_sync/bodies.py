@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from google.auth import crypt
 
 from kernel import ApiError
-from kernel.outbound import check_url
+from kernel.outbound import Policy, check_url
 
 CODE = "VALIDATION_ERROR"
 TARGETS = ("docstore", "rtdb")
@@ -41,12 +41,12 @@ def invalid(message: str, path: list[str | int]) -> ApiError:
     return ApiError(400, CODE, message, path=path)
 
 
-def _checked_url(value: Any, path: list[str | int], allow: Any) -> str:
-    """An outbound URL the site admin gives (the outbound-URL rule of ``kernel/outbound.py``; loopback,
-    private and
-    link-local addresses only inside ``SVC_STORE_SYNC_ALLOW_NETWORKS``), as 400 VALIDATION_ERROR."""
+def _checked_url(value: Any, path: list[str | int], rule: Policy) -> str:
+    """An outbound URL the site admin gives (the outbound rule, docs/operations.md#outbound-requests; ``kernel.outbound.policy``:
+    loopback, private and link-local addresses only inside ``SVC_OUTBOUND_ALLOW_NETWORKS``), as
+    400 VALIDATION_ERROR."""
     try:
-        return check_url(value, path=path, public_only=True, allow=allow)
+        return check_url(value, path=path, policy=rule)
     except ApiError as exc:
         raise invalid(exc.message, path) from None
 
@@ -54,7 +54,7 @@ def _checked_url(value: Any, path: list[str | int], allow: Any) -> str:
 # ----------------------------------------------------------------------------- credentials
 
 
-def docstore_credentials(value: Any, allow: Any) -> dict[str, Any]:
+def docstore_credentials(value: Any, rule: Policy) -> dict[str, Any]:
     """A service-account object (docs/store-sync.md: ``project_id``, ``client_email``,
     ``private_key``; extra keys such as ``type`` and ``private_key_id`` are allowed and kept)."""
     where: list[str | int] = ["credentials"]
@@ -78,7 +78,7 @@ def docstore_credentials(value: Any, allow: Any) -> dict[str, Any]:
     except (ValueError, TypeError, IndexError):
         raise invalid("'private_key' is not an RSA private key in PEM form", [*where, "private_key"]) from None
     token_uri = value.get("token_uri", DEFAULT_TOKEN_URI)
-    token_uri = _checked_url(token_uri, [*where, "token_uri"], allow)
+    token_uri = _checked_url(token_uri, [*where, "token_uri"], rule)
     for name, extra in value.items():
         if not isinstance(name, str) or len(name) > 100 or not isinstance(extra, (str, int, bool, type(None))) or \
                 (isinstance(extra, str) and len(extra) > 2048):
@@ -86,7 +86,7 @@ def docstore_credentials(value: Any, allow: Any) -> dict[str, Any]:
     return {**value, "token_uri": token_uri}
 
 
-def rtdb_credentials(value: Any, allow: Any) -> dict[str, Any]:
+def rtdb_credentials(value: Any, rule: Policy) -> dict[str, Any]:
     """``{ databaseUrl, secret }``: the database's root URL (no query or fragment) and a
     database secret or token sent as ``auth=``."""
     where: list[str | int] = ["credentials"]
@@ -95,7 +95,7 @@ def rtdb_credentials(value: Any, allow: Any) -> dict[str, Any]:
     unknown = sorted(set(value) - {"databaseUrl", "secret"})
     if unknown:
         raise invalid(f"Unknown credential '{unknown[0]}' for rtdb", [*where, unknown[0]])
-    url = _checked_url(value.get("databaseUrl"), [*where, "databaseUrl"], allow)
+    url = _checked_url(value.get("databaseUrl"), [*where, "databaseUrl"], rule)
     parts = urlsplit(url)
     if parts.query or parts.fragment or url.endswith("?") or url.endswith("#"):
         raise invalid("'databaseUrl' is the database's root URL, without query or fragment", [*where, "databaseUrl"])
@@ -105,8 +105,8 @@ def rtdb_credentials(value: Any, allow: Any) -> dict[str, Any]:
     return {"databaseUrl": url.rstrip("/"), "secret": secret}
 
 
-def credentials_for(target: str, value: Any, allow: Any) -> dict[str, Any]:
-    return docstore_credentials(value, allow) if target == "docstore" else rtdb_credentials(value, allow)
+def credentials_for(target: str, value: Any, rule: Policy) -> dict[str, Any]:
+    return docstore_credentials(value, rule) if target == "docstore" else rtdb_credentials(value, rule)
 
 
 # ----------------------------------------------------------------------------- targetPath
@@ -169,7 +169,7 @@ def _collections(value: Any) -> list[str]:
 def parse(body: Any, *, creating: bool, current: Any = None) -> dict[str, Any]:
     """The checked values of a create body, or of a patch body over the row ``current``:
     column names as keys; ``credentials`` (unsealed, checked against the target) and ``role``
-    (unresolved) as given. The outbound allow-list is applied by the caller (``credentials_for``)."""
+    (unresolved) as given. The outbound policy is applied by the caller (``credentials_for``)."""
     if not isinstance(body, dict):
         raise invalid("The body is a JSON object", ["body"])
     unknown = sorted(k for k in body if k not in BODY_KEYS)

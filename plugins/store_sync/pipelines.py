@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit
+from kernel import ApiError, audit, outbound
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
 from plugins.access import api as access_api
@@ -82,7 +82,7 @@ async def _role_id(conn: Any, site_id: str, role: str) -> str:
 def _seal(kernel: Any, site_id: str, target: str, credentials: Any) -> tuple[str, dict[str, Any]]:
     """Check ``credentials`` against the target, then seal them (400 ``ENCRYPTION_KEY_REQUIRED``
     without a key: they are never stored in the clear)."""
-    checked = bodies.credentials_for(target, credentials, kernel.settings.get("store_sync_allow_networks") or ())
+    checked = bodies.credentials_for(target, credentials, outbound.policy(kernel))
     kernel.secrets.require()
     return kernel.secrets.seal(site_id, json.dumps(checked), purpose=SECRET_PURPOSE), checked
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.outbound import parse_networks
 from kernel.settings import parse_float, parse_int
 from plugins.store_sync import routes, schemas, sync
 from plugins.store_sync.bodies import CODE
@@ -22,9 +21,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_STORE_SYNC_FIRESTORE_URL", "https://firestore.googleapis.com", parse_base_url,
                 "Base URL of the Cloud Firestore REST API the docstore target commits to (a test or an emulator "
                 "points it elsewhere)."),
-        Setting("SVC_STORE_SYNC_ALLOW_NETWORKS", (), parse_networks,
-                "Private networks (CIDR comma list) a pipeline's databaseUrl and token_uri may reach; empty: "
-                "public addresses only."),
         Setting("SVC_STORE_SYNC_CONNECT_TIMEOUT", 5.0, parse_float(0.1, 60), "Seconds to connect to a target."),
         Setting("SVC_STORE_SYNC_READ_TIMEOUT", 15.0, parse_float(0.1, 50),
                 "Seconds to wait for a target's answer (below SVC_EVENTS_LEASE_SECONDS)."),

@@ -14,10 +14,11 @@ other request. ``SVC_STORE_SYNC_FIRESTORE_URL`` is the API's base URL.
 ``rtdb``: the Firebase Realtime Database REST API: ``PUT <databaseUrl>/<path>.json?auth=<secret>``
 with the item as JSON, ``DELETE`` of the same URL.
 
-Every URL a site admin gave (``databaseUrl``, ``token_uri``) is checked again at connect time
-(``kernel.outbound.pinned``, public addresses only, or inside ``SVC_STORE_SYNC_ALLOW_NETWORKS``);
-the operator's Firestore base URL is trusted like other operator settings. Redirects are not
-followed. Error messages never carry a secret, a token or the ``auth`` parameter.
+Every URL a site admin gave (``databaseUrl``, ``token_uri``) is checked again at connect time by
+the ``kernel.outbound`` client (public addresses only, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``);
+the operator's Firestore base URL goes through its ``operator`` client, like other operator
+settings. Redirects are not followed. Error messages never carry a secret, a token or the
+``auth`` parameter.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import orjson
 from google.auth import crypt, jwt
 
 from kernel import ApiError
-from kernel.outbound import OutboundRefused, check_url, pinned
+from kernel.outbound import OutboundRefused, check_url
 from kernel.outbound import client as outbound_client
 
 CLIENT_KEY = "store_sync.http"
@@ -78,14 +79,12 @@ def parse_base_url(raw: str) -> str:
     return url.rstrip("/")
 
 
-def client(kernel: Any) -> httpx.AsyncClient:
+def client(kernel: Any, *, operator: bool = False) -> httpx.AsyncClient:
+    """The client for a site admin's URLs, or (``operator``) for the operator's Firestore base URL."""
     settings = kernel.settings
-    return outbound_client(kernel, CLIENT_KEY, timeout=httpx.Timeout(
-        settings.get("store_sync_read_timeout"), connect=settings.get("store_sync_connect_timeout")))
-
-
-def _allow(kernel: Any) -> Any:
-    return kernel.settings.get("store_sync_allow_networks") or ()
+    return outbound_client(kernel, CLIENT_KEY + (".operator" if operator else ""), operator=operator,
+                           timeout=httpx.Timeout(settings.get("store_sync_read_timeout"),
+                                                 connect=settings.get("store_sync_connect_timeout")))
 
 
 @dataclass(frozen=True)
@@ -100,19 +99,17 @@ class Answer:
         return orjson.loads(self.body)
 
 
-async def _send(kernel: Any, method: str, url: str, *, public_only: bool, what: str, **kw: Any) -> Answer:
-    """One request to ``url`` through the outbound rule, bounded in time (connect plus read
+async def _send(kernel: Any, method: str, url: str, *, operator: bool, what: str, **kw: Any) -> Answer:
+    """One request to ``url`` through the outbound rule (``operator``: a URL of the operator's
+    settings, any address but the unspecified one), bounded in time (connect plus read
     timeout, for the whole exchange) and in size (``MAX_ANSWER``); PushFailed, whose message
     never holds the URL's query, when it cannot be made."""
     settings = kernel.settings
     budget = float(settings.get("store_sync_connect_timeout")) + float(settings.get("store_sync_read_timeout"))
     try:
         async with asyncio.timeout(budget):
-            target = await pinned(url, public_only=public_only, allow=_allow(kernel) if public_only else ())
-            headers = {**kw.pop("headers", {}), **target.headers}
-            request = client(kernel).build_request(method, target.url, headers=headers,
-                                                   extensions=target.extensions, **kw)
-            response = await client(kernel).send(request, stream=True)
+            http = client(kernel, operator=operator)
+            response = await http.send(http.build_request(method, url, **kw), stream=True)
             try:
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
@@ -209,7 +206,7 @@ async def access_token(kernel: Any, cache_key: str, credentials: dict[str, Any])
     cached = tokens.get(cache_key)
     if cached is not None and cached[1] > time.monotonic():
         return cached[0]
-    response = await _send(kernel, "POST", credentials["token_uri"], public_only=True, what="the token endpoint",
+    response = await _send(kernel, "POST", credentials["token_uri"], operator=False, what="the token endpoint",
                            data={"grant_type": GRANT_TYPE, "assertion": assertion(credentials)},
                            headers={"Accept": "application/json"})
     if response.status_code != 200:
@@ -241,7 +238,7 @@ async def push_docstore(kernel: Any, cache_key: str, project: str, credentials: 
     url = f"{base}/v1/projects/{project}/databases/(default)/documents:commit"
     for start in range(0, len(writes), MAX_WRITES):
         token = await access_token(kernel, cache_key, credentials)
-        response = await _send(kernel, "POST", url, public_only=False, what="Firestore",
+        response = await _send(kernel, "POST", url, operator=True, what="Firestore",
                                content=orjson.dumps(commit_body(project, writes[start:start + MAX_WRITES])),
                                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
         if response.status_code == 401:
@@ -264,9 +261,9 @@ async def push_rtdb(kernel: Any, credentials: dict[str, Any], writes: list[Write
     for write in writes:
         url = rtdb_url(credentials, write.path)
         if write.data is None:
-            response = await _send(kernel, "DELETE", url, public_only=True, what="the Realtime Database")
+            response = await _send(kernel, "DELETE", url, operator=False, what="the Realtime Database")
         else:
-            response = await _send(kernel, "PUT", url, public_only=True, what="the Realtime Database",
+            response = await _send(kernel, "PUT", url, operator=False, what="the Realtime Database",
                                    content=orjson.dumps(write.data), headers={"Content-Type": "application/json"})
         if response.status_code != 200:
             failure = _failed("the Realtime Database", response)
