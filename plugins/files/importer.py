@@ -52,6 +52,7 @@ def name_for(url: str, mime: str) -> str:
 
 
 async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    await guard.admit(ctx)  # the caller before the body, and before any outbound request
     reject_unknown(body, {"url", "data"})
     allow = ctx.kernel.settings.get("files_import_allow_networks") or ()
     url = check_url(body.get("url"), path=["url"], public_only=True, allow=allow)
@@ -59,7 +60,6 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
     if not isinstance(data, dict):
         raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
-    await guard.admit(ctx)  # before any outbound request
     try:
         target = await pinned(url, public_only=True, allow=allow)
     except OutboundRefused as exc:
