@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -137,6 +138,18 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
     log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
     return subprocess.Popen([sys.executable, "-m", "kernel.cli", *command], env=full, cwd=str(root),
                             stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
+    """SIGTERM ``proc`` and wait up to ``timeout`` seconds for it to exit (killed past that);
+    returns its exit code."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[bytes], data_dir: Path,

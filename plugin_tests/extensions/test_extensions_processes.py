@@ -5,7 +5,6 @@ extension enabled prints no traceback. Such a process checks the routes and moun
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from kernel.testing import (
     ADMIN_PASSWORD,
     JWT_SECRET,
     Calls,
+    stop_process,
     svc_test_database_url,
     until_in_process,
 )
@@ -94,14 +94,10 @@ async def test_svc_worker_runs_the_job_of_an_extension_with_routes(make_app, tmp
     try:
         await until_in_process(marker.exists, proc, data)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert marker.read_text() == site  # the extension's job, in the extension's site
+        code = stop_process(proc)
     text = log.read_text()
+    assert code == 0, text[-3000:]
+    assert marker.read_text() == site  # the extension's job, in the extension's site
     assert "extension routed 1.0.0 loaded" in text, text[-3000:]
     assert _log_problems(text) == [], text[-3000:]
 
