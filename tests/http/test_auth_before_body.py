@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
+from kernel.http.routing import Route
 from kernel.testing import API
-
-pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 METHODS = ("get", "post", "put", "patch", "delete")
 BAD_BODY = b'{"not json": '  # no parser would take it: a 400 here means the body was read first
@@ -48,6 +47,7 @@ def protected_operations(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_no_credential_is_refused_before_the_body(shared_site):
     client = shared_site.app.client
     doc = (await client.get(f"{API}/openapi.json")).json()
@@ -66,3 +66,21 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
         if (resp.status_code, code) != (401, "UNAUTHENTICATED"):
             wrong.append(f"{method.upper()} {path}: {resp.status_code} {code or resp.text[:120]}")
     assert wrong == [], "\n".join(wrong)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_declared_permissions_are_in_the_document(shared_site):
+    doc = (await shared_site.app.client.get(f"{API}/openapi.json")).json()
+    declared = {(m, p): op["x-svc-permission"] for p, item in doc["paths"].items()
+                for m, op in item.items() if m in METHODS and "x-svc-permission" in op}
+    assert declared[("post", f"{API}/files")] == "media:create"
+    assert declared[("post", f"{API}/flows/{{id}}/run")] == "flows:run"
+    assert ("get", f"{API}/files") not in declared  # by method: reading declares none
+
+
+def test_a_route_permission_is_by_method_and_needs_a_site():
+    route = Route("/x", object(), permission={"POST": "media:create", "*": "media:read"})
+    assert (route.permission_for("post"), route.permission_for("GET")) == ("media:create", "media:read")
+    assert Route("/y", object()).permission_for("POST") is None
+    with pytest.raises(ValueError, match="a permission is held in a site"):
+        Route("/z", object(), site="none", permission="media:create")
