@@ -193,6 +193,9 @@ class RouteGateMiddleware:
         action = route.permission_for(method)
         if action:
             await self._enforce_permission(action, ctx)
+        check = route.caller_for(method)
+        if check is not None:
+            await check(ctx)
         bucket = route.rate_limit_for(method)
         if bucket:
             await self._rate_limit(bucket, req, resp, ctx)

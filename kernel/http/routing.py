@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+CallerCheck = Callable[[Any], Awaitable[Any]]
 
 API_PREFIX = "/api/v1"
 
@@ -40,6 +43,9 @@ class Route:
     middleware checks it right after the auth level (403 ``PERMISSION_DENIED``, reason the
     action), so a caller without it is refused before the responder reads or validates the body;
     the service still checks it for its other callers (GraphQL, flows, MCP).
+    ``caller``: ``await caller(ctx)`` (raising ``ApiError``), or a dict of them by method, for a
+    check of the caller that is not an action (a studio member of the site, not the frontend
+    realm); awaited right after ``permission``, so it too comes before the body.
     """
 
     path: str
@@ -56,6 +62,7 @@ class Route:
     subprotocols: tuple[str, ...] = ()
     own_body_cap: bool = False
     permission: str | dict[str, str] | None = None
+    caller: CallerCheck | dict[str, CallerCheck] | None = None
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:
@@ -83,6 +90,11 @@ class Route:
         if isinstance(self.permission, dict):
             return self.permission.get(method.upper(), self.permission.get("*"))
         return self.permission
+
+    def caller_for(self, method: str) -> CallerCheck | None:
+        if isinstance(self.caller, dict):
+            return self.caller.get(method.upper(), self.caller.get("*"))
+        return self.caller
 
     def rate_limit_for(self, method: str) -> str | None:
         if isinstance(self.rate_limit, dict):

@@ -33,6 +33,15 @@ def plausible(name: str) -> str:
     return "sample"
 
 
+def error_code(resp: Any) -> str | None:
+    """The first error's code of an error answer in the envelope, else None (``/mcp`` answers
+    JSON-RPC errors of its own)."""
+    if resp.status_code < 400 or not resp.headers.get("content-type", "").startswith("application/json"):
+        return None
+    body = resp.json()
+    return body["errors"][0]["code"] if isinstance(body, dict) and body.get("errors") else None
+
+
 def protected_operations(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """(method, path) of every operation whose document asks for a credential: a non-empty
     ``security`` without the empty requirement ``{}`` (which makes a credential optional, as on
@@ -61,10 +70,51 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
         headers = {"X-Svc-Site": shared_site.site, "Content-Type": "application/json"}
         body = BAD_BODY if method in ("post", "put", "patch") else None
         resp = await client.request(method.upper(), url, content=body, headers=headers)
-        code = resp.json()["errors"][0]["code"] if resp.headers.get("content-type", "").startswith(
-            "application/json") and resp.status_code >= 400 else None
+        code = error_code(resp)
         if (resp.status_code, code) != (401, "UNAUTHENTICATED"):
             wrong.append(f"{method.upper()} {path}: {resp.status_code} {code or resp.text[:120]}")
+    assert wrong == [], "\n".join(wrong)
+
+
+# Operations that still read the body before refusing a member, each with why (issue 35 left
+# them: their check needs the collection's own rules, or the body is the credential).
+BODY_BEFORE_CALLER = {
+    ("post", "/auth/refresh"): "the body carries the credential (refreshToken)",
+    **{(m, p): "items: the collection's rules, checked by the items service after the body" for m, p in (
+        ("post", "/items/{collection}"), ("patch", "/items/{collection}"), ("put", "/items/{collection}/{item_id}"),
+        ("patch", "/items/{collection}/{item_id}"), ("post", "/items/{collection}/{item_id}/pins"),
+        ("post", "/items/{collection}/{item_id}/resolve-dependents"),
+        ("patch", "/items/{collection}/{item_id}/versions/{key}"),
+        ("post", "/items/{collection}/{item_id}/versions/{key}/promote"))},
+    **{(m, p): "dashboards: svc_dashboards' rules, checked by the service after the body" for m, p in (
+        ("post", "/dashboards"), ("patch", "/dashboards/{id}"), ("post", "/dashboards/{id}/panels"),
+        ("post", "/dashboards/{id}/panels/preview"), ("patch", "/dashboards/{id}/panels/{panel_id}"))},
+}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_refused_member_is_refused_whatever_the_body(shared_site):
+    """A member (the subscriber role) whom an operation refuses for who they are (401 or 403 to an
+    empty object) gets the same answer to a body that is not JSON, not the body's 400."""
+    member = await shared_site.member()
+    client = shared_site.app.client
+    doc = (await client.get(f"{API}/openapi.json")).json()
+    wrong, checked = [], 0
+    for path, item in doc["paths"].items():
+        for method in ("post", "put", "patch"):
+            if method not in item or (method, path.removeprefix(API)) in BODY_BEFORE_CALLER:
+                continue
+            url = re.sub(r"{(\w+)}", lambda m: plausible(m.group(1)), path)
+            answers = []
+            for body in (b"{}", BAD_BODY):
+                resp = await client.request(method.upper(), url, content=body,
+                                            headers={**member.headers, "Content-Type": "application/json"})
+                answers.append((resp.status_code, error_code(resp)))
+            if answers[0][0] in (401, 403):
+                checked += 1
+                if answers[1] != answers[0]:
+                    wrong.append(f"{method.upper()} {path}: {answers[0]} to {{}}, {answers[1]} to a bad body")
+    assert checked > 20, checked  # members are refused somewhere: the comparison ran
     assert wrong == [], "\n".join(wrong)
 
 
