@@ -77,7 +77,7 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
 
 
 # Operations that still read the body before refusing a member, each with why (issue 35 left
-# them: their check needs the collection's own rules, or the body is the credential).
+# them: their check needs the collection named in the path, or the body is the credential).
 BODY_BEFORE_CALLER = {
     ("post", "/auth/refresh"): "the body carries the credential (refreshToken)",
     **{(m, p): "items: the collection's rules, checked by the items service after the body" for m, p in (
@@ -86,9 +86,6 @@ BODY_BEFORE_CALLER = {
         ("post", "/items/{collection}/{item_id}/resolve-dependents"),
         ("patch", "/items/{collection}/{item_id}/versions/{key}"),
         ("post", "/items/{collection}/{item_id}/versions/{key}/promote"))},
-    **{(m, p): "dashboards: svc_dashboards' rules, checked by the service after the body" for m, p in (
-        ("post", "/dashboards"), ("patch", "/dashboards/{id}"), ("post", "/dashboards/{id}/panels"),
-        ("post", "/dashboards/{id}/panels/preview"), ("patch", "/dashboards/{id}/panels/{panel_id}"))},
 }
 
 
