@@ -167,14 +167,18 @@ class RouteGateMiddleware:
         route = self.table.for_template(req.uri_template)
         if route is None:
             return
-        await self.admit(req, request_context(req), route, req.method, resp)
+        await self.admit(req, request_context(req), route, req.method, resp, params=params)
 
     async def admit(self, req: Any, ctx: RequestContext, route: Route, method: str, resp: Any,
-                    after_site: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Site, principal, auth level and rate limit of ``route`` for ``method``; shared by
-        HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the Origin check as
-        ``after_site``). ``resp`` receives the rate-limit headers (anything with ``set_header``)."""
+                    after_site: Callable[[], Awaitable[None]] | None = None,
+                    params: dict[str, Any] | None = None) -> None:
+        """Site, principal, auth level, permission, caller check and rate limit of ``route`` for
+        ``method``; shared by HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the
+        Origin check as ``after_site``). ``resp`` receives the rate-limit headers (anything with
+        ``set_header``); ``params``, the path parameters, reach the caller check as
+        ``ctx.path_params``."""
         req.context.route = route
+        ctx.path_params = dict(params or {})
         # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
         principal = await redeem_ticket(self.kernel, req, ctx, route)
         if principal is None:

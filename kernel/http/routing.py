@@ -44,8 +44,9 @@ class Route:
     action), so a caller without it is refused before the responder reads or validates the body;
     the service still checks it for its other callers (GraphQL, flows, MCP).
     ``caller``: ``await caller(ctx)`` (raising ``ApiError``), or a dict of them by method, for a
-    check of the caller that is not an action (a studio member of the site, not the frontend
-    realm); awaited right after ``permission``, so it too comes before the body.
+    check of the caller that is not an action on ``*`` (a studio member of the site, not the
+    frontend realm; an action on the collection named in the path, ``ctx.path_params``);
+    awaited right after ``permission``, so it too comes before the body.
     """
 
     path: str

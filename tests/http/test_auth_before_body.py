@@ -80,12 +80,10 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
 # them: their check needs the collection named in the path, or the body is the credential).
 BODY_BEFORE_CALLER = {
     ("post", "/auth/refresh"): "the body carries the credential (refreshToken)",
-    **{(m, p): "items: the collection's rules, checked by the items service after the body" for m, p in (
-        ("post", "/items/{collection}"), ("patch", "/items/{collection}"), ("put", "/items/{collection}/{item_id}"),
-        ("patch", "/items/{collection}/{item_id}"), ("post", "/items/{collection}/{item_id}/pins"),
-        ("post", "/items/{collection}/{item_id}/resolve-dependents"),
-        ("patch", "/items/{collection}/{item_id}/versions/{key}"),
-        ("post", "/items/{collection}/{item_id}/versions/{key}/promote"))},
+    **{(m, p): "item history: the service loads the item with the collection's rules after the body"
+       for m, p in (("post", "/items/{collection}/{item_id}/pins"),
+                    ("patch", "/items/{collection}/{item_id}/versions/{key}"),
+                    ("post", "/items/{collection}/{item_id}/versions/{key}/promote"))},
 }
 
 
