@@ -80,10 +80,8 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
 # them: their check needs the collection named in the path, or the body is the credential).
 BODY_BEFORE_CALLER = {
     ("post", "/auth/refresh"): "the body carries the credential (refreshToken)",
-    **{(m, p): "item history: the service loads the item with the collection's rules after the body"
-       for m, p in (("post", "/items/{collection}/{item_id}/pins"),
-                    ("patch", "/items/{collection}/{item_id}/versions/{key}"),
-                    ("post", "/items/{collection}/{item_id}/versions/{key}/promote"))},
+    ("post", "/items/{collection}/{item_id}/pins"): "an anonymous caller is told to sign in (401) before "
+    "the collection's rules (403), which the service checks after the body",
 }
 
 
