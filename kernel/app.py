@@ -91,6 +91,9 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})
+    # In every process, not only with an HTTP app: an extension's routes name buckets, and are
+    # checked against them wherever the extension loads (svc worker included).
+    kernel.rate_buckets = collect_rate_buckets(pm, kernel)
     pm.hook.register_event_handlers(bus=kernel.bus, kernel=kernel)
     kernel.events = EventLog(kernel)
     for consumers in pm.hook.register_event_consumers(kernel=kernel):
@@ -211,7 +214,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     kernel = build_kernel(settings, plugins)
     table = RouteTable()
     kernel.routes = _collect_routes(kernel)
-    kernel.rate_buckets = collect_rate_buckets(kernel.pm, kernel)
     check_route_buckets(kernel.routes, kernel.rate_buckets)
     gate = RouteGateMiddleware(kernel, table)
     middleware: list[Any] = [

@@ -80,6 +80,8 @@ class RequestContext:
     site: dict[str, Any] | None = None
     principal: Principal = ANONYMOUS
     client_ip: str = ""
+    # The matched route's path parameters, set before the route's ``caller`` check runs.
+    path_params: dict[str, Any] = field(default_factory=dict)
 
     def require_site(self) -> str:
         from kernel.errors import ApiError

@@ -101,6 +101,9 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
     op.setdefault("security", [] if auth == "public" else [{"bearer": []}])
     op.setdefault("tags", [route.plugin or "kernel"])
     op["x-svc-auth"] = auth
+    permission = route.permission_for(method)
+    if permission:
+        op["x-svc-permission"] = permission
     op["operationId"] = f"{method.lower()}_{re.sub(r'[^A-Za-z0-9]+', '_', route.path).strip('_') or 'root'}"
     return op
 

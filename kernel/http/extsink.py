@@ -101,7 +101,7 @@ class ExtensionSink:
             raise ApiError(404, "NOT_FOUND", f"No route {req.method} {req.path}")
         owner, route, params, method_map = found
         ctx = request_context(req)
-        await self.gate.admit(req, ctx, route, req.method, resp)
+        await self.gate.admit(req, ctx, route, req.method, resp, params=params)
         if not owner.admits(ctx):
             raise ApiError(404, "NOT_FOUND", f"No route {req.method} {req.path}")
         responder = method_map.get(req.method)

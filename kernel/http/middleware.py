@@ -167,14 +167,18 @@ class RouteGateMiddleware:
         route = self.table.for_template(req.uri_template)
         if route is None:
             return
-        await self.admit(req, request_context(req), route, req.method, resp)
+        await self.admit(req, request_context(req), route, req.method, resp, params=params)
 
     async def admit(self, req: Any, ctx: RequestContext, route: Route, method: str, resp: Any,
-                    after_site: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Site, principal, auth level and rate limit of ``route`` for ``method``; shared by
-        HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the Origin check as
-        ``after_site``). ``resp`` receives the rate-limit headers (anything with ``set_header``)."""
+                    after_site: Callable[[], Awaitable[None]] | None = None,
+                    params: dict[str, Any] | None = None) -> None:
+        """Site, principal, auth level, permission, caller check and rate limit of ``route`` for
+        ``method``; shared by HTTP and WebSocket handshakes (``method="WEBSOCKET"``, with the
+        Origin check as ``after_site``). ``resp`` receives the rate-limit headers (anything with
+        ``set_header``); ``params``, the path parameters, reach the caller check as
+        ``ctx.path_params``."""
         req.context.route = route
+        ctx.path_params = dict(params or {})
         # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
         principal = await redeem_ticket(self.kernel, req, ctx, route)
         if principal is None:
@@ -190,6 +194,12 @@ class RouteGateMiddleware:
             principal = await self.kernel.access.resolve(principal, ctx.site_id)
         ctx.principal = principal
         self._enforce_auth(route.auth_for(method), ctx)
+        action = route.permission_for(method)
+        if action:
+            await self._enforce_permission(action, ctx)
+        check = route.caller_for(method)
+        if check is not None:
+            await check(ctx)
         bucket = route.rate_limit_for(method)
         if bucket:
             await self._rate_limit(bucket, req, resp, ctx)
@@ -227,6 +237,14 @@ class RouteGateMiddleware:
             raise ApiError.forbidden("This route needs admin access in the site")
         if level == "instance-admin" and not principal.is_instance_admin:
             raise ApiError.forbidden("This route needs the instance admin")
+
+    async def _enforce_permission(self, action: str, ctx: RequestContext) -> None:
+        """The route's declared action on collection ``*`` (403 without it), before the body."""
+        if ctx.site_id is None:  # an optional-site route called without one: the responder decides
+            return
+        decision = await self.kernel.access.decide(ctx.principal, ctx.site_id, "*", action)
+        if not decision.allowed:
+            raise ApiError.forbidden(f"This needs the {action} permission", reason=action)
 
     async def _rate_limit(self, name: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
                           ctx: RequestContext) -> None:

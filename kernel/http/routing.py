@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+CallerCheck = Callable[[Any], Awaitable[Any]]
 
 API_PREFIX = "/api/v1"
 
@@ -35,6 +38,15 @@ class Route:
     route speaks, in preference order; the handshake picks the first the client offers.
     ``own_body_cap=True``: the responder caps its body itself (an upload under the upload
     policy, which may be larger than ``SVC_MAX_BODY_BYTES``); the kernel's cap is skipped.
+    ``permission``: an action the caller must hold on collection ``*`` in the site (``media:create``,
+    ``flows:run``...; admin access holds them all), or a dict by method like ``auth``. The
+    middleware checks it right after the auth level (403 ``PERMISSION_DENIED``, reason the
+    action), so a caller without it is refused before the responder reads or validates the body;
+    the service still checks it for its other callers (GraphQL, flows, MCP).
+    ``caller``: ``await caller(ctx)`` (raising ``ApiError``), or a dict of them by method, for a
+    check of the caller that is not an action on ``*`` (a studio member of the site, not the
+    frontend realm; an action on the collection named in the path, ``ctx.path_params``);
+    awaited right after ``permission``, so it too comes before the body.
     """
 
     path: str
@@ -50,6 +62,8 @@ class Route:
     tickets: bool = False
     subprotocols: tuple[str, ...] = ()
     own_body_cap: bool = False
+    permission: str | dict[str, str] | None = None
+    caller: CallerCheck | dict[str, CallerCheck] | None = None
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:
@@ -60,6 +74,9 @@ class Route:
                 raise ValueError(f"route {self.path}: auth {level!r} must be one of {AUTH_LEVELS}")
         if not self.authenticate and any(level != "public" for level in levels):
             raise ValueError(f"route {self.path}: authenticate=False needs auth='public'")
+        actions = self.permission.values() if isinstance(self.permission, dict) else [self.permission]
+        if any(actions) and self.site == "none":
+            raise ValueError(f"route {self.path}: a permission is held in a site; site must not be 'none'")
 
     @property
     def template(self) -> str:
@@ -69,6 +86,16 @@ class Route:
         if isinstance(self.auth, dict):
             return self.auth.get(method.upper(), self.auth.get("*", "bearer"))
         return self.auth
+
+    def permission_for(self, method: str) -> str | None:
+        if isinstance(self.permission, dict):
+            return self.permission.get(method.upper(), self.permission.get("*"))
+        return self.permission
+
+    def caller_for(self, method: str) -> CallerCheck | None:
+        if isinstance(self.caller, dict):
+            return self.caller.get(method.upper(), self.caller.get("*"))
+        return self.caller
 
     def rate_limit_for(self, method: str) -> str | None:
         if isinstance(self.rate_limit, dict):

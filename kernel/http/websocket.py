@@ -132,7 +132,7 @@ class WebSocketGateMiddleware:
                 raise ApiError.forbidden(f"The origin {origin[:60]} is not allowed for this site",
                                          reason="ORIGIN_NOT_ALLOWED")
 
-        await self.gate.admit(req, ctx, route, "WEBSOCKET", sink, after_site=check_origin)
+        await self.gate.admit(req, ctx, route, "WEBSOCKET", sink, after_site=check_origin, params=params)
         subprotocol = None
         if route.subprotocols:
             offered = list(ws.subprotocols or ())

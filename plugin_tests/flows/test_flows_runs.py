@@ -51,6 +51,10 @@ async def test_manual_run_data_branches_redaction_and_items(svc_app, calls, call
     member = await make_member(site, "subscriber")
     resp = await svc_app.client.post(f"/api/v1/flows/{flow['id']}/run", headers=member.headers, json={})
     assert resp.status_code == 403 and resp.json()["errors"][0]["code"] == "PERMISSION_DENIED"
+    # ... and is told so before its body is read: not JSON, still 403.
+    resp = await svc_app.client.post(f"/api/v1/flows/{flow['id']}/run", content=b"{nope",
+                                     headers={**member.headers, "Content-Type": "application/json"})
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (403, "PERMISSION_DENIED"), resp.text
     await calls_b.err("post", f"/flows/{flow['id']}/run", 404, json={})
     await calls_b.err("get", f"/flows/{flow['id']}/runs/{run['runId']}", 404)
     await calls.err("get", f"/flows/{flow['id']}/runs/nope", 404)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import signal
 
 from sqlalchemy import select
 
 from kernel.db.meta import now_utc
-from kernel.testing import Calls, start_dispatching_process
+from kernel.testing import Calls, start_dispatching_process, stop_process
 from plugin_tests.releases.conftest import draft_posts, release
 from plugins.releases.tables import releases
 
@@ -36,11 +35,6 @@ async def test_a_worker_started_after_the_due_time_publishes_the_release(make_ap
             assert proc.poll() is None, (data / "svc.log").read_text()[-3000:]
             await asyncio.sleep(0.05)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        stop_process(proc)
     assert status[-1] == "published", (data / "svc.log").read_text()[-3000:]
     assert [(await calls.get("posts", i))["status"] for i in ids] == ["published", "published"]

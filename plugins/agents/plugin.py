@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
 from kernel.privacy import RetentionTarget
 from plugins.agents import guard, intents, routes, runner, writes
-from plugins.agents.common import DEFAULT_WINDOW, ERROR_CODES, STAGING_WINDOW_SETTING
+from plugins.agents.common import (
+    DEFAULT_WINDOW,
+    ERROR_CODES,
+    FREEZE_CAPABILITY,
+    STAGING_WINDOW_SETTING,
+    require_admin,
+    require_capability,
+    require_member,
+)
 from plugins.ai import api as ai
 from plugins.settings.api import SettingKey
 
@@ -78,50 +87,55 @@ def _op(summary: str, status: int = 200, body: bool = False, many: bool = False)
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     goal = "/agent/goals/{id}"
+    # The caller before the body: each write names the check its service starts with.
+    member, admin = {"POST": require_member}, {"POST": require_admin}
+    freezer = {"POST": partial(require_capability, capability=FREEZE_CAPABILITY)}
     return [
-        Route("/agent/goals", routes.Goals(), auth="bearer", openapi=ops(
+        Route("/agent/goals", routes.Goals(), auth="bearer", caller=member, openapi=ops(
             get=_op("List goals (query status)", many=True), post=_op("Create a goal (execution async|sync|none)", 201, True))),
         Route(goal, routes.Goal(), auth="bearer", openapi=ops(get=_op("A goal with its children"))),
-        Route(goal + "/decompose", routes.GoalDecompose(), auth="bearer", openapi=ops(
+        Route(goal + "/decompose", routes.GoalDecompose(), auth="bearer", caller=member, openapi=ops(
             post=_op("Create role-scoped sub-goals sharing the remaining budget", 201, True))),
         Route(goal + "/settle", routes.GoalSettle(), auth="bearer", openapi=ops(
             post=_op("Settle a decomposed goal from its children's terminal states"))),
-        Route("/agent/roles", routes.Roles(), auth="bearer", openapi=ops(
+        Route("/agent/roles", routes.Roles(), auth="bearer", caller=admin, openapi=ops(
             get=_op("The agent role library", many=True), post=_op("Create an agent role (admin)", 201, True))),
-        Route("/agent/roles/{name}", routes.Role(), auth="bearer", openapi=ops(
+        Route("/agent/roles/{name}", routes.Role(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
             get=_op("An agent role"), patch=_op("Change an agent role (admin; autonomy only down)", body=True),
             delete=("Delete an agent role (admin)", None, None, 204))),
         Route("/agent/autonomy", routes.Autonomy(), auth="bearer", openapi=ops(
             get=_op("Trust ledger: grants per role and open incidents"))),
-        Route("/agent/autonomy/promotions", routes.Promotions(), auth="bearer", openapi=ops(
+        Route("/agent/autonomy/promotions", routes.Promotions(), auth="bearer", caller=member, openapi=ops(
             get=_op("Promotion proposals", many=True), post=_op("Propose a higher level for a role", 201, True))),
-        Route("/agent/autonomy/promotions/{id}/decide", routes.PromotionDecide(), auth="bearer", openapi=ops(
+        Route("/agent/autonomy/promotions/{id}/decide", routes.PromotionDecide(), auth="bearer", caller=admin,
+              openapi=ops(
             post=_op("Decide a promotion (admin, once)", body=True))),
         Route("/agent/staged", routes.Staged(), auth="bearer", openapi=ops(
             get=_op("Stagings with their diffs (query status, default pending)", many=True))),
         Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging"))),
-        Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", openapi=ops(
+        Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", caller=member, openapi=ops(
             post=_op("Veto (discard) a pending staging"))),
-        Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", openapi=ops(
+        Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", caller=member, openapi=ops(
             post=_op("Decide an approval as an agent reviewer (review:<domain>)", body=True))),
-        Route("/agent/constitution", routes.Constitution(), auth="bearer", openapi=ops(
+        Route("/agent/constitution", routes.Constitution(), auth="bearer", caller=admin, openapi=ops(
             get=_op("Constitution versions", many=True), post=_op("Create a draft version (admin)", 201, True))),
-        Route("/agent/constitution/compile", routes.ConstitutionCompile(), auth="bearer", openapi=ops(
+        Route("/agent/constitution/compile", routes.ConstitutionCompile(), auth="bearer", caller=admin, openapi=ops(
             post=_op("Compile a stored version ({ id }) or check rules ({ rules }) (admin)", body=True))),
-        Route("/agent/constitution/{id}/compile", routes.ConstitutionCompileOne(), auth="bearer", openapi=ops(
+        Route("/agent/constitution/{id}/compile", routes.ConstitutionCompileOne(), auth="bearer", caller=admin,
+              openapi=ops(
             post=_op("Compile a stored version into checks (admin)"))),
         Route("/agent/constitution/{id}/dry-run", routes.ConstitutionDryRun(), auth="bearer", openapi=ops(
             post=_op("What a version would have blocked of recent agent activity (admin)"))),
         Route("/agent/constitution/{id}/activate", routes.ConstitutionActivate(), auth="bearer", openapi=ops(
             post=_op("Make a compiled version the active one (admin)"))),
-        Route("/agent/kill-switch", routes.KillSwitch(), auth="bearer", openapi=ops(
+        Route("/agent/kill-switch", routes.KillSwitch(), auth="bearer", caller=freezer, openapi=ops(
             get=_op("Active freezes (all=true: with lifted ones)", many=True),
             post=_op("Freeze a run, intent, role or the site (agents:freeze)", 201, True))),
-        Route("/agent/kill-switch/lift", routes.KillSwitchLift(), auth="bearer", openapi=ops(
+        Route("/agent/kill-switch/lift", routes.KillSwitchLift(), auth="bearer", caller=freezer, openapi=ops(
             post=_op("Lift a freeze (agents:freeze)", body=True))),
-        Route("/agent/intents", routes.Intents(), auth="bearer", openapi=ops(
+        Route("/agent/intents", routes.Intents(), auth="bearer", caller=admin, openapi=ops(
             get=_op("Content intents", many=True), post=_op("Create an intent (admin)", 201, True))),
-        Route("/agent/intents/{id}", routes.Intent(), auth="bearer", openapi=ops(
+        Route("/agent/intents/{id}", routes.Intent(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
             get=_op("An intent"), patch=_op("Change an intent (admin)", body=True),
             delete=("Delete an intent (admin)", None, None, 204))),
         Route("/agent/intents/{id}/pause", routes.IntentAction("paused"), auth="bearer", openapi=ops(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from plugins.dashboards import cache, routes, schemas
+from plugins.dashboards import access, cache, routes, schemas
 from plugins.dashboards.panels import INVALID_FIELD
 
 name = "dashboards"
@@ -44,19 +45,26 @@ def register_routes(kernel: Any) -> list[Route]:
                   post=("Create a dashboard", schemas.DASHBOARD_BODY, schemas.DASHBOARD_DETAIL, 201))
     listing["get"]["parameters"] = list(schemas.LIST_PARAMS)
     run = "Run a panel as the caller: rows { bucket?, group?, value }, meta { executedAt, rowCount, durationMs }"
+    # The caller before the body: each write names the svc_dashboards action its service requires.
+    may = {action: partial(access.require, action=action) for action in ("read", "create", "update")}
     return [
-        Route("/dashboards", routes.DashboardsResource(), auth="bearer", openapi=listing),
-        Route("/dashboards/{id}", routes.DashboardResource(), auth="bearer", openapi=ops(
+        Route("/dashboards", routes.DashboardsResource(), auth="bearer", caller={"POST": may["create"]},
+              openapi=listing),
+        Route("/dashboards/{id}", routes.DashboardResource(), auth="bearer", caller={"PATCH": may["update"]},
+              openapi=ops(
             get=("A dashboard with its panels", None, schemas.DASHBOARD_DETAIL, 200),
             patch=("Change a dashboard", schemas.DASHBOARD_PATCH, schemas.DASHBOARD_DETAIL, 200),
             delete=("Delete a dashboard and its panels", None, None, 204))),
-        Route("/dashboards/{id}/panels", routes.PanelsResource(), auth="bearer", openapi=ops(
+        Route("/dashboards/{id}/panels", routes.PanelsResource(), auth="bearer", caller={"POST": may["update"]},
+              openapi=ops(
             get=("The dashboard's panels", None, [schemas.PANEL], 200),
             post=("Add a panel", schemas.PANEL_BODY, schemas.PANEL, 201))),
         # Runs are item reads: they count against the caller's ``items_read`` bucket like /items.
         Route("/dashboards/{id}/panels/preview", routes.PreviewResource(), auth="bearer", rate_limit="items_read",
+              caller=may["read"],
               openapi=ops(post=("Dry-run a PanelQuery (the body)", schemas.PANEL_QUERY, [schemas.ROW], 200))),
-        Route("/dashboards/{id}/panels/{panel_id}", routes.PanelResource(), auth="bearer", openapi=ops(
+        Route("/dashboards/{id}/panels/{panel_id}", routes.PanelResource(), auth="bearer",
+              caller={"PATCH": may["update"]}, openapi=ops(
             patch=("Change or move a panel", schemas.PANEL_PATCH, schemas.PANEL, 200),
             delete=("Delete a panel", None, None, 204))),
         Route("/dashboards/{id}/panels/{panel_id}/data", routes.PanelDataResource(), auth="bearer",

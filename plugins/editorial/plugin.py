@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.editorial import gate, routes
+from plugins.editorial import gate, routes, service
 
 name = "editorial"
 requires = ("access", "accounts", "items", "schema")
@@ -47,14 +47,15 @@ def register_routes(kernel: Any) -> list[Route]:
             ("assignee", {"type": "string"}), ("page", {"type": "integer", "minimum": 1}),
             ("limit", {"type": "integer", "minimum": 1, "maximum": 200}))]
     one = "/editorial/{collection}/{id}"
+    member = service.require_member  # the caller before the body: studio members only
     return [
-        Route("/editorial/reviews", routes.ReviewsResource(), auth="bearer", openapi=listing),
-        Route(one + "/submit-review", routes.SubmitResource(), auth="bearer", openapi=ops(
+        Route("/editorial/reviews", routes.ReviewsResource(), auth="bearer", caller=member, openapi=listing),
+        Route(one + "/submit-review", routes.SubmitResource(), auth="bearer", caller=member, openapi=ops(
             post=("Submit a draft item for review", {"type": "object", "required": ["reviewerId"], "properties": {
                 "reviewerId": {"type": "string"}}}, REVIEW, 200))),
-        Route(one + "/approve", routes.ApproveResource(), auth="bearer", openapi=ops(
+        Route(one + "/approve", routes.ApproveResource(), auth="bearer", caller=member, openapi=ops(
             post=("Approve an item in review", None, REVIEW, 200))),
-        Route(one + "/reject", routes.RejectResource(), auth="bearer", openapi=ops(
+        Route(one + "/reject", routes.RejectResource(), auth="bearer", caller=member, openapi=ops(
             post=("Reject an item in review", {"type": "object", "required": ["reason"], "properties": {
                 "reason": {"type": "string"}}}, REVIEW, 200))),
     ]

@@ -8,7 +8,8 @@ and then emit ``extensions.changed`` on the bus, which every other worker answer
 ``sync()`` (Redis fan-out), so no worker restarts. Every start syncs too.
 
 Loading registers, through the extension's pluggy hooks, each thing it asks for, and keeps
-the function that undoes it: routes (mounted in the kernel's extension sink), bus filters and
+the function that undoes it: routes (mounted in the kernel's extension sink; checked but not
+mounted in a process without an HTTP app, such as ``svc worker``), bus filters and
 actions (``register_event_handlers``, through ``ScopedBus``), jobs (``register_jobs``,
 through ``ScopedJobs``) and flow operations (``register_flow_operations``, through a proxy
 plugin registered in the plugin manager, which the flows registry follows). Unloading calls
@@ -355,6 +356,12 @@ class Runtime:
                 raise LoadError(f"route {route.path}: WebSocket and ticket routes are not available to extensions")
             route.site = "required"  # enablement is per site: the site decides who answers
         table = self.kernel.extension_routes
+        if table is None:
+            # A process without an HTTP app (svc worker, jobs, sites, plugins) serves no routes:
+            # they were checked like everywhere, so a bundle loads or fails alike in every
+            # process, and its jobs, handlers and flow operations run here all the same.
+            log.debug("extension %s: %d route(s) not mounted (no HTTP app in this process)", loaded.name, len(routes))
+            return
         rt = self
 
         async def invoke(responder: Any, req: Any, resp: Any, params: dict[str, Any]) -> None:

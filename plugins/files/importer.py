@@ -52,13 +52,13 @@ def name_for(url: str, mime: str) -> str:
 
 
 async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    await guard.admit(ctx)  # the caller before the body, and before any outbound request
     reject_unknown(body, {"url", "data"})
     url = check_url(body.get("url"), path=["url"], policy=policy(ctx.kernel, on_behalf=True))
     data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
         raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
-    await guard.admit(ctx)  # before any outbound request
     try:
         response = await client(ctx.kernel).send(client(ctx.kernel).build_request("GET", url), stream=True)
     except OutboundRefused as exc:

@@ -88,35 +88,42 @@ async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
 def register_routes(kernel: Any) -> list[Route]:
     one = "Transform presets"
     upload = {"PUT": "upload", "POST": "upload"}
+    create = "media:create"
     return [
-        # Upload surfaces are "public" routes on purpose: the guard itself refuses the public
-        # role (401, reason public_role), whatever that role's rules say.
-        Route("/files", routes.FilesResource(), auth="public", rate_limit={"POST": "upload"},
+        # Every upload surface names its caller before its body: bearer and media:create are
+        # checked by the kernel's middleware before the responder reads a byte (the public role
+        # never uploads, whatever its rules say). PUT /files/upload/{key} stays public for the
+        # signed URL, which carries its own credential; unsigned, the guard admits the caller first.
+        Route("/files", routes.FilesResource(), auth={"GET": "public", "POST": "bearer"}, permission={"POST": create},
+              rate_limit={"POST": "upload"},
               openapi=ops(get=("List files (filter, sort, limit, offset, meta)", None, [schemas.FILE], 200),
                           post=("Register a presigned upload (the upload guard runs on it)", schemas.REGISTER_BODY,
                                 schemas.FILE, 201))),
-        Route("/files/upload-url", routes.UploadUrlResource(), auth="public", openapi=ops(
+        Route("/files/upload-url", routes.UploadUrlResource(), permission=create, openapi=ops(
             post=("A presigned PUT URL for one upload", schemas.UPLOAD_URL_BODY, schemas.UPLOAD_URL, 201))),
-        Route("/files/import", routes.ImportResource(), auth="public", rate_limit="upload", openapi=ops(
+        Route("/files/import", routes.ImportResource(), permission=create, rate_limit="upload", openapi=ops(
             post=("Import a file from a public URL", schemas.IMPORT_BODY, schemas.FILE, 201))),
         Route("/files/upload/{key}", routes.UploadResource(), site="optional", auth="public", rate_limit=upload,
               own_body_cap=True, openapi={"put": schemas.binary_upload(
                   "Upload raw bytes named {key} (or the PUT of a signed upload URL)", 201)}),
-        Route("/files/{id}", routes.FileResource(), auth={"GET": "public", "*": "bearer"}, openapi=ops(
+        Route("/files/{id}", routes.FileResource(), auth={"GET": "public", "*": "bearer"},
+              permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             get=("A file's record", None, schemas.FILE, 200),
             patch=("Change title, tags, folder", schemas.META_BODY, schemas.FILE, 200),
             delete=("Delete the file, its bytes and derivatives", None, None, 204))),
         Route("/assets/{id}", routes.AssetResource(), auth="public",
               openapi={"get": schemas.binary_answer("The file's bytes, or a transform of an image")}),
-        Route("/media/{key}", routes.MediaResource(), auth={"DELETE": "bearer", "*": "public"}, rate_limit=upload,
-              own_body_cap=True, openapi={
+        Route("/media/{key}", routes.MediaResource(), auth={"GET": "public", "*": "bearer"}, rate_limit=upload,
+              permission={"POST": create, "DELETE": "media:delete"}, own_body_cap=True, openapi={
                   "post": {**schemas.binary_upload("Upload raw bytes named {key} (media:create)", 201)},
                   "get": schemas.binary_answer("Download as an attachment; transform parameters: 302"),
                   **ops(delete=("Delete the media file", None, None, 204))}),
-        Route("/transform-presets", rp.PresetsResource(), auth={"GET": "public", "*": "bearer"}, openapi=ops(
+        Route("/transform-presets", rp.PresetsResource(), auth={"GET": "public", "*": "bearer"},
+              permission={"POST": create}, openapi=ops(
             get=(f"{one} (media:read)", None, [schemas.PRESET], 200),
             post=("Create a preset (media:create)", schemas.PRESET_BODY, schemas.PRESET, 201))),
-        Route("/transform-presets/{id}", rp.PresetResource(), openapi=ops(
+        Route("/transform-presets/{id}", rp.PresetResource(),
+              permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             patch=("Update a preset (media:update)", schemas.PRESET_PATCH, schemas.PRESET, 200),
             delete=("Delete a preset (media:delete)", None, None, 204))),
         Route("/uploads/config", routes.UploadConfigResource(), auth={"GET": "bearer", "PUT": "admin"}, openapi=ops(

@@ -37,8 +37,8 @@ META_KEYS = frozenset({"title", "tags", "folder"})
 
 async def _guarded(ctx: Any, filename: str, content_type: str | None, length: int | None,
                    chunks: AsyncIterator[bytes], meta: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+    await guard.admit(ctx)  # the caller before the name or a byte
     check_filename(filename)
-    await guard.admit(ctx)
     effective = await policy.resolve(ctx)
     filetype = guard.declared(effective, filename, content_type, length)
     staged = await stage(ctx.kernel, chunks, effective.max_bytes)
@@ -69,11 +69,11 @@ def pending_key(site_id: str, token: str) -> str:
 
 async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str, Any]:
     """``POST /files/upload-url { filename, contentType }`` -> ``{ url, key, expiresAt }``."""
+    await guard.admit(ctx)  # the caller before the body
     reject_unknown(body, {"filename", "contentType"})
     filename = check_filename(body.get("filename"), ["filename"])
     if not isinstance(body.get("contentType"), str):
         raise ApiError.validation("'contentType' is the MIME type the upload will declare", path=["contentType"])
-    await guard.admit(ctx)
     filetype = guard.declared(await policy.resolve(ctx), filename, body["contentType"], None)
     site_id = ctx.require_site()
     token = uuid7()
@@ -141,11 +141,11 @@ async def receive_signed(ctx: Any, token: str, content_type: str | None, length:
 async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """``POST /files { key, title?, tags?, folder? }`` after a presigned upload: the whole guard
     on the stored object, then the file record (201)."""
+    await guard.admit(ctx)  # the caller before the body
     token = body.get("key")
     if not isinstance(token, str) or not 1 <= len(token) <= 36:
         raise ApiError.validation("'key' is the key answered by POST /files/upload-url", path=["key"])
     meta = check_meta({k: v for k, v in body.items() if k != "key"}, allowed=META_KEYS)
-    await guard.admit(ctx)
     async with ctx.reader() as db:  # only who reserved the upload registers it
         row = await _pending(db, token, owner=_who(ctx))
     storage = ctx.kernel.storage

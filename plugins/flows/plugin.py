@@ -99,7 +99,8 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("A flow with its graph", None, schemas.FLOW, 200),
             patch=("Change a flow (an active one must pass graph validation)", schemas.FLOW_PATCH, schemas.FLOW, 200),
             delete=("Delete a flow and its runs", None, None, 204))),
-        Route(one + "/run", routes.RunResource(), auth="bearer", openapi=ops(
+        # flows:run (admin access holds it) is checked before the body, like every declared permission.
+        Route(one + "/run", routes.RunResource(), auth="bearer", permission="flows:run", openapi=ops(
             post=("Run a manual flow as the caller; the body (any JSON) is the input", None, schemas.RUN, 202))),
         Route(one + "/trigger", routes.TriggerResource(), auth="public", authenticate=False, openapi=ops(
             post=("Webhook trigger (x-flow-token or Bearer); waits for the run; any body", None, schemas.RUN, 200))),

@@ -10,6 +10,7 @@ from sqlalchemy import delete
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
 from plugins.items.core import live
+from plugins.items.core.guard import caller_may
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
 from plugins.items.history import retention as history_retention
@@ -70,16 +71,18 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
+    # The caller before the body: a write names the action its service requires first.
+    create, update = caller_may("create"), caller_may("update")
     return [
         *history_routes(AUTH),  # revisions, revert, versions, pins (routes_history.py)
         *search_routes(kernel),  # GET /search (routes_search.py)
         Route("/items/{collection}", ItemsResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
-              openapi=s.with_params(ops(
+              caller={"POST": create, "PATCH": caller_may("create", "update", denied_as="write")}, openapi=s.with_params(ops(
                   get=("List items (a singleton: its item)", None, s.COLLECTION_READ, 200),
                   post=("Create an item, or many (array) in one transaction", s.CREATE_BODY, s.CREATED, 201),
                   patch=("Create or update a singleton's item", s.ITEM_BODY, s.ITEM, 200)), "get", s.LIST_PARAMS)),
         Route("/items/{collection}/{item_id}", ItemResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
-              openapi=s.with_params(ops(
+              caller={"PATCH": update, "PUT": update}, openapi=s.with_params(ops(
                   get=("Get an item", None, s.ITEM, 200),
                   patch=("Update an item's given fields", s.ITEM_BODY, s.ITEM, 200),
                   put=("Replace an item's content", s.ITEM_BODY, s.ITEM, 200),
@@ -88,7 +91,7 @@ def register_routes(kernel: Any) -> list[Route]:
               rate_limit="items_read", openapi=ops(
                   get=("The items referencing this one, by relation", None, s.DESCRIPTOR, 200))),
         Route("/items/{collection}/{item_id}/resolve-dependents", ResolveDependentsResource(kernel), auth=AUTH,
-              rate_limit="items_write", openapi=ops(
+              rate_limit="items_write", caller=caller_may("read"), openapi=ops(
                   post=("Set null, reassign or delete one relation's dependents", s.RESOLVE_BODY, s.RESOLVED,
                         200))),
     ]

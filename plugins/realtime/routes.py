@@ -47,12 +47,9 @@ class TicketResource:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        body = await read_json(req, required=False)
-        reject_unknown(body, set())
-        if self.audience == tickets.STUDIO:
-            site_id = await require_studio(ctx)
-        else:
-            site_id = ctx.require_site()
+        # The caller before the body.
+        site_id = await require_studio(ctx) if self.audience == tickets.STUDIO else ctx.require_site()
+        reject_unknown(await read_json(req, required=False), set())
         resp.set_header("Cache-Control", "no-store")
         send_data(resp, await tickets.mint(self.kernel, site_id, ctx.principal, self.audience))
 
@@ -82,9 +79,8 @@ class PushTestResource:
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        body = await read_json(req, required=False)
-        reject_unknown(body, set())
-        site_id = await require_studio(ctx)
+        site_id = await require_studio(ctx)  # the caller before the body
+        reject_unknown(await read_json(req, required=False), set())
         note = await notifications.create(
             self.kernel, site_id, kind="push.test", severity="info", title="Test notification",
             body="Web push and the realtime channel work for this site.")

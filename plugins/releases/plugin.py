@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from plugins.releases import jobs as releases_jobs
-from plugins.releases import records, routes, scheduler, schemas, windows
+from plugins.releases import records, routes, scheduler, schemas, service, windows
 from plugins.settings.api import SettingKey
 
 name = "releases"
@@ -44,13 +44,15 @@ def register_routes(kernel: Any) -> list[Route]:
                   post=("Create a release (draft, or scheduled with publishAt)", schemas.CREATE_BODY,
                         schemas.RELEASE_DETAIL, 201))
     listing["get"]["parameters"] = list(schemas.LIST_PARAMS)
+    member = service.require_member  # the caller before the body: studio members only
     return [
-        Route("/releases", routes.ReleasesResource(), auth="bearer", openapi=listing),
-        Route("/releases/{id}", routes.ReleaseResource(), auth="bearer", openapi=ops(
+        Route("/releases", routes.ReleasesResource(), auth="bearer", caller=member, openapi=listing),
+        Route("/releases/{id}", routes.ReleaseResource(), auth="bearer", caller=member, openapi=ops(
             get=("A release with its items", None, schemas.RELEASE_DETAIL, 200),
             patch=("Change meta, addItems, removeItems, publishAt", schemas.PATCH_BODY, schemas.RELEASE_DETAIL,
                    200),
             delete=("Delete a release and its items", None, None, 204))),
-        Route("/releases/{id}/publish", routes.PublishResource(), auth="bearer", openapi=ops(
+        Route("/releases/{id}/publish", routes.PublishResource(), auth="bearer", caller=member,
+              openapi=ops(
             post=("Publish now; blocked items are outcomes (HTTP 200)", None, schemas.PUBLISH_RESULT, 200))),
     ]

@@ -9,6 +9,7 @@ collections exist.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kernel import sandbox
@@ -37,6 +38,20 @@ async def require(ctx: Any, collection: str, action: str) -> Decision:
     if not decision.allowed:
         raise action_denied(collection, action)
     return decision
+
+
+def caller_may(*actions: str, denied_as: str | None = None) -> Callable[[Any], Awaitable[None]]:
+    """A ``Route.caller`` check: the caller holds one of ``actions`` on the collection the path
+    names (``ctx.path_params["collection"]``), or the 403 the service would answer, before the
+    route reads the body. The service checks again for its other callers."""
+    async def check(ctx: Any) -> None:
+        collection = str(ctx.path_params.get("collection", ""))
+        for action in actions:
+            if (await decide(ctx, collection, action)).allowed:
+                return
+        raise action_denied(collection, denied_as or actions[0])
+
+    return check
 
 
 def readable(decision: Decision) -> frozenset[str] | None:

@@ -16,6 +16,7 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
 from plugins.items import api
+from plugins.items.core.guard import caller_may
 from plugins.items.history import pins, revisions, versions
 from plugins.items.http import openapi_history as h
 from plugins.items.http.openapi import ITEM, with_params
@@ -136,8 +137,10 @@ class PinResource:
 
 def history_routes(auth: str) -> list[Route]:
     """Every history route, with its OpenAPI operations."""
-    def route(path: str, resource: Any, openapi: dict[str, Any]) -> Route:
-        return Route(BASE + path, resource, auth=auth, rate_limit=LIMITS, openapi=openapi)
+    def route(path: str, resource: Any, openapi: dict[str, Any], caller: Any = None) -> Route:
+        return Route(BASE + path, resource, auth=auth, rate_limit=LIMITS, openapi=openapi, caller=caller)
+
+    update = caller_may("update")  # a version's writes check it first (load_target): before the body
 
     return [
         route("/revisions", RevisionsResource(), with_params(ops(
@@ -156,11 +159,11 @@ def history_routes(auth: str) -> list[Route]:
         route("/versions/{key}", VersionResource(), ops(
             get=("Get a named version", None, h.VERSION, 200),
             patch=("Update a version's data or name (the item is untouched)", h.VERSION_PATCH, h.VERSION, 200),
-            delete=("Delete a named version", None, None, 204))),
+            delete=("Delete a named version", None, None, 204)), caller={"PATCH": update}),
         route("/versions/{key}/compare", CompareResource(), ops(
             get=("Compare a version with the item", None, h.COMPARE, 200))),
         route("/versions/{key}/promote", PromoteResource(), h.optional_body(ops(
-            post=("Apply a version's changes to the item", h.PROMOTE_BODY, ITEM, 200)), "post")),
+            post=("Apply a version's changes to the item", h.PROMOTE_BODY, ITEM, 200)), "post"), caller=update),
         route("/pins", PinsResource(), ops(
             get=("List an item's active field pins", None, [h.PIN], 200),
             post=("Pin a field of an item for the caller", h.PIN_BODY, h.PIN, 201))),
