@@ -11,7 +11,7 @@ import uuid
 
 from kernel.testing import Calls
 from plugin_tests.realtime.helpers import closed, connect, frame, ticket
-from plugins.realtime.limits import ConnectionLimiter
+from kernel.slots import ConnectionLimiter
 
 
 async def _setup(make_app, live_server, **env):
