@@ -123,6 +123,7 @@ class BrokerServer:
         self.leases: dict[str, dict[str, _Peer]] = {}
         self.limits = MemoryRateLimiter()
         self.published = 0
+        self.peers: set[_Peer] = set()
         self._server: asyncio.AbstractServer | None = None
         fd = os.open(gen_path(socket_path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -144,6 +145,8 @@ class BrokerServer:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
+            for peer in list(self.peers):
+                peer.writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)
         for name in (self.path, gen_path(self.path)):
@@ -153,13 +156,17 @@ class BrokerServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = _Peer(writer)
+        self.peers.add(peer)
         peer.send(["hello", self.gen])
         try:
             while True:
                 self._handle(peer, await _read_frame(reader))
         except (asyncio.IncompleteReadError, ConnectionError, ValueError, struct.error):
             pass
+        except asyncio.CancelledError:
+            pass  # the broker stops
         finally:
+            self.peers.discard(peer)
             self._forget(peer)
             writer.close()
 

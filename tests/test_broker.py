@@ -1,0 +1,118 @@
+"""The node's local broker (kernel/broker.py) over a real Unix socket, in the test's own loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+
+import pytest
+
+from kernel import broker as broker_module
+from kernel.broker import BrokerClient, BrokerServer, FanoutGate, _glob
+
+
+@pytest.fixture
+async def server(tmp_path):
+    srv = BrokerServer(str(tmp_path / "broker.sock"))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def next_message(pubsub, kind="message"):
+    async with asyncio.timeout(5):
+        while True:
+            message = await pubsub.get_message(timeout=1.0)
+            if message is not None and message["type"] == kind:
+                return message
+
+
+def test_redis_globs_escape_like_redis():
+    assert _glob("svc\\*:topic:s1:posts.*").fullmatch("svc*:topic:s1:posts.items")
+    assert not _glob("svc\\*:topic:s1:posts.*").fullmatch("svcX:topic:s1:posts.items")
+    assert _glob("a?c").fullmatch("abc") and not _glob("a?c").fullmatch("abbc")
+
+
+async def test_publish_reaches_channel_and_pattern_subscribers_and_numbers_the_bus(server):
+    assert stat.S_IMODE(os.stat(server.path).st_mode) == 0o600
+    client = BrokerClient(server.path, gen_channels=("svc:bus",))
+    exact, pattern = client.pubsub(), client.pubsub()
+    await exact.subscribe("svc:bus")
+    await pattern.psubscribe("svc:topic:s1:*")
+    assert (await next_message(exact, "subscribe"))["gen"] == 0
+    await next_message(pattern, "psubscribe")
+    gate = FanoutGate(server.path)
+    assert gate.pending() == 0
+    assert await client.publish("svc:topic:s1:posts", "t") == 0  # not the bus: no number
+    got = await next_message(pattern, "pmessage")
+    assert (got["pattern"], got["channel"], got["data"], got["gen"]) == ("svc:topic:s1:*", "svc:topic:s1:posts", "t", 0)
+    assert await client.publish("svc:bus", b"drop") == 1
+    assert gate.pending() == 1  # numbered before the publisher got its answer
+    got = await next_message(exact)
+    assert (got["data"], got["gen"]) == ("drop", 1)
+    gate.applied_up_to(got["gen"])
+    assert gate.pending() == 0
+    for one in (exact, pattern):
+        await one.aclose()
+    await client.aclose()
+
+
+async def test_the_gate_drops_everything_when_a_message_never_comes(server):
+    client = BrokerClient(server.path, gen_channels=("svc:bus",))
+    await client.publish("svc:bus", "nobody listens")
+    gate = FanoutGate(server.path, wait_seconds=0.05)
+    dropped = []
+    await gate.wait_for(gate.pending(), lambda: dropped.append(True))
+    assert (dropped, gate.timeouts, gate.pending()) == ([True], 1, 0)
+    await client.aclose()
+
+
+async def test_leases_are_shared_and_go_with_the_connection(server):
+    one, two = BrokerClient(server.path), BrokerClient(server.path)
+    first = await one.admit("k", 2)
+    assert first is not None and await two.admit("k", 2) is not None
+    assert await two.admit("k", 2) is None
+    await one.aclose()  # a dead worker's connection: its slot goes with it
+    async with asyncio.timeout(5):
+        while len(server.leases.get("k", {})) != 1:
+            await asyncio.sleep(0.01)
+    third = await two.admit("k", 2)
+    assert third is not None and await two.admit("k", 2) is None
+    await two.release("k", third)
+    assert len(server.leases["k"]) == 1
+    # A reconnect lists the slots the client still holds again.
+    await two.aclose()
+    await two.ping()
+    async with asyncio.timeout(5):
+        while len(server.leases.get("k", {})) != 1:
+            await asyncio.sleep(0.01)
+    other = BrokerClient(server.path)
+    assert await other.admit("k", 2) is not None and await other.admit("k", 2) is None
+    await other.aclose()
+    await two.aclose()
+
+
+async def test_sliding_windows_count_across_clients(server):
+    one, two = BrokerClient(server.path), BrokerClient(server.path)
+    answers = [(await (one if i % 2 else two).slide("r", 3, 60_000))[0] for i in range(4)]
+    assert answers == [True, True, True, False]
+    await one.aclose()
+    await two.aclose()
+
+
+async def test_a_subscriber_that_does_not_read_is_dropped_not_waited_for(server, monkeypatch):
+    monkeypatch.setattr(broker_module, "MAX_BUFFERED", 64 * 1024)
+    client = BrokerClient(server.path)
+    slow = client.pubsub()
+    await slow.subscribe("c")
+    await next_message(slow, "subscribe")
+    slow._conn._task.cancel()  # the subscriber stops reading its socket
+    payload = "x" * 8192
+    for _ in range(400):  # 3 MB: past every buffer between the two
+        assert await client.publish("c", payload) == 0
+    async with asyncio.timeout(5):
+        while server.channels.get("c"):
+            await asyncio.sleep(0.01)
+    await slow.aclose()
+    await client.aclose()
