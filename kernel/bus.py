@@ -4,7 +4,9 @@
 A filter runs in priority order inside the unit of work and may return a replacement payload
 or raise to veto. An action runs after commit; its failure is logged, never raised to the
 writer. With Redis configured, actions also fan out to every other process through pub/sub,
-so a cache invalidation emitted on one worker reaches all of them.
+so a cache invalidation emitted on one worker reaches all of them; without Redis, the workers of
+``svc serve --workers N`` fan out through the node's broker (``kernel.broker``, handed in as
+``client``), which numbers each message so that a worker applies it before its next request.
 
 Event names are dotted strings (``items.create``, ``articles.items.update``); a handler may
 subscribe with a ``*`` pattern (``*.items.create``, ``*``).

@@ -1,8 +1,9 @@
 """Live topics: small per-site signals fanned out to whoever listens now.
 
 ``await kernel.topics.publish(site_id, "articles.items", {"id": "a1", "action": "update"})``
-delivers a JSON-able message to every subscriber of that site's topic, in this process and,
-with ``SVC_REDIS_URL`` set, in every other process through Redis pub/sub. A subscriber reads
+delivers a JSON-able message to every subscriber of that site's topic, in this process and in
+every other: through Redis pub/sub with ``SVC_REDIS_URL`` set, else, under ``svc serve
+--workers N``, through the node's broker (``kernel.broker``, the same channels and patterns). A subscriber reads
 with an async iterator::
 
     async with kernel.topics.subscribe(site_id, "articles.*") as sub:

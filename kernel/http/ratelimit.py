@@ -22,7 +22,9 @@ Both backends run the same integer arithmetic on milliseconds (``_slide`` here, 
 in a Lua script on Redis), so one test suite checks both. The Redis script reads, updates and
 expires a small hash in one atomic step, and takes the time from Redis ``TIME``, so API
 workers with drifting clocks share one timeline. The memory backend limits each process on
-its own: with several workers, configure Redis. ``make_rate_limiter`` wraps the Redis one in a
+its own; the workers of ``svc serve --workers N`` without Redis share the node's broker
+(``BrokerRateLimiter``: the same arithmetic, kept by the broker). ``make_rate_limiter`` wraps
+the Redis one (and the broker one) in a
 ``FallbackRateLimiter``: while Redis does not answer, each process limits on its own again (a
 client may get up to N times the limit from N processes), and it goes back to Redis once Redis
 answers (``kernel.redis_fallback``).
