@@ -170,7 +170,8 @@ def differences(settings: Any, workers: int) -> list[str]:
     once by ``svc serve``; the table is in docs/operations.md)."""
     if workers <= 1:
         return []
-    lines = ["/metrics: each worker answers with its own counters (whichever worker takes the scrape)"]
+    lines = ["/metrics: each worker answers with its own counters (whichever worker takes the scrape)",
+             f"SVC_SITE_MAX_IN_FLIGHT bounds one site's requests in progress per worker ({workers} times it in all)"]
     if settings.redis_url:
         lines.append("cache drops, revocations, role and setting changes reach the other workers through Redis "
                      "pub/sub, within milliseconds but not before the write answers (a lost message: the "
