@@ -165,6 +165,8 @@ class BrokerServer:
             pass
         except asyncio.CancelledError:
             pass  # the broker stops
+        except Exception:  # noqa: BLE001 - a frame it cannot take ends that connection, not the broker
+            log.exception("broker: closing a connection after a frame it could not handle")
         finally:
             self.peers.discard(peer)
             self._forget(peer)
@@ -460,9 +462,12 @@ class BrokerClient:
         rid = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         conn.answers[rid] = future
-        conn.send([op, rid, *args])
-        async with asyncio.timeout(self.timeout):
-            return await asyncio.shield(future)
+        try:
+            conn.send([op, rid, *args])
+            async with asyncio.timeout(self.timeout):
+                return await asyncio.shield(future)
+        finally:
+            conn.answers.pop(rid, None)
 
     def _send_command(self, *args: Any) -> Any:
         name = str(args[0]).upper()
