@@ -105,7 +105,8 @@ class Bus:
         # broker's number of every bus message handled here, so a request waits for the drops.
         self.gate: Any = None
         self._own_writes = writes is None and bool(redis_url)
-        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
+                                                                      client=client)
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False
         self.reconnects = 0  # times the listener subscribed again after losing Redis

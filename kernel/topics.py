@@ -221,7 +221,8 @@ class Topics:
         self._redis: Any = None
         self._client = client
         self._own_writes = writes is None and bool(redis_url)
-        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
+                                                                      client=client)
         self._pubsub: Any = None
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False

@@ -116,3 +116,54 @@ async def test_a_subscriber_that_does_not_read_is_dropped_not_waited_for(server,
             await asyncio.sleep(0.01)
     await slow.aclose()
     await client.aclose()
+
+
+async def _until(condition, what):
+    async with asyncio.timeout(10):
+        while not condition():
+            await asyncio.sleep(0.01)
+    assert condition(), what
+
+
+async def test_a_restarted_broker_is_found_again_and_topics_say_lagged(tmp_path):
+    from kernel.bus import Bus, EventContext
+    from kernel.topics import Lagged, Topics
+
+    path = str(tmp_path / "broker.sock")
+    first = BrokerServer(path)
+    await first.start()
+    client = BrokerClient(path, gen_channels=("svc:bus",))
+    url = broker_module.broker_url(path)
+    bus = Bus(url, channel="svc:bus", client=client)
+    bus.gate = FanoutGate(path)
+    heard = []
+    bus.on_action("users.changed", lambda event, payload, ctx: heard.append((payload, ctx.remote)))
+    topics = Topics(url, client=client)
+    await bus.start()
+    await topics.start()
+    sub = await topics.subscribe("s1", "posts.*").start()
+    await first.stop()  # the supervising process's broker goes away...
+    second = BrokerServer(path)
+    await second.start()  # ...and comes back: the listeners reconnect with backoff
+    try:
+        await _until(lambda: bus.redis_connected and topics.redis_connected,
+                     f"bus {bus.redis_connected}, topics {topics.redis_connected}")
+        assert isinstance(await sub.get(timeout=5), Lagged)  # what was published meanwhile is gone
+        other = BrokerClient(path, gen_channels=("svc:bus",))
+        other_bus = Bus(url, channel="svc:bus", client=other)
+        other_bus.on_action("users.changed", lambda *a: None)
+        await other_bus.start()
+        await other_bus.action("users.changed", {"userId": "u1"}, EventContext(site_id=None))
+        await _until(lambda: heard, "the other process's action never arrived")
+        assert heard == [({"userId": "u1"}, True)] and bus.gate.pending() == 0
+        await other.publish("svc:topic:s1:posts.items", '{"o":"x","s":"s1","t":"posts.items","m":"1"}')
+        got = await sub.get(timeout=5)
+        assert (got.topic, got.data) == ("posts.items", 1)
+        await other_bus.stop()
+        await other.aclose()
+    finally:
+        await sub.aclose()
+        await topics.stop()
+        await bus.stop()
+        await client.aclose()
+        await second.stop()
