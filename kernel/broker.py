@@ -385,8 +385,10 @@ class BrokerPubSub:
 
     async def get_message(self, ignore_subscribe_messages: bool = False, timeout: float = 0.0) -> Any:
         """The next message, or None after ``timeout`` seconds; ``ConnectionError`` once the
-        broker connection is gone."""
-        conn = await self._connection()
+        broker connection is gone (never a silent new connection: it would hold no subscription)."""
+        conn = self._conn
+        if conn is None:
+            raise ConnectionError("not subscribed to anything on the broker")
         deadline = time.monotonic() + timeout
         while True:
             while conn.messages:
@@ -555,6 +557,17 @@ class FanoutGate:
         """The generation to wait for, or 0 when everything numbered is applied."""
         gen = self.current()
         return gen if gen > self.applied else 0
+
+    def resync(self, gen: int) -> None:
+        """A (re)subscription to the bus, confirmed at ``gen``: everything numbered up to it counts
+        as applied (the caller dropped its caches), and the number file is mapped again (a broker
+        that was started again made a new one, counting from zero)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        self.applied = gen
+        if self._changed is not None:
+            self._changed.set()
 
     def applied_up_to(self, gen: int) -> None:
         if gen > self.applied:

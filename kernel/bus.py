@@ -240,7 +240,7 @@ class Bus:
             raise ConnectionError("the broker did not confirm the bus subscription")
         if self.kernel is not None:
             self.kernel.site_caches.invalidate_site(None)
-        self.gate.applied_up_to(int(confirmed.get("gen") or 0))
+        self.gate.resync(int(confirmed.get("gen") or 0))
 
     async def _listen(self, pubsub: Any) -> None:
         failures = 0
