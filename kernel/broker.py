@@ -54,6 +54,7 @@ MAX_FRAME = 1 << 20
 MAX_BUFFERED = 8 << 20  # a subscriber this far behind is dropped, never waited for
 _LEN = struct.Struct(">I")
 _GEN = struct.Struct("<Q")
+_TEMP_PREFIX = "svc-broker-"
 
 
 def broker_url(socket_path: str) -> str:
@@ -152,6 +153,9 @@ class BrokerServer:
         for name in (self.path, gen_path(self.path)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
+        if Path(self.path).parent.name.startswith(_TEMP_PREFIX):  # socket_path_for's own directory
+            with contextlib.suppress(OSError):
+                os.rmdir(Path(self.path).parent)
         self._gen_map.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -292,7 +296,7 @@ def socket_path_for(data_dir: Path) -> str:
         return path
     import tempfile
 
-    return str(Path(tempfile.mkdtemp(prefix="svc-broker-")) / "broker.sock")
+    return str(Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX)) / "broker.sock")
 
 
 # ---------------------------------------------------------------------------------- the client

@@ -175,3 +175,17 @@ async def test_a_restarted_broker_is_found_again_and_topics_say_lagged(tmp_path)
         await bus.stop()
         await client.aclose()
         await second.stop()
+
+
+async def test_a_data_dir_too_deep_for_a_socket_gets_a_private_directory_that_goes_with_the_broker(tmp_path):
+    from kernel.broker import socket_path_for
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    path = socket_path_for(deep)
+    assert len(path.encode()) <= 100 and not path.startswith(str(tmp_path))
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    srv = BrokerServer(path)
+    await srv.start()
+    await srv.stop()
+    assert not os.path.exists(os.path.dirname(path))
+    assert socket_path_for(tmp_path) == str(tmp_path.resolve() / "broker.sock")
