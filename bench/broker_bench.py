@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernel.broker import BrokerClient, BrokerThread, FanoutGate
+from kernel.broker import BrokerClient, BrokerThread
+from kernel.fanout_gate import FanoutGate
 
 
 def gate_ns(path: str, n: int) -> float:

@@ -17,7 +17,7 @@ import falcon.asgi
 from kernel import outbound
 from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
-from kernel.broker import BrokerClient, FanoutGate, broker_url
+from kernel.broker import BrokerClient, broker_url
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -25,6 +25,7 @@ from kernel.db import Database
 from kernel.db.engine import db_timeouts, default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
+from kernel.fanout_gate import FanoutGate
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink

@@ -9,6 +9,8 @@ and hands its path to the workers in ``SVC_BROKER_SOCKET``. A worker talks to it
 whichever serves them; the rate limiter and the connection caps call ``slide``, ``admit`` and
 ``release``. See docs/decisions/multi-worker-without-redis.md.
 
+``kernel.fanout_gate.FanoutGate`` is the worker's side of the numbering.
+
 Protocol: frames of a 4-byte big-endian length and an orjson array. Client to broker:
 ``["sub"|"psub"|"unsub"|"punsub", [names]]``, ``["pub", id, channel, data, gen]``,
 ``["slide", id, key, limit, width_ms]``, ``["admit", id, key, limit, lease]``,
@@ -22,7 +24,7 @@ name]``, ``["m", channel, data, gen]`` and ``["pm", pattern, channel, data, gen]
 - **The generation**: a publish with ``gen`` set (the bus's channel) bumps a counter kept in an
   8-byte file mapped by every worker (``<socket>.gen``) *before* the publisher gets its answer.
   A worker compares it with the last bus message it handled before it answers a request
-  (``FanoutGate``), so a drop made by a write on another worker is applied before the next
+  (``kernel.fanout_gate.FanoutGate``), so a drop made by a write on another worker is applied before the next
   request that depends on it is answered.
 - **Leases live as long as the connection**: a worker that dies closes its connection and its
   connection slots go with it; a worker that reconnects lists the slots it still holds again.
@@ -47,23 +49,21 @@ from typing import Any
 
 import orjson
 
+from kernel.fanout_gate import GEN as _GEN
+from kernel.fanout_gate import gen_path
+
 log = logging.getLogger("svc.broker")
 
 SCHEME = "svc-broker://"
 MAX_FRAME = 1 << 20
 MAX_BUFFERED = 8 << 20  # a subscriber this far behind is dropped, never waited for
 _LEN = struct.Struct(">I")
-_GEN = struct.Struct("<Q")
 _TEMP_PREFIX = "svc-broker-"
 
 
 def broker_url(socket_path: str) -> str:
     """The fan-out URL of the broker at ``socket_path`` (given where a Redis URL would be)."""
     return SCHEME + socket_path
-
-
-def gen_path(socket_path: str) -> str:
-    return socket_path + ".gen"
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
@@ -524,75 +524,3 @@ class BrokerClient:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, (bytes, bytearray, memoryview)) else str(value)
-
-
-# ---------------------------------------------------------------------------------- the gate
-
-
-class FanoutGate:
-    """Before a request is answered: every bus message the broker had numbered when the request
-    arrived has been handled here (its cache drops applied).
-
-    ``pending()`` is the hot path: one 8-byte read of the mapped generation file and a compare.
-    """
-
-    def __init__(self, socket_path: str, *, wait_seconds: float = 2.0) -> None:
-        self.path = gen_path(socket_path)
-        self.wait_seconds = wait_seconds
-        self.applied = 0
-        self.waits = 0
-        self.timeouts = 0
-        self._map: mmap.mmap | None = None
-        self._changed: asyncio.Event | None = None
-
-    def current(self) -> int:
-        if self._map is None:
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except FileNotFoundError:
-                return 0
-            try:
-                self._map = mmap.mmap(fd, _GEN.size, prot=mmap.PROT_READ)
-            finally:
-                os.close(fd)
-        return int(_GEN.unpack_from(self._map)[0])
-
-    def pending(self) -> int:
-        """The generation to wait for, or 0 when everything numbered is applied."""
-        gen = self.current()
-        return gen if gen > self.applied else 0
-
-    def resync(self, gen: int) -> None:
-        """A (re)subscription to the bus, confirmed at ``gen``: everything numbered up to it counts
-        as applied (the caller dropped its caches), and the number file is mapped again (a broker
-        that was started again made a new one, counting from zero)."""
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-        self.applied = gen
-        if self._changed is not None:
-            self._changed.set()
-
-    def applied_up_to(self, gen: int) -> None:
-        if gen > self.applied:
-            self.applied = gen
-            if self._changed is not None:
-                self._changed.set()
-
-    async def wait_for(self, gen: int, drop_all: Any) -> None:
-        """Wait (bounded) until ``gen`` is applied; past the bound, ``drop_all()`` (every cache a
-        message could have dropped) and carry on: correct, only slower."""
-        self.waits += 1
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        try:
-            async with asyncio.timeout(self.wait_seconds):
-                while self.applied < gen:
-                    self._changed.clear()
-                    await self._changed.wait()
-        except TimeoutError:
-            self.timeouts += 1
-            log.warning("broker: bus message %d not received in %.1f s; dropping every site cache",
-                        gen, self.wait_seconds)
-            drop_all()
-            self.applied_up_to(gen)

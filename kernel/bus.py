@@ -101,7 +101,7 @@ class Bus:
         self._seq = 0
         self._redis: Any = None
         self._client = client
-        # Without Redis under ``svc serve --workers N`` (kernel.broker.FanoutGate): told the
+        # Without Redis under ``svc serve --workers N`` (kernel.fanout_gate.FanoutGate): told the
         # broker's number of every bus message handled here, so a request waits for the drops.
         self.gate: Any = None
         self._own_writes = writes is None and bool(redis_url)

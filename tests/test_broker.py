@@ -10,7 +10,8 @@ import stat
 import pytest
 
 from kernel import broker as broker_module
-from kernel.broker import BrokerClient, BrokerServer, FanoutGate, _glob
+from kernel.broker import BrokerClient, BrokerServer, _glob
+from kernel.fanout_gate import FanoutGate
 
 
 @pytest.fixture
