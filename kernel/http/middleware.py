@@ -50,7 +50,6 @@ class RequestIdMiddleware:
         req.context.started = time.perf_counter()
         resp.set_header("X-Request-Id", rid)
 
-
     async def process_request_ws(self, req: falcon.asgi.Request, ws: Any) -> None:
         await self._caught_up()
 
