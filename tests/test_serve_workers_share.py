@@ -122,6 +122,15 @@ def node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     started.leg = request.param
     yield started
     _stop(started)
+    if extra:  # the leg's keys (rate limits, connection slots, cache) go with it
+        import redis
+
+        client = redis.Redis.from_url(extra["SVC_REDIS_URL"])
+        try:
+            for key in client.scan_iter(f"{extra['SVC_REDIS_NAMESPACE']}:*"):
+                client.delete(key)
+        finally:
+            client.close()
 
 
 # ------------------------------------------------------------------------------ pinned connections
