@@ -17,6 +17,7 @@ import falcon.asgi
 from kernel import outbound
 from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
+from kernel.broker import BrokerClient, broker_url
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
@@ -24,6 +25,7 @@ from kernel.db import Database
 from kernel.db.engine import db_timeouts, default_sqlite_path
 from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
+from kernel.fanout_gate import FanoutGate
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink
@@ -64,29 +66,41 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
     settings.load_plugin_settings(declared)
     # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redis_fallback).
     circuit = RedisCircuit(probe_lease=3 * settings.redis_timeout + 1.0)
-    writes = RedisWrites(settings.redis_url, redis_timeout=settings.redis_timeout) if settings.redis_url else None
+    # Without Redis, the workers of ``svc serve --workers N`` share the node's broker instead
+    # (kernel/broker.py): the bus, the topics and their writes take its URL where Redis's would go.
+    bus_channel = f"{settings.redis_namespace}:bus"
+    broker = None
+    fanout_url = settings.redis_url
+    if not settings.redis_url and settings.broker_socket:
+        broker = BrokerClient(settings.broker_socket, timeout=settings.redis_timeout, gen_channels=(bus_channel,))
+        fanout_url = broker_url(settings.broker_socket)
+    writes = RedisWrites(fanout_url, redis_timeout=settings.redis_timeout, client=broker) if fanout_url else None
     kernel = Kernel(
         settings=settings,
         pm=pm,
         plugins=infos,
         db=Database(database_url(settings), pool_timeout=settings.db_pool_timeout, **db_timeouts(settings)),
-        bus=Bus(settings.redis_url, channel=f"{settings.redis_namespace}:bus", redis_timeout=settings.redis_timeout,
-                circuit=circuit, writes=writes),
+        bus=Bus(fanout_url, channel=bus_channel, redis_timeout=settings.redis_timeout,
+                circuit=circuit, writes=writes, client=broker),
         cache=make_cache(settings, circuit, writes),
         storage=make_storage(settings),
         mailer=make_mailer(settings),
         jobs=JobQueue(settings, name=settings.redis_namespace),
-        rate_limiter=make_rate_limiter(settings, circuit),
+        rate_limiter=make_rate_limiter(settings, circuit, broker),
         site_caches=SiteCaches(settings.site_cache_sizes),
         secrets=Secrets.from_settings(settings),
         redis_circuit=circuit,
         redis_writes=writes,
+        broker=broker,
     )
     kernel.bus.kernel = kernel
+    if broker is not None:
+        kernel.fanout_gate = FanoutGate(settings.broker_socket)
+        kernel.bus.gate = kernel.fanout_gate
     declare_site_caches(kernel)
-    kernel.topics = Topics(settings.redis_url, namespace=settings.redis_namespace,
+    kernel.topics = Topics(fanout_url, namespace=settings.redis_namespace,
                            queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout,
-                           circuit=circuit, writes=writes)
+                           circuit=circuit, writes=writes, client=broker)
     kernel.access = AccessControl(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():

@@ -4,7 +4,9 @@
 A filter runs in priority order inside the unit of work and may return a replacement payload
 or raise to veto. An action runs after commit; its failure is logged, never raised to the
 writer. With Redis configured, actions also fan out to every other process through pub/sub,
-so a cache invalidation emitted on one worker reaches all of them.
+so a cache invalidation emitted on one worker reaches all of them; without Redis, the workers of
+``svc serve --workers N`` fan out through the node's broker (``kernel.broker``, handed in as
+``client``), which numbers each message so that a worker applies it before its next request.
 
 Event names are dotted strings (``items.create``, ``articles.items.update``); a handler may
 subscribe with a ``*`` pattern (``*.items.create``, ``*``).
@@ -82,11 +84,14 @@ class Bus:
     """Filter and action events for one app, with optional Redis fan-out of actions."""
 
     def __init__(self, redis_url: str = "", *, channel: str = CHANNEL, redis_timeout: float = 2.0,
-                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None) -> None:
+                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None,
+                 client: Any = None) -> None:
         """``circuit``: the process's state of this Redis, shared with its other parts
         (``kernel.redis_circuit``), so a publish skips at once while another part found Redis
         down; without it, one of its own. ``writes``: the process's queue of Redis writes
-        (``kernel.redis_writes``), which sends the publishes; without it, one of its own."""
+        (``kernel.redis_writes``), which sends the publishes; without it, one of its own.
+        ``client``: the connection to use instead of one made from ``redis_url`` (the node's
+        broker, ``kernel.broker.BrokerClient``, which speaks the same pub/sub)."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -95,8 +100,13 @@ class Bus:
         self._actions: list[_Registration] = []
         self._seq = 0
         self._redis: Any = None
+        self._client = client
+        # Without Redis under ``svc serve --workers N`` (kernel.fanout_gate.FanoutGate): told the
+        # broker's number of every bus message handled here, so a request waits for the drops.
+        self.gate: Any = None
         self._own_writes = writes is None and bool(redis_url)
-        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
+                                                                      client=client)
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False
         self.reconnects = 0  # times the listener subscribed again after losing Redis
@@ -198,8 +208,8 @@ class Bus:
 
         # Short timeouts: a Redis that stops answering must not hold a writer's after-commit
         # actions (publish) for long; the listener's reads have their own 1 s timeout.
-        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
-                                        socket_timeout=self.redis_timeout)
+        self._redis = self._client or aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
+                                                        socket_timeout=self.redis_timeout)
         try:
             pubsub = await self._subscribe()
         except UNREACHABLE as exc:
@@ -212,12 +222,25 @@ class Bus:
         pubsub = self._redis.pubsub()
         try:
             await pubsub.subscribe(self.channel)
+            if self.gate is not None:
+                await self._caught_up(pubsub)
         except BaseException:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
             raise
         self._redis_up = True
         return pubsub
+
+    async def _caught_up(self, pubsub: Any) -> None:
+        """The broker's confirmation names the last bus message numbered before this subscription:
+        what this process may have missed until then (a first start, or a lost connection) is
+        dropped from every site cache, and the gate counts everything up to it as applied."""
+        confirmed = await pubsub.get_message(timeout=self.redis_timeout)
+        if confirmed is None or confirmed.get("type") != "subscribe":
+            raise ConnectionError("the broker did not confirm the bus subscription")
+        if self.kernel is not None:
+            self.kernel.site_caches.invalidate_site(None)
+        self.gate.resync(int(confirmed.get("gen") or 0))
 
     async def _listen(self, pubsub: Any) -> None:
         failures = 0
@@ -233,6 +256,8 @@ class Bus:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is not None:
                         await self._receive(message.get("data"))
+                        if self.gate is not None:
+                            self.gate.applied_up_to(int(message.get("gen") or 0))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - keep listening whatever Redis does
@@ -278,8 +303,9 @@ class Bus:
         if self._own_writes:
             await self._writes.aclose()
         if self._redis is not None:
-            with contextlib.suppress(Exception):
-                await self._redis.aclose()
+            if self._redis is not self._client:
+                with contextlib.suppress(Exception):
+                    await self._redis.aclose()
             self._redis = None
 
 

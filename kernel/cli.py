@@ -98,7 +98,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from kernel.serve import reuseport_supported, serve_reuseport
+    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker
 
     settings = open_instance(create=True)
     host = args.host or settings.host
@@ -121,10 +121,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = {"lifespan": "on", "log_level": settings.log_level, "proxy_headers": True, "access_log": False,
                "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1",
                "ws_per_message_deflate": False}
-    if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
-        return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
-    uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
-    return 0
+    broker = start_broker(settings, workers)
+    for line in differences(settings, workers):
+        print(f"svc: {line}", flush=True)
+    try:
+        if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
+            return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
+        uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
+        return 0
+    finally:
+        if broker is not None:
+            broker.stop()
 
 
 def cmd_worker(args: argparse.Namespace) -> int:

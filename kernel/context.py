@@ -59,6 +59,10 @@ class Kernel:
     # ``kernel.redis_writes``: the process's Redis writes sent together (the bus's and the topics'
     # PUBLISH, the cache's bumps), a ``kernel.redis_writes.RedisWrites``; None without Redis.
     redis_writes: Any = None
+    # Without Redis, under ``svc serve --workers N``: the node's broker (``kernel.broker.BrokerClient``)
+    # and the gate that holds a request until the other workers' cache drops are applied here.
+    broker: Any = None
+    fanout_gate: Any = None
 
     def unit_of_work(self, site_id: str | None, principal: Any = None, request_id: str | None = None,
                      cause: str | None = None, *, inline: bool = False) -> UnitOfWork:

@@ -49,12 +49,15 @@ class RedisWrites:
     """The process's queue of fire-and-count Redis commands on ``redis_url`` (its own
     connection pool, created at the first command)."""
 
-    def __init__(self, redis_url: str, *, redis_timeout: float = 2.0) -> None:
+    def __init__(self, redis_url: str, *, redis_timeout: float = 2.0, client: Any = None) -> None:
+        """``client``: the connection to use instead of one made from ``redis_url`` (the node's
+        broker, ``kernel.broker.BrokerClient``, which takes ``PUBLISH`` in a pipeline too)."""
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
         self.pipelines = 0  # pipelines sent (a command count over this is the batching)
         self.commands = 0
-        self._client: Any = None
+        self._client: Any = client
+        self._given = client
         self._queue: list[_Command] = []
         self._flushing: asyncio.Task[None] | None = None
 
@@ -137,7 +140,7 @@ class RedisWrites:
         if self._flushing is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._flushing), self.redis_timeout * 3)
-        if self._client is not None:
+        if self._client is not None and self._client is not self._given:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
             self._client = None

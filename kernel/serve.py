@@ -150,3 +150,41 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 1 if deaths > RESTART_LIMIT else 0
+
+
+def start_broker(settings: Any, workers: int) -> Any:
+    """The node's broker (``kernel.broker``) for ``workers`` processes without Redis, started on a
+    thread of this process, its socket handed to the workers in ``SVC_BROKER_SOCKET``; None when
+    there is one process or Redis is configured (Redis is then the path)."""
+    import os
+
+    from kernel.broker import BrokerThread, socket_path_for
+
+    if workers <= 1 or settings.redis_url:
+        os.environ.pop("SVC_BROKER_SOCKET", None)
+        return None
+    path = socket_path_for(settings.data_path)
+    broker = BrokerThread(path).start()
+    os.environ["SVC_BROKER_SOCKET"] = path  # read by the workers' Settings (spawned after this)
+    print(f"svc: the {workers} workers share the local broker at {path} (topics, cache drops, "
+          "rate limits, connection caps)", flush=True)
+    return broker
+
+
+def differences(settings: Any, workers: int) -> list[str]:
+    """What still differs between one process and this start's several, one line each (printed
+    once by ``svc serve``; the table is in docs/operations.md)."""
+    if workers <= 1:
+        return []
+    lines = ["/metrics: counters add up every worker; the per-process figures (caches, topics) of the workers that "
+             "did not take the scrape can be up to SVC_METRICS_REFRESH_SECONDS old",
+             f"SVC_SITE_MAX_IN_FLIGHT bounds one site's requests in progress per worker ({workers} times it in all)"]
+    if settings.redis_url:
+        lines.append("cache drops, revocations, role and setting changes reach the other workers through Redis "
+                     "pub/sub, within milliseconds but not before the write answers (a lost message: the "
+                     "cache's TTL, at most 5 s for tokens and roles)")
+    else:
+        lines.append("the shared cache (kernel.cache: dashboard panel results) is per worker: another worker "
+                     "may serve a panel's result until its TTL ends")
+        lines.append("without SVC_REDIS_URL nothing is shared with another node: several nodes need Redis")
+    return lines

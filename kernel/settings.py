@@ -179,6 +179,9 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Seconds a request waits for a free pooled database connection before it gets 503."),
     Setting("SVC_REDIS_URL", "", str,
             "Redis URL. Set: cache, rate limits, bus fan-out and live topics between workers use Redis, and jobs run in `svc worker`."),
+    Setting("SVC_BROKER_SOCKET", "", str,
+            "Set by `svc serve --workers N` for its workers (do not set by hand): the Unix socket of the "
+            "node's local broker, which carries fan-out, rate limits and connection caps between them without Redis."),
     Setting("SVC_REDIS_TIMEOUT", 2.0, parse_float(0.05, 600),
             "Seconds any Redis call (connect, command, waiting for a pooled connection) may take; past it the "
             "cache and rate limits fall back to this process and live fan-out is skipped until Redis answers."),

@@ -6,8 +6,8 @@ snapshot, its access snapshots, the items plugin's read plans) is a ``SiteCache`
 - **bounded**: at most ``max_entries`` entries; the least recently used goes first
   (``SVC_SITE_CACHE_SIZES`` overrides a cache's bound; checked at boot);
 - **a TTL**: an entry older than ``ttl`` seconds is a miss (its value stays readable through
-  ``peek`` so a loader can revalidate it cheaply). The TTL bounds staleness where no bus
-  message arrives (several workers without Redis);
+  ``peek`` so a loader can revalidate it cheaply). The TTL bounds staleness where a bus
+  message is lost (Redis or the node's broker down);
 - **invalidated per site**: ``invalidate(site_id)`` drops a site's entries without walking the
   others; the kernel calls it for every cache on ``sites.changed`` and on the action events a
   cache names in ``invalidate_on`` (with Redis, the bus fans those out to every process);

@@ -1,8 +1,9 @@
 """Live topics: small per-site signals fanned out to whoever listens now.
 
 ``await kernel.topics.publish(site_id, "articles.items", {"id": "a1", "action": "update"})``
-delivers a JSON-able message to every subscriber of that site's topic, in this process and,
-with ``SVC_REDIS_URL`` set, in every other process through Redis pub/sub. A subscriber reads
+delivers a JSON-able message to every subscriber of that site's topic, in this process and in
+every other: through Redis pub/sub with ``SVC_REDIS_URL`` set, else, under ``svc serve
+--workers N``, through the node's broker (``kernel.broker``, the same channels and patterns). A subscriber reads
 with an async iterator::
 
     async with kernel.topics.subscribe(site_id, "articles.*") as sub:
@@ -195,11 +196,13 @@ class Topics:
 
     def __init__(self, redis_url: str = "", *, namespace: str = "svc", queue_size: int = 256,
                  max_message_bytes: int = MAX_MESSAGE_BYTES, redis_timeout: float = 2.0,
-                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None) -> None:
+                 circuit: RedisCircuit | None = None, writes: RedisWrites | None = None,
+                 client: Any = None) -> None:
         """``circuit``: the process's state of this Redis, shared with its other parts
         (``kernel.redis_circuit``); without it, one of its own. ``writes``: the process's queue
         of Redis writes (``kernel.redis_writes``), which sends the publishes; without it, one of
-        its own."""
+        its own. ``client``: the connection to use instead of one made from ``redis_url`` (the
+        node's broker, ``kernel.broker.BrokerClient``, which speaks the same pub/sub)."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -216,8 +219,10 @@ class Topics:
         self._exact: dict[tuple[str, str], set[Subscription]] = {}
         self._patterns: dict[str, dict[str, set[Subscription]]] = {}
         self._redis: Any = None
+        self._client = client
         self._own_writes = writes is None and bool(redis_url)
-        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout)
+        self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
+                                                                      client=client)
         self._pubsub: Any = None
         self._listener: asyncio.Task[None] | None = None
         self._redis_up = False
@@ -378,8 +383,8 @@ class Topics:
 
         # The socket timeout bounds a publish to a Redis that hangs; the listener's reads pass
         # their own (1 s) and are not cut by it.
-        self._redis = aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
-                                        socket_timeout=self.redis_timeout)
+        self._redis = self._client or aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
+                                                        socket_timeout=self.redis_timeout)
         ready = asyncio.Event()
         self._listener = asyncio.get_running_loop().create_task(self._listen(ready))
         with contextlib.suppress(TimeoutError):
@@ -494,8 +499,9 @@ class Topics:
         if self._own_writes:
             await self._writes.aclose()
         if self._redis is not None:
-            with contextlib.suppress(Exception):
-                await self._redis.aclose()
+            if self._redis is not self._client:
+                with contextlib.suppress(Exception):
+                    await self._redis.aclose()
             self._redis = None
         self._redis_up = False
         self._remote.clear()

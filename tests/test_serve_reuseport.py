@@ -70,3 +70,18 @@ def test_two_workers_answer_and_stop_cleanly(tmp_path):
     out = proc.stdout.read() if proc.stdout else ""
     assert code == 0, out
     assert "with 2 workers (SO_REUSEPORT)" in out
+
+
+def test_the_start_lines_say_what_differs_between_one_process_and_several():
+    from types import SimpleNamespace
+
+    from kernel.serve import differences
+
+    assert differences(SimpleNamespace(redis_url=""), 1) == []  # one process: nothing differs
+    alone = differences(SimpleNamespace(redis_url=""), 3)
+    assert any("several nodes need Redis" in line for line in alone)
+    assert any("3 times it in all" in line for line in alone)
+    shared = differences(SimpleNamespace(redis_url="redis://127.0.0.1:6379/0"), 2)
+    assert any("through Redis pub/sub" in line for line in shared)
+    assert not any("several nodes need Redis" in line for line in shared)
+    assert all("\n" not in line for line in alone + shared)  # one line each

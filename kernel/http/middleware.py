@@ -43,11 +43,22 @@ class RequestIdMiddleware:
         self.kernel = kernel
 
     async def process_request(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        await self._caught_up()
         incoming = req.get_header("X-Request-Id")
         rid = incoming if incoming and _REQUEST_ID.match(incoming) else uuid.uuid4().hex
         req.context.svc = RequestContext(kernel=self.kernel, request_id=rid, client_ip=req.remote_addr or "")
         req.context.started = time.perf_counter()
         resp.set_header("X-Request-Id", rid)
+
+    async def process_request_ws(self, req: falcon.asgi.Request, ws: Any) -> None:
+        await self._caught_up()
+
+    async def _caught_up(self) -> None:
+        gate = self.kernel.fanout_gate
+        if gate is not None and (gen := gate.pending()):
+            # Several workers without Redis: a write answered by another worker has had its cache
+            # drops (revocations, roles, settings) applied here before this request reads them.
+            await gate.wait_for(gen, lambda: self.kernel.site_caches.invalidate_site(None))
 
 
 class RequestGuardMiddleware:

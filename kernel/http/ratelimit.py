@@ -22,7 +22,9 @@ Both backends run the same integer arithmetic on milliseconds (``_slide`` here, 
 in a Lua script on Redis), so one test suite checks both. The Redis script reads, updates and
 expires a small hash in one atomic step, and takes the time from Redis ``TIME``, so API
 workers with drifting clocks share one timeline. The memory backend limits each process on
-its own: with several workers, configure Redis. ``make_rate_limiter`` wraps the Redis one in a
+its own; the workers of ``svc serve --workers N`` without Redis share the node's broker
+(``BrokerRateLimiter``: the same arithmetic, kept by the broker). ``make_rate_limiter`` wraps
+the Redis one (and the broker one) in a
 ``FallbackRateLimiter``: while Redis does not answer, each process limits on its own again (a
 client may get up to N times the limit from N processes), and it goes back to Redis once Redis
 answers (``kernel.redis_fallback``).
@@ -275,7 +277,12 @@ class MemoryRateLimiter(RateLimiter):
 
     async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
         """Decide and record in one synchronous step (atomic on the event loop)."""
-        width = _window_ms(limit, window)
+        allowed, remaining, reset = self.hit_ms(key, limit, _window_ms(limit, window))
+        return RateDecision(allowed, limit, remaining, _ceil_seconds(reset))
+
+    def hit_ms(self, key: str, limit: int, width: int) -> tuple[bool, int, int]:
+        """One hit on a window of ``width`` ms: (allowed, remaining, reset in epoch ms); the
+        node's broker (``kernel.broker``) answers its workers with it."""
         now = int(self._clock() * 1000)
         entry = self._state.pop(key, None)
         state = entry[:4] if entry is not None and entry[4] > now else None
@@ -283,7 +290,30 @@ class MemoryRateLimiter(RateLimiter):
         self._state[key] = (index, cur, prev, last, now + 2 * width)
         while len(self._state) > self.max_keys:
             self._state.popitem(last=False)
+        return allowed, remaining, reset
+
+
+class BrokerRateLimiter(RateLimiter):
+    """Limits shared by the workers of one node without Redis: the same arithmetic, kept by the
+    node's broker (``kernel.broker``, run by the parent of ``svc serve --workers N``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.namespace = ""
+
+    def describe(self) -> str:
+        return f"broker {self.client.path}"
+
+    async def hit(self, key: str, limit: int, window: float = 60.0) -> RateDecision:
+        allowed, remaining, reset = await self.client.slide(key, limit, _window_ms(limit, window))
         return RateDecision(allowed, limit, remaining, _ceil_seconds(reset))
+
+    async def check(self) -> str:
+        await self.client.ping()
+        return "ok"
+
+    async def close(self) -> None:
+        await self.client.aclose()
 
 
 class RedisRateLimiter(RateLimiter):
@@ -364,10 +394,13 @@ class FallbackRateLimiter(RateLimiter):
         await self.primary.close()
 
 
-def make_rate_limiter(settings: Any, circuit: RedisCircuit | None = None) -> RateLimiter:
+def make_rate_limiter(settings: Any, circuit: RedisCircuit | None = None, broker: Any = None) -> RateLimiter:
     """``RedisRateLimiter`` (in a ``FallbackRateLimiter`` on ``circuit``) when ``settings.redis_url``
-    is set, else ``MemoryRateLimiter``."""
+    is set, else the node's broker (``broker``, a ``kernel.broker.BrokerClient``, likewise with a
+    per-process fallback), else ``MemoryRateLimiter``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
+    if not url and broker is not None:
+        return FallbackRateLimiter(BrokerRateLimiter(broker), circuit=circuit)
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"
         timeout = getattr(settings, "redis_timeout", REDIS_TIMEOUT)

@@ -97,7 +97,7 @@ async def test_heartbeats_disconnects_and_the_cap(live):
     async with server.sse("/api/v1/graphql", headers=headers, params={"query": SUB}) as one:
         async with server.sse("/api/v1/graphql", headers=headers, params={"query": SUB}):
             streams = app.kernel.state["graphql.streams"]
-            assert streams[site] == 2
+            assert streams.count_local(site) == 2
             resp = await server.client.get("/api/v1/graphql", headers={**headers, **STREAM}, params={"query": SUB})
             assert resp.status_code == 429 and resp.json()["errors"][0]["code"] == "RATE_LIMITED"
             # The cap is per site: site B still streams.
@@ -109,4 +109,5 @@ async def test_heartbeats_disconnects_and_the_cap(live):
             if line.startswith(":"):
                 break
     # Both clients went away: the next heartbeat notices, the streams are released.
-    await wait_until(lambda: site not in streams and app.kernel.topics.subscriber_count == 0, attempts=500)
+    await wait_until(lambda: streams.count_local(site) == 0 and app.kernel.topics.subscriber_count == 0,
+                     attempts=500)

@@ -9,9 +9,9 @@ import socket
 import time
 import uuid
 
+from kernel.slots import ConnectionLimiter
 from kernel.testing import Calls
 from plugin_tests.realtime.helpers import closed, connect, frame, ticket
-from plugins.realtime.limits import ConnectionLimiter
 
 
 async def _setup(make_app, live_server, **env):

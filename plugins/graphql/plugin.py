@@ -6,7 +6,8 @@ from typing import Any
 
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
 from kernel.settings import parse_int
-from plugins.graphql import routes, service
+from kernel.slots import connection_limiter
+from plugins.graphql import routes, service, streams
 
 name = "graphql"
 requires = ("items", "schema")
@@ -29,7 +30,7 @@ def register_settings() -> list[Setting]:
         Setting("SVC_GQL_MAX_LIST_MULTIPLIER", 100, parse_int(1),
                 "GraphQL: the largest multiplier one list field applies to its subtree's cost."),
         Setting("SVC_GQL_MAX_SUBSCRIPTIONS", 50, parse_int(0),
-                "GraphQL: open subscription streams per site and process (more: 429 RATE_LIMITED)."),
+                "GraphQL: open subscription streams per site, across workers and nodes (more: 429 RATE_LIMITED)."),
     ]
 
 
@@ -52,3 +53,18 @@ def register_routes(kernel: Any) -> list[Route]:
             "application/json": {"schema": POST_ANSWER}, "text/event-stream": {}}}}}}
     return [Route("/graphql", routes.GraphQLResource(kernel), site="optional", auth="public",
                   rate_limit="items_read", openapi=openapi)]
+
+
+@hookimpl
+async def startup(kernel: Any) -> None:
+    slots = connection_limiter(kernel, "graphql", kernel.settings.get("gql_max_subscriptions", 50),
+                               streams.STREAM_LEASE)
+    slots.start()
+    kernel.state[streams.STREAMS] = slots
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    slots = kernel.state.pop(streams.STREAMS, None)
+    if slots is not None:
+        await slots.stop()

@@ -76,11 +76,9 @@ class GraphQLResource:
 
     async def _stream(self, req: Any, resp: Any, ctx: Any, request: Any) -> None:
         if isinstance(request, dict):
-            frames, live = streams.once(request), False
+            frames, on_close = streams.once(request), None
         else:
-            frames, live = await streams.open_stream(ctx, request)
-        site_id = ctx.site_id
-        on_close = (lambda: streams.count(self.kernel, site_id, -1)) if live else None
+            frames, on_close = await streams.open_stream(ctx, request)
         stream_events(req, resp, frames, on_close=on_close)
 
     def _serve_explorer(self, resp: Any) -> None:

@@ -3,14 +3,15 @@
 Frames follow the GraphQL-over-SSE "distinct connections" shape: ``event: next`` with one
 execution result as data, ``event: complete`` at the end. A document that is invalid, not a
 subscription, or refused when it starts (no read permission) gets one ``next`` frame with the
-errors, then ``complete``. Open live streams are counted per site (``SVC_GQL_MAX_SUBSCRIPTIONS``
-per process; 429 ``RATE_LIMITED`` above it).
+errors, then ``complete``. Open live streams are counted per site across workers and nodes
+(``SVC_GQL_MAX_SUBSCRIPTIONS``; 429 ``RATE_LIMITED`` above it) in ``kernel.slots``: in Redis, on
+the node's broker, or in the one process.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from falcon.asgi import SSEvent
@@ -20,7 +21,8 @@ from kernel.errors import ApiError
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.service import GraphQLContext, development, prepare, site_graph
 
-STREAMS = "graphql.streams"  # kernel.state: open streams per site in this process
+STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.slots.ConnectionLimiter)
+STREAM_LEASE = 30.0  # seconds a slot lives in Redis without renewal (a dead worker's go after it)
 
 
 async def once(result: dict[str, Any]) -> AsyncIterator[SSEvent]:
@@ -39,21 +41,23 @@ async def _frames(stream: Any, request_id: str) -> AsyncIterator[SSEvent]:
     yield SSEvent(event="complete")
 
 
-async def open_stream(ctx: Any, request: Any) -> tuple[AsyncIterator[SSEvent], bool]:
-    """The SSE frames of a subscription request, and whether it is a live stream, counted
-    towards the site's cap until ``count(kernel, site, -1)`` (else one error frame)."""
+async def open_stream(ctx: Any, request: Any) -> tuple[AsyncIterator[SSEvent], Callable[[], Awaitable[None]] | None]:
+    """The SSE frames of a subscription request and, for a live stream, the call that gives back
+    the connection slot it holds towards the site's cap when it closes (else one error frame
+    and None)."""
     kernel = ctx.kernel
     site_id = ctx.require_site()
-    if kernel.state.setdefault(STREAMS, {}).get(site_id, 0) >= kernel.settings.get("gql_max_subscriptions", 50):
+    slots = kernel.state[STREAMS]
+    slot = await slots.admit(site_id)  # at once: concurrent opens must not slip past the cap
+    if slot is None:
         raise ApiError(429, "RATE_LIMITED", "Too many open GraphQL subscriptions for this site")
-    count(kernel, site_id, 1)  # at once: concurrent opens must not slip past the cap
     live = False
     try:
         frames, live = await _open(ctx, site_id, request)
-        return frames, live
+        return frames, (lambda: slots.release(site_id, slot)) if live else None
     finally:
         if not live:
-            count(kernel, site_id, -1)
+            await slots.release(site_id, slot)
 
 
 async def _open(ctx: Any, site_id: str, request: Any) -> tuple[AsyncIterator[SSEvent], bool]:
@@ -73,12 +77,3 @@ async def _open(ctx: Any, site_id: str, request: Any) -> tuple[AsyncIterator[SSE
     if isinstance(result, ExecutionResult):
         return once({"data": None, "errors": [format_error(e, ctx.request_id) for e in result.errors or ()]}), False
     return _frames(result, ctx.request_id), True
-
-
-def count(kernel: Any, site_id: str, delta: int) -> None:
-    open_now = kernel.state.setdefault(STREAMS, {})
-    value = open_now.get(site_id, 0) + delta
-    if value > 0:
-        open_now[site_id] = value
-    else:
-        open_now.pop(site_id, None)

@@ -15,6 +15,6 @@ publishes the live topic ``realtime.notification`` of each site. Jobs: ``realtim
 ``realtime.push_send``.
 
 Layout: tickets.py (mint, redeem), channel.py (the socket), frames.py (client frames and
-filters), limits.py (connection slots), notifications.py,
+filters), notifications.py,
 push.py (VAPID, subscriptions, sending), routes.py, schemas.py, tables.py, api.py.
 """

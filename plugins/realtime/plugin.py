@@ -8,8 +8,8 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl
 from kernel.settings import parse_float, parse_int
+from kernel.slots import connection_limiter
 from plugins.realtime import channel, notifications, push, routes, schemas, tickets
-from plugins.realtime.limits import ConnectionLimiter
 
 name = "realtime"
 requires = ("accounts", "access", "items")
@@ -118,19 +118,10 @@ def register_commands(subparsers: Any, kernel_factory: Any) -> None:
 @hookimpl
 async def startup(kernel: Any) -> None:
     push.check_keys(kernel)
-    redis = None
-    if kernel.settings.redis_url:
-        from kernel.cache.redis_cache import make_redis_client
-
-        redis = make_redis_client(kernel.settings.redis_url, kernel.settings.redis_timeout)
-    limiter = ConnectionLimiter(redis, kernel.settings.redis_namespace,
-                                kernel.settings.get("realtime_max_connections"),
-                                kernel.settings.get("realtime_lease_seconds"),
-                                circuit=kernel.redis_circuit if redis is not None else None)
+    limiter = connection_limiter(kernel, "realtime", kernel.settings.get("realtime_max_connections"),
+                                 kernel.settings.get("realtime_lease_seconds"))
     limiter.start()
     kernel.state["realtime"] = types.SimpleNamespace(limiter=limiter)
-    if redis is not None:
-        kernel.state.setdefault("redis_outages", []).append(limiter.outage)
 
 
 @hookimpl

@@ -29,7 +29,9 @@ if os.environ.get("SVC_DATABASE_URL"):
 kernel = build_kernel(Settings.from_env(environ=env), plugins=[])
 
 async def write(k, site_id, text):
-    (data / "out").write_text(f"{type(k).__name__}:{site_id}:{text}")
+    # Written whole, then renamed: the test polls for "out" and must never read it half-written.
+    (data / "out.tmp").write_text(f"{type(k).__name__}:{site_id}:{text}")
+    os.replace(data / "out.tmp", data / "out")
 
 kernel.jobs.task("demo.write", write)
 
