@@ -16,6 +16,21 @@ if TYPE_CHECKING:
     from kernel.context import Kernel
     from kernel.http.routing import Route
 
+DESCRIPTION = """Multi-tenant headless CMS.
+
+**Picking a site.** Every site-scoped operation names its site (tenant) in the `X-Svc-Site`
+header, for example `X-Svc-Site: default`. Instance-wide operations (`/sites`, `/auth/login`,
+`/admin/...`) take no site, or an optional one.
+
+**Authenticating.** `POST /api/v1/auth/login` with `{"email", "password"}` answers
+`data.token`, a JWT; send it as `Authorization: Bearer <token>`. An API key (`svk_...`) or a
+trusted issuer's JWT goes in the same header. Operations whose `security` is
+`[{}, {"bearer": []}]` answer anonymous callers too (what the site's public role may read)
+and more to a caller with a token; `[]` means the token is not read.
+
+**Errors.** Every error answers `{"errors": [{"code", "message", "path"?, "extensions"?}]}`
+(the `Error` schema), with the status the code implies."""
+
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["errors"],
@@ -30,12 +45,17 @@ ERROR_SCHEMA: dict[str, Any] = {
                     "code": {"type": "string"},
                     "message": {"type": "string"},
                     "path": {"type": "array", "items": {"type": "string"}},
-                    "extensions": {"type": "object"},
+                    "extensions": {"type": "object", "additionalProperties": True},
                 },
             },
         }
     },
 }
+
+# An object whose keys are the caller's or the data's own (an item, a filter, template
+# variables, a list's meta): declared so, because a bare {"type": "object"} leaves a client
+# generator guessing (tests/test_openapi_clients.py fails on one).
+FREE_FORM: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 # An operation spec: (summary, request body schema or None, response `data` schema or None, status).
 OpSpec = tuple[str, dict[str, Any] | None, Any, int]
@@ -62,7 +82,7 @@ def ops(**methods: OpSpec) -> dict[str, dict[str, Any]]:
                     "description": summary,
                     "content": {"application/json": {"schema": {
                         "type": "object", "required": ["data"],
-                        "properties": {"data": schema, "meta": {"type": "object"}},
+                        "properties": {"data": schema, "meta": FREE_FORM},
                     }}},
                 }
             }
@@ -85,6 +105,15 @@ def _site_param(required: bool) -> dict[str, Any]:
     }
 
 
+def _security(route: Route, auth: str) -> list[dict[str, list[str]]]:
+    """A public operation that still reads a token (``authenticate=True``: a member sees more
+    than an anonymous reader) makes it optional, ``[{}, {"bearer": []}]``, so generated clients
+    and Swagger UI send it; ``[]`` only where the token is never read."""
+    if auth != "public":
+        return [{"bearer": []}]
+    return [{}, {"bearer": []}] if route.authenticate else []
+
+
 def _operation(route: Route, method: str) -> dict[str, Any]:
     op = dict(route.openapi.get(method.lower()) or {"summary": f"{method} {route.path}"})
     op.setdefault("responses", {"200": {"description": "OK"}})
@@ -98,7 +127,7 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
     op["parameters"] = params
     auth = route.auth_for(method)
     # A route that checks its own credential (the metrics scrape token) documents it itself.
-    op.setdefault("security", [] if auth == "public" else [{"bearer": []}])
+    op.setdefault("security", _security(route, auth))
     op.setdefault("tags", [route.plugin or "kernel"])
     op["x-svc-auth"] = auth
     permission = route.permission_for(method)
@@ -129,7 +158,7 @@ def build_document(kernel: Kernel) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "svc", "version": __version__,
-                 "description": "Multi-tenant headless CMS. Every error is `{ errors: [...] }`."},
+                 "description": DESCRIPTION},
         "servers": [{"url": "/"}],
         "paths": dict(sorted(paths.items())),
         "components": {

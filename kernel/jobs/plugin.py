@@ -17,9 +17,9 @@ SITE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 STATUS_SCHEMA = {
     "type": "object",
     "properties": {
-        "jobs": {"type": "array", "items": {"type": "object"}},
-        "totals": {"type": "object"},
-        "recentFailures": {"type": "array", "items": {"type": "object"}},
+        "jobs": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+        "totals": {"type": "object", "additionalProperties": True},
+        "recentFailures": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
         "consumer": {"type": ["string", "null"]},
     },
 }

@@ -34,7 +34,7 @@ ENTRY_SCHEMA: dict[str, Any] = {
                                                    "impersonatorId": {"type": ["string", "null"]}}},
         "target": {"type": "object", "properties": {"type": {"type": ["string", "null"]},
                                                     "id": {"type": ["string", "null"]}}},
-        "details": {"type": "object"}, "ip": {"type": ["string", "null"]},
+        "details": {"type": "object", "additionalProperties": True}, "ip": {"type": ["string", "null"]},
         "requestId": {"type": ["string", "null"]}, "createdAt": {"type": "string"},
     },
 }

@@ -253,7 +253,7 @@ RECORD_SCHEMA: dict[str, Any] = {
         "jwksUri": {"type": ["string", "null"]}, "discoveryUrl": {"type": ["string", "null"]},
         "defaultRoleId": {"type": ["string", "null"]},
         "claimMapping": {"type": "object", "additionalProperties": {"type": "string"}},
-        "roleMapping": {"type": "object"},
+        "roleMapping": {"type": "object", "additionalProperties": True},
         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
     },
 }

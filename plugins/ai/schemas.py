@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_OBJ: dict[str, Any] = {"type": "object"}
+_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
 CHAT_BODY = {"type": "object", "required": ["message"], "additionalProperties": False, "properties": {

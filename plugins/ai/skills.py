@@ -21,9 +21,9 @@ from plugins.schema import api as schema
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 64}
 ID = {"type": "string", "minLength": 1, "maxLength": 200}
-FILTER = {"type": "object", "description": "A filter as GET /items takes it, e.g. {\"status\": {\"_eq\": \"draft\"}}"}
+FILTER = {"type": "object", "additionalProperties": True, "description": "A filter as GET /items takes it, e.g. {\"status\": {\"_eq\": \"draft\"}}"}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
-DATA = {"type": "object", "description": "The item's fields"}
+DATA = {"type": "object", "additionalProperties": True, "description": "The item's fields"}
 
 
 def _object(needed: list[str], **properties: Any) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def builtins() -> list[Skill]:
             capability="items:read"),
         Skill("import_file", "Import a file from a public http(s) URL into the file library.", import_file,
               _object(["url"], url={"type": "string", "minLength": 1, "maxLength": 2048},
-                      data={"type": "object"}), capability="studio", untrusted=False),
+                      data={"type": "object", "additionalProperties": True}), capability="studio", untrusted=False),
         Skill("create_item", "Create an item.", create_item, _object(["collection", "data"], **coll, data=DATA),
               dangerous=True, capability="items:create",
               summary=lambda a: f"Create an item in '{a['collection']}'"),

@@ -36,7 +36,7 @@ PANEL_QUERY: dict[str, Any] = {
         "aggregate": {"type": "string", "enum": list(AGGREGATES)},
         "field": {**_NAME, "description": "Required except for count"},
         "groupBy": {"type": "array", "maxItems": MAX_GROUPS, "items": {"type": "string"}},
-        "filter": {"type": "object", "description": "A filter as /items takes it"},
+        "filter": {"type": "object", "additionalProperties": True, "description": "A filter as /items takes it"},
         "dateRange": {"type": "object", "required": ["field", "interval"], "additionalProperties": False,
                       "properties": {"field": _NAME, "interval": {"type": "string", "enum": list(INTERVALS)},
                                      "from": {"type": "string", "description": "ISO 8601, inclusive"},
@@ -63,7 +63,7 @@ DASHBOARD_DETAIL: dict[str, Any] = {**DASHBOARD, "properties": {**DASHBOARD["pro
                                                                 "panels": {"type": "array", "items": PANEL}}}
 ROW: dict[str, Any] = {"type": "object", "required": ["value"], "properties": {
     "bucket": {"type": ["string", "null"], "description": "YYYY-MM-DD, the first day of the bucket"},
-    "group": {"type": "object"}, "value": {}}}
+    "group": {"type": "object", "additionalProperties": True}, "value": {}}}
 LIST_PARAMS = [
     {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1}},
     {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 200}},

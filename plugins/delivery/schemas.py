@@ -9,7 +9,7 @@ SECTION: dict[str, Any] = {"type": "object", "additionalProperties": True, "prop
     "collection": {"type": "string"}, "item": {"type": "object", "additionalProperties": True}}}
 PAGE: dict[str, Any] = {"type": "object", "additionalProperties": True, "required": ["id", "slug"], "properties": {
     "id": {"type": "string"}, "slug": {"type": "string"}, "sections": {"type": "array", "items": SECTION}}}
-MENU: dict[str, Any] = {"oneOf": [{"type": "object", "additionalProperties": True}, {"type": "array"}]}
+MENU: dict[str, Any] = {"oneOf": [{"type": "object", "additionalProperties": True}, {"type": "array", "items": {}}]}
 
 
 def check_menu(value: Any) -> Any:

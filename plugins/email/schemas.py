@@ -1,6 +1,6 @@
 """OpenAPI schemas of the email routes (shapes only; the services check the values)."""
 
-OBJ = {"type": "object"}
+OBJ = {"type": "object", "additionalProperties": True}
 LAYOUT_BODY = {"type": "object", "required": ["name", "html"],
                "properties": {"name": {"type": "string"}, "html": {"type": "string"}}}
 LAYOUT = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"},
@@ -10,12 +10,12 @@ TEMPLATE_BODY = {"type": "object", "required": ["key", "name", "subject"],
                                 "subject": {"type": "string"}, "html": {"type": "string"},
                                 "text": {"type": "string"}, "layoutId": {"type": ["string", "null"]}}}
 TEMPLATE = {"type": "object", "properties": {**TEMPLATE_BODY["properties"], "id": {"type": "string"}}}
-PREVIEW_BODY = {"type": "object", "properties": {"variables": {"type": "object"}}}
+PREVIEW_BODY = {"type": "object", "properties": {"variables": {"type": "object", "additionalProperties": True}}}
 PREVIEW = {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": ["string", "null"]},
                                             "text": {"type": "string"}}}
 SEND_BODY = {"type": "object", "required": ["to"], "properties": {
     "to": {"type": "array", "items": {"type": "string"}}, "cc": {"type": "array", "items": {"type": "string"}},
-    "replyTo": {"type": "string"}, "variables": {"type": "object"}, "templateKey": {"type": "string"},
+    "replyTo": {"type": "string"}, "variables": {"type": "object", "additionalProperties": True}, "templateKey": {"type": "string"},
     "inline": {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": "string"},
                                                 "text": {"type": "string"}}},
     "category": {"type": "string", "enum": ["transactional", "marketing"]}}}

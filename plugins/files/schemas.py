@@ -39,7 +39,7 @@ POLICY = {"type": "object", "required": ["maxBytes", "allowedMimeTypes", "allowe
           "properties": {"maxBytes": {"type": "integer"},
                          "allowedMimeTypes": {"type": "array", "items": {"type": "string"}},
                          "allowedExtensions": {"type": "array", "items": {"type": "string"}},
-                         "catalogue": {"type": "array", "items": {"type": "object"}}}}
+                         "catalogue": {"type": "array", "items": {"type": "object", "additionalProperties": True}}}}
 POLICY_BODY = {"type": "object", "additionalProperties": False, "properties": {
     "maxBytes": {"type": ["integer", "null"], "minimum": 1},
     "allowedMimeTypes": {"type": ["array", "null"], "items": {"type": "string"}}}}
@@ -59,12 +59,14 @@ TRANSFORM_PARAMS = [
 
 def binary_upload(summary: str, status: int) -> dict[str, Any]:
     """An operation whose body is the file's raw bytes (``Content-Type``: its MIME type). The
-    body is described in words, not as a ``requestBody``: any bytes are a valid request for
-    the document, and the upload guard decides (a binary body has no invalid form to generate)."""
+    document declares the body binary (``application/octet-stream``) so that a generated client
+    sends bytes; any ``Content-Type`` is accepted, and the upload guard decides on it."""
     op = ops(put=(summary, None, FILE, status))["put"]
-    op["description"] = ("The request body is the file's raw bytes and `Content-Type` its declared MIME type; "
-                         "the upload guard checks both (docs/files.md). 200 when the name existed and the "
-                         "caller may replace it.")
+    op["requestBody"] = {"required": True, "content": {
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
+    op["description"] = ("The request body is the file's raw bytes and `Content-Type` its declared MIME type "
+                         "(any type; `application/octet-stream` when unknown); the upload guard checks both "
+                         "(docs/files.md). 200 when the name existed and the caller may replace it.")
     op["x-svc-raw-body"] = True
     return op
 

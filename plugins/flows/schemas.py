@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_OBJ: dict[str, Any] = {"type": "object"}
+_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
 NODE = {"type": "object", "required": ["id", "operation"], "properties": {
     "id": {"type": "string"}, "operation": {"type": "string"}, "options": _OBJ}}
 EDGE = {"type": "object", "required": ["from", "to"], "properties": {

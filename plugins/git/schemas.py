@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.openapi import ERROR_SCHEMA
 from plugins.git.bodies import AUTH_METHODS, STATUSES
 from plugins.git.providers import PROVIDERS
 
@@ -50,8 +51,11 @@ LOG = {"type": "object", "properties": {"runId": {"type": "string"}, "log": {"ty
                                         "truncated": {"type": "boolean"}, "cached": {"type": "boolean"}}}
 REFRESH = {"type": "object", "properties": {"fetched": {"type": "integer"}}}
 VALIDATION = {"type": "object", "properties": {
-    "valid": {"type": "boolean"}, "errors": {"type": "array"}, "diff": {"type": ["object", "null"]},
-    "number": {"type": "integer"}, "sha": {"type": "string"}, "status": {"type": "object"}}}
+    "valid": {"type": "boolean"}, "errors": {"type": "array", "items": ERROR_SCHEMA["properties"]["errors"]["items"]},
+    "diff": {"type": ["object", "null"], "additionalProperties": True},
+    "number": {"type": "integer"}, "sha": {"type": "string"},
+    "status": {"type": "object", "required": ["context", "state"], "properties": {
+        "context": {"type": "string"}, "state": {"type": "string", "enum": ["success", "failure"]}}}}}
 GITOPS_BODY = {"type": "object", "properties": {"ref": {"type": "string", "maxLength": 255}}}
 _KEYS = {"type": "array", "items": {"type": "string"}}
 GITOPS = {"type": "object", "properties": {

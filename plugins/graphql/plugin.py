@@ -17,8 +17,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
 }
 
 POST_BODY = {"type": "object", "required": ["query"], "properties": {
-    "query": {"type": "string"}, "variables": {"type": "object"}, "operationName": {"type": "string"}}}
-POST_ANSWER = {"type": "object", "properties": {"data": {}, "errors": {"type": "array", "items": {"type": "object"}}}}
+    "query": {"type": "string"}, "variables": {"type": "object", "additionalProperties": True}, "operationName": {"type": "string"}}}
+POST_ANSWER = {"type": "object", "properties": {"data": {}, "errors": {"type": "array", "items": {"type": "object", "additionalProperties": True}}}}
 
 
 @hookimpl

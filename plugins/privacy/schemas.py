@@ -5,7 +5,7 @@ from __future__ import annotations
 from kernel.privacy import CONSENT_TYPES
 
 TS = {"type": ["string", "null"], "format": "date-time"}
-OBJ = {"type": "object"}
+OBJ = {"type": "object", "additionalProperties": True}
 CONSENT = {"type": "object", "required": ["consentType", "granted", "grantedAt", "withdrawnAt", "updatedAt"],
            "properties": {"consentType": {"type": "string", "enum": list(CONSENT_TYPES)}, "granted": {"type": "boolean"},
                           "grantedAt": TS, "withdrawnAt": TS, "source": {"type": ["string", "null"]},
@@ -34,5 +34,5 @@ ERASURE = {"type": "object", "required": ["id", "collection", "subjectHash", "st
     "dualControl": {"type": "boolean"}, "matched": {"type": "integer"},
     "recordCount": {"type": ["integer", "null"]}, "createdAt": TS, "confirmedAt": TS, "executedAt": TS}}
 ERASURE_BODY = {"type": "object", "required": ["collection", "filter", "reason"], "additionalProperties": False,
-                "properties": {"collection": {"type": "string", "maxLength": 64}, "filter": {"type": "object", "minProperties": 1},
+                "properties": {"collection": {"type": "string", "maxLength": 64}, "filter": {"type": "object", "additionalProperties": True, "minProperties": 1},
                                "reason": {"type": "string", "minLength": 1, "maxLength": 500}}}

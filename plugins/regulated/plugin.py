@@ -81,5 +81,5 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/admin/sar/export", routes.SarExportResource(), auth="admin", openapi=ops(
             post=("Subject access export: records decrypted and their provenance", {
                 "type": "object", "required": ["collection", "filter"], "properties": {
-                    "collection": {"type": "string"}, "filter": {"type": "object"}}}, {"type": "object"}, 200))),
+                    "collection": {"type": "string"}, "filter": {"type": "object", "additionalProperties": True}}}, {"type": "object", "additionalProperties": True}, 200))),
     ]

@@ -55,7 +55,7 @@ BUNDLE_BODY = {
 CHANGE = {"type": "object", "required": ["collection"], "properties": {
     "collection": {"type": "string"}, "field": {"type": "string"},
     "changes": {"type": "object", "description": "{ key: { from, to } }",
-                "additionalProperties": {"type": "object", "required": ["from", "to"]}},
+                "additionalProperties": {"type": "object", "required": ["from", "to"], "properties": {"from": {}, "to": {}}}},
 }}
 CHANGE_LIST = {"type": "array", "items": CHANGE}
 CHANGE_LISTS = {"type": "object", "required": ["create", "update", "delete", "unchanged"],
@@ -80,7 +80,8 @@ COLLECTION_ENTRY = {
 MANIFEST_FIELD = {**FIELD_ENTRY, "required": ["collection", "field", "type"],
                   "properties": {**FIELD_CREATE["properties"], "collection": NAME}, "additionalProperties": False}
 SETTING = {"type": "object", "required": ["key"], "properties": {"key": {"type": "string"}, "value": {}}}
-WEBHOOK = {"type": "object", "description": "A change-feed webhook subscription, without its secret"}
+WEBHOOK = {"type": "object", "additionalProperties": True,
+           "description": "A change-feed webhook subscription, without its secret"}
 
 
 def _manifest(body: bool) -> dict[str, Any]:
@@ -94,8 +95,8 @@ def _manifest(body: bool) -> dict[str, Any]:
         "properties": {
             "version": {"enum": [VERSION]} if body else {"type": "string"},
             "exportedAt": {"type": ["string", "null"], "format": "date-time"},
-            "collections": listed("collections", COLLECTION_ENTRY if body else {"type": "object"}),
-            "fields": listed("fields", MANIFEST_FIELD if body else {"type": "object"}),
+            "collections": listed("collections", COLLECTION_ENTRY if body else {"type": "object", "additionalProperties": True}),
+            "fields": listed("fields", MANIFEST_FIELD if body else {"type": "object", "additionalProperties": True}),
             "relations": listed("relations", RELATION_BODY if body else RELATION_ENTRY),
             "webhooks": listed("webhooks", WEBHOOK), "settings": listed("settings", SETTING),
             "managedScopes": listed("managedScopes", {"type": "string", "description":
@@ -114,8 +115,8 @@ IMPORT_DIFF = {
     "type": ["object", "null"],
     "required": ["collections", "fields", "relations", "settings", "webhooks", "risk", "destructive", "changes"],
     "properties": {**{k: COUNTS for k in ("collections", "fields", "relations", "settings", "webhooks")},
-                   "risk": RISK, "destructive": {"type": "array", "items": {"type": "object"}},
-                   "changes": {"type": "object"}},
+                   "risk": RISK, "destructive": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+                   "changes": {"type": "object", "additionalProperties": True}},
 }
 IMPORT_RESULT = {
     "type": "object", "required": ["valid", "errors", "diff"],

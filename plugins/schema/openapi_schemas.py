@@ -34,7 +34,7 @@ COLLECTION = {
 
 FIELD_EDITABLE: dict[str, Any] = {
     "interface": NULLABLE_STRING, "display": NULLABLE_STRING,
-    "options": {"type": "object", "description": "Widget options plus default, unique, indexed, "
+    "options": {"type": "object", "additionalProperties": True, "description": "Widget options plus default, unique, indexed, "
                 "maxLength, minLength, pattern, min, max, choices, precision, scale, geometryType, algorithm"},
     "required": {"type": "boolean"}, "sort": {"type": "integer"},
 }

@@ -82,7 +82,9 @@ TRANSLATION = {
     "type": "object",
     "properties": {"text": {"type": "string"}, "translation": _TEXT,
                    "step": {"type": "string", "enum": ["memory", "glossary", "provider", "none"]},
-                   "glossary": {"type": "array"}, "stored": {"type": "boolean"}, "message": {"type": "string"}},
+                   "glossary": {"type": "array", "items": {
+                       "type": "object", "required": ["term", "translation"],
+                       "properties": {"term": {"type": "string"}, "translation": {"type": "string"}}}}, "stored": {"type": "boolean"}, "message": {"type": "string"}},
 }
 TERM = {"type": "object", "properties": {"id": {"type": "string"}, "sourceLang": _LANG, "targetLang": _LANG,
                                          "term": {"type": "string"}, "translation": {"type": "string"}}}

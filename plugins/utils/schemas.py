@@ -52,7 +52,7 @@ RENDER_BODY: dict[str, Any] = {
                      "description": "Text with {{ expression }} output: variables, a.b, a[0], constants and "
                                     "the filters upper, lower, title, capitalize, trim, default, join, "
                                     "length, count, truncate, first, last. No {% statements %} or calls."},
-        "data": {"type": "object", "description": "The variables of the template."},
+        "data": {"type": "object", "additionalProperties": True, "description": "The variables of the template."},
         "escape": {"type": "boolean", "default": True, "description": "HTML-escape the output expressions."},
     },
 }
