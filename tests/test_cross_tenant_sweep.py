@@ -630,7 +630,7 @@ class Bodies:
         elif "multipart/form-data" in content:
             kw["files"] = {"bundle": ("bundle.zip", b"PK\x05\x06" + b"\x00" * 18, "application/zip")}
             kw["data"] = {"signature": "x"}
-        elif method in ("put", "post") and ("/upload/" in path or "/media/" in path):
+        elif "application/octet-stream" in content:  # a raw upload: any bytes, under any MIME type
             kw["content"] = b"sweep bytes"
             kw["headers"] = {"Content-Type": "text/plain"}
         return kw

@@ -165,4 +165,4 @@ async def test_openapi_documents_the_routes(client):
     for path in ("/api/v1/api-keys", "/api/v1/api-keys/{key_id}", "/api/v1/users", "/api/v1/users/{user_id}",
                  "/api/v1/users/invite", "/api/v1/auth/register", "/api/v1/auth/accept-invite"):
         assert path in paths
-    assert paths["/api/v1/auth/register"]["post"]["security"] == []
+    assert paths["/api/v1/auth/register"]["post"]["security"] == [{}, {"bearer": []}]

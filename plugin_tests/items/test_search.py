@@ -169,6 +169,7 @@ async def test_openapi_documents_the_route(svc_app: Any):
     params = {p["name"]: p for p in op["parameters"]}
     assert params["q"]["required"] is True and params["q"]["schema"]["maxLength"] == 200
     assert params["limit"]["schema"]["maximum"] == 200 and not params["collection"]["required"]
-    assert op["security"] == [] and op["x-svc-auth"] == "public"
+    # Public, and a token is read when sent (a member may search more): optional for clients.
+    assert op["security"] == [{}, {"bearer": []}] and op["x-svc-auth"] == "public"
     hit = op["responses"]["200"]["content"]["application/json"]["schema"]["properties"]["data"]["items"]
     assert hit["required"] == ["collection", "id", "score", "item", "highlights"]

@@ -9,6 +9,7 @@ from typing import Any
 from kernel import Route, hookimpl, ops
 from kernel.privacy import RetentionTarget
 from plugins.agents import guard, intents, routes, runner, writes
+from plugins.agents import schemas as s
 from plugins.agents.common import (
     DEFAULT_WINDOW,
     ERROR_CODES,
@@ -23,9 +24,6 @@ from plugins.settings.api import SettingKey
 
 name = "agents"
 requires = ("access", "accounts", "ai", "items", "realtime", "settings")
-
-OBJ: dict[str, Any] = {"type": "object"}
-
 
 @hookimpl
 def register_migrations() -> str:
@@ -80,8 +78,8 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.periodic(intents.SWEEP_JOB, intents.sweep, every_seconds=60, owner="agents")
 
 
-def _op(summary: str, status: int = 200, body: bool = False, many: bool = False) -> tuple[str, Any, Any, int]:
-    return (summary, OBJ if body else None, [OBJ] if many else OBJ, status)
+def _op(summary: str, data: Any, body: Any = None, status: int = 200) -> tuple[str, Any, Any, int]:
+    return (summary, body, data, status)
 
 
 @hookimpl
@@ -92,54 +90,60 @@ def register_routes(kernel: Any) -> list[Route]:
     freezer = {"POST": partial(require_capability, capability=FREEZE_CAPABILITY)}
     return [
         Route("/agent/goals", routes.Goals(), auth="bearer", caller=member, openapi=ops(
-            get=_op("List goals (query status)", many=True), post=_op("Create a goal (execution async|sync|none)", 201, True))),
-        Route(goal, routes.Goal(), auth="bearer", openapi=ops(get=_op("A goal with its children"))),
+            get=_op("List goals (query status)", [s.GOAL]),
+            post=_op("Create a goal (execution async|sync|none)", s.GOAL_TREE, s.GOAL_BODY, 201))),
+        Route(goal, routes.Goal(), auth="bearer", openapi=ops(get=_op("A goal with its children", s.GOAL_TREE))),
         Route(goal + "/decompose", routes.GoalDecompose(), auth="bearer", caller=member, openapi=ops(
-            post=_op("Create role-scoped sub-goals sharing the remaining budget", 201, True))),
+            post=_op("Create role-scoped sub-goals sharing the remaining budget", s.GOAL_TREE, s.DECOMPOSE_BODY, 201))),
         Route(goal + "/settle", routes.GoalSettle(), auth="bearer", openapi=ops(
-            post=_op("Settle a decomposed goal from its children's terminal states"))),
+            post=_op("Settle a decomposed goal from its children's terminal states", s.GOAL_TREE))),
         Route("/agent/roles", routes.Roles(), auth="bearer", caller=admin, openapi=ops(
-            get=_op("The agent role library", many=True), post=_op("Create an agent role (admin)", 201, True))),
+            get=_op("The agent role library", [s.ROLE]),
+            post=_op("Create an agent role (admin)", s.ROLE, s.ROLE_BODY, 201))),
         Route("/agent/roles/{name}", routes.Role(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
-            get=_op("An agent role"), patch=_op("Change an agent role (admin; autonomy only down)", body=True),
+            get=_op("An agent role", s.ROLE),
+            patch=_op("Change an agent role (admin; autonomy only down)", s.ROLE, s.ROLE_PATCH),
             delete=("Delete an agent role (admin)", None, None, 204))),
         Route("/agent/autonomy", routes.Autonomy(), auth="bearer", openapi=ops(
-            get=_op("Trust ledger: grants per role and open incidents"))),
+            get=_op("Trust ledger: grants per role and open incidents", s.LEDGER))),
         Route("/agent/autonomy/promotions", routes.Promotions(), auth="bearer", caller=member, openapi=ops(
-            get=_op("Promotion proposals", many=True), post=_op("Propose a higher level for a role", 201, True))),
+            get=_op("Promotion proposals", [s.PROMOTION]),
+            post=_op("Propose a higher level for a role", s.PROMOTION, s.PROMOTION_BODY, 201))),
         Route("/agent/autonomy/promotions/{id}/decide", routes.PromotionDecide(), auth="bearer", caller=admin,
               openapi=ops(
-            post=_op("Decide a promotion (admin, once)", body=True))),
+            post=_op("Decide a promotion (admin, once)", s.PROMOTION, s.DECIDE_BODY))),
         Route("/agent/staged", routes.Staged(), auth="bearer", openapi=ops(
-            get=_op("Stagings with their diffs (query status, default pending)", many=True))),
-        Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging"))),
+            get=_op("Stagings with their diffs (query status, default pending)", [s.STAGING]))),
+        Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging", s.STAGING))),
         Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", caller=member, openapi=ops(
-            post=_op("Veto (discard) a pending staging"))),
+            post=_op("Veto (discard) a pending staging", s.STAGING))),
         Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", caller=member, openapi=ops(
-            post=_op("Decide an approval as an agent reviewer (review:<domain>)", body=True))),
+            post=_op("Decide an approval as an agent reviewer (review:<domain>)", s.AGENT_DECISION, s.AGENT_DECIDE_BODY))),
         Route("/agent/constitution", routes.Constitution(), auth="bearer", caller=admin, openapi=ops(
-            get=_op("Constitution versions", many=True), post=_op("Create a draft version (admin)", 201, True))),
+            get=_op("Constitution versions", [s.CONSTITUTION]),
+            post=_op("Create a draft version (admin)", s.CONSTITUTION, s.CONSTITUTION_BODY, 201))),
         Route("/agent/constitution/compile", routes.ConstitutionCompile(), auth="bearer", caller=admin, openapi=ops(
-            post=_op("Compile a stored version ({ id }) or check rules ({ rules }) (admin)", body=True))),
+            post=_op("Compile a stored version ({ id }) or check rules ({ rules }) (admin)", s.COMPILED, s.COMPILE_BODY))),
         Route("/agent/constitution/{id}/compile", routes.ConstitutionCompileOne(), auth="bearer", caller=admin,
               openapi=ops(
-            post=_op("Compile a stored version into checks (admin)"))),
+            post=_op("Compile a stored version into checks (admin)", s.COMPILED))),
         Route("/agent/constitution/{id}/dry-run", routes.ConstitutionDryRun(), auth="bearer", openapi=ops(
-            post=_op("What a version would have blocked of recent agent activity (admin)"))),
+            post=_op("What a version would have blocked of recent agent activity (admin)", s.DRY_RUN))),
         Route("/agent/constitution/{id}/activate", routes.ConstitutionActivate(), auth="bearer", openapi=ops(
-            post=_op("Make a compiled version the active one (admin)"))),
+            post=_op("Make a compiled version the active one (admin)", s.CONSTITUTION))),
         Route("/agent/kill-switch", routes.KillSwitch(), auth="bearer", caller=freezer, openapi=ops(
-            get=_op("Active freezes (all=true: with lifted ones)", many=True),
-            post=_op("Freeze a run, intent, role or the site (agents:freeze)", 201, True))),
+            get=_op("Active freezes (all=true: with lifted ones)", [s.FREEZE]),
+            post=_op("Freeze a run, intent, role or the site (agents:freeze)", s.FREEZE, s.FREEZE_BODY, 201))),
         Route("/agent/kill-switch/lift", routes.KillSwitchLift(), auth="bearer", caller=freezer, openapi=ops(
-            post=_op("Lift a freeze (agents:freeze)", body=True))),
+            post=_op("Lift a freeze (agents:freeze)", s.FREEZE, s.LIFT_BODY))),
         Route("/agent/intents", routes.Intents(), auth="bearer", caller=admin, openapi=ops(
-            get=_op("Content intents", many=True), post=_op("Create an intent (admin)", 201, True))),
+            get=_op("Content intents", [s.INTENT]),
+            post=_op("Create an intent (admin)", s.INTENT, s.INTENT_BODY, 201))),
         Route("/agent/intents/{id}", routes.Intent(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
-            get=_op("An intent"), patch=_op("Change an intent (admin)", body=True),
+            get=_op("An intent", s.INTENT), patch=_op("Change an intent (admin)", s.INTENT, s.INTENT_PATCH),
             delete=("Delete an intent (admin)", None, None, 204))),
         Route("/agent/intents/{id}/pause", routes.IntentAction("paused"), auth="bearer", openapi=ops(
-            post=_op("Pause an intent (admin)"))),
+            post=_op("Pause an intent (admin)", s.INTENT))),
         Route("/agent/intents/{id}/resume", routes.IntentAction("active"), auth="bearer", openapi=ops(
-            post=_op("Resume an intent (admin)"))),
+            post=_op("Resume an intent (admin)", s.INTENT))),
     ]

@@ -4,7 +4,8 @@ Every operation of the default app's document (every plugin installed) that decl
 requirement is called without a credential, with path parameters filled with plausible values,
 the site header of a real site, and a body that is not even JSON: each must answer 401
 ``UNAUTHENTICATED`` (docs/errors.md, codes of the kernel), never the 400 of the body it did not look at.
-Public operations are the ones whose document says ``security: []``; none is listed here by hand.
+Public operations are the ones whose document says ``security: []`` (no token read) or
+``[{}, {"bearer": []}]`` (a token optional); none is listed here by hand.
 One app for the module, one request per operation, nothing written.
 """
 
