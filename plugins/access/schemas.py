@@ -41,10 +41,10 @@ TEAM = _obj({"id": {"type": "string"}, "name": {"type": "string"},
 RULE = _obj({"id": {"type": "string"}, "policyId": {"type": "string"}, "collection": {"type": "string"},
              "action": {"type": "string", "enum": list(ACTIONS)},
              "fields": {"type": "array", "items": {"type": "string"}},
-             "conditions": {"type": ["object", "null"]}},
+             "conditions": {"type": ["object", "null"], "additionalProperties": True}},
             ["id", "policyId", "collection", "action", "fields", "conditions"], strict=False)
 DECISION = _obj({"allowed": {"type": "boolean"}, "fields": {"type": "array", "items": {"type": "string"}},
-                 "conditions": {"type": ["object", "null"]}}, ["allowed", "fields", "conditions"], strict=False)
+                 "conditions": {"type": ["object", "null"], "additionalProperties": True}}, ["allowed", "fields", "conditions"], strict=False)
 EFFECTIVE = _obj({
     "admin": {"type": "boolean"}, "roleId": NULLABLE_STRING,
     "roles": {"type": "array", "items": {"type": "string"}},
@@ -71,7 +71,7 @@ RULE_CREATE = _obj({
     "action": {"type": "string", "enum": list(ACTIONS)},
     "fields": {"type": ["array", "null"], "maxItems": MAX_FIELDS,
                "items": {"type": "string", "pattern": r"^(\*|[A-Za-z_][A-Za-z0-9_]{0,63})$"}},
-    "conditions": {"type": ["object", "null"], "description": (
+    "conditions": {"type": ["object", "null"], "additionalProperties": True, "description": (
         "A filter tree: field names or dotted JSON paths mapping to operator objects "
         "(_eq _neq _lt _lte _gt _gte _in _nin _null _nnull _contains _icontains _starts_with _ends_with "
         "_between _json_contains _has_key _has_any_keys _has_all_keys), combined with _and/_or lists; "

@@ -15,7 +15,7 @@ CHAT = {"type": "object", "properties": {
 APPROVAL = {"type": "object", "properties": {
     "id": _STR, "status": {"type": "string", "enum": ["pending", "approved", "rejected", "failed", "expired"]},
     "skill": _STR, "arguments": _OBJ, "message": _STR, "conversationId": _NSTR, "requestedBy": _NSTR,
-    "decidedBy": _NSTR, "result": {}, "error": {"type": ["object", "null"]}, "createdAt": _STR,
+    "decidedBy": _NSTR, "result": {}, "error": {"type": ["object", "null"], "additionalProperties": True}, "createdAt": _STR,
     "expiresAt": _STR, "decidedAt": _NSTR}}
 DECIDE_BODY = {"type": "object", "required": ["decision"], "additionalProperties": False, "properties": {
     "decision": {"type": "string", "enum": ["approved", "rejected"]}}}

@@ -52,7 +52,7 @@ PANEL_PATCH: dict[str, Any] = {**PANEL_BODY, "required": []}
 PANEL: dict[str, Any] = {"type": "object", "required": ["id", "dashboardId", "name", "type", "position"],
                          "properties": {"id": {"type": "string"}, "dashboardId": {"type": "string"},
                                         "name": {"type": "string"}, "type": {"type": "string"},
-                                        "position": POSITION, "query": {"type": ["object", "null"]},
+                                        "position": POSITION, "query": {"type": ["object", "null"], "additionalProperties": True},
                                         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
 DASHBOARD: dict[str, Any] = {"type": "object", "required": ["id", "name"], "properties": {
     "id": {"type": "string"}, "name": {"type": "string"}, "icon": {"type": ["string", "null"]},

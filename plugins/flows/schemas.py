@@ -30,7 +30,7 @@ OPERATION = {"type": "object", "properties": {"key": {"type": "string"}, "option
 RUN = {"type": "object", "properties": {"runId": {"type": "string"}, "status": {"type": "string"},
                                         "startedAt": {"type": "string"}, "finishedAt": {"type": ["string", "null"]}}}
 RUN_DETAIL = {"type": "object", "properties": {
-    **RUN["properties"], "input": {}, "error": {"type": ["object", "null"]},
+    **RUN["properties"], "input": {}, "error": {"type": ["object", "null"], "additionalProperties": True},
     "steps": {"type": "array", "items": {"type": "object", "properties": {
         "nodeId": {"type": "string"}, "operation": {"type": "string"}, "status": {"type": "string"},
         "output": {}}}}}}

@@ -42,7 +42,7 @@ RELEASE: dict[str, Any] = {
     "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}, "atomicityMode": {"type": "string", "enum": list(MODES)},
         "status": {"type": "string", "enum": list(STATUSES)}, "publishAt": {"type": ["string", "null"]},
-        "maintenanceWindow": {"type": ["object", "null"]}, "createdBy": {"type": ["string", "null"]},
+        "maintenanceWindow": {"type": ["object", "null"], "additionalProperties": True}, "createdBy": {"type": ["string", "null"]},
         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
         "publishedAt": {"type": ["string", "null"]}, "nextRunAt": {"type": ["string", "null"]},
         "lastError": {"type": ["string", "null"]}, "itemCount": {"type": "integer"},

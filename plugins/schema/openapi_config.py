@@ -44,7 +44,7 @@ BUNDLE_BODY = {
                    "the collection's other fields and the other relations touching it are deleted.",
     "properties": {
         "collection": {"type": "object", "properties": {"name": NAME, "collection": NAME, **META_PROPERTIES,
-                                                        "meta": {"type": ["object", "null"]}},
+                                                        "meta": {"type": ["object", "null"], "additionalProperties": True}},
                        "additionalProperties": False},
         "fields": {"type": "array", "maxItems": MAX_BUNDLE_FIELDS, "items": FIELD_CREATE},
         "relations": {"type": "array", "maxItems": MAX_BUNDLE_RELATIONS, "items": RELATION_BODY},

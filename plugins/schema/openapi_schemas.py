@@ -52,10 +52,10 @@ FIELD_BODY = {
     "type": "object",
     "properties": {
         "field": FIELD_NAME, "collection": {"type": "string"}, "type": {"enum": list(FIELD_TYPES)},
-        "interface": NULLABLE_STRING, "display": NULLABLE_STRING, "options": {"type": ["object", "null"]},
+        "interface": NULLABLE_STRING, "display": NULLABLE_STRING, "options": {"type": ["object", "null"], "additionalProperties": True},
         "required": {"type": "boolean"}, "sort": {"type": ["integer", "null"]},
-        "meta": {"type": ["object", "null"]},
-        "schema": {"type": ["object", "null"], "description": "Directus-style: default_value, is_unique, "
+        "meta": {"type": ["object", "null"], "additionalProperties": True},
+        "schema": {"type": ["object", "null"], "additionalProperties": True, "description": "Directus-style: default_value, is_unique, "
                    "is_indexed, max_length"},
     },
     "additionalProperties": False,
@@ -67,7 +67,7 @@ COLLECTION_BODY: dict[str, Any] = {
     "description": "Give `name` (or Directus's `collection`); meta keys flat or under `meta`.",
     "properties": {
         "name": NAME, "collection": NAME, **META_PROPERTIES,
-        "meta": {"type": ["object", "null"]}, "schema": {"type": ["object", "null"]},
+        "meta": {"type": ["object", "null"], "additionalProperties": True}, "schema": {"type": ["object", "null"], "additionalProperties": True},
         "fields": {"type": "array", "items": FIELD_CREATE},
     },
     "additionalProperties": False,

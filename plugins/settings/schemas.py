@@ -13,7 +13,7 @@ APPLIED = {"type": "object", "properties": {"applied": {"type": "array", "items"
                                             "removed": {"type": "array", "items": {"type": "string"}}}}
 
 _TEXT = {"type": ["string", "null"]}
-_OBJ = {"type": ["object", "null"]}
+_OBJ = {"type": ["object", "null"], "additionalProperties": True}
 SITE = {
     "type": "object",
     "properties": {

@@ -28,7 +28,7 @@ REVISION = {
         "actor": ACTOR,
         "delta": {"type": "object", "additionalProperties": CHANGE, "description": "field -> { from, to }"},
         "data": {**ITEM, "description": "The whole item after the change (masked by the read policy)."},
-        "origin": {"type": ["object", "null"], "description": "{ revisionId } (revert), { version } (promote), "
+        "origin": {"type": ["object", "null"], "additionalProperties": True, "description": "{ revisionId } (revert), { version } (promote), "
                                                               "{ cause } (onDelete)"},
         "causedBy": {**NULLABLE_STRING, "description": "The write's cause, '<kind>:<id>' (release:<id>, "
                      "flow-run:<id>, revert:<revisionId>, promote:<version>); null for plain REST writes."},
