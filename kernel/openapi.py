@@ -20,7 +20,8 @@ DESCRIPTION = """Multi-tenant headless CMS.
 
 **Picking a site.** Every site-scoped operation names its site (tenant) in the `X-Svc-Site`
 header, for example `X-Svc-Site: default`. Instance-wide operations (`/sites`, `/auth/login`,
-`/admin/...`) take no site, or an optional one.
+`/utils/health`...) take no site or an optional one: each operation's `X-Svc-Site` parameter
+says whether it is required.
 
 **Authenticating.** `POST /api/v1/auth/login` with `{"email", "password"}` answers
 `data.token`, a JWT; send it as `Authorization: Bearer <token>`. An API key (`svk_...`) or a
