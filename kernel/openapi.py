@@ -8,6 +8,7 @@ components through ``register_openapi``. Every operation answers the error envel
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernel.version import __version__
@@ -58,13 +59,22 @@ ERROR_SCHEMA: dict[str, Any] = {
 # generator guessing (tests/test_openapi_clients.py fails on one).
 FREE_FORM: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
+@dataclass(frozen=True)
+class OptionalBody:
+    """A request body the operation also takes absent (its responder reads it with
+    ``read_json(req, required=False)``): ``ops(post=(summary, OptionalBody(schema), data, 200))``."""
+
+    schema: dict[str, Any]
+
+
 # An operation spec: (summary, request body schema or None, response `data` schema or None, status).
-OpSpec = tuple[str, dict[str, Any] | None, Any, int]
+OpSpec = tuple[str, dict[str, Any] | OptionalBody | None, Any, int]
 
 
 def ops(**methods: OpSpec) -> dict[str, dict[str, Any]]:
     """Build ``Route.openapi`` from ``get=(summary, body, data, status)`` entries.
 
+    ``body`` is the request body's schema (``OptionalBody(schema)`` when it may be absent).
     ``data`` is the schema of the ``data`` key of the answer (``None`` for a body-less answer,
     a one-element list for an array of that schema). Extra query parameters can be added to
     the returned operation under ``"parameters"``.
@@ -72,7 +82,9 @@ def ops(**methods: OpSpec) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for method, (summary, body, data, status) in methods.items():
         op: dict[str, Any] = {"summary": summary}
-        if body is not None:
+        if isinstance(body, OptionalBody):
+            op["requestBody"] = {"required": False, "content": {"application/json": {"schema": body.schema}}}
+        elif body is not None:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
         if data is None:
             op["responses"] = {str(status): {"description": summary}}

@@ -146,8 +146,9 @@ def _runs(operation: Any, pinned_names: dict[str, str]) -> list[tuple[Generation
         runs.append((GenerationMode.POSITIVE, {"path_parameters": pinned}))
     # Invalid data needs something to break: a body or query parameters. Path parameters are
     # free strings and the headers are fixed, so other operations have no negative cases; nor
-    # has a raw upload's binary body (any bytes are a valid one).
-    breakable = [body for body in operation.body if body.media_type != "application/octet-stream"]
+    # has a raw upload's binary body (any bytes are a valid one), nor a body of any JSON value.
+    breakable = [body for body in operation.body
+                 if body.media_type != "application/octet-stream" and body.is_negatable]
     if breakable or len(operation.query):
         runs.append((GenerationMode.NEGATIVE, {"path_parameters": pinned} if pinned else {}))
     return runs

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
+from kernel.openapi import OptionalBody
 from kernel.privacy import RetentionTarget
 from plugins.agents import guard, intents, routes, runner, writes
 from plugins.agents import schemas as s
@@ -116,7 +117,7 @@ def register_routes(kernel: Any) -> list[Route]:
             get=_op("Stagings with their diffs (query status, default pending)", [s.STAGING]))),
         Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging", s.STAGING))),
         Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", caller=member, openapi=ops(
-            post=_op("Veto (discard) a pending staging", s.STAGING))),
+            post=_op("Veto (discard) a pending staging", s.STAGING, OptionalBody(s.VETO_BODY)))),
         Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", caller=member, openapi=ops(
             post=_op("Decide an approval as an agent reviewer (review:<domain>)", s.AGENT_DECISION, s.AGENT_DECIDE_BODY))),
         Route("/agent/constitution", routes.Constitution(), auth="bearer", caller=admin, openapi=ops(
@@ -126,7 +127,7 @@ def register_routes(kernel: Any) -> list[Route]:
             post=_op("Compile a stored version ({ id }) or check rules ({ rules }) (admin)", s.COMPILED, s.COMPILE_BODY))),
         Route("/agent/constitution/{id}/compile", routes.ConstitutionCompileOne(), auth="bearer", caller=admin,
               openapi=ops(
-            post=_op("Compile a stored version into checks (admin)", s.COMPILED))),
+            post=_op("Compile a stored version into checks (admin)", s.COMPILED, OptionalBody(s.COMPILE_ONE_BODY)))),
         Route("/agent/constitution/{id}/dry-run", routes.ConstitutionDryRun(), auth="bearer", openapi=ops(
             post=_op("What a version would have blocked of recent agent activity (admin)", s.DRY_RUN))),
         Route("/agent/constitution/{id}/activate", routes.ConstitutionActivate(), auth="bearer", openapi=ops(

@@ -73,6 +73,10 @@ FREEZE_BODY = _body({"scope": {"type": "string", "enum": list(SCOPES)},
                                 "description": "The goal id (run), intent or role; none for the site"},
                      "reason": {"type": ["string", "null"], "maxLength": 500}}, ("scope",))
 LIFT_BODY = _body({"id": _STR}, ("id",))
+VETO_BODY = _body({"reason": {"type": ["string", "null"], "maxLength": 500}})
+COMPILE_ONE_BODY = {**_body({"rules": _RULES}),
+                    "description": "Nothing needed: the stored version's rules are compiled ('rules' is accepted "
+                                   "and not used)"}
 TRIGGER = {"oneOf": [
     _body({"type": {"const": "schedule"}, "everySeconds": {"type": "integer", "minimum": 60, "maximum": 366 * 86400}},
           ("type", "everySeconds")),

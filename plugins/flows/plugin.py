@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.openapi import OptionalBody
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_float, parse_int
 from plugins.flows import builtins, hookspecs, registry, routes, runner, schemas, triggers
@@ -101,9 +102,11 @@ def register_routes(kernel: Any) -> list[Route]:
             delete=("Delete a flow and its runs", None, None, 204))),
         # flows:run (admin access holds it) is checked before the body, like every declared permission.
         Route(one + "/run", routes.RunResource(), auth="bearer", permission="flows:run", openapi=ops(
-            post=("Run a manual flow as the caller; the body (any JSON) is the input", None, schemas.RUN, 202))),
+            post=("Run a manual flow as the caller; the body (any JSON) is the input", OptionalBody(schemas.ANY_INPUT),
+                  schemas.RUN, 202))),
         Route(one + "/trigger", routes.TriggerResource(), auth="public", authenticate=False, openapi=ops(
-            post=("Webhook trigger (x-flow-token or Bearer); waits for the run; any body", None, schemas.RUN, 200))),
+            post=("Webhook trigger (x-flow-token or Bearer); waits for the run; any body", OptionalBody(schemas.ANY_INPUT),
+                  schemas.RUN, 200))),
         Route(one + "/runs", routes.RunsResource(), auth="admin", openapi=ops(
             get=("The flow's runs, newest first", None, [schemas.RUN], 200))),
         Route(one + "/runs/{run_id}", routes.RunDetailResource(), auth="admin", openapi=ops(
