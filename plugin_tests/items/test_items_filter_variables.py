@@ -49,6 +49,10 @@ async def test_variables_for_a_member_anonymous_and_an_api_key(svc_app, calls, s
     assert await _titles(user, **{"filter[due][_lt]": "$NOW"}) == ["past-mine", "past-nobody", "past-theirs"]
     assert await _titles(user, filter=json.dumps({"_and": [{"owner": {"_eq": "$CURRENT_USER"}},
                                                             {"due": {"_gte": "$NOW"}}]})) == ["soon-mine"]
+    # GraphQL's filter is the same language, bound the same way.
+    resp = await user.call("post", "/graphql", json={
+        "query": '{ notes(filter: {owner: {_eq: "$CURRENT_USER"}, due: {_lt: "$NOW"}}) { title } }'})
+    assert resp.status_code == 200 and resp.json() == {"data": {"notes": [{"title": "past-mine"}]}}, resp.text
     # The total counts the same rows.
     page = await user.ok("get", "/items/notes", full=True, params=mine_brackets)
     assert page["meta"]["total"] == 2
