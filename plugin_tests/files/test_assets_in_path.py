@@ -83,6 +83,10 @@ async def test_the_path_names_the_site_and_everything_else_is_the_same(svc_app, 
     mine = await client.get(f"{API}/assets/{site}/{hidden['id']}", headers={"Authorization": reader.headers[
         "Authorization"]})
     assert mine.status_code == 200 and mine.headers["cache-control"] == "private, max-age=86400"
+    # The files list binds $CURRENT_USER as the items lists do (docs/access.md#variables-in-list-filters).
+    params = {"filter[uploadedBy][_eq]": "$CURRENT_USER", "sort": "key"}
+    assert [f["key"] for f in await calls.ok("get", "/files", params=params)] == ["hidden.jpg", "photo.jpg"]
+    assert await calls.ok("get", "/files", params=params, headers=reader.headers) == []
 
 
 async def test_a_site_path_never_serves_another_sites_file(svc_app, calls, calls_b, site, site_b, make_member):
