@@ -196,12 +196,32 @@ class AccessSnapshot:
         return out
 
 
+VARIABLES = ("$CURRENT_USER", "$CURRENT_ROLE", "$CURRENT_ROLES", "$NOW")
+
+
+def uses_variables(tree: Any, names: tuple[str, ...] = VARIABLES) -> bool:
+    """Whether a filter tree holds one of the variables ``names`` anywhere."""
+    if isinstance(tree, dict):
+        return any(uses_variables(v, names) for v in tree.values())
+    if isinstance(tree, list):
+        return any(uses_variables(v, names) for v in tree)
+    return isinstance(tree, str) and tree in names
+
+
 def substitute_variables(tree: Any, principal: Principal | None, snapshot: AccessSnapshot) -> Any:
-    """Replace ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in a filter tree."""
+    """Replace ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in a filter tree
+    (permission conditions, and list filters: docs/access.md#variables-in-list-filters). In a
+    list of values, ``$CURRENT_ROLES`` stands for its role ids (``_in: ["$CURRENT_ROLES", "x"]``)."""
     if isinstance(tree, dict):
         return {k: substitute_variables(v, principal, snapshot) for k, v in tree.items()}
     if isinstance(tree, list):
-        return [substitute_variables(v, principal, snapshot) for v in tree]
+        out: list[Any] = []
+        for v in tree:
+            if v == "$CURRENT_ROLES":
+                out.extend(snapshot.role_ids)
+            else:
+                out.append(substitute_variables(v, principal, snapshot))
+        return out
     if isinstance(tree, str) and tree.startswith("$"):
         if tree == "$CURRENT_USER":
             return principal.user_id if principal else None
@@ -233,6 +253,12 @@ class AccessControl:
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.cache = kernel.site_caches[ACCESS_CACHE.name]
+
+    async def bind_variables(self, tree: Any, principal: Principal, site_id: str) -> Any:
+        """A list filter with its variables replaced by the caller's values (``substitute_variables``)."""
+        if not uses_variables(tree):
+            return tree
+        return substitute_variables(tree, principal, await self.snapshot(principal, site_id))
 
     async def snapshot(self, principal: Principal, site_id: str) -> AccessSnapshot:
         if principal.is_instance_admin:

@@ -134,8 +134,8 @@ def _operation(route: Route, method: str) -> dict[str, Any]:
         "description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
     }}
     params = list(op.get("parameters", []))
-    params.extend(_path_params(route.template))
-    if route.site != "none":
+    params.extend(_path_params(route.documented))
+    if route.site not in ("none", "path"):
         params.append(_site_param(route.site == "required"))
     op["parameters"] = params
     auth = route.auth_for(method)
@@ -158,7 +158,7 @@ def build_document(kernel: Kernel) -> dict[str, Any]:
         methods = route.methods()
         if not methods:
             continue  # a WebSocket-only route: OpenAPI has no way to describe it
-        item = paths.setdefault(route.template, {})
+        item = paths.setdefault(route.documented, {})
         for method in methods:
             op = _operation(route, method)
             # operationId must be unique; one path mounted twice (/metrics in and outside /api/v1)

@@ -83,8 +83,10 @@ NOT_SITE_SCOPED: dict[str, str] = {
     "POST /api/v1/me/change-password": "the caller's own global password",
     # Public endpoints that name their site in the path on purpose: anyone may read a site's
     # published pages and llms.txt, and any browser may send a site a page view (a beacon).
+    "GET /api/v1/assets/{site_id}/{id}": "A's file, site named in the path; A's own permissions decide "
+                                          "(plugin_tests/files/test_assets_in_path.py)",
     "GET /api/v1/deliver/llms.txt/{site_id}": "public: A's published content, site named in the path",
-    "GET /api/v1/deliver/page/{ref}/{slug}": "public: A's published page, site named in the path",
+    "GET /api/v1/deliver/page/{site_id}/{slug}": "public: A's published page, site named in the path",
     "POST /api/v1/pageviews/{site_id}/hit": "public beacon to the site named in the path",
     # OAuth's redirect back from the provider: the state parameter (signed) names the site.
     "GET /api/v1/integrations/git/oauth/{provider}/callback": "signed OAuth state, not a site's id",

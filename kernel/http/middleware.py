@@ -193,7 +193,9 @@ class RouteGateMiddleware:
         # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
         principal = await redeem_ticket(self.kernel, req, ctx, route)
         if principal is None:
-            if route.site != "none":
+            if route.site == "path":
+                await self._site_of_path(ctx, ctx.path_params.get(route.site_param))
+            elif route.site != "none":
                 await self._resolve_site(req, ctx, route)
             # A route that reads its own credential (a scrape token) stays anonymous: the chain
             # would reject a non-JWT bearer before the responder could check it.
@@ -229,6 +231,17 @@ class RouteGateMiddleware:
         site = await get_site_cached(self.kernel, site_id)
         if site is None:
             raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id}'")
+        ctx.site_id = site["id"]
+        ctx.site = site
+
+    async def _site_of_path(self, ctx: RequestContext, site_id: Any) -> None:
+        """A ``site="path"`` route: the site its path names (404 for an unknown one)."""
+        from kernel.tenancy.service import get_site_cached
+
+        valid = isinstance(site_id, str) and 0 < len(site_id) <= 64
+        site = await get_site_cached(self.kernel, site_id) if valid else None
+        if site is None:
+            raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{str(site_id)[:64]}'")
         ctx.site_id = site["id"]
         ctx.site = site
 

@@ -12,7 +12,7 @@ API_PREFIX = "/api/v1"
 
 # Who may call a route. Enforced by the kernel's middleware before the responder runs.
 AUTH_LEVELS = ("public", "bearer", "admin", "instance-admin")
-SITE_MODES = ("required", "optional", "none")
+SITE_MODES = ("required", "optional", "none", "path")
 
 
 @dataclass
@@ -20,7 +20,13 @@ class Route:
     """One path template and its resource.
 
     ``site``: ``required`` (400 without a site, 404 ``SITE_NOT_FOUND`` for an unknown one),
-    ``optional`` (resolved when named) or ``none`` (never resolved).
+    ``optional`` (resolved when named), ``none`` (never resolved) or ``path``: the path parameter
+    ``site_param`` names the site (404 ``SITE_NOT_FOUND`` for an unknown one; ``X-Svc-Site`` and the
+    host are not read), for URLs a browser fetches without headers (``<img src>``, a beacon):
+    the principal, auth level, permission and rate limit then apply in that site as for any route.
+    ``openapi_path``: the template the OpenAPI document shows when Falcon's rule of one field
+    name per path level forces other names here (``/assets/{id}/{file_id}`` beside
+    ``/assets/{id}`` is documented as ``/assets/{site_id}/{id}``); same segments, same order.
     ``auth``: one of ``AUTH_LEVELS``, or a dict by HTTP method (``{"GET": "bearer", "*": "admin"}``).
     ``rate_limit``: the name of a bucket an enabled plugin declares (``register_rate_limits``;
     built in: ``auth``, ``items_read``, ``items_write``), or a dict by method; an undeclared name
@@ -64,6 +70,8 @@ class Route:
     own_body_cap: bool = False
     permission: str | dict[str, str] | None = None
     caller: CallerCheck | dict[str, CallerCheck] | None = None
+    site_param: str = "site_id"
+    openapi_path: str | None = None
 
     def __post_init__(self) -> None:
         if self.site not in SITE_MODES:
@@ -77,10 +85,19 @@ class Route:
         actions = self.permission.values() if isinstance(self.permission, dict) else [self.permission]
         if any(actions) and self.site == "none":
             raise ValueError(f"route {self.path}: a permission is held in a site; site must not be 'none'")
+        if self.site == "path" and "{" + self.site_param + "}" not in self.path:
+            raise ValueError(f"route {self.path}: site='path' needs the parameter {{{self.site_param}}} in the path")
+        if self.openapi_path is not None and _segments(self.openapi_path) != _segments(self.path):
+            raise ValueError(f"route {self.path}: openapi_path {self.openapi_path!r} must differ only in field names")
 
     @property
     def template(self) -> str:
         return self.prefix + self.path
+
+    @property
+    def documented(self) -> str:
+        """The template of the OpenAPI document (``openapi_path`` when set)."""
+        return self.prefix + (self.openapi_path or self.path)
 
     def auth_for(self, method: str) -> str:
         if isinstance(self.auth, dict):
@@ -107,6 +124,11 @@ class Route:
         tail = f"_{self.suffix}" if self.suffix else ""
         return [m for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
                 if callable(getattr(self.resource, f"on_{m.lower()}{tail}", None))]
+
+
+def _segments(path: str) -> list[str]:
+    """A template's segments with every ``{field}`` written ``{}``."""
+    return [("{}" if seg.startswith("{") and seg.endswith("}") else seg) for seg in path.split("/")]
 
 
 class RouteTable:

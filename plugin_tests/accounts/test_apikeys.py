@@ -40,17 +40,20 @@ async def stored(app, key_id: str):
 
 async def test_create_shows_the_key_once_and_stores_its_hash(svc_app, client, site, site_headers):
     data = await create_key(client, site_headers)
-    assert set(data) == {"id", "name", "key", "roleId", "expiresAt", "createdAt"}
+    assert set(data) == {"id", "name", "key", "roleId", "role", "expiresAt", "createdAt"}
     key = data["key"]
     assert key.startswith("svk_") and len(key) >= 44
     assert data["roleId"] == await role_id(svc_app, site, "public") and data["expiresAt"] is None
+    # Without roleId the key acts as the public role, and the answer says so.
+    assert data["role"] == {"id": data["roleId"], "name": data["role"]["name"], "systemKey": "public"}
     row = await stored(svc_app, data["id"])
     assert row["key_hash"] == hashlib.sha256(key.encode()).hexdigest() and key not in str(dict(row))
     listing = await client.get(f"{API}/api-keys", headers=site_headers)
     assert listing.status_code == 200 and key not in listing.text and row["key_hash"] not in listing.text
     [item] = listing.json()["data"]
     assert item["prefix"] == key[4:12] and item["lastUsedAt"] is None
-    assert set(item) == {"id", "name", "prefix", "roleId", "createdAt", "expiresAt", "lastUsedAt"}
+    assert set(item) == {"id", "name", "prefix", "roleId", "role", "createdAt", "expiresAt", "lastUsedAt"}
+    assert item["role"] == data["role"]
     one = await client.get(f"{API}/api-keys/{data['id']}", headers=site_headers)
     assert one.json()["data"] == item
     assert (await client.get(f"{API}/api-keys/%00", headers=site_headers)).status_code == 404
@@ -65,6 +68,27 @@ async def test_an_admin_key_works_on_admin_routes_but_is_not_a_user(svc_app, cli
     assert resp.status_code == 200, resp.text
     me = await client.get(f"{API}/auth/me", headers=key_headers(key, site))
     assert me.status_code == 403 and me.json()["errors"][0]["code"] == "PERMISSION_DENIED"
+
+
+async def test_the_answer_states_the_keys_role_and_null_once_deleted(svc_app, client, site, site_headers, site_b_headers):
+    role = (await client.post(f"{API}/roles", json={"name": "Bots"}, headers=site_headers)).json()["data"]
+    data = await create_key(client, site_headers, roleId=role["id"])
+    assert data["role"] == {"id": role["id"], "name": "Bots", "systemKey": None}
+    # Another site's role is not this site's: refused, never echoed.
+    resp = await client.post(f"{API}/api-keys", json={"name": "x", "roleId": role["id"]}, headers=site_b_headers)
+    assert (resp.status_code, resp.json()["errors"][0]["path"]) == (400, ["roleId"])
+    assert (await client.delete(f"{API}/roles/{role['id']}", headers=site_headers)).status_code == 204
+    one = (await client.get(f"{API}/api-keys/{data['id']}", headers=site_headers)).json()["data"]
+    assert (one["roleId"], one["role"]) == (role["id"], None)
+    listed = (await client.get(f"{API}/api-keys", headers=site_headers)).json()["data"]
+    assert [k["role"] for k in listed] == [None]
+    resp = await client.get(f"{API}/items/anything", headers=key_headers(data["key"], site))
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (403, "PERMISSION_DENIED")
+    # The OpenAPI document says what the role is.
+    doc = (await client.get(f"{API}/openapi.json")).json()
+    created = doc["paths"]["/api/v1/api-keys"]["post"]["responses"]["201"]["content"]["application/json"]
+    role_schema = created["schema"]["properties"]["data"]["properties"]["role"]
+    assert "public role" in role_schema["description"]
 
 
 async def test_a_default_key_has_least_privilege(client, site, site_headers):

@@ -6,14 +6,15 @@ every site), ``svc_memberships`` (a user's one role in a site), ``svc_policies``
 which ``kernel.access`` evaluates and caches; every change emits ``access.changed`` so each
 worker drops its cached decisions for the site.
 
-Routes (site required; admin unless noted): ``/roles`` and ``/roles/{id}``, ``/policies`` and
+Routes (site required; admin unless noted): ``/roles`` and ``/roles/{id}`` (with
+``/permissions``: a role's own policy, one call per rule), ``/policies`` and
 ``/policies/{id}`` (with ``/permissions``, ``/permissions/{id}``, ``/attach``, ``/detach``),
 ``/teams`` and ``/teams/{id}`` (the collection paths also take Directus's bulk PATCH and
 DELETE), ``/users/subscriber-access`` and ``/users/subscriber-access/{collection}``,
 ``GET /permissions/me`` and ``POST /permissions/check`` (bearer).
 
 Modules: services ``roles``, ``policies``, ``rules``, ``attachments``, ``teams``, ``subscriber``,
-``effective`` (no Falcon; they take a ``RequestContext``); ``conditions`` checks rule filter
+``effective``, ``role_rules`` (no Falcon; they take a ``RequestContext``); ``conditions`` checks rule filter
 trees; ``guards`` the invariants (role tree, no admin for the public or subscriber role);
 ``common`` input checks and ``record_change`` (``access.changed`` plus an audit record);
 resources in ``routes_*``; the route table in ``routes``, its OpenAPI schemas in ``schemas``.

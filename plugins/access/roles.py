@@ -17,6 +17,7 @@ from kernel import ApiError
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
+from plugins.access import role_rules
 from plugins.access.common import bool_value, check_body, name_value, not_found, record_change, ref_id
 from plugins.access.guards import all_roles, assert_open_roles_not_admin, check_parent
 from plugins.access.tables import attachments, memberships, roles
@@ -148,6 +149,7 @@ async def delete_roles(ctx: Any, role_ids: list[str]) -> None:
                 raise ApiError.conflict("Other roles inherit from this role; change their parentId first",
                                         children=len(set(children) - doomed))
             await db.execute(db.delete(attachments).where(attachments.c.role_id == role_id))
+            await role_rules.drop_own_policy(uow, row)
             await db.execute(db.delete(roles).where(roles.c.id == role_id))
             await record_change(ctx, uow, "role.delete", "role", role_id, {"name": row["name"]})
 

@@ -14,7 +14,13 @@ from plugins.access.routes_permissions import (
     SubscriberAccessResource,
     SubscriberGrantResource,
 )
-from plugins.access.routes_rules import AttachResource, DetachResource, RuleResource, RulesResource
+from plugins.access.routes_rules import (
+    AttachResource,
+    DetachResource,
+    RoleRulesResource,
+    RuleResource,
+    RulesResource,
+)
 
 ROLES = Crud("role", roles.list_roles, roles.get_role, roles.create_role, roles.update_roles, roles.delete_roles)
 POLICIES = Crud("policy", policies.list_policies, policies.get_policy, policies.create_policy,
@@ -51,10 +57,16 @@ def access_routes(kernel: Any) -> list[Route]:
                     post=("Grant subscribers read on a collection (200 if already granted)", s.GRANT_BODY,
                           s.GRANT, 201))
     grant_ops["post"]["responses"]["200"] = grant_ops["post"]["responses"]["201"]
+    role_rule_ops = ops(
+        get=("The rules of a role's own policy (role id, or public, subscriber, admin)", None, [s.RULE], 200),
+        post=("Give a role a permission in one call (action defaults to read, fields to all; "
+              "200 if the same rule is there)", s.ROLE_RULE_CREATE, s.RULE, 201))
+    role_rule_ops["post"]["responses"]["200"] = role_rule_ops["post"]["responses"]["201"]
     return [
         *_crud_routes("/roles", "role_id", ROLES, s.ROLE, s.ROLE_CREATE, s.ROLE_PATCH),
         *_crud_routes("/policies", "policy_id", POLICIES, s.POLICY, s.POLICY_CREATE, s.POLICY_PATCH),
         *_crud_routes("/teams", "team_id", TEAMS, s.TEAM, s.TEAM_CREATE, s.TEAM_PATCH),
+        Route("/roles/{role_id}/permissions", RoleRulesResource(), auth="admin", openapi=role_rule_ops),
         Route("/policies/{policy_id}/permissions", RulesResource(), auth="admin", openapi=_paged(ops(
             get=("List a policy's permission rules", None, [s.RULE], 200),
             post=("Add a permission rule to a policy", s.RULE_CREATE, s.RULE, 201)))),

@@ -7,7 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.access import attachments, rules
+from plugins.access import attachments, role_rules, rules
 from plugins.access.common import path_id
 
 
@@ -23,6 +23,24 @@ class RulesResource:
         policy_id = path_id(policy_id, "policy")
         body = await read_json(req)
         send_data(resp, await rules.create_rule(request_context(req), policy_id, body), status=201)
+
+
+class RoleRulesResource:
+    """``/roles/{role_id}/permissions`` (a role id or ``public``, ``subscriber``, ``admin``): GET the
+    rules of the role's own policy, POST one rule into it (201 new, 200 already there)."""
+
+    async def on_get(self, req: Any, resp: Any, role_id: str) -> None:
+        send_data(resp, await role_rules.list_rules(request_context(req), _role_ref(role_id)))
+
+    async def on_post(self, req: Any, resp: Any, role_id: str) -> None:
+        ref = _role_ref(role_id)
+        body = await read_json(req)
+        record, created = await role_rules.add_rule(request_context(req), ref, body)
+        send_data(resp, record, status=201 if created else 200)
+
+
+def _role_ref(value: str) -> str:
+    return value if value in role_rules.BUILT_IN else path_id(value, "role")
 
 
 class RuleResource:

@@ -77,6 +77,7 @@ RULE_CREATE = _obj({
         "_between _json_contains _has_key _has_any_keys _has_all_keys), combined with _and/_or lists; "
         "values may be $CURRENT_USER, $CURRENT_ROLE, $NOW, or $CURRENT_ROLES for _in/_nin.")},
 }, ["collection", "action"])
+ROLE_RULE_CREATE = _obj(dict(RULE_CREATE["properties"]), ["collection"])  # action: read when absent
 ATTACH = {"oneOf": [_obj({"roleId": ID}, ["roleId"]), _obj({"userId": ID}, ["userId"]),
                     _obj({"teamId": ID}, ["teamId"])]}
 CHECK = _obj({"collection": COLLECTION, "action": {"type": "string", "enum": list(ACTIONS)},

@@ -12,17 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import ApiError
-from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.access import api
-from plugins.access.common import check_body, collection_value, is_collection_name, not_found, record_change
-from plugins.access.policies import insert_policy
+from plugins.access import api, role_rules
+from plugins.access.common import check_body, collection_value, is_collection_name, not_found
 from plugins.access.rules import delete_rule_row, insert_rule
-from plugins.access.tables import attachments, permissions, policies
+from plugins.access.tables import permissions, policies
 
-SYSTEM_KEY = "subscriber_access"
-POLICY_NAMES = ("Subscriber access", "Subscriber access (built-in)")
+SYSTEM_KEY = role_rules.SUBSCRIBER_KEY
 
 
 async def _policy(db: SiteDB) -> Any:
@@ -54,26 +50,11 @@ async def list_grants(ctx: Any) -> list[dict[str, str]]:
 
 
 async def _ensure_policy(ctx: Any, uow: Any) -> Any:
-    """The built-in policy, created and attached to the subscriber role when missing."""
-    db = uow.db
-    policy = await _policy(db)
-    if policy is None:
-        taken = {r["name"] for r in await db.all(db.select(policies, policies.c.name)
-                                                 .where(policies.c.name.in_(POLICY_NAMES)))}
-        name = next((n for n in POLICY_NAMES if n not in taken), f"Subscriber access {uuid7()[:8]}")
-        policy = await insert_policy(ctx, uow, name, system_key=SYSTEM_KEY)
+    """The built-in policy: the subscriber role's own (``role_rules``), created and attached when missing."""
     role = await api.role_by_system_key(uow.conn, uow.site_id, "subscriber")
     if role is None:
         raise ApiError(409, "CONFLICT", "This site has no subscriber role")
-    attached = await db.one(db.select(attachments, attachments.c.id).where(
-        attachments.c.policy_id == policy["id"], attachments.c.role_id == role["id"]))
-    if attached is None:
-        # Created now, or detached by hand since: a grant must take effect, so re-attach.
-        await db.insert(attachments, {"id": uuid7(), "policy_id": policy["id"], "role_id": role["id"],
-                                      "user_id": None, "team_id": None, "created_at": now_utc()})
-        await record_change(ctx, uow, "policy.attach", "policy", policy["id"],
-                            {"name": policy["name"], "roleId": role["id"]})
-    return policy
+    return await role_rules.ensure_policy(ctx, uow, role)
 
 
 async def grant(ctx: Any, body: Any) -> tuple[dict[str, str], bool]:

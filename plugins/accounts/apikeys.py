@@ -21,6 +21,7 @@ from kernel import ApiError, Principal, audit
 from kernel.db.meta import aware, iso, now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
+from plugins.access import api as access_api
 from plugins.accounts.service import clean_id
 from plugins.accounts.tables import api_keys
 from plugins.accounts.users import role_id_for
@@ -44,11 +45,19 @@ def key_hash(key: str) -> str:
 
 
 
-def key_record(row: Any) -> dict[str, Any]:
-    """What listing shows: never the key or its hash."""
+def key_record(row: Any, role: dict[str, Any] | None) -> dict[str, Any]:
+    """What listing shows: never the key or its hash. ``role`` is the role the key acts with."""
     return {"id": row["id"], "name": row["name"], "prefix": row["key_prefix"], "roleId": row["role_id"],
-            "createdAt": iso(row["created_at"]), "expiresAt": iso(row["expires_at"]),
+            "role": role, "createdAt": iso(row["created_at"]), "expiresAt": iso(row["expires_at"]),
             "lastUsedAt": iso(row["last_used_at"])}
+
+
+async def effective_role(db: SiteDB, role_id: str | None) -> dict[str, Any] | None:
+    """``{ id, name, systemKey }`` of the role a key acts with (the ``public`` role when it was
+    created without ``roleId``); None when that role was deleted since: the key then grants
+    nothing (docs/accounts.md#api-keys)."""
+    row = await access_api.role_in_site(db.conn, db.site_id, role_id)
+    return None if row is None else {"id": row["id"], "name": row["name"], "systemKey": row["system_key"]}
 
 
 def parse_expires(value: Any) -> dt.datetime | None:
@@ -91,7 +100,8 @@ async def create_key(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
         await audit.record(uow.conn, action="api_key.create", site_id=site_id, principal=ctx.principal,
                            target_type="api_key", target_id=key_id, details={"name": name, "roleId": role_id},
                            ip=ctx.client_ip or None, request_id=ctx.request_id)
-    return {"id": key_id, "name": name, "key": key, "roleId": role_id, "expiresAt": iso(expires),
+        role = await effective_role(uow.db, role_id)
+    return {"id": key_id, "name": name, "key": key, "roleId": role_id, "role": role, "expiresAt": iso(expires),
             "createdAt": iso(now)}
 
 
@@ -100,7 +110,8 @@ async def list_keys(db: SiteDB, limit: int, offset: int) -> tuple[list[dict[str,
     rows = await db.all(db.select(api_keys).order_by(api_keys.c.created_at, api_keys.c.id).limit(limit)
                         .offset(offset))
     total = await db.scalar(db.select(api_keys, func.count()))
-    return [key_record(r) for r in rows], int(total or 0)
+    roles = {role_id: await effective_role(db, role_id) for role_id in {r["role_id"] for r in rows}}
+    return [key_record(r, roles[r["role_id"]]) for r in rows], int(total or 0)
 
 
 async def get_key(db: SiteDB, key_id: str) -> dict[str, Any]:
@@ -109,7 +120,7 @@ async def get_key(db: SiteDB, key_id: str) -> dict[str, Any]:
         row = await db.one(db.select(api_keys).where(api_keys.c.id == key_id))
     if row is None:
         raise ApiError.not_found("No such API key in this site", code="RECORD_NOT_FOUND")
-    return key_record(row)
+    return key_record(row, await effective_role(db, row["role_id"]))
 
 
 async def delete_key(ctx: Any, key_id: str) -> None:

@@ -11,21 +11,32 @@ from kernel.http.params import page_meta, pagination
 from plugins.accounts import apikeys
 
 _NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
+_ROLE_ID = {"type": ["string", "null"], "description": (
+    "The role the key acts with in its site: the roleId it was created with, or the site's public role "
+    "when it was created without one.")}
+_ROLE = {"type": ["object", "null"], "required": ["id", "name", "systemKey"], "description": (
+    "The key's effective role (what its requests may do). The public role when created without roleId; "
+    "null when that role was deleted since: the key then grants nothing."),
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "systemKey": {"type": ["string", "null"]}}}
 KEY_RECORD = {
-    "type": "object", "required": ["id", "name", "prefix", "roleId", "createdAt", "expiresAt", "lastUsedAt"],
+    "type": "object", "required": ["id", "name", "prefix", "roleId", "role", "createdAt", "expiresAt", "lastUsedAt"],
     "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "prefix": {"type": "string"},
-                   "roleId": {"type": ["string", "null"]}, "createdAt": {"type": "string"},
+                   "roleId": _ROLE_ID, "role": _ROLE, "createdAt": {"type": "string"},
                    "expiresAt": _NULLABLE_TIME, "lastUsedAt": _NULLABLE_TIME},
 }
 CREATED_KEY = {
-    "type": "object", "required": ["id", "name", "key", "roleId", "expiresAt", "createdAt"],
+    "type": "object", "required": ["id", "name", "key", "roleId", "role", "expiresAt", "createdAt"],
     "properties": {"id": {"type": "string"}, "name": {"type": "string"},
                    "key": {"type": "string", "pattern": "^svk_[A-Za-z0-9_-]{40,}$"},
-                   "roleId": {"type": "string"}, "expiresAt": _NULLABLE_TIME, "createdAt": {"type": "string"}},
+                   "roleId": {**_ROLE_ID, "type": "string"}, "role": _ROLE, "expiresAt": _NULLABLE_TIME,
+                   "createdAt": {"type": "string"}},
 }
 CREATE_BODY = {
     "type": "object", "required": ["name"], "additionalProperties": False,
-    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 200}, "roleId": {"type": "string"},
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 200},
+                   "roleId": {"type": "string", "description": (
+                       "A role of the site. Absent: the key acts as the site's public role (least privilege); "
+                       "the answer's role says which.")},
                    "expiresAt": _NULLABLE_TIME},
 }
 LIST_PARAMS = [

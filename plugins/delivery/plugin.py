@@ -62,18 +62,20 @@ def register_setting_keys(kernel: Any) -> list[Any]:
 def register_routes(kernel: Any) -> list[Route]:
     page = routes.PageResource()
     # Falcon wants one field name per level: ``ref`` is the slug in the first route and the
-    # site id in the second (``/deliver/page/:slug`` and ``/deliver/page/:site_id/:slug``).
+    # site id in the second (``/deliver/page/:slug`` and ``/deliver/page/:site_id/:slug``), which
+    # names its site in the path (Route(site="path"): the kernel resolves it and its public role).
     common = {"auth": "public", "authenticate": False, "rate_limit": "deliver"}
     return [
         Route("/deliver/page/{ref}", page, **common, openapi=ops(
             get=("A page with its sections hydrated (site from X-Svc-Site, subdomain or domain)", None,
                  schemas.PAGE, 200))),
-        Route("/deliver/page/{ref}/{slug}", page, site="none", suffix="site", **common, openapi=ops(
+        Route("/deliver/page/{ref}/{slug}", page, site="path", site_param="ref", suffix="site",
+              openapi_path="/deliver/page/{site_id}/{slug}", **common, openapi=ops(
             get=("A page of the named site with its sections hydrated", None, schemas.PAGE, 200))),
         Route("/deliver/items/{collection}", routes.ItemsResource(), **common, openapi=ops(
             get=("The public item list (query language, public permissions)", None, [schemas.ITEM], 200))),
         Route("/deliver/menu/{key}", routes.MenuResource(), **common, openapi=ops(
             get=("The menu setting menu.<key>", None, schemas.MENU, 200))),
-        Route("/deliver/llms.txt/{site_id}", routes.LlmsTxtResource(), site="none", **common, openapi=ops(
+        Route("/deliver/llms.txt/{site_id}", routes.LlmsTxtResource(), site="path", **common, openapi=ops(
             get=("The site's public pages as an llms.txt index (text/plain)", None, None, 200))),
     ]

@@ -7,28 +7,14 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel import ANONYMOUS, ApiError
+from kernel import ApiError
 from kernel.http.media import dumps
 from kernel.http.middleware import request_context
-from kernel.tenancy.service import get_site_cached
 from plugins.delivery import caching, hydrate
 from plugins.delivery.version import content_version, etag
-from plugins.items import api as items
 from plugins.settings.api import get_setting
 
 MENU_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-
-async def site_context(req: Any, site_id: str) -> tuple[Any, dict[str, Any]]:
-    """For the routes naming their site in the path: the public role's context there."""
-    kernel = request_context(req).kernel
-    site = await get_site_cached(kernel, site_id) if isinstance(site_id, str) and len(site_id) <= 64 else None
-    if site is None:
-        raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{str(site_id)[:64]}'", headers=caching.NO_STORE)
-    principal = await kernel.access.resolve(ANONYMOUS, site["id"])
-    # Named for the rest of the request: CORS then allows the site's own origins (siteUrl, domain).
-    request_context(req).site_id, request_context(req).site = site["id"], site
-    return items.context(kernel, site["id"], principal, request_context(req).request_id), site
 
 
 async def answer(req: Any, resp: Any, ctx: Any, produce: Callable[[], Awaitable[Any]], *,
@@ -67,7 +53,7 @@ class PageResource:
         await answer(req, resp, ctx, lambda: _data(hydrate.page(ctx, slug)))
 
     async def on_get_site(self, req: Any, resp: Any, ref: str, slug: str) -> None:
-        ctx, _ = await site_context(req, ref)
+        ctx = request_context(req)  # the site ``ref`` names, and its public role (Route(site="path"))
         hydrate.check_slug(slug)
         await answer(req, resp, ctx, lambda: _data(hydrate.page(ctx, slug)))
 
@@ -109,9 +95,9 @@ class LlmsTxtResource:
     """``GET /deliver/llms.txt/{site_id}``: the site's public pages as an llms.txt index."""
 
     async def on_get(self, req: Any, resp: Any, site_id: str) -> None:
-        ctx, site = await site_context(req, site_id)
+        ctx = request_context(req)  # the site the path names (Route(site="path"))
         base = req.prefix.rstrip("/")
-        await answer(req, resp, ctx, lambda: hydrate.llms_txt(ctx, site, base), extra=f"llms:{base}", text=True)
+        await answer(req, resp, ctx, lambda: hydrate.llms_txt(ctx, ctx.site, base), extra=f"llms:{base}", text=True)
 
 
 async def _data(found: Awaitable[Any]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ Tables (``tables.py``, migration ``files_0001_files``): ``svc_files``, ``svc_fil
 - ``/files`` (list with the items query language; register a presigned upload),
   ``/files/{id}`` (get, patch title/tags/folder, delete), ``/files/upload-url``,
   ``/files/upload/{key}`` (raw upload, or a signed local upload URL), ``/files/import``;
-- ``/assets/{id}`` (original or transform; ETag, 304, nosniff, attachment unless raster);
+- ``/assets/{id}`` (original or transform; ETag, 304, nosniff, attachment unless raster), and
+  ``/assets/{site_id}/{id}``, the same with the site in the path (``<img src>``);
 - ``/media/{key}`` (upload, download as attachment or 302 to a transform, delete);
 - ``/transform-presets`` and ``/transform-presets/{id}``; ``/uploads/config``.
 

@@ -89,6 +89,7 @@ def register_routes(kernel: Any) -> list[Route]:
     one = "Transform presets"
     upload = {"PUT": "upload", "POST": "upload"}
     create = "media:create"
+    asset = routes.AssetResource()
     return [
         # Every upload surface names its caller before its body: bearer and media:create are
         # checked by the kernel's middleware before the responder reads a byte (the public role
@@ -111,8 +112,13 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("A file's record", None, schemas.FILE, 200),
             patch=("Change title, tags, folder", schemas.META_BODY, schemas.FILE, 200),
             delete=("Delete the file, its bytes and derivatives", None, None, 204))),
-        Route("/assets/{id}", routes.AssetResource(), auth="public",
+        Route("/assets/{id}", asset, auth="public",
               openapi={"get": schemas.binary_answer("The file's bytes, or a transform of an image")}),
+        # The site in the path, for <img>, <video> and CSS, which send no X-Svc-Site. Falcon
+        # wants one field name per level, so the site is {id} here and the file {file_id}.
+        Route("/assets/{id}/{file_id}", asset, site="path", site_param="id", suffix="site", auth="public",
+              openapi_path="/assets/{site_id}/{id}", openapi={"get": schemas.binary_answer(
+                  "The file's bytes, or a transform of an image, in the site the path names")}),
         Route("/media/{key}", routes.MediaResource(), auth={"GET": "public", "*": "bearer"}, rate_limit=upload,
               permission={"POST": create, "DELETE": "media:delete"}, own_body_cap=True, openapi={
                   "post": {**schemas.binary_upload("Upload raw bytes named {key} (media:create)", 201)},

@@ -130,7 +130,8 @@ async def list_page(ctx: Any, query: Any) -> tuple[list[dict[str, Any]], dict[st
     if query.is_aggregate or query.deep:
         raise ApiError.validation("Files take filter, sort, limit, offset, page and meta", path=["query"])
     condition = await permissions.require(ctx, "media:read")
-    where = [condition, compile_filter(query.filter)]
+    where = [condition, compile_filter(await ctx.kernel.access.bind_variables(query.filter, ctx.principal,
+                                                                               ctx.site_id))]
     order = compile_sort(query.sort)
     async with ctx.reader() as db:
         stmt = db.select(files).where(*where).order_by(*order).limit(query.limit).offset(query.offset)

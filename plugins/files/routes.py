@@ -119,7 +119,12 @@ def send_asset(req: Any, resp: Any, asset: assets.Asset) -> None:
 
 
 class AssetResource:
-    """``GET /assets/{id}``: the original or a transform (media:read)."""
+    """``GET /assets/{id}``: the original or a transform (media:read); ``GET
+    /assets/{site_id}/{id}`` (``on_get_site``): the same in the site the path names (the
+    kernel resolved it and the caller there: docs/files.md#serving-files-to-a-front-end)."""
+
+    async def on_get_site(self, req: Any, resp: Any, id: str, file_id: str) -> None:
+        await self.on_get(req, resp, file_id)
 
     async def on_get(self, req: Any, resp: Any, id: str) -> None:
         resp.set_header("X-Content-Type-Options", "nosniff")

@@ -10,10 +10,11 @@ collections exist.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from kernel import sandbox
-from kernel.access import Decision
+from kernel.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
 from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
@@ -77,6 +78,23 @@ class ReadAccess:
         self.snapshot = None if admin else snapshot
         self.principal = principal
         self._decisions: dict[str, Decision] = {}
+        # What the query's variables stand for, admins included ($CURRENT_ROLE is theirs too).
+        self._variables = snapshot if snapshot is not None else AccessSnapshot(
+            site_id="", role_id=getattr(principal, "role_id", None))
+
+    def bind(self, query: Any) -> tuple[Any, bool]:
+        """``query`` with ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in its
+        ``filter`` and ``deep`` filters replaced by the caller's values, as in permission
+        conditions (``kernel.access.substitute_variables``), and whether it read ``$NOW`` (a plan
+        that must not be kept). Unchanged when it names none."""
+        if not _deep_uses(query, VARIABLES):
+            return query, False
+        return self._bound(query), _deep_uses(query, ("$NOW",))
+
+    def _bound(self, query: Any) -> Any:
+        tree = None if query.filter is None else substitute_variables(query.filter, self.principal, self._variables)
+        deep = {name: self._bound(sub) for name, sub in query.deep.items()}
+        return replace(query, filter=tree, deep=deep)
 
     @property
     def owner(self) -> Any:
@@ -110,6 +128,11 @@ class ReadAccess:
 
     def row_filter_for(self, collection: str) -> Any:
         return self.decision(collection).row_filter
+
+
+def _deep_uses(query: Any, names: tuple[str, ...]) -> bool:
+    """Whether a list query's ``filter`` or any of its ``deep`` filters holds one of ``names``."""
+    return uses_variables(query.filter, names) or any(_deep_uses(sub, names) for sub in query.deep.values())
 
 
 async def read_access(ctx: Any) -> ReadAccess:

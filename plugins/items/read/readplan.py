@@ -58,7 +58,10 @@ class ReadPlan:
 
 def plan_for(kernel: Any, kind: str, db: Any, schema: SchemaSnapshot, coll: CollectionDef, query: ListQuery,
              access: ReadAccess, dialect: str) -> ReadPlan:
-    """The cached plan of a ``list`` or ``item`` read, built on a miss."""
+    """The cached plan of a ``list`` or ``item`` read, built on a miss. The query's variables
+    (``$CURRENT_USER``, ``$NOW``...) are the caller's values first, so the key holds them; a
+    query reading ``$NOW`` is never kept."""
+    query, moving = access.bind(query)
     text = repr(query)
     key = (kind, schema.version, coll.id, id(access.owner), text)
     cache = kernel.site_caches[READ_PLAN_CACHE.name]
@@ -67,7 +70,7 @@ def plan_for(kernel: Any, kind: str, db: Any, schema: SchemaSnapshot, coll: Coll
         return entry[1]
     build = list_plan if kind == "list" else item_plan
     plan = build(db, schema, coll, query, access, dialect)
-    if len(text) <= MAX_KEY_CHARS and access.cacheable():
+    if len(text) <= MAX_KEY_CHARS and access.cacheable() and not moving:
         cache.put(db.site_id, key, (access.owner, plan))
     return plan
 

@@ -43,6 +43,7 @@ def first_unlisted(access: ReadAccess, schema: SchemaSnapshot, coll: CollectionD
     or ``None`` when every name is on it. Faults of listed names (an operand or a function
     that does not fit the field's type) are raised as the list raises them."""
     can = listed(access, schema)
+    query, _ = access.bind(query)  # $NOW and the like compare as their values do in the list
     try:
         resolve_filter(query.filter, schema, coll, can_read=can)
         if query.is_aggregate:  # compiled, not run: also checks each function against its field's type
