@@ -194,3 +194,14 @@ async def test_new_writes_a_readme_and_a_test_that_passes(tmp_path, make_app, up
     spec.loader.exec_module(module)
     assert module.PUBLISHER == "acme"
     await module.test_my_ext_answers_in_its_site(make_app, upload_extension)
+
+
+@pytest.mark.parametrize("url,base", [
+    ("http://127.0.0.1:8000", "http://127.0.0.1:8000/api/v1"),
+    ("http://127.0.0.1:8000/", "http://127.0.0.1:8000/api/v1"),
+    ("https://cms.example.com/api/v1/", "https://cms.example.com/api/v1"),
+])
+def test_deploy_takes_the_server_or_its_api_root(url, base):
+    from extensions_sdk.deploy import api_base
+
+    assert api_base(url) == base
