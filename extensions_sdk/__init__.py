@@ -1,16 +1,58 @@
 """svc extensions SDK: what third-party authors build against.
 
-Re-exports the kernel's public surface (``hookimpl``, ``Route``, ``RateBucket``, ``ApiError``,
-``Setting``, ``ops``, ``Principal``, ``EventContext``), manifest validation, bundle building and Ed25519
-signing (``svc-ext keygen|build|sign|verify``). Test fixtures come from the ``svc`` pytest
+An extension imports only from here (``examples/extensions/word-count`` does, and a test checks
+that no example imports ``plugins`` or ``kernel``):
+
+- the plugin surface: ``hookimpl``, ``Route``, ``ops``, ``RateBucket``, ``Setting``, ``ApiError``,
+  ``Principal``, ``EventContext``;
+- requests and responses: ``request_context(req)`` (who calls, in which site: the ``ctx`` the
+  items API takes), ``read_json(req)``, ``send_data(resp, data, status=...)``,
+  ``send_no_content(resp)``;
+- content: ``items``, the items API (``items.read``, ``items.list_items``, ``items.create``,
+  ``items.update``, ``items.query``...), checked against the site's grants (``items:<collection>``);
+- flow operations: ``Operation``, ``OptionError``;
+- bundles: manifest validation, building, compiling and Ed25519 signing (``svc-ext new|keygen|
+  build|sign|verify|deploy``).
+
+The names that live in plugins (``items``, ``Operation``, ``OptionError``) load on first use, so
+``svc-ext`` starts without the server's plugins. Test fixtures come from the ``svc`` pytest
 plugin (``kernel.testing``), installed with svc-cms.
 """
 
-from extensions_sdk.bundle import build_bundle, read_manifest, validate_manifest
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from extensions_sdk.bundle import build_bundle, compile_package, read_manifest, validate_manifest
 from extensions_sdk.signing import generate_keypair, sign_bytes, verify_bytes
 from kernel import ApiError, EventContext, Principal, RateBucket, Route, Setting, hookimpl, ops
 
+# name -> (module, attribute or None for the module itself), imported on first use.
+_LAZY = {
+    "items": ("plugins.items.api", None),
+    "Operation": ("plugins.flows.api", "Operation"),
+    "OptionError": ("plugins.flows.api", "OptionError"),
+    "request_context": ("kernel.http.middleware", "request_context"),
+    "read_json": ("kernel.http.media", "read_json"),
+    "send_data": ("kernel.http.media", "send_data"),
+    "send_no_content": ("kernel.http.media", "send_no_content"),
+}
+
 __all__ = [
-    "ApiError", "EventContext", "Principal", "RateBucket", "Route", "Setting", "build_bundle", "generate_keypair", "hookimpl",
-    "ops", "read_manifest", "sign_bytes", "validate_manifest", "verify_bytes",
+    "ApiError", "EventContext", "Operation", "OptionError", "Principal", "RateBucket", "Route", "Setting",
+    "build_bundle", "compile_package", "generate_keypair", "hookimpl", "items", "ops", "read_json",
+    "read_manifest", "request_context", "send_data", "send_no_content", "sign_bytes", "validate_manifest",
+    "verify_bytes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'extensions_sdk' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value

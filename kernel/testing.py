@@ -146,6 +146,30 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
                             stdout=log, stderr=subprocess.STDOUT)
 
 
+def serve_process(data_dir: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A fresh ``svc serve`` on a free port of 127.0.0.1 over ``data_dir`` (embedded SQLite, no
+    Redis, the test admin's password), answering; returns (process, its ``/api/v1`` URL). Its
+    output goes to ``data_dir / "svc.log"``. End it with ``stop_process``."""
+    root = Path(__file__).resolve().parents[1]
+    port = free_port()
+    full = {
+        "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "HOME": os.environ.get("HOME", "/tmp"),
+        "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "JWT_SECRET": JWT_SECRET, "SVC_LOG_LEVEL": "warning", **(env or {}),
+    }
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = open(data_dir / "svc.log", "ab")  # noqa: SIM115 - the child writes it
+    proc = subprocess.Popen([sys.executable, "-m", "kernel.cli", "serve", "--port", str(port)], env=full,
+                            cwd=str(data_dir), stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        wait_until_answering(proc, f"{base}/utils/health")
+    except AssertionError:
+        stop_process(proc)
+        raise AssertionError(f"svc serve did not start: {(data_dir / 'svc.log').read_text()[-2000:]}") from None
+    return proc, base
+
+
 def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 30) -> int:
     """Send ``sig`` (SIGTERM) to ``proc`` and wait up to ``timeout`` seconds for it to exit (killed
     past that: the test then fails on the exit code); returns its exit code."""

@@ -25,6 +25,8 @@ THE_ONE_PLACE = "kernel/outbound.py"
 ALLOWED: dict[str, tuple[str, ...]] = {
     "the pytest plugin (fixtures, local test servers); never loaded by a running app":
         ("kernel/testing.py", "kernel/testing_live.py"),
+    "`svc-ext deploy`: the author's command-line client of the server they name (--url); never loaded by an app":
+        ("extensions_sdk/deploy.py",),
     "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/serve.py",),
     "the operator's SMTP server (SVC_SMTP_*)": ("kernel/mailer/smtp.py",),
     "the operator's S3 storage (SVC_STORAGE=s3://, boto3)": ("kernel/storage/s3.py",),

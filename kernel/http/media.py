@@ -192,6 +192,19 @@ def send_data(resp: falcon.asgi.Response, data: Any, *, status: int = 200,
     resp.media = body
 
 
+def flag_param(req: falcon.asgi.Request, name: str) -> bool:
+    """A boolean query parameter (``true``/``false``/``1``/``0``; absent is false)."""
+    raw = req.get_param(name)
+    if raw is None or raw == "":
+        return False
+    lowered = raw.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ApiError.validation(f"'{name}' must be true or false", path=["query", name])
+
+
 def send_no_content(resp: falcon.asgi.Response) -> None:
     """204 with no body and no Content-Type (Directus clients expect exactly that)."""
     resp.status = 204

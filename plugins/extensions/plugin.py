@@ -80,6 +80,11 @@ async def shutdown(kernel: Any) -> None:
 def register_routes(kernel: Any) -> list[Route]:
     upload = ops(post=("Upload a signed extension bundle (multipart bundle, signature)", None,
                        schemas.EXTENSION, 201))
+    upload["post"]["responses"]["200"] = {**upload["post"]["responses"]["201"],
+                                           "description": "Replaced in place (?replace=true)"}
+    upload["post"]["parameters"] = [{
+        "name": "replace", "in": "query", "required": False, "schema": {"type": "boolean"},
+        "description": "Upgrade an installed extension of the same name in place instead of answering 409"}]
     upload["post"]["requestBody"] = {"required": True,
                                      "content": {"multipart/form-data": {"schema": schemas.UPLOAD_BODY}}}
     ext = schemas.EXTENSION

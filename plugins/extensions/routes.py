@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import read_body, read_json, send_data, send_no_content
+from kernel.http.media import flag_param, read_body, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.extensions import service
 
@@ -17,12 +17,15 @@ class ExtensionsResource:
 
 
 class UploadResource:
-    """``POST /extensions/upload``: multipart ``bundle`` and ``signature``."""
+    """``POST /extensions/upload``: multipart ``bundle`` and ``signature``; ``?replace=true``
+    upgrades an installed extension of the same name in place (200)."""
 
     async def on_post(self, req: Any, resp: Any) -> None:
+        replace = flag_param(req, "replace")
         raw = await read_body(req, service.MAX_UPLOAD_BYTES)
         bundle, signature = service.parse_upload(raw, req.content_type)
-        send_data(resp, await service.install(request_context(req), bundle, signature), status=201)
+        data, created = await service.install(request_context(req), bundle, signature, replace=replace)
+        send_data(resp, data, status=201 if created else 200)
 
 
 class ExtensionResource:

@@ -136,30 +136,71 @@ def check_manifest(bundle: bytes) -> dict[str, Any]:
         raise ApiError.validation(f"The bundle is not valid: {exc}", path=["bundle", *exc.path]) from None
 
 
-async def install(ctx: Any, bundle: bytes, signature: str) -> dict[str, Any]:
-    """Check the archive and manifest, verify the signature under the policy, store."""
+async def install(ctx: Any, bundle: bytes, signature: str, *, replace: bool = False) -> tuple[dict[str, Any], bool]:
+    """Check the archive and manifest, verify the signature under the policy, store.
+
+    Returns (record, created). With ``replace``, an installed extension of the same name is
+    upgraded in place: same id, its sites keep it enabled, grants the new manifest no longer asks
+    for are dropped, and every worker loads the new bytes."""
     manifest = check_manifest(bundle)
     kernel = ctx.kernel
     async with kernel.db.begin() as conn:
         keys = await keyring.load_keys(kernel, conn)
         found = keyring.verdict(keys, manifest["publisher"], bundle, signature)
         state, official = keyring.admit(manifest, found, kernel.settings.get("ext_signature_policy"))
-        taken = (await conn.execute(select(extensions.c.id).where(extensions.c.name == manifest["name"]))).first()
-        if taken is not None:
-            raise ApiError.conflict(f"Extension '{manifest['name']}' is installed; uninstall it first",
-                                    code="EXTENSION_EXISTS", id=taken[0])
+        taken = (await conn.execute(select(extensions).where(extensions.c.name == manifest["name"]))).mappings().first()
+        if taken is not None and not replace:
+            raise ApiError.conflict(f"Extension '{manifest['name']}' is installed; upload with ?replace=true "
+                                    "to upgrade it in place", code="EXTENSION_EXISTS", id=taken["id"])
         row = {
-            "id": uuid7(), "name": manifest["name"], "version": manifest["version"],
+            "id": taken["id"] if taken else uuid7(), "name": manifest["name"], "version": manifest["version"],
             "publisher": manifest["publisher"], "manifest": manifest, "bundle": bundle, "signature": signature,
             "sha256": hashlib.sha256(bundle).hexdigest(), "signature_state": state, "is_official": official,
             "status": "installed", "status_reason": None if state == "verified" else found.reason,
             "installed_at": now_utc(), "installed_by": ctx.principal.user_id,
         }
-        await conn.execute(insert(extensions).values(**row))
-        await audit(conn, action="extensions.install", site_id=None, principal=ctx.principal,
-                    target_type="extension", target_id=row["id"], request_id=ctx.request_id,
-                    details={"name": row["name"], "version": row["version"], "signature": state})
-    return record(row)
+        if taken is None:
+            await conn.execute(insert(extensions).values(**row))
+        else:
+            await conn.execute(update(extensions).where(extensions.c.id == row["id"]).values(**row))
+            await _drop_unrequested_grants(conn, row["id"], set(manifest.get("capabilities") or ()))
+        await audit(conn, action="extensions.upgrade" if taken else "extensions.install", site_id=None,
+                    principal=ctx.principal, target_type="extension", target_id=row["id"],
+                    request_id=ctx.request_id,
+                    details={"name": row["name"], "version": row["version"], "signature": state,
+                             **({"previousVersion": taken["version"]} if taken else {})})
+    if taken is not None:
+        await _load_upgrade(kernel, row)
+        loader.remove_unpacked(kernel.settings.data_path, taken)
+    return record(row), taken is None
+
+
+async def _load_upgrade(kernel: Any, row: dict[str, Any]) -> None:
+    """Load the new bytes wherever the extension is enabled; if they cannot load, the sites
+    that ran it have it disabled with the error as ``disabledReason`` (enabling it again shows
+    the error), rather than running nothing silently."""
+    rt = runtime(kernel)
+    errors = await rt.sync()
+    if row["id"] in errors:
+        async with kernel.db.begin() as conn:
+            await conn.execute(update(extension_sites).where(
+                extension_sites.c.extension_id == row["id"], extension_sites.c.enabled.is_(True))
+                .values(enabled=False, updated_at=now_utc(),
+                        disabled_reason=f"load failed after the upgrade to {row['version']}: {errors[row['id']]}"))
+        await rt.sync()
+    await announce(kernel, row["id"])
+
+
+async def _drop_unrequested_grants(conn: Any, ext_id: str, requested: set[str]) -> None:
+    """An upgrade keeps each site's grants that the new manifest still asks for."""
+    rows = (await conn.execute(select(extension_sites.c.site_id, extension_sites.c.granted)
+                               .where(extension_sites.c.extension_id == ext_id))).all()
+    for site_id, granted in rows:
+        kept = sorted(set(granted or ()) & requested)
+        if kept != sorted(granted or ()):
+            await conn.execute(update(extension_sites).where(
+                extension_sites.c.site_id == site_id, extension_sites.c.extension_id == ext_id)
+                .values(granted=kept, updated_at=now_utc()))
 
 
 # ---------------------------------------------------------------------- per site

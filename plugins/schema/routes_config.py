@@ -6,11 +6,10 @@ from typing import Any
 
 from kernel.bus import EventContext
 from kernel.errors import ApiError
-from kernel.http.media import read_json, send_data
+from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
 from plugins.schema import manifest, manifest_apply
 from plugins.schema.manifest_hooks import sections
-from plugins.schema.routes_common import flag_param
 from plugins.schema.snapshot import load_snapshot
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import io
 import json
 import sys
@@ -137,3 +139,69 @@ def test_build_skips_symlinks_and_the_archive_checks_hold(tmp_path):
     (source / "hello_ext" / "passwd.py").symlink_to("/etc/passwd")
     with zipfile.ZipFile(io.BytesIO(build_bundle(source))) as archive:
         assert "hello_ext/passwd.py" not in archive.namelist()
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _internal_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        found += [f"{path.name}:{node.lineno}: {m}" for m in modules if m.split(".")[0] in ("plugins", "kernel")]
+    return found
+
+
+def test_examples_and_the_template_import_only_the_sdk():
+    files = sorted([*EXAMPLES.rglob("*.py"), *(TEMPLATE / "hello_ext").rglob("*.py")])
+    assert any(p.parent.name == "word_count" for p in files)
+    assert [hit for p in files for hit in _internal_imports(p)] == []
+    assert _internal_imports(Path(__file__)) != []  # the check sees an import of kernel
+
+
+def test_the_sdk_exports_what_the_example_uses():
+    import extensions_sdk
+    from plugins.flows import api as flows
+    from plugins.items import api as items
+
+    assert extensions_sdk.items is items
+    assert (extensions_sdk.Operation, extensions_sdk.OptionError) == (flows.Operation, flows.OptionError)
+    assert {"request_context", "send_data", "read_json", "items"} <= set(extensions_sdk.__all__)
+    with pytest.raises(AttributeError):
+        extensions_sdk.not_a_name  # noqa: B018
+
+
+def test_build_compiles_every_module(tmp_path, capsys):
+    import shutil
+    source = tmp_path / "src"
+    shutil.copytree(TEMPLATE, source, ignore=shutil.ignore_patterns("__pycache__"))
+    (source / "hello_ext" / "helpers.py").write_text("x = 1\n\nif x\n    pass\n")
+    assert main(["build", str(source), "--out", str(tmp_path / "b.zip")]) == 1
+    assert capsys.readouterr().err.startswith("svc-ext: hello_ext/helpers.py:3: ")
+    assert not (tmp_path / "b.zip").exists()
+    assert not list(source.rglob("*.pyc"))  # compiling writes nothing into the folder
+
+
+async def test_new_writes_a_readme_and_a_test_that_passes(tmp_path, make_app, upload_extension):
+    target = tmp_path / "my-ext"
+    assert main(["new", "my-ext", "--publisher", "acme", "--out", str(target)]) == 0
+    readme = (target / "README.md").read_text()
+    assert readme.startswith("# my-ext\n") and "svc-ext deploy . --url" in readme
+    test_file = target / "tests" / "test_my_ext.py"
+    spec = importlib.util.spec_from_file_location("generated_test_my_ext", test_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.PUBLISHER == "acme"
+    await module.test_my_ext_answers_in_its_site(make_app, upload_extension)
+
+
+@pytest.mark.parametrize("url,base", [
+    ("http://127.0.0.1:8000", "http://127.0.0.1:8000/api/v1"),
+    ("http://127.0.0.1:8000/", "http://127.0.0.1:8000/api/v1"),
+    ("https://cms.example.com/api/v1/", "https://cms.example.com/api/v1"),
+])
+def test_deploy_takes_the_server_or_its_api_root(url, base):
+    from extensions_sdk.deploy import api_base
+
+    assert api_base(url) == base

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions_sdk import Route, hookimpl, ops
-from kernel.http.media import send_data
-from kernel.http.middleware import request_context
-from plugins.flows.api import Operation, OptionError
-from plugins.items import api as items
+from extensions_sdk import Operation, OptionError, Route, hookimpl, items, ops, request_context, send_data
 
 from .counting import count_words
 
