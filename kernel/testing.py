@@ -49,6 +49,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -1050,9 +1051,11 @@ class HttpReceiver:
     ``respond(path, fn)`` answers what ``fn(request)`` returns, ``(status, body, headers)``, computed
     per request (in the server's thread; it may sleep to play a slow endpoint); a ``path`` ending
     in ``*`` answers every path it begins (an exact path wins). Every request is
-    kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
+    kept in ``requests`` and counted in ``hits[path]`` (the path with its query). Given a server
+    ``tls`` context (``tls_ca.issue_cert(...)`` configured on it) it speaks HTTPS; a client that
+    refuses the certificate ends its connection in the handshake, which reaches no handler."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         import collections
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -1103,14 +1106,17 @@ class HttpReceiver:
                     super().handle_error(request, client_address)
 
         self.httpd = QuietServer(("127.0.0.1", 0), Handler)
+        if tls is not None:  # the handshake runs in accept(); a refused one is an OSError it drops
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                        daemon=True)
         self.thread.start()
         self.running = True
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def serve(self, path: str, document: Any, status: int = 200) -> str:
         """Answer ``document`` as JSON at ``path``; returns its URL."""
@@ -1148,6 +1154,23 @@ def http_receiver() -> Iterator[HttpReceiver]:
         yield receiver
     finally:
         receiver.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_ca() -> Any:
+    """A local certificate authority (``trustme.CA``): ``tls_ca.issue_cert("localhost")`` gives a
+    server certificate, ``tls_ca.cert_pem.tempfile()`` the CA file a client trusts
+    (``SVC_SMTP_CA_FILE``, ``SVC_OUTBOUND_CA_FILE``)."""
+    import trustme
+
+    return trustme.CA()
+
+
+def tls_server_context(cert: Any) -> ssl.SSLContext:
+    """A server-side TLS context holding ``cert`` (a ``tls_ca.issue_cert(...)``)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    return context
 
 
 @pytest.fixture
