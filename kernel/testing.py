@@ -25,7 +25,10 @@
   credentials and the bucket ``S3_TEST_BUCKET``; the URL of its endpoint.
 - ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
 - ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
-  (webhooks, JWKS, outside APIs) serving documents and keeping requests.
+  (webhooks, JWKS, outside APIs) serving documents and keeping requests; ``HttpReceiver(tls=...)``
+  speaks HTTPS.
+- ``tls_ca``: a local certificate authority (trustme) for the session; ``tls_server_context(cert)``
+  a server's TLS context holding one of its certificates.
 - ``production_password_hashing``: production argon2 parameters for one test.
 - ``examples(n)``: a hypothesis ``max_examples`` scaled by ``SVC_HYPOTHESIS_PROFILE``.
 
