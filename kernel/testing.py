@@ -27,8 +27,8 @@
 - ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
   (webhooks, JWKS, outside APIs) serving documents and keeping requests; ``HttpReceiver(tls=...)``
   speaks HTTPS.
-- ``tls_ca``: a local certificate authority (trustme) for the session; ``tls_server_context(cert)``
-  a server's TLS context holding one of its certificates.
+- ``tls_ca``: a local certificate authority (trustme) for the session, ``tls_ca_file`` its PEM
+  file; ``tls_server_context(cert)`` a server's TLS context holding one of its certificates.
 - ``production_password_hashing``: production argon2 parameters for one test.
 - ``examples(n)``: a hypothesis ``max_examples`` scaled by ``SVC_HYPOTHESIS_PROFILE``.
 
@@ -1170,6 +1170,15 @@ def tls_ca() -> Any:
     import trustme
 
     return trustme.CA()
+
+
+@pytest.fixture
+def tls_ca_file(tls_ca: Any, tmp_path: Path) -> str:
+    """The path of a PEM file holding ``tls_ca``'s certificate: what ``SVC_SMTP_CA_FILE`` and
+    ``SVC_OUTBOUND_CA_FILE`` name."""
+    path = tmp_path / "tls-ca.pem"
+    tls_ca.cert_pem.write_to_path(str(path))
+    return str(path)
 
 
 def tls_server_context(cert: Any) -> ssl.SSLContext:

@@ -27,10 +27,6 @@ def https_server(cert):
         receiver.stop()
 
 
-async def _app_trusting(make_app, tls_ca, tmp_path):
-    ca_file = tmp_path / "ca.pem"
-    tls_ca.cert_pem.write_to_path(str(ca_file))
-    return await make_app(env={"SVC_OUTBOUND_CA_FILE": str(ca_file)})
 
 
 async def _refused(client: httpx.AsyncClient, url: str, reason: str) -> None:
@@ -40,8 +36,8 @@ async def _refused(client: httpx.AsyncClient, url: str, reason: str) -> None:
     assert "CERTIFICATE_VERIFY_FAILED" in message and reason in message, message
 
 
-async def test_https_reaches_the_pinned_address_under_the_hosts_name(make_app, tls_ca, tmp_path):
-    app = await _app_trusting(make_app, tls_ca, tmp_path)
+async def test_https_reaches_the_pinned_address_under_the_hosts_name(make_app, tls_ca, tls_ca_file):
+    app = await make_app(env={"SVC_OUTBOUND_CA_FILE": tls_ca_file})
     client = outbound.client(app.kernel, "t.tls", timeout=TIMEOUT, operator=True)
     # The certificate names only "localhost": the connection is pinned to 127.0.0.1, and the
     # name checked (and sent as SNI and Host) stays the URL's.
@@ -54,16 +50,16 @@ async def test_https_reaches_the_pinned_address_under_the_hosts_name(make_app, t
         assert server.hits["/up"] == 1
 
 
-async def test_a_certificate_for_another_name_is_refused(make_app, tls_ca, tmp_path):
-    app = await _app_trusting(make_app, tls_ca, tmp_path)
+async def test_a_certificate_for_another_name_is_refused(make_app, tls_ca, tls_ca_file):
+    app = await make_app(env={"SVC_OUTBOUND_CA_FILE": tls_ca_file})
     client = outbound.client(app.kernel, "t.tls", timeout=TIMEOUT, operator=True)
     with https_server(tls_ca.issue_cert("other.example")) as server:
         await _refused(client, server.url("/up", host="localhost"), "Hostname mismatch")
         assert server.hits["/up"] == 0
 
 
-async def test_a_certificate_of_an_untrusted_ca_is_refused(make_app, tls_ca, tmp_path):
-    app = await _app_trusting(make_app, tls_ca, tmp_path)
+async def test_a_certificate_of_an_untrusted_ca_is_refused(make_app, tls_ca, tls_ca_file):
+    app = await make_app(env={"SVC_OUTBOUND_CA_FILE": tls_ca_file})
     client = outbound.client(app.kernel, "t.tls", timeout=TIMEOUT, operator=True)
     with https_server(trustme.CA().issue_cert("localhost")) as server:
         await _refused(client, server.url("/up", host="localhost"), "unable to get local issuer certificate")

@@ -311,36 +311,29 @@ def _tls_mailer(port: int, mode: str, ca_file: str):
                                  email_from="cms@example.com", **login))
 
 
-@pytest.fixture
-def ca_file(tls_ca, tmp_path):
-    path = tmp_path / "ca.pem"
-    tls_ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
 @pytest.mark.parametrize("mode", ["starttls", "tls"])
-async def test_tls_delivers_to_a_server_of_the_trusted_ca(mode, tls_ca, ca_file):
+async def test_tls_delivers_to_a_server_of_the_trusted_ca(mode, tls_ca, tls_ca_file):
     with tls_smtp_server(mode, tls_ca.issue_cert("127.0.0.1")) as (port, inbox):
-        await _tls_mailer(port, mode, ca_file).send(TLS_MESSAGE)
+        await _tls_mailer(port, mode, tls_ca_file).send(TLS_MESSAGE)
         assert [(e.mail_from, e.rcpt_tos) for e in inbox.envelopes] == [("cms@example.com", ["ann@example.com"])]
 
 
-async def test_starttls_server_refuses_a_plain_client(tls_ca, ca_file):
+async def test_starttls_server_refuses_a_plain_client(tls_ca, tls_ca_file):
     with tls_smtp_server("starttls", tls_ca.issue_cert("127.0.0.1")) as (port, inbox):
         with pytest.raises(DeliveryFailed):
-            await _tls_mailer(port, "none", ca_file).send(TLS_MESSAGE)
+            await _tls_mailer(port, "none", tls_ca_file).send(TLS_MESSAGE)
         assert inbox.envelopes == []
 
 
 @pytest.mark.parametrize("mode", ["starttls", "tls"])
 @pytest.mark.parametrize("case", ["another name", "untrusted CA", "no CA file"])
-async def test_a_certificate_that_does_not_check_out_is_refused(mode, case, tls_ca, ca_file):
+async def test_a_certificate_that_does_not_check_out_is_refused(mode, case, tls_ca, tls_ca_file):
     cert = {"another name": tls_ca.issue_cert("mail.example.com"),
             "untrusted CA": trustme.CA().issue_cert("127.0.0.1"),
             "no CA file": tls_ca.issue_cert("127.0.0.1")}[case]
     with tls_smtp_server(mode, cert) as (port, inbox):
         with pytest.raises(DeliveryFailed) as caught:
-            await _tls_mailer(port, mode, "" if case == "no CA file" else ca_file).send(TLS_MESSAGE)
+            await _tls_mailer(port, mode, "" if case == "no CA file" else tls_ca_file).send(TLS_MESSAGE)
         assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value), str(caught.value)
         assert inbox.envelopes == []
 
