@@ -30,7 +30,8 @@ The checks:
   serves only the host it was opened for. A refused address raises ``OutboundRefused`` (a
   ``ValueError``) from the request. Redirects are never followed and proxy variables are
   ignored. ``operator=True`` is for a URL the operator configured (``SVC_AI_BASE_URL``,
-  ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused.
+  ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused. HTTPS checks the
+  certificate against certifi's CAs plus ``SVC_OUTBOUND_CA_FILE`` and the URL's host name.
 
 Nothing else in the product creates an HTTP client or a socket (``tests/test_outbound_layout.py``).
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -232,8 +234,17 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
         found = clients[name] = httpx.AsyncClient(
             timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
-            transport=_Pinning(rule, limits=limits))
+            transport=_Pinning(rule, limits=limits, ssl_context=_ssl_context(kernel)))
     return found
+
+
+def _ssl_context(kernel: Any) -> ssl.SSLContext:
+    """certifi's CAs (httpx's default without the environment), plus ``SVC_OUTBOUND_CA_FILE``."""
+    context = httpx.create_ssl_context(trust_env=False)
+    ca_file = kernel.settings.get("outbound_ca_file") or ""
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    return context
 
 
 class _CheckedBackend(httpcore.AsyncNetworkBackend):
@@ -266,12 +277,12 @@ class _Pinning(httpx.AsyncHTTPTransport):
     backend is ``_CheckedBackend`` (a refused address raises ``OutboundRefused`` before any
     connection is made)."""
 
-    def __init__(self, rule: Policy, *, limits: httpx.Limits) -> None:
+    def __init__(self, rule: Policy, *, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> None:
         super().__init__(limits=limits, trust_env=False)
         # httpx takes no network backend: its pool is replaced by the same one with ours
         # (httpcore's public AsyncConnectionPool and its ``network_backend`` parameter).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=limits.max_connections,
+            ssl_context=ssl_context, max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
             network_backend=_CheckedBackend(rule))
 

@@ -143,6 +143,19 @@ def parse_networks(raw: str) -> tuple[Any, ...]:
     return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())
 
 
+def parse_ca_file(raw: str) -> str:
+    """A PEM file of CA certificates, checked at boot by loading it; empty: the system's."""
+    path = raw.strip()
+    if path:
+        import ssl
+
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"cannot load CA certificates from {path!r}: {exc}") from None
+    return path
+
+
 def parse_choice(*choices: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -162,6 +175,9 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "push, issuers, file import, translation, git, store sync) may reach although they are loopback, "
             "private or link-local; a metadata address only when named exactly (`169.254.169.254/32`). Empty: "
             "public addresses only (`SVC_ENV=development` adds loopback)."),
+    Setting("SVC_OUTBOUND_CA_FILE", "", parse_ca_file,
+            "PEM file of CA certificates outbound HTTPS requests trust besides the public ones (certifi): "
+            "a private CA of internal endpoints."),
     Setting("SVC_HOST", "127.0.0.1", str, "Address `svc serve` binds to."),
     Setting("SVC_PORT", 8000, parse_int(1), "Port `svc serve` listens on."),
     Setting("SVC_WORKERS", 1, parse_int(1), "Number of uvicorn worker processes for `svc serve`."),
@@ -244,6 +260,8 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_SMTP_USER", "", str, "SMTP user name (optional)."),
     Setting("SVC_SMTP_PASSWORD", "", str, "SMTP password (optional)."),
     Setting("SVC_SMTP_TLS", "none", parse_choice("none", "starttls", "tls"), "`none`, `starttls` or `tls`."),
+    Setting("SVC_SMTP_CA_FILE", "", parse_ca_file,
+            "PEM file of the CAs the SMTP server's certificate is checked against, instead of the system's."),
     Setting("SVC_EMAIL_FROM", "svc@localhost", str, "Default sender address."),
     Setting("SVC_JOBS_INPROCESS", True, parse_bool,
             "Without Redis, run the job consumer inside `svc serve` (one worker holds the lock)."),

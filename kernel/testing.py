@@ -25,7 +25,10 @@
   credentials and the bucket ``S3_TEST_BUCKET``; the URL of its endpoint.
 - ``redis_url``: a Redis that answers (skips without one; fails under ``CI=true``).
 - ``mailbox``: a local SMTP server keeping messages; ``http_receiver``: a local HTTP server
-  (webhooks, JWKS, outside APIs) serving documents and keeping requests.
+  (webhooks, JWKS, outside APIs) serving documents and keeping requests; ``HttpReceiver(tls=...)``
+  speaks HTTPS.
+- ``tls_ca``: a local certificate authority (trustme) for the session, ``tls_ca_file`` its PEM
+  file; ``tls_server_context(cert)`` a server's TLS context holding one of its certificates.
 - ``production_password_hashing``: production argon2 parameters for one test.
 - ``examples(n)``: a hypothesis ``max_examples`` scaled by ``SVC_HYPOTHESIS_PROFILE``.
 
@@ -49,6 +52,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -883,10 +887,13 @@ def _recreate_database(url: str, name: str) -> None:
 
 
 HYPOTHESIS_PROFILES = {
-    # CI and everyday runs: the same examples every run, a quarter of each test's count.
-    "ci": {"derandomize": True, "database": None, "deadline": None, "print_blob": True},
-    # Nightly: random, four times each test's count (SVC_HYPOTHESIS_PROFILE=thorough).
-    "thorough": {"deadline": None},
+    # CI and everyday runs: a quarter of each test's count, from a fresh seed each run
+    # (scripts/test draws it, prints it and passes --hypothesis-seed; SVC_HYPOTHESIS_SEED=N replays
+    # it). No example database: a CI machine starts clean, and a replay needs only the seed.
+    "ci": {"database": None, "deadline": None, "print_blob": True},
+    # Nightly: four times each test's count, random, with the example database so that a
+    # failure found once is tried first next time (SVC_HYPOTHESIS_PROFILE=thorough).
+    "thorough": {"deadline": None, "print_blob": True},
 }
 _EXAMPLE_SCALE = {"ci": 0.25, "thorough": 4.0}
 
@@ -1074,9 +1081,11 @@ class HttpReceiver:
     ``respond(path, fn)`` answers what ``fn(request)`` returns, ``(status, body, headers)``, computed
     per request (in the server's thread; it may sleep to play a slow endpoint); a ``path`` ending
     in ``*`` answers every path it begins (an exact path wins). Every request is
-    kept in ``requests`` and counted in ``hits[path]`` (the path with its query)."""
+    kept in ``requests`` and counted in ``hits[path]`` (the path with its query). Given a server
+    ``tls`` context (``tls_ca.issue_cert(...)`` configured on it) it speaks HTTPS; a client that
+    refuses the certificate ends its connection in the handshake, which reaches no handler."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         import collections
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -1127,14 +1136,17 @@ class HttpReceiver:
                     super().handle_error(request, client_address)
 
         self.httpd = QuietServer(("127.0.0.1", 0), Handler)
+        if tls is not None:  # the handshake runs in accept(); a refused one is an OSError it drops
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                        daemon=True)
         self.thread.start()
         self.running = True
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def serve(self, path: str, document: Any, status: int = 200) -> str:
         """Answer ``document`` as JSON at ``path``; returns its URL."""
@@ -1172,6 +1184,32 @@ def http_receiver() -> Iterator[HttpReceiver]:
         yield receiver
     finally:
         receiver.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_ca() -> Any:
+    """A local certificate authority (``trustme.CA``): ``tls_ca.issue_cert("localhost")`` gives a
+    server certificate, ``tls_ca.cert_pem.tempfile()`` the CA file a client trusts
+    (``SVC_SMTP_CA_FILE``, ``SVC_OUTBOUND_CA_FILE``)."""
+    import trustme
+
+    return trustme.CA()
+
+
+@pytest.fixture
+def tls_ca_file(tls_ca: Any, tmp_path: Path) -> str:
+    """The path of a PEM file holding ``tls_ca``'s certificate: what ``SVC_SMTP_CA_FILE`` and
+    ``SVC_OUTBOUND_CA_FILE`` name."""
+    path = tmp_path / "tls-ca.pem"
+    tls_ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+def tls_server_context(cert: Any) -> ssl.SSLContext:
+    """A server-side TLS context holding ``cert`` (a ``tls_ca.issue_cert(...)``)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    return context
 
 
 @pytest.fixture

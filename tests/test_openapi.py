@@ -223,3 +223,124 @@ def test_api_conforms_to_its_document(svc_template_db: str, tmp_path: Path, shar
 def _no_stray_lifespans() -> Any:
     yield
     asgi.shutdown_lifespans()
+
+
+# --- Callers without rights (issue 39): anonymous, and a member whose role grants nothing --------
+# Each calls the operations its auth level admits (x-svc-auth): anonymous the public ones, the member
+# those and the ones any member may call (bearer). An operation above that level refuses both by the
+# level alone, before its route runs, which tests/http/test_auth_before_body.py (401) and the
+# cross-tenant sweep (a subscriber of site B, 403) check for every operation. Inputs come from the
+# run's seed (not derandomized: they vary, and scripts/test prints the seed that replays them); about
+# 300 calls in all. Both callers are in site B; site A (``default``) holds the objects ``_seed``
+# made and an item carrying a token of its own.
+NO_RIGHTS = {"anonymous": ({"public"}, 2), "member without rights": ({"public", "bearer"}, 1)}
+A_TOKEN = "a-only-9f3c1e"
+
+
+def _site_b_with_a_member_of_no_rights(app: Any, admin: dict[str, str]) -> tuple[str, str, set[str]]:
+    """Site B, a member of it whose role has no policy, a token of that member; and the ids of A's
+    objects, which no answer to a caller of B may hold."""
+    site_b = f"fuzz-b-{uuid.uuid4().hex[:6]}"
+    email, password = f"nobody-{uuid.uuid4().hex[:8]}@example.com", "Member-pass-123456"
+    with asgi.get_client(app) as client:
+        item = client.post("/api/v1/items/articles", headers=admin, json={"title": A_TOKEN})
+        assert item.status_code == 201, item.text
+        a_ids = {item.json()["data"]["id"]}
+        for path in ("/api/v1/roles", "/api/v1/teams", "/api/v1/policies", "/api/v1/relations"):
+            listed = client.get(path, headers=admin)
+            assert listed.status_code == 200, listed.text
+            a_ids |= {str(row["id"]) for row in listed.json()["data"]}
+        assert client.post("/api/v1/sites", headers=admin, json={"id": site_b}).status_code == 201
+        in_b = {**admin, "X-Svc-Site": site_b}
+        role = client.post("/api/v1/roles", headers=in_b, json={"name": "No rights"})
+        assert role.status_code == 201, role.text
+        user = client.post("/api/v1/users", headers=in_b,
+                           json={"email": email, "password": password, "roleId": role.json()["data"]["id"]})
+        assert user.status_code == 201, user.text
+        login = client.post("/api/v1/auth/login", headers={"X-Svc-Site": site_b},
+                            json={"email": email, "password": password})
+        assert login.status_code == 200, login.text
+    # Ids too short to be told from chance text (a built-in role's small integer id) are left out.
+    return site_b, login.json()["data"]["token"], {one for one in a_ids if len(one) >= 8}
+
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+
+
+def _declares_another_shape(operation: Any, status: int, media: str) -> bool:
+    """True when the document gives this answer a shape of its own rather than the error envelope:
+    an HTML page (email unsubscribe) or a JSON-RPC error (/mcp); the admin run checks that shape."""
+    responses = operation.definition.raw.get("responses", {})
+    declared = (responses.get(str(status)) or {}).get("content", {})
+    return media in declared and declared[media].get("schema") != ERROR_REF
+
+
+def _no_rights_problem(operation: Any, response: Any, a_ids: set[str]) -> str | None:
+    """What is wrong with an answer to a caller without rights in site B, or None. An error is in
+    the envelope unless its operation declares another shape for that status."""
+    if response.status_code >= 500:
+        return f"answered {response.status_code}"
+    text = response.text
+    leaked = sorted(one for one in a_ids | {A_TOKEN} if one in text)
+    if leaked:
+        return f"answered {response.status_code} holding site A's {leaked}"
+    media = (response.headers.get("content-type") or [""])[0].split(";", 1)[0].strip()  # name -> values
+    if response.status_code >= 400 and _declares_another_shape(operation, response.status_code, media):
+        return None
+    if response.status_code >= 400:
+        try:
+            errors = response.json()["errors"]
+        except (ValueError, KeyError, TypeError):
+            return f"answered {response.status_code} outside the error envelope: {text[:200]!r}"
+        if not (isinstance(errors, list) and errors and all(
+                isinstance(e, dict) and isinstance(e.get("code"), str) and isinstance(e.get("message"), str)
+                for e in errors)):
+            return f"answered {response.status_code} with malformed errors: {text[:200]!r}"
+    return None
+
+
+def _call_without_rights(operation: Any, headers: dict[str, str], examples: int, a_ids: set[str],
+                         statuses: dict[str, list[int]], problems: list[str]) -> None:
+    @hypothesis.settings(max_examples=examples, deadline=None, database=None,
+                         phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @hypothesis.given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE, headers=headers))
+    def run(case: Any) -> None:
+        response = case.call()
+        statuses.setdefault(operation.label, []).append(response.status_code)
+        problem = _no_rights_problem(operation, response, a_ids)
+        if problem:
+            problems.append(f"{operation.label} {case.path_parameters or ''}: {problem}")
+
+    run()
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
+@pytest.mark.parametrize("caller", ["anonymous", "member without rights"])
+def test_callers_without_rights_get_the_envelope_and_nothing_of_another_site(
+        svc_template_db: str, tmp_path: Path, caller: str) -> None:
+    levels, examples = NO_RIGHTS[caller]
+    app = _build_app(svc_template_db, tmp_path)
+    problems: list[str] = []
+    statuses: dict[str, list[int]] = {}
+    try:
+        schema = schemathesis.openapi.from_asgi(OPENAPI_PATH, app)
+        admin = {"Authorization": f"Bearer {_login(app)}", "X-Svc-Site": "default"}
+        _seed(app, admin)
+        site_b, member_token, a_ids = _site_b_with_a_member_of_no_rights(app, admin)
+        headers = {"X-Svc-Site": site_b}
+        if caller != "anonymous":
+            headers["Authorization"] = f"Bearer {member_token}"
+        operations = [o for o in (result.ok() for result in schema.get_all_operations())
+                      if o.definition.raw.get("x-svc-auth") in levels]
+        assert len(operations) >= 40, "the document admits too few operations to this caller"
+        for operation in operations:
+            _call_without_rights(operation, headers, examples, a_ids, statuses, problems)
+    finally:
+        asgi.shutdown_lifespans()
+    assert set(statuses) == {o.label for o in operations}, "some operations were never called"
+    assert not problems, "\n".join(problems)
+    # Not vacuous: routes really ran for this caller in site B (answers, and refusals by permission).
+    answered = [status for seen in statuses.values() for status in seen]
+    assert any(200 <= status < 300 for status in answered), statuses
+    if caller != "anonymous":
+        assert answered.count(403) >= 10, statuses

@@ -20,8 +20,10 @@ def _project(tmp_path: Path, tests: str) -> Path:
     return tmp_path
 
 
-def _pytest(project: Path, *args: str, shadow: Path | None = None) -> subprocess.CompletedProcess:
+def _pytest(project: Path, *args: str, shadow: Path | None = None,
+            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "PYTEST_XDIST", "CI"))}
+    env.update(extra_env or {})
     if shadow is not None:
         env["PYTHONPATH"] = str(shadow)
     return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=project, env=env, capture_output=True,
@@ -74,6 +76,31 @@ def test_examples_follow_the_profile(monkeypatch):
     assert (testing.examples(300), testing.examples(20)) == (75, 10)
     monkeypatch.setenv("SVC_HYPOTHESIS_PROFILE", "thorough")
     assert testing.examples(300) == 1200
+
+
+def test_the_ci_profile_draws_what_the_seed_says(tmp_path):
+    # scripts/test passes a fresh --hypothesis-seed each run and prints it: another seed draws
+    # other inputs, the same seed (SVC_HYPOTHESIS_SEED=N) draws the same ones again.
+    project = _project(tmp_path, (
+        "import os\n"
+        "from hypothesis import given, settings, strategies as st\n\n"
+        "@settings(max_examples=20)\n"
+        "@given(st.integers())\n"
+        "def test_draws(n):\n"
+        "    assert settings.default.database is None and not settings.default.derandomize  # ci\n"
+        "    with open(os.environ['DRAWN'], 'a') as out:\n"
+        "        out.write(f'{n}\\n')\n"
+    ))
+
+    def drawn(seed: str, name: str) -> list[str]:
+        path = tmp_path / name
+        out = _pytest(project, "-p", "no:xdist", f"--hypothesis-seed={seed}",
+                      extra_env={"SVC_HYPOTHESIS_PROFILE": "ci", "DRAWN": str(path)})
+        assert out.returncode == 0, out.stdout + out.stderr
+        return path.read_text().split()
+
+    first = drawn("1", "first")
+    assert drawn("1", "again") == first and drawn("2", "other") != first
 
 
 def test_http_receiver_serves_and_keeps_requests(http_receiver):

@@ -60,6 +60,9 @@ INLINE_WINDOW = 0.01
 # the progress handler looks at the clock every PROGRESS_STEPS steps of SQLite's machine.
 READ_BUDGET = 0.001
 PROGRESS_STEPS = 10_000
+# The clock of the window and the budget (seconds); tests replace it to decide whether a stretch
+# or a read has run out, instead of depending on how fast the machine is.
+clock = time.perf_counter
 _SELECT = frozenset({"SELECT", "select"})  # the start of a statement that may run inline as a read
 
 
@@ -82,10 +85,10 @@ def _run(conn: sqlite3.Connection, operation: Any, parameters: Any, many: bool) 
 
 def _run_bounded(conn: sqlite3.Connection, operation: Any, parameters: Any) -> tuple[Any, Any, int, Any] | None:
     """``_run`` on the calling thread for at most ``READ_BUDGET``; None when it was cut short."""
-    deadline = time.perf_counter() + READ_BUDGET
+    deadline = clock() + READ_BUDGET
 
     def over() -> bool:
-        return time.perf_counter() > deadline
+        return clock() > deadline
 
     conn.set_progress_handler(over, PROGRESS_STEPS)
     try:
@@ -179,14 +182,14 @@ class _Connection(AsyncAdapt_aiosqlite_connection):
     def set_inline(self, inline: bool) -> None:
         """Run this connection's statements and commit on the calling (event loop's) thread,
         for stretches of at most ``INLINE_WINDOW`` between hops (see the module's text)."""
-        self._inline, self._since = inline, time.perf_counter()
+        self._inline, self._since = inline, clock()
 
     def inline_now(self) -> bool:
-        return self._inline and time.perf_counter() - self._since < INLINE_WINDOW
+        return self._inline and clock() - self._since < INLINE_WINDOW
 
     def hopped(self) -> None:
         if self._inline:  # the loop has run other work meanwhile: a new window starts
-            self._since = time.perf_counter()
+            self._since = clock()
 
     def commit(self) -> None:
         if self.inline_now() and self._connection._connection:

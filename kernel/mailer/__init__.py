@@ -7,6 +7,7 @@ EMAIL_NOT_CONFIGURED) and ``check`` reports "not configured".
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from kernel.mailer.base import (
@@ -35,7 +36,17 @@ __all__ = [
 
 
 def make_mailer(settings: Any) -> Mailer:
-    """An ``SmtpMailer`` from ``settings.smtp_*`` and ``settings.email_from``; ValueError if bad."""
+    """An ``SmtpMailer`` from ``settings.smtp_*`` and ``settings.email_from``; ValueError if bad.
+
+    ``smtp_ca_file`` (SVC_SMTP_CA_FILE) replaces the system trust store for the server's
+    certificate (a private CA); the host name is checked either way."""
+    ca_file = (getattr(settings, "smtp_ca_file", "") or "").strip()
+    context = None
+    if ca_file:
+        try:
+            context = ssl.create_default_context(cafile=ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"SVC_SMTP_CA_FILE={ca_file!r} cannot be loaded: {exc}") from None
     sender = settings.email_from or "svc@localhost"
     try:
         check_address(sender, "sender")
@@ -48,4 +59,5 @@ def make_mailer(settings: Any) -> Mailer:
         password=settings.smtp_password or "",
         tls=(settings.smtp_tls or "none").strip().lower(),
         sender=sender,
+        ssl_context=context,
     )

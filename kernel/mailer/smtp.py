@@ -3,7 +3,8 @@
 The blocking client runs in a worker thread. TLS modes follow SVC_SMTP_TLS: ``none`` (plain,
 port 25 or a local relay), ``starttls`` (upgrade after EHLO, usually port 587) and ``tls``
 (implicit TLS from the first byte, ``SMTP_SSL``, usually port 465). Certificates are verified
-with the system trust store unless an ``ssl_context`` is given.
+with the system trust store unless an ``ssl_context`` is given (``make_mailer`` builds one
+from SVC_SMTP_CA_FILE).
 
 Error messages name the server and the reply, never the password: the password is scrubbed
 from them, and the original exception is not chained because its arguments may carry it.

@@ -21,16 +21,27 @@ SECRET = "whsec-0123456789abcdef"
 
 
 class Endpoint:
-    """A path on the receiver that answers ``status()`` (and ``headers``) and keeps what it got."""
+    """A path on the receiver that answers ``status()`` (and ``headers``) and keeps what it got.
+    ``held=True``: each request is kept in ``arrived`` and not answered until ``release`` is set
+    (at most ``HOLD_BOUND`` seconds), so a test decides when the endpoint is slow, not a clock."""
 
-    def __init__(self, receiver: HttpReceiver, path: str, status: int = 200, delay: float = 0.0) -> None:
+    HOLD_BOUND = 30.0
+
+    def __init__(self, receiver: HttpReceiver, path: str, status: int = 200, delay: float = 0.0,
+                 held: bool = False) -> None:
         self.path, self.status, self.delay = path, status, delay
         self.headers: dict[str, str] = {}
         self.got: list[ReceivedRequest] = []
+        self.arrived: list[ReceivedRequest] = []
+        self.release = threading.Event()
+        if not held:
+            self.release.set()
         self.lock = threading.Lock()
         self.url = receiver.respond(path, self._answer)
 
     def _answer(self, request: ReceivedRequest) -> tuple[int, bytes, dict[str, str]]:
+        self.arrived.append(request)
+        self.release.wait(self.HOLD_BOUND)
         if self.delay:
             time.sleep(self.delay)
         with self.lock:
@@ -207,16 +218,21 @@ async def test_redirects_are_failures_and_never_followed(calls, http_receiver):
 
 
 async def test_a_slow_endpoint_never_delays_another(calls, http_receiver):
-    slow = Endpoint(http_receiver, "/slow", delay=1.5)
+    slow = Endpoint(http_receiver, "/slow", held=True)
     fast = Endpoint(http_receiver, "/fast")
     await collection(calls)
     await hook(calls, slow, name="slow")
     await hook(calls, fast, name="fast")
-    await calls.create("posts", {"title": "x"})
-    started = time.monotonic()
-    await until(lambda: len(fast.got) == 1)
-    assert time.monotonic() - started < 1.2 and slow.got == []
-    await until(lambda: len(slow.got) == 1)
+    try:
+        await calls.create("posts", {"title": "x"})
+        await until(lambda: len(slow.arrived) == 1)  # slow's delivery is in flight, unanswered
+        second = (await calls.create("posts", {"title": "y"}))["id"]
+        # Delivered to fast while slow still holds its first delivery.
+        await until(lambda: second in [e["itemId"] for d in fast.deliveries() for e in d["events"]])
+        assert slow.got == [] and len(slow.arrived) == 1
+    finally:
+        slow.release.set()
+    await until(lambda: len(slow.event_ids()) == 2)
 
 
 async def test_filters_narrow_what_is_delivered(calls, http_receiver):
@@ -238,13 +254,18 @@ async def test_a_timeout_is_a_failure(make_app, http_receiver):
 
     app = await make_app(env={**CDC_ENV, "SVC_CDC_READ_TIMEOUT": "0.2", "SVC_CDC_RETRY_SCHEDULE": "3600"})
     calls = Calls(app.client, {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"})
-    endpoint = Endpoint(http_receiver, "/sleepy", delay=1.0)
+    endpoint = Endpoint(http_receiver, "/sleepy", held=True)
     await collection(calls)
     sub = await hook(calls, endpoint)
-    await calls.create("posts", {"title": "x"})
-    log = await recorded(calls, sub, lambda log: log)
+    try:
+        await calls.create("posts", {"title": "x"})
+        log = await recorded(calls, sub, lambda log: log)
+        # The attempt ended while the endpoint still held the request: the read timeout cut it.
+        assert endpoint.got == [] and len(endpoint.arrived) == 1
+    finally:
+        endpoint.release.set()
     assert log[0]["statusCode"] is None and "timed out" in log[0]["error"]
-    assert 150 <= log[0]["durationMs"] < 1000
+    assert isinstance(log[0]["durationMs"], int)
 
 
 async def test_an_unreachable_endpoint_is_a_failure(calls):
@@ -275,8 +296,10 @@ async def test_a_paused_webhook_holds_its_events_and_delivers_them_on_resume(cal
     await collection(calls)
     sub = await hook(calls, endpoint)
     await calls.ok("patch", f"{SUBS}/{sub['id']}", json={"status": "paused"})
+    control = Endpoint(http_receiver, "/control")  # an active hook: the dispatcher has seen the events
+    await hook(calls, control, name="control")
     ids = [(await calls.create("posts", {"title": f"t{i}"}))["id"] for i in range(3)]
-    await asyncio.sleep(0.3)
+    await until(lambda: [e["itemId"] for d in control.deliveries() for e in d["events"]] == ids)
     assert endpoint.got == []
     paused = await calls.ok("get", f"{SUBS}/{sub['id']}")
     assert paused["lag"]["events"] == 3 and paused["nextRetryAt"] is None

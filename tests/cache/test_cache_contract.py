@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import redis
+import redis.asyncio
 
 from kernel.cache import Cache, FallbackCache, MemoryCache, RedisCache, make_cache
 
@@ -32,19 +34,51 @@ def namespace() -> str:
     return f"svctest:cache:{uuid.uuid4().hex}:"
 
 
+class Backend:
+    """A cache under test and ``advance(seconds)``, which moves its time on: the memory cache's
+    clock, or every Redis key's remaining TTL of the test's namespace (expiry is the only thing
+    time changes there), so that expiry is asserted without sleeping (docs/testing.md, rule 6)."""
+
+    def __init__(self, cache: Cache, advance: Any) -> None:
+        self.cache, self.advance = cache, advance
+
+
 @pytest.fixture(params=["memory", "redis"])
-async def cache(request, namespace):
+async def backend(request, namespace):
     """Each backend, empty."""
     if request.param == "memory":
-        yield MemoryCache()
+        now = [1000.0]
+
+        async def advance_clock(seconds: float) -> None:
+            now[0] += seconds
+
+        yield Backend(MemoryCache(clock=lambda: now[0]), advance_clock)
         return
     url = request.getfixturevalue("redis_url")
-    backend = RedisCache(url, namespace=namespace)
+    raw = redis.asyncio.Redis.from_url(url)
+
+    async def advance_ttls(seconds: float) -> None:
+        async for key in raw.scan_iter(match=namespace + "*", count=500):
+            left = await raw.pttl(key)
+            if left < 0:  # no expiry (-1), or gone meanwhile (-2)
+                continue
+            if left <= seconds * 1000:
+                await raw.delete(key)
+            else:
+                await raw.pexpire(key, int(left - seconds * 1000))
+
+    cache = RedisCache(url, namespace=namespace)
     try:
-        yield backend
+        yield Backend(cache, advance_ttls)
     finally:
-        await backend.close()
+        await cache.close()
+        await raw.aclose()
         _purge(url, namespace)
+
+
+@pytest.fixture
+def cache(backend: Backend) -> Cache:
+    return backend.cache
 
 
 # -- the contract --------------------------------------------------------------------------
@@ -82,19 +116,22 @@ async def test_ttl_must_be_positive(cache: Cache, ttl):
         await cache.incr("n", ttl=ttl)
 
 
-async def test_entries_expire_after_their_ttl(cache: Cache):
-    await cache.set("short", "v", ttl=0.2)
+async def test_entries_expire_after_their_ttl(backend: Backend):
+    cache = backend.cache
+    await cache.set("short", "v", ttl=10)
     await cache.set("long", "v", ttl=30)
+    await backend.advance(9)
     assert await cache.get("short") == "v"
-    await asyncio.sleep(0.5)
+    await backend.advance(2)
     assert await cache.get("short") is None
     assert await cache.get("long") == "v"
 
 
-async def test_set_without_ttl_clears_an_old_expiry(cache: Cache):
-    await cache.set("k", "v", ttl=0.2)
+async def test_set_without_ttl_clears_an_old_expiry(backend: Backend):
+    cache = backend.cache
+    await cache.set("k", "v", ttl=10)
     await cache.set("k", "w")
-    await asyncio.sleep(0.5)
+    await backend.advance(3600)
     assert await cache.get("k") == "w"
 
 
@@ -125,11 +162,12 @@ async def test_incr_of_a_non_integer_raises_value_error(cache: Cache):
     assert await cache.get("n") == "not a number"
 
 
-async def test_incr_ttl_is_set_once_and_not_extended(cache: Cache):
-    assert await cache.incr("window", ttl=0.3) == 1
+async def test_incr_ttl_is_set_once_and_not_extended(backend: Backend):
+    cache = backend.cache
+    assert await cache.incr("window", ttl=10) == 1
     # A later ttl must not push the window out: fixed-window counters rely on it.
     assert await cache.incr("window", ttl=30) == 2
-    await asyncio.sleep(0.6)
+    await backend.advance(11)
     assert await cache.get("window") is None
     assert await cache.incr("window", ttl=30) == 1
 

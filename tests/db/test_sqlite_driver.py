@@ -4,6 +4,8 @@ errors) as SQLAlchemy's own aiosqlite cursor answered it."""
 
 from __future__ import annotations
 
+import itertools
+
 import aiosqlite
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text, update
@@ -32,7 +34,10 @@ def hops(monkeypatch):
 
 
 @pytest.fixture
-async def db(tmp_path):
+async def db(tmp_path, monkeypatch):
+    # The window and the read budget follow a frozen clock: a stretch or a read runs out only
+    # where a test moves the clock, never because the machine is slow (docs/testing.md, rule 6).
+    monkeypatch.setattr(sqlite_driver, "clock", lambda: 0.0)
     database = Database(f"sqlite:///{tmp_path / 'driver.sqlite3'}")
     async with database.engine.begin() as conn:
         await conn.run_sync(meta.create_all)
@@ -119,13 +124,13 @@ async def test_an_inline_transaction_rolls_back_and_hands_back_a_hopping_connect
 
 
 async def test_an_inline_stretch_is_bounded_by_the_window(db, hops, monkeypatch):
-    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 0.0)  # every stretch is already over
+    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 0.0)  # on the frozen clock, every stretch is over
     async with db.begin(inline=True) as conn:
         await conn.execute(insert(things).values(name="a"))
         await conn.execute(insert(things).values(name="b"))
     assert len(hops) == 4  # BEGIN, both inserts and COMMIT each gave the loop a turn
     hops.clear()
-    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 60.0)
+    monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 0.01)  # the default: never over on the frozen clock
     async with db.begin(inline=True) as conn:
         await conn.execute(insert(things).values(name="c"))
     assert len(hops) == 1
@@ -153,7 +158,8 @@ async def test_a_read_runs_inline_within_its_budget(db, hops):
 
 
 async def test_a_read_over_its_budget_runs_on_the_thread(db, hops, monkeypatch):
-    monkeypatch.setattr(sqlite_driver, "READ_BUDGET", 0.0005)
+    ticks = itertools.count()  # every reading of the clock is a second later: the budget runs out
+    monkeypatch.setattr(sqlite_driver, "clock", lambda: float(next(ticks)))
     slow = text("SELECT (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
                 "SELECT count(*) FROM c)")
     async with db.read() as conn:

@@ -190,8 +190,12 @@ async def test_file_lock_waits_in_the_kernel_for_a_while_after_contention(tmp_pa
     other = os.open(path, os.O_RDWR)  # another process's writer holds it
     real_flock(other, fcntl.LOCK_EX)
     waiting = asyncio.create_task(lock.acquire())
-    await asyncio.sleep(0.05)
-    assert not waiting.done() and len(fast_tries) == 2
+    for _ in range(500):  # its fast try, refused: the other holds the lock (bounded: ~5 s)
+        if len(fast_tries) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert len(fast_tries) == 2, fast_tries
+    assert not waiting.done()  # it cannot be: the lock is still held
     real_flock(other, fcntl.LOCK_UN)
     await asyncio.wait_for(waiting, 5)
     lock.release()

@@ -1,12 +1,18 @@
-"""SmtpMailer against a real SMTP peer: aiosmtpd on a free local port, started per test."""
+"""SmtpMailer against a real SMTP peer: aiosmtpd on a free local port, started per test.
+
+TLS is real too: aiosmtpd with a certificate from a local CA (trustme, the ``tls_ca`` fixture),
+trusted through SVC_SMTP_CA_FILE. STARTTLS (AUTH only after the upgrade) and implicit TLS deliver;
+a certificate for another name or of an untrusted CA is refused before anything is sent."""
 
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
 from types import SimpleNamespace
 
 import pytest
+import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
@@ -18,7 +24,7 @@ from kernel.mailer import (
     SmtpMailer,
     make_mailer,
 )
-from kernel.testing import free_port
+from kernel.testing import free_port, tls_server_context
 
 USER, PASSWORD = "mailer", "s3cret-Pa55word"
 
@@ -233,6 +239,7 @@ def _settings(**overrides) -> SimpleNamespace:
         smtp_user="",
         smtp_password="",
         smtp_tls="none",
+        smtp_ca_file="",
         email_from="svc@localhost",
     )
     values.update(overrides)
@@ -276,3 +283,67 @@ async def test_memory_mailer_keeps_what_smtp_would_send():
     with pytest.raises(ValueError):
         await mailer.send(OutgoingEmail(to=["a@example.com"], subject="x\ny", text="t"))
     assert len(mailer.outbox) == 1
+
+
+# --- TLS ------------------------------------------------------------------------------------------
+
+TLS_MESSAGE = OutgoingEmail(to=["ann@example.com"], subject="Over TLS", text="body")
+
+
+@contextlib.contextmanager
+def tls_smtp_server(mode: str, cert):
+    """aiosmtpd on 127.0.0.1: ``starttls`` (STARTTLS required, AUTH only over TLS) or ``tls``."""
+    context = tls_server_context(cert)
+    if mode == "tls":
+        controller, handler = _serve(ssl_context=context)
+    else:
+        controller, handler = _serve(tls_context=context, require_starttls=True, authenticator=_authenticator,
+                                     auth_required=True)
+    try:
+        yield controller.port, handler
+    finally:
+        controller.stop()
+
+
+def _tls_mailer(port: int, mode: str, ca_file: str):
+    login = {"smtp_user": USER, "smtp_password": PASSWORD} if mode == "starttls" else {}
+    return make_mailer(_settings(smtp_host="127.0.0.1", smtp_port=port, smtp_tls=mode, smtp_ca_file=ca_file,
+                                 email_from="cms@example.com", **login))
+
+
+@pytest.mark.parametrize("mode", ["starttls", "tls"])
+async def test_tls_delivers_to_a_server_of_the_trusted_ca(mode, tls_ca, tls_ca_file):
+    with tls_smtp_server(mode, tls_ca.issue_cert("127.0.0.1")) as (port, inbox):
+        await _tls_mailer(port, mode, tls_ca_file).send(TLS_MESSAGE)
+        assert [(e.mail_from, e.rcpt_tos) for e in inbox.envelopes] == [("cms@example.com", ["ann@example.com"])]
+
+
+async def test_starttls_server_refuses_a_plain_client(tls_ca, tls_ca_file):
+    with tls_smtp_server("starttls", tls_ca.issue_cert("127.0.0.1")) as (port, inbox):
+        with pytest.raises(DeliveryFailed):
+            await _tls_mailer(port, "none", tls_ca_file).send(TLS_MESSAGE)
+        assert inbox.envelopes == []
+
+
+@pytest.mark.parametrize("mode", ["starttls", "tls"])
+@pytest.mark.parametrize("case", ["another name", "untrusted CA", "no CA file"])
+async def test_a_certificate_that_does_not_check_out_is_refused(mode, case, tls_ca, tls_ca_file):
+    cert = {"another name": tls_ca.issue_cert("mail.example.com"),
+            "untrusted CA": trustme.CA().issue_cert("127.0.0.1"),
+            "no CA file": tls_ca.issue_cert("127.0.0.1")}[case]
+    with tls_smtp_server(mode, cert) as (port, inbox):
+        with pytest.raises(DeliveryFailed) as caught:
+            await _tls_mailer(port, mode, "" if case == "no CA file" else tls_ca_file).send(TLS_MESSAGE)
+        assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value), str(caught.value)
+        assert inbox.envelopes == []
+
+
+def test_a_ca_file_that_cannot_be_loaded_is_refused(tmp_path):
+    from kernel.settings import Settings, SettingsError
+
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate\n")
+    with pytest.raises(SettingsError, match="SVC_SMTP_CA_FILE"):
+        Settings.from_env(environ={"SVC_SMTP_CA_FILE": str(bad)})
+    with pytest.raises(ValueError, match="SVC_SMTP_CA_FILE"):
+        make_mailer(_settings(smtp_host="h", smtp_tls="tls", smtp_ca_file=str(bad)))
