@@ -114,4 +114,4 @@ async def test_a_member_of_a_reads_no_stats_of_b(svc_app, site, site_b, make_mem
     own = await svc_app.client.get(f"{API}/pageviews/stats", headers={**member.headers, "X-Svc-Site": site})
     assert own.status_code == 200
     other = await svc_app.client.get(f"{API}/pageviews/stats", headers={**member.headers, "X-Svc-Site": site_b})
-    assert other.status_code in (401, 403), other.text
+    assert (other.status_code, other.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), other.text  # docs/errors.md: a token bound to another site
