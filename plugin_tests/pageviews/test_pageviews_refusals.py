@@ -5,7 +5,7 @@ setting of one site that is not another's."""
 from __future__ import annotations
 
 import pytest
-from pageview_beacons import API, beacon
+from pageview_beacons import API, BROWSER, OTHER_BROWSER, beacon, stats, today
 
 from kernel.testing import Calls
 
@@ -63,3 +63,91 @@ async def test_a_sites_setting_is_not_anothers(shared_site):
     assert (await a.ok("get", "/settings/pageviews"))["value"]["hashSalt"] == salt
     resp = await b.call("get", "/settings/pageviews")
     assert salt not in resp.text, resp.text
+
+
+async def test_a_stats_range_defaults_to_30_days_and_stops_at_366(shared_site):
+    calls = shared_site.calls
+    rows = await calls.ok("get", "/pageviews/stats")
+    assert len(rows) == 30 and rows[-1]["date"] == today()
+    assert len(await calls.ok("get", "/pageviews/stats", params={"from": "2024-01-01", "to": "2024-12-31"})) == 366
+    await calls.err("get", "/pageviews/stats", 400, "VALIDATION_FAILED", params={"from": "2024-01-01", "to": "2025-01-01"})
+
+
+@pytest.mark.parametrize(("value", "status"), [
+    ({"flushIntervalS": 1}, 200), ({"flushIntervalS": 86_400}, 200), ({"flushIntervalS": 86_401}, 400),
+    ({"hashSalt": "s" * 16}, 200), ({"hashSalt": "s" * 15}, 400), ({"hashSalt": "s" * 200}, 200),
+    ({"hashSalt": "s" * 201}, 400), ({"strategy": "hll"}, 200), ({"strategy": "cdc"}, 200),
+    ({"respectConsent": False, "botFilter": False}, 200), ({"respectConsent": "no"}, 400)])
+async def test_the_settings_bounds(shared_site, value, status):
+    calls = await shared_site.new_site("pv")
+    resp = await calls.call("put", "/settings/pageviews", json={"value": value})
+    assert resp.status_code == status, resp.text
+    if status == 400:
+        assert resp.json()["errors"][0]["code"] == "VALIDATION_FAILED"
+    else:
+        assert (await calls.ok("get", "/settings/pageviews"))["value"] == value
+
+
+async def test_a_beacon_counts_for_the_site_its_path_names_not_its_header(shared_site):
+    a, b = await shared_site.new_site("pa"), await shared_site.new_site("pb")
+    for calls in (a, b):  # read at once: no flush to wait for
+        await calls.ok("put", "/settings/pageviews", json={"value": {"strategy": "hot-counter"}})
+    site_a, site_b = a.headers["X-Svc-Site"], b.headers["X-Svc-Site"]
+    client = shared_site.app.client
+    resp = await beacon(client, site_b, "/p", headers={"X-Svc-Site": site_a})
+    assert resp.status_code == 204 and resp.headers["cache-control"] == "no-store"
+    assert await stats(client, b.headers, "/p") == {"views": 1, "uniques": 1}
+    assert await stats(client, a.headers, "/p") == {"views": 0, "uniques": 0}
+
+
+async def test_only_the_sites_own_origin_may_send_beacons(shared_site):
+    calls = await shared_site.new_site("pv")
+    await calls.ok("patch", "/site", json={"siteUrl": "https://www.example.org"})
+    site = calls.headers["X-Svc-Site"]
+    own = await beacon(shared_site.app.client, site, "/p", headers={"Origin": "https://www.example.org"})
+    other = await beacon(shared_site.app.client, site, "/p", headers={"Origin": "https://evil.example"})
+    assert own.headers["access-control-allow-origin"] == "https://www.example.org"
+    assert (other.status_code, "access-control-allow-origin" in other.headers) == (204, False)
+
+
+async def _hot_site(shared_site) -> Calls:
+    calls = await shared_site.new_site("pv")
+    await calls.ok("put", "/settings/pageviews", json={"value": {"strategy": "hot-counter"}})
+    return calls
+
+
+async def test_a_beacon_with_a_bad_token_is_401_and_not_counted(shared_site):
+    calls = await _hot_site(shared_site)
+    client, site = shared_site.app.client, calls.headers["X-Svc-Site"]
+    refused = await beacon(client, site, "/p", headers={"Authorization": "Bearer not-a-token"})
+    assert (refused.status_code, refused.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), refused.text
+    assert (await beacon(client, site, "/p")).status_code == 204
+    assert await stats(client, calls.headers, "/p") == {"views": 1, "uniques": 1}
+
+
+async def test_site_uniques_are_distinct_visitors_not_a_sum_over_paths(shared_site):
+    calls = await _hot_site(shared_site)
+    client, site = shared_site.app.client, calls.headers["X-Svc-Site"]
+    for path, ua in (("/x", BROWSER), ("/y", BROWSER), ("/y", OTHER_BROWSER)):
+        assert (await beacon(client, site, path, ua=ua)).status_code == 204
+    assert await stats(client, calls.headers) == {"views": 3, "uniques": 2}
+    assert await stats(client, calls.headers, "/x") == {"views": 1, "uniques": 1}
+    assert await stats(client, calls.headers, "/y") == {"views": 2, "uniques": 2}
+
+
+async def test_a_beacon_with_a_referrer_counts(shared_site):
+    calls = await _hot_site(shared_site)
+    client, site = shared_site.app.client, calls.headers["X-Svc-Site"]
+    resp = await beacon(client, site, "/r", body={"path": "/r", "referrer": "https://search.example/?q=x"})
+    assert resp.status_code == 204
+    assert await stats(client, calls.headers, "/r") == {"views": 1, "uniques": 1}
+
+
+async def test_hll_counts_views_and_small_uniques_exactly(shared_site):
+    # With Redis: PFCOUNT, exact at this size (its sparse form); without: hot-counter's counters.
+    calls = await shared_site.new_site("pv")
+    await calls.ok("put", "/settings/pageviews", json={"value": {"strategy": "hll"}})
+    client, site = shared_site.app.client, calls.headers["X-Svc-Site"]
+    for ua in (BROWSER, BROWSER, OTHER_BROWSER):
+        assert (await beacon(client, site, "/h", ua=ua)).status_code == 204
+    assert await stats(client, calls.headers, "/h") == {"views": 3, "uniques": 2}
