@@ -63,3 +63,20 @@ async def test_without_a_transport_sends_are_503_and_previews_work(shared_site):
     await calls.err("post", "/email/send", 503, "EMAIL_NOT_CONFIGURED",
                     json={"to": ["ann@example.com"], "templateKey": "hi", "variables": {"name": "Ann"}})
     await calls.err("post", "/email/test", 503, "EMAIL_NOT_CONFIGURED", json={"to": "ops@example.com"})
+
+
+async def test_a_preview_escapes_variables_in_html_only(shared_site):
+    calls = await shared_site.new_site("em")
+    await calls.ok("post", "/email/templates", 201, json={"key": "w", "name": "n", "subject": "s {{ name }}",
+                                                          "html": "<p>{{ name }}</p>", "text": "{{ name }}"})
+    preview = await calls.ok("post", "/email/templates/w/preview", json={"variables": {"name": "<b>Ann</b>"}})
+    assert preview["html"] == "<p>&lt;b&gt;Ann&lt;/b&gt;</p>", preview
+    assert (preview["subject"], preview["text"].strip()) == ("s <b>Ann</b>", "<b>Ann</b>"), preview
+
+
+async def test_suppressions_are_lower_cased_and_searched(shared_site):
+    calls = await shared_site.new_site("em")
+    for email in ("Ann@Example.com", "bob@example.com"):
+        await calls.ok("post", "/email/suppressions", 201, json={"email": email})
+    found = await calls.ok("get", "/email/suppressions", params={"search": "ANN"})
+    assert [s["email"] for s in found] == ["ann@example.com"]
