@@ -30,3 +30,16 @@ async def test_a_review_of_a_is_decided_in_a_only(svc_app, site, site_b, calls, 
     await in_b.err("post", f"{E}/articles/{art}/approve", 401, "UNAUTHENTICATED")
     [still] = (await calls.ok("get", f"{E}/reviews", full=True))["data"]
     assert (still["id"], still["state"], still["decidedBy"]) == (review["id"], "in_review", None)
+
+
+async def test_a_status_change_is_not_a_content_change(svc_app, site, calls, make_member):
+    reviewer, writer, _ = await setup(svc_app, site, calls, make_member)
+    as_writer, as_reviewer = Calls(svc_app.client, writer.headers), Calls(svc_app.client, reviewer.headers)
+    art = str((await as_writer.create("articles", {"title": "Hello"}))["id"])
+    await as_writer.ok("post", f"{E}/articles/{art}/submit-review", json={"reviewerId": reviewer.id})
+    await as_reviewer.ok("post", f"{E}/articles/{art}/approve")
+    # Parked as archived and back: still approved, so it may be published without a new review.
+    await as_writer.ok("patch", f"/items/articles/{art}", json={"status": "archived"})
+    assert (await as_writer.ok("patch", f"/items/articles/{art}", json={"status": "published"}))["status"] == "published"
+    [review] = await calls.ok("get", f"{E}/reviews")
+    assert review["state"] == "approved"

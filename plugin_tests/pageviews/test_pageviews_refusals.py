@@ -5,7 +5,7 @@ setting of one site that is not another's."""
 from __future__ import annotations
 
 import pytest
-from pageview_beacons import API, BROWSER, OTHER_BROWSER, beacon, stats, today
+from pageview_beacons import API, BROWSER, GOOGLEBOT, OTHER_BROWSER, beacon, stats, today
 
 from kernel.testing import Calls
 
@@ -151,3 +151,13 @@ async def test_hll_counts_views_and_small_uniques_exactly(shared_site):
     for ua in (BROWSER, BROWSER, OTHER_BROWSER):
         assert (await beacon(client, site, "/h", ua=ua)).status_code == 204
     assert await stats(client, calls.headers, "/h") == {"views": 3, "uniques": 2}
+
+
+async def test_bots_count_only_with_the_bot_filter_off(shared_site):
+    calls = await _hot_site(shared_site)
+    client, site = shared_site.app.client, calls.headers["X-Svc-Site"]
+    assert (await beacon(client, site, "/bot", ua=GOOGLEBOT)).status_code == 204
+    assert await stats(client, calls.headers, "/bot") == {"views": 0, "uniques": 0}
+    await calls.ok("put", "/settings/pageviews", json={"value": {"strategy": "hot-counter", "botFilter": False}})
+    assert (await beacon(client, site, "/bot", ua=GOOGLEBOT)).status_code == 204
+    assert await stats(client, calls.headers, "/bot") == {"views": 1, "uniques": 1}
