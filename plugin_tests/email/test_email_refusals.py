@@ -1,6 +1,6 @@
 """Email refusals on one shared app (no SMTP server: degraded) and a site per test where a test
-writes: unknown ids and keys, duplicates, a layout in use, bodies that are not JSON, callers
-without a token, and sends while no transport is configured."""
+writes: unknown ids and keys, duplicates, a layout in use, bodies that are not JSON, and sends
+while no transport is configured. (A call without a token is tests/http/test_auth_before_body.py's.)"""
 
 from __future__ import annotations
 
@@ -42,15 +42,6 @@ async def test_a_duplicate_key_is_409_and_a_used_layout_stays(shared_site):
 async def test_a_body_that_is_not_json_is_400(shared_site, path):
     await shared_site.calls.err("post", path, 400, "VALIDATION_FAILED", path_is=["body"], content=b"{nope",
                                 headers={"Content-Type": "application/json"})
-
-
-@pytest.mark.parametrize(("method", "path"), [("get", "/email/capabilities"), ("get", "/email/templates"),
-                                              ("post", "/email/send"), ("get", "/email/suppressions"),
-                                              ("delete", "/email/suppressions/a@example.com")])
-async def test_no_token_is_401(shared_site, method, path):
-    resp = await shared_site.app.client.request(method.upper(), f"/api/v1{path}",
-                                                headers={"X-Svc-Site": shared_site.site})
-    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), resp.text
 
 
 async def test_without_a_transport_sends_are_503_and_previews_work(shared_site):

@@ -1,6 +1,7 @@
 """Files refusals on one shared app (local storage), a site per test where a test writes: unknown
-ids and keys, bodies that are not JSON, callers without a token, presigned-upload, import and
-upload-policy bodies that cannot be right, and one site's upload policy that is not another's."""
+ids and keys, bodies that are not JSON, presigned-upload, import and upload-policy bodies that
+cannot be right, and one site's upload policy that is not another's. (A call without a token is
+tests/http/test_auth_before_body.py's.)"""
 
 from __future__ import annotations
 
@@ -25,16 +26,6 @@ async def test_an_unknown_file_is_404(shared_site, method, path, body, code):
 async def test_a_body_that_is_not_json_is_400(shared_site, method, path):
     await shared_site.calls.err(method, path, 400, "VALIDATION_FAILED", path_is=["body"], content=b"{nope",
                                 headers={"Content-Type": "application/json"})
-
-
-@pytest.mark.parametrize(("method", "path"), [
-    ("post", "/files"), ("post", "/files/upload-url"), ("post", "/files/import"), ("patch", f"/files/{NO_ID}"),
-    ("delete", f"/files/{NO_ID}"), ("delete", "/media/x.jpg"), ("post", "/transform-presets"),
-    ("get", "/uploads/config"), ("put", "/uploads/config")])
-async def test_no_token_is_401(shared_site, method, path):
-    resp = await shared_site.app.client.request(method.upper(), f"/api/v1{path}",
-                                                headers={"X-Svc-Site": shared_site.site}, json={})
-    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), resp.text
 
 
 @pytest.mark.parametrize("body", [

@@ -1,6 +1,7 @@
 """Flows refusals on one shared app, a site per test where a test writes: item operations with
-options they cannot run, a run of a draft or of no flow, callers without a token, and a flow of
-site A naming site B's item, which it can neither read nor change."""
+options they cannot run, a run of a draft or of no flow, and a flow of site A naming site B's
+item, which it can neither read nor change. (A call without a token is
+tests/http/test_auth_before_body.py's.)"""
 
 from __future__ import annotations
 
@@ -34,16 +35,6 @@ async def test_a_draft_saves_those_options_and_does_not_run(shared_site):
     draft = await calls.ok("post", "/flows", 201, json=body)
     await calls.err("post", f"/flows/{draft['id']}/run", 404, "NOT_FOUND", json={})
     assert await calls.ok("get", f"/flows/{draft['id']}/runs") == []
-
-
-@pytest.mark.parametrize(("method", "path"), [
-    ("get", "/flows/operations"), ("get", "/flows"), ("post", "/flows"), ("get", "/flows/x"),
-    ("patch", "/flows/x"), ("delete", "/flows/x"), ("post", "/flows/x/run"), ("get", "/flows/x/runs"),
-    ("get", "/flows/x/runs/y")])
-async def test_no_token_is_401(shared_site, method, path):
-    resp = await shared_site.app.client.request(method.upper(), f"/api/v1{path}",
-                                                headers={"X-Svc-Site": shared_site.site})
-    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), resp.text
 
 
 async def test_a_flow_of_a_cannot_reach_an_item_of_b(shared_site):
