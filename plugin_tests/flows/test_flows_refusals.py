@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 NODE = "op"
+NO_ITEM = "01a2433a-0000-7000-8000-000000000000"
 ITEM_OPTIONS = [
     ("item-create", {"payload": {"title": "x"}}),                       # no collection
     ("item-create", {"collection": "posts"}),                           # no payload
@@ -52,3 +53,31 @@ async def test_a_flow_of_a_cannot_reach_an_item_of_b(shared_site):
     assert (run["status"], run["error"]["code"], run["error"]["nodeId"]) == ("failed", "RECORD_NOT_FOUND", "change")
     assert (await b.ok("get", f"/items/posts/{theirs['id']}"))["title"] == "b's"
     await b.err("get", f"/flows/{flow['id']}/runs/{started['runId']}", 404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "x"}, {"limit": "-1"}, {"offset": "-1"},
+                                    {"page": "0"}])
+async def test_a_runs_page_that_cannot_be_right_is_400(shared_site, params):
+    calls = await shared_site.new_site("fl")
+    flow = await calls.ok("post", "/flows", 201, json={"name": "f", "status": "draft", "trigger": "manual",
+                                                       "graph": {"nodes": [], "edges": []}})
+    await calls.err("get", f"/flows/{flow['id']}/runs", 400, "VALIDATION_FAILED", params=params)
+
+
+async def test_item_writes_are_never_retried(shared_site):
+    listed = {op["key"]: op["retrySafe"] for op in await shared_site.calls.ok("get", "/flows/operations")}
+    assert {key: listed[key] for key in ("item-create", "item-update", "item-delete", "item-read")} == {
+        "item-create": False, "item-update": False, "item-delete": False, "item-read": True}
+
+
+async def test_a_failed_item_write_is_tried_once(shared_site):
+    calls = await shared_site.new_site("fl")
+    await calls.collection("posts", {"title": "string"})
+    nodes = [{"id": "gone", "operation": "item-delete", "options": {"collection": "posts", "key": NO_ITEM}}]
+    flow = await calls.ok("post", "/flows", 201, json={"name": "d", "status": "active", "trigger": "manual",
+                                                       "graph": {"nodes": nodes, "edges": []}})
+    started = await calls.ok("post", f"/flows/{flow['id']}/run", 202, json={})
+    await shared_site.app.kernel.jobs.run_due()
+    run = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
+    assert (run["status"], run["error"]["code"]) == ("failed", "RECORD_NOT_FOUND"), run
+    assert [(s["nodeId"], s["status"], s["attempts"]) for s in run["steps"]] == [("gone", "failed", 1)]
