@@ -1083,7 +1083,12 @@ class HttpReceiver:
     in ``*`` answers every path it begins (an exact path wins). Every request is
     kept in ``requests`` and counted in ``hits[path]`` (the path with its query). Given a server
     ``tls`` context (``tls_ca.issue_cert(...)`` configured on it) it speaks HTTPS; a client that
-    refuses the certificate ends its connection in the handshake, which reaches no handler."""
+    refuses the certificate ends its connection in the handshake, which reaches no handler.
+
+    A responder that raises (an ``assert`` on what the app sent) does not drop the connection:
+    the request and the error are kept in ``broken``, the app gets a 500 naming them, and
+    ``check()`` (which the ``http_receiver`` fixture calls at the test's end) fails the test in
+    its own thread with the request it saw."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         import collections
@@ -1093,6 +1098,7 @@ class HttpReceiver:
         self.responders: dict[str, Callable[[ReceivedRequest], tuple[int, bytes, dict[str, str]]]] = {}
         self.requests: list[ReceivedRequest] = []
         self.hits: collections.Counter[str] = collections.Counter()
+        self.broken: list[str] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -1110,7 +1116,10 @@ class HttpReceiver:
                      if path.endswith("*") and self.path.startswith(path[:-1])), None)
                 headers: dict[str, str] = {}
                 if responder is not None:
-                    status, payload, headers = responder(request)
+                    try:
+                        status, payload, headers = responder(request)
+                    except Exception as exc:  # noqa: BLE001 - reported in the test's thread by check()
+                        status, payload, headers = 500, receiver.report_broken(request, exc), {}
                     ctype = headers.pop("Content-Type", "application/json")
                 else:
                     status, payload, ctype = receiver.documents.get(
@@ -1165,6 +1174,20 @@ class HttpReceiver:
         self.responders[path] = fn
         return self.url(path)
 
+    def report_broken(self, request: ReceivedRequest, exc: BaseException) -> bytes:
+        """Keep ``request`` and what its responder raised; the JSON body of the 500 it gets."""
+        import json
+
+        said = f"{request.method} {request.path}: {type(exc).__name__}: {exc}"
+        self.broken.append(f"{said}\n  headers: {request.headers}\n  body: {request.body[:500]!r}")
+        return json.dumps({"error": "the fake server refused this request", "detail": said}).encode()
+
+    def check(self) -> None:
+        """Fail the calling test when a responder refused a request (a broken contract)."""
+        if self.broken:
+            pytest.fail("the fake server saw requests that broke its contract:\n" + "\n".join(self.broken),
+                        pytrace=False)
+
     def received(self, path: str | None = None) -> list[ReceivedRequest]:
         """The requests received so far (optionally only those to ``path``)."""
         return [r for r in self.requests if path is None or r.path == path]
@@ -1184,6 +1207,7 @@ def http_receiver() -> Iterator[HttpReceiver]:
         yield receiver
     finally:
         receiver.stop()
+    receiver.check()
 
 
 @pytest.fixture(scope="session")

@@ -112,3 +112,24 @@ def test_http_receiver_serves_and_keeps_requests(http_receiver):
     assert http_receiver.hits == {"/doc": 1, "/hook": 1}
     assert http_receiver.received("/hook")[0].method == "POST"
     assert http_receiver.received("/hook")[0].json() == {"event": "x"}
+
+
+def test_a_responder_that_raises_fails_the_test_naming_the_request():
+    import httpx
+
+    def only_json(request):
+        assert request.headers.get("Content-Type") == "application/json", "the hook sends JSON"
+        return 204, b"", {}
+
+    receiver = testing.HttpReceiver()
+    try:
+        url = receiver.respond("/hook", only_json)
+        assert httpx.post(url, json={"ok": 1}).status_code == 204
+        refused = httpx.post(url, content=b"plain", headers={"Content-Type": "text/plain"})
+    finally:
+        receiver.stop()
+    # The app sees an answer (not a dropped connection), and the test fails in its own thread.
+    assert refused.status_code == 500
+    assert refused.json()["detail"].startswith("POST /hook: AssertionError: the hook sends JSON")
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)broke its contract:\nPOST /hook: AssertionError.*b'plain'"):
+        receiver.check()

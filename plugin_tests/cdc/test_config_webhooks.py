@@ -54,14 +54,15 @@ async def test_import_with_a_secret_is_active_and_bad_entries_are_refused(calls,
     await calls.ok("post", IMPORT, params={"mode": "merge"}, json=manifest)
     [made] = await calls.ok("get", SUBS)
     assert made["status"] == "active" and made["hasSecret"]
-    for entry, path in (({"name": "x", "kind": "webhook"}, ["webhooks", "0", "url"]),
-                        ({"name": "x", "kind": "webhook", "url": "http://0.0.0.0/"}, ["webhooks", "0", "url"]),
-                        ({"name": "x", "kind": "pull", "url": url}, ["webhooks", "0", "url"]),
-                        ({"name": "x", "kind": "pull", "id": "1"}, ["webhooks", "0", "id"]),
-                        ({"name": "hook", "kind": "pull"}, None)):
+    # A bad entry is 400 at its path; the kind of an existing subscription cannot change: 409.
+    for entry, status, path in (({"name": "x", "kind": "webhook"}, 400, ["webhooks", "0", "url"]),
+                                ({"name": "x", "kind": "webhook", "url": "http://0.0.0.0/"}, 400, ["webhooks", "0", "url"]),
+                                ({"name": "x", "kind": "pull", "url": url}, 400, ["webhooks", "0", "url"]),
+                                ({"name": "x", "kind": "pull", "id": "1"}, 400, ["webhooks", "0", "id"]),
+                                ({"name": "hook", "kind": "pull"}, 409, None)):
         body = {"version": "svc.config@v1", "webhooks": [entry]}
         resp = await calls.call("post", IMPORT, params={"mode": "merge"}, json=body)
-        assert resp.status_code in (400, 409), resp.text
+        assert resp.status_code == status, (entry, resp.text)
         if path:
             assert resp.json()["errors"][0]["path"] == path
     assert [s["name"] for s in await calls.ok("get", SUBS)] == ["hook"]

@@ -44,9 +44,12 @@ async def test_items_menu_llms(svc_app, site, site_b, calls, calls_b, count_quer
     changed = await client.get(f"{API}/deliver/menu/main", headers={**anon, "If-None-Match": tag})
     assert changed.status_code == 200 and changed.json()["data"][0]["href"] == "/"
     assert (await client.get(f"{API}/deliver/menu/main", headers={"X-Svc-Site": site_b})).status_code == 404
-    for key in ("nope", "a%20b", "x" * 96):
+    # No such menu: 404; a key no menu may have (a space, too long): 400, and neither is cached.
+    for key, status, code in (("nope", 404, "NOT_FOUND"), ("a%20b", 400, "VALIDATION_FAILED"),
+                              ("x" * 96, 400, "VALIDATION_FAILED")):
         missing = await client.get(f"{API}/deliver/menu/{key}", headers=anon)
-        assert missing.status_code in (400, 404) and missing.headers["cache-control"] == "no-store", key
+        assert (missing.status_code, missing.json()["errors"][0]["code"]) == (status, code), key
+        assert missing.headers["cache-control"] == "no-store", key
 
     # llms.txt: only what the public role may read, as links with title and summary.
     llms = await client.get(f"{API}/deliver/llms.txt/{site}")
@@ -65,10 +68,10 @@ async def test_items_menu_llms(svc_app, site, site_b, calls, calls_b, count_quer
     # The site's own frontend origin may read the path form and send beacons (CORS).
     await calls.ok("patch", "/site", json={"siteUrl": "https://www.example.org"})
     origin = {"Origin": "https://www.example.org"}
-    for method, path in (("GET", f"/deliver/page/{site}/about"), ("GET", f"/deliver/llms.txt/{site}"),
-                         ("POST", f"/pageviews/{site}/hit")):
+    for method, path, status in (("GET", f"/deliver/page/{site}/about", 200), ("GET", f"/deliver/llms.txt/{site}", 200),
+                                 ("POST", f"/pageviews/{site}/hit", 204)):
         resp = await client.request(method, API + path, headers=origin, content=b'{"path": "/about"}')
-        assert resp.status_code in (200, 204), (path, resp.text)
+        assert resp.status_code == status, (path, resp.text)
         assert resp.headers["access-control-allow-origin"] == "https://www.example.org", path
     other = await client.get(f"{API}/deliver/page/{site}/about", headers={"Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in other.headers

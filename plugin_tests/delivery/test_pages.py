@@ -60,9 +60,11 @@ async def test_page_hydration_and_caching(svc_app, site, site_b, calls, calls_b,
         missing = await client.get(API + path, headers={**anon, "If-None-Match": "*"})
         assert missing.status_code == 404, path
         assert missing.headers["cache-control"] == "no-store" and "etag" not in missing.headers
-    for headers in ({}, {"X-Svc-Site": "nosuchsite"}):  # refused by the kernel before the responder
+    # Refused by the kernel before the responder: no site named 400, an unknown one 404.
+    for headers, status, code in (({}, 400, "VALIDATION_FAILED"), ({"X-Svc-Site": "nosuchsite"}, 404, "SITE_NOT_FOUND")):
         refused = await client.get(f"{API}/deliver/page/home", headers=headers)
-        assert refused.status_code in (400, 404) and refused.headers["cache-control"] == "no-store"
+        assert (refused.status_code, refused.json()["errors"][0]["code"]) == (status, code), headers
+        assert refused.headers["cache-control"] == "no-store"
     unknown = await client.get(f"{API}/deliver/page/nosuchsite/home")
     assert unknown.status_code == 404 and unknown.json()["errors"][0]["code"] == "SITE_NOT_FOUND"
     assert unknown.headers["cache-control"] == "no-store"

@@ -218,7 +218,8 @@ def test_operator_set_is_the_spec_list() -> None:
     operand = {"_in": [1], "_nin": [1], "_null": True, "_nnull": False, "_between": [1, 2], "_json_contains": {"a": 1},
                "_has_key": "a", "_has_any_keys": ["a"], "_has_all_keys": ["a"]}
     for op in ops:
-        assert check_filter({"meta": {op: operand.get(op, "x")}})
+        tree = {"meta": {op: operand.get(op, "x")}}
+        assert check_filter(tree) == tree
         resolve({"meta": {op: operand.get(op, "x")}})  # a JSON field takes every operator
 
 
@@ -251,7 +252,7 @@ def test_deep_nesting_is_refused_fast() -> None:
         tree = {"_and": [tree]}
     fast(lambda: check_filter(tree), ["query", "filter", *["_and", 0] * MAX_FILTER_DEPTH])
     # the field's operator object is a level too: 8 groups around one field is the most
-    assert check_filter(tree["_and"][0]["_and"][0])
+    assert check_filter(tree["_and"][0]["_and"][0]) == tree["_and"][0]["_and"][0]
     refused(lambda: check_filter(tree["_and"][0]), ["query", "filter", *["_and", 0] * 9, "a"])
     # deep enough for json.loads or a naive recursive walk to hit the recursion limit
     for levels in (900, 20_000):
@@ -272,7 +273,7 @@ def test_too_many_nodes() -> None:
 
 
 def test_huge_lists() -> None:
-    assert check_filter({"a": {"_in": list(range(400))}})
+    assert check_filter({"a": {"_in": list(range(400))}}) == {"a": {"_in": list(range(400))}}
     fast(lambda: check_filter({"a": {"_in": list(range(1001))}}), ["query", "filter", "a", "_in"])
     # One line per entry of the 10,000-entry list split before counting it.
     fast(lambda: parse({"filter[a][_in]": ",".join(str(i) for i in range(10_000))}), ["query", "filter", "a", "_in"],
@@ -282,7 +283,7 @@ def test_huge_lists() -> None:
 
 
 def test_huge_strings() -> None:
-    assert check_filter({"a": {"_eq": "x" * 10_000}})
+    assert check_filter({"a": {"_eq": "x" * 10_000}}) == {"a": {"_eq": "x" * 10_000}}
     fast(lambda: check_filter({"a": {"_eq": "x" * 10_001}}), ["query", "filter", "a", "_eq"])
     fast(lambda: parse({"filter[a][_contains]": "x" * 50_000}), ["query", "filter", "a", "_contains"])
     fast(lambda: check_filter({"a": {"_json_contains": {"k" * 10_001: 1}}}), ["query", "filter", "a", "_json_contains"])

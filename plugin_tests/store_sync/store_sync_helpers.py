@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jwt as pyjwt
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -52,13 +53,16 @@ OTHER_PEM = _private_key().private_bytes(serialization.Encoding.PEM, serializati
 
 class Server:
     """A threaded local HTTP server; the subclass's ``answer(method, path, query, headers,
-    body)`` speaks the protocol."""
+    body)`` speaks the protocol. An ``answer`` that raises (an ``assert`` on what the app sent)
+    answers 500 and keeps the request in ``broken``; ``stop()`` then fails the test with it, in
+    the test's own thread (the fixtures stop the servers)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.fail_next = 0  # answer 503 to this many of the next protocol requests
         self.fail_status = 503
+        self.broken: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,8 +71,13 @@ class Server:
                 body = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
                 with server.lock:
-                    status, payload = server.answer(self.command, parts.path, parse_qs(parts.query),
-                                                    dict(self.headers), body)
+                    try:
+                        status, payload = server.answer(self.command, parts.path, parse_qs(parts.query),
+                                                        dict(self.headers), body)
+                    except Exception as exc:  # noqa: BLE001 - reported in the test's thread by stop()
+                        said = f"{self.command} {self.path}: {type(exc).__name__}: {exc}"
+                        server.broken.append(f"{said}\n  body: {body[:500]!r}")
+                        status, payload = 500, {"error": "the fake server refused this request", "detail": said}
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -95,8 +104,12 @@ class Server:
         return False
 
     def stop(self) -> None:
+        """Stop serving; fail the test if a request broke the protocol's contract."""
         self.httpd.shutdown()
         self.httpd.server_close()
+        if self.broken:
+            pytest.fail(f"{type(self).__name__} saw requests that broke its contract:\n" + "\n".join(self.broken),
+                        pytrace=False)
 
 
 class FakeGoogle(Server):
