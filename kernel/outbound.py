@@ -32,6 +32,9 @@ The checks:
   ignored. ``operator=True`` is for a URL the operator configured (``SVC_AI_BASE_URL``,
   ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused.
 
+Each answer is logged (``svc.outbound``, INFO) with the method, the scheme and host[:port]
+and the status: never the path or the query.
+
 Nothing else in the product creates an HTTP client or a socket (``tests/test_outbound_layout.py``).
 """
 
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,6 +56,7 @@ from kernel import sandbox
 from kernel.errors import ApiError
 
 MAX_URL = 2048
+log = logging.getLogger("svc.outbound")
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 METADATA = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")})
@@ -232,8 +237,17 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
         found = clients[name] = httpx.AsyncClient(
             timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
-            transport=_Pinning(rule, limits=limits))
+            transport=_Pinning(rule, limits=limits), event_hooks={"response": [_log_response]})
     return found
+
+
+async def _log_response(response: httpx.Response) -> None:
+    """One line per outbound answer naming the host only: a URL's path and query may carry a
+    token or a tenant's data (httpx's own line, with the full URL, is kept quiet by
+    kernel.logconfig)."""
+    url = response.request.url
+    log.info("%s %s://%s -> %d", response.request.method, url.scheme, url.netloc.decode("ascii"),
+             response.status_code)
 
 
 class _CheckedBackend(httpcore.AsyncNetworkBackend):

@@ -28,12 +28,28 @@ def default_sqlite_path(data_dir: Path) -> Path:
     return data_dir / "svc.sqlite3"
 
 
+def _create_private(database: str | None) -> None:
+    """Create a SQLite file that does not exist yet as 0600 (an empty file is an empty database),
+    before SQLite would create it world-readable; its journal and write-ahead log take the
+    file's mode."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if path.exists() or not path.parent.is_dir():
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def _normalise(url: str) -> Any:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg")
     if backend == "sqlite":
+        _create_private(parsed.database)
         return parsed.set(drivername="sqlite")
     raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
 
