@@ -121,7 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     migrate(settings)
     from kernel.app import build_kernel
 
-    build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
+    check_stored_secrets(build_kernel(settings))  # what needs the plugins fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     metrics_dir = None
@@ -155,6 +155,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
             broker.stop()
 
 
+def check_stored_secrets(kernel: Any) -> None:
+    """Stop a production start whose stored secrets no loaded key opens (kernel/sealed.py)."""
+    from kernel.app import database_url
+    from kernel.db.engine import db_timeouts, sync_engine
+    from kernel.sealed import check_sealed_keys
+
+    engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
+    try:
+        with engine.connect() as conn:
+            warning = check_sealed_keys(kernel, conn)
+    finally:
+        engine.dispose()
+    if warning:
+        say(warning)
+
+
 def start_line(settings: Settings, host: str, port: int) -> str:
     """The start line: where the API answers, and the data dir it serves."""
     shown = f"[{host}]" if ":" in host else host
@@ -175,6 +191,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
+    check_stored_secrets(kernel)
     metrics_port = settings.worker_metrics_port if args.metrics_port is None else args.metrics_port
     metrics: Any = None
 
