@@ -316,6 +316,7 @@ class Settings:
         if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
             raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
         values["encryption_key"] = values["encryption_key"] or stored_encryption_key(values)
+        require_extras(values)
         settings = cls(values=values, environ=env)
         Secrets.from_settings(settings)  # the keys together: ids, the active one (at boot)
         return settings
@@ -402,6 +403,16 @@ def stored_encryption_key(values: Mapping[str, Any]) -> str:
         return parse_encryption_key(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise SettingsError(f"{path} (the generated SVC_ENCRYPTION_KEY) is not valid: {exc}") from None
+
+
+def require_extras(values: Mapping[str, Any]) -> None:
+    """The optional extras the configured backends need, checked at boot (kernel/extras.py)."""
+    from kernel.extras import require_at_boot
+
+    if values["database_url"].split(":", 1)[0].split("+", 1)[0].lower() in ("postgresql", "postgres"):
+        require_at_boot("postgres", "SVC_DATABASE_URL (PostgreSQL)")
+    if values["storage"].lower().startswith("s3://"):
+        require_at_boot("s3", "SVC_STORAGE (S3)")
 
 
 def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import httpx
@@ -310,3 +311,28 @@ def test_production_refuses_secrets_no_loaded_key_opens(env):
     explicit = run_svc("serve", "--port", port, env={**env, "SVC_DATABASE_URL": f"sqlite:///{db}"})
     assert explicit.returncode == 2, explicit.stderr
     assert "svc_settings.sealed" in explicit.stderr and "base64.b64encode(os.urandom(32))" in explicit.stderr
+
+
+def test_a_missing_extra_stops_the_start_naming_the_setting_and_the_install_line(fresh_env):
+    """PostgreSQL and S3 are extras (kernel/extras.py): configured without them, the start stops
+    (exit 2) naming the setting and the pip line, before any data dir is made. One process, the
+    libraries made unimportable as in an install without the extras."""
+    probe = textwrap.dedent("""
+        import os, sys
+        sys.modules["psycopg"] = sys.modules["boto3"] = None
+        from kernel.cli import main
+        os.environ["SVC_STORAGE"] = "s3://bucket"
+        print("s3", main(["migrate"]), flush=True)
+        del os.environ["SVC_STORAGE"]
+        os.environ["SVC_DATABASE_URL"] = "postgresql://svc@127.0.0.1:1/svc"
+        print("postgres", main(["migrate"]), flush=True)
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], env=fresh_env, capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.split("\n")[:2] == ["s3 2", "postgres 2"], (out.stdout, out.stderr)
+    assert out.stderr.splitlines() == [
+        "svc: SVC_STORAGE (S3) needs the 's3' extra, which is not installed: pip install 'svc-cms[s3]'",
+        "svc: SVC_DATABASE_URL (PostgreSQL) needs the 'postgres' extra, which is not installed: "
+        "pip install 'svc-cms[postgres]'",
+    ]
+    assert not Path(fresh_env["SVC_DATA_DIR"]).exists()
