@@ -1,4 +1,4 @@
-"""Stored secrets a start cannot open: refused before serving (docs/operations.md#the-encryption-key).
+"""Stored secrets a start cannot open: refused before serving (docs/operations.md#encryption-keys).
 
 Every column that holds ``kernel.secrets`` tokens is declared by its plugin through the
 ``register_sealed_columns`` hook. ``svc serve`` and ``svc worker`` look, once at start, for a
