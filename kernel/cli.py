@@ -110,7 +110,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker
+    from kernel.sealed import check_at_start
+    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker, start_line
 
     if args.dev:  # before the settings are read: the workers read SVC_ENV from the environment too
         os.environ["SVC_ENV"] = "development"
@@ -121,7 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     migrate(settings)
     from kernel.app import build_kernel
 
-    check_stored_secrets(build_kernel(settings))  # what needs the plugins fails here, not in a worker
+    check_at_start(build_kernel(settings))  # what needs the plugins fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     metrics_dir = None
@@ -155,34 +156,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             broker.stop()
 
 
-def check_stored_secrets(kernel: Any) -> None:
-    """Stop a production start whose stored secrets no loaded key opens (kernel/sealed.py)."""
-    from kernel.app import database_url
-    from kernel.db.engine import db_timeouts, sync_engine
-    from kernel.sealed import check_sealed_keys
-
-    engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
-    try:
-        with engine.connect() as conn:
-            warning = check_sealed_keys(kernel, conn)
-    finally:
-        engine.dispose()
-    if warning:
-        say(warning)
-
-
-def start_line(settings: Settings, host: str, port: int) -> str:
-    """The start line: where the API answers, and the data dir it serves."""
-    shown = f"[{host}]" if ":" in host else host
-    where = ""
-    if host in ("0.0.0.0", "::", ""):
-        shown, where = "127.0.0.1", f" (listening on every address, {host or '0.0.0.0'})"
-    from kernel.http.routing import API_PREFIX
-
-    return (f"API at http://{shown}:{port}{API_PREFIX}{where}, data dir {settings.data_dir_path}, "
-            f"SVC_ENV={settings.env}")
-
-
 def cmd_worker(args: argparse.Namespace) -> int:
     from kernel.app import build_kernel, shutdown_kernel, startup_kernel
 
@@ -191,7 +164,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
-    check_stored_secrets(kernel)
+    from kernel.sealed import check_at_start
+
+    check_at_start(kernel)
     metrics_port = settings.worker_metrics_port if args.metrics_port is None else args.metrics_port
     metrics: Any = None
 

@@ -56,3 +56,20 @@ def check_sealed_keys(kernel: Kernel, conn: Any) -> str | None:
     if kernel.settings.env == "development":
         return message + " (SVC_ENV=development: starting anyway; those features fail until then)"
     raise SettingsError(message)
+
+
+def check_at_start(kernel: Kernel) -> None:
+    """``svc serve`` and ``svc worker``: stop a production start whose stored secrets no loaded
+    key opens; say it in development."""
+    from kernel.app import database_url
+    from kernel.db.engine import db_timeouts, sync_engine
+    from kernel.logconfig import announce
+
+    engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
+    try:
+        with engine.connect() as conn:
+            warning = check_sealed_keys(kernel, conn)
+    finally:
+        engine.dispose()
+    if warning:
+        announce(warning)

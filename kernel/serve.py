@@ -195,3 +195,15 @@ def differences(settings: Any, workers: int) -> list[str]:
                      "may serve a panel's result until its TTL ends")
         lines.append("without SVC_REDIS_URL nothing is shared with another node: several nodes need Redis")
     return lines
+
+
+def start_line(settings: Any, host: str, port: int) -> str:
+    """The start line: where the API answers, and the data dir it serves."""
+    shown = f"[{host}]" if ":" in host else host
+    where = ""
+    if host in ("0.0.0.0", "::", ""):
+        shown, where = "127.0.0.1", f" (listening on every address, {host or '0.0.0.0'})"
+    from kernel.http.routing import API_PREFIX
+
+    return (f"API at http://{shown}:{port}{API_PREFIX}{where}, data dir {settings.data_dir_path}, "
+            f"SVC_ENV={settings.env}")
