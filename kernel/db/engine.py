@@ -43,13 +43,23 @@ def _create_private(database: str | None) -> None:
         pass
 
 
+def _private_on_connect(url: str) -> Any:
+    """A ``do_connect`` listener creating the SQLite file 0600 when a connection is about to open
+    it (not before: a command that opens no database, ``svc plugins list``, leaves none behind)."""
+    database = make_url(url).database
+
+    def do_connect(dialect: Any, conn_rec: Any, cargs: Any, cparams: Any) -> None:
+        _create_private(database)
+
+    return do_connect
+
+
 def _normalise(url: str) -> Any:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg")
     if backend == "sqlite":
-        _create_private(parsed.database)
         return parsed.set(drivername="sqlite")
     raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
 
@@ -316,6 +326,7 @@ def sync_engine(url: str, *, connect_timeout: int = PG_CONNECT_TIMEOUT,
     engine = create_engine(sync_url(url), **kwargs)
     if _normalise(url).get_backend_name() == "sqlite":  # a migration that copies a table leaves no copy behind
         event.listen(engine, "connect", _sqlite_secure_delete)
+        event.listen(engine, "do_connect", _private_on_connect(url))
     if _normalise(url).get_backend_name() == "postgresql":
         extra = _pg_connect_timeout(url, connect_timeout)
         connector = _bounded_connector(command_timeout, sync=True) if command_timeout > 0 else None
@@ -381,6 +392,7 @@ class Database:
         self._reader = self.engine.execution_options(
             **({"svc_autocommit": True} if self.dialect == "sqlite" else {"isolation_level": "AUTOCOMMIT"}))
         if self.dialect == "sqlite":
+            event.listen(self.engine.sync_engine, "do_connect", _private_on_connect(url))
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "connect", _stamp_opened)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
