@@ -13,7 +13,8 @@ COPY pyproject.toml README.md /src/
 COPY kernel /src/kernel
 COPY plugins /src/plugins
 COPY extensions_sdk /src/extensions_sdk
-RUN pip install /src \
+# The production extras: PostgreSQL, S3, the MCP endpoint and store sync (pyproject.toml).
+RUN pip install '/src[production]' \
     && rm -rf /src \
     && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home svc \
     && mkdir -p /data \

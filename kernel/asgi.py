@@ -5,5 +5,5 @@ from kernel.logconfig import configure_logging
 from kernel.settings import Settings
 
 _settings = Settings.from_env()
-configure_logging(_settings.log_level)
+configure_logging(_settings.log_level, _settings.log_format)
 app = create_app(_settings)

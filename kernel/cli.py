@@ -67,8 +67,20 @@ def open_instance(*, create: bool) -> Settings:
     if new and not create:
         raise NoInstance(f"no svc instance in {data_dir} (SVC_DATA_DIR, default ./svc-data): run this where "
                          "the instance's data dir is, set SVC_DATA_DIR, or start one with `svc serve`")
-    print(f"svc: data dir {data_dir} ({'new' if new else 'existing'})", file=sys.stderr, flush=True)
+    say(f"data dir {data_dir} ({'new' if new else 'existing'})")
+    if create:
+        os.umask(0o077)  # what the instance writes (files, locks, metric files) is its own alone
+        if settings.generate_encryption_key():
+            say(f"generated SVC_ENCRYPTION_KEY into {data_dir / 'encryption_key'} (0600): it opens the "
+                "stored secrets (webhooks, store sync, git); back it up with the data dir")
     return settings
+
+
+def say(line: str) -> None:
+    """One line of the command's own on standard error (``kernel.logconfig.announce``)."""
+    from kernel.logconfig import announce
+
+    announce(line)
 
 
 def migrate(settings: Settings) -> list[str]:
@@ -98,8 +110,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker
+    from kernel.sealed import check_at_start
+    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker, start_line
 
+    if args.dev:  # before the settings are read: the workers read SVC_ENV from the environment too
+        os.environ["SVC_ENV"] = "development"
     settings = open_instance(create=True)
     host = args.host or settings.host
     port = args.port or settings.port
@@ -107,7 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     migrate(settings)
     from kernel.app import build_kernel
 
-    build_kernel(settings)  # what needs the plugins (site cache sizes) fails here, not in a worker
+    check_at_start(build_kernel(settings))  # what needs the plugins fails here, not in a worker
     # Workers re-read the environment; pass the chosen values on so they agree with this process.
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     metrics_dir = None
@@ -118,12 +133,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     # No permessage-deflate on WebSockets: frames here are small signals, and each compressed
     # socket holds zlib state of tens of KB (docs/performance.md, realtime).
-    options = {"lifespan": "on", "log_level": settings.log_level, "proxy_headers": True, "access_log": False,
+    # log_config=None: uvicorn's loggers keep no handler of their own, so its lines reach svc's
+    # handler in svc's format (kernel/logconfig.py).
+    options = {"lifespan": "on", "log_level": settings.log_level, "log_config": None, "proxy_headers": True,
+               "access_log": False,
                "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1",
                "ws_per_message_deflate": False}
     broker = start_broker(settings, workers)
     for line in differences(settings, workers):
-        print(f"svc: {line}", flush=True)
+        say(line)
+    say(start_line(settings, host, port))
+    if settings.env == "development":
+        say("SVC_ENV=development: GraphQL introspection and explorer on, CORS from http://localhost:*, "
+            "outbound requests may reach loopback; not for production")
     try:
         if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
             return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
@@ -142,6 +164,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     settings.values["jobs_inprocess"] = False
     kernel = build_kernel(settings)
+    from kernel.sealed import check_at_start
+
+    check_at_start(kernel)
     metrics_port = settings.worker_metrics_port if args.metrics_port is None else args.metrics_port
     metrics: Any = None
 
@@ -275,7 +300,7 @@ def _tables_by_plugin(kernel: Any) -> dict[str, list[str]]:
 def cmd_plugins(args: argparse.Namespace) -> int:
     settings = _settings()
     data_dir = Path(settings.values["data_dir"]).expanduser().resolve()
-    print(f"svc: data dir {data_dir} (plugins list reads no instance)", file=sys.stderr, flush=True)
+    say(f"data dir {data_dir} (plugins list reads no instance)")
     rows = plugin_rows(settings)
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -320,6 +345,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     serve.add_argument("--port", type=int, default=None, help="port to listen on (SVC_PORT, default 8000)")
     serve.add_argument("--workers", type=int, default=None,
                        help="worker processes (SVC_WORKERS, default 1); docs/operations.md says what differs")
+    serve.add_argument("--dev", action="store_true",
+                       help="development defaults (SVC_ENV=development): GraphQL introspection and explorer, "
+                            "CORS from http://localhost:*, outbound requests may reach loopback")
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run the job queue consumer")
@@ -376,7 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)  # --help and --version end here
         from kernel.logconfig import configure_logging
 
-        configure_logging((settings or _settings()).log_level)
+        settings = settings or _settings()
+        configure_logging(settings.log_level, settings.log_format)
         return int(args.func(args) or 0)
     except Exception as exc:  # noqa: BLE001 - the operator's errors get one line; anything else raises
         said = operator_error(exc)

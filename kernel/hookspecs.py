@@ -144,6 +144,17 @@ def register_commands(subparsers: Any, kernel_factory: Any) -> None:
 
 
 @hookspec
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Return the SQLAlchemy ``Column`` objects of this plugin's tables that hold
+    ``kernel.secrets`` tokens (``sv1.<key id>.<data>``).
+
+    ``svc serve`` and ``svc worker`` look in them once at start: a token of a key that is not
+    loaded stops a production start with a message naming the column (``kernel/sealed.py``).
+    All implementations are called. Synchronous.
+    """
+
+
+@hookspec
 def register_health_checks(kernel: Any) -> dict[str, Any]:
     """Return ``{ name: check }``. A check is an async callable taking no argument or the
     kernel (``async def check()`` or ``async def check(kernel)``); it returns a short status

@@ -33,6 +33,9 @@ The checks:
   ``SVC_TM_PROVIDER_URL``...): only the unspecified address is refused. HTTPS checks the
   certificate against certifi's CAs plus ``SVC_OUTBOUND_CA_FILE`` and the URL's host name.
 
+Each answer is logged (``svc.outbound``, INFO) with the method, the scheme and host[:port]
+and the status: never the path or the query.
+
 Nothing else in the product creates an HTTP client or a socket (``tests/test_outbound_layout.py``).
 """
 
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 import ssl
 from collections.abc import Iterable
@@ -54,6 +58,7 @@ from kernel import sandbox
 from kernel.errors import ApiError
 
 MAX_URL = 2048
+log = logging.getLogger("svc.outbound")
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 METADATA = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")})
@@ -234,7 +239,8 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
         found = clients[name] = httpx.AsyncClient(
             timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
-            transport=_Pinning(rule, limits=limits, ssl_context=_ssl_context(kernel)))
+            transport=_Pinning(rule, limits=limits, ssl_context=_ssl_context(kernel)),
+            event_hooks={"response": [_log_response]})
     return found
 
 
@@ -245,6 +251,15 @@ def _ssl_context(kernel: Any) -> ssl.SSLContext:
     if ca_file:
         context.load_verify_locations(cafile=ca_file)
     return context
+
+
+async def _log_response(response: httpx.Response) -> None:
+    """One line per outbound answer naming the host only: a URL's path and query may carry a
+    token or a tenant's data (httpx's own line, with the full URL, is kept quiet by
+    kernel.logconfig)."""
+    url = response.request.url
+    log.info("%s %s://%s -> %d", response.request.method, url.scheme, url.netloc.decode("ascii"),
+             response.status_code)
 
 
 class _CheckedBackend(httpcore.AsyncNetworkBackend):

@@ -25,6 +25,8 @@ import socket
 import sys
 from typing import Any
 
+from kernel.logconfig import announce
+
 log = logging.getLogger("svc.serve")
 APP = "kernel.asgi:app"
 RESTART_LIMIT = 10  # workers dying faster than this many times in a row stop the server
@@ -76,7 +78,12 @@ def _worker(host: str, port: int, options: dict[str, Any]) -> None:
     """One worker process: its own SO_REUSEPORT socket and one uvicorn server on it."""
     import uvicorn
 
+    from kernel.logconfig import configure_logging
+    from kernel.settings import Settings
+
     return_large_blocks()
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)  # before uvicorn says a word
 
     sock = bind_reuseport(host, port)
     sock.listen(2048)
@@ -98,7 +105,7 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
     try:
         guard = bind_reuseport(host, port)
     except OSError as exc:
-        print(f"svc: cannot bind {host}:{port}: {exc}", file=sys.stderr)
+        announce(f"cannot bind {host}:{port}: {exc}")
         return 1
     ctx = multiprocessing.get_context("spawn")
     stopping = False
@@ -115,7 +122,7 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     procs = [start() for _ in range(workers)]
-    print(f"svc: serving on http://{host}:{port} with {workers} workers (SO_REUSEPORT)", flush=True)
+    announce(f"serving on http://{host}:{port} with {workers} workers (SO_REUSEPORT)")
     deaths = 0
     try:
         while not stopping:
@@ -125,10 +132,10 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
                     continue
                 deaths += 1
                 if deaths > RESTART_LIMIT:
-                    print(f"svc: workers keep dying (exit code {proc.exitcode}); stopping", file=sys.stderr)
+                    announce(f"workers keep dying (exit code {proc.exitcode}); stopping")
                     stopping = True
                     break
-                print(f"svc: worker {proc.pid} exited with {proc.exitcode}; starting another", file=sys.stderr)
+                announce(f"worker {proc.pid} exited with {proc.exitcode}; starting another")
                 if metrics_dir:
                     from kernel.http.node_metrics import forget_dead_worker
 
@@ -166,8 +173,8 @@ def start_broker(settings: Any, workers: int) -> Any:
     path = socket_path_for(settings.data_path)
     broker = BrokerThread(path).start()
     os.environ["SVC_BROKER_SOCKET"] = path  # read by the workers' Settings (spawned after this)
-    print(f"svc: the {workers} workers share the local broker at {path} (topics, cache drops, "
-          "rate limits, connection caps)", flush=True)
+    announce(f"the {workers} workers share the local broker at {path} (topics, cache drops, "
+             "rate limits, connection caps)")
     return broker
 
 
@@ -188,3 +195,15 @@ def differences(settings: Any, workers: int) -> list[str]:
                      "may serve a panel's result until its TTL ends")
         lines.append("without SVC_REDIS_URL nothing is shared with another node: several nodes need Redis")
     return lines
+
+
+def start_line(settings: Any, host: str, port: int) -> str:
+    """The start line: where the API answers, and the data dir it serves."""
+    shown = f"[{host}]" if ":" in host else host
+    where = ""
+    if host in ("0.0.0.0", "::", ""):
+        shown, where = "127.0.0.1", f" (listening on every address, {host or '0.0.0.0'})"
+    from kernel.http.routing import API_PREFIX
+
+    return (f"API at http://{shown}:{port}{API_PREFIX}{where}, data dir {settings.data_dir_path}, "
+            f"SVC_ENV={settings.env}")

@@ -7,6 +7,7 @@ variable, never at the first request. Nothing below the kernel's config reads ``
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 from collections.abc import Callable, Mapping
@@ -214,6 +215,9 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
             "Comma list of importable modules registered as extra plugins (development, tests)."),
     Setting("SVC_TRACE_HOOKS", False, parse_bool, "Log every pluggy hook call (debugging)."),
     Setting("SVC_LOG_LEVEL", "info", parse_choice("debug", "info", "warning", "error"), "Log level."),
+    Setting("SVC_LOG_FORMAT", "text", parse_choice("text", "json"),
+            "`text` (`<time> <LEVEL> <logger>: <message>`) or `json` (one object a line, for a log shipper); "
+            "svc's and uvicorn's lines alike."),
     Setting("JWT_SECRET", "", str,
             "Secret signing internal tokens. Empty: generated once and kept in `<data dir>/jwt_secret`.",
             attr="jwt_secret"),
@@ -329,6 +333,8 @@ class Settings:
             values[key] = value
         if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
             raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
+        values["encryption_key"] = values["encryption_key"] or stored_encryption_key(values)
+        require_extras(values)
         settings = cls(values=values, environ=env)
         Secrets.from_settings(settings)  # the keys together: ids, the active one (at boot)
         return settings
@@ -349,25 +355,82 @@ class Settings:
 
     @property
     def data_path(self) -> Path:
-        path = Path(self.values["data_dir"]).expanduser().resolve()
-        path.mkdir(parents=True, exist_ok=True)
+        """The data dir, created private (0700: it holds the database, secrets and files)."""
+        path = self.data_dir_path
+        if not path.is_dir():
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
         return path
+
+    @property
+    def data_dir_path(self) -> Path:
+        """The data dir's absolute path, created or not."""
+        return Path(self.values["data_dir"]).expanduser().resolve()
+
+    @property
+    def embedded(self) -> bool:
+        """Whether the database is the embedded default (SQLite in the data dir)."""
+        return not self.values["database_url"]
 
     def resolved_jwt_secret(self) -> str:
         """JWT_SECRET, or a secret generated once and kept in the data dir."""
-        if self.values["jwt_secret"]:
-            return self.values["jwt_secret"]
-        path = self.data_path / "jwt_secret"
-        if not path.exists():
-            # Written with exclusive create so two workers starting together agree on one secret.
-            try:
-                with open(path, "x", encoding="utf-8") as fh:
-                    fh.write(secrets.token_urlsafe(48))
-                path.chmod(0o600)
-            except FileExistsError:
-                pass
-        self.values["jwt_secret"] = path.read_text(encoding="utf-8").strip()
+        if not self.values["jwt_secret"]:
+            self.values["jwt_secret"] = private_file(self.data_path / "jwt_secret", lambda: secrets.token_urlsafe(48))
         return self.values["jwt_secret"]
+
+    def generate_encryption_key(self) -> bool:
+        """On the embedded default without ``SVC_ENCRYPTION_KEY``: the key kept in
+        ``<data dir>/encryption_key`` (0600), generated on the first start, so webhooks, store
+        sync and git work out of the box. Returns whether this call wrote it."""
+        if self.values["encryption_key"] or not self.embedded:
+            return False
+        path = self.data_path / ENCRYPTION_KEY_FILE
+        existed = path.exists()
+        self.values["encryption_key"] = private_file(path, new_encryption_key)
+        return not existed
+
+
+ENCRYPTION_KEY_FILE = "encryption_key"
+
+
+def new_encryption_key() -> str:
+    """A fresh ``SVC_ENCRYPTION_KEY`` value: base64 of 32 random bytes."""
+    return base64.b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+def private_file(path: Path, make: Callable[[], str]) -> str:
+    """The text of ``path``, written first with ``make()`` when missing: created 0600 and
+    exclusively, so two workers starting together agree on one value."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(make())
+    return path.read_text(encoding="utf-8").strip()
+
+
+def stored_encryption_key(values: Mapping[str, Any]) -> str:
+    """The key a previous start generated in the data dir (embedded default only), or ''."""
+    if values["encryption_key"] or values["database_url"]:
+        return ""
+    path = Path(values["data_dir"]).expanduser().resolve() / ENCRYPTION_KEY_FILE
+    if not path.is_file():
+        return ""
+    try:
+        return parse_encryption_key(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SettingsError(f"{path} (the generated SVC_ENCRYPTION_KEY) is not valid: {exc}") from None
+
+
+def require_extras(values: Mapping[str, Any]) -> None:
+    """The optional extras the configured backends need, checked at boot (kernel/extras.py)."""
+    from kernel.extras import require_at_boot
+
+    if values["database_url"].split(":", 1)[0].split("+", 1)[0].lower() in ("postgresql", "postgres"):
+        require_at_boot("postgres", "SVC_DATABASE_URL (PostgreSQL)")
+    if values["storage"].lower().startswith("s3://"):
+        require_at_boot("s3", "SVC_STORAGE (S3)")
 
 
 def read_setting(setting: Setting, environ: Mapping[str, str]) -> Any:

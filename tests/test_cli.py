@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import httpx
@@ -247,3 +248,91 @@ def test_plugins_list_fits_a_terminal():
     assert "    40 routes; 1 tables; requires access" in short
     listed = format_plugin_rows(rows, routes=True, width=80).splitlines()
     assert "    route /api/v1/r39" in listed and "    table svc_users" in listed
+
+
+@pytest.mark.skipif(bool(svc_test_database_url()), reason="serve smoke test runs on the embedded default only")
+def test_serve_dev_starts_private_with_a_key_json_lines_and_localhost_cors(fresh_env, tmp_path):
+    """`svc serve --dev` on a new data dir, logging JSON: every line parses (uvicorn's too), the
+    start line names the API URL and the data dir, a browser at http://localhost:3000 passes CORS,
+    and the data dir (0700), its database and the generated encryption key (0600) are private."""
+    from kernel.secrets import parse_key_entry
+
+    data = Path(fresh_env["SVC_DATA_DIR"]).resolve()
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "kernel.cli", "serve", "--dev", "--port", str(port)],
+                                env={**fresh_env, "SVC_LOG_FORMAT": "json"}, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        api = f"http://127.0.0.1:{port}/api/v1"
+        wait_until_answering(proc, f"{api}/openapi.json", timeout=60)
+        preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+        local = httpx.options(f"{api}/auth/login", headers={"Origin": "http://localhost:3000", **preflight})
+        assert local.status_code == 204 and local.headers["access-control-allow-origin"] == "http://localhost:3000"
+        other = httpx.options(f"{api}/auth/login", headers={"Origin": "http://example.com:3000", **preflight})
+        assert other.status_code == 204 and "access-control-allow-origin" not in other.headers
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    text = log.read_text()
+    assert code == 0, text
+    records = [json.loads(line) for line in text.splitlines()]  # every line is one JSON object
+    messages = [(r["logger"], r["message"]) for r in records]
+    assert messages[0] == ("svc", f"data dir {data} (new)")
+    assert ("svc", f"API at {api}, data dir {data}, SVC_ENV=development") in messages, messages
+    assert [m for m in messages if m[0] == "svc" and m[1].startswith("SVC_ENV=development: ")], messages
+    assert [m for m in messages if m[0] == "uvicorn.error" and m[1].startswith("Uvicorn running on")], messages
+    assert not [m for m in messages if m[0].startswith("alembic")], messages
+    assert {"time", "level", "logger", "message"} <= set(records[-1])
+    key = data / "encryption_key"
+    assert [m for m in messages if m[1].startswith(f"generated SVC_ENCRYPTION_KEY into {key} (0600)")], messages
+    parse_key_entry(key.read_text())  # a valid SVC_ENCRYPTION_KEY value
+    assert (data.stat().st_mode & 0o777) == 0o700
+    for name in ("encryption_key", "svc.sqlite3", "queue.lock"):
+        assert ((data / name).stat().st_mode & 0o777) == 0o600, name
+
+
+def test_production_refuses_secrets_no_loaded_key_opens(env):
+    """A stored secret sealed with a key that is not loaded stops `svc serve` (exit 2) with the
+    column and how to make a key: the embedded data dir lost its key file (a new one was
+    generated), or a database named explicitly has no SVC_ENCRYPTION_KEY at all."""
+    import sqlite3
+
+    db = default_sqlite_path(Path(env["SVC_DATA_DIR"]))
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO svc_settings (site_id, key, sealed, updated_at) VALUES "
+                     "('default', 'deploy.token', 'sv1.lost-key.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', "
+                     "'2026-01-01 00:00:00')")
+    port = str(free_port())
+    lost = run_svc("serve", "--port", port, env=env)
+    assert lost.returncode == 2, lost.stderr
+    assert "stored secrets in svc_settings.sealed were sealed with an encryption key that is not loaded" in lost.stderr
+    assert "set SVC_ENCRYPTION_KEY" in lost.stderr
+    explicit = run_svc("serve", "--port", port, env={**env, "SVC_DATABASE_URL": f"sqlite:///{db}"})
+    assert explicit.returncode == 2, explicit.stderr
+    assert "svc_settings.sealed" in explicit.stderr and "base64.b64encode(os.urandom(32))" in explicit.stderr
+
+
+def test_a_missing_extra_stops_the_start_naming_the_setting_and_the_install_line(fresh_env):
+    """PostgreSQL and S3 are extras (kernel/extras.py): configured without them, the start stops
+    (exit 2) naming the setting and the pip line, before any data dir is made. One process, the
+    libraries made unimportable as in an install without the extras."""
+    probe = textwrap.dedent("""
+        import os, sys
+        sys.modules["psycopg"] = sys.modules["boto3"] = None
+        from kernel.cli import main
+        os.environ["SVC_STORAGE"] = "s3://bucket"
+        print("s3", main(["migrate"]), flush=True)
+        del os.environ["SVC_STORAGE"]
+        os.environ["SVC_DATABASE_URL"] = "postgresql://svc@127.0.0.1:1/svc"
+        print("postgres", main(["migrate"]), flush=True)
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], env=fresh_env, capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.split("\n")[:2] == ["s3 2", "postgres 2"], (out.stdout, out.stderr)
+    assert out.stderr.splitlines() == [
+        "svc: SVC_STORAGE (S3) needs the 's3' extra, which is not installed: pip install 'svc-cms[s3]'",
+        "svc: SVC_DATABASE_URL (PostgreSQL) needs the 'postgres' extra, which is not installed: "
+        "pip install 'svc-cms[postgres]'",
+    ]
+    assert not Path(fresh_env["SVC_DATA_DIR"]).exists()

@@ -80,6 +80,8 @@ async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(m
 
 
 async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not(make_app, http_receiver):
+    import logging
+
     import httpx
 
     from kernel import outbound
@@ -89,7 +91,21 @@ async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not
     timeout = httpx.Timeout(5.0)
     operator = outbound.client(app.kernel, "t.operator", timeout=timeout, operator=True)
     tenant = outbound.client(app.kernel, "t.tenant", timeout=timeout)
-    assert (await operator.get(url)).json() == {"ok": True}
+    records: list[logging.LogRecord] = []
+    seen = logging.Handler(logging.INFO)
+    seen.emit = records.append  # type: ignore[method-assign]
+    logged = logging.getLogger("svc.outbound")
+    logged.addHandler(seen)
+    level, logged.level = logged.level, logging.INFO
+    try:
+        assert (await operator.get(url)).json() == {"ok": True}
+        assert (await operator.get(http_receiver.serve("/up?token=s3cret", {"ok": True}))).json() == {"ok": True}
+    finally:
+        logged.removeHandler(seen)
+        logged.level = level
+    host = url.split("/")[2]
+    # One line per answer naming the host; never the path nor the query (a token may be there).
+    assert [r.getMessage() for r in records] == [f"GET http://{host} -> 200"] * 2
     with pytest.raises(OutboundRefused, match="loopback"):
         await tenant.get(url)
     with pytest.raises(OutboundRefused, match="unspecified"):

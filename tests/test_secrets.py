@@ -145,3 +145,36 @@ def test_the_svc_command_refuses_a_bad_keyring(tmp_path):
                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 2
     assert "SVC_ENCRYPTION_KEYS is set but SVC_ENCRYPTION_KEY is not" in out.stderr and KEY_B not in out.stderr
+
+
+async def test_the_start_finds_secrets_of_a_key_not_loaded(make_app):
+    """kernel/sealed.py: a token of a loaded key (its id holding '_', LIKE's wildcard) is found
+    openable; one of a key not loaded is named by its column, a warning under development and a
+    SettingsError in production."""
+    from sqlalchemy import insert, select
+
+    from kernel.app import database_url
+    from kernel.db.engine import db_timeouts, sync_engine
+    from kernel.db.meta import now_utc
+    from kernel.sealed import check_sealed_keys
+    from kernel.tenancy.tables import sites
+    from plugins.settings.tables import settings as table
+
+    app = await make_app(env={"SVC_ENV": "development", "SVC_ENCRYPTION_KEY": f"k_1:{KEY_A}"})
+    kernel = app.kernel
+    engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
+    try:
+        with engine.connect() as conn:  # never committed: closing rolls the rows back
+            site = conn.execute(select(sites.c.id).limit(1)).scalar_one()
+            row = {"site_id": site, "value": None, "updated_at": now_utc()}
+            conn.execute(insert(table).values(key="a", sealed=kernel.secrets.seal(site, "x"), **row))
+            assert check_sealed_keys(kernel, conn) is None
+            conn.execute(insert(table).values(key="b", sealed="sv1.kx1.AAAA", **row))  # 'k_1' unescaped matches it
+            warning = check_sealed_keys(kernel, conn)
+            assert warning is not None and warning.startswith("stored secrets in svc_settings.sealed were sealed")
+            assert warning.endswith("(SVC_ENV=development: starting anyway; those features fail until then)")
+            kernel.settings.values["env"] = "production"
+            with pytest.raises(SettingsError, match="svc_settings.sealed"):
+                check_sealed_keys(kernel, conn)
+    finally:
+        engine.dispose()

@@ -28,6 +28,32 @@ def default_sqlite_path(data_dir: Path) -> Path:
     return data_dir / "svc.sqlite3"
 
 
+def _create_private(database: str | None) -> None:
+    """Create a SQLite file that does not exist yet as 0600 (an empty file is an empty database),
+    before SQLite would create it world-readable; its journal and write-ahead log take the
+    file's mode."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if path.exists() or not path.parent.is_dir():
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
+def _private_on_connect(url: str) -> Any:
+    """A ``do_connect`` listener creating the SQLite file 0600 when a connection is about to open
+    it (not before: a command that opens no database, ``svc plugins list``, leaves none behind)."""
+    database = make_url(url).database
+
+    def do_connect(dialect: Any, conn_rec: Any, cargs: Any, cparams: Any) -> None:
+        _create_private(database)
+
+    return do_connect
+
+
 def _normalise(url: str) -> Any:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
@@ -300,6 +326,7 @@ def sync_engine(url: str, *, connect_timeout: int = PG_CONNECT_TIMEOUT,
     engine = create_engine(sync_url(url), **kwargs)
     if _normalise(url).get_backend_name() == "sqlite":  # a migration that copies a table leaves no copy behind
         event.listen(engine, "connect", _sqlite_secure_delete)
+        event.listen(engine, "do_connect", _private_on_connect(url))
     if _normalise(url).get_backend_name() == "postgresql":
         extra = _pg_connect_timeout(url, connect_timeout)
         connector = _bounded_connector(command_timeout, sync=True) if command_timeout > 0 else None
@@ -365,6 +392,7 @@ class Database:
         self._reader = self.engine.execution_options(
             **({"svc_autocommit": True} if self.dialect == "sqlite" else {"isolation_level": "AUTOCOMMIT"}))
         if self.dialect == "sqlite":
+            event.listen(self.engine.sync_engine, "do_connect", _private_on_connect(url))
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "connect", _stamp_opened)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)

@@ -1,7 +1,7 @@
 """Browser origins a site accepts: its own (``site_allowed_origins`` hook) plus ``SVC_CORS_ORIGINS``.
 
 docs/architecture.md, CORS and WebSockets: a site's ``siteUrl`` and ``domain``, plus ``SVC_CORS_ORIGINS``,
-are its allowed origins. CORS answers (``kernel/http/cors.py``) and the WebSocket handshake's
+are its allowed origins (and, under ``SVC_ENV=development``, ``http://localhost:*``). CORS answers (``kernel/http/cors.py``) and the WebSocket handshake's
 Origin check (``kernel/http/websocket.py``) both read them here, so they never disagree.
 """
 
@@ -71,10 +71,24 @@ def _normalized(origin: str) -> str | None:
     return normalize_origin(origin) if "://" in origin else None
 
 
+def development_origin(kernel: Kernel, normalized: str) -> bool:
+    """Under ``SVC_ENV=development`` (``svc serve --dev``), ``http://localhost`` on any port (and
+    ``127.0.0.1``, ``[::1]``): a front end's dev server is allowed without configuring it."""
+    if kernel.settings.get("env") != "development":
+        return False
+    host = urlsplit(normalized).hostname
+    return normalized.startswith("http://") and host in _LOCAL_HOSTS
+
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
 async def origin_allowed(kernel: Kernel, site_id: str | None, origin: str) -> bool:
     """Whether a browser at ``origin`` may call ``site_id``."""
     normalized = _normalized(origin)
-    return normalized is not None and normalized in await allowed_origins(kernel, site_id)
+    if normalized is None:
+        return False
+    return development_origin(kernel, normalized) or normalized in await allowed_origins(kernel, site_id)
 
 
 def same_origin(origin: str, host: str | None, secure: bool) -> bool:

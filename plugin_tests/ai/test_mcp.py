@@ -162,3 +162,14 @@ async def test_an_api_key_is_a_principal_of_its_own(svc_app, live_server, calls,
     as_admin = await server.client.post("/api/v1/mcp", json=listing, headers={
         **calls.headers, **accept, "Mcp-Session-Id": session})
     assert as_admin.status_code == 404
+
+
+async def test_without_the_ai_extra_mcp_answers_503_with_the_install_line(calls, monkeypatch):
+    """The MCP SDK is the ai extra (kernel/extras.py): without it, /mcp says so, not 500."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if `pip install svc-cms` without the extra
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    error = await calls.err("post", "/mcp", 503, "SERVICE_UNAVAILABLE", json=init,
+                            headers={"Accept": "application/json, text/event-stream"})
+    assert "pip install 'svc-cms[ai]'" in error["message"], error

@@ -162,3 +162,14 @@ async def test_credentials_sealed_with_a_lost_key_are_a_logged_failure(make_app,
     log = await log_of(calls, made["id"], lambda entries: bool(entries))
     assert log[0]["status"] == "failed" and "credentials do not open" in log[0]["error"]
     assert not rtdb.requests
+
+
+async def test_a_docstore_pipeline_without_the_store_sync_extra_is_503(calls, monkeypatch):
+    """google-auth is the store-sync extra (kernel/extras.py): a server without it answers 503
+    naming the install line, and stores nothing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "google.auth", None)  # as if `pip install svc-cms` without the extra
+    error = await calls.err("post", PIPES, 503, "SERVICE_UNAVAILABLE", json=docstore_body(None))
+    assert "pip install 'svc-cms[store-sync]'" in error["message"], error
+    assert await calls.ok("get", PIPES) == []

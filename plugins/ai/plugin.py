@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel import RateBucket, Route, Setting, extras, hookimpl, ops
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_bool, parse_float, parse_int
 from plugins.ai import (
@@ -20,6 +21,8 @@ from plugins.ai import (
     skills,
 )
 from plugins.settings.api import SettingKey
+
+log = logging.getLogger("svc.ai")
 
 name = "ai"
 requires = ("access", "accounts", "files", "items", "releases", "schema", "settings")
@@ -111,6 +114,8 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 @hookimpl
 def startup(kernel: Any) -> None:
     registry.skills(kernel)  # a duplicate skill name stops the app here, at boot
+    if kernel.settings.get("mcp_enabled") and not extras.installed("ai"):  # /mcp answers 503 until then
+        log.warning("%s (or SVC_MCP_ENABLED=false)", extras.missing_message("ai", "SVC_MCP_ENABLED: the /mcp endpoint"))
 
 
 @hookimpl
@@ -131,6 +136,7 @@ class LazyMcpResource:
 
     def _real(self) -> Any:
         if self._resource is None:
+            extras.require_for_request("ai", "The MCP endpoint")
             from plugins.ai import mcp
 
             self._resource = mcp.McpResource(self.kernel)

@@ -126,3 +126,11 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 
     return [RetentionTarget("changeFeedEvents", int(kernel.settings.cdc_retention_days), prune,
                             "Change-feed events (ids and field names only) of the site.", pending=pending)]
+
+
+@hookimpl
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Where this plugin keeps sealed secrets (a webhook's signing secret): checked at start (kernel/sealed.py)."""
+    from plugins.cdc.tables import subscriptions
+
+    return [subscriptions.c.secret]

@@ -120,3 +120,11 @@ def register_routes(kernel: Any) -> list[Route]:
                   post=("Webhook receiver (GitHub HMAC signature, GitLab token); idempotent by delivery id", None,
                         schemas.RECEIVED, 200))),
     ]
+
+
+@hookimpl
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Where this plugin keeps sealed secrets (the git host token and the webhook secret): checked at start (kernel/sealed.py)."""
+    from plugins.git.tables import integrations
+
+    return [integrations.c.token, integrations.c.webhook_secret]

@@ -83,3 +83,11 @@ def register_routes(kernel: Any) -> list[Route]:
                 "type": "object", "required": ["collection", "filter"], "properties": {
                     "collection": {"type": "string"}, "filter": {"type": "object", "additionalProperties": True}}}, {"type": "object", "additionalProperties": True}, 200))),
     ]
+
+
+@hookimpl
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Where this plugin keeps sealed secrets (the items' wrapped data keys): checked at start (kernel/sealed.py)."""
+    from plugins.regulated.tables import data_keys
+
+    return [data_keys.c.wrapped]

@@ -151,3 +151,11 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("One setting", None, schemas.SETTING, 200),
             put=("Set one setting (null unsets it)", schemas.PUT_BODY, schemas.SETTING, 200))),
     ]
+
+
+@hookimpl
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Where this plugin keeps sealed secrets (a secret setting's value): checked at start (kernel/sealed.py)."""
+    from plugins.settings.tables import settings as table
+
+    return [table.c.sealed]

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from google.auth import crypt
-
-from kernel import ApiError
+from kernel import ApiError, extras
 from kernel.outbound import Policy, check_url
 
 CODE = "VALIDATION_ERROR"
@@ -73,6 +71,9 @@ def docstore_credentials(value: Any, rule: Policy) -> dict[str, Any]:
     key_id = value.get("private_key_id")
     if key_id is not None and (not isinstance(key_id, str) or not 0 < len(key_id) <= 100):
         raise invalid("'private_key_id' is a string of at most 100 characters", [*where, "private_key_id"])
+    extras.require_for_request("store-sync", "A docstore pipeline (its service account)")
+    from google.auth import crypt
+
     try:
         crypt.RSASigner.from_service_account_info({"private_key": key})
     except (ValueError, TypeError, IndexError):

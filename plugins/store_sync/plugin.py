@@ -68,3 +68,11 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Push the matching items, bounded per call and resumable", schemas.BACKFILL_BODY,
                   schemas.BACKFILL, 200))),
     ]
+
+
+@hookimpl
+def register_sealed_columns(kernel: Any) -> list[Any]:
+    """Where this plugin keeps sealed secrets (a pipeline's target credentials): checked at start (kernel/sealed.py)."""
+    from plugins.store_sync.tables import pipelines
+
+    return [pipelines.c.credentials]

@@ -33,7 +33,6 @@ from urllib.parse import quote
 
 import httpx
 import orjson
-from google.auth import crypt, jwt
 
 from kernel import ApiError
 from kernel.outbound import OutboundRefused, check_url
@@ -191,7 +190,14 @@ def commit_body(project: str, writes: list[Write]) -> dict[str, Any]:
 
 
 def assertion(credentials: dict[str, Any], now: int | None = None) -> str:
-    """The signed JWT of the service account's grant (google-auth signs it with RS256)."""
+    """The signed JWT of the service account's grant (google-auth signs it with RS256; the
+    store-sync extra, imported here only: kernel/extras.py)."""
+    from kernel.extras import installed, missing_message
+
+    if not installed("store-sync"):
+        raise PushFailed(missing_message("store-sync", "a docstore pipeline's service account"))
+    from google.auth import crypt, jwt
+
     signer = crypt.RSASigner.from_service_account_info(credentials)
     issued = int(time.time()) if now is None else now
     payload = {"iss": credentials["client_email"], "sub": credentials["client_email"],

@@ -42,8 +42,9 @@ async def test_preflight_from_an_allowed_origin(cors):
     assert resp.headers["access-control-allow-origin"] == "https://other.example.org:8443"
 
 
+# http://localhost:3000: allowed only under SVC_ENV=development (tests/test_cli.py, svc serve --dev).
 @pytest.mark.parametrize("origin", ["https://evil.example.net", "http://studio.example.org", "null",
-                                    "https://studio.example.org.evil.net", BLOG])
+                                    "https://studio.example.org.evil.net", BLOG, "http://localhost:3000"])
 async def test_preflight_from_another_origin_grants_nothing(cors, origin):
     app, _admin, _sites = cors
     resp = await app.client.options("/api/v1/collections", headers=preflight(origin))
