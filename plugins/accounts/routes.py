@@ -22,3 +22,17 @@ class MeResource:
         if row is None:
             raise ApiError.unauthenticated()
         send_data(resp, service.public_user(row))
+
+
+class MySitesResource:
+    """``GET /me/sites``: the sites the caller may sign in to, for a site switcher
+    (docs/accounts.md#my-sites)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        principal = request_context(req).principal
+        if principal.user_id is None:
+            raise ApiError.forbidden("This principal is not a user")
+        send_data(resp, await service.my_sites(self.kernel, principal))

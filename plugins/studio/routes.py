@@ -1,0 +1,58 @@
+"""The studio's three routes: ``/studio`` (a redirect), ``/studio/`` (the page) and
+``/studio/assets/{name}`` (a hashed asset)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.errors import ApiError
+from plugins.studio.assets import Bundle
+
+# The app's own files only; the API on the same origin, its realtime channel over ws(s);
+# images from the site's branding (an https logo) besides our own. No inline script or style.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
+       "connect-src 'self' ws: wss:; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def _common(resp: Any) -> None:
+    resp.set_header("X-Content-Type-Options", "nosniff")
+    resp.set_header("Referrer-Policy", "same-origin")
+
+
+class RedirectResource:
+    async def on_get(self, req: Any, resp: Any) -> None:
+        resp.status = 308
+        resp.set_header("Location", "/studio/")
+        resp.content_type = None
+        resp.data = b""
+
+
+class PageResource:
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        _common(resp)
+        resp.content_type = "text/html; charset=utf-8"
+        # The page names the assets of this build: it must never be served from a cache.
+        resp.set_header("Cache-Control", "no-cache")
+        resp.set_header("Content-Security-Policy", CSP)
+        resp.set_header("X-Frame-Options", "DENY")
+        resp.data = self.bundle.page
+
+
+class AssetResource:
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    async def on_get(self, req: Any, resp: Any, name: str) -> None:
+        found = self.bundle.assets.get(name)
+        if found is None:
+            raise ApiError.not_found(f"The studio has no asset '{name[:100]}'")
+        data, content_type = found
+        _common(resp)
+        resp.content_type = content_type
+        resp.set_header("Cache-Control", IMMUTABLE)
+        resp.data = data
