@@ -17,10 +17,12 @@ from pathlib import Path
 APP_DIR = Path(__file__).resolve().parent / "app"
 # The only import forms the app's modules use: `from "./x.js"` and `import "./x.js"`.
 IMPORT = re.compile(r"""(\bfrom\s+|\bimport\s+)"\./([A-Za-z0-9_-]+\.js)\"""")
-# The page names its assets as `assets/<file>`.
+# The page's source names its assets as `assets/<file>`.
 PAGE_REF = re.compile(r"""assets/([A-Za-z0-9_-]+\.(?:js|css))""")
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 HASH_LENGTH = 12
+# Absolute, so the page works at /studio and /studio/ alike.
+ASSETS_PATH = "/studio/assets/"
 
 
 @dataclass
@@ -63,5 +65,5 @@ def load_bundle(app_dir: Path = APP_DIR) -> Bundle:
     for source in sources:
         name_of(source)
     page = (app_dir / "index.html").read_text(encoding="utf-8")
-    bundle.page = PAGE_REF.sub(lambda m: f"assets/{name_of(m.group(1))}", page).encode("utf-8")
+    bundle.page = PAGE_REF.sub(lambda m: f"{ASSETS_PATH}{name_of(m.group(1))}", page).encode("utf-8")
     return bundle

@@ -20,13 +20,11 @@ ASSET = {"200": {"description": "A content-hashed asset of the studio (JavaScrip
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
     bundle = load_bundle()
-    page = routes.PageResource(bundle)
     public = {"site": "none", "auth": "public", "authenticate": False, "prefix": ""}
     return [
-        Route("/studio", routes.RedirectResource(), **public,
-              openapi={"get": {"summary": "The studio: redirects to /studio/",
-                               "responses": {"308": {"description": "To /studio/"}}}}),
-        Route("/studio/", page, **public,
+        # /studio and /studio/ are one path here (the router strips a trailing slash); the page
+        # names its assets by absolute paths, so both work.
+        Route("/studio", routes.PageResource(bundle), **public,
               openapi={"get": {"summary": "The studio's page (HTML; the app runs in the browser)",
                                "responses": HTML}}),
         Route("/studio/assets/{name}", routes.AssetResource(bundle), **public,

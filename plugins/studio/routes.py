@@ -1,5 +1,5 @@
-"""The studio's three routes: ``/studio`` (a redirect), ``/studio/`` (the page) and
-``/studio/assets/{name}`` (a hashed asset)."""
+"""The studio's two routes: ``/studio/`` (the page; ``/studio`` too) and ``/studio/assets/{name}``
+(a hashed asset)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,6 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 def _common(resp: Any) -> None:
     resp.set_header("X-Content-Type-Options", "nosniff")
     resp.set_header("Referrer-Policy", "same-origin")
-
-
-class RedirectResource:
-    async def on_get(self, req: Any, resp: Any) -> None:
-        resp.status = 308
-        resp.set_header("Location", "/studio/")
-        resp.content_type = None
-        resp.data = b""
 
 
 class PageResource:

@@ -55,16 +55,27 @@ async function send(method, path, { body, params, site = session.site, token = s
   return { status: resp.status, body: parsed };
 }
 
+// The site an access token is bound to: its `site` claim (none for the instance admin, whose
+// tokens serve every site). Read for the switcher only; the server checks the token.
+function boundSite(token) {
+  try {
+    const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(payload)).site || "";
+  } catch {
+    return "";
+  }
+}
+
 function remember(data) {
   session.token = data.token;
   session.user = data.user;
+  session.bound = boundSite(data.token);
 }
 
 export async function login(email, password, site) {
   const { body } = await send("POST", "/auth/login", { body: { email, password }, site: site || "", token: null });
   remember(body.data);
   session.email = email;
-  session.bound = site || "";
   return body.data;
 }
 

@@ -1,5 +1,5 @@
 // The list of a collection's items: columns from its fields (those the user may read), sort by a
-// column header, pages, the API's full-text search, and each item through the collection's
+// column header, pages, the API's full-text search (GET /search), and each item through the collection's
 // display template. The state (sort, page, search) is the URL's query, so a list is a bookmark.
 
 import { call, data } from "./api.js";
@@ -45,11 +45,13 @@ export async function renderList(shell, collection, query) {
   const search = query.get("search") || "";
   const page = Math.max(1, parseInt(query.get("page") || "1", 10) || 1);
   const fields = await fieldsOf(shell, collection);
-  const { body } = await call("GET", `/items/${encodeURIComponent(collection)}`, {
-    site: shell.site,
-    params: { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE, sort, search, meta: "total_count" },
-  });
-  const items = body.data;
+  const window_ = { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
+  // Full-text search is its own endpoint (GET /search, ranked: a sort does not apply to it).
+  const { body } = search
+    ? await call("GET", "/search", { site: shell.site, params: { q: search, collection, ...window_ } })
+    : await call("GET", `/items/${encodeURIComponent(collection)}`, {
+      site: shell.site, params: { ...window_, sort, meta: "total_count" } });
+  const items = search ? body.data.map((hit) => hit.item) : body.data;
   const total = (body.meta && body.meta.total) || 0;
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const template = meta && meta.meta && meta.meta.display_template;
@@ -82,7 +84,7 @@ export async function renderList(shell, collection, query) {
     h("thead", {}, h("tr", {},
       rendered ? h("th", { scope: "col" }, t("list.display")) : null,
       header("id"),
-      columns.map(header))),
+      columns.map((f) => header(f.field)))),
     h("tbody", {}, items.length ? items.map((item, i) => h("tr", {},
       rendered ? h("td", {}, h("a", { href: open(item) }, rendered[i] || String(item.id))) : null,
       h("td", {}, rendered ? String(item.id) : h("a", { href: open(item), "aria-label": t("list.open", { id: item.id }) }, String(item.id))),

@@ -126,7 +126,7 @@ function applyLook(config) {
   else html.style.removeProperty("--brand");
 }
 
-// The navigator: the site's collections, in their folders (meta.group), with their icons.
+// The navigator: the site's collections, in their folders (meta.group).
 function navigator_(site, ctx) {
   const links = new Map();
   const byGroup = new Map();
@@ -137,8 +137,7 @@ function navigator_(site, ctx) {
   }
   const entry = (c) => {
     const label = c.displayName || c.meta.displayName || c.name;
-    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` },
-      c.icon ? h("span", { class: "icon", "aria-hidden": "true" }, c.icon) : null, label);
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, label);
     links.set(c.name, link);
     return h("li", {}, link);
   };
