@@ -3,17 +3,28 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kernel.errors import ApiError
 from plugins.studio.assets import Bundle
 
-# The app's own files only; the API on the same origin, its realtime channel over ws(s);
-# images from the site's branding (an https logo) besides our own. No inline script or style.
+# The app's own files only; the API on the same origin, and its realtime channel over ws(s) to
+# the same host (named, not any ws: host); images from the site's branding (an https logo)
+# besides our own. No inline script or style.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
-       "connect-src 'self' ws: wss:; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "connect-src 'self'{sockets}; font-src 'self'; object-src 'none'; base-uri 'none'; "
        "form-action 'self'; frame-ancestors 'none'")
+HOST = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
 IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def csp_for(netloc: str) -> str:
+    """The page's policy for the host it was asked of: ws and wss to that host only (behind a
+    TLS proxy the app sees http, so both are named); a Host that is not a plain host[:port]
+    gets no WebSocket source at all."""
+    sockets = f" ws://{netloc} wss://{netloc}" if HOST.match(netloc or "") else ""
+    return CSP.format(sockets=sockets)
 
 
 def _common(resp: Any) -> None:
@@ -30,7 +41,7 @@ class PageResource:
         resp.content_type = "text/html; charset=utf-8"
         # The page names the assets of this build: it must never be served from a cache.
         resp.set_header("Cache-Control", "no-cache")
-        resp.set_header("Content-Security-Policy", CSP)
+        resp.set_header("Content-Security-Policy", csp_for(req.netloc))
         resp.set_header("X-Frame-Options", "DENY")
         resp.data = self.bundle.page
 

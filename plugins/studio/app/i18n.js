@@ -27,7 +27,6 @@ const CATALOGUES = {
     "list.create": "Create item",
     "list.caption": "Items of {collection}",
     "list.display": "Item",
-    "list.sortBy": "Sort by {field}",
     "list.empty": "No items.",
     "list.pages": "Pages",
     "list.previous": "Previous page",

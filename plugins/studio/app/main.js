@@ -41,7 +41,7 @@ async function route() {
     if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]);
     return renderList(shell, collection, query);
   } catch (err) {
-    if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired"), keep: true });
+    if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired") });
     showError(err);
   }
 }
@@ -61,7 +61,7 @@ function showError(err) {
   if (!(err instanceof ApiError)) console.error(err);
 }
 
-function showLogin({ site = "", message = "", keep = false } = {}) {
+function showLogin({ site = "", message = "" } = {}) {
   shell = null;
   const ids = { email: uid("email"), password: uid("password"), site: uid("site") };
   const status = h("p", { role: "alert", class: message ? "notice" : "" }, message || "");
@@ -75,8 +75,9 @@ function showLogin({ site = "", message = "", keep = false } = {}) {
       await login(email.value.trim(), password.value, siteInput.value.trim());
       if (siteInput.value.trim()) session.site = siteInput.value.trim();
       password.value = "";
-      const next = keep ? location.hash : (parse().parts[0] === "login" || !location.hash ? "#/" : location.hash);
-      go(next === "#/login" || next.startsWith("#/login?") ? "#/" : next);
+      // Back to the screen that asked for the login (the URL was kept), else the first site.
+      const here = location.hash;
+      go(!here || here.startsWith("#/login") ? "#/" : here);
     } catch (err) {
       const needSite = err instanceof ApiError && err.code === "VALIDATION_FAILED";
       replace(status, needSite ? t("login.needSite") : t("login.failed"));
