@@ -2,7 +2,9 @@
 an editor signs in, opens a collection, sorts, pages, searches, creates an item, sees the API's
 validation error at its field, edits and saves with Ctrl+S; the session survives a reload (the
 svc_refresh cookie) and ends with sign out; switching sites shows nothing of the other site; a
-member with a field mask never has the hidden field in the DOM, nor its value in any response.
+member with a field mask never has the hidden field in the DOM, nor its value in any response; a
+session ended elsewhere (a password change) returns to the login page, and signing in again
+returns to the same screen.
 Controls are found by role and label only. axe-core (vendored for the tests, never served) runs
 in every page visited: no serious or critical violation. Screenshots for docs/studio.md are
 saved when ``SVC_STUDIO_SCREENSHOTS=1``."""
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, chromium_path, new_member
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, chromium_path, new_member
 from kernel.testing_live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -298,3 +300,30 @@ async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):
     # Its token is bound to site A: opening site B asks it to sign in there.
     await page.goto(f"{visit.base}/studio/#/s/{studio['b']}")
     await expect(page.get_by_role("alert")).to_contain_text(f"Sign in again to open the site {studio['b']}")
+
+
+async def test_a_session_ended_elsewhere_returns_to_the_same_screen(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    member = await new_member(studio["app"], studio["a"], "subscriber")
+    await studio["calls"].grant([{"collection": "articles", "action": "read", "fields": ["title", "views"]},
+                                 {"collection": "articles", "action": "update", "fields": ["views"]}],
+                                {"userId": member.id})
+    studio["app"].kernel.access.invalidate(studio["a"])
+    await sign_in(visit, member.email, member.password, studio["a"])
+    await page.goto(f"{visit.base}/studio/#/s/{studio['a']}/c/articles/i/a02")
+    await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
+    # The password changes in another session: every other session and access token ends.
+    elsewhere = Calls(studio["app"].client, member.headers)
+    await elsewhere.ok("post", "/me/change-password", json={"currentPassword": member.password,
+                                                             "newPassword": "another-password-2"})
+    await page.get_by_label("views").fill("7")
+    await page.keyboard.press("Control+s")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text("Your session ended")
+    await visit.axe()
+    await page.get_by_label("Password").fill("another-password-2")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
+    assert page.url.endswith(f"#/s/{studio['a']}/c/articles/i/a02")

@@ -165,5 +165,12 @@ function showHome() {
   replace(shell.main, h("h1", {}, t("home.heading", { site: shell.title })), h("p", {}, t("home.pick")));
 }
 
+// A session that ends during an action (a save, a page turn) ends where the action's promise
+// is rejected: show the login page, keeping the URL, so signing in again returns there.
+window.addEventListener("unhandledrejection", (event) => {
+  if (!(event.reason instanceof SessionEnded)) return;
+  event.preventDefault();
+  showLogin({ site: session.site, message: t("login.expired") });
+});
 window.addEventListener("hashchange", route);
 route();
