@@ -937,11 +937,9 @@ def skip_or_fail(reason: str) -> None:
 CHROMIUM = "/usr/bin/chromium"
 
 
-@pytest.fixture
-def chromium() -> str:
-    """The path of Debian's Chromium for a browser test driven by Playwright
-    (``executable_path=chromium``). Skips where the package is missing, except under ``CI=true``
-    (fails): ``scripts/test`` installs it there, or fails the run saying it could not."""
+def chromium_path() -> str:
+    """``CHROMIUM`` when it and Playwright are installed; else skips (fails under ``CI=true``).
+    For a module-scoped browser, which cannot take the function-scoped ``chromium`` fixture."""
     import importlib.util
 
     if not os.access(CHROMIUM, os.X_OK):
@@ -949,6 +947,14 @@ def chromium() -> str:
     if importlib.util.find_spec("playwright") is None:
         skip_or_fail("playwright is not installed (pip install -e '.[test]')")
     return CHROMIUM
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The path of Debian's Chromium for a browser test driven by Playwright
+    (``executable_path=chromium``). Skips where the package is missing, except under ``CI=true``
+    (fails): ``scripts/test`` installs it there, or fails the run saying it could not."""
+    return chromium_path()
 
 
 S3_TEST_BUCKET = "svc-contract"

@@ -81,6 +81,13 @@ NOT_SITE_SCOPED: dict[str, str] = {
     "POST /api/v1/auth/resend-verification": "global identity; answers the same for any email",
     "POST /api/v1/auth/accept-invite": "one-time token",
     "POST /api/v1/me/change-password": "the caller's own global password",
+    # The user's own memberships, for a site switcher: the sites it may sign in to (the instance
+    # admin, an admin of every site, lists every site, as GET /sites does for it);
+    # plugin_tests/accounts/test_my_sites.py.
+    "GET /api/v1/me/sites": "the caller's own memberships across sites",
+    # The studio's page and its hashed files: the same static app for everyone, no site's data.
+    "GET /studio": "static app page, no site",
+    "GET /studio/assets/{name}": "static app file, no site",
     # Public endpoints that name their site in the path on purpose: anyone may read a site's
     # published pages and llms.txt, and any browser may send a site a page view (a beacon).
     "GET /api/v1/assets/{site_id}/{id}": "A's file, site named in the path; A's own permissions decide "

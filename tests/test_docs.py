@@ -136,7 +136,7 @@ AREA_PAGES = {
     "plugins/items": "items.md", "plugins/pageviews": "delivery.md", "plugins/privacy": "privacy.md",
     "plugins/realtime": "realtime.md", "plugins/regulated": "regulated-content.md",
     "plugins/releases": "releases-and-editorial.md", "plugins/schema": "schema.md",
-    "plugins/settings": "settings-and-site.md", "plugins/store_sync": "store-sync.md",
+    "plugins/settings": "settings-and-site.md", "plugins/store_sync": "store-sync.md", "plugins/studio": "studio.md",
     "plugins/utils": "utils.md", "plugins/items/search": "search.md", "kernel/tenancy": "tenancy.md",
 }
 

@@ -10,6 +10,7 @@ from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
+from kernel.tenancy.tables import sites
 from plugins.access.tables import attachments, memberships, permissions, policies, roles, team_members
 
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
@@ -169,3 +170,15 @@ async def role_names(kernel: Any, principal: Any, site_id: str) -> set[str]:
         names |= {r["name"] for r in await db.all(db.select(policies, policies.c.name).where(
             policies.c.id.in_(list(snap.policy_ids))))}
     return names
+
+
+async def sites_of_user(conn: Any, user_id: str) -> list[dict[str, Any]]:
+    """Every site ``user_id`` is a member of, with the role there: ``[{ id, name, roleId,
+    roleName }]`` by site id. Instance-wide on purpose (the user's own memberships, for
+    ``GET /me/sites``); it names the sites and the user's role in each, nothing of their content."""
+    query = (select(sites.c.id, sites.c.name, roles.c.id.label("role_id"), roles.c.name.label("role_name"))
+             .select_from(memberships.join(sites, sites.c.id == memberships.c.site_id)
+                          .join(roles, (roles.c.id == memberships.c.role_id) & (roles.c.site_id == memberships.c.site_id)))
+             .where(memberships.c.user_id == user_id).order_by(sites.c.id))
+    rows = (await conn.execute(query)).all()
+    return [{"id": r.id, "name": r.name, "roleId": r.role_id, "roleName": r.role_name} for r in rows]

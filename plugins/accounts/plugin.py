@@ -36,6 +36,10 @@ USER_SCHEMA = {
                    "firstName": {"type": ["string", "null"]}, "lastName": {"type": ["string", "null"]},
                    "avatar": {"type": ["string", "null"]}},
 }
+MY_SITE_SCHEMA = {
+    "type": "object", "required": ["id", "name", "roleId", "roleName"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                   "roleId": {"type": ["string", "null"]}, "roleName": {"type": ["string", "null"]}}}
 LOGIN_BODY = {
     "type": "object", "required": ["email", "password"],
     "properties": {"email": {"type": "string", "format": "email", "maxLength": 320},
@@ -69,6 +73,9 @@ def register_routes(kernel: Any) -> list[Route]:
               openapi=ops(post=("Log in with email and password", LOGIN_BODY, LOGIN_DATA, 200))),
         Route("/auth/me", routes.MeResource(kernel), site="optional", auth="bearer",
               openapi=ops(get=("The current user's profile", None, USER_SCHEMA, 200))),
+        Route("/me/sites", routes.MySitesResource(kernel), site="optional", auth="bearer",
+              openapi=ops(get=("The sites the caller is a member of (every site for the instance admin)",
+                               None, [MY_SITE_SCHEMA], 200))),
         # Sessions, refresh tokens, change-password, impersonation (routes_sessions.py).
         Route("/auth/refresh", rs.RefreshResource(kernel), site="optional", auth="public", rate_limit="auth",
               openapi=rs.optional_body(ops(post=("Rotate the refresh token (body, or cookie + X-Svc-Refresh: 1)",

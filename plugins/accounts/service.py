@@ -15,6 +15,8 @@ from kernel.auth.usercache import cached_user
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from kernel.tenancy.service import list_sites
+from plugins.access.api import sites_of_user
 from plugins.accounts.tables import users
 
 log = logging.getLogger("svc.accounts")
@@ -25,6 +27,23 @@ def normalise_email(email: Any) -> str:
     if not isinstance(email, str) or "@" not in email or len(email) > 320 or any(c in email for c in "\r\n "):
         raise ApiError.validation("'email' must be an email address", path=["email"])
     return email.strip().lower()
+
+
+MAX_LISTED_SITES = 1000
+
+
+async def my_sites(kernel: Any, principal: Principal) -> list[dict[str, Any]]:
+    """The sites ``principal`` (a user) may sign in to, by id: its memberships with its role in
+    each; for the instance admin every site (no membership, so no role: ``roleId`` null), the
+    first ``MAX_LISTED_SITES``; for an impersonation session only the site it is bound to."""
+    if principal.is_instance_admin and not principal.impersonator_id:
+        rows, _total = await list_sites(kernel, limit=MAX_LISTED_SITES)
+        return [{"id": r["id"], "name": r["name"], "roleId": None, "roleName": None} for r in rows]
+    async with kernel.db.connect() as conn:
+        found = await sites_of_user(conn, principal.user_id)
+    if principal.impersonator_id:
+        found = [s for s in found if s["id"] == principal.site_id]
+    return found
 
 
 def public_user(row: Any) -> dict[str, Any]:

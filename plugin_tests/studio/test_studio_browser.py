@@ -1,0 +1,330 @@
+"""The studio in headless Chromium (docs/studio.md), against one real server for the module:
+an editor signs in, opens a collection, sorts, pages, searches, creates an item, sees the API's
+validation error at its field, edits and saves with Ctrl+S; the session survives a reload (the
+svc_refresh cookie) and ends with sign out; switching sites shows nothing of the other site; a
+member with a field mask never has the hidden field in the DOM, nor its value in any response; a
+session ended elsewhere (a password change) returns to the login page, and signing in again
+returns to the same screen.
+Controls are found by role and label only. axe-core (vendored for the tests, never served) runs
+in every page visited: no serious or critical violation. Screenshots for docs/studio.md are
+saved when ``SVC_STUDIO_SCREENSHOTS=1``."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, chromium_path, new_member
+from kernel.testing_live import LiveServer
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+VENDOR = Path(__file__).resolve().parent / "vendor"
+AXE = VENDOR / "axe-core-4.10.2.min.js"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "studio"
+SECRET_VALUE = "hidden-cipher-7781"
+ARTICLES = [{"id": f"a{i:02d}", "title": f"Article {i:02d}", "views": 100 - i, "body": f"Text {i}",
+             "secret": SECRET_VALUE} for i in range(1, 31)]
+ARTICLES[6]["title"] = "Special winter recipe"
+WAIT = 15_000  # ms: the bound of every wait for something the page must show
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def studio(shared_site) -> Any:
+    """The shared app served by uvicorn; site A (articles) and site B (recipes), and a member of
+    A who may read articles' title, views and body and update views only."""
+    a = shared_site.calls
+    await a.collection("articles", {
+        "title": {"type": "string", "required": True},
+        "body": "text",
+        "views": {"type": "integer", "options": {"min": 0}},
+        "published": "boolean",
+        "category": {"type": "string", "options": {"choices": [{"value": "news", "text": "News"},
+                                                               {"value": "food", "text": "Food"}]}},
+        "day": "date",
+        "extra": "json",
+        "secret": "string",
+    }, meta={"display_template": "{{ title }} ({{ views }} views)", "icon": "article"})
+    await a.create("articles", ARTICLES)
+    b = await shared_site.new_site("bsite")
+    await b.collection("recipes", {"name": "string"})
+    await b.create("recipes", [{"id": "r1", "name": "Pancakes from B"}])
+    site_b = b.headers["X-Svc-Site"]
+    member = await new_member(shared_site.app, shared_site.site, "subscriber")
+    await a.grant([{"collection": "articles", "action": "read", "fields": ["title", "views", "body"]},
+                   {"collection": "articles", "action": "update", "fields": ["views"]}], {"userId": member.id})
+    shared_site.app.kernel.access.invalidate(shared_site.site)
+    server = await LiveServer(shared_site.app.app).start()
+    try:
+        yield {"server": server, "a": shared_site.site, "b": site_b, "calls": a, "member": member,
+               "app": shared_site.app}
+    finally:
+        await server.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser() -> Any:
+    executable = chromium_path()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+class Visit:
+    """One browser context on the studio: every response's body and every console message are
+    recorded; ``axe()`` checks the page as it is now."""
+
+    def __init__(self, context: Any, page: Any, base: str) -> None:
+        self.context, self.page, self.base = context, page, base
+        self.responses: list[str] = []
+        self.bodies: list[str] = []
+        self.unread: list[str] = []
+        self.console: list[str] = []
+        self.checked = 0
+
+    async def record(self, response: Any) -> None:
+        """Keep the body of every API answer, read as it arrives (a later read may find it gone)."""
+        if "/api/v1/" not in response.url:
+            return
+        self.responses.append(response.url)
+        try:
+            self.bodies.append((await response.body()).decode("utf-8", "replace"))
+        except Exception as exc:  # noqa: BLE001 - any failure is reported by the test that reads them
+            self.unread.append(f"{response.url}: {exc}")
+
+    async def axe(self) -> None:
+        if not await self.page.evaluate("typeof window.axe !== 'undefined'"):
+            # Evaluated through the DevTools protocol, which the page's CSP does not govern; the
+            # studio itself never serves axe-core.
+            await self.page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
+        result = await self.page.evaluate(
+            "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
+            ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))")
+        assert result == [], f"axe-core on {self.page.url}: {result}"
+        self.checked += 1
+
+    async def shot(self, name: str) -> None:
+        if os.environ.get("SVC_STUDIO_SCREENSHOTS") == "1":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            await self.page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def visit(browser, studio) -> Any:
+    context = await browser.new_context(viewport={"width": 1200, "height": 800})
+    page = await context.new_page()
+    page.set_default_timeout(WAIT)
+    seen = Visit(context, page, studio["server"].base_url)
+    page.on("response", seen.record)
+    page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
+    try:
+        yield seen
+    finally:
+        await context.close()
+    # "Failed to load resource" is the browser's line for any answer >= 400 (the refresh without a
+    # cookie answers 401 by design); anything else logged as an error, and any CSP report, fails.
+    assert not [m for m in seen.console if "Content Security Policy" in m
+                or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+
+
+async def sign_in(visit: Visit, email: str, password: str, site: str = "") -> None:
+    from playwright.async_api import expect
+
+    page = visit.page
+    await page.goto(f"{visit.base}/studio/")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await visit.axe()
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(password)
+    if site:
+        await page.get_by_label(re.compile("^Site")).fill(site)
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("navigation", name="Collections")).to_be_visible()
+
+
+async def test_the_page_and_its_assets(studio):
+    client = studio["server"].client
+    resp = await client.get("/studio/")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/html")
+    csp = resp.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
+    host = studio["server"].base_url.removeprefix("http://")
+    assert f"connect-src 'self' ws://{host} wss://{host};" in csp and "unsafe-eval" not in csp
+    odd = await client.get("/studio/", headers={"Host": "evil.example; script-src *"})
+    assert "connect-src 'self';" in odd.headers["content-security-policy"]
+    assert "script-src *" not in odd.headers["content-security-policy"]
+    assert resp.headers["cache-control"] == "no-cache"
+    scripts = re.findall(r"<script[^>]*>", resp.text)
+    assert scripts and all(re.search(r'src="/studio/assets/main\.[0-9a-f]{12}\.js"', s) for s in scripts), scripts
+    assert "<style" not in resp.text and "style=" not in resp.text
+    assets = re.findall(r'(?:src|href)="/studio/(assets/[^"]+)"', resp.text)
+    assert len(assets) == 2
+    for asset in assets:
+        got = await client.get(f"/studio/{asset}")
+        assert got.status_code == 200 and got.headers["cache-control"] == "public, max-age=31536000, immutable"
+    main = (await client.get(f"/studio/{assets[1] if assets[1].endswith('.js') else assets[0]}")).text
+    imported = re.findall(r'from "\./([^"]+)"', main)
+    assert imported and all(re.fullmatch(r"[a-z0-9_-]+\.[0-9a-f]{12}\.js", name) for name in imported), imported
+    missing = await client.get("/studio/assets/main.000000000000.js")
+    assert missing.status_code == 404 and missing.json()["errors"][0]["code"] == "NOT_FOUND"
+    bare = await client.get("/studio")
+    assert bare.status_code == 200 and bare.content == resp.content
+
+
+async def test_an_editor_finds_creates_and_edits_content(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, studio["a"])
+    await page.get_by_role("link", name="articles").click()
+    table = page.get_by_role("table", name="Items of articles")
+    await expect(table).to_be_visible()
+    await expect(table.get_by_role("row")).to_have_count(26)  # a header and 25 items
+    await expect(page.get_by_role("status").filter(has_text="Page 1 of 2 (30 items)")).to_be_visible()
+    # The display template shows each item.
+    await expect(table.get_by_role("link", name="Article 01 (99 views)")).to_be_visible()
+    await visit.axe()
+    await visit.shot("list")
+
+    await page.get_by_role("button", name="Next page").click()
+    await expect(page.get_by_role("status").filter(has_text="Page 2 of 2")).to_be_visible()
+    await expect(table.get_by_role("row")).to_have_count(6)
+    assert "page=2" in page.url
+
+    await page.get_by_role("button", name="views", exact=True).click()
+    await expect(page.get_by_role("columnheader", name="views")).to_have_attribute("aria-sort", "ascending")
+    assert "sort=views" in page.url and "page=2" not in page.url
+    await expect(table.get_by_role("row").nth(1)).to_contain_text("Article 30 (70 views)")
+
+    await page.get_by_role("searchbox", name="Search").fill("winter")
+    await page.get_by_role("button", name="Search", exact=True).click()
+    await expect(table.get_by_role("row")).to_have_count(2)
+    await expect(table.get_by_role("link", name="Special winter recipe (93 views)")).to_be_visible()
+    await visit.axe()
+
+    # A new item: the API refuses views below its min, and the error shows at that field.
+    await page.get_by_role("link", name="Create item").click()
+    await expect(page.get_by_role("heading", name="New item in articles")).to_be_visible()
+    await page.get_by_label("title").fill("Written in the studio")
+    await page.get_by_label("views").fill("-5")
+    await page.get_by_label("category").select_option(label="Food")
+    await page.get_by_label("published").check()
+    await page.get_by_role("button", name="Save").click()
+    views = page.get_by_label("views")
+    await expect(views).to_have_attribute("aria-invalid", "true")
+    await expect(views).to_have_accessible_description(re.compile("views", re.I))
+    await expect(page.get_by_label("title")).not_to_have_attribute("aria-invalid", "true")
+    await visit.axe()
+    await views.fill("5")
+    await page.keyboard.press("Control+s")
+    await expect(page.get_by_role("heading", name=re.compile(r"^articles: "))).to_be_visible()
+    created_id = page.url.rsplit("/", 1)[1]
+    created = await studio["calls"].get("articles", created_id)
+    assert (created["title"], created["views"], created["category"], created["published"]) == \
+        ("Written in the studio", 5, "food", True)
+
+    # Edit and save with Ctrl+S: only the changed field is sent, and it is stored.
+    await page.get_by_label("body").fill("Changed by Ctrl+S")
+    await page.get_by_label("body").press("Control+s")
+    await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    assert (await studio["calls"].get("articles", created_id))["body"] == "Changed by Ctrl+S"
+    await visit.axe()
+    await visit.shot("editor")
+
+    # The session survives a reload (the svc_refresh cookie), and sign out ends it.
+    await page.reload()
+    await expect(page.get_by_label("body")).to_have_value("Changed by Ctrl+S")
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert visit.checked >= 5
+
+
+async def test_switching_sites_shows_nothing_of_the_other_site(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, studio["a"])
+    await page.get_by_role("link", name="articles").click()
+    await expect(page.get_by_role("table", name="Items of articles")).to_be_visible()
+    await page.get_by_label("Site", exact=True).select_option(value=studio["b"])
+    await expect(page.get_by_role("link", name="recipes")).to_be_visible()
+    await page.get_by_role("link", name="recipes").click()
+    await expect(page.get_by_role("table", name="Items of recipes")).to_contain_text("Pancakes from B")
+    # Nothing of A's content in the DOM (A is still an option of the switcher: the admin's site).
+    dom = await page.content()
+    assert "articles" not in dom and "Article 0" not in dom and "winter" not in dom
+    await expect(page.get_by_role("link", name="articles")).to_have_count(0)
+    await visit.axe()
+
+
+async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    member = studio["member"]
+    await sign_in(visit, member.email, member.password, studio["a"])
+    await page.get_by_role("link", name="articles").click()
+    table = page.get_by_role("table", name="Items of articles")
+    await expect(table.get_by_role("columnheader", name="views")).to_be_visible()
+    await expect(table.get_by_role("columnheader", name="secret")).to_have_count(0)
+    await expect(page.get_by_role("link", name="Create item")).to_have_count(0)
+    await visit.axe()
+    await table.get_by_role("link", name="Article 01 (99 views)").click()
+    await expect(page.get_by_label("views")).to_be_editable()
+    await expect(page.get_by_label(re.compile("^title"))).not_to_be_editable()
+    await expect(page.get_by_label(re.compile("^secret"))).to_have_count(0)
+    await visit.axe()
+    await page.get_by_label("views").fill("12")
+    await page.keyboard.press("Control+s")
+    await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    html = await page.content()
+    assert SECRET_VALUE not in html and 'name="secret"' not in html
+    assert not visit.unread, visit.unread
+    assert len(visit.bodies) == len(visit.responses) and len(visit.bodies) >= 8, visit.responses
+    assert any("/items/articles" in url for url in visit.responses)
+    assert not [b for b in visit.bodies if SECRET_VALUE in b]
+    assert (await studio["calls"].get("articles", "a01"))["views"] == 12
+
+    # Its token is bound to site A: opening site B asks it to sign in there.
+    await page.goto(f"{visit.base}/studio/#/s/{studio['b']}")
+    await expect(page.get_by_role("alert")).to_contain_text(f"Sign in again to open the site {studio['b']}")
+
+
+async def test_a_session_ended_elsewhere_returns_to_the_same_screen(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    member = await new_member(studio["app"], studio["a"], "subscriber")
+    await studio["calls"].grant([{"collection": "articles", "action": "read", "fields": ["title", "views"]},
+                                 {"collection": "articles", "action": "update", "fields": ["views"]}],
+                                {"userId": member.id})
+    studio["app"].kernel.access.invalidate(studio["a"])
+    await sign_in(visit, member.email, member.password, studio["a"])
+    await page.goto(f"{visit.base}/studio/#/s/{studio['a']}/c/articles/i/a02")
+    await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
+    # The password changes in another session: every other session and access token ends.
+    elsewhere = Calls(studio["app"].client, member.headers)
+    await elsewhere.ok("post", "/me/change-password", json={"currentPassword": member.password,
+                                                             "newPassword": "another-password-2"})
+    await page.get_by_label("views").fill("7")
+    await page.keyboard.press("Control+s")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text("Your session ended")
+    await visit.axe()
+    await page.get_by_label("Password").fill("another-password-2")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
+    assert page.url.endswith(f"#/s/{studio['a']}/c/articles/i/a02")

@@ -1,0 +1,121 @@
+// The studio's only way to svc: the public REST API under /api/v1, on the same origin.
+// The access token lives in memory only; the refresh token is the httpOnly svc_refresh cookie
+// (path /api/v1/auth), sent with "X-Svc-Refresh: 1" (docs/accounts.md). localStorage keeps no
+// secret: only the last site and email, and which site the session is bound to.
+
+const API = "/api/v1";
+const KEEP = "svc.studio.";
+
+export class ApiError extends Error {
+  constructor(status, errors) {
+    const first = (errors && errors[0]) || {};
+    super(first.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = first.code || "";
+    this.errors = errors || [];
+  }
+}
+
+/** The session ended (no refresh possible): the app shows the login page, keeping the URL. */
+export class SessionEnded extends Error {}
+
+export const session = {
+  token: null,
+  user: null,
+  get site() { return localStorage.getItem(KEEP + "site") || ""; },
+  set site(value) { value ? localStorage.setItem(KEEP + "site", value) : localStorage.removeItem(KEEP + "site"); },
+  // The site the session's tokens are bound to ("" for the instance admin: every site).
+  get bound() { return localStorage.getItem(KEEP + "bound") || ""; },
+  set bound(value) { value ? localStorage.setItem(KEEP + "bound", value) : localStorage.removeItem(KEEP + "bound"); },
+  get email() { return localStorage.getItem(KEEP + "email") || ""; },
+  set email(value) { localStorage.setItem(KEEP + "email", value || ""); },
+};
+
+async function send(method, path, { body, params, site = session.site, token = session.token, headers = {} } = {}) {
+  let url = API + path;
+  if (params) {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null && value !== "") query.append(key, String(value));
+    }
+    const text = query.toString();
+    if (text) url += "?" + text;
+  }
+  const all = { Accept: "application/json", ...headers };
+  if (token) all.Authorization = `Bearer ${token}`;
+  if (site) all["X-Svc-Site"] = site;
+  if (body !== undefined) all["Content-Type"] = "application/json";
+  const resp = await fetch(url, {
+    method, headers: all, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (resp.status === 204) return { status: 204, body: null };
+  const parsed = await resp.json().catch(() => null);
+  if (!resp.ok) throw new ApiError(resp.status, parsed && parsed.errors);
+  return { status: resp.status, body: parsed };
+}
+
+// The site an access token is bound to: its `site` claim (none for the instance admin, whose
+// tokens serve every site). Read for the switcher only; the server checks the token.
+function boundSite(token) {
+  try {
+    const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(payload)).site || "";
+  } catch {
+    return "";
+  }
+}
+
+function remember(data) {
+  session.token = data.token;
+  session.user = data.user;
+  session.bound = boundSite(data.token);
+}
+
+export async function login(email, password, site) {
+  const { body } = await send("POST", "/auth/login", { body: { email, password }, site: site || "", token: null });
+  remember(body.data);
+  session.email = email;
+  return body.data;
+}
+
+/** A new access token from the svc_refresh cookie; false when there is no live session. */
+export async function refresh() {
+  try {
+    const { body } = await send("POST", "/auth/refresh", { site: "", token: null, headers: { "X-Svc-Refresh": "1" } });
+    remember(body.data);
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return false;
+    throw err;
+  }
+}
+
+export async function logout() {
+  try {
+    await send("POST", "/auth/logout", { site: "", token: null, headers: { "X-Svc-Refresh": "1" } });
+  } finally {
+    session.token = null;
+    session.user = null;
+    session.bound = "";
+  }
+}
+
+/** One API call as the signed-in user; an expired access token is refreshed once, then retried. */
+export async function call(method, path, options = {}) {
+  if (!session.token && !(await refresh())) throw new SessionEnded();
+  try {
+    return await send(method, path, options);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 401) throw err;
+    if (!(await refresh())) {
+      session.token = null;
+      throw new SessionEnded();
+    }
+    return send(method, path, options);
+  }
+}
+
+export async function data(method, path, options) {
+  return (await call(method, path, options)).body.data;
+}

@@ -1,0 +1,176 @@
+// The studio's entry: the hash router, the login page and the shell (site switcher, navigator).
+// Every view's state is in the URL hash, so any screen can be bookmarked and reloaded:
+//   #/login                         #/s/<site>                      the site's home
+//   #/s/<site>/c/<collection>?sort=-title&page=2&search=x           a list
+//   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
+
+import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
+import { h, replace, uid } from "./dom.js";
+import { renderEditor } from "./editor.js";
+import { setLanguage, t } from "./i18n.js";
+import { renderList } from "./list.js";
+import { go } from "./router.js";
+import { loadSite } from "./site.js";
+
+const root = document.getElementById("app");
+let shell = null; // { site, ctx, main, nav } while a site is shown
+
+function parse() {
+  const raw = location.hash.replace(/^#/, "") || "/";
+  const [path, query = ""] = raw.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, query: new URLSearchParams(query) };
+}
+
+async function route() {
+  const { parts, query } = parse();
+  try {
+    if (parts[0] === "login") return showLogin({ site: query.get("site") || session.site, message: query.get("why") });
+    if (!session.token && !(await refresh())) return showLogin({ site: session.site });
+    if (parts[0] !== "s" || !parts[1]) return go(`#/s/${encodeURIComponent(await firstSite())}`);
+    const site = parts[1];
+    if (session.bound && session.bound !== site) {
+      // This session's tokens are bound to another site: signing in to this one is needed.
+      return showLogin({ site, message: t("login.again", { site }) });
+    }
+    await showSite(site);
+    const collection = parts[2] === "c" ? parts[3] : null;
+    shell.nav.mark(collection);
+    if (!collection) return showHome();
+    if (parts[4] === "new") return renderEditor(shell, collection, null);
+    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]);
+    return renderList(shell, collection, query);
+  } catch (err) {
+    if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired") });
+    showError(err);
+  }
+}
+
+async function firstSite() {
+  const sites = await data("GET", "/me/sites", { site: "" });
+  const ids = sites.map((s) => s.id);
+  if (session.site && ids.includes(session.site)) return session.site;
+  if (session.bound) return session.bound;
+  return ids[0] || "";
+}
+
+function showError(err) {
+  const main = shell ? shell.main : root;
+  const message = err instanceof ApiError && err.status === 404 ? t("error.notFound") : t("error.generic", { message: err.message });
+  replace(main, h("p", { role: "alert", class: "error" }, message));
+  if (!(err instanceof ApiError)) console.error(err);
+}
+
+function showLogin({ site = "", message = "" } = {}) {
+  shell = null;
+  const ids = { email: uid("email"), password: uid("password"), site: uid("site") };
+  const status = h("p", { role: "alert", class: message ? "notice" : "" }, message || "");
+  const email = h("input", { id: ids.email, type: "email", name: "email", autocomplete: "username", required: true, value: session.email });
+  const password = h("input", { id: ids.password, type: "password", name: "password", autocomplete: "current-password", required: true });
+  const siteInput = h("input", { id: ids.site, type: "text", name: "site", autocomplete: "off", value: site || "" });
+  const form = h("form", { class: "login", "aria-labelledby": "login-heading", onsubmit: async (event) => {
+    event.preventDefault();
+    replace(status, t("app.loading"));
+    try {
+      await login(email.value.trim(), password.value, siteInput.value.trim());
+      if (siteInput.value.trim()) session.site = siteInput.value.trim();
+      password.value = "";
+      // Back to the screen that asked for the login (the URL was kept), else the first site.
+      const here = location.hash;
+      go(!here || here.startsWith("#/login") ? "#/" : here);
+    } catch (err) {
+      const needSite = err instanceof ApiError && err.code === "VALIDATION_FAILED";
+      replace(status, needSite ? t("login.needSite") : t("login.failed"));
+      (needSite ? siteInput : password).focus();
+    }
+  } },
+  h("h1", { id: "login-heading" }, t("login.heading")),
+  h("label", { for: ids.email }, t("login.email")), email,
+  h("label", { for: ids.password }, t("login.password")), password,
+  h("label", { for: ids.site }, t("login.site")), siteInput,
+  h("button", { type: "submit" }, t("login.submit")),
+  status);
+  document.title = `${t("login.heading")} · ${t("app.title")}`;
+  replace(root, h("main", {}, form));
+  (email.value ? password : email).focus();
+}
+
+async function showSite(site) {
+  if (shell && shell.site === site) return;
+  shell = null;
+  replace(root, h("main", {}, h("p", { role: "status" }, t("app.loading"))));
+  const ctx = await loadSite(site);
+  session.site = site;
+  setLanguage(ctx.language);
+  applyLook(ctx.config);
+  const main = h("main", { id: "content", tabindex: "-1" });
+  const nav = navigator_(site, ctx);
+  const switcherId = uid("site");
+  const switcher = h("select", { id: switcherId, onchange: (event) => go(`#/s/${encodeURIComponent(event.target.value)}`) },
+    ctx.sites.map((s) => h("option", { value: s.id, selected: s.id === site }, s.name === s.id ? s.id : `${s.name} (${s.id})`)));
+  const title = ctx.config.displayTitle || ctx.config.name || site;
+  const logo = ctx.config.branding && ctx.config.branding.logoUrl;
+  const header = h("header", { class: "bar" },
+    h("p", { class: "brand" }, logo ? h("img", { src: logo, alt: "", class: "logo" }) : null, h("span", {}, title)),
+    h("div", { class: "switcher" }, h("label", { for: switcherId }, t("shell.site")), switcher),
+    h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
+    h("button", { type: "button", onclick: async () => { await logout(); go("#/login"); } }, t("shell.signOut")));
+  replace(root, header, h("div", { class: "columns" }, nav.el, main));
+  shell = { site, ctx, main, nav, title };
+}
+
+function applyLook(config) {
+  const html = document.documentElement;
+  html.dataset.appearance = ["light", "dark"].includes(config.defaultAppearance) ? config.defaultAppearance : "auto";
+  const color = config.branding && config.branding.brandColor;
+  if (color) html.style.setProperty("--brand", color);
+  else html.style.removeProperty("--brand");
+}
+
+// The navigator: the site's collections, in their folders (meta.group).
+function navigator_(site, ctx) {
+  const links = new Map();
+  const byGroup = new Map();
+  for (const c of ctx.collections) {
+    const group = (c.meta && c.meta.group) || "";
+    if (!byGroup.has(group)) byGroup.set(group, []);
+    byGroup.get(group).push(c);
+  }
+  const entry = (c) => {
+    const label = c.displayName || c.meta.displayName || c.name;
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, label);
+    links.set(c.name, link);
+    return h("li", {}, link);
+  };
+  const lists = [];
+  for (const [group, members] of [...byGroup.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const items = h("ul", {}, members.map(entry));
+    lists.push(group ? h("li", {}, h("details", { open: true }, h("summary", {}, group), items)) : members.map(entry));
+  }
+  const el = h("nav", { "aria-label": t("nav.label") }, h("h2", {}, t("nav.heading")),
+    ctx.collections.length ? h("ul", {}, lists) : h("p", {}, t("nav.empty")));
+  return {
+    el,
+    mark(name) {
+      for (const [key, link] of links) {
+        if (key === name) link.setAttribute("aria-current", "page");
+        else link.removeAttribute("aria-current");
+      }
+    },
+  };
+}
+
+function showHome() {
+  document.title = `${shell.title} · ${t("app.title")}`;
+  replace(shell.main, h("h1", {}, t("home.heading", { site: shell.title })), h("p", {}, t("home.pick")));
+}
+
+// A session that ends during an action (a save, a page turn) ends where the action's promise
+// is rejected: show the login page, keeping the URL, so signing in again returns there.
+window.addEventListener("unhandledrejection", (event) => {
+  if (!(event.reason instanceof SessionEnded)) return;
+  event.preventDefault();
+  showLogin({ site: session.site, message: t("login.expired") });
+});
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,41 @@
+// What the studio reads about a site when it opens it: the collections, what the user may do
+// (GET /permissions/me), the site's look (GET /site), the user's sites and preferences.
+
+import { ApiError, data } from "./api.js";
+
+async function optional(promise, fallback) {
+  try {
+    return await promise;
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return fallback;
+    throw err;
+  }
+}
+
+export async function loadSite(site) {
+  const [collections, permissions, config, sites, preferences] = await Promise.all([
+    data("GET", "/collections", { site }),
+    data("GET", "/permissions/me", { site }),
+    optional(data("GET", "/site", { site }), {}),
+    data("GET", "/me/sites", { site: "" }),
+    optional(data("GET", "/me/preferences", { site }), {}),
+  ]);
+  const ctx = {
+    site, config: config || {}, sites, permissions,
+    language: (preferences && preferences.language) || "en",
+    /** The fields of `collection` the user may use for `action`: ["*"], a list, or []. */
+    fields(collection, action) {
+      if (permissions.admin) return ["*"];
+      const rules = permissions.permissions || {};
+      const rule = (rules[collection] && rules[collection][action]) || (rules["*"] && rules["*"][action]);
+      return rule && rule.allowed ? rule.fields || [] : [];
+    },
+    may(collection, action, field) {
+      const fields = this.fields(collection, action);
+      return field === undefined ? fields.length > 0 : fields.includes("*") || fields.includes(field);
+    },
+  };
+  ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
+  if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
+  return ctx;
+}
