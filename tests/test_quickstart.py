@@ -30,8 +30,8 @@ def page_script() -> str:
 def test_the_page_has_its_steps():
     script = page_script()
     assert len(BLOCK.findall(PAGE.read_text(encoding="utf-8"))) == 9  # steps 1 to 9
-    for needed in ("/collections", "/relations", "_icontains", "sort=-views", "fields=", "/policies", "/api-keys",
-                   "/auth/refresh", "/files/upload/", "<img src=", "/cdc/subscriptions", "X-Svc-Signature",
+    for needed in ("/collections", "/relations", "_icontains", "sort=-views", "fields=", "/roles/public/permissions", "/api-keys",
+                   "/auth/refresh", "/files/upload/", "<img src=", "/assets/blog/", "/cdc/subscriptions", "X-Svc-Signature",
                    "/graphql"):
         assert needed in script, needed
 
@@ -43,7 +43,7 @@ def server(tmp_path_factory):
             skip_or_fail(f"docs/quickstart.md needs {tool}")
     key = base64.b64encode(os.urandom(32)).decode()
     proc, base = serve_process(tmp_path_factory.mktemp("quickstart") / "data", env={
-        "SVC_ENV": "development", "SVC_BASE_DOMAIN": "localhost", "SVC_ENCRYPTION_KEY": key})
+        "SVC_ENV": "development", "SVC_ENCRYPTION_KEY": key})
     try:
         yield base
     finally:
