@@ -9,7 +9,7 @@ from plugins.agents.common import BUDGET_CAPS, BUDGET_PARTS, LEVELS
 from plugins.agents.constitution import KEYS, MAX_RULES, OPERATIONS, PERIODS
 from plugins.agents.goals import EXECUTIONS, MAX_CHILDREN
 from plugins.agents.killswitch import SCOPES
-from plugins.ai.schemas import APPROVAL
+from plugins.ai.api import APPROVAL  # the approval's answer schema, which agent-decide returns too
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugins.ai import approvals, chat, gate, grammar, provider
+from plugins.ai.schemas import APPROVAL
 from plugins.ai.skill import CAPABILITIES, NAME, Skill, SkillContext
 
 DECIDE_EVENT = approvals.DECIDE_EVENT
@@ -81,6 +82,6 @@ async def decide_approval(ctx: SkillContext, approval_id: str, decision: str) ->
     return await approvals.decide(ctx, approval_id, {"decision": decision}, approver_checked=True)
 
 
-__all__ = ["CAPABILITIES", "DECIDE_EVENT", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
+__all__ = ["APPROVAL", "CAPABILITIES", "DECIDE_EVENT", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
            "model_configured", "offered", "parse_command", "read_approval", "request_approval", "tool_listing",
            "unpack_tool_call", "wrap_result"]
