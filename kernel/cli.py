@@ -46,15 +46,15 @@ def instance_exists(settings: Settings, data_dir: Path) -> bool:
     or (any other database) the migrations table with a revision in it."""
     from sqlalchemy.engine import make_url
 
-    url = make_url(settings.database_url) if settings.database_url else None
-    if url is None or url.get_backend_name() == "sqlite":
-        path = Path(url.database) if url is not None and url.database else data_dir / "svc.sqlite3"
-        if not path.exists():
-            return False
     from kernel.app import database_url
-    from kernel.db.engine import db_timeouts
+    from kernel.db.engine import db_timeouts, default_sqlite_path
     from kernel.db.migrate import current_heads
 
+    url = make_url(settings.database_url) if settings.database_url else None
+    if url is None or url.get_backend_name() == "sqlite":
+        path = Path(url.database) if url is not None and url.database else default_sqlite_path(data_dir)
+        if not path.exists():
+            return False
     return bool(current_heads(database_url(settings), [], **db_timeouts(settings)))
 
 
@@ -62,7 +62,7 @@ def open_instance(*, create: bool) -> Settings:
     """The settings of the instance a command works on, once its first line has named the data dir.
     ``create=False`` (a read-only command) raises ``NoInstance`` where there is none."""
     settings = _settings()
-    data_dir = Path(settings.values["data_dir"]).expanduser().resolve()
+    data_dir = settings.data_dir_path
     new = not instance_exists(settings, data_dir)
     if new and not create:
         raise NoInstance(f"no svc instance in {data_dir} (SVC_DATA_DIR, default ./svc-data): run this where "
@@ -299,7 +299,7 @@ def _tables_by_plugin(kernel: Any) -> dict[str, list[str]]:
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     settings = _settings()
-    data_dir = Path(settings.values["data_dir"]).expanduser().resolve()
+    data_dir = settings.data_dir_path
     say(f"data dir {data_dir} (plugins list reads no instance)")
     rows = plugin_rows(settings)
     if args.json:
