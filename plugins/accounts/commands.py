@@ -13,17 +13,11 @@ import secrets
 import sys
 from typing import Any
 
-from sqlalchemy import update
-
 from kernel import ApiError, audit
 from kernel.auth.passwords import hash_password_async
-from kernel.auth.usercache import users_changed
-from kernel.db.meta import now_utc
 from kernel.tenancy.service import get_site
 from plugins.accounts import service
-from plugins.accounts.password_change import check_password_policy
-from plugins.accounts.session_control import revoke_all_of_user
-from plugins.accounts.tables import users
+from plugins.accounts.password_change import check_password_policy, store_password
 
 CLI = {"via": "svc users"}
 
@@ -106,11 +100,7 @@ async def set_password(kernel: Any, args: argparse.Namespace) -> str:
     password, generated = _password(args)
     new_hash = await hash_password_async(password)
     async with kernel.unit_of_work(None) as uow:
-        # As a password change: tokens issued before it fail at once, refresh tokens are revoked.
-        await uow.conn.execute(update(users).where(users.c.id == user["id"]).values(
-            password_hash=new_hash, token_version=users.c.token_version + 1, updated_at=now_utc()))
-        revoked = await revoke_all_of_user(uow.conn, user["id"])
-        users_changed(uow, user["id"])
+        revoked = await store_password(uow, user["id"], new_hash)  # as POST /me/change-password does
         await audit.record(uow.conn, action="user.password_changed", site_id=None, target_type="user",
                            target_id=user["id"], details={**CLI, "sessionsRevoked": revoked})
     said = f"set the password of {email}; {revoked} session(s) ended"

@@ -36,6 +36,17 @@ def check_password_policy(password: Any, path: str = "newPassword") -> str:
     return password
 
 
+async def store_password(uow: Any, user_id: str, new_hash: str) -> int:
+    """Store ``new_hash`` as the user's password in ``uow``: tokens issued before fail at once
+    (``token_version``), every refresh token is revoked, every process drops the cached identity.
+    Returns how many sessions were ended."""
+    await uow.conn.execute(update(users).where(users.c.id == user_id).values(
+        password_hash=new_hash, token_version=users.c.token_version + 1, updated_at=now_utc()))
+    revoked = await revoke_all_of_user(uow.conn, user_id)
+    users_changed(uow, user_id)
+    return revoked
+
+
 async def change_password(kernel: Any, principal: Principal, current: str, new: str, site_id: str | None,
                           client: Client) -> dict[str, Any]:
     """Change the caller's password; returns a new session for the calling device."""
@@ -51,10 +62,7 @@ async def change_password(kernel: Any, principal: Principal, current: str, new: 
         raise ApiError(401, "INVALID_CREDENTIALS", "The current password is wrong")
     new_hash = await hash_password_async(new)
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
-        await uow.conn.execute(update(users).where(users.c.id == user_id).values(
-            password_hash=new_hash, token_version=users.c.token_version + 1, updated_at=now_utc()))
-        revoked = await revoke_all_of_user(uow.conn, user_id)
-        users_changed(uow, user_id)
+        revoked = await store_password(uow, user_id, new_hash)
         fresh = (await uow.conn.execute(select(users).where(users.c.id == user_id))).mappings().one()
         # Same site binding as the token that asked, so the new session works where the old did.
         data = await start_session(kernel, uow.conn, fresh, principal.claims.get("site"), client)
