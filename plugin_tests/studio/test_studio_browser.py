@@ -220,7 +220,7 @@ async def test_an_editor_finds_creates_and_edits_content(studio, visit):
     await page.get_by_label("views").fill("-5")
     await page.get_by_label("category").select_option(label="Food")
     await page.get_by_label("published").check()
-    await page.get_by_role("button", name="Save").click()
+    await page.get_by_role("button", name="Save", exact=True).click()
     views = page.get_by_label("views")
     await expect(views).to_have_attribute("aria-invalid", "true")
     await expect(views).to_have_accessible_description(re.compile("views", re.I))

@@ -119,3 +119,30 @@ export async function call(method, path, options = {}) {
 export async function data(method, path, options) {
   return (await call(method, path, options)).body.data;
 }
+
+// -- editor: a raw body (a file upload) or a raw answer (an image's bytes), with the same token
+// refresh as call(); an answer >= 400 throws ApiError.
+async function sendRaw(method, path, { body, contentType, site = session.site } = {}) {
+  const headers = { Accept: "application/json" };
+  if (session.token) headers.Authorization = `Bearer ${session.token}`;
+  if (site) headers["X-Svc-Site"] = site;
+  if (contentType) headers["Content-Type"] = contentType;
+  return fetch(API + path, { method, headers, body, credentials: "same-origin" });
+}
+
+export async function callRaw(method, path, options = {}) {
+  if (!session.token && !(await refresh())) throw new SessionEnded();
+  let resp = await sendRaw(method, path, options);
+  if (resp.status === 401) {
+    if (!(await refresh())) {
+      session.token = null;
+      throw new SessionEnded();
+    }
+    resp = await sendRaw(method, path, options);
+  }
+  if (!resp.ok) {
+    const parsed = await resp.json().catch(() => null);
+    throw new ApiError(resp.status, parsed && parsed.errors);
+  }
+  return resp;
+}

@@ -1,151 +1,171 @@
-// The item editor: an input for each basic field type, honouring the field's options (choices);
-// fields the user may not read are absent and those it may not change are read-only
-// (GET /permissions/me); the API's validation errors show at the field their `path` names;
-// the Save button and Ctrl/Cmd+S save (POST to create, PATCH of the changed fields to update).
+// The item editor: an interface per field (interfaces.js picks it from the field's type,
+// `interface`, options and relations); fields the user may not read are absent and those it may
+// not change are read-only (GET /permissions/me); the API's validation errors show at the field
+// their `path` names, nested paths inside the field's interface where it has parts
+// (translations); Save follows the user's `saveAction` preference, else the site's
+// `defaultSaveAction` (stay, return, create_new), with buttons for the other two; Ctrl/Cmd+S
+// saves; leaving with unsaved changes asks first. A singleton opens straight here.
 
-import { ApiError, call } from "./api.js";
+import { ApiError, call, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { controlFor, relationsOf } from "./interfaces.js";
 import { fieldsOf } from "./list.js";
-import { go, siteHash } from "./router.js";
+import { go, leaving, siteHash } from "./router.js";
 
-const NUMBER_STEPS = { integer: "1", bigInteger: "1", float: "any", decimal: "any" };
-const INPUT_TYPES = { date: "date", dateTime: "datetime-local", timestamp: "datetime-local", time: "time" };
-const MULTILINE = new Set(["text", "code"]);
+const ACTIONS = ["stay", "return", "create_new"];
 
-function choicesOf(field) {
-  const choices = field.options && field.options.choices;
-  if (!Array.isArray(choices)) return null;
-  return choices.map((c) => (c !== null && typeof c === "object" ? { value: c.value, text: c.text ?? c.value } : { value: c, text: c }));
-}
-
-// One field's control: { el (the input), read(): the value to send, or throws a message }.
-function control(field, value, id, readOnly, describedBy) {
-  const type = field.type;
-  const common = { id, name: field.field, "aria-describedby": describedBy, "aria-required": field.required ? "true" : null };
-  const choices = choicesOf(field);
-  if (type === "boolean") {
-    const el = h("input", { ...common, type: "checkbox", checked: value === true, disabled: readOnly });
-    return { el, read: () => el.checked };
-  }
-  if (choices) {
-    const el = h("select", { ...common, disabled: readOnly },
-      field.required ? null : h("option", { value: "" }, t("editor.none")),
-      choices.map((c, i) => h("option", { value: String(i), selected: c.value === value }, String(c.text))));
-    return { el, read: () => (el.value === "" ? null : choices[Number(el.value)].value) };
-  }
-  if (type === "json" || MULTILINE.has(type) || (field.interface || "").includes("markdown") || field.interface === "input-multiline") {
-    const text = type === "json" ? (value === null || value === undefined ? "" : JSON.stringify(value, null, 2)) : value ?? "";
-    const el = h("textarea", { ...common, rows: type === "json" ? "6" : "5", readonly: readOnly, value: text });
-    if (type !== "json") return { el, read: () => el.value };
-    return { el, read: () => {
-      if (el.value.trim() === "") return null;
-      try { return JSON.parse(el.value); } catch { throw new Error(t("editor.invalidJson")); }
-    } };
-  }
-  if (type in NUMBER_STEPS) {
-    const el = h("input", { ...common, type: "number", step: NUMBER_STEPS[type], readonly: readOnly, value: value ?? "" });
-    const whole = NUMBER_STEPS[type] === "1";
-    return { el, read: () => {
-      if (el.value === "") return null;
-      if (type === "decimal" || type === "bigInteger") return el.value; // exact, as text
-      return whole ? parseInt(el.value, 10) : Number(el.value);
-    } };
-  }
-  if (type in INPUT_TYPES) {
-    const local = INPUT_TYPES[type] === "datetime-local";
-    const shown = value && local ? String(value).replace(/Z$|[+-]\d\d:\d\d$/, "").slice(0, 19) : value ?? "";
-    const el = h("input", { ...common, type: INPUT_TYPES[type], step: local || type === "time" ? "1" : null, readonly: readOnly, value: shown });
-    return { el, read: () => {
-      if (el.value === "") return null;
-      return type === "timestamp" ? new Date(el.value).toISOString() : el.value;
-    } };
-  }
-  const el = h("input", { ...common, type: "text", readonly: readOnly, value: value === null || value === undefined ? "" : String(value) });
-  return { el, read: () => el.value };
+export function singletonOf(ctx, collection) {
+  const meta = ctx.collections.find((c) => c.name === collection);
+  return Boolean(meta && (meta.singleton || (meta.meta && meta.meta.singleton)));
 }
 
 function same(a, b) {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
+// An in-page modal question (a <dialog>): resolves true to leave, false to stay.
+function askToLeave() {
+  return new Promise((resolve) => {
+    const headingId = uid("dialog");
+    const dialog = h("dialog", { "aria-labelledby": headingId, class: "confirm" },
+      h("h2", { id: headingId }, t("editor.unsavedTitle")),
+      h("p", {}, t("editor.unsavedText")),
+      h("div", { class: "tools" },
+        h("button", { type: "button", onclick: () => done(false) }, t("editor.stay")),
+        h("button", { type: "button", class: "secondary", onclick: () => done(true) }, t("editor.leave"))));
+    const done = (answer) => {
+      dialog.close();
+      dialog.remove();
+      resolve(answer);
+    };
+    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done(false); });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
 export async function renderEditor(shell, collection, id) {
   const site = shell.site;
-  const creating = id === null;
-  const action = creating ? "create" : "update";
+  const singleton = singletonOf(shell.ctx, collection);
   const meta = shell.ctx.collections.find((c) => c.name === collection);
   const label = meta ? meta.displayName || meta.meta.displayName || collection : collection;
-  const readable = await fieldsOf(shell, collection);
-  const item = creating ? {} : (await call("GET", `/items/${encodeURIComponent(collection)}/${encodeURIComponent(id)}`, { site })).body.data;
+  const itemPath = `/items/${encodeURIComponent(collection)}` + (id === null ? "" : `/${encodeURIComponent(id)}`);
+  const [readable, relations, loaded] = await Promise.all([
+    fieldsOf(shell, collection),
+    data("GET", "/relations", { site }).catch(() => []),
+    id === null && !singleton ? {} : data("GET", itemPath, { site }),
+  ]);
+  const item = loaded || {};
+  const creating = singleton ? item.id === null || item.id === undefined : id === null;
+  const action = creating ? "create" : "update";
+  const { byField, aliases } = relationsOf(relations, collection);
   // Creating shows the fields the user may set; editing, the ones it may read.
-  const fields = creating ? readable.filter((f) => shell.ctx.may(collection, "create", f.field)) : readable;
+  let fields = creating ? readable.filter((f) => shell.ctx.may(collection, "create", f.field)) : readable;
+  const shownAliases = aliases.filter((a) => shell.ctx.may(collection, "read", a.field) && shell.ctx.may(a.relatedCollection, "read"));
+  fields = [...fields, ...shownAliases.map((a) => ({ field: a.field, type: "alias", options: {}, relation: a }))];
+
   const status = h("p", { role: "status", class: "status" });
   const formError = h("div", { role: "alert", class: "error" });
   const controls = new Map();
-  const rows = fields.map((field) => {
+  const env0 = { shell, site, collection, item, itemId: creating ? null : item.id ?? id, fields: readable };
+  const rows = await Promise.all(fields.map(async (field) => {
     const inputId = uid("field");
     const errorId = uid("error");
-    const readOnly = !shell.ctx.may(collection, action, field.field);
-    const c = control(field, item[field.field], inputId, readOnly, errorId);
+    const labelId = uid("label");
+    const relation = field.relation || byField[field.field] || null;
+    const readOnly = field.relation
+      ? !shell.ctx.may(field.relation.relatedCollection, "update", field.relation.foreignKey)
+      : !shell.ctx.may(collection, action, field.field);
+    const env = { ...env0, id: inputId, describedBy: errorId, readOnly, relation };
+    const c = await controlFor(field, item[field.field], env);
     const error = h("p", { id: errorId, class: "field-error" });
-    controls.set(field.field, { ...c, error, readOnly });
-    return h("div", { class: field.type === "boolean" ? "field check" : "field" },
-      h("label", { for: inputId }, field.field, readOnly ? h("span", { class: "muted" }, ` (${t("editor.readOnly")})`) : null,
-        field.required ? h("span", { "aria-hidden": "true" }, " *") : null),
-      c.el, error);
-  });
+    controls.set(field.field, { ...c, error, readOnly, alias: Boolean(field.relation) });
+    const marks = [readOnly ? h("span", { class: "muted" }, ` (${t("editor.readOnly")})`) : null,
+      field.required ? h("span", { "aria-hidden": "true" }, " *") : null];
+    if (c.group) {
+      return h("div", { class: "field" }, h("span", { id: labelId, class: "label" }, field.field, marks),
+        h("div", { role: c.radiogroup ? "radiogroup" : "group", "aria-labelledby": labelId, "aria-describedby": errorId }, c.el), error);
+    }
+    return h("div", { class: c.check ? "field check" : "field" }, h("label", { for: inputId }, field.field, marks), c.el, error);
+  }));
+
+  const snapshot = () => {
+    const out = {};
+    for (const [name, c] of controls) {
+      try {
+        out[name] = c.read();
+      } catch {
+        out[name] = { unreadable: Math.random() };
+      }
+    }
+    return JSON.stringify(out);
+  };
+  let baseline = "";
+  const dirty = () => snapshot() !== baseline;
 
   const clearErrors = () => {
     replace(formError);
     for (const c of controls.values()) {
       replace(c.error);
-      c.el.removeAttribute("aria-invalid");
+      if (c.input) c.input.removeAttribute("aria-invalid");
+      if (c.clear) c.clear();
     }
   };
-  const showAt = (name, message) => {
-    const c = controls.get(name);
-    if (!c) return false;
-    replace(c.error, message);
-    c.el.setAttribute("aria-invalid", "true");
-    return true;
+  // The message at the field `path` names; inside the field's interface when it has that part.
+  const showAt = (path, message) => {
+    const c = controls.get(path[0]);
+    if (!c) return null;
+    const inner = path.length > 1 && c.mark ? c.mark(path.slice(1), message) : null;
+    if (inner) return inner;
+    replace(c.error, path.length > 1 ? `${path.slice(1).join(".")}: ${message}` : message);
+    if (c.input) c.input.setAttribute("aria-invalid", "true");
+    return c.input || c.error;
   };
 
+  const preference = shell.ctx.preferences && shell.ctx.preferences.saveAction;
+  const chosen = singleton ? "stay" : ACTIONS.includes(preference) ? preference
+    : ACTIONS.includes(shell.ctx.config.defaultSaveAction) ? shell.ctx.config.defaultSaveAction : "stay";
+
   let saving = false;
-  const save = async () => {
+  const save = async (next = chosen) => {
     if (saving) return;
     clearErrors();
     const body = {};
     let bad = null;
     for (const [name, c] of controls) {
-      if (c.readOnly) continue;
+      if (c.readOnly || c.alias) continue;
       try {
         const value = c.read();
         if (creating ? value !== null && value !== "" : !same(value, item[name])) body[name] = value;
       } catch (err) {
-        showAt(name, err.message);
-        bad = bad || c.el;
+        bad = bad || showAt([name], err.message);
       }
     }
     if (bad) return bad.focus();
     saving = true;
     replace(status, t("editor.saving"));
     try {
-      const path = `/items/${encodeURIComponent(collection)}` + (creating ? "" : `/${encodeURIComponent(id)}`);
-      const saved = (await call(creating ? "POST" : "PATCH", path, { site, body })).body.data;
+      const method = singleton ? "PATCH" : creating ? "POST" : "PATCH";
+      const saved = (await call(method, itemPath, { site, body })).body.data;
+      for (const c of controls.values()) if (c.after && !c.readOnly) await c.after(saved);
       replace(status, t("editor.saved"));
-      const next = shell.ctx.config.defaultSaveAction || "stay";
-      if (next === "return") return go(siteHash(site, "c", collection));
-      if (next.startsWith("create")) return go(siteHash(site, "c", collection, "new"));
-      if (creating) return go(siteHash(site, "c", collection, "i", String(saved.id)));
       Object.assign(item, saved);
+      baseline = snapshot();
+      if (next === "return") return go(siteHash(site, "c", collection));
+      if (next === "create_new") return go(siteHash(site, "c", collection, "new"));
+      if (creating && !singleton) return go(siteHash(site, "c", collection, "i", String(saved.id)));
+      if (creating) return renderEditor(shell, collection, null);
     } catch (err) {
       replace(status);
       if (!(err instanceof ApiError)) throw err;
       let first = null;
       const rest = [];
       for (const e of err.errors) {
-        const name = Array.isArray(e.path) && e.path.length ? String(e.path[0]) : null;
-        if (name && showAt(name, e.message)) first = first || controls.get(name).el;
+        const path = Array.isArray(e.path) ? e.path.map(String) : [];
+        if (path[0] === "body" || path[0] === "data") path.shift();
+        const at = path.length ? showAt(path, e.message) : null;
+        if (at) first = first || at;
         else rest.push(e.message);
       }
       if (rest.length || !first) replace(formError, t("editor.failed", { message: rest.join(" ") || err.message }));
@@ -155,15 +175,18 @@ export async function renderEditor(shell, collection, id) {
     }
   };
 
+  const others = singleton ? [] : ACTIONS.filter((a) => a !== chosen);
   const form = h("form", { class: "editor", "aria-labelledby": "editor-heading", novalidate: true,
     onsubmit: (event) => { event.preventDefault(); save(); } },
-    rows,
-    formError,
-    h("div", { class: "tools" },
-      h("button", { type: "submit" }, t("editor.save")),
-      h("a", { href: siteHash(site, "c", collection) }, t("editor.back"))),
-    h("p", { class: "muted" }, t("editor.shortcut")),
-    status);
+  rows,
+  formError,
+  h("div", { class: "tools" },
+    h("button", { type: "submit", "aria-describedby": "save-then" }, t("editor.save")),
+    h("span", { id: "save-then", class: "muted" }, t(`editor.then.${chosen}`)),
+    others.map((a) => h("button", { type: "button", class: "secondary", onclick: () => save(a) }, t(`editor.saveAnd.${a}`))),
+    singleton ? null : h("a", { href: siteHash(site, "c", collection) }, t("editor.back"))),
+  h("p", { class: "muted" }, t("editor.shortcut")),
+  status);
   const onKey = (event) => {
     if (!form.isConnected) return document.removeEventListener("keydown", onKey);
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
@@ -171,8 +194,15 @@ export async function renderEditor(shell, collection, id) {
       save();
     }
   };
+  const onUnload = (event) => {
+    if (!form.isConnected) return window.removeEventListener("beforeunload", onUnload);
+    if (dirty()) event.preventDefault();
+  };
   document.addEventListener("keydown", onKey);
-  const heading = creating ? t("editor.new", { collection: label }) : t("editor.edit", { collection: label, id });
+  window.addEventListener("beforeunload", onUnload);
+  leaving.ask = async () => !form.isConnected || !dirty() || askToLeave();
+  const heading = singleton ? label : creating ? t("editor.new", { collection: label }) : t("editor.edit", { collection: label, id });
   document.title = `${heading} · ${shell.title}`;
   replace(shell.main, h("h1", { id: "editor-heading" }, heading), form);
+  baseline = snapshot();
 }

@@ -6,14 +6,16 @@
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
-import { renderEditor } from "./editor.js";
+import { renderEditor, singletonOf } from "./editor.js";
 import { setLanguage, t } from "./i18n.js";
 import { renderList } from "./list.js";
-import { go } from "./router.js";
+import { go, leaving } from "./router.js";
 import { loadSite } from "./site.js";
 
 const root = document.getElementById("app");
 let shell = null; // { site, ctx, main, nav } while a site is shown
+// -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
+let shownHash = location.hash;
 
 function parse() {
   const raw = location.hash.replace(/^#/, "") || "/";
@@ -23,6 +25,13 @@ function parse() {
 }
 
 async function route() {
+  // -- editor: ask before leaving unsaved changes
+  if (leaving.ask && location.hash !== shownHash) {
+    const ask = leaving.ask;
+    if (!(await ask())) return history.replaceState(null, "", shownHash || "#/");
+  }
+  leaving.ask = null;
+  shownHash = location.hash;
   const { parts, query } = parse();
   try {
     if (parts[0] === "login") return showLogin({ site: query.get("site") || session.site, message: query.get("why") });
@@ -39,6 +48,8 @@ async function route() {
     if (!collection) return showHome();
     if (parts[4] === "new") return renderEditor(shell, collection, null);
     if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]);
+    // -- editor: a singleton opens straight in its editor
+    if (singletonOf(shell.ctx, collection)) return renderEditor(shell, collection, null);
     return renderList(shell, collection, query);
   } catch (err) {
     if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired") });

@@ -8,3 +8,7 @@ export function go(hash) {
 export function siteHash(site, ...parts) {
   return "#/" + ["s", site, ...parts].map(encodeURIComponent).join("/");
 }
+
+// -- editor: a screen may ask before it is left (unsaved changes): main.js awaits `leaving.ask()`
+// on every hash change and, when it answers false, puts the previous hash back.
+export const leaving = { ask: null };

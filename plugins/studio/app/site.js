@@ -23,6 +23,8 @@ export async function loadSite(site) {
   const ctx = {
     site, config: config || {}, sites, permissions,
     language: (preferences && preferences.language) || "en",
+    // -- editor: the user's preferences (saveAction)
+    preferences: preferences || {},
     /** The fields of `collection` the user may use for `action`: ["*"], a list, or []. */
     fields(collection, action) {
       if (permissions.admin) return ["*"];
