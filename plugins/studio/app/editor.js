@@ -81,13 +81,15 @@ export async function renderEditor(shell, collection, id) {
     const c = await controlFor(field, item[field.field], env);
     const error = h("p", { id: errorId, class: "field-error" });
     controls.set(field.field, { ...c, error, readOnly, alias: Boolean(field.relation) });
-    const marks = [readOnly ? h("span", { class: "muted" }, ` (${t("editor.readOnly")})`) : null,
-      field.required ? h("span", { "aria-hidden": "true" }, " *") : null];
+    const marks = readOnly ? h("span", { class: "muted" }, ` (${t("editor.readOnly")})`) : null;
+    // The required mark is outside the label, so the field's name is its accessible name.
+    const star = field.required ? h("span", { "aria-hidden": "true" }, " *") : null;
     if (c.group) {
-      return h("div", { class: "field" }, h("span", { id: labelId, class: "label" }, field.field, marks),
+      return h("div", { class: "field" }, h("span", {}, h("span", { id: labelId, class: "label" }, field.field, marks), star),
         h("div", { role: c.radiogroup ? "radiogroup" : "group", "aria-labelledby": labelId, "aria-describedby": errorId }, c.el), error);
     }
-    return h("div", { class: c.check ? "field check" : "field" }, h("label", { for: inputId }, field.field, marks), c.el, error);
+    return h("div", { class: c.check ? "field check" : "field" },
+      h("span", {}, h("label", { for: inputId }, field.field, marks), star), c.el, error);
   }));
 
   const snapshot = () => {
