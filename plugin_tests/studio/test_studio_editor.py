@@ -20,9 +20,13 @@ import pytest_asyncio
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD
 from kernel.testing_live import LiveServer
-from plugin_tests.studio.test_studio_browser import Visit, browser, sign_in, visit  # noqa: F401 - fixtures
+from plugin_tests.studio import test_studio_browser as shared
+from plugin_tests.studio.test_studio_browser import Visit, sign_in
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+# The module's browser and each test's page, as test_studio_browser.py makes them.
+browser = shared.browser
+visit = shared.visit
 
 
 def png_bytes() -> bytes:
@@ -42,30 +46,42 @@ async def studio(shared_site) -> Any:
     await a.create("authors", [{"id": "ada", "name": "Ada Lovelace"}, {"id": "alan", "name": "Alan Turing"}])
     await a.collection("topics", {"label": "string"})
     await a.create("topics", [{"id": "art", "label": "Art"}, {"id": "sci", "label": "Science"}])
-    await a.collection("posts", {
-        "title": {"type": "string", "required": True, "options": {"maxLength": 80}},
-        "summary": {"type": "text", "interface": "input-multiline"},
-        "body": {"type": "text", "interface": "input-rich-text-md"},
-        "rating": {"type": "integer", "options": {"min": 1, "max": 5}},
-        "price": {"type": "decimal"},
-        "featured": {"type": "boolean", "interface": "toggle"},
-        "published_on": "date",
-        "kind": {"type": "string", "options": {"choices": [{"value": "news", "text": "News"}, {"value": "essay", "text": "Essay"}]}},
-        "mood": {"type": "string", "interface": "select-radio", "options": {"choices": ["calm", "bold"]}},
-        "labels": "csv",
-        "settings": "json",
-        "place": "geometry",
-        "author": "string",
-        "topics": {"type": "json", "options": {"sort": True}},
-        "cover": {"type": "string", "interface": "file-image"},
-        "gallery": "files",
-        "translations": "json",
-    })
-    await a.collection("chapters", {"name": "string", "post": "string", "position": "integer"}, sort_field="position")
+    await a.collection(
+        "posts",
+        {
+            "title": {"type": "string", "required": True, "options": {"maxLength": 80}},
+            "summary": {"type": "text", "interface": "input-multiline"},
+            "body": {"type": "text", "interface": "input-rich-text-md"},
+            "rating": {"type": "integer", "options": {"min": 1, "max": 5}},
+            "price": {"type": "decimal"},
+            "featured": {"type": "boolean", "interface": "toggle"},
+            "published_on": "date",
+            "kind": {
+                "type": "string",
+                "options": {
+                    "choices": [{"value": "news", "text": "News"}, {"value": "essay", "text": "Essay"}]
+                },
+            },
+            "mood": {"type": "string", "interface": "select-radio", "options": {"choices": ["calm", "bold"]}},
+            "labels": "csv",
+            "settings": "json",
+            "place": "geometry",
+            "author": "string",
+            "topics": {"type": "json", "options": {"sort": True}},
+            "cover": {"type": "string", "interface": "file-image"},
+            "gallery": "files",
+            "translations": "json",
+        },
+    )
+    await a.collection(
+        "chapters", {"name": "string", "post": "string", "position": "integer"}, sort_field="position"
+    )
     await a.create("chapters", [{"id": "c1", "name": "Chapter One"}, {"id": "c2", "name": "Chapter Two"}])
     await a.relation(type="m2o", collection="posts", field="author", relatedCollection="authors")
     await a.relation(type="m2m", collection="posts", field="topics", relatedCollection="topics")
-    await a.relation(type="m2o", collection="chapters", field="post", relatedCollection="posts", relatedField="chapters")
+    await a.relation(
+        type="m2o", collection="chapters", field="post", relatedCollection="posts", relatedField="chapters"
+    )
     await a.collection("homepage", {"headline": "string"}, singleton=True)
     server = await LiveServer(shared_site.app.app).start()
     try:
@@ -84,14 +100,18 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await page.goto(f"{visit.base}/studio/#/s/{studio['a']}/c/posts/new")
     await expect(page.get_by_role("heading", name="New item in posts")).to_be_visible()
     # The preference (stay) wins over the site's default (return).
-    await expect(page.get_by_role("button", name="Save", exact=True)).to_have_accessible_description("then stay here")
+    await expect(page.get_by_role("button", name="Save", exact=True)).to_have_accessible_description(
+        "then stay here"
+    )
 
     # Text family: typed.
     await page.get_by_label("title", exact=True).press_sequentially("Keyboard post")
     await expect(page.get_by_label("title", exact=True)).to_have_attribute("maxlength", "80")
     await page.get_by_label("summary", exact=True).fill("Short.")
     body = page.get_by_label("body", exact=True)
-    await body.fill("# Big news\n\nSome **bold** text <script>window.pwned=1</script> and [a link](javascript:alert(1)).")
+    await body.fill(
+        "# Big news\n\nSome **bold** text <script>window.pwned=1</script> and [a link](javascript:alert(1))."
+    )
     await body.press("Tab")
     await page.keyboard.press("Enter")  # the focused "Preview body" button
     preview = page.get_by_role("region", name="Preview of body")
@@ -164,11 +184,14 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
         await add_chapter.press("Enter")
     # Files: an image dropped on the cover, one chosen through the gallery's input (Enter opens it).
     image = base64.b64encode(png_bytes()).decode()
-    drop = await page.evaluate_handle("""(b64) => {
+    drop = await page.evaluate_handle(
+        """(b64) => {
         const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
         const dt = new DataTransfer();
         dt.items.add(new File([bytes], "cover.png", { type: "image/png" }));
-        return dt; }""", image)
+        return dt; }""",
+        image,
+    )
     await page.get_by_label("cover", exact=True).dispatch_event("drop", {"dataTransfer": drop})
     thumb = page.get_by_role("img", name=re.compile("^Thumbnail of cover-"))
     await expect(thumb).to_be_visible()
@@ -176,7 +199,9 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     async with page.expect_file_chooser() as chooser:
         await page.get_by_label("gallery", exact=True).focus()
         await page.keyboard.press("Enter")
-    await (await chooser.value).set_files([{"name": "shot.png", "mimeType": "image/png", "buffer": png_bytes()}])
+    await (await chooser.value).set_files(
+        [{"name": "shot.png", "mimeType": "image/png", "buffer": png_bytes()}]
+    )
     await expect(page.get_by_role("img", name=re.compile("^Thumbnail of shot-"))).to_be_visible()
     # Translations side by side: a language added with the keyboard, a title too long for its field.
     await page.get_by_label("Language code").press_sequentially("de")
@@ -205,15 +230,43 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await visit.shot("editor-interfaces")
     await german.fill("Tastatur-Beitrag")
     await page.keyboard.press("Control+s")
-    await expect(page.get_by_role("heading", name=re.compile(r"^posts: "))).to_be_visible()  # stay: the new item
+    await expect(
+        page.get_by_role("heading", name=re.compile(r"^posts: "))
+    ).to_be_visible()  # stay: the new item
     post_id = page.url.rsplit("/", 1)[1]
     post = await calls.get("posts", post_id)
-    assert {k: post[k] for k in ("title", "summary", "rating", "price", "featured", "published_on", "kind", "mood",
-                                 "labels", "settings", "place", "author", "topics")} == {
-        "title": "Keyboard post", "summary": "Short.", "rating": 4, "price": "12.50", "featured": True,
-        "published_on": "2026-04-04", "kind": "essay", "mood": "bold", "labels": ["alpha", "gamma"],
-        "settings": {"layout": "wide"}, "place": {"type": "Point", "coordinates": [13.4, 52.5]},
-        "author": "ada", "topics": ["sci", "art"]}
+    assert {
+        k: post[k]
+        for k in (
+            "title",
+            "summary",
+            "rating",
+            "price",
+            "featured",
+            "published_on",
+            "kind",
+            "mood",
+            "labels",
+            "settings",
+            "place",
+            "author",
+            "topics",
+        )
+    } == {
+        "title": "Keyboard post",
+        "summary": "Short.",
+        "rating": 4,
+        "price": "12.50",
+        "featured": True,
+        "published_on": "2026-04-04",
+        "kind": "essay",
+        "mood": "bold",
+        "labels": ["alpha", "gamma"],
+        "settings": {"layout": "wide"},
+        "place": {"type": "Point", "coordinates": [13.4, 52.5]},
+        "author": "ada",
+        "topics": ["sci", "art"],
+    }
     assert post["body"].startswith("# Big news")
     assert post["translations"] == {"de": {"title": "Tastatur-Beitrag"}}
     cover = await calls.ok("get", f"/files/{post['cover']}")
