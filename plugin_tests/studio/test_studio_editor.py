@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member
 from kernel.testing_live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
 from plugin_tests.studio.test_studio_browser import Visit, sign_in
@@ -110,7 +110,8 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await page.get_by_label("summary", exact=True).fill("Short.")
     body = page.get_by_label("body", exact=True)
     await body.fill(
-        "# Big news\n\nSome **bold** text <script>window.pwned=1</script> and [a link](javascript:alert(1))."
+        "# Big news\n\nSome **bold** text <script>window.pwned=1</script> and [a link](javascript:alert(1)).\n\n"
+        "- one <img src=x onerror=window.pwned=2>\n- [docs](https://example.com/docs)"
     )
     await body.press("Tab")
     await page.keyboard.press("Enter")  # the focused "Preview body" button
@@ -118,7 +119,12 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await expect(preview.get_by_role("heading", name="Big news")).to_be_visible()
     await expect(preview.locator("strong")).to_have_text("bold")
     await expect(preview).to_contain_text("<script>window.pwned=1</script>")
-    await expect(preview.get_by_role("link")).to_have_count(0)
+    await expect(preview.get_by_role("link")).to_have_count(1)
+    await expect(preview.get_by_role("link", name="docs")).to_have_attribute(
+        "href", "https://example.com/docs"
+    )
+    await expect(preview.get_by_role("listitem")).to_have_count(2)
+    await expect(preview.locator("img")).to_have_count(0)
     assert await page.evaluate("window.pwned === undefined")
 
     # Numbers: typed; the API's min/max error comes back at the field.
@@ -334,3 +340,52 @@ async def test_save_actions_and_a_singleton(studio, visit: Visit):
     await page.reload()
     await expect(page.get_by_label("headline", exact=True)).to_have_value("Welcome")
     await visit.axe()
+
+
+async def test_a_member_sees_read_only_interfaces_and_no_hidden_field(studio, visit: Visit):
+    from playwright.async_api import expect
+
+    page, calls = visit.page, studio["calls"]
+    await calls.create(
+        "posts",
+        {
+            "id": "p-member",
+            "title": "Shared",
+            "price": "99.90",
+            "author": "alan",
+            "labels": ["x"],
+            "kind": "news",
+            "place": {"type": "Point", "coordinates": [1, 2]},
+        },
+    )
+    member = await new_member(studio["app"], studio["a"], "subscriber")
+    readable = ["title", "author", "labels", "kind", "place", "featured"]
+    await calls.grant(
+        [
+            {"collection": "posts", "action": "read", "fields": readable},
+            {"collection": "posts", "action": "update", "fields": ["title"]},
+            {"collection": "authors", "action": "read", "fields": ["*"]},
+        ],
+        {"userId": member.id},
+    )
+    studio["app"].kernel.access.invalidate(studio["a"])
+    await sign_in(visit, member.email, member.password, studio["a"])
+    await page.goto(f"{visit.base}/studio/#/s/{studio['a']}/c/posts/i/p-member")
+    await expect(page.get_by_role("heading", name="posts: p-member")).to_be_visible()
+    await expect(page.get_by_label("title", exact=True)).to_be_editable()
+    await expect(page.get_by_role("combobox", name=re.compile("^author"))).not_to_be_editable()
+    await expect(page.get_by_role("combobox", name=re.compile("^author"))).to_have_value("Alan Turing")
+    await expect(page.get_by_label(re.compile("^labels"))).not_to_be_editable()
+    await expect(page.get_by_role("button", name=re.compile("^Remove tag"))).to_have_count(0)
+    await expect(page.get_by_label(re.compile("^kind"))).to_be_disabled()
+    await expect(page.get_by_role("switch", name=re.compile("^featured"))).to_be_disabled()
+    await expect(page.get_by_label("Longitude")).not_to_be_editable()
+    for hidden in ("price", "chapters", "topics", "translations", "cover"):
+        await expect(page.get_by_text(hidden, exact=True)).to_have_count(0)
+    assert "99.90" not in await page.content()
+    await visit.axe()
+    await page.get_by_label("title", exact=True).fill("Shared, retitled")
+    await page.keyboard.press("Control+s")
+    await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    stored = await calls.get("posts", "p-member")
+    assert (stored["title"], stored["author"], stored["labels"]) == ("Shared, retitled", "alan", ["x"])

@@ -31,7 +31,8 @@ export function relationsOf(relations, collection) {
 }
 
 export async function controlFor(field, value, env) {
-  const relation = env.relation;
+  // A relation to a collection the user may not read is edited as the plain ids it stores.
+  const relation = env.relation && env.shell.ctx.may(env.relation.relatedCollection, "read") ? env.relation : null;
   if (relation && relation.type === "o2m") return o2mControl(field, env);
   if (relation && relation.type === "m2o") return m2oControl(field, value, env);
   if (relation && relation.type === "m2m") return m2mControl(field, value, env);
