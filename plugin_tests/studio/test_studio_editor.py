@@ -233,7 +233,10 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await expect(german).to_have_accessible_description(re.compile("title", re.I))
     await expect(rating).not_to_have_attribute("aria-invalid", "true")
     await visit.axe()
+    await page.set_viewport_size({"width": 1200, "height": 1500})
+    await page.get_by_role("heading", name="New item in posts").scroll_into_view_if_needed()
     await visit.shot("editor-interfaces")
+    await page.set_viewport_size({"width": 1200, "height": 800})
     await german.fill("Tastatur-Beitrag")
     await page.keyboard.press("Control+s")
     await expect(
@@ -304,6 +307,13 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     await expect(dialog).to_have_count(0)
     await expect(page.get_by_label("title", exact=True)).to_have_value("Not kept")
     assert page.url.endswith(f"/c/posts/i/{post_id}")
+    # Closing the tab (or reloading) asks too: the browser's own beforeunload question.
+    async with page.expect_event("dialog") as asked:
+        await page.close(run_before_unload=True)
+    question = await asked.value
+    assert question.type == "beforeunload"
+    await question.dismiss()
+    await expect(page.get_by_label("title", exact=True)).to_have_value("Not kept")
     await page.get_by_role("link", name="Back to the list").click()
     await dialog.get_by_role("button", name="Leave without saving").click()
     await expect(page.get_by_role("table", name="Items of posts")).to_be_visible()

@@ -68,7 +68,7 @@ export async function renderEditor(shell, collection, id) {
   const status = h("p", { role: "status", class: "status" });
   const formError = h("div", { role: "alert", class: "error" });
   const controls = new Map();
-  const env0 = { shell, site, collection, item, itemId: creating ? null : item.id ?? id, fields: readable };
+  const env0 = { shell, site, collection, item, itemId: creating ? null : item.id ?? id, fields: readable, relations: byField };
   const rows = await Promise.all(fields.map(async (field) => {
     const inputId = uid("field");
     const errorId = uid("error");

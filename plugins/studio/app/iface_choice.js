@@ -96,8 +96,10 @@ export function tagsControl(field, value, env) {
     }
   });
   draw();
+  // Text still in the input counts as tags too (without being moved into the list).
+  const pending = () => input.value.split(",").map((s) => s.trim()).filter((s) => s && !tags.includes(s));
   return { el: h("div", { class: "tag-input" }, list, input, status), input, read: () => {
-    add();
-    return tags.length || value ? [...tags] : null;
+    const all = [...tags, ...pending()];
+    return all.length || value ? all : null;
   } };
 }

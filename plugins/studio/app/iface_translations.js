@@ -6,6 +6,8 @@
 
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { choicesOf } from "./iface_choice.js";
+import { isFileField } from "./iface_file.js";
 
 const TEXT_TYPES = new Set(["string", "text", "slug"]);
 const CODE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$/;
@@ -15,7 +17,9 @@ export function isTranslations(field) {
 }
 
 export function translationsControl(field, value, env) {
-  const fields = env.fields.filter((f) => TEXT_TYPES.has(f.type) && f.field !== field.field);
+  // Text the editor types: not a choice, a file or a relation's ids.
+  const fields = env.fields.filter((f) => TEXT_TYPES.has(f.type) && f.field !== field.field && !choicesOf(f)
+    && !isFileField(f) && !(env.relations && env.relations[f.field]));
   const stored = value && typeof value === "object" && !Array.isArray(value) ? value : {};
   let languages = Object.keys(stored);
   const cells = new Map(); // "code\u0000field" -> { input, error }
@@ -50,7 +54,7 @@ export function translationsControl(field, value, env) {
         languages.map((code) => {
           const id = uid("tr");
           const errorId = uid("error");
-          const input = h("input", { id, type: "text", lang: code, readonly: env.readOnly, "aria-describedby": errorId,
+          const input = h(f.type === "text" ? "textarea" : "input", { id, type: f.type === "text" ? null : "text", rows: f.type === "text" ? "2" : null, lang: code, readonly: env.readOnly, "aria-describedby": errorId,
             "aria-label": t("editor.translationOf", { field: f.field, code }), value: (values[code] && values[code][f.field]) ?? "" });
           const error = h("p", { id: errorId, class: "field-error" });
           cells.set(`${code}\u0000${f.field}`, { input, error });
