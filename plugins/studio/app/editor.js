@@ -150,9 +150,17 @@ export async function renderEditor(shell, collection, id) {
     try {
       const method = singleton ? "PATCH" : creating ? "POST" : "PATCH";
       const saved = (await call(method, itemPath, { site, body })).body.data;
-      for (const c of controls.values()) if (c.after && !c.readOnly) await c.after(saved);
-      replace(status, t("editor.saved"));
       Object.assign(item, saved);
+      try {
+        for (const c of controls.values()) if (c.after && !c.readOnly) await c.after(saved);
+      } catch (err) {
+        // The item is saved; a related item's write (an o2m list) was refused.
+        if (!(err instanceof ApiError)) throw err;
+        replace(status);
+        replace(formError, t("editor.relatedFailed", { message: err.message }));
+        return;
+      }
+      replace(status, t("editor.saved"));
       baseline = snapshot();
       if (next === "return") return go(siteHash(site, "c", collection));
       if (next === "create_new") return go(siteHash(site, "c", collection, "new"));

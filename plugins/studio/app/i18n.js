@@ -98,6 +98,7 @@ const CATALOGUES = {
     "editor.languageThere": "{code} is already there.",
     "editor.languageAdded": "Added the language {code}.",
     "editor.languageRemoved": "Removed the language {code}.",
+    "editor.relatedFailed": "The item was saved, but its linked items were not all changed: {message}",
     // -- end editor
     "error.generic": "Something went wrong: {message}",
     "error.notFound": "Not found.",
