@@ -46,7 +46,7 @@ const CATALOGUES = {
     "list.pageOfMany": "Page {page}",
     "list.pageSize": "Items per page",
     "list.defaultView": "The default view ({scope}).",
-    "filter.legend": "Filter",
+    "filter.legend": "Filter conditions",
     "filter.match": "Match",
     "filter.ofTop": "of these conditions",
     "filter.all": "all",
