@@ -22,17 +22,28 @@ import pytest_asyncio
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
-from plugin_tests.studio.test_studio_browser import browser, sign_in, visit  # noqa: F401 - fixtures
+from plugin_tests.studio import test_studio_browser as shared
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+# The studio's browser fixtures (one Chromium for the module, a recorded context per test).
+browser = shared.browser
+visit = shared.visit
+sign_in = shared.sign_in
 
 GENRES = ["novel", "poetry", "essay"]
 
 
 def book(i: int) -> dict[str, Any]:
     title = f"Winter book {i:03d}" if i % 50 == 0 else f"Book {i:03d}"
-    return {"id": f"b{i:03d}", "title": title, "author": ["Ann", "Bob", "Cy"][i % 3], "pages": i,
-            "genre": GENRES[i % 3], "isbn": f"{(7 * i) % 300:04d}"}
+    return {
+        "id": f"b{i:03d}",
+        "title": title,
+        "author": ["Ann", "Bob", "Cy"][i % 3],
+        "pages": i,
+        "genre": GENRES[i % 3],
+        "isbn": f"{(7 * i) % 300:04d}",
+    }
 
 
 BOOKS = [book(i) for i in range(1, 301)]
@@ -43,26 +54,46 @@ async def studio(shared_site) -> Any:
     """The shared app served by uvicorn; site A with 300 books (status field `status`), a role
     Writers and a member of it who may read the books and delete poetry only."""
     a = shared_site.calls
-    await a.collection("books", {
-        "title": {"type": "string", "required": True},
-        "author": "string",
-        "pages": "integer",
-        "genre": {"type": "string", "options": {"choices": [{"value": g, "text": g.title()} for g in GENRES]}},
-        "isbn": "string",
-    }, status_field="status", meta={"display_template": "{{ title }} by {{ author }}"})
+    await a.collection(
+        "books",
+        {
+            "title": {"type": "string", "required": True},
+            "author": "string",
+            "pages": "integer",
+            "genre": {
+                "type": "string",
+                "options": {"choices": [{"value": g, "text": g.title()} for g in GENRES]},
+            },
+            "isbn": "string",
+        },
+        status_field="status",
+        meta={"display_template": "{{ title }} by {{ author }}"},
+    )
     await a.create("books", BOOKS)
     writers = await a.ok("post", "/roles", status=201, json={"name": "Writers"})
     editors = await a.ok("post", "/roles", status=201, json={"name": "Editors"})
     member = await new_member(shared_site.app, shared_site.site, writers["id"])
     other = await new_member(shared_site.app, shared_site.site, writers["id"])
-    await a.grant([{"collection": "books", "action": "read", "fields": ["*"]},
-                   {"collection": "books", "action": "delete", "conditions": {"genre": {"_eq": "poetry"}}}],
-                  {"userId": member.id})
+    await a.grant(
+        [
+            {"collection": "books", "action": "read", "fields": ["*"]},
+            {"collection": "books", "action": "delete", "conditions": {"genre": {"_eq": "poetry"}}},
+        ],
+        {"userId": member.id},
+    )
     shared_site.app.kernel.access.invalidate(shared_site.site)
     server = await LiveServer(shared_site.app.app).start()
     try:
-        yield {"server": server, "a": shared_site.site, "calls": a, "member": member, "other": other,
-               "writers": writers, "editors": editors, "app": shared_site.app}
+        yield {
+            "server": server,
+            "a": shared_site.site,
+            "calls": a,
+            "member": member,
+            "other": other,
+            "writers": writers,
+            "editors": editors,
+            "app": shared_site.app,
+        }
     finally:
         await server.stop()
 
@@ -135,8 +166,9 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     await page.get_by_role("button", name="Apply filter").click()
     await expect(status).to_have_text("Page 1 of 1 (7 items)")
     written = json.loads(view_of(page.url)["filter"])
-    assert written == {"_and": [{"genre": {"_eq": "poetry"}},
-                                {"_or": [{"pages": {"_lte": 10}}, {"pages": {"_gte": 290}}]}]}
+    assert written == {
+        "_and": [{"genre": {"_eq": "poetry"}}, {"_or": [{"pages": {"_lte": 10}}, {"pages": {"_gte": 290}}]}]
+    }
     assert (await calls.list("books", filter=json.dumps(written)))["meta"]["total"] == 7
     # The redrawn builder shows the filter it wrote.
     await expect(page.get_by_label("Value of condition 3")).to_have_value("290")
@@ -169,8 +201,12 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     await bulk.get_by_label("Set status to").select_option("published")
     await bulk.get_by_role("button", name="Set status").click()
     await expect(page.get_by_role("status").filter(has_text="3 items changed.")).to_be_visible()
-    assert [(await calls.get("books", i))["status"] for i in ("b001", "b002", "b003", "b004")] == \
-        ["published", "published", "published", "draft"]
+    assert [(await calls.get("books", i))["status"] for i in ("b001", "b002", "b003", "b004")] == [
+        "published",
+        "published",
+        "published",
+        "draft",
+    ]
     await table.get_by_role("checkbox", name="Select item b001").check()
     await table.get_by_role("checkbox", name="Select item b002").check()
     await bulk.get_by_role("button", name="Delete selected").click()
@@ -185,8 +221,10 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     await expect(table.get_by_role("row").nth(1)).to_contain_text("b003")
 
     # Presets: a bookmark for everyone, and a default view of its own.
-    await page.goto(f"{visit.base}/studio/#/s/{studio['a']}/c/books?fields=title,pages&sort=-pages"
-                    "&filter=" + json.dumps({"genre": {"_eq": "essay"}}))
+    await page.goto(
+        f"{visit.base}/studio/#/s/{studio['a']}/c/books?fields=title,pages&sort=-pages"
+        "&filter=" + json.dumps({"genre": {"_eq": "essay"}})
+    )
     await expect(status).to_have_text("Page 1 of 4 (99 items)")
     views = page.get_by_role("region", name="Presets and bookmarks")
     await views.get_by_label("Bookmark name").fill("Long essays")
@@ -194,10 +232,18 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     await views.get_by_role("button", name="Save as bookmark").click()
     await expect(page.get_by_role("status").filter(has_text="Bookmark Long essays saved.")).to_be_visible()
     await expect(views.get_by_role("listitem").filter(has_text="Long essays")).to_contain_text("(everyone)")
-    saved = [p for p in await calls.ok("get", "/presets", params={"collection": "books"}) if p["bookmark"] == "Long essays"]
+    saved = [
+        p
+        for p in await calls.ok("get", "/presets", params={"collection": "books"})
+        if p["bookmark"] == "Long essays"
+    ]
     assert len(saved) == 1 and saved[0]["sourceScope"] == "global"
     assert saved[0]["filter"] == {"genre": {"_eq": "essay"}}
-    assert saved[0]["layoutQuery"]["tabular"] == {"fields": ["title", "pages"], "sort": ["-pages"], "limit": 25}
+    assert saved[0]["layoutQuery"]["tabular"] == {
+        "fields": ["title", "pages"],
+        "sort": ["-pages"],
+        "limit": 25,
+    }
     await views.get_by_role("button", name="Save as default view").click()
     await expect(page.get_by_role("status").filter(has_text="Default view saved.")).to_be_visible()
     # The bare list (the navigator's link) opens the default view.
@@ -222,14 +268,24 @@ async def test_a_member_sees_its_scopes_presets_and_a_refused_bulk_delete(studio
 
     page = visit.page
     calls, member, other = studio["calls"], studio["member"], studio["other"]
-    view = {"layout": "tabular", "layoutQuery": {"tabular": {"fields": ["title", "genre"], "sort": ["pages"]}}}
-    for body in ({"bookmark": "For everyone"}, {"bookmark": "For writers", "roleId": studio["writers"]["id"]},
-                 {"bookmark": "For editors", "roleId": studio["editors"]["id"]},
-                 {"bookmark": "Another user's", "userId": other.id}):
+    view = {
+        "layout": "tabular",
+        "layoutQuery": {"tabular": {"fields": ["title", "genre"], "sort": ["pages"]}},
+    }
+    for body in (
+        {"bookmark": "For everyone"},
+        {"bookmark": "For writers", "roleId": studio["writers"]["id"]},
+        {"bookmark": "For editors", "roleId": studio["editors"]["id"]},
+        {"bookmark": "Another user's", "userId": other.id},
+    ):
         await calls.ok("post", "/presets", status=201, json={"collection": "books", **view, **body})
     mine = Calls(studio["app"].client, member.headers)
-    await mine.ok("post", "/presets", status=201, json={"collection": "books", "bookmark": "Mine", **view,
-                                                         "userId": member.id})
+    await mine.ok(
+        "post",
+        "/presets",
+        status=201,
+        json={"collection": "books", "bookmark": "Mine", **view, "userId": member.id},
+    )
 
     await sign_in(visit, member.email, member.password, studio["a"])
     await page.get_by_role("link", name="books").click()
