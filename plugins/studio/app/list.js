@@ -212,7 +212,7 @@ export async function renderList(shell, collection, query) {
       bulk.update(n);
     } });
     boxes.push(box);
-    return h("td", {}, box);
+    return h("td", { class: "pick" }, box);
   };
 
   // -- the table
@@ -228,7 +228,7 @@ export async function renderList(shell, collection, query) {
   const table = h("table", {},
     h("caption", {}, t("list.caption", { collection: label })),
     h("thead", {}, h("tr", {},
-      bulk ? h("td", {}, selectAll) : null,
+      bulk ? h("td", { class: "pick" }, selectAll) : null,
       rendered ? h("th", { scope: "col" }, t("list.display")) : null,
       header("id"),
       columns.map((f) => header(f.field)))),
