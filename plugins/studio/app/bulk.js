@@ -21,7 +21,7 @@ export function statusOf(meta, fields) {
   return { name, values };
 }
 
-async function each(site, ids, request) {
+async function each(ids, request) {
   const failed = [];
   for (const id of ids) {
     try {
@@ -55,7 +55,7 @@ export function bulkBar({ shell, collection, status, mayDelete, mayUpdate, selec
     const ids = selected();
     const yes = h("button", { type: "button", onclick: async () => {
       replace(confirmArea, h("p", { role: "status" }, t("bulk.working")));
-      const failed = await each(site, ids, (id) => call("DELETE", path(id), { site }));
+      const failed = await each(ids, (id) => call("DELETE", path(id), { site }));
       done(outcome(ids.length - failed.length, ids.length, failed, "delete"));
     } }, t("bulk.confirmDelete", { count: ids.length }));
     const no = h("button", { type: "button", class: "quiet", onclick: () => { replace(confirmArea); deleteButton.focus(); } }, t("bulk.cancel"));
@@ -72,7 +72,7 @@ export function bulkBar({ shell, collection, status, mayDelete, mayUpdate, selec
       const ids = selected();
       const value = status.values[Number(select.value)].value;
       replace(confirmArea, h("p", { role: "status" }, t("bulk.working")));
-      const failed = await each(site, ids, (one) => call("PATCH", path(one), { site, body: { [status.name]: value } }));
+      const failed = await each(ids, (one) => call("PATCH", path(one), { site, body: { [status.name]: value } }));
       done(outcome(ids.length - failed.length, ids.length, failed, "status"));
     } }, t("bulk.setStatus"));
     buttons.push(apply);

@@ -8,15 +8,7 @@
 import { ApiError, call, data, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
-
-async function optional(promise, fallback) {
-  try {
-    return await promise;
-  } catch (err) {
-    if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return fallback;
-    throw err;
-  }
-}
+import { optional } from "./site.js";
 
 /** What the list needs of the presets: the effective default, every preset the user sees, and
  * (for an admin) the site's roles, to offer the role scope. */
