@@ -244,6 +244,12 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
         "sort": ["-pages"],
         "limit": 25,
     }
+    await views.get_by_label("Bookmark name").fill("Essays for writers")
+    await views.get_by_label("Save for").select_option(label="Role Writers")
+    await views.get_by_role("button", name="Save as bookmark").click()
+    await expect(views.get_by_role("listitem").filter(has_text="Essays for writers")).to_contain_text(
+        "(role Writers)"
+    )
     await views.get_by_role("button", name="Save as default view").click()
     await expect(page.get_by_role("status").filter(has_text="Default view saved.")).to_be_visible()
     # The bare list (the navigator's link) opens the default view.
@@ -257,9 +263,16 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     # A bookmark opens its view; deleting it removes it.
     await page.get_by_role("link", name="Long essays").click()
     assert json.loads(view_of(page.url)["filter"]) == {"genre": {"_eq": "essay"}}
-    await views.get_by_role("button", name="Delete bookmark Long essays").click()
-    await expect(page.get_by_role("status").filter(has_text="Bookmark Long essays deleted.")).to_be_visible()
-    await expect(views.get_by_role("link", name="Long essays")).to_have_count(0)
+    writers = [
+        p for p in await calls.ok("get", "/presets/bookmarks", params={"collection": "books"}) if p["roleId"]
+    ]
+    assert [(p["bookmark"], p["roleId"]) for p in writers] == [
+        ("Essays for writers", studio["writers"]["id"])
+    ]
+    for name in ("Long essays", "Essays for writers"):
+        await views.get_by_role("button", name=f"Delete bookmark {name}").click()
+        await expect(page.get_by_role("status").filter(has_text=f"Bookmark {name} deleted.")).to_be_visible()
+        await expect(views.get_by_role("link", name=name)).to_have_count(0)
     assert not [p for p in await calls.ok("get", "/presets", params={"collection": "books"}) if p["bookmark"]]
 
 

@@ -135,12 +135,13 @@ export async function renderList(shell, collection, query) {
 
   const hashOf = (view) => {
     const next = new URLSearchParams();
-    next.set("fields", (view.fields || []).join(","));
+    if (view.fields) next.set("fields", view.fields.join(","));
     if (view.sort) next.set("sort", view.sort);
     if (view.filter) next.set("filter", JSON.stringify(view.filter));
     if (view.search) next.set("search", view.search);
     if (view.limit && view.limit !== PAGE_SIZE) next.set("limit", String(view.limit));
-    if (view.page && view.page > 1) next.set("page", String(view.page));
+    // A view with nothing set still names itself (page=1), so the effective default does not apply.
+    if ((view.page && view.page > 1) || ![...next.keys()].length) next.set("page", String(view.page || 1));
     return siteHash(shell.site, "c", collection) + "?" + next.toString();
   };
   const hashWith = (changes) => hashOf({ ...state, ...changes });
