@@ -114,7 +114,28 @@ async function fetchPage(shell, collection, state) {
   return { items: rows.slice(0, state.limit), total: null, more: rows.length > state.limit };
 }
 
+// Keyboard users keep their place: the control that changed the view (a sort header, a page
+// button, Apply filter...) is focused again in the redrawn list, matched by its tag and name.
+function nameOf(el) {
+  return el.getAttribute("aria-label") || el.textContent.trim();
+}
+
+function focusedIn(shell, collection) {
+  const el = document.activeElement;
+  const shownList = shell.main.querySelector("h1[data-list]");
+  if (!el || !shownList || shownList.dataset.list !== collection || !shell.main.contains(el) || el === shell.main) return null;
+  return { tag: el.tagName, name: nameOf(el) };
+}
+
+function refocus(shell, was) {
+  if (!was) return;
+  const same = [...shell.main.querySelectorAll(was.tag)]
+    .find((el) => nameOf(el) === was.name && !el.disabled && el.getClientRects().length);
+  (same || shell.main).focus();
+}
+
 export async function renderList(shell, collection, query) {
+  const was = focusedIn(shell, collection);
   const meta = shell.ctx.collections.find((c) => c.name === collection);
   const label = meta ? meta.displayName || meta.meta.displayName || collection : collection;
   const [fields, presets] = await Promise.all([fieldsOf(shell, collection), readPresets(shell, collection)]);
@@ -261,7 +282,7 @@ export async function renderList(shell, collection, query) {
 
   document.title = `${label} · ${shell.title}`;
   replace(shell.main,
-    h("h1", {}, label),
+    h("h1", { "data-list": collection }, label),
     note,
     h("div", { class: "tools" }, searchForm,
       shell.ctx.may(collection, "create") ? h("a", { class: "button", href: siteHash(shell.site, "c", collection, "new") }, t("list.create")) : null),
@@ -273,4 +294,5 @@ export async function renderList(shell, collection, query) {
     h("div", { class: "scroll" }, table),
     pager,
     views);
+  refocus(shell, was);
 }
