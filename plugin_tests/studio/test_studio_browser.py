@@ -283,6 +283,7 @@ async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):
     await expect(page.get_by_role("link", name="Create item")).to_have_count(0)
     await visit.axe()
     await table.get_by_role("link", name="Article 01 (99 views)").click()
+    await expect(page.get_by_role("heading", name="articles: a01")).to_be_visible()
     await expect(page.get_by_label("views")).to_be_editable()
     await expect(page.get_by_label(re.compile("^title"))).not_to_be_editable()
     await expect(page.get_by_label(re.compile("^secret"))).to_have_count(0)

@@ -3,7 +3,8 @@
 
 import { ApiError, data } from "./api.js";
 
-async function optional(promise, fallback) {
+/** The answer of `promise`, or `fallback` when the API says 403 or 404. */
+export async function optional(promise, fallback) {
   try {
     return await promise;
   } catch (err) {
