@@ -6,6 +6,7 @@ import { call, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
+import { addStatusColumn } from "./workflow.js"; // -- history: status badges
 
 export const PAGE_SIZE = 25;
 const MAX_COLUMNS = 6;
@@ -103,4 +104,5 @@ export async function renderList(shell, collection, query) {
       shell.ctx.may(collection, "create") ? h("a", { class: "button", href: siteHash(shell.site, "c", collection, "new") }, t("list.create")) : null),
     h("div", { class: "scroll" }, table),
     pager);
+  await addStatusColumn(shell, collection, items, table); // -- history: status badges
 }

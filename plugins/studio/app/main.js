@@ -7,10 +7,12 @@
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { renderEditor } from "./editor.js";
+import { renderHistory } from "./history.js"; // -- history
 import { setLanguage, t } from "./i18n.js";
 import { renderList } from "./list.js";
 import { go } from "./router.js";
 import { loadSite } from "./site.js";
+import { renderReviewPanel } from "./workflow.js"; // -- history
 
 const root = document.getElementById("app");
 let shell = null; // { site, ctx, main, nav } while a site is shown
@@ -38,7 +40,9 @@ async function route() {
     shell.nav.mark(collection);
     if (!collection) return showHome();
     if (parts[4] === "new") return renderEditor(shell, collection, null);
-    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]);
+    // -- history: an item's revisions and versions; the review panel under its editor
+    if (parts[4] === "i" && parts[5] && parts[6] === "history") return renderHistory(shell, collection, parts[5]);
+    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]).then(() => renderReviewPanel(shell, collection, parts[5]));
     return renderList(shell, collection, query);
   } catch (err) {
     if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired") });
