@@ -116,13 +116,14 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await rv.page.goto(f"{rv.base}/studio/#/s/{site}/c/stories/i/s1")
     rv_panel = rv.page.get_by_role("region", name="Review")
     approve = rv_panel.get_by_role("button", name="Approve")
+    await expect(rv_panel.get_by_role("button", name="Reject")).to_be_visible()
+    await rv.shot("review")
     await approve.focus()
     await rv.page.keyboard.press("Enter")
     await expect(rv_panel.get_by_role("status")).to_have_text("Approved.")
     await expect(rv_panel).to_contain_text("Review state: Approved")
     await expect(rv_panel.get_by_role("button", name="Reject")).to_have_count(0)
     await rv.axe()
-    await rv.shot("review")
 
     # s2: submitted, then rejected with a reason the editor reads.
     await ed.page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s2")
@@ -140,10 +141,14 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await expect(rv_panel).to_contain_text("Review state: Rejected")
     await rv.axe()
 
-    # The editor's list follows: approved and rejected badges.
+    # The editor's list follows: approved (and published, once it is) and rejected badges.
+    await newsroom["admin"].ok("patch", "/items/stories/s1", json={"status": "published"})
     await open_list(ed, site)
     await expect(row_of(ed, "s1")).to_contain_text("Approved")
+    await expect(row_of(ed, "s1")).to_contain_text("Published")
     await expect(row_of(ed, "s2")).to_contain_text("Rejected")
+    await expect(row_of(ed, "s1")).not_to_contain_text("Draft")
+    await ed.shot("list-status")
     await ed.page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s2")
     await expect(ed.page.get_by_role("region", name="Review")).to_contain_text("Rejected: Needs a source")
     states = await newsroom["admin"].ok("get", "/editorial/states", params={"collection": "stories", "ids": "s1,s2"})

@@ -23,7 +23,8 @@ export function badge(kind, value) {
 
 /**
  * The list's status column (called by list.js once its table is drawn): the item's `status`,
- * and for a collection with the workflow its editorial state, as badges.
+ * and for a collection with the workflow its editorial state, as badges. Rows are matched to
+ * `items` by position in the table's body.
  */
 export async function addStatusColumn(shell, collection, items, table) {
   if (!items.length) return;
@@ -43,9 +44,9 @@ export async function addStatusColumn(shell, collection, items, table) {
   items.forEach((item, i) => {
     if (!rows[i]) return;
     const state = states.get(String(item.id));
-    rows[i].append(h("td", { class: "badges" },
-      typeof item.status === "string" ? badge("status", item.status) : null,
-      state ? badge("review", state) : null));
+    // An editorial item shows its review state, and its status once it is more than a draft.
+    const status = typeof item.status === "string" && !(state && item.status === "draft") ? item.status : null;
+    rows[i].append(h("td", { class: "badges" }, state ? badge("review", state) : null, status ? badge("status", status) : null));
   });
 }
 
