@@ -1,4 +1,4 @@
-// An item's history (#/s/<site>/c/<collection>/i/<id>/history), docs/items.md "History":
+// An item's history (#/s/<site>/c/<collection>/i/<id>/history), the API of docs/items.md (history):
 // - revisions, newest first, each with its changes field by field (before, after) from the
 //   revision's `delta`, and a button restoring the item as it was after that change
 //   (POST .../revert { revisionId });
