@@ -27,21 +27,44 @@ async def newsroom(shared_site) -> Any:
     role that reads, creates and updates them, and two of its members: an editor who wrote
     s1 and s2 (s2 edited once since), and a reviewer."""
     admin = shared_site.calls
-    await admin.collection("stories", {"title": {"type": "string", "required": True}, "body": "text"},
-                           editorialWorkflow=True, requireSeparateReviewer=True, versioning=True)
+    await admin.collection(
+        "stories",
+        {"title": {"type": "string", "required": True}, "body": "text"},
+        editorialWorkflow=True,
+        requireSeparateReviewer=True,
+        versioning=True,
+    )
     role = await admin.ok("post", "/roles", status=201, json={"name": "Newsroom"})
-    await admin.grant([{"collection": "stories", "action": a} for a in ("read", "create", "update")],
-                      {"roleId": role["id"]})
+    await admin.grant(
+        [{"collection": "stories", "action": a} for a in ("read", "create", "update")], {"roleId": role["id"]}
+    )
     app, site = shared_site.app, shared_site.site
     editor, reviewer = [await new_member(app, site, role["id"]) for _ in range(2)]
+    reader = await new_member(app, site, "subscriber")  # the frontend realm: no workflow for it
+    await admin.grant([{"collection": "stories", "action": "read"}], {"userId": reader.id})
     app.kernel.access.invalidate(site)
     as_editor = Calls(app.client, editor.headers)
-    await as_editor.create("stories", [{"id": "s1", "title": "First story", "body": "One"},
-                                       {"id": "s2", "title": "Second story", "body": "Two"}])
-    await as_editor.ok("patch", "/items/stories/s2", json={"title": "Second story, edited", "body": "Two, longer"})
+    await as_editor.create(
+        "stories",
+        [
+            {"id": "s1", "title": "First story", "body": "One"},
+            {"id": "s2", "title": "Second story", "body": "Two"},
+        ],
+    )
+    await as_editor.ok(
+        "patch", "/items/stories/s2", json={"title": "Second story, edited", "body": "Two, longer"}
+    )
     server = await LiveServer(app.app).start()
     try:
-        yield {"server": server, "site": site, "editor": editor, "reviewer": reviewer, "admin": admin}
+        yield {
+            "server": server,
+            "site": site,
+            "editor": editor,
+            "reviewer": reviewer,
+            "reader": reader,
+            "admin": admin,
+            "as_editor": as_editor,
+        }
     finally:
         await server.stop()
 
@@ -49,6 +72,9 @@ async def newsroom(shared_site) -> Any:
 @pytest_asyncio.fixture(loop_scope="module")
 async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported browser fixture
     """``open()`` gives a new browser context (a person of its own) on the studio."""
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=WAIT)  # a loaded machine: the same bound as the page's actions
     opened: list[Visit] = []
 
     async def open_() -> Visit:
@@ -66,8 +92,12 @@ async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported brows
         for seen in opened:
             await seen.context.close()
     for seen in opened:
-        assert not [m for m in seen.console if "Content Security Policy" in m
-                    or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+        assert not [
+            m
+            for m in seen.console
+            if "Content Security Policy" in m
+            or (m.startswith("error") and "Failed to load resource" not in m)
+        ], seen.console
 
 
 def row_of(visit: Visit, item_id: str) -> Any:
@@ -118,6 +148,17 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     approve = rv_panel.get_by_role("button", name="Approve")
     await expect(rv_panel.get_by_role("button", name="Reject")).to_be_visible()
     await rv.shot("review")
+    # Meanwhile the editor changes s1: it is a draft again, and the approval is refused; the
+    # panel then shows the state as it is, without the buttons.
+    await newsroom["as_editor"].ok("patch", "/items/stories/s1", json={"body": "One, changed"})
+    await approve.click()
+    await expect(rv_panel.get_by_role("status")).to_contain_text("Not done")
+    await expect(rv_panel).to_contain_text("Review state: Draft")
+    await expect(approve).to_have_count(0)
+    await newsroom["as_editor"].ok(
+        "post", "/editorial/stories/s1/submit-review", json={"reviewerId": reviewer.id}
+    )
+    await rv.page.reload()
     await approve.focus()
     await rv.page.keyboard.press("Enter")
     await expect(rv_panel.get_by_role("status")).to_have_text("Approved.")
@@ -151,8 +192,21 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await ed.shot("list-status")
     await ed.page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s2")
     await expect(ed.page.get_by_role("region", name="Review")).to_contain_text("Rejected: Needs a source")
-    states = await newsroom["admin"].ok("get", "/editorial/states", params={"collection": "stories", "ids": "s1,s2"})
+    states = await newsroom["admin"].ok(
+        "get", "/editorial/states", params={"collection": "stories", "ids": "s1,s2"}
+    )
     assert states == [{"itemId": "s1", "state": "approved"}, {"itemId": "s2", "state": "rejected"}]
+
+    # A subscriber reading stories sees their status and no workflow (the API refuses it that).
+    sub = await contexts()
+    await sign_in(sub, newsroom["reader"].email, newsroom["reader"].password, site)
+    await open_list(sub, site)
+    await expect(row_of(sub, "s1")).to_contain_text("Published")
+    await expect(row_of(sub, "s1")).not_to_contain_text("Approved")
+    await sub.page.goto(f"{sub.base}/studio/#/s/{site}/c/stories/i/s1")
+    await expect(sub.page.get_by_role("link", name="History and versions")).to_be_visible()
+    await expect(sub.page.get_by_role("region", name="Review")).to_have_count(0)
+    await sub.axe()
 
 
 async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, contexts):
@@ -175,7 +229,8 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
     title_row = changes.get_by_role("row").filter(has=page.get_by_role("rowheader", name="title"))
     await expect(title_row.get_by_role("cell").nth(0)).to_have_text("Second story")
     await expect(title_row.get_by_role("cell").nth(1)).to_have_text("Second story, edited")
-    await expect(edit.get_by_role("button", name=re.compile("^Restore"))).to_have_count(0)  # it is the item now
+    # The current revision is the item now: nothing to restore.
+    await expect(edit.get_by_role("button", name=re.compile("^Restore"))).to_have_count(0)
     await ed.axe()
 
     await entries.nth(1).get_by_role("button", name="Restore the item as it was after this change").click()

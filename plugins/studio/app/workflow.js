@@ -14,6 +14,17 @@ export function metaOf(shell, collection) {
   return (found && found.meta) || {};
 }
 
+// The workflow's routes answer 404 when the editorial plugin is off and 403 to the frontend
+// realm: the studio then shows no workflow, and nothing breaks.
+async function unavailable(promise) {
+  try {
+    return await promise;
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return null;
+    throw err;
+  }
+}
+
 /** A badge naming a state ("in_review" shows "In review"); its class gives its colour. */
 export function badge(kind, value) {
   const key = `${kind}.${value}`;
@@ -34,9 +45,8 @@ export async function addStatusColumn(shell, collection, items, table) {
   const states = new Map();
   if (editorial) {
     const ids = items.map((item) => String(item.id)).join(",");
-    for (const s of await data("GET", "/editorial/states", { site: shell.site, params: { collection, ids } })) {
-      states.set(s.itemId, s.state);
-    }
+    const found = await unavailable(data("GET", "/editorial/states", { site: shell.site, params: { collection, ids } }));
+    for (const s of found || []) states.set(s.itemId, s.state);
   }
   const head = table.querySelector("thead tr");
   if (head) head.append(h("th", { scope: "col" }, t("history.status")));
@@ -61,11 +71,11 @@ export async function renderReviewPanel(shell, collection, id) {
   const headingId = uid("review");
   const section = h("section", { class: "review", "aria-labelledby": headingId });
   const status = h("p", { role: "status", class: "status" });
-  main.append(section, historyLink);
   const path = `/editorial/${enc(collection)}/${enc(id)}`;
 
   const draw = async (message = "") => {
-    const info = await data("GET", path, { site: shell.site });
+    const info = await unavailable(data("GET", path, { site: shell.site }));
+    if (!info) return section.remove();
     const parts = [h("h2", { id: headingId }, t("history.review")),
       h("p", {}, t("history.reviewState"), " ", badge("review", info.state))];
     const review = info.review;
@@ -77,6 +87,7 @@ export async function renderReviewPanel(shell, collection, id) {
     if (info.transitions.includes("reject")) parts.push(rejectForm(act));
     replace(section, parts, status);
     replace(status, message);
+    if (!section.isConnected) main.insertBefore(section, historyLink.isConnected ? historyLink : null);
   };
 
   // One transition, then the panel again (its buttons are the API's answer for the new state).
@@ -87,11 +98,14 @@ export async function renderReviewPanel(shell, collection, id) {
       await draw(done);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      replace(status, t("history.failed", { message: err.message }));
+      // The item may have moved on (an edit sends it back to draft): show its state as it is now.
+      await draw(t("history.failed", { message: err.message }));
     }
   }
 
   await draw();
+  // Last, so a screen showing the link has its panel settled (drawn, or left out).
+  main.append(historyLink);
 }
 
 async function submitForm(shell, collection, id, path, act) {
