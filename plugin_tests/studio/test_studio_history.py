@@ -192,6 +192,7 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await ed.shot("list-status")
     await ed.page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s2")
     await expect(ed.page.get_by_role("region", name="Review")).to_contain_text("Rejected: Needs a source")
+    await ed.axe()
     states = await newsroom["admin"].ok(
         "get", "/editorial/states", params={"collection": "stories", "ids": "s1,s2"}
     )
@@ -217,6 +218,8 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
     await sign_in(ed, editor.email, editor.password, site)
     page = ed.page
     await page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s2")
+    await expect(page.get_by_role("region", name="Review")).to_be_visible()
+    await ed.axe()
     await page.get_by_role("link", name="History and versions").click()
     await expect(page.get_by_role("heading", name="History of stories: s2")).to_be_visible()
     revisions = page.get_by_role("region", name="Revisions")
