@@ -162,6 +162,7 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await approve.focus()
     await rv.page.keyboard.press("Enter")
     await expect(rv_panel.get_by_role("status")).to_have_text("Approved.")
+    await expect(rv_panel.get_by_role("heading", name="Review")).to_be_focused()  # the keyboard goes on
     await expect(rv_panel).to_contain_text("Review state: Approved")
     await expect(rv_panel.get_by_role("button", name="Reject")).to_have_count(0)
     await rv.axe()
@@ -238,6 +239,7 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
 
     await entries.nth(1).get_by_role("button", name="Restore the item as it was after this change").click()
     await expect(page.get_by_role("status").first).to_contain_text("Restored")
+    await expect(page.get_by_role("status").first).to_be_focused()
     await expect(entries).to_have_count(3)
     await expect(entries.nth(0).get_by_role("heading")).to_contain_text("Restored")
     restored = await admin.get("stories", "s2")

@@ -39,8 +39,12 @@ export async function renderHistory(shell, collection, id) {
   const base = `/items/${encodeURIComponent(collection)}/${encodeURIComponent(id)}`;
   const meta = metaOf(shell, collection);
   const mayUpdate = shell.ctx.may(collection, "update");
-  const status = h("p", { role: "status", class: "status" });
-  const say = (message) => replace(status, message);
+  const status = h("p", { role: "status", class: "status", tabindex: "-1" });
+  // A message after an action whose button went away with a redraw: the keyboard goes on from it.
+  const say = (message, focus = false) => {
+    replace(status, message);
+    if (focus) status.focus();
+  };
   const failed = (err) => {
     if (!(err instanceof ApiError)) throw err;
     say(t("history.failed", { message: err.message }));
@@ -69,7 +73,7 @@ export async function renderHistory(shell, collection, id) {
       try {
         await data("POST", `${base}/revert`, { site, body: { revisionId: r.id } });
         await loadRevisions(true);
-        say(t("history.restored", { when: when(r.createdAt) }));
+        say(t("history.restored", { when: when(r.createdAt) }), true);
       } catch (err) { failed(err); }
     } }, t("history.restore")) : null;
     return h("li", {}, h("article", { "aria-labelledby": headingId },
@@ -101,14 +105,14 @@ export async function renderHistory(shell, collection, id) {
       try {
         const answer = await data("POST", `${base}/versions/${encodeURIComponent(v.key)}/promote`, { site });
         await Promise.all([loadVersions(), loadRevisions(true)]);
-        say(t("history.promoted", { name: v.name }) + (answer && answer.mainDiverged ? " " + t("history.diverged") : ""));
+        say(t("history.promoted", { name: v.name }) + (answer && answer.mainDiverged ? " " + t("history.diverged") : ""), true);
       } catch (err) { failed(err); }
     };
     const remove = async () => {
       try {
         await data("DELETE", `${base}/versions/${encodeURIComponent(v.key)}`, { site });
         await loadVersions();
-        say(t("history.deleted", { name: v.name }));
+        say(t("history.deleted", { name: v.name }), true);
       } catch (err) { failed(err); }
     };
     return h("section", { class: "version", "aria-labelledby": headingId },
@@ -150,7 +154,7 @@ export async function renderHistory(shell, collection, id) {
       try {
         await data("PATCH", `${base}/versions/${encodeURIComponent(v.key)}`, { site, body: { data: changed } });
         await loadVersions();
-        say(t("history.versionSaved", { name: v.name }));
+        say(t("history.versionSaved", { name: v.name }), true);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         replace(error, t("history.failed", { message: err.message }));

@@ -76,7 +76,7 @@ export async function renderReviewPanel(shell, collection, id) {
   const draw = async (message = "") => {
     const info = await unavailable(data("GET", path, { site: shell.site }));
     if (!info) return section.remove();
-    const parts = [h("h2", { id: headingId }, t("history.review")),
+    const parts = [h("h2", { id: headingId, tabindex: "-1" }, t("history.review")),
       h("p", {}, t("history.reviewState"), " ", badge("review", info.state))];
     const review = info.review;
     if (review && review.state === "rejected" && review.reason) parts.push(h("p", {}, t("history.rejectedBecause", { reason: review.reason })));
@@ -101,6 +101,9 @@ export async function renderReviewPanel(shell, collection, id) {
       // The item may have moved on (an edit sends it back to draft): show its state as it is now.
       await draw(t("history.failed", { message: err.message }));
     }
+    // The button pressed is gone with the old panel: the keyboard goes on from its heading.
+    const heading = document.getElementById(headingId);
+    if (heading) heading.focus();
   }
 
   await draw();
