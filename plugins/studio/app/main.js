@@ -3,6 +3,7 @@
 //   #/login                         #/s/<site>                      the site's home
 //   #/s/<site>/c/<collection>?sort=-title&page=2&search=x           a list
 //   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
+//   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";

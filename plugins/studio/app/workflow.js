@@ -63,6 +63,9 @@ export async function addStatusColumn(shell, collection, items, table) {
 /** The review panel of one item, appended to the editor's screen (only for editorial collections). */
 export async function renderReviewPanel(shell, collection, id) {
   const main = shell.main;
+  // The editor's heading: when it is gone, the user moved on to another screen meanwhile.
+  const screen = main.firstElementChild;
+  const moved = () => Boolean(screen) && !screen.isConnected;
   const historyLink = h("p", {}, h("a", { href: siteHash(shell.site, "c", collection, "i", id, "history") }, t("history.open")));
   if (metaOf(shell, collection).editorialWorkflow !== true) {
     main.append(historyLink);
@@ -75,7 +78,7 @@ export async function renderReviewPanel(shell, collection, id) {
 
   const draw = async (message = "") => {
     const info = await unavailable(data("GET", path, { site: shell.site }));
-    if (!info) return section.remove();
+    if (!info || moved()) return section.remove();
     const parts = [h("h2", { id: headingId, tabindex: "-1" }, t("history.review")),
       h("p", {}, t("history.reviewState"), " ", badge("review", info.state))];
     const review = info.review;
@@ -108,7 +111,7 @@ export async function renderReviewPanel(shell, collection, id) {
 
   await draw();
   // Last, so a screen showing the link has its panel settled (drawn, or left out).
-  main.append(historyLink);
+  if (!moved()) main.append(historyLink);
 }
 
 async function submitForm(shell, collection, id, path, act) {
