@@ -4,7 +4,8 @@ import pytest
 
 from kernel.testing import Calls, disabled_with_dependents
 
-ROUTES = [("get", "/editorial/reviews"), ("post", "/editorial/posts/1/submit-review"),
+ROUTES = [("get", "/editorial/reviews"), ("get", "/editorial/states"), ("get", "/editorial/reviewers"),
+          ("get", "/editorial/posts/1"), ("post", "/editorial/posts/1/submit-review"),
           ("post", "/editorial/posts/1/approve"), ("post", "/editorial/posts/1/reject")]
 
 

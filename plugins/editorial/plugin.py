@@ -18,6 +18,24 @@ REVIEW: dict[str, Any] = {"type": "object", "required": ["id", "collection", "it
     "authorId": {"type": ["string", "null"]}, "reason": {"type": ["string", "null"]},
     "createdAt": {"type": "string"}, "decidedAt": {"type": ["string", "null"]},
     "decidedBy": {"type": ["string", "null"]}}}
+STATE: dict[str, Any] = {"type": "string", "enum": ["draft", "in_review", "approved", "rejected"]}
+ITEM_STATE: dict[str, Any] = {
+    "type": "object", "required": ["collection", "itemId", "state", "review", "transitions"], "properties": {
+        "collection": {"type": "string"}, "itemId": {"type": "string"}, "state": STATE,
+        "review": {"oneOf": [REVIEW, {"type": "null"}]},
+        "transitions": {"type": "array", "items": {"type": "string",
+                                                   "enum": ["submit-review", "approve", "reject"]}}}}
+ITEM_STATES: dict[str, Any] = {"type": "object", "required": ["itemId", "state"], "properties": {
+    "itemId": {"type": "string"}, "state": STATE}}
+REVIEWER: dict[str, Any] = {"type": "object", "required": ["id", "email"], "properties": {
+    "id": {"type": "string"}, "email": {"type": "string"}, "firstName": {"type": ["string", "null"]},
+    "lastName": {"type": ["string", "null"]}}}
+
+
+def _query(operation: dict[str, Any], *params: tuple[str, bool, dict[str, Any]]) -> dict[str, Any]:
+    operation["get"]["parameters"] = [{"name": name, "in": "query", "required": required, "schema": schema}
+                                      for name, required, schema in params]
+    return operation
 
 
 @hookimpl
@@ -40,16 +58,26 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
-    listing = ops(get=("Review requests, newest first (query status, assignee)", None, [REVIEW], 200))
-    listing["get"]["parameters"] = [
-        {"name": name, "in": "query", "required": False, "schema": schema} for name, schema in (
-            ("status", {"type": "string", "enum": ["in_review", "approved", "rejected", "superseded"]}),
-            ("assignee", {"type": "string"}), ("page", {"type": "integer", "minimum": 1}),
-            ("limit", {"type": "integer", "minimum": 1, "maximum": 200}))]
+    listing = _query(ops(get=("Review requests, newest first (query status, assignee)", None, [REVIEW], 200)),
+                     ("status", False, {"type": "string", "enum": ["in_review", "approved", "rejected", "superseded"]}),
+                     ("assignee", False, {"type": "string"}), ("page", False, {"type": "integer", "minimum": 1}),
+                     ("limit", False, {"type": "integer", "minimum": 1, "maximum": 200}))
+    text = {"type": "string"}
     one = "/editorial/{collection}/{id}"
     member = service.require_member  # the caller before the body: studio members only
     return [
         Route("/editorial/reviews", routes.ReviewsResource(), auth="bearer", caller=member, openapi=listing),
+        # What a client shows of the workflow (reads.py): an item's state and the caller's
+        # transitions, the states of a page of items, the reviewers a submitter may name.
+        Route(one, routes.ItemStateResource(), auth="bearer", caller=member, openapi=ops(
+            get=("An item's editorial state, its latest review and the transitions the caller may take",
+                 None, ITEM_STATE, 200))),
+        Route("/editorial/states", routes.StatesResource(), auth="bearer", caller=member, openapi=_query(ops(
+            get=("The editorial states of up to 100 items the caller can see", None, [ITEM_STATES], 200)),
+            ("collection", True, text), ("ids", True, text))),
+        Route("/editorial/reviewers", routes.ReviewersResource(), auth="bearer", caller=member, openapi=_query(ops(
+            get=("The members a submitter may name as reviewer of the collection's items", None, [REVIEWER], 200)),
+            ("collection", True, text), ("item", False, text))),
         Route(one + "/submit-review", routes.SubmitResource(), auth="bearer", caller=member, openapi=ops(
             post=("Submit a draft item for review", {"type": "object", "required": ["reviewerId"], "properties": {
                 "reviewerId": {"type": "string"}}}, REVIEW, 200))),

@@ -7,7 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.editorial import service
+from plugins.editorial import reads, service
 
 
 class ReviewsResource:
@@ -37,3 +37,26 @@ class RejectResource:
     async def on_post(self, req: Any, resp: Any, collection: str, id: str) -> None:
         ctx = request_context(req)
         send_data(resp, await service.decide(ctx, collection, id, "rejected", await read_json(req)))
+
+
+class ItemStateResource:
+    """``GET /editorial/{collection}/{id}``: the item's state and the caller's transitions."""
+
+    async def on_get(self, req: Any, resp: Any, collection: str, id: str) -> None:
+        send_data(resp, await reads.item_state(request_context(req), collection, id))
+
+
+class StatesResource:
+    """``GET /editorial/states`` (query ``collection``, ``ids``)."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        send_data(resp, await reads.states_of(request_context(req), req.get_param("collection"),
+                                              req.get_param("ids")))
+
+
+class ReviewersResource:
+    """``GET /editorial/reviewers`` (query ``collection``, ``item``)."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        send_data(resp, await reads.reviewers(request_context(req), req.get_param("collection"),
+                                              req.get_param("item")))

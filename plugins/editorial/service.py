@@ -42,7 +42,8 @@ def review_record(row: Any) -> dict[str, Any]:
             "decidedBy": row["decided_by"]}
 
 
-async def _collection(ctx: Any, collection: str) -> Any:
+async def workflow_collection(ctx: Any, collection: str) -> Any:
+    """The collection's schema, 404 ``NOT_FOUND`` when missing, 409 ``CONFLICT`` without the workflow."""
     coll = (await get_schema(ctx.kernel, ctx.site_id)).collection(collection) if isinstance(collection, str) else None
     if coll is None:
         raise ApiError(404, "NOT_FOUND", f"No collection '{str(collection)[:64]}' in this site")
@@ -52,8 +53,28 @@ async def _collection(ctx: Any, collection: str) -> Any:
     return coll
 
 
-async def _may_update(ctx: Any, principal: Any, collection: str) -> bool:
+async def may_update(ctx: Any, principal: Any, collection: str) -> bool:
     return principal.is_admin or (await ctx.kernel.access.decide(principal, ctx.site_id, collection, "update")).allowed
+
+
+async def may_review(ctx: Any, reviewer: Any, collection: str) -> bool:
+    """Whether ``reviewer`` (resolved in the site) may be assigned a review: a member (admin
+    access or a role) who may update the collection (who may approve)."""
+    return bool(reviewer.is_admin or reviewer.role_id) and await may_update(ctx, reviewer, collection)
+
+
+def decision_refusal(principal: Any, coll: Any, review: Any, author: str | None, verdict: str) -> ApiError | None:
+    """Why ``principal`` may not give ``verdict`` on the open ``review`` (403), or None: only the
+    assigned reviewer or a site admin decides; with ``requireSeparateReviewer`` the approver is
+    neither the submitter nor the author."""
+    action = "approve" if verdict == "approved" else "reject"
+    me = principal.user_id
+    if me != review["reviewer_id"] and not principal.is_admin:
+        return ApiError.forbidden(f"Only the assigned reviewer (or a site admin) may {action} this item")
+    if verdict == "approved" and coll.require_separate_reviewer and \
+            me in (review["submitted_by"], review["author_id"], author):
+        return ApiError.forbidden("This collection requires a reviewer other than the author")
+    return None
 
 
 def _conflict(state: str, action: str) -> ApiError:
@@ -64,20 +85,19 @@ def _conflict(state: str, action: str) -> ApiError:
 async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str, Any]:
     """``POST /editorial/:collection/:id/submit-review``."""
     site_id = await require_member(ctx)
-    coll = await _collection(ctx, collection)
+    coll = await workflow_collection(ctx, collection)
     if not isinstance(body, dict) or set(body) - {"reviewerId"}:
         raise ApiError.validation("The body is { reviewerId }", path=["body"])
     reviewer_id = body.get("reviewerId")
     if not isinstance(reviewer_id, str) or not 1 <= len(reviewer_id) <= USER_ID_MAX:
         raise ApiError.validation("'reviewerId' is the id of a user who may approve", path=["reviewerId"])
     item = await items.read(ctx, collection, item_id)  # 404 when missing or hidden
-    if not await _may_update(ctx, ctx.principal, collection):
+    if not await may_update(ctx, ctx.principal, collection):
         raise ApiError.forbidden(f"Submitting needs update permission on '{collection}'")
     reviewer = await accounts_api.principal_current(ctx.kernel, site_id, {"kind": "user", "userId": reviewer_id})
     if reviewer is not None:
         reviewer = await ctx.kernel.access.resolve(reviewer, site_id)
-    if reviewer is None or not (reviewer.is_admin or reviewer.role_id) or \
-            not await _may_update(ctx, reviewer, collection):
+    if reviewer is None or not await may_review(ctx, reviewer, collection):
         raise ApiError.validation("The reviewer must be an active member of the site who may update "
                                   f"'{collection}'", path=["reviewerId"], status=422)
     author = await items.author_of(ctx, collection, item_id)  # unmasked: a hidden userCreated is no way out
@@ -104,7 +124,7 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
 async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:
     """``approve`` (``verdict="approved"``) or ``reject`` (``"rejected"``, body ``{ reason }``)."""
     site_id = await require_member(ctx)
-    coll = await _collection(ctx, collection)
+    coll = await workflow_collection(ctx, collection)
     reason = None
     if verdict == "rejected":
         if not isinstance(body, dict) or set(body) - {"reason"}:
@@ -125,12 +145,10 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
         if state != "in_review":
             raise _conflict(state, action)
         review = await db.one(db.select(reviews).where(reviews.c.id == row["review_id"]))
+        refused = decision_refusal(ctx.principal, coll, review, author, verdict)
+        if refused is not None:
+            raise refused
         me = ctx.principal.user_id
-        if me != review["reviewer_id"] and not ctx.principal.is_admin:
-            raise ApiError.forbidden(f"Only the assigned reviewer (or a site admin) may {action} this item")
-        if verdict == "approved" and coll.require_separate_reviewer and \
-                me in (review["submitted_by"], review["author_id"], author):
-            raise ApiError.forbidden("This collection requires a reviewer other than the author")
         await db.execute(db.update(reviews).where(reviews.c.id == review["id"]).values(
             state=verdict, reason=reason, decided_at=now_utc(), decided_by=me))
         await workflow.set_state(db, collection, str(item["id"]), verdict, review["id"], row)

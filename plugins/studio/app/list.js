@@ -11,6 +11,7 @@ import { filterBuilder } from "./filters.js";
 import { t } from "./i18n.js";
 import { presetsPanel, readPresets, stateOf } from "./presets.js";
 import { go, siteHash } from "./router.js";
+import { addStatusColumn } from "./workflow.js"; // -- history: status badges
 
 export const PAGE_SIZE = 25;
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -294,5 +295,6 @@ export async function renderList(shell, collection, query) {
     h("div", { class: "scroll" }, table),
     pager,
     views);
+  await addStatusColumn(shell, collection, items, table); // -- history: status badges
   refocus(shell, was);
 }

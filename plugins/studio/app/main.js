@@ -3,14 +3,17 @@
 //   #/login                         #/s/<site>                      the site's home
 //   #/s/<site>/c/<collection>?sort=-title&page=2&search=x           a list
 //   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
+//   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { renderEditor, singletonOf } from "./editor.js";
+import { renderHistory } from "./history.js"; // -- history
 import { setLanguage, t } from "./i18n.js";
 import { renderList } from "./list.js";
 import { go, leaving } from "./router.js";
 import { loadSite } from "./site.js";
+import { renderReviewPanel } from "./workflow.js"; // -- history
 
 const root = document.getElementById("app");
 let shell = null; // { site, ctx, main, nav } while a site is shown
@@ -47,7 +50,9 @@ async function route() {
     shell.nav.mark(collection);
     if (!collection) return showHome();
     if (parts[4] === "new") return renderEditor(shell, collection, null);
-    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]);
+    // -- history: an item's revisions and versions; the review panel under its editor
+    if (parts[4] === "i" && parts[5] && parts[6] === "history") return renderHistory(shell, collection, parts[5]);
+    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]).then(() => renderReviewPanel(shell, collection, parts[5]));
     // -- editor: a singleton opens straight in its editor
     if (singletonOf(shell.ctx, collection)) return renderEditor(shell, collection, null);
     return renderList(shell, collection, query);
