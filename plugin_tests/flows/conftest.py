@@ -16,3 +16,14 @@ def log_graph(*ids, operation="log"):
     nodes = [{"id": i, "operation": operation, "options": {"message": f"step {i}"}} for i in ids]
     edges = [{"from": a, "to": b} for a, b in zip(ids, ids[1:], strict=False)]
     return {"nodes": nodes, "edges": edges}
+
+
+def flow(trigger="manual", status="active", graph=None, **options):
+    """A flow body: ``trigger`` with ``options`` as its triggerOptions, two ``log`` nodes by default."""
+    return {"name": f"f-{trigger}", "status": status, "trigger": trigger,
+            "triggerOptions": options, "graph": graph if graph is not None else log_graph("a", "b")}
+
+
+def one_node(operation, options, node_id="n1"):
+    """A graph of one node."""
+    return {"nodes": [{"id": node_id, "operation": operation, "options": options}], "edges": []}

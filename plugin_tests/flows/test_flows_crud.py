@@ -2,12 +2,7 @@
 the operations listing, listing filters, tokens returned once, and bad input of every body."""
 
 
-from plugin_tests.flows.conftest import log_graph
-
-
-def flow(trigger="manual", status="active", graph=None, **options):
-    return {"name": f"f-{trigger}", "status": status, "trigger": trigger,
-            "triggerOptions": options, "graph": graph if graph is not None else log_graph("a", "b")}
+from plugin_tests.flows.conftest import flow
 
 
 async def test_graph_validation_codes_name_the_node(shared_site):
