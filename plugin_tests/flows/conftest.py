@@ -2,8 +2,13 @@
 
 import pytest_asyncio
 
-FLOWS_ENV = {"SVC_EVENTS_POLL_SECONDS": "0.1", "SVC_FLOWS_REQUEST_TIMEOUT": "2", "SVC_JSONATA_TIMEOUT_MS": "500",
-             "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096", "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096"}
+FLOWS_ENV = {
+    "SVC_EVENTS_POLL_SECONDS": "0.1",
+    "SVC_FLOWS_REQUEST_TIMEOUT": "2",
+    "SVC_JSONATA_TIMEOUT_MS": "500",
+    "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096",
+    "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096",
+}
 
 
 @pytest_asyncio.fixture
@@ -20,8 +25,13 @@ def log_graph(*ids, operation="log"):
 
 def flow(trigger="manual", status="active", graph=None, **options):
     """A flow body: ``trigger`` with ``options`` as its triggerOptions, two ``log`` nodes by default."""
-    return {"name": f"f-{trigger}", "status": status, "trigger": trigger,
-            "triggerOptions": options, "graph": graph if graph is not None else log_graph("a", "b")}
+    return {
+        "name": f"f-{trigger}",
+        "status": status,
+        "trigger": trigger,
+        "triggerOptions": options,
+        "graph": graph if graph is not None else log_graph("a", "b"),
+    }
 
 
 def one_node(operation, options, node_id="n1"):

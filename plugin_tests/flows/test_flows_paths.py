@@ -24,8 +24,11 @@ async def _run(shared_site, calls, flow_id, body=None):
 
 
 async def _trigger(shared_site, calls, flow_id, token, **kw):
-    headers = {"X-Svc-Site": calls.headers["X-Svc-Site"], **({"x-flow-token": token} if token else {}),
-               **kw.pop("headers", {})}
+    headers = {
+        "X-Svc-Site": calls.headers["X-Svc-Site"],
+        **({"x-flow-token": token} if token else {}),
+        **kw.pop("headers", {}),
+    }
     return await shared_site.app.client.post(f"/api/v1/flows/{flow_id}/trigger", headers=headers, **kw)
 
 
@@ -69,7 +72,10 @@ async def test_a_revoked_token_is_gone_until_a_new_one(shared_site):
     hook = await calls.ok("post", "/flows", 201, json=flow("webhook"))
     revoked = await calls.ok("patch", f"/flows/{hook['id']}", json={"triggerOptions": {"token": None}})
     assert revoked["hasToken"] is False and "token" not in revoked
-    assert _code(await _trigger(shared_site, calls, hook["id"], hook["token"])) == (401, "WEBHOOK_NOT_CONFIGURED")
+    assert _code(await _trigger(shared_site, calls, hook["id"], hook["token"])) == (
+        401,
+        "WEBHOOK_NOT_CONFIGURED",
+    )
     # Saving it again without a token does not make one; proposing one does.
     assert (await calls.ok("patch", f"/flows/{hook['id']}", json={"name": "still none"}))["hasToken"] is False
     again = await calls.ok("patch", f"/flows/{hook['id']}", json={"triggerOptions": {"token": "z" * 30}})
@@ -81,8 +87,11 @@ async def test_saving_and_deleting_is_audited_with_what_changed(shared_site):
     saved = await calls.ok("post", "/flows", 201, json=flow(status="draft"))
     await calls.ok("patch", f"/flows/{saved['id']}", json={"name": "x", "status": "active"})
     await calls.ok("delete", f"/flows/{saved['id']}", 204)
-    audit = {a["action"]: a for a in await calls.ok("get", "/audit", params={"limit": 50})
-             if a["action"].startswith("flows.")}
+    audit = {
+        a["action"]: a
+        for a in await calls.ok("get", "/audit", params={"limit": 50})
+        if a["action"].startswith("flows.")
+    }
     assert set(audit) == {"flows.flow.create", "flows.flow.update", "flows.flow.delete"}
     assert {(a["target"]["type"], a["target"]["id"]) for a in audit.values()} == {("flow", saved["id"])}
     assert audit["flows.flow.create"]["details"] == {"trigger": "manual", "status": "draft"}
@@ -96,10 +105,22 @@ async def test_a_site_holds_at_most_500_flows(shared_site):
     async with kernel.unit_of_work(site) as uow:
         now = now_utc()
         for i in range(500):
-            await uow.db.insert(flows, {"id": uuid7(), "name": f"f{i}", "status": "draft", "trigger": "manual",
-                                        "trigger_options": {}, "graph": {"nodes": [], "edges": []},
-                                        "token_hash": None, "next_run_at": None, "saved_by": None,
-                                        "created_at": now, "updated_at": now})
+            await uow.db.insert(
+                flows,
+                {
+                    "id": uuid7(),
+                    "name": f"f{i}",
+                    "status": "draft",
+                    "trigger": "manual",
+                    "trigger_options": {},
+                    "graph": {"nodes": [], "edges": []},
+                    "token_hash": None,
+                    "next_run_at": None,
+                    "saved_by": None,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
     error = await calls.err("post", "/flows", 403, "PERMISSION_DENIED", json=flow())
     assert error["extensions"]["limit"] == 500, error
     # Another site is not counted with this one.
@@ -152,16 +173,23 @@ async def test_the_webhook_of_a_draft_a_manual_or_no_flow_is_404(shared_site):
     hook = await calls.ok("post", "/flows", 201, json=flow("webhook", status="draft"))
     manual = await calls.ok("post", "/flows", 201, json=flow())
     for flow_id in (hook["id"], manual["id"], "no-such-flow", "x" * 40):
-        assert _code(await _trigger(shared_site, calls, flow_id, hook["token"])) == (404, "NOT_FOUND"), flow_id
+        assert _code(await _trigger(shared_site, calls, flow_id, hook["token"])) == (404, "NOT_FOUND"), (
+            flow_id
+        )
 
 
 async def test_a_failed_webhook_run_is_502_with_the_node_and_reason(shared_site):
     calls = await shared_site.new_site("fl")
     await calls.collection("posts", {"title": "string"})
-    graph = one_node("item-update", {"collection": "posts", "key": "{{ $trigger.body.id }}",
-                                     "payload": {"title": "x"}}, node_id="edit")
+    graph = one_node(
+        "item-update",
+        {"collection": "posts", "key": "{{ $trigger.body.id }}", "payload": {"title": "x"}},
+        node_id="edit",
+    )
     hook = await calls.ok("post", "/flows", 201, json=flow("webhook", role="admin", graph=graph))
-    resp = await _trigger(shared_site, calls, hook["id"], hook["token"], json={"id": "01a2433a-0000-7000-8000-0"})
+    resp = await _trigger(
+        shared_site, calls, hook["id"], hook["token"], json={"id": "01a2433a-0000-7000-8000-0"}
+    )
     assert _code(resp) == (502, "FLOW_RUN_FAILED")
     error = resp.json()["errors"][0]
     assert (error["extensions"]["nodeId"], error["extensions"]["reason"]) == ("edit", "RECORD_NOT_FOUND")
@@ -173,8 +201,14 @@ async def test_a_webhook_body_that_is_not_json_is_text(shared_site):
     calls = await shared_site.new_site("fl")
     graph = one_node("transform", {"json": "{{ $trigger.body }}"})
     hook = await calls.ok("post", "/flows", 201, json=flow("webhook", graph=graph))
-    resp = await _trigger(shared_site, calls, hook["id"], hook["token"], content=b"a=1&b=2",
-                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+    resp = await _trigger(
+        shared_site,
+        calls,
+        hook["id"],
+        hook["token"],
+        content=b"a=1&b=2",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     run = await calls.ok("get", f"/flows/{hook['id']}/runs/{resp.json()['data']['runId']}")
     assert run["steps"][0]["output"] == "a=1&b=2"
     empty = await _trigger(shared_site, calls, hook["id"], hook["token"], content=b"  ")
@@ -196,18 +230,28 @@ async def test_a_role_deleted_under_a_flow_fails_its_run(shared_site):
 async def test_a_payload_template_that_is_not_an_object_fails_the_step(shared_site):
     calls = await shared_site.new_site("fl")
     await calls.collection("posts", {"title": "string"})
-    graph = one_node("item-create", {"collection": "posts", "payload": "{{ $trigger.title }}"}, node_id="save")
+    graph = one_node(
+        "item-create", {"collection": "posts", "payload": "{{ $trigger.title }}"}, node_id="save"
+    )
     saved = await calls.ok("post", "/flows", 201, json=flow(graph=graph))
     run = await _run(shared_site, calls, saved["id"], {"title": "just text"})
-    assert (run["status"], run["error"]["code"], run["error"]["nodeId"]) == ("failed", "OPTION_INVALID", "save")
+    assert (run["status"], run["error"]["code"], run["error"]["nodeId"]) == (
+        "failed",
+        "OPTION_INVALID",
+        "save",
+    )
     assert (await calls.list("posts"))["data"] == []
 
 
 async def test_a_step_after_a_failed_one_does_not_run(shared_site):
     calls = await shared_site.new_site("fl")
-    graph = {"nodes": [{"id": "bad", "operation": "jsonata", "options": {"expression": "$error('no')"}},
-                       {"id": "after", "operation": "log", "options": {"message": "m"}}],
-             "edges": [{"from": "bad", "to": "after"}]}
+    graph = {
+        "nodes": [
+            {"id": "bad", "operation": "jsonata", "options": {"expression": "$error('no')"}},
+            {"id": "after", "operation": "log", "options": {"message": "m"}},
+        ],
+        "edges": [{"from": "bad", "to": "after"}],
+    }
     saved = await calls.ok("post", "/flows", 201, json=flow(graph=graph))
     run = await _run(shared_site, calls, saved["id"])
     assert [(s["nodeId"], s["status"]) for s in run["steps"]] == [("bad", "failed")]
@@ -231,8 +275,9 @@ class BrokenPlugin:
 async def test_a_broken_extension_fails_its_run_not_the_worker(shared_site, temporary_plugin):
     calls = await shared_site.new_site("fl")
     with temporary_plugin(shared_site.app.kernel, BrokenPlugin()):
-        error = await calls.err("post", "/flows", 400, "VALIDATION_FAILED",
-                                json=flow(graph=one_node("explode", {"n": "x"})))
+        error = await calls.err(
+            "post", "/flows", 400, "VALIDATION_FAILED", json=flow(graph=one_node("explode", {"n": "x"}))
+        )
         assert error["message"].startswith("Bad options") and error["extensions"]["nodeId"] == "n1"
         saved = await calls.ok("post", "/flows", 201, json=flow(graph=one_node("explode", {"n": 1})))
         run = await _run(shared_site, calls, saved["id"])
@@ -252,8 +297,11 @@ async def test_another_sites_member_cannot_run_read_or_list(shared_site):
     a, b = await shared_site.new_site("fa"), await shared_site.new_site("fb")
     saved = await a.ok("post", "/flows", 201, json=flow(graph=log_graph("a")))
     run = await _run(shared_site, a, saved["id"])
-    for method, path in (("post", f"/flows/{saved['id']}/run"), ("get", f"/flows/{saved['id']}/runs"),
-                         ("get", f"/flows/{saved['id']}/runs/{run['runId']}")):
+    for method, path in (
+        ("post", f"/flows/{saved['id']}/run"),
+        ("get", f"/flows/{saved['id']}/runs"),
+        ("get", f"/flows/{saved['id']}/runs/{run['runId']}"),
+    ):
         await b.err(method, path, 404, "NOT_FOUND", json={} if method == "post" else None)
     assert await b.ok("get", "/flows", full=True) == {"data": [], "meta": {"total": 0}}
 
@@ -263,6 +311,12 @@ async def test_a_member_without_flows_run_is_refused_before_the_body(shared_site
     saved = await calls.ok("post", "/flows", 201, json=flow())
     made = await new_member(shared_site.app, calls.headers["X-Svc-Site"])
     member = Calls(shared_site.app.client, made.headers)
-    error = await member.err("post", f"/flows/{saved['id']}/run", 403, "PERMISSION_DENIED", content=b"{broken",
-                             headers={"Content-Type": "application/json"})
+    error = await member.err(
+        "post",
+        f"/flows/{saved['id']}/run",
+        403,
+        "PERMISSION_DENIED",
+        content=b"{broken",
+        headers={"Content-Type": "application/json"},
+    )
     assert "flows:run" in str(error)
