@@ -376,3 +376,70 @@ async def test_any_member_reads_the_upload_policy_and_only_an_admin_sets_it(shar
     member = Calls(shared_site.app.client, made.headers)
     assert await member.ok("get", "/uploads/config") == await calls.ok("get", "/uploads/config")
     await member.err("put", "/uploads/config", 403, "PERMISSION_DENIED", json={"maxBytes": 10})
+
+
+async def test_an_upload_without_a_content_type_is_415(shared_site):
+    await shared_site.calls.err(
+        "put", "/files/upload/a.png", 415, "FILE_TYPE_NOT_ALLOWED", content=PNG, headers={"Content-Type": ""}
+    )
+
+
+async def test_a_content_type_with_parameters_is_its_bare_type(shared_site):
+    calls = await shared_site.new_site("fi")
+    file = await _upload(calls, mime="Image/PNG; charset=binary")
+    assert file["type"] == "image/png"
+
+
+async def test_a_derivatives_own_etag_answers_304(shared_site):
+    calls = await shared_site.new_site("fi")
+    file = await _upload(calls)
+    first = await calls.call("get", f"/assets/{file['id']}", params={"width": 10, "format": "jpg"})
+    assert first.headers["content-type"] == "image/jpeg" and first.headers["etag"] != f'"{file["checksum"]}"'
+    assert 'filename="a.jpg"' in first.headers["content-disposition"]
+    again = await calls.call(
+        "get",
+        f"/assets/{file['id']}",
+        params={"format": "jpeg", "width": 10},
+        headers={"If-None-Match": first.headers["etag"]},
+    )
+    assert (again.status_code, again.content) == (304, b"")
+
+
+async def test_a_registered_upload_refuses_bad_metadata_before_looking(shared_site):
+    await shared_site.calls.err(
+        "post", "/files", 400, "VALIDATION_FAILED", path_is=["tags"], json={"key": "k", "tags": "hero"}
+    )
+    await shared_site.calls.err(
+        "post", "/files", 400, "VALIDATION_FAILED", path_is=["owner"], json={"key": "k", "owner": "me"}
+    )
+
+
+async def test_the_public_roles_answer_may_be_cached_publicly(shared_site):
+    calls = await shared_site.new_site("fi")
+    file = await _upload(calls)
+    await calls.ok("post", "/roles/public/permissions", 201, json={"collection": "*", "action": "media:read"})
+    shared_site.app.kernel.access.invalidate(calls.headers["X-Svc-Site"])
+    resp = await shared_site.app.client.get(
+        f"/api/v1/assets/{file['id']}", headers={"X-Svc-Site": calls.headers["X-Svc-Site"]}
+    )
+    assert resp.status_code == 200 and resp.headers["cache-control"].startswith("public, max-age=")
+    assert resp.headers["x-content-type-options"] == "nosniff" and resp.content == PNG
+
+
+async def test_an_svg_is_an_attachment_with_a_sandbox(shared_site):
+    calls = await shared_site.new_site("fi")
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>'
+    file = await _upload(calls, "logo.svg", svg, "image/svg+xml")
+    resp = await calls.call("get", f"/assets/{file['id']}")
+    assert resp.headers["content-disposition"].startswith("attachment;")
+    assert resp.headers["content-security-policy"] == "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    await calls.err("get", f"/assets/{file['id']}", 400, "VALIDATION_FAILED", params={"width": 2})
+
+
+async def test_a_deleted_files_id_is_gone_from_the_list_and_its_key_free(shared_site):
+    calls = await shared_site.new_site("fi")
+    file = await _upload(calls)
+    await calls.ok("delete", f"/files/{file['id']}", 204)
+    assert await calls.ok("get", "/files") == []
+    again = await _upload(calls)
+    assert again["id"] != file["id"]

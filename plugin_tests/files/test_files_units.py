@@ -333,3 +333,9 @@ def test_an_image_above_the_pixel_bound_is_refused_before_decoding():
     with pytest.raises(ApiError) as caught:
         transforms.render(data, transforms.parse({"width": "10"}), "image/png", 9_999)
     assert (caught.value.status, caught.value.code) == (422, "IMAGE_TOO_LARGE")
+
+
+@pytest.mark.parametrize(("params", "size"), [({"width": "30"}, (30, 15)), ({"height": "10"}, (20, 10))])
+def test_one_side_keeps_the_aspect_ratio(params, size):
+    out, _ = _render(image("PNG", size=(200, 100)), "image/png", **params)
+    assert out.size == size

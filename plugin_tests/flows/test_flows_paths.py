@@ -13,6 +13,7 @@ from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.testing import Calls, new_member
 from plugin_tests.flows.conftest import flow, log_graph, one_node
+from plugins.flows import triggers
 from plugins.flows.api import Operation
 from plugins.flows.tables import flows, runs
 
@@ -320,3 +321,54 @@ async def test_a_member_without_flows_run_is_refused_before_the_body(shared_site
         headers={"Content-Type": "application/json"},
     )
     assert "flows:run" in str(error)
+
+
+async def test_a_run_input_of_any_json_value_is_kept_redacted(shared_site):
+    calls = await shared_site.new_site("fl")
+    saved = await calls.ok(
+        "post", "/flows", 201, json=flow(graph=one_node("transform", {"json": "{{ $trigger }}"}))
+    )
+    for body in ([1, 2], "text", 7, {"password": "p", "user": {"apiKey": "k", "name": "n"}}):
+        run = await _run(shared_site, calls, saved["id"], body)
+        if isinstance(body, dict):
+            assert run["input"] == {"password": "**********", "user": {"apiKey": "**********", "name": "n"}}
+            assert run["steps"][0]["output"] == run["input"]
+        else:
+            assert (run["input"], run["steps"][0]["output"]) == (body, body)
+
+
+async def test_a_run_without_a_body_sees_null(shared_site):
+    calls = await shared_site.new_site("fl")
+    graph = one_node("log", {"message": "got {{ $trigger }}"})
+    saved = await calls.ok("post", "/flows", 201, json=flow(graph=graph))
+    started = await calls.ok("post", f"/flows/{saved['id']}/run", 202)
+    assert started["status"] == "running" and started["startedAt"]
+    await shared_site.app.kernel.jobs.run_due()
+    run = await calls.ok("get", f"/flows/{saved['id']}/runs/{started['runId']}")
+    assert run["input"] is None and run["trigger"] == "manual" and run["status"] == "succeeded"
+
+
+async def test_an_event_flow_becoming_draft_leaves_the_consumer_group(shared_site):
+    calls = await shared_site.new_site("fl")
+    site = calls.headers["X-Svc-Site"]
+    saved = await calls.ok("post", "/flows", 201, json=flow("event", collection="posts"))
+    assert [m.key for m in await triggers.members(shared_site.app.kernel, site)] == [saved["id"]]
+    await calls.ok("patch", f"/flows/{saved['id']}", json={"status": "draft"})
+    assert await triggers.members(shared_site.app.kernel, site) == []
+    await calls.ok("patch", f"/flows/{saved['id']}", json={"status": "active"})
+    await calls.ok("delete", f"/flows/{saved['id']}", 204)
+    assert await triggers.members(shared_site.app.kernel, site) == []
+
+
+async def test_a_webhook_flow_without_a_role_runs_as_public(shared_site):
+    calls = await shared_site.new_site("fl")
+    await calls.collection("posts", {"title": "string"})
+    graph = one_node("item-read", {"collection": "posts"}, node_id="read")
+    saved = await calls.ok("post", "/flows", 201, json=flow("webhook", graph=graph))
+    resp = await _trigger(shared_site, calls, saved["id"], saved["token"])
+    assert _code(resp) == (502, "FLOW_RUN_FAILED")
+    extensions = resp.json()["errors"][0]["extensions"]
+    assert (extensions["nodeId"], extensions["reason"]) == ("read", "PERMISSION_DENIED")
+    admin = await calls.ok("patch", f"/flows/{saved['id']}", json={"triggerOptions": {"role": "admin"}})
+    assert admin["triggerOptions"] == {"role": "admin"} and admin["hasToken"] is True
+    assert (await _trigger(shared_site, calls, saved["id"], saved["token"])).status_code == 200
