@@ -1050,6 +1050,13 @@ class Mailbox:
 def mailbox() -> Iterator[Mailbox]:
     """A local SMTP server (aiosmtpd on a free port) keeping what it receives; configure apps with
     ``make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port)``."""
+    with running_mailbox() as box:
+        yield box
+
+
+@contextlib.contextmanager
+def running_mailbox() -> Iterator[Mailbox]:
+    """The ``mailbox`` fixture's server, for a fixture of a wider scope (a module's shared app)."""
     import socket
 
     from aiosmtpd.controller import Controller

@@ -235,3 +235,22 @@ def test_no_comment_cites_a_file_outside_the_repository():
                     if OUTSIDE.search(line):
                         hits.append(f"{_rel(source)}:{n}")
     assert not hits, f"cite docs/ or the OpenAPI document instead: {hits}"
+
+
+# What a page of docs/ may not cite: the two specification documents (docs/performance.md's
+# benchmark commands still name the peer's scripts outside the repository, by path).
+SPEC_DOCUMENTS = re.compile("|".join(["api-spec" + r"\.md", "contract" + r"\.md"]))
+
+
+@pytest.mark.parametrize("page", [p for p in CHECKED_PAGES if p.name != "CHANGELOG.md"], ids=_rel)
+def test_no_page_cites_the_specification_documents(page):
+    # The changelog is left out: it records what each release cited.
+    hits = [n for n, line in enumerate(page.read_text().splitlines(), 1) if SPEC_DOCUMENTS.search(line)]
+    assert not hits, f"{_rel(page)} lines {hits}: cite a page of docs/ or the OpenAPI document instead"
+
+
+def test_the_citation_checks_see_both_documents():
+    for line in ("as " + "api-spec" + ".md says", "(" + "contract" + ".md, realtime)"):
+        assert SPEC_DOCUMENTS.search(line) and OUTSIDE.search(line), line
+    assert OUTSIDE.search("see .." + "/shared/x")
+    assert not SPEC_DOCUMENTS.search("the API contract (now the OpenAPI document and [items.md](../items.md))")

@@ -7,10 +7,12 @@ Two patterns fail it:
   forms) or a value named like an elapsed time or a duration (``elapsed``, ``took``,
   ``duration``, ``durationMs``, ``["durationMs"]``) on one side, a number on the other. A speed
   target belongs in ``bench/``; where a bound protects something, assert that bound instead.
-- ``await asyncio.sleep(x)`` (x > 0) directly followed by an ``assert`` of absence (``not x``,
+- ``await asyncio.sleep(x)`` or ``time.sleep(x)`` (x > 0) followed, directly or one statement
+  later (a read of what the sleep waited on), by an ``assert`` of absence (``not x``,
   ``is None``, ``== []``, ``== {}``, ``== 0``, ``len(...) == 0``): "nothing happened yet" is
   not "nothing will happen". Await the event that would have come, or assert the state that
-  makes it impossible.
+  makes it impossible (a consumer's checkpoint at the log's head, a job queue drained). An
+  awaited ``.wait()`` between the two is such an event.
 
 A deadline that only turns a hang into a failure (``assert time.monotonic() < deadline``), and
 a duration's shape (``durationMs >= 0``), are neither, and stay allowed.
@@ -78,11 +80,14 @@ def _elapsed_compared(test: ast.AST) -> bool:
 
 
 def _is_sleep(stmt: ast.stmt) -> bool:
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Await)):
+    """``await asyncio.sleep(x)`` (or anyio's), or a thread's ``time.sleep(x)``, for a constant x > 0."""
+    if not isinstance(stmt, ast.Expr):
         return False
-    call = stmt.value.value
+    awaited = isinstance(stmt.value, ast.Await)
+    call = stmt.value.value if awaited else stmt.value
+    modules = ("asyncio", "anyio") if awaited else ("time",)
     return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "sleep"
-            and isinstance(call.func.value, ast.Name) and call.func.value.id in ("asyncio", "anyio")
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in modules
             and len(call.args) == 1 and _is_number(call.args[0]) and ast.literal_eval(call.args[0]) > 0)
 
 
@@ -92,6 +97,15 @@ def _is_empty(node: ast.AST) -> bool:
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return not node.elts
     return isinstance(node, ast.Dict) and not node.keys
+
+
+def _awaits_an_event(stmt: ast.stmt) -> bool:
+    """``await x.wait()``, ``await asyncio.wait_for(...)``: what comes after waited for a signal."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(value, ast.Await) or not isinstance(value.value, ast.Call):
+        return False
+    func = value.value.func
+    return isinstance(func, ast.Attribute) and func.attr in ("wait", "wait_for", "wait_closed")
 
 
 def _asserts_absence(stmt: ast.stmt) -> bool:
@@ -119,9 +133,17 @@ def wall_clock_findings(source: str, name: str = "<test>") -> list[str]:
             block = getattr(node, field, None)
             if not isinstance(block, list):
                 continue
-            for stmt, following in zip(block, block[1:], strict=False):
-                if isinstance(stmt, ast.stmt) and _is_sleep(stmt) and _asserts_absence(following):
-                    found.append(f"{name}:{following.lineno}: a sleep, then an assert that nothing happened")
+            for i, stmt in enumerate(block):
+                if not (isinstance(stmt, ast.stmt) and _is_sleep(stmt)):
+                    continue
+                # The assert right after the sleep, or one statement later (a read of the state
+                # the sleep waited on: ``got = await fetch()``, then ``assert got == []``).
+                for later in block[i + 1:i + 3]:
+                    if _asserts_absence(later):
+                        found.append(f"{name}:{later.lineno}: a sleep, then an assert that nothing happened")
+                        break
+                    if _is_sleep(later) or _awaits_an_event(later):
+                        break
     return found
 
 
@@ -144,6 +166,9 @@ def test_no_test_asserts_on_the_wall_clock():
     "async def f():\n    await asyncio.sleep(1)\n    assert not hits and x == 1\n",
     "async def f():\n    await asyncio.sleep(0.2)\n    assert await cache.get('k') is None\n",
     "async def f():\n    for _ in range(3):\n        await asyncio.sleep(0.1)\n        assert len(seen) == 0\n",
+    "async def f():\n    await asyncio.sleep(0.4)\n    got = await calls.ok('get', '/goals')\n    assert got == []\n",
+    "async def f():\n    await asyncio.sleep(0.3)\n    assert len(goals) == 2\n    assert other == []\n",
+    "def f():\n    time.sleep(0.5)\n    rows = db.all()\n    assert not rows\n",
 ])
 def test_the_scan_finds(source):
     assert len(wall_clock_findings(source)) == 1
@@ -157,6 +182,9 @@ def test_the_scan_finds(source):
     "async def f():\n    await asyncio.sleep(0)\n    assert got == []\n",
     "async def f():\n    await asyncio.sleep(0.1)\n    assert got == [1]\n",
     "async def f():\n    await event.wait()\n    assert not pending\n",
+    "async def f():\n    await asyncio.sleep(0.1)\n    await done.wait()\n    assert not pending\n",
+    "async def f():\n    await asyncio.sleep(0.1)\n    a = 1\n    b = 2\n    assert got == []\n",
+    "def f():\n    time.sleep(0)\n    assert not rows\n",
     "assert timeout == 0.2\n",
 ])
 def test_the_scan_leaves_alone(source):

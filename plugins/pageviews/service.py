@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,8 @@ from plugins.pageviews.config import site_config
 
 MAX_RANGE_DAYS = 366
 DEFAULT_RANGE_DAYS = 30
+# Python's date.fromisoformat also reads '20240101xx' and ISO weeks ('2024-W01-1'): not a date here.
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 @dataclass
@@ -117,7 +120,7 @@ def parse_range(start: str | None, end: str | None, path: str | None) -> tuple[d
         if value is None or value == "":
             return default
         try:
-            return dt.date.fromisoformat(value) if len(value) == 10 else _bad(name)
+            return dt.date.fromisoformat(value) if DAY.fullmatch(value) else _bad(name)
         except ValueError:
             return _bad(name)
 
