@@ -9,7 +9,7 @@ from sqlalchemy import delete
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.items.core import live
+from plugins.items.core import etags, live
 from plugins.items.core.guard import caller_may
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
@@ -66,7 +66,7 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
-    return {**ERROR_CODES, **revisions.ERROR_CODES}
+    return {**ERROR_CODES, **revisions.ERROR_CODES, **etags.ERROR_CODES}
 
 
 @hookimpl
