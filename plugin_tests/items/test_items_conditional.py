@@ -41,17 +41,32 @@ async def test_if_match_applies_a_current_tag_and_refuses_a_stale_one(notes):
     second = resp.headers["etag"]
     assert TAG.match(second) and second != first and await _tag(notes, "n1") == second
     # Someone who read before that write: 412 with the current tag, nothing written.
-    error = await notes.err("patch", "/items/notes/n1", 412, "PRECONDITION_FAILED", path_is=["headers", "If-Match"],
-                            json={"title": "theirs"}, headers={"If-Match": first})
+    error = await notes.err(
+        "patch",
+        "/items/notes/n1",
+        412,
+        "PRECONDITION_FAILED",
+        path_is=["headers", "If-Match"],
+        json={"title": "theirs"},
+        headers={"If-Match": first},
+    )
     assert error["extensions"]["etag"] == second
     assert (await notes.get("notes", "n1"))["title"] == "mine"
     # PUT too; a list of tags matches when one does; a weak tag never matches; "*" always does.
-    await notes.err("put", "/items/notes/n1", 412, "PRECONDITION_FAILED", json={"title": "x"},
-                    headers={"If-Match": first})
-    await notes.err("patch", "/items/notes/n1", 412, "PRECONDITION_FAILED", json={"title": "x"},
-                    headers={"If-Match": f"W/{second}"})
-    resp = await notes.call("put", "/items/notes/n1", json={"title": "replaced"},
-                            headers={"If-Match": f'"0000", {second}'})
+    await notes.err(
+        "put", "/items/notes/n1", 412, "PRECONDITION_FAILED", json={"title": "x"}, headers={"If-Match": first}
+    )
+    await notes.err(
+        "patch",
+        "/items/notes/n1",
+        412,
+        "PRECONDITION_FAILED",
+        json={"title": "x"},
+        headers={"If-Match": f"W/{second}"},
+    )
+    resp = await notes.call(
+        "put", "/items/notes/n1", json={"title": "replaced"}, headers={"If-Match": f'"0000", {second}'}
+    )
     assert resp.status_code == 200 and resp.json()["data"]["title"] == "replaced"
     resp = await notes.call("patch", "/items/notes/n1", json={"body": "any"}, headers={"If-Match": "*"})
     assert resp.status_code == 200 and resp.headers["etag"] not in (first, second)
@@ -60,19 +75,29 @@ async def test_if_match_applies_a_current_tag_and_refuses_a_stale_one(notes):
     assert (await notes.get("notes", "n1"))["title"] == "plain"
 
 
-@pytest.mark.parametrize("header", ["abc", '"a",', '"a" "b"', 'W/', '"' + "a" * 3000 + '"'])
+@pytest.mark.parametrize("header", ["abc", '"a",', '"a" "b"', "W/", '"' + "a" * 3000 + '"'])
 async def test_a_malformed_if_match_is_a_400(notes, header):
-    await notes.err("patch", "/items/notes/n2", 400, "VALIDATION_FAILED", path_is=["headers", "If-Match"],
-                    json={"title": "x"}, headers={"If-Match": header})
+    await notes.err(
+        "patch",
+        "/items/notes/n2",
+        400,
+        "VALIDATION_FAILED",
+        path_is=["headers", "If-Match"],
+        json={"title": "x"},
+        headers={"If-Match": header},
+    )
     assert (await notes.get("notes", "n2"))["title"] == "two"
 
 
 async def test_two_writers_with_one_tag_one_wins(notes):
     await notes.create("notes", {"id": "race", "title": "start"})
     tag = await _tag(notes, "race")
-    answers = await asyncio.gather(*[
-        notes.call("patch", "/items/notes/race", json={"title": f"writer {i}"}, headers={"If-Match": tag})
-        for i in range(2)])
+    answers = await asyncio.gather(
+        *[
+            notes.call("patch", "/items/notes/race", json={"title": f"writer {i}"}, headers={"If-Match": tag})
+            for i in range(2)
+        ]
+    )
     assert sorted(a.status_code for a in answers) == [200, 412]
     winner = next(a for a in answers if a.status_code == 200).json()["data"]["title"]
     assert (await notes.get("notes", "race"))["title"] == winner
@@ -83,18 +108,31 @@ async def test_a_member_without_updated_at_gets_the_same_tag(shared_site, notes)
     from kernel.testing import new_member
 
     made = await new_member(shared_site.app, site, "subscriber")
-    await notes.grant([{"collection": "notes", "action": "read", "fields": ["title"]},
-                       {"collection": "notes", "action": "update", "fields": ["title"]}], {"userId": made.id})
+    await notes.grant(
+        [
+            {"collection": "notes", "action": "read", "fields": ["title"]},
+            {"collection": "notes", "action": "update", "fields": ["title"]},
+        ],
+        {"userId": made.id},
+    )
     shared_site.app.kernel.access.invalidate(site)
     member = Calls(shared_site.app.client, made.headers)
     shown = await member.get("notes", "n2")
     assert "updatedAt" not in shown
     tag = await _tag(member, "n2")
     assert tag == await _tag(notes, "n2")
-    resp = await member.call("patch", "/items/notes/n2", json={"title": "by member"}, headers={"If-Match": tag})
+    resp = await member.call(
+        "patch", "/items/notes/n2", json={"title": "by member"}, headers={"If-Match": tag}
+    )
     assert resp.status_code == 200 and resp.headers["etag"] == await _tag(notes, "n2")
-    await member.err("patch", "/items/notes/n2", 412, "PRECONDITION_FAILED", json={"title": "again"},
-                     headers={"If-Match": tag})
+    await member.err(
+        "patch",
+        "/items/notes/n2",
+        412,
+        "PRECONDITION_FAILED",
+        json={"title": "again"},
+        headers={"If-Match": tag},
+    )
 
 
 async def test_another_sites_tag_touches_nothing(shared_site, notes):
@@ -103,10 +141,17 @@ async def test_another_sites_tag_touches_nothing(shared_site, notes):
     await other.create("notes", {"id": "n2", "title": "B's own"})
     tag_a = await _tag(notes, "n2")
     # Site B has its own n2: A's tag is not B's, and B never reaches A's item.
-    await other.err("patch", "/items/notes/n2", 412, "PRECONDITION_FAILED", json={"title": "x"},
-                    headers={"If-Match": tag_a})
-    await other.err("patch", "/items/notes/n1", 404, "RECORD_NOT_FOUND", json={"title": "x"},
-                    headers={"If-Match": "*"})
+    await other.err(
+        "patch",
+        "/items/notes/n2",
+        412,
+        "PRECONDITION_FAILED",
+        json={"title": "x"},
+        headers={"If-Match": tag_a},
+    )
+    await other.err(
+        "patch", "/items/notes/n1", 404, "RECORD_NOT_FOUND", json={"title": "x"}, headers={"If-Match": "*"}
+    )
     await other.err("get", "/items/notes/n1", 404, "RECORD_NOT_FOUND")
     assert (await notes.get("notes", "n1"))["title"] == "plain"
     assert await _tag(notes, "n2") == tag_a

@@ -19,8 +19,11 @@ from kernel.db.meta import iso
 from kernel.errors import ApiError
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
-    "PRECONDITION_FAILED": (412, "A conditional update's If-Match names none of the item's current ETag: "
-                                 "someone else changed it since it was read; extensions.etag is the current tag."),
+    "PRECONDITION_FAILED": (
+        412,
+        "A conditional update's If-Match names none of the item's current ETag: "
+        "someone else changed it since it was read; extensions.etag is the current tag.",
+    ),
 }
 # A list of entity tags (RFC 9110): strong "..." or weak W/"..." (weak ones never match If-Match).
 _ONE = r'(W/)?"([\x21\x23-\x7e]*)"'
@@ -43,8 +46,9 @@ def parse_if_match(header: str) -> list[str] | None:
     if value == "*":
         return None
     if len(value) > MAX_HEADER or not _LIST.fullmatch(value):
-        raise ApiError.validation('If-Match must be "*" or a list of entity tags ("...")',
-                                  path=["headers", "If-Match"])
+        raise ApiError.validation(
+            'If-Match must be "*" or a list of entity tags ("...")', path=["headers", "If-Match"]
+        )
     return [f'"{m.group(2)}"' for m in _EACH.finditer(value) if not m.group(1)]
 
 
@@ -54,6 +58,10 @@ def check(tags: list[str] | None, item_id: str, updated_at: Any) -> None:
         return
     current = item_etag(item_id, updated_at)
     if current not in tags:
-        raise ApiError(412, "PRECONDITION_FAILED",
-                       "The item changed since it was read (If-Match does not match its ETag)",
-                       path=["headers", "If-Match"], extensions={"etag": current})
+        raise ApiError(
+            412,
+            "PRECONDITION_FAILED",
+            "The item changed since it was read (If-Match does not match its ETag)",
+            path=["headers", "If-Match"],
+            extensions={"etag": current},
+        )
