@@ -8,6 +8,7 @@ import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { fieldsOf } from "./list.js";
 import { go, siteHash } from "./router.js";
+import { editorGuard } from "./editor_live.js"; // live (slive)
 
 const NUMBER_STEPS = { integer: "1", bigInteger: "1", float: "any", decimal: "any" };
 const INPUT_TYPES = { date: "date", dateTime: "datetime-local", timestamp: "datetime-local", time: "time" };
@@ -76,7 +77,12 @@ export async function renderEditor(shell, collection, id) {
   const meta = shell.ctx.collections.find((c) => c.name === collection);
   const label = meta ? meta.displayName || meta.meta.displayName || collection : collection;
   const readable = await fieldsOf(shell, collection);
-  const item = creating ? {} : (await call("GET", `/items/${encodeURIComponent(collection)}/${encodeURIComponent(id)}`, { site })).body.data;
+  const got = creating ? null : await call("GET", `/items/${encodeURIComponent(collection)}/${encodeURIComponent(id)}`, { site });
+  const item = creating ? {} : got.body.data;
+  // -- live (slive): the ETag for If-Match, other sessions' changes, work kept across a session end
+  const guard = editorGuard({ shell, collection, id, etag: got && got.etag });
+  const kept = guard.restore() || {};
+  // -- end live
   // Creating shows the fields the user may set; editing, the ones it may read.
   const fields = creating ? readable.filter((f) => shell.ctx.may(collection, "create", f.field)) : readable;
   const status = h("p", { role: "status", class: "status" });
@@ -86,7 +92,7 @@ export async function renderEditor(shell, collection, id) {
     const inputId = uid("field");
     const errorId = uid("error");
     const readOnly = !shell.ctx.may(collection, action, field.field);
-    const c = control(field, item[field.field], inputId, readOnly, errorId);
+    const c = control(field, field.field in kept ? kept[field.field] : item[field.field], inputId, readOnly, errorId); // live (slive): kept
     const error = h("p", { id: errorId, class: "field-error" });
     controls.set(field.field, { ...c, error, readOnly });
     return h("div", { class: field.type === "boolean" ? "field check" : "field" },
@@ -110,6 +116,22 @@ export async function renderEditor(shell, collection, id) {
     return true;
   };
 
+  // -- live (slive): what the session's end keeps (the values that differ from the item's)
+  guard.watch(() => {
+    const changed = {};
+    for (const [name, c] of controls) {
+      if (c.readOnly) continue;
+      try {
+        const value = c.read();
+        if (creating ? value !== null && value !== "" : !same(value, item[name])) changed[name] = value;
+      } catch {
+        // an unreadable value (bad JSON) is not kept
+      }
+    }
+    return changed;
+  });
+  // -- end live
+
   let saving = false;
   const save = async () => {
     if (saving) return;
@@ -131,7 +153,9 @@ export async function renderEditor(shell, collection, id) {
     replace(status, t("editor.saving"));
     try {
       const path = `/items/${encodeURIComponent(collection)}` + (creating ? "" : `/${encodeURIComponent(id)}`);
-      const saved = (await call(creating ? "POST" : "PATCH", path, { site, body })).body.data;
+      const answer = await call(creating ? "POST" : "PATCH", path, { site, body, headers: guard.ifMatch() }); // live (slive): If-Match
+      guard.saved(answer.etag); // live (slive)
+      const saved = answer.body.data;
       replace(status, t("editor.saved"));
       const next = shell.ctx.config.defaultSaveAction || "stay";
       if (next === "return") return go(siteHash(site, "c", collection));
@@ -140,6 +164,7 @@ export async function renderEditor(shell, collection, id) {
       Object.assign(item, saved);
     } catch (err) {
       replace(status);
+      if (guard.conflict(err, save)) return; // live (slive): 412, shown with a choice
       if (!(err instanceof ApiError)) throw err;
       let first = null;
       const rest = [];
@@ -158,6 +183,7 @@ export async function renderEditor(shell, collection, id) {
   const form = h("form", { class: "editor", "aria-labelledby": "editor-heading", novalidate: true,
     onsubmit: (event) => { event.preventDefault(); save(); } },
     rows,
+    guard.el, // live (slive)
     formError,
     h("div", { class: "tools" },
       h("button", { type: "submit" }, t("editor.save")),
