@@ -155,3 +155,28 @@ async def test_another_sites_tag_touches_nothing(shared_site, notes):
     await other.err("get", "/items/notes/n1", 404, "RECORD_NOT_FOUND")
     assert (await notes.get("notes", "n1"))["title"] == "plain"
     assert await _tag(notes, "n2") == tag_a
+
+
+async def test_graphql_update_honours_if_match(notes):
+    await notes.create("notes", {"id": "gq", "title": "graph"})
+    tag = await _tag(notes, "gq")
+    mutation = 'mutation($tag: String) { update_notes(id: "gq", data: {title: "by graphql"}, ifMatch: $tag) { id title } }'
+
+    async def run(variables: dict) -> dict:
+        resp = await notes.call("post", "/graphql", json={"query": mutation, "variables": variables})
+        assert resp.status_code == 200, resp.text
+        return resp.json()
+
+    done = await run({"tag": tag})
+    assert done["data"]["update_notes"]["title"] == "by graphql", done
+    stale = await run({"tag": tag})
+    [error] = stale["errors"]
+    current = await _tag(notes, "gq")
+    assert error["extensions"]["reason"] == "PRECONDITION_FAILED" and error["extensions"]["status"] == 412
+    assert error["extensions"]["etag"] == current != tag
+    malformed = await run({"tag": "not-a-tag"})
+    assert malformed["errors"][0]["extensions"]["code"] == "VALIDATION"
+    assert (await notes.get("notes", "gq"))["title"] == "by graphql"
+    # Without ifMatch, unconditional as before.
+    assert (await run({}))["data"]["update_notes"]["title"] == "by graphql"
+    assert await _tag(notes, "gq") != current
