@@ -37,8 +37,14 @@ from kernel.testing import CHROMIUM  # noqa: E402
 from kernel.testing_live import LiveServer  # noqa: E402
 
 ITEMS = 50
-FIELDS = {"title": "string", "body": "text", "views": "integer", "published": "boolean", "day": "date",
-          "category": "string"}
+FIELDS = {
+    "title": "string",
+    "body": "text",
+    "views": "integer",
+    "published": "boolean",
+    "day": "date",
+    "category": "string",
+}
 # The list is interactive when its rows are drawn and its first item link can take the focus.
 READY = """() => {
   const rows = document.querySelectorAll("table tbody tr");
@@ -53,14 +59,32 @@ async def seed(client: Any) -> tuple[str, dict[str, str]]:
     login = await client.post("/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": PASSWORD})
     token = login.json()["data"]["token"]
     admin = {"Authorization": f"Bearer {token}"}
-    site = (await client.post("/api/v1/sites", headers=admin, json={"id": "bench", "name": "Bench"})).json()["data"]
+    site = (await client.post("/api/v1/sites", headers=admin, json={"id": "bench", "name": "Bench"})).json()[
+        "data"
+    ]
     headers = {**admin, "X-Svc-Site": site["id"]}
     fields = [{"field": name, "type": kind} for name, kind in FIELDS.items()]
-    made = await client.post("/api/v1/collections", headers=headers, json={
-        "collection": "articles", "fields": fields, "meta": {"display_template": "{{ title }} ({{ views }} views)"}})
+    made = await client.post(
+        "/api/v1/collections",
+        headers=headers,
+        json={
+            "collection": "articles",
+            "fields": fields,
+            "meta": {"display_template": "{{ title }} ({{ views }} views)"},
+        },
+    )
     assert made.status_code == 201, made.text
-    items = [{"title": f"Article {i:03d}", "body": "Some text " * 20, "views": i, "published": i % 2 == 0,
-              "day": "2026-12-01", "category": "news"} for i in range(ITEMS)]
+    items = [
+        {
+            "title": f"Article {i:03d}",
+            "body": "Some text " * 20,
+            "views": i,
+            "published": i % 2 == 0,
+            "day": "2026-12-01",
+            "category": "news",
+        }
+        for i in range(ITEMS)
+    ]
     created = await client.post("/api/v1/items/articles", headers=headers, json=items)
     assert created.status_code == 201, created.text
     return site["id"], headers
@@ -69,8 +93,9 @@ async def seed(client: Any) -> tuple[str, dict[str, str]]:
 async def one_run(browser: Any, base: str, site: str) -> dict[str, Any]:
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        login = await context.request.post(f"{base}/api/v1/auth/login",
-                                           data={"email": ADMIN_EMAIL, "password": PASSWORD})
+        login = await context.request.post(
+            f"{base}/api/v1/auth/login", data={"email": ADMIN_EMAIL, "password": PASSWORD}
+        )
         assert login.ok, await login.text()
         page = await context.new_page()
         bodies: list[tuple[str, str, int, bytes]] = []
@@ -79,7 +104,9 @@ async def one_run(browser: Any, base: str, site: str) -> dict[str, Any]:
             body = await response.body()
             sizes = await response.request.sizes()
             kind = response.headers.get("content-type", "").split(";")[0]
-            bodies.append((response.url, kind, sizes["responseBodySize"] + sizes["responseHeadersSize"], body))
+            bodies.append(
+                (response.url, kind, sizes["responseBodySize"] + sizes["responseHeadersSize"], body)
+            )
 
         page.on("response", lambda r: asyncio.ensure_future(record(r)))
         url = f"{base}/studio/#/s/{site}/c/articles"
@@ -88,8 +115,11 @@ async def one_run(browser: Any, base: str, site: str) -> dict[str, Any]:
         await page.wait_for_load_state("networkidle")
         assets = [b for b in bodies if b[1] in ("text/javascript", "text/css")]
         first = {
-            "cold_ms": round(cold["ms"], 1), "rows": cold["rows"], "requests": len(bodies),
-            "bytes": sum(b[2] for b in bodies), "asset_files": len(assets),
+            "cold_ms": round(cold["ms"], 1),
+            "rows": cold["rows"],
+            "requests": len(bodies),
+            "bytes": sum(b[2] for b in bodies),
+            "asset_files": len(assets),
             "asset_bytes": sum(len(b[3]) for b in assets),
             "asset_gzip_bytes": sum(len(gzip.compress(b[3], 6)) for b in assets),
         }
@@ -105,7 +135,9 @@ async def one_run(browser: Any, base: str, site: str) -> dict[str, Any]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--json", action="store_true")
@@ -117,9 +149,12 @@ async def main() -> None:
         server = await LiveServer(app).start()
         try:
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+                browser = await pw.chromium.launch(
+                    executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+                )
                 try:
-                    await one_run(browser, server.base_url, site)  # warm-up: Python's and Chromium's first use
+                    # A warm-up: Python's and Chromium's first use.
+                    await one_run(browser, server.base_url, site)
                     runs = [await one_run(browser, server.base_url, site) for _ in range(args.runs)]
                 finally:
                     await browser.close()

@@ -32,6 +32,22 @@ async def _tag(calls: Calls, item_id: str, **kw) -> str:
     return resp.headers["etag"]
 
 
+async def _refused(
+    calls: Calls, item_id: str, if_match: str, status: int = 412, method: str = "patch"
+) -> dict:
+    """The write with ``If-Match: if_match`` fails (412 PRECONDITION_FAILED, or 400) at the header."""
+    code = "PRECONDITION_FAILED" if status == 412 else "VALIDATION_FAILED"
+    return await calls.err(
+        method,
+        f"/items/notes/{item_id}",
+        status,
+        code,
+        path_is=["headers", "If-Match"],
+        json={"title": "refused"},
+        headers={"If-Match": if_match},
+    )
+
+
 async def test_if_match_applies_a_current_tag_and_refuses_a_stale_one(notes):
     first = await _tag(notes, "n1")
     assert await _tag(notes, "n1") == first  # stable while nothing is written
@@ -41,29 +57,12 @@ async def test_if_match_applies_a_current_tag_and_refuses_a_stale_one(notes):
     second = resp.headers["etag"]
     assert TAG.match(second) and second != first and await _tag(notes, "n1") == second
     # Someone who read before that write: 412 with the current tag, nothing written.
-    error = await notes.err(
-        "patch",
-        "/items/notes/n1",
-        412,
-        "PRECONDITION_FAILED",
-        path_is=["headers", "If-Match"],
-        json={"title": "theirs"},
-        headers={"If-Match": first},
-    )
+    error = await _refused(notes, "n1", first)
     assert error["extensions"]["etag"] == second
     assert (await notes.get("notes", "n1"))["title"] == "mine"
     # PUT too; a list of tags matches when one does; a weak tag never matches; "*" always does.
-    await notes.err(
-        "put", "/items/notes/n1", 412, "PRECONDITION_FAILED", json={"title": "x"}, headers={"If-Match": first}
-    )
-    await notes.err(
-        "patch",
-        "/items/notes/n1",
-        412,
-        "PRECONDITION_FAILED",
-        json={"title": "x"},
-        headers={"If-Match": f"W/{second}"},
-    )
+    await _refused(notes, "n1", first, method="put")
+    await _refused(notes, "n1", f"W/{second}")
     resp = await notes.call(
         "put", "/items/notes/n1", json={"title": "replaced"}, headers={"If-Match": f'"0000", {second}'}
     )
@@ -77,15 +76,7 @@ async def test_if_match_applies_a_current_tag_and_refuses_a_stale_one(notes):
 
 @pytest.mark.parametrize("header", ["abc", '"a",', '"a" "b"', "W/", '"' + "a" * 3000 + '"'])
 async def test_a_malformed_if_match_is_a_400(notes, header):
-    await notes.err(
-        "patch",
-        "/items/notes/n2",
-        400,
-        "VALIDATION_FAILED",
-        path_is=["headers", "If-Match"],
-        json={"title": "x"},
-        headers={"If-Match": header},
-    )
+    await _refused(notes, "n2", header, status=400)
     assert (await notes.get("notes", "n2"))["title"] == "two"
 
 
@@ -125,14 +116,7 @@ async def test_a_member_without_updated_at_gets_the_same_tag(shared_site, notes)
         "patch", "/items/notes/n2", json={"title": "by member"}, headers={"If-Match": tag}
     )
     assert resp.status_code == 200 and resp.headers["etag"] == await _tag(notes, "n2")
-    await member.err(
-        "patch",
-        "/items/notes/n2",
-        412,
-        "PRECONDITION_FAILED",
-        json={"title": "again"},
-        headers={"If-Match": tag},
-    )
+    await _refused(member, "n2", tag)
 
 
 async def test_another_sites_tag_touches_nothing(shared_site, notes):
@@ -141,14 +125,7 @@ async def test_another_sites_tag_touches_nothing(shared_site, notes):
     await other.create("notes", {"id": "n2", "title": "B's own"})
     tag_a = await _tag(notes, "n2")
     # Site B has its own n2: A's tag is not B's, and B never reaches A's item.
-    await other.err(
-        "patch",
-        "/items/notes/n2",
-        412,
-        "PRECONDITION_FAILED",
-        json={"title": "x"},
-        headers={"If-Match": tag_a},
-    )
+    await _refused(other, "n2", tag_a)
     await other.err(
         "patch", "/items/notes/n1", 404, "RECORD_NOT_FOUND", json={"title": "x"}, headers={"If-Match": "*"}
     )

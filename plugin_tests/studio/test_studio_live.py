@@ -71,8 +71,21 @@ async def css(page: Any, expression: str) -> str:
     return (await page.evaluate(expression)).strip()
 
 
-async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  # noqa: F811
+LOOK = (
+    "[document.documentElement.dataset.appearance, getComputedStyle(document.documentElement)"
+    ".getPropertyValue('--brand').trim(), getComputedStyle(document.body).backgroundColor]"
+)
+
+
+async def look(page: Any) -> tuple[str, str, str]:
+    """Once the list shows: the appearance in force, the accent colour and the page's background."""
     from playwright.async_api import expect
+
+    await expect(page.get_by_role("heading", name="notes", exact=True)).to_be_visible()
+    return tuple(await page.evaluate(LOOK))
+
+
+async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  # noqa: F811
 
     calls, page = studio["calls"], visit.page
     # A token value that tries to leave its declaration is refused by the API.
@@ -102,13 +115,7 @@ async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  
     try:
         await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, studio["a"])
         await page.get_by_role("link", name="notes").click()
-        await expect(page.get_by_role("heading", name="notes", exact=True)).to_be_visible()
-        assert await css(page, "document.documentElement.dataset.appearance") == "dark"
-        assert (
-            await css(page, "getComputedStyle(document.documentElement).getPropertyValue('--brand')")
-            == "hsl(210 80% 40%)"
-        )
-        assert await css(page, "getComputedStyle(document.body).backgroundColor") == "rgb(18, 23, 33)"
+        assert await look(page) == ("dark", "hsl(210 80% 40%)", "rgb(18, 23, 33)")
         assert await css(page, "getComputedStyle(document.querySelector('main h1')).letterSpacing") == "3px"
         # customCss is a constructed style sheet: no <style> element, no style attribute text.
         assert await page.evaluate("document.querySelectorAll('style').length") == 0
@@ -120,13 +127,7 @@ async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  
         await calls.ok("patch", "/site", json={"defaultAppearance": "auto"})
         await page.emulate_media(color_scheme="light")
         await page.reload()
-        await expect(page.get_by_role("heading", name="notes", exact=True)).to_be_visible()
-        assert await css(page, "document.documentElement.dataset.appearance") == "auto"
-        assert (
-            await css(page, "getComputedStyle(document.documentElement).getPropertyValue('--brand')")
-            == "hsl(150 60% 25%)"
-        )
-        assert await css(page, "getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+        assert await look(page) == ("auto", "hsl(150 60% 25%)", "rgb(255, 255, 255)")
         await visit.axe()
         await page.emulate_media(color_scheme="dark")
         await page.wait_for_function(
@@ -135,11 +136,7 @@ async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  
         # The brand colour applies where no override names the primary token.
         await calls.ok("patch", "/site", json={"themeOverrides": {"dark": {"background": "220 30% 10%"}}})
         await page.reload()
-        await expect(page.get_by_role("heading", name="notes", exact=True)).to_be_visible()
-        assert (
-            await css(page, "getComputedStyle(document.documentElement).getPropertyValue('--brand')")
-            == "#aa3300"
-        )
+        assert await look(page) == ("auto", "#aa3300", "rgb(18, 23, 33)")
     finally:
         await calls.ok(
             "patch",
