@@ -5,6 +5,7 @@
 // (404) simply gets no live updates.
 
 import { ApiError, data } from "./api.js";
+import { replace } from "./dom.js";
 
 const listeners = new Set(); // fn(frame)
 const states = new Set(); // fn(on: boolean): every wanted collection subscribed
@@ -87,6 +88,16 @@ export function subscribe(collection) {
 export function onFrame(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
+}
+
+/** Keep `el`'s text as text(on) while it is in the page (dropped once it left it). */
+export function showState(el, text) {
+  let shown = false;
+  const off = onState((on) => {
+    if (el.isConnected) shown = true;
+    else if (shown) return off();
+    replace(el, text(on));
+  });
 }
 
 /** fn(on) whenever the channel's state changes: on = connected and subscribed. */

@@ -14,7 +14,7 @@ import { loadSite } from "./site.js";
 // -- live (slive): theming, live updates, notifications, work kept across a session end
 import { notificationBell } from "./bell.js";
 import { dropDrafts, keepDraft } from "./drafts.js";
-import { liveList, onState, startLive, stopLive } from "./live.js";
+import { liveList, showState, startLive, stopLive } from "./live.js";
 import { applyTheme } from "./theme.js";
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
@@ -131,7 +131,7 @@ async function showSite(site) {
   // -- live (slive): the notifications bell and the channel's state
   const bell = notificationBell(site);
   const liveState = h("p", { class: "live muted", role: "status" });
-  onState((on) => replace(liveState, on ? t("live.on") : t("live.off")));
+  showState(liveState, (on) => (on ? t("live.on") : t("live.off")));
   // -- end live
   const header = h("header", { class: "bar" },
     h("p", { class: "brand" }, logo ? h("img", { src: logo, alt: "", class: "logo" }) : null, h("span", {}, title)),
