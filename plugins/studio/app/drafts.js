@@ -4,16 +4,16 @@
 // signing in again. Sign out drops them.
 
 const KEY = "svc.studio.draft.";
-let watched = null; // { key, collect(): the changed values, or null }
+let watched = null; // { key, collect(): the changed values, el: an element of the editor }
 
-/** The open editor registers how to read its unsaved values; a new screen replaces it. */
-export function watchDraft(key, collect) {
-  watched = { key, collect };
+/** The open editor registers how to read its unsaved values; a new editor replaces it. */
+export function watchDraft(key, collect, el) {
+  watched = { key, collect, el };
 }
 
-/** The session ended: keep the watched editor's unsaved values, if it has any. */
+/** The session ended: keep the watched editor's unsaved values, if it is still shown. */
 export function keepDraft() {
-  if (!watched) return;
+  if (!watched || !watched.el.isConnected) return;
   const values = watched.collect();
   if (values && Object.keys(values).length) sessionStorage.setItem(KEY + watched.key, JSON.stringify(values));
 }

@@ -59,7 +59,7 @@ export function editorGuard({ shell, collection, id, etag }) {
     },
     /** collect(): the unsaved values, read when the session ends. */
     watch(collect) {
-      watchDraft(key, collect);
+      watchDraft(key, collect, el);
     },
     /** The headers of a save: If-Match with the ETag read (none for a new item). */
     ifMatch() {
