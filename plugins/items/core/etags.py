@@ -30,12 +30,20 @@ _ONE = r'(W/)?"([\x21\x23-\x7e]*)"'
 _LIST = re.compile(rf"\s*{_ONE}\s*(?:,\s*{_ONE}\s*)*")
 _EACH = re.compile(_ONE)
 MAX_HEADER = 2048
+# What kernel.db.meta.iso() writes: UTC, naive, microseconds only when not zero, and a Z.
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?Z")
 
 
 def item_etag(item_id: str, updated_at: Any) -> str:
     """The ETag of an item: ``updated_at`` a datetime (a row's) or the ISO text of ``updatedAt``."""
-    # The read plan's text and a row's datetime are brought to one form (iso()).
-    text = iso(dt.datetime.fromisoformat(updated_at) if isinstance(updated_at, str) else updated_at)
+    # The read plan's text and a row's datetime are brought to one form (iso()); a text already
+    # in that form (the usual case) is taken as it is.
+    if not isinstance(updated_at, str):
+        text = iso(updated_at)
+    elif _ISO.fullmatch(updated_at):
+        text = updated_at
+    else:
+        text = iso(dt.datetime.fromisoformat(updated_at))
     return '"' + hashlib.sha256(f"{item_id}\x00{text}".encode()).hexdigest()[:24] + '"'
 
 
