@@ -39,7 +39,7 @@ def _from_api_error(exc: ApiError) -> dict[str, Any]:
         ext["reason"] = exc.code
     if path:
         ext["path"] = path
-    for key in ("reason", "field", "fields"):
+    for key in ("reason", "field", "fields", "etag"):  # etag: a stale ifMatch's current tag
         value = (detail.extensions or {}).get(key)
         if value is not None and key not in ext:
             ext[key] = value

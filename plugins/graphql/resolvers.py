@@ -148,9 +148,13 @@ async def resolve_create(_root: Any, info: Any, data: Any, status: Any = None, s
 
 
 async def resolve_update(_root: Any, info: Any, id: str, data: Any = None, status: Any = None,
-                         sort: Any = None) -> dict[str, Any]:
+                         sort: Any = None, ifMatch: str | None = None) -> dict[str, Any]:  # noqa: N803 - GraphQL's name
     collection = root_collection(info)
-    updated = await items.update(info.context.ctx, collection, id, _write_body(data, status, sort, required=False))
+    body = _write_body(data, status, sort, required=False)
+    if ifMatch is None:
+        updated = await items.update(info.context.ctx, collection, id, body)
+    else:  # a conditional update (docs/items.md, "Conditional updates")
+        updated, _tag = await items.update_if_match(info.context.ctx, collection, id, body, ifMatch)
     return await _as_selected(info, collection, updated)
 
 

@@ -61,7 +61,10 @@ LIST_ARGS = {
 NESTED_LIST_ARGS = {"limit": GraphQLArgument(GraphQLInt), "offset": GraphQLArgument(GraphQLInt)}
 WRITE_ARGS = {"status": GraphQLArgument(GraphQLString), "sort": GraphQLArgument(GraphQLInt)}
 CREATE_ARGS = {"data": GraphQLArgument(GraphQLNonNull(JSON)), **WRITE_ARGS}
-UPDATE_ARGS = {**ID_ARG, "data": GraphQLArgument(JSON), **WRITE_ARGS}
+UPDATE_ARGS = {**ID_ARG, "data": GraphQLArgument(JSON), **WRITE_ARGS,
+               "ifMatch": GraphQLArgument(GraphQLString, description=(
+                   "Update only while the item's ETag (GET /items/:c/:id) is one of these, as REST's "
+                   "If-Match; a stale one is refused (reason PRECONDITION_FAILED, status 412)."))}
 COLLECTIONS_FIELD = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString))),
                                  description="The collections the caller may read.",
                                  resolve=resolvers.resolve_collections)

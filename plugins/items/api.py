@@ -45,7 +45,7 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items.core import dependents, live, personal, service
+from plugins.items.core import dependents, etags, live, personal, service
 from plugins.items.core import erase as erasure
 from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
@@ -265,6 +265,20 @@ async def replace(ctx: Any, collection: str, item_id: str, data: Item, *, uow: A
     return await service.update_item(ctx, collection, item_id, data, replace=True, uow=uow, cause=_cause(cause))
 
 
+async def update_if_match(ctx: Any, collection: str, item_id: str, data: Item, if_match: str, *,
+                          replace: bool = False, uow: Any = None, cause: str | None = None) -> tuple[Item, str]:
+    """``update`` (``replace``: ``replace``) only when the ``If-Match`` header value ``if_match``
+    names the item's current ETag (412 ``PRECONDITION_FAILED`` else; 400 when malformed);
+    returns the item and its new ETag (docs/items.md, "Conditional updates")."""
+    return await service.update_item_if_match(ctx, collection, item_id, data, etags.parse_if_match(if_match),
+                                              replace=replace, uow=uow, cause=_cause(cause))
+
+
+async def item_etag(ctx: Any, collection: str, item: Item) -> str:
+    """The ETag of ``item`` as ``read`` answered it (for ``GET /items/:c/:id``'s header)."""
+    return await service.item_etag(ctx, collection, str(item["id"]), item.get("updatedAt"))
+
+
 async def upsert_singleton(ctx: Any, collection: str, data: Item, *, uow: Any = None,
                            cause: str | None = None) -> Item:
     """Update a singleton's item, or create it on the first write."""
@@ -292,7 +306,7 @@ LIVE_TOPICS = live.ALL
 __all__ = ["LIVE_TOPICS", "MAX_NESTING", "MAX_NESTING_CEILING", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
            "agent_revisions", "create_many", "delete", "describe_dependents", "erase", "erasure_matches", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
            "nested_query", "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
-           "replace", "resolve_dependents", "search_items", "subject_items", "unlisted_name", "update", "upsert_singleton"]
+           "replace", "resolve_dependents", "update_if_match", "item_etag", "search_items", "subject_items", "unlisted_name", "update", "upsert_singleton"]
 
 
 # ---------------------------------------------------------------------- privacy (erasure, export)

@@ -9,7 +9,7 @@ from sqlalchemy import delete
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.items.core import live
+from plugins.items.core import etags, live
 from plugins.items.core.guard import caller_may
 from plugins.items.errors import ERROR_CODES
 from plugins.items.history import events as history_events
@@ -66,7 +66,7 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:
-    return {**ERROR_CODES, **revisions.ERROR_CODES}
+    return {**ERROR_CODES, **revisions.ERROR_CODES, **etags.ERROR_CODES}
 
 
 @hookimpl
@@ -82,11 +82,11 @@ def register_routes(kernel: Any) -> list[Route]:
                   post=("Create an item, or many (array) in one transaction", s.CREATE_BODY, s.CREATED, 201),
                   patch=("Create or update a singleton's item", s.ITEM_BODY, s.ITEM, 200)), "get", s.LIST_PARAMS)),
         Route("/items/{collection}/{item_id}", ItemResource(kernel), auth=AUTH, rate_limit=READ_WRITE_LIMITS,
-              caller={"PATCH": update, "PUT": update}, openapi=s.with_params(ops(
+              caller={"PATCH": update, "PUT": update}, openapi=s.conditional(s.with_params(ops(
                   get=("Get an item", None, s.ITEM, 200),
                   patch=("Update an item's given fields", s.ITEM_BODY, s.ITEM, 200),
                   put=("Replace an item's content", s.ITEM_BODY, s.ITEM, 200),
-                  delete=("Soft-delete an item (onDelete enforced)", None, None, 204)), "get", s.ITEM_PARAMS)),
+                  delete=("Soft-delete an item (onDelete enforced)", None, None, 204)), "get", s.ITEM_PARAMS))),
         Route("/items/{collection}/{item_id}/dependents", DependentsResource(kernel), auth=AUTH,
               rate_limit="items_read", openapi=ops(
                   get=("The items referencing this one, by relation", None, s.DESCRIPTOR, 200))),

@@ -22,7 +22,7 @@ from sqlalchemy import bindparam, or_, select
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
-from plugins.items.core import ondelete, writes
+from plugins.items.core import etags, ondelete, writes
 from plugins.items.core.grants import WriteGuard, fields_by_row, mask_row
 from plugins.items.core.guard import ReadAccess, decide, read_access, readable, require
 from plugins.items.core.records import empty_record, item_record, mask, project
@@ -293,6 +293,32 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
                       uow: Any = None, cause: str | None = None) -> dict[str, Any]:
     """PATCH (``replace=False``: the given fields) or PUT (``replace=True``: the whole content,
     defaults for what is absent; ``status``/``sort`` kept unless given)."""
+    return (await _update_item(ctx, collection, item_id, body, replace=replace, uow=uow, cause=cause))[0]
+
+
+async def update_item_if_match(ctx: Any, collection: str, item_id: str, body: Any, if_match: list[str] | None, *,
+                               replace: bool = False, uow: Any = None,
+                               cause: str | None = None) -> tuple[dict[str, Any], str]:
+    """``update_item`` applied only when ``if_match`` (the strong tags of ``If-Match``; ``None``
+    for ``*``) holds the item's ETag as stored when the write locks its row (412
+    ``PRECONDITION_FAILED`` else, core/etags.py); returns the item and its new ETag."""
+    shaped, after = await _update_item(ctx, collection, item_id, body, replace=replace, uow=uow, cause=cause,
+                                       if_match=(if_match,))
+    return shaped, etags.item_etag(after["id"], after["updatedAt"])
+
+
+async def item_etag(ctx: Any, collection: str, item_id: str, updated_at: str | None = None) -> str:
+    """The ETag of an item the caller just read: from its ``updatedAt`` when the read showed it,
+    else read from the row (a field mask or ``?fields=`` left it out)."""
+    if updated_at is None:
+        _access, _read, _schema, coll = await _read_scope(ctx, collection)
+        async with reading(ctx) as db:
+            updated_at = await db.scalar(live_rows(db, coll, items.c.updated_at).where(items.c.id == item_id))
+    return etags.item_etag(item_id, updated_at)
+
+
+async def _update_item(ctx: Any, collection: str, item_id: str, body: Any, *, replace: bool, uow: Any,
+                       cause: str | None, if_match: tuple[list[str] | None] | None = None) -> tuple[dict, dict]:
     decision = await require(ctx, collection, "update")
     snap, coll = await schema_and_collection(ctx, collection)
     if not isinstance(body, dict):
@@ -301,9 +327,15 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
                            action="write", nested=nested_fields(snap, collection), current_id=item_id)
     async with transaction(ctx, uow, cause) as u:
         guard = WriteGuard(decision, snap, dialect_of(ctx))
+        if if_match is not None and is_item_id(item_id):
+            # A conditional update only: the row is locked (PostgreSQL) before it is read and
+            # compared, so no write can land between the check and this one.
+            await u.db.execute(live_rows(u.db, coll, items.c.id).where(items.c.id == item_id).with_for_update())
         row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap, guard=guard, pinned=True)
         if row is None:
             raise record_not_found(collection, str(item_id))
+        if if_match is not None:
+            etags.check(if_match[0], row["id"], row["updated_at"])
         if not row["pinned"]:
             u.notes[(UNPINNED, coll.id, row["id"])] = True
         old = row["data"] or {}
@@ -314,7 +346,7 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
                                         status=draft.status, sort=draft.sort if draft.sort_given else ...)
         shaped = await _as_read(ctx, coll, after, u.db)
         await reveal(ctx, snap, collection, [shaped], "write", uow=u)
-        return shaped
+        return shaped, after
 
 
 async def _singleton_row(ctx: Any, coll: Any, uow: Any = None) -> Any:

@@ -104,3 +104,26 @@ def with_params(operations: dict[str, dict[str, Any]], method: str, params: list
     """``operations`` with query ``params`` on ``method``'s operation."""
     operations[method]["parameters"] = list(params)
     return operations
+
+
+# Conditional updates (docs/items.md, "Conditional updates", core/etags.py).
+_ETAG_HEADER = {"ETag": {"description": "The item's version: send it back as If-Match to update only while "
+                                        "it is current.", "schema": {"type": "string"}}}
+IF_MATCH_PARAM = {"name": "If-Match", "in": "header", "required": False, "schema": {"type": "string"},
+                  "description": ("Apply the write only while the item's ETag is one of these (`\"...\"`, "
+                                  "comma-separated; `*` any). Else 412 PRECONDITION_FAILED with the current "
+                                  "tag in `extensions.etag`; a malformed value is 400 VALIDATION_FAILED.")}
+
+
+def conditional(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``operations`` of ``/items/{collection}/{item_id}`` with the ETag answer of GET and the
+    If-Match parameter (and its 412) of PATCH and PUT."""
+    operations["get"]["responses"]["200"]["headers"] = _ETAG_HEADER
+    for method in ("patch", "put"):
+        op = operations[method]
+        op["parameters"] = [*op.get("parameters", []), IF_MATCH_PARAM]
+        op["responses"]["200"]["headers"] = {"ETag": {**_ETAG_HEADER["ETag"], "description": (
+            "The item's new version (answered when If-Match was sent).")}}
+        op["responses"]["412"] = {"description": "If-Match names none of the item's current ETag "
+                                                  "(PRECONDITION_FAILED): it changed since it was read."}
+    return operations

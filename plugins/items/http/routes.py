@@ -44,18 +44,28 @@ class ItemResource:
     async def on_get(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         ctx = request_context(req)
         opts = options_of(req)
-        send_data(resp, await api.read(ctx, collection, item_id, query=item_query(req),
-                                       draft=bool(opts and opts.draft), locale=opts.locale if opts else None))
+        item = await api.read(ctx, collection, item_id, query=item_query(req),
+                              draft=bool(opts and opts.draft), locale=opts.locale if opts else None)
+        # The stored item's version, for a conditional update (docs/items.md, "Conditional updates").
+        resp.set_header("ETag", await api.item_etag(ctx, collection, item))
+        send_data(resp, item)
 
     async def on_patch(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        send_data(resp, await api.update(ctx, collection, item_id, body))
+        await self._update(req, resp, collection, item_id, replace=False)
 
     async def on_put(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
+        await self._update(req, resp, collection, item_id, replace=True)
+
+    async def _update(self, req: Any, resp: Any, collection: str, item_id: str, *, replace: bool) -> None:
         ctx = request_context(req)
         body = await read_json(req)
-        send_data(resp, await api.replace(ctx, collection, item_id, body))
+        if_match = req.get_header("If-Match")
+        if if_match is None:  # the plain write: nothing conditional on its path
+            send_data(resp, await (api.replace if replace else api.update)(ctx, collection, item_id, body))
+            return
+        item, tag = await api.update_if_match(ctx, collection, item_id, body, if_match, replace=replace)
+        resp.set_header("ETag", tag)
+        send_data(resp, item)
 
     async def on_delete(self, req: Any, resp: Any, collection: str, item_id: str) -> None:
         await api.delete(request_context(req), collection, item_id)

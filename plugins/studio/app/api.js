@@ -52,7 +52,8 @@ async function send(method, path, { body, params, site = session.site, token = s
   if (resp.status === 204) return { status: 204, body: null };
   const parsed = await resp.json().catch(() => null);
   if (!resp.ok) throw new ApiError(resp.status, parsed && parsed.errors);
-  return { status: resp.status, body: parsed };
+  // -- live (slive): the ETag of an item read or conditionally written (docs/items.md)
+  return { status: resp.status, body: parsed, etag: resp.headers.get("ETag") };
 }
 
 // The site an access token is bound to: its `site` claim (none for the instance admin, whose

@@ -12,6 +12,7 @@ import { t } from "./i18n.js";
 import { controlFor, relationsOf } from "./interfaces.js";
 import { fieldsOf } from "./list.js";
 import { go, leaving, siteHash } from "./router.js";
+import { editorGuard } from "./editor_live.js"; // live (slive)
 
 const ACTIONS = ["stay", "return", "create_new"];
 
@@ -51,15 +52,20 @@ export async function renderEditor(shell, collection, id) {
   const meta = shell.ctx.collections.find((c) => c.name === collection);
   const label = meta ? meta.displayName || meta.meta.displayName || collection : collection;
   const itemPath = `/items/${encodeURIComponent(collection)}` + (id === null ? "" : `/${encodeURIComponent(id)}`);
-  const [readable, relations, loaded] = await Promise.all([
+  const [readable, relations, got] = await Promise.all([
     fieldsOf(shell, collection),
     data("GET", "/relations", { site }).catch(() => []),
-    id === null && !singleton ? {} : data("GET", itemPath, { site }),
+    id === null && !singleton ? null : call("GET", itemPath, { site }),
   ]);
-  const item = loaded || {};
+  const item = (got && got.body.data) || {};
   const creating = singleton ? item.id === null || item.id === undefined : id === null;
   const action = creating ? "create" : "update";
   const { byField, aliases } = relationsOf(relations, collection);
+  // -- live (slive): the ETag for If-Match, other sessions' changes, work kept across a session end
+  // (a singleton is read and saved without an id, and takes no If-Match)
+  const guard = editorGuard({ shell, collection, id: singleton ? null : id, etag: got && !singleton ? got.etag : null });
+  const kept = guard.restore() || {};
+  // -- end live
   // Creating shows the fields the user may set; editing, the ones it may read.
   let fields = creating ? readable.filter((f) => shell.ctx.may(collection, "create", f.field)) : readable;
   const shownAliases = aliases.filter((a) => shell.ctx.may(collection, "read", a.field) && shell.ctx.may(a.relatedCollection, "read"));
@@ -78,7 +84,7 @@ export async function renderEditor(shell, collection, id) {
       ? !shell.ctx.may(field.relation.relatedCollection, "update", field.relation.foreignKey)
       : !shell.ctx.may(collection, action, field.field);
     const env = { ...env0, id: inputId, describedBy: errorId, readOnly, relation };
-    const c = await controlFor(field, item[field.field], env);
+    const c = await controlFor(field, field.field in kept ? kept[field.field] : item[field.field], env); // live (slive): kept
     const error = h("p", { id: errorId, class: "field-error" });
     controls.set(field.field, { ...c, error, readOnly, alias: Boolean(field.relation) });
     const marks = readOnly ? h("span", { class: "muted" }, ` (${t("editor.readOnly")})`) : null;
@@ -128,6 +134,21 @@ export async function renderEditor(shell, collection, id) {
   const preference = shell.ctx.preferences && shell.ctx.preferences.saveAction;
   const chosen = singleton ? "stay" : ACTIONS.includes(preference) ? preference
     : ACTIONS.includes(shell.ctx.config.defaultSaveAction) ? shell.ctx.config.defaultSaveAction : "stay";
+  // -- live (slive): what the session's end keeps (the values that differ from the item's)
+  guard.watch(() => {
+    const changed = {};
+    for (const [name, c] of controls) {
+      if (c.readOnly || c.alias) continue;
+      try {
+        const value = c.read();
+        if (creating ? value !== null && value !== "" : !same(value, item[name])) changed[name] = value;
+      } catch {
+        // an unreadable value (bad JSON) is not kept
+      }
+    }
+    return changed;
+  });
+  // -- end live
 
   let saving = false;
   const save = async (next = chosen) => {
@@ -149,7 +170,9 @@ export async function renderEditor(shell, collection, id) {
     replace(status, t("editor.saving"));
     try {
       const method = singleton ? "PATCH" : creating ? "POST" : "PATCH";
-      const saved = (await call(method, itemPath, { site, body })).body.data;
+      const answer = await call(method, itemPath, { site, body, headers: guard.ifMatch() }); // live (slive): If-Match
+      guard.saved(answer.etag); // live (slive)
+      const saved = answer.body.data;
       Object.assign(item, saved);
       try {
         for (const c of controls.values()) if (c.after && !c.readOnly) await c.after(saved);
@@ -168,6 +191,7 @@ export async function renderEditor(shell, collection, id) {
       if (creating) return renderEditor(shell, collection, null);
     } catch (err) {
       replace(status);
+      if (guard.conflict(err, save)) return; // live (slive): 412, shown with a choice
       if (!(err instanceof ApiError)) throw err;
       let first = null;
       const rest = [];
@@ -189,6 +213,7 @@ export async function renderEditor(shell, collection, id) {
   const form = h("form", { class: "editor", "aria-labelledby": "editor-heading", novalidate: true,
     onsubmit: (event) => { event.preventDefault(); save(); } },
   rows,
+  guard.el, // live (slive)
   formError,
   h("div", { class: "tools" },
     h("button", { type: "submit", "aria-describedby": "save-then" }, t("editor.save")),

@@ -1,6 +1,7 @@
 // Every string the studio shows, in one catalogue per language (English first).
 // t("key", { name: "x" }) fills {name}; a key missing from a language falls back to English.
 
+import { de } from "./i18n_de.js"; // live (slive)
 const CATALOGUES = {
   en: {
     "app.title": "svc studio",
@@ -264,7 +265,27 @@ const CATALOGUES = {
     "status.published": "Published",
     "status.archived": "Archived",
     // -- end history
+    // -- live (slive): live updates, conflicts, notifications
+    "live.on": "Live updates on",
+    "live.off": "Live updates off",
+    "live.changed": "Someone else changed this item since you opened it.",
+    "live.deleted": "Someone else deleted this item.",
+    "live.conflict": "Not saved: someone else changed this item since you opened it. Load their version (your changes here are lost), or save yours over theirs.",
+    "live.loadTheirs": "Load their version",
+    "live.saveMine": "Save mine over theirs",
+    "live.restored": "Your session had ended: your unsaved changes were kept and are back in the form. Save to keep them.",
+    "bell.none": "Notifications",
+    "bell.unread": "Notifications ({count} unread)",
+    "bell.panel": "Notifications",
+    "bell.heading": "Unread notifications",
+    "bell.empty": "Nothing unread.",
+    "bell.markRead": "Mark as read",
+    "bell.markReadOf": "Mark as read: {title}",
+    "bell.marked": "Marked as read: {title}",
+    "bell.new": "New notification: {title}",
+    // -- end live
   },
+  de, // live (slive): German (i18n_de.js)
 };
 
 let language = "en";

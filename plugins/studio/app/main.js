@@ -14,6 +14,19 @@ import { renderList } from "./list.js";
 import { go, leaving } from "./router.js";
 import { loadSite } from "./site.js";
 import { renderReviewPanel } from "./workflow.js"; // -- history
+// -- live (slive): theming, live updates, notifications, work kept across a session end
+import { notificationBell } from "./bell.js";
+import { dropDrafts, keepDraft } from "./drafts.js";
+import { liveList, showState, startLive, stopLive } from "./live.js";
+import { applyTheme } from "./theme.js";
+const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
+setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
+function sessionEnded() {
+  keepDraft();
+  stopLive();
+  showLogin({ site: session.site, message: t("login.expired") });
+}
+// -- end live
 
 const root = document.getElementById("app");
 let shell = null; // { site, ctx, main, nav } while a site is shown
@@ -55,9 +68,12 @@ async function route() {
     if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]).then(() => renderReviewPanel(shell, collection, parts[5]));
     // -- editor: a singleton opens straight in its editor
     if (singletonOf(shell.ctx, collection)) return renderEditor(shell, collection, null);
-    return renderList(shell, collection, query);
+    // -- live (slive): the list re-fetches when another session writes
+    const list = shell;
+    await renderList(list, collection, query);
+    return liveList(collection, () => renderList(list, collection, query));
   } catch (err) {
-    if (err instanceof SessionEnded) return showLogin({ site: session.site, message: t("login.expired") });
+    if (err instanceof SessionEnded) return sessionEnded(); // live (slive): keeps the editor's work
     showError(err);
   }
 }
@@ -118,7 +134,9 @@ async function showSite(site) {
   const ctx = await loadSite(site);
   session.site = site;
   setLanguage(ctx.language);
-  applyLook(ctx.config);
+  localStorage.setItem(LANGUAGE, ctx.language); // live (slive)
+  applyTheme(ctx.config); // live (slive): theme.js
+  startLive(site); // live (slive)
   const main = h("main", { id: "content", tabindex: "-1" });
   const nav = navigator_(site, ctx);
   const switcherId = uid("site");
@@ -126,21 +144,19 @@ async function showSite(site) {
     ctx.sites.map((s) => h("option", { value: s.id, selected: s.id === site }, s.name === s.id ? s.id : `${s.name} (${s.id})`)));
   const title = ctx.config.displayTitle || ctx.config.name || site;
   const logo = ctx.config.branding && ctx.config.branding.logoUrl;
+  // -- live (slive): the notifications bell and the channel's state
+  const bell = notificationBell(site);
+  const liveState = h("p", { class: "live muted", role: "status" });
+  showState(liveState, (on) => (on ? t("live.on") : t("live.off")));
+  // -- end live
   const header = h("header", { class: "bar" },
     h("p", { class: "brand" }, logo ? h("img", { src: logo, alt: "", class: "logo" }) : null, h("span", {}, title)),
     h("div", { class: "switcher" }, h("label", { for: switcherId }, t("shell.site")), switcher),
     h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
-    h("button", { type: "button", onclick: async () => { await logout(); go("#/login"); } }, t("shell.signOut")));
+    liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
+    h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
   replace(root, header, h("div", { class: "columns" }, nav.el, main));
   shell = { site, ctx, main, nav, title };
-}
-
-function applyLook(config) {
-  const html = document.documentElement;
-  html.dataset.appearance = ["light", "dark"].includes(config.defaultAppearance) ? config.defaultAppearance : "auto";
-  const color = config.branding && config.branding.brandColor;
-  if (color) html.style.setProperty("--brand", color);
-  else html.style.removeProperty("--brand");
 }
 
 // The navigator: the site's collections, in their folders (meta.group).
@@ -186,7 +202,7 @@ function showHome() {
 window.addEventListener("unhandledrejection", (event) => {
   if (!(event.reason instanceof SessionEnded)) return;
   event.preventDefault();
-  showLogin({ site: session.site, message: t("login.expired") });
+  sessionEnded(); // live (slive): keeps the editor's work
 });
 window.addEventListener("hashchange", route);
 route();
