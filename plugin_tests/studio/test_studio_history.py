@@ -238,8 +238,8 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
     await ed.axe()
 
     await entries.nth(1).get_by_role("button", name="Restore the item as it was after this change").click()
-    await expect(page.get_by_role("status").first).to_contain_text("Restored")
-    await expect(page.get_by_role("status").first).to_be_focused()
+    await expect(page.get_by_role("main").get_by_role("status").first).to_contain_text("Restored")
+    await expect(page.get_by_role("main").get_by_role("status").first).to_be_focused()
     await expect(entries).to_have_count(3)
     await expect(entries.nth(0).get_by_role("heading")).to_contain_text("Restored")
     restored = await admin.get("stories", "s2")
@@ -257,7 +257,7 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
     await spring.get_by_role("button", name="Edit version").click()
     await spring.get_by_label("title").fill("Spring title")
     await spring.get_by_role("button", name="Save version").click()
-    await expect(page.get_by_role("status").first).to_contain_text("Version Spring edit saved")
+    await expect(page.get_by_role("main").get_by_role("status").first).to_contain_text("Version Spring edit saved")
     assert (await admin.get("stories", "s2"))["title"] == "Second story"  # the item is untouched
     spring = versions.get_by_role("region", name="Spring edit")
     await spring.get_by_role("button", name="Compare with the item").click()
@@ -269,7 +269,7 @@ async def test_an_editor_restores_a_revision_and_promotes_a_version(newsroom, co
     await ed.shot("history")
 
     await spring.get_by_role("button", name="Promote to the item").click()
-    await expect(page.get_by_role("status").first).to_contain_text("Version Spring edit promoted")
+    await expect(page.get_by_role("main").get_by_role("status").first).to_contain_text("Version Spring edit promoted")
     await expect(entries.nth(0).get_by_role("heading")).to_contain_text("Version promoted")
     assert (await admin.get("stories", "s2"))["title"] == "Spring title"
     await ed.axe()

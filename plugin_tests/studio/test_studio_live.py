@@ -300,7 +300,7 @@ async def test_the_language_follows_the_preference(studio, visit):  # noqa: F811
 
 
 def _keys(text: str) -> list[str]:
-    return re.findall(r'^\s*"([a-zA-Z]+\.[a-zA-Z.]+)":', text, re.M)
+    return re.findall(r'^\s*"([a-zA-Z]+\.[\w.]+)":', text, re.M)
 
 
 async def test_the_german_catalogue_has_every_english_string():

@@ -131,7 +131,7 @@ export const de = {
   "editor.saved": "Gespeichert.",
   "editor.saving": "Wird gespeichert…",
   "editor.failed": "Nicht gespeichert: {message}",
-  "editor.invalidJson": "Das ist kein gültiges JSON.",
+  "editor.invalidJson": "Das ist kein gültiges JSON ({detail}).",
   "editor.readOnly": "schreibgeschützt",
   "editor.none": "(keiner)",
   "editor.shortcut": "Strg+S oder Cmd+S speichert.",

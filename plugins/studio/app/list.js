@@ -135,7 +135,14 @@ function refocus(shell, was) {
   (same || shell.main).focus();
 }
 
-export async function renderList(shell, collection, query) {
+export async function renderList(shell, collection, query, { live = false } = {}) {
+  // A live re-fetch waits while items are selected (a redraw would drop the selection and an open
+  // confirmation); it runs when the selection is cleared, and an action's own redraw makes it moot.
+  if (live && shell.listHold && shell.listHold()) {
+    shell.listStale = true;
+    return;
+  }
+  shell.listStale = false;
   const was = focusedIn(shell, collection);
   const meta = shell.ctx.collections.find((c) => c.name === collection);
   const label = meta ? meta.displayName || meta.meta.displayName || collection : collection;
@@ -152,8 +159,12 @@ export async function renderList(shell, collection, query) {
     limit: base.limit || PAGE_SIZE,
     page: base.page || 1,
   };
-  const flash = shell.flash;
+  // A live re-fetch (another session wrote, live.js) keeps the message this view shows.
+  const flash = live ? shell.listFlash : shell.flash;
   shell.flash = null;
+  shell.listFlash = flash;
+  // Renders overlap (a live re-fetch, a redraw after an action): only the newest one draws.
+  const ticket = (shell.listTicket = (shell.listTicket || 0) + 1);
 
   const hashOf = (view) => {
     const next = new URLSearchParams();
@@ -221,18 +232,23 @@ export async function renderList(shell, collection, query) {
   const mayStatus = status && shell.ctx.may(collection, "update", status.name === "status" ? undefined : status.name);
   const boxes = [];
   const chosen = () => boxes.filter((b) => b.checked).map((b) => b.value);
+  shell.listHold = () => boxes.some((b) => b.isConnected && b.checked);
+  const selectionChanged = (n) => {
+    bulk.update(n);
+    if (n === 0 && shell.listStale) renderList(shell, collection, query, { live: true });
+  };
   const bulk = (mayDelete || mayStatus) && items.length ? bulkBar({ shell, collection, status, mayDelete, mayUpdate: mayStatus,
     selected: chosen, done: redraw }) : null;
   const selectAll = bulk ? h("input", { type: "checkbox", "aria-label": t("list.selectAll"), onchange: (e) => {
     for (const b of boxes) b.checked = e.target.checked;
-    bulk.update(chosen().length);
+    selectionChanged(chosen().length);
   } }) : null;
   const rowBox = (item) => {
     const box = h("input", { type: "checkbox", value: String(item.id), "aria-label": t("list.select", { id: item.id }), onchange: () => {
       const n = chosen().length;
       selectAll.checked = n === boxes.length;
       selectAll.indeterminate = n > 0 && n < boxes.length;
-      bulk.update(n);
+      selectionChanged(n);
     } });
     boxes.push(box);
     return h("td", { class: "pick" }, box);
@@ -282,6 +298,7 @@ export async function renderList(shell, collection, query) {
     : h("p", { class: "muted" }, t("list.defaultView", { scope: t(`presets.from.${presets.effective.sourceScope}`) }));
 
   document.title = `${label} · ${shell.title}`;
+  if (ticket !== shell.listTicket) return;
   replace(shell.main,
     h("h1", { "data-list": collection }, label),
     note,

@@ -71,7 +71,7 @@ async function route() {
     // -- live (slive): the list re-fetches when another session writes
     const list = shell;
     await renderList(list, collection, query);
-    return liveList(collection, () => renderList(list, collection, query));
+    return liveList(collection, () => renderList(list, collection, query, { live: true }));
   } catch (err) {
     if (err instanceof SessionEnded) return sessionEnded(); // live (slive): keeps the editor's work
     showError(err);
