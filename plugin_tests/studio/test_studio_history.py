@@ -72,9 +72,6 @@ async def newsroom(shared_site) -> Any:
 @pytest_asyncio.fixture(loop_scope="module")
 async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported browser fixture
     """``open()`` gives a new browser context (a person of its own) on the studio."""
-    from playwright.async_api import expect
-
-    expect.set_options(timeout=WAIT)  # a loaded machine: the same bound as the page's actions
     opened: list[Visit] = []
 
     async def open_() -> Visit:
