@@ -71,8 +71,21 @@ def binary_upload(summary: str, status: int) -> dict[str, Any]:
     return op
 
 
+RANGE_PARAMS = [
+    {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"},
+     "description": "One byte range (bytes=a-b, bytes=a-, bytes=-n): 206; several ranges get the whole 200"},
+    {"name": "If-Range", "in": "header", "required": False, "schema": {"type": "string"},
+     "description": "The ETag the range is of; another one gets the whole 200"},
+]
+
+
 def binary_answer(summary: str) -> dict[str, Any]:
-    return {"summary": summary, "parameters": list(TRANSFORM_PARAMS), "responses": {
-        "200": {"description": summary, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+    binary = {"*/*": {"schema": {"type": "string", "format": "binary"}}}
+    return {"summary": summary, "parameters": [*TRANSFORM_PARAMS, *RANGE_PARAMS], "responses": {
+        "200": {"description": summary, "content": binary},
+        "206": {"description": "One byte range (Range), with Content-Range", "content": binary},
         "302": {"description": "Redirect to the derivative (/media with transform parameters)"},
-        "304": {"description": "Not modified (If-None-Match)"}}}
+        "304": {"description": "Not modified (If-None-Match)"},
+        "416": {"description": "RANGE_NOT_SATISFIABLE: the range starts at or after the end "
+                               "(Content-Range: bytes */SIZE)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
