@@ -1,6 +1,7 @@
 """What ``GET /assets/{id}`` and ``GET /media/{key}`` answer: the original or a derivative,
 with its ETag (a ``304`` needs no storage read at all), type and disposition. Originals above
-1 MiB are streamed from storage in chunks, never held whole.
+1 MiB are streamed from storage in chunks, never held whole, and so is one byte range of any
+original (``ranges.wanted``); a range of a derivative is cut from its bytes.
 
 ``X-Content-Type-Options: nosniff`` is always sent; anything but a raster image is served as
 an attachment (SVG included, with a sandboxing CSP besides), and ``/media`` serves everything
