@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -129,6 +129,7 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
         return Asset(body, row["type"], etag, row["key"], attachment)
     if not raster:
         raise ApiError.validation("Transforms apply to raster images only", path=["query"])
+    transform = with_focal_point(transform, row)
     digest = transform.digest(row["checksum"], row["type"])
     etag = f'"{digest}"'
     fmt = transform.output_format(row["type"])
@@ -164,6 +165,14 @@ def _ranged(asset: Asset, range_header: str | None, if_range: str | None) -> Ass
     first, last = span
     asset.span, asset.body = (first, last, len(body)), body[first:last + 1]
     return asset
+
+
+def with_focal_point(transform: transforms.Transform, row: Any) -> transforms.Transform:
+    """A cover crop without ``focal`` keeps the file's stored focal point. It joins the
+    parameters, so the derivative's digest (its storage key and ETag) changes with the point."""
+    if transform.focal is not None or transform.fit != "cover" or row.get("focal_x") is None:
+        return transform
+    return replace(transform, focal=(float(row["focal_x"]), float(row["focal_y"])))
 
 
 class DerivativeMemory:

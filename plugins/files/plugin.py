@@ -110,7 +110,7 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/files/{id}", routes.FileResource(), auth={"GET": "public", "*": "bearer"},
               permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             get=("A file's record", None, schemas.FILE, 200),
-            patch=("Change title, tags, folder", schemas.META_BODY, schemas.FILE, 200),
+            patch=("Change title, tags, folder, focal point", schemas.META_PATCH_BODY, schemas.FILE, 200),
             delete=("Delete the file, its bytes and derivatives", None, None, 204))),
         Route("/assets/{id}", asset, auth="public",
               openapi={"get": schemas.binary_answer("The file's bytes, or a transform of an image")}),

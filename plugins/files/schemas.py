@@ -14,12 +14,18 @@ FILE: dict[str, Any] = {
         "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
         "checksum": {"type": "string", "description": "SHA-256 of the bytes (hex)"},
         "folder": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},
+        "focalPoint": {"type": ["object", "null"], "required": ["x", "y"], "properties": {
+            "x": {"type": "integer"}, "y": {"type": "integer"}},
+            "description": "The point a cover crop keeps (pixels of the original)"},
         "uploadedBy": {"type": ["string", "null"]}, "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
     },
 }
 META_BODY = {"type": "object", "additionalProperties": False, "properties": {
     "title": {"type": ["string", "null"], "maxLength": 255}, "folder": {"type": ["string", "null"], "maxLength": 255},
     "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100}, "maxItems": 50}}}
+META_PATCH_BODY = {**META_BODY, "properties": {**META_BODY["properties"], "focalPoint": {
+    "type": ["object", "null"], "required": ["x", "y"], "additionalProperties": False,
+    "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}}}}}
 REGISTER_BODY = {"type": "object", "required": ["key"], "additionalProperties": False,
                  "properties": {"key": {"type": "string"}, **META_BODY["properties"]}}
 UPLOAD_URL_BODY = {"type": "object", "required": ["filename", "contentType"], "additionalProperties": False,

@@ -23,7 +23,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.files import permissions
 from plugins.files.catalogue import FileType
 from plugins.files.errors import not_found
-from plugins.files.records import record, row_by_id, row_by_key, set_tags
+from plugins.files.records import focal_point_within, record, row_by_id, row_by_key, set_tags
 from plugins.files.staging import Staged
 from plugins.files.tables import file_tags, files, presets, uploads
 from plugins.schema import api as schema
@@ -80,7 +80,8 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
     await ctx.kernel.storage.put_file(key, staged.path, filetype.mime, move=True)
     now = now_utc()
     values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
-              "height": info.get("height"), "storage_key": key, "updated_at": now}
+              "height": info.get("height"), "storage_key": key, "updated_at": now,
+              "focal_x": None, "focal_y": None}  # a focal point was a point of the bytes replaced
     try:
         async with ctx.unit_of_work() as uow:
             db = uow.db
@@ -110,13 +111,21 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
 
 
 async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-    """``PATCH /files/{id}``: title, tags and folder (``media:update`` on the file)."""
+    """``PATCH /files/{id}``: title, tags, folder and focal point (``media:update`` on the file)."""
+    changes = dict(changes)
+    focal = changes.pop("focalPoint", None)
     async with ctx.unit_of_work() as uow:
         db = uow.db
         row = await row_by_id(db, file_id, row_filter, lock=True)
         changed = {k: v for k, v in changes.items() if (list(row[k] or []) if k == "tags" else row[k]) != v}
+        columns: dict[str, Any] = {}
+        if focal is not None:
+            focal_point_within(row, focal)
+            if (row["focal_x"], row["focal_y"]) != (focal["focal_x"], focal["focal_y"]):
+                columns, changed["focalPoint"] = focal, True
         if changed:
-            await db.execute(db.update(files).where(files.c.id == file_id).values(**changed, updated_at=now_utc()))
+            values = {**{k: v for k, v in changed.items() if k != "focalPoint"}, **columns}
+            await db.execute(db.update(files).where(files.c.id == file_id).values(**values, updated_at=now_utc()))
             if "tags" in changed:
                 await set_tags(db, file_id, changed["tags"])
             uow.emit("files.update", item_id=file_id, fields=sorted(changed))

@@ -2,7 +2,8 @@
 
 - ``svc_files``: one row per stored file; ``key`` is its file name, unique in the site (the
   ``/media/{key}`` name); ``storage_key`` is where the bytes are, chosen by the server
-  (``<site>/files/<id>/<random>``), never shown to clients.
+  (``<site>/files/<id>/<random>``), never shown to clients; ``focal_x``/``focal_y`` the point a
+  cover crop keeps (``focalPoint``).
 - ``svc_file_tags``: a file's tags, one row each, for ``filter[tags][_eq]``.
 - ``svc_file_uploads``: presigned uploads waiting for ``POST /files``.
 - ``svc_transform_presets``: saved transforms (``key``, ``name``, ``dsl``).
@@ -39,6 +40,8 @@ files = Table(
     Column("checksum", String(64), nullable=False),
     Column("folder", String(255), nullable=True),
     Column("tags", json_type, nullable=False),
+    Column("focal_x", Integer, nullable=True),  # the focal point, pixels of the original (files_0002)
+    Column("focal_y", Integer, nullable=True),
     Column("uploaded_by", String(64), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
