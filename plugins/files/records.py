@@ -17,7 +17,7 @@ from plugins.files.query import compile_filter, compile_sort
 from plugins.files.tables import file_tags, files
 
 MAX_TAGS, MAX_TAG = 50, 100
-META_KEYS_PATCH = frozenset({"title", "tags", "folder", "focalPoint"})
+META_KEYS_PATCH = frozenset({"title", "tags", "folder", "folderId", "focalPoint"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -27,6 +27,7 @@ def record(row: Any) -> dict[str, Any]:
         "id": row["id"], "key": row["key"], "title": row["title"], "type": row["type"],
         "filesize": row["filesize"], "width": row["width"], "height": row["height"],
         "checksum": row["checksum"], "folder": row["folder"], "tags": list(row["tags"] or []),
+        "folderId": row["folder_id"],
         "focalPoint": None if row["focal_x"] is None else {"x": row["focal_x"], "y": row["focal_y"]},
         "uploadedBy": row["uploaded_by"], "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
     }
@@ -87,6 +88,8 @@ def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, An
             raise ApiError.validation(f"'tags' is a list of at most {MAX_TAGS} strings of 1 to {MAX_TAG} "
                                       "characters", path=["tags"])
         out["tags"] = list(dict.fromkeys(tags))
+    if "folderId" in body:  # checked against the site's folders by the service
+        out["folder_id"] = body["folderId"]
     if "focalPoint" in body:
         out["focalPoint"] = check_focal_point(body["focalPoint"])
     return out

@@ -14,6 +14,7 @@ FILE: dict[str, Any] = {
         "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
         "checksum": {"type": "string", "description": "SHA-256 of the bytes (hex)"},
         "folder": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},
+        "folderId": {"type": ["string", "null"], "description": "The folder the file is in (/folders)"},
         "focalPoint": {"type": ["object", "null"], "required": ["x", "y"], "properties": {
             "x": {"type": "integer"}, "y": {"type": "integer"}},
             "description": "The point a cover crop keeps (pixels of the original)"},
@@ -23,7 +24,8 @@ FILE: dict[str, Any] = {
 META_BODY = {"type": "object", "additionalProperties": False, "properties": {
     "title": {"type": ["string", "null"], "maxLength": 255}, "folder": {"type": ["string", "null"], "maxLength": 255},
     "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100}, "maxItems": 50}}}
-META_PATCH_BODY = {**META_BODY, "properties": {**META_BODY["properties"], "focalPoint": {
+META_PATCH_BODY = {**META_BODY, "properties": {**META_BODY["properties"], "folderId": {"type": ["string", "null"]},
+                                               "focalPoint": {
     "type": ["object", "null"], "required": ["x", "y"], "additionalProperties": False,
     "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}}}}}
 REGISTER_BODY = {"type": "object", "required": ["key"], "additionalProperties": False,
@@ -34,6 +36,12 @@ UPLOAD_URL = {"type": "object", "required": ["url", "key", "expiresAt"], "proper
     "url": {"type": "string"}, "key": {"type": "string"}, "expiresAt": {"type": "string"}}}
 IMPORT_BODY = {"type": "object", "required": ["url"], "additionalProperties": False,
                "properties": {"url": {"type": "string"}, "data": META_BODY}}
+FOLDER = {"type": "object", "required": ["id", "name", "parent"], "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "parent": {"type": ["string", "null"]},
+    "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
+FOLDER_BODY = {"type": "object", "required": ["name"], "additionalProperties": False, "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 255}, "parent": {"type": ["string", "null"]}}}
+FOLDER_PATCH = {**FOLDER_BODY, "required": []}
 PRESET = {"type": "object", "required": ["id", "key", "name", "dsl"], "properties": {
     "id": {"type": "string"}, "key": {"type": "string"}, "name": {"type": "string"}, "dsl": {"type": "string"},
     "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
