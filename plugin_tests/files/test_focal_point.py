@@ -10,7 +10,7 @@ import io
 import pytest
 from PIL import Image
 
-from .corpus import gradient_jpeg
+from .corpus import gradient_jpeg, uploaded
 
 pytestmark = pytest.mark.parametrize("svc_app", ["local"], indirect=True)  # storage is not the subject
 API = "/api/v1"
@@ -39,13 +39,7 @@ async def _crop(calls, file_id: str, **extra) -> tuple[bytes, str]:
 async def test_a_cover_crop_keeps_the_stored_focal_point(calls):
     # 400x200: red on the left half, blue on the right. A 100x100 cover crop scales it to 200x100
     # and keeps 100 of the 200 columns: the centre (half of each), or the side of the focal point.
-    photo = await calls.ok(
-        "put",
-        "/files/upload/photo.jpg",
-        status=201,
-        content=gradient_jpeg((400, 200)),
-        headers={"Content-Type": "image/jpeg"},
-    )
+    photo = await uploaded(calls, "photo.jpg", gradient_jpeg((400, 200)))
     assert photo["focalPoint"] is None
     centre, centre_tag = await _crop(calls, photo["id"])
     assert _colour(centre) not in (RED, BLUE)
@@ -77,30 +71,13 @@ async def test_a_cover_crop_keeps_the_stored_focal_point(calls):
 
     # New bytes under the same name drop the point: it was a point of the old picture.
     await calls.ok("patch", f"/files/{photo['id']}", json={"focalPoint": {"x": 380, "y": 100}})
-    replaced = await calls.ok(
-        "put",
-        "/files/upload/photo.jpg",
-        content=gradient_jpeg((400, 200), orientation=1),
-        headers={"Content-Type": "image/jpeg"},
-    )
+    replaced = await uploaded(calls, "photo.jpg", gradient_jpeg((400, 200), orientation=1), status=200)
     assert replaced["id"] == photo["id"] and replaced["focalPoint"] is None
 
 
 async def test_a_focal_point_is_validated(calls):
-    photo = await calls.ok(
-        "put",
-        "/files/upload/small.jpg",
-        status=201,
-        content=gradient_jpeg((40, 20)),
-        headers={"Content-Type": "image/jpeg"},
-    )
-    doc = await calls.ok(
-        "put",
-        "/files/upload/notes.txt",
-        status=201,
-        content=b"plain words\n",
-        headers={"Content-Type": "text/plain"},
-    )
+    photo = await uploaded(calls, "small.jpg", gradient_jpeg((40, 20)))
+    doc = await uploaded(calls, "notes.txt", b"plain words\n", "text/plain")
     for body, path in (
         ({"focalPoint": [1, 2]}, ["focalPoint"]),
         ({"focalPoint": {"x": 1}}, ["focalPoint"]),
@@ -124,13 +101,7 @@ async def test_a_focal_point_is_validated(calls):
 
 
 async def test_a_focal_point_needs_media_update(svc_app, calls, site, make_member):
-    photo = await calls.ok(
-        "put",
-        "/files/upload/guarded.jpg",
-        status=201,
-        content=gradient_jpeg((40, 20)),
-        headers={"Content-Type": "image/jpeg"},
-    )
+    photo = await uploaded(calls, "guarded.jpg", gradient_jpeg((40, 20)))
     member = await make_member(site, "subscriber")
     refused = await svc_app.client.patch(
         f"{API}/files/{photo['id']}",

@@ -9,20 +9,14 @@ from sqlalchemy import func, select
 
 from plugins.files.tables import folders
 
-from .corpus import gradient_jpeg
+from .corpus import gradient_jpeg, uploaded
 
 pytestmark = pytest.mark.parametrize("svc_app", ["local"], indirect=True)  # storage is not the subject
 API = "/api/v1"
 
 
 async def _file(calls, name: str) -> dict:
-    return await calls.ok(
-        "put",
-        f"/files/upload/{name}",
-        status=201,
-        content=gradient_jpeg((20, 10)),
-        headers={"Content-Type": "image/jpeg"},
-    )
+    return await uploaded(calls, name, gradient_jpeg((20, 10)))
 
 
 async def test_nested_folders_and_moving_files(calls):

@@ -15,7 +15,7 @@ from PIL import Image
 from kernel import ApiError
 from plugins.files import ranges
 
-from .corpus import gradient_jpeg
+from .corpus import gradient_jpeg, uploaded
 
 API = "/api/v1"
 
@@ -39,13 +39,7 @@ def _headers(answer) -> dict[str, str | None]:
 
 async def test_one_range_of_an_original_is_206_with_exact_bytes(svc_app, calls, site):
     client = svc_app.client
-    record = await calls.ok(
-        "put",
-        "/files/upload/report.pdf",
-        status=201,
-        content=PDF,
-        headers={"Content-Type": "application/pdf"},
-    )
+    record = await uploaded(calls, "report.pdf", PDF, "application/pdf")
     etag, size = f'"{record["checksum"]}"', len(PDF)
     urls = {
         "id": (f"{API}/assets/{record['id']}", calls.headers),
@@ -98,13 +92,7 @@ async def test_one_range_of_an_original_is_206_with_exact_bytes(svc_app, calls, 
 
 async def test_ranges_keep_the_permissions_of_the_route(svc_app, calls, anon_calls, site):
     client = svc_app.client
-    record = await calls.ok(
-        "put",
-        "/files/upload/hidden.pdf",
-        status=201,
-        content=PDF,
-        headers={"Content-Type": "application/pdf"},
-    )
+    record = await uploaded(calls, "hidden.pdf", PDF, "application/pdf")
     for url, headers in (
         (f"{API}/assets/{record['id']}", anon_calls.headers),
         (f"{API}/assets/{site}/{record['id']}", {}),
@@ -127,13 +115,7 @@ async def test_ranges_keep_the_permissions_of_the_route(svc_app, calls, anon_cal
 
 async def test_a_range_of_a_transform_is_a_range_of_the_derivative(svc_app, calls, site):
     client = svc_app.client
-    photo = await calls.ok(
-        "put",
-        "/files/upload/photo.jpg",
-        status=201,
-        content=gradient_jpeg((400, 200)),
-        headers={"Content-Type": "image/jpeg"},
-    )
+    photo = await uploaded(calls, "photo.jpg", gradient_jpeg((400, 200)))
     url, params = f"{API}/assets/{site}/{photo['id']}", {"width": 100, "format": "png"}
     whole = await client.get(url, params=params, headers=calls.headers)
     derivative = whole.content
