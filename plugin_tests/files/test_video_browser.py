@@ -2,8 +2,8 @@
 file from ``/assets/{site_id}/{id}`` in a plain HTML page and seeks in it: the server answers the
 browser's ``Range`` requests with 206 (docs/files.md#range-requests). Chromium asks a media file
 with ``Range: bytes=0-`` first and takes a 200 there to mean "no ranges"; a clip this small
-arrives whole in that answer (Chromium opens another request for a seek only far ahead of the
-running one), so the seek itself is served from what the 206 brought.
+arrives whole in that answer (here Chromium makes no second request), so the seek is served from
+what the 206 brought. Every request it makes must name a range and get a 206.
 
 ``data/clip.webm`` is 4 s of 64x48 VP8 at 10 frames a second, a keyframe every 5 frames (30 KB),
 made once with PyAV (``av.open(out, "w", format="webm")``, stream ``libvpx``, ``g=5``), so that
