@@ -42,6 +42,15 @@ def no_room(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in NO_ROOM
 
 
+def check_range(start: int, length: int | None) -> tuple[int, int | None]:
+    """``(start, length)`` of ``iter_chunks`` if they are whole numbers; ``ValueError`` otherwise."""
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start must be an integer >= 0, not {start!r}")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
+        raise ValueError(f"length must be None or an integer >= 0, not {length!r}")
+    return start, length
+
+
 class ObjectNotFound(LookupError):
     """No object is stored under the key."""
 
@@ -122,13 +131,18 @@ class Storage(abc.ABC):
     async def get(self, key: str) -> bytes:
         """The object's bytes; ``ObjectNotFound`` when there is none."""
 
-    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024, *, start: int = 0,
+                          length: int | None = None) -> AsyncIterator[bytes]:
         """The object's bytes in chunks of at most ``chunk_size`` (a large object is served
         without holding it whole); ``ObjectNotFound`` before the first chunk when there is none.
-        Backends override it to stream; this default reads the object whole."""
+        ``start`` and ``length`` select bytes ``[start, start + length)`` (``length`` None: to the
+        end), clipped to the object as a slice is: a start at or past the end yields nothing.
+        Backends override it to stream and to read only the range; this default reads it whole."""
+        start, length = check_range(start, length)
         data = await self.get(key)
-        for start in range(0, len(data), chunk_size):
-            yield data[start:start + chunk_size]
+        end = len(data) if length is None else min(len(data), start + length)
+        for offset in range(start, end, chunk_size):
+            yield data[offset:min(offset + chunk_size, end)]
 
     @abc.abstractmethod
     async def delete(self, key: str) -> None:

@@ -27,6 +27,7 @@ from kernel.storage.base import (
     Storage,
     StorageError,
     StorageFull,
+    check_range,
     no_room,
     validate_key,
     validate_prefix,
@@ -202,19 +203,32 @@ class LocalStorage(Storage):
         path = self._path(key)
         return await asyncio.to_thread(self._read_sync, path, key)
 
-    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
-        """The file in chunks, each read in a worker thread."""
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024, *, start: int = 0,
+                          length: int | None = None) -> AsyncIterator[bytes]:
+        """The file (or ``length`` bytes of it from ``start``) in chunks, each read in a worker
+        thread after one seek."""
+        start, length = check_range(start, length)
         path = self._path(key)
 
         def open_file() -> BinaryIO:
             try:
-                return path.open("rb")
+                fh = path.open("rb")
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 raise ObjectNotFound(key) from None
+            if start:
+                fh.seek(start)
+            return fh
 
         fh = await asyncio.to_thread(open_file)
+        left = length
         try:
-            while chunk := await asyncio.to_thread(fh.read, chunk_size):
+            while left is None or left > 0:
+                want = chunk_size if left is None else min(chunk_size, left)
+                chunk = await asyncio.to_thread(fh.read, want)
+                if not chunk:
+                    break
+                if left is not None:
+                    left -= len(chunk)
                 yield chunk
         finally:
             fh.close()

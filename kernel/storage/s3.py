@@ -17,7 +17,14 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from kernel.storage.base import ObjectNotFound, Storage, StorageFull, validate_key, validate_prefix
+from kernel.storage.base import (
+    ObjectNotFound,
+    Storage,
+    StorageFull,
+    check_range,
+    validate_key,
+    validate_prefix,
+)
 
 _NOT_FOUND_CODES = {"NoSuchKey", "404", "NotFound"}
 
@@ -136,19 +143,31 @@ class S3Storage(Storage):
 
         return await asyncio.to_thread(read)
 
-    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024) -> AsyncIterator[bytes]:
-        """The object's body in chunks, each read in a worker thread (one GET, streamed)."""
+    async def iter_chunks(self, key: str, chunk_size: int = 1024 * 1024, *, start: int = 0,
+                          length: int | None = None) -> AsyncIterator[bytes]:
+        """The object's body (or ``length`` bytes of it from ``start``: one ranged GET, so S3
+        sends only those) in chunks, each read in a worker thread (one GET, streamed)."""
+        start, length = check_range(start, length)
         full = self._full(key)
+        if length == 0:  # S3 cannot name an empty range: only say whether the object is there
+            await self.size(key)
+            return
+        ranged = {"Range": f"bytes={start}-{'' if length is None else start + length - 1}"} \
+            if start or length is not None else {}
 
         def open_body() -> Any:
             try:
-                return self._client.get_object(Bucket=self.bucket, Key=full)["Body"]
+                return self._client.get_object(Bucket=self.bucket, Key=full, **ranged)["Body"]
             except ClientError as exc:
                 if _is_not_found(exc):
                     raise ObjectNotFound(key) from None
+                if ranged and str(exc.response.get("Error", {}).get("Code")) == "InvalidRange":
+                    return None  # a start at or past the end: nothing, as a slice gives
                 raise
 
         body = await asyncio.to_thread(open_body)
+        if body is None:
+            return
         try:
             while chunk := await asyncio.to_thread(body.read, chunk_size):
                 yield chunk

@@ -11,6 +11,7 @@ import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from PIL import Image
 
@@ -151,3 +152,9 @@ def hostile_corpus(cap: int) -> list[Hostile]:
                 zip_bytes({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<w/>",
                            "word/vbaProject.bin": b"\x00" * 10}), 422, "FILE_EXECUTABLE"),
     ]
+
+
+async def uploaded(calls: Any, name: str, content: bytes, mime: str = "image/jpeg", status: int = 201) -> dict:
+    """The record of ``content`` uploaded as ``name`` through ``PUT /files/upload/:key``."""
+    return await calls.ok("put", f"/files/upload/{name}", status=status, content=content,
+                          headers={"Content-Type": mime})

@@ -1,4 +1,4 @@
-"""With SVC_PLUGINS_DISABLED=files every files, assets, media, preset and upload-policy route
+"""With SVC_PLUGINS_DISABLED=files every files, assets, media, preset, folder and upload-policy route
 answers 404 NOT_FOUND and is not documented."""
 
 import pytest
@@ -9,7 +9,9 @@ ROUTES = [("get", "/files"), ("post", "/files"), ("get", "/files/x"), ("patch", 
           ("post", "/files/upload-url"), ("post", "/files/import"), ("put", "/files/upload/a.jpg"),
           ("get", "/assets/x"), ("post", "/media/a.jpg"), ("get", "/media/a.jpg"), ("delete", "/media/a.jpg"),
           ("get", "/transform-presets"), ("post", "/transform-presets"), ("patch", "/transform-presets/x"),
-          ("delete", "/transform-presets/x"), ("get", "/uploads/config"), ("put", "/uploads/config")]
+          ("delete", "/transform-presets/x"), ("get", "/uploads/config"), ("put", "/uploads/config"),
+          ("get", "/folders"), ("post", "/folders"), ("get", "/folders/x"), ("patch", "/folders/x"),
+          ("delete", "/folders/x")]
 
 
 @pytest.fixture
@@ -26,4 +28,4 @@ async def test_files_routes_are_gone(app):
         assert resp.json()["errors"][0]["code"] == "NOT_FOUND"
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert not [p for p in paths if p.startswith(("/api/v1/files", "/api/v1/assets", "/api/v1/media",
-                                                  "/api/v1/transform-presets", "/api/v1/uploads"))]
+                                                  "/api/v1/transform-presets", "/api/v1/uploads", "/api/v1/folders"))]

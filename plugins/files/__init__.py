@@ -1,14 +1,16 @@
 """files: files, assets and image transforms, media, transform presets, the upload policy, and
 the one upload guard every byte passes (docs/files.md).
 
-Tables (``tables.py``, migration ``files_0001_files``): ``svc_files``, ``svc_file_tags``,
-``svc_file_uploads``, ``svc_transform_presets``; the site's upload policy is the setting
-``upload_policy`` (declared through settings' ``register_setting_keys``). Routes:
+Tables (``tables.py``, migrations ``files_0001_files`` to ``files_0003_folders``): ``svc_files``,
+``svc_file_tags``, ``svc_file_folders``, ``svc_file_uploads``, ``svc_transform_presets``; the
+site's upload policy is the setting ``upload_policy`` (declared through settings' ``register_setting_keys``). Routes:
 
 - ``/files`` (list with the items query language; register a presigned upload),
-  ``/files/{id}`` (get, patch title/tags/folder, delete), ``/files/upload-url``,
+  ``/files/{id}`` (get, patch title/tags/folder/folderId/focal point, delete), ``/folders`` and
+  ``/folders/{id}`` (nested folders, ``folders.py``), ``/files/upload-url``,
   ``/files/upload/{key}`` (raw upload, or a signed local upload URL), ``/files/import``;
-- ``/assets/{id}`` (original or transform; ETag, 304, nosniff, attachment unless raster), and
+- ``/assets/{id}`` (original or transform; ETag, 304, one byte range, nosniff, attachment unless
+  raster), and
   ``/assets/{site_id}/{id}``, the same with the site in the path (``<img src>``);
 - ``/media/{key}`` (upload, download as attachment or 302 to a transform, delete);
 - ``/transform-presets`` and ``/transform-presets/{id}``; ``/uploads/config``.

@@ -1,6 +1,7 @@
 """What ``GET /assets/{id}`` and ``GET /media/{key}`` answer: the original or a derivative,
 with its ETag (a ``304`` needs no storage read at all), type and disposition. Originals above
-1 MiB are streamed from storage in chunks, never held whole.
+1 MiB are streamed from storage in chunks, never held whole, and so is one byte range of any
+original (``ranges.wanted``); a range of a derivative is cut from its bytes.
 
 ``X-Content-Type-Options: nosniff`` is always sent; anything but a raster image is served as
 an attachment (SVG included, with a sandboxing CSP besides), and ``/media`` serves everything
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
 from kernel import ApiError
 from kernel.storage import ObjectNotFound
-from plugins.files import transforms
+from plugins.files import ranges, transforms
 from plugins.files.catalogue import BY_MIME
 from plugins.files.errors import not_found
 from plugins.files.service import derivatives_prefix
@@ -31,7 +32,8 @@ STREAM_ABOVE = 1024 * 1024  # originals larger than this are streamed from stora
 
 @dataclass
 class Asset:
-    """One answer: ``body`` (or ``stream`` of ``length`` bytes) is None for a 304."""
+    """One answer: ``body`` (or ``stream`` of ``length`` bytes) is None for a 304. ``span`` is
+    ``(first, last, size)`` when the answer is one range of ``size`` bytes (206)."""
 
     body: bytes | None
     mime: str
@@ -40,6 +42,7 @@ class Asset:
     attachment: bool
     stream: AsyncIterator[bytes] | None = None
     length: int | None = None
+    span: tuple[int, int, int] | None = None
 
     @property
     def not_modified(self) -> bool:
@@ -99,8 +102,10 @@ async def transform_of(ctx: Any, params: dict[str, Any]) -> transforms.Transform
 
 
 async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_none_match: str | None,
-                 *, force_attachment: bool = False) -> Asset:
-    """The original (``transform`` None) or its derivative, cached in storage."""
+                 *, force_attachment: bool = False, range_header: str | None = None,
+                 if_range: str | None = None) -> Asset:
+    """The original (``transform`` None) or its derivative, cached in storage; one byte range of
+    it for a ``Range`` header (``ranges.wanted``), read from storage alone for an original."""
     storage = ctx.kernel.storage
     raster = is_raster(row)
     if transform is None:
@@ -108,7 +113,13 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
         attachment = force_attachment or not raster
         if etag_matches(if_none_match, etag):
             return Asset(None, row["type"], etag, row["key"], attachment)
+        span = ranges.wanted(range_header, if_range, etag, row["filesize"])
         try:
+            if span is not None:
+                first, last = span
+                stream = await _primed(storage.iter_chunks(row["storage_key"], start=first, length=last - first + 1))
+                return Asset(None, row["type"], etag, row["key"], attachment, stream, last - first + 1,
+                             (first, last, row["filesize"]))
             if row["filesize"] > STREAM_ABOVE:
                 stream = await _primed(storage.iter_chunks(row["storage_key"]))
                 return Asset(None, row["type"], etag, row["key"], attachment, stream, row["filesize"])
@@ -118,6 +129,7 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
         return Asset(body, row["type"], etag, row["key"], attachment)
     if not raster:
         raise ApiError.validation("Transforms apply to raster images only", path=["query"])
+    transform = with_focal_point(transform, row)
     digest = transform.digest(row["checksum"], row["type"])
     etag = f'"{digest}"'
     fmt = transform.output_format(row["type"])
@@ -130,7 +142,7 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
     memory = memory_cache(ctx.kernel)
     body = memory.get(key)
     if body is not None:
-        return Asset(body, mime, etag, name, force_attachment)
+        return _ranged(Asset(body, mime, etag, name, force_attachment), range_header, if_range)
     try:
         body = await storage.get(key)
     except ObjectNotFound:
@@ -141,7 +153,26 @@ async def answer(ctx: Any, row: Any, transform: transforms.Transform | None, if_
         body, mime = await transforms.render_bounded(ctx.kernel, original, transform, row["type"])
         await storage.put(key, body, mime)
     memory.put(key, body)
-    return Asset(body, mime, etag, name, force_attachment)
+    return _ranged(Asset(body, mime, etag, name, force_attachment), range_header, if_range)
+
+
+def _ranged(asset: Asset, range_header: str | None, if_range: str | None) -> Asset:
+    """A derivative held in memory, or the asked range of it."""
+    body = asset.body or b""
+    span = ranges.wanted(range_header, if_range, asset.etag, len(body))
+    if span is None:
+        return asset
+    first, last = span
+    asset.span, asset.body = (first, last, len(body)), body[first:last + 1]
+    return asset
+
+
+def with_focal_point(transform: transforms.Transform, row: Any) -> transforms.Transform:
+    """A cover crop without ``focal`` keeps the file's stored focal point. It joins the
+    parameters, so the derivative's digest (its storage key and ETag) changes with the point."""
+    if transform.focal is not None or transform.fit != "cover" or row.get("focal_x") is None:
+        return transform
+    return replace(transform, focal=(float(row["focal_x"]), float(row["focal_y"])))
 
 
 class DerivativeMemory:

@@ -17,6 +17,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "FILE_EMBEDDED_PAYLOAD": (422, "An image carrying a script, an executable or data after its end."),
     "IMPORT_FAILED": (502, "POST /files/import: the remote server could not be reached or did not answer 200."),
     "IMAGE_TOO_LARGE": (422, "The image has more pixels than SVC_FILES_MAX_INPUT_PIXELS allows to transform."),
+    "RANGE_NOT_SATISFIABLE": (416, "GET /assets or /media with a Range that starts at or after the end of the "
+                                   "bytes (Content-Range: bytes */SIZE)."),
 }
 
 

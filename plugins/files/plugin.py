@@ -110,7 +110,8 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/files/{id}", routes.FileResource(), auth={"GET": "public", "*": "bearer"},
               permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             get=("A file's record", None, schemas.FILE, 200),
-            patch=("Change title, tags, folder", schemas.META_BODY, schemas.FILE, 200),
+            patch=("Change title, tags, folder, folderId (move), focal point", schemas.META_PATCH_BODY, schemas.FILE,
+                   200),
             delete=("Delete the file, its bytes and derivatives", None, None, 204))),
         Route("/assets/{id}", asset, auth="public",
               openapi={"get": schemas.binary_answer("The file's bytes, or a transform of an image")}),
@@ -132,6 +133,14 @@ def register_routes(kernel: Any) -> list[Route]:
               permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             patch=("Update a preset (media:update)", schemas.PRESET_PATCH, schemas.PRESET, 200),
             delete=("Delete a preset (media:delete)", None, None, 204))),
+        Route("/folders", rp.FoldersResource(), auth={"GET": "public", "*": "bearer"}, permission={"POST": create},
+              openapi=ops(get=("Folders (media:read); ?parent=<id> or null", None, [schemas.FOLDER], 200),
+                          post=("Create a folder (media:create)", schemas.FOLDER_BODY, schemas.FOLDER, 201))),
+        Route("/folders/{id}", rp.FolderResource(), auth={"GET": "public", "*": "bearer"},
+              permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
+            get=("A folder (media:read)", None, schemas.FOLDER, 200),
+            patch=("Rename or move a folder (media:update)", schemas.FOLDER_PATCH, schemas.FOLDER, 200),
+            delete=("Delete an empty folder (media:delete)", None, None, 204))),
         Route("/uploads/config", routes.UploadConfigResource(), auth={"GET": "bearer", "PUT": "admin"}, openapi=ops(
             get=("The effective upload policy", None, schemas.POLICY, 200),
             put=("Set the site's allowlist and size cap", schemas.POLICY_BODY, schemas.POLICY, 200))),

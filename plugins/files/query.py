@@ -22,7 +22,7 @@ from plugins.files.tables import file_tags, files
 COLUMNS: dict[str, Any] = {
     "id": files.c.id, "key": files.c.key, "title": files.c.title, "type": files.c.type,
     "filesize": files.c.filesize, "width": files.c.width, "height": files.c.height,
-    "checksum": files.c.checksum, "folder": files.c.folder, "uploadedBy": files.c.uploaded_by,
+    "checksum": files.c.checksum, "folder": files.c.folder, "folderId": files.c.folder_id, "uploadedBy": files.c.uploaded_by,
     "createdAt": files.c.created_at, "updatedAt": files.c.updated_at,
 }
 DATES = frozenset({"createdAt", "updatedAt"})

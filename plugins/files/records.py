@@ -17,7 +17,7 @@ from plugins.files.query import compile_filter, compile_sort
 from plugins.files.tables import file_tags, files
 
 MAX_TAGS, MAX_TAG = 50, 100
-META_KEYS_PATCH = frozenset({"title", "tags", "folder"})
+META_KEYS_PATCH = frozenset({"title", "tags", "folder", "folderId", "focalPoint"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -27,8 +27,36 @@ def record(row: Any) -> dict[str, Any]:
         "id": row["id"], "key": row["key"], "title": row["title"], "type": row["type"],
         "filesize": row["filesize"], "width": row["width"], "height": row["height"],
         "checksum": row["checksum"], "folder": row["folder"], "tags": list(row["tags"] or []),
+        "folderId": row["folder_id"],
+        "focalPoint": None if row["focal_x"] is None else {"x": row["focal_x"], "y": row["focal_y"]},
         "uploadedBy": row["uploaded_by"], "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
     }
+
+
+def check_focal_point(value: Any) -> dict[str, int | None]:
+    """``focalPoint`` of a body, ``{x, y}`` whole pixels >= 0 or null, as the two columns (400
+    with the path otherwise); ``within`` checks it against the image."""
+    if value is None:
+        return {"focal_x": None, "focal_y": None}
+    if not isinstance(value, dict) or set(value) != {"x", "y"}:
+        raise ApiError.validation("'focalPoint' is {x, y} in the image's pixels, or null", path=["focalPoint"])
+    for axis in ("x", "y"):
+        number = value[axis]
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise ApiError.validation(f"'{axis}' is a whole number of pixels, 0 or more", path=["focalPoint", axis])
+    return {"focal_x": value["x"], "focal_y": value["y"]}
+
+
+def focal_point_within(row: Any, columns: dict[str, int | None]) -> None:
+    """400 unless a focal point lies inside the file's image (a raster image with its size)."""
+    if columns["focal_x"] is None:
+        return
+    if row["width"] is None or row["height"] is None:
+        raise ApiError.validation("Only an image with a width and height has a focal point", path=["focalPoint"])
+    for axis, size in (("x", row["width"]), ("y", row["height"])):
+        if columns[f"focal_{axis}"] > size:
+            raise ApiError.validation(f"'{axis}' is at most the image's {'width' if axis == 'x' else 'height'} "
+                                      f"({size})", path=["focalPoint", axis])
 
 
 def check_filename(name: Any, path: list[str] | None = None) -> str:
@@ -44,7 +72,7 @@ def check_filename(name: Any, path: list[str] | None = None) -> str:
 
 
 def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, Any]:
-    """``title``, ``tags`` and ``folder`` of a body, checked (400 with the path)."""
+    """``title``, ``tags``, ``folder`` and ``focalPoint`` of a body, checked (400 with the path)."""
     reject_unknown(body, allowed)
     out: dict[str, Any] = {}
     for name in ("title", "folder"):
@@ -60,6 +88,10 @@ def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, An
             raise ApiError.validation(f"'tags' is a list of at most {MAX_TAGS} strings of 1 to {MAX_TAG} "
                                       "characters", path=["tags"])
         out["tags"] = list(dict.fromkeys(tags))
+    if "folderId" in body:  # checked against the site's folders by the service
+        out["folder_id"] = body["folderId"]
+    if "focalPoint" in body:
+        out["focalPoint"] = check_focal_point(body["focalPoint"])
     return out
 
 

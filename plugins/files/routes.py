@@ -111,11 +111,20 @@ def send_asset(req: Any, resp: Any, asset: assets.Asset) -> None:
     resp.set_header("Content-Disposition", assets.disposition(asset.filename, asset.attachment))
     if asset.mime == "image/svg+xml":
         resp.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+    if asset.span is not None:
+        first, last, size = asset.span
+        resp.status = 206
+        resp.set_header("Content-Range", f"bytes {first}-{last}/{size}")
     if asset.stream is not None:
         resp.stream = asset.stream
         resp.content_length = asset.length
     else:
         resp.data = asset.body
+
+
+def ranged(req: Any) -> dict[str, str | None]:
+    """The request's ``Range`` and ``If-Range`` for ``assets.answer``."""
+    return {"range_header": req.get_header("Range"), "if_range": req.get_header("If-Range")}
 
 
 class AssetResource:
@@ -128,11 +137,13 @@ class AssetResource:
 
     async def on_get(self, req: Any, resp: Any, id: str) -> None:
         resp.set_header("X-Content-Type-Options", "nosniff")
+        resp.set_header("Accept-Ranges", "bytes")
         ctx = request_context(req)
         row = await records.readable(ctx, file_id=id)
         transform = await assets.transform_of(ctx, _params(req))
         download = req.get_param_as_bool("download", default=False)
-        asset = await assets.answer(ctx, row, transform, req.get_header("If-None-Match"), force_attachment=download)
+        asset = await assets.answer(ctx, row, transform, req.get_header("If-None-Match"), force_attachment=download,
+                                    **ranged(req))
         send_asset(req, resp, asset)
 
 
@@ -146,6 +157,7 @@ class MediaResource:
 
     async def on_get(self, req: Any, resp: Any, key: str) -> None:
         resp.set_header("X-Content-Type-Options", "nosniff")
+        resp.set_header("Accept-Ranges", "bytes")
         ctx = request_context(req)
         row = await records.readable(ctx, key=key)
         transform = await assets.transform_of(ctx, _params(req))
@@ -155,7 +167,8 @@ class MediaResource:
             resp.status = 302
             resp.set_header("Location", f"/api/v1/assets/{row['id']}?{transform.canonical(row['type'])}")
             return
-        asset = await assets.answer(ctx, row, None, req.get_header("If-None-Match"), force_attachment=True)
+        asset = await assets.answer(ctx, row, None, req.get_header("If-None-Match"), force_attachment=True,
+                                    **ranged(req))
         send_asset(req, resp, asset)
 
     async def on_delete(self, req: Any, resp: Any, key: str) -> None:

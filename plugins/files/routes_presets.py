@@ -1,4 +1,4 @@
-"""Falcon resources of transform presets (``presets.py`` does the work)."""
+"""Falcon resources of transform presets and folders (``presets.py`` and ``folders.py`` do the work)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.files import presets
+from plugins.files import folders, presets
 
 
 class PresetsResource:
@@ -30,4 +30,33 @@ class PresetResource:
 
     async def on_delete(self, req: Any, resp: Any, id: str) -> None:
         await presets.delete(request_context(req), id)
+        send_no_content(resp)
+
+
+class FoldersResource:
+    """``GET /folders`` (``?parent=<id>``, or ``?parent=null`` for the top), ``POST /folders``."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        parent = req.get_param("parent")
+        data = await folders.list_folders(request_context(req), None if parent == "null" else parent,
+                                          top=parent == "null")
+        send_data(resp, data, meta={"total": len(data)})
+
+    async def on_post(self, req: Any, resp: Any) -> None:
+        ctx = request_context(req)
+        send_data(resp, await folders.create(ctx, await read_json(req)), status=201)
+
+
+class FolderResource:
+    """``GET, PATCH, DELETE /folders/{id}``."""
+
+    async def on_get(self, req: Any, resp: Any, id: str) -> None:
+        send_data(resp, await folders.get(request_context(req), id))
+
+    async def on_patch(self, req: Any, resp: Any, id: str) -> None:
+        ctx = request_context(req)
+        send_data(resp, await folders.update(ctx, id, await read_json(req)))
+
+    async def on_delete(self, req: Any, resp: Any, id: str) -> None:
+        await folders.delete(request_context(req), id)
         send_no_content(resp)

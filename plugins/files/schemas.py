@@ -14,12 +14,20 @@ FILE: dict[str, Any] = {
         "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
         "checksum": {"type": "string", "description": "SHA-256 of the bytes (hex)"},
         "folder": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},
+        "folderId": {"type": ["string", "null"], "description": "The folder the file is in (/folders)"},
+        "focalPoint": {"type": ["object", "null"], "required": ["x", "y"], "properties": {
+            "x": {"type": "integer"}, "y": {"type": "integer"}},
+            "description": "The point a cover crop keeps (pixels of the original)"},
         "uploadedBy": {"type": ["string", "null"]}, "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
     },
 }
 META_BODY = {"type": "object", "additionalProperties": False, "properties": {
     "title": {"type": ["string", "null"], "maxLength": 255}, "folder": {"type": ["string", "null"], "maxLength": 255},
     "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100}, "maxItems": 50}}}
+META_PATCH_BODY = {**META_BODY, "properties": {**META_BODY["properties"], "folderId": {"type": ["string", "null"]},
+                                               "focalPoint": {
+    "type": ["object", "null"], "required": ["x", "y"], "additionalProperties": False,
+    "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}}}}}
 REGISTER_BODY = {"type": "object", "required": ["key"], "additionalProperties": False,
                  "properties": {"key": {"type": "string"}, **META_BODY["properties"]}}
 UPLOAD_URL_BODY = {"type": "object", "required": ["filename", "contentType"], "additionalProperties": False,
@@ -28,6 +36,12 @@ UPLOAD_URL = {"type": "object", "required": ["url", "key", "expiresAt"], "proper
     "url": {"type": "string"}, "key": {"type": "string"}, "expiresAt": {"type": "string"}}}
 IMPORT_BODY = {"type": "object", "required": ["url"], "additionalProperties": False,
                "properties": {"url": {"type": "string"}, "data": META_BODY}}
+FOLDER = {"type": "object", "required": ["id", "name", "parent"], "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "parent": {"type": ["string", "null"]},
+    "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
+FOLDER_BODY = {"type": "object", "required": ["name"], "additionalProperties": False, "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": 255}, "parent": {"type": ["string", "null"]}}}
+FOLDER_PATCH = {**FOLDER_BODY, "required": []}
 PRESET = {"type": "object", "required": ["id", "key", "name", "dsl"], "properties": {
     "id": {"type": "string"}, "key": {"type": "string"}, "name": {"type": "string"}, "dsl": {"type": "string"},
     "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}}}
@@ -71,8 +85,21 @@ def binary_upload(summary: str, status: int) -> dict[str, Any]:
     return op
 
 
+RANGE_PARAMS = [
+    {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"},
+     "description": "One byte range (bytes=a-b, bytes=a-, bytes=-n): 206; several ranges get the whole 200"},
+    {"name": "If-Range", "in": "header", "required": False, "schema": {"type": "string"},
+     "description": "The ETag the range is of; another one gets the whole 200"},
+]
+
+
 def binary_answer(summary: str) -> dict[str, Any]:
-    return {"summary": summary, "parameters": list(TRANSFORM_PARAMS), "responses": {
-        "200": {"description": summary, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+    binary = {"*/*": {"schema": {"type": "string", "format": "binary"}}}
+    return {"summary": summary, "parameters": [*TRANSFORM_PARAMS, *RANGE_PARAMS], "responses": {
+        "200": {"description": summary, "content": binary},
+        "206": {"description": "One byte range (Range), with Content-Range", "content": binary},
         "302": {"description": "Redirect to the derivative (/media with transform parameters)"},
-        "304": {"description": "Not modified (If-None-Match)"}}}
+        "304": {"description": "Not modified (If-None-Match)"},
+        "416": {"description": "RANGE_NOT_SATISFIABLE: the range starts at or after the end "
+                               "(Content-Range: bytes */SIZE)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}

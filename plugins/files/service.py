@@ -23,14 +23,16 @@ from kernel.tenancy.scope import SiteDB
 from plugins.files import permissions
 from plugins.files.catalogue import FileType
 from plugins.files.errors import not_found
-from plugins.files.records import record, row_by_id, row_by_key, set_tags
+from plugins.files.folders import check_folder_id
+from plugins.files.records import focal_point_within, record, row_by_id, row_by_key, set_tags
 from plugins.files.staging import Staged
-from plugins.files.tables import file_tags, files, presets, uploads
+from plugins.files.tables import file_tags, files, folders, presets, uploads
 from plugins.schema import api as schema
 
 log = logging.getLogger("svc.files")
 META_FIELDS = ("title", "folder", "tags")
 CONTENT_FIELDS = ["checksum", "filesize", "height", "type", "width"]
+API_NAMES = {"folder_id": "folderId"}
 
 
 def object_key(site_id: str, file_id: str) -> str:
@@ -80,7 +82,8 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
     await ctx.kernel.storage.put_file(key, staged.path, filetype.mime, move=True)
     now = now_utc()
     values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
-              "height": info.get("height"), "storage_key": key, "updated_at": now}
+              "height": info.get("height"), "storage_key": key, "updated_at": now,
+              "focal_x": None, "focal_y": None}  # a focal point was a point of the bytes replaced
     try:
         async with ctx.unit_of_work() as uow:
             db = uow.db
@@ -110,16 +113,26 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
 
 
 async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-    """``PATCH /files/{id}``: title, tags and folder (``media:update`` on the file)."""
+    """``PATCH /files/{id}``: title, tags, folder and focal point (``media:update`` on the file)."""
+    changes = dict(changes)
+    focal = changes.pop("focalPoint", None)
     async with ctx.unit_of_work() as uow:
         db = uow.db
         row = await row_by_id(db, file_id, row_filter, lock=True)
+        if "folder_id" in changes:
+            await check_folder_id(db, changes["folder_id"], ["folderId"])
         changed = {k: v for k, v in changes.items() if (list(row[k] or []) if k == "tags" else row[k]) != v}
+        columns: dict[str, Any] = {}
+        if focal is not None:
+            focal_point_within(row, focal)
+            if (row["focal_x"], row["focal_y"]) != (focal["focal_x"], focal["focal_y"]):
+                columns, changed["focalPoint"] = focal, True
         if changed:
-            await db.execute(db.update(files).where(files.c.id == file_id).values(**changed, updated_at=now_utc()))
+            values = {**{k: v for k, v in changed.items() if k != "focalPoint"}, **columns}
+            await db.execute(db.update(files).where(files.c.id == file_id).values(**values, updated_at=now_utc()))
             if "tags" in changed:
                 await set_tags(db, file_id, changed["tags"])
-            uow.emit("files.update", item_id=file_id, fields=sorted(changed))
+            uow.emit("files.update", item_id=file_id, fields=sorted(API_NAMES.get(k, k) for k in changed))
             uow.action("files.update", _payload(ctx, file_id, row["key"]))
         row = await row_by_id(db, file_id)
     return record(row)
@@ -149,7 +162,7 @@ async def delete_site_files(kernel: Any, site_id: str, conn: Any) -> None:
     """A deleted site's rows (in its deletion's transaction) and stored objects. The objects go
     at once: there is no undoing a site's deletion, and leaving them would keep its bytes."""
     db = SiteDB(site_id, conn)
-    for table in (file_tags, files, uploads, presets):
+    for table in (file_tags, files, uploads, presets, folders):
         await db.execute(db.delete(table))
     try:
         for key in await kernel.storage.list(f"{site_id}/"):

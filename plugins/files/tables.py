@@ -2,8 +2,11 @@
 
 - ``svc_files``: one row per stored file; ``key`` is its file name, unique in the site (the
   ``/media/{key}`` name); ``storage_key`` is where the bytes are, chosen by the server
-  (``<site>/files/<id>/<random>``), never shown to clients.
+  (``<site>/files/<id>/<random>``), never shown to clients; ``focal_x``/``focal_y`` the point a
+  cover crop keeps (``focalPoint``).
 - ``svc_file_tags``: a file's tags, one row each, for ``filter[tags][_eq]``.
+- ``svc_file_folders``: folders (``name``, ``parent_id``), nested; a file is in one through
+  ``svc_files.folder_id`` (``folderId``).
 - ``svc_file_uploads``: presigned uploads waiting for ``POST /files``.
 - ``svc_transform_presets``: saved transforms (``key``, ``name``, ``dsl``).
 
@@ -39,11 +42,27 @@ files = Table(
     Column("checksum", String(64), nullable=False),
     Column("folder", String(255), nullable=True),
     Column("tags", json_type, nullable=False),
+    Column("focal_x", Integer, nullable=True),  # the focal point, pixels of the original (files_0002)
+    Column("focal_y", Integer, nullable=True),
+    Column("folder_id", String(36), nullable=True),  # a folder of svc_file_folders (files_0003)
     Column("uploaded_by", String(64), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("site_id", "key", name="uq_svc_files_site_key"),
     Index("ix_svc_files_site_created", "site_id", "created_at"),
+    Index("ix_svc_files_site_folder", "site_id", "folder_id"),
+)
+
+folders = Table(
+    "svc_file_folders",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("parent_id", String(36), ForeignKey("svc_file_folders.id"), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_svc_file_folders_site_parent", "site_id", "parent_id"),
 )
 
 file_tags = Table(

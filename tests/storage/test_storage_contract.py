@@ -69,6 +69,48 @@ async def test_iter_chunks_streams_the_object(storage):
         [c async for c in storage.iter_chunks("site-1/files/missing.bin")]
 
 
+async def test_iter_chunks_reads_a_range(storage):
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    await storage.put("site-1/files/range.bin", data)
+
+    async def read(**kw) -> list[bytes]:
+        return [c async for c in storage.iter_chunks("site-1/files/range.bin", chunk_size=512 * 1024, **kw)]
+
+    middle = await read(start=1000, length=1024 * 1024 + 3)
+    assert b"".join(middle) == data[1000:1000 + 1024 * 1024 + 3]
+    assert max(len(c) for c in middle) <= 512 * 1024 and len(middle) == 3
+    assert b"".join(await read(start=len(data) - 7)) == data[-7:]  # to the end
+    assert b"".join(await read(length=10)) == data[:10]
+    assert b"".join(await read(start=len(data) - 1, length=1)) == data[-1:]
+    # Clipped as a slice is: past the end is short, at or after the end is nothing.
+    assert b"".join(await read(start=len(data) - 4, length=100)) == data[-4:]
+    assert await read(start=len(data)) == [] and await read(start=len(data) + 50, length=3) == []
+    assert await read(start=5, length=0) == []
+    for bad in ({"start": -1}, {"length": -2}, {"start": 1.5}, {"start": True}):
+        with pytest.raises(ValueError):
+            await read(**bad)
+    for kw in ({}, {"start": 3}, {"length": 0}, {"start": 2, "length": 2}):
+        with pytest.raises(ObjectNotFound):
+            [c async for c in storage.iter_chunks("site-1/files/missing.bin", **kw)]
+
+
+async def test_s3_iter_chunks_asks_s3_for_the_range_only(s3_endpoint):
+    """A range is one ranged GET: S3 sends the asked bytes, the whole object never crosses."""
+    storage = S3Storage(BUCKET, prefix=f"t-{uuid.uuid4().hex}", endpoint_url=s3_endpoint, region="us-east-1")
+    data = os.urandom(300_000)
+    await storage.put("r/blob", data)
+    sent: list[tuple[str | None, int]] = []
+
+    def seen(http_response, parsed, model, **_):
+        if model.name == "GetObject":
+            sent.append((http_response.headers.get("content-range"), int(http_response.headers["content-length"])))
+
+    storage._client.meta.events.register("after-call.s3.GetObject", seen)
+    got = b"".join([c async for c in storage.iter_chunks("r/blob", start=100_000, length=1000)])
+    assert got == data[100_000:101_000]
+    assert sent == [(f"bytes 100000-100999/{len(data)}", 1000)]
+
+
 async def test_put_replaces_an_existing_object(storage):
     await storage.put("a.txt", b"first")
     await storage.put("a.txt", b"second, longer")
