@@ -42,8 +42,10 @@ from kernel.bus import EventContext
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.http.routing import Route
+from extensions_sdk import channel
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
+from plugins.extensions.host import Host, RunnerError
 from plugins.extensions.tables import extension_sites, extensions
 
 log = logging.getLogger("svc.extensions")
@@ -77,6 +79,7 @@ class Loaded:
     sites: dict[str, frozenset[str]] = field(default_factory=dict)  # enabled site -> granted
     undo: list[Callable[[], None]] = field(default_factory=list)
     verified_with: str = ""  # the keys and policy its signature was last verified under
+    host: Host | None = None  # its runner process (SVC_EXT_ISOLATION=process)
 
     def scope(self, site_id: str | None) -> sandbox.ExtensionScope | None:
         """The sandbox scope in ``site_id``, or None when not enabled there."""
@@ -204,6 +207,9 @@ class FlowOperations:
                     return await run(ctx, options)
             except ApiError:
                 raise
+            except RunnerError as exc:
+                rt.failed(loaded, ctx.site_id, "flow operation")
+                raise exc.api from None
             except Exception as exc:
                 rt.failed(loaded, ctx.site_id, "flow operation")
                 raise ApiError(500, "EXTENSION_FAILED", f"Extension '{loaded.name}' failed") from exc
@@ -271,7 +277,7 @@ class Runtime:
                     current = None
                 if current is None:
                     try:
-                        current = self._load(row)
+                        current = await self._load(row)
                     except Exception as exc:  # noqa: BLE001 - a broken bundle must not stop the worker
                         log.exception("extension %s could not be loaded", row["name"])
                         errors[row["id"]] = f"{type(exc).__name__}: {exc}"
@@ -299,19 +305,42 @@ class Runtime:
 
     # ------------------------------------------------------------------ loading
 
-    def _load(self, row: dict[str, Any]) -> Loaded:
-        unique, module = loader.import_entry(self.kernel.settings.data_path, row)
-        loaded = Loaded(row["id"], row["name"], row["sha256"], unique,
-                        frozenset(row["manifest"].get("capabilities") or ()))
+    async def _load(self, row: dict[str, Any]) -> Loaded:
+        requested = frozenset(row["manifest"].get("capabilities") or ())
+        if self.kernel.settings.get("ext_isolation") == "process":
+            host = Host(self.kernel, row)
+            loaded = Loaded(row["id"], row["name"], row["sha256"], "", requested, host=host)
+            try:
+                declared = await host.start()
+            except channel.Crashed as exc:
+                await host.stop()
+                raise LoadError(str(exc)) from None
+            except BaseException:
+                await host.stop()
+                raise
+            module: Any = host.module(declared)
+        else:
+            unique, module = loader.import_entry(self.kernel.settings.data_path, row)
+            loaded = Loaded(row["id"], row["name"], row["sha256"], unique, requested)
         try:
             self._register(loaded, module)
         except BaseException:
             self._undo(loaded)
-            loader.release(unique)
+            self._release(loaded)
             raise
         self.loaded[row["id"]] = loaded
-        log.info("extension %s %s loaded", row["name"], row["version"])
+        log.info("extension %s %s loaded (%s)", row["name"], row["version"],
+                 f"runner pid {loaded.host.pid}" if loaded.host else "in this process")
         return loaded
+
+    def _release(self, loaded: Loaded) -> None:
+        """Drop its module, or stop its runner (in a task of its own: unloading is synchronous)."""
+        if loaded.host is None:
+            loader.release(loaded.module_name)
+            return
+        task = asyncio.get_running_loop().create_task(loaded.host.stop())
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
 
     def _register(self, loaded: Loaded, module: Any) -> None:
         kernel = self.kernel
@@ -374,6 +403,9 @@ class Runtime:
                     await responder(req, resp, **params)
             except ApiError:
                 raise
+            except RunnerError as exc:  # its runner crashed, timed out or is restarting
+                rt.failed(loaded, site_id, "route")
+                raise exc.api from None
             except Exception:
                 rt.failed(loaded, site_id, "route")
                 raise
@@ -401,7 +433,7 @@ class Runtime:
         if loaded is None:
             return
         self._undo(loaded)
-        loader.release(loaded.module_name)
+        self._release(loaded)
         log.info("extension %s unloaded", loaded.name)
 
     def unload_all(self) -> None:
