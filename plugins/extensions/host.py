@@ -209,8 +209,9 @@ class Host:
 
     def grant_context(self, site_id: str | None) -> Any:
         """The items API's ctx of a bus handler or job: the grant's own principal, an admin of
-        the site bounded by the collections granted (the items API refuses the others)."""
-        principal = Principal(kind="extension", site_id=site_id, admin_access=True)
+        the site bounded by the collections granted (the items API refuses the others whoever
+        the principal is)."""
+        principal = Principal(kind="extension", site_id=site_id, is_instance_admin=True, admin_access=True)
         return items.context(self.kernel, site_id or "", principal, request_id=f"ext:{self.name}")
 
     # ------------------------------------------------------------------ calls into the runner
