@@ -41,14 +41,23 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def error_of(exc: ApiError) -> dict[str, Any]:
     first = exc.details[0]
-    return {"status": exc.status, "code": first.code, "message": first.message,
-            "path": list(first.path or []), "extensions": dict(first.extensions or {})}
+    return {
+        "status": exc.status,
+        "code": first.code,
+        "message": first.message,
+        "path": list(first.path or []),
+        "extensions": dict(first.extensions or {}),
+    }
 
 
 def api_error(error: dict[str, Any]) -> ApiError:
-    return ApiError(int(error.get("status") or 500), str(error.get("code") or "INTERNAL"),
-                    str(error.get("message") or ""), path=error.get("path") or None,
-                    extensions=error.get("extensions") or None)
+    return ApiError(
+        int(error.get("status") or 500),
+        str(error.get("code") or "INTERNAL"),
+        str(error.get("message") or ""),
+        path=error.get("path") or None,
+        extensions=error.get("extensions") or None,
+    )
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]

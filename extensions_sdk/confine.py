@@ -59,8 +59,12 @@ def _landlock(readable: list[str], writable: list[str]) -> str | None:
     if abi < 1:
         return "Landlock (the kernel offers none)"
     libc = _libc()
-    handled = _FS_V1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0) \
+    handled = (
+        _FS_V1
+        | (_FS_REFER if abi >= 2 else 0)
+        | (_FS_TRUNCATE if abi >= 3 else 0)
         | (_FS_IOCTL_DEV if abi >= 5 else 0)
+    )
     net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0
     scoped = (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 else 0
     attr = struct.pack("<QQQ", handled, net, scoped)
@@ -114,11 +118,19 @@ def _seccomp_no_fork() -> str | None:
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     program = [
-        (ld, 0, 0, 4), (jeq, 0, 9, 0xC000003E),  # arch is x86-64, else EPERM
-        (ld, 0, 0, 0), (jge, 7, 0, 0x40000000),  # the x32 ABI: EPERM
-        (jeq, 6, 0, 57), (jeq, 5, 0, 58), (jeq, 5, 0, 435),  # fork, vfork: EPERM; clone3: ENOSYS
-        (jeq, 0, 2, 56), (ld, 0, 0, 16), (jset, 0, 1, 0x10000),  # clone: only with CLONE_THREAD
-        (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, enosys),
+        (ld, 0, 0, 4),
+        (jeq, 0, 9, 0xC000003E),  # arch is x86-64, else EPERM
+        (ld, 0, 0, 0),
+        (jge, 7, 0, 0x40000000),  # the x32 ABI: EPERM
+        (jeq, 6, 0, 57),
+        (jeq, 5, 0, 58),
+        (jeq, 5, 0, 435),  # fork, vfork: EPERM; clone3: ENOSYS
+        (jeq, 0, 2, 56),
+        (ld, 0, 0, 16),
+        (jset, 0, 1, 0x10000),  # clone: only with CLONE_THREAD
+        (ret, 0, 0, allow),
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, enosys),
     ]
     raw = b"".join(struct.pack("<HBBI", *op) for op in program)
     filters = ctypes.create_string_buffer(raw, len(raw))
@@ -148,9 +160,13 @@ def apply(config: dict[str, Any]) -> list[str]:
     elif libc.unshare(CLONE_NEWNET) != 0:
         missing.append(f"network namespace (unshare: errno {ctypes.get_errno()})")
     limits = config.get("limits") or {}
-    for kind, key in ((resource.RLIMIT_AS, "memory_bytes"), (resource.RLIMIT_CPU, "cpu_seconds"),
-                      (resource.RLIMIT_NOFILE, "open_files"), (resource.RLIMIT_NPROC, "processes"),
-                      (resource.RLIMIT_FSIZE, "file_bytes")):
+    for kind, key in (
+        (resource.RLIMIT_AS, "memory_bytes"),
+        (resource.RLIMIT_CPU, "cpu_seconds"),
+        (resource.RLIMIT_NOFILE, "open_files"),
+        (resource.RLIMIT_NPROC, "processes"),
+        (resource.RLIMIT_FSIZE, "file_bytes"),
+    ):
         if limits.get(key):
             try:
                 _limit(kind, int(limits[key]))

@@ -47,6 +47,7 @@ async def _rpc(op: str, **args: Any) -> Any:
 
 # ---------------------------------------------------------------------- what extension code gets
 
+
 class RemoteContext:
     """The ``ctx`` the SDK's ``request_context(req)``, ``items.context(...)`` and bus handlers
     give: the site and the caller, without the kernel (it lives in the server)."""
@@ -74,7 +75,9 @@ class RemoteRequest:
         self.body = base64.b64decode(message.get("body") or "")
         self.params = {k: v[-1] for k, v in parse_qs(self.query_string, keep_blank_values=True).items()}
         self.content_type = self.headers.get("CONTENT-TYPE")
-        ctx = RemoteContext(message.get("site"), _principal(message.get("principal")), message.get("requestId", ""))
+        ctx = RemoteContext(
+            message.get("site"), _principal(message.get("principal")), message.get("requestId", "")
+        )
         self.context = SimpleNamespace(svc=ctx)
 
     def get_param(self, name: str, default: Any = None, **_: Any) -> Any:
@@ -109,8 +112,13 @@ class RemoteResponse:
     def answer(self) -> dict[str, Any]:
         status = int(str(self.status).split()[0])
         body = self.data if self.data is not None else (self.text.encode() if self.text is not None else None)
-        return {"status": status, "media": self.media, "contentType": self.content_type, "headers": self.headers,
-                "body": base64.b64encode(body).decode() if body is not None else None}
+        return {
+            "status": status,
+            "media": self.media,
+            "contentType": self.content_type,
+            "headers": self.headers,
+            "body": base64.b64encode(body).decode() if body is not None else None,
+        }
 
 
 class Page(SimpleNamespace):
@@ -122,7 +130,9 @@ class Items:
     runs it as the call's principal, in the call's site, under that site's grants."""
 
     @staticmethod
-    def context(kernel: Any, site_id: str, principal: Any = None, request_id: str = "internal") -> RemoteContext:
+    def context(
+        kernel: Any, site_id: str, principal: Any = None, request_id: str = "internal"
+    ) -> RemoteContext:
         return RemoteContext(site_id, principal, request_id)
 
     @staticmethod
@@ -166,14 +176,28 @@ class Outbound:
     """Outbound HTTP through the server's ``kernel.outbound`` (needs ``network``; public
     addresses only, as the SSRF rules say)."""
 
-    async def request(self, method: str, url: str, *, headers: dict[str, str] | None = None,
-                      content: bytes | str | None = None, json_body: Any = None) -> Fetched:
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        content: bytes | str | None = None,
+        json_body: Any = None,
+    ) -> Fetched:
         if json_body is not None:
             content = json.dumps(json_body)
             headers = {"Content-Type": "application/json", **(headers or {})}
         raw = content.encode() if isinstance(content, str) else (content or b"")
-        return Fetched(await _rpc("outbound", method=method.upper(), url=url, headers=headers or {},
-                                  body=base64.b64encode(raw).decode()))
+        return Fetched(
+            await _rpc(
+                "outbound",
+                method=method.upper(),
+                url=url,
+                headers=headers or {},
+                body=base64.b64encode(raw).decode(),
+            )
+        )
 
     async def get(self, url: str, **kw: Any) -> Fetched:
         return await self.request("GET", url, **kw)
@@ -195,7 +219,9 @@ class _Bus:
         self.handlers, self.declared = handlers, declared
 
     def _add(self, kind: str, event: str, handler: Any, priority: int) -> Any:
-        self.declared.append({"handle": len(self.handlers), "kind": kind, "event": event, "priority": priority})
+        self.declared.append(
+            {"handle": len(self.handlers), "kind": kind, "event": event, "priority": priority}
+        )
         self.handlers.append(handler)
         return lambda: None
 
@@ -237,6 +263,7 @@ class FlowContext(RemoteContext):
 
 # ---------------------------------------------------------------------- the runner
 
+
 def _plain(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
@@ -257,8 +284,9 @@ class Runner:
         unique = f"svc_ext_{self.config['name'].replace('-', '_')}"
         init = os.path.join(package, "__init__.py")
         if os.path.isfile(init):
-            spec = importlib.util.spec_from_file_location(unique, os.path.abspath(init),
-                                                          submodule_search_locations=[os.path.abspath(package)])
+            spec = importlib.util.spec_from_file_location(
+                unique, os.path.abspath(init), submodule_search_locations=[os.path.abspath(package)]
+            )
         else:
             spec = importlib.util.spec_from_file_location(unique, os.path.abspath(f"{package}.py"))
         if spec is None or spec.loader is None:
@@ -271,22 +299,43 @@ class Runner:
     def load(self) -> dict[str, Any]:
         module = self._import()
         kernel = _Kernel(self.config["name"])
-        hooks = sorted(n for n in dir(module) if callable(getattr(module, n, None))
-                       and hasattr(getattr(module, n), "svc_impl"))
-        out: dict[str, Any] = {"hooks": hooks, "routes": [], "handlers": [], "jobs": [], "operations": [],
-                               "missing": self.missing, "pid": os.getpid()}
+        hooks = sorted(
+            n
+            for n in dir(module)
+            if callable(getattr(module, n, None)) and hasattr(getattr(module, n), "svc_impl")
+        )
+        out: dict[str, Any] = {
+            "hooks": hooks,
+            "routes": [],
+            "handlers": [],
+            "jobs": [],
+            "operations": [],
+            "missing": self.missing,
+            "pid": os.getpid(),
+        }
         if "register_routes" in hooks:
             for route in module.register_routes(kernel=kernel) or []:
                 resource = getattr(route, "resource", None)
                 suffix = getattr(route, "suffix", None) or ""
-                methods = [m.upper() for m in METHODS
-                           if callable(getattr(resource, f"on_{m}{'_' + suffix if suffix else ''}", None))]
-                out["routes"].append({
-                    "handle": len(self.routes), "path": getattr(route, "path", None), "methods": methods,
-                    "auth": getattr(route, "auth", "bearer"), "rate_limit": getattr(route, "rate_limit", None),
-                    "tickets": bool(getattr(route, "tickets", False)), "permission": getattr(route, "permission", None),
-                    "authenticate": bool(getattr(route, "authenticate", True)),
-                    "websocket": callable(getattr(resource, "on_websocket", None)), "suffix": suffix or None})
+                methods = [
+                    m.upper()
+                    for m in METHODS
+                    if callable(getattr(resource, f"on_{m}{'_' + suffix if suffix else ''}", None))
+                ]
+                out["routes"].append(
+                    {
+                        "handle": len(self.routes),
+                        "path": getattr(route, "path", None),
+                        "methods": methods,
+                        "auth": getattr(route, "auth", "bearer"),
+                        "rate_limit": getattr(route, "rate_limit", None),
+                        "tickets": bool(getattr(route, "tickets", False)),
+                        "permission": getattr(route, "permission", None),
+                        "authenticate": bool(getattr(route, "authenticate", True)),
+                        "websocket": callable(getattr(resource, "on_websocket", None)),
+                        "suffix": suffix or None,
+                    }
+                )
                 self.routes.append(route)
         if "register_event_handlers" in hooks:
             module.register_event_handlers(bus=_Bus(self.handlers, out["handlers"]), kernel=kernel)
@@ -295,11 +344,16 @@ class Runner:
         if "register_flow_operations" in hooks:
             for op in module.register_flow_operations(kernel=kernel) or []:
                 key = getattr(op, "key", None)
-                out["operations"].append({
-                    "key": key, "options": dict(getattr(op, "options", {}) or {}),
-                    "validate": getattr(op, "validate", None) is not None,
-                    "raw": list(getattr(op, "raw", ()) or ()), "retry_safe": bool(getattr(op, "retry_safe", False)),
-                    "description": getattr(op, "description", "")})
+                out["operations"].append(
+                    {
+                        "key": key,
+                        "options": dict(getattr(op, "options", {}) or {}),
+                        "validate": getattr(op, "validate", None) is not None,
+                        "raw": list(getattr(op, "raw", ()) or ()),
+                        "retry_safe": bool(getattr(op, "retry_safe", False)),
+                        "description": getattr(op, "description", ""),
+                    }
+                )
                 if isinstance(key, str):
                     self.operations[key] = op
         return out
@@ -321,8 +375,9 @@ class Runner:
             result = self.handlers[message["handle"]](message["event"], message.get("payload"), ctx)
             return await result if inspect.isawaitable(result) else result
         if op == "job":
-            await self.jobs[message["handle"]](_Kernel(self.config["name"]), site_id=message.get("site"),
-                                               **(message.get("args") or {}))
+            await self.jobs[message["handle"]](
+                _Kernel(self.config["name"]), site_id=message.get("site"), **(message.get("args") or {})
+            )
             return None
         if op == "flow":
             found = self.operations[message["key"]]
@@ -357,4 +412,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the importable module, not this ``__main__`` copy: the SDK's names refer to that one.
+    from extensions_sdk.runner import main as run
+
+    run()

@@ -50,8 +50,13 @@ from plugins.items import api as items
 
 log = logging.getLogger("svc.extensions")
 
-ITEM_CALLS = {"read": items.read, "list_items": items.list_items, "create": items.create,
-              "update": items.update, "delete": items.delete}
+ITEM_CALLS = {
+    "read": items.read,
+    "list_items": items.list_items,
+    "create": items.create,
+    "update": items.update,
+    "delete": items.delete,
+}
 ITEM_OPTIONS = {"query", "draft", "locale", "cause"}
 # Headers a route's runner never sees: the server authenticated the caller already.
 HIDDEN_HEADERS = {"authorization", "cookie", "proxy-authorization"}
@@ -62,9 +67,10 @@ class RunnerError(Exception):
     """A runner call that failed on the extension's side (crash, timeout, outage): counted as
     the extension's failure, answered with ``api``."""
 
-    def __init__(self, api: ApiError) -> None:
+    def __init__(self, api: ApiError, *, counted: bool = True) -> None:
         super().__init__(api.details[0].message)
         self.api = api
+        self.counted = counted  # a call refused during a restart's backoff is not a new failure
 
 
 @dataclass
@@ -79,10 +85,23 @@ def _readable() -> list[str]:
     """What a runner may read: Python, its packages, the SDK and the kernel (never the data dir)."""
     import kernel
 
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             str(Path(kernel.__file__).parent), str(Path(extensions_sdk.__file__).parent),
-             str(Path(items.__file__).parent.parent), "/usr/lib", "/usr/local/lib", "/lib", "/lib64",
-             "/usr/share/zoneinfo", "/etc/ssl", "/dev/null", "/dev/urandom"}
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        str(Path(kernel.__file__).parent),
+        str(Path(extensions_sdk.__file__).parent),
+        str(Path(items.__file__).parent.parent),
+        "/usr/lib",
+        "/usr/local/lib",
+        "/lib",
+        "/lib64",
+        "/usr/share/zoneinfo",
+        "/etc/ssl",
+        "/dev/null",
+        "/dev/urandom",
+    }
     return sorted(paths)
 
 
@@ -91,8 +110,13 @@ def scrubbed_env(config: dict[str, Any]) -> dict[str, str]:
     secret, no storage credentials)."""
     import json
 
-    return {"PATH": "/usr/bin:/bin", "HOME": config["workdir"], "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "SVC_EXT_RUNNER": json.dumps(config)}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": config["workdir"],
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "SVC_EXT_RUNNER": json.dumps(config),
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -128,10 +152,19 @@ class Host:
 
     def _config(self) -> dict[str, Any]:
         s = self.kernel.settings
-        return {"name": self.name, "entry": self.row["manifest"]["entry"], "workdir": str(self.workdir),
-                "readable": _readable(),
-                "limits": {"memory_bytes": s.get("ext_memory_mb") * 1024 * 1024, "cpu_seconds": s.get("ext_cpu_seconds"),
-                           "open_files": 64, "processes": 64, "file_bytes": 16 * 1024 * 1024}}
+        return {
+            "name": self.name,
+            "entry": self.row["manifest"]["entry"],
+            "workdir": str(self.workdir),
+            "readable": _readable(),
+            "limits": {
+                "memory_bytes": s.get("ext_memory_mb") * 1024 * 1024,
+                "cpu_seconds": s.get("ext_cpu_seconds"),
+                "open_files": 64,
+                "processes": 64,
+                "file_bytes": 16 * 1024 * 1024,
+            },
+        }
 
     async def start(self) -> dict[str, Any]:
         """Start the runner and load the extension; what it declared."""
@@ -146,15 +179,25 @@ class Host:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-I", "-m", "extensions_sdk.runner", str(child.fileno()),
-                pass_fds=(child.fileno(),), env=scrubbed_env(config), cwd=str(bundle_dir),
-                stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+                sys.executable,
+                "-I",
+                "-m",
+                "extensions_sdk.runner",
+                str(child.fileno()),
+                pass_fds=(child.fileno(),),
+                env=scrubbed_env(config),
+                cwd=str(bundle_dir),
+                stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             child.close()
         self.starts += 1
         self.peer = await channel.open_peer(parent, self._handle)
         try:
-            declared = await asyncio.wait_for(self.peer.call("load"), self.kernel.settings.get("ext_call_seconds"))
+            declared = await asyncio.wait_for(
+                self.peer.call("load"), self.kernel.settings.get("ext_call_seconds")
+            )
         except BaseException:
             self._kill()
             raise
@@ -174,8 +217,11 @@ class Host:
         if self.stopping:
             return
         self.crashes += 1
-        log.error("extension %s: its runner (pid %s) exited with %s; starting it again", self.name, proc.pid, code)
-        delay = min(0.05 * 2 ** min(self.crashes, 10), MAX_BACKOFF)
+        log.error(
+            "extension %s: its runner (pid %s) exited with %s; starting it again", self.name, proc.pid, code
+        )
+        base = self.kernel.settings.get("ext_restart_ms") / 1000
+        delay = max(min(base * 2 ** min(self.crashes - 1, 10), MAX_BACKOFF), base)
         while not self.stopping:
             await asyncio.sleep(delay)
             if self.stopping:
@@ -219,25 +265,36 @@ class Host:
     async def invoke(self, op: str, site_id: str | None, ctx: Any, *, uow: Any = None, **args: Any) -> Any:
         """Run ``op`` in the runner for ``site_id`` (the caller's sandbox scope is the current one)."""
         if not self.up.is_set() or self.peer is None:
-            raise RunnerError(ApiError(503, "EXTENSION_UNAVAILABLE",
-                                       f"Extension '{self.name}' is restarting; try again shortly"))
+            raise RunnerError(
+                ApiError(
+                    503, "EXTENSION_UNAVAILABLE", f"Extension '{self.name}' is restarting; try again shortly"
+                ),
+                counted=False,
+            )
         call = uuid.uuid4().hex
         self.calls[call] = InFlight(site_id, sandbox.current(), ctx, uow)
         principal = getattr(ctx, "principal", None)
         summary = getattr(principal, "summary", None)
         try:
             return await asyncio.wait_for(
-                self.peer.call(op, call=call, site=site_id,
-                               principal=summary() if callable(summary) else None, **args),
-                self.kernel.settings.get("ext_call_seconds"))
+                self.peer.call(
+                    op, call=call, site=site_id, principal=summary() if callable(summary) else None, **args
+                ),
+                self.kernel.settings.get("ext_call_seconds"),
+            )
         except TimeoutError:
-            log.error("extension %s: a %s call in site %s timed out; its runner is killed", self.name, op, site_id)
+            log.error(
+                "extension %s: a %s call in site %s timed out; its runner is killed", self.name, op, site_id
+            )
             self._kill()
-            raise RunnerError(ApiError(504, "EXTENSION_TIMEOUT",
-                                       f"Extension '{self.name}' did not answer in time")) from None
+            raise RunnerError(
+                ApiError(504, "EXTENSION_TIMEOUT", f"Extension '{self.name}' did not answer in time")
+            ) from None
         except channel.Closed:
-            raise RunnerError(ApiError(503, "EXTENSION_UNAVAILABLE",
-                                       f"Extension '{self.name}' stopped while answering")) from None
+            self.up.clear()
+            raise RunnerError(
+                ApiError(503, "EXTENSION_UNAVAILABLE", f"Extension '{self.name}' stopped while answering")
+            ) from None
         except channel.Crashed as exc:
             log.error("extension %s failed in %s (site %s): %s", self.name, op, site_id, exc)
             raise RunnerError(ApiError(500, "EXTENSION_FAILED", f"Extension '{self.name}' failed")) from None
@@ -258,7 +315,9 @@ class Host:
         op = message.get("op")
         if op == "items":
             if message.get("site") != call.site_id:
-                raise self._refuse(f"a call for site {message.get('site')!r} during a call for {call.site_id!r}")
+                raise self._refuse(
+                    f"a call for site {message.get('site')!r} during a call for {call.site_id!r}"
+                )
             return await self._items(call, message)
         if op == "outbound":
             return await self._outbound(call, message)
@@ -292,15 +351,25 @@ class Host:
         with sandbox.running(call.scope):
             client = outbound.client(self.kernel, "runner", timeout=httpx.Timeout(10.0))
             try:
-                answer = await client.request(str(message.get("method") or "GET"), str(message.get("url")),
-                                              headers=dict(message.get("headers") or {}),
-                                              content=base64.b64decode(message.get("body") or ""))
+                answer = await client.request(
+                    str(message.get("method") or "GET"),
+                    str(message.get("url")),
+                    headers=dict(message.get("headers") or {}),
+                    content=base64.b64decode(message.get("body") or ""),
+                )
             except outbound.OutboundRefused as exc:
-                raise ApiError.forbidden(f"Outbound request refused: {exc}", reason="outbound_refused") from None
+                raise ApiError.forbidden(
+                    f"Outbound request refused: {exc}", reason="outbound_refused"
+                ) from None
             except httpx.HTTPError as exc:
-                raise ApiError(502, "UPSTREAM_FAILED", f"Outbound request failed: {type(exc).__name__}") from None
-        return {"status": answer.status_code, "headers": dict(answer.headers),
-                "body": base64.b64encode(answer.content[: 8 * 1024 * 1024]).decode()}
+                raise ApiError(
+                    502, "EXTENSION_OUTBOUND_FAILED", f"Outbound request failed: {type(exc).__name__}"
+                ) from None
+        return {
+            "status": answer.status_code,
+            "headers": dict(answer.headers),
+            "body": base64.b64encode(answer.content[: 8 * 1024 * 1024]).decode(),
+        }
 
     # ------------------------------------------------------------------ the stand-in module
 
@@ -309,17 +378,23 @@ class Host:
         host = self
         stand_in = type(f"Runner_{self.name}", (), {})()
         hooks = set(declared.get("hooks") or ())
-        for name in hooks - {"register_routes", "register_event_handlers", "register_jobs",
-                             "register_flow_operations"}:
+        for name in hooks - {
+            "register_routes",
+            "register_event_handlers",
+            "register_jobs",
+            "register_flow_operations",
+        }:
             setattr(stand_in, name, hookimpl(specname=name)(lambda *a, **k: None))
 
         if "register_routes" in hooks:
+
             @hookimpl
             def register_routes(kernel: Any) -> list[Route]:
                 return [host._route(r) for r in declared.get("routes") or []]
 
             stand_in.register_routes = register_routes
         if "register_event_handlers" in hooks:
+
             @hookimpl
             def register_event_handlers(bus: Any, kernel: Any) -> None:
                 for h in declared.get("handlers") or []:
@@ -328,6 +403,7 @@ class Host:
 
             stand_in.register_event_handlers = register_event_handlers
         if "register_jobs" in hooks:
+
             @hookimpl
             def register_jobs(jobs: Any, kernel: Any) -> None:
                 for j in declared.get("jobs") or []:
@@ -336,6 +412,7 @@ class Host:
 
             stand_in.register_jobs = register_jobs
         if "register_flow_operations" in hooks:
+
             @hookimpl
             def register_flow_operations(kernel: Any) -> list[Any]:
                 return [host._operation(o) for o in declared.get("operations") or []]
@@ -350,9 +427,19 @@ class Host:
             ctx = req.context.svc
             body = await req.stream.read() if req.content_length else b""
             headers = {k: v for k, v in req.headers.items() if k.lower() not in HIDDEN_HEADERS}
-            answer = await host.invoke("route", ctx.site_id, ctx, handle=handle, method=req.method, path=req.path,
-                                       query=req.query_string, headers=headers, params=params,
-                                       requestId=ctx.request_id, body=base64.b64encode(body).decode())
+            answer = await host.invoke(
+                "route",
+                ctx.site_id,
+                ctx,
+                handle=handle,
+                method=req.method,
+                path=req.path,
+                query=req.query_string,
+                headers=headers,
+                params=params,
+                requestId=ctx.request_id,
+                body=base64.b64encode(body).decode(),
+            )
             resp.status = answer["status"]
             for name, value in (answer.get("headers") or {}).items():
                 resp.set_header(name, value)
@@ -371,14 +458,28 @@ class Host:
         if declared.get("websocket"):
             resource.on_websocket = forward
         path = declared.get("path")
-        return Route(path if isinstance(path, str) else "", resource, auth=declared.get("auth") or "bearer",
-                     rate_limit=declared.get("rate_limit"), suffix=suffix, tickets=bool(declared.get("tickets")),
-                     permission=declared.get("permission"), authenticate=bool(declared.get("authenticate", True)))
+        return Route(
+            path if isinstance(path, str) else "",
+            resource,
+            auth=declared.get("auth") or "bearer",
+            rate_limit=declared.get("rate_limit"),
+            suffix=suffix,
+            tickets=bool(declared.get("tickets")),
+            permission=declared.get("permission"),
+            authenticate=bool(declared.get("authenticate", True)),
+        )
 
     def _handler(self, handle: int) -> Callable[..., Any]:
         async def forward(event: str, payload: Any, ctx: Any) -> Any:
-            result = await self.invoke("event", ctx.site_id, self.grant_context(ctx.site_id), uow=getattr(ctx, "uow", None), handle=handle,
-                                       event=event, payload=payload)
+            result = await self.invoke(
+                "event",
+                ctx.site_id,
+                self.grant_context(ctx.site_id),
+                uow=getattr(ctx, "uow", None),
+                handle=handle,
+                event=event,
+                payload=payload,
+            )
             if isinstance(payload, dict) and isinstance(result, dict):
                 _merge(payload, result)
                 return payload
@@ -397,17 +498,35 @@ class Host:
 
         async def run(ctx: Any, options: dict[str, Any]) -> Any:
             if declared.get("validate"):
-                wrong = await self.invoke("validate", ctx.site_id, ctx.items_context(), key=key, options=options)
+                wrong = await self.invoke(
+                    "validate", ctx.site_id, ctx.items_context(), key=key, options=options
+                )
                 if wrong:
-                    raise ApiError.validation(str(wrong.get("message")), path=["options", str(wrong.get("field"))])
-            return await self.invoke("flow", ctx.site_id, ctx.items_context(), key=key, options=options,
-                                     flow_id=ctx.flow_id, run_id=ctx.run_id, node_id=ctx.node_id,
-                                     data=ctx.data, cause=ctx.cause)
+                    raise ApiError.validation(
+                        str(wrong.get("message")), path=["options", str(wrong.get("field"))]
+                    )
+            return await self.invoke(
+                "flow",
+                ctx.site_id,
+                ctx.items_context(),
+                key=key,
+                options=options,
+                flow_id=ctx.flow_id,
+                run_id=ctx.run_id,
+                node_id=ctx.node_id,
+                data=ctx.data,
+                cause=ctx.cause,
+            )
 
-        return extensions_sdk.Operation(key, run, options=declared.get("options") or {}, validate=None,
-                                        raw=tuple(declared.get("raw") or ()),
-                                        retry_safe=bool(declared.get("retry_safe")),
-                                        description=declared.get("description") or "")
+        return extensions_sdk.Operation(
+            key,
+            run,
+            options=declared.get("options") or {},
+            validate=None,
+            raw=tuple(declared.get("raw") or ()),
+            retry_safe=bool(declared.get("retry_safe")),
+            description=declared.get("description") or "",
+        )
 
 
 def _merge(target: dict[str, Any], changed: dict[str, Any]) -> None:

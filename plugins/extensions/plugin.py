@@ -35,6 +35,8 @@ def register_settings() -> list[Setting]:
                 "Address-space limit of an extension's runner process, in MiB."),
         Setting("SVC_EXT_CPU_SECONDS", 3600, parse_int(1),
                 "CPU-time limit of an extension's runner process (it is started again past it)."),
+        Setting("SVC_EXT_RESTART_MS", 100, parse_int(1),
+                "First wait before a crashed extension runner is started again (doubling up to 30 s)."),
         Setting("SVC_EXT_SYNC_SECONDS", 10, parse_int(0),
                 "Without Redis: how often each worker re-reads which extensions are enabled (0: never)."),
     ]
@@ -58,6 +60,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
         "EXTENSION_TIMEOUT": (504, "An extension did not answer within SVC_EXT_CALL_SECONDS."),
         "EXTENSION_UNAVAILABLE": (503, "An extension's runner process is restarting."),
         "EXTENSION_REFUSED": (403, "An extension's runner asked for a call outside its site or grants."),
+        "EXTENSION_OUTBOUND_FAILED": (502, "An extension's outbound request could not be made."),
         "CAPABILITY_NOT_REQUESTED": (400, "A grant the extension's manifest does not ask for."),
     }
 

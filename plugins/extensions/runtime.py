@@ -31,18 +31,19 @@ import dataclasses
 import fnmatch
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select, update
 
+from extensions_sdk import channel
 from kernel import hookimpl, sandbox
 from kernel.bus import EventContext
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.http.routing import Route
-from extensions_sdk import channel
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
 from plugins.extensions.host import Host, RunnerError
@@ -320,6 +321,8 @@ class Runtime:
                 raise
             module: Any = host.module(declared)
         else:
+            log.warning("EXTENSION SANDBOX: %s runs inside the server process (SVC_EXT_ISOLATION=inline): "
+                        "it can read the environment, the data directory and every site", row["name"])
             unique, module = loader.import_entry(self.kernel.settings.data_path, row)
             loaded = Loaded(row["id"], row["name"], row["sha256"], unique, requested)
         try:
@@ -444,7 +447,10 @@ class Runtime:
 
     def failed(self, loaded: Loaded, site_id: str | None, where: str) -> None:
         """Log and count a crash of ``loaded`` (from its own task: the caller may hold a
-        transaction)."""
+        transaction). A call refused while its runner restarts is not counted again."""
+        pending = sys.exc_info()[1]
+        if isinstance(pending, RunnerError) and not pending.counted:
+            return
         log.exception("extension %s failed in %s (site %s)", loaded.name, where, site_id)
         if not site_id:
             return
