@@ -140,11 +140,55 @@ async def run(isolation: str, calls: int, database_url: str | None) -> dict[str,
         return out
 
 
+ECHO = """
+import asyncio, socket, sys
+from extensions_sdk import channel
+async def main():
+    async def echo(message):
+        return {"ok": True}
+    peer = await channel.open_peer(socket.socket(fileno=int(sys.argv[1])), echo)
+    await peer.closed.wait()
+asyncio.run(main())
+"""
+
+
+async def channel_round_trip(calls: int) -> dict[str, float]:
+    """The channel alone: a call to a process that answers at once (no runner, no extension)."""
+    import socket
+    import subprocess
+
+    from extensions_sdk import channel
+
+    mine, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+    theirs.close()
+
+    async def nothing(message: Any) -> None:
+        return None
+
+    peer = await channel.open_peer(mine, nothing)
+    try:
+        for _ in range(50):
+            await peer.call("ping")
+        took = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            await peer.call("route", payload={"path": "/bench-ext/ping", "headers": {"accept": "*/*"}})
+            took.append((time.perf_counter() - start) * 1000)
+        took.sort()
+        return {"p50ms": round(statistics.median(took), 3), "p95ms": round(took[int(len(took) * 0.95)], 3)}
+    finally:
+        peer.close()
+        proc.kill()
+        proc.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
+    print({"channel_round_trip": asyncio.run(channel_round_trip(args.calls))})
     for isolation in ("inline", "process"):
         print(asyncio.run(run(isolation, args.calls, args.database_url)))
 

@@ -168,6 +168,9 @@ class Host:
 
     async def start(self) -> dict[str, Any]:
         """Start the runner and load the extension; what it declared."""
+        data = self.kernel.settings.data_path
+        if self.starts == 0 and any(data.is_relative_to(p) for p in _readable()):
+            log.warning("EXTENSION SANDBOX: the data directory %s lies under a folder runners may read", data)
         bundle_dir = self.workdir / "bundle"
         if not bundle_dir.exists():
             unpack(self.row["bundle"], bundle_dir)
