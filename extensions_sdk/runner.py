@@ -206,6 +206,26 @@ class Outbound:
         return await self.request("POST", url, **kw)
 
 
+class Log:
+    """``log.info(message)``, ``log.warning``, ``log.error``: a line in the server's log, under
+    ``svc.ext.<name>`` with the site of the call (outside a call, the runner's own stderr)."""
+
+    async def _send(self, level: str, message: str) -> None:
+        if CALL.get() is None:
+            print(f"{level}: {message}", file=sys.stderr, flush=True)
+            return
+        await _rpc("log", level=level, message=str(message))
+
+    async def info(self, message: str) -> None:
+        await self._send("info", message)
+
+    async def warning(self, message: str) -> None:
+        await self._send("warning", message)
+
+    async def error(self, message: str) -> None:
+        await self._send("error", message)
+
+
 class _Kernel:
     """The ``kernel`` an extension's hooks get in its runner: its name, nothing of the server's."""
 
@@ -407,7 +427,7 @@ def main() -> None:
     import extensions_sdk
     import kernel.db  # noqa: F401 - kernel.http.media and kernel.db import each other: db first, as in the server
 
-    extensions_sdk.enter_runner(Items(), Outbound())
+    extensions_sdk.enter_runner(Items(), Outbound(), Log())
     asyncio.run(_serve(int(sys.argv[1]), Runner(config, missing)))
 
 

@@ -4,6 +4,7 @@ each attempt is refused or contained, and the server keeps answering other sites
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 
 import pytest
@@ -17,7 +18,7 @@ HOSTILE = """
     import socket
     import sqlite3
 
-    from extensions_sdk import ApiError, Route, hookimpl, items, read_json, request_context, send_data
+    from extensions_sdk import ApiError, Route, hookimpl, items, log, read_json, request_context, send_data
     from extensions_sdk import runner
 
 
@@ -122,6 +123,7 @@ HOSTILE = """
 
     class Ping:
         async def on_get(self, req, resp):
+            await log.info("pinged\\nforged line")
             send_data(resp, {"pid": os.getpid()})
 
 
@@ -189,8 +191,17 @@ async def test_a_hostile_extension_finds_no_secret_file_or_network(make_app, tmp
     assert host.missing == [] or all("separate user" in m for m in host.missing), host.missing
 
 
-async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_call(make_app, tmp_path):
+async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_call(
+    make_app, tmp_path, caplog
+):
     app, calls, calls_b, site_b, ext, host = await _hostile(make_app, tmp_path)
+    # Its log lines reach the server's log through the channel, one line each, with the site.
+    caplog.set_level(logging.INFO, logger="svc.ext.hostile")
+    await calls.ok("get", "/ext/hostile/ping")
+    site = calls.headers["X-Svc-Site"]
+    assert [r.getMessage() for r in caplog.records if r.name == "svc.ext.hostile"] == [
+        f"[site {site}] pinged forged line"
+    ]
     answer = await calls.ok("post", "/ext/hostile/other", json={"site": site_b})
     assert answer == {
         "site": {"refused": "EXTENSION_REFUSED"},

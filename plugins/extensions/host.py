@@ -324,6 +324,13 @@ class Host:
             return await self._items(call, message)
         if op == "outbound":
             return await self._outbound(call, message)
+        if op == "log":
+            level = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}.get(
+                str(message.get("level")), logging.INFO
+            )
+            text = str(message.get("message"))[:2000].replace("\n", " ")
+            logging.getLogger(f"svc.ext.{self.name}").log(level, "[site %s] %s", call.site_id, text)
+            return None
         raise self._refuse(f"unknown call {op!r}")
 
     async def _items(self, call: InFlight, message: dict[str, Any]) -> Any:
