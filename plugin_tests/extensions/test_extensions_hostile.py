@@ -243,3 +243,19 @@ async def test_a_crash_answers_unavailable_until_the_runner_is_back(make_app, tm
     assert len((await calls_b.list("notes"))["data"]) == 1
     await app.kernel.state["extensions.runtime"].drain()
     assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1
+
+
+async def test_repeated_crashes_disable_it_in_the_site(make_app, tmp_path):
+    app, calls, calls_b, site_b, ext, host = await _hostile(make_app, tmp_path, SVC_EXT_MAX_FAILURES="2")
+    await calls.err("post", "/ext/hostile/crash", 503, "EXTENSION_UNAVAILABLE")
+    await asyncio.wait_for(host.up.wait(), 60)  # started again after its backoff
+    await calls.err("post", "/ext/hostile/crash", 503, "EXTENSION_UNAVAILABLE")
+    await app.kernel.state["extensions.runtime"].drain()
+    state = (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]
+    assert (state["enabled"], state["failures"], state["disabledReason"]) == (
+        False,
+        2,
+        "disabled after 2 failures",
+    )
+    assert host.stopping and host.pid is None  # enabled nowhere else: its runner is gone
+    await calls.err("get", "/ext/hostile/ping", 404, "NOT_FOUND")

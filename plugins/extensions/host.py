@@ -61,6 +61,7 @@ ITEM_OPTIONS = {"query", "draft", "locale", "cause"}
 # Headers a route's runner never sees: the server authenticated the caller already.
 HIDDEN_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_BACKOFF = 30.0
+LOAD_SECONDS = 60.0
 
 
 class RunnerError(Exception):
@@ -198,9 +199,9 @@ class Host:
         self.starts += 1
         self.peer = await channel.open_peer(parent, self._handle)
         try:
-            declared = await asyncio.wait_for(
-                self.peer.call("load"), self.kernel.settings.get("ext_call_seconds")
-            )
+            # Python's start and imports come first: a load gets at least LOAD_SECONDS.
+            limit = max(self.kernel.settings.get("ext_call_seconds"), LOAD_SECONDS)
+            declared = await asyncio.wait_for(self.peer.call("load"), limit)
         except BaseException:
             self._kill()
             raise
