@@ -16,6 +16,10 @@ plugin registered in the plugin manager, which the flows registry follows). Unlo
 them all. Any other hook an extension implements refuses the load: it could not be undone
 or scoped to a site.
 
+The extension's code itself runs in a runner process of its own (``host.Host``, with
+``SVC_EXT_ISOLATION=process``, the default): the runtime registers the stand-ins the host makes
+from what the runner declared, so every check below applies to them unchanged.
+
 Every call into extension code runs inside ``kernel.sandbox.running`` with the capabilities
 the site granted, and only for a site where the extension is enabled. An exception is
 logged and counted (``svc_extension_sites.failures``); it never reaches the built-in request
