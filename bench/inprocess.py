@@ -24,12 +24,14 @@ ADMIN_EMAIL = "admin@example.com"
 
 
 @contextlib.asynccontextmanager
-async def in_process_app(database_url: str | None) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
-    """``(app, client)`` for the length of the ``async with``."""
+async def in_process_app(database_url: str | None,
+                         extra_env: dict[str, str] | None = None) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+    """``(app, client)`` for the length of the ``async with`` (``extra_env``: more settings)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {"SVC_DATA_DIR": tmp, "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": PASSWORD,
                "JWT_SECRET": "bench-secret-0123456789-0123456789-0123", "SVC_JOBS_INPROCESS": "false",
-               "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0"}
+               "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_ITEMS_WRITE": "0", "SVC_RATE_LIMIT_AUTH": "0",
+               **(extra_env or {})}
         url = database_url or f"sqlite:///{default_sqlite_path(Path(tmp))}"
         if database_url:
             env["SVC_DATABASE_URL"] = url

@@ -8,6 +8,9 @@ that no example imports ``plugins`` or ``kernel``):
 - requests and responses: ``request_context(req)`` (who calls, in which site: the ``ctx`` the
   items API takes), ``read_json(req)``, ``send_data(resp, data, status=...)``,
   ``send_no_content(resp)``;
+- outbound HTTP: ``outbound.get(url)``, ``outbound.post(url, json_body=...)``,
+  ``outbound.request(...)`` (in the runner process; ``network`` must be granted);
+- logging: ``await log.info(message)`` (``warning``, ``error``), a line in the server's log;
 - content: ``items``, the items API (``items.read``, ``items.list_items``, ``items.create``,
   ``items.update``, ``items.query``...), checked against the site's grants (``items:<collection>``);
 - flow operations: ``Operation``, ``OptionError``;
@@ -22,6 +25,7 @@ plugin (``kernel.testing``), installed with svc-cms.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
 
 from extensions_sdk.bundle import build_bundle, compile_package, read_manifest, validate_manifest
@@ -43,8 +47,38 @@ __all__ = [
     "ApiError", "EventContext", "Operation", "OptionError", "Principal", "RateBucket", "Route", "Setting",
     "build_bundle", "compile_package", "generate_keypair", "hookimpl", "items", "ops", "read_json",
     "read_manifest", "request_context", "send_data", "send_no_content", "sign_bytes", "validate_manifest",
-    "verify_bytes",
+    "verify_bytes", "outbound", "log",
 ]
+
+
+class _Log:
+    """``log`` outside a runner (``SVC_EXT_ISOLATION=inline``, tests): the ``svc.ext`` logger."""
+
+    async def info(self, message: str) -> None:
+        logging.getLogger("svc.ext").info("%s", message)
+
+    async def warning(self, message: str) -> None:
+        logging.getLogger("svc.ext").warning("%s", message)
+
+    async def error(self, message: str) -> None:
+        logging.getLogger("svc.ext").error("%s", message)
+
+
+log: Any = _Log()
+
+
+def enter_runner(items: Any, outbound: Any, log: Any) -> None:
+    """In an extension's runner process (``extensions_sdk.runner``): ``items``, ``outbound`` and
+    ``log`` go through the channel to the server, and ``request_context`` and ``read_json`` read the
+    runner's request. Authors see the same names either way."""
+    async def read_json(req: Any) -> Any:
+        body = await req.get_media(default_when_empty=None)
+        if not isinstance(body, dict):
+            raise ApiError.validation("A JSON object body is required", path=["body"])
+        return body
+
+    globals().update(items=items, outbound=outbound, log=log, request_context=lambda req: req.context.svc,
+                     read_json=read_json)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,7 @@ disabled and uninstalled, in one test."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -89,9 +90,12 @@ async def test_example_extension_from_build_to_uninstall(make_app, tmp_path, cap
     assert run_b["status"] == "failed"
     assert await calls_b.ok("get", "/extensions/ui/manifest") == []
 
-    # Disable in A: every registration is undone.
-    module_prefix = "svc_ext_word_count_"
-    assert any(name.startswith(module_prefix) for name in sys.modules)
+    # Its code ran in a runner process of its own, never imported here.
+    module_prefix = "svc_ext_word_count"
+    assert not any(name.startswith(module_prefix) for name in sys.modules)
+    host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
+    assert host.pid is not None and host.pid != os.getpid()
+    # Disable in A: every registration is undone, and the runner stops.
     disabled = await calls.ok("post", f"/extensions/{ext['id']}/disable")
     assert disabled["site"]["enabled"] is False
     await calls.err("get", f"/ext/word-count/articles/{article['id']}", 404, "NOT_FOUND")
@@ -99,7 +103,8 @@ async def test_example_extension_from_build_to_uninstall(make_app, tmp_path, cap
     assert "word-count" not in [op["key"] for op in await calls.ok("get", "/flows/operations")]
     assert await calls.ok("get", "/extensions/ui/manifest") == []
     assert not app.kernel.extension_routes.owners()
-    assert not any(name.startswith(module_prefix) for name in sys.modules)
+    await app.kernel.state["extensions.runtime"].drain()
+    assert host.pid is None and not host.workdir.exists()
     assert not [j for j in app.kernel.jobs.names() if j.startswith("ext.")]
 
     # Uninstall: gone from the list; its id is unknown afterwards.

@@ -26,11 +26,7 @@ CRASHY = '''
 '''
 
 READER = '''
-    from extensions_sdk import Route, hookimpl
-    from kernel import outbound
-    from kernel.http.media import send_data
-    from kernel.http.middleware import request_context
-    from plugins.items import api as items
+    from extensions_sdk import Route, hookimpl, items, outbound, request_context, send_data
 
 
     class Read:
@@ -42,7 +38,7 @@ READER = '''
 
     class Fetch:
         async def on_get(self, req, resp):
-            send_data(resp, {"url": outbound.check_url("http://example.com/")})
+            send_data(resp, {"status": (await outbound.get("http://127.0.0.1:9/")).status_code})
 
 
     @hookimpl
@@ -113,7 +109,9 @@ async def test_items_and_network_need_their_grants(make_app, tmp_path):
     assert error["extensions"]["capability"] == "network"
     await calls.ok("post", f"/extensions/{ext['id']}/capabilities",
                    json={"capabilities": ["routes", "items:granted", "network"]})
-    assert await calls.ok("get", "/ext/reader/net") == {"url": "http://example.com/"}
+    # With the grant, the server's kernel.outbound makes the request, under the SSRF rules.
+    error = await calls.err("get", "/ext/reader/net", 403, "PERMISSION_DENIED")
+    assert error["extensions"]["reason"] == "outbound_refused"
     # Outside the extension nothing changed: the admin reads "secret" directly.
     assert len((await calls.list("secret"))["data"]) == 1
     # The refusals are not counted as the extension's failures.
@@ -186,13 +184,11 @@ async def test_unsafe_registrations_refuse_the_load(make_app, tmp_path, case):
 
 
 TICKER = '''
-    from extensions_sdk import hookimpl
-
-    RUNS = []
+    from extensions_sdk import hookimpl, items
 
 
     async def tick(kernel, site_id):
-        RUNS.append(site_id)
+        await items.create(items.context(kernel, site_id), "notes", {"title": f"tick in {site_id}"})
 
 
     @hookimpl
@@ -205,23 +201,26 @@ async def test_jobs_run_per_enabled_site_and_go_away(make_app, tmp_path):
     app, admin, calls = await _setup(make_app)
     site_b = await app.create_site(admin, prefix="b")
     calls_b = Calls(app.client, {**admin, "X-Svc-Site": site_b})
-    ext = await install(app.client, admin, write_extension(tmp_path, "ticker", TICKER, ["jobs"]))
-    await enable(calls, ext["id"], ["jobs"])
-    await calls_b.ok("post", f"/extensions/{ext['id']}/enable")  # enabled in B, but without the jobs grant
+    for each in (calls, calls_b):
+        await each.collection("notes", {"title": "string"})
+    ext = await install(app.client, admin, write_extension(tmp_path, "ticker", TICKER, ["jobs", "items:notes"]))
+    await enable(calls, ext["id"], ["jobs", "items:notes"])
+    # enabled in B, but without the jobs grant
+    await calls_b.ok("post", f"/extensions/{ext['id']}/capabilities", json={"capabilities": ["items:notes"]})
+    await calls_b.ok("post", f"/extensions/{ext['id']}/enable")
     assert "ext.ticker.tick" in app.kernel.jobs.names()
-    module = next(m for name, m in sys.modules.items() if name.startswith("svc_ext_ticker_"))
     await run_due_jobs(app)
-    assert module.RUNS == [calls.headers["X-Svc-Site"]]
+    # The job ran in A only, as the grant's principal, through the channel.
+    site = calls.headers["X-Svc-Site"]
+    assert [n["title"] for n in (await calls.list("notes"))["data"]] == [f"tick in {site}"]
+    assert (await calls_b.list("notes"))["data"] == []
     await calls.ok("post", f"/extensions/{ext['id']}/disable")
     await calls_b.ok("post", f"/extensions/{ext['id']}/disable")
     assert "ext.ticker.tick" not in app.kernel.jobs.names()
 
 
 WRITER = '''
-    from extensions_sdk import Route, hookimpl
-    from kernel.http.media import send_data
-    from kernel.http.middleware import request_context
-    from plugins.items import api as items
+    from extensions_sdk import Route, hookimpl, items, request_context, send_data
 
 
     class Write:
@@ -278,13 +277,13 @@ async def test_a_crashing_route_answers_500_and_counts(make_app, tmp_path):
     app, admin, calls = await _setup(make_app, SVC_EXT_MAX_FAILURES="2")
     ext = await install(app.client, admin, write_extension(tmp_path, "broken", BROKEN_ROUTE, ["routes"]))
     await enable(calls, ext["id"], ["routes"])
-    error = await calls.err("get", "/ext/broken", 500, "INTERNAL")
-    assert "secret detail" not in error["message"] and error["extensions"]["requestId"]
+    error = await calls.err("get", "/ext/broken", 500, "EXTENSION_FAILED")
+    assert "secret detail" not in error["message"]
     await app.kernel.state["extensions.runtime"].drain()
     assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1
     # Wrong method on an extension route: 405, not counted.
     await calls.err("post", "/ext/broken", 405, "METHOD_NOT_ALLOWED")
-    await calls.err("get", "/ext/broken", 500, "INTERNAL")
+    await calls.err("get", "/ext/broken", 500, "EXTENSION_FAILED")
     await app.kernel.state["extensions.runtime"].drain()
     state = await calls.ok("get", f"/extensions/{ext['id']}")
     assert state["site"]["enabled"] is False and state["site"]["failures"] == 2

@@ -8,8 +8,10 @@ Tables (``tables.py``, migration ``extensions_0001_extensions``): ``svc_extensio
   the multipart ``bundle`` and ``signature``; the archive and manifest are checked by the SDK's
   own ``read_manifest``; the signature is verified against ``MARKETPLACE_PUBLIC_KEYS`` merged with
   the stored keys (``/extensions/publisher-keys``) under ``SVC_EXT_SIGNATURE_POLICY``.
-- **Enable, disable** (``runtime``, ``loader``): per site. The first worker loads the bundle
-  (importlib, a module name per version) and registers its routes (the kernel's extension sink,
+- **Enable, disable** (``runtime``, ``host``, ``loader``): per site. Each worker starts a
+  confined runner process for the extension (``host``; ``extensions_sdk.runner``, reached only
+  through a framed JSON socket pair; ``SVC_EXT_ISOLATION=inline`` imports it in the worker
+  instead, with ``loader``) and registers stand-ins of its routes (the kernel's extension sink,
   ``/api/v1/ext/<name>/...``), bus handlers, jobs and flow operations, each undone on unload;
   ``extensions.changed`` on the bus makes every other worker sync. Every load verifies again.
 - **Capabilities**: granted per site, enforced by ``kernel.sandbox`` (items API, outbound).

@@ -11,6 +11,7 @@ from plugins.extensions import keys, routes, schemas
 from plugins.extensions.runtime import CHANGED, runtime
 
 name = "extensions"
+requires = ("items",)
 ADMIN = "instance-admin"
 
 
@@ -25,6 +26,17 @@ def register_settings() -> list[Setting]:
                 "'warn' installs them flagged unverified. Official (svc-) bundles always fail closed."),
         Setting("SVC_EXT_MAX_FAILURES", 5, parse_int(1),
                 "Failures (crashing hooks, routes, jobs) after which an extension is disabled in the site."),
+        Setting("SVC_EXT_ISOLATION", "process", parse_choice("process", "inline"),
+                "Where extension code runs: 'process' (a confined runner process per extension, reached "
+                "only through the channel) or 'inline' (in the server process: development only, unsafe)."),
+        Setting("SVC_EXT_CALL_SECONDS", 10, parse_int(1),
+                "Wall-clock limit of one call into an extension's runner (a route, handler, job, operation)."),
+        Setting("SVC_EXT_MEMORY_MB", 1024, parse_int(64),
+                "Address-space limit of an extension's runner process, in MiB."),
+        Setting("SVC_EXT_CPU_SECONDS", 3600, parse_int(1),
+                "CPU-time limit of an extension's runner process (it is started again past it)."),
+        Setting("SVC_EXT_RESTART_MS", 100, parse_int(1),
+                "First wait before a crashed extension runner is started again (doubling up to 30 s)."),
         Setting("SVC_EXT_SYNC_SECONDS", 10, parse_int(0),
                 "Without Redis: how often each worker re-reads which extensions are enabled (0: never)."),
     ]
@@ -44,7 +56,11 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
         "EXTENSION_EXISTS": (409, "An extension of that name is installed."),
         "EXTENSION_BLOCKED": (409, "The extension failed verification at a load and is blocked."),
         "EXTENSION_LOAD_FAILED": (422, "The extension's code could not be loaded."),
-        "EXTENSION_FAILED": (500, "An extension's flow operation crashed."),
+        "EXTENSION_FAILED": (500, "An extension's code crashed (a route, flow operation)."),
+        "EXTENSION_TIMEOUT": (504, "An extension did not answer within SVC_EXT_CALL_SECONDS."),
+        "EXTENSION_UNAVAILABLE": (503, "An extension's runner process is restarting."),
+        "EXTENSION_REFUSED": (403, "An extension's runner asked for a call outside its site or grants."),
+        "EXTENSION_OUTBOUND_FAILED": (502, "An extension's outbound request could not be made."),
         "CAPABILITY_NOT_REQUESTED": (400, "A grant the extension's manifest does not ask for."),
     }
 
@@ -74,6 +90,7 @@ async def shutdown(kernel: Any) -> None:
     await rt.stop_polling()
     await rt.drain()
     rt.unload_all()
+    await rt.drain()  # the runners' stops
 
 
 @hookimpl

@@ -16,6 +16,10 @@ plugin registered in the plugin manager, which the flows registry follows). Unlo
 them all. Any other hook an extension implements refuses the load: it could not be undone
 or scoped to a site.
 
+The extension's code itself runs in a runner process of its own (``host.Host``, with
+``SVC_EXT_ISOLATION=process``, the default): the runtime registers the stand-ins the host makes
+from what the runner declared, so every check below applies to them unchanged.
+
 Every call into extension code runs inside ``kernel.sandbox.running`` with the capabilities
 the site granted, and only for a site where the extension is enabled. An exception is
 logged and counted (``svc_extension_sites.failures``); it never reaches the built-in request
@@ -31,12 +35,14 @@ import dataclasses
 import fnmatch
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select, update
 
+from extensions_sdk import channel
 from kernel import hookimpl, sandbox
 from kernel.bus import EventContext
 from kernel.db.meta import now_utc
@@ -44,6 +50,7 @@ from kernel.errors import ApiError
 from kernel.http.routing import Route
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
+from plugins.extensions.host import Host, RunnerError
 from plugins.extensions.tables import extension_sites, extensions
 
 log = logging.getLogger("svc.extensions")
@@ -77,6 +84,7 @@ class Loaded:
     sites: dict[str, frozenset[str]] = field(default_factory=dict)  # enabled site -> granted
     undo: list[Callable[[], None]] = field(default_factory=list)
     verified_with: str = ""  # the keys and policy its signature was last verified under
+    host: Host | None = None  # its runner process (SVC_EXT_ISOLATION=process)
 
     def scope(self, site_id: str | None) -> sandbox.ExtensionScope | None:
         """The sandbox scope in ``site_id``, or None when not enabled there."""
@@ -204,6 +212,9 @@ class FlowOperations:
                     return await run(ctx, options)
             except ApiError:
                 raise
+            except RunnerError as exc:
+                rt.failed(loaded, ctx.site_id, "flow operation")
+                raise exc.api from None
             except Exception as exc:
                 rt.failed(loaded, ctx.site_id, "flow operation")
                 raise ApiError(500, "EXTENSION_FAILED", f"Extension '{loaded.name}' failed") from exc
@@ -271,7 +282,7 @@ class Runtime:
                     current = None
                 if current is None:
                     try:
-                        current = self._load(row)
+                        current = await self._load(row)
                     except Exception as exc:  # noqa: BLE001 - a broken bundle must not stop the worker
                         log.exception("extension %s could not be loaded", row["name"])
                         errors[row["id"]] = f"{type(exc).__name__}: {exc}"
@@ -299,19 +310,44 @@ class Runtime:
 
     # ------------------------------------------------------------------ loading
 
-    def _load(self, row: dict[str, Any]) -> Loaded:
-        unique, module = loader.import_entry(self.kernel.settings.data_path, row)
-        loaded = Loaded(row["id"], row["name"], row["sha256"], unique,
-                        frozenset(row["manifest"].get("capabilities") or ()))
+    async def _load(self, row: dict[str, Any]) -> Loaded:
+        requested = frozenset(row["manifest"].get("capabilities") or ())
+        if self.kernel.settings.get("ext_isolation") == "process":
+            host = Host(self.kernel, row)
+            loaded = Loaded(row["id"], row["name"], row["sha256"], "", requested, host=host)
+            try:
+                declared = await host.start()
+            except channel.Crashed as exc:
+                await host.stop()
+                raise LoadError(str(exc)) from None
+            except BaseException:
+                await host.stop()
+                raise
+            module: Any = host.module(declared)
+        else:
+            log.warning("EXTENSION SANDBOX: %s runs inside the server process (SVC_EXT_ISOLATION=inline): "
+                        "it can read the environment, the data directory and every site", row["name"])
+            unique, module = loader.import_entry(self.kernel.settings.data_path, row)
+            loaded = Loaded(row["id"], row["name"], row["sha256"], unique, requested)
         try:
             self._register(loaded, module)
         except BaseException:
             self._undo(loaded)
-            loader.release(unique)
+            self._release(loaded)
             raise
         self.loaded[row["id"]] = loaded
-        log.info("extension %s %s loaded", row["name"], row["version"])
+        log.info("extension %s %s loaded (%s)", row["name"], row["version"],
+                 f"runner pid {loaded.host.pid}" if loaded.host else "in this process")
         return loaded
+
+    def _release(self, loaded: Loaded) -> None:
+        """Drop its module, or stop its runner (in a task of its own: unloading is synchronous)."""
+        if loaded.host is None:
+            loader.release(loaded.module_name)
+            return
+        task = asyncio.get_running_loop().create_task(loaded.host.stop())
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
 
     def _register(self, loaded: Loaded, module: Any) -> None:
         kernel = self.kernel
@@ -374,6 +410,9 @@ class Runtime:
                     await responder(req, resp, **params)
             except ApiError:
                 raise
+            except RunnerError as exc:  # its runner crashed, timed out or is restarting
+                rt.failed(loaded, site_id, "route")
+                raise exc.api from None
             except Exception:
                 rt.failed(loaded, site_id, "route")
                 raise
@@ -401,7 +440,7 @@ class Runtime:
         if loaded is None:
             return
         self._undo(loaded)
-        loader.release(loaded.module_name)
+        self._release(loaded)
         log.info("extension %s unloaded", loaded.name)
 
     def unload_all(self) -> None:
@@ -412,7 +451,10 @@ class Runtime:
 
     def failed(self, loaded: Loaded, site_id: str | None, where: str) -> None:
         """Log and count a crash of ``loaded`` (from its own task: the caller may hold a
-        transaction)."""
+        transaction). A call refused while its runner restarts is not counted again."""
+        pending = sys.exc_info()[1]
+        if isinstance(pending, RunnerError) and not pending.counted:
+            return
         log.exception("extension %s failed in %s (site %s)", loaded.name, where, site_id)
         if not site_id:
             return

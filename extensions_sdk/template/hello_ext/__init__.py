@@ -3,7 +3,8 @@
 Uploaded and enabled in a site, the route answers at ``/api/v1/ext/hello-ext`` for that site
 (extension routes live under ``/<extension name>``, and every one needs a site). See
 docs/extensions.md for the other hooks an extension may implement (item hooks, flow operations,
-jobs) and the capabilities they need in manifest.json.
+jobs) and the capabilities they need in manifest.json. The server runs this code in a confined
+process of its own: reach data only through ``extensions_sdk`` (``items``, ``outbound``).
 """
 
 from __future__ import annotations

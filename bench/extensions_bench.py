@@ -1,0 +1,197 @@
+"""Extensions out of process (issue 37): what the runner costs, in process over ASGI.
+
+Three figures, each for ``SVC_EXT_ISOLATION=process`` and, for comparison, ``inline``:
+
+- the p50 and p95 of an extension route that answers at once (``/ext/bench-ext/ping``: one round
+  trip through the channel) and of one that reads an item through the items API
+  (``/ext/bench-ext/notes/{id}``: two), beside the built-in ``GET /items/notes/{id}``;
+- the memory of one runner process (RSS and PSS from ``/proc``);
+- the time to enable the extension in a site (the runner's start and load included).
+
+    python bench/extensions_bench.py [--calls 400] [--database-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from inprocess import ADMIN_EMAIL, PASSWORD, in_process_app  # noqa: E402
+
+from extensions_sdk.bundle import build_bundle  # noqa: E402
+from extensions_sdk.signing import generate_keypair, sign_bytes  # noqa: E402
+
+CODE = """
+from extensions_sdk import Route, hookimpl, items, request_context, send_data
+
+
+class Ping:
+    async def on_get(self, req, resp):
+        send_data(resp, {"pong": True})
+
+
+class Note:
+    async def on_get(self, req, resp, id):
+        send_data(resp, await items.read(request_context(req), "notes", id))
+
+
+@hookimpl
+def register_routes(kernel):
+    return [Route("/bench-ext/ping", Ping()), Route("/bench-ext/notes/{id}", Note())]
+"""
+
+
+def _bundle(root: Path, private: str) -> tuple[bytes, str]:
+    package = root / "bench_ext"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(CODE))
+    (root / "manifest.json").write_text(
+        '{"name": "bench-ext", "version": "1.0.0", "publisher": "bench", "entry": "bench_ext",'
+        ' "capabilities": ["routes", "items:notes"]}'
+    )
+    bundle = build_bundle(root)
+    return bundle, sign_bytes(private, bundle)
+
+
+def _memory(pid: int) -> dict[str, float]:
+    out = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Rss", "Pss"):
+            out[key.lower() + "MiB"] = round(int(rest.split()[0]) / 1024, 1)
+    return out
+
+
+async def _timed(client: Any, path: str, headers: dict[str, str], calls: int) -> dict[str, float]:
+    for _ in range(20):  # warm up
+        (await client.get(path, headers=headers)).raise_for_status()
+    took = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        resp = await client.get(path, headers=headers)
+        took.append((time.perf_counter() - start) * 1000)
+        resp.raise_for_status()
+    took.sort()
+    return {"p50ms": round(statistics.median(took), 3), "p95ms": round(took[int(len(took) * 0.95)], 3)}
+
+
+async def run(isolation: str, calls: int, database_url: str | None) -> dict[str, Any]:
+    private, public = generate_keypair()
+    env = {"MARKETPLACE_PUBLIC_KEYS": f"bench:{public}", "SVC_EXT_ISOLATION": isolation}
+    async with in_process_app(database_url, env) as (app, client):
+        login = (
+            await client.post("/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": PASSWORD})
+        ).json()["data"]
+        admin = {"Authorization": f"Bearer {login['token']}"}
+        site = (
+            await client.post("/api/v1/sites", headers=admin, json={"id": "bench", "name": "Bench"})
+        ).json()["data"]["id"]
+        headers = {**admin, "X-Svc-Site": site}
+        await client.post(
+            "/api/v1/collections",
+            headers=headers,
+            json={"collection": "notes", "fields": [{"field": "title", "type": "string"}]},
+        )
+        note = (await client.post("/api/v1/items/notes", headers=headers, json={"title": "x"})).json()["data"]
+        with tempfile.TemporaryDirectory() as tmp:
+            bundle, signature = _bundle(Path(tmp), private)
+        ext = (
+            await client.post(
+                "/api/v1/extensions/upload",
+                headers=admin,
+                files={"bundle": ("b.zip", bundle, "application/zip")},
+                data={"signature": signature},
+            )
+        ).json()["data"]
+        await client.post(
+            f"/api/v1/extensions/{ext['id']}/capabilities",
+            headers=headers,
+            json={"capabilities": ["routes", "items:notes"]},
+        )
+        enables = []
+        for _ in range(5):
+            start = time.perf_counter()
+            (await client.post(f"/api/v1/extensions/{ext['id']}/enable", headers=headers)).raise_for_status()
+            enables.append((time.perf_counter() - start) * 1000)
+            (await client.post(f"/api/v1/extensions/{ext['id']}/disable", headers=headers)).raise_for_status()
+        (await client.post(f"/api/v1/extensions/{ext['id']}/enable", headers=headers)).raise_for_status()
+        out: dict[str, Any] = {
+            "isolation": isolation,
+            "builtin_item_get": await _timed(client, f"/api/v1/items/notes/{note['id']}", headers, calls),
+            "ext_ping": await _timed(client, "/api/v1/ext/bench-ext/ping", headers, calls),
+            "ext_item_read": await _timed(
+                client, f"/api/v1/ext/bench-ext/notes/{note['id']}", headers, calls
+            ),
+            "enable_ms_p50": round(statistics.median(enables), 1),
+        }
+        host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
+        if host is not None:
+            out["runner_memory"] = _memory(host.pid)
+        return out
+
+
+ECHO = """
+import asyncio, socket, sys
+from extensions_sdk import channel
+async def main():
+    async def echo(message):
+        return {"ok": True}
+    peer = await channel.open_peer(socket.socket(fileno=int(sys.argv[1])), echo)
+    await peer.closed.wait()
+asyncio.run(main())
+"""
+
+
+async def channel_round_trip(calls: int) -> dict[str, float]:
+    """The channel alone: a call to a process that answers at once (no runner, no extension)."""
+    import socket
+    import subprocess
+
+    from extensions_sdk import channel
+
+    mine, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+    theirs.close()
+
+    async def nothing(message: Any) -> None:
+        return None
+
+    peer = await channel.open_peer(mine, nothing)
+    try:
+        for _ in range(50):
+            await peer.call("ping")
+        took = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            await peer.call("route", payload={"path": "/bench-ext/ping", "headers": {"accept": "*/*"}})
+            took.append((time.perf_counter() - start) * 1000)
+        took.sort()
+        return {"p50ms": round(statistics.median(took), 3), "p95ms": round(took[int(len(took) * 0.95)], 3)}
+    finally:
+        peer.close()
+        proc.kill()
+        proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    print({"channel_round_trip": asyncio.run(channel_round_trip(args.calls))})
+    for isolation in ("inline", "process"):
+        print(asyncio.run(run(isolation, args.calls, args.database_url)))
+
+
+if __name__ == "__main__":
+    main()
