@@ -109,3 +109,14 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Erase: hard delete of the items and all their history; audited data_erased", None,
                   s.ERASURE, 200))),
     ]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """The subject's consents and restriction of processing (the restriction reason is their words)."""
+    from kernel.privacy import rows_target
+
+    return [rows_target("consents", consents, [], "Consent decisions of the subject's accounts.",
+                        user_column=consents.c.user_id),
+            rows_target("restrictions", restrictions, [restrictions.c.reason],
+                        "Restrictions of processing of the subject's accounts.", user_column=restrictions.c.user_id)]

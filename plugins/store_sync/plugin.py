@@ -76,3 +76,13 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.store_sync.tables import pipelines
 
     return [pipelines.c.credentials]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``storeSyncLog``: sync log entries whose error (a target's answer) quotes the subject."""
+    from kernel.privacy import rows_target
+    from plugins.store_sync.tables import sync_log
+
+    return [rows_target("storeSyncLog", sync_log, [sync_log.c.error],
+                        "Store sync log entries whose error quotes the subject.")]

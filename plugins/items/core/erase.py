@@ -14,11 +14,13 @@ value. Admin access is required; the caller (privacy) checks it as well.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from sqlalchemy import literal
+from sqlalchemy import Text, cast, literal, or_
 
 from kernel.errors import ApiError
+from kernel.privacy import MAX_TERMS, MIN_TERM, term_forms
 from plugins.items.core import writes
 from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.query.compile import compile_filter
@@ -66,3 +68,44 @@ async def erase(uow: Any, coll: Any, ids: list[str]) -> int:
     if total and uow.kernel.db.dialect == "sqlite":
         await fts.purge_deleted(uow.conn)
     return total
+
+
+_NOT_A_VALUE = re.compile(r"^(?:[0-9a-fA-F-]{32,36}|\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+Z-]*)?|[0-9.+-]+)$")
+
+
+def _strings(node: Any, out: set[str]) -> None:
+    if isinstance(node, str):
+        text = node.strip()
+        if len(text) >= MIN_TERM and not _NOT_A_VALUE.match(text):
+            out.add(text)
+    elif isinstance(node, dict):
+        for value in node.values():
+            _strings(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _strings(value, out)
+
+
+async def subject_values(uow: Any, coll: Any, ids: list[str]) -> list[str]:
+    """The text values the items ``ids`` hold (any field, nested too; no ids, dates or numbers,
+    nothing shorter than ``MIN_TERM``) that no other item of the collection holds: what the
+    erasure looks for outside items. At most ``MAX_TERMS``."""
+    _admin(uow)
+    db = uow.db
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in await db.all(db.select(items, items.c.data).where(items.c.collection_id == coll.id,
+                                                                      items.c.id.in_(chunk))):
+            _strings(row["data"], found)
+    out: list[str] = []
+    for value in sorted(found, key=lambda v: (-len(v), v)):
+        forms = term_forms([value])
+        shared = await db.scalar(db.select(items, items.c.id).where(
+            items.c.collection_id == coll.id, items.c.id.not_in(ids),
+            or_(*(cast(items.c.data, Text).icontains(f, autoescape=True) for f in forms))).limit(1))
+        if shared is None:
+            out.append(value)
+        if len(out) >= MAX_TERMS:
+            break
+    return out
