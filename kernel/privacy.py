@@ -209,11 +209,13 @@ class ErasureTarget:
     """A kind of record a plugin keeps that may hold a person's values outside items:
     ``erase(uow, subject)`` deletes (or rewrites) the site's records holding one of the
     subject's terms or belonging to one of their accounts, inside the erasure's transaction
-    ``uow``, and returns how many it reached."""
+    ``uow``, and returns how many it reached. Targets run by ``order``, then name: the one that
+    deletes identities (``accounts``) runs last, after the records naming them."""
 
     name: str
     erase: ErasureFn
     doc: str = ""
+    order: int = 0
 
 
 def term_forms(terms: Sequence[str]) -> list[str]:

@@ -191,4 +191,5 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     from plugins.accounts.users import erase_accounts
 
     return [ErasureTarget("accounts", erase_accounts,
-                          "The subject's accounts leave the site (sessions too); an identity no other site holds goes.")]
+                          "The subject's accounts leave the site (sessions too); an identity no other site holds goes.",
+                          order=100)]

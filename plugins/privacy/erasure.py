@@ -216,7 +216,8 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
             record_count=count, item_ids=[]))
         await audit(uow.conn, action="data_erased", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"],
-                    details={"collection": row["collection"], "recordCount": count, "reached": reached},
+                    details={"collection": row["collection"], "recordCount": count,
+                             **({"reached": sorted(reached)} if reached else {})},
                     ip=ctx.client_ip, request_id=ctx.request_id)
     if not await ctx.kernel.db.checkpoint():
         await _checkpoint_later(ctx, row["id"])
@@ -244,10 +245,10 @@ async def _erase_beyond_items(kernel: Any, uow: Any, subject: Subject) -> dict[s
     reached: dict[str, int] = {}
     if not subject.terms and not subject.user_ids:
         return reached
-    for name, target in sorted(erasure_targets(kernel).items()):
+    for target in sorted(erasure_targets(kernel).values(), key=lambda t: (t.order, t.name)):
         count = await target.erase(uow, subject)
         if count:
-            reached[name] = count
+            reached[target.name] = count
     if subject.user_ids:
         uow.action(consent.CHANGED, {"siteId": uow.site_id})
     return reached
