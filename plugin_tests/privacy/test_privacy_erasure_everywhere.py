@@ -9,6 +9,7 @@ same address keeps all of its own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest_asyncio
@@ -17,6 +18,8 @@ from sqlalchemy import text
 from kernel.db.meta import now_utc
 from kernel.testing import Calls, new_member
 from plugin_tests.ai.conftest import ScriptedModel, tool_call
+from plugin_tests.cdc.conftest import CDC_ENV
+from plugin_tests.cdc.test_webhooks import SECRET, recorded
 from plugin_tests.privacy.test_privacy_erasure import tables_holding
 from plugin_tests.privacy.test_privacy_erasure_files import files_holding
 from plugins.access.api import memberships
@@ -41,7 +44,8 @@ async def model(http_receiver):
 async def app(make_app, mailbox, model):
     return await make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port, env={
         "SVC_EMAIL_FROM": "News <news@example.com>", "SVC_EMAIL_QUEUE_THRESHOLD": "0",
-        "SVC_AI_BASE_URL": model.base_url, "SVC_AI_API_KEY": "sk-test-key", "SVC_AI_MODEL": "scripted-1"})
+        "SVC_AI_BASE_URL": model.base_url, "SVC_AI_API_KEY": "sk-test-key", "SVC_AI_MODEL": "scripted-1",
+        **CDC_ENV})
 
 
 async def _site(app) -> Calls:
@@ -54,28 +58,42 @@ async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiv
     site = calls.headers["X-Svc-Site"]
     await calls.collection("patients", {"name": "string", "email": "string", "note": "text"}, versioning=True,
                            meta={"personalData": True})
+    # A change-feed webhook to a real local endpoint: its deliveries are logged.
+    http_receiver.respond("/feed", lambda r: (200, b"{}", {}))
+    sub = await calls.ok("post", "/cdc/subscriptions", status=201, json={
+        "name": "feed", "kind": "webhook", "url": http_receiver.url("/feed"), "secret": SECRET})
     await calls.create("patients", {"name": "Somebody Else", "email": "else@example.org", "note": "kept"})
     subject = await calls.create("patients", {"name": NAME, "email": EMAIL, "note": "first visit"})
     await calls.ok("patch", f"/items/patients/{subject['id']}", json={"note": f"{NAME} came back"})
     await calls.ok("post", f"/items/patients/{subject['id']}/versions", 201, json={"key": "draft", "name": "Draft"})
+    if app.kernel.db.dialect == "postgresql":  # a kept grouped count per address
+        await _grouped_by_email(app, calls)
 
     # The subject's own account, a member of the site, with a session and a consent decision.
     member = await new_member(app, site, "subscriber", email=EMAIL)
     me = Calls(app.client, member.headers)
     await me.ok("put", "/me/consents/analytics", json={"granted": True, "source": "banner", "version": "1"})
 
-    # A flow run: its input, and the answer of the webhook it calls (a real local server echoing).
+    # Flow runs: a manual run's input, the answer of the webhook it calls (a real local server
+    # echoing) and the notification it sends; and a run started by an incoming webhook.
     http_receiver.respond("/hook", lambda r: (200, json.dumps({"echo": r.json()}).encode(), {}))
+    graph = {"nodes": [{"id": "call", "operation": "request",
+                        "options": {"url": http_receiver.url("/hook"), "method": "POST", "body": "{{ $trigger }}"}},
+                       {"id": "tell", "operation": "notify", "options": {"title": "Visit of {{ $trigger.name }}"}}],
+             "edges": [{"from": "call", "to": "tell"}]}
     flow = await calls.ok("post", "/flows", 201, json={"name": "notify", "status": "active", "trigger": "manual",
-                                                       "graph": {"nodes": [{"id": "call", "operation": "request",
-                                                                            "options": {"url": http_receiver.url("/hook"),
-                                                                                        "method": "POST",
-                                                                                        "body": "{{ $trigger }}"}}],
-                                                                 "edges": []}})
+                                                       "graph": graph})
     started = await calls.ok("post", f"/flows/{flow['id']}/run", 202, json={"email": EMAIL, "name": NAME})
     await run_due_jobs(app.kernel, periodic=False)
     run = await calls.ok("get", f"/flows/{flow['id']}/runs/{started['runId']}")
     assert run["status"] == "succeeded" and run["steps"][0]["output"]["data"]["echo"]["email"] == EMAIL
+    assert [n["title"] for n in await calls.ok("get", "/notifications")] == [f"Visit of {NAME}"]
+    hook = await calls.ok("post", "/flows", 201, json={"name": "in", "status": "active", "trigger": "webhook",
+                                                       "graph": {"nodes": [{"id": "l", "operation": "log", "options": {
+                                                           "message": "{{ $trigger.body.email }}"}}], "edges": []}})
+    resp = await app.client.post(f"/api/v1/flows/{hook['id']}/trigger", json={"email": EMAIL},
+                                 headers={"X-Svc-Site": site, "x-flow-token": hook["token"]})
+    assert resp.status_code == 200, resp.text
 
     # Email: a queued send (its batch keeps the message), delivered to the local SMTP server.
     sent = await calls.ok("post", "/email/send", 202, json={"to": [f"{NAME} <{EMAIL}>"],
@@ -111,7 +129,22 @@ async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiv
                                                      "targetText": f"Brief an {NAME}"})
     found = await calls.ok("get", "/search", full=True, params={"q": SEARCHED})
     assert subject["id"] in [r["id"] for r in found["data"]]
+    await recorded(calls, sub, lambda log: len(log) >= 1)  # the feed delivered (ids and field names)
     return {"subject": subject, "member": member, "flow": flow, "run": started["runId"]}
+
+
+async def _grouped_by_email(app, calls: Calls) -> None:
+    """Register the (patients, email) pair of the kept grouped counts and wait until it is ready."""
+    from plugins.items.read import group_counts
+    from plugins.schema.api import get_schema
+
+    site = calls.headers["X-Svc-Site"]
+    params = {"aggregate[count]": "*", "groupBy": "email"}
+    await calls.ok("get", "/items/patients", params=params)
+    registry = group_counts.registry(app.kernel)
+    pair = (site, (await get_schema(app.kernel, site)).collection("patients").id, "email")
+    await asyncio.gather(*registry.tasks.values())
+    assert await registry.is_ready(pair) is True
 
 
 async def _erase(calls: Calls) -> dict:
@@ -129,7 +162,10 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     before = set(await tables_holding(kernel, MARK))
     assert {"svc_users", "svc_items", "svc_item_revisions", "svc_item_versions", "svc_flow_runs",
             "svc_email_batches", "svc_ai_conversations", "svc_ai_messages", "svc_ai_approvals",
-            "svc_agent_goals", "svc_agent_stagings", "svc_agent_actions", "svc_tm_entries"} <= before, before
+            "svc_agent_goals", "svc_agent_stagings", "svc_agent_actions", "svc_tm_entries",
+            "svc_notifications", "svc_search"} <= before, before
+    if kernel.db.dialect == "postgresql":
+        assert "svc_item_group_counts" in before
     if kernel.db.is_sqlite:
         assert files_holding(kernel.settings.data_path, needles())  # the raw scan sees it
 
@@ -138,7 +174,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert MARK.lower() not in json.dumps(done).lower()
     reached = done["reached"]
     for target in ("accounts", "consents", "flowRuns", "emailBatches", "aiConversations", "aiApprovals",
-                   "agentGoals", "agentStagings", "agentActions", "translationMemory"):
+                   "agentGoals", "agentStagings", "agentActions", "translationMemory", "notifications"):
         assert reached.get(target, 0) >= 1, (target, reached)
 
     assert await tables_holding(kernel, MARK) == []
@@ -151,6 +187,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert [i["name"] for i in (await calls.ok("get", "/items/patients"))] == ["Somebody Else"]
     await calls.err("get", f"/flows/{wrote['flow']['id']}/runs/{wrote['run']}", 404)
     assert await calls.ok("get", "/ai/approvals") == []
+    assert [n["kind"] for n in await calls.ok("get", "/notifications")] == ["agent.staged"]  # names no one
     [entry] = await calls.ok("get", "/audit", params={"action": "data_erased"})
     assert entry["details"]["recordCount"] == 1 and entry["details"]["reached"] == sorted(reached)
 

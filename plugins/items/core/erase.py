@@ -77,7 +77,7 @@ def _strings(node: Any, out: set[str]) -> None:
     if isinstance(node, str):
         text = node.strip()
         if len(text) >= MIN_TERM and not _NOT_A_VALUE.match(text):
-            out.add(text)
+            out.add(node)
     elif isinstance(node, dict):
         for value in node.values():
             _strings(value, out)
@@ -109,3 +109,15 @@ async def subject_values(uow: Any, coll: Any, ids: list[str]) -> list[str]:
         if len(out) >= MAX_TERMS:
             break
     return out
+
+
+async def erase_group_counts(uow: Any, subject: Any) -> int:
+    """The erasure target ``groupCounts``: the kept per-value counts (PostgreSQL's grouped
+    counts) of values that were the subject's alone. Their items are gone, so each such value's
+    delta rows sum to zero; they go rather than wait for the fold."""
+    from plugins.items.tables import group_counts
+
+    if not subject.terms:
+        return 0
+    done = await uow.db.execute(uow.db.delete(group_counts).where(group_counts.c.value.in_(list(subject.terms))))
+    return int(done.rowcount or 0)
