@@ -236,3 +236,23 @@ async def test_erasing_in_one_site_leaves_another_sites_identical_address(app, m
                                    {"u": wrote["member"].id})).scalars().all()
         await conn.rollback()
     assert rows == [site_b]
+
+
+async def test_terms_are_the_values_the_subject_holds_alone(app):
+    calls = await _site(app)
+    await calls.collection("patients", {"name": "string", "city": "string", "tag": "string", "note": "text",
+                                        "phone": "string"})
+    await calls.create("patients", {"name": NAME, "city": "Springfield", "tag": "patients", "phone": "555-0199"})
+    # Another patient shares the city, and quotes the subject's name in a longer text: the city is
+    # nobody's alone; the name still is the subject's (quoting is not holding).
+    await calls.create("patients", {"name": "Bob Other", "city": "Springfield", "note": f"knows {NAME}"})
+    tm = {"sourceLang": "en", "targetLang": "de"}
+    for source in (f"Letter to {NAME}", "Call 555-0199 now", "Springfield weather", "patients list"):
+        await calls.ok("post", "/tm", status=201, json={**tm, "sourceText": source, "targetText": source})
+    req = await calls.ok("post", "/admin/erasure", 201,
+                         json={"collection": "patients", "filter": {"name": {"_eq": NAME}}, "reason": "r"})
+    done = await calls.ok("post", f"/admin/erasure/{req['id']}/execute")
+    assert done["reached"]["translationMemory"] == 2
+    # A value shared whole, or the name of a collection or field, reaches nothing.
+    assert sorted(e["sourceText"] for e in await calls.ok("get", "/tm")) == ["Springfield weather", "patients list"]
+    assert [i["name"] for i in await calls.ok("get", "/items/patients")] == ["Bob Other"]

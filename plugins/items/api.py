@@ -321,8 +321,8 @@ async def erasure_values(ctx: Any, collection: str, ids: list[str], *, uow: Any)
     """The text values the items ``ids`` of ``collection`` hold that no other item of it holds
     (no ids, dates or numbers, nothing short): the terms an erasure looks for in other plugins'
     records (``kernel.privacy.Subject``). Call it before ``erase``."""
-    _, coll = await service.schema_and_collection(ctx, collection)
-    return await erasure.subject_values(uow.acting(ctx.principal), coll, ids)
+    snap, coll = await service.schema_and_collection(ctx, collection)
+    return await erasure.subject_values(uow.acting(ctx.principal), snap, coll, ids)
 
 
 async def subject_items(ctx: Any, user_id: str) -> list[dict[str, Any]]:
