@@ -164,17 +164,24 @@ async def personal_data_sections(kernel: Any, site_id: str, user_id: str) -> dic
     return out
 
 
-def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
-    """Every target the enabled plugins declare, by name; a name declared twice is an error."""
-    out: dict[str, RetentionTarget] = {}
-    for group in kernel.pm.hook.register_retention_targets(kernel=kernel):
+def _declared(groups: Any, kind: type, hook: str) -> dict[str, Any]:
+    """The targets of every plugin's answer to ``hook``, by name; a name declared twice, or an
+    answer not of ``kind``, is an error."""
+    out: dict[str, Any] = {}
+    for group in groups:
         for target in group or []:
-            if not isinstance(target, RetentionTarget):
-                raise TypeError(f"register_retention_targets returned {target!r}, not a RetentionTarget")
+            if not isinstance(target, kind):
+                raise TypeError(f"{hook} returned {target!r}, not a {kind.__name__}")
             if target.name in out:
-                raise ValueError(f"retention target {target.name!r} is declared twice")
+                raise ValueError(f"{hook}: target {target.name!r} is declared twice")
             out[target.name] = target
     return out
+
+
+def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
+    """Every target the enabled plugins declare, by name; a name declared twice is an error."""
+    return _declared(kernel.pm.hook.register_retention_targets(kernel=kernel), RetentionTarget,
+                     "register_retention_targets")
 
 
 # ---------------------------------------------------------------------- erasure
@@ -265,15 +272,8 @@ def rows_target(name: str, table: Any, columns: Sequence[Any], doc: str, *, user
 
 def erasure_targets(kernel: Any) -> dict[str, ErasureTarget]:
     """Every erasure target the enabled plugins declare, by name; a name declared twice is an error."""
-    out: dict[str, ErasureTarget] = {}
-    for group in kernel.pm.hook.register_erasure_targets(kernel=kernel):
-        for target in group or []:
-            if not isinstance(target, ErasureTarget):
-                raise TypeError(f"register_erasure_targets returned {target!r}, not an ErasureTarget")
-            if target.name in out:
-                raise ValueError(f"erasure target {target.name!r} is declared twice")
-            out[target.name] = target
-    return out
+    return _declared(kernel.pm.hook.register_erasure_targets(kernel=kernel), ErasureTarget,
+                     "register_erasure_targets")
 
 
 async def _erase_audit(uow: Any, subject: Subject) -> int:

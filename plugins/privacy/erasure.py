@@ -17,7 +17,9 @@ impersonation session, confirming or, under dual control, requesting); otherwise
 execution): in one transaction it hard-deletes the items and all their revisions, versions,
 pins and search rows (``items.api.erase``), emits the bus filter ``privacy.erase`` with
 ``{ collection, ids }`` (the regulated plugin crypto-shreds per-record keys there; a veto rolls
-everything back), and audits ``data_erased`` with ``recordCount``. After the commit, on SQLite,
+everything back), runs every plugin's erasure target (``register_erasure_targets``: the records
+outside items holding the subject's values, and the subject's accounts in the site, see
+``_subject``), and audits ``data_erased`` with ``recordCount``. After the commit, on SQLite,
 the write-ahead log is checkpointed and truncated (``Database.checkpoint``), so no old page image
 of the erased rows stays in the data dir; a checkpoint a reader keeps from completing is audited
 ``erasure_checkpoint_deferred`` and retried by the job ``privacy.checkpoint``.
