@@ -20,13 +20,16 @@ from kernel.testing import Calls, new_member
 from plugin_tests.ai.conftest import ScriptedModel, tool_call
 from plugin_tests.cdc.conftest import CDC_ENV
 from plugin_tests.cdc.test_webhooks import SECRET, recorded
+from plugin_tests.pageviews.pageview_beacons import beacon
 from plugin_tests.privacy.test_privacy_erasure import tables_holding
 from plugin_tests.privacy.test_privacy_erasure_files import files_holding
 from plugins.access.api import memberships
+from plugins.pageviews import plugin as pageviews_plugin
 
 MARK = "Qwendolyx"
 EMAIL = f"ann.{MARK.lower()}@example.org"
 NAME = f"Ann {MARK}"
+SLUG = f"ann-{MARK.lower()}"
 SEARCHED = "qwendolyx"
 
 
@@ -56,14 +59,17 @@ async def _site(app) -> Calls:
 async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiver, mailbox, run_due_jobs) -> dict:
     """The subject's values through every path a client has; returns what the checks need."""
     site = calls.headers["X-Svc-Site"]
-    await calls.collection("patients", {"name": "string", "email": "string", "note": "text"}, versioning=True,
-                           meta={"personalData": True})
+    await calls.collection("patients", {"name": "string", "email": "string", "note": "text", "slug": "string"},
+                           versioning=True, meta={"personalData": True})
     # A change-feed webhook to a real local endpoint: its deliveries are logged.
     http_receiver.respond("/feed", lambda r: (200, b"{}", {}))
     sub = await calls.ok("post", "/cdc/subscriptions", status=201, json={
         "name": "feed", "kind": "webhook", "url": http_receiver.url("/feed"), "secret": SECRET})
     await calls.create("patients", {"name": "Somebody Else", "email": "else@example.org", "note": "kept"})
-    subject = await calls.create("patients", {"name": NAME, "email": EMAIL, "note": "first visit"})
+    subject = await calls.create("patients", {"name": NAME, "email": EMAIL, "note": "first visit", "slug": SLUG})
+    # A page named after the subject, visited (the daily counts and the visitor rows keep its path).
+    assert (await beacon(app.client, site, f"/patients/{SLUG}")).status_code == 204
+    await pageviews_plugin.counter_of(app.kernel).rollup.flush_site(site)
     await calls.ok("patch", f"/items/patients/{subject['id']}", json={"note": f"{NAME} came back"})
     await calls.ok("post", f"/items/patients/{subject['id']}/versions", 201, json={"key": "draft", "name": "Draft"})
     if app.kernel.db.dialect == "postgresql":  # a kept grouped count per address
@@ -163,7 +169,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert {"svc_users", "svc_items", "svc_item_revisions", "svc_item_versions", "svc_flow_runs",
             "svc_email_batches", "svc_ai_conversations", "svc_ai_messages", "svc_ai_approvals",
             "svc_agent_goals", "svc_agent_stagings", "svc_agent_actions", "svc_tm_entries",
-            "svc_notifications", "svc_search"} <= before, before
+            "svc_notifications", "svc_search", "svc_pageview_daily", "svc_pageview_visitors"} <= before, before
     if kernel.db.dialect == "postgresql":
         assert "svc_item_group_counts" in before
     if kernel.db.is_sqlite:
@@ -174,7 +180,8 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert MARK.lower() not in json.dumps(done).lower()
     reached = done["reached"]
     for target in ("accounts", "consents", "flowRuns", "emailBatches", "aiConversations", "aiApprovals",
-                   "agentGoals", "agentStagings", "agentActions", "translationMemory", "notifications"):
+                   "agentGoals", "agentStagings", "agentActions", "translationMemory", "notifications",
+                   "pageviews", "pageviewVisitors"):
         assert reached.get(target, 0) >= 1, (target, reached)
 
     assert await tables_holding(kernel, MARK) == []
