@@ -16,7 +16,7 @@ import pytest_asyncio
 from sqlalchemy import text
 
 from kernel.db.meta import now_utc
-from kernel.testing import Calls, new_member
+from kernel.testing import Calls, disabled_with_dependents, new_member
 from plugin_tests.ai.conftest import ScriptedModel, tool_call
 from plugin_tests.cdc.conftest import CDC_ENV
 from plugin_tests.cdc.test_webhooks import SECRET, recorded
@@ -263,3 +263,16 @@ async def test_terms_are_the_values_the_subject_holds_alone(app):
     # A value shared whole, or the name of a collection or field, reaches nothing.
     assert sorted(e["sourceText"] for e in await calls.ok("get", "/tm")) == ["Springfield weather", "patients list"]
     assert [i["name"] for i in await calls.ok("get", "/items/patients")] == ["Bob Other"]
+
+
+async def test_an_erasure_runs_without_the_optional_plugins(make_app):
+    """Targets come from the enabled plugins only: privacy names no plugin that keeps one."""
+    app = await make_app(env={"SVC_PLUGINS_DISABLED": disabled_with_dependents("flows", "ai")})
+    calls = await _site(app)
+    await calls.collection("patients", {"name": "string", "email": "string"})
+    await calls.create("patients", {"name": NAME, "email": EMAIL})
+    await calls.ok("post", "/tm", status=201, json={"sourceLang": "en", "targetLang": "de",
+                                                     "sourceText": f"Letter to {NAME}", "targetText": "Brief"})
+    await calls.err("get", "/flows", 404)
+    done = await _erase(calls)
+    assert done["status"] == "executed" and done["reached"] == {"translationMemory": 1}
