@@ -277,11 +277,17 @@ def erasure_targets(kernel: Any) -> dict[str, ErasureTarget]:
 
 
 async def _erase_audit(uow: Any, subject: Subject) -> int:
-    # The trail keeps its rows (who did what, when); a record quoting the subject loses the quote.
+    # The trail keeps its rows (who did what, when); a record quoting the subject loses the quote,
+    # and the records of the subject's own acts lose the address they came from.
     result = await uow.db.execute(uow.db.update(audit_log).where(
         holding([audit_log.c.details, audit_log.c.target_id], subject)).values(details={"erased": True},
                                                                                  target_id=None))
-    return int(result.rowcount or 0)
+    reached = int(result.rowcount or 0)
+    if subject.user_ids:
+        result = await uow.db.execute(uow.db.update(audit_log).where(
+            audit_log.c.actor_id.in_(list(subject.user_ids)), audit_log.c.ip.is_not(None)).values(ip=None))
+        reached += int(result.rowcount or 0)
+    return reached
 
 
 async def _erase_jobs(uow: Any, subject: Subject) -> int:
@@ -299,7 +305,8 @@ async def _erase_events(uow: Any, subject: Subject) -> int:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[ErasureTarget]:
     """The kernel's own: the audit trail (rewritten), the job queue and the event log."""
-    return [ErasureTarget("audit", _erase_audit, "Audit records quoting the subject keep their row, lose the details."),
+    return [ErasureTarget("audit", _erase_audit, "Audit records quoting the subject keep their row, lose the "
+                          "details; the subject's own acts lose their IP address."),
             ErasureTarget("jobs", _erase_jobs, "Queued and failed jobs whose arguments or error hold the subject."),
             ErasureTarget("events", _erase_events, "Event log entries naming a value of the subject.")]
 

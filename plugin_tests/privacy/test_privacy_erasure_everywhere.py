@@ -79,6 +79,8 @@ async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiv
     member = await new_member(app, site, "subscriber", email=EMAIL)
     me = Calls(app.client, member.headers)
     await me.ok("put", "/me/consents/analytics", json={"granted": True, "source": "banner", "version": "1"})
+    [act] = await calls.ok("get", "/audit", params={"action": "consent_granted"})
+    assert act["ip"]  # the address the subject acted from
 
     # Flow runs: a manual run's input, the answer of the webhook it calls (a real local server
     # echoing) and the notification it sends; and a run started by an incoming webhook.
@@ -195,6 +197,9 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     await calls.err("get", f"/flows/{wrote['flow']['id']}/runs/{wrote['run']}", 404)
     assert await calls.ok("get", "/ai/approvals") == []
     assert [n["kind"] for n in await calls.ok("get", "/notifications")] == ["agent.staged"]  # names no one
+    # The trail keeps the subject's own acts, by id, without the address they came from.
+    acts = await calls.ok("get", "/audit", params={"action": "consent_granted"})
+    assert [(a["actor"]["id"], a["ip"]) for a in acts] == [(wrote["member"].id, None)]
     [entry] = await calls.ok("get", "/audit", params={"action": "data_erased"})
     assert entry["details"]["recordCount"] == 1 and entry["details"]["reached"] == sorted(reached)
 

@@ -134,13 +134,3 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.cdc.tables import subscriptions
 
     return [subscriptions.c.secret]
-
-
-@hookimpl
-def register_erasure_targets(kernel: Any) -> list[Any]:
-    """``webhookDeliveries``: the delivery log of change-feed webhooks, where an error quotes the subject."""
-    from kernel.privacy import rows_target
-    from plugins.cdc.tables import deliveries
-
-    return [rows_target("webhookDeliveries", deliveries, [deliveries.c.error],
-                        "Webhook delivery log entries whose error (a receiver's answer) quotes the subject.")]
