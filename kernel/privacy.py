@@ -30,7 +30,7 @@ from sqlalchemy import Text, cast, delete, false, or_, select
 
 from kernel.audit import audit_log
 from kernel.audit import prune_site as prune_audit
-from kernel.events.tables import events
+from kernel.events.tables import checkpoints, events
 from kernel.hookspecs import hookimpl
 from kernel.jobs.tables import jobs
 from kernel.plugins import call_all, call_first
@@ -298,8 +298,12 @@ async def _erase_jobs(uow: Any, subject: Subject) -> int:
 
 async def _erase_events(uow: Any, subject: Subject) -> int:
     # Item events are thin (ids and field names); an event naming a value (an email as its
-    # target) goes from the log, as retention would take it.
-    return await erase_rows(uow, events, [events.c.item_id, events.c.fields, events.c.cause], subject)
+    # target) goes from the log, as retention would take it. A consumer's last error (a target's
+    # answer quoting a document) is cleared; its position and retry state stay.
+    reached = await erase_rows(uow, events, [events.c.item_id, events.c.fields, events.c.cause], subject)
+    done = await uow.db.execute(uow.db.update(checkpoints).where(
+        holding([checkpoints.c.last_error], subject)).values(last_error=None))
+    return reached + int(done.rowcount or 0)
 
 
 @hookimpl
@@ -308,7 +312,8 @@ def register_erasure_targets(kernel: Any) -> list[ErasureTarget]:
     return [ErasureTarget("audit", _erase_audit, "Audit records quoting the subject keep their row, lose the "
                           "details; the subject's own acts lose their IP address."),
             ErasureTarget("jobs", _erase_jobs, "Queued and failed jobs whose arguments or error hold the subject."),
-            ErasureTarget("events", _erase_events, "Event log entries naming a value of the subject.")]
+            ErasureTarget("events", _erase_events, "Event log entries naming a value of the subject; consumers' "
+                          "last errors quoting one.")]
 
 
 @hookimpl

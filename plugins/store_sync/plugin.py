@@ -80,9 +80,15 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
 
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
-    """``storeSyncLog``: sync log entries whose error (a target's answer) quotes the subject."""
-    from kernel.privacy import rows_target
-    from plugins.store_sync.tables import sync_log
+    """``storeSyncLog``: log entries, and a pipeline's last error, quoting the subject (a target's
+    answer may quote the document it refused)."""
+    from kernel.privacy import ErasureTarget, erase_rows, holding
+    from plugins.store_sync.tables import pipelines, sync_log
 
-    return [rows_target("storeSyncLog", sync_log, [sync_log.c.error],
-                        "Store sync log entries whose error quotes the subject.")]
+    async def erase(uow: Any, subject: Any) -> int:
+        reached = await erase_rows(uow, sync_log, [sync_log.c.error], subject)
+        done = await uow.db.execute(uow.db.update(pipelines).where(
+            holding([pipelines.c.last_error], subject)).values(last_error=None))
+        return reached + int(done.rowcount or 0)
+
+    return [ErasureTarget("storeSyncLog", erase, "Sync log entries and pipelines' last errors quoting the subject.")]
