@@ -193,9 +193,9 @@ MAX_TERMS = 200
 
 @dataclass(frozen=True)
 class Subject:
-    """Whom an erasure erases in ``site_id``: ``terms``, the values the erased items held that no
-    other item of their collection holds, and the email address of each of the subject's
-    accounts in the site (``user_ids``); ``cause`` is ``erasure:<request id>``."""
+    """Whom an erasure erases in ``site_id``: ``terms``, the text values the erased items held
+    that no other item of their collection holds; ``user_ids``, the site's accounts whose email
+    address is one of the terms; ``cause``, ``erasure:<request id>``."""
 
     site_id: str
     terms: tuple[str, ...]

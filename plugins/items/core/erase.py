@@ -95,7 +95,7 @@ async def subject_values(uow: Any, snap: Any, coll: Any, ids: list[str]) -> list
     trail and the event log name those) that no other item of the collection holds as a whole
     value (another item quoting one in a longer text does not make it shared): what the
     erasure looks for outside items. At most ``MAX_TERMS``, from at most ``2 * MAX_TERMS``
-    candidates (longest first), each checked with one query."""
+    candidates, each checked with one query."""
     _admin(uow)
     db = uow.db
     found: set[str] = set()
@@ -108,7 +108,9 @@ async def subject_values(uow: Any, snap: Any, coll: Any, ids: list[str]) -> list
         f.lower() for c in snap.collections.values() for f in c.fields}
     candidates = [v for v in found if v.strip().lower() not in names]
     out: list[str] = []
-    for value in sorted(candidates, key=lambda v: (-len(v), v))[:2 * MAX_TERMS]:
+    # Addresses first, then the shortest (names, numbers people quote): a long text is quoted
+    # whole less often, and an encrypted field's ciphertext never is.
+    for value in sorted(candidates, key=lambda v: ("@" not in v, len(v), v))[:2 * MAX_TERMS]:
         # Held whole (a JSON string of its own) by another item: quoting it in a text is not holding it.
         forms = {json.dumps(value), json.dumps(value, ensure_ascii=False)}
         shared = await db.scalar(db.select(items, items.c.id).where(
