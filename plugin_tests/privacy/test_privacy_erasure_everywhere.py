@@ -131,10 +131,14 @@ async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiv
         "title": "tidy", "description": f"Ask {NAME} to call back", "execution": "sync", "role": "writer"})
     assert done["steps"][0]["outcome"] == "staged"
 
-    # Translation memory.
+    # Translation memory, the glossary, and a view preset searching for the subject.
     await calls.ok("post", "/tm", status=201, json={"sourceLang": "en", "targetLang": "de",
                                                      "sourceText": f"Letter to {NAME}",
                                                      "targetText": f"Brief an {NAME}"})
+    await calls.ok("post", "/tm/glossary", status=201, json={"sourceLang": "en", "targetLang": "de",
+                                                              "term": NAME, "translation": NAME})
+    await calls.ok("post", "/presets", status=201, json={"collection": "patients", "layout": "tabular",
+                                                          "search": EMAIL, "bookmark": "one patient"})
     found = await calls.ok("get", "/search", full=True, params={"q": SEARCHED})
     assert subject["id"] in [r["id"] for r in found["data"]]
     await recorded(calls, sub, lambda log: len(log) >= 1)  # the feed delivered (ids and field names)
@@ -171,7 +175,8 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert {"svc_users", "svc_items", "svc_item_revisions", "svc_item_versions", "svc_flow_runs",
             "svc_email_batches", "svc_ai_conversations", "svc_ai_messages", "svc_ai_approvals",
             "svc_agent_goals", "svc_agent_stagings", "svc_agent_actions", "svc_tm_entries",
-            "svc_notifications", "svc_search", "svc_pageview_daily", "svc_pageview_visitors"} <= before, before
+            "svc_notifications", "svc_search", "svc_pageview_daily", "svc_pageview_visitors", "svc_glossary",
+            "svc_presets"} <= before, before
     if kernel.db.dialect == "postgresql":
         assert "svc_item_group_counts" in before
     if kernel.db.is_sqlite:
@@ -183,7 +188,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     reached = done["reached"]
     for target in ("accounts", "consents", "flowRuns", "emailBatches", "aiConversations", "aiApprovals",
                    "agentGoals", "agentStagings", "agentActions", "translationMemory", "notifications",
-                   "pageviews", "pageviewVisitors"):
+                   "pageviews", "pageviewVisitors", "glossary", "presets"):
         assert reached.get(target, 0) >= 1, (target, reached)
 
     assert await tables_holding(kernel, MARK) == []
