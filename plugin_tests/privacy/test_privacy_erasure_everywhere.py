@@ -131,6 +131,13 @@ async def _write_everywhere(app, calls: Calls, model: ScriptedModel, http_receiv
         "title": "tidy", "description": f"Ask {NAME} to call back", "execution": "sync", "role": "writer"})
     assert done["steps"][0]["outcome"] == "staged"
 
+    # An editorial review whose rejection names the subject (the article itself does not).
+    await calls.collection("articles", {"title": "string"}, editorialWorkflow=True, requireSeparateReviewer=False)
+    article = await calls.create("articles", {"title": "Clinic news"})
+    me_id = (await calls.ok("get", "/auth/me"))["id"]
+    await calls.ok("post", f"/editorial/articles/{article['id']}/submit-review", json={"reviewerId": me_id})
+    await calls.ok("post", f"/editorial/articles/{article['id']}/reject", json={"reason": f"Do not name {NAME}"})
+
     # Translation memory, the glossary, and a view preset searching for the subject.
     await calls.ok("post", "/tm", status=201, json={"sourceLang": "en", "targetLang": "de",
                                                      "sourceText": f"Letter to {NAME}",
@@ -176,7 +183,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
             "svc_email_batches", "svc_ai_conversations", "svc_ai_messages", "svc_ai_approvals",
             "svc_agent_goals", "svc_agent_stagings", "svc_agent_actions", "svc_tm_entries",
             "svc_notifications", "svc_search", "svc_pageview_daily", "svc_pageview_visitors", "svc_glossary",
-            "svc_presets"} <= before, before
+            "svc_presets", "svc_editorial_reviews"} <= before, before
     if kernel.db.dialect == "postgresql":
         assert "svc_item_group_counts" in before
     if kernel.db.is_sqlite:
@@ -188,7 +195,7 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     reached = done["reached"]
     for target in ("accounts", "consents", "flowRuns", "emailBatches", "aiConversations", "aiApprovals",
                    "agentGoals", "agentStagings", "agentActions", "translationMemory", "notifications",
-                   "pageviews", "pageviewVisitors", "glossary", "presets"):
+                   "pageviews", "pageviewVisitors", "glossary", "presets", "editorialReviews"):
         assert reached.get(target, 0) >= 1, (target, reached)
 
     assert await tables_holding(kernel, MARK) == []
