@@ -106,8 +106,8 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/admin/erasure/{request_id}/confirm", routes.ErasureConfirmResource(), auth="admin", openapi=ops(
             post=("Second-admin confirmation (erasureDualControl)", None, s.ERASURE, 200))),
         Route("/admin/erasure/{request_id}/execute", routes.ErasureExecuteResource(), auth="admin", openapi=ops(
-            post=("Erase: hard delete of the items and all their history; audited data_erased", None,
-                  s.ERASURE, 200))),
+            post=("Erase: hard delete of the items and all their history, and of what every plugin keeps of "
+                  "the subject outside items; audited data_erased", None, s.ERASURE_EXECUTED, 200))),
     ]
 
 
