@@ -333,6 +333,19 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 
 
 @hookspec
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """Return the ``kernel.privacy.ErasureTarget`` objects for what the plugin's own tables keep
+    of people outside items: a name (``flowRuns``) and ``erase(uow, subject)``, an async function
+    that deletes (or, where a row must stay, rewrites) the site's rows holding one of the
+    subject's values (``subject.terms``) or belonging to one of their accounts
+    (``subject.user_ids``), inside the erasure's transaction, and returns how many rows it
+    reached. ``kernel.privacy.erase_rows`` and ``holding`` build the usual ones. The privacy
+    plugin runs every target when an erasure executes, after the items are gone. Names are
+    global. Synchronous; collected once per app.
+    """
+
+
+@hookspec
 def export_personal_data(kernel: Any, site_id: str, user_id: str) -> dict[str, Any] | None:
     """Return ``{ section: JSON value }``: what the plugin keeps about ``user_id`` in ``site_id``
     that belongs in their data export (``GET /me/data-export``), or ``None``. Section names are

@@ -12,7 +12,9 @@ the privacy plugin) and apply a documented default when no plugin answers:
 - ``marketing_excluded(...)`` answers an empty set without one.
 
 ``RetentionTarget`` is what ``register_retention_targets`` returns: each owning plugin prunes its
-own tables.
+own tables. ``ErasureTarget`` is what ``register_erasure_targets`` returns: each owning plugin
+erases what its own tables keep of an erased subject (``Subject``), with ``erase_rows`` and
+``holding`` for the usual "delete the site's rows quoting one of the values".
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Text, cast, delete, false, or_, select
 
 from kernel.audit import audit_log
 from kernel.audit import prune_site as prune_audit
+from kernel.events.tables import checkpoints, events
 from kernel.hookspecs import hookimpl
+from kernel.jobs.tables import jobs
 from kernel.plugins import call_all, call_first
 from kernel.tenancy.scope import SiteDB
 
@@ -160,17 +164,156 @@ async def personal_data_sections(kernel: Any, site_id: str, user_id: str) -> dic
     return out
 
 
-def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
-    """Every target the enabled plugins declare, by name; a name declared twice is an error."""
-    out: dict[str, RetentionTarget] = {}
-    for group in kernel.pm.hook.register_retention_targets(kernel=kernel):
+def _declared(groups: Any, kind: type, hook: str) -> dict[str, Any]:
+    """The targets of every plugin's answer to ``hook``, by name; a name declared twice, or an
+    answer not of ``kind``, is an error."""
+    out: dict[str, Any] = {}
+    for group in groups:
         for target in group or []:
-            if not isinstance(target, RetentionTarget):
-                raise TypeError(f"register_retention_targets returned {target!r}, not a RetentionTarget")
+            if not isinstance(target, kind):
+                raise TypeError(f"{hook} returned {target!r}, not a {kind.__name__}")
             if target.name in out:
-                raise ValueError(f"retention target {target.name!r} is declared twice")
+                raise ValueError(f"{hook}: target {target.name!r} is declared twice")
             out[target.name] = target
     return out
+
+
+def retention_targets(kernel: Any) -> dict[str, RetentionTarget]:
+    """Every target the enabled plugins declare, by name; a name declared twice is an error."""
+    return _declared(kernel.pm.hook.register_retention_targets(kernel=kernel), RetentionTarget,
+                     "register_retention_targets")
+
+
+# ---------------------------------------------------------------------- erasure
+
+# A value shorter than this is no term of an erasure: it would match far too much ("Ann", "yes").
+MIN_TERM = 6
+MAX_TERMS = 200
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom an erasure erases in ``site_id``: ``terms``, the text values the erased items held
+    that no other item of their collection holds; ``user_ids``, the site's accounts whose email
+    address is one of the terms; ``cause``, ``erasure:<request id>``."""
+
+    site_id: str
+    terms: tuple[str, ...]
+    user_ids: tuple[str, ...]
+    cause: str
+
+    @property
+    def owners(self) -> list[str]:
+        """The accounts as an ``owner`` column names them (``user:<id>``)."""
+        return [f"user:{uid}" for uid in self.user_ids]
+
+
+ErasureFn = Callable[[Any, Subject], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class ErasureTarget:
+    """A kind of record a plugin keeps that may hold a person's values outside items:
+    ``erase(uow, subject)`` deletes (or rewrites) the site's records holding one of the
+    subject's terms or belonging to one of their accounts, inside the erasure's transaction
+    ``uow``, and returns how many it reached. Targets run by ``order``, then name: the one that
+    deletes identities (``accounts``) runs last, after the records naming them."""
+
+    name: str
+    erase: ErasureFn
+    doc: str = ""
+    order: int = 0
+
+
+def term_forms(terms: Sequence[str]) -> list[str]:
+    """Each term as stored in a text column and inside a JSON document (escaped quotes,
+    backslashes and, as Python's ``json`` writes them, non-ASCII characters)."""
+    import json
+
+    out: list[str] = []
+    for term in terms:
+        for form in (term, json.dumps(term)[1:-1], json.dumps(term, ensure_ascii=False)[1:-1]):
+            if form not in out:
+                out.append(form)
+    return out
+
+
+def holding(columns: Sequence[Any], subject: Subject) -> Any:
+    """A condition: one of ``columns`` (text or JSON, read as text) contains one of the
+    subject's terms, ignoring case."""
+    forms = term_forms(subject.terms)
+    if not forms or not columns:
+        return false()
+    return or_(*(cast(col, Text).icontains(form, autoescape=True) for col in columns for form in forms))
+
+
+async def erase_rows(uow: Any, table: Any, columns: Sequence[Any], subject: Subject, *,
+                     user_column: Any = None, owner_column: Any = None, where: Sequence[Any] = ()) -> int:
+    """Delete the site's rows of ``table`` whose ``columns`` hold one of the subject's terms (or
+    whose ``user_column`` names one of their accounts, or ``owner_column`` one as ``user:<id>``),
+    matching ``where``; how many went."""
+    cond = holding(columns, subject)
+    if user_column is not None and subject.user_ids:
+        cond = or_(cond, user_column.in_(list(subject.user_ids)))
+    if owner_column is not None and subject.user_ids:
+        cond = or_(cond, owner_column.in_(subject.owners))
+    return int((await uow.db.execute(uow.db.delete(table).where(cond, *where))).rowcount or 0)
+
+
+def rows_target(name: str, table: Any, columns: Sequence[Any], doc: str, *, user_column: Any = None,
+                owner_column: Any = None) -> ErasureTarget:
+    """An ``ErasureTarget`` deleting the site's rows of ``table`` whose ``columns`` hold one of
+    the subject's terms, whose ``user_column`` is one of their account ids, or whose
+    ``owner_column`` is one of them as ``user:<id>``."""
+    async def erase(uow: Any, subject: Subject) -> int:
+        return await erase_rows(uow, table, columns, subject, user_column=user_column, owner_column=owner_column)
+    return ErasureTarget(name, erase, doc)
+
+
+def erasure_targets(kernel: Any) -> dict[str, ErasureTarget]:
+    """Every erasure target the enabled plugins declare, by name; a name declared twice is an error."""
+    return _declared(kernel.pm.hook.register_erasure_targets(kernel=kernel), ErasureTarget,
+                     "register_erasure_targets")
+
+
+async def _erase_audit(uow: Any, subject: Subject) -> int:
+    # The trail keeps its rows (who did what, when); a record quoting the subject loses the quote,
+    # and the records of the subject's own acts lose the address they came from.
+    result = await uow.db.execute(uow.db.update(audit_log).where(
+        holding([audit_log.c.details, audit_log.c.target_id], subject)).values(details={"erased": True},
+                                                                                 target_id=None))
+    reached = int(result.rowcount or 0)
+    if subject.user_ids:
+        result = await uow.db.execute(uow.db.update(audit_log).where(
+            audit_log.c.actor_id.in_(list(subject.user_ids)), audit_log.c.ip.is_not(None)).values(ip=None))
+        reached += int(result.rowcount or 0)
+    return reached
+
+
+async def _erase_jobs(uow: Any, subject: Subject) -> int:
+    # A job a worker holds now cannot be taken from it; waiting and failed ones go.
+    return await erase_rows(uow, jobs, [jobs.c.args, jobs.c.last_error, jobs.c.dedupe], subject,
+                            where=[jobs.c.status != "running"])
+
+
+async def _erase_events(uow: Any, subject: Subject) -> int:
+    # Item events are thin (ids and field names); an event naming a value (an email as its
+    # target) goes from the log, as retention would take it. A consumer's last error (a target's
+    # answer quoting a document) is cleared; its position and retry state stay.
+    reached = await erase_rows(uow, events, [events.c.item_id, events.c.fields, events.c.cause], subject)
+    done = await uow.db.execute(uow.db.update(checkpoints).where(
+        holding([checkpoints.c.last_error], subject)).values(last_error=None))
+    return reached + int(done.rowcount or 0)
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[ErasureTarget]:
+    """The kernel's own: the audit trail (rewritten), the job queue and the event log."""
+    return [ErasureTarget("audit", _erase_audit, "Audit records quoting the subject keep their row, lose the "
+                          "details; the subject's own acts lose their IP address."),
+            ErasureTarget("jobs", _erase_jobs, "Queued and failed jobs whose arguments or error hold the subject."),
+            ErasureTarget("events", _erase_events, "Event log entries naming a value of the subject; consumers' "
+                          "last errors quoting one.")]
 
 
 @hookimpl

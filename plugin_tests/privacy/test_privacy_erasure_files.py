@@ -29,13 +29,14 @@ def needles() -> list[bytes]:
     return sorted({t.encode(enc) for t in texts for enc in ("utf-8", "utf-16-le", "utf-16-be")})
 
 
-def files_holding(data_dir: Path) -> dict[str, list[bytes]]:
-    """Every file under the data dir whose raw bytes hold one of the needles (ignoring ASCII case)."""
+def files_holding(data_dir: Path, wanted: list[bytes] | None = None) -> dict[str, list[bytes]]:
+    """Every file under the data dir whose raw bytes hold one of the needles (``wanted``, else
+    this module's; ignoring ASCII case)."""
     found = {}
     for path in sorted(data_dir.rglob("*")):
         if path.is_file():
             data = path.read_bytes().lower()
-            hits = [n for n in needles() if n in data]
+            hits = [n for n in (wanted or needles()) if n in data]
             if hits:
                 found[str(path.relative_to(data_dir))] = hits
     return found

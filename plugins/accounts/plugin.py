@@ -182,3 +182,14 @@ async def authenticate_internal(request: Any, kernel: Any, site: Any) -> Any:
 def register_retention_targets(kernel: Any) -> list[Any]:
     """``activity`` (the privacy plugin applies the horizon; docs/privacy.md)."""
     return [activity_retention.TARGET]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``accounts``: the subject's accounts leave the site; an identity no other site holds is deleted."""
+    from kernel.privacy import ErasureTarget
+    from plugins.accounts.users import erase_accounts
+
+    return [ErasureTarget("accounts", erase_accounts,
+                          "The subject's accounts leave the site (sessions too); an identity no other site holds goes.",
+                          order=100)]

@@ -200,3 +200,27 @@ async def delete_user(ctx: Any, user_id: str) -> None:
             users_changed(uow, user_id)
         access_api.changed(uow)
         await audit_user(uow, ctx, "user.delete", user_id, {"identityDeleted": orphan})
+
+
+async def erase_accounts(uow: Any, subject: Any) -> int:
+    """The erasure target ``accounts``: each of the subject's accounts leaves the site with its
+    sessions and one-time tokens there; the identity itself (email, name, password, external
+    identities, every session) is deleted when no other site holds it and it is not the
+    instance admin. Another site's membership keeps it: the person is that site's member still."""
+    from plugins.accounts.tables import external_identities, one_time_tokens, refresh_tokens
+
+    reached = 0
+    for user_id in subject.user_ids:
+        row = (await uow.conn.execute(select(users.c.is_instance_admin).where(users.c.id == user_id))).first()
+        if row is None:
+            continue
+        await access_api.remove_membership(uow.conn, subject.site_id, user_id)
+        for table in (refresh_tokens, one_time_tokens, external_identities):
+            await uow.db.execute(uow.db.delete(table).where(table.c.user_id == user_id))
+        if not row[0] and not await _shared(uow.conn, subject.site_id, user_id):
+            await uow.conn.execute(delete(users).where(users.c.id == user_id))
+            users_changed(uow, user_id)
+        reached += 1
+    if reached:
+        access_api.changed(uow)
+    return reached

@@ -148,3 +148,19 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/agent/intents/{id}/resume", routes.IntentAction("active"), auth="bearer", openapi=ops(
             post=_op("Resume an intent (admin)", s.INTENT))),
     ]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """The agents' logs that may quote the subject: goals, stagings, write attempts, incidents."""
+    from kernel.privacy import rows_target
+    from plugins.agents import tables as t
+
+    g, s, a, i = t.goals, t.stagings, t.actions, t.incidents
+    return [rows_target("agentGoals", g, [g.c.title, g.c.description, g.c.steps, g.c.error, g.c.principal],
+                        "Agent goals the subject set, or whose description, steps or error quote them.",
+                        owner_column=g.c.owner),
+            rows_target("agentStagings", s, [s.c.before, s.c.after, s.c.reason],
+                        "Staged agent writes whose values quote the subject."),
+            rows_target("agentActions", a, [a.c.data], "The log of agent write attempts, where it quotes the subject."),
+            rows_target("agentIncidents", i, [i.c.detail], "Agent incidents whose detail quotes the subject.")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, or_
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
@@ -142,3 +142,24 @@ async def purge(kernel: Any) -> int:
     # its batch's transaction, just before it.
     return await delete_in_batches(kernel, conversations, conversations.c.updated_at < cutoff, chunk=200,
                                    before_delete=their_messages)
+
+
+async def erase_subject(uow: Any, subject: Any) -> int:
+    """The erasure target ``aiConversations``: the subject's conversations and every one with a
+    title or message quoting them go whole (a conversation without one of its turns would
+    misread); how many conversations went."""
+    from kernel.privacy import holding
+
+    db = uow.db
+    m = messages
+    quoted = db.select(m, m.c.conversation_id).where(holding([m.c.content, m.c.arguments, m.c.result, m.c.raw],
+                                                             subject))
+    cond = or_(holding([conversations.c.title], subject), conversations.c.id.in_(quoted))
+    if subject.user_ids:
+        cond = or_(cond, conversations.c.owner.in_(subject.owners))
+    ids = [r["id"] for r in await db.all(db.select(conversations, conversations.c.id).where(cond))]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        await db.execute(db.delete(m).where(m.c.conversation_id.in_(chunk)))
+        await db.execute(db.delete(conversations).where(conversations.c.id.in_(chunk)))
+    return len(ids)

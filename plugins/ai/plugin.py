@@ -182,3 +182,21 @@ def register_routes(kernel: Any) -> list[Route]:
 def schemas_with_status(operations: dict[str, Any]) -> dict[str, Any]:
     operations["get"]["parameters"] = [schemas.STATUS_PARAM]
     return operations
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``aiConversations`` (a conversation goes whole when one message quotes the subject),
+    ``aiApprovals`` and the subject's MCP sessions."""
+    from kernel.privacy import ErasureTarget, rows_target
+    from plugins.ai import conversations as convs
+    from plugins.ai import tables as t
+
+    return [ErasureTarget("aiConversations", convs.erase_subject,
+                          "AI conversations of the subject, or with a message quoting them."),
+            rows_target("aiApprovals", t.approvals, [t.approvals.c.requester, t.approvals.c.arguments,
+                                                      t.approvals.c.summary, t.approvals.c.result, t.approvals.c.error],
+                        "AI approvals the subject asked for, or whose arguments or result quote them.",
+                        owner_column=t.approvals.c.requester_owner),
+            rows_target("aiMcpSessions", t.mcp_sessions, [], "MCP sessions of the subject's accounts.",
+                        owner_column=t.mcp_sessions.c.owner)]

@@ -87,3 +87,16 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Reject an item in review", {"type": "object", "required": ["reason"], "properties": {
                 "reason": {"type": "string"}}}, REVIEW, 200))),
     ]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``editorialReviews``: a review's reason quoting the subject is cleared (the decision stays)."""
+    from kernel.privacy import ErasureTarget, holding
+    from plugins.editorial.tables import reviews
+
+    async def erase(uow: Any, subject: Any) -> int:
+        done = await uow.db.execute(uow.db.update(reviews).where(holding([reviews.c.reason], subject)).values(reason=None))
+        return int(done.rowcount or 0)
+
+    return [ErasureTarget("editorialReviews", erase, "Review reasons quoting the subject are cleared.")]

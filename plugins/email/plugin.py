@@ -107,3 +107,14 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/email/unsubscribe/undo", routes.UndoResource(), **public, openapi={
             "post": s.html_operation("Undo an unsubscribe from the confirmation page; answers an HTML page")}),
     ]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``emailBatches``: kept batches whose message holds the subject (the queued sends are jobs:
+    the email filter on ``privacy.erase`` and the kernel's ``jobs`` target take them)."""
+    from kernel.privacy import rows_target
+    from plugins.email.tables import batches
+
+    return [rows_target("emailBatches", batches, [batches.c.message],
+                        "Email batches whose message (recipients, variables, rendered text) holds the subject.")]

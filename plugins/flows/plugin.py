@@ -120,3 +120,13 @@ def register_retention_targets(kernel: Any) -> list[Any]:
     return [RetentionTarget("flowRuns", int(kernel.settings.get("flows_run_retention_days")), runner.prune_site,
                             "Flow runs (with their step outputs), by start time.",
                             pending=runner.sites_with_runs_before)]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``flowRuns``: runs whose input, step outputs, error or actor hold the subject."""
+    from kernel.privacy import rows_target
+    from plugins.flows.tables import runs
+
+    return [rows_target("flowRuns", runs, [runs.c.input, runs.c.steps, runs.c.error, runs.c.actor],
+                        "Flow runs whose input, step outputs or error hold the subject.")]

@@ -304,7 +304,7 @@ live_topic = live.topic
 LIVE_TOPICS = live.ALL
 
 __all__ = ["LIVE_TOPICS", "MAX_NESTING", "MAX_NESTING_CEILING", "Item", "ListPage", "ListQuery", "ReadOptions", "aggregate", "context", "create", "create_body",
-           "agent_revisions", "create_many", "delete", "describe_dependents", "erase", "erasure_matches", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
+           "agent_revisions", "create_many", "delete", "describe_dependents", "erase", "erasure_matches", "erasure_values", "get_revision", "get_version", "list_items", "list_revisions", "live_topic",
            "nested_query", "parse_query", "pin_field", "pinnable_revision", "promote_version", "query", "read", "read_collection", "read_options", "read_singleton",
            "replace", "resolve_dependents", "update_if_match", "item_etag", "search_items", "subject_items", "unlisted_name", "update", "upsert_singleton"]
 
@@ -329,6 +329,14 @@ async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: s
         raise ApiError.validation("An erasure's cause is 'erasure:<request id>'", path=["cause"])
     _, coll = await service.schema_and_collection(ctx, collection)
     return await erasure.erase(uow.acting(ctx.principal, cause=service.check_cause(cause)), coll, ids)
+
+
+async def erasure_values(ctx: Any, collection: str, ids: list[str], *, uow: Any) -> list[str]:
+    """The text values the items ``ids`` of ``collection`` hold that no other item of it holds
+    (no ids, dates or numbers, nothing short): the terms an erasure looks for in other plugins'
+    records (``kernel.privacy.Subject``). Call it before ``erase``."""
+    snap, coll = await service.schema_and_collection(ctx, collection)
+    return await erasure.subject_values(uow.acting(ctx.principal), snap, coll, ids)
 
 
 async def subject_items(ctx: Any, user_id: str) -> list[dict[str, Any]]:

@@ -173,3 +173,13 @@ async def shutdown(kernel: Any) -> None:
 def register_retention_targets(kernel: Any) -> list[Any]:
     """``revisions`` (the privacy plugin applies the horizon; docs/privacy.md)."""
     return [history_retention.TARGET]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``groupCounts``: the kept per-value counts of the subject's values (the erased items and
+    their history go in ``plugins.items.api.erase`` itself)."""
+    from kernel.privacy import ErasureTarget
+    from plugins.items.core.erase import erase_group_counts
+
+    return [ErasureTarget("groupCounts", erase_group_counts, "Kept grouped counts of values only the subject held.")]

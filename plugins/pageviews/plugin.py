@@ -79,3 +79,16 @@ def register_routes(kernel: Any) -> list[Route]:
 async def export_personal_data(kernel: Any, site_id: str, user_id: str) -> dict[str, Any]:
     """``pageviews``: the hits attributed to the user that are still attributable (docs/delivery.md)."""
     return {"pageviews": await counter_of(kernel).attributed_paths(site_id, user_id)}
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``pageviews``: the daily counts and visitor rows of paths that quote the subject (a profile
+    page named after them). Hits still buffered in memory when the erasure runs are written at the
+    next flush."""
+    from kernel.privacy import rows_target
+    from plugins.pageviews.tables import daily, visitors
+
+    return [rows_target("pageviews", daily, [daily.c.path], "Daily page counts of paths quoting the subject."),
+            rows_target("pageviewVisitors", visitors, [visitors.c.path],
+                        "Per-visitor rows (today and yesterday) of paths quoting the subject.")]

@@ -17,7 +17,9 @@ impersonation session, confirming or, under dual control, requesting); otherwise
 execution): in one transaction it hard-deletes the items and all their revisions, versions,
 pins and search rows (``items.api.erase``), emits the bus filter ``privacy.erase`` with
 ``{ collection, ids }`` (the regulated plugin crypto-shreds per-record keys there; a veto rolls
-everything back), and audits ``data_erased`` with ``recordCount``. After the commit, on SQLite,
+everything back), runs every plugin's erasure target (``register_erasure_targets``: the records
+outside items holding the subject's values, and the subject's accounts in the site, see
+``_subject``), and audits ``data_erased`` with ``recordCount``. After the commit, on SQLite,
 the write-ahead log is checkpointed and truncated (``Database.checkpoint``), so no old page image
 of the erased rows stays in the data dir; a checkpoint a reader keeps from completing is audited
 ``erasure_checkpoint_deferred`` and retried by the job ``privacy.checkpoint``.
@@ -31,12 +33,18 @@ import json
 import logging
 from typing import Any
 
+from sqlalchemy import func, select
+
 from kernel import ApiError
 from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import body_field, reject_unknown
 from kernel.ids import uuid7
+from kernel.privacy import Subject, erasure_targets
+from plugins.access.api import memberships
+from plugins.accounts.api import users
 from plugins.items import api as items
+from plugins.privacy import consent
 from plugins.privacy.tables import erasures
 from plugins.settings.api import get_setting
 
@@ -201,18 +209,51 @@ async def execute(ctx: Any, request_id: str) -> dict[str, Any]:
         if row["status"] != CONFIRMED or claimed.rowcount != 1:
             raise ApiError.conflict("The request was executed already")
         ids = list(row["item_ids"] or [])
-        count = await items.erase(ctx, row["collection"], ids, uow=uow, cause=f"erasure:{row['id']}") if ids else 0
+        cause = f"erasure:{row['id']}"
+        subject = await _subject(ctx, uow, row["collection"], ids, cause)
+        count = await items.erase(ctx, row["collection"], ids, uow=uow, cause=cause) if ids else 0
         await uow.filter(ERASE_EVENT, {"collection": row["collection"], "ids": ids})
+        reached = await _erase_beyond_items(ctx.kernel, uow, subject)
         await uow.db.execute(uow.db.update(erasures).where(erasures.c.id == row["id"]).values(
             record_count=count, item_ids=[]))
         await audit(uow.conn, action="data_erased", site_id=uow.site_id, principal=ctx.principal,
                     target_type="erasure", target_id=row["id"],
-                    details={"collection": row["collection"], "recordCount": count},
+                    details={"collection": row["collection"], "recordCount": count,
+                             **({"reached": sorted(reached)} if reached else {})},
                     ip=ctx.client_ip, request_id=ctx.request_id)
     if not await ctx.kernel.db.checkpoint():
         await _checkpoint_later(ctx, row["id"])
-    return request_record({**row, "status": EXECUTED, "executed_by": me, "executed_at": now, "record_count": count,
-                           "item_ids": ids})
+    return {**request_record({**row, "status": EXECUTED, "executed_by": me, "executed_at": now, "record_count": count,
+                              "item_ids": ids}), "reached": reached}
+
+
+async def _subject(ctx: Any, uow: Any, collection: str, ids: list[str], cause: str) -> Subject:
+    """Whom the request erases beyond its items: the values only they hold, and the accounts of
+    the site whose email address is one of those values (read before the items go)."""
+    terms = await items.erasure_values(ctx, collection, ids, uow=uow) if ids else []
+    wanted = sorted({t.lower() for t in terms if "@" in t and len(t) <= 320})
+    user_ids: list[str] = []
+    for start in range(0, len(wanted), 500):
+        rows = await uow.db.all(uow.db.scope(
+            select(users.c.id).select_from(users.join(memberships, memberships.c.user_id == users.c.id))
+            .where(func.lower(users.c.email).in_(wanted[start:start + 500])), memberships))
+        user_ids.extend(r["id"] for r in rows)
+    return Subject(site_id=uow.site_id, terms=tuple(terms), user_ids=tuple(sorted(user_ids)), cause=cause)
+
+
+async def _erase_beyond_items(kernel: Any, uow: Any, subject: Subject) -> dict[str, int]:
+    """Run every plugin's erasure target (``register_erasure_targets``) in the transaction: the
+    counts of records each reached, by target name (no values)."""
+    reached: dict[str, int] = {}
+    if not subject.terms and not subject.user_ids:
+        return reached
+    for target in sorted(erasure_targets(kernel).values(), key=lambda t: (t.order, t.name)):
+        count = await target.erase(uow, subject)
+        if count:
+            reached[target.name] = count
+    if subject.user_ids:
+        uow.action(consent.CHANGED, {"siteId": uow.site_id})
+    return reached
 
 
 async def _checkpoint_later(ctx: Any, request_id: str) -> None:

@@ -106,6 +106,17 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/admin/erasure/{request_id}/confirm", routes.ErasureConfirmResource(), auth="admin", openapi=ops(
             post=("Second-admin confirmation (erasureDualControl)", None, s.ERASURE, 200))),
         Route("/admin/erasure/{request_id}/execute", routes.ErasureExecuteResource(), auth="admin", openapi=ops(
-            post=("Erase: hard delete of the items and all their history; audited data_erased", None,
-                  s.ERASURE, 200))),
+            post=("Erase: hard delete of the items and all their history, and of what every plugin keeps of "
+                  "the subject outside items; audited data_erased", None, s.ERASURE_EXECUTED, 200))),
     ]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """The subject's consents and restriction of processing (the restriction reason is their words)."""
+    from kernel.privacy import rows_target
+
+    return [rows_target("consents", consents, [], "Consent decisions of the subject's accounts.",
+                        user_column=consents.c.user_id),
+            rows_target("restrictions", restrictions, [restrictions.c.reason],
+                        "Restrictions of processing of the subject's accounts.", user_column=restrictions.c.user_id)]

@@ -33,6 +33,10 @@ ERASURE = {"type": "object", "required": ["id", "collection", "subjectHash", "st
     "status": {"type": "string", "enum": ["awaiting_confirmation", "confirmed", "executed"]},
     "dualControl": {"type": "boolean"}, "matched": {"type": "integer"},
     "recordCount": {"type": ["integer", "null"]}, "createdAt": TS, "confirmedAt": TS, "executedAt": TS}}
+# The execution's answer adds what each erasure target reached outside items (docs/privacy.md).
+ERASURE_EXECUTED = {**ERASURE, "properties": {**ERASURE["properties"], "reached": {
+    "type": "object", "additionalProperties": {"type": "integer"},
+    "description": "Records each erasure target reached, by target name (only those that found one)"}}}
 ERASURE_BODY = {"type": "object", "required": ["collection", "filter", "reason"], "additionalProperties": False,
                 "properties": {"collection": {"type": "string", "maxLength": 64}, "filter": {"type": "object", "additionalProperties": True, "minProperties": 1},
                                "reason": {"type": "string", "minLength": 1, "maxLength": 500}}}

@@ -135,3 +135,16 @@ async def shutdown(kernel: Any) -> None:
 def register_retention_targets(kernel: Any) -> list[Any]:
     """``notifications`` (handled ones; the privacy plugin applies the horizon)."""
     return [notifications.RETENTION_TARGET]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``notifications`` quoting the subject and the subject's web push subscriptions."""
+    from kernel.privacy import rows_target
+    from plugins.realtime.tables import notifications as n
+    from plugins.realtime.tables import push_subscriptions as p
+
+    return [rows_target("notifications", n, [n.c.title, n.c.body, n.c.deep_link, n.c.entity_id],
+                        "Notifications whose title, text or link quote the subject."),
+            rows_target("pushSubscriptions", p, [], "Web push subscriptions of the subject's accounts.",
+                        user_column=p.c.user_id)]

@@ -159,3 +159,19 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.settings.tables import settings as table
 
     return [table.c.sealed]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """Translation memory and glossary entries quoting the subject; the subject's presets (their
+    preferences are the identity's, in no site: they go with it)."""
+    from kernel.privacy import rows_target
+    from plugins.settings import tables as t
+
+    tm, gl, ps = t.tm_entries, t.glossary, t.presets
+    return [rows_target("translationMemory", tm, [tm.c.source_text, tm.c.target_text, tm.c.context],
+                        "Translation memory entries whose source, target or context quote the subject."),
+            rows_target("glossary", gl, [gl.c.term, gl.c.translation], "Glossary terms quoting the subject."),
+            rows_target("presets", ps, [ps.c.bookmark, ps.c.search, ps.c.filter, ps.c.layout_query],
+                        "View presets of the subject's accounts, or whose search or filter quote them.",
+                        user_column=ps.c.user_id)]

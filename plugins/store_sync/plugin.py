@@ -76,3 +76,19 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.store_sync.tables import pipelines
 
     return [pipelines.c.credentials]
+
+
+@hookimpl
+def register_erasure_targets(kernel: Any) -> list[Any]:
+    """``storeSyncLog``: log entries, and a pipeline's last error, quoting the subject (a target's
+    answer may quote the document it refused)."""
+    from kernel.privacy import ErasureTarget, erase_rows, holding
+    from plugins.store_sync.tables import pipelines, sync_log
+
+    async def erase(uow: Any, subject: Any) -> int:
+        reached = await erase_rows(uow, sync_log, [sync_log.c.error], subject)
+        done = await uow.db.execute(uow.db.update(pipelines).where(
+            holding([pipelines.c.last_error], subject)).values(last_error=None))
+        return reached + int(done.rowcount or 0)
+
+    return [ErasureTarget("storeSyncLog", erase, "Sync log entries and pipelines' last errors quoting the subject.")]

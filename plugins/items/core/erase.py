@@ -14,11 +14,14 @@ value. Admin access is required; the caller (privacy) checks it as well.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
-from sqlalchemy import literal
+from sqlalchemy import Text, cast, literal, or_
 
 from kernel.errors import ApiError
+from kernel.privacy import MAX_TERMS, MIN_TERM
 from plugins.items.core import writes
 from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.query.compile import compile_filter
@@ -66,3 +69,67 @@ async def erase(uow: Any, coll: Any, ids: list[str]) -> int:
     if total and uow.kernel.db.dialect == "sqlite":
         await fts.purge_deleted(uow.conn)
     return total
+
+
+# Ids (uuid, hex), ISO dates and times, plain numbers: values many records hold by chance.
+_NOT_A_VALUE = re.compile(r"^(?:[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+                          r"|\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?|[+-]?\d+(?:\.\d+)?)$")
+
+
+def _strings(node: Any, out: set[str]) -> None:
+    if isinstance(node, str):
+        text = node.strip()
+        if len(text) >= MIN_TERM and not _NOT_A_VALUE.match(text):
+            out.add(node)
+    elif isinstance(node, dict):
+        for value in node.values():
+            _strings(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _strings(value, out)
+
+
+async def subject_values(uow: Any, snap: Any, coll: Any, ids: list[str]) -> list[str]:
+    """The text values the items ``ids`` hold (any field, nested too; no ids, dates or numbers,
+    nothing shorter than ``MIN_TERM``, no name of a collection or field of the site: the audit
+    trail and the event log name those) that no other item of the collection holds as a whole
+    value (another item quoting one in a longer text does not make it shared): what the
+    erasure looks for outside items. At most ``MAX_TERMS``, from at most ``2 * MAX_TERMS``
+    candidates, each checked with one query."""
+    _admin(uow)
+    db = uow.db
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in await db.all(db.select(items, items.c.data).where(items.c.collection_id == coll.id,
+                                                                      items.c.id.in_(chunk))):
+            _strings(row["data"], found)
+    names = {c.lower() for c in snap.collections} | {
+        f.lower() for c in snap.collections.values() for f in c.fields}
+    candidates = [v for v in found if v.strip().lower() not in names]
+    out: list[str] = []
+    # Addresses first, then the shortest (names, numbers people quote): a long text is quoted
+    # whole less often, and an encrypted field's ciphertext never is.
+    for value in sorted(candidates, key=lambda v: ("@" not in v, len(v), v))[:2 * MAX_TERMS]:
+        # Held whole (a JSON string of its own) by another item: quoting it in a text is not holding it.
+        forms = {json.dumps(value), json.dumps(value, ensure_ascii=False)}
+        shared = await db.scalar(db.select(items, items.c.id).where(
+            items.c.collection_id == coll.id, items.c.id.not_in(ids),
+            or_(*(cast(items.c.data, Text).icontains(f, autoescape=True) for f in forms))).limit(1))
+        if shared is None:
+            out.append(value)
+        if len(out) >= MAX_TERMS:
+            break
+    return out
+
+
+async def erase_group_counts(uow: Any, subject: Any) -> int:
+    """The erasure target ``groupCounts``: the kept per-value counts (PostgreSQL's grouped
+    counts) of values that were the subject's alone. Their items are gone, so each such value's
+    delta rows sum to zero; they go rather than wait for the fold."""
+    from plugins.items.tables import group_counts
+
+    if not subject.terms:
+        return 0
+    done = await uow.db.execute(uow.db.delete(group_counts).where(group_counts.c.value.in_(list(subject.terms))))
+    return int(done.rowcount or 0)
