@@ -22,7 +22,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import jwks
 from plugins.accounts.issuer_config import check_create_body, merge_patch, normalise_config
-from plugins.accounts.tables import external_identities, issuers
+from plugins.accounts.tables import external_identities, external_logins, issuers
 
 # Ids are UUIDs; anything else cannot name an issuer, so it is a 404 without a query.
 _ID = re.compile(r"^[0-9A-Za-z-]{1,36}$")
@@ -162,6 +162,7 @@ async def delete_issuer(uow: Any, issuer_id: str, *, ip: str | None = None) -> N
     row = await _get_row(db, issuer_id)
     # Explicit, not only ON DELETE CASCADE: the links must go even where FKs are not enforced.
     await db.execute(db.delete(external_identities).where(external_identities.c.issuer_id == issuer_id))
+    await db.execute(db.delete(external_logins).where(external_logins.c.issuer_id == issuer_id))
     await db.execute(db.delete(issuers).where(issuers.c.id == issuer_id))
     await audit(uow.conn, action="issuer.delete", site_id=db.site_id, principal=uow.principal,
                 target_type=AUDIT_TARGET, target_id=issuer_id, ip=ip, request_id=uow.request_id,
