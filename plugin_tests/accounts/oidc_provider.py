@@ -53,11 +53,17 @@ class OidcProvider:
     authorize_queries: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.server.serve("/.well-known/openid-configuration", {
-            "issuer": self.issuer, "authorization_endpoint": self.server.url("/authorize"),
-            "token_endpoint": self.server.url("/token"), "jwks_uri": self.server.url("/jwks"),
-            "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
-        })
+        self.server.serve(
+            "/.well-known/openid-configuration",
+            {
+                "issuer": self.issuer,
+                "authorization_endpoint": self.server.url("/authorize"),
+                "token_endpoint": self.server.url("/token"),
+                "jwks_uri": self.server.url("/jwks"),
+                "code_challenge_methods_supported": ["S256"],
+                "response_types_supported": ["code"],
+            },
+        )
         self.server.serve("/jwks", key_set(self.key))
         self.server.respond("/authorize*", self._authorize)
         self.server.respond("/token", self._token)
@@ -73,8 +79,12 @@ class OidcProvider:
         assert query["code_challenge_method"] == "S256" and len(query["code_challenge"]) == 43
         assert "openid" in query["scope"].split()
         code = secrets.token_urlsafe(24)
-        self.codes[code] = {"challenge": query["code_challenge"], "nonce": query["nonce"],
-                            "redirect_uri": query["redirect_uri"], "used": False}
+        self.codes[code] = {
+            "challenge": query["code_challenge"],
+            "nonce": query["nonce"],
+            "redirect_uri": query["redirect_uri"],
+            "used": False,
+        }
         location = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
         return 302, b"", {"Location": location}
 
@@ -95,11 +105,25 @@ class OidcProvider:
         if self.token_status is not None:
             return _json(self.token_status, {"error": "server_error"})
         now = int(time.time())
-        claims = {"iss": self.issuer, "aud": self.client_id, "iat": now, "exp": now + 300,
-                  "nonce": grant["nonce"], **self.person, **self.overrides}
+        claims = {
+            "iss": self.issuer,
+            "aud": self.client_id,
+            "iat": now,
+            "exp": now + 300,
+            "nonce": grant["nonce"],
+            **self.person,
+            **self.overrides,
+        }
         id_token = self.key.sign({k: v for k, v in claims.items() if v is not None})
-        return _json(200, {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "expires_in": 300,
-                           "id_token": id_token})
+        return _json(
+            200,
+            {
+                "access_token": secrets.token_urlsafe(16),
+                "token_type": "Bearer",
+                "expires_in": 300,
+                "id_token": id_token,
+            },
+        )
 
 
 async def authorize(authorization_url: str) -> dict[str, str]:

@@ -43,18 +43,30 @@ def provider(http_receiver):
 
 async def register(shared, site, provider, **overrides):
     role_id = await add_role(shared.app.kernel, site, "Writer")
-    body = {"issuer": ISSUER, "discoveryUrl": provider.discovery_url, "audience": "svc-api",
-            "algorithms": ["RS256", "ES256"], "clientId": CLIENT_ID, "jitProvisioning": True,
-            "roleMapping": {"editor": {"roleId": role_id}}, "clockSkewSeconds": 0, **overrides}
-    resp = await shared.app.client.post(ISSUERS, json={k: v for k, v in body.items() if v is not None},
-                                        headers={**shared.admin_headers, "X-Svc-Site": site})
+    body = {
+        "issuer": ISSUER,
+        "discoveryUrl": provider.discovery_url,
+        "audience": "svc-api",
+        "algorithms": ["RS256", "ES256"],
+        "clientId": CLIENT_ID,
+        "jitProvisioning": True,
+        "roleMapping": {"editor": {"roleId": role_id}},
+        "clockSkewSeconds": 0,
+        **overrides,
+    }
+    resp = await shared.app.client.post(
+        ISSUERS,
+        json={k: v for k, v in body.items() if v is not None},
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert resp.status_code == 201, resp.text
     return resp.json()["data"]
 
 
 async def start(client, site, issuer=ISSUER):
-    return await client.post(START, json={"issuer": issuer, "redirectUri": REDIRECT_URI},
-                             headers={"X-Svc-Site": site})
+    return await client.post(
+        START, json={"issuer": issuer, "redirectUri": REDIRECT_URI}, headers={"X-Svc-Site": site}
+    )
 
 
 async def code_for(client, site, issuer=ISSUER):
@@ -93,17 +105,23 @@ async def test_code_login_answers_like_a_password_login(shared, client, site, pr
     assert body["user"]["email"] == provider.person["email"]
     assert "svc_refresh=" in resp.headers["set-cookie"] and "HttpOnly" in resp.headers["set-cookie"]
     # The token is svc's own, bound to the site; the refresh token rotates as after a password login.
-    me = await client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {body['token']}", "X-Svc-Site": site})
+    me = await client.get(
+        "/api/v1/auth/me", headers={"Authorization": f"Bearer {body['token']}", "X-Svc-Site": site}
+    )
     assert me.status_code == 200 and me.json()["data"]["id"] == body["user"]["id"]
-    rotated = await client.post("/api/v1/auth/refresh", json={"refreshToken": body["refreshToken"]},
-                                headers={"X-Svc-Site": site})
+    rotated = await client.post(
+        "/api/v1/auth/refresh", json={"refreshToken": body["refreshToken"]}, headers={"X-Svc-Site": site}
+    )
     assert rotated.status_code == 200, rotated.text
     assert rotated.json()["data"]["refreshToken"] != body["refreshToken"]
     # The verifier svc sent at the token endpoint matched the challenge (the provider checks).
     token_request = provider.server.received("/token")[-1]
     assert b"code_verifier=" in token_request.body and b"client_secret" not in token_request.body
-    audit = await client.get("/api/v1/audit", params={"action": "auth.login", "targetId": body["user"]["id"]},
-                             headers={**shared.admin_headers, "X-Svc-Site": site})
+    audit = await client.get(
+        "/api/v1/audit",
+        params={"action": "auth.login", "targetId": body["user"]["id"]},
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert [e["details"] for e in audit.json()["data"]] == [{"method": "external", "issuerId": issuer["id"]}]
 
 
@@ -111,8 +129,9 @@ async def test_the_member_gets_the_mapped_role(shared, client, site, provider):
     issuer = await register(shared, site, provider)
     role_id = issuer["roleMapping"]["editor"]["roleId"]
     body = (await login(client, site, await code_for(client, site))).json()["data"]
-    users = await client.get(f"/api/v1/users/{body['user']['id']}", headers={**shared.admin_headers,
-                                                                               "X-Svc-Site": site})
+    users = await client.get(
+        f"/api/v1/users/{body['user']['id']}", headers={**shared.admin_headers, "X-Svc-Site": site}
+    )
     assert users.status_code == 200, users.text
     assert users.json()["data"]["roleId"] == role_id
 
@@ -120,8 +139,11 @@ async def test_the_member_gets_the_mapped_role(shared, client, site, provider):
 async def test_wrong_state(shared, client, site, provider):
     await register(shared, site, provider)
     grant = await code_for(client, site)
-    found = error(await login(client, site, {**grant, "state": secrets.token_urlsafe(32)}), 401,
-                  "EXTERNAL_STATE_INVALID")
+    found = error(
+        await login(client, site, {**grant, "state": secrets.token_urlsafe(32)}),
+        401,
+        "EXTERNAL_STATE_INVALID",
+    )
     assert "start again" in found["message"]
     # The provider was never asked: nothing was exchanged for a state svc did not issue.
     assert provider.server.hits["/token"] == 0
@@ -152,8 +174,11 @@ async def test_code_of_another_state_fails_pkce(shared, client, site, provider):
     await register(shared, site, provider)
     victim = await code_for(client, site)
     attacker_state = (await start(client, site)).json()["data"]["state"]
-    found = error(await login(client, site, {"code": victim["code"], "state": attacker_state}), 401,
-                  "EXTERNAL_CODE_REJECTED")
+    found = error(
+        await login(client, site, {"code": victim["code"], "state": attacker_state}),
+        401,
+        "EXTERNAL_CODE_REJECTED",
+    )
     assert found["extensions"]["reason"] == "invalid_grant"
 
 
@@ -210,8 +235,11 @@ async def test_issuer_without_client_id_is_not_for_login(shared, client, site, p
 async def test_disabled_issuer_signs_no_one_in(shared, client, site, provider):
     issuer = await register(shared, site, provider)
     grant = await code_for(client, site)
-    resp = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"enabled": False},
-                              headers={**shared.admin_headers, "X-Svc-Site": site})
+    resp = await client.patch(
+        f"{ISSUERS}/{issuer['id']}",
+        json={"enabled": False},
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert resp.status_code == 200, resp.text
     error(await login(client, site, grant), 401, "EXTERNAL_ISSUER_UNKNOWN")
 
@@ -229,8 +257,9 @@ async def test_cross_tenant(shared, client, site, provider):
     assert provider.server.hits["/token"] == 0
     # A's login goes on working in A, and its token is bound to A.
     body = (await login(client, site, grant)).json()["data"]
-    me_b = await client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {body['token']}",
-                                                        "X-Svc-Site": site_b})
+    me_b = await client.get(
+        "/api/v1/auth/me", headers={"Authorization": f"Bearer {body['token']}", "X-Svc-Site": site_b}
+    )
     assert me_b.status_code == 401, me_b.text
 
 
@@ -240,8 +269,11 @@ async def test_no_role_mapping_and_no_provisioning(shared, client, site, provide
     found = error(await login(client, site, await code_for(client, site)), 403, "PERMISSION_DENIED")
     assert found["extensions"]["reason"] == "no_role_mapping"
     provider.person = {**provider.person, "roles": ["editor"], "sub": "never-seen"}
-    resp = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"jitProvisioning": False},
-                              headers={**shared.admin_headers, "X-Svc-Site": site})
+    resp = await client.patch(
+        f"{ISSUERS}/{issuer['id']}",
+        json={"jitProvisioning": False},
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert resp.status_code == 200, resp.text
     found = error(await login(client, site, await code_for(client, site)), 403, "PERMISSION_DENIED")
     assert found["extensions"]["reason"] == "not_provisioned"
@@ -250,11 +282,19 @@ async def test_no_role_mapping_and_no_provisioning(shared, client, site, provide
 async def test_failures_are_audited(shared, client, site, provider):
     issuer = await register(shared, site, provider)
     grant = await code_for(client, site)
-    error(await login(client, site, {**grant, "state": secrets.token_urlsafe(32)}), 401, "EXTERNAL_STATE_INVALID")
-    audit = await client.get("/api/v1/audit", params={"action": "auth.login_failed"},
-                             headers={**shared.admin_headers, "X-Svc-Site": site})
+    error(
+        await login(client, site, {**grant, "state": secrets.token_urlsafe(32)}),
+        401,
+        "EXTERNAL_STATE_INVALID",
+    )
+    audit = await client.get(
+        "/api/v1/audit",
+        params={"action": "auth.login_failed"},
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert [(e["details"], e["target"]["id"]) for e in audit.json()["data"]] == [
-        ({"method": "external", "reason": "EXTERNAL_STATE_INVALID"}, issuer["id"])]
+        ({"method": "external", "reason": "EXTERNAL_STATE_INVALID"}, issuer["id"])
+    ]
 
 
 async def test_provider_failing(shared, client, site, provider):
@@ -268,12 +308,15 @@ async def test_unreachable_discovery(shared, client, site, provider):
     error(await start(client, site), 502, "EXTERNAL_ISSUER_UNAVAILABLE")
 
 
-@pytest.mark.parametrize(("body", "path"), [
-    ({"issuer": ISSUER, "code": "c", "state": "s" * 43, "password": "x"}, "password"),
-    ({"issuer": ISSUER, "code": "c", "state": "short"}, "state"),
-    ({"issuer": ISSUER, "code": "", "state": "s" * 43}, "code"),
-    ({"code": "c", "state": "s" * 43}, "issuer"),
-])
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"issuer": ISSUER, "code": "c", "state": "s" * 43, "password": "x"}, "password"),
+        ({"issuer": ISSUER, "code": "c", "state": "short"}, "state"),
+        ({"issuer": ISSUER, "code": "", "state": "s" * 43}, "code"),
+        ({"code": "c", "state": "s" * 43}, "issuer"),
+    ],
+)
 async def test_bad_login_bodies(client, site, body, path):
     resp = await client.post(LOGIN, json=body, headers={"X-Svc-Site": site})
     assert error(resp, 400, "VALIDATION_FAILED")["path"] == [path]
@@ -282,15 +325,24 @@ async def test_bad_login_bodies(client, site, body, path):
 async def test_bad_start_bodies_and_no_site(shared, client, site, provider):
     await register(shared, site, provider)
     for uri in ("/relative", "https://app.example.test/cb#frag", "https://app.example.test/a b"):
-        resp = await client.post(START, json={"issuer": ISSUER, "redirectUri": uri}, headers={"X-Svc-Site": site})
+        resp = await client.post(
+            START, json={"issuer": ISSUER, "redirectUri": uri}, headers={"X-Svc-Site": site}
+        )
         assert error(resp, 400, "VALIDATION_FAILED")["path"] == ["redirectUri"]
     resp = await client.post(LOGIN, json={"issuer": ISSUER, "code": "c", "state": "s" * 43})
     assert error(resp, 400, "VALIDATION_FAILED")["path"] == ["headers", "X-Svc-Site"]
 
 
 async def test_client_id_needs_discovery(shared, site):
-    resp = await shared.app.client.post(ISSUERS, json={
-        "issuer": ISSUER, "jwksUri": "https://idp.example.test/keys", "audience": "svc-api",
-        "algorithms": ["RS256"], "clientId": CLIENT_ID}, headers={**shared.admin_headers, "X-Svc-Site": site})
+    resp = await shared.app.client.post(
+        ISSUERS,
+        json={
+            "issuer": ISSUER,
+            "jwksUri": "https://idp.example.test/keys",
+            "audience": "svc-api",
+            "algorithms": ["RS256"],
+            "clientId": CLIENT_ID,
+        },
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
     assert error(resp, 422, "VALIDATION_FAILED")["path"] == ["clientId"]
-

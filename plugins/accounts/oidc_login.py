@@ -42,8 +42,12 @@ from plugins.accounts.tables import external_logins
 log = logging.getLogger("svc.accounts.oidc")
 
 SETTINGS = [
-    Setting("SVC_EXTERNAL_LOGIN_TTL", 600, parse_int(30),
-            "Seconds a started OpenID Connect login (its state) may be completed (default 10 minutes)."),
+    Setting(
+        "SVC_EXTERNAL_LOGIN_TTL",
+        600,
+        parse_int(30),
+        "Seconds a started OpenID Connect login (its state) may be completed (default 10 minutes).",
+    ),
 ]
 CLIENT_KEY = "accounts.oidc"
 STATE_KEY = "accounts.oidc.discovery"
@@ -54,12 +58,18 @@ MAX_REDIRECT = 2000
 MAX_TOKEN_ANSWER = 256 * 1024
 ERROR_CODES = {
     "EXTERNAL_ISSUER_UNKNOWN": (401, "The issuer is not a trusted issuer of this site set up for login."),
-    "EXTERNAL_STATE_INVALID": (401, "The login state is unknown, expired, of another site or issuer, or spent."),
+    "EXTERNAL_STATE_INVALID": (
+        401,
+        "The login state is unknown, expired, of another site or issuer, or spent.",
+    ),
     "EXTERNAL_CODE_REPLAYED": (401, "This authorization code was already redeemed."),
     "EXTERNAL_CODE_REJECTED": (401, "The issuer's token endpoint refused the authorization code."),
     "EXTERNAL_AUDIENCE_MISMATCH": (401, "The ID token is not addressed to this site's client id."),
     "EXTERNAL_TOKEN_INVALID": (401, "The ID token failed verification (signature, issuer, nonce or claims)."),
-    "EXTERNAL_ISSUER_UNAVAILABLE": (502, "The issuer's discovery document or token endpoint could not be used."),
+    "EXTERNAL_ISSUER_UNAVAILABLE": (
+        502,
+        "The issuer's discovery document or token endpoint could not be used.",
+    ),
 }
 L = external_logins.c
 
@@ -74,28 +84,41 @@ def _hash(value: str) -> str:
 
 def _derive(kernel: Any, label: str, state: str) -> str:
     """The PKCE verifier or the nonce of ``state`` (43 url-safe characters, RFC 7636 4.1)."""
-    mac = hmac.new(kernel.settings.resolved_jwt_secret().encode("utf-8"), f"{label}\x00{state}".encode(),
-                   hashlib.sha256).digest()
+    mac = hmac.new(
+        kernel.settings.resolved_jwt_secret().encode("utf-8"), f"{label}\x00{state}".encode(), hashlib.sha256
+    ).digest()
     return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
 
 
 def code_challenge(verifier: str) -> str:
     """RFC 7636 S256: BASE64URL(SHA256(verifier))."""
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode("ascii")
+    return (
+        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest())
+        .rstrip(b"=")
+        .decode("ascii")
+    )
 
 
 def _text(body: dict[str, Any], name: str, max_length: int, min_length: int = 1) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not min_length <= len(value) <= max_length:
-        raise ApiError.validation(f"'{name}' must be a string of {min_length} to {max_length} characters",
-                                  path=[name])
+        raise ApiError.validation(
+            f"'{name}' must be a string of {min_length} to {max_length} characters", path=[name]
+        )
     return value
 
 
 def _redirect_uri(value: str) -> str:
     parts = urlsplit(value)
-    if not parts.scheme or (not parts.netloc and not parts.path) or parts.fragment or any(c.isspace() for c in value):
-        raise ApiError.validation("'redirectUri' must be an absolute URI without a fragment", path=["redirectUri"])
+    if (
+        not parts.scheme
+        or (not parts.netloc and not parts.path)
+        or parts.fragment
+        or any(c.isspace() for c in value)
+    ):
+        raise ApiError.validation(
+            "'redirectUri' must be an absolute URI without a fragment", path=["redirectUri"]
+        )
     return value
 
 
@@ -105,8 +128,10 @@ async def _login_issuer(kernel: Any, site_id: str, issuer: str) -> Any:
         row = await issuers.find_enabled(conn, site_id, issuer)
     config = dict(row["config"] or {}) if row is not None else {}
     if row is None or not config.get("clientId") or not config.get("discoveryUrl"):
-        raise _error("EXTERNAL_ISSUER_UNKNOWN",
-                     f"'{issuer[:100]}' is not a trusted issuer of this site set up for login (clientId)")
+        raise _error(
+            "EXTERNAL_ISSUER_UNKNOWN",
+            f"'{issuer[:100]}' is not a trusted issuer of this site set up for login (clientId)",
+        )
     return row
 
 
@@ -137,8 +162,10 @@ async def provider_metadata(kernel: Any, row: Any) -> dict[str, Any]:
                 raise jwks.KeySetError(f"the discovery document has no http(s) '{name}'")
     except (jwks.KeySetError, httpx.HTTPError, ValueError) as exc:
         log.warning("OpenID configuration of issuer %r could not be used: %s", row["issuer"][:100], exc)
-        raise _error("EXTERNAL_ISSUER_UNAVAILABLE",
-                     f"The OpenID configuration of issuer '{row['issuer'][:100]}' could not be fetched") from exc
+        raise _error(
+            "EXTERNAL_ISSUER_UNAVAILABLE",
+            f"The OpenID configuration of issuer '{row['issuer'][:100]}' could not be fetched",
+        ) from exc
     cache[row["id"]] = _Metadata(source, document, monotonic())
     return document
 
@@ -163,20 +190,38 @@ async def start(kernel: Any, site_id: str, body: dict[str, Any]) -> dict[str, An
     async with kernel.db.begin() as conn:
         db = SiteDB(site_id, conn)
         await db.execute(db.delete(external_logins).where(L.expires_at < now))  # prune the site's stale ones
-        await db.insert(external_logins, {"id": uuid7(), "issuer_id": row["id"], "state_hash": _hash(state),
-                                          "redirect_uri": redirect_uri, "created_at": now,
-                                          "expires_at": now + dt.timedelta(seconds=ttl), "used_at": None,
-                                          "code_hash": None})
+        await db.insert(
+            external_logins,
+            {
+                "id": uuid7(),
+                "issuer_id": row["id"],
+                "state_hash": _hash(state),
+                "redirect_uri": redirect_uri,
+                "created_at": now,
+                "expires_at": now + dt.timedelta(seconds=ttl),
+                "used_at": None,
+                "code_hash": None,
+            },
+        )
     scopes = list(BASE_SCOPES) + [s for s in config.get("scopes") or [] if s not in BASE_SCOPES]
-    query = urlencode({
-        "response_type": "code", "client_id": config["clientId"], "redirect_uri": redirect_uri,
-        "scope": " ".join(scopes), "state": state, "nonce": _derive(kernel, "svc-oidc-nonce", state),
-        "code_challenge": code_challenge(_derive(kernel, "svc-oidc-verifier", state)),
-        "code_challenge_method": "S256",
-    })
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": config["clientId"],
+            "redirect_uri": redirect_uri,
+            "scope": " ".join(scopes),
+            "state": state,
+            "nonce": _derive(kernel, "svc-oidc-nonce", state),
+            "code_challenge": code_challenge(_derive(kernel, "svc-oidc-verifier", state)),
+            "code_challenge_method": "S256",
+        }
+    )
     endpoint = document["authorization_endpoint"]
-    return {"authorizationUrl": f"{endpoint}{'&' if '?' in endpoint else '?'}{query}", "state": state,
-            "expiresIn": ttl}
+    return {
+        "authorizationUrl": f"{endpoint}{'&' if '?' in endpoint else '?'}{query}",
+        "state": state,
+        "expiresIn": ttl,
+    }
 
 
 async def _spend_state(kernel: Any, site_id: str, issuer_id: str, state: str, code: str) -> str:
@@ -185,42 +230,62 @@ async def _spend_state(kernel: Any, site_id: str, issuer_id: str, state: str, co
         db = SiteDB(site_id, conn)
         row = await db.one(db.select(external_logins).where(L.state_hash == _hash(state)))
         if row is None or row["issuer_id"] != issuer_id or aware(row["expires_at"]) <= now_utc():
-            raise _error("EXTERNAL_STATE_INVALID",
-                         "The login state is unknown, expired, or was issued for another site or issuer; start again")
+            raise _error(
+                "EXTERNAL_STATE_INVALID",
+                "The login state is unknown, expired, or was issued for another site or issuer; start again",
+            )
         replayed = _error("EXTERNAL_CODE_REPLAYED", "This authorization code was already used to sign in")
         if row["used_at"] is not None:
             if hmac.compare_digest(row["code_hash"] or "", _hash(code)):
                 raise replayed
             raise _error("EXTERNAL_STATE_INVALID", "The login state was already spent; start again")
-        result = await db.execute(db.update(external_logins).where(L.id == row["id"], L.used_at.is_(None))
-                                  .values(used_at=now_utc(), code_hash=_hash(code)))
+        result = await db.execute(
+            db.update(external_logins)
+            .where(L.id == row["id"], L.used_at.is_(None))
+            .values(used_at=now_utc(), code_hash=_hash(code))
+        )
         if result.rowcount != 1:  # a concurrent login with this state won
             raise replayed
     return str(row["redirect_uri"])
 
 
-async def _exchange(kernel: Any, row: Any, document: dict[str, Any], code: str, redirect_uri: str,
-                    state: str) -> str:
+async def _exchange(
+    kernel: Any, row: Any, document: dict[str, Any], code: str, redirect_uri: str, state: str
+) -> str:
     """The ID token the token endpoint answers for ``code`` (RFC 6749 4.1.3, RFC 7636 4.5)."""
     config = dict(row["config"] or {})
-    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-            "client_id": config["clientId"], "code_verifier": _derive(kernel, "svc-oidc-verifier", state)}
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": redirect_uri,
+        "client_id": config["clientId"],
+        "code_verifier": _derive(kernel, "svc-oidc-verifier", state),
+    }
     unavailable = f"The token endpoint of issuer '{row['issuer'][:100]}' could not be used"
     try:
         outbound.check_url(document["token_endpoint"])
-        resp = await outbound_client(kernel).post(document["token_endpoint"], data=form,
-                                                  headers={"Accept": "application/json"})
+        resp = await outbound_client(kernel).post(
+            document["token_endpoint"], data=form, headers={"Accept": "application/json"}
+        )
         answer = resp.json() if len(resp.content) <= MAX_TOKEN_ANSWER else None
     except (ApiError, httpx.HTTPError, ValueError) as exc:
         log.warning("token endpoint of issuer %r failed: %s", row["issuer"][:100], exc)
         raise _error("EXTERNAL_ISSUER_UNAVAILABLE", unavailable) from exc
     if 400 <= resp.status_code < 500:
-        reason = answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), str) else None
-        raise _error("EXTERNAL_CODE_REJECTED", f"The issuer refused the authorization code ({(reason or 'no reason')[:60]})",
-                     reason=(reason or "unknown")[:60])
+        reason = (
+            answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), str) else None
+        )
+        raise _error(
+            "EXTERNAL_CODE_REJECTED",
+            f"The issuer refused the authorization code ({(reason or 'no reason')[:60]})",
+            reason=(reason or "unknown")[:60],
+        )
     if resp.status_code != 200 or not isinstance(answer, dict) or not isinstance(answer.get("id_token"), str):
-        log.warning("token endpoint of issuer %r answered %d without an id_token", row["issuer"][:100],
-                    resp.status_code)
+        log.warning(
+            "token endpoint of issuer %r answered %d without an id_token",
+            row["issuer"][:100],
+            resp.status_code,
+        )
         raise _error("EXTERNAL_ISSUER_UNAVAILABLE", unavailable + " (no ID token in its answer)")
     return str(answer["id_token"])
 
@@ -239,21 +304,33 @@ async def verify_id_token(kernel: Any, row: Any, id_token: str, state: str) -> d
         raise _invalid_token("claims", "The ID token cannot be read") from exc
     alg = header.get("alg")
     if alg not in ALLOWED_ALGORITHMS or alg not in (config.get("algorithms") or []):
-        raise _invalid_token("algorithm", f"The ID token's algorithm {str(alg)[:20]!r} is not allowed for this issuer")
+        raise _invalid_token(
+            "algorithm", f"The ID token's algorithm {str(alg)[:20]!r} is not allowed for this issuer"
+        )
     try:
-        key = await jwks.signing_key(kernel, row["id"], {**config, "issuer": row["issuer"]}, header.get("kid"), alg)
+        key = await jwks.signing_key(
+            kernel, row["id"], {**config, "issuer": row["issuer"]}, header.get("kid"), alg
+        )
     except ApiError as exc:
         raise _invalid_token("signature", exc.message) from exc
     client_id = config["clientId"]
     try:
-        claims = jwt.decode(id_token, key=key, algorithms=[alg], audience=client_id, issuer=row["issuer"],
-                            leeway=int(config.get("clockSkewSeconds") or 0),
-                            options={"require": ["exp", "iss", "aud", "sub"]})
+        claims = jwt.decode(
+            id_token,
+            key=key,
+            algorithms=[alg],
+            audience=client_id,
+            issuer=row["issuer"],
+            leeway=int(config.get("clockSkewSeconds") or 0),
+            options={"require": ["exp", "iss", "aud", "sub"]},
+        )
     except jwt.ExpiredSignatureError as exc:
         raise ApiError(401, "TOKEN_EXPIRED", "The ID token has expired; sign in at the issuer again") from exc
     except jwt.InvalidAudienceError as exc:
-        raise _error("EXTERNAL_AUDIENCE_MISMATCH",
-                     f"The ID token is not addressed to this site's client id '{client_id[:100]}'") from exc
+        raise _error(
+            "EXTERNAL_AUDIENCE_MISMATCH",
+            f"The ID token is not addressed to this site's client id '{client_id[:100]}'",
+        ) from exc
     except jwt.InvalidIssuerError as exc:
         raise _invalid_token("issuer", "The ID token's issuer does not match") from exc
     except jwt.InvalidSignatureError as exc:
@@ -271,7 +348,9 @@ async def verify_id_token(kernel: Any, row: Any, id_token: str, state: str) -> d
 async def login(kernel: Any, site_id: str | None, body: dict[str, Any], client: Client) -> dict[str, Any]:
     """``{ issuer, code, state }`` -> the password login's answer; every failure is audited."""
     if site_id is None:
-        raise ApiError.validation("Name the site to log in to: send X-Svc-Site", path=["headers", "X-Svc-Site"])
+        raise ApiError.validation(
+            "Name the site to log in to: send X-Svc-Site", path=["headers", "X-Svc-Site"]
+        )
     issuer = _text(body, "issuer", MAX_TEXT)
     code = _text(body, "code", MAX_CODE)
     state = _text(body, "state", 256, min_length=16)
@@ -281,35 +360,58 @@ async def login(kernel: Any, site_id: str | None, body: dict[str, Any], client: 
         issuer_id = row["id"]
         redirect_uri = await _spend_state(kernel, site_id, row["id"], state, code)
         document = await provider_metadata(kernel, row)
-        claims = await verify_id_token(kernel, row, await _exchange(kernel, row, document, code, redirect_uri,
-                                                                     state), state)
+        claims = await verify_id_token(
+            kernel, row, await _exchange(kernel, row, document, code, redirect_uri, state), state
+        )
         user_id, _role_id, _email = await external_auth.map_claims(kernel, site_id, row, claims)
         if user_id is None:
-            raise ApiError.forbidden("No user of this site is linked to this identity, and the issuer does not "
-                                     "provision users (jitProvisioning)", reason="not_provisioned")
+            raise ApiError.forbidden(
+                "No user of this site is linked to this identity, and the issuer does not "
+                "provision users (jitProvisioning)",
+                reason="not_provisioned",
+            )
         user = await service.find_user(kernel, user_id)
         async with kernel.db.connect() as conn:
             member = await membership(conn, site_id, user_id)
         if user is None or user["status"] != "active" or member is None:
-            raise ApiError(401, "INVALID_CREDENTIALS", "The account of this identity cannot sign in to this site")
+            raise ApiError(
+                401, "INVALID_CREDENTIALS", "The account of this identity cannot sign in to this site"
+            )
     except ApiError as exc:
         await _audit_failure(kernel, site_id, issuer_id, exc, client)
         raise
     principal = Principal(kind="user", user_id=user["id"], site_id=site_id, email=user["email"])
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
         data = await start_session(kernel, uow.conn, user, site_id, client)
-        await audit.record(uow.conn, action="auth.login", site_id=site_id, principal=principal, target_type="user",
-                           target_id=user["id"], ip=client.ip, request_id=client.request_id,
-                           details={"method": "external", "issuerId": row["id"]})
+        await audit.record(
+            uow.conn,
+            action="auth.login",
+            site_id=site_id,
+            principal=principal,
+            target_type="user",
+            target_id=user["id"],
+            ip=client.ip,
+            request_id=client.request_id,
+            details={"method": "external", "issuerId": row["id"]},
+        )
         uow.action("auth.login", {"userId": user["id"]})
     return data
 
 
-async def _audit_failure(kernel: Any, site_id: str, issuer_id: str | None, exc: ApiError, client: Client) -> None:
+async def _audit_failure(
+    kernel: Any, site_id: str, issuer_id: str | None, exc: ApiError, client: Client
+) -> None:
     async with kernel.db.begin() as conn:
-        await audit.record(conn, action="auth.login_failed", site_id=site_id, target_type="issuer",
-                           target_id=issuer_id, ip=client.ip, request_id=client.request_id,
-                           details={"method": "external", "reason": exc.code})
+        await audit.record(
+            conn,
+            action="auth.login_failed",
+            site_id=site_id,
+            target_type="issuer",
+            target_id=issuer_id,
+            ip=client.ip,
+            request_id=client.request_id,
+            details={"method": "external", "reason": exc.code},
+        )
 
 
 async def delete_site_rows(conn: Any, site_id: str) -> None:

@@ -4,6 +4,7 @@ Revision ID: accounts_0003_external_logins
 Revises: accounts_0002_sessions
 Create Date: 2026-12-05
 """
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -17,8 +18,12 @@ def upgrade() -> None:
     op.create_table(
         "svc_external_logins",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("issuer_id", sa.String(36), sa.ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False),
+        sa.Column(
+            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column(
+            "issuer_id", sa.String(36), sa.ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False
+        ),
         sa.Column("state_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("redirect_uri", sa.String(2000), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
