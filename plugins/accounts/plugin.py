@@ -42,13 +42,14 @@ MY_SITE_SCHEMA = {
     "properties": {"id": {"type": "string"}, "name": {"type": "string"},
                    "roleId": {"type": ["string", "null"]}, "roleName": {"type": ["string", "null"]}}}
 PASSWORD_LOGIN_BODY = {
-    "type": "object", "required": ["email", "password"],
+    "title": "PasswordLogin", "type": "object", "required": ["email", "password"],
     "properties": {"email": {"type": "string", "format": "email", "maxLength": 320},
                    "password": {"type": "string", "minLength": 1, "maxLength": 1024}},
 }
 # An OpenID Connect authorization code of a trusted issuer (docs/accounts.md).
 EXTERNAL_LOGIN_BODY = {
-    "type": "object", "required": ["issuer", "code", "state"], "additionalProperties": False,
+    "title": "ExternalCodeLogin", "type": "object", "required": ["issuer", "code", "state"],
+    "additionalProperties": False,
     "properties": {"issuer": {"type": "string", "minLength": 1, "maxLength": 500},
                    "code": {"type": "string", "minLength": 1, "maxLength": oidc_login.MAX_CODE},
                    "state": {"type": "string", "minLength": 16, "maxLength": 256}},
