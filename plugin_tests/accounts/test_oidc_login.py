@@ -227,6 +227,25 @@ async def test_unknown_issuer(shared, client, site, provider):
     assert provider.server.hits["/token"] == 0
 
 
+async def test_control_characters(shared, client, site, provider):
+    """Refused before any query: NUL would break PostgreSQL text."""
+    await register(shared, site, provider)
+    error(await start(client, site, ISSUER + "\x00"), 401, "EXTERNAL_ISSUER_UNKNOWN")
+    grant = await code_for(client, site)
+    error(await login(client, site, grant, issuer="\x00"), 401, "EXTERNAL_ISSUER_UNKNOWN")
+    resp = await client.post(
+        START, json={"issuer": ISSUER, "redirectUri": REDIRECT_URI + "\x00"}, headers={"X-Svc-Site": site}
+    )
+    assert error(resp, 400, "VALIDATION_FAILED")["path"] == ["redirectUri"]
+
+
+async def test_key_set_unreachable(shared, client, site, provider):
+    await register(shared, site, provider)
+    provider.server.serve("/jwks", {"error": "down"}, status=503)
+    found = error(await login(client, site, await code_for(client, site)), 502, "EXTERNAL_ISSUER_UNAVAILABLE")
+    assert "signing keys" in found["message"]
+
+
 async def test_issuer_without_client_id_is_not_for_login(shared, client, site, provider):
     await register(shared, site, provider, clientId=None)
     error(await start(client, site), 401, "EXTERNAL_ISSUER_UNKNOWN")

@@ -137,9 +137,12 @@ async def fetch_key_set(kernel: Any, config: dict[str, Any]) -> list[dict[str, A
         raise KeySetError(f"{type(exc).__name__}: {exc}") from exc
 
 
+KEYS_UNAVAILABLE = "keys_unavailable"
+
+
 def _fetch_failed(issuer: str) -> ApiError:
-    return ApiError.unauthenticated(f"The signing keys of issuer '{issuer[:100]}' could not be fetched; "
-                                    "the token cannot be verified")
+    return ApiError(401, "UNAUTHENTICATED", f"The signing keys of issuer '{issuer[:100]}' could not be fetched; "
+                    "the token cannot be verified", extensions={"reason": KEYS_UNAVAILABLE})
 
 
 async def _refresh(kernel: Any, entry: _Entry, config: dict[str, Any]) -> None:

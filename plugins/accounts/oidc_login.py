@@ -17,6 +17,7 @@ import datetime as dt
 import hashlib
 import hmac
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from time import monotonic
@@ -72,6 +73,10 @@ ERROR_CODES = {
     ),
 }
 L = external_logins.c
+# Control characters belong in no registered issuer (issuer_config), nor NUL in PostgreSQL text;
+# a redirect URI has no whitespace either.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def _error(code: str, message: str, **extensions: Any) -> ApiError:
@@ -110,12 +115,7 @@ def _text(body: dict[str, Any], name: str, max_length: int, min_length: int = 1)
 
 def _redirect_uri(value: str) -> str:
     parts = urlsplit(value)
-    if (
-        not parts.scheme
-        or (not parts.netloc and not parts.path)
-        or parts.fragment
-        or any(c.isspace() for c in value)
-    ):
+    if not parts.scheme or (not parts.netloc and not parts.path) or parts.fragment or _UNSAFE.search(value):
         raise ApiError.validation(
             "'redirectUri' must be an absolute URI without a fragment", path=["redirectUri"]
         )
@@ -124,8 +124,10 @@ def _redirect_uri(value: str) -> str:
 
 async def _login_issuer(kernel: Any, site_id: str, issuer: str) -> Any:
     """The enabled issuer ``issuer`` of the site, set up for login (``clientId``, ``discoveryUrl``)."""
-    async with kernel.db.connect() as conn:
-        row = await issuers.find_enabled(conn, site_id, issuer)
+    row = None
+    if not _CONTROL.search(issuer):  # no registered issuer holds such characters: no query
+        async with kernel.db.connect() as conn:
+            row = await issuers.find_enabled(conn, site_id, issuer)
     config = dict(row["config"] or {}) if row is not None else {}
     if row is None or not config.get("clientId") or not config.get("discoveryUrl"):
         raise _error(
@@ -312,6 +314,8 @@ async def verify_id_token(kernel: Any, row: Any, id_token: str, state: str) -> d
             kernel, row["id"], {**config, "issuer": row["issuer"]}, header.get("kid"), alg
         )
     except ApiError as exc:
+        if (exc.details[0].extensions or {}).get("reason") == jwks.KEYS_UNAVAILABLE:
+            raise _error("EXTERNAL_ISSUER_UNAVAILABLE", exc.message) from exc
         raise _invalid_token("signature", exc.message) from exc
     client_id = config["clientId"]
     try:
