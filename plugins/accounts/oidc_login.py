@@ -37,7 +37,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import external_auth, issuers, jwks, service
 from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, MAX_TEXT
-from plugins.accounts.sessions import Client, start_session
+from plugins.accounts.sessions import Client, hash_token, start_session
 from plugins.accounts.tables import external_logins
 
 log = logging.getLogger("svc.accounts.oidc")
@@ -81,10 +81,6 @@ _UNSAFE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 def _error(code: str, message: str, **extensions: Any) -> ApiError:
     return ApiError(ERROR_CODES[code][0], code, message, extensions=extensions or None)
-
-
-def _hash(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
 def _derive(kernel: Any, label: str, state: str) -> str:
@@ -197,7 +193,7 @@ async def start(kernel: Any, site_id: str, body: dict[str, Any]) -> dict[str, An
             {
                 "id": uuid7(),
                 "issuer_id": row["id"],
-                "state_hash": _hash(state),
+                "state_hash": hash_token(state),
                 "redirect_uri": redirect_uri,
                 "created_at": now,
                 "expires_at": now + dt.timedelta(seconds=ttl),
@@ -230,7 +226,7 @@ async def _spend_state(kernel: Any, site_id: str, issuer_id: str, state: str, co
     """Mark the state redeemed with ``code``; its redirect URI. Wrong state or replay: 401."""
     async with kernel.db.begin() as conn:
         db = SiteDB(site_id, conn)
-        row = await db.one(db.select(external_logins).where(L.state_hash == _hash(state)))
+        row = await db.one(db.select(external_logins).where(L.state_hash == hash_token(state)))
         if row is None or row["issuer_id"] != issuer_id or aware(row["expires_at"]) <= now_utc():
             raise _error(
                 "EXTERNAL_STATE_INVALID",
@@ -238,13 +234,13 @@ async def _spend_state(kernel: Any, site_id: str, issuer_id: str, state: str, co
             )
         replayed = _error("EXTERNAL_CODE_REPLAYED", "This authorization code was already used to sign in")
         if row["used_at"] is not None:
-            if hmac.compare_digest(row["code_hash"] or "", _hash(code)):
+            if hmac.compare_digest(row["code_hash"] or "", hash_token(code)):
                 raise replayed
             raise _error("EXTERNAL_STATE_INVALID", "The login state was already spent; start again")
         result = await db.execute(
             db.update(external_logins)
             .where(L.id == row["id"], L.used_at.is_(None))
-            .values(used_at=now_utc(), code_hash=_hash(code))
+            .values(used_at=now_utc(), code_hash=hash_token(code))
         )
         if result.rowcount != 1:  # a concurrent login with this state won
             raise replayed
