@@ -13,7 +13,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit
 
 import httpx
 from issuer_kit import ISSUER, SigningKey, key_set, rsa_key
@@ -49,10 +49,19 @@ class OidcProvider:
     person: dict[str, Any] = field(default_factory=lambda: _person(secrets.token_hex(4)))
     overrides: dict[str, Any] = field(default_factory=dict)
     token_status: int | None = None
+    client_secret: str | None = None  # set: a confidential client, authenticated at the token endpoint
+    auth_methods: list[str] = field(default_factory=list)  # how each token request authenticated
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
     authorize_queries: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.serve_discovery()
+        self.server.serve("/jwks", key_set(self.key))
+        self.server.respond("/authorize*", self._authorize)
+        self.server.respond("/token", self._token)
+
+    def serve_discovery(self, **extra: Any) -> None:
+        """The discovery document, with ``extra`` members (``token_endpoint_auth_methods_supported``)."""
         self.server.serve(
             "/.well-known/openid-configuration",
             {
@@ -62,11 +71,9 @@ class OidcProvider:
                 "jwks_uri": self.server.url("/jwks"),
                 "code_challenge_methods_supported": ["S256"],
                 "response_types_supported": ["code"],
+                **extra,
             },
         )
-        self.server.serve("/jwks", key_set(self.key))
-        self.server.respond("/authorize*", self._authorize)
-        self.server.respond("/token", self._token)
 
     @property
     def discovery_url(self) -> str:
@@ -88,11 +95,26 @@ class OidcProvider:
         location = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
         return 302, b"", {"Location": location}
 
+    def _client_authenticated(self, request: ReceivedRequest, form: dict[str, str]) -> bool:
+        """RFC 6749 2.3.1: HTTP Basic (each part form-urlencoded) or ``client_secret`` in the form."""
+        basic = request.headers.get("Authorization", "")
+        if basic.startswith("Basic "):
+            client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            self.auth_methods.append("client_secret_basic")
+            presented = (unquote_plus(client_id), unquote_plus(secret))
+        elif "client_secret" in form:
+            self.auth_methods.append("client_secret_post")
+            presented = (form["client_id"], form["client_secret"])
+        else:
+            self.auth_methods.append("none")
+            return self.client_secret is None
+        return presented == (self.client_id, self.client_secret)
+
     def _token(self, request: ReceivedRequest) -> tuple[int, bytes, dict[str, str]]:
         assert request.method == "POST"
         form = {k: v[0] for k, v in parse_qs(request.body.decode()).items()}
         assert form["grant_type"] == "authorization_code"
-        if form.get("client_id") != self.client_id:
+        if form.get("client_id") != self.client_id or not self._client_authenticated(request, form):
             return _json(401, {"error": "invalid_client"})
         grant = self.codes.get(form.get("code", ""))
         if grant is None or grant["used"]:

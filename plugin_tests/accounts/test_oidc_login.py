@@ -6,6 +6,8 @@ of the module's app."""
 
 from __future__ import annotations
 
+import base64
+import json
 import secrets
 import time
 
@@ -13,8 +15,10 @@ import pytest
 import pytest_asyncio
 from issuer_kit import ISSUER, ISSUERS, add_role, ec_key
 from oidc_provider import CLIENT_ID, REDIRECT_URI, OidcProvider, authorize
+from sqlalchemy import select
 
 from kernel.testing import shared_site_with
+from plugins.accounts.tables import issuers
 
 START = "/api/v1/auth/external/start"
 LOGIN = "/api/v1/auth/login"
@@ -22,7 +26,11 @@ LOGIN = "/api/v1/auth/login"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(svc_shared_db, svc_template_db, tmp_path_factory):
-    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, rate_limit_auth=0) as made:
+    # An encryption key, for the confidential clients' sealed secrets.
+    env = {"SVC_ENCRYPTION_KEY": base64.b64encode(b"o" * 32).decode()}
+    async with shared_site_with(
+        svc_shared_db, svc_template_db, tmp_path_factory, rate_limit_auth=0, env=env
+    ) as made:
         yield made
 
 
@@ -365,3 +373,57 @@ async def test_client_id_needs_discovery(shared, site):
         headers={**shared.admin_headers, "X-Svc-Site": site},
     )
     assert error(resp, 422, "VALIDATION_FAILED")["path"] == ["clientId"]
+
+
+async def test_confidential_client_basic(shared, client, site, provider):
+    provider.client_secret = "s3cret:/+ &x"
+    issuer = await register(shared, site, provider, clientSecret=provider.client_secret)
+    assert issuer["hasClientSecret"] is True and "clientSecret" not in issuer
+    got = await client.get(f"{ISSUERS}/{issuer['id']}", headers={**shared.admin_headers, "X-Svc-Site": site})
+    assert got.json()["data"]["hasClientSecret"] is True and "clientSecret" not in got.json()["data"]
+    async with shared.app.kernel.db.connect() as conn:
+        stored = (
+            await conn.execute(select(issuers.c.config).where(issuers.c.id == issuer["id"]))
+        ).scalar_one()
+    assert "s3cret" not in json.dumps(stored) and stored["clientSecretSealed"].startswith("sv1.")
+    resp = await login(client, site, await code_for(client, site))
+    assert resp.status_code == 200, resp.text
+    assert provider.auth_methods == ["client_secret_basic"]
+
+
+async def test_confidential_client_post_and_a_wrong_secret(shared, client, site, provider):
+    provider.client_secret = "right"
+    provider.serve_discovery(token_endpoint_auth_methods_supported=["client_secret_post"])
+    issuer = await register(shared, site, provider, clientSecret="right")
+    assert (await login(client, site, await code_for(client, site))).status_code == 200
+    assert provider.auth_methods == ["client_secret_post"]
+    headers = {**shared.admin_headers, "X-Svc-Site": site}
+    patched = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"clientSecret": "wrong"}, headers=headers)
+    assert patched.status_code == 200 and patched.json()["data"]["hasClientSecret"] is True
+    found = error(await login(client, site, await code_for(client, site)), 401, "EXTERNAL_CODE_REJECTED")
+    assert found["extensions"]["reason"] == "invalid_client"
+    # A PATCH of other fields keeps the secret; null clears it (a public client again).
+    patched = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"clientSecret": "right"}, headers=headers)
+    assert patched.status_code == 200, patched.text
+    patched = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"clockSkewSeconds": 5}, headers=headers)
+    assert patched.json()["data"]["hasClientSecret"] is True
+    assert (await login(client, site, await code_for(client, site))).status_code == 200
+    patched = await client.patch(f"{ISSUERS}/{issuer['id']}", json={"clientSecret": None}, headers=headers)
+    assert patched.json()["data"]["hasClientSecret"] is False
+    found = error(await login(client, site, await code_for(client, site)), 401, "EXTERNAL_CODE_REJECTED")
+    assert found["extensions"]["reason"] == "invalid_client" and provider.auth_methods[-1] == "none"
+
+
+async def test_client_secret_needs_client_id(shared, client, site, provider):
+    resp = await shared.app.client.post(
+        ISSUERS,
+        json={
+            "issuer": ISSUER,
+            "discoveryUrl": provider.discovery_url,
+            "audience": "svc-api",
+            "algorithms": ["RS256"],
+            "clientSecret": "s",
+        },
+        headers={**shared.admin_headers, "X-Svc-Site": site},
+    )
+    assert error(resp, 422, "VALIDATION_FAILED")["path"] == ["clientSecret"]

@@ -25,9 +25,9 @@ CLAIM_DEFAULTS = {"email": "email", "roles": "roles", "siteId": "siteId", "exter
 
 FIELDS = frozenset({"issuer", "jwksUri", "discoveryUrl", "audience", "algorithms", "claimMapping",
                     "roleMapping", "defaultRoleId", "jitProvisioning", "clockSkewSeconds", "enabled",
-                    "clientId", "scopes"})
+                    "clientId", "clientSecret", "scopes"})
 # Keys PATCH may clear with null; the others are required or have defaults.
-CLEARABLE = frozenset({"jwksUri", "discoveryUrl", "defaultRoleId", "clientId", "scopes"})
+CLEARABLE = frozenset({"jwksUri", "discoveryUrl", "defaultRoleId", "clientId", "clientSecret", "scopes"})
 # In a PATCH, null on a mapping puts it back to its default.
 NULLABLE_IN_PATCH = CLEARABLE | {"claimMapping", "roleMapping"}
 MAX_TEXT = 500
@@ -210,6 +210,8 @@ def normalise_config(body: Any) -> dict[str, Any]:
         "clockSkewSeconds": _skew(body.get("clockSkewSeconds")),
         "enabled": _flag(body, "enabled", True),
         "clientId": _text(client_id, "clientId") if client_id is not None else None,
+        # Write-only: issuers.py seals it (kernel.secrets) and never stores or answers it plain.
+        "clientSecret": _text(body["clientSecret"], "clientSecret") if body.get("clientSecret") is not None else None,
         "scopes": _scopes(body.get("scopes")),
     }
 
@@ -260,6 +262,7 @@ _PROPERTIES: dict[str, Any] = {
     "clockSkewSeconds": {"type": "integer", "minimum": 0, "maximum": MAX_CLOCK_SKEW},
     "enabled": {"type": "boolean"},
     "clientId": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+    "clientSecret": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "writeOnly": True},
     "scopes": {"type": "array", "maxItems": MAX_SCOPES,
                "items": {"type": "string", "pattern": "^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,100}$"}},
 }
@@ -278,10 +281,11 @@ RECORD_SCHEMA: dict[str, Any] = {
     "required": ["id", "issuer", "audience", "algorithms", "claimMapping", "roleMapping", "jitProvisioning",
                  "clockSkewSeconds", "enabled", "createdAt", "updatedAt"],
     "properties": {
-        **_PROPERTIES, "id": {"type": "string"},
+        **{k: v for k, v in _PROPERTIES.items() if k != "clientSecret"}, "id": {"type": "string"},
         "jwksUri": {"type": ["string", "null"]}, "discoveryUrl": {"type": ["string", "null"]},
         "defaultRoleId": {"type": ["string", "null"]},
-        "clientId": {"type": ["string", "null"]}, "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
+        "clientId": {"type": ["string", "null"]}, "hasClientSecret": {"type": "boolean"},
+        "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
         "claimMapping": {"type": "object", "additionalProperties": {"type": "string"}},
         "roleMapping": {"type": "object", "additionalProperties": True},
         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},

@@ -22,7 +22,7 @@ import secrets
 from dataclasses import dataclass
 from time import monotonic
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote_plus, urlencode, urlsplit
 
 import httpx
 import jwt
@@ -32,6 +32,7 @@ from kernel.auth.principal import Principal
 from kernel.db.meta import aware, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from kernel.secrets import SecretError
 from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
@@ -247,6 +248,20 @@ async def _spend_state(kernel: Any, site_id: str, issuer_id: str, state: str, co
     return str(row["redirect_uri"])
 
 
+def _client_authentication(
+    document: dict[str, Any], client_id: str, secret: str, form: dict[str, str], headers: dict[str, str]
+) -> None:
+    """A confidential client's credentials: HTTP Basic (``client_secret_basic``, the default of
+    OpenID Connect Discovery), or in the form when the provider lists only ``client_secret_post``."""
+    methods = document.get("token_endpoint_auth_methods_supported")
+    if isinstance(methods, list) and "client_secret_post" in methods and "client_secret_basic" not in methods:
+        form["client_secret"] = secret
+        return
+    # RFC 6749 2.3.1: each part form-urlencoded before the Basic encoding.
+    pair = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()
+    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+
+
 async def _exchange(
     kernel: Any, row: Any, document: dict[str, Any], code: str, redirect_uri: str, state: str
 ) -> str:
@@ -260,11 +275,19 @@ async def _exchange(
         "code_verifier": _derive(kernel, "svc-oidc-verifier", state),
     }
     unavailable = f"The token endpoint of issuer '{row['issuer'][:100]}' could not be used"
+    headers = {"Accept": "application/json"}
+    try:
+        secret = issuers.open_client_secret(kernel, row["site_id"], config)
+    except (ApiError, SecretError) as exc:
+        log.warning("client secret of issuer %r cannot be opened: %s", row["issuer"][:100], exc)
+        raise _error(
+            "EXTERNAL_ISSUER_UNAVAILABLE", "The issuer's client secret cannot be opened (SVC_ENCRYPTION_KEY)"
+        ) from exc
+    if secret is not None:
+        _client_authentication(document, config["clientId"], secret, form, headers)
     try:
         outbound.check_url(document["token_endpoint"])
-        resp = await outbound_client(kernel).post(
-            document["token_endpoint"], data=form, headers={"Accept": "application/json"}
-        )
+        resp = await outbound_client(kernel).post(document["token_endpoint"], data=form, headers=headers)
         answer = resp.json() if len(resp.content) <= MAX_TOKEN_ANSWER else None
     except (ApiError, httpx.HTTPError, ValueError) as exc:
         log.warning("token endpoint of issuer %r failed: %s", row["issuer"][:100], exc)
