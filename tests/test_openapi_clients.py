@@ -150,7 +150,7 @@ async def test_a_generated_client_logs_in_creates_and_lists(shared_site: Any, ge
     anonymous = client_mod.Client(base_url="http://testserver", httpx_args={"transport": transport})
 
     login = await _api("accounts.post_auth_login").asyncio_detailed(
-        client=anonymous, body=models.PostAuthLoginBody(email=ADMIN_EMAIL, password=ADMIN_PASSWORD))
+        client=anonymous, body=models.PostAuthLoginPasswordLogin(email=ADMIN_EMAIL, password=ADMIN_PASSWORD))
     assert login.status_code == 200, login.content
     token = login.parsed.data.token
     client = client_mod.AuthenticatedClient(base_url="http://testserver", token=token,

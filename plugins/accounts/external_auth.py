@@ -138,6 +138,16 @@ async def verify(kernel: Any, site_id: str, row: Any, token: str) -> Principal:
         raise _unauthenticated(f"The token's algorithm {str(alg)[:20]!r} is not allowed for this issuer")
     key = await jwks.signing_key(kernel, row["id"], {**config, "issuer": issuer}, header.get("kid"), alg)
     claims = _decode(token, key, alg, config, issuer)
+    user_id, role_id, email = await map_claims(kernel, site_id, row, claims)
+    return Principal(kind="external", user_id=user_id, site_id=site_id, role_id=role_id, email=email,
+                     claims=claims)
+
+
+async def map_claims(kernel: Any, site_id: str, row: Any, claims: dict[str, Any]) -> tuple[str | None, str, str | None]:
+    """Verified claims of issuer ``row`` -> (local user id or None, role id, email), as the
+    issuer's ``claimMapping``, ``roleMapping`` and ``jitProvisioning`` say; 401/403 otherwise.
+    Bearer tokens and the OpenID Connect login (``oidc_login``) both come through here."""
+    config = dict(row["config"] or {})
     mapping = config.get("claimMapping") or {}
     claimed_site = claim(claims, mapping.get("siteId") or "siteId")
     if claimed_site is not None and claimed_site != site_id:
@@ -152,5 +162,4 @@ async def verify(kernel: Any, site_id: str, row: Any, token: str) -> Principal:
         user_id = await external_users.provision(kernel, site_id, row, subject, email, role["id"])
     else:
         user_id = await external_users.linked_user(kernel, site_id, row["id"], subject)
-    return Principal(kind="external", user_id=user_id, site_id=site_id, role_id=role["id"], email=email,
-                     claims=claims)
+    return user_id, role["id"], email

@@ -24,15 +24,19 @@ DEFAULT_CLOCK_SKEW = 60
 CLAIM_DEFAULTS = {"email": "email", "roles": "roles", "siteId": "siteId", "externalId": "sub"}
 
 FIELDS = frozenset({"issuer", "jwksUri", "discoveryUrl", "audience", "algorithms", "claimMapping",
-                    "roleMapping", "defaultRoleId", "jitProvisioning", "clockSkewSeconds", "enabled"})
+                    "roleMapping", "defaultRoleId", "jitProvisioning", "clockSkewSeconds", "enabled",
+                    "clientId", "clientSecret", "scopes"})
 # Keys PATCH may clear with null; the others are required or have defaults.
-CLEARABLE = frozenset({"jwksUri", "discoveryUrl", "defaultRoleId"})
+CLEARABLE = frozenset({"jwksUri", "discoveryUrl", "defaultRoleId", "clientId", "clientSecret", "scopes"})
 # In a PATCH, null on a mapping puts it back to its default.
 NULLABLE_IN_PATCH = CLEARABLE | {"claimMapping", "roleMapping"}
 MAX_TEXT = 500
 MAX_URL = 2000
 MAX_AUDIENCES = 20
 MAX_ROLE_MAPPINGS = 200
+MAX_SCOPES = 20
+# RFC 6749 section 3.3: a scope token is printable ASCII without space, '"' or '\\'.
+_SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,100}$")
 # Control characters never belong in these strings; NUL would also break PostgreSQL text.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -116,6 +120,22 @@ def _role_mapping(value: Any) -> dict[str, dict[str, str]]:
     return out
 
 
+def _scopes(value: Any) -> list[str] | None:
+    """Scopes asked for besides ``openid email profile`` (OpenID Connect login)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_SCOPES:
+        raise _fail(f"'scopes' must be a list of at most {MAX_SCOPES} scope names", "scopes")
+    out: list[str] = []
+    for i, scope in enumerate(value):
+        if not isinstance(scope, str) or not _SCOPE.match(scope):
+            raise _fail("A scope is 1 to 100 printable characters without spaces, quotes or backslashes",
+                        "scopes", i)
+        if scope not in out:
+            out.append(scope)
+    return out
+
+
 def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
     value = body.get(name)
     if value is None:
@@ -173,6 +193,10 @@ def normalise_config(body: Any) -> dict[str, Any]:
     if body.get("algorithms") is None:
         raise _fail("'algorithms' is required", "algorithms")
     default_role = body.get("defaultRoleId")
+    client_id = body.get("clientId")
+    if client_id is not None and discovery is None:
+        raise _fail("Login with 'clientId' needs 'discoveryUrl' (the authorization and token endpoints "
+                    "come from the discovery document)", "clientId")
     return {
         "issuer": issuer,
         "jwksUri": check_url(jwks_uri, "jwksUri") if jwks_uri is not None else None,
@@ -185,6 +209,10 @@ def normalise_config(body: Any) -> dict[str, Any]:
         "jitProvisioning": _flag(body, "jitProvisioning", False),
         "clockSkewSeconds": _skew(body.get("clockSkewSeconds")),
         "enabled": _flag(body, "enabled", True),
+        "clientId": _text(client_id, "clientId") if client_id is not None else None,
+        # Write-only: issuers.py seals it (kernel.secrets) and never stores or answers it plain.
+        "clientSecret": _text(body["clientSecret"], "clientSecret") if body.get("clientSecret") is not None else None,
+        "scopes": _scopes(body.get("scopes")),
     }
 
 
@@ -233,6 +261,10 @@ _PROPERTIES: dict[str, Any] = {
     "jitProvisioning": {"type": "boolean"},
     "clockSkewSeconds": {"type": "integer", "minimum": 0, "maximum": MAX_CLOCK_SKEW},
     "enabled": {"type": "boolean"},
+    "clientId": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+    "clientSecret": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "writeOnly": True},
+    "scopes": {"type": "array", "maxItems": MAX_SCOPES,
+               "items": {"type": "string", "pattern": "^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,100}$"}},
 }
 CREATE_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "properties": _PROPERTIES,
@@ -249,9 +281,11 @@ RECORD_SCHEMA: dict[str, Any] = {
     "required": ["id", "issuer", "audience", "algorithms", "claimMapping", "roleMapping", "jitProvisioning",
                  "clockSkewSeconds", "enabled", "createdAt", "updatedAt"],
     "properties": {
-        **_PROPERTIES, "id": {"type": "string"},
+        **{k: v for k, v in _PROPERTIES.items() if k != "clientSecret"}, "id": {"type": "string"},
         "jwksUri": {"type": ["string", "null"]}, "discoveryUrl": {"type": ["string", "null"]},
         "defaultRoleId": {"type": ["string", "null"]},
+        "clientId": {"type": ["string", "null"]}, "hasClientSecret": {"type": "boolean"},
+        "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
         "claimMapping": {"type": "object", "additionalProperties": {"type": "string"}},
         "roleMapping": {"type": "object", "additionalProperties": True},
         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},

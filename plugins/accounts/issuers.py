@@ -22,18 +22,25 @@ from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import jwks
 from plugins.accounts.issuer_config import check_create_body, merge_patch, normalise_config
-from plugins.accounts.tables import external_identities, issuers
+from plugins.accounts.tables import external_identities, external_logins, issuers
 
 # Ids are UUIDs; anything else cannot name an issuer, so it is a 404 without a query.
 _ID = re.compile(r"^[0-9A-Za-z-]{1,36}$")
 AUDIT_TARGET = "issuer"
+# The OpenID Connect client secret: sealed with kernel.secrets in the stored config under
+# SEALED_SECRET, answered only as ``hasClientSecret`` (docs/decisions/external-issuers.md).
+SEALED_SECRET = "clientSecretSealed"
+SECRET_PURPOSE = "accounts.issuer.client_secret"
 
 
 def issuer_record(row: Any) -> dict[str, Any]:
-    """The API shape: the stored config plus id, issuer, enabled and timestamps."""
+    """The API shape: the stored config (never the sealed secret) plus id, issuer, enabled,
+    ``hasClientSecret`` and timestamps."""
     config = dict(row["config"] or {})
+    sealed = config.pop(SEALED_SECRET, None)
     return {
         "id": row["id"], **config, "issuer": row["issuer"], "enabled": bool(row["enabled"]),
+        "hasClientSecret": bool(sealed),
         "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
     }
 
@@ -41,6 +48,21 @@ def issuer_record(row: Any) -> dict[str, Any]:
 def _stored(config: dict[str, Any]) -> dict[str, Any]:
     """What goes in the ``config`` column: everything but the columns of their own."""
     return {k: v for k, v in config.items() if k not in ("issuer", "enabled")}
+
+
+def _seal_secret(uow: Any, config: dict[str, Any], plain: str | None, kept: str | None) -> dict[str, Any]:
+    """``config`` as stored: the plain secret (if given) sealed for this site, else ``kept``."""
+    sealed = uow.kernel.secrets.seal(uow.db.site_id, plain, purpose=SECRET_PURPOSE) if plain else kept
+    if sealed and not config.get("clientId"):
+        raise ApiError.validation("'clientSecret' needs 'clientId'", path=["clientSecret"], status=422)
+    return {**_stored(config), **({SEALED_SECRET: sealed} if sealed else {})}
+
+
+def open_client_secret(kernel: Any, site_id: str, config: dict[str, Any]) -> str | None:
+    """The plain client secret of a stored issuer config, or None (raises ``SecretError`` or 400
+    ``ENCRYPTION_KEY_REQUIRED`` when it cannot be opened)."""
+    sealed = config.get(SEALED_SECRET)
+    return kernel.secrets.open(site_id, sealed, purpose=SECRET_PURPOSE) if sealed else None
 
 
 def _not_found(issuer_id: str) -> ApiError:
@@ -110,13 +132,14 @@ async def create_issuer(uow: Any, body: Any, *, ip: str | None = None) -> dict[s
     """Register an issuer; 422 on a bad config, 409 ``ISSUER_ALREADY_EXISTS`` on a duplicate."""
     config = normalise_config(check_create_body(body))
     db = uow.db
+    stored = _seal_secret(uow, config, config.pop("clientSecret"), None)
     await _check_roles(uow.conn, db.site_id, config)
     if await _issuer_taken(db, config["issuer"]):
         raise _duplicate(config["issuer"])
     issuer_id, now = uuid7(), now_utc()
     # No savepoint around the insert: an IntegrityError aborts the whole unit of work anyway.
     try:
-        await db.insert(issuers, {"id": issuer_id, "issuer": config["issuer"], "config": _stored(config),
+        await db.insert(issuers, {"id": issuer_id, "issuer": config["issuer"], "config": stored,
                                   "enabled": config["enabled"], "created_at": now, "updated_at": now})
     except IntegrityError as exc:  # a concurrent registration of the same issuer won the race
         raise _duplicate(config["issuer"]) from exc
@@ -133,21 +156,24 @@ async def update_issuer(uow: Any, issuer_id: str, patch: Any, *, ip: str | None 
     db = uow.db
     row = await _get_row(db, issuer_id)
     current = issuer_record(row)
-    base = {k: v for k, v in current.items() if k not in ("id", "createdAt", "updatedAt")}
+    base = {k: v for k, v in current.items() if k not in ("id", "createdAt", "updatedAt", "hasClientSecret")}
     config = normalise_config(merge_patch(base, patch))
+    replaced = isinstance(patch, dict) and "clientSecret" in patch  # null clears it
+    stored = _seal_secret(uow, config, config.pop("clientSecret"),
+                          None if replaced else (row["config"] or {}).get(SEALED_SECRET))
     await _check_roles(uow.conn, db.site_id, config)
     if config["issuer"] != row["issuer"] and await _issuer_taken(db, config["issuer"], except_id=issuer_id):
         raise _duplicate(config["issuer"])
     try:
         await db.execute(db.update(issuers).where(issuers.c.id == issuer_id).values(
-            issuer=config["issuer"], config=_stored(config), enabled=config["enabled"], updated_at=now_utc()))
+            issuer=config["issuer"], config=stored, enabled=config["enabled"], updated_at=now_utc()))
     except IntegrityError as exc:
         raise _duplicate(config["issuer"]) from exc
     if config["issuer"] != row["issuer"]:
         # Subjects are only unique within one issuer: links made under the old issuer must not
         # let the new one's subjects sign in as those users.
         await db.execute(db.delete(external_identities).where(external_identities.c.issuer_id == issuer_id))
-    changed = sorted(k for k in config if config[k] != base.get(k))
+    changed = sorted([k for k in config if config[k] != base.get(k)] + (["clientSecret"] if replaced else []))
     # Field names only: audit records never carry the values (URLs, audiences) themselves.
     await audit(uow.conn, action="issuer.update", site_id=db.site_id, principal=uow.principal,
                 target_type=AUDIT_TARGET, target_id=issuer_id, ip=ip, request_id=uow.request_id,
@@ -162,6 +188,7 @@ async def delete_issuer(uow: Any, issuer_id: str, *, ip: str | None = None) -> N
     row = await _get_row(db, issuer_id)
     # Explicit, not only ON DELETE CASCADE: the links must go even where FKs are not enforced.
     await db.execute(db.delete(external_identities).where(external_identities.c.issuer_id == issuer_id))
+    await db.execute(db.delete(external_logins).where(external_logins.c.issuer_id == issuer_id))
     await db.execute(db.delete(issuers).where(issuers.c.id == issuer_id))
     await audit(uow.conn, action="issuer.delete", site_id=db.site_id, principal=uow.principal,
                 target_type=AUDIT_TARGET, target_id=issuer_id, ip=ip, request_id=uow.request_id,

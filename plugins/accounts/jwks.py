@@ -96,7 +96,7 @@ def parse_key_set(document: Any) -> list[dict[str, Any]]:
     return keys
 
 
-async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
+async def get_json(client: httpx.AsyncClient, url: str) -> Any:
     try:
         outbound.check_url(url)
     except ApiError as exc:
@@ -123,23 +123,26 @@ async def fetch_key_set(kernel: Any, config: dict[str, Any]) -> list[dict[str, A
     try:
         url = config.get("jwksUri")
         if not url:
-            discovery = await _get_json(client, config["discoveryUrl"])
+            discovery = await get_json(client, config["discoveryUrl"])
             if not isinstance(discovery, dict) or not isinstance(discovery.get("jwks_uri"), str):
                 raise KeySetError("the discovery document has no 'jwks_uri'")
             # OpenID Connect Discovery 1.0, section 4.3: the document's issuer must be ours.
             if discovery.get("issuer") not in (None, config["issuer"]):
                 raise KeySetError("the discovery document names another issuer")
             url = discovery["jwks_uri"]
-        return parse_key_set(await _get_json(client, url))
+        return parse_key_set(await get_json(client, url))
     except outbound.OutboundRefused as exc:
         raise KeySetError(f"refused address: {exc}") from exc
     except httpx.HTTPError as exc:
         raise KeySetError(f"{type(exc).__name__}: {exc}") from exc
 
 
+KEYS_UNAVAILABLE = "keys_unavailable"
+
+
 def _fetch_failed(issuer: str) -> ApiError:
-    return ApiError.unauthenticated(f"The signing keys of issuer '{issuer[:100]}' could not be fetched; "
-                                    "the token cannot be verified")
+    return ApiError(401, "UNAUTHENTICATED", f"The signing keys of issuer '{issuer[:100]}' could not be fetched; "
+                    "the token cannot be verified", extensions={"reason": KEYS_UNAVAILABLE})
 
 
 async def _refresh(kernel: Any, entry: _Entry, config: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from plugins.accounts import (
     external_auth,
     hookspecs,
     mail_queue,
+    oidc_login,
     onetime,
     routes,
     routes_apikeys,
@@ -40,10 +41,29 @@ MY_SITE_SCHEMA = {
     "type": "object", "required": ["id", "name", "roleId", "roleName"],
     "properties": {"id": {"type": "string"}, "name": {"type": "string"},
                    "roleId": {"type": ["string", "null"]}, "roleName": {"type": ["string", "null"]}}}
-LOGIN_BODY = {
-    "type": "object", "required": ["email", "password"],
+PASSWORD_LOGIN_BODY = {
+    "title": "PasswordLogin", "type": "object", "required": ["email", "password"],
     "properties": {"email": {"type": "string", "format": "email", "maxLength": 320},
                    "password": {"type": "string", "minLength": 1, "maxLength": 1024}},
+}
+# An OpenID Connect authorization code of a trusted issuer (docs/accounts.md).
+EXTERNAL_LOGIN_BODY = {
+    "title": "ExternalCodeLogin", "type": "object", "required": ["issuer", "code", "state"],
+    "additionalProperties": False,
+    "properties": {"issuer": {"type": "string", "minLength": 1, "maxLength": 500},
+                   "code": {"type": "string", "minLength": 1, "maxLength": oidc_login.MAX_CODE},
+                   "state": {"type": "string", "minLength": 16, "maxLength": 256}},
+}
+LOGIN_BODY = {"oneOf": [PASSWORD_LOGIN_BODY, EXTERNAL_LOGIN_BODY]}
+EXTERNAL_START_BODY = {
+    "type": "object", "required": ["issuer", "redirectUri"], "additionalProperties": False,
+    "properties": {"issuer": {"type": "string", "minLength": 1, "maxLength": 500},
+                   "redirectUri": {"type": "string", "minLength": 1, "maxLength": oidc_login.MAX_REDIRECT}},
+}
+EXTERNAL_START_DATA = {
+    "type": "object", "required": ["authorizationUrl", "state", "expiresIn"],
+    "properties": {"authorizationUrl": {"type": "string"}, "state": {"type": "string"},
+                   "expiresIn": {"type": "integer"}},
 }
 LOGIN_DATA = rs.session_data(USER_SCHEMA)
 
@@ -70,7 +90,12 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 def register_routes(kernel: Any) -> list[Route]:
     return [
         Route("/auth/login", rs.LoginResource(kernel), site="optional", auth="public", rate_limit="auth",
-              openapi=ops(post=("Log in with email and password", LOGIN_BODY, LOGIN_DATA, 200))),
+              openapi=ops(post=("Log in with email and password, or a trusted issuer's authorization code",
+                                LOGIN_BODY, LOGIN_DATA, 200))),
+        Route("/auth/external/start", rs.ExternalStartResource(kernel), site="required", auth="public",
+              rate_limit="auth",
+              openapi=ops(post=("Begin an OpenID Connect login at a trusted issuer (PKCE)", EXTERNAL_START_BODY,
+                                EXTERNAL_START_DATA, 200))),
         Route("/auth/me", routes.MeResource(kernel), site="optional", auth="bearer",
               openapi=ops(get=("The current user's profile", None, USER_SCHEMA, 200))),
         Route("/me/sites", routes.MySitesResource(kernel), site="optional", auth="bearer",
@@ -116,7 +141,7 @@ def register_commands(subparsers: Any, kernel_factory: Any) -> None:
 
 @hookimpl
 def register_settings() -> list[Any]:
-    return [*sessions.SETTINGS, *emails.SETTINGS, *onetime.SETTINGS]
+    return [*sessions.SETTINGS, *emails.SETTINGS, *onetime.SETTINGS, *oidc_login.SETTINGS]
 
 
 @hookimpl
@@ -129,6 +154,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
     return {
         "ISSUER_ALREADY_EXISTS": (409, "The site already trusts an issuer with this 'issuer' value."),
         "DELIVERY_FAILED": (502, "The email server could not be reached or refused the message."),
+        **oidc_login.ERROR_CODES,
     }
 
 
@@ -145,6 +171,7 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
 @hookimpl
 async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
     await sessions.delete_site_rows(conn, site_id)
+    await oidc_login.delete_site_rows(conn, site_id)
 
 
 # The authenticate chain, in three steps ordered by tryfirst / plain / trylast.

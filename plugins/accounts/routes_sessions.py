@@ -13,7 +13,7 @@ from typing import Any
 from kernel.errors import ApiError
 from kernel.http.media import body_field, read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.accounts import impersonation, password_change, service, session_control, sessions
+from plugins.accounts import impersonation, oidc_login, password_change, service, session_control, sessions
 from plugins.accounts.sessions import COOKIE_NAME, COOKIE_PATH, Client
 
 REFRESH_HEADER = "X-Svc-Refresh"
@@ -63,13 +63,30 @@ class _Resource:
         self.kernel = kernel
 
 
+EXTERNAL_LOGIN_FIELDS = {"issuer", "code", "state"}
+
+
 class LoginResource(_Resource):
+    """``{ email, password }``, or ``{ issuer, code, state }``: an OpenID Connect authorization
+    code of a trusted issuer (``oidc_login``); the same answer either way."""
+
     async def on_post(self, req: Any, resp: Any) -> None:
         body = await read_json(req)
-        data = await sessions.login(self.kernel, body.get("email"), body.get("password"),
-                                    request_context(req).site_id, client_of(req))
+        if isinstance(body, dict) and "code" in body:
+            reject_unknown(body, EXTERNAL_LOGIN_FIELDS)
+            data = await oidc_login.login(self.kernel, request_context(req).site_id, body, client_of(req))
+        else:
+            data = await sessions.login(self.kernel, body.get("email"), body.get("password"),
+                                        request_context(req).site_id, client_of(req))
         set_refresh_cookie(resp, self.kernel, data["refreshToken"])
         send_data(resp, data)
+
+
+class ExternalStartResource(_Resource):
+    async def on_post(self, req: Any, resp: Any) -> None:
+        body = await read_json(req)
+        reject_unknown(body, {"issuer", "redirectUri"})
+        send_data(resp, await oidc_login.start(self.kernel, request_context(req).require_site(), body))
 
 
 class RefreshResource(_Resource):

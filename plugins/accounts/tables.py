@@ -95,3 +95,21 @@ external_identities = Table(
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# OpenID Connect logins started at a trusted issuer (POST /auth/external/start), waiting for
+# their code. Only the state's SHA-256 is kept; the PKCE verifier and nonce are derived from the
+# state (oidc_login.py). ``used_at`` and ``code_hash`` are set when the state is redeemed.
+external_logins = Table(
+    "svc_external_logins",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False),
+    Column("state_hash", String(64), nullable=False, unique=True),
+    Column("redirect_uri", String(2000), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),
+    Column("code_hash", String(64), nullable=True),
+    Index("ix_svc_external_logins_site_expires", "site_id", "expires_at"),
+)
