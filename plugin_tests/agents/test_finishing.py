@@ -3,6 +3,9 @@ is decided, incidents are resolved, and a suggestion is applied by a person."""
 
 from __future__ import annotations
 
+import pytest_asyncio
+from ai.conftest import ScriptedModel, tool_call  # plugin_tests/ai (its package name under pytest)
+
 from kernel.testing import Calls
 
 from .conftest import goal, member_as, posts, update_line, writer_role
@@ -125,3 +128,30 @@ async def test_a_stale_suggestion_and_a_staged_write_are_refused(svc_app, calls)
     await calls.err("post", "/agent/staged/nope/apply", 404, "NOT_FOUND")
     anon = Calls(svc_app.client, {"X-Svc-Site": calls.headers["X-Svc-Site"]})
     await anon.err("post", f"/agent/staged/{staged['id']}/apply", 401)
+
+
+@pytest_asyncio.fixture
+async def model(http_receiver):
+    return ScriptedModel(http_receiver)
+
+
+async def test_a_model_planned_goal_hears_the_outcome_of_its_approved_call(make_app, model, run_due_jobs):
+    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted-1"})
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    await posts(calls)
+    await writer_role(calls, skills=["create_field", "read_items"])
+    model.script = [{"tool_calls": [tool_call("create_field", {"collection": "posts", "field": "subtitle",
+                                                               "type": "string"}, "call_7")]}]
+    waiting = await goal(calls, "Add a subtitle field.")
+    assert waiting["status"] == "waiting" and waiting["steps"][0]["callId"] == "call_7"
+    await calls.ok("post", f"/ai/approvals/{waiting['steps'][0]['approvalId']}/decide", json={"decision": "approved"})
+    model.script = [{"content": "The field exists now."}]
+    await run_due_jobs(app, periodic=False)
+    done = await calls.ok("get", f"/agent/goals/{waiting['id']}")
+    assert done["status"] == "succeeded" and done["steps"][-1] == {"outcome": "answered",
+                                                                   "message": "The field exists now."}
+    resumed = model.requests()[-1]["messages"]
+    assert resumed[2]["tool_calls"][0]["id"] == "call_7"
+    assert resumed[3]["role"] == "tool" and resumed[3]["tool_call_id"] == "call_7"
+    assert '"status":"approved"' in resumed[3]["content"]
