@@ -13,6 +13,8 @@ import pytest_asyncio
 from kernel import hookimpl
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
+from kernel.testing import Calls
+from plugin_tests.realtime.test_push import VAPID_ENV, Browser
 from plugins.ai.api import Skill
 
 from .conftest import tool_call
@@ -73,6 +75,22 @@ async def test_a_new_approval_notifies_the_studio(calls, calls_b, model):
     assert "Delete collection 'posts'" in note["title"]
     # another site hears nothing of it
     assert [n for n in await calls_b.ok("get", "/notifications") if n["entityId"] == pending["approvalId"]] == []
+
+
+async def test_approvers_get_the_request_by_web_push(make_app, model, http_receiver, run_due_jobs):
+    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, **VAPID_ENV})
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    browser = Browser()
+    endpoint = http_receiver.serve_raw("/push/admin", b"", 201)
+    await calls.ok("post", "/push/subscriptions", status=201, json={"endpoint": endpoint, "keys": browser.keys})
+    await calls.collection("posts", {"title": "string"})
+    model.script = [{"tool_calls": [tool_call("delete_collection", {"name": "posts"})]}]
+    pending = await calls.ok("post", "/ai/chat", status=202, json={"message": "drop the posts"})
+    await run_due_jobs(app, periodic=False)
+    [request] = http_receiver.received("/push/admin")
+    pushed = browser.decrypt(request.body)["notification"]
+    assert pushed["kind"] == "ai.approval.requested" and pushed["entityId"] == pending["approvalId"]
 
 
 async def _approve_note(calls, model, note: str) -> dict:
