@@ -160,6 +160,14 @@ def register_routes(kernel: Any) -> list[Route]:
                      "HITL_REQUIRED)", schemas.CHAT_BODY, schemas.CHAT, 200))
     chat["post"]["responses"]["202"] = {**chat["post"]["responses"]["200"],
                                         "description": "HITL_REQUIRED: a pending approval, nothing changed"}
+    chat["post"]["responses"]["200"]["content"] = {
+        **chat["post"]["responses"]["200"]["content"],
+        "text/event-stream": {"schema": {
+            "type": "object", "required": ["data"],
+            "description": "Streamed (Accept: text/event-stream or \"stream\": true), one event at a time: text, tool, "
+                           "then done or error (docs/ai.md)",
+            "properties": {"event": {"type": "string", "enum": ["text", "tool", "done", "error"]},
+                           "data": {"type": "string", "description": "A JSON object"}}}}}
     found = [
         Route("/ai/chat", routes.ChatResource(), auth="bearer", rate_limit="ai", openapi=chat),
         Route("/ai/skills", routes.SkillsResource(), auth="bearer", openapi=ops(
