@@ -32,14 +32,16 @@ async def test_a_goal_waits_on_its_approval_and_goes_on_when_it_is_decided(svc_a
     assert staged["goalId"] == done["id"] and staged["diff"]["after"] == {"title": "Tidy"}
 
 
-async def test_a_rejection_also_lets_the_goal_go_on_and_other_sites_are_untouched(svc_app, calls, calls_b,
-                                                                                 run_due_jobs):
+async def test_a_rejection_also_lets_the_goal_go_on_and_other_sites_are_untouched(
+    svc_app, calls, calls_b, run_due_jobs
+):
     await posts(calls)
     await writer_role(calls)
     waiting = await goal(calls, "add field subtitle string to posts\nread posts")
     approval_id = waiting["steps"][0]["approvalId"]
-    await calls_b.err("post", f"/ai/approvals/{approval_id}/decide", 404, "NOT_FOUND",
-                      json={"decision": "rejected"})
+    await calls_b.err(
+        "post", f"/ai/approvals/{approval_id}/decide", 404, "NOT_FOUND", json={"decision": "rejected"}
+    )
     await calls_b.err("get", f"/agent/goals/{waiting['id']}", 404)
     await calls.ok("post", f"/ai/approvals/{approval_id}/decide", json={"decision": "rejected"})
     await run_due_jobs(svc_app, periodic=False)
@@ -49,7 +51,9 @@ async def test_a_rejection_also_lets_the_goal_go_on_and_other_sites_are_untouche
     assert [f["field"] for f in await calls.ok("get", "/fields/posts")] == ["title", "body"]
 
 
-async def test_an_incident_is_resolved_once_by_an_admin_and_audited(svc_app, calls, calls_b, site, make_member):
+async def test_an_incident_is_resolved_once_by_an_admin_and_audited(
+    svc_app, calls, calls_b, site, make_member
+):
     item = await posts(calls)
     await writer_role(calls)
     await goal(calls, update_line(item, {"title": "t"}))
@@ -65,7 +69,9 @@ async def test_an_incident_is_resolved_once_by_an_admin_and_audited(svc_app, cal
     await calls.err("post", path, 400, "VALIDATION_FAILED", json={"why": "x"})
     resolved = await calls.ok("post", path, json={"note": "the title was fine"})
     assert resolved["status"] == "resolved" and resolved["resolution"]["note"] == "the title was fine"
-    assert resolved["resolution"]["by"].startswith("user:") and resolved["detail"]["stagingId"] == staging["id"]
+    assert (
+        resolved["resolution"]["by"].startswith("user:") and resolved["detail"]["stagingId"] == staging["id"]
+    )
     await calls.err("post", path, 409, "CONFLICT", json={})
     await calls.err("post", "/agent/autonomy/incidents/nope/resolve", 404, "NOT_FOUND")
     assert (await calls.ok("get", "/agent/autonomy"))["incidents"] == []
@@ -87,8 +93,9 @@ async def test_a_resolved_incident_no_longer_counts_towards_a_demotion(calls):
     assert (await calls.ok("get", "/agent/autonomy"))["grants"][0]["level"] == "stage"
 
 
-async def test_a_person_applies_a_suggestion_as_themselves(svc_app, calls, calls_b, site, make_member,
-                                                           run_due_jobs):
+async def test_a_person_applies_a_suggestion_as_themselves(
+    svc_app, calls, calls_b, site, make_member, run_due_jobs
+):
     item = await posts(calls)
     await writer_role(calls, autonomy="suggest")
     await goal(calls, update_line(item, {"title": "Suggested title"}))
@@ -96,8 +103,14 @@ async def test_a_person_applies_a_suggestion_as_themselves(svc_app, calls, calls
     assert suggestion["level"] == "suggest"
     path = f"/agent/staged/{suggestion['id']}/apply"
     await calls_b.err("post", path, 404, "NOT_FOUND")
-    reader = await member_as(svc_app, calls, make_member, site, "readers",
-                             [{"collection": "posts", "action": "read", "fields": ["*"]}])
+    reader = await member_as(
+        svc_app,
+        calls,
+        make_member,
+        site,
+        "readers",
+        [{"collection": "posts", "action": "read", "fields": ["*"]}],
+    )
     await reader.err("post", path, 403)  # the items API refuses them, as a direct write
     assert (await calls.ok("get", f"/agent/staged/{suggestion['id']}"))["status"] == "pending"
     applied = await calls.ok("post", path)
@@ -120,8 +133,12 @@ async def test_a_stale_suggestion_and_a_staged_write_are_refused(svc_app, calls)
     assert (await calls.ok("get", f"/agent/staged/{suggestion['id']}"))["status"] == "stale"
     assert (await calls.get("posts", item))["title"] == "edited by hand"
     await calls.ok("patch", "/agent/roles/writer", json={"autonomy": "suggest"})
-    other = await calls.ok("post", "/agent/roles", status=201, json={
-        "name": "stager", "description": "stages", "collections": ["posts"], "autonomy": "stage"})
+    other = await calls.ok(
+        "post",
+        "/agent/roles",
+        status=201,
+        json={"name": "stager", "description": "stages", "collections": ["posts"], "autonomy": "stage"},
+    )
     await goal(calls, update_line(item, {"title": "Staged"}), role=other["name"])
     [staged] = await calls.ok("get", "/agent/staged")
     await calls.err("post", f"/agent/staged/{staged['id']}/apply", 409, "CONFLICT")
@@ -141,16 +158,27 @@ async def test_a_model_planned_goal_hears_the_outcome_of_its_approved_call(make_
     calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
     await posts(calls)
     await writer_role(calls, skills=["create_field", "read_items"])
-    model.script = [{"tool_calls": [tool_call("create_field", {"collection": "posts", "field": "subtitle",
-                                                               "type": "string"}, "call_7")]}]
+    model.script = [
+        {
+            "tool_calls": [
+                tool_call(
+                    "create_field", {"collection": "posts", "field": "subtitle", "type": "string"}, "call_7"
+                )
+            ]
+        }
+    ]
     waiting = await goal(calls, "Add a subtitle field.")
     assert waiting["status"] == "waiting" and waiting["steps"][0]["callId"] == "call_7"
-    await calls.ok("post", f"/ai/approvals/{waiting['steps'][0]['approvalId']}/decide", json={"decision": "approved"})
+    await calls.ok(
+        "post", f"/ai/approvals/{waiting['steps'][0]['approvalId']}/decide", json={"decision": "approved"}
+    )
     model.script = [{"content": "The field exists now."}]
     await run_due_jobs(app, periodic=False)
     done = await calls.ok("get", f"/agent/goals/{waiting['id']}")
-    assert done["status"] == "succeeded" and done["steps"][-1] == {"outcome": "answered",
-                                                                   "message": "The field exists now."}
+    assert done["status"] == "succeeded" and done["steps"][-1] == {
+        "outcome": "answered",
+        "message": "The field exists now.",
+    }
     resumed = model.requests()[-1]["messages"]
     assert resumed[2]["tool_calls"][0]["id"] == "call_7"
     assert resumed[3]["role"] == "tool" and resumed[3]["tool_call_id"] == "call_7"

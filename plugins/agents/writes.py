@@ -229,6 +229,16 @@ async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any
     return await get_staged(ctx, staging_id)
 
 
+async def _write_staged(ctx: Any, row: Any, uow: Any, cause: str) -> None:
+    """The staged write through the items API as ``ctx``'s principal, in ``uow``."""
+    if row["operation"] == "create":
+        await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
+    elif row["operation"] == "update":
+        await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
+    else:
+        await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
+
+
 async def accept(ctx: Any, staging_id: str) -> dict[str, Any]:
     """``POST /agent/staged/:id/apply``: a person applies a pending ``suggest`` staging as
     themselves: through the items API with the caller's own permissions (403 as a direct write
@@ -263,12 +273,7 @@ async def accept(ctx: Any, staging_id: str) -> dict[str, Any]:
             status="applied", decided_by=owner_of(ctx.principal), updated_at=now_utc()))
         if claimed.rowcount != 1:
             raise ApiError.conflict("The staging was decided meanwhile")
-        if row["operation"] == "create":
-            await items.create(ctx, collection, row["after"], uow=uow, cause=cause)
-        elif row["operation"] == "update":
-            await items.update(ctx, collection, item_id, row["after"], uow=uow, cause=cause)
-        else:
-            await items.delete(ctx, collection, item_id, uow=uow, cause=cause)
+        await _write_staged(ctx, row, uow, cause)
         await audit.record(uow.conn, action="agent_suggestion_applied", site_id=site_id, principal=ctx.principal,
                            target_type="agent_staging", target_id=staging_id, request_id=ctx.request_id,
                            details={"collection": collection, "itemId": item_id, "operation": row["operation"]})
@@ -333,12 +338,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
                 status="applied", updated_at=now_utc()))
             if claimed.rowcount != 1:
                 return
-            if row["operation"] == "create":
-                await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
-            elif row["operation"] == "update":
-                await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
-            else:
-                await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
+            await _write_staged(ctx, row, uow, cause)
     except ApiError as exc:
         await _finish(kernel, site_id, staging_id, "blocked" if exc.status != 404 else "stale",
                       f"{exc.code}: {exc.message}")

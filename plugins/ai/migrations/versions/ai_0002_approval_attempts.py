@@ -4,6 +4,7 @@ Revision ID: ai_0002_approval_attempts
 Revises: ai_0001_ai
 Create Date: 2026-12-05
 """
+
 import sqlalchemy as sa
 from alembic import op
 
