@@ -3,12 +3,14 @@ is decided, incidents are resolved, and a suggestion is applied by a person."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest_asyncio
 from ai.conftest import ScriptedModel, tool_call  # plugin_tests/ai (its package name under pytest)
 
 from kernel.testing import Calls
 
-from .conftest import goal, member_as, posts, update_line, writer_role
+from .conftest import goal, later, member_as, posts, update_line, writer_role
 
 
 async def test_a_goal_waits_on_its_approval_and_goes_on_when_it_is_decided(svc_app, calls, run_due_jobs):
@@ -183,3 +185,25 @@ async def test_a_model_planned_goal_hears_the_outcome_of_its_approved_call(make_
     assert resumed[2]["tool_calls"][0]["id"] == "call_7"
     assert resumed[3]["role"] == "tool" and resumed[3]["tool_call_id"] == "call_7"
     assert '"status":"approved"' in resumed[3]["content"]
+
+
+async def test_a_goal_whose_approval_expires_goes_on_without_it(make_app, run_due_jobs):
+    app = await make_app(env={"SVC_AI_APPROVAL_TTL_HOURS": "0.0001"})  # 0.36 seconds
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    await posts(calls)
+    await writer_role(calls)
+    waiting = await goal(calls, "add field subtitle string to posts\nread posts")
+    assert waiting["status"] == "waiting"
+    expired: list = []
+    for _ in range(250):  # bounded at ~5 s past the TTL
+        expired = await calls.ok("get", "/ai/approvals", params={"status": "expired"})
+        if expired:
+            break
+        await asyncio.sleep(0.02)
+    assert [a["id"] for a in expired] == [waiting["steps"][0]["approvalId"]]
+    await run_due_jobs(app, now=later(1), periodic=True)  # the agents.waiting sweep, then the run
+    done = await calls.ok("get", f"/agent/goals/{waiting['id']}")
+    assert done["status"] == "succeeded"
+    assert [s["outcome"] for s in done["steps"]] == ["approval_expired", "executed"]
+    assert [f["field"] for f in await calls.ok("get", "/fields/posts")] == ["title", "body"]

@@ -79,6 +79,7 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(writes.APPLY_JOB, writes.apply_job, retries=3, retry_delay=30, timeout=600, owner="agents")
     jobs.periodic("agents.stagings", writes.sweep, every_seconds=60, owner="agents")
     jobs.periodic(intents.SWEEP_JOB, intents.sweep, every_seconds=60, owner="agents")
+    jobs.periodic(runner.WAITING_JOB, runner.resume_expired, every_seconds=300, owner="agents")
 
 
 def _op(summary: str, data: Any, body: Any = None, status: int = 200) -> tuple[str, Any, Any, int]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlalchemy import select
+
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from plugins.agents import autonomy, writes
@@ -27,6 +29,8 @@ from plugins.ai import api as ai
 
 JOB = "agents.run"
 FINAL_APPROVALS = ("approved", "rejected", "failed")
+WAITING_JOB = "agents.waiting"
+WAITING_BATCH = 200
 TERMINAL = ("succeeded", "failed", "exhausted", "frozen", "partial")
 SYSTEM_PROMPT = (
     "You are a content agent of a headless CMS working towards one goal. Act only through the tools "
@@ -117,7 +121,10 @@ class Run:
         last = self.steps[-1] if self.steps else None
         if last is None or last.get("outcome") != "pending_approval":
             return None
-        approval = await ai.read_approval(self.skill_ctx, last["approvalId"])
+        try:
+            approval = await ai.read_approval(self.skill_ctx, last["approvalId"])
+        except ApiError:  # gone with its data (an erasure)
+            approval = {"status": "expired", "result": None, "error": None, "decidedBy": None}
         last["outcome"] = f"approval_{approval['status']}"
         last["approval"] = {k: approval[k] for k in ("status", "result", "error", "decidedBy")}
         return last
@@ -241,6 +248,26 @@ async def _wait(kernel: Any, site_id: str, goal: Any, approval_id: str) -> None:
     if approval["status"] in FINAL_APPROVALS:
         async with kernel.unit_of_work(site_id) as uow:
             await _requeue(uow, goal["id"])
+
+
+async def resume_expired(kernel: Any) -> None:
+    """Periodic (``agents.waiting``): a goal that waits on an approval that expired undecided goes
+    on (its step's outcome ``approval_expired``), as it would after a rejection."""
+    async with kernel.db.connect() as conn:
+        rows = (await conn.execute(select(goals.c.id, goals.c.site_id, goals.c.steps).where(
+            goals.c.status == "waiting").order_by(goals.c.updated_at).limit(WAITING_BATCH))).mappings().all()
+    for row in rows:
+        last = row["steps"][-1] if row["steps"] else {}
+        approval_id = last.get("approvalId") if isinstance(last, dict) else None
+        if approval_id is None:
+            continue
+        try:
+            approval = await ai.read_approval(ai.SkillContext(kernel, row["site_id"], None), approval_id)
+        except ApiError:  # gone with its data (an erasure): nothing to wait for
+            approval = {"status": "expired"}
+        if approval["status"] == "expired":
+            async with kernel.unit_of_work(row["site_id"]) as uow:
+                await _requeue(uow, row["id"])
 
 
 async def resume_on_decision(event: str, payload: dict[str, Any], ctx: Any) -> None:

@@ -260,10 +260,13 @@ async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
 
 
 async def retry_job(kernel: Any, site_id: str, approval_id: str) -> None:
-    """The job ``ai.approval_retry``: run a ``retrying`` approval's call again (claimed once)."""
+    """The job ``ai.approval_retry``: run a ``retrying`` approval's call again. A ``running`` one is
+    taken too: only the jobs system runs this job again while it is ``running``, after the worker
+    that ran it died (its lease ran out), and the call then goes out again with the same
+    idempotency key."""
     async with kernel.unit_of_work(site_id) as uow:
         claimed = await uow.db.execute(uow.db.update(approvals).where(
-            approvals.c.id == approval_id, approvals.c.status == "retrying").values(status="running"))
+            approvals.c.id == approval_id, approvals.c.status.in_(("retrying", "running"))).values(status="running"))
         if claimed.rowcount != 1:
             return
         row = await uow.db.one(uow.db.select(approvals).where(approvals.c.id == approval_id))
