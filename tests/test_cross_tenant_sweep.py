@@ -363,6 +363,11 @@ async def _seed_a_rest(app: TestApp, a: Calls, s: Seeded) -> None:
         "title": SECRET, "execution": "sync", "role": f"r{IDENT}",
         "description": f"update {A_COLLECTION} {item_id} " + json.dumps({"title": f"{SECRET} agent"})})
     keep("staged", staged["steps"][0]["stagingId"])
+    vetoed = await a.ok("post", "/agent/goals", status=201, json={
+        "title": SECRET, "execution": "sync", "role": f"r{IDENT}",
+        "description": f"update {A_COLLECTION} {item_id} " + json.dumps({"title": f"{SECRET} vetoed"})})
+    await a.ok("post", f"/agent/staged/{vetoed['steps'][0]['stagingId']}/veto", json={"reason": SECRET})
+    keep("incident", (await a.ok("get", "/agent/autonomy"))["incidents"][0]["id"])
     intent = await a.ok("post", "/agent/intents", status=201, json={
         "key": f"i{IDENT}", "title": SECRET, "description": f"count {A_COLLECTION}",
         "trigger": {"type": "schedule", "everySeconds": 600}, "status": "paused"})
@@ -445,7 +450,7 @@ A_VALUES: dict[tuple[str, str], str] = {
     ("relations", "relation_id"): "relation", ("releases", "id"): "release", ("revisions", "revision_id"): "revision",
     ("roles", "name"): "agent_role", ("roles", "role_id"): "role", ("runs", "run_id"): "flow_run",
     ("sessions", "session_id"): "session", ("settings", "key"): "setting", ("sites", "site_id"): "site_a",
-    ("staged", "id"): "staged", ("subscriber-access", "collection"): "collection",
+    ("staged", "id"): "staged", ("incidents", "id"): "incident", ("subscriber-access", "collection"): "collection",
     ("subscriptions", "id"): "cdc_webhook", ("suppressions", "email"): "suppression", ("teams", "team_id"): "team",
     ("templates", "id"): "email_template", ("tm", "entry_id"): "tm", ("transform-presets", "id"): "transform_preset",
     ("upload", "key"): "file_key", ("users", "user_id"): "user", ("versions", "key"): "version",

@@ -40,12 +40,28 @@ class ScriptedModel:
 
     def _answer(self, request: Any) -> tuple[int, bytes, dict[str, str]]:
         message = self.script.pop(0) if self.script else {"content": "done"}
+        if request.json().get("stream"):
+            return 200, self._events(message), {"Content-Type": "text/event-stream"}
         body = {"id": "cmpl-1", "object": "chat.completion", "model": "scripted",
                 "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                              "message": {"role": "assistant", "content": message.get("content"),
                                          **({"tool_calls": message["tool_calls"]} if message.get("tool_calls")
                                             else {})}}]}
         return 200, json.dumps(body).encode(), {}
+
+    @staticmethod
+    def _events(message: dict[str, Any]) -> bytes:
+        """The message as a chat-completions stream: its text word by word, then each tool call
+        as an indexed delta, then ``[DONE]``."""
+        def chunk(delta: dict[str, Any]) -> str:
+            return "data: " + json.dumps({"object": "chat.completion.chunk", "model": "scripted",
+                                          "choices": [{"index": 0, "delta": delta}]}) + "\n\n"
+
+        words = (message.get("content") or "").split(" ")
+        out = [chunk({"role": "assistant"})]
+        out += [chunk({"content": w if i == 0 else " " + w}) for i, w in enumerate(words) if w]
+        out += [chunk({"tool_calls": [{"index": i, **call}]}) for i, call in enumerate(message.get("tool_calls") or [])]
+        return ("".join(out) + "data: [DONE]\n\n").encode()
 
     def requests(self) -> list[dict[str, Any]]:
         return [r.json() for r in self.receiver.received("/v1/chat/completions")]

@@ -35,8 +35,11 @@ DEMOTE_AT = 3
 
 
 def incident_record(row: Any) -> dict[str, Any]:
+    detail = dict(row["detail"] or {})
+    resolution = detail.pop("resolution", None)
     return {"id": row["id"], "role": row["role"], "kind": row["kind"], "weight": row["weight"],
-            "detail": row["detail"], "status": row["status"], "createdAt": iso(row["created_at"])}
+            "detail": detail, "status": row["status"], "resolution": resolution,
+            "createdAt": iso(row["created_at"])}
 
 
 def promotion_record(row: Any) -> dict[str, Any]:
@@ -57,7 +60,7 @@ async def add_incident(uow: Any, *, role: str, kind: str, detail: dict[str, Any]
     if grant is not None:
         since = aware(grant["level_changed_at"])
         weight = int(await uow.db.scalar(uow.db.select(incidents, func.sum(incidents.c.weight)).where(
-            incidents.c.role == role, incidents.c.created_at >= since)) or 0)
+            incidents.c.role == role, incidents.c.created_at >= since, incidents.c.status == "open")) or 0)
         current = LEVELS.index(grant["level"])
         if weight >= DEMOTE_AT and current > 0:
             lower = LEVELS[current - 1]
@@ -153,3 +156,32 @@ async def decide(ctx: Any, promotion_id: str, body: dict[str, Any]) -> dict[str,
                            target_type="agent_promotion", target_id=promotion_id, request_id=ctx.request_id,
                            details={"role": row["role"], "level": row["level"], "decision": decision})
     return promotion_record({**row, "status": decision, "decided_by": owner_of(ctx.principal), "decided_at": now})
+
+
+async def resolve_incident(ctx: Any, incident_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /agent/autonomy/incidents/:id/resolve { note? }`` (admin, once): the incident leaves
+    the ledger's open list and no longer counts towards a demotion; audited
+    ``agent_incident_resolved``. A demotion it already caused stays (a promotion is the way up)."""
+    site_id = await require_admin(ctx)
+    incident_id = id_param(incident_id, "Incident")
+    reject_unknown(body, {"note"})
+    note = body.get("note")
+    if note is not None and (not isinstance(note, str) or len(note) > 2000):
+        raise invalid("'note' is a string of at most 2000 characters", ["note"])
+    now = now_utc()
+    async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
+        db = uow.db
+        row = await db.one(db.select(incidents).where(incidents.c.id == incident_id))
+        if row is None:
+            raise ApiError.not_found("Incident not found")
+        detail = {**(row["detail"] or {}), "resolution": {"by": owner_of(ctx.principal), "note": note,
+                                                          "at": iso(now)}}
+        done = await db.execute(db.update(incidents).where(incidents.c.id == incident_id,
+                                                          incidents.c.status == "open")
+                                .values(status="resolved", detail=detail))
+        if done.rowcount != 1:
+            raise ApiError.conflict(f"The incident is {row['status']}, no longer open")
+        await audit.record(uow.conn, action="agent_incident_resolved", site_id=site_id, principal=ctx.principal,
+                           target_type="agent_incident", target_id=incident_id, request_id=ctx.request_id,
+                           details={"role": row["role"], "kind": row["kind"]})
+    return incident_record({**row, "status": "resolved", "detail": detail})

@@ -30,6 +30,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "CONSTITUTION_NOT_COMPILED": (409, "Only a compiled constitution version can be activated"),
     "AGENT_FROZEN": (409, "A kill-switch freeze covers this work"),
     "RECORD_NOT_UNIQUE": (409, "A role name or an intent key the site already has"),
+    "STAGING_STALE": (409, "The item changed after the agent suggested the change"),
+    "PROCESSING_RESTRICTED": (409, "The item's author restricted processing of their data"),
 }
 
 

@@ -59,6 +59,8 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 def register_event_handlers(bus: Any, kernel: Any) -> None:
     # While a freeze covers a goal, nothing it requested is approved, by any route.
     bus.on_filter(ai.DECIDE_EVENT, guard.refuse_while_frozen)
+    # A goal that waits on an approval goes on once it is decided (and its action has run).
+    bus.on_filter(ai.DECIDED_EVENT, runner.resume_on_decision)
 
 
 @hookimpl
@@ -77,6 +79,7 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.task(writes.APPLY_JOB, writes.apply_job, retries=3, retry_delay=30, timeout=600, owner="agents")
     jobs.periodic("agents.stagings", writes.sweep, every_seconds=60, owner="agents")
     jobs.periodic(intents.SWEEP_JOB, intents.sweep, every_seconds=60, owner="agents")
+    jobs.periodic(runner.WAITING_JOB, runner.resume_expired, every_seconds=300, owner="agents")
 
 
 def _op(summary: str, data: Any, body: Any = None, status: int = 200) -> tuple[str, Any, Any, int]:
@@ -118,6 +121,11 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/agent/staged/{id}", routes.StagedOne(), auth="bearer", openapi=ops(get=_op("A staging", s.STAGING))),
         Route("/agent/staged/{id}/veto", routes.StagedVeto(), auth="bearer", caller=member, openapi=ops(
             post=_op("Veto (discard) a pending staging", s.STAGING, OptionalBody(s.VETO_BODY)))),
+        Route("/agent/staged/{id}/apply", routes.StagedApply(), auth="bearer", caller=member, openapi=ops(
+            post=_op("Apply a pending suggestion as the caller (suggest level)", s.STAGING))),
+        Route("/agent/autonomy/incidents/{id}/resolve", routes.IncidentResolve(), auth="bearer", caller=admin,
+              openapi=ops(post=_op("Resolve an open incident (admin, once)", s.INCIDENT,
+                                   OptionalBody(s.RESOLVE_BODY)))),
         Route("/agent/approvals/{id}/agent-decide", routes.AgentDecide(), auth="bearer", caller=member, openapi=ops(
             post=_op("Decide an approval as an agent reviewer (review:<domain>)", s.AGENT_DECISION, s.AGENT_DECIDE_BODY))),
         Route("/agent/constitution", routes.Constitution(), auth="bearer", caller=admin, openapi=ops(

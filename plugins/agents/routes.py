@@ -91,6 +91,17 @@ class StagedVeto:
         send_data(resp, await writes.veto(request_context(req), id, body))
 
 
+class StagedApply:
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        send_data(resp, await writes.accept(request_context(req), id))
+
+
+class IncidentResolve:
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        body = await read_json(req, required=False) or {}
+        send_data(resp, await autonomy.resolve_incident(request_context(req), id, body))
+
+
 class AgentDecide:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         send_data(resp, await reviewer.agent_decide(request_context(req), id, await read_json(req)))

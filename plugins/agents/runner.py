@@ -4,22 +4,33 @@ skills. Before every step it reads the kill switch from the database and checks 
 
 Reads run as skills. Item writes (``create_item``, ``update_item``, ``delete_item``) go through
 ``writes.perform`` (collections, restriction, constitution, budget, autonomy). Another dangerous
-skill requests an approval linked to the goal (an agent reviewer of its own tree is refused).
+skill requests an approval linked to the goal (an agent reviewer of its own tree is refused) and
+the goal then waits (``waiting``); when the approval reaches its final state (the ai plugin's
+``ai.approval.decided`` filter, ``resume_on_decision``) the goal is queued again and its run
+goes on after that step: offline with the next line, with a model by telling it the outcome
+of the call it made.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from sqlalchemy import select
 
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from plugins.agents import autonomy, writes
 from plugins.agents import roles as roles_mod
+from plugins.agents.common import site_db
 from plugins.agents.guard import acting_context, freeze_for
 from plugins.agents.tables import approval_links, goals
 from plugins.ai import api as ai
 
 JOB = "agents.run"
+FINAL_APPROVALS = ("approved", "rejected", "failed")
+WAITING_JOB = "agents.waiting"
+WAITING_BATCH = 200
 TERMINAL = ("succeeded", "failed", "exhausted", "frozen", "partial")
 SYSTEM_PROMPT = (
     "You are a content agent of a headless CMS working towards one goal. Act only through the tools "
@@ -33,6 +44,14 @@ class Stop(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+class Wait(Exception):
+    """The goal requested an approval: it waits for the decision."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(approval_id)
+        self.approval_id = approval_id
+
+
 class Run:
     """One run of one goal."""
 
@@ -42,6 +61,7 @@ class Run:
         self.budget = goal["budget"]
         self.steps: list[dict[str, Any]] = list(goal["steps"] or [])
         self.skill_ctx = ai.SkillContext(kernel, site_id, ctx.principal, ctx.request_id, cause=f"agent:{goal['id']}")
+        self.at: dict[str, Any] = {}  # where the current call stands: {"line": n} or {"callId", "arguments"}
 
     async def save(self, **values: Any) -> None:
         async with self.kernel.unit_of_work(self.site_id) as uow:
@@ -89,14 +109,34 @@ class Run:
             async with self.kernel.unit_of_work(self.site_id) as uow:
                 await uow.db.insert(approval_links, {"approval_id": approval["id"], "goal_id": self.goal["id"],
                                                      "root_id": self.goal["root_id"]})
-            self.steps.append({"skill": skill.name, "outcome": "pending_approval", "approvalId": approval["id"]})
-            return {"status": "pending_approval", "approvalId": approval["id"]}
+            self.steps.append({"skill": skill.name, "outcome": "pending_approval", "approvalId": approval["id"],
+                               **self.at})
+            raise Wait(approval["id"])
         result = await skill.run(self.skill_ctx, checked)
         self.steps.append({"skill": skill.name, "outcome": "executed"})
         return result
 
+    async def resumed(self) -> dict[str, Any] | None:
+        """A run after a decided approval: the waiting step, now with the approval's outcome."""
+        last = self.steps[-1] if self.steps else None
+        if last is None or last.get("outcome") != "pending_approval":
+            return None
+        try:
+            approval = await ai.read_approval(self.skill_ctx, last["approvalId"])
+        except ApiError:  # gone with its data (an erasure)
+            approval = {"status": "expired", "result": None, "error": None, "decidedBy": None}
+        last["outcome"] = f"approval_{approval['status']}"
+        last["approval"] = {k: approval[k] for k in ("status", "result", "error", "decidedBy")}
+        return last
+
     async def by_grammar(self) -> None:
-        for line in [x.strip() for x in self.goal["description"].splitlines() if x.strip()]:
+        lines = [x.strip() for x in self.goal["description"].splitlines() if x.strip()]
+        waited = await self.resumed()
+        first = int(waited.get("line", -1)) + 1 if waited is not None else 0
+        for number, line in enumerate(lines):
+            if number < first:
+                continue
+            self.at = {"line": number}
             await self.checkpoint()
             parsed = ai.parse_command(line)
             if parsed is None:
@@ -111,6 +151,15 @@ class Run:
         talk: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": f"Goal: {self.goal['title']}\n\n{self.goal['description']}"}]
+        waited = await self.resumed()
+        if waited is not None and waited.get("callId") is not None:
+            # The model hears the outcome of the call it made before the wait (earlier tool
+            # results of the first run are not replayed).
+            call = {"id": waited["callId"], "type": "function",
+                    "function": {"name": waited["skill"], "arguments": json.dumps(waited.get("arguments") or {})}}
+            talk += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": waited["callId"],
+                      "content": ai.wrap_result(None, {"approval": waited["approval"]})}]
         while True:
             await self.checkpoint()
             reply, tokens = await ai.model_complete(self.kernel, talk, tools)
@@ -123,6 +172,7 @@ class Run:
             talk.append({"role": "assistant", "content": content, "tool_calls": calls})
             for call in calls:
                 call_id, name, args = ai.unpack_tool_call(call)
+                self.at = {"callId": call_id, "arguments": args if isinstance(args, dict) else None}
                 try:
                     result = await self.call(name, args)
                 except ApiError as exc:
@@ -154,6 +204,10 @@ async def run_goal(kernel: Any, site_id: str, goal_id: str) -> None:
             await run.by_model()
         else:
             await run.by_grammar()
+    except Wait as wait:
+        await run.save()
+        await _wait(kernel, site_id, goal, wait.approval_id)
+        return
     except Stop as stop:
         await run.save()
         await _end(kernel, site_id, goal, stop.status, {"code": stop.code, "message": stop.message})
@@ -173,3 +227,53 @@ async def _end(kernel: Any, site_id: str, goal: Any, status: str, error: Any) ->
         if status == "failed" and goal["role"]:
             await autonomy.add_incident(uow, role=goal["role"], kind="run_failed",
                                         detail={"goalId": goal["id"], "code": (error or {}).get("code")})
+
+
+async def _requeue(uow: Any, goal_id: str) -> bool:
+    """``waiting`` → ``queued`` (once) and the run job queued in ``uow``."""
+    moved = await uow.db.execute(uow.db.update(goals).where(goals.c.id == goal_id, goals.c.status == "waiting")
+                                 .values(status="queued", updated_at=now_utc()))
+    if moved.rowcount != 1:
+        return False
+    await uow.enqueue(JOB, site_id=uow.site_id, goal_id=goal_id)
+    return True
+
+
+async def _wait(kernel: Any, site_id: str, goal: Any, approval_id: str) -> None:
+    """The goal waits on ``approval_id``; decided already (a quick reviewer), it goes on at once."""
+    async with kernel.unit_of_work(site_id) as uow:
+        await uow.db.execute(uow.db.update(goals).where(goals.c.id == goal["id"]).values(
+            status="waiting", error=None, updated_at=now_utc()))
+    approval = await ai.read_approval(ai.SkillContext(kernel, site_id, None), approval_id)
+    if approval["status"] in FINAL_APPROVALS:
+        async with kernel.unit_of_work(site_id) as uow:
+            await _requeue(uow, goal["id"])
+
+
+async def resume_expired(kernel: Any) -> None:
+    """Periodic (``agents.waiting``): a goal that waits on an approval that expired undecided goes
+    on (its step's outcome ``approval_expired``), as it would after a rejection."""
+    async with kernel.db.connect() as conn:
+        rows = (await conn.execute(select(goals.c.id, goals.c.site_id, goals.c.steps).where(
+            goals.c.status == "waiting").order_by(goals.c.updated_at).limit(WAITING_BATCH))).mappings().all()
+    for row in rows:
+        last = row["steps"][-1] if row["steps"] else {}
+        approval_id = last.get("approvalId") if isinstance(last, dict) else None
+        if approval_id is None:
+            continue
+        try:
+            approval = await ai.read_approval(ai.SkillContext(kernel, row["site_id"], None), approval_id)
+        except ApiError:  # gone with its data (an erasure): nothing to wait for
+            approval = {"status": "expired"}
+        if approval["status"] == "expired":
+            async with kernel.unit_of_work(row["site_id"]) as uow:
+                await _requeue(uow, row["id"])
+
+
+async def resume_on_decision(event: str, payload: dict[str, Any], ctx: Any) -> None:
+    """The bus filter ``ai.approval.decided``: the goal that waits on this approval is queued
+    again, in the transaction that records the outcome (so exactly once)."""
+    db = site_db(ctx.conn, ctx.site_id)
+    link = await db.one(db.select(approval_links).where(approval_links.c.approval_id == payload["approvalId"]))
+    if link is not None and ctx.uow is not None:
+        await _requeue(ctx.uow, link["goal_id"])

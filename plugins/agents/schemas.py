@@ -74,6 +74,7 @@ FREEZE_BODY = _body({"scope": {"type": "string", "enum": list(SCOPES)},
                      "reason": {"type": ["string", "null"], "maxLength": 500}}, ("scope",))
 LIFT_BODY = _body({"id": _STR}, ("id",))
 VETO_BODY = _body({"reason": {"type": ["string", "null"], "maxLength": 500}})
+RESOLVE_BODY = _body({"note": {"type": ["string", "null"], "maxLength": 2000}})
 COMPILE_ONE_BODY = {**_body({"rules": _RULES}),
                     "description": "Nothing needed: the stored version's rules are compiled ('rules' is accepted "
                                    "and not used)"}
@@ -108,7 +109,8 @@ ROLE = _record({"name": _STR, "description": _STR, "skills": {"type": "array", "
 PROMOTION = _record({"id": _STR, "role": _STR, "fromLevel": _LEVEL, "level": _LEVEL, "reason": _NSTR,
                      "status": _STR, "proposedBy": _STR, "decidedBy": _NSTR, "createdAt": _TIME, "decidedAt": _TIME})
 INCIDENT = _record({"id": _STR, "role": _STR, "kind": _STR, "weight": {"type": "number"},
-                    "detail": {"type": "object", "additionalProperties": True}, "status": _STR, "createdAt": _TIME})
+                    "detail": {"type": "object", "additionalProperties": True}, "status": _STR,
+                    "resolution": {"type": ["object", "null"], "additionalProperties": True}, "createdAt": _TIME})
 LEDGER = _record({"grants": {"type": "array", "items": _record({"role": _STR, "level": _LEVEL, "since": _TIME})},
                   "incidents": {"type": "array", "items": INCIDENT},
                   "levels": {"type": "array", "items": _LEVEL}})

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from kernel import audit
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
@@ -228,6 +229,57 @@ async def veto(ctx: Any, staging_id: str, body: dict[str, Any]) -> dict[str, Any
     return await get_staged(ctx, staging_id)
 
 
+async def _write_staged(ctx: Any, row: Any, uow: Any, cause: str) -> None:
+    """The staged write through the items API as ``ctx``'s principal, in ``uow``."""
+    if row["operation"] == "create":
+        await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
+    elif row["operation"] == "update":
+        await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
+    else:
+        await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
+
+
+async def accept(ctx: Any, staging_id: str) -> dict[str, Any]:
+    """``POST /agent/staged/:id/apply``: a person applies a pending ``suggest`` staging as
+    themselves: through the items API with the caller's own permissions (403 as a direct write
+    would be), cause ``agent-suggestion:<id>``, audited ``agent_suggestion_applied``. 409
+    ``CONFLICT`` for a staging that is no longer pending, or a ``stage`` one (it applies on its
+    own at ``applyAt``); an item changed since the suggestion ends it ``stale`` (409
+    ``STAGING_STALE``); an author who restricted processing ends it ``blocked`` (409
+    ``PROCESSING_RESTRICTED``), as the apply job does."""
+    site_id = await require_member(ctx)
+    staging_id = id_param(staging_id, "Staging")
+    shown = await get_staged(ctx, staging_id)  # 404 unless the caller may see it
+    if shown["status"] != "pending":
+        raise ApiError.conflict(f"The staging is {shown['status']}, no longer pending")
+    if shown["level"] != "suggest":
+        raise ApiError.conflict("Only a suggestion is applied by hand; a staged write applies on its own at "
+                                "applyAt unless vetoed")
+    async with ctx.kernel.db.connect() as conn:
+        db = site_db(conn, site_id)
+        row = await db.one(db.select(stagings).where(stagings.c.id == staging_id))
+    collection, item_id = row["collection"], row["item_id"]
+    if item_id is not None:
+        if await author_restricted(ctx, collection, item_id):
+            await _finish(ctx.kernel, site_id, staging_id, "blocked", f"PROCESSING_RESTRICTED: {RESTRICTED}")
+            raise ApiError.conflict(RESTRICTED, code="PROCESSING_RESTRICTED")
+        if await marker(ctx, collection, item_id) != row["base_marker"]:
+            await _finish(ctx.kernel, site_id, staging_id, "stale", "The item changed after it was suggested")
+            raise ApiError.conflict("The item changed after it was suggested", code="STAGING_STALE")
+    cause = f"agent-suggestion:{staging_id}"
+    async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
+        claimed = await uow.db.execute(uow.db.update(stagings).where(
+            stagings.c.id == staging_id, stagings.c.status == "pending").values(
+            status="applied", decided_by=owner_of(ctx.principal), updated_at=now_utc()))
+        if claimed.rowcount != 1:
+            raise ApiError.conflict("The staging was decided meanwhile")
+        await _write_staged(ctx, row, uow, cause)
+        await audit.record(uow.conn, action="agent_suggestion_applied", site_id=site_id, principal=ctx.principal,
+                           target_type="agent_staging", target_id=staging_id, request_id=ctx.request_id,
+                           details={"collection": collection, "itemId": item_id, "operation": row["operation"]})
+    return await get_staged(ctx, staging_id)
+
+
 # ---------------------------------------------------------------------- the apply job
 
 
@@ -286,12 +338,7 @@ async def apply_job(kernel: Any, site_id: str, staging_id: str, due_at: str | No
                 status="applied", updated_at=now_utc()))
             if claimed.rowcount != 1:
                 return
-            if row["operation"] == "create":
-                await items.create(ctx, row["collection"], row["after"], uow=uow, cause=cause)
-            elif row["operation"] == "update":
-                await items.update(ctx, row["collection"], row["item_id"], row["after"], uow=uow, cause=cause)
-            else:
-                await items.delete(ctx, row["collection"], row["item_id"], uow=uow, cause=cause)
+            await _write_staged(ctx, row, uow, cause)
     except ApiError as exc:
         await _finish(kernel, site_id, staging_id, "blocked" if exc.status != 404 else "stale",
                       f"{exc.code}: {exc.message}")

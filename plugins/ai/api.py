@@ -8,6 +8,9 @@ mark the hook implementation ``optionalhook=True``).
 - ``CAPABILITIES``: the forms of ``Skill.capability``.
 - ``DECIDE_EVENT``: the bus filter every approval decision runs in its transaction
   (``{ approvalId, skill, decision }``); raise to veto it (the approval stays pending).
+- ``DECIDED_EVENT``: the bus filter run in the transaction that records an approval's final
+  state (``{ approvalId, skill, status, result, error }``, status ``approved``, ``rejected`` or
+  ``failed``), after its action ran.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from plugins.ai.schemas import APPROVAL
 from plugins.ai.skill import CAPABILITIES, NAME, Skill, SkillContext
 
 DECIDE_EVENT = approvals.DECIDE_EVENT
+DECIDED_EVENT = approvals.DECIDED_EVENT
 
 # ---------------------------------------------------------------------- for the agents plugin
 # Thin doors onto the ai plugin's machinery.
@@ -82,6 +86,6 @@ async def decide_approval(ctx: SkillContext, approval_id: str, decision: str) ->
     return await approvals.decide(ctx, approval_id, {"decision": decision}, approver_checked=True)
 
 
-__all__ = ["APPROVAL", "CAPABILITIES", "DECIDE_EVENT", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
+__all__ = ["APPROVAL", "CAPABILITIES", "DECIDE_EVENT", "DECIDED_EVENT", "NAME", "Skill", "SkillContext", "admit", "decide_approval", "model_complete",
            "model_configured", "offered", "parse_command", "read_approval", "request_approval", "tool_listing",
            "unpack_tool_call", "wrap_result"]

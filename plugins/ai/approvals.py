@@ -13,6 +13,17 @@ skill's capability too. A named approver (not an admin, who could act directly) 
 their own request (403 ``PERMISSION_DENIED``, ``reason: self_approval``); they may reject it. Requesting, approving and rejecting are audited
 (``ai.approval.request|approve|reject``).
 
+A new request notifies the site's studio (``realtime.notify``: the ``notification`` frame and a
+web push, kind ``ai.approval.requested``). An approved call that fails *transiently* (an
+``ApiError`` 429, 502, 503 or 504, a network or OS error) is ``retrying``: the job
+``ai.approval_retry`` runs it again after a backoff (``SVC_AI_APPROVAL_RETRY_SECONDS``, doubled
+each time) with the same idempotency key ``ai-approval:<id>`` (``SkillContext.idempotency_key``),
+up to ``SVC_AI_APPROVAL_ATTEMPTS`` runs in all; then it ends ``failed`` (and the studio is told).
+``attempts`` counts the runs; ``result`` or ``error`` is the outcome. When an approval reaches
+its final state (``approved``, ``rejected``, ``failed``) the bus filter ``ai.approval.decided``
+(``{ approvalId, skill, status, result, error }``) runs in that transaction: the agents plugin
+resumes the goal that waited on it.
+
 Every decision, by whichever route, runs the bus filter ``ai.approval.decide``
 (``{ approvalId, skill, decision }``) in the transaction that claims the row: a veto leaves the
 approval pending and nothing runs (the agents plugin refuses approving what a frozen goal
@@ -24,6 +35,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import httpx
+
 from kernel import audit
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
@@ -34,11 +47,19 @@ from plugins.accounts import api as accounts_api
 from plugins.ai import conversations, gate
 from plugins.ai.skill import SkillContext
 from plugins.ai.tables import approvals
+from plugins.realtime import api as realtime_api
 from plugins.settings import api as settings_api
 
 DECISIONS = ("approved", "rejected")
 DECIDE_EVENT = "ai.approval.decide"
+DECIDED_EVENT = "ai.approval.decided"
 APPROVERS_KEY = "ai.approvers"
+RETRY_JOB = "ai.approval_retry"
+TRANSIENT_STATUSES = (429, 502, 503, 504)
+
+
+def idempotency_key(approval_id: str) -> str:
+    return f"ai-approval:{approval_id}"
 
 
 def check_approvers(value: Any) -> list[str]:
@@ -58,6 +79,7 @@ def record(row: Any) -> dict[str, Any]:
             "message": row["summary"], "conversationId": row["conversation_id"],
             "requestedBy": requester.get("userId") or requester.get("apiKeyId"),
             "decidedBy": row["decided_by"], "result": row["result"], "error": row["error"],
+            "attempts": row["attempts"], "idempotencyKey": idempotency_key(row["id"]),
             "createdAt": iso(row["created_at"]), "expiresAt": iso(row["expires_at"]),
             "decidedAt": iso(row["decided_at"])}
 
@@ -70,12 +92,17 @@ async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversat
            "skill": skill.name, "arguments": args, "summary": skill.describe(args), "status": "pending",
            "result": None, "error": None, "decided_by": None, "created_at": now,
            "expires_at": now + dt.timedelta(hours=float(ctx.kernel.settings.get("ai_approval_ttl_hours"))),
-           "decided_at": None}
+           "decided_at": None, "attempts": 0}
     async with ctx.kernel.unit_of_work(ctx.site_id, ctx.principal, ctx.request_id) as uow:
         await uow.db.insert(approvals, row)
         await audit.record(uow.conn, action="ai.approval.request", site_id=ctx.site_id, principal=ctx.principal,
                            target_type="ai_approval", target_id=row["id"], request_id=ctx.request_id,
                            details={"skill": skill.name})
+        # Approvers are told (the notification frame and a web push go out after commit).
+        await realtime_api.notify(ctx.kernel, ctx.site_id, kind="ai.approval.requested", severity="warning",
+                                  title=f"Approval needed: {row['summary']}"[:200],
+                                  body=f"Requested by {row['requester_owner']}; decide before {iso(row['expires_at'])}",
+                                  deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
     return record({**row, "site_id": ctx.site_id})
 
 
@@ -133,11 +160,26 @@ async def _requester_now(kernel: Any, site_id: str, requester: Any) -> Any:
     return None if principal is None else await kernel.access.resolve(principal, site_id)
 
 
-async def _finish(kernel: Any, site_id: str, approval_id: str, *, status: str, result: Any = None,
-                  error: Any = None) -> None:
+async def _finish(kernel: Any, site_id: str, row: Any, *, status: str, result: Any = None,
+                  error: Any = None, attempts: int | None = None) -> None:
+    """Write the approval's outcome; a final one runs the ``ai.approval.decided`` filter in the
+    same transaction, a ``failed`` one after retries tells the studio."""
+    values: dict[str, Any] = {"status": status, "result": result, "error": error}
+    if attempts is not None:
+        values["attempts"] = attempts
     async with kernel.unit_of_work(site_id) as uow:
-        await uow.db.execute(uow.db.update(approvals).where(approvals.c.id == approval_id)
-                             .values(status=status, result=result, error=error))
+        await uow.db.execute(uow.db.update(approvals).where(approvals.c.id == row["id"]).values(**values))
+        if status != "retrying":
+            await _decided(uow, row, status, result, error)
+        if status == "failed" and (attempts or 0) > 1:
+            await realtime_api.notify(kernel, site_id, kind="ai.approval.failed", severity="error",
+                                      title=f"Approved action failed after {attempts} attempts: {row['summary']}"[:200],
+                                      deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
+
+
+async def _decided(uow: Any, row: Any, status: str, result: Any, error: Any) -> None:
+    await uow.filter(DECIDED_EVENT, {"approvalId": row["id"], "skill": row["skill"], "status": status,
+                                     "result": result, "error": error})
 
 
 async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
@@ -167,6 +209,8 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
                            if row["status"] != "pending" or aware(row["expires_at"]) <= now
                            else "The approval was decided meanwhile")
         await uow.filter(DECIDE_EVENT, {"approvalId": row["id"], "skill": skill.name, "decision": decision})
+        if decision == "rejected":
+            await _decided(uow, row, "rejected", None, None)
         await audit.record(uow.conn, action="ai.approval.approve" if decision == "approved" else "ai.approval.reject",
                            site_id=ctx.site_id, principal=ctx.principal, target_type="ai_approval",
                            target_id=row["id"], request_id=ctx.request_id, details={"skill": skill.name})
@@ -175,24 +219,61 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
     return record(await _load(ctx.kernel, ctx.site_id, row["id"]))
 
 
+def transient(exc: BaseException) -> bool:
+    """A failure worth another run: the service or a dependency was busy or unreachable."""
+    if isinstance(exc, ApiError):
+        return exc.status in TRANSIENT_STATUSES
+    return isinstance(exc, (OSError, TimeoutError, httpx.TransportError))
+
+
 async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
-    """Run the approved call once, as the requester now."""
+    """Run the approved call, as the requester now (its first run, or a retry)."""
     kernel, site_id = ctx.kernel, ctx.site_id
+    attempts = int(row["attempts"] or 0) + 1
     requester = await _requester_now(kernel, site_id, row["requester"])
-    actor = SkillContext(kernel, site_id, requester, ctx.request_id, cause=f"ai-approval:{row['id']}") \
-        if requester is not None else None
+    actor = SkillContext(kernel, site_id, requester, ctx.request_id, cause=f"ai-approval:{row['id']}",
+                         idempotency_key=idempotency_key(row["id"])) if requester is not None else None
     if actor is None or not await gate.permitted(actor, skill, row["arguments"]):
         error = {"code": "SKILL_DENIED", "message": "The requester no longer holds the skill's capability"}
-        await _finish(kernel, site_id, row["id"], status="failed", error=error)
+        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts)
         return
     try:
         result = await gate.run(skill, actor, row["arguments"])
-    except ApiError as exc:
-        await _finish(kernel, site_id, row["id"], status="failed", error={"code": exc.code, "message": exc.message})
-        outcome: dict[str, Any] = {"result": {"error": {"code": exc.code, "message": exc.message}}}
+    except (ApiError, OSError, TimeoutError, httpx.TransportError) as exc:
+        error = {"code": exc.code, "message": exc.message} if isinstance(exc, ApiError) else \
+            {"code": "UNAVAILABLE", "message": f"{type(exc).__name__}: {exc}"[:300]}
+        limit = int(kernel.settings.get("ai_approval_attempts"))
+        if transient(exc) and attempts < limit:
+            delay = float(kernel.settings.get("ai_approval_retry_seconds")) * 2 ** (attempts - 1)
+            await _finish(kernel, site_id, row, status="retrying", error=error, attempts=attempts)
+            await kernel.jobs.enqueue(RETRY_JOB, site_id=site_id, approval_id=row["id"], delay=delay,
+                                      dedupe_key=idempotency_key(row["id"]))
+            return
+        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts)
+        outcome: dict[str, Any] = {"result": {"error": error}}
     else:
-        await _finish(kernel, site_id, row["id"], status="approved", result=result)
+        await _finish(kernel, site_id, row, status="approved", result=result, attempts=attempts)
         outcome = {"result": result}
     if row["conversation_id"]:
         await conversations.append(kernel, site_id, row["conversation_id"], "tool", skill=skill.name,
                                    arguments=row["arguments"], approval_id=row["id"], **outcome)
+
+
+async def retry_job(kernel: Any, site_id: str, approval_id: str) -> None:
+    """The job ``ai.approval_retry``: run a ``retrying`` approval's call again. A ``running`` one is
+    taken too: only the jobs system runs this job again while it is ``running``, after the worker
+    that ran it died (its lease ran out), and the call then goes out again with the same
+    idempotency key."""
+    async with kernel.unit_of_work(site_id) as uow:
+        claimed = await uow.db.execute(uow.db.update(approvals).where(
+            approvals.c.id == approval_id, approvals.c.status.in_(("retrying", "running"))).values(status="running"))
+        if claimed.rowcount != 1:
+            return
+        row = await uow.db.one(uow.db.select(approvals).where(approvals.c.id == approval_id))
+    try:
+        skill = gate.find(kernel, row["skill"], ["skill"])
+    except ApiError as exc:  # its extension was unloaded meanwhile
+        await _finish(kernel, site_id, row, status="failed", error={"code": exc.code, "message": exc.message},
+                      attempts=int(row["attempts"] or 0))
+        return
+    await _run(SkillContext(kernel, site_id, None, f"ai-retry-{approval_id[:24]}"), row, skill)

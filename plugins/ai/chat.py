@@ -12,10 +12,19 @@ the caller: the gate, not the prompt, is the defence. Without a provider, the co
 Answers: ``{ status: "executed", data, skill, message?, conversationId }``; ``{ status:
 "pending_approval", approvalId, message, code: "HITL_REQUIRED", skill, conversationId }`` (HTTP
 202); ``{ status: "answered", message, conversationId }`` when no skill ran.
+
+Streamed (``Accept: text/event-stream`` or ``"stream": true``, docs/ai.md): the same turn as
+Server-Sent Events: ``text`` (``{ content }``, the model's words as they arrive: the provider is
+asked with ``stream: true``), ``tool`` (``{ skill, arguments, result }`` per safe call run),
+then ``done`` (the answer above) or ``error`` (the error envelope ``{ errors: [...] }`` and the
+``status`` a JSON answer would have had).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -24,6 +33,8 @@ from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from plugins.ai import approvals, conversations, gate, grammar, provider
 from plugins.ai.skill import SkillContext
+
+log = logging.getLogger("svc.ai")
 
 MAX_MESSAGE = 4000
 
@@ -52,8 +63,17 @@ def tool_listing(skill: Any) -> dict[str, Any]:
                                              "parameters": skill.parameters}}
 
 
+def wants_stream(body: Any, accept: str | None) -> bool:
+    """The turn is streamed: ``"stream": true`` in the body, or ``Accept: text/event-stream``."""
+    if isinstance(body, dict) and "stream" in body:
+        if not isinstance(body["stream"], bool):
+            raise ApiError.validation("'stream' is a boolean", path=["stream"])
+        return body["stream"]
+    return "text/event-stream" in (accept or "")
+
+
 def parse_body(body: dict[str, Any]) -> tuple[str, Any]:
-    reject_unknown(body, {"message", "conversationId"})
+    reject_unknown(body, {"message", "conversationId", "stream"})
     message = body.get("message")
     if not isinstance(message, str) or not message.strip() or len(message) > MAX_MESSAGE:
         raise ApiError.validation(f"'message' is a non-empty string of at most {MAX_MESSAGE} characters",
@@ -67,10 +87,23 @@ def parse_body(body: dict[str, Any]) -> tuple[str, Any]:
 class Turn:
     """One chat turn of ``ctx.principal`` in conversation ``conversation_id``."""
 
-    def __init__(self, ctx: SkillContext, conversation_id: str) -> None:
+    def __init__(self, ctx: SkillContext, conversation_id: str,
+                 emit: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None) -> None:
         self.ctx = ctx
         self.kernel = ctx.kernel
         self.conversation_id = conversation_id
+        self.emit = emit  # a streamed turn: events as they happen
+
+    async def told(self, event: str, data: dict[str, Any]) -> None:
+        if self.emit is not None:
+            await self.emit(event, data)
+
+    async def ask(self, talk: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """One model round; streamed, its text goes out as ``text`` events as it arrives."""
+        if self.emit is None:
+            return await provider.complete(self.kernel, talk, tools)
+        return await provider.complete_streaming(self.kernel, talk, tools,
+                                                 lambda text: self.told("text", {"content": text}))
 
     async def note(self, role: str, **fields: Any) -> None:
         await conversations.append(self.kernel, self.ctx.site_id, self.conversation_id, role, **fields)
@@ -105,6 +138,7 @@ class Turn:
             return await self.gated(skill, args)
         result = await gate.run(skill, self.ctx, args)
         await self.note("tool", skill=skill.name, arguments=args, result=result)
+        await self.told("tool", {"skill": skill.name, "arguments": args, "result": result})
         return self.answer("executed", data=result, skill=skill.name)
 
     async def by_model(self) -> tuple[int, dict[str, Any]]:
@@ -116,7 +150,7 @@ class Turn:
         last: tuple[str, Any] | None = None
         content: Any = None
         for _ in range(int(self.kernel.settings.get("ai_max_tool_rounds"))):
-            reply = await provider.complete(self.kernel, talk, tools)
+            reply = await self.ask(talk, tools)
             content = reply.get("content") if isinstance(reply.get("content"), str) else None
             calls = reply.get("tool_calls") if isinstance(reply.get("tool_calls"), list) else []
             await self.note("assistant", content=content, raw=reply)
@@ -139,6 +173,7 @@ class Turn:
                 else:
                     last = (skill.name, result)
                     await self.note("tool", skill=skill.name, arguments=checked, result=result, raw=call)
+                    await self.told("tool", {"skill": skill.name, "arguments": checked, "result": result})
                 talk.append({"role": "tool", "tool_call_id": call_id, "content": wrap(skill, result)})
         if last is None:
             return self.answer("answered", message=content or "")
@@ -161,16 +196,64 @@ def _unpack(call: Any) -> tuple[str, Any, Any]:
     return str(call.get("id") or ""), function.get("name"), args
 
 
-async def chat(ctx: SkillContext, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """One turn: ``(http status, data)``."""
+async def start(ctx: SkillContext, body: dict[str, Any],
+                emit: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None) -> tuple[Turn, str]:
+    """Check the body and the conversation (errors answer before anything streams); the turn
+    and the user's message, noted."""
     message, conversation_id = parse_body(body)
     owner = gate.owner_of(ctx.principal)
     if conversation_id is None:
         conversation_id = await conversations.start(ctx.kernel, ctx.site_id, owner, message.strip()[:80])
     else:
         await conversations.owned(ctx.kernel, ctx.site_id, owner, conversation_id)
-    turn = Turn(ctx, conversation_id)
+    turn = Turn(ctx, conversation_id, emit)
     await turn.note("user", content=message)
-    if provider.configured(ctx.kernel):
+    return turn, message
+
+
+async def run(turn: Turn, message: str) -> tuple[int, dict[str, Any]]:
+    if provider.configured(turn.kernel):
         return await turn.by_model()
     return await turn.by_grammar(message)
+
+
+async def chat(ctx: SkillContext, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """One turn: ``(http status, data)``."""
+    turn, message = await start(ctx, body)
+    return await run(turn, message)
+
+
+async def chat_stream(ctx: SkillContext, body: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """One streamed turn: checks first (raising, before any event), then an async iterator of
+    ``(event, data)``, ending with ``done`` or ``error``. The turn runs to its end even when the
+    client goes away (its conversation and any approval are kept)."""
+    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+
+    async def emit(event: str, data: dict[str, Any]) -> None:
+        await queue.put((event, data))
+
+    turn, message = await start(ctx, body, emit)
+
+    async def work() -> None:
+        try:
+            _status, data = await run(turn, message)
+            await queue.put(("done", data))
+        except ApiError as exc:  # the error envelope, and the status a JSON answer would have had
+            await queue.put(("error", {**exc.body(), "status": exc.status}))
+        except Exception:  # noqa: BLE001 - the stream ends with an error event, never silently
+            log.exception("a streamed AI chat turn failed")
+            await queue.put(("error", {**ApiError(500, "INTERNAL", "The turn failed").body(), "status": 500}))
+        finally:
+            await queue.put(None)
+
+    task = asyncio.ensure_future(work())
+
+    async def events() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+        finally:
+            if not task.done():
+                await asyncio.shield(task)
+
+    return events()

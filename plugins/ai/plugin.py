@@ -25,7 +25,7 @@ from plugins.settings.api import SettingKey
 log = logging.getLogger("svc.ai")
 
 name = "ai"
-requires = ("access", "accounts", "files", "items", "releases", "schema", "settings")
+requires = ("access", "accounts", "files", "items", "realtime", "releases", "schema", "settings")
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "SKILL_DENIED": (403, "The AI skill needs a capability the session lacks (extensions.skill, capability)."),
@@ -58,6 +58,10 @@ def register_settings() -> list[Setting]:
         Setting("SVC_AI_MAX_RESPONSE_BYTES", 1_048_576, parse_int(1024), "Largest provider answer read, in bytes."),
         Setting("SVC_AI_APPROVAL_TTL_HOURS", 24.0, parse_float(0.0001, 24 * 365),
                 "Hours a pending approval can be decided; then it is expired."),
+        Setting("SVC_AI_APPROVAL_ATTEMPTS", 4, parse_int(1, 20),
+                "Runs of an approved call that fails transiently (429, 502-504, network), the first included."),
+        Setting("SVC_AI_APPROVAL_RETRY_SECONDS", 30.0, parse_float(0, 86400),
+                "Seconds before the first retry of an approved call; doubled for each further one."),
         Setting("SVC_AI_CONVERSATION_RETENTION_DAYS", 90, parse_int(1),
                 "Days a conversation is kept after its last message."),
         Setting("SVC_MCP_ENABLED", True, parse_bool, "Serve the MCP endpoint POST /mcp."),
@@ -92,6 +96,7 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 @hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
     jobs.periodic(RETENTION_JOB, retention_job, every_seconds=3600, owner="ai")
+    jobs.task(approvals.RETRY_JOB, approvals.retry_job, retries=0, timeout=600, owner="ai")
 
 
 async def retention_job(kernel: Any) -> None:
@@ -155,6 +160,14 @@ def register_routes(kernel: Any) -> list[Route]:
                      "HITL_REQUIRED)", schemas.CHAT_BODY, schemas.CHAT, 200))
     chat["post"]["responses"]["202"] = {**chat["post"]["responses"]["200"],
                                         "description": "HITL_REQUIRED: a pending approval, nothing changed"}
+    chat["post"]["responses"]["200"]["content"] = {
+        **chat["post"]["responses"]["200"]["content"],
+        "text/event-stream": {"schema": {
+            "type": "object", "required": ["data"],
+            "description": "Streamed (Accept: text/event-stream or \"stream\": true), one event at a time: text, tool, "
+                           "then done or error (docs/ai.md)",
+            "properties": {"event": {"type": "string", "enum": ["text", "tool", "done", "error"]},
+                           "data": {"type": "string", "description": "A JSON object"}}}}}
     found = [
         Route("/ai/chat", routes.ChatResource(), auth="bearer", rate_limit="ai", openapi=chat),
         Route("/ai/skills", routes.SkillsResource(), auth="bearer", openapi=ops(

@@ -8,10 +8,11 @@ from kernel.errors import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
+from kernel.http.sse import SSEvent, stream_events
 from plugins.ai import approvals, chat, conversations, gate
 from plugins.ai.skill import SkillContext
 
-STATUSES = ("pending", "approved", "rejected", "failed", "expired", "all")
+STATUSES = ("pending", "approved", "rejected", "failed", "expired", "retrying", "running", "all")
 
 
 def skill_context(req: Any) -> SkillContext:
@@ -28,12 +29,18 @@ async def member_context(req: Any) -> SkillContext:
 
 
 class ChatResource:
-    """``POST /ai/chat``."""
+    """``POST /ai/chat``; streamed as Server-Sent Events on ``Accept: text/event-stream`` or
+    ``"stream": true`` (``chat.chat_stream``)."""
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = await member_context(req)
-        status, data = await chat.chat(ctx, await read_json(req))
-        send_data(resp, data, status=status)
+        body = await read_json(req)
+        if not chat.wants_stream(body, req.get_header("Accept")):
+            status, data = await chat.chat(ctx, body)
+            send_data(resp, data, status=status)
+            return
+        source = await chat.chat_stream(ctx, body)
+        stream_events(req, resp, source, encode=lambda item: SSEvent(event=item[0], json=item[1]))
 
 
 class SkillsResource:

@@ -8,14 +8,17 @@ _OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
 CHAT_BODY = {"type": "object", "required": ["message"], "additionalProperties": False, "properties": {
-    "message": {"type": "string", "minLength": 1, "maxLength": 4000}, "conversationId": _STR}}
+    "message": {"type": "string", "minLength": 1, "maxLength": 4000}, "conversationId": _STR,
+    "stream": {"type": "boolean", "description": "Answer as Server-Sent Events (also: Accept: text/event-stream)"}}}
 CHAT = {"type": "object", "properties": {
     "status": {"type": "string", "enum": ["executed", "pending_approval", "answered"]}, "data": {},
     "approvalId": _STR, "message": _NSTR, "code": _STR, "skill": _STR, "conversationId": _STR}}
 APPROVAL = {"type": "object", "properties": {
-    "id": _STR, "status": {"type": "string", "enum": ["pending", "approved", "rejected", "failed", "expired"]},
+    "id": _STR, "status": {"type": "string", "enum": ["pending", "approved", "rejected", "failed", "expired",
+                                                      "retrying", "running"]},
     "skill": _STR, "arguments": _OBJ, "message": _STR, "conversationId": _NSTR, "requestedBy": _NSTR,
-    "decidedBy": _NSTR, "result": {}, "error": {"type": ["object", "null"], "additionalProperties": True}, "createdAt": _STR,
+    "decidedBy": _NSTR, "result": {}, "error": {"type": ["object", "null"], "additionalProperties": True},
+    "attempts": {"type": "integer"}, "idempotencyKey": _STR, "createdAt": _STR,
     "expiresAt": _STR, "decidedAt": _NSTR}}
 DECIDE_BODY = {"type": "object", "required": ["decision"], "additionalProperties": False, "properties": {
     "decision": {"type": "string", "enum": ["approved", "rejected"]}}}
@@ -52,4 +55,5 @@ def mcp_operations() -> dict[str, Any]:
               "responses": {"204": {"description": "Ended"}}}
     return {"post": post, "delete": delete}
 STATUS_PARAM = {"name": "status", "in": "query", "required": False, "schema": {
-    "type": "string", "enum": ["pending", "approved", "rejected", "failed", "expired", "all"]}}
+    "type": "string", "enum": ["pending", "approved", "rejected", "failed", "expired", "retrying", "running",
+                               "all"]}}

@@ -20,7 +20,9 @@ CAPABILITIES = ("member", "studio", "admin", "items:read", "items:create", "item
 class SkillContext:
     """One skill call's world: the kernel, the site, the principal acting (the caller, or at
     approval time the requester read again), the request id and the write ``cause``
-    (``ai-chat:<conversation>`` or ``ai-approval:<id>``)."""
+    (``ai-chat:<conversation>`` or ``ai-approval:<id>``). ``idempotency_key``: set when an
+    approved call runs (``ai-approval:<id>``, the same for every retry of it): a skill that calls
+    an outside service sends it (an ``Idempotency-Key`` header) so a retry is not done twice."""
 
     kernel: Any
     site_id: str
@@ -28,6 +30,7 @@ class SkillContext:
     request_id: str = "internal"
     cause: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    idempotency_key: str | None = None
 
     def items_context(self) -> Any:
         """The items API's ``ctx`` acting as this call's principal."""

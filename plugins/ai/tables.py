@@ -59,6 +59,7 @@ approvals = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("decided_at", DateTime(timezone=True), nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
     Index("ix_svc_ai_approvals_status", "site_id", "status", "created_at"),
 )
 
