@@ -247,6 +247,10 @@ async def _seed_a_more(app: TestApp, a: Calls, s: Seeded) -> None:
     await a.ok("patch", f"/files/{upload['id']}", json={"title": SECRET, "folder": f"folder-{IDENT}",
                                                          "tags": [SECRET]})
     keep("folder", f"folder-{IDENT}")
+    # a folder of the library (/folders), holding the upload
+    library = await a.ok("post", "/folders", status=201, json={"name": SECRET})
+    keep("folder_id", library["id"])
+    await a.ok("patch", f"/files/{upload['id']}", json={"folderId": library["id"]})
     reserved = await a.ok("post", "/files/upload-url", status=201, json={"filename": f"p-{IDENT}.jpg",
                                                                         "contentType": "image/jpeg"})
     keep("pending_key", reserved["key"])
@@ -440,7 +444,7 @@ A_VALUES: dict[tuple[str, str], str] = {
     # Extensions are installed per instance (instance-admin routes): no site owns one.
     ("extensions", "id"): "=sweep-extension",
     ("fields", "collection"): "collection", ("fields", "field"): "field", ("files", "id"): "file",
-    ("flows", "id"): "flow", ("git", "id"): "git", ("glossary", "term_id"): "glossary", ("goals", "id"): "goal",
+    ("flows", "id"): "flow", ("folders", "id"): "folder_id", ("git", "id"): "git", ("glossary", "term_id"): "glossary", ("goals", "id"): "goal",
     ("intents", "id"): "intent", ("issuers", "issuer_id"): "issuer", ("items", "collection"): "collection",
     ("items", "item_id"): "item", ("layouts", "id"): "email_layout", ("media", "key"): "file_key",
     ("menu", "key"): "menu", ("notifications", "notification_id"): "notification",
@@ -464,7 +468,7 @@ A_FIELDS: dict[str, str] = {
     "defaultRoleId": "role", "userId": "user", "reviewerId": "reviewer", "teamId": "team", "policyId": "policy",
     "itemId": "item", "item": "item", "revisionId": "revision", "versionKey": "version",
     "conversationId": "conversation", "layoutId": "email_layout", "dashboardId": "dashboard", "fileId": "file",
-    "folder": "folder", "key": "pending_key", "email": "suppression", "endpoint": "push_endpoint",
+    "folder": "folder", "folderId": "folder_id", "key": "pending_key", "email": "suppression", "endpoint": "push_endpoint",
     "target": "agent_role", "role": "agent_role", "templateKey": "template_key", "q": "search",
     "search": "search", "flowId": "flow", "releaseId": "release", "parentId": "role",
 }
