@@ -208,3 +208,24 @@ async def test_handshake_without_the_subprotocol_is_refused(live):
         with pytest.raises(WebSocketDisconnect) as closed:
             await ws.receive_json()
     assert closed.value.code == 4400 and "graphql-transport-ws" in closed.value.reason
+
+
+async def test_origin_is_checked_against_the_site_of_connection_init(make_app, live_server):
+    app = await make_app(env={"SVC_CORS_ORIGINS": "https://app.example.com"})
+    server = await live_server(app)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site = await app.create_site(admin)
+    init = {"type": "connection_init", "payload": {**admin, "X-Svc-Site": site}}
+    async with server.ws(
+        "/api/v1/graphql", headers={"Origin": "https://app.example.com"}, subprotocols=[PROTOCOL]
+    ) as ws:
+        await ws.send_json(init)
+        assert await ws.receive_json() == {"type": "connection_ack"}
+    async with server.ws(
+        "/api/v1/graphql", headers={"Origin": "https://evil.example"}, subprotocols=[PROTOCOL]
+    ) as ws:
+        await ws.send_json(init)  # the handshake named no site: the Origin is checked now
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await ws.receive_json()
+    assert closed.value.code == 4403
+    assert closed.value.reason.startswith("PERMISSION_DENIED: The origin https://evil.example")
