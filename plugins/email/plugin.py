@@ -79,6 +79,10 @@ def register_routes(kernel: Any) -> list[Route]:
     return [
         Route("/email/capabilities", routes.CapabilitiesResource(), auth="admin", openapi=ops(
             get=("Whether SMTP is configured, and the default sender", None, s.OBJ, 200))),
+        Route("/email/smtp", routes.SmtpResource(), auth="admin", openapi=ops(
+            get=("The site's own SMTP server (null: the server's); never the password", None, s.OBJ, 200),
+            put=("Set the site's SMTP server (password write-only, sealed)", s.OBJ, s.OBJ, 200),
+            delete=("Go back to the server's SMTP settings", None, None, 204))),
         Route("/email/layouts", routes.LayoutsResource(), auth="admin", openapi=ops(
             get=("List the site's email layouts", None, [s.LAYOUT], 200),
             post=("Create a layout (html contains {{content}})", s.LAYOUT_BODY, s.LAYOUT, 201))),
