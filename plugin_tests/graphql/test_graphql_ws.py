@@ -15,7 +15,7 @@ from gql.transport.websockets import WebsocketsTransport
 from httpx_ws import WebSocketDisconnect
 
 from kernel.testing import Calls, new_member
-from plugin_tests.graphql.conftest import seed_blog
+from plugin_tests.graphql.conftest import live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
 PROTOCOL = "graphql-transport-ws"
@@ -23,27 +23,14 @@ PROTOCOL = "graphql-transport-ws"
 
 @pytest.fixture
 async def live(make_app, live_server):
-    app = await make_app(env={"SVC_GQL_MAX_SUBSCRIPTIONS": "3", "SVC_GQL_WS_INIT_SECONDS": "0.2"})
-    server = await live_server(app)
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    site, site_b = [await app.create_site(admin) for _ in range(2)]
-    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
-    await seed_blog(calls)
-    await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
-    return app, server, admin, site, site_b, calls
+    return await live_blog(
+        make_app, live_server, {"SVC_GQL_MAX_SUBSCRIPTIONS": "3", "SVC_GQL_WS_INIT_SECONDS": "0.2"}
+    )
 
 
 def transport(server, init_payload: dict, **kwargs) -> WebsocketsTransport:
     url = server.base_url.replace("http://", "ws://") + "/api/v1/graphql"
     return WebsocketsTransport(url=url, init_payload=init_payload, subprotocols=[PROTOCOL], **kwargs)
-
-
-async def wait_until(predicate, attempts: int = 1000) -> None:
-    for _ in range(attempts):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached")
 
 
 async def test_gql_client_streams_events_of_its_site(live):

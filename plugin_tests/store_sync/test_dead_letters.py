@@ -17,21 +17,21 @@ async def make_site(app, admin):
     return calls
 
 
+async def pipeline(calls, rtdb):
+    body = {
+        "name": "rt",
+        "target": "rtdb",
+        "collections": ["posts"],
+        "credentials": {"databaseUrl": rtdb.url("/db"), "secret": RTDB_SECRET},
+    }
+    return await calls.ok("post", PIPES, status=201, json=body)
+
+
 async def test_a_poison_batch_is_set_aside_notified_and_replayed(make_app, rtdb):
     app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "3"})
     admin = {"Authorization": f"Bearer {await app.login()}"}
     calls, calls_b = await make_site(app, admin), await make_site(app, admin)
-    made = await calls.ok(
-        "post",
-        PIPES,
-        status=201,
-        json={
-            "name": "rt",
-            "target": "rtdb",
-            "collections": ["posts"],
-            "credentials": {"databaseUrl": rtdb.url("/db"), "secret": RTDB_SECRET},
-        },
-    )
+    made = await pipeline(calls, rtdb)
     letters = f"{PIPES}/{made['id']}/dead-letters"
     rtdb.fail_next, rtdb.fail_status = 3, 400  # the target refuses this batch three times
     a = await calls.create("posts", {"title": "poison"})
@@ -80,17 +80,7 @@ async def test_without_a_limit_a_batch_is_retried_until_it_passes(make_app, rtdb
     app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "0"})
     admin = {"Authorization": f"Bearer {await app.login()}"}
     calls = await make_site(app, admin)
-    made = await calls.ok(
-        "post",
-        PIPES,
-        status=201,
-        json={
-            "name": "rt",
-            "target": "rtdb",
-            "collections": ["posts"],
-            "credentials": {"databaseUrl": rtdb.url("/db"), "secret": RTDB_SECRET},
-        },
-    )
+    made = await pipeline(calls, rtdb)
     rtdb.fail_next, rtdb.fail_status = 5, 400
     a = await calls.create("posts", {"title": "patient"})
     await until(lambda: f"db/posts/{a['id']}" in rtdb.tree)

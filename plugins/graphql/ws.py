@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 
 from falcon.errors import PayloadTypeError, WebSocketDisconnected
@@ -32,6 +33,8 @@ from kernel.http.live_metrics import live_connection
 from kernel.http.websocket import readmit, receive_json
 from plugins.graphql import streams
 from plugins.graphql.service import Request, parse_request
+
+log = logging.getLogger("svc.graphql")
 
 PROTOCOL = "graphql-transport-ws"
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -190,6 +193,21 @@ class Connection:
             await self.send({"id": op_id, "type": "complete"})
         except WebSocketDisconnected:
             pass
+        except Exception:  # noqa: BLE001 - logged with its trace; the client gets INTERNAL, never the trace
+            log.exception("GraphQL subscription %s failed (request %s)", op_id, self.ctx.request_id)
+            with contextlib.suppress(Exception):
+                await self.send(
+                    {
+                        "id": op_id,
+                        "type": "error",
+                        "payload": [
+                            {
+                                "message": "Internal error",
+                                "extensions": {"code": "INTERNAL", "requestId": self.ctx.request_id},
+                            }
+                        ],
+                    }
+                )
         finally:
             if self.operations.get(op_id) is asyncio.current_task():
                 del self.operations[op_id]
