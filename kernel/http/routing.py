@@ -42,6 +42,10 @@ class Route:
     ``authenticate_ticket`` hook; the site comes from the ticket), for browsers' WebSocket and
     ``EventSource``, which cannot send headers. ``subprotocols``: the WebSocket subprotocols the
     route speaks, in preference order; the handshake picks the first the client offers.
+    ``init_credentials=True``: the WebSocket protocol carries its credentials (and, from a
+    browser, its site) in its first message, as graphql-transport-ws's ``connection_init`` does;
+    a handshake that names no site has its Origin checked once that message names one, when the
+    responder calls ``kernel.http.websocket.readmit(req, headers)``.
     ``own_body_cap=True``: the responder caps its body itself (an upload under the upload
     policy, which may be larger than ``SVC_MAX_BODY_BYTES``); the kernel's cap is skipped.
     ``permission``: an action the caller must hold on collection ``*`` in the site (``media:create``,
@@ -67,6 +71,7 @@ class Route:
     authenticate: bool = True
     tickets: bool = False
     subprotocols: tuple[str, ...] = ()
+    init_credentials: bool = False
     own_body_cap: bool = False
     permission: str | dict[str, str] | None = None
     caller: CallerCheck | dict[str, CallerCheck] | None = None

@@ -7,7 +7,9 @@ the principal (token header, or ``?ticket=`` on ``Route(tickets=True)``), enforc
 auth level and rate limit (``auth`` / ``rate_limit`` keyed ``"WEBSOCKET"`` or plain), and then
 **accepts** the socket, with ``X-Request-Id`` (and the rate-limit headers) on the handshake
 answer and the subprotocol chosen from ``Route.subprotocols``. The responder receives an
-accepted socket: it must not call ``ws.accept()`` again.
+accepted socket: it must not call ``ws.accept()`` again. A route whose protocol sends its
+credentials in its first message (``Route(init_credentials=True)``) admits the socket again with
+them through ``readmit``.
 
 Any ``ApiError`` (before or after the accept, from the kernel or the responder) closes the
 socket with ``4000 + its HTTP status`` and the reason ``"<CODE>: <message>"`` (cut to the 123
@@ -123,14 +125,10 @@ class WebSocketGateMiddleware:
         sink = _HeaderSink()
 
         async def check_origin() -> None:
-            origin = req.get_header("Origin")
-            if not origin:
-                return  # a server-side client (docs/architecture.md, WebSockets)
-            if same_origin(origin, req.netloc, req.scheme in ("https", "wss")):
-                return
-            if not await origin_allowed(self.kernel, ctx.site_id, origin):
-                raise ApiError.forbidden(f"The origin {origin[:60]} is not allowed for this site",
-                                         reason="ORIGIN_NOT_ALLOWED")
+            # A protocol that names its site in its first message has the Origin checked then
+            # (``readmit``): a browser cannot send X-Svc-Site on the handshake.
+            if not (route.init_credentials and ctx.site_id is None):
+                await self._check_origin(req, ctx)
 
         await self.gate.admit(req, ctx, route, "WEBSOCKET", sink, after_site=check_origin, params=params)
         subprotocol = None
@@ -141,8 +139,63 @@ class WebSocketGateMiddleware:
                 raise ApiError.validation(
                     f"No shared subprotocol; this route speaks {', '.join(route.subprotocols)}",
                     path=["headers", "Sec-WebSocket-Protocol"])
+        if route.init_credentials:
+            req.context.ws_readmit = lambda headers: self._readmit(req, route, params, headers)
         await ws.accept(subprotocol=subprotocol, headers=_accept_headers(req, ws, sink.headers))
         self.kernel.state["ws_stats"]["accepted"] += 1
+
+    async def _check_origin(self, req: Any, ctx: RequestContext) -> None:
+        origin = req.get_header("Origin")
+        if not origin:
+            return  # a server-side client (docs/architecture.md, WebSockets)
+        if same_origin(origin, req.netloc, req.scheme in ("https", "wss")):
+            return
+        if not await origin_allowed(self.kernel, ctx.site_id, origin):
+            raise ApiError.forbidden(f"The origin {origin[:60]} is not allowed for this site",
+                                     reason="ORIGIN_NOT_ALLOWED")
+
+    async def _readmit(self, req: Any, route: Any, params: dict[str, Any], headers: dict[str, str]) -> RequestContext:
+        first: RequestContext = req.context.svc
+        ctx = RequestContext(kernel=self.kernel, request_id=first.request_id, client_ip=first.client_ip)
+        overlay = _OverlayRequest(req, headers)
+        if first.site_id is not None:
+            named = overlay.get_header("X-Svc-Site")
+            if named is not None and named.strip() != first.site_id:
+                raise ApiError.validation("The first message names another site than the handshake",
+                                          path=["payload", "X-Svc-Site"])
+
+        async def check_origin() -> None:
+            await self._check_origin(req, ctx)
+
+        await self.gate.admit(overlay, ctx, route, "WEBSOCKET", _HeaderSink(), after_site=check_origin,
+                              params=params)
+        req.context.svc = ctx
+        return ctx
+
+
+class _OverlayRequest:
+    """The handshake request, with the headers a protocol's first message carries laid over its
+    own (``readmit``)."""
+
+    def __init__(self, req: Any, headers: dict[str, str]) -> None:
+        self._req = req
+        self._headers = {name.lower(): value for name, value in headers.items()}
+
+    def get_header(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        value = self._headers.get(name.lower())
+        return value if value is not None else self._req.get_header(name, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._req, name)
+
+
+async def readmit(req: Any, headers: dict[str, str]) -> RequestContext:
+    """Admit the socket of a ``Route(init_credentials=True)`` again, with ``headers``
+    (``Authorization``, ``X-Svc-Site``) from the protocol's first message laid over the
+    handshake's: the site, the Origin check against it, the principal, the auth level and the
+    rate limit, as at the handshake. Returns the new request context (also ``req.context.svc``);
+    raises ``ApiError`` like the handshake (a foreign site in the message: 400)."""
+    return await req.context.ws_readmit(headers)
 
 
 async def receive_json(ws: Any, *, max_bytes: int = 64 * 1024) -> Any:

@@ -47,6 +47,7 @@ class SmtpMailer(Mailer):
         *,
         timeout: float = 10.0,
         ssl_context: ssl.SSLContext | None = None,
+        address: str | None = None,
     ) -> None:
         if tls not in TLS_MODES:
             raise ValueError(f"SVC_SMTP_TLS must be one of {', '.join(TLS_MODES)}, got {tls!r}")
@@ -58,6 +59,7 @@ class SmtpMailer(Mailer):
         self.default_sender = sender
         self.timeout = timeout
         self._ssl_context = ssl_context
+        self.address = address  # connect here instead of resolving ``host`` (a checked address)
 
     @property
     def configured(self) -> bool:
@@ -77,12 +79,16 @@ class SmtpMailer(Mailer):
 
     def _connect(self) -> smtplib.SMTP:
         if self.tls == "tls":
-            smtp: smtplib.SMTP = smtplib.SMTP_SSL(
-                self.host, self.port, timeout=self.timeout, context=self._context()
-            )
+            smtp: smtplib.SMTP = smtplib.SMTP_SSL(timeout=self.timeout, context=self._context())
         else:
-            smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+            smtp = smtplib.SMTP(timeout=self.timeout)
+        # TLS checks the certificate against the host name, whichever address is reached: an
+        # ``address`` checked beforehand (a tenant's server, kernel.outbound) or the name itself.
+        smtp._host = self.host  # type: ignore[attr-defined]
         try:
+            code, reply = smtp.connect(self.address or self.host, self.port)
+            if code != 220:
+                raise smtplib.SMTPConnectError(code, reply)
             smtp.ehlo()
             if self.tls == "starttls":
                 smtp.starttls(context=self._context())

@@ -64,3 +64,27 @@ def member(svc_app: Any, site: str, calls: Calls, make_member: Any) -> Any:
         return Calls(svc_app.client, made.headers)
 
     return make
+
+
+async def live_blog(make_app: Any, live_server: Any, env: dict[str, str]) -> tuple[Any, ...]:
+    """An app with ``env`` under a live server, and two sites seeded with the blog:
+    ``(app, server, admin headers, site, site_b, calls as admin in site)``."""
+    app = await make_app(env=env)
+    server = await live_server(app)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site, site_b = [await app.create_site(admin) for _ in range(2)]
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    await seed_blog(calls)
+    await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
+    return app, server, admin, site, site_b, calls
+
+
+async def wait_until(predicate: Any, attempts: int = 1000) -> None:
+    """Poll ``predicate`` (10 ms apart) until it holds."""
+    import asyncio
+
+    for _ in range(attempts):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not reached")

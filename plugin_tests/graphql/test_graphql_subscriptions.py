@@ -4,14 +4,13 @@ the per-site cap."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 from httpx_sse import aconnect_sse
 
 from kernel.testing import Calls
-from plugin_tests.graphql.conftest import seed_blog
+from plugin_tests.graphql.conftest import live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
 STREAM = {"Accept": "text/event-stream"}
@@ -19,22 +18,8 @@ STREAM = {"Accept": "text/event-stream"}
 
 @pytest.fixture
 async def live(make_app, live_server):
-    app = await make_app(env={"SVC_SSE_HEARTBEAT_SECONDS": "1", "SVC_GQL_MAX_SUBSCRIPTIONS": "2"})
-    server = await live_server(app)
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    site, site_b = [await app.create_site(admin) for _ in range(2)]
-    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
-    await seed_blog(calls)
-    await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
-    return app, server, admin, site, site_b, calls
-
-
-async def wait_until(predicate, attempts: int = 1000) -> None:
-    for _ in range(attempts):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached")
+    return await live_blog(make_app, live_server, {"SVC_SSE_HEARTBEAT_SECONDS": "1",
+                                                   "SVC_GQL_MAX_SUBSCRIPTIONS": "2"})
 
 
 async def next_events(events, n: int) -> list[dict]:

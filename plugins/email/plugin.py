@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.email import account_emails, routes, schemas, sending, tables
+from plugins.email import account_emails, api, routes, schemas, sending, tables
 
 name = "email"
 requires = ("utils",)
@@ -79,6 +79,10 @@ def register_routes(kernel: Any) -> list[Route]:
     return [
         Route("/email/capabilities", routes.CapabilitiesResource(), auth="admin", openapi=ops(
             get=("Whether SMTP is configured, and the default sender", None, s.OBJ, 200))),
+        Route("/email/smtp", routes.SmtpResource(), auth="admin", openapi=ops(
+            get=("The site's own SMTP server (null: the server's); never the password", None, s.SMTP, 200),
+            put=("Set the site's SMTP server (password write-only, sealed)", s.SMTP_BODY, s.SMTP, 200),
+            delete=("Go back to the server's SMTP settings", None, None, 204))),
         Route("/email/layouts", routes.LayoutsResource(), auth="admin", openapi=ops(
             get=("List the site's email layouts", None, [s.LAYOUT], 200),
             post=("Create a layout (html contains {{content}})", s.LAYOUT_BODY, s.LAYOUT, 201))),
@@ -118,3 +122,11 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
 
     return [rows_target("emailBatches", batches, [batches.c.message],
                         "Email batches whose message (recipients, variables, rendered text) holds the subject.")]
+
+
+@hookimpl(optionalhook=True)
+async def send_flow_mail(kernel: Any, site_id: str, body: dict[str, Any], principal: Any,
+                         request_id: str) -> tuple[int, dict[str, Any]]:
+    """A flow's ``mail`` step (the flows plugin's hook): the same send as ``POST /email/send``
+    (templates, suppressions, consent, RFC 8058 headers, the site's SMTP, its rate limit)."""
+    return await api.send(kernel, site_id, body, principal=principal, request_id=request_id)

@@ -11,7 +11,7 @@ from kernel import ApiError
 from kernel.http.media import read_body, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.email import catalog, page, sending, suppressions
+from plugins.email import catalog, page, sending, smtp_site, suppressions
 
 MAX_ID = 36
 MAX_FORM_BYTES = 16 * 1024
@@ -25,7 +25,8 @@ def _id(raw: str, missing: Any) -> str:
 
 class CapabilitiesResource:
     async def on_get(self, req: Any, resp: Any) -> None:
-        send_data(resp, sending.capabilities(request_context(req).kernel))
+        ctx = request_context(req)
+        send_data(resp, await sending.capabilities(ctx.kernel, ctx.require_site()))
 
 
 class LayoutsResource:
@@ -164,3 +165,18 @@ class UndoResource:
             _html(resp, 400, page.invalid("This link is not valid."))
             return
         _html(resp, 200, page.resubscribed(done["email"], done["changed"], done["suppressed"]))
+
+
+class SmtpResource:
+    """``GET, PUT, DELETE /email/smtp`` (site admin): the site's own SMTP server."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        send_data(resp, await smtp_site.get(request_context(req)))
+
+    async def on_put(self, req: Any, resp: Any) -> None:
+        ctx = request_context(req)
+        send_data(resp, await smtp_site.put(ctx, await read_json(req)))
+
+    async def on_delete(self, req: Any, resp: Any) -> None:
+        await smtp_site.delete(request_context(req))
+        send_no_content(resp)

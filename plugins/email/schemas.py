@@ -35,3 +35,13 @@ def html_operation(summary: str) -> dict:
     return {"summary": summary, "parameters": [TOKEN_PARAM], "responses": {
         "200": {"description": summary, "content": HTML},
         "400": {"description": "The link is not valid (an HTML page)", "content": HTML}}}
+
+SMTP_PROPS: dict[str, object] = {"host": {"type": "string", "maxLength": 253}, "port": {"type": "integer", "minimum": 1,
+                                                                                   "maximum": 65535},
+                              "username": {"type": ["string", "null"]}, "tls": {"type": "string",
+                                                                                "enum": ["none", "starttls", "tls"]},
+                              "from": {"type": ["string", "null"]}}
+SMTP_BODY: dict[str, object] = {"type": "object", "required": ["host"], "additionalProperties": False,
+                             "properties": {**SMTP_PROPS, "password": {"type": ["string", "null"], "writeOnly": True}}}
+SMTP: dict[str, object] = {"type": ["object", "null"], "properties": {
+    **SMTP_PROPS, "hasPassword": {"type": "boolean"}, "updatedAt": {"type": "string"}}}

@@ -29,7 +29,7 @@ from kernel.ids import uuid7
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
 from kernel.privacy import marketing_excluded
 from kernel.tenancy.service import get_site_cached
-from plugins.email import addresses, catalog, render, suppressions, tokens
+from plugins.email import addresses, catalog, render, smtp_site, suppressions, tokens
 from plugins.email.tables import batches
 
 log = logging.getLogger("svc.email")
@@ -54,10 +54,12 @@ def delivery_failed() -> ApiError:
     return ApiError(502, "DELIVERY_FAILED", "The email could not be delivered")
 
 
-async def _gate(ctx: Any) -> None:
-    """Degraded mode first, then the site's send budget."""
+async def _gate(ctx: Any) -> Any:
+    """Degraded mode first, then the site's send budget; the site's mailer (its own SMTP server,
+    or the server's: ``smtp_site``)."""
     kernel = ctx.kernel
-    if not kernel.mailer.configured:
+    mailer = await smtp_site.mailer_for(kernel, ctx.require_site())
+    if not mailer.configured:
         raise not_configured()
     limit = int(kernel.settings.get("rate_limit_email") or 0)
     if limit:
@@ -66,6 +68,7 @@ async def _gate(ctx: Any) -> None:
             retry = max(int(decision.reset - now_utc().timestamp()), 1)
             raise ApiError(429, "RATE_LIMITED", f"Too many sends from this site; retry in {retry} seconds",
                            headers={"Retry-After": str(retry)})
+    return mailer
 
 
 def unsubscribe_url(kernel: Any, site_id: str, email: str) -> str:
@@ -137,9 +140,9 @@ def personal(message: dict[str, Any], kernel: Any, site_id: str, to: list[str]) 
                          subject=message["subject"], html=html, text=text, headers=headers)
 
 
-async def _deliver(kernel: Any, email: OutgoingEmail) -> str:
+async def _deliver(mailer: Any, email: OutgoingEmail) -> str:
     try:
-        return await kernel.mailer.send(email)
+        return await mailer.send(email)
     except MailerNotConfigured as exc:
         raise not_configured() from exc
     except ValueError as exc:  # everything was checked before; the mailer's own checks agree
@@ -148,7 +151,7 @@ async def _deliver(kernel: Any, email: OutgoingEmail) -> str:
 
 async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """Send or queue; ``(status, { queued, sent, failed, suppressed, messageIds, batchId })``."""
-    await _gate(ctx)
+    mailer = await _gate(ctx)
     parsed = parse_send(body)
     kernel, site_id = ctx.kernel, ctx.require_site()
     variables = dict(parsed["variables"])
@@ -187,7 +190,7 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     groups = [[r] for r in recipients] if marketing else [recipients]
     for group in groups:
         try:
-            answer["messageIds"].append(await _deliver(kernel, personal(message, kernel, site_id, group)))
+            answer["messageIds"].append(await _deliver(mailer, personal(message, kernel, site_id, group)))
             answer["sent"] += len(group)
         except DeliveryFailed as exc:
             log.warning("site %s: an email was not delivered: %s", site_id, exc)
@@ -229,7 +232,10 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
         if await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in to]):
             return
     try:
-        await kernel.mailer.send(personal(message, kernel, site_id, to))
+        mailer = await smtp_site.mailer_for(kernel, site_id)
+        await mailer.send(personal(message, kernel, site_id, to))
+    except ApiError as exc:  # the site's SMTP settings do not open or are refused now
+        log.warning("site %s: batch %s not sent: %s", site_id, batch_id, exc.message)
     except MailerNotConfigured:
         log.warning("site %s: batch %s not sent: email is not configured", site_id, batch_id)
     except DeliveryFailed as exc:
@@ -247,7 +253,7 @@ async def prune_job(kernel: Any) -> None:
 
 async def send_test(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /email/test { to }``: one plain message to one address."""
-    await _gate(ctx)
+    mailer = await _gate(ctx)
     reject_unknown(body, {"to"})
     to = addresses.check_one(body.get("to"), ["to"])
     site = await get_site_cached(ctx.kernel, ctx.require_site()) or {}
@@ -255,18 +261,19 @@ async def send_test(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     email = OutgoingEmail(to=[to], subject=f"Test email from {name}", text=(
         f"This is a test email from {name}.\nIf you can read it, email is configured correctly.\n"))
     try:
-        message_id = await _deliver(ctx.kernel, email)
+        message_id = await _deliver(mailer, email)
     except DeliveryFailed as exc:
         log.warning("site %s: test email not delivered: %s", ctx.site_id, exc)
         raise delivery_failed() from exc
     return {"sent": 1, "messageId": message_id}
 
 
-def capabilities(kernel: Any) -> dict[str, Any]:
-    mailer = kernel.mailer
+async def capabilities(kernel: Any, site_id: str) -> dict[str, Any]:
+    mailer = await smtp_site.mailer_for(kernel, site_id)
     return {
         "configured": bool(mailer.configured),
         "transport": "smtp" if mailer.configured else None,
+        "siteSmtp": mailer is not kernel.mailer,
         "defaultFrom": mailer.default_sender if mailer.configured else None,
         "oneClickUnsubscribe": True,
         "queueThreshold": int(kernel.settings.get("email_queue_threshold") or 0),

@@ -55,3 +55,18 @@ batches = Table(
     Column("total", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# A site's own SMTP server (docs/email.md, "Per-site SMTP"): one row per site, the password
+# sealed with kernel.secrets (purpose ``email.smtp_password``), never returned.
+smtp_settings = Table(
+    "svc_email_smtp",
+    metadata,
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    Column("host", String(253), nullable=False),
+    Column("port", Integer, nullable=False),
+    Column("username", String(320), nullable=True),
+    Column("password", Text, nullable=True),
+    Column("tls", String(10), nullable=False),
+    Column("sender", String(320), nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

@@ -36,3 +36,16 @@ def register_flow_operations(kernel: Any) -> list[Any] | None:
     A plugin that does not declare ``requires = ("flows",)`` marks its implementation
     ``@hookimpl(optionalhook=True)`` so the deployment still starts with flows disabled.
     """
+
+
+@hookspec(firstresult=True)
+def send_flow_mail(kernel: Any, site_id: str, body: dict[str, Any], principal: Any, request_id: str) -> Any:
+    """Send the email of a flow's ``mail`` step through the site's email service; the first
+    answer wins. ``body`` is a ``POST /email/send`` body (``to``, ``templateKey`` or ``inline``,
+    ``variables``, ``category``). Return ``(status, answer)`` with the send's answer
+    (``{ sent, queued, failed, suppressed, withoutConsent, messageIds, batchId }``), raise
+    ``ApiError``, or return None to pass. The email plugin implements it (``optionalhook``), so
+    a flow mails through templates, the suppression list, consent and the unsubscribe headers;
+    without an implementation the step sends its plain text through the kernel's mailer.
+    May be async.
+    """

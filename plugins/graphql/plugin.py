@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
-from kernel.settings import parse_int
+from kernel.settings import parse_float, parse_int
 from kernel.slots import connection_limiter
-from plugins.graphql import routes, service, streams
+from plugins.graphql import routes, service, streams, ws
 
 name = "graphql"
 requires = ("items", "schema")
@@ -31,6 +31,8 @@ def register_settings() -> list[Setting]:
                 "GraphQL: the largest multiplier one list field applies to its subtree's cost."),
         Setting("SVC_GQL_MAX_SUBSCRIPTIONS", 50, parse_int(0),
                 "GraphQL: open subscription streams per site, across workers and nodes (more: 429 RATE_LIMITED)."),
+        Setting("SVC_GQL_WS_INIT_SECONDS", 10.0, parse_float(0.01),
+                "GraphQL: seconds a graphql-transport-ws socket may take to send connection_init (then 4408)."),
     ]
 
 
@@ -51,8 +53,10 @@ def register_routes(kernel: Any) -> list[Route]:
         "requestBody": {"required": True, "content": {"application/json": {"schema": POST_BODY}}},
         "responses": {"200": {"description": "The result", "content": {
             "application/json": {"schema": POST_ANSWER}, "text/event-stream": {}}}}}}
+    # The same path upgrades to a WebSocket speaking graphql-transport-ws, whose credentials come
+    # in its connection_init message (Route.init_credentials).
     return [Route("/graphql", routes.GraphQLResource(kernel), site="optional", auth="public",
-                  rate_limit="items_read", openapi=openapi)]
+                  rate_limit="items_read", openapi=openapi, subprotocols=(ws.PROTOCOL,), init_credentials=True)]
 
 
 @hookimpl

@@ -1,5 +1,5 @@
 """``/graphql``: POST runs an operation; GET streams a subscription (``Accept:
-text/event-stream``), and in development serves the explorer (or runs a query given as
+text/event-stream``), or upgrades to a WebSocket speaking ``graphql-transport-ws`` (``ws``), and in development serves the explorer (or runs a query given as
 ``?query=``). In production a GET without the event-stream Accept header is 404."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from kernel.errors import ApiError
 from kernel.http.media import read_json
 from kernel.http.middleware import request_context
 from kernel.http.sse import stream_events
-from plugins.graphql import service, streams
+from plugins.graphql import service, streams, ws
 from plugins.graphql.errors import error_body
 
 EXPLORER = Path(__file__).resolve().parent / "explorer.html"
@@ -73,6 +73,9 @@ class GraphQLResource:
         ctx.require_site()
         request = service.parse_request(_query_params(req))
         _answer(resp, request if isinstance(request, dict) else await service.run(ctx, request, mutations=False))
+
+    async def on_websocket(self, req: Any, socket: Any) -> None:
+        await ws.serve(req, socket, self.kernel)
 
     async def _stream(self, req: Any, resp: Any, ctx: Any, request: Any) -> None:
         if isinstance(request, dict):

@@ -30,14 +30,9 @@ async def once(result: dict[str, Any]) -> AsyncIterator[SSEvent]:
     yield SSEvent(event="complete")
 
 
-async def _frames(stream: Any, request_id: str) -> AsyncIterator[SSEvent]:
-    try:
-        async for result in stream:
-            yield SSEvent(event="next", json=format_result(result, request_id))
-    finally:
-        closer = getattr(stream, "aclose", None)
-        if closer is not None:
-            await closer()
+async def _frames(results: AsyncIterator[dict[str, Any]]) -> AsyncIterator[SSEvent]:
+    async for result in results:
+        yield SSEvent(event="next", json=result)
     yield SSEvent(event="complete")
 
 
@@ -45,6 +40,17 @@ async def open_stream(ctx: Any, request: Any) -> tuple[AsyncIterator[SSEvent], C
     """The SSE frames of a subscription request and, for a live stream, the call that gives back
     the connection slot it holds towards the site's cap when it closes (else one error frame
     and None)."""
+    results, on_close = await open_results(ctx, request)
+    if isinstance(results, dict):
+        return once(results), None
+    return _frames(results), on_close
+
+
+async def open_results(ctx: Any, request: Any) -> tuple[AsyncIterator[dict[str, Any]] | dict[str, Any],
+                                                        Callable[[], Awaitable[None]] | None]:
+    """The formatted execution results of a live subscription and the call that gives back its
+    slot towards the site's cap, or the one error result to answer instead (and None). Shared
+    by the SSE transport and the WebSocket one (``ws``). 429 ``RATE_LIMITED`` past the cap."""
     kernel = ctx.kernel
     site_id = ctx.require_site()
     slots = kernel.state[STREAMS]
@@ -53,27 +59,38 @@ async def open_stream(ctx: Any, request: Any) -> tuple[AsyncIterator[SSEvent], C
         raise ApiError(429, "RATE_LIMITED", "Too many open GraphQL subscriptions for this site")
     live = False
     try:
-        frames, live = await _open(ctx, site_id, request)
-        return frames, (lambda: slots.release(site_id, slot)) if live else None
+        results = await _open(ctx, site_id, request)
+        live = not isinstance(results, dict)
+        return results, (lambda: slots.release(site_id, slot)) if live else None
     finally:
         if not live:
             await slots.release(site_id, slot)
 
 
-async def _open(ctx: Any, site_id: str, request: Any) -> tuple[AsyncIterator[SSEvent], bool]:
+async def _results(stream: Any, request_id: str) -> AsyncIterator[dict[str, Any]]:
+    try:
+        async for result in stream:
+            yield format_result(result, request_id)
+    finally:
+        closer = getattr(stream, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+async def _open(ctx: Any, site_id: str, request: Any) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
     kernel = ctx.kernel
     graph = await site_graph(kernel, site_id)
     document, errors = prepare(kernel, graph, request.query)
     if document is None:
-        return once({"data": None, "errors": [format_error(e, ctx.request_id) for e in errors]}), False
+        return {"data": None, "errors": [format_error(e, ctx.request_id) for e in errors]}
     operation = get_operation_ast(document, request.operation_name)
     if operation is None or operation.operation != OperationType.SUBSCRIPTION:
-        return once(error_body("The event stream takes a subscription operation")), False
+        return error_body("The event stream takes a subscription operation")
     result = subscribe(graph.schema, document, context_value=GraphQLContext(ctx, graph),
                        variable_values=request.variables, operation_name=request.operation_name,
                        hide_suggestions=not development(kernel))
     if inspect.isawaitable(result):
         result = await result
     if isinstance(result, ExecutionResult):
-        return once({"data": None, "errors": [format_error(e, ctx.request_id) for e in result.errors or ()]}), False
-    return _frames(result, ctx.request_id), True
+        return {"data": None, "errors": [format_error(e, ctx.request_id) for e in result.errors or ()]}
+    return _results(result, ctx.request_id)

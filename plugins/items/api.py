@@ -203,6 +203,14 @@ async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id
                                              db=uow.db if uow is not None else None)
 
 
+async def revision_before(ctx: Any, collection: str, item_id: str, cause: str, *, uow: Any) -> dict[str, Any] | None:
+    """For releases, in the transaction of ``cause``'s writes (``uow``), right after them: the
+    item's latest committed revision that ``cause`` did not write, ``{ id, status }`` (the state
+    before those writes; ``pinnable_revision`` brings an item back to it), or None; 404 like
+    ``pinnable_revision``."""
+    return await revisions.revision_before(ctx, collection, item_id, service.check_cause(cause) or "", db=uow.db)
+
+
 async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
     """A named version ``{ key, name, data, ... }`` of the item (404 ``NOT_FOUND``), as the caller
     may read it; ``uow``: read in that transaction."""

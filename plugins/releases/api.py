@@ -4,6 +4,9 @@
 /releases/:id/publish`` does, as ``ctx.principal`` (a studio member of ``ctx.site_id``; 401/403
 otherwise): ``{ release, status, outcomes }``; 404, 409 ``ALREADY_PUBLISHED``, 422
 ``EMPTY_RELEASE``; blocked items are outcomes, not errors.
+
+``await rollback(ctx, release_id)``: as ``POST /releases/:id/rollback``: ``{ release, status,
+outcomes }``; 404, 409 ``RELEASE_NOT_PUBLISHED``, 409 ``ROLLBACK_BLOCKED``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from plugins.releases import service
 from plugins.releases.publisher import ReleasePublisher
+from plugins.releases.rollback import rollback as _rollback
 
 
 async def publish(ctx: Any, release_id: str) -> dict[str, Any]:
@@ -20,4 +24,11 @@ async def publish(ctx: Any, release_id: str) -> dict[str, Any]:
     return await ReleasePublisher(ctx.kernel, site_id, ctx.principal, release_id, ctx.request_id).publish()
 
 
-__all__ = ["publish"]
+async def rollback(ctx: Any, release_id: str) -> dict[str, Any]:
+    """Roll ``release_id`` of ``ctx``'s site back as ``ctx.principal`` (the REST route's path):
+    every item it published returns to its revision and status before it, in one transaction."""
+    site_id = await service.require_member(ctx)
+    return await _rollback(ctx.kernel, site_id, ctx.principal, release_id, ctx.request_id)
+
+
+__all__ = ["publish", "rollback"]

@@ -14,7 +14,7 @@ from typing import Any
 from kernel.errors import ApiError
 
 MODES = ("all_or_nothing", "best_effort")
-STATUSES = ("draft", "scheduled", "published", "partially_failed", "failed")
+STATUSES = ("draft", "scheduled", "published", "partially_failed", "failed", "rolled_back")
 # Contentful caps a release at 200 entries and Sanity at 1,000; svc at 1,000 (one transaction
 # of 1,000 item updates publishes in seconds on both databases: docs/performance.md).
 MAX_ITEMS = 1000

@@ -55,4 +55,7 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/releases/{id}/publish", routes.PublishResource(), auth="bearer", caller=member,
               openapi=ops(
             post=("Publish now; blocked items are outcomes (HTTP 200)", None, schemas.PUBLISH_RESULT, 200))),
+        Route("/releases/{id}/rollback", routes.RollbackResource(), auth="bearer", caller=member,
+              openapi=ops(post=("Roll a published release back: each item to its revision before it, in one step",
+                                None, schemas.PUBLISH_RESULT, 200))),
     ]

@@ -49,6 +49,7 @@ class Outcome:
     outcome: str  # published | skipped | failed
     reason: str | None = None
     message: str | None = None
+    previous: dict[str, Any] | None = None  # published: the revision and status a rollback returns to
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"collection": self.collection, "itemId": self.item_id, "outcome": self.outcome}
@@ -77,8 +78,9 @@ class ReleasePublisher:
     def _uow(self) -> Any:
         return self.kernel.unit_of_work(self.site_id, self.principal, self.request_id, self.cause)
 
-    async def _apply(self, entry: Any, uow: Any) -> None:
-        """One entry's writes in ``uow``."""
+    async def _apply(self, entry: Any, uow: Any) -> dict[str, Any] | None:
+        """One entry's writes in ``uow``; returns the item's revision and status before them
+        (``items.revision_before``), which a rollback returns it to."""
         collection, item_id = entry["collection"], entry["item_id"]
         body: dict[str, Any] = {"status": entry["target_status"]}
         if entry["revision_id"]:
@@ -88,6 +90,7 @@ class ReleasePublisher:
             await items.promote_version(self.ctx, collection, item_id, entry["version_key"], uow=uow,
                                         cause=self.cause)
         await items.update(self.ctx, collection, item_id, body, uow=uow, cause=self.cause)
+        return await items.revision_before(self.ctx, collection, item_id, self.cause, uow=uow)
 
     async def publish(self) -> dict[str, Any]:
         """Publish now: ``{ release, status, outcomes }``. 404, 409 ``ALREADY_PUBLISHED``, 422
@@ -115,21 +118,22 @@ class ReleasePublisher:
         No blocker: the release is marked published and the transaction commits. A blocker: the
         whole transaction rolls back (the pre-flight's answer is the blockers)."""
         blockers: list[Outcome | None] = []
+        previous: list[dict[str, Any] | None] = []
         try:
             async with self._uow() as uow:
                 await self._lock(uow)
                 for entry in entries:
                     try:
                         async with uow.conn.begin_nested():
-                            await self._apply(entry, uow)
+                            previous.append(await self._apply(entry, uow))
                         blockers.append(None)
                     except ApiError as error:
                         blockers.append(Outcome(entry["collection"], entry["item_id"], "failed", _reason(error),
                                                 error.message))
                 if any(blockers):
                     raise _Blocked
-                await self._finish(uow, [Outcome(e["collection"], e["item_id"], "published") for e in entries],
-                                   "published")
+                await self._finish(uow, [Outcome(e["collection"], e["item_id"], "published", previous=p)
+                                         for e, p in zip(entries, previous, strict=True)], "published")
         except _Blocked:
             pass
         return blockers
@@ -159,8 +163,8 @@ class ReleasePublisher:
         for entry in entries:
             try:
                 async with self._uow() as uow:
-                    await self._apply(entry, uow)
-                outcomes.append(Outcome(entry["collection"], entry["item_id"], "published"))
+                    before = await self._apply(entry, uow)
+                outcomes.append(Outcome(entry["collection"], entry["item_id"], "published", previous=before))
             except ApiError as error:
                 outcomes.append(Outcome(entry["collection"], entry["item_id"], "failed", _reason(error),
                                         error.message))
@@ -184,10 +188,13 @@ class ReleasePublisher:
         stmt = update(release_items).where(
             release_items.c.site_id == self.site_id, release_items.c.release_id == self.release_id,
             release_items.c.collection == bindparam("b_collection"), release_items.c.item_id == bindparam("b_item")
-        ).values(outcome=bindparam("b_outcome"), reason=bindparam("b_reason"), message=bindparam("b_message"))
+        ).values(outcome=bindparam("b_outcome"), reason=bindparam("b_reason"), message=bindparam("b_message"),
+                 previous_revision_id=bindparam("b_prev_id"), previous_status=bindparam("b_prev_status"))
         await uow.conn.execute(stmt, [
             {"b_collection": o.collection, "b_item": o.item_id, "b_outcome": o.outcome, "b_reason": o.reason,
-             "b_message": (o.message or "")[:500] or None} for o in outcomes])
+             "b_message": (o.message or "")[:500] or None,
+             "b_prev_id": (o.previous or {}).get("id"), "b_prev_status": (o.previous or {}).get("status")}
+            for o in outcomes])
         await scheduler.unschedule(uow, self.release_id)
 
 

@@ -15,6 +15,9 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "ALREADY_PUBLISHED": (409, "Publish of a release that is already published."),
     "RELEASE_IMMUTABLE": (409, "Editing a published release."),
     "ITEM_NOT_FOUND": (404, "A release entry names an item that does not exist in this site."),
+    "RELEASE_NOT_PUBLISHED": (409, "Rolling back a release that is not published (or was rolled back already)."),
+    "ROLLBACK_BLOCKED": (409, "A rollback some item of the release cannot take; nothing changed."),
+    "NO_PREVIOUS_REVISION": (409, "A rollback outcome reason: the publish recorded no revision to return to."),
 }
 
 
@@ -29,7 +32,7 @@ def immutable() -> ApiError:
 def entry_record(row: Any) -> dict[str, Any]:
     return {"collection": row["collection"], "itemId": row["item_id"], "targetStatus": row["target_status"],
             "revisionId": row["revision_id"], "versionKey": row["version_key"], "outcome": row["outcome"],
-            "reason": row["reason"]}
+            "reason": row["reason"], "previousRevisionId": row["previous_revision_id"]}
 
 
 def release_record(row: Any, item_count: int, entries: list[Any] | None = None) -> dict[str, Any]:
@@ -38,7 +41,7 @@ def release_record(row: Any, item_count: int, entries: list[Any] | None = None) 
         "publishAt": iso(row["publish_at"]), "maintenanceWindow": row["maintenance_window"],
         "createdBy": row["created_by"], "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
         "publishedAt": iso(row["published_at"]), "nextRunAt": iso(row["next_run_at"]),
-        "lastError": row["last_error"], "itemCount": item_count,
+        "lastError": row["last_error"], "itemCount": item_count, "rolledBackAt": iso(row["rolled_back_at"]),
     }
     if entries is not None:
         out["items"] = [entry_record(e) for e in entries]

@@ -39,6 +39,13 @@ class ReleaseResource:
         send_no_content(resp)
 
 
+class RollbackResource:
+    """``POST /releases/{id}/rollback``: every published item back to its revision before the release."""
+
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        send_data(resp, await api.rollback(request_context(req), id))
+
+
 class PublishResource:
     """``POST /releases/{id}/publish``: ``{ release, status, outcomes }``, 200 even when blocked."""
 

@@ -23,7 +23,8 @@ ENTRY: dict[str, Any] = {
 }
 ENTRY_RECORD: dict[str, Any] = {
     "type": "object", "properties": {**ENTRY["properties"], "outcome": {"type": ["string", "null"]},
-                                     "reason": {"type": ["string", "null"]}},
+                                     "reason": {"type": ["string", "null"]},
+                                     "previousRevisionId": {"type": ["string", "null"]}},
 }
 REMOVAL: dict[str, Any] = {"type": "object", "required": ["collection", "itemId"],
                            "properties": {"collection": {"type": "string"}, "itemId": {"type": "string"}}}
@@ -46,13 +47,15 @@ RELEASE: dict[str, Any] = {
         "createdAt": {"type": "string"}, "updatedAt": {"type": "string"},
         "publishedAt": {"type": ["string", "null"]}, "nextRunAt": {"type": ["string", "null"]},
         "lastError": {"type": ["string", "null"]}, "itemCount": {"type": "integer"},
+        "rolledBackAt": {"type": ["string", "null"]},
     },
 }
 RELEASE_DETAIL: dict[str, Any] = {**RELEASE, "properties": {**RELEASE["properties"],
                                                             "items": {"type": "array", "items": ENTRY_RECORD}}}
 OUTCOME: dict[str, Any] = {"type": "object", "required": ["collection", "itemId", "outcome"], "properties": {
     "collection": {"type": "string"}, "itemId": {"type": "string"},
-    "outcome": {"type": "string", "enum": ["published", "skipped", "failed"]}, "reason": {"type": "string"}}}
+    "outcome": {"type": "string", "enum": ["published", "skipped", "failed", "rolled_back"]},
+    "reason": {"type": "string"}, "revisionId": {"type": ["string", "null"]}}}
 PUBLISH_RESULT: dict[str, Any] = {"type": "object", "required": ["release", "status", "outcomes"], "properties": {
     "release": RELEASE_DETAIL, "status": {"type": "string", "enum": list(STATUSES)},
     "outcomes": {"type": "array", "items": OUTCOME}}}

@@ -26,6 +26,7 @@ releases = Table(
     Column("published_at", DateTime(timezone=True), nullable=True),
     Column("next_run_at", DateTime(timezone=True), nullable=True),
     Column("last_error", Text, nullable=True),
+    Column("rolled_back_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_releases_site_status", "site_id", "status", "created_at"),
 )
 
@@ -44,6 +45,10 @@ release_items = Table(
     Column("outcome", String(20), nullable=True),
     Column("reason", String(60), nullable=True),
     Column("message", String(500), nullable=True),
+    # What a rollback returns the item to: its revision and status before the release's writes,
+    # recorded in the publish transaction (plugins/releases/rollback.py).
+    Column("previous_revision_id", String(36), nullable=True),
+    Column("previous_status", String(40), nullable=True),
     UniqueConstraint("release_id", "collection", "item_id", name="uq_svc_release_items_entry"),
     Index("ix_svc_release_items_release", "site_id", "release_id", "position"),
 )

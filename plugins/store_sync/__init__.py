@@ -1,7 +1,8 @@
 """store_sync: push a site's content items to an outside document store, as they change.
 
-Tables: ``svc_store_sync_pipelines`` and ``svc_store_sync_log`` (``tables.py``, migration
-``store_sync_0001_pipelines``). Routes (site admin):
+Tables: ``svc_store_sync_pipelines``, ``svc_store_sync_log`` and
+``svc_store_sync_dead_letters`` (``tables.py``, migrations ``store_sync_0001_pipelines``,
+``store_sync_0002_dead_letters``). Routes (site admin):
 
 - ``/store-sync/pipelines``: list, create (201, credentials write-only and sealed with
   ``kernel.secrets``: 400 ``ENCRYPTION_KEY_REQUIRED`` without the key; 400 ``VALIDATION_ERROR``
@@ -10,6 +11,10 @@ Tables: ``svc_store_sync_pipelines`` and ``svc_store_sync_log`` (``tables.py``, 
   DELETE (cascades the log and the checkpoint).
 - ``…/log``: sync attempts, newest first; ``…/backfill``: push the existing items, bounded per
   call and resumable, ``{ scanned, pushed, failed, truncated }``.
+- ``…/dead-letters``: batches set aside after ``SVC_STORE_SYNC_MAX_ATTEMPTS`` failed attempts
+  (``dead_letters.py``; a ``store_sync.dead_letter`` notification through the realtime plugin);
+  ``…/dead-letters/{letter_id}`` GET, DELETE; ``…/replay`` pushes its items as they are now
+  (``replay.py``).
 
 Targets (``targets.py``): ``docstore`` (Cloud Firestore REST ``documents:commit``, OAuth
 JWT-bearer grant signed by google-auth) and ``rtdb`` (Firebase Realtime Database REST PUT and
@@ -18,7 +23,7 @@ member per active pipeline, with its own checkpoint, lease, order and retries. I
 through the items API as the pipeline's role (docs/store-sync.md).
 
 Modules: ``bodies`` (checks), ``pipelines`` (records and CRUD), ``sync``, ``targets``,
-``routes``, ``schemas``, ``tables``.
+``dead_letters``, ``replay``, ``routes``, ``schemas``, ``tables``.
 
 Hooks: register_settings, register_migrations, register_event_consumers, register_site_caches
 (``store_sync_pipelines``), register_error_codes (``VALIDATION_ERROR``), register_routes. Audit

@@ -21,7 +21,7 @@ from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.store_sync import bodies
-from plugins.store_sync.tables import pipelines, sync_log
+from plugins.store_sync.tables import dead_letters, pipelines, sync_log
 
 GROUP = "store_sync"  # the kernel consumer group: a pipeline's checkpoint is "store_sync:<id>"
 SECRET_PURPOSE = "store_sync.credentials"
@@ -177,11 +177,12 @@ async def update(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
 
 
 async def delete(ctx: Any, pipeline_id: str) -> None:
-    """Delete the pipeline, its log (the cascade) and its checkpoint."""
+    """Delete the pipeline, its log, its dead letters and its checkpoint."""
     kernel, site_id = ctx.kernel, ctx.require_site()
     async with ctx.unit_of_work() as uow:
         row = await row_of(uow.db, pipeline_id, lock=True)
         await uow.db.execute(uow.db.delete(sync_log).where(sync_log.c.pipeline_id == pipeline_id))
+        await uow.db.execute(uow.db.delete(dead_letters).where(dead_letters.c.pipeline_id == pipeline_id))
         await uow.db.execute(uow.db.delete(pipelines).where(pipelines.c.id == pipeline_id))
         await kernel.events.remove_checkpoint(uow.conn, site_id, checkpoint_name(pipeline_id))
         uow.action(CHANGED, {"siteId": site_id})

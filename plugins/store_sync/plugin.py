@@ -12,7 +12,7 @@ from plugins.store_sync.bodies import CODE
 from plugins.store_sync.targets import parse_base_url
 
 name = "store_sync"
-requires = ("access", "items")
+requires = ("access", "items", "realtime")
 
 
 @hookimpl
@@ -26,6 +26,8 @@ def register_settings() -> list[Setting]:
                 "Seconds to wait for a target's answer (below SVC_EVENTS_LEASE_SECONDS)."),
         Setting("SVC_STORE_SYNC_BATCH", 100, parse_int(1), "Most events synced in one batch (one commit)."),
         Setting("SVC_STORE_SYNC_BACKFILL_MAX", 1000, parse_int(1), "Most items one backfill call pushes."),
+        Setting("SVC_STORE_SYNC_MAX_ATTEMPTS", 12, parse_int(0),
+                "Attempts of one batch before it is set aside on the pipeline's dead-letter list (0: retry forever)."),
     ]
 
 
@@ -67,6 +69,14 @@ def register_routes(kernel: Any) -> list[Route]:
         Route(one + "/backfill", routes.BackfillResource(), auth="admin", openapi=ops(
             post=("Push the matching items, bounded per call and resumable", schemas.BACKFILL_BODY,
                   schemas.BACKFILL, 200))),
+        Route(one + "/dead-letters", routes.DeadLettersResource(), auth="admin", openapi=ops(
+            get=("Batches set aside after too many failed attempts, newest first", None,
+                 [schemas.DEAD_LETTER], 200))),
+        Route(one + "/dead-letters/{letter_id}", routes.DeadLetterResource(), auth="admin", openapi=ops(
+            get=("A dead letter", None, schemas.DEAD_LETTER, 200),
+            delete=("Discard a dead letter", None, None, 204))),
+        Route(one + "/dead-letters/{letter_id}/replay", routes.ReplayResource(), auth="admin", openapi=ops(
+            post=("Push its items as they are now", None, schemas.DEAD_LETTER, 200))),
     ]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.store_sync import backfill
+from plugins.store_sync import backfill, dead_letters, replay
 from plugins.store_sync import pipelines as pl
 
 MAX_ID = 36
@@ -65,3 +65,37 @@ class BackfillResource:
         ctx = request_context(req)
         pipeline_id = _id(id)
         send_data(resp, await backfill.backfill(ctx, pipeline_id, await _body(req, required=False)))
+
+
+class DeadLettersResource:
+    """``GET /store-sync/pipelines/{id}/dead-letters`` (site admin): newest first, ``status``."""
+
+    async def on_get(self, req: Any, resp: Any, id: str) -> None:
+        limit, offset = pagination(req, default_limit=25, max_limit=100)
+        data, total = await dead_letters.list_page(request_context(req), _id(id), req.get_param("status"), limit,
+                                                   offset)
+        send_data(resp, data, meta=page_meta(total, limit, offset))
+
+
+class DeadLetterResource:
+    """``GET, DELETE /store-sync/pipelines/{id}/dead-letters/{letter_id}`` (site admin)."""
+
+    async def on_get(self, req: Any, resp: Any, id: str, letter_id: str) -> None:
+        send_data(resp, await dead_letters.get_record(request_context(req), _id(id), _letter(letter_id)))
+
+    async def on_delete(self, req: Any, resp: Any, id: str, letter_id: str) -> None:
+        await dead_letters.discard(request_context(req), _id(id), _letter(letter_id))
+        send_no_content(resp)
+
+
+class ReplayResource:
+    """``POST /store-sync/pipelines/{id}/dead-letters/{letter_id}/replay`` (site admin)."""
+
+    async def on_post(self, req: Any, resp: Any, id: str, letter_id: str) -> None:
+        send_data(resp, await replay.replay(request_context(req), _id(id), _letter(letter_id)))
+
+
+def _letter(raw: str) -> str:
+    if not raw or len(raw) > MAX_ID or "\x00" in raw:
+        raise dead_letters.not_found()
+    return raw

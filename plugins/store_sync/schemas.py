@@ -63,3 +63,12 @@ LOG_ENTRY: dict[str, Any] = {
                    "durationMs": {"type": "integer"}, "firstEventId": {"type": ["string", "null"]},
                    "lastEventId": {"type": ["string", "null"]}, "attemptedAt": {"type": "string", "format": "date-time"}},
 }
+
+DEAD_LETTER: dict[str, Any] = {"type": "object", "properties": {
+    "id": {"type": "string"}, "pipelineId": {"type": "string"},
+    "status": {"type": "string", "enum": ["pending", "replayed"]},
+    "items": {"type": "array", "items": {"type": "object", "properties": {
+        "collection": {"type": "string"}, "itemId": {"type": "string"}, "event": {"type": "string"}}}},
+    "eventCount": {"type": "integer"}, "firstEventId": {"type": ["string", "null"]},
+    "lastEventId": {"type": ["string", "null"]}, "attempts": {"type": "integer"}, "error": {"type": ["string", "null"]},
+    "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}, "replayedAt": {"type": ["string", "null"]}}}

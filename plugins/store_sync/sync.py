@@ -10,7 +10,9 @@ The batch goes to the target in one commit (docstore) or PUT/DELETE by PUT/DELET
 
 A failure (the target refused or was not reachable) is logged and raised: the dispatcher keeps
 the checkpoint and gives the same batch again after its backoff (``kernel.backoff``,
-``SVC_EVENTS_RETRY_*``), in this process or another, also after a restart. Writes are whole
+``SVC_EVENTS_RETRY_*``), in this process or another, also after a restart. The attempt
+``SVC_STORE_SYNC_MAX_ATTEMPTS`` that fails sets the batch aside on the dead-letter list
+(``dead_letters``: replay later, a notification now) and acknowledges it. Writes are whole
 documents of the current state, so pushing a batch again is harmless and an item's writes
 cannot arrive out of order. A success moves ``lastSyncAt`` and ``lastSyncItemCount``.
 
@@ -32,6 +34,7 @@ from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from plugins.access import api as access_api
 from plugins.items import api as items
+from plugins.store_sync import dead_letters
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.bodies import TargetPath
 from plugins.store_sync.tables import pipelines, sync_log
@@ -103,7 +106,7 @@ class Outcome:
     skipped: int = 0
 
 
-async def _writes_for(kernel: Any, row: Any, events: list[Event]) -> Outcome:
+async def writes_for(kernel: Any, row: Any, events: list[Event]) -> Outcome:
     """One write per item of ``events``, ordered by each item's last event (see the module
     docstring). An item the role cannot see (deleted, or outside its row filter) is deleted at
     the target with ``syncOnDelete``, else skipped; a collection it may not read is skipped."""
@@ -190,7 +193,7 @@ async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event
         return  # nothing this pipeline syncs (now): its position moves on
     started = time.monotonic()
     try:
-        outcome = await _writes_for(kernel, row, events)
+        outcome = await writes_for(kernel, row, events)
     except RoleGone as exc:  # kept in the log and lastError; the batch waits for a new role
         await record_attempt(kernel, row, kind="sync", attempt=attempt, pushed=0, failed=0, skipped=0,
                              started=started, error=str(exc), events=events)
@@ -201,6 +204,11 @@ async def handle(kernel: Any, site_id: str, pipeline_id: str, events: list[Event
         await record_attempt(kernel, row, kind="sync", attempt=attempt, pushed=exc.done,
                              failed=len(outcome.writes) - exc.done, skipped=outcome.skipped, started=started,
                              error=str(exc), events=events)
+        limit = int(kernel.settings.get("store_sync_max_attempts") or 0)
+        if limit and attempt >= limit:
+            # A poison batch: set it aside (and tell the studio) so later changes flow again.
+            await dead_letters.set_aside(kernel, row, events, attempt, str(exc))
+            return
         raise
     await record_attempt(kernel, row, kind="sync", attempt=attempt, pushed=pushed, failed=0, skipped=outcome.skipped,
                          started=started, error=None, events=events)

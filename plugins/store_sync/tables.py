@@ -68,3 +68,25 @@ sync_log = Table(
     Column("attempted_at", DateTime(timezone=True), nullable=False),
     Index("ix_svc_store_sync_log_pipeline", "pipeline_id", "id"),
 )
+
+dead_letters = Table(
+    "svc_store_sync_dead_letters",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    Column("pipeline_id", String(36), ForeignKey("svc_store_sync_pipelines.id", ondelete="CASCADE"),
+           nullable=False),
+    # [[collection, itemId, last event type], ...]: identifiers only, never values (a replay reads
+    # the items as they are then).
+    Column("items", json_type, nullable=False),
+    Column("event_count", Integer, nullable=False),
+    Column("first_event", String(60), nullable=True),
+    Column("last_event", String(60), nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("error", String(500), nullable=True),
+    Column("status", String(10), nullable=False),  # pending | replayed
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("replayed_at", DateTime(timezone=True), nullable=True),
+    Index("ix_svc_store_sync_dead_letters_pipeline", "site_id", "pipeline_id", "created_at"),
+)

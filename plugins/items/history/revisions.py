@@ -25,7 +25,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
@@ -298,6 +298,19 @@ async def pinnable_revision(ctx: Any, collection: str, item_id: str, revision_id
             "restore": restore_body(target.coll, dict(row["data"] or {}), target.item)}
 
 
+async def revision_before(ctx: Any, collection: str, item_id: str, cause: str, *, db: Any) -> dict[str, Any] | None:
+    """For releases: the latest committed revision of the item that ``cause`` did not write, read
+    on the write's ``db`` right after that cause's writes (so: the state the item had before
+    them), as ``{ id, status }``; None when the item has no revision (nothing was written)."""
+    target = await load_target(ctx, db, collection, item_id, "update")
+    row = await db.one(_of_item(db, target).where(
+        revisions.c.staged.is_(False), or_(revisions.c.caused_by.is_(None), revisions.c.caused_by != cause))
+        .order_by(revisions.c.created_at.desc(), revisions.c.id.desc()).limit(1))
+    if row is None:
+        return None
+    return {"id": row["id"], "status": (row["data"] or {}).get("status")}
+
+
 __all__ = ["ERROR_CODES", "OWN_CAUSES", "commit_revision", "delta_of", "first_update", "record_baseline",
            "get_revision", "list_revisions", "pinnable_revision", "record_revision", "restore_body",
-           "revert_item", "revision_kind", "stage_revision", "written_revision"]
+           "revert_item", "revision_before", "revision_kind", "stage_revision", "written_revision"]

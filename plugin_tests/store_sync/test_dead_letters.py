@@ -1,0 +1,87 @@
+"""A poison batch: after ``SVC_STORE_SYNC_MAX_ATTEMPTS`` failed attempts the batch is set aside on
+the pipeline's dead-letter list (later changes flow again), the studio gets a notification, and
+the batch can be replayed or discarded; against the local Realtime Database server."""
+
+from __future__ import annotations
+
+from kernel.testing import Calls
+
+from .store_sync_helpers import PIPES, RTDB_SECRET, env_for, grant_public_read, log_of, until
+
+
+async def make_site(app, admin):
+    site = await app.create_site(admin)
+    calls = Calls(app.client, {**admin, "X-Svc-Site": site})
+    await calls.collection("posts", {"title": "string"})
+    await grant_public_read(calls, "posts")
+    return calls
+
+
+async def pipeline(calls, rtdb):
+    body = {
+        "name": "rt",
+        "target": "rtdb",
+        "collections": ["posts"],
+        "credentials": {"databaseUrl": rtdb.url("/db"), "secret": RTDB_SECRET},
+    }
+    return await calls.ok("post", PIPES, status=201, json=body)
+
+
+async def test_a_poison_batch_is_set_aside_notified_and_replayed(make_app, rtdb):
+    app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "3"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    calls, calls_b = await make_site(app, admin), await make_site(app, admin)
+    made = await pipeline(calls, rtdb)
+    letters = f"{PIPES}/{made['id']}/dead-letters"
+    rtdb.fail_next, rtdb.fail_status = 3, 400  # the target refuses this batch three times
+    a = await calls.create("posts", {"title": "poison"})
+    await log_of(calls, made["id"], lambda entries: len(entries) == 3)
+    b = await calls.create("posts", {"title": "after"})  # later changes flow again
+    await until(lambda: f"db/posts/{b['id']}" in rtdb.tree)
+    assert f"db/posts/{a['id']}" not in rtdb.tree
+
+    [letter] = await calls.ok("get", letters)
+    assert letter["status"] == "pending" and letter["attempts"] == 3 and letter["eventCount"] == 1
+    assert letter["items"] == [{"collection": "posts", "itemId": a["id"], "event": "items.create"}]
+    assert "HTTP 400" in letter["error"] and letter["replayedAt"] is None
+    assert "poison" not in str(letter)  # identifiers only, never values
+    notes = await calls.ok("get", "/notifications")
+    [note] = [n for n in notes if n["kind"] == "store_sync.dead_letter"]
+    assert note["entityId"] == letter["id"] and note["severity"] == "error"
+    assert note["deepLink"] == f"/store-sync/pipelines/{made['id']}/dead-letters"
+
+    # Another site sees none of it.
+    await calls_b.err("get", letters, 404, "RECORD_NOT_FOUND")
+    await calls_b.err("post", f"{letters}/{letter['id']}/replay", 404, "RECORD_NOT_FOUND")
+    assert not [n for n in await calls_b.ok("get", "/notifications") if n["kind"] == "store_sync.dead_letter"]
+
+    # A replay the target still refuses stays pending with the new error; the next one goes through.
+    await calls.ok("patch", f"/items/posts/{a['id']}", json={"title": "fixed"})
+    await until(lambda: f"db/posts/{a['id']}" in rtdb.tree)
+    del rtdb.tree[f"db/posts/{a['id']}"]
+    rtdb.fail_next = 1
+    again = await calls.ok("post", f"{letters}/{letter['id']}/replay")
+    assert again["status"] == "pending" and again["attempts"] == 4 and "HTTP 400" in again["error"]
+    done = await calls.ok("post", f"{letters}/{letter['id']}/replay")
+    assert done["status"] == "replayed" and done["attempts"] == 5 and done["replayedAt"] is not None
+    assert rtdb.tree[f"db/posts/{a['id']}"]["title"] == "fixed"  # the item as it is now
+    await calls.err("post", f"{letters}/{letter['id']}/replay", 409, "CONFLICT")
+    log = await calls.ok("get", f"{PIPES}/{made['id']}/log")
+    assert [e["kind"] for e in log[:2]] == ["replay", "replay"]
+    assert [e["status"] for e in log[:2]] == ["ok", "failed"]
+    assert (await calls.ok("get", letters, params={"status": "pending"})) == []
+
+    await calls.ok("delete", f"{letters}/{letter['id']}", status=204)
+    await calls.err("get", f"{letters}/{letter['id']}", 404, "RECORD_NOT_FOUND")
+    await calls.err("get", letters, 400, "VALIDATION_FAILED", params={"status": "bogus"})
+
+
+async def test_without_a_limit_a_batch_is_retried_until_it_passes(make_app, rtdb):
+    app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "0"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    calls = await make_site(app, admin)
+    made = await pipeline(calls, rtdb)
+    rtdb.fail_next, rtdb.fail_status = 5, 400
+    a = await calls.create("posts", {"title": "patient"})
+    await until(lambda: f"db/posts/{a['id']}" in rtdb.tree)
+    assert await calls.ok("get", f"{PIPES}/{made['id']}/dead-letters") == []

@@ -1,0 +1,34 @@
+"""email: a site's own SMTP server (password sealed)
+
+Revision ID: email_0002_smtp
+Revises: email_0001_tables
+Create Date: 2026-12-05
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "email_0002_smtp"
+down_revision = "email_0001_tables"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "svc_email_smtp",
+        sa.Column(
+            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True
+        ),
+        sa.Column("host", sa.String(253), nullable=False),
+        sa.Column("port", sa.Integer, nullable=False),
+        sa.Column("username", sa.String(320), nullable=True),
+        sa.Column("password", sa.Text, nullable=True),
+        sa.Column("tls", sa.String(10), nullable=False),
+        sa.Column("sender", sa.String(320), nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("svc_email_smtp")
