@@ -336,8 +336,9 @@ async def main(args: argparse.Namespace) -> None:
     results: dict[str, Any] = {"sites": args.sites, "workers": args.workers}
     state_path = Path(args.state)
     data_dir = tempfile.mkdtemp(prefix="svc-scale-")
+    # SVC_METRICS_PUBLIC: the run scrapes /metrics on the loopback without a scrape token.
     env = server_env(args.database_url, args.redis_url, data_dir,
-                     SVC_ITEMS_INDEX_MIN_ITEMS=str(args.index_min_items))
+                     SVC_ITEMS_INDEX_MIN_ITEMS=str(args.index_min_items), SVC_METRICS_PUBLIC="true")
     log_path = str(Path(data_dir) / "serve.log")
     state: dict[str, Any] = {}
     if args.reuse and state_path.exists():

@@ -4,6 +4,8 @@
   with ``.app``, ``.kernel`` and ``.client`` (an httpx client over ASGI).
 - ``svc_app``, ``client``: the default app (every installed plugin) and its client.
 - ``admin_token``: a login token of the instance admin; ``admin_headers`` adds it as Bearer.
+- ``METRICS_HEADERS``: the scrape token of every app the harness makes (``SVC_METRICS_TOKEN`` is
+  ``METRICS_TOKEN``), for ``GET /metrics``.
 - ``site``: a fresh site id (created through the API) with ``site_headers`` for it.
 - ``disabled_with_dependents(*names)``: the ``SVC_PLUGINS_DISABLED`` value that turns off
   ``names`` and the installed plugins requiring them (for a plugin's disabled test).
@@ -90,6 +92,10 @@ ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password-1"
 MEMBER_PASSWORD = "member-password-1"
 JWT_SECRET = "test-secret-0123456789-0123456789-0123456789"
+# The harness's apps are scraped as production's are: with a token (docs/operations.md, "Who may
+# scrape /metrics"). A test of the other modes sets SVC_METRICS_TOKEN="" (unset) itself.
+METRICS_TOKEN = "test-metrics-token-0123456789"
+METRICS_HEADERS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
 
 
 def svc_test_database_url() -> str:
@@ -403,6 +409,7 @@ class AppFactory:
             "SVC_JOBS_INPROCESS": "false",
             "SVC_REDIS_NAMESPACE": self.namespace,
             "SVC_OUTBOUND_ALLOW_NETWORKS": LOOPBACK_ALLOWED,
+            "SVC_METRICS_TOKEN": METRICS_TOKEN,
         }
         if self.database_url:
             env["SVC_DATABASE_URL"] = self.database_url

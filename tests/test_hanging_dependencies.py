@@ -23,7 +23,7 @@ import pytest
 from kernel import Route, hookimpl
 from kernel.db.engine import Database
 from kernel.redis_fallback import outages_of
-from kernel.testing import svc_test_database_url
+from kernel.testing import METRICS_HEADERS, svc_test_database_url
 from tests.http.test_errors import assert_envelope
 from tests.jobs.test_worker_metrics import samples
 
@@ -399,7 +399,7 @@ async def test_one_write_on_a_paused_redis_waits_for_one_part_not_each(make_app,
         assert {"rate limits", "cache", "bus", "topics"} <= touched, touched  # each part had Redis work
         assert circuit.up is False and circuit.outages == 1 and circuit.probes == 0
         assert all(o.up is False for o in outages_of(kernel))
-        metrics = samples((await app.client.get("/metrics")).text)
+        metrics = samples((await app.client.get("/metrics", headers=METRICS_HEADERS)).text)
         assert metrics[("svc_redis_up", (("component", "cache"),))] == 0
         assert metrics[("svc_redis_up", (("component", "topics"),))] == 0
         assert metrics[("svc_redis_outages_total", ())] == 1

@@ -26,6 +26,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect as ws_connect
 
 from kernel.testing import (
+    METRICS_HEADERS,
+    METRICS_TOKEN,
     free_port,
     fresh_test_database,
     skip_or_fail,
@@ -78,7 +80,7 @@ def nodes(tmp_path, redis_url):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_") and k != "PROMETHEUS_MULTIPROC_DIR"}
     env.update(SVC_DATABASE_URL=database, SVC_REDIS_URL=redis_db, SVC_REDIS_NAMESPACE=namespace,
                JWT_SECRET="n" * 40, SVC_ADMIN_PASSWORD=PASSWORD, SVC_RATE_LIMIT_AUTH=str(AUTH_LIMIT),
-               SVC_LOG_LEVEL="warning")
+               SVC_LOG_LEVEL="warning", SVC_METRICS_TOKEN=METRICS_TOKEN)
     started: list[Node] = []
     try:
         # One after the other: the first migrates the shared database (operations.md).
@@ -176,7 +178,7 @@ async def test_two_nodes_over_one_postgresql_and_one_redis(nodes, tmp_path):
                 sent += 1
         for node in (a, b):
             async with httpx.AsyncClient(timeout=30) as fresh:
-                text = (await fresh.get(f"http://127.0.0.1:{node.port}/metrics")).text
+                text = (await fresh.get(f"http://127.0.0.1:{node.port}/metrics", headers=METRICS_HEADERS)).text
             assert [labels["node"] for labels, _ in metric_samples(text, "svc_node_info")] == [node.name], text[:500]
             if node is a:
                 answered = sum(v for labels, v in metric_samples(text, "svc_http_requests_total")

@@ -14,6 +14,7 @@ from kernel.bus import EventContext
 from kernel.plugins import available_plugins
 from kernel.settings import Settings, SettingsError
 from kernel.sitecache import SiteCache, SiteCaches, SiteCacheSpec
+from kernel.testing import METRICS_HEADERS
 
 
 class Clock:
@@ -264,12 +265,12 @@ def _sample(text: str, name: str, cache: str) -> float:
 async def test_metrics_show_the_counters(svc_app, admin_headers, site):
     headers = {**admin_headers, "X-Svc-Site": site}
     svc_app.kernel.site_caches["sites"].invalidate(site)
-    before = await svc_app.client.get("/metrics")
+    before = await svc_app.client.get("/metrics", headers=METRICS_HEADERS)
     misses = _sample(before.text, "svc_site_cache_misses_total", "sites")
     hits = _sample(before.text, "svc_site_cache_hits_total", "sites")
     for _ in range(3):
         assert (await svc_app.client.get("/api/v1/collections", headers=headers)).status_code == 200
-    text = (await svc_app.client.get("/metrics")).text
+    text = (await svc_app.client.get("/metrics", headers=METRICS_HEADERS)).text
     assert _sample(text, "svc_site_cache_misses_total", "sites") == misses + 1  # the first request
     assert _sample(text, "svc_site_cache_hits_total", "sites") == hits + 2
     assert _sample(text, "svc_site_cache_entries", "sites") >= 1
@@ -278,7 +279,7 @@ async def test_metrics_show_the_counters(svc_app, admin_headers, site):
         assert _sample(text, name, "access") >= 0
     dropped = _sample(text, "svc_site_cache_invalidations_total", "sites")
     svc_app.kernel.site_caches["sites"].invalidate(site)
-    text = (await svc_app.client.get("/metrics")).text
+    text = (await svc_app.client.get("/metrics", headers=METRICS_HEADERS)).text
     assert _sample(text, "svc_site_cache_invalidations_total", "sites") == dropped + 1
 
 

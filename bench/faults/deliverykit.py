@@ -177,6 +177,7 @@ class Deployment:
                "SVC_REDIS_NAMESPACE": self.namespace, "SVC_RATE_LIMIT_ITEMS_WRITE": "0",
                "SVC_RATE_LIMIT_ITEMS_READ": "0", "SVC_RATE_LIMIT_AUTH": "0", "SVC_RATE_LIMIT_UPLOAD": "0",
                "SVC_RATE_LIMIT_CDC": "0", "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32",  # the receiver
+               "SVC_METRICS_PUBLIC": "true",  # scraped without a token, on the loopback
                **self.extra, **more}
         if self.database_url:
             env["SVC_DATABASE_URL"] = self.database_url

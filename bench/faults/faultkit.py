@@ -184,6 +184,8 @@ def base_env(workdir: Path, **extra: str) -> dict[str, str]:
         "SVC_REDIS_NAMESPACE": f"faults-{uuid.uuid4().hex[:8]}",
         "SVC_LOG_LEVEL": "info",
         "REFRESH_COOKIE_SECURE": "false",
+        # The scenarios scrape /metrics without a token: on the loopback, an operator's choice.
+        "SVC_METRICS_PUBLIC": "true",
     })
     env.update(extra)
     return env

@@ -1,5 +1,5 @@
-"""Notifications: api.notify stores, broadcasts to every studio connection of the site (never
-another site's, never an audience ticket's), lists, marks handled and prunes."""
+"""Notifications: api.notify stores, broadcasts to every session of the site, studio and audience
+tickets alike (never another site's), lists, marks handled and prunes."""
 
 from __future__ import annotations
 
@@ -20,26 +20,37 @@ async def server(live_server, svc_app):
     return await live_server(svc_app)
 
 
-async def test_notify_reaches_every_studio_session_of_the_site_only(server, svc_app, calls, calls_b, site,
-                                                                    make_member):
+async def test_notify_reaches_every_session_of_the_site_only(server, svc_app, calls, calls_b, site, site_b,
+                                                             make_member):
     subscriber = await make_member(site, "subscriber")
     audience = Calls(calls.client, subscriber.headers)
+    audience_b = Calls(calls.client, (await make_member(site_b, "subscriber")).headers)
     async with connect(server, await ticket(calls)) as one, connect(server, await ticket(calls)) as two, \
             connect(server, await ticket(calls_b)) as other, \
-            connect(server, await ticket(audience, "audience-ticket")) as end_user:
-        for ws in (one, two, other, end_user):  # every socket is set up before the notification
+            connect(server, await ticket(audience_b, "audience-ticket")) as other_end_user, \
+            connect(server, await ticket(audience, "audience-ticket")) as end_user, \
+            connect(server, await ticket(audience, "audience-ticket")) as end_user_again:
+        sockets = (one, two, other, other_end_user, end_user, end_user_again)
+        for ws in sockets:  # every socket is set up before the notification
             await ws.send_json({"type": "ping"})
             assert await frame(ws) == {"type": "pong"}
+        # No subscription is needed: the frame is not collection-scoped.
         note = await api.notify(svc_app.kernel, site, kind="release.published", title="Spring release is live",
                                 severity="success", body="12 items", deep_link="/releases/7", entity_id="7")
         assert set(note) == {"id", "kind", "severity", "title", "body", "deepLink", "entityId", "ts"}
-        for ws in (one, two):
+        for ws in (one, two, end_user, end_user_again):  # studio and audience sessions alike
             assert await frame(ws) == {"type": "notification", "notification": note}
-        await no_frame(other)
-        await no_frame(end_user)
+        # A notification of the other site reaches its sessions, of both kinds, and only them;
+        # it comes after the first, so had the first reached them it would be the frame they read.
+        note_b = await api.notify(svc_app.kernel, site_b, kind="flow", title="Other site")
+        for ws in (other, other_end_user):
+            assert await frame(ws) == {"type": "notification", "notification": note_b}
+        for ws in (one, end_user):
+            await no_frame(ws)
     listed = await calls.ok("get", "/notifications", full=True)
     assert listed["data"] == [{**note, "handledAt": None}] and listed["meta"]["total"] == 1
-    assert (await calls_b.ok("get", "/notifications", full=True))["meta"]["total"] == 0
+    listed_b = await calls_b.ok("get", "/notifications", full=True)
+    assert listed_b["data"] == [{**note_b, "handledAt": None}] and listed_b["meta"]["total"] == 1
 
 
 async def test_notify_in_a_unit_of_work_sends_nothing_on_rollback(svc_app, site, calls):

@@ -44,7 +44,8 @@ async def test_export_shape(calls):
     assert data["collections"][0] == {
         "name": "articles", "label": "Articles", "versioning": True, "icon": None, "note": None,
         "singleton": False, "status_field": None, "sort_field": None, "editorialWorkflow": False,
-        "requireSeparateReviewer": False, "personalData": False, "hidden": True}
+        "requireSeparateReviewer": False, "personalData": False, "editorialPublish": "release",
+        "hidden": True}
     assert [(f["collection"], f["field"]) for f in data["fields"]] == [
         ("articles", "title"), ("articles", "author"), ("articles", "tags"), ("authors", "name")]
     assert data["fields"][0] == {"collection": "articles", "field": "title", "type": "string", "interface": None,

@@ -7,7 +7,8 @@ import pytest
 
 META_DEFAULTS = {"displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
                  "sort_field": None, "editorialWorkflow": False, "requireSeparateReviewer": False,
-                 "versioning": False, "personalData": False}
+                 "versioning": False, "personalData": False,
+                 "editorialPublish": "release"}
 
 
 async def test_the_benchmark_client_flow(calls):

@@ -16,7 +16,7 @@ from kernel.events import START
 from kernel.events.tables import checkpoints
 from kernel.http.live_metrics import live_connection
 from kernel.http.site_counts import OTHER, TopSites, TopSitesCollector
-from kernel.testing import examples, run_due_jobs
+from kernel.testing import METRICS_HEADERS, examples, run_due_jobs
 
 FRESH = {"SVC_METRICS_REFRESH_SECONDS": "0", "SVC_EVENTS_DISPATCH": "false"}
 
@@ -30,7 +30,7 @@ def sample(text: str, name: str, **labels: str) -> float | None:
 
 
 async def scrape(app) -> str:
-    resp = await app.client.get("/metrics")
+    resp = await app.client.get("/metrics", headers=METRICS_HEADERS)
     assert resp.status_code == 200, resp.text
     return resp.text
 

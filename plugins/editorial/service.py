@@ -5,7 +5,11 @@
   approve), and with ``requireSeparateReviewer`` is neither the submitter nor the item's author
   (``userCreated``).
 - ``approve``: ``in_review`` -> ``approved``, by the assigned reviewer (or a site admin); with
-  ``requireSeparateReviewer`` the approver differs from the submitter and the author.
+  ``requireSeparateReviewer`` the approver differs from the submitter and the author. Then it
+  proceeds to publish per the collection's ``editorialPublish``: ``release`` (the default) leaves
+  the item approved for a release (or a write) to publish; ``approval`` publishes it in the same
+  transaction, through the items API as the approver (so the gate, validation, permissions and
+  hooks apply; a refusal there refuses the approval, and nothing changes).
 - ``reject`` ``{ reason }``: ``in_review`` -> ``rejected``, by the same people.
 - Any other transition is 409 ``CONFLICT``. Each one is audited as ``editorial_transition``.
 """
@@ -22,6 +26,7 @@ from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
 from plugins.editorial import workflow
+from plugins.editorial.gate import PUBLISHED
 from plugins.editorial.tables import reviews
 from plugins.items import api as items
 from plugins.schema.api import get_schema
@@ -152,9 +157,25 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
         await db.execute(db.update(reviews).where(reviews.c.id == review["id"]).values(
             state=verdict, reason=reason, decided_at=now_utc(), decided_by=me))
         await workflow.set_state(db, collection, str(item["id"]), verdict, review["id"], row)
+        extra = None
+        if verdict == "approved":
+            published = await publish_on_approval(ctx, coll, item, review["id"], uow)
+            extra = {"publish": coll.editorial_publish, "published": published}
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
-                                         verdict, review["id"], request_id=ctx.request_id)
+                                         verdict, review["id"], request_id=ctx.request_id, extra=extra)
         return review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+
+
+async def publish_on_approval(ctx: Any, coll: Any, item: dict[str, Any], review_id: str, uow: Any) -> bool:
+    """Publish the just-approved ``item`` when its collection says approval publishes
+    (``editorialPublish: approval``); whether this wrote it. The write joins the approval's
+    transaction, after the state became ``approved``, so the gate lets it through; it records the
+    cause ``editorial:<reviewId>`` on the revision and the item event."""
+    if coll.editorial_publish != "approval" or item.get("status") == PUBLISHED:
+        return False
+    await items.update(ctx, coll.name, str(item["id"]), {"status": PUBLISHED}, uow=uow,
+                       cause=f"editorial:{review_id}")
+    return True
 
 
 async def list_reviews(ctx: Any, status: str | None, assignee: str | None, limit: int,

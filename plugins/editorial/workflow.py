@@ -37,10 +37,11 @@ async def set_state(db: SiteDB, collection: str, item_id: str, state: str, revie
 
 async def record_transition(conn: Any, site_id: str, principal: Any, collection: str, item_id: str,
                             before: str, after: str, review_id: str | None, *, request_id: str | None = None,
-                            why: str | None = None) -> None:
-    """The audit record ``editorial_transition`` (identifiers only)."""
+                            why: str | None = None, extra: dict[str, Any] | None = None) -> None:
+    """The audit record ``editorial_transition`` (identifiers only); ``extra``: more details
+    (an approval's ``publish`` mode and whether it ``published`` the item)."""
     details: dict[str, Any] = {"collection": collection, "itemId": item_id, "from": before, "to": after,
-                               "reviewId": review_id}
+                               "reviewId": review_id, **(extra or {})}
     if why:
         details["trigger"] = why
     await audit.record(conn, action=AUDIT_ACTION, site_id=site_id, principal=principal, target_type="item",

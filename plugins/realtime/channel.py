@@ -23,7 +23,7 @@ from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
 from plugins.realtime import frames
-from plugins.realtime.tickets import ALL, STUDIO
+from plugins.realtime.tickets import ALL
 
 NOTIFICATION_TOPIC = "realtime.notification"
 # One subscription per socket, to every topic of its site: the items plugin's live topics
@@ -125,8 +125,8 @@ class Connection:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not keep up with its events")
 
     def wants(self, topic: str, data: Any) -> bool:
-        if topic == NOTIFICATION_TOPIC:
-            return self.audience == STUDIO
+        if topic == NOTIFICATION_TOPIC:  # every session of the site, studio and audience alike
+            return True
         if not topic.startswith("items.") or not isinstance(data, dict):
             return False
         matchers = self.subs.get(data.get("collection"))

@@ -2,8 +2,8 @@
 
 ``create`` is the one entry point (``api.notify`` re-exports it): it checks the fields, stores
 the row in the caller's unit of work (or its own), and after the commit publishes the frame on
-the site's ``realtime.notification`` topic (every studio connection of the site, in every
-process) and queues the web-push delivery job when VAPID keys are configured.
+the site's ``realtime.notification`` topic (every connection of the site, studio and audience,
+in every process) and queues the web-push delivery job when VAPID keys are configured.
 """
 
 from __future__ import annotations

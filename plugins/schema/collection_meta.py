@@ -17,6 +17,9 @@ from plugins.schema.names import field_reference_problem
 DEFAULT_META: dict[str, Any] = {
     "displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
     "sort_field": None, "editorialWorkflow": False, "requireSeparateReviewer": False, "versioning": False,
+    # What an editorial approval does (docs/releases-and-editorial.md): "release" (the item waits,
+    # approved, for a release or a write to publish it) or "approval" (the approval publishes it).
+    "editorialPublish": "release",
     # The collection holds personal data: the privacy plugin exports its items to the users
     # who created them or whom they point at (docs/privacy.md).
     "personalData": False,
@@ -36,6 +39,16 @@ MAX_INLINE_FIELDS = 500
 
 def _bool(value: Any, path: list[Any]) -> bool:
     return bodies.boolean(value, path)
+
+
+EDITORIAL_PUBLISH = ("release", "approval")
+
+
+def _editorial_publish(value: Any, path: list[Any]) -> str:
+    if value not in EDITORIAL_PUBLISH or not isinstance(value, str):
+        raise ApiError.validation("Must be 'release' (approval waits for a release) or 'approval' (approval "
+                                  "publishes at once)", path=path)
+    return value
 
 
 def _field_ref(column: str) -> Any:
@@ -58,6 +71,7 @@ CHECKS = {
     "note": lambda v, p: bodies.text_or_null(v, p, 2_000),
     "singleton": _bool, "editorialWorkflow": _bool, "requireSeparateReviewer": _bool, "versioning": _bool,
     "personalData": _bool, "status_field": _field_ref("status"), "sort_field": _field_ref("sort"),
+    "editorialPublish": _editorial_publish,
 }
 
 

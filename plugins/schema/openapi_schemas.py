@@ -18,6 +18,8 @@ META_PROPERTIES: dict[str, Any] = {
     "editorialWorkflow": {"type": "boolean"}, "requireSeparateReviewer": {"type": "boolean"},
     "versioning": {"type": "boolean"},
     "personalData": {"type": "boolean"},
+    "editorialPublish": {"type": "string", "enum": ["release", "approval"],
+                         "description": "What an editorial approval does: wait for a release, or publish"},
 }
 COLLECTION_META = {"type": "object", "required": list(META_PROPERTIES), "properties": META_PROPERTIES,
                    "additionalProperties": True}

@@ -142,6 +142,11 @@ class CollectionDef:
         return bool(self.meta.get("requireSeparateReviewer"))
 
     @property
+    def editorial_publish(self) -> str:
+        """``approval`` when an editorial approval publishes the item at once, else ``release``."""
+        return "approval" if self.meta.get("editorialPublish") == "approval" else "release"
+
+    @property
     def versioning(self) -> bool:
         return bool(self.meta.get("versioning"))
 

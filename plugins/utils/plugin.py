@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.settings import parse_bool
 from plugins.utils import routes, schemas
 
 name = "utils"
@@ -14,8 +15,16 @@ requires: tuple[str, ...] = ()
 
 @hookimpl
 def register_settings() -> list[Setting]:
-    return [Setting("SVC_METRICS_TOKEN", "", str,
-                    "The bearer token required to scrape `/metrics`. Empty means `/metrics` is public.")]
+    return [
+        Setting("SVC_METRICS_TOKEN", "", str,
+                "The bearer token required to scrape `/metrics`. Empty: no token; then `/metrics` answers "
+                "only where `SVC_METRICS_PUBLIC` is on or `SVC_ENV=development`, and is 404 otherwise.",
+                secret=True),
+        Setting("SVC_METRICS_PUBLIC", False, parse_bool,
+                "Serve `/metrics` to anonymous callers in production (an operator's explicit choice, for a "
+                "scraper on a private network). Ignored when `SVC_METRICS_TOKEN` is set: the token is then "
+                "always needed."),
+    ]
 
 
 @hookimpl

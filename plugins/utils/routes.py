@@ -54,9 +54,9 @@ class MetricsResource:
         self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any) -> None:
-        if not service.metrics_token_accepted(self.kernel, req.get_header("Authorization")):
-            raise ApiError(401, "UNAUTHENTICATED", "This scrape needs 'Authorization: Bearer <SVC_METRICS_TOKEN>'",
-                           headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
+        refused = service.metrics_refusal(self.kernel, req.get_header("Authorization"))
+        if refused is not None:
+            raise refused
         resp.content_type = CONTENT_TYPE_LATEST
         resp.set_header("Cache-Control", NO_STORE)
         resp.data = await service.metrics_text(self.kernel)

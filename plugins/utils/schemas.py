@@ -73,7 +73,9 @@ JSONATA_DATA: dict[str, Any] = {"type": "object", "required": ["result"],
 
 METRICS_OPERATION: dict[str, Any] = {
     "summary": "Prometheus metrics in the text exposition format",
-    "description": "Public unless SVC_METRICS_TOKEN is set; then `Authorization: Bearer <token>` is needed.",
+    "description": ("With SVC_METRICS_TOKEN set, `Authorization: Bearer <token>` is needed (401 otherwise). "
+                    "Without it, anonymous scrapes are served only where SVC_METRICS_PUBLIC is on or "
+                    "SVC_ENV=development; in production otherwise the route is off (404 NOT_FOUND)."),
     "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}},
     "security": [{}, {"metricsToken": []}],
 }

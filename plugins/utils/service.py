@@ -10,6 +10,7 @@ from prometheus_client import generate_latest
 
 from kernel import __version__
 from kernel.auth.tokens import bearer_token
+from kernel.errors import ApiError
 from kernel.http.stored_metrics import refresh_stored_metrics
 
 API_VERSION = "1"
@@ -31,11 +32,25 @@ async def metrics_text(kernel: Any) -> bytes:
     return generate_latest(metrics.registry)
 
 
-def metrics_token_accepted(kernel: Any, authorization: str | None) -> bool:
-    """True when no ``SVC_METRICS_TOKEN`` is set, or the header carries it as a Bearer token."""
-    expected = kernel.settings.get("metrics_token") or ""
-    if not expected:
-        return True
-    given = bearer_token(authorization) or ""
-    # Constant time, so the token cannot be guessed byte by byte from response times.
-    return hmac.compare_digest(given.encode(), expected.encode())
+def metrics_refusal(kernel: Any, authorization: str | None) -> ApiError | None:
+    """Why this scrape is refused, or None (docs/operations.md, "Who may scrape /metrics").
+
+    - ``SVC_METRICS_TOKEN`` set: the header must carry it as a Bearer token (401 otherwise),
+      whatever else is set.
+    - No token: anonymous scrapes are served where an operator turned them on
+      (``SVC_METRICS_PUBLIC``) or on a development machine (``SVC_ENV=development``); in
+      production without either, ``/metrics`` is off: 404, as a route that is not served here.
+    """
+    settings = kernel.settings
+    expected = settings.get("metrics_token") or ""
+    if expected:
+        given = bearer_token(authorization) or ""
+        # Constant time, so the token cannot be guessed byte by byte from response times.
+        if hmac.compare_digest(given.encode(), expected.encode()):
+            return None
+        return ApiError(401, "UNAUTHENTICATED", "This scrape needs 'Authorization: Bearer <SVC_METRICS_TOKEN>'",
+                        headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
+    if settings.get("metrics_public") or settings.get("env") == "development":
+        return None
+    return ApiError(404, "NOT_FOUND", "/metrics is off in production: set SVC_METRICS_TOKEN (scrapers send it "
+                    "as a Bearer token), or SVC_METRICS_PUBLIC=true to serve it to anyone")

@@ -16,7 +16,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kernel.http.node_metrics import ProcessFigures, gauge_mode
 from kernel.serve import reuseport_supported
-from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
+from kernel.testing import (
+    METRICS_HEADERS,
+    METRICS_TOKEN,
+    free_port,
+    stop_process,
+    svc_test_database_url,
+    wait_until_answering,
+)
 
 HEALTH = "/api/v1/utils/health"
 
@@ -85,7 +92,7 @@ def pid_and_metrics(base: str) -> tuple[int, str]:
         pid = client.get(HEALTH).json()["data"]["runtime"]["pid"]
         again = client.get(HEALTH).json()["data"]["runtime"]["pid"]
         assert again == pid, "one keep-alive connection was answered by two workers"
-        resp = client.get("/metrics")
+        resp = client.get("/metrics", headers=METRICS_HEADERS)
         assert resp.status_code == 200, resp.text
         return pid, resp.text
 
@@ -99,7 +106,7 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
     stale.mkdir(parents=True)
     (stale / "counter_99999999.db").write_bytes(b"an earlier start's file")  # emptied at start
     env.update(SVC_DATA_DIR=str(data), SVC_ADMIN_PASSWORD="cli-admin-pass", JWT_SECRET="x" * 40,
-               SVC_NODE_ID="node-under-test")
+               SVC_NODE_ID="node-under-test", SVC_METRICS_TOKEN=METRICS_TOKEN)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "kernel.cli", "serve", "--port", str(port), "--workers", "2"],
@@ -107,6 +114,9 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
     try:
         wait_until_answering(proc, base + "/api/v1/utils/version")
         assert not (stale / "counter_99999999.db").exists()
+        # Production: the node's metrics go to the scrape token only, never to an anonymous caller.
+        anonymous = httpx.get(base + "/metrics", timeout=10)
+        assert anonymous.status_code == 401 and anonymous.json()["errors"][0]["code"] == "UNAUTHENTICATED"
         # Fresh connections until both workers have answered (each pid_and_metrics sends two).
         sent, pids = 0, set()
         deadline = time.monotonic() + 60

@@ -8,7 +8,7 @@ from httpx_ws import WebSocketDisconnect
 
 from kernel import ANONYMOUS, Principal, TicketGrant
 from kernel.http.websocket import CLOSE_CODES, close_code_for
-from kernel.testing import svc_test_redis_url
+from kernel.testing import METRICS_HEADERS, svc_test_redis_url
 from tests.http.live_plugin import LivePlugin
 
 ECHO = "/api/v1/live-test/echo"
@@ -191,10 +191,10 @@ async def test_close_codes_are_documented():
 async def test_metrics_count_sockets_and_subscribers(live):
     async with live.server.ws("/api/v1/live-test/topic", headers=live.headers()) as ws:
         assert await ws.receive_json() == {"type": "ready"}
-        text = (await live.server.client.get("/metrics")).text
+        text = (await live.server.client.get("/metrics", headers=METRICS_HEADERS)).text
         assert "svc_topic_subscribers 1.0" in text
     await closed_with(live.server.ws(ECHO, headers={"X-Svc-Site": live.site}))
-    text = (await live.server.client.get("/metrics")).text
+    text = (await live.server.client.get("/metrics", headers=METRICS_HEADERS)).text
     assert 'svc_websocket_outcomes_total{outcome="4401"} 1.0' in text
     assert 'svc_websocket_outcomes_total{outcome="accepted"}' in text
 
