@@ -57,7 +57,7 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
     url = check_url(body.get("url"), path=["url"], policy=policy(ctx.kernel, on_behalf=True))
     data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
-        raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
+        raise ApiError.validation("'data' is an object { title?, description?, tags?, folder? }", path=["data"])
     meta = check_meta(data, allowed=uploads.META_KEYS)
     try:
         response = await client(ctx.kernel).send(client(ctx.kernel).build_request("GET", url), stream=True)

@@ -17,14 +17,17 @@ from plugins.files.query import compile_filter, compile_sort
 from plugins.files.tables import file_tags, files
 
 MAX_TAGS, MAX_TAG = 50, 100
-META_KEYS_PATCH = frozenset({"title", "tags", "folder", "folderId", "focalPoint"})
+META_KEYS_PATCH = frozenset({"title", "description", "tags", "folder", "folderId", "focalPoint"})
+MAX_DESCRIPTION = 4000
+_CONTROL_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # newlines and tabs allowed
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def record(row: Any) -> dict[str, Any]:
     """The client's view of a file (never its storage key)."""
     return {
-        "id": row["id"], "key": row["key"], "title": row["title"], "type": row["type"],
+        "id": row["id"], "key": row["key"], "title": row["title"], "description": row["description"],
+        "type": row["type"],
         "filesize": row["filesize"], "width": row["width"], "height": row["height"],
         "checksum": row["checksum"], "folder": row["folder"], "tags": list(row["tags"] or []),
         "folderId": row["folder_id"],
@@ -72,7 +75,7 @@ def check_filename(name: Any, path: list[str] | None = None) -> str:
 
 
 def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, Any]:
-    """``title``, ``tags``, ``folder`` and ``focalPoint`` of a body, checked (400 with the path)."""
+    """``title``, ``description``, ``tags``, ``folder`` and ``focalPoint`` of a body, checked (400 with the path)."""
     reject_unknown(body, allowed)
     out: dict[str, Any] = {}
     for name in ("title", "folder"):
@@ -81,6 +84,13 @@ def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, An
             if value is not None and (not isinstance(value, str) or len(value) > 255 or _CONTROL.search(value)):
                 raise ApiError.validation(f"'{name}' is a string of at most 255 characters, or null", path=[name])
             out[name] = value
+    if "description" in body:
+        value = body["description"]
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_DESCRIPTION
+                                  or _CONTROL_TEXT.search(value)):
+            raise ApiError.validation(f"'description' is a text of at most {MAX_DESCRIPTION} characters, or null",
+                                      path=["description"])
+        out["description"] = value
     if "tags" in body:
         tags = body["tags"] if body["tags"] is not None else []
         if not isinstance(tags, list) or len(tags) > MAX_TAGS or not all(

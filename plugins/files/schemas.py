@@ -10,7 +10,8 @@ FILE: dict[str, Any] = {
     "type": "object", "required": ["id", "key", "type", "filesize"],
     "properties": {
         "id": {"type": "string"}, "key": {"type": "string", "description": "The file name (unique in the site)"},
-        "title": {"type": ["string", "null"]}, "type": {"type": "string"}, "filesize": {"type": "integer"},
+        "title": {"type": ["string", "null"]}, "description": {"type": ["string", "null"]},
+        "type": {"type": "string"}, "filesize": {"type": "integer"},
         "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
         "checksum": {"type": "string", "description": "SHA-256 of the bytes (hex)"},
         "folder": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},
@@ -22,7 +23,8 @@ FILE: dict[str, Any] = {
     },
 }
 META_BODY = {"type": "object", "additionalProperties": False, "properties": {
-    "title": {"type": ["string", "null"], "maxLength": 255}, "folder": {"type": ["string", "null"], "maxLength": 255},
+    "title": {"type": ["string", "null"], "maxLength": 255},
+    "description": {"type": ["string", "null"], "maxLength": 4000}, "folder": {"type": ["string", "null"], "maxLength": 255},
     "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100}, "maxItems": 50}}}
 META_PATCH_BODY = {**META_BODY, "properties": {**META_BODY["properties"], "folderId": {"type": ["string", "null"]},
                                                "focalPoint": {

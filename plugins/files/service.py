@@ -30,7 +30,7 @@ from plugins.files.tables import file_tags, files, folders, presets, uploads
 from plugins.schema import api as schema
 
 log = logging.getLogger("svc.files")
-META_FIELDS = ("title", "folder", "tags")
+META_FIELDS = ("title", "description", "folder", "tags")
 CONTENT_FIELDS = ["checksum", "filesize", "height", "type", "width"]
 API_NAMES = {"folder_id": "folderId"}
 
@@ -89,7 +89,7 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
             db = uow.db
             if existing is None:
                 await db.insert(files, {"id": file_id, "key": filename, "title": meta.get("title"),
-                                        "folder": meta.get("folder"), "tags": meta.get("tags", []),
+                                        "description": meta.get("description"), "folder": meta.get("folder"), "tags": meta.get("tags", []),
                                         "uploaded_by": ctx.principal.user_id or ctx.principal.api_key_id,
                                         "created_at": now, **values})
                 await set_tags(db, file_id, meta.get("tags", []))
@@ -113,7 +113,7 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
 
 
 async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-    """``PATCH /files/{id}``: title, tags, folder and focal point (``media:update`` on the file)."""
+    """``PATCH /files/{id}``: title, description, tags, folder and focal point (``media:update`` on the file)."""
     changes = dict(changes)
     focal = changes.pop("focalPoint", None)
     async with ctx.unit_of_work() as uow:

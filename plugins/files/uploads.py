@@ -32,7 +32,7 @@ from plugins.files.service import store
 from plugins.files.staging import stage
 from plugins.files.tables import uploads
 
-META_KEYS = frozenset({"title", "tags", "folder"})
+META_KEYS = frozenset({"title", "description", "tags", "folder"})
 
 
 async def _guarded(ctx: Any, filename: str, content_type: str | None, length: int | None,
@@ -139,7 +139,7 @@ async def receive_signed(ctx: Any, token: str, content_type: str | None, length:
 
 
 async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """``POST /files { key, title?, tags?, folder? }`` after a presigned upload: the whole guard
+    """``POST /files { key, title?, description?, tags?, folder? }`` after a presigned upload: the whole guard
     on the stored object, then the file record (201)."""
     await guard.admit(ctx)  # the caller before the body
     token = body.get("key")
