@@ -65,7 +65,7 @@ function presetsPanel(shell, file, point, presets) {
   const select = h("select", { id: ids.preset });
   const preview = h("img", { class: "preview", alt: "" });
   const status = h("p", { role: "status" });
-  const key = h("input", { id: ids.key, type: "text", required: true, pattern: "[a-z0-9_-]{1,64}" });
+  const key = h("input", { id: ids.key, type: "text", required: true, pattern: "[a-z0-9_\\-]{1,64}" });
   const name = h("input", { id: ids.name, type: "text", required: true });
   const dsl = h("input", { id: ids.dsl, type: "text", required: true, placeholder: "width=300&height=200&fit=cover" });
   let shown = 0;
@@ -87,7 +87,7 @@ function presetsPanel(shell, file, point, presets) {
       preview.src = src;
       preview.hidden = false;
       preview.alt = t("files.previewOf", { name: file.title || file.key });
-      replace(status, t("files.previewShown", { params: params.toString() }));
+      replace(status, t("files.previewShown", { params: decodeURIComponent(params.toString()) }));
     } catch (err) {
       if (mine !== shown) return;
       preview.hidden = true;
