@@ -193,7 +193,7 @@ async def test_a_member_never_reaches_the_files_screens(library, visit):
                                ("patch", f"/files/{photo['id']}", {"title": "Taken"}),
                                ("post", "/transform-presets", {"key": "x", "name": "X", "dsl": "width=5"})):
         refused = await as_member.call(method, path, json=body)
-        assert refused.status_code in (403, 404), (path, refused.text)
+        assert (refused.status_code, refused.json()["errors"][0]["code"]) == (403, "PERMISSION_DENIED"), path
     upload = await as_member.call("put", "/files/upload/mine.png", content=picture("PNG"),
                                   headers={"Content-Type": "image/png"})
     assert upload.status_code == 403, upload.text
