@@ -40,8 +40,13 @@ async def library(shared_site) -> Any:
     member = await new_member(app, site, "subscriber")
     server = await LiveServer(app.app).start()
     try:
-        yield {"server": server, "site": site, "admin": admin, "member": member,
-               "as_member": Calls(app.client, member.headers)}
+        yield {
+            "server": server,
+            "site": site,
+            "admin": admin,
+            "member": member,
+            "as_member": Calls(app.client, member.headers),
+        }
     finally:
         await server.stop()
 
@@ -57,8 +62,11 @@ async def visit(browser, library) -> Any:  # noqa: F811 - the imported browser f
         yield seen
     finally:
         await context.close()
-    assert not [m for m in seen.console if "Content Security Policy" in m
-                or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+    assert not [
+        m
+        for m in seen.console
+        if "Content Security Policy" in m or (m.startswith("error") and "Failed to load resource" not in m)
+    ], seen.console
 
 
 async def test_a_site_admin_uploads_many_files_into_a_folder(library, visit):
@@ -78,15 +86,18 @@ async def test_a_site_admin_uploads_many_files_into_a_folder(library, visit):
     summer = [f for f in await admin.ok("get", "/folders") if f["name"] == "Summer"]
     assert len(summer) == 1 and f"folder={summer[0]['id']}" in page.url
 
-    await page.get_by_label("Upload files").set_input_files([
-        {"name": "beach.png", "mimeType": "image/png", "buffer": picture("PNG")},
-        {"name": "pier.jpg", "mimeType": "image/jpeg", "buffer": picture("JPEG")},
-        {"name": "notes.txt", "mimeType": "text/plain", "buffer": ELF},
-    ])
+    await page.get_by_label("Upload files").set_input_files(
+        [
+            {"name": "beach.png", "mimeType": "image/png", "buffer": picture("PNG")},
+            {"name": "pier.jpg", "mimeType": "image/jpeg", "buffer": picture("JPEG")},
+            {"name": "notes.txt", "mimeType": "text/plain", "buffer": ELF},
+        ]
+    )
     await expect(page.get_by_role("status").filter(has_text="2 of 3 uploaded, 1 refused.")).to_be_visible()
     uploads = page.get_by_role("list", name="Uploads")
     await expect(uploads.get_by_role("listitem").filter(has_text="notes.txt")).to_contain_text(
-        re.compile(r"Refused: .*\(FILE_EXECUTABLE\)"))
+        re.compile(r"Refused: .*\(FILE_EXECUTABLE\)")
+    )
     for name in ("beach.png", "pier.jpg"):
         bar = page.get_by_role("progressbar", name=f"Upload of {name}")
         assert await bar.evaluate("b => b.value > 0 && b.value === b.max")
@@ -113,11 +124,20 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
     from playwright.async_api import expect
 
     page, admin = visit.page, library["admin"]
-    photo = await admin.ok("put", "/files/upload/dune.jpg", status=201, content=picture("JPEG"),
-                           headers={"Content-Type": "image/jpeg"})
+    photo = await admin.ok(
+        "put",
+        "/files/upload/dune.jpg",
+        status=201,
+        content=picture("JPEG"),
+        headers={"Content-Type": "image/jpeg"},
+    )
     autumn = await admin.ok("post", "/folders", status=201, json={"name": "Autumn"})
-    await admin.ok("post", "/transform-presets", status=201,
-                   json={"key": "square", "name": "Square", "dsl": "width=100&height=100&fit=cover&format=png"})
+    await admin.ok(
+        "post",
+        "/transform-presets",
+        status=201,
+        json={"key": "square", "name": "Square", "dsl": "width=100&height=100&fit=cover&format=png"},
+    )
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, library["site"])
     await page.goto(f"{visit.base}/studio/#/s/{library['site']}/files/{photo['id']}")
     await expect(page.get_by_role("heading", name="dune.jpg", level=1)).to_be_visible()
@@ -128,7 +148,11 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
 
     # A click sets the point where it lands; the arrow keys move it by 1/50 of the image.
     picker = page.get_by_role("button", name="No focal point: crops keep the centre")
-    box = await page.get_by_role("button", name="No focal point: crops keep the centre").locator("img").bounding_box()
+    box = (
+        await page.get_by_role("button", name="No focal point: crops keep the centre")
+        .locator("img")
+        .bounding_box()
+    )
     await picker.click(position={"x": box["width"] * 0.9 + 1, "y": box["height"] * 0.5 + 1})
     shown = page.get_by_role("status").filter(has_text=re.compile(r"^Focal point: x \d+, y \d+$"))
     await expect(shown).to_be_visible()
@@ -144,12 +168,18 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
     await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     saved = await admin.ok("get", f"/files/{photo['id']}")
     assert (saved["title"], saved["description"], saved["tags"], saved["folderId"], saved["focalPoint"]) == (
-        "The dune", "Sand at noon.\nWind from the west.", ["sand", "summer"], autumn["id"],
-        {"x": x - 8, "y": y + 20})
+        "The dune",
+        "Sand at noon.\nWind from the west.",
+        ["sand", "summer"],
+        autumn["id"],
+        {"x": x - 8, "y": y + 20},
+    )
 
     # A preset's preview, cropped around the point being moved; parameters typed for a new
     # preset preview live, a bad one shows the API's reason, and the preset is saved.
-    await page.get_by_label("Preview with preset").select_option(label="Square (width=100&height=100&fit=cover&format=png)")
+    await page.get_by_label("Preview with preset").select_option(
+        label="Square (width=100&height=100&fit=cover&format=png)"
+    )
     preview = page.get_by_role("img", name="Preview of The dune")
     await expect(preview).to_be_visible()
     await expect(preview).to_have_js_property("naturalWidth", 100)
@@ -177,8 +207,13 @@ async def test_a_member_never_reaches_the_files_screens(library, visit):
     from playwright.async_api import expect
 
     page, member = visit.page, library["member"]
-    photo = await library["admin"].ok("put", "/files/upload/private.png", status=201, content=picture("PNG"),
-                                      headers={"Content-Type": "image/png"})
+    photo = await library["admin"].ok(
+        "put",
+        "/files/upload/private.png",
+        status=201,
+        content=picture("PNG"),
+        headers={"Content-Type": "image/png"},
+    )
     await sign_in(visit, member.email, member.password, library["site"])
     await expect(page.get_by_role("link", name="Files", exact=True)).to_have_count(0)
     for where in ("files", f"files/{photo['id']}"):
@@ -189,12 +224,15 @@ async def test_a_member_never_reaches_the_files_screens(library, visit):
         await visit.axe()
     # Forced through the API, the calls are refused.
     as_member = library["as_member"]
-    for method, path, body in (("post", "/folders", {"name": "Mine"}),
-                               ("patch", f"/files/{photo['id']}", {"title": "Taken"}),
-                               ("post", "/transform-presets", {"key": "x", "name": "X", "dsl": "width=5"})):
+    for method, path, body in (
+        ("post", "/folders", {"name": "Mine"}),
+        ("patch", f"/files/{photo['id']}", {"title": "Taken"}),
+        ("post", "/transform-presets", {"key": "x", "name": "X", "dsl": "width=5"}),
+    ):
         refused = await as_member.call(method, path, json=body)
         assert (refused.status_code, refused.json()["errors"][0]["code"]) == (403, "PERMISSION_DENIED"), path
-    upload = await as_member.call("put", "/files/upload/mine.png", content=picture("PNG"),
-                                  headers={"Content-Type": "image/png"})
+    upload = await as_member.call(
+        "put", "/files/upload/mine.png", content=picture("PNG"), headers={"Content-Type": "image/png"}
+    )
     assert upload.status_code == 403, upload.text
     assert (await library["admin"].ok("get", f"/files/{photo['id']}"))["title"] is None
