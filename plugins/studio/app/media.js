@@ -5,7 +5,7 @@
 // media_file.js at #/s/<site>/files/<id>.
 
 import { ApiError, callRaw, data, refresh, session } from "./api.js";
-import { h, replace, uid } from "./dom.js";
+import { dropFiles, h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
 
@@ -126,13 +126,7 @@ function uploader(shell, folderId, onDone) {
   } });
   const zone = h("div", { class: "dropzone" }, h("label", { for: inputId }, t("files.upload")), picker,
     h("p", { class: "muted" }, t("files.dropHint")));
-  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    run([...event.dataTransfer.files]);
-  });
+  dropFiles(zone, run);
   return h("section", { class: "upload", "aria-labelledby": `${inputId}-h` },
     h("h2", { id: `${inputId}-h` }, t("files.uploadHeading")), zone, summary, log);
 }
