@@ -305,6 +305,7 @@ const CATALOGUES = {
     "files.uploaded": "Uploaded",
     "files.replaced": "Replaced the file of this name",
     "files.refused": "Refused: {reason}",
+    "files.notMoved": "Uploaded, but not moved into this folder: {reason}",
     "files.networkError": "The connection failed",
     "files.uploadSummary": "{done} of {count} uploaded, {refused} refused.",
     "files.viewLabel": "View",

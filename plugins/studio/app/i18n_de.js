@@ -303,6 +303,7 @@ export const de = {
   "files.uploaded": "Hochgeladen",
   "files.replaced": "Datei gleichen Namens ersetzt",
   "files.refused": "Abgelehnt: {reason}",
+  "files.notMoved": "Hochgeladen, aber nicht in diesen Ordner verschoben: {reason}",
   "files.networkError": "Die Verbindung ist fehlgeschlagen",
   "files.uploadSummary": "{done} von {count} hochgeladen, {refused} abgelehnt.",
   "files.viewLabel": "Ansicht",

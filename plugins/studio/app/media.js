@@ -103,10 +103,14 @@ function uploader(shell, folderId, onDone) {
             row.bar.max = total;
             row.bar.value = loaded;
           });
-          if (folderId) await data("PATCH", `/files/${encodeURIComponent(file.id)}`, { site: shell.site, body: { folderId } });
           row.bar.value = row.bar.max;
           replace(row.note, status === 200 ? t("files.replaced") : t("files.uploaded"));
           done += 1;
+          // The bytes are stored: a refused move into the folder says so, not that the upload failed.
+          if (folderId) {
+            await data("PATCH", `/files/${encodeURIComponent(file.id)}`, { site: shell.site, body: { folderId } })
+              .catch((err) => replace(row.note, h("span", { class: "error" }, t("files.notMoved", { reason: refusal(err) }))));
+          }
         } catch (err) {
           row.li.classList.add("refused");
           row.bar.remove();
