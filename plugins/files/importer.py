@@ -57,29 +57,38 @@ async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bo
     url = check_url(body.get("url"), path=["url"], policy=policy(ctx.kernel, on_behalf=True))
     data = {} if body.get("data") is None else body["data"]
     if not isinstance(data, dict):
-        raise ApiError.validation("'data' is an object { title?, tags?, folder? }", path=["data"])
+        raise ApiError.validation(
+            "'data' is an object { title?, description?, tags?, folder? }", path=["data"]
+        )
     meta = check_meta(data, allowed=uploads.META_KEYS)
     try:
         response = await client(ctx.kernel).send(client(ctx.kernel).build_request("GET", url), stream=True)
     except OutboundRefused as exc:
         raise ApiError.validation(f"The URL is refused: {exc}", path=["url"]) from None
     except httpx.HTTPError as exc:
-        raise ApiError(502, "IMPORT_FAILED", f"The remote server could not be reached: {type(exc).__name__}") from None
+        raise ApiError(
+            502, "IMPORT_FAILED", f"The remote server could not be reached: {type(exc).__name__}"
+        ) from None
     try:
         if response.status_code != 200:
-            raise ApiError(502, "IMPORT_FAILED", f"The remote server answered {response.status_code} "
-                           "(redirects are not followed)", extensions={"status": response.status_code})
+            raise ApiError(
+                502,
+                "IMPORT_FAILED",
+                f"The remote server answered {response.status_code} (redirects are not followed)",
+                extensions={"status": response.status_code},
+            )
         mime = parse_mime(response.headers.get("content-type"))
         length = response.headers.get("content-length")
-        declared_length = int(length) if length and length.isascii() and length.isdigit() and len(length) < 19 \
-            else None
+        declared_length = (
+            int(length) if length and length.isascii() and length.isdigit() and len(length) < 19 else None
+        )
         try:
-            return await uploads.imported(ctx, name_for(url, mime), mime, declared_length,
-                                          response.aiter_bytes(), meta)
+            return await uploads.imported(
+                ctx, name_for(url, mime), mime, declared_length, response.aiter_bytes(), meta
+            )
         except httpx.HTTPError as exc:
-            raise ApiError(502, "IMPORT_FAILED", f"The remote server's answer broke off: {type(exc).__name__}") \
-                from None
+            raise ApiError(
+                502, "IMPORT_FAILED", f"The remote server's answer broke off: {type(exc).__name__}"
+            ) from None
     finally:
         await response.aclose()
-
-

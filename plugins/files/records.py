@@ -17,19 +17,31 @@ from plugins.files.query import compile_filter, compile_sort
 from plugins.files.tables import file_tags, files
 
 MAX_TAGS, MAX_TAG = 50, 100
-META_KEYS_PATCH = frozenset({"title", "tags", "folder", "folderId", "focalPoint"})
+META_KEYS_PATCH = frozenset({"title", "description", "tags", "folder", "folderId", "focalPoint"})
+MAX_DESCRIPTION = 4000
+_CONTROL_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # newlines and tabs allowed
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def record(row: Any) -> dict[str, Any]:
     """The client's view of a file (never its storage key)."""
     return {
-        "id": row["id"], "key": row["key"], "title": row["title"], "type": row["type"],
-        "filesize": row["filesize"], "width": row["width"], "height": row["height"],
-        "checksum": row["checksum"], "folder": row["folder"], "tags": list(row["tags"] or []),
+        "id": row["id"],
+        "key": row["key"],
+        "title": row["title"],
+        "description": row["description"],
+        "type": row["type"],
+        "filesize": row["filesize"],
+        "width": row["width"],
+        "height": row["height"],
+        "checksum": row["checksum"],
+        "folder": row["folder"],
+        "tags": list(row["tags"] or []),
         "folderId": row["folder_id"],
         "focalPoint": None if row["focal_x"] is None else {"x": row["focal_x"], "y": row["focal_y"]},
-        "uploadedBy": row["uploaded_by"], "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
+        "uploadedBy": row["uploaded_by"],
+        "createdAt": iso(row["created_at"]),
+        "updatedAt": iso(row["updated_at"]),
     }
 
 
@@ -39,11 +51,15 @@ def check_focal_point(value: Any) -> dict[str, int | None]:
     if value is None:
         return {"focal_x": None, "focal_y": None}
     if not isinstance(value, dict) or set(value) != {"x", "y"}:
-        raise ApiError.validation("'focalPoint' is {x, y} in the image's pixels, or null", path=["focalPoint"])
+        raise ApiError.validation(
+            "'focalPoint' is {x, y} in the image's pixels, or null", path=["focalPoint"]
+        )
     for axis in ("x", "y"):
         number = value[axis]
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise ApiError.validation(f"'{axis}' is a whole number of pixels, 0 or more", path=["focalPoint", axis])
+            raise ApiError.validation(
+                f"'{axis}' is a whole number of pixels, 0 or more", path=["focalPoint", axis]
+            )
     return {"focal_x": value["x"], "focal_y": value["y"]}
 
 
@@ -52,11 +68,15 @@ def focal_point_within(row: Any, columns: dict[str, int | None]) -> None:
     if columns["focal_x"] is None:
         return
     if row["width"] is None or row["height"] is None:
-        raise ApiError.validation("Only an image with a width and height has a focal point", path=["focalPoint"])
+        raise ApiError.validation(
+            "Only an image with a width and height has a focal point", path=["focalPoint"]
+        )
     for axis, size in (("x", row["width"]), ("y", row["height"])):
         if columns[f"focal_{axis}"] > size:
-            raise ApiError.validation(f"'{axis}' is at most the image's {'width' if axis == 'x' else 'height'} "
-                                      f"({size})", path=["focalPoint", axis])
+            raise ApiError.validation(
+                f"'{axis}' is at most the image's {'width' if axis == 'x' else 'height'} ({size})",
+                path=["focalPoint", axis],
+            )
 
 
 def check_filename(name: Any, path: list[str] | None = None) -> str:
@@ -66,27 +86,46 @@ def check_filename(name: Any, path: list[str] | None = None) -> str:
     if not isinstance(name, str) or not 1 <= len(name) <= 255:
         raise ApiError.validation("A file name is 1 to 255 characters", path=where)
     if "/" in name or "\\" in name or _CONTROL.search(name) or name.startswith(".") or name.strip() != name:
-        raise ApiError.validation("A file name has no '/', '\\', control characters, leading dot or outer "
-                                  "spaces", path=where)
+        raise ApiError.validation(
+            "A file name has no '/', '\\', control characters, leading dot or outer spaces", path=where
+        )
     return name
 
 
 def check_meta(body: dict[str, Any], *, allowed: frozenset[str]) -> dict[str, Any]:
-    """``title``, ``tags``, ``folder`` and ``focalPoint`` of a body, checked (400 with the path)."""
+    """``title``, ``description``, ``tags``, ``folder`` and ``focalPoint`` of a body, checked (400 with the path)."""
     reject_unknown(body, allowed)
     out: dict[str, Any] = {}
     for name in ("title", "folder"):
         if name in body:
             value = body[name]
-            if value is not None and (not isinstance(value, str) or len(value) > 255 or _CONTROL.search(value)):
-                raise ApiError.validation(f"'{name}' is a string of at most 255 characters, or null", path=[name])
+            if value is not None and (
+                not isinstance(value, str) or len(value) > 255 or _CONTROL.search(value)
+            ):
+                raise ApiError.validation(
+                    f"'{name}' is a string of at most 255 characters, or null", path=[name]
+                )
             out[name] = value
+    if "description" in body:
+        value = body["description"]
+        if value is not None and (
+            not isinstance(value, str) or len(value) > MAX_DESCRIPTION or _CONTROL_TEXT.search(value)
+        ):
+            raise ApiError.validation(
+                f"'description' is a text of at most {MAX_DESCRIPTION} characters, or null",
+                path=["description"],
+            )
+        out["description"] = value
     if "tags" in body:
         tags = body["tags"] if body["tags"] is not None else []
-        if not isinstance(tags, list) or len(tags) > MAX_TAGS or not all(
-                isinstance(t, str) and 1 <= len(t) <= MAX_TAG and not _CONTROL.search(t) for t in tags):
-            raise ApiError.validation(f"'tags' is a list of at most {MAX_TAGS} strings of 1 to {MAX_TAG} "
-                                      "characters", path=["tags"])
+        if (
+            not isinstance(tags, list)
+            or len(tags) > MAX_TAGS
+            or not all(isinstance(t, str) and 1 <= len(t) <= MAX_TAG and not _CONTROL.search(t) for t in tags)
+        ):
+            raise ApiError.validation(
+                f"'tags' is a list of at most {MAX_TAGS} strings of 1 to {MAX_TAG} characters", path=["tags"]
+            )
         out["tags"] = list(dict.fromkeys(tags))
     if "folderId" in body:  # checked against the site's folders by the service
         out["folder_id"] = body["folderId"]
@@ -129,8 +168,12 @@ async def get(ctx: Any, file_id: str) -> dict[str, Any]:
 
 
 FILES_CACHE = SiteCacheSpec(
-    "files", max_entries=20_000, ttl=5.0, invalidate_on=("files.create", "files.update", "files.delete"),
-    doc="File rows by id for /assets and /media reads of callers whose media:read has no condition.")
+    "files",
+    max_entries=20_000,
+    ttl=5.0,
+    invalidate_on=("files.create", "files.update", "files.delete"),
+    doc="File rows by id for /assets and /media reads of callers whose media:read has no condition.",
+)
 
 
 async def readable(ctx: Any, *, file_id: str | None = None, key: str | None = None) -> Any:
@@ -162,8 +205,10 @@ async def list_page(ctx: Any, query: Any) -> tuple[list[dict[str, Any]], dict[st
     if query.is_aggregate or query.deep:
         raise ApiError.validation("Files take filter, sort, limit, offset, page and meta", path=["query"])
     condition = await permissions.require(ctx, "media:read")
-    where = [condition, compile_filter(await ctx.kernel.access.bind_variables(query.filter, ctx.principal,
-                                                                               ctx.site_id))]
+    where = [
+        condition,
+        compile_filter(await ctx.kernel.access.bind_variables(query.filter, ctx.principal, ctx.site_id)),
+    ]
     order = compile_sort(query.sort)
     async with ctx.reader() as db:
         stmt = db.select(files).where(*where).order_by(*order).limit(query.limit).offset(query.offset)

@@ -30,7 +30,7 @@ from plugins.files.tables import file_tags, files, folders, presets, uploads
 from plugins.schema import api as schema
 
 log = logging.getLogger("svc.files")
-META_FIELDS = ("title", "folder", "tags")
+META_FIELDS = ("title", "description", "folder", "tags")
 CONTENT_FIELDS = ["checksum", "filesize", "height", "type", "width"]
 API_NAMES = {"folder_id": "folderId"}
 
@@ -58,8 +58,14 @@ def _payload(ctx: Any, row_id: str, key: str) -> dict[str, Any]:
     return {"siteId": ctx.site_id, "id": row_id, "key": key, "principal": ctx.principal.summary()}
 
 
-async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, info: dict[str, Any],
-                meta: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+async def store(
+    ctx: Any,
+    filename: str,
+    filetype: FileType,
+    staged: Staged,
+    info: dict[str, Any],
+    meta: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], bool]:
     """Record a staged upload that passed the guard under the name ``filename``.
 
     A new name creates a file (``created`` True). An existing name replaces that file's bytes,
@@ -75,23 +81,42 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
         condition = await permissions.require(ctx, "media:update")
         async with ctx.reader() as db:
             if await row_by_key(db, filename, condition) is None:
-                raise ApiError.forbidden("Replacing this file needs the media:update permission on it",
-                                         reason="media:update")
+                raise ApiError.forbidden(
+                    "Replacing this file needs the media:update permission on it", reason="media:update"
+                )
     file_id = existing["id"] if existing is not None else uuid7()
     key = object_key(site_id, file_id)
     await ctx.kernel.storage.put_file(key, staged.path, filetype.mime, move=True)
     now = now_utc()
-    values = {"type": filetype.mime, "filesize": staged.size, "checksum": staged.sha256, "width": info.get("width"),
-              "height": info.get("height"), "storage_key": key, "updated_at": now,
-              "focal_x": None, "focal_y": None}  # a focal point was a point of the bytes replaced
+    values = {
+        "type": filetype.mime,
+        "filesize": staged.size,
+        "checksum": staged.sha256,
+        "width": info.get("width"),
+        "height": info.get("height"),
+        "storage_key": key,
+        "updated_at": now,
+        "focal_x": None,
+        "focal_y": None,
+    }  # a focal point was a point of the bytes replaced
     try:
         async with ctx.unit_of_work() as uow:
             db = uow.db
             if existing is None:
-                await db.insert(files, {"id": file_id, "key": filename, "title": meta.get("title"),
-                                        "folder": meta.get("folder"), "tags": meta.get("tags", []),
-                                        "uploaded_by": ctx.principal.user_id or ctx.principal.api_key_id,
-                                        "created_at": now, **values})
+                await db.insert(
+                    files,
+                    {
+                        "id": file_id,
+                        "key": filename,
+                        "title": meta.get("title"),
+                        "description": meta.get("description"),
+                        "folder": meta.get("folder"),
+                        "tags": meta.get("tags", []),
+                        "uploaded_by": ctx.principal.user_id or ctx.principal.api_key_id,
+                        "created_at": now,
+                        **values,
+                    },
+                )
                 await set_tags(db, file_id, meta.get("tags", []))
                 uow.emit("files.create", item_id=file_id, fields=["key", *CONTENT_FIELDS, *sorted(meta)])
                 uow.action("files.create", _payload(ctx, file_id, filename))
@@ -100,7 +125,9 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
                 await db.execute(db.update(files).where(files.c.id == file_id).values(**values, **changed))
                 if "tags" in changed:
                     await set_tags(db, file_id, changed["tags"])
-                uow.emit("files.update", item_id=file_id, fields=[*CONTENT_FIELDS, "content", *sorted(changed)])
+                uow.emit(
+                    "files.update", item_id=file_id, fields=[*CONTENT_FIELDS, "content", *sorted(changed)]
+                )
                 uow.action("files.update", _payload(ctx, file_id, filename))
                 old_key = existing["storage_key"]
                 uow.after_commit(lambda: drop_objects(ctx.kernel, site_id, file_id, old_key))
@@ -113,7 +140,7 @@ async def store(ctx: Any, filename: str, filetype: FileType, staged: Staged, inf
 
 
 async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-    """``PATCH /files/{id}``: title, tags, folder and focal point (``media:update`` on the file)."""
+    """``PATCH /files/{id}``: title, description, tags, folder and focal point (``media:update`` on the file)."""
     changes = dict(changes)
     focal = changes.pop("focalPoint", None)
     async with ctx.unit_of_work() as uow:
@@ -129,7 +156,9 @@ async def update(ctx: Any, row_filter: Any, file_id: str, changes: dict[str, Any
                 columns, changed["focalPoint"] = focal, True
         if changed:
             values = {**{k: v for k, v in changed.items() if k != "focalPoint"}, **columns}
-            await db.execute(db.update(files).where(files.c.id == file_id).values(**values, updated_at=now_utc()))
+            await db.execute(
+                db.update(files).where(files.c.id == file_id).values(**values, updated_at=now_utc())
+            )
             if "tags" in changed:
                 await set_tags(db, file_id, changed["tags"])
             uow.emit("files.update", item_id=file_id, fields=sorted(API_NAMES.get(k, k) for k in changed))
@@ -182,12 +211,20 @@ async def erase_item_files(event: str, payload: Any, ctx: Any) -> None:
     if not str(payload.get("causedBy") or "").startswith("erasure:"):
         return
     before, collection = payload.get("before"), payload.get("collection")
-    coll = (await schema.get_schema(ctx.kernel, ctx.site_id)).collection(collection) if isinstance(
-        collection, str) else None
+    coll = (
+        (await schema.get_schema(ctx.kernel, ctx.site_id)).collection(collection)
+        if isinstance(collection, str)
+        else None
+    )
     if not isinstance(before, dict) or coll is None:
         return
-    wanted = {str(i) for name, field in coll.fields.items() if field.type == "files"
-              for i in (before.get(name) or []) if isinstance(i, (str, int))}
+    wanted = {
+        str(i)
+        for name, field in coll.fields.items()
+        if field.type == "files"
+        for i in (before.get(name) or [])
+        if isinstance(i, (str, int))
+    }
     if not wanted:
         return
     db, site_id, uow = SiteDB(ctx.site_id, ctx.conn), ctx.site_id, ctx.uow
@@ -195,8 +232,18 @@ async def erase_item_files(event: str, payload: Any, ctx: Any) -> None:
         await set_tags(db, row["id"], [])
         await db.execute(db.delete(files).where(files.c.id == row["id"]))
         uow.emit("files.delete", item_id=row["id"])
-        uow.action("files.delete", {"siteId": site_id, "id": row["id"], "key": row["key"],
-                                    "principal": ctx.principal.summary() if ctx.principal else None})
+        uow.action(
+            "files.delete",
+            {
+                "siteId": site_id,
+                "id": row["id"],
+                "key": row["key"],
+                "principal": ctx.principal.summary() if ctx.principal else None,
+            },
+        )
         found_id, storage_key = row["id"], row["storage_key"]
-        uow.after_commit(lambda found_id=found_id, storage_key=storage_key: drop_objects(
-            ctx.kernel, site_id, found_id, storage_key))
+        uow.after_commit(
+            lambda found_id=found_id, storage_key=storage_key: drop_objects(
+                ctx.kernel, site_id, found_id, storage_key
+            )
+        )

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
+    Text,
     UniqueConstraint,
 )
 
@@ -35,6 +36,7 @@ files = Table(
     Column("key", String(255), nullable=False),
     Column("storage_key", String(1024), nullable=False),
     Column("title", String(255), nullable=True),
+    Column("description", Text, nullable=True),  # free text (files_0004)
     Column("type", String(127), nullable=False),
     Column("filesize", BigInteger, nullable=False),
     Column("width", Integer, nullable=True),

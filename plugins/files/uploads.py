@@ -32,11 +32,17 @@ from plugins.files.service import store
 from plugins.files.staging import stage
 from plugins.files.tables import uploads
 
-META_KEYS = frozenset({"title", "tags", "folder"})
+META_KEYS = frozenset({"title", "description", "tags", "folder"})
 
 
-async def _guarded(ctx: Any, filename: str, content_type: str | None, length: int | None,
-                   chunks: AsyncIterator[bytes], meta: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+async def _guarded(
+    ctx: Any,
+    filename: str,
+    content_type: str | None,
+    length: int | None,
+    chunks: AsyncIterator[bytes],
+    meta: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], bool]:
     await guard.admit(ctx)  # the caller before the name or a byte
     check_filename(filename)
     effective = await policy.resolve(ctx)
@@ -49,8 +55,9 @@ async def _guarded(ctx: Any, filename: str, content_type: str | None, length: in
         staged.discard()
 
 
-async def direct(ctx: Any, filename: str, content_type: str | None, length: int | None,
-                 chunks: AsyncIterator[bytes]) -> tuple[dict[str, Any], bool]:
+async def direct(
+    ctx: Any, filename: str, content_type: str | None, length: int | None, chunks: AsyncIterator[bytes]
+) -> tuple[dict[str, Any], bool]:
     """A raw-body upload named ``filename``: ``(record, created)``."""
     return await _guarded(ctx, filename, content_type, length, chunks)
 
@@ -59,7 +66,9 @@ async def direct(ctx: Any, filename: str, content_type: str | None, length: int 
 
 
 def _signature(kernel: Any, site_id: str, token: str, expires: int) -> str:
-    key = hmac.new(kernel.settings.resolved_jwt_secret().encode(), b"svc.files.presign", hashlib.sha256).digest()
+    key = hmac.new(
+        kernel.settings.resolved_jwt_secret().encode(), b"svc.files.presign", hashlib.sha256
+    ).digest()
     return hmac.new(key, f"{site_id}\n{token}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
 
@@ -73,7 +82,9 @@ async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str,
     reject_unknown(body, {"filename", "contentType"})
     filename = check_filename(body.get("filename"), ["filename"])
     if not isinstance(body.get("contentType"), str):
-        raise ApiError.validation("'contentType' is the MIME type the upload will declare", path=["contentType"])
+        raise ApiError.validation(
+            "'contentType' is the MIME type the upload will declare", path=["contentType"]
+        )
     filetype = guard.declared(await policy.resolve(ctx), filename, body["contentType"], None)
     site_id = ctx.require_site()
     token = uuid7()
@@ -82,14 +93,28 @@ async def upload_url(ctx: Any, body: dict[str, Any], base_url: str) -> dict[str,
     storage_key = pending_key(site_id, token)
     url = await ctx.kernel.storage.presigned_put_url(storage_key, ttl, filetype.mime)
     if url is None:  # local storage: a signed URL to this service's own upload route
-        query = urlencode({"site": site_id, "expires": expires, "signature": _signature(ctx.kernel, site_id, token,
-                                                                                       expires)})
+        query = urlencode(
+            {
+                "site": site_id,
+                "expires": expires,
+                "signature": _signature(ctx.kernel, site_id, token, expires),
+            }
+        )
         url = f"{base_url}/api/v1/files/upload/{token}?{query}"
     expires_at = dt.datetime.fromtimestamp(expires, dt.UTC)
     async with ctx.unit_of_work() as uow:
-        await uow.db.insert(uploads, {"id": token, "filename": filename, "type": filetype.mime,
-                                      "storage_key": storage_key, "created_by": _who(ctx),
-                                      "expires_at": expires_at, "created_at": now_utc()})
+        await uow.db.insert(
+            uploads,
+            {
+                "id": token,
+                "filename": filename,
+                "type": filetype.mime,
+                "storage_key": storage_key,
+                "created_by": _who(ctx),
+                "expires_at": expires_at,
+                "created_at": now_utc(),
+            },
+        )
     return {"url": url, "key": token, "expiresAt": iso(expires_at)}
 
 
@@ -115,20 +140,27 @@ def _who(ctx: Any) -> str | None:
 async def _pending(db: Any, token: str, owner: str | None = None) -> Any:
     """A pending upload of the site; with ``owner``, only one that principal reserved."""
     row = await db.one(db.select(uploads).where(uploads.c.id == token))
-    if row is None or aware(row["expires_at"]) < now_utc() or (owner is not None and row["created_by"] != owner):
+    if (
+        row is None
+        or aware(row["expires_at"]) < now_utc()
+        or (owner is not None and row["created_by"] != owner)
+    ):
         raise not_found("pending upload")
     return row
 
 
-async def receive_signed(ctx: Any, token: str, content_type: str | None, length: int | None,
-                         chunks: AsyncIterator[bytes]) -> None:
+async def receive_signed(
+    ctx: Any, token: str, content_type: str | None, length: int | None, chunks: AsyncIterator[bytes]
+) -> None:
     """The PUT of a signed local upload URL: the bytes pass the guard's size, type and content
     checks and wait in the pending object for ``POST /files``."""
     async with ctx.reader() as db:
         row = await _pending(db, token)
     effective = await policy.resolve(ctx)
     if (content_type or "").split(";")[0].strip().lower() != row["type"]:
-        raise ApiError.validation(f"The upload URL was issued for {row['type']}", path=["headers", "Content-Type"])
+        raise ApiError.validation(
+            f"The upload URL was issued for {row['type']}", path=["headers", "Content-Type"]
+        )
     filetype = guard.declared(effective, row["filename"], row["type"], length)
     staged = await stage(ctx.kernel, chunks, effective.max_bytes)
     try:
@@ -139,7 +171,7 @@ async def receive_signed(ctx: Any, token: str, content_type: str | None, length:
 
 
 async def register(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """``POST /files { key, title?, tags?, folder? }`` after a presigned upload: the whole guard
+    """``POST /files { key, title?, description?, tags?, folder? }`` after a presigned upload: the whole guard
     on the stored object, then the file record (201)."""
     await guard.admit(ctx)  # the caller before the body
     token = body.get("key")
@@ -176,7 +208,13 @@ async def _forget(ctx: Any, token: str) -> None:
         await uow.db.execute(uow.db.delete(uploads).where(uploads.c.id == token))
 
 
-async def imported(ctx: Any, filename: str, content_type: str | None, length: int | None,
-                   chunks: AsyncIterator[bytes], meta: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+async def imported(
+    ctx: Any,
+    filename: str,
+    content_type: str | None,
+    length: int | None,
+    chunks: AsyncIterator[bytes],
+    meta: dict[str, Any],
+) -> tuple[dict[str, Any], bool]:
     """The bytes of ``POST /files/import``, through the same guard as every upload."""
     return await _guarded(ctx, filename, content_type, length, chunks, meta)

@@ -33,3 +33,15 @@ export function uid(prefix) {
   counter += 1;
   return `${prefix}-${counter}`;
 }
+
+// -- files: a drop zone: files dropped on `zone` go to `onFiles` (the zone is marked while dragged over)
+export function dropFiles(zone, onFiles) {
+  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    onFiles([...event.dataTransfer.files]);
+  });
+}
+// -- end files

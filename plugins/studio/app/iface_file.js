@@ -7,7 +7,7 @@
 // data: URL (an <img> cannot send the token; the page's CSP admits data: images).
 
 import { callRaw, data } from "./api.js";
-import { h, replace } from "./dom.js";
+import { dropFiles, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 
 const THUMB = "width=96&height=96&fit=cover&format=png";
@@ -79,15 +79,7 @@ export async function fileControl(field, value, env) {
       picker.value = "";
     } });
   const zone = h("div", { class: "dropzone" }, h("p", { class: "muted" }, t("editor.dropHint")), picker);
-  if (!env.readOnly) {
-    zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
-    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-    zone.addEventListener("drop", (event) => {
-      event.preventDefault();
-      zone.classList.remove("over");
-      upload([...event.dataTransfer.files]);
-    });
-  }
+  if (!env.readOnly) dropFiles(zone, upload); // -- files: dom.js's drop zone
   await draw();
   return { el: h("div", { class: "file-field" }, list, zone, status), input: picker, read: () => {
     const now = files.map((f) => f.id);

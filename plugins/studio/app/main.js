@@ -19,6 +19,10 @@ import { notificationBell } from "./bell.js";
 import { dropDrafts, keepDraft } from "./drafts.js";
 import { liveList, showState, startLive, stopLive } from "./live.js";
 import { applyTheme } from "./theme.js";
+// -- files: the media library, for site admins
+import { renderMedia } from "./media.js";
+import { renderMediaFile } from "./media_file.js";
+// -- end files
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -29,6 +33,7 @@ function sessionEnded() {
 // -- end live
 
 const root = document.getElementById("app");
+const FILES_LINK = "files:"; // -- files: the navigator's key of the library's link (no collection has ":")
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
 let shownHash = location.hash;
@@ -59,6 +64,12 @@ async function route() {
       return showLogin({ site, message: t("login.again", { site }) });
     }
     await showSite(site);
+    // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
+    if (parts[2] === "files") {
+      shell.nav.mark(FILES_LINK);
+      return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
+    }
+    // -- end files
     const collection = parts[2] === "c" ? parts[3] : null;
     shell.nav.mark(collection);
     if (!collection) return showHome();
@@ -181,6 +192,13 @@ function navigator_(site, ctx) {
   }
   const el = h("nav", { "aria-label": t("nav.label") }, h("h2", {}, t("nav.heading")),
     ctx.collections.length ? h("ul", {}, lists) : h("p", {}, t("nav.empty")));
+  // -- files: the site admin's screens (hidden from everyone else)
+  if (ctx.permissions.admin) {
+    const files = h("a", { href: `#/s/${encodeURIComponent(site)}/files` }, t("files.heading"));
+    links.set(FILES_LINK, files);
+    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
+  }
+  // -- end files
   return {
     el,
     mark(name) {
