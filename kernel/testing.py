@@ -791,6 +791,9 @@ def recorder(record_events: Callable[[str], Recorder]) -> Recorder:
 # --- The harness's own settings: cheap hashing, per-worker services, hypothesis profiles ---------
 
 SERVICES_MARKER = "svc_services"
+# A test that reaches the database only through an app but proves nothing that depends on which
+# database it is (the OpenAPI document, built from the routes): the second pass leaves it out.
+FIRST_PASS_MARKER = "svc_first_pass_only"
 # The fixtures through which a test reaches the database, cache or queue the run was pointed at.
 SERVICE_FIXTURES = frozenset({"svc_template_db", "redis_url"})
 # Tests on a module-scoped app run on the module's event loop, where that app lives: shared_site,
@@ -801,13 +804,16 @@ MODULE_LOOP_FIXTURES = frozenset({"shared_site", "svc_shared_db"})
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--svc-services-only", action="store_true", default=False,
                      help="svc: run only the tests that touch a database, cache or queue (those using "
-                          "make_app/svc_app or redis_url, or marked svc_services); the others "
+                          "make_app/svc_app or redis_url, or marked svc_services; not those marked "
+                          "svc_first_pass_only); the others "
                           "(parsers, compilers, pure hypothesis tests) ran in the first pass.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{SERVICES_MARKER}: the test reaches PostgreSQL or Redis by itself "
                                        "(kept by --svc-services-only)")
+    config.addinivalue_line("markers", f"{FIRST_PASS_MARKER}(reason): the test uses an app but nothing it proves "
+                                       "depends on the database or cache (left out by --svc-services-only)")
     if os.environ.get("SVC_TEST_PRODUCTION_ARGON2", "") != "1":
         passwords.use_parameters(passwords.CHEAP_PARAMETERS)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
@@ -842,6 +848,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         touches = bool(names & SERVICE_FIXTURES) or item.get_closest_marker(SERVICES_MARKER) is not None
+        first_only = item.get_closest_marker(FIRST_PASS_MARKER)
+        if first_only is not None:
+            if not (first_only.args and str(first_only.args[0]).strip()):
+                raise pytest.UsageError(f"{item.nodeid}: {FIRST_PASS_MARKER} needs a reason (why no database matters)")
+            touches = False
         (keep if touches else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -7,6 +7,7 @@ kernel's services live on the loop that serves the requests.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from pathlib import Path
@@ -31,7 +32,17 @@ from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, AppFactory
 
 OPENAPI_PATH = "/api/v1/openapi.json"
 # Examples per operation: the run grows with the API; at 10 + 5 it takes about 30 s for 100 operations.
-MAX_EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 5}
+# The ``ci`` profile (scripts/test) runs half of them, every operation still called in each of its
+# modes (docs/testing.md, "Suite time"); ``thorough`` (nightly) four times as many.
+PROFILE_SCALE = {"ci": 0.5, "thorough": 4.0}
+
+
+def _scaled(count: int) -> int:
+    scale = PROFILE_SCALE.get(os.environ.get("SVC_HYPOTHESIS_PROFILE", ""), 1.0)
+    return max(3, round(count * scale))
+
+
+MAX_EXAMPLES = {GenerationMode.POSITIVE: _scaled(10), GenerationMode.NEGATIVE: _scaled(5)}
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 # This is the one schemathesis run of the suite: a plugin's extra demands on its own operations go
@@ -43,10 +54,14 @@ SCHEMA_DELETES_LAST = ["/relations/", "/fields/", "/collections/{name}", "/resto
 # - access: more examples, and a body the schema forbids is refused with a 4xx (the schema is not
 #   looser than the code; not for queries: unknown query parameters are ignored, as clients expect).
 STRICT_BODY_TAG = "access"
-STRICT_EXAMPLES = 15
+STRICT_EXAMPLES = _scaled(15)
 SHARDS = 3  # the run, split so that the workers share it (it is the suite's longest test)
 
 
+DOCUMENT_ONLY = "the document is built from the routes, the same on any database"
+
+
+@pytest.mark.svc_first_pass_only(DOCUMENT_ONLY)
 async def test_document_structure(svc_app):
     resp = await svc_app.client.get(OPENAPI_PATH)
     assert resp.status_code == 200
@@ -80,6 +95,7 @@ async def test_document_structure(svc_app):
     assert set(doc["paths"]) == templates
 
 
+@pytest.mark.svc_first_pass_only(DOCUMENT_ONLY)
 def test_document_is_valid_openapi_31(svc_template_db: str, tmp_path: Path) -> None:
     app = _build_app(svc_template_db, tmp_path)
     try:

@@ -47,13 +47,17 @@ def test_services_only_keeps_marked_tests_and_those_using_service_fixtures(tmp_p
         "import pytest\n\n"
         "def test_pure():\n    assert True\n\n"
         "@pytest.mark.svc_services\n"
-        "def test_marked():\n    assert True\n"
+        "def test_marked():\n    assert True\n\n"
+        "@pytest.mark.svc_services\n"
+        "@pytest.mark.svc_first_pass_only('nothing here depends on the database')\n"
+        "def test_first_pass_only():\n    assert True\n"
     ))
     both = _pytest(project, "-q", "-p", "no:xdist")
-    assert both.returncode == 0 and "2 passed" in both.stdout, both.stdout + both.stderr
+    assert both.returncode == 0 and "3 passed" in both.stdout, both.stdout + both.stderr
     only = _pytest(project, "-q", "-p", "no:xdist", "--svc-services-only", "-rA")
     assert only.returncode == 0, only.stdout + only.stderr
-    assert "1 passed, 1 deselected" in only.stdout and "test_marked" in only.stdout
+    assert "1 passed, 2 deselected" in only.stdout and "PASSED test_outside.py::test_marked" in only.stdout
+    assert "test_first_pass_only" not in only.stdout
 
 
 def test_the_service_fixtures_are_the_ones_an_app_or_redis_needs():
