@@ -37,6 +37,8 @@ from plugins.items.upkeep import (
 )
 
 name = "items"
+# The kernel refuses to start without this plugin: other features read data through it.
+essential = True
 requires = ("schema", "access")
 # Anyone may call: the site's permissions decide (anonymous callers act with the public role).
 AUTH = "public"
