@@ -172,3 +172,21 @@ def test_a_plugin_declares_itself_essential(monkeypatch):
         make_plugin_manager(disabled=["keystone"])
     _, infos = make_plugin_manager(plugins=["utils"])
     assert {i.name for i in infos if i.essential} == {"accounts", "access", "schema", "items", "keystone"}
+
+
+def test_plugin_settings_take_keyword_overrides_and_refuse_strangers(tmp_path):
+    from kernel.app import build_kernel
+    from kernel.errors import SettingsError
+
+    env = {"SVC_DATA_DIR": str(tmp_path), "SVC_RATE_LIMIT_ITEMS_READ": "7"}
+    kernel = build_kernel(Settings.from_env(environ=env, max_batch=3))
+    # Declared by the items plugin, with their variables and defaults unchanged.
+    assert (kernel.settings.get("max_batch"), kernel.settings.max_batch) == (3, 3)
+    assert kernel.settings.get("rate_limit_items_read") == 7
+    assert kernel.settings.get("rate_limit_auth") == 30
+    assert "max_batch" not in kernel.settings.values
+    with pytest.raises(SettingsError, match="unknown setting 'max_btach'"):
+        build_kernel(Settings.from_env(environ=env, max_btach=3))
+    # A plugin's setting is unknown when the plugin is not loaded.
+    with pytest.raises(SettingsError, match="unknown setting 'rate_limit_ai'"):
+        build_kernel(Settings.from_env(environ=env, rate_limit_ai=1), plugins=["utils"])

@@ -19,6 +19,7 @@ requires = ("access", "items", "schema", "settings")
 @hookimpl
 def register_settings() -> list[Setting]:
     return [
+        Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
         Setting("FILE_UPLOAD_MAX_BYTES", DEFAULT_MAX_BYTES, policy.parse_max_bytes,
                 "Upload size cap in bytes when a site's `upload_policy` sets none (default 25 MiB, at most 5 GiB).",
                 attr="file_upload_max_bytes"),

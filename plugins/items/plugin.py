@@ -50,7 +50,10 @@ def register_settings() -> list[Setting]:
     return [Setting("SVC_ITEMS_INDEX_MIN_ITEMS", 1000, parse_int(0),
                     "Live items a collection holds before its non-unique field indexes are made "
                     "(0: with the field). Each index weighs on every write and plan of the one "
-                    "items table, so many sites of small collections must not each have theirs.")]
+                    "items table, so many sites of small collections must not each have theirs."),
+            Setting("SVC_RATE_LIMIT_ITEMS_READ", 6000, parse_int(0), "Item reads per minute per user (0 disables)."),
+            Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
+            Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry.")]
 
 
 @hookimpl

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.settings import parse_int
 from plugins.utils import routes, schemas
 
 name = "utils"
@@ -15,7 +16,9 @@ requires: tuple[str, ...] = ()
 @hookimpl
 def register_settings() -> list[Setting]:
     return [Setting("SVC_METRICS_TOKEN", "", str,
-                    "The bearer token required to scrape `/metrics`. Empty means `/metrics` is public.")]
+                    "The bearer token required to scrape `/metrics`. Empty means `/metrics` is public."),
+            Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10),
+                    "Time limit for one JSONata evaluation (the JSONata tool and flows' transform operation).")]
 
 
 @hookimpl
