@@ -103,6 +103,16 @@ def register_event_consumers(kernel: Any) -> list[Any]:
 
 
 @hookspec
+def register_access_actions(kernel: Any) -> list[Any]:
+    """Return the ``kernel.access.AccessAction`` objects a permission rule may name besides the
+    kernel's ``create``, ``read``, ``update`` and ``delete`` (files: ``media:read``...; flows:
+    the capability ``flows:run``). An action of a disabled plugin is refused in new rules.
+    Names are global: two plugins declaring one fail at boot. Synchronous; collected once per
+    app (``kernel.access.actions``).
+    """
+
+
+@hookspec
 def register_site_caches(kernel: Any) -> list[Any]:
     """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
 

@@ -6,14 +6,21 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.access import AccessAction
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, policy, records, routes, schemas, service, upkeep
+from plugins.files import fields, permissions, policy, records, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
 
 name = "files"
 requires = ("access", "items", "schema", "settings")
+
+
+@hookimpl
+def register_access_actions(kernel: Any) -> list[AccessAction]:
+    return [AccessAction(name, f"{name.split(':')[1].capitalize()} files, folders and presets (collection *).")
+            for name in permissions.ACTIONS]
 
 
 @hookimpl
