@@ -1321,25 +1321,6 @@ async def add_idle_sites(kernel_or_app: Any, count: int, prefix: str = "idle") -
     return ids
 
 
-async def upload_extension(test_app: TestApp, headers: dict[str, str], source: Path,
-                           private_key: str) -> httpx.Response:
-    """Build the extension folder ``source`` (``svc-ext build``), sign it with ``private_key`` (base64,
-    ``svc-ext keygen``) and post it to ``/extensions/upload`` with ``headers`` (the instance admin's)."""
-    from extensions_sdk.bundle import build_bundle
-    from extensions_sdk.signing import sign_bytes
-
-    bundle = build_bundle(source)
-    return await test_app.client.post(f"{API}/extensions/upload", headers=headers,
-                                      files={"bundle": ("bundle.zip", bundle, "application/zip")},
-                                      data={"signature": sign_bytes(private_key, bundle)})
-
-
-@pytest.fixture(name="upload_extension")
-def upload_extension_fixture() -> Callable[..., Awaitable[httpx.Response]]:
-    """``await upload_extension(app, headers, folder, private_key)``: see ``kernel.testing.upload_extension``."""
-    return upload_extension
-
-
 # ---------------------------------------------------------------------------- live server
 # WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.
 
