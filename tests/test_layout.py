@@ -255,7 +255,8 @@ def test_plugin_test_modules_have_unique_names():
 # Besides importing none, a kernel module names no plugin in its code: no ``plugins.<name>`` module
 # path and no path of a plugin's routes (``/api/v1/auth/login``, ``f"/items/{c}"``) in a string
 # literal. Docstrings and comments may cite them; code asks hooks instead. Test support of a
-# plugin's routes lives in that plugin's own pytest plugin (``plugins/extensions/testing.py``).
+# plugin's routes lives in that plugin's own pytest plugin (``plugins/<name>/testing.py``, which
+# adds its helpers to the harness with ``kernel.testing.harness_helper``).
 
 API_PREFIX = "/api/v1"
 
@@ -350,28 +351,9 @@ def _kernel_sources() -> dict[str, str]:
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in _python_files(ROOT / "kernel")}
 
 
-# What the kernel still names, left for issue 38's next steps: kernel/testing.py's helpers of the
-# accounts, schema, access and items routes (``TestApp.login``, ``Calls.collection``...) move to
-# those plugins' pytest plugins, as ``upload_extension`` did. The list may only shrink: any other
-# literal fails the test, and one that leaves the kernel must leave the list.
-STILL_NAMED = {
-    ("kernel/testing.py", "/api/v1/auth/login"),
-    ("kernel/testing.py", "/collections"),
-    ("kernel/testing.py", "/policies"),
-    ("kernel/testing.py", "/policies/{}/permissions"),
-    ("kernel/testing.py", "/policies/{}/attach"),
-    ("kernel/testing.py", "/fields/{}"),
-    ("kernel/testing.py", "/relations"),
-    ("kernel/testing.py", "/items/{}"),
-    ("kernel/testing.py", "/items/{}/{}"),
-}
-
-
 def test_the_kernel_names_no_plugin_nor_its_routes(tmp_path):
     found = naming_breaches(_kernel_sources(), plugin_routes(tmp_path))
-    assert [f"{where}:{line} names {text!r}, {what}" for where, line, text, what in found
-            if (where, text) not in STILL_NAMED] == []
-    assert {(where, text) for where, _, text, _ in found} == STILL_NAMED, "drop what left the kernel"
+    assert [f"{where}:{line} names {text!r}, {what}" for where, line, text, what in found] == []
 
 
 def test_naming_a_plugin_or_its_routes_is_found():

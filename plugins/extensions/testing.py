@@ -1,8 +1,7 @@
 """The extensions plugin's test support, a pytest plugin (entry point ``svc_extensions`` in the
-``pytest11`` group, beside the kernel's ``svc``): what a test needs to put an extension into an app.
-
-``upload_extension`` builds an extension folder, signs it and posts it to ``/extensions/upload``;
-the kernel's pytest plugin (``kernel.testing``) knows no plugin's routes.
+``pytest11`` group, beside the kernel's ``svc``): what a test needs to put an extension into an
+app. ``upload_extension`` builds an extension folder, signs it and posts it to
+``/extensions/upload``; the kernel's pytest plugin (``kernel.testing``) knows no plugin's routes.
 """
 
 from __future__ import annotations
