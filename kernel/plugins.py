@@ -69,13 +69,22 @@ _ESSENTIAL: dict[tuple[str, ...], frozenset[str]] = {}
 def essential_plugins() -> frozenset[str]:
     """The installed plugins that declare themselves essential (``essential = True`` on the
     plugin object): they cannot be disabled, and a named plugin set gets them too. Reading the
-    flag loads each installed plugin's module once per process."""
+    flag loads each installed plugin's module once per process; one that cannot be imported (a
+    disabled plugin whose optional dependency is missing) is not essential."""
     key = tuple(sys.path)
     found = _ESSENTIAL.get(key)
     if found is None:
         found = _ESSENTIAL[key] = frozenset(
-            name for name, ep in available_plugins().items() if getattr(ep.load(), "essential", False) is True)
+            name for name, ep in available_plugins().items() if getattr(_load_or_none(ep), "essential", False) is True)
     return found
+
+
+def _load_or_none(ep: Any) -> Any:
+    try:
+        return ep.load()
+    except ImportError as exc:
+        log.debug("plugin %s cannot be imported (%s): not essential", ep.name, exc)
+        return None
 
 
 def _describe(obj: Any) -> str:

@@ -333,7 +333,7 @@ class Settings:
                 self.extra[setting.name] = self.pending[setting.name]
             elif setting.name not in self.extra:
                 self.extra[setting.name] = read_setting(setting, self.environ)
-        unknown = sorted(set(self.pending) - {s.name for s in declared})
+        unknown = sorted(set(self.pending) - set(self.extra))
         if unknown:
             raise SettingsError(f"unknown setting {unknown[0]!r}")
 
