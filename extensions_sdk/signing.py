@@ -12,4 +12,11 @@ from kernel.signing import (
     verify_bytes,
 )
 
-__all__ = ["SignatureError", "check_public_key", "generate_keypair", "public_key_of", "sign_bytes", "verify_bytes"]
+__all__ = [
+    "SignatureError",
+    "check_public_key",
+    "generate_keypair",
+    "public_key_of",
+    "sign_bytes",
+    "verify_bytes",
+]

@@ -18,14 +18,18 @@ from kernel.signing import sign_bytes
 from kernel.testing import API
 
 
-async def upload_extension(test_app: Any, headers: dict[str, str], source: Path,
-                           private_key: str) -> httpx.Response:
+async def upload_extension(
+    test_app: Any, headers: dict[str, str], source: Path, private_key: str
+) -> httpx.Response:
     """Build the extension folder ``source`` (``svc-ext build``), sign it with ``private_key`` (base64,
     ``svc-ext keygen``) and post it to ``/extensions/upload`` with ``headers`` (the instance admin's)."""
     bundle = build_bundle(source)
-    return await test_app.client.post(f"{API}/extensions/upload", headers=headers,
-                                      files={"bundle": ("bundle.zip", bundle, "application/zip")},
-                                      data={"signature": sign_bytes(private_key, bundle)})
+    return await test_app.client.post(
+        f"{API}/extensions/upload",
+        headers=headers,
+        files={"bundle": ("bundle.zip", bundle, "application/zip")},
+        data={"signature": sign_bytes(private_key, bundle)},
+    )
 
 
 @pytest.fixture(name="upload_extension")

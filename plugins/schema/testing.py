@@ -12,11 +12,15 @@ from kernel.testing import Calls, harness_helper
 
 
 @harness_helper(Calls)
-async def collection(calls: Calls, name: str, fields: dict[str, Any] | None = None, **body: Any) -> dict[str, Any]:
+async def collection(
+    calls: Calls, name: str, fields: dict[str, Any] | None = None, **body: Any
+) -> dict[str, Any]:
     """Create a collection with its ``fields`` (``name: type`` or ``name: {type, ...}``), in one
     request (the body's inline ``fields``, as Directus clients send them)."""
-    inline = [{"field": field, **({"type": spec} if isinstance(spec, str) else spec)}
-              for field, spec in (fields or {}).items()]
+    inline = [
+        {"field": field, **({"type": spec} if isinstance(spec, str) else spec)}
+        for field, spec in (fields or {}).items()
+    ]
     if inline:
         body = {**body, "fields": inline}
     return await calls.ok("post", "/collections", status=201, json={"name": name, **body})
@@ -25,7 +29,9 @@ async def collection(calls: Calls, name: str, fields: dict[str, Any] | None = No
 @harness_helper(Calls)
 async def field(calls: Calls, collection: str, field: str, type_: str, **body: Any) -> dict[str, Any]:
     """Create one field of ``collection``."""
-    return await calls.ok("post", f"/fields/{collection}", status=201, json={"field": field, "type": type_, **body})
+    return await calls.ok(
+        "post", f"/fields/{collection}", status=201, json={"field": field, "type": type_, **body}
+    )
 
 
 @harness_helper(Calls)
