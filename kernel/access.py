@@ -18,24 +18,38 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal
-from kernel.plugins import call_first
+from kernel.plugins import call_first, registrations
 from kernel.sitecache import SiteCacheSpec
 
 if TYPE_CHECKING:
     from kernel.context import Kernel
 
-# Capabilities are actions that no collection bounds: like the media actions, a rule grants one
-# with ``collection`` ``*``, and ``AccessControl.has_capability`` asks for it; admin implies all.
-CAPABILITIES = ("cdc:subscribe", "flows:run")
-# ``read_decrypted`` is bound to a collection and its fields like ``read``: the sensitive fields it
-# names are shown in clear (regulated content, docs/regulated-content.md); without it, masked.
-ACTIONS = ("create", "read", "update", "delete", "read_decrypted", "media:create", "media:read", "media:update",
-           "media:delete", *CAPABILITIES)
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"
 ACCESS_CACHE = SiteCacheSpec(
     "access", max_entries=20_000, ttl=5.0, invalidate_on=(CHANGED_EVENT,),
     doc="Access snapshots per (site, principal): roles, policies and rules of one caller.")
+
+
+@dataclass(frozen=True)
+class AccessAction:
+    """An action a permission rule may name (``register_access_actions``).
+
+    ``capability``: no collection bounds it; a rule grants it with ``collection`` ``*``, and
+    ``AccessControl.has_capability`` asks for it (admin implies every one)."""
+
+    name: str
+    doc: str = ""
+    capability: bool = False
+
+
+# The kernel's own actions, on the items of a collection; plugins register theirs.
+KERNEL_ACTIONS = (
+    AccessAction("create", "Create items of the collection."),
+    AccessAction("read", "Read items of the collection (its fields)."),
+    AccessAction("update", "Update items of the collection."),
+    AccessAction("delete", "Delete items of the collection."),
+)
 
 
 @dataclass(frozen=True)
@@ -254,6 +268,25 @@ class AccessControl:
         self.kernel = kernel
         self.cache = kernel.site_caches[ACCESS_CACHE.name]
 
+    def registered(self) -> dict[str, AccessAction]:
+        """Every action a rule may name: the kernel's, then those of the enabled plugins
+        (``register_access_actions``), by name. A name registered twice stops the start."""
+        found = dict(registrations(self.kernel, "register_access_actions", AccessAction, "name", "access action"))
+        clash = sorted(set(found) & {a.name for a in KERNEL_ACTIONS})
+        if clash:
+            raise ValueError(f"access action {clash[0]!r} is the kernel's; a plugin cannot register it")
+        return {**{a.name: a for a in KERNEL_ACTIONS}, **found}
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The names of every action a rule may name (``registered``)."""
+        return tuple(self.registered())
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The actions no collection bounds (granted with collection ``*``)."""
+        return tuple(name for name, action in self.registered().items() if action.capability)
+
     async def bind_variables(self, tree: Any, principal: Principal, site_id: str) -> Any:
         """A list filter with its variables replaced by the caller's values (``substitute_variables``)."""
         if not uses_variables(tree):
@@ -282,10 +315,10 @@ class AccessControl:
         return snap.decide(collection, action, principal)
 
     async def has_capability(self, principal: Principal, site_id: str, capability: str) -> bool:
-        """Whether ``principal`` holds ``capability`` (one of ``CAPABILITIES``) in ``site_id``:
-        a rule with collection ``*`` and that action, or admin access."""
-        if capability not in CAPABILITIES:
-            raise ValueError(f"unknown capability {capability!r}; known: {CAPABILITIES}")
+        """Whether ``principal`` holds ``capability`` (a registered capability, ``capabilities``)
+        in ``site_id``: a rule with collection ``*`` and that action, or admin access."""
+        if capability not in self.capabilities:
+            raise ValueError(f"unknown capability {capability!r}; known: {self.capabilities}")
         return (await self.decide(principal, site_id, ALL_FIELDS, capability)).allowed
 
     def invalidate(self, site_id: str | None = None) -> None:

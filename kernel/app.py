@@ -248,7 +248,6 @@ def create_app(settings: Settings | None = None, plugins: Iterable[Any] | None =
     handler = json_handler()
     app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
-    app.resp_options.secure_cookies_by_default = kernel.settings.refresh_cookie_secure
     for route in kernel.routes:
         table.add(route)
         if route.suffix:

@@ -103,6 +103,16 @@ def register_event_consumers(kernel: Any) -> list[Any]:
 
 
 @hookspec
+def register_access_actions(kernel: Any) -> list[Any]:
+    """Return the ``kernel.access.AccessAction`` objects a permission rule may name besides the
+    kernel's ``create``, ``read``, ``update`` and ``delete`` (files: ``media:read``...; flows:
+    the capability ``flows:run``). An action of a disabled plugin is refused in new rules.
+    Names are global: two plugins declaring one fail at boot. Synchronous; collected once per
+    app (``kernel.access.actions``).
+    """
+
+
+@hookspec
 def register_site_caches(kernel: Any) -> list[Any]:
     """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
 
@@ -286,38 +296,9 @@ def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
     """
 
 
-# ---------------------------------------------------------------------------- privacy (consent, restriction, retention)
-
-
-@hookspec(firstresult=True)
-def consent_state(kernel: Any, site_id: str, user_id: str, kind: str) -> bool | None:
-    """Whether ``user_id`` granted the consent ``kind`` (``marketing``, ``analytics``,
-    ``personalization``, ``functional``, ``sale_share``) in ``site_id``: ``True``, ``False``, or
-    ``None`` when the implementation keeps no consent store (the caller then applies its own
-    default, see ``kernel.privacy``). Implemented by the privacy plugin, which answers ``False``
-    for a user who never decided. Read through ``kernel.privacy.consent_granted``, never
-    directly. Called on hot paths (a pageview beacon): answer from a cache. First result wins.
-    May be async.
-    """
-
-
-@hookspec(firstresult=True)
-def processing_restricted(kernel: Any, site_id: str, user_id: str) -> bool | None:
-    """Whether ``user_id`` restricted the processing of their data in ``site_id`` (GDPR art. 18):
-    while ``True`` their data is left out of marketing sends, analytics attribution and automated
-    (agent) processing. ``None``: no implementation keeps restrictions (``False`` then). Read
-    through ``kernel.privacy.restricted``. Answer from a cache. First result wins. May be async.
-    """
-
-
-@hookspec(firstresult=True)
-def marketing_excluded(kernel: Any, site_id: str, emails: list[str]) -> set[str] | None:
-    """The lower-cased addresses among ``emails`` that must get no marketing mail in ``site_id``:
-    users of the site without ``marketing`` consent, or with restricted processing. Addresses
-    of no user of the site are not in the answer (their unsubscribe governs them). ``None``:
-    no implementation keeps consent. Read through ``kernel.privacy.marketing_excluded``.
-    First result wins. May be async.
-    """
+# ---------------------------------------------------------------------------- data lifecycle (retention, erasure, export)
+# The consent hooks (consent_state, processing_restricted, marketing_excluded) are the privacy
+# plugin's own: plugins/privacy/hookspecs.py.
 
 
 @hookspec

@@ -3,7 +3,9 @@
 Built-in plugins load through the ``svc.plugins`` entry-point group exactly as third-party
 ones do. Each app gets a fresh manager (no module-level state). A plugin is a module (or
 any object) with ``@hookimpl`` functions and optional attributes ``requires`` (names of
-plugins it imports through their ``api.py``) and ``description``.
+plugins it imports through their ``api.py``), ``description`` and ``essential`` (``True``: the
+kernel refuses to start without it, because other features read data through it; the kernel
+itself names no plugin).
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ from kernel import hookspecs
 log = logging.getLogger("svc.plugins")
 
 ENTRY_POINT_GROUP = "svc.plugins"
-# The kernel refuses to start without these: every other feature reads data through them.
-ESSENTIAL_PLUGINS = frozenset({"accounts", "access", "schema", "items"})
 # Hook implementations that are part of the kernel itself; always registered, never listed.
 KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy")
 
@@ -61,6 +61,30 @@ def available_plugins() -> dict[str, Any]:
     if found is None:
         found = _INSTALLED[key] = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     return dict(found)
+
+
+_ESSENTIAL: dict[tuple[str, ...], frozenset[str]] = {}
+
+
+def essential_plugins() -> frozenset[str]:
+    """The installed plugins that declare themselves essential (``essential = True`` on the
+    plugin object): they cannot be disabled, and a named plugin set gets them too. Reading the
+    flag loads each installed plugin's module once per process; one that cannot be imported (a
+    disabled plugin whose optional dependency is missing) is not essential."""
+    key = tuple(sys.path)
+    found = _ESSENTIAL.get(key)
+    if found is None:
+        found = _ESSENTIAL[key] = frozenset(
+            name for name, ep in available_plugins().items() if getattr(_load_or_none(ep), "essential", False) is True)
+    return found
+
+
+def _load_or_none(ep: Any) -> Any:
+    try:
+        return ep.load()
+    except ImportError as exc:
+        log.debug("plugin %s cannot be imported (%s): not essential", ep.name, exc)
+        return None
 
 
 def _describe(obj: Any) -> str:
@@ -122,7 +146,8 @@ def make_plugin_manager(
     """
     disabled = {d.strip() for d in disabled if d.strip()}
     installed = available_plugins()
-    blocked_essential = sorted(disabled & ESSENTIAL_PLUGINS & set(installed))
+    essential = essential_plugins()
+    blocked_essential = sorted(disabled & essential)
     if blocked_essential:
         raise PluginError(
             f"plugin {blocked_essential[0]!r} is essential and cannot be disabled "
@@ -137,17 +162,17 @@ def make_plugin_manager(
         for name in sorted(installed):
             enabled = name not in disabled
             module = installed[name].load() if enabled else None
-            infos.append(PluginInfo(name, module, enabled, name in ESSENTIAL_PLUGINS))
+            infos.append(PluginInfo(name, module, enabled, name in essential))
     else:
         # Essential plugins cannot be left out any more than disabled: a named set gets them too.
         named = {item for item in plugins if isinstance(item, str)}
-        plugins = [*sorted((ESSENTIAL_PLUGINS & set(installed)) - named), *plugins]
+        plugins = [*sorted(essential - named), *plugins]
         for item in plugins:
             if isinstance(item, str):
                 if item not in installed:
                     raise PluginError(f"plugin {item!r} is not installed (no {ENTRY_POINT_GROUP} entry point)")
                 module = installed[item].load()
-                infos.append(PluginInfo(item, module, True, item in ESSENTIAL_PLUGINS))
+                infos.append(PluginInfo(item, module, True, item in essential))
             else:
                 infos.append(PluginInfo(_plugin_name(item), item, True, False))
 

@@ -133,25 +133,28 @@ async def consent_granted(kernel: Any, site_id: str, user_id: str | None, kind: 
         raise ValueError(f"unknown consent type {kind!r}")
     if not user_id:
         return None
-    return await call_first(kernel.pm.hook.consent_state, kernel=kernel, site_id=site_id, user_id=user_id, kind=kind)
+    hook = getattr(kernel.pm.hook, "consent_state", None)  # published by the privacy plugin
+    if hook is None:
+        return None
+    return await call_first(hook, kernel=kernel, site_id=site_id, user_id=user_id, kind=kind)
 
 
 async def restricted(kernel: Any, site_id: str, user_id: str | None) -> bool:
     """Whether the user restricted processing of their data in the site (``False`` when no plugin
     keeps restrictions, or for no user)."""
-    if not user_id:
+    hook = getattr(kernel.pm.hook, "processing_restricted", None)  # published by the privacy plugin
+    if not user_id or hook is None:
         return False
-    return bool(await call_first(kernel.pm.hook.processing_restricted, kernel=kernel, site_id=site_id,
-                                 user_id=user_id))
+    return bool(await call_first(hook, kernel=kernel, site_id=site_id, user_id=user_id))
 
 
 async def marketing_excluded(kernel: Any, site_id: str, emails: list[str]) -> set[str]:
     """The lower-cased addresses of ``emails`` that must get no marketing mail (empty when no
     plugin keeps consent)."""
-    if not emails:
+    hook = getattr(kernel.pm.hook, "marketing_excluded", None)  # published by the privacy plugin
+    if not emails or hook is None:
         return set()
-    found = await call_first(kernel.pm.hook.marketing_excluded, kernel=kernel, site_id=site_id,
-                             emails=list(emails))
+    found = await call_first(hook, kernel=kernel, site_id=site_id, emails=list(emails))
     return {e.lower() for e in found} if found else set()
 
 

@@ -221,27 +221,17 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("JWT_SECRET", "", str,
             "Secret signing internal tokens. Empty: generated once and kept in `<data dir>/jwt_secret`.",
             attr="jwt_secret"),
-    Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
     Setting("SVC_ENCRYPTION_KEY", "", parse_encryption_key,
             "The active key sealing stored secrets: base64 of 32 bytes, optionally `<id>:<base64>`. "
             "Features that store secrets need it.", secret=True),
     Setting("SVC_ENCRYPTION_KEYS", (), parse_encryption_keys,
             "More keys (comma list, same format) that still open the secrets they sealed: key rotation.",
             secret=True),
-    Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
-    Setting("SVC_ADMIN_PASSWORD", "", str,
-            "Instance admin password on first start. Empty: a random one is printed once."),
-    Setting("SVC_RATE_LIMIT_AUTH", 30, parse_int(0), "Auth endpoints, requests per minute per IP (0 disables)."),
-    Setting("SVC_RATE_LIMIT_ITEMS_READ", 6000, parse_int(0), "Item reads per minute per user (0 disables)."),
-    Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
-    Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
-    Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
     Setting("SVC_SITE_MAX_IN_FLIGHT", 16, parse_int(0),
             "Requests of one site a process answers at once; more get 429 at once (0: no cap)."),
     Setting("SVC_SITE_CACHE_SIZES", {}, parse_cache_sizes,
             "Bounds of the per-site caches, `name=entries` pairs (`schema=5000,access=50000`)."),
     Setting("SVC_MAX_BODY_BYTES", 10 * 1024 * 1024, parse_int(1), "Largest request body accepted (413 above)."),
-    Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry."),
     Setting("SVC_TRUSTED_PROXIES", ("127.0.0.1",), parse_csv,
             "Addresses of load balancers whose X-Forwarded-For is trusted for the client IP (`*`: any)."),
     Setting("SVC_CORS_ORIGINS", (), parse_origins,
@@ -298,13 +288,6 @@ KERNEL_SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_EVENTS_RETRY_MAX_SECONDS", 600.0, parse_float(0.01, 86400),
             "Longest retry delay of a failing consumer."),
     Setting("SVC_CDC_RETENTION_DAYS", 7, parse_int(1), "Days events are kept in the event log."),
-    Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10), "Time limit for one JSONata evaluation."),
-    Setting("REFRESH_COOKIE_SAMESITE", "lax", parse_choice("lax", "strict", "none"),
-            "SameSite attribute of the `svc_refresh` cookie.", attr="refresh_cookie_samesite"),
-    Setting("REFRESH_COOKIE_DOMAIN", "", str, "Domain attribute of the `svc_refresh` cookie.",
-            attr="refresh_cookie_domain"),
-    Setting("REFRESH_COOKIE_SECURE", True, parse_bool, "Secure attribute of the `svc_refresh` cookie.",
-            attr="refresh_cookie_secure"),
 )
 
 
@@ -315,35 +298,44 @@ class Settings:
     values: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Overrides of plugin settings, applied when the plugins declare them (``load_plugin_settings``).
+    pending: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
-        values = self.__dict__.get("values", {})
-        if name in values:
-            return values[name]
+        for store in ("values", "extra"):
+            found = self.__dict__.get(store, {})
+            if name in found:
+                return found[name]
         raise AttributeError(name)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Read the kernel settings from ``environ`` (default ``os.environ``); overrides win."""
+        """Read the kernel settings from ``environ`` (default ``os.environ``); overrides win. An
+        override the kernel does not declare waits for a plugin to declare it (else, at boot,
+        ``SettingsError``)."""
         env = dict(os.environ if environ is None else environ)
         values = {s.name: read_setting(s, env) for s in KERNEL_SETTINGS}
-        for key, value in overrides.items():
-            if key not in values:
-                raise SettingsError(f"unknown setting {key!r}")
-            values[key] = value
+        pending = {key: value for key, value in overrides.items() if key not in values}
+        values.update({key: value for key, value in overrides.items() if key in values})
         if values["events_retry_max_seconds"] < values["events_retry_base_seconds"]:
             raise SettingsError("SVC_EVENTS_RETRY_MAX_SECONDS must be at least SVC_EVENTS_RETRY_BASE_SECONDS")
         values["encryption_key"] = values["encryption_key"] or stored_encryption_key(values)
         require_extras(values)
-        settings = cls(values=values, environ=env)
+        settings = cls(values=values, environ=env, pending=pending)
         Secrets.from_settings(settings)  # the keys together: ids, the active one (at boot)
         return settings
 
     def load_plugin_settings(self, declared: list[Setting]) -> None:
-        """Parse the settings plugins declare; called once at boot by ``create_app``."""
+        """Parse the settings plugins declare; called once at boot by ``create_app``. An
+        override no kernel or plugin setting answers is ``SettingsError``."""
         for setting in declared:
-            if setting.name not in self.extra:
+            if setting.name in self.pending:
+                self.extra[setting.name] = self.pending[setting.name]
+            elif setting.name not in self.extra:
                 self.extra[setting.name] = read_setting(setting, self.environ)
+        unknown = sorted(set(self.pending) - set(self.extra))
+        if unknown:
+            raise SettingsError(f"unknown setting {unknown[0]!r}")
 
     def get(self, name: str, default: Any = None) -> Any:
         """A kernel or plugin setting by name."""

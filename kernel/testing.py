@@ -173,7 +173,7 @@ def serve_process(data_dir: Path, env: dict[str, str] | None = None) -> tuple[su
                             cwd=str(data_dir), stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
-        wait_until_answering(proc, f"{base}/utils/health")
+        wait_until_answering(proc, f"{base}/sites")  # the kernel's own route (401 without a token)
     except AssertionError:
         stop_process(proc)
         raise AssertionError(f"svc serve did not start: {(data_dir / 'svc.log').read_text()[-2000:]}") from None
@@ -207,6 +207,24 @@ async def until_in_process(check: Callable[[], Any], proc: subprocess.Popen[byte
     raise AssertionError("the process did not get there: " + (data_dir / "svc.log").read_text()[-3000:])
 
 
+def harness_helper(owner: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add the decorated function to ``owner`` (``TestApp`` or ``Calls``) as a method of that name.
+
+    The kernel's harness knows no plugin's routes: a plugin gives it the helpers of its own
+    routes from its pytest plugin (``plugins/<name>/testing.py``, a ``pytest11`` entry point),
+    so ``app.login()`` comes from accounts and ``calls.collection(...)`` from schema. A name
+    already taken by another module is ``ValueError``."""
+
+    def add(function: Callable[..., Any]) -> Callable[..., Any]:
+        taken = owner.__dict__.get(function.__name__)
+        if taken is not None and getattr(taken, "__module__", None) != function.__module__:
+            raise ValueError(f"{owner.__name__}.{function.__name__} is already defined by {taken.__module__}")
+        setattr(owner, function.__name__, function)
+        return function
+
+    return add
+
+
 @dataclass(repr=False)
 class TestApp:
     """A started app, its kernel and an HTTP client for it."""
@@ -221,14 +239,6 @@ class TestApp:
         # Short: asyncio formats a finished fixture task's result (this) each time pytest-asyncio's
         # runner gives SIGINT back, and the dataclass repr of the whole kernel cost ~3% of the suite.
         return f"<TestApp {self.kernel.settings.values.get('data_dir')}>"
-
-    async def login(self, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD,
-                    site: str | None = None) -> str:
-        headers = {"X-Svc-Site": site} if site else {}
-        resp = await self.client.post("/api/v1/auth/login", json={"email": email, "password": password},
-                                      headers=headers)
-        assert resp.status_code == 200, resp.text
-        return resp.json()["data"]["token"]
 
     async def create_site(self, headers: dict[str, str], *, prefix: str = "s", name: str = "Test site") -> str:
         """A fresh site ``<prefix>-<random>``, created through the API with ``headers`` (an
@@ -640,45 +650,6 @@ class Calls:
         if path_is is not None:
             assert error.get("path") == path_is, error
         return error
-
-    async def collection(self, name: str, fields: dict[str, Any] | None = None, **body: Any) -> dict[str, Any]:
-        """Create a collection with its ``fields`` (``name: type`` or ``name: {type, ...}``), in one
-        request (the body's inline ``fields``, as Directus clients send them)."""
-        inline = [{"field": field, **({"type": spec} if isinstance(spec, str) else spec)}
-                  for field, spec in (fields or {}).items()]
-        if inline:
-            body = {**body, "fields": inline}
-        return await self.ok("post", "/collections", status=201, json={"name": name, **body})
-
-    async def grant(self, rules: list[dict[str, Any]], attach: dict[str, str]) -> str:
-        """A new policy holding ``rules`` (permission bodies), attached to ``attach`` (``{"roleId"}``,
-        ``{"userId"}`` or ``{"teamId"}``); returns its id."""
-        policy = await self.ok("post", "/policies", status=201, json={"name": f"p-{uuid.uuid4().hex[:8]}"})
-        for rule in rules:
-            await self.ok("post", f"/policies/{policy['id']}/permissions", status=201, json=rule)
-        await self.ok("post", f"/policies/{policy['id']}/attach", status=201, json=attach)
-        return policy["id"]
-
-    async def field(self, collection: str, field: str, type_: str, **body: Any) -> dict[str, Any]:
-        """Create one field of ``collection``."""
-        return await self.ok("post", f"/fields/{collection}", status=201, json={"field": field, "type": type_, **body})
-
-    async def relation(self, **body: Any) -> dict[str, Any]:
-        """Create a relation from the body's keys."""
-        return await self.ok("post", "/relations", status=201, json=body)
-
-    async def create(self, collection: str, body: Any, status: int = 201) -> Any:
-        """Create an item (or a list of items) of ``collection``."""
-        return await self.ok("post", f"/items/{collection}", status=status, json=body)
-
-    async def get(self, collection: str, item_id: str, **kw: Any) -> Any:
-        """One item of ``collection``."""
-        return await self.ok("get", f"/items/{collection}/{item_id}", **kw)
-
-    async def list(self, collection: str, **params: Any) -> Any:
-        """The whole answer (``data`` and ``meta``) of listing ``collection`` with query ``params``."""
-        return await self.ok("get", f"/items/{collection}", full=True, params=params)
-
 
 @pytest.fixture
 def calls(svc_app: TestApp, site_headers: dict[str, str]) -> Calls:
@@ -1337,25 +1308,6 @@ async def add_idle_sites(kernel_or_app: Any, count: int, prefix: str = "idle") -
     for site_id in ids:
         await create_site(kernel, site_id)
     return ids
-
-
-async def upload_extension(test_app: TestApp, headers: dict[str, str], source: Path,
-                           private_key: str) -> httpx.Response:
-    """Build the extension folder ``source`` (``svc-ext build``), sign it with ``private_key`` (base64,
-    ``svc-ext keygen``) and post it to ``/extensions/upload`` with ``headers`` (the instance admin's)."""
-    from extensions_sdk.bundle import build_bundle
-    from extensions_sdk.signing import sign_bytes
-
-    bundle = build_bundle(source)
-    return await test_app.client.post(f"{API}/extensions/upload", headers=headers,
-                                      files={"bundle": ("bundle.zip", bundle, "application/zip")},
-                                      data={"signature": sign_bytes(private_key, bundle)})
-
-
-@pytest.fixture(name="upload_extension")
-def upload_extension_fixture() -> Callable[..., Awaitable[httpx.Response]]:
-    """``await upload_extension(app, headers, folder, private_key)``: see ``kernel.testing.upload_extension``."""
-    return upload_extension
 
 
 # ---------------------------------------------------------------------------- live server

@@ -249,3 +249,127 @@ def test_plugin_test_modules_have_unique_names():
         if path.name != "__init__.py" and not (path.parent / "__init__.py").exists():
             names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {n: p for n, p in names.items() if len(p) > 1 and n != "conftest.py"} == {}
+
+
+# ---------------------------------------------------------------------------- the kernel names no feature
+# Besides importing none, a kernel module names no plugin in its code: no ``plugins.<name>`` module
+# path and no path of a plugin's routes (``/api/v1/auth/login``, ``f"/items/{c}"``) in a string
+# literal. Docstrings and comments may cite them; code asks hooks instead. Test support of a
+# plugin's routes lives in that plugin's own pytest plugin (``plugins/<name>/testing.py``, which
+# adds its helpers to the harness with ``kernel.testing.harness_helper``).
+
+API_PREFIX = "/api/v1"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """``id`` of every docstring node (the first string statement of a module, class or function)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def string_literals(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of the string literals of ``source`` but its docstrings; an f-string's
+    replacement fields read ``{}``."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    inside: set[int] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                inside.add(id(value))
+                if isinstance(value, ast.Constant):
+                    parts.append(str(value.value))
+                else:
+                    parts.append("{}")
+            found.append((node.lineno, "".join(parts)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip \
+                and id(node) not in inside:
+            found.append((node.lineno, node.value))
+    return found
+
+
+def _segments(path: str) -> list[str]:
+    path = path.split("?", 1)[0]
+    if path.startswith(API_PREFIX + "/"):
+        path = path[len(API_PREFIX):]
+    return [s for s in path.strip("/").split("/")]
+
+
+def _matches(literal: list[str], template: list[str]) -> bool:
+    """Same length, each segment equal or a parameter on either side, and one fixed segment equal."""
+    pairs = list(zip(literal, template, strict=False))
+    return len(literal) == len(template) and all(a == b or "{" in a or "{" in b for a, b in pairs) \
+        and any(a == b and "{" not in a for a, b in pairs)
+
+
+def plugin_routes(tmp_path: Path) -> dict[str, str]:
+    """Every route template a plugin registers (an app with every installed plugin) -> its plugin."""
+    from kernel.app import build_kernel
+    from kernel.settings import Settings
+
+    kernel = build_kernel(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)}))
+    owners = set(available_plugins())
+    routes = {}
+    for impl in kernel.pm.hook.register_routes.get_hookimpls():
+        if impl.plugin_name in owners:
+            for route in impl.function(kernel=kernel) or ():
+                routes[route.template] = impl.plugin_name
+    return routes
+
+
+def naming_breaches(sources: dict[str, str], routes: dict[str, str]) -> list[tuple[str, int, str, str]]:
+    """``(file, line, literal, what it names)`` for each literal of ``sources`` (file -> text)
+    naming a plugin module (``plugins.<name>...``) or a route of a plugin."""
+    templates = [(_segments(t), t, owner) for t, owner in routes.items()]
+    breaches = []
+    for where, source in sources.items():
+        for line, text in string_literals(source):
+            if text.startswith("plugins."):
+                breaches.append((where, line, text, f"the module {text}"))
+                continue
+            if text.startswith("{}/"):  # f"{API}/extensions/upload"
+                text = API_PREFIX + text[2:]
+            if not text.startswith("/") or " " in text:
+                continue
+            literal = _segments(text)
+            for segments, template, owner in templates:
+                if literal[0] and _matches(literal, segments):
+                    breaches.append((where, line, text, f"a route of {owner} ({template})"))
+                    break
+    return breaches
+
+
+def _kernel_sources() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in _python_files(ROOT / "kernel")}
+
+
+def test_the_kernel_names_no_plugin_nor_its_routes(tmp_path):
+    found = naming_breaches(_kernel_sources(), plugin_routes(tmp_path))
+    assert [f"{where}:{line} names {text!r}, {what}" for where, line, text, what in found] == []
+
+
+def test_naming_a_plugin_or_its_routes_is_found():
+    routes = {"/api/v1/auth/login": "accounts", "/api/v1/items/{collection}/{item_id}": "items"}
+    source = '''"""Docstrings may cite /auth/login and plugins.items."""
+LOGIN = "/api/v1/auth/login"
+def get(c, i):
+    return f"/items/{c}/{i}"
+MODULE = "plugins.items.api"
+UPLOAD = f"{API}/items/{c}/{i}"
+FINE = ("/sites/x/y", "/authx/login", "plain words", "/api/v1/sites", "/items/x", "plugins")
+'''
+    found = naming_breaches({"kernel/probe.py": source}, routes)
+    assert sorted(found) == [
+        ("kernel/probe.py", 2, "/api/v1/auth/login", "a route of accounts (/api/v1/auth/login)"),
+        ("kernel/probe.py", 4, "/items/{}/{}", "a route of items (/api/v1/items/{collection}/{item_id})"),
+        ("kernel/probe.py", 5, "plugins.items.api", "the module plugins.items.api"),
+        ("kernel/probe.py", 6, "/api/v1/items/{}/{}", "a route of items (/api/v1/items/{collection}/{item_id})"),
+    ]

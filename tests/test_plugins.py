@@ -8,7 +8,7 @@ import pytest
 
 from kernel import Route, hookimpl
 from kernel.app import create_app
-from kernel.plugins import ESSENTIAL_PLUGINS, PluginError, available_plugins, make_plugin_manager
+from kernel.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
 from kernel.settings import Settings
 from kernel.testing import disabled_with_dependents
 
@@ -42,7 +42,7 @@ def test_disabling_an_optional_plugin():
     assert not info.enabled
 
 
-@pytest.mark.parametrize("name", sorted(ESSENTIAL_PLUGINS & set(available_plugins())))
+@pytest.mark.parametrize("name", sorted(essential_plugins()))
 def test_essential_plugins_cannot_be_disabled(name):
     with pytest.raises(PluginError, match=f"'{name}' is essential"):
         make_plugin_manager(disabled=[name])
@@ -152,3 +152,41 @@ def test_plugin_settings_are_declared_and_checked(tmp_path):
     assert app.kernel.settings.get("widget_limit") == 7
     with pytest.raises(SettingsError, match="SVC_WIDGET_LIMIT"):
         create_app(Settings.from_env(environ={**env, "SVC_WIDGET_LIMIT": "0"}), plugins=["accounts", Configured()])
+
+
+def test_a_plugin_declares_itself_essential(monkeypatch):
+    from kernel import plugins as plugins_mod
+
+    class FakeEP:
+        name = "keystone"
+        value = "x"
+
+        def load(self):
+            return types.SimpleNamespace(name="keystone", essential=True)
+
+    installed = {**available_plugins(), "keystone": FakeEP()}
+    monkeypatch.setattr(plugins_mod, "available_plugins", lambda: dict(installed))
+    monkeypatch.setattr(plugins_mod, "_ESSENTIAL", {})
+    assert plugins_mod.essential_plugins() == {"accounts", "access", "schema", "items", "keystone"}
+    with pytest.raises(PluginError, match="'keystone' is essential"):
+        make_plugin_manager(disabled=["keystone"])
+    _, infos = make_plugin_manager(plugins=["utils"])
+    assert {i.name for i in infos if i.essential} == {"accounts", "access", "schema", "items", "keystone"}
+
+
+def test_plugin_settings_take_keyword_overrides_and_refuse_strangers(tmp_path):
+    from kernel.app import build_kernel
+    from kernel.errors import SettingsError
+
+    env = {"SVC_DATA_DIR": str(tmp_path), "SVC_RATE_LIMIT_ITEMS_READ": "7"}
+    kernel = build_kernel(Settings.from_env(environ=env, max_batch=3))
+    # Declared by the items plugin, with their variables and defaults unchanged.
+    assert (kernel.settings.get("max_batch"), kernel.settings.max_batch) == (3, 3)
+    assert kernel.settings.get("rate_limit_items_read") == 7
+    assert kernel.settings.get("rate_limit_auth") == 30
+    assert "max_batch" not in kernel.settings.values
+    with pytest.raises(SettingsError, match="unknown setting 'max_btach'"):
+        build_kernel(Settings.from_env(environ=env, max_btach=3))
+    # A plugin's setting is unknown when the plugin is not loaded.
+    with pytest.raises(SettingsError, match="unknown setting 'rate_limit_ai'"):
+        build_kernel(Settings.from_env(environ=env, rate_limit_ai=1), plugins=["utils"])

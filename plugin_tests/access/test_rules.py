@@ -90,3 +90,28 @@ async def test_conditions_are_not_audited(calls, svc_app, site, policy):
         entries, _ = await list_entries(conn, site, action="permission.create")
     assert entries and "classified-value" not in repr(entries) and "secret_field" not in repr(entries)
     assert entries[0]["details"]["collection"] == "a"
+
+
+async def test_actions_are_the_kernels_and_the_enabled_plugins(make_app, svc_app):
+    from kernel.testing import Calls
+
+    # Every plugin enabled: files, regulated, cdc and flows register theirs.
+    assert set(svc_app.kernel.access.actions) >= {"create", "read", "update", "delete", "read_decrypted",
+                                                  "media:read", "cdc:subscribe", "flows:run"}
+    assert set(svc_app.kernel.access.capabilities) == {"cdc:subscribe", "flows:run"}
+    # Without them, a rule may name only the kernel's actions (and the OpenAPI enum says so).
+    app = await make_app(["utils"])
+    assert app.kernel.access.actions == ("create", "read", "update", "delete")
+    with pytest.raises(ValueError, match="unknown capability 'flows:run'"):
+        await app.kernel.access.has_capability(None, "s", "flows:run")  # refused before the principal is read
+    headers = {"Authorization": f"Bearer {await app.login()}"}
+    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    policy = await calls.ok("post", "/policies", 201, json={"name": "Rules"})
+    base = f"/policies/{policy['id']}/permissions"
+    error = await calls.err("post", base, 400, "VALIDATION_FAILED", ["action"],
+                            json={"collection": "*", "action": "media:read"})
+    assert error["message"] == "'action' must be one of create, read, update, delete"
+    await calls.ok("post", base, 201, json={"collection": "a", "action": "update"})
+    spec = (await app.client.get("/api/v1/openapi.json", headers=headers)).json()
+    body = spec["paths"]["/api/v1/policies/{policy_id}/permissions"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]["properties"]["action"]["enum"] == ["create", "read", "update", "delete"]

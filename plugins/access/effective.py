@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import ApiError, Principal
-from kernel.access import ACTIONS, Decision
+from kernel.access import Decision
 from plugins.access.common import check_body, collection_value, ref_id
 from plugins.access.guards import user_is_member
+from plugins.access.rules import action_value
 
 CHECK_FIELDS = frozenset({"collection", "action", "userId"})
 
@@ -24,7 +25,7 @@ async def my_permissions(ctx: Any) -> dict[str, Any]:
     site_id = ctx.require_site()
     snap = await ctx.kernel.access.snapshot(ctx.principal, site_id)
     if snap.admin:
-        matrix = {"*": {action: Decision(True).to_dict() for action in ACTIONS}}
+        matrix = {"*": {action: Decision(True).to_dict() for action in ctx.kernel.access.actions}}
     else:
         matrix = snap.matrix(ctx.principal)
     return {"admin": snap.admin, "roleId": snap.role_id, "roles": list(snap.role_ids),
@@ -39,9 +40,7 @@ async def check(ctx: Any, body: Any) -> dict[str, Any]:
     if body.get("collection") is None:
         raise ApiError.validation("'collection' is required", path=["collection"])
     collection = collection_value(body["collection"], wildcard=False)
-    action = body.get("action")
-    if action not in ACTIONS:
-        raise ApiError.validation(f"'action' must be one of {', '.join(ACTIONS)}", path=["action"])
+    action = action_value(ctx, body.get("action"))
     principal = ctx.principal
     if body.get("userId") is not None:
         user_id = ref_id(body["userId"], "userId")

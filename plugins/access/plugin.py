@@ -9,6 +9,8 @@ from kernel import hookimpl
 from plugins.access import api, collection_grants, field_grants, loader, routes, routes_audit
 
 name = "access"
+# The kernel refuses to start without this plugin: other features read data through it.
+essential = True
 
 
 @hookimpl

@@ -71,7 +71,7 @@ async def add_rule(ctx: Any, ref: str, body: Any) -> tuple[dict[str, Any], bool]
     """The rule, and whether it is new (an identical one is not stored twice)."""
     body = dict(check_body(body, RULE_FIELDS))
     body.setdefault("action", "read")
-    values = parse_rule(body)
+    values = parse_rule(ctx, body)
     async with ctx.unit_of_work() as uow:
         role = await role_of(uow.db, ref)
         policy = await ensure_policy(ctx, uow, role)

@@ -53,14 +53,17 @@ def _crud_routes(path: str, param: str, crud: Crud, record: dict[str, Any], crea
 
 def access_routes(kernel: Any) -> list[Route]:
     """Roles, policies, rules, attachments, teams, effective permissions, subscriber access."""
+    actions = kernel.access.actions
+    rule, rule_create, role_rule_create, check = (s.with_actions(schema, actions) for schema in (
+        s.RULE, s.RULE_CREATE, s.ROLE_RULE_CREATE, s.CHECK))
     grant_ops = ops(get=("List subscriber read grants", None, [s.GRANT], 200),
                     post=("Grant subscribers read on a collection (200 if already granted)", s.GRANT_BODY,
                           s.GRANT, 201))
     grant_ops["post"]["responses"]["200"] = grant_ops["post"]["responses"]["201"]
     role_rule_ops = ops(
-        get=("The rules of a role's own policy (role id, or public, subscriber, admin)", None, [s.RULE], 200),
+        get=("The rules of a role's own policy (role id, or public, subscriber, admin)", None, [rule], 200),
         post=("Give a role a permission in one call (action defaults to read, fields to all; "
-              "200 if the same rule is there)", s.ROLE_RULE_CREATE, s.RULE, 201))
+              "200 if the same rule is there)", role_rule_create, rule, 201))
     role_rule_ops["post"]["responses"]["200"] = role_rule_ops["post"]["responses"]["201"]
     return [
         *_crud_routes("/roles", "role_id", ROLES, s.ROLE, s.ROLE_CREATE, s.ROLE_PATCH),
@@ -68,10 +71,10 @@ def access_routes(kernel: Any) -> list[Route]:
         *_crud_routes("/teams", "team_id", TEAMS, s.TEAM, s.TEAM_CREATE, s.TEAM_PATCH),
         Route("/roles/{role_id}/permissions", RoleRulesResource(), auth="admin", openapi=role_rule_ops),
         Route("/policies/{policy_id}/permissions", RulesResource(), auth="admin", openapi=_paged(ops(
-            get=("List a policy's permission rules", None, [s.RULE], 200),
-            post=("Add a permission rule to a policy", s.RULE_CREATE, s.RULE, 201)))),
+            get=("List a policy's permission rules", None, [rule], 200),
+            post=("Add a permission rule to a policy", rule_create, rule, 201)))),
         Route("/policies/{policy_id}/permissions/{permission_id}", RuleResource(), auth="admin", openapi=ops(
-            get=("Get a permission rule", None, s.RULE, 200),
+            get=("Get a permission rule", None, rule, 200),
             delete=("Delete a permission rule", None, None, 204))),
         Route("/policies/{policy_id}/attach", AttachResource(), auth="admin", openapi=ops(
             post=("Attach a policy to a role, user or team", s.ATTACH, s.ATTACHMENT, 201))),
@@ -80,7 +83,7 @@ def access_routes(kernel: Any) -> list[Route]:
         Route("/permissions/me", PermissionsMeResource(), auth="bearer", openapi=ops(
             get=("The caller's effective permissions in the site", None, s.EFFECTIVE, 200))),
         Route("/permissions/check", PermissionsCheckResource(), auth="bearer", openapi=ops(
-            post=("Evaluate access to a collection and action (userId: admins only)", s.CHECK, s.DECISION, 200))),
+            post=("Evaluate access to a collection and action (userId: admins only)", check, s.DECISION, 200))),
         Route("/users/subscriber-access", SubscriberAccessResource(), auth="admin", openapi=grant_ops),
         Route("/users/subscriber-access/{collection}", SubscriberGrantResource(), auth="admin", openapi=ops(
             delete=("Revoke subscribers' read on a collection", None, None, 204))),

@@ -1,7 +1,7 @@
 """Permission rules of a policy: list, read, create, delete.
 
 A rule is ``{ id, policyId, collection, action, fields, conditions }``. ``collection`` is a
-collection name or ``*``; ``action`` one of ``kernel.access.ACTIONS``; ``fields`` field
+collection name or ``*``; ``action`` one of ``kernel.access.actions``; ``fields`` field
 names or ``["*"]``; ``conditions`` a filter tree (see ``conditions.py``) or null. Rules of
 one policy may overlap: evaluation ORs them, so a duplicate is harmless and not refused.
 The collection need not exist yet; a rule may be written before the schema it governs.
@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel import ApiError
-from kernel.access import ACTIONS
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from plugins.access.common import check_body, collection_value, not_found, record_change
@@ -30,14 +29,21 @@ def rule_record(row: Any) -> dict[str, Any]:
             "action": row["action"], "fields": list(row["fields"] or []), "conditions": row["conditions"] or None}
 
 
-def parse_rule(body: Any) -> dict[str, Any]:
+def action_value(ctx: Any, action: Any) -> str:
+    """``action``, one of the actions a rule may name (the kernel's and the enabled plugins',
+    ``kernel.access.actions``), else 400."""
+    actions = ctx.kernel.access.actions
+    if action not in actions:
+        raise ApiError.validation(f"'action' must be one of {', '.join(actions)}", path=["action"])
+    return action
+
+
+def parse_rule(ctx: Any, body: Any) -> dict[str, Any]:
     """Column values of a new rule, every part checked (400 with ``path``)."""
     body = check_body(body, RULE_FIELDS)
     if body.get("collection") is None:
         raise ApiError.validation("'collection' is required", path=["collection"])
-    action = body.get("action")
-    if action not in ACTIONS:
-        raise ApiError.validation(f"'action' must be one of {', '.join(ACTIONS)}", path=["action"])
+    action = action_value(ctx, body.get("action"))
     return {"collection": collection_value(body["collection"]), "action": action,
             "fields": validate_fields(body.get("fields")), "conditions": validate_conditions(body.get("conditions"))}
 
@@ -73,7 +79,7 @@ async def insert_rule(ctx: Any, uow: Any, policy: Any, values: dict[str, Any]) -
 
 
 async def create_rule(ctx: Any, policy_id: str, body: Any) -> dict[str, Any]:
-    values = parse_rule(body)
+    values = parse_rule(ctx, body)
     async with ctx.unit_of_work() as uow:
         policy = await policy_row(uow.db, policy_id)
         row = await insert_rule(ctx, uow, policy, values)

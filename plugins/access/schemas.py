@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.access import ACTIONS
+from kernel.access import KERNEL_ACTIONS
 from plugins.access.common import COLLECTION_PATTERN, ID_PATTERN, MAX_KEYS, NAME_MAX, NAME_PATTERN
 from plugins.access.conditions import MAX_FIELDS
 from plugins.access.teams import MAX_MEMBERS
 
+# The kernel's actions; ``with_actions`` gives a schema the enabled plugins' too (routes.py).
+ACTIONS = [a.name for a in KERNEL_ACTIONS]
 NULLABLE_STRING = {"type": ["string", "null"]}
 ID = {"type": "string", "pattern": ID_PATTERN}
 NAME = {"type": "string", "minLength": 1, "maxLength": NAME_MAX, "pattern": NAME_PATTERN}
@@ -39,7 +41,7 @@ POLICY = _obj({"id": {"type": "string"}, "name": {"type": "string"}, "adminAcces
 TEAM = _obj({"id": {"type": "string"}, "name": {"type": "string"},
              "members": {"type": "array", "items": {"type": "string"}}}, ["id", "name", "members"], strict=False)
 RULE = _obj({"id": {"type": "string"}, "policyId": {"type": "string"}, "collection": {"type": "string"},
-             "action": {"type": "string", "enum": list(ACTIONS)},
+             "action": {"type": "string", "enum": ACTIONS},
              "fields": {"type": "array", "items": {"type": "string"}},
              "conditions": {"type": ["object", "null"], "additionalProperties": True}},
             ["id", "policyId", "collection", "action", "fields", "conditions"], strict=False)
@@ -68,7 +70,7 @@ TEAM_CREATE = _obj({"name": NAME, "members": {**TEAM_MEMBERS, "type": ["array", 
 TEAM_PATCH = _obj({"name": NAME, "members": TEAM_MEMBERS})
 RULE_CREATE = _obj({
     "collection": {"type": "string", "anyOf": [{"pattern": COLLECTION_PATTERN}, {"const": "*"}]},
-    "action": {"type": "string", "enum": list(ACTIONS)},
+    "action": {"type": "string", "enum": ACTIONS},
     "fields": {"type": ["array", "null"], "maxItems": MAX_FIELDS,
                "items": {"type": "string", "pattern": r"^(\*|[A-Za-z_][A-Za-z0-9_]{0,63})$"}},
     "conditions": {"type": ["object", "null"], "additionalProperties": True, "description": (
@@ -80,9 +82,17 @@ RULE_CREATE = _obj({
 ROLE_RULE_CREATE = _obj(dict(RULE_CREATE["properties"]), ["collection"])  # action: read when absent
 ATTACH = {"oneOf": [_obj({"roleId": ID}, ["roleId"]), _obj({"userId": ID}, ["userId"]),
                     _obj({"teamId": ID}, ["teamId"])]}
-CHECK = _obj({"collection": COLLECTION, "action": {"type": "string", "enum": list(ACTIONS)},
+CHECK = _obj({"collection": COLLECTION, "action": {"type": "string", "enum": ACTIONS},
               "userId": {"type": ["string", "null"], "pattern": ID_PATTERN}}, ["collection", "action"])
 GRANT_BODY = _obj({"collection": COLLECTION}, ["collection"])
+
+
+def with_actions(schema: dict[str, Any], actions: tuple[str, ...]) -> dict[str, Any]:
+    """``schema`` (a rule, its body, a check) with ``action`` one of ``actions``: the kernel's and
+    those the enabled plugins register (``kernel.access.actions``)."""
+    properties = dict(schema["properties"])
+    properties["action"] = {**properties["action"], "enum": list(actions)}
+    return {**schema, "properties": properties}
 
 
 def bulk_patch(data: dict[str, Any]) -> dict[str, Any]:

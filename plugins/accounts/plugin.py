@@ -28,6 +28,8 @@ from plugins.accounts import retention as activity_retention
 from plugins.accounts import routes_sessions as rs
 
 name = "accounts"
+# The kernel refuses to start without this plugin: other features read data through it.
+essential = True
 requires = ("access",)
 
 USER_SCHEMA = {

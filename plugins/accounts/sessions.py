@@ -26,13 +26,24 @@ from kernel.auth.tokens import issue_access_token
 from kernel.db.meta import aware, iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
-from kernel.settings import parse_int
+from kernel.settings import parse_bool, parse_choice, parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership, realm
 from plugins.accounts import service
 from plugins.accounts.tables import refresh_tokens, users
 
 SETTINGS = [
+    Setting("SVC_ACCESS_TOKEN_TTL", 900, parse_int(30), "Lifetime of an internal access token, in seconds."),
+    Setting("SVC_ADMIN_EMAIL", "admin@example.com", str, "Instance admin created on first start."),
+    Setting("SVC_ADMIN_PASSWORD", "", str,
+            "Instance admin password on first start. Empty: a random one is printed once."),
+    Setting("SVC_RATE_LIMIT_AUTH", 30, parse_int(0), "Auth endpoints, requests per minute per IP (0 disables)."),
+    Setting("REFRESH_COOKIE_SAMESITE", "lax", parse_choice("lax", "strict", "none"),
+            "SameSite attribute of the `svc_refresh` cookie.", attr="refresh_cookie_samesite"),
+    Setting("REFRESH_COOKIE_DOMAIN", "", str, "Domain attribute of the `svc_refresh` cookie.",
+            attr="refresh_cookie_domain"),
+    Setting("REFRESH_COOKIE_SECURE", True, parse_bool, "Secure attribute of the `svc_refresh` cookie.",
+            attr="refresh_cookie_secure"),
     Setting("SVC_REFRESH_TOKEN_TTL", 30 * 86400, parse_int(60),
             "Lifetime of a refresh token in seconds; each refresh starts it again (sliding)."),
 ]

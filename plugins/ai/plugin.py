@@ -49,6 +49,7 @@ def register_ai_skills(kernel: Any) -> list[Any]:
 @hookimpl
 def register_settings() -> list[Setting]:
     return [
+        Setting("SVC_RATE_LIMIT_AI", 60, parse_int(0), "AI chat requests per minute per user (0 disables)."),
         Setting("SVC_AI_BASE_URL", "", provider.parse_base_url, "OpenAI-compatible chat-completions base URL (e.g. "
                 "http://127.0.0.1:11434/v1 for Ollama); empty: the command grammar only."),
         Setting("SVC_AI_API_KEY", "", str, "Bearer key for the model provider (never logged).", secret=True),

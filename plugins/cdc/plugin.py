@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.access import AccessAction
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_float, parse_int
-from plugins.cdc import config_section, routes, schemas, upkeep, webhooks
+from plugins.cdc import config_section, guard, routes, schemas, upkeep, webhooks
 from plugins.cdc import routes_subscriptions as rs
 
 name = "cdc"
@@ -29,6 +30,11 @@ def parse_schedule(raw: str) -> tuple[float, ...]:
     if not 1 <= len(values) <= 20:
         raise ValueError("must list 1 to 20 delays")
     return values
+
+
+@hookimpl
+def register_access_actions(kernel: Any) -> list[AccessAction]:
+    return [AccessAction(guard.CAPABILITY, "Subscribe to the change feed (collection *).", capability=True)]
 
 
 @hookimpl

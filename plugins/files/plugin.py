@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.access import AccessAction
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, policy, records, routes, schemas, service, upkeep
+from plugins.files import fields, permissions, policy, records, routes, schemas, service, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -17,8 +18,15 @@ requires = ("access", "items", "schema", "settings")
 
 
 @hookimpl
+def register_access_actions(kernel: Any) -> list[AccessAction]:
+    return [AccessAction(name, f"{name.split(':')[1].capitalize()} files, folders and presets (collection *).")
+            for name in permissions.ACTIONS]
+
+
+@hookimpl
 def register_settings() -> list[Setting]:
     return [
+        Setting("SVC_RATE_LIMIT_UPLOAD", 100, parse_int(0), "File uploads per minute per user (0 disables)."),
         Setting("FILE_UPLOAD_MAX_BYTES", DEFAULT_MAX_BYTES, policy.parse_max_bytes,
                 "Upload size cap in bytes when a site's `upload_policy` sets none (default 25 MiB, at most 5 GiB).",
                 attr="file_upload_max_bytes"),

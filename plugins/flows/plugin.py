@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.access import AccessAction
 from kernel.openapi import OptionalBody
 from kernel.privacy import RetentionTarget
 from kernel.settings import parse_float, parse_int
@@ -34,6 +35,11 @@ def register_hookspecs(pm: Any) -> None:
 @hookimpl
 def register_flow_operations(kernel: Any) -> list[Any]:
     return builtins.operations()
+
+
+@hookimpl
+def register_access_actions(kernel: Any) -> list[AccessAction]:
+    return [AccessAction(triggers.CAPABILITY, "Run manual flows (collection *).", capability=True)]
 
 
 @hookimpl

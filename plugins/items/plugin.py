@@ -37,6 +37,8 @@ from plugins.items.upkeep import (
 )
 
 name = "items"
+# The kernel refuses to start without this plugin: other features read data through it.
+essential = True
 requires = ("schema", "access")
 # Anyone may call: the site's permissions decide (anonymous callers act with the public role).
 AUTH = "public"
@@ -48,7 +50,10 @@ def register_settings() -> list[Setting]:
     return [Setting("SVC_ITEMS_INDEX_MIN_ITEMS", 1000, parse_int(0),
                     "Live items a collection holds before its non-unique field indexes are made "
                     "(0: with the field). Each index weighs on every write and plan of the one "
-                    "items table, so many sites of small collections must not each have theirs.")]
+                    "items table, so many sites of small collections must not each have theirs."),
+            Setting("SVC_RATE_LIMIT_ITEMS_READ", 6000, parse_int(0), "Item reads per minute per user (0 disables)."),
+            Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
+            Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry.")]
 
 
 @hookimpl

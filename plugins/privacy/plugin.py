@@ -7,13 +7,18 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.privacy import consent, erasure, retention, routes
+from plugins.privacy import consent, erasure, hookspecs, retention, routes
 from plugins.privacy import schemas as s
 from plugins.privacy.tables import consents, erasures, restrictions
 from plugins.settings.api import SettingKey
 
 name = "privacy"
 requires = ("settings", "accounts", "access", "items")
+
+
+@hookimpl
+def register_hookspecs(pm: Any) -> None:
+    pm.add_hookspecs(hookspecs)
 
 
 @hookimpl

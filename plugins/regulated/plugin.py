@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
+from kernel.access import AccessAction
 from kernel.settings import parse_int
 from plugins.regulated import envelope, routes, shred
 
@@ -31,6 +32,13 @@ LOG_ENTRY = {"type": "object", "properties": {k: {"type": ["string", "null"]} fo
 @hookimpl
 def register_migrations() -> str:
     return str(Path(__file__).resolve().parent / "migrations")
+
+
+@hookimpl
+def register_access_actions(kernel: Any) -> list[AccessAction]:
+    # Bound to a collection and its fields like ``read``: the sensitive fields it names are shown
+    # in clear (docs/regulated-content.md); without it, masked.
+    return [AccessAction("read_decrypted", "Read the collection's sensitive fields in clear.")]
 
 
 @hookimpl

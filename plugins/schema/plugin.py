@@ -21,6 +21,8 @@ from plugins.schema.routes_fields import AllFieldsResource, CollectionFieldsReso
 from plugins.schema.routes_relations import RelationResource, RelationsResource
 
 name = "schema"
+# The kernel refuses to start without this plugin: other features read data through it.
+essential = True
 # Reads: any authenticated principal (permissions narrow them later); writes: site admins.
 READ_ANY_WRITE_ADMIN = {"GET": "bearer", "*": "admin"}
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_bool
+from kernel.settings import parse_bool, parse_int
 from plugins.utils import routes, schemas
 
 name = "utils"
@@ -24,6 +24,8 @@ def register_settings() -> list[Setting]:
                 "Serve `/metrics` to anonymous callers in production (an operator's explicit choice, for a "
                 "scraper on a private network). Ignored when `SVC_METRICS_TOKEN` is set: the token is then "
                 "always needed."),
+        Setting("SVC_JSONATA_TIMEOUT_MS", 1000, parse_int(10),
+                "Time limit for one JSONata evaluation (the JSONata tool and flows' transform operation)."),
     ]
 
 
