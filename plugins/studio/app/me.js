@@ -191,7 +191,7 @@ function preferences(prefs, meta, onLanguage) {
       replace(status, t("me.preferencesSaved"));
     } catch (err) { showError(err, fields, status); }
   } }, appearance.wrap, saveKey.wrap, saveAction.wrap, h("button", { type: "submit" }, t("me.savePreferences")), status);
-  return section(t("me.preferences"), language.wrap, form);
+  return section(t("me.preferences"), h("div", { class: "me-form" }, language.wrap), form);
 }
 
 function consents(site) {
