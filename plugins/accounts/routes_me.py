@@ -1,9 +1,10 @@
 """The signed-in person's own account (docs/accounts.md#my-account): ``PATCH /auth/me`` (the
 name) and personal API keys, ``/me/api-keys`` and ``/me/api-keys/{key_id}``.
 
-A personal key is an ordinary key of the request's site (``/api-keys`` lists it to admins) that
-acts with the role its creator holds in that site when it is created: a member never gets a key
-with more than their own role. Only its creator lists and revokes it here."""
+A personal key is a key of the request's site (``/api-keys`` lists it to admins) owned by its
+creator (``owner_id``) and acting with the role they hold in that site when it is created: a
+member never gets a key with more than their own role. Only its owner lists and revokes it
+here, and it is deleted when that role changes or ends (plugins/accounts/membership.py)."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ class MyApiKeys:
         async with request_context(req).reader() as db:
             rows = await db.all(
                 db.select(api_keys)
-                .where(api_keys.c.created_by == principal.user_id)
+                .where(api_keys.c.owner_id == principal.user_id)
                 .order_by(api_keys.c.created_at, api_keys.c.id)
             )
             roles = {rid: await apikeys.effective_role(db, rid) for rid in {r["role_id"] for r in rows}}
@@ -95,7 +96,8 @@ class MyApiKeys:
         body = await read_json(req)
         reject_unknown(body, MY_KEY_BODY["properties"].keys())
         role_id = await _my_role(ctx, principal.user_id)
-        send_data(resp, await apikeys.create_key(ctx, {**body, "roleId": role_id}), status=201)
+        key = await apikeys.create_key(ctx, {**body, "roleId": role_id}, owner_id=principal.user_id)
+        send_data(resp, key, status=201)
 
 
 class MyApiKey:
@@ -109,7 +111,7 @@ class MyApiKey:
             async with ctx.reader() as db:
                 row = await db.one(
                     db.select(api_keys).where(
-                        api_keys.c.id == key_id, api_keys.c.created_by == principal.user_id
+                        api_keys.c.id == key_id, api_keys.c.owner_id == principal.user_id
                     )
                 )
         if row is None:
