@@ -75,13 +75,16 @@ async def require_studio(ctx: Any, what: str) -> str:
     return site_id
 
 
-async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) -> None:
-    """Make ``user_id`` a member of the site with ``role_id`` (insert or change the role)."""
+async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) -> str | None:
+    """Make ``user_id`` a member of the site with ``role_id`` (insert or change the role); the
+    role it held before (None for a new member)."""
     db = SiteDB(site_id, conn)
-    if await membership(conn, site_id, user_id) is None:
+    before = await membership(conn, site_id, user_id)
+    if before is None:
         await db.insert(memberships, {"user_id": user_id, "role_id": role_id, "created_at": now_utc()})
-    else:
-        await db.execute(db.update(memberships).where(memberships.c.user_id == user_id).values(role_id=role_id))
+        return None
+    await db.execute(db.update(memberships).where(memberships.c.user_id == user_id).values(role_id=role_id))
+    return str(before["role_id"])
 
 
 async def remove_membership(conn: Any, site_id: str, user_id: str) -> int:

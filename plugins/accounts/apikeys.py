@@ -81,8 +81,9 @@ def parse_name(value: Any) -> str:
     return value.strip()
 
 
-async def create_key(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """A new key of the request's site; the answer is the only time ``key`` is shown."""
+async def create_key(ctx: Any, body: dict[str, Any], owner_id: str | None = None) -> dict[str, Any]:
+    """A new key of the request's site; the answer is the only time ``key`` is shown. ``owner_id``
+    makes it a personal key, deleted with its owner's role there (plugins/accounts/membership.py)."""
     site_id = ctx.require_site()
     name = parse_name(body.get("name"))
     expires = parse_expires(body.get("expiresAt"))
@@ -95,7 +96,7 @@ async def create_key(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
             "id": key_id, "name": name, "key_hash": key_hash(key),
             "key_prefix": key[len(KEY_PREFIX):len(KEY_PREFIX) + PREFIX_CHARS], "role_id": role_id,
             "created_by": ctx.principal.user_id or ctx.principal.api_key_id, "created_at": now,
-            "expires_at": expires, "last_used_at": None,
+            "expires_at": expires, "last_used_at": None, "owner_id": owner_id,
         })
         await audit.record(uow.conn, action="api_key.create", site_id=site_id, principal=ctx.principal,
                            target_type="api_key", target_id=key_id, details={"name": name, "roleId": role_id},

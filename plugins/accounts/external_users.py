@@ -25,7 +25,7 @@ from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.accounts import service
+from plugins.accounts import membership, service
 from plugins.accounts.tables import external_identities, users
 
 log = logging.getLogger("svc.accounts.external")
@@ -119,7 +119,7 @@ async def _provision_in_transaction(kernel: Any, site_id: str, issuer_row: Any, 
                         details={"issuerId": issuer_row["id"], "issuer": issuer_row["issuer"]})
         member = await access_api.membership(conn, site_id, user_id)
         if member is None or member["role_id"] != role_id:
-            await access_api.set_membership(conn, site_id, user_id, role_id)
+            await membership.set_membership(conn, site_id, user_id, role_id)
             await audit(conn, action="membership.synced", site_id=site_id, principal=actor,
                         target_type="user", target_id=user_id,
                         details={"roleId": role_id, "previousRoleId": member["role_id"] if member else None,

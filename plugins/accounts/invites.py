@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError
 from kernel.mailer import OutgoingEmail
 from plugins.access import api as access_api
-from plugins.accounts import emails, identity, onetime
+from plugins.accounts import emails, identity, membership, onetime
 from plugins.accounts.users import audit_user, get_member, guard_instance_admin, role_id_for, user_record
 
 
@@ -47,7 +47,7 @@ async def invite_user(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], i
                         raise ApiError.conflict("This user is already a member of the site")
                     status = 200
                     role_id = member["role_id"] if body.get("roleId") is None else role_id
-            await access_api.set_membership(uow.conn, site_id, user_id, role_id)
+            await membership.set_membership(uow.conn, site_id, user_id, role_id)
             access_api.changed(uow)
             if invited:
                 raw = await onetime.issue(kernel, uow.db, user_id, onetime.INVITE)

@@ -19,6 +19,7 @@ from plugins.accounts import (
     routes,
     routes_apikeys,
     routes_issuers,
+    routes_me,
     routes_selfservice,
     routes_users,
     service,
@@ -98,8 +99,10 @@ def register_routes(kernel: Any) -> list[Route]:
               rate_limit="auth",
               openapi=ops(post=("Begin an OpenID Connect login at a trusted issuer (PKCE)", EXTERNAL_START_BODY,
                                 EXTERNAL_START_DATA, 200))),
-        Route("/auth/me", routes.MeResource(kernel), site="optional", auth="bearer",
-              openapi=ops(get=("The current user's profile", None, USER_SCHEMA, 200))),
+        # -- me (studio part 2): the caller edits their own name (routes_me.py)
+        Route("/auth/me", routes_me.Profile(kernel), site="optional", auth="bearer",
+              openapi=ops(get=("The current user's profile", None, USER_SCHEMA, 200),
+                          patch=("Change the caller's own name", routes_me.PROFILE_BODY, USER_SCHEMA, 200))),
         Route("/me/sites", routes.MySitesResource(kernel), site="optional", auth="bearer",
               openapi=ops(get=("The sites the caller is a member of (every site for the instance admin)",
                                None, [MY_SITE_SCHEMA], 200))),
@@ -129,6 +132,7 @@ def register_routes(kernel: Any) -> list[Route]:
         *routes_selfservice.routes(kernel),
         *routes_users.routes(kernel),
         *routes_apikeys.routes(kernel),
+        *routes_me.routes(kernel),  # -- me: personal API keys
         *routes_issuers.issuer_routes(kernel),
     ]
 

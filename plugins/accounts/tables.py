@@ -70,6 +70,9 @@ api_keys = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=True),
     Column("last_used_at", DateTime(timezone=True), nullable=True),
+    # A personal key's owner (/me/api-keys); null for a site key made through /api-keys.
+    Column("owner_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=True),
+    Index("ix_svc_api_keys_owner", "owner_id"),
 )
 
 issuers = Table(

@@ -21,7 +21,7 @@ from kernel.auth.usercache import users_changed
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.access.api import memberships
-from plugins.accounts import identity, service
+from plugins.accounts import identity, membership, service
 from plugins.accounts.tables import users
 
 NAME_COLUMNS = {"firstName": "first_name", "lastName": "last_name"}
@@ -120,7 +120,7 @@ async def create_user(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
                 user_id = row["id"]
                 if await access_api.membership(uow.conn, site_id, user_id) is not None:
                     raise ApiError.conflict("This user is already a member of the site")
-            await access_api.set_membership(uow.conn, site_id, user_id, role_id)
+            await membership.set_membership(uow.conn, site_id, user_id, role_id)
             access_api.changed(uow)
             await audit_user(uow, ctx, "user.create", user_id, {"roleId": role_id, "existingIdentity": row is not None})
             return user_record(await get_member(uow.db, user_id))
@@ -159,16 +159,19 @@ async def update_user(ctx: Any, user_id: str, body: dict[str, Any]) -> dict[str,
             if "roleId" in body:
                 role_id = await role_id_for(uow.conn, site_id, _required(body, "roleId"))
                 if role_id != row["role_id"]:
-                    await access_api.set_membership(uow.conn, site_id, user_id, role_id)
+                    await membership.set_membership(uow.conn, site_id, user_id, role_id)
                     access_api.changed(uow)
                     await audit_user(uow, ctx, "user.role_changed", user_id,
                                      {"fromRoleId": row["role_id"], "toRoleId": role_id})
+            suspended = values.get("status", "active") != "active"
             if password_hash is not None:
                 await identity.set_password(uow.conn, user_id, password_hash, **values)
             elif values:
                 await identity.update_identity(uow.conn, user_id, **values)
-                if values.get("status", "active") != "active":
+                if suspended:
                     await identity.end_sessions(uow.conn, user_id)  # a suspension takes effect now
+            if suspended:  # and the person's personal keys, in every site
+                await membership.revoke_personal_keys(uow.conn, user_id)
             if touches_identity:
                 users_changed(uow, user_id)
                 fields = sorted(k for k in body if k != "roleId")
@@ -193,7 +196,7 @@ async def delete_user(ctx: Any, user_id: str) -> None:
     async with ctx.unit_of_work() as uow:
         row = await get_member(uow.db, user_id)
         guard_instance_admin(ctx.principal, row)
-        await access_api.remove_membership(uow.conn, site_id, user_id)
+        await membership.remove_membership(uow.conn, site_id, user_id)
         orphan = not row["is_instance_admin"] and not await _shared(uow.conn, site_id, user_id)
         if orphan:
             await uow.conn.execute(delete(users).where(users.c.id == user_id))
@@ -214,7 +217,7 @@ async def erase_accounts(uow: Any, subject: Any) -> int:
         row = (await uow.conn.execute(select(users.c.is_instance_admin).where(users.c.id == user_id))).first()
         if row is None:
             continue
-        await access_api.remove_membership(uow.conn, subject.site_id, user_id)
+        await membership.remove_membership(uow.conn, subject.site_id, user_id)
         for table in (refresh_tokens, one_time_tokens, external_identities):
             await uow.db.execute(uow.db.delete(table).where(table.c.user_id == user_id))
         if not row[0] and not await _shared(uow.conn, subject.site_id, user_id):

@@ -147,3 +147,8 @@ export async function callRaw(method, path, options = {}) {
   }
   return resp;
 }
+
+// -- me: a new session's answer (POST /me/change-password) carries this session on
+export function adopt(answer) {
+  remember(answer);
+}

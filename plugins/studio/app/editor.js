@@ -220,11 +220,13 @@ export async function renderEditor(shell, collection, id) {
     h("span", { id: "save-then", class: "muted" }, t(`editor.then.${chosen}`)),
     others.map((a) => h("button", { type: "button", class: "secondary", onclick: () => save(a) }, t(`editor.saveAnd.${a}`))),
     singleton ? null : h("a", { href: siteHash(site, "c", collection) }, t("editor.back"))),
-  h("p", { class: "muted" }, t("editor.shortcut")),
+  h("p", { class: "muted" }, t(saveKeyOf(shell) === "mod+enter" ? "me.shortcutEnter" : "editor.shortcut")), // -- me
   status);
   const onKey = (event) => {
     if (!form.isConnected) return document.removeEventListener("keydown", onKey);
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+    // -- me: the user's save shortcut (preferences.keybindings.save: mod+s, the default, or mod+enter)
+    const key = saveKeyOf(shell) === "mod+enter" ? "enter" : "s";
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === key) {
       event.preventDefault();
       save();
     }
@@ -240,4 +242,10 @@ export async function renderEditor(shell, collection, id) {
   document.title = `${heading} · ${shell.title}`;
   replace(shell.main, h("h1", { id: "editor-heading" }, heading), form);
   baseline = snapshot();
+}
+
+// -- me: the user's save shortcut (preferences.keybindings.save): mod+s (the default) or mod+enter
+function saveKeyOf(shell) {
+  const bindings = shell.ctx.preferences && shell.ctx.preferences.keybindings;
+  return (bindings && bindings.save) || "mod+s";
 }

@@ -4,6 +4,7 @@
 //   #/s/<site>/c/<collection>?sort=-title&page=2&search=x           a list
 //   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
+//   #/s/<site>/me                                                   the user's own page (-- me)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -14,11 +15,12 @@ import { renderList } from "./list.js";
 import { go, leaving } from "./router.js";
 import { loadSite } from "./site.js";
 import { renderReviewPanel } from "./workflow.js"; // -- history
+import { renderMe } from "./me.js"; // -- me
 // -- live (slive): theming, live updates, notifications, work kept across a session end
 import { notificationBell } from "./bell.js";
 import { dropDrafts, keepDraft } from "./drafts.js";
 import { liveList, showState, startLive, stopLive } from "./live.js";
-import { applyTheme } from "./theme.js";
+import { applyTheme, setAppearance } from "./theme.js";
 // -- files: the media library, for site admins
 import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
@@ -70,6 +72,11 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
+    // -- me: the user's own page
+    if (parts[2] === "me") {
+      shell.nav.mark(null);
+      return await renderMe(shell, { onLanguage: switchLanguage });
+    }
     const collection = parts[2] === "c" ? parts[3] : null;
     shell.nav.mark(collection);
     if (!collection) return showHome();
@@ -147,6 +154,7 @@ async function showSite(site) {
   setLanguage(ctx.language);
   localStorage.setItem(LANGUAGE, ctx.language); // live (slive)
   applyTheme(ctx.config); // live (slive): theme.js
+  setAppearance(ctx.preferences.appearance); // -- me: the user's own appearance, if any
   startLive(site); // live (slive)
   const main = h("main", { id: "content", tabindex: "-1" });
   const nav = navigator_(site, ctx);
@@ -164,6 +172,7 @@ async function showSite(site) {
     h("p", { class: "brand" }, logo ? h("img", { src: logo, alt: "", class: "logo" }) : null, h("span", {}, title)),
     h("div", { class: "switcher" }, h("label", { for: switcherId }, t("shell.site")), switcher),
     h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
+    h("a", { href: `#/s/${encodeURIComponent(site)}/me`, class: "me-link" }, t("me.link")), // -- me
     liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
     h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
   replace(root, header, h("div", { class: "columns" }, nav.el, main));
@@ -208,6 +217,16 @@ function navigator_(site, ctx) {
       }
     },
   };
+}
+
+// -- me: a language picked on the user's page is stored (PATCH /me/preferences) and the whole
+// studio is drawn again in it at once: the shell is rebuilt, the page shown again.
+async function switchLanguage(code) {
+  await data("PATCH", "/me/preferences", { site: shell.site, body: { language: code } });
+  setLanguage(code);
+  localStorage.setItem(LANGUAGE, code);
+  shell = null;
+  go(location.hash);
 }
 
 function showHome() {

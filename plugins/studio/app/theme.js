@@ -69,10 +69,20 @@ export function applyTheme(config) {
   const html = document.documentElement;
   current = config || null;
   const appearance = config && ["light", "dark"].includes(config.defaultAppearance) ? config.defaultAppearance : "auto";
-  html.dataset.appearance = appearance;
+  html.dataset.appearance = own || appearance; // -- me: the user's preference first
   paint();
   customSheet(config && config.customCss);
 }
 
 // "auto" follows the system while the page is open.
 DARK.addEventListener("change", () => { if (current) paint(); });
+
+// -- me: the user's own appearance preference (light, dark, auto) over the site's default; null
+// goes back to the site's.
+let own = null;
+export function setAppearance(value) {
+  own = ["light", "dark", "auto"].includes(value) ? value : null;
+  if (own) document.documentElement.dataset.appearance = own;
+  else applyTheme(current);
+  paint();
+}
