@@ -79,27 +79,43 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def lone_surrogate_path(value: Any) -> list[str | int] | None:
-    """The path to the first string (or object key) of ``value`` holding a lone surrogate,
-    which UTF-8, and so no database, log or answer, can carry; None when there is none."""
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _first_path(value: Any, bad: Any) -> list[str | int] | None:
+    """The path to the first string (or object key) of ``value`` for which ``bad`` is true."""
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
+            if bad(item):
                 return path
         elif isinstance(item, dict):
             for key, child in item.items():
-                try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
+                if bad(key):
                     return [*path, key.encode("utf-8", "backslashreplace").decode()]
                 stack.append((child, [*path, key]))
         elif isinstance(item, list):
             stack.extend((child, [*path, i]) for i, child in enumerate(item))
     return None
+
+
+def lone_surrogate_path(value: Any) -> list[str | int] | None:
+    """The path to the first string (or object key) of ``value`` holding a lone surrogate,
+    which UTF-8, and so no database, log or answer, can carry; None when there is none."""
+    return _first_path(value, lambda text: not _utf8(text))
+
+
+def nul_path(value: Any) -> list[str | int] | None:
+    """The path to the first string (or object key) of ``value`` holding a NUL character, which
+    PostgreSQL stores in neither text nor JSONB; None when there is none. A route that keeps a
+    free-form JSON value refuses it (400) where the value's own checks do not."""
+    return _first_path(value, lambda text: "\x00" in text)
 
 
 def json_handler() -> falcon.media.JSONHandler:

@@ -22,7 +22,7 @@ from sqlalchemy import func
 from kernel import audit
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError, ErrorDetail
-from kernel.http.media import reject_unknown
+from kernel.http.media import nul_path, reject_unknown
 from kernel.ids import uuid7
 from plugins.agents.common import id_param, invalid, owner_of, require_admin, require_member, site_db
 from plugins.agents.tables import actions, constitutions
@@ -179,6 +179,10 @@ async def draft(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
     note = body.get("note")
     if note is not None and (not isinstance(note, str) or len(note) > 500):
         raise invalid("'note' is a string of at most 500 characters", ["note"])
+    # A draft keeps its rules as sent (compile checks them); none may hold what cannot be stored.
+    where = nul_path({"rules": rules, "note": note})
+    if where is not None:
+        raise invalid("A string holds a NUL character (\\u0000), which cannot be stored", where)
     async with ctx.kernel.unit_of_work(site_id, ctx.principal, ctx.request_id) as uow:
         latest = await uow.db.scalar(uow.db.select(constitutions, func.max(constitutions.c.version)))
         row = {"id": uuid7(), "version": int(latest or 0) + 1, "note": note, "rules": rules, "status": "draft",
