@@ -281,7 +281,9 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     cover = await calls.ok("get", f"/files/{post['cover']}")
     assert cover["type"] == "image/png" and cover["key"].startswith("cover-")
     assert len(post["gallery"]) == 1 and post["gallery"][0] != post["cover"]
-    chapters = {c["id"]: (c["post"], c["position"]) for c in (await calls.list("chapters"))["data"]}
+    listed = (await calls.list("chapters", fields="id,post,position"))["data"]
+    assert all("post" in c and "position" in c for c in listed), listed
+    chapters = {c["id"]: (c["post"], c["position"]) for c in listed}
     assert chapters == {"c2": (post_id, 1), "c1": (post_id, 2)}
 
     # Reopened, the editor shows what was stored: the chapters in their order, the thumbnails.
