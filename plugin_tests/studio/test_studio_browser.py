@@ -120,22 +120,33 @@ class Visit:
             await self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, studio) -> Any:
-    context = await browser.new_context(viewport={"width": 1200, "height": 800})
+async def open_visit(browser: Any, base_url: str, *, height: int = 800, **options: Any) -> Visit:
+    """A new browser context (a person of its own) on the studio at ``base_url``, its console kept
+    for ``check_console``; ``options`` go to ``new_context`` (``accept_downloads``...)."""
+    context = await browser.new_context(viewport={"width": 1200, "height": height}, **options)
     page = await context.new_page()
     page.set_default_timeout(WAIT)
-    seen = Visit(context, page, studio["server"].base_url)
-    page.on("response", seen.record)
+    seen = Visit(context, page, base_url)
     page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
+    return seen
+
+
+def check_console(seen: Visit) -> None:
+    """"Failed to load resource" is the browser's line for any answer >= 400 (the refresh without a
+    cookie answers 401 by design); anything else logged as an error, and any CSP report, fails."""
+    assert not [m for m in seen.console if "Content Security Policy" in m
+                or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def visit(browser, studio) -> Any:
+    seen = await open_visit(browser, studio["server"].base_url)
+    seen.page.on("response", seen.record)
     try:
         yield seen
     finally:
-        await context.close()
-    # "Failed to load resource" is the browser's line for any answer >= 400 (the refresh without a
-    # cookie answers 401 by design); anything else logged as an error, and any CSP report, fails.
-    assert not [m for m in seen.console if "Content Security Policy" in m
-                or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+        await seen.context.close()
+    check_console(seen)
 
 
 async def sign_in(visit: Visit, email: str, password: str, site: str = "") -> None:

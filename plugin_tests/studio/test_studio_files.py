@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from PIL import Image
-from test_studio_browser import WAIT, Visit, browser, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
@@ -53,20 +53,12 @@ async def library(shared_site) -> Any:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, library) -> Any:  # noqa: F811 - the imported browser fixture
-    context = await browser.new_context(viewport={"width": 1200, "height": 900})
-    page = await context.new_page()
-    page.set_default_timeout(WAIT)
-    seen = Visit(context, page, library["server"].base_url)
-    page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
+    seen = await open_visit(browser, library["server"].base_url, height=900)
     try:
         yield seen
     finally:
-        await context.close()
-    assert not [
-        m
-        for m in seen.console
-        if "Content Security Policy" in m or (m.startswith("error") and "Failed to load resource" not in m)
-    ], seen.console
+        await seen.context.close()
+    check_console(seen)
 
 
 async def test_a_site_admin_uploads_many_files_into_a_folder(library, visit):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import WAIT, Visit, browser, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import Calls, new_member
 from kernel.testing_live import LiveServer
@@ -75,11 +75,7 @@ async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported brows
     opened: list[Visit] = []
 
     async def open_() -> Visit:
-        context = await browser.new_context(viewport={"width": 1200, "height": 900})
-        page = await context.new_page()
-        page.set_default_timeout(WAIT)
-        seen = Visit(context, page, newsroom["server"].base_url)
-        page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
+        seen = await open_visit(browser, newsroom["server"].base_url, height=900)
         opened.append(seen)
         return seen
 
@@ -89,12 +85,7 @@ async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported brows
         for seen in opened:
             await seen.context.close()
     for seen in opened:
-        assert not [
-            m
-            for m in seen.console
-            if "Content Security Policy" in m
-            or (m.startswith("error") and "Failed to load resource" not in m)
-        ], seen.console
+        check_console(seen)
 
 
 def row_of(visit: Visit, item_id: str) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import WAIT, Visit, browser, sign_in, visit  # noqa: F401 - fixtures shared
+from test_studio_browser import Visit, browser, open_visit, sign_in, visit  # noqa: F401 - fixtures shared
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
@@ -61,10 +61,7 @@ async def studio(shared_site) -> Any:
 
 
 async def second_context(browser: Any, studio: dict[str, Any]) -> Visit:  # noqa: F811 - the shared fixture
-    context = await browser.new_context(viewport={"width": 1200, "height": 800})
-    page = await context.new_page()
-    page.set_default_timeout(WAIT)
-    return Visit(context, page, studio["server"].base_url)
+    return await open_visit(browser, studio["server"].base_url)
 
 
 async def css(page: Any, expression: str) -> str:

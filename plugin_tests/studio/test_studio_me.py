@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import WAIT, Visit, browser, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import Calls, Member, new_member, shared_site_with
 from kernel.testing_live import LiveServer
@@ -59,20 +59,12 @@ async def person(studio) -> Any:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fixture
-    context = await browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
-    page = await context.new_page()
-    page.set_default_timeout(WAIT)
-    seen = Visit(context, page, studio["server"].base_url)
-    page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
+    seen = await open_visit(browser, studio["server"].base_url, height=900, accept_downloads=True)
     try:
         yield seen
     finally:
-        await context.close()
-    assert not [
-        m
-        for m in seen.console
-        if "Content Security Policy" in m or (m.startswith("error") and "Failed to load resource" not in m)
-    ], seen.console
+        await seen.context.close()
+    check_console(seen)
 
 
 async def open_account(visit: Visit, member: Member, site: str) -> Any:
