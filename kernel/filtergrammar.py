@@ -199,7 +199,7 @@ class FilterGrammar:
         if len(value) > self.max_string:
             raise self.fail(f"Strings in {self.noun} are at most {self.max_string} characters", path)
         # NUL and lone surrogates cannot be bound as text, nor stored in JSONB, on PostgreSQL.
-        if "\x00" in value or not _encodable(value):
+        if "\x00" in value or not encodable(value):
             raise self.fail(f"Strings in {self.noun} must be valid text without NUL characters", path)
 
     def json_value(self, value: Any, path: list[Any], depth: int) -> None:
@@ -220,7 +220,8 @@ class FilterGrammar:
             self.scalar(value, path)
 
 
-def _encodable(value: str) -> bool:
+def encodable(value: str) -> bool:
+    """Whether UTF-8 can carry ``value`` (a lone surrogate cannot)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -31,6 +31,7 @@ import orjson
 
 from kernel.db.meta import iso
 from kernel.errors import ApiError
+from kernel.filtergrammar import encodable
 
 # orjson reads integers beyond 64 bits as floats; the standard library keeps them exact. A
 # document with a run of 19 digits or more goes to the standard library: found by mapping every
@@ -79,14 +80,6 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _first_path(value: Any, bad: Any) -> list[str | int] | None:
     """The path to the first string (or object key) of ``value`` for which ``bad`` is true."""
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
@@ -108,7 +101,7 @@ def _first_path(value: Any, bad: Any) -> list[str | int] | None:
 def lone_surrogate_path(value: Any) -> list[str | int] | None:
     """The path to the first string (or object key) of ``value`` holding a lone surrogate,
     which UTF-8, and so no database, log or answer, can carry; None when there is none."""
-    return _first_path(value, lambda text: not _utf8(text))
+    return _first_path(value, lambda text: not encodable(text))
 
 
 def nul_path(value: Any) -> list[str | int] | None:
