@@ -12,7 +12,6 @@ the issuer allows (asymmetric only), the key is the issuer's by ``kid``, and the
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import jwt
@@ -23,11 +22,10 @@ from kernel.auth.tokens import bearer_token, peek_issuer
 from kernel.errors import ApiError
 from plugins.access import api as access_api
 from plugins.accounts import external_users, issuers, jwks
-from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, MAX_TEXT, SYSTEM_KEYS
+from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT, SYSTEM_KEYS
 
 API_KEY_PREFIX = "svk_"
 MAX_TOKEN_ROLES = 100
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 async def authenticate(request: Any, kernel: Any, site: Any) -> Principal | None:
@@ -40,7 +38,7 @@ async def authenticate(request: Any, kernel: Any, site: Any) -> Principal | None
     iss = peek_issuer(token)
     # A registered issuer is never longer than MAX_TEXT nor holds control characters, so such a
     # claim cannot match; refusing it here also keeps odd bytes away from the database.
-    if iss is None or iss == INTERNAL_ISSUER or len(iss) > MAX_TEXT or _CONTROL.search(iss):
+    if iss is None or iss == INTERNAL_ISSUER or len(iss) > MAX_TEXT or CONTROL_CHARS.search(iss):
         return None
     async with kernel.db.connect() as conn:
         row = await issuers.find_enabled(conn, site["id"], iss)

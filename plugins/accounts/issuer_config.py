@@ -38,7 +38,7 @@ MAX_SCOPES = 20
 # RFC 6749 section 3.3: a scope token is printable ASCII without space, '"' or '\\'.
 _SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,100}$")
 # Control characters never belong in these strings; NUL would also break PostgreSQL text.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _fail(message: str, *path: str | int) -> ApiError:
@@ -51,7 +51,7 @@ def _text(value: Any, *path: str | int, max_length: int = MAX_TEXT) -> str:
         raise _fail(f"'{path[-1]}' must be a non-empty string", *path)
     if len(value) > max_length:
         raise _fail(f"'{path[-1]}' is longer than {max_length} characters", *path)
-    if _CONTROL.search(value):
+    if CONTROL_CHARS.search(value):
         raise _fail(f"'{path[-1]}' contains control characters", *path)
     return value
 

@@ -37,7 +37,7 @@ from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import external_auth, issuers, jwks, service
-from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, MAX_TEXT
+from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT
 from plugins.accounts.sessions import Client, hash_token, start_session
 from plugins.accounts.tables import external_logins
 
@@ -76,7 +76,6 @@ ERROR_CODES = {
 L = external_logins.c
 # Control characters belong in no registered issuer (issuer_config), nor NUL in PostgreSQL text;
 # a redirect URI has no whitespace either.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _UNSAFE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
@@ -122,7 +121,7 @@ def _redirect_uri(value: str) -> str:
 async def _login_issuer(kernel: Any, site_id: str, issuer: str) -> Any:
     """The enabled issuer ``issuer`` of the site, set up for login (``clientId``, ``discoveryUrl``)."""
     row = None
-    if not _CONTROL.search(issuer):  # no registered issuer holds such characters: no query
+    if not CONTROL_CHARS.search(issuer):  # no registered issuer holds such characters: no query
         async with kernel.db.connect() as conn:
             row = await issuers.find_enabled(conn, site_id, issuer)
     config = dict(row["config"] or {}) if row is not None else {}
