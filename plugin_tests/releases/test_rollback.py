@@ -123,3 +123,44 @@ async def test_rollback_site_isolation(calls, calls_b):
     await calls_b.err("post", f"{R}/{rel['id']}/rollback", 404, "RECORD_NOT_FOUND")
     assert await statuses(calls, [a]) == ["published"]
     assert (await calls.ok("get", f"{R}/{rel['id']}"))["status"] == "published"
+
+
+async def test_an_item_edited_after_the_publish_blocks_the_rollback_unless_forced(calls):
+    a, b = await draft_posts(calls, "a", "b")
+    rel = await release(calls, [a, b])
+    assert (await calls.ok("post", f"{R}/{rel['id']}/publish"))["status"] == "published"
+    # Someone improves b after the launch: a rollback must not throw that away silently.
+    await calls.ok("patch", f"/items/posts/{b}", json={"title": "b, corrected"})
+    edit = (await calls.ok("get", f"/items/posts/{b}/revisions"))[0]
+    resp = await calls.call("post", f"{R}/{rel['id']}/rollback")
+    assert resp.status_code == 409, resp.text
+    error = resp.json()["errors"][0]
+    assert error["code"] == "ROLLBACK_BLOCKED"
+    [blocker] = error["extensions"]["outcomes"]
+    assert (blocker["itemId"], blocker["reason"]) == (b, "CHANGED_SINCE_PUBLISH")
+    assert edit["id"] in blocker["message"]
+    # Nothing changed: a is still published, b keeps its edit, the release is still published.
+    assert await statuses(calls, [a, b]) == ["published", "published"]
+    assert (await calls.get("posts", b))["title"] == "b, corrected"
+    assert (await calls.ok("get", f"{R}/{rel['id']}"))["status"] == "published"
+    # A bad body is 400 before anything happens.
+    await calls.err("post", f"{R}/{rel['id']}/rollback", 400, "VALIDATION_FAILED", json={"force": "yes"})
+    await calls.err("post", f"{R}/{rel['id']}/rollback", 400, "VALIDATION_FAILED", json={"forced": True})
+    # force: both go back; the later edit stays in b's revisions and can be reverted to.
+    done = await calls.ok("post", f"{R}/{rel['id']}/rollback", json={"force": True})
+    assert [(o["itemId"], o["outcome"]) for o in done["outcomes"]] == [(a, "rolled_back"), (b, "rolled_back")]
+    assert await statuses(calls, [a, b]) == ["draft", "draft"]
+    assert (await calls.get("posts", b))["title"] == "b"
+    kept = [r["id"] for r in await calls.ok("get", f"/items/posts/{b}/revisions")]
+    assert edit["id"] in kept
+    await calls.ok("post", f"/items/posts/{b}/revert", json={"revisionId": edit["id"]})
+    assert (await calls.get("posts", b))["title"] == "b, corrected"
+
+
+async def test_force_false_and_an_empty_body_check_later_edits(calls):
+    [a] = await draft_posts(calls, "a")
+    rel = await release(calls, [a])
+    await calls.ok("post", f"{R}/{rel['id']}/publish")
+    await calls.ok("patch", f"/items/posts/{a}", json={"status": "archived"})
+    await calls.err("post", f"{R}/{rel['id']}/rollback", 409, "ROLLBACK_BLOCKED", json={"force": False})
+    assert await statuses(calls, [a]) == ["archived"]

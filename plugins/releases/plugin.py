@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
+from kernel.openapi import OptionalBody
 from plugins.releases import jobs as releases_jobs
 from plugins.releases import records, routes, scheduler, schemas, service, windows
 from plugins.settings.api import SettingKey
@@ -57,5 +58,5 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Publish now; blocked items are outcomes (HTTP 200)", None, schemas.PUBLISH_RESULT, 200))),
         Route("/releases/{id}/rollback", routes.RollbackResource(), auth="bearer", caller=member,
               openapi=ops(post=("Roll a published release back: each item to its revision before it, in one step",
-                                None, schemas.PUBLISH_RESULT, 200))),
+                                OptionalBody(schemas.ROLLBACK_BODY), schemas.PUBLISH_RESULT, 200))),
     ]

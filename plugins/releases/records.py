@@ -18,6 +18,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "RELEASE_NOT_PUBLISHED": (409, "Rolling back a release that is not published (or was rolled back already)."),
     "ROLLBACK_BLOCKED": (409, "A rollback some item of the release cannot take; nothing changed."),
     "NO_PREVIOUS_REVISION": (409, "A rollback outcome reason: the publish recorded no revision to return to."),
+    "CHANGED_SINCE_PUBLISH": (409, "A rollback outcome reason: the item was edited after the release was published."),
 }
 
 

@@ -12,7 +12,10 @@ transaction back and answers 409 ``ROLLBACK_BLOCKED`` with the blockers. Without
 transaction marks the release ``rolled_back`` and writes the audit record
 ``release_rolled_back``.
 
-An item edited after the release is returned too: the later edits stay in its revisions.
+An item edited after the release was published (its latest revision that the release did not
+write is no longer the one the publish recorded) is a blocker, ``CHANGED_SINCE_PUBLISH``: a
+rollback never silently throws later work away. ``force`` (``{"force": true}``) returns such an
+item too; its later edits stay in its revisions, so each can still be reverted to.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from kernel import audit
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
+from kernel.http.media import reject_unknown
 from plugins.items import api as items
 from plugins.releases.publisher import GONE
 from plugins.releases.records import full_record, load_entries, load_row
@@ -45,12 +49,23 @@ def not_published(status: str) -> ApiError:
     )
 
 
+def parse_body(body: Any) -> bool:
+    """``force`` of a rollback body (``{}`` or ``{"force": bool}``); 400 otherwise."""
+    reject_unknown(body, {"force"})
+    force = body.get("force", False)
+    if not isinstance(force, bool):
+        raise ApiError.validation("'force' is a boolean", path=["force"])
+    return force
+
+
 async def rollback(
-    kernel: Any, site_id: str, principal: Any, release_id: str, request_id: str = "internal"
+    kernel: Any, site_id: str, principal: Any, release_id: str, request_id: str = "internal", *,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Roll release ``release_id`` back as ``principal``: ``{ release, status, outcomes }``. 404,
     409 ``RELEASE_NOT_PUBLISHED`` (not published, or rolled back already), 409 ``ROLLBACK_BLOCKED``
-    (``extensions.outcomes``: the entries that cannot go back, with their reason; nothing changed)."""
+    (``extensions.outcomes``: the entries that cannot go back, with their reason; nothing changed).
+    ``force``: items edited since the publish go back too."""
     cause = f"release-rollback:{release_id}"
     ctx = items.context(kernel, site_id, principal, request_id)
     blockers: list[dict[str, Any]] = []
@@ -69,7 +84,7 @@ async def rollback(
             for entry in entries:
                 try:
                     async with uow.conn.begin_nested():
-                        await _restore(ctx, entry, uow, cause)
+                        await _restore(ctx, entry, uow, cause, release_id, force)
                 except ApiError as error:
                     blockers.append(
                         {
@@ -118,11 +133,20 @@ async def rollback(
     return {"release": release, "status": ROLLED_BACK, "outcomes": outcomes}
 
 
-async def _restore(ctx: Any, entry: Any, uow: Any, cause: str) -> None:
-    """One entry back to its recorded revision and status."""
+async def _restore(ctx: Any, entry: Any, uow: Any, cause: str, release_id: str, force: bool) -> None:
+    """One entry back to its recorded revision and status; 409 ``CHANGED_SINCE_PUBLISH`` when the
+    item was edited after the publish (unless ``force``)."""
     collection, item_id = entry["collection"], entry["item_id"]
     if not entry["previous_revision_id"]:
         raise ApiError(409, "NO_PREVIOUS_REVISION", "The publish recorded no revision to return to")
+    if not force:
+        # The newest revision the release did not write: the one before the publish, unless
+        # someone (or something) wrote the item since.
+        latest = await items.revision_before(ctx, collection, item_id, f"release:{release_id}", uow=uow)
+        if latest is not None and latest["id"] != entry["previous_revision_id"]:
+            raise ApiError(409, "CHANGED_SINCE_PUBLISH",
+                           f"The item was edited after the release was published (revision {latest['id']}); "
+                           "roll back with force: true to return it anyway")
     pinned = await items.pinnable_revision(ctx, collection, item_id, entry["previous_revision_id"], uow=uow)
     body = dict(pinned["restore"])
     if entry["previous_status"]:

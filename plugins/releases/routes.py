@@ -8,6 +8,7 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
 from plugins.releases import api, service
+from plugins.releases.rollback import parse_body as parse_rollback_body
 
 
 class ReleasesResource:
@@ -40,10 +41,12 @@ class ReleaseResource:
 
 
 class RollbackResource:
-    """``POST /releases/{id}/rollback``: every published item back to its revision before the release."""
+    """``POST /releases/{id}/rollback`` (body ``{ force? }``): every published item back to its
+    revision before the release."""
 
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await api.rollback(request_context(req), id))
+        force = parse_rollback_body(await read_json(req, required=False))
+        send_data(resp, await api.rollback(request_context(req), id, force=force))
 
 
 class PublishResource:

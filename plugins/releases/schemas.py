@@ -56,6 +56,10 @@ OUTCOME: dict[str, Any] = {"type": "object", "required": ["collection", "itemId"
     "collection": {"type": "string"}, "itemId": {"type": "string"},
     "outcome": {"type": "string", "enum": ["published", "skipped", "failed", "rolled_back"]},
     "reason": {"type": "string"}, "revisionId": {"type": ["string", "null"]}}}
+ROLLBACK_BODY: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {
+    "force": {"type": "boolean", "description": "Also return items edited after the publish (default: they block "
+                                                "the rollback with CHANGED_SINCE_PUBLISH)"}}}
+
 PUBLISH_RESULT: dict[str, Any] = {"type": "object", "required": ["release", "status", "outcomes"], "properties": {
     "release": RELEASE_DETAIL, "status": {"type": "string", "enum": list(STATUSES)},
     "outcomes": {"type": "array", "items": OUTCOME}}}
