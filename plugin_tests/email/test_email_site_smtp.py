@@ -158,3 +158,59 @@ async def test_a_password_needs_the_encryption_key(make_app, mailbox):
         json={"host": "127.0.0.1", "port": mailbox.port, "username": "u", "password": "p"},
     )
     assert await calls.ok("get", "/email/smtp") is None
+
+
+# -- close40: account emails through the site's own SMTP server
+async def test_account_emails_leave_through_the_sites_own_smtp_server(make_app, mailbox, site_box, run_due_jobs):
+    """Invitation (sent while the request waits), verification and password reset (queued jobs):
+    each through the site's own server when it has one; another site's through the server's."""
+    app, calls, site = await smtp_app(
+        make_app, mailbox, SVC_ENCRYPTION_KEY=KEY, SVC_OUTBOUND_ALLOW_NETWORKS="127.0.0.1/32"
+    )
+    admin = {"Authorization": calls.headers["Authorization"]}
+    other_site = await app.create_site(admin)
+    other = Calls(app.client, {**admin, "X-Svc-Site": other_site})
+    await calls.ok("put", "/email/smtp", json={"host": "127.0.0.1", "port": site_box.port, "tls": "none",
+                                                "username": "site-user", "password": PASSWORD,
+                                                "from": "Site <hello@site.example>"})
+
+    async def jobs() -> None:
+        await run_due_jobs(app.kernel, periodic=False)
+
+    # Invitation: in the request.
+    await calls.ok("post", "/users/invite", status=201, json={"email": "invitee@example.org"})
+    [invite] = await site_box.wait_for(1, to="invitee@example.org")
+    assert invite["From"] == "Site <hello@site.example>" and "accept-invite?token=" in invite.get_content()
+    # Verification: the sign-up's queued job.
+    resp = await app.client.post("/api/v1/auth/register", json={"email": "signup@example.org",
+                                                                 "password": "sign-up-pass-1"},
+                                 headers={"X-Svc-Site": site})
+    assert resp.status_code == 202, resp.text
+    await jobs()
+    [verify] = await site_box.wait_for(1, to="signup@example.org")
+    assert "verify-email?token=" in verify.get_content()
+    # Password reset: the invitee accepts, then forgets the password.
+    token = Mailbox.token(invite)
+    resp = await app.client.post("/api/v1/auth/accept-invite", json={"token": token, "password": "invitee-pass-1"},
+                                 headers={"X-Svc-Site": site})
+    assert resp.status_code == 200, resp.text
+    resp = await app.client.post("/api/v1/auth/forgot-password", json={"email": "invitee@example.org"},
+                                 headers={"X-Svc-Site": site})
+    assert resp.status_code == 202, resp.text
+    await jobs()
+    [_, reset] = await site_box.wait_for(2, to="invitee@example.org")
+    assert "reset-password?token=" in reset.get_content()
+    assert all(ok for _, ok in site_box.logins) and len(site_box.logins) == 3
+    assert mailbox.messages() == []  # none of the site's account emails used the server's SMTP
+
+    # Another site without settings: the server's SMTP.
+    await other.ok("post", "/users/invite", status=201, json={"email": "elsewhere@example.org"})
+    [fallback] = await mailbox.wait_for(1, to="elsewhere@example.org")
+    assert "accept-invite?token=" in fallback.get_content()
+    assert site_box.messages("elsewhere@example.org") == []
+
+    # Settings that no longer open fail the invitation (502), never falling back to the server's.
+    async with app.kernel.db.begin() as conn:
+        await conn.execute(text("update svc_email_smtp set password = 'v1:broken' where site_id = :s"), {"s": site})
+    await calls.err("post", "/users/invite", 502, "DELIVERY_FAILED", json={"email": "late@example.org"})
+    assert mailbox.messages("late@example.org") == [] and site_box.messages("late@example.org") == []

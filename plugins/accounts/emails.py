@@ -8,7 +8,8 @@ Anonymous flows (register, resend, forgot) queue their email in the request's tr
 server) is logged and retried, never answered. So the answer and its timing are the same whether
 or not an email went out, and anonymous callers cannot probe the mail configuration. The job
 carries no token: it mints the link's token when it runs. Admin flows (invite) use ``send_now``
-and see the failure.
+and see the failure. Both send through ``mailer_for``: the site's own SMTP server when a plugin
+gives one (the email plugin's ``/email/smtp``), else the server's.
 """
 
 from __future__ import annotations
@@ -125,16 +126,29 @@ def added_to_site(to: str, site: dict[str, Any]) -> OutgoingEmail:
         f"Your existing account now has access to {name}. Sign in with your usual password."))
 
 
-def require_mailer(kernel: Any) -> None:
+async def mailer_for(kernel: Any, site_id: str | None) -> Any:
+    """The mailer of ``site_id``'s account emails: a plugin's answer to ``account_mailer`` (the
+    site's own SMTP server), else the server's ``kernel.mailer``."""
+    if site_id:
+        mailer = await call_first(kernel.pm.hook.account_mailer, kernel=kernel, site_id=site_id)
+        if mailer is not None:
+            return mailer
+    return kernel.mailer
+
+
+async def require_mailer(kernel: Any, site_id: str) -> None:
     """503 ``EMAIL_NOT_CONFIGURED`` before an admin flow that cannot work without email."""
-    if not kernel.mailer.configured:
+    if not (await mailer_for(kernel, site_id)).configured:
         raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server (SVC_SMTP_HOST)")
 
 
 async def send_now(kernel: Any, message: OutgoingEmail) -> None:
-    """Send or fail with the spec's codes (for authenticated admin flows)."""
+    """Send or fail with the spec's codes (for authenticated admin flows), through the site's
+    mailer (``mailer_for``)."""
+    site_id = message.site_id if isinstance(message, AccountEmail) else None
     try:
-        await kernel.mailer.send(await site_version(kernel, message))
+        mailer = await mailer_for(kernel, site_id)
+        await mailer.send(await site_version(kernel, message))
     except MailerNotConfigured as exc:
         raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server") from exc
     except (DeliveryFailed, ValueError) as exc:

@@ -1,8 +1,10 @@
-"""The accounts plugin's own extension point (published through ``register_hookspecs``).
+"""The accounts plugin's own extension points (published through ``register_hookspecs``).
 
 A plugin may give a site its own version of an account email (verification, password reset,
 invitation...): the email plugin answers from the site's email templates. Without an answer the
-built-in text of ``plugins/accounts/emails.py`` is sent.
+built-in text of ``plugins/accounts/emails.py`` is sent. A plugin may also give the mailer a
+site's account emails leave through (``account_mailer``): the email plugin answers with the
+site's own SMTP server (``/email/smtp``); without an answer the server's mailer sends them.
 """
 
 from __future__ import annotations
@@ -21,4 +23,13 @@ def compose_account_email(kernel: Any, site_id: str, key: str, to: list[str],
     to keep the built-in one. ``variables``: ``siteName``, ``email`` and, when the email has
     one, ``url`` (a live one-time link). First non-None answer wins; an exception or an answer
     that cannot be sent falls back to the built-in email. May be async.
+    """
+
+
+@hookspec
+def account_mailer(kernel: Any, site_id: str) -> Any:
+    """Return the ``kernel.mailer.Mailer`` that sends ``site_id``'s account emails (a site's own
+    SMTP server), or ``None`` to use the server's ``kernel.mailer``. First non-None answer wins.
+    An ``ApiError`` (the site's settings no longer open) fails the send as a delivery failure,
+    never falling back to the server's account. May be async.
     """

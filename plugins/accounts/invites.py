@@ -25,7 +25,7 @@ async def invite_user(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], i
     kernel = ctx.kernel
     site_id = ctx.require_site()
     site = ctx.site or {"id": site_id}
-    emails.require_mailer(kernel)  # an invitation that cannot be mailed is of no use
+    await emails.require_mailer(kernel, site_id)  # an invitation that cannot be mailed is of no use
     email = identity.check_email(body.get("email"))
     first, last = identity.check_text(body, "firstName"), identity.check_text(body, "lastName")
     status = 201

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kernel import ApiError
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
 from kernel.tenancy.service import get_site
 from plugins.accounts import emails, identity, onetime
@@ -73,7 +74,12 @@ async def deliver(kernel: Any, site_id: str, kind: str, user_id: str) -> None:
         return
     # Log the subject only: the body holds a live token and the address is personal data.
     try:
-        await kernel.mailer.send(await emails.site_version(kernel, message))
+        mailer = await emails.mailer_for(kernel, site_id)
+    except ApiError as exc:  # the site's own SMTP settings do not open now: retried, never the server's
+        log.warning("email '%s' not sent, to be retried: %s", message.subject, exc.message)
+        raise DeliveryFailed(exc.message) from None
+    try:
+        await mailer.send(await emails.site_version(kernel, message))
     except MailerNotConfigured:
         log.warning("email not configured (SVC_SMTP_HOST): '%s' not sent", message.subject)
     except DeliveryFailed as exc:

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_int
-from plugins.email import account_emails, api, routes, schemas, sending, tables
+from plugins.email import account_emails, api, routes, schemas, sending, smtp_site, tables
 
 name = "email"
 requires = ("utils",)
@@ -58,6 +58,13 @@ async def compose_account_email(kernel: Any, site_id: str, key: str, to: list[st
                                 variables: dict[str, Any]) -> Any:
     """A site's own template for an account email (accounts' hook), else None."""
     return await account_emails.compose(kernel, site_id, key, to, variables)
+
+
+@hookimpl
+async def account_mailer(kernel: Any, site_id: str) -> Any:
+    """The site's own SMTP server for its account emails (accounts' hook), else None (the server's)."""
+    mailer = await smtp_site.mailer_for(kernel, site_id)
+    return None if mailer is kernel.mailer else mailer
 
 
 @hookimpl
