@@ -11,7 +11,8 @@ from sqlalchemy import update
 from kernel.audit import audit_log
 from kernel.testing import Calls, add_idle_sites, counted_statements
 
-TARGETS = ["activity", "agentActions", "aiConversations", "audit", "changeFeedEvents", "flowRuns", "notifications", "revisions"]
+TARGETS = ["activity", "agentActions", "aiConversations", "audit", "changeFeedEvents", "flowRuns", "notifications", "revisions",
+           "storeSyncDeadLetters"]
 
 
 async def test_horizons_list_every_target_with_its_default(shared_site):

@@ -85,3 +85,53 @@ async def test_without_a_limit_a_batch_is_retried_until_it_passes(make_app, rtdb
     a = await calls.create("posts", {"title": "patient"})
     await until(lambda: f"db/posts/{a['id']}" in rtdb.tree)
     assert await calls.ok("get", f"{PIPES}/{made['id']}/dead-letters") == []
+
+
+# -- close40: dead letters are pruned past their horizon (a moved clock, not the wall clock)
+async def test_dead_letters_are_pruned_past_their_horizon(make_app, rtdb):
+    import asyncio
+    import datetime as dt
+
+    from kernel.db.meta import now_utc
+    from plugins.privacy import retention
+
+    app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "1",
+                              "SVC_STORE_SYNC_DEAD_LETTER_DAYS": "10"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    calls, calls_b = await make_site(app, admin), await make_site(app, admin)
+    site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
+    letters = []
+    for c in (calls, calls_b):
+        made = await pipeline(c, rtdb)
+        rtdb.fail_next, rtdb.fail_status = 1, 400
+        await c.create("posts", {"title": "poison"})
+        await log_of(c, made["id"], lambda entries: len(entries) == 1)
+        letters.append(f"{PIPES}/{made['id']}/dead-letters")
+        for _ in range(500):  # set aside right after the attempt's log entry
+            if await c.ok("get", letters[-1]):
+                break
+            await asyncio.sleep(0.02)
+        assert len(await c.ok("get", letters[-1])) == 1
+    horizon = {h["target"]: h for h in await calls.ok("get", "/retention")}["storeSyncDeadLetters"]
+    assert (horizon["days"], horizon["default"], horizon["source"]) == (10, 10, "default")
+    # B keeps its dead letters longer.
+    await calls_b.ok("put", "/settings/retention", json={"value": {"storeSyncDeadLetters": 40}})
+    overrides = {site_b: {"storeSyncDeadLetters": 40}}
+
+    now = now_utc()
+    due = await retention.due_targets(app.kernel, now + dt.timedelta(days=9), overrides)
+    assert "storeSyncDeadLetters" not in due.get(site, set())
+    assert "storeSyncDeadLetters" not in due.get(site_b, set())
+    later = now + dt.timedelta(days=11)
+    due = await retention.due_targets(app.kernel, later, overrides)
+    assert "storeSyncDeadLetters" in due[site] and "storeSyncDeadLetters" not in due.get(site_b, set())
+    early = await retention.run_site(app.kernel, site, now=now + dt.timedelta(days=9))
+    assert early["deleted"]["storeSyncDeadLetters"] == 0
+    done = await retention.run_site(app.kernel, site, now=later)
+    assert done["deleted"]["storeSyncDeadLetters"] == 1
+    assert await calls.ok("get", letters[0]) == []
+    run_b = await retention.run_site(app.kernel, site_b, now=later, configured=overrides[site_b])
+    assert run_b["deleted"]["storeSyncDeadLetters"] == 0
+    assert len(await calls_b.ok("get", letters[1])) == 1  # B's horizon (40 days), and A's run never touched B
+    audit = await calls.ok("get", "/audit", params={"action": "retention_run"})
+    assert [a["details"]["storeSyncDeadLetters"] for a in audit] == [1, 0]

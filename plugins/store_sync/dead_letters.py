@@ -9,6 +9,11 @@ transaction; the sync then acknowledges the batch. ``replay`` pushes those items
 pipeline's role reads them now (whole documents, as the sync does, so a replay after later
 writes is harmless): on success the entry is ``replayed``; on failure it stays ``pending`` with
 the new error (``replay.py``). ``discard`` deletes an entry.
+
+Dead letters do not pile up: the retention target ``storeSyncDeadLetters`` (``retention_target``)
+prunes an entry ``SVC_STORE_SYNC_DEAD_LETTER_DAYS`` (30) days after its last attempt (a site's
+``retention`` setting overrides the horizon; the privacy plugin's daily job and ``POST
+/retention/run`` run it, and count it in their ``retention_run`` audit record).
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from sqlalchemy import func
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
+from kernel.privacy import RetentionTarget, prune_rows, rows_before
 from plugins.realtime import api as realtime_api
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.tables import dead_letters
 
 NOTIFICATION_KIND = "store_sync.dead_letter"
+RETENTION_NAME = "storeSyncDeadLetters"
 MAX_ITEMS_KEPT = 10_000
 
 
@@ -53,6 +60,17 @@ def record(row: Any) -> dict[str, Any]:
         "updatedAt": iso(row["updated_at"]),
         "replayedAt": iso(row["replayed_at"]),
     }
+
+
+def retention_target(kernel: Any) -> RetentionTarget:
+    """Dead letters whose last attempt (``updated_at``: set aside or replayed) is past the horizon."""
+
+    async def prune(kernel: Any, site_id: str, before: Any) -> int:
+        return await prune_rows(kernel, site_id, dead_letters, dead_letters.c.updated_at < before)
+
+    return RetentionTarget(RETENTION_NAME, int(kernel.settings.get("store_sync_dead_letter_days")), prune,
+                           "Store-sync dead letters, by their last attempt.",
+                           pending=rows_before(dead_letters, dead_letters.c.updated_at))
 
 
 def not_found() -> ApiError:

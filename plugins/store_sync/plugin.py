@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.store_sync import routes, schemas, sync
+from plugins.store_sync import dead_letters, routes, schemas, sync
 from plugins.store_sync.bodies import CODE
 from plugins.store_sync.targets import parse_base_url
 
@@ -28,6 +28,9 @@ def register_settings() -> list[Setting]:
         Setting("SVC_STORE_SYNC_BACKFILL_MAX", 1000, parse_int(1), "Most items one backfill call pushes."),
         Setting("SVC_STORE_SYNC_MAX_ATTEMPTS", 12, parse_int(0),
                 "Attempts of one batch before it is set aside on the pipeline's dead-letter list (0: retry forever)."),
+        Setting("SVC_STORE_SYNC_DEAD_LETTER_DAYS", 30, parse_int(1, 36_500),
+                "Days a dead letter is kept after its last attempt (the default horizon of the retention target "
+                "storeSyncDeadLetters; a site's retention setting overrides it)."),
     ]
 
 
@@ -86,6 +89,12 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.store_sync.tables import pipelines
 
     return [pipelines.c.credentials]
+
+
+@hookimpl
+def register_retention_targets(kernel: Any) -> list[Any]:
+    """``storeSyncDeadLetters``: dead letters past their horizon since their last attempt."""
+    return [dead_letters.retention_target(kernel)]
 
 
 @hookimpl
