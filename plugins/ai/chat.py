@@ -17,12 +17,14 @@ Streamed (``Accept: text/event-stream`` or ``"stream": true``, docs/ai.md): the 
 Server-Sent Events: ``text`` (``{ content }``, the model's words as they arrive: the provider is
 asked with ``stream: true``), ``tool`` (``{ skill, arguments, result }`` per safe call run),
 then ``done`` (the answer above) or ``error`` (the error envelope ``{ errors: [...] }`` and the
-``status`` a JSON answer would have had).
+``status`` a JSON answer would have had). A client that goes away ends the turn and the model
+provider's call (``chat_stream``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -225,8 +227,11 @@ async def chat(ctx: SkillContext, body: dict[str, Any]) -> tuple[int, dict[str, 
 
 async def chat_stream(ctx: SkillContext, body: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """One streamed turn: checks first (raising, before any event), then an async iterator of
-    ``(event, data)``, ending with ``done`` or ``error``. The turn runs to its end even when the
-    client goes away (its conversation and any approval are kept)."""
+    ``(event, data)``, ending with ``done`` or ``error``. A client that goes away (the stream is
+    closed before its end: noticed at the next heartbeat, ``SVC_SSE_HEARTBEAT_SECONDS``) ends the
+    turn: the model provider's call is cancelled and its connection closed, so no tokens are
+    paid for an answer nobody reads. What the turn noted before stays (the user's message, tool
+    results, an approval already requested); the unfinished answer is not kept."""
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
 
     async def emit(event: str, data: dict[str, Any]) -> None:
@@ -253,7 +258,9 @@ async def chat_stream(ctx: SkillContext, body: dict[str, Any]) -> AsyncIterator[
             while (item := await queue.get()) is not None:
                 yield item
         finally:
-            if not task.done():
-                await asyncio.shield(task)
+            if not task.done():  # closed before the end: the client went away
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     return events()
