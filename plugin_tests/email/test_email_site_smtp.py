@@ -11,7 +11,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 from sqlalchemy import text
 
-from kernel.testing import Calls, Mailbox
+from kernel.testing import ADMIN_EMAIL, Calls, Mailbox, new_member
 from plugin_tests.email.conftest import smtp_app
 
 KEY = base64.b64encode(b"k" * 32).decode()
@@ -208,6 +208,23 @@ async def test_account_emails_leave_through_the_sites_own_smtp_server(make_app, 
     [fallback] = await mailbox.wait_for(1, to="elsewhere@example.org")
     assert "accept-invite?token=" in fallback.get_content()
     assert site_box.messages("elsewhere@example.org") == []
+
+    # An identity that reaches beyond the site (the instance admin; a member of another site too)
+    # never gets a live link through the site's server, whose operator would read it: the
+    # server's SMTP carries it.
+    shared = await new_member(app, [site, other_site], "subscriber", email="shared@example.org", login=False)
+    for email in (ADMIN_EMAIL, shared.email):
+        resp = await app.client.post("/api/v1/auth/forgot-password", json={"email": email},
+                                     headers={"X-Svc-Site": site})
+        assert resp.status_code == 202, resp.text
+    await jobs()
+    for email in (ADMIN_EMAIL, shared.email):
+        [reset] = await mailbox.wait_for(1, to=email)
+        assert "reset-password?token=" in reset.get_content()
+        assert site_box.messages(email) == []
+    await calls.ok("post", "/users/invite", status=201, json={"email": "elsewhere@example.org"})
+    [_, added] = await mailbox.wait_for(2, to="elsewhere@example.org")
+    assert "accept-invite?token=" in added.get_content() and site_box.messages("elsewhere@example.org") == []
 
     # Settings that no longer open fail the invitation (502), never falling back to the server's.
     async with app.kernel.db.begin() as conn:

@@ -126,10 +126,30 @@ def added_to_site(to: str, site: dict[str, Any]) -> OutgoingEmail:
         f"Your existing account now has access to {name}. Sign in with your usual password."))
 
 
-async def mailer_for(kernel: Any, site_id: str | None) -> Any:
-    """The mailer of ``site_id``'s account emails: a plugin's answer to ``account_mailer`` (the
-    site's own SMTP server), else the server's ``kernel.mailer``."""
-    if site_id:
+async def site_alone(kernel: Any, site_id: str, user_id: str) -> bool:
+    """Whether the identity ``user_id`` is ``site_id``'s alone: not the instance admin, and a
+    member of no other site (identities are instance-wide)."""
+    from plugins.access import api as access_api
+    from plugins.accounts import identity
+
+    async with kernel.db.connect() as conn:
+        row = await identity.identity_by_id(conn, user_id)
+        alone = row is not None and not row["is_instance_admin"] and not await access_api.member_elsewhere(
+            conn, site_id, user_id)
+        await conn.rollback()
+    return alone
+
+
+async def mailer_for(kernel: Any, site_id: str | None, user_id: str | None = None) -> Any:
+    """The mailer of ``site_id``'s account email to the identity ``user_id``: a plugin's answer
+    to ``account_mailer`` (the site's own SMTP server), else the server's ``kernel.mailer``.
+
+    The site's server is used only for an identity that is the site's alone (``site_alone``):
+    the email may carry a live link (a password reset) to an instance-wide identity, and whoever
+    runs the site's SMTP server reads it. An identity another site shares, or the instance admin,
+    gets its email through the server's SMTP, so one site's admin can never read a credential of
+    an account that reaches beyond their site."""
+    if site_id and (user_id is None or await site_alone(kernel, site_id, user_id)):
         mailer = await call_first(kernel.pm.hook.account_mailer, kernel=kernel, site_id=site_id)
         if mailer is not None:
             return mailer
@@ -142,12 +162,12 @@ async def require_mailer(kernel: Any, site_id: str) -> None:
         raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server (SVC_SMTP_HOST)")
 
 
-async def send_now(kernel: Any, message: OutgoingEmail) -> None:
-    """Send or fail with the spec's codes (for authenticated admin flows), through the site's
-    mailer (``mailer_for``)."""
+async def send_now(kernel: Any, message: OutgoingEmail, user_id: str) -> None:
+    """Send to the identity ``user_id`` or fail with the spec's codes (for authenticated admin
+    flows), through ``mailer_for``."""
     site_id = message.site_id if isinstance(message, AccountEmail) else None
     try:
-        mailer = await mailer_for(kernel, site_id)
+        mailer = await mailer_for(kernel, site_id, user_id)
         await mailer.send(await site_version(kernel, message))
     except MailerNotConfigured as exc:
         raise ApiError(503, "EMAIL_NOT_CONFIGURED", "Email is not configured on this server") from exc

@@ -29,7 +29,9 @@ def compose_account_email(kernel: Any, site_id: str, key: str, to: list[str],
 @hookspec
 def account_mailer(kernel: Any, site_id: str) -> Any:
     """Return the ``kernel.mailer.Mailer`` that sends ``site_id``'s account emails (a site's own
-    SMTP server), or ``None`` to use the server's ``kernel.mailer``. First non-None answer wins.
+    SMTP server), or ``None`` to use the server's ``kernel.mailer``. Asked only for an account
+    that is the site's alone (not the instance admin, a member of no other site): the email may
+    carry a live link to an instance-wide account. First non-None answer wins.
     An ``ApiError`` (the site's settings no longer open) fails the send as a delivery failure,
     never falling back to the server's account. May be async.
     """

@@ -59,5 +59,5 @@ async def invite_user(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], i
     except IntegrityError as exc:  # a concurrent invite of the same address
         raise ApiError.conflict("This user already exists") from exc
     # After commit: a failed delivery leaves the invitation in place; inviting again resends.
-    await emails.send_now(kernel, message)
+    await emails.send_now(kernel, message, user_id)
     return record, status

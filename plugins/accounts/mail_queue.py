@@ -74,7 +74,7 @@ async def deliver(kernel: Any, site_id: str, kind: str, user_id: str) -> None:
         return
     # Log the subject only: the body holds a live token and the address is personal data.
     try:
-        mailer = await emails.mailer_for(kernel, site_id)
+        mailer = await emails.mailer_for(kernel, site_id, user_id)
     except ApiError as exc:  # the site's own SMTP settings do not open now: retried, never the server's
         log.warning("email '%s' not sent, to be retried: %s", message.subject, exc.message)
         raise DeliveryFailed(exc.message) from None
