@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, recorded_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, running_mailbox, shared_site_with
 from kernel.testing_live import LiveServer
@@ -49,13 +49,8 @@ async def people(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, people) -> Any:  # noqa: F811 - the imported browser fixture
-    seen = await open_visit(browser, people["server"].base_url, height=1000)
-    seen.page.on("response", seen.record)
-    try:
+    async for seen in recorded_visit(browser, people["server"].base_url, height=1000):
         yield seen
-    finally:
-        await seen.context.close()
-    check_console(seen)
 
 
 async def open_screen(visit: Visit, name: str) -> None:
@@ -178,16 +173,18 @@ async def test_a_policy_its_rules_and_a_members_effective_access(people, visit):
     from playwright.async_api import expect
 
     page, admin, site = visit.page, people["admin"], people["site"]
-    desk = await admin.ok("post", "/roles", 201, json={"name": "Editors"})
+    staff = await admin.ok("post", "/roles", 201, json={"name": "Staff"})
+    desk = await admin.ok("post", "/roles", 201, json={"name": "Editors", "parentId": staff["id"]})
     editor = await new_member(people["app"], site, desk["id"], email="a-editor@example.com")
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
     await open_screen(visit, "Policies")
     await page.get_by_label("Name", exact=True).fill("Own notes")
     await page.get_by_role("button", name="Create policy").click()
     await expect(page.get_by_role("heading", name="Policy Own notes", level=1)).to_be_visible()
-    await page.get_by_label("Attach to").select_option(label="role Editors")
+    # Attached to the parent role: the member's role inherits it.
+    await page.get_by_label("Attach to").select_option(label="role Staff")
     await page.get_by_role("button", name="Attach", exact=True).click()
-    await expect(status(page, "Attached to role Editors.")).to_be_visible()
+    await expect(status(page, "Attached to role Staff.")).to_be_visible()
 
     # A rule: read notes, title and body only, on the rows the member owns.
     await page.get_by_label("Collection", exact=True).select_option("notes")
@@ -215,7 +212,7 @@ async def test_a_policy_its_rules_and_a_members_effective_access(people, visit):
                    await admin.ok("get", f"/policies/{policy['id']}/permissions"))
     assert rules == [("read", ["title", "body"], {"_and": [{"owner": {"_eq": "$CURRENT_USER"}}]}),
                      ("update", ["*"], None)]
-    assert [a["roleId"] for a in policy["attachments"]] == [desk["id"]]
+    assert [a["roleId"] for a in policy["attachments"]] == [staff["id"]]
     await expect(page.get_by_role("table", name="Rules of Own notes").get_by_role("row")).to_have_count(3)
     await visit.axe()
 
@@ -225,10 +222,11 @@ async def test_a_policy_its_rules_and_a_members_effective_access(people, visit):
     await page.get_by_role("button", name="Show access").click()
     table = page.get_by_role("table", name="Access of a-editor@example.com to notes")
     row = lambda action: table.get_by_role("row").filter(has=page.get_by_role("rowheader", name=action, exact=True))  # noqa: E731
+    await expect(page.get_by_text("Role and its parents: Editors ← Staff")).to_be_visible()
     await expect(row("read")).to_contain_text("Allowed")
     await expect(row("read")).to_contain_text("title, body")
     await expect(row("read")).to_contain_text(f'{{"owner":{{"_eq":"{editor.id}"}}}}')
-    await expect(row("read")).to_contain_text("policy Own notes, through role Editors")
+    await expect(row("read")).to_contain_text("policy Own notes, through role Staff")
     await expect(row("update")).to_contain_text("Every row")
     await expect(row("delete")).to_contain_text("Denied")
     await expect(row("delete")).to_contain_text("No rule grants it: denied by default.")

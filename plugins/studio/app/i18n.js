@@ -567,6 +567,7 @@ const CATALOGUES = {
     "people.next": "Next page",
     "people.pageOf": "Page {page} of {last}",
     "people.scrollTable": "Table (scrolls sideways)",
+    "people.roleChain": "Role and its parents: {chain}",
     // -- end people
   },
   de, // live (slive): German (i18n_de.js)

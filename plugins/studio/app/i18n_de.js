@@ -565,5 +565,6 @@ export const de = {
   "people.next": "Nächste Seite",
   "people.pageOf": "Seite {page} von {last}",
   "people.scrollTable": "Tabelle (seitlich scrollbar)",
+  "people.roleChain": "Rolle und ihre Eltern: {chain}",
   // -- end people
 };

@@ -49,7 +49,7 @@ export async function renderAccess(shell, query) {
   };
   const who = users.byId.get(userId);
   s.add(h("section", { class: "me-section", "aria-label": t("people.accessResult") },
-    h("p", {}, t("people.chain", { chain: chainOf(roles, first.roleId) || t("people.none") })),
+    h("p", {}, t("people.roleChain", { chain: chainOf(roles, first.roleId) || t("people.none") })),
     h("p", {}, t("people.inTeams", { teams: first.teams.map((id) => (teams.get(id) || { name: id }).name).join(", ") || t("people.none") })),
     scroll(h("table", {}, h("caption", {}, t("people.accessCaption", { email: who ? who.email : userId, collection: name })),
       h("thead", {}, h("tr", {}, ["people.action", "people.decision", "people.fields", "people.rows", "people.because"].map((k) => h("th", { scope: "col" }, t(k))))),
