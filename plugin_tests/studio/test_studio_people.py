@@ -115,6 +115,13 @@ async def test_users_invited_sessions_ended_suspended_and_acted_as(people, visit
     await expect(page.get_by_text("Acting as")).to_have_count(0)
     audit = await admin.ok("get", "/audit", params={"action": "user.impersonate", "targetId": person.id})
     assert len(audit) == 1 and audit[0]["details"] == {"expiresIn": 900}
+    # The role, changed on the member's page.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/people/users/{person.id}")
+    await page.get_by_label("Role", exact=True).select_option(label="Public")
+    await page.get_by_role("button", name="Save role").click()
+    await expect(status(page, "Role saved.")).to_be_visible()
+    roles = {r["systemKey"]: r["id"] for r in await admin.ok("get", "/roles")}
+    assert (await admin.ok("get", f"/users/{person.id}"))["roleId"] == roles["public"]
 
 
 async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
