@@ -147,15 +147,24 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     await expect(page.get_by_role("status").filter(has_text="VALIDATION_FAILED")).to_be_visible()
     assert (await admin.ok("get", f"/roles/{roles['Base']['id']}"))["parentId"] is None
 
+    other = await new_member(people["app"], site, "subscriber", email="p-team@example.com", login=False)
     await open_screen(visit, "Teams")
     await page.get_by_label("Name", exact=True).fill("Night")
-    await page.get_by_label("a-member@example.com").check()
+    await page.get_by_role("group", name="Members", exact=True).get_by_label("a-member@example.com").check()
     await page.get_by_role("button", name="Create team").click()
     await expect(status(page, "Night created.")).to_be_visible()
     await expect(page.get_by_role("table", name="Teams of this site")).to_contain_text("a-member@example.com")
     teams = {team["name"]: team for team in await admin.ok("get", "/teams")}
     assert teams["Night"]["members"] == [people["member"].id]
+    await page.get_by_text("Change the members of Night").click()
+    members = page.get_by_role("group", name="Members of Night")
+    await members.get_by_label("a-member@example.com").uncheck()
+    await members.get_by_label("p-team@example.com").check()
     await visit.axe()
+    await page.get_by_role("button", name="Save members of Night").click()
+    await expect(status(page, "Members of Night saved.")).to_be_visible()
+    team = await admin.ok("get", f"/teams/{teams['Night']['id']}")
+    assert team["members"] == [other.id]
 
     await open_screen(visit, "API keys")
     await page.get_by_label("Name", exact=True).fill("build server")

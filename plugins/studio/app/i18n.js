@@ -568,6 +568,10 @@ const CATALOGUES = {
     "people.pageOf": "Page {page} of {last}",
     "people.scrollTable": "Table (scrolls sideways)",
     "people.roleChain": "Role and its parents: {chain}",
+    "people.changeMembers": "Change the members of {name}",
+    "people.membersOf": "Members of {name}",
+    "people.saveMembers": "Save members of {name}",
+    "people.membersSaved": "Members of {name} saved.",
     // -- end people
   },
   de, // live (slive): German (i18n_de.js)

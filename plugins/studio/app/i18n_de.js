@@ -566,5 +566,9 @@ export const de = {
   "people.pageOf": "Seite {page} von {last}",
   "people.scrollTable": "Tabelle (seitlich scrollbar)",
   "people.roleChain": "Rolle und ihre Eltern: {chain}",
+  "people.changeMembers": "Mitglieder von {name} ändern",
+  "people.membersOf": "Mitglieder von {name}",
+  "people.saveMembers": "Mitglieder von {name} speichern",
+  "people.membersSaved": "Mitglieder von {name} gespeichert.",
   // -- end people
 };

@@ -79,7 +79,7 @@ export async function renderTeams(shell, message = "") {
   s.add(teams.length ? h("table", {}, h("caption", {}, t("people.teamsCaption")),
     h("thead", {}, h("tr", {}, ["people.name", "people.members", "me.action"].map((k) => h("th", { scope: "col" }, t(k))))),
     h("tbody", {}, teams.map((team) => h("tr", {}, h("th", { scope: "row" }, team.name),
-      h("td", {}, team.members.map((id) => users.name(id)).join(", ")),
+      h("td", {}, team.members.map((id) => users.name(id)).join(", "), memberEditor(site, team, users, s, again)),
       h("td", {}, h("button", { type: "button", class: "quiet", onclick: async () => {
         try {
           await call("DELETE", `/teams/${encodeURIComponent(team.id)}`, { site });
@@ -87,6 +87,21 @@ export async function renderTeams(shell, message = "") {
         } catch (err) { s.fail(err); }
       } }, t("people.deleteNamed", { name: team.name }))))))) : h("p", {}, t("people.noTeams")),
   section(t("people.newTeam"), create));
+}
+
+/** The members of a team, changed (PATCH /teams/:id { members }: the whole list). */
+function memberEditor(site, team, users, s, again) {
+  const boxes = users.users.map((u) => h("input", { type: "checkbox", value: u.id, id: `team-${team.id}-${u.id}`, checked: team.members.includes(u.id) }));
+  return h("details", {}, h("summary", {}, t("people.changeMembers", { name: team.name })),
+    h("form", { class: "me-form", onsubmit: async (event) => {
+      event.preventDefault();
+      try {
+        await data("PATCH", `/teams/${encodeURIComponent(team.id)}`, { site, body: { members: boxes.filter((b) => b.checked).map((b) => b.value) } });
+        await again(t("people.membersSaved", { name: team.name }));
+      } catch (err) { s.fail(err); }
+    } }, h("fieldset", {}, h("legend", {}, t("people.membersOf", { name: team.name })),
+      users.users.map((u, i) => h("p", { class: "me-check" }, boxes[i], h("label", { for: boxes[i].id }, u.email)))),
+    h("button", { type: "submit" }, t("people.saveMembers", { name: team.name }))));
 }
 
 export async function renderKeys(shell, message = "", secret = null) {
