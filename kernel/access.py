@@ -61,6 +61,8 @@ class Rule:
     fields: tuple[str, ...] = (ALL_FIELDS,)
     conditions: dict[str, Any] | None = None
     policy_id: str | None = None
+    # -- people: the stored rule's id, so an explanation can name the rule (POST /permissions/check)
+    id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -83,3 +83,46 @@ async def test_check_validation(shared_site, body, path):
     calls = shared_site.calls
     await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", path, json=body)
     await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", content=b"[]")
+
+
+# -- people: `explain` names what decided (the studio's effective-access view)
+async def test_check_explains_which_rules_decided(svc_app, site, calls, make_member):
+    parent = await calls.ok("post", "/roles", 201, json={"name": "Base"})
+    role = await calls.ok("post", "/roles", 201, json={"name": "Desk", "parentId": parent["id"]})
+    by_role = await calls.ok("post", "/policies", 201, json={"name": "Inherited"})
+    own = await calls.ok("post", "/policies", 201, json={"name": "Own"})
+    wide = await calls.ok("post", f"/policies/{by_role['id']}/permissions", 201,
+                          json={"collection": "*", "action": "read", "fields": ["title"]})
+    mine = await calls.ok("post", f"/policies/{own['id']}/permissions", 201, json={
+        "collection": "notes", "action": "read", "fields": ["body"],
+        "conditions": {"owner": {"_eq": "$CURRENT_USER"}}})
+    await calls.ok("post", f"/policies/{own['id']}/permissions", 201, json={"collection": "notes", "action": "delete"})
+    await calls.ok("post", f"/policies/{own['id']}/permissions", 201, json={"collection": "other", "action": "read"})
+    await calls.ok("post", f"/policies/{by_role['id']}/attach", 201, json={"roleId": parent["id"]})
+    member = await make_member(site, role["id"])
+    team = await calls.ok("post", "/teams", 201, json={"name": "Night", "members": [member.id]})
+    await calls.ok("post", f"/policies/{own['id']}/attach", 201, json={"teamId": team["id"]})
+    body = {"collection": "notes", "action": "read", "userId": member.id, "explain": True}
+    answer = await calls.ok("post", "/permissions/check", json=body)
+    assert answer["allowed"] is True and answer["fields"] == ["body", "title"]
+    assert answer["conditions"] is None  # the `*` rule has none: every row
+    explain = answer["explain"]
+    assert (explain["admin"], explain["roleId"], explain["roles"], explain["teams"]) == (
+        False, role["id"], [role["id"], parent["id"]], [team["id"]])
+    assert sorted(explain["policies"]) == sorted([by_role["id"], own["id"]])
+    # The rules of this action on this collection or `*`, as stored (variables unbound).
+    assert sorted((r["id"], r["policyId"], r["collection"], r["fields"], r["conditions"]) for r in explain["rules"]) == sorted([
+        (wide["id"], by_role["id"], "*", ["title"], None),
+        (mine["id"], own["id"], "notes", ["body"], {"owner": {"_eq": "$CURRENT_USER"}})])
+    # Without `explain` the answer is the plain decision; a denial lists no rule.
+    plain = await calls.ok("post", "/permissions/check", json={**body, "explain": False})
+    assert "explain" not in plain
+    denied = await calls.ok("post", "/permissions/check", json={**body, "action": "update"})
+    assert denied["allowed"] is False and denied["explain"]["rules"] == []
+    # The member may ask about itself; an admin's answer says admin access decided.
+    as_member = Calls(svc_app.client, member.headers)
+    assert len((await as_member.ok("post", "/permissions/check", json={**body, "userId": None}))["explain"]["rules"]) == 2
+    admin = await make_member(site, "admin")
+    assert (await calls.ok("post", "/permissions/check", json={**body, "userId": admin.id}))["explain"]["admin"] is True
+    await calls.err("post", "/permissions/check", 400, "VALIDATION_FAILED", ["explain"], json={**body, "explain": "yes"})
+    await as_member.err("post", "/permissions/check", 403, "PERMISSION_DENIED", json={**body, "userId": admin.id})

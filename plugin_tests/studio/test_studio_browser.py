@@ -138,15 +138,22 @@ def check_console(seen: Visit) -> None:
                 or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, studio) -> Any:
-    seen = await open_visit(browser, studio["server"].base_url)
+# -- people: one visit with every API answer recorded, for a module's `visit` fixture
+async def recorded_visit(browser: Any, base_url: str, **options: Any) -> Any:
+    """Yields a ``Visit`` (``open_visit``) recording every API answer; its console is checked after."""
+    seen = await open_visit(browser, base_url, **options)
     seen.page.on("response", seen.record)
     try:
         yield seen
     finally:
         await seen.context.close()
     check_console(seen)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def visit(browser, studio) -> Any:
+    async for seen in recorded_visit(browser, studio["server"].base_url):
+        yield seen
 
 
 async def sign_in(visit: Visit, email: str, password: str, site: str = "") -> None:

@@ -14,7 +14,7 @@ from plugins.access.common import check_body, collection_value, ref_id
 from plugins.access.guards import user_is_member
 from plugins.access.rules import action_value
 
-CHECK_FIELDS = frozenset({"collection", "action", "userId"})
+CHECK_FIELDS = frozenset({"collection", "action", "userId", "explain"})
 
 
 async def my_permissions(ctx: Any) -> dict[str, Any]:
@@ -51,8 +51,29 @@ async def check(ctx: Any, body: Any) -> dict[str, Any]:
                 if not await user_is_member(db, user_id):
                     raise ApiError.validation("'userId' must be a member of this site", path=["userId"])
             principal = Principal(kind="user", user_id=user_id, site_id=site_id)
-    decision = await ctx.kernel.access.decide(principal, site_id, collection, action)
+    explain = body.get("explain", False)
+    if not isinstance(explain, bool):
+        raise ApiError.validation("'explain' must be a boolean", path=["explain"])
+    snap = await ctx.kernel.access.snapshot(principal, site_id)
+    decision = snap.decide(collection, action, principal)
     out = decision.to_dict()
     if not decision.allowed:
         out["fields"] = []  # a denial grants no field (Decision(False) says "*", meaning unset)
+    if explain:
+        out["explain"] = explanation(snap, collection, action)
     return out
+
+
+# -- people: which rules decided (the studio's "effective access", docs/access.md#why-a-check-answers-so)
+def explanation(snap: Any, collection: str, action: str) -> dict[str, Any]:
+    """What a decision was made of, from the same snapshot: admin access (which short-circuits
+    every rule), the role chain, teams and policies, and the rules of ``action`` on
+    ``collection`` or ``*`` as they are stored (their conditions before variables are bound).
+    No rule listed and no admin access: denied by default."""
+    rules = [{"id": r.id, "policyId": r.policy_id, "collection": r.collection, "action": r.action,
+              "fields": list(r.fields), "conditions": r.conditions}
+             for r in snap.rules if r.action == action and r.collection in (collection, "*")]
+    return {"admin": snap.admin, "roleId": snap.role_id, "roles": list(snap.role_ids),
+            "teams": list(snap.team_ids), "policies": list(snap.policy_ids),
+            "rules": sorted(rules, key=lambda r: (r["policyId"] or "", r["id"] or ""))}
+# -- end people

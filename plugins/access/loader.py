@@ -42,7 +42,7 @@ async def load_snapshot(kernel: Any, site_id: str, principal: Principal) -> Acce
                 db.select(policies).where(policies.c.id.in_(policy_ids))))
             for r in await db.all(db.select(permissions).where(permissions.c.policy_id.in_(policy_ids))):
                 rules.append(Rule(r["collection"], r["action"], tuple(r["fields"] or ()), r["conditions"] or None,
-                                  r["policy_id"]))
+                                  r["policy_id"], r["id"]))
     return AccessSnapshot(site_id=site_id, admin=admin, role_id=role_id, role_ids=tuple(chain),
                           team_ids=tuple(team_ids), policy_ids=tuple(policy_ids), rules=rules)
 

@@ -83,7 +83,7 @@ def access_routes(kernel: Any) -> list[Route]:
         Route("/permissions/me", PermissionsMeResource(), auth="bearer", openapi=ops(
             get=("The caller's effective permissions in the site", None, s.EFFECTIVE, 200))),
         Route("/permissions/check", PermissionsCheckResource(), auth="bearer", openapi=ops(
-            post=("Evaluate access to a collection and action (userId: admins only)", check, s.DECISION, 200))),
+            post=("Evaluate access to a collection and action (userId: admins only)", check, s.EXPLAINED, 200))),
         Route("/users/subscriber-access", SubscriberAccessResource(), auth="admin", openapi=grant_ops),
         Route("/users/subscriber-access/{collection}", SubscriberGrantResource(), auth="admin", openapi=ops(
             delete=("Revoke subscribers' read on a collection", None, None, 204))),

@@ -55,6 +55,18 @@ EFFECTIVE = _obj({
     "permissions": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": DECISION}},
 }, ["admin", "roleId", "roles", "teams", "policies", "permissions"], strict=False)
 GRANT = _obj({"collection": {"type": "string"}}, ["collection"], strict=False)
+# -- people: POST /permissions/check with `explain: true` also answers what decided
+EXPLAINED_RULE = _obj({"id": NULLABLE_STRING, "policyId": NULLABLE_STRING, "collection": {"type": "string"},
+                       "action": {"type": "string"}, "fields": {"type": "array", "items": {"type": "string"}},
+                       "conditions": {"type": ["object", "null"], "additionalProperties": True}},
+                      ["id", "policyId", "collection", "action", "fields", "conditions"], strict=False)
+EXPLAINED = _obj({**DECISION["properties"], "explain": _obj({
+    "admin": {"type": "boolean"}, "roleId": NULLABLE_STRING,
+    "roles": {"type": "array", "items": {"type": "string"}}, "teams": {"type": "array", "items": {"type": "string"}},
+    "policies": {"type": "array", "items": {"type": "string"}},
+    "rules": {"type": "array", "items": EXPLAINED_RULE}},
+    ["admin", "roleId", "roles", "teams", "policies", "rules"], strict=False)}, ["allowed", "fields", "conditions"],
+    strict=False)
 
 # ---------------------------------------------------------------------------- bodies
 
@@ -83,7 +95,9 @@ ROLE_RULE_CREATE = _obj(dict(RULE_CREATE["properties"]), ["collection"])  # acti
 ATTACH = {"oneOf": [_obj({"roleId": ID}, ["roleId"]), _obj({"userId": ID}, ["userId"]),
                     _obj({"teamId": ID}, ["teamId"])]}
 CHECK = _obj({"collection": COLLECTION, "action": {"type": "string", "enum": ACTIONS},
-              "userId": {"type": ["string", "null"], "pattern": ID_PATTERN}}, ["collection", "action"])
+              "userId": {"type": ["string", "null"], "pattern": ID_PATTERN},
+              # -- people: the answer's `explain` (EXPLAINED)
+              "explain": {"type": "boolean"}}, ["collection", "action"])
 GRANT_BODY = _obj({"collection": COLLECTION}, ["collection"])
 
 

@@ -68,6 +68,7 @@ function boundSite(token) {
 }
 
 function remember(data) {
+  session.acting = null; // -- people: a session of one's own ends any impersonation (people.js)
   session.token = data.token;
   session.user = data.user;
   session.bound = boundSite(data.token);

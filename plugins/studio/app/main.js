@@ -25,6 +25,7 @@ import { applyTheme, setAppearance } from "./theme.js";
 import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
 // -- end files
+import { actingBanner, peopleLinks, renderPeople } from "./people.js"; // -- people
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -72,6 +73,12 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
+    // -- people: #/s/<site>/people/<screen>[/<id>] (people*.js), for site admins
+    if (parts[2] === "people") {
+      shell.nav.mark(`people:${parts[3] || "users"}`);
+      return await renderPeople(shell, parts.slice(3), query, { restart });
+    }
+    // -- end people
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -174,6 +181,7 @@ async function showSite(site) {
     h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
     h("a", { href: `#/s/${encodeURIComponent(site)}/me`, class: "me-link" }, t("me.link")), // -- me
     liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
+    actingBanner(restart), // -- people: while acting as someone else
     h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
   replace(root, header, h("div", { class: "columns" }, nav.el, main));
   shell = { site, ctx, main, nav, title };
@@ -208,6 +216,7 @@ function navigator_(site, ctx) {
     el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
   }
   // -- end files
+  if (ctx.permissions.admin) el.append(...peopleLinks(site, links)); // -- people
   return {
     el,
     mark(name) {
@@ -227,6 +236,13 @@ async function switchLanguage(code) {
   localStorage.setItem(LANGUAGE, code);
   shell = null;
   go(location.hash);
+}
+
+// -- people: the shell drawn again for another principal (an impersonation begun or ended)
+function restart(hash) {
+  stopLive();
+  shell = null;
+  go(hash);
 }
 
 function showHome() {

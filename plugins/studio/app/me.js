@@ -14,8 +14,8 @@ export const LANGUAGES = [["en", "English"], ["de", "Deutsch"]];
 const SAVE_ACTIONS = ["stay", "return", "create_new"];
 const SAVE_KEYS = ["mod+s", "mod+enter"];
 
-/** A labelled control with a place for the API's error at it (aria-describedby). */
-function field(label, control, hint = "") {
+/** A labelled control with a place for the API's error at it (aria-describedby); people*.js use it too. */
+export function field(label, control, hint = "") {
   const id = control.id || uid("me");
   control.id = id;
   const errorId = uid("me-err");
@@ -30,17 +30,17 @@ function field(label, control, hint = "") {
   };
 }
 
-function section(title, ...children) {
+export function section(title, ...children) {
   const id = uid("me-h");
   return h("section", { class: "me-section", "aria-labelledby": id }, h("h2", { id }, title), ...children);
 }
 
-function when(iso) {
+export function when(iso) {
   return iso ? new Date(iso).toLocaleString(document.documentElement.lang) : t("me.never");
 }
 
 /** Show the API's error: at the field it names, else in the section's status. */
-function showError(err, fields, status) {
+export function showError(err, fields, status) {
   if (err instanceof ApiError) {
     for (const e of err.errors) {
       const name = e.path && e.path[0];

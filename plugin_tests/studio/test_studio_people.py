@@ -1,0 +1,359 @@
+"""The studio's people and access screens (docs/studio.md, "People and access") in headless
+Chromium, one server and one browser for the module: a site admin invites a person (the mail
+reaches a local SMTP server), ends a member's sessions, suspends and reactivates them and acts as
+them; makes roles with a parent chain, a team and an API key (shown once, then usable, then
+deleted); makes a policy, attaches it to a role and gives it rules with a field mask and a
+condition from the filter builder; reads one member's effective access with the rule that allows
+each action; browses the audit log with filters. A member without admin rights finds none of
+these screens and the API refuses its forced calls; nothing of site A shows in site B, neither
+for the instance admin after switching nor for an admin of B. Controls are found by role and
+label; axe-core checks every screen. The browser, ``Visit`` and ``sign_in`` are
+test_studio_browser's."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from test_studio_browser import Visit, browser, recorded_visit, sign_in  # noqa: F401 - browser is a fixture
+
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, running_mailbox, shared_site_with
+from kernel.testing_live import LiveServer
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def people(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
+    """Site A with ``notes`` and a member; site B with its own admin and member; an app that mails
+    to the module's SMTP server, without the auth rate limit (many sign-ins from one address)."""
+    with running_mailbox() as box:
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, rate_limit_auth=0,
+                                    smtp_host="127.0.0.1", smtp_port=box.port) as shared:
+            admin = shared.calls
+            await admin.collection("notes", {"title": "string", "body": "text", "owner": "string"})
+            b = await shared.new_site("pb")
+            site_b = b.headers["X-Svc-Site"]
+            b_admin = await new_member(shared.app, site_b, "admin", email="b-admin@example.com")
+            await new_member(shared.app, site_b, "subscriber", email="b-member@example.com")
+            member = await new_member(shared.app, shared.site, "subscriber", email="a-member@example.com")
+            server = await LiveServer(shared.app.app).start()
+            try:
+                yield {"server": server, "site": shared.site, "b": site_b, "admin": admin, "app": shared.app,
+                       "mailbox": box, "member": member, "b_admin": b_admin}
+            finally:
+                await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def visit(browser, people) -> Any:  # noqa: F811 - the imported browser fixture
+    async for seen in recorded_visit(browser, people["server"].base_url, height=1000):
+        yield seen
+
+
+async def open_screen(visit: Visit, name: str) -> None:
+    from playwright.async_api import expect
+
+    await visit.page.get_by_role("link", name=name, exact=True).click()
+    await expect(visit.page.get_by_role("heading", name=name, level=1)).to_be_visible()
+    await visit.axe()
+
+
+def status(page: Any, text: str) -> Any:
+    return page.get_by_role("status").filter(has_text=text)
+
+
+async def test_users_invited_sessions_ended_suspended_and_acted_as(people, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, people["admin"], people["site"]
+    person = await new_member(people["app"], site, "subscriber", email="p-sessions@example.com")
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await open_screen(visit, "Users")
+    await page.get_by_label("Email", exact=True).fill("invitee@example.com")
+    await page.get_by_label("Role", exact=True).select_option(label="Subscriber")
+    await page.get_by_role("button", name="Send invitation").click()
+    await expect(status(page, "Invitation sent to invitee@example.com.")).to_be_visible()
+    mail = await people["mailbox"].wait_for(1, to="invitee@example.com")
+    assert "token=" in mail[0].get_content()
+    table = page.get_by_role("table", name="Members of this site")
+    await expect(table.get_by_role("row").filter(has_text="invitee@example.com")).to_contain_text("Invited")
+    await page.get_by_label("Search by email or name").fill("p-sessions")
+    await page.get_by_role("button", name="Filter", exact=True).click()
+    await expect(table.get_by_role("row")).to_have_count(2)
+    assert "search=p-sessions" in page.url
+    await visit.axe()
+
+    # One member's page: the sessions ended, a suspension and its end, then acting as them.
+    await table.get_by_role("link", name="p-sessions@example.com").click()
+    await expect(page.get_by_role("heading", name="p-sessions@example.com", level=1)).to_be_visible()
+    sessions = page.get_by_role("table", name="Sessions of p-sessions@example.com")
+    await expect(sessions.get_by_role("row")).to_have_count(2)
+    await visit.axe()
+    await visit.shot("people-user")
+    await page.get_by_role("button", name="End all sessions").click()
+    await expect(status(page, "Sessions ended: 1.")).to_be_visible()
+    assert await admin.ok("get", f"/users/{person.id}/sessions") == []
+    await page.get_by_role("button", name="Suspend").click()
+    await expect(status(page, "Suspended: every session of this person ended.")).to_be_visible()
+    assert (await admin.ok("get", f"/users/{person.id}"))["status"] == "suspended"
+    await expect(page.get_by_role("button", name="Act as this person")).to_have_count(0)
+    await page.get_by_role("button", name="Reactivate").click()
+    await expect(status(page, "Reactivated.")).to_be_visible()
+    assert (await admin.ok("get", f"/users/{person.id}"))["status"] == "active"
+
+    await page.get_by_role("button", name="Act as this person").click()
+    await expect(page.get_by_role("status").filter(has_text="Acting as p-sessions@example.com.")).to_be_visible()
+    await expect(page.get_by_role("link", name="Users", exact=True)).to_have_count(0)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/people/users")
+    await expect(page.get_by_role("alert")).to_have_text("Only site admins manage people and access.")
+    await visit.axe()
+    await page.get_by_role("button", name="Stop acting").click()
+    await expect(page.get_by_role("link", name="Users", exact=True)).to_be_visible()
+    await expect(page.get_by_text("Acting as")).to_have_count(0)
+    audit = await admin.ok("get", "/audit", params={"action": "user.impersonate", "targetId": person.id})
+    assert len(audit) == 1 and audit[0]["details"] == {"expiresIn": 900}
+    # The role, changed on the member's page.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/people/users/{person.id}")
+    await page.get_by_label("Role", exact=True).select_option(label="Public")
+    await page.get_by_role("button", name="Save role").click()
+    await expect(status(page, "Role saved.")).to_be_visible()
+    roles = {r["systemKey"]: r["id"] for r in await admin.ok("get", "/roles")}
+    assert (await admin.ok("get", f"/users/{person.id}"))["roleId"] == roles["public"]
+
+
+async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, people["admin"], people["site"]
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await open_screen(visit, "Roles")
+    for name, parent in (("Base", None), ("Desk", "Base")):
+        await page.get_by_label("Name", exact=True).fill(name)
+        if parent:
+            await page.get_by_label("Parent role").select_option(label=parent)
+        await page.get_by_role("button", name="Create role").click()
+        await expect(status(page, f"{name} created.")).to_be_visible()
+    roles = {r["name"]: r for r in await admin.ok("get", "/roles")}
+    assert roles["Desk"]["parentId"] == roles["Base"]["id"] and roles["Base"]["parentId"] is None
+    table = page.get_by_role("table", name="Roles of this site")
+    await expect(table.get_by_role("row").filter(has=page.get_by_role("rowheader", name="Desk"))).to_contain_text("Desk ← Base")
+    await visit.axe()
+    await visit.shot("people-roles")
+    # A cycle is the API's to refuse, and its reason shows.
+    await page.get_by_label("Parent of Base").select_option(label="Desk")
+    await expect(page.get_by_role("status").filter(has_text="VALIDATION_FAILED")).to_be_visible()
+    assert (await admin.ok("get", f"/roles/{roles['Base']['id']}"))["parentId"] is None
+
+    other = await new_member(people["app"], site, "subscriber", email="p-team@example.com", login=False)
+    await open_screen(visit, "Teams")
+    await page.get_by_label("Name", exact=True).fill("Night")
+    await page.get_by_role("group", name="Members", exact=True).get_by_label("a-member@example.com").check()
+    await page.get_by_role("button", name="Create team").click()
+    await expect(status(page, "Night created.")).to_be_visible()
+    await expect(page.get_by_role("table", name="Teams of this site")).to_contain_text("a-member@example.com")
+    teams = {team["name"]: team for team in await admin.ok("get", "/teams")}
+    assert teams["Night"]["members"] == [people["member"].id]
+    await page.get_by_text("Change the members of Night").click()
+    members = page.get_by_role("group", name="Members of Night")
+    await members.get_by_label("a-member@example.com").uncheck()
+    await members.get_by_label("p-team@example.com").check()
+    await visit.axe()
+    await page.get_by_role("button", name="Save members of Night").click()
+    await expect(status(page, "Members of Night saved.")).to_be_visible()
+    team = await admin.ok("get", f"/teams/{teams['Night']['id']}")
+    assert team["members"] == [other.id]
+
+    await open_screen(visit, "API keys")
+    await page.get_by_label("Name", exact=True).fill("build server")
+    await page.get_by_label("Role", exact=True).select_option(label="Desk")
+    await page.get_by_role("button", name="Create key").click()
+    await expect(status(page, "Key build server created.")).to_be_visible()
+    key = await page.get_by_label("The new key").input_value()
+    assert key.startswith("svk_")
+    as_key = Calls(people["app"].client, {"Authorization": f"Bearer {key}", "X-Svc-Site": site})
+    assert (await as_key.ok("get", "/permissions/me"))["roleId"] == roles["Desk"]["id"]
+    await visit.axe()
+    await page.reload()
+    await expect(page.get_by_role("heading", name="API keys", level=1)).to_be_visible()
+    await expect(page.get_by_label("The new key")).to_have_count(0)
+    assert key not in await page.content()
+    await page.get_by_role("button", name="Delete build server").click()
+    await expect(status(page, "Key build server deleted.")).to_be_visible()
+    await as_key.err("get", "/permissions/me", 401)
+
+
+async def test_a_policy_its_rules_and_a_members_effective_access(people, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, people["admin"], people["site"]
+    staff = await admin.ok("post", "/roles", 201, json={"name": "Staff"})
+    desk = await admin.ok("post", "/roles", 201, json={"name": "Editors", "parentId": staff["id"]})
+    editor = await new_member(people["app"], site, desk["id"], email="a-editor@example.com")
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await open_screen(visit, "Policies")
+    await page.get_by_label("Name", exact=True).fill("Own notes")
+    await page.get_by_role("button", name="Create policy").click()
+    await expect(page.get_by_role("heading", name="Policy Own notes", level=1)).to_be_visible()
+    # Attached to the parent role: the member's role inherits it.
+    await page.get_by_label("Attach to").select_option(label="role Staff")
+    await page.get_by_role("button", name="Attach", exact=True).click()
+    await expect(status(page, "Attached to role Staff.")).to_be_visible()
+
+    # A rule: read notes, title and body only, on the rows the member owns.
+    await page.get_by_label("Collection", exact=True).select_option("notes")
+    await page.get_by_label("Action", exact=True).select_option("read")
+    await page.get_by_label("All fields").uncheck()
+    await page.get_by_label("title", exact=True).check()
+    await page.get_by_label("body", exact=True).check()
+    await page.get_by_role("button", name="Add condition").click()
+    await page.get_by_label("Field of condition 1").select_option("owner")
+    await page.get_by_label("Operator of condition 1").select_option(label="equals")
+    await page.get_by_label("Value of condition 1").fill("$CURRENT_USER")
+    await page.get_by_role("button", name="Apply filter").click()
+    await expect(status(page, 'Rows: {"_and":[{"owner":{"_eq":"$CURRENT_USER"}}]}')).to_be_visible()
+    await visit.axe()
+    await visit.shot("people-rule")
+    await page.get_by_role("button", name="Add rule").click()
+    await expect(status(page, "Rule read notes added.")).to_be_visible()
+    # A second rule: update notes, every field and row.
+    await page.get_by_label("Collection", exact=True).select_option("notes")
+    await page.get_by_label("Action", exact=True).select_option("update")
+    await page.get_by_role("button", name="Add rule").click()
+    await expect(status(page, "Rule update notes added.")).to_be_visible()
+    policy = next(p for p in await admin.ok("get", "/policies") if p["name"] == "Own notes")
+    rules = sorted((r["action"], r["fields"], r["conditions"]) for r in
+                   await admin.ok("get", f"/policies/{policy['id']}/permissions"))
+    assert rules == [("read", ["title", "body"], {"_and": [{"owner": {"_eq": "$CURRENT_USER"}}]}),
+                     ("update", ["*"], None)]
+    assert [a["roleId"] for a in policy["attachments"]] == [staff["id"]]
+    await expect(page.get_by_role("table", name="Rules of Own notes").get_by_role("row")).to_have_count(3)
+    await visit.axe()
+
+    await open_screen(visit, "Effective access")
+    await page.get_by_label("Member").select_option(label="a-editor@example.com")
+    await page.get_by_label("Collection", exact=True).select_option("notes")
+    await page.get_by_role("button", name="Show access").click()
+    table = page.get_by_role("table", name="Access of a-editor@example.com to notes")
+    row = lambda action: table.get_by_role("row").filter(has=page.get_by_role("rowheader", name=action, exact=True))  # noqa: E731
+    await expect(page.get_by_text("Role and its parents: Editors ← Staff")).to_be_visible()
+    await expect(row("read")).to_contain_text("Allowed")
+    await expect(row("read")).to_contain_text("title, body")
+    await expect(row("read")).to_contain_text(f'{{"owner":{{"_eq":"{editor.id}"}}}}')
+    await expect(row("read")).to_contain_text("policy Own notes, through role Staff")
+    await expect(row("update")).to_contain_text("Every row")
+    await expect(row("delete")).to_contain_text("Denied")
+    await expect(row("delete")).to_contain_text("No rule grants it: denied by default.")
+    assert f"user={editor.id}" in page.url and "collection=notes" in page.url
+    as_editor = Calls(people["app"].client, editor.headers)
+    for action in ("read", "update", "delete"):
+        mine = await as_editor.ok("post", "/permissions/check", json={"collection": "notes", "action": action})
+        assert mine["allowed"] is (action != "delete"), action
+    await visit.axe()
+    await visit.shot("people-access")
+
+
+async def test_the_audit_log_with_filters(people, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, people["admin"], people["site"]
+    for name in ("Audit one", "Audit two"):
+        await admin.ok("post", "/teams", 201, json={"name": name})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await open_screen(visit, "Audit log")
+    await page.get_by_label("Action", exact=True).fill("team.create")
+    await page.get_by_role("button", name="Filter", exact=True).click()
+    total = (await admin.ok("get", "/audit", full=True, params={"action": "team.create"}))["meta"]["total"]
+    assert total >= 2
+    await expect(status(page, f"{total} records")).to_be_visible()
+    assert "action=team.create" in page.url
+    table = page.get_by_role("table", name="Audit records, newest first")
+    await expect(table.get_by_role("row")).to_have_count(total + 1)
+    await expect(table.get_by_role("row").nth(1)).to_contain_text('"name":"Audit two"')
+    await expect(table.get_by_role("row").nth(1)).to_contain_text(ADMIN_EMAIL)
+    await visit.axe()
+    await visit.shot("people-audit")
+    # A target type with a date range that holds nothing; then the filters cleared.
+    await page.get_by_label("Target type").fill("policy")
+    await page.get_by_label("Before (UTC)").fill("2000-01-01")
+    await page.get_by_role("button", name="Filter", exact=True).click()
+    await expect(status(page, "0 records")).to_be_visible()
+    await page.get_by_role("link", name="Clear filters").click()
+    await expect(page.get_by_label("Action", exact=True)).to_have_value("")
+    everything = (await admin.ok("get", "/audit", full=True))["meta"]["total"]
+    await expect(status(page, re.compile(rf"^{everything} records$"))).to_be_visible()
+    await visit.axe()
+
+
+async def test_a_member_never_reaches_these_screens(people, visit):
+    from playwright.async_api import expect
+
+    page, site = visit.page, people["site"]
+    member = await new_member(people["app"], site, "subscriber")
+    await sign_in(visit, member.email, member.password, site)
+    await expect(page.get_by_role("heading", name="People and access")).to_have_count(0)
+    await expect(page.get_by_role("link", name="Users", exact=True)).to_have_count(0)
+    for screen in ("users", f"users/{people['member'].id}", "roles", "policies", "teams", "keys", "access", "audit"):
+        await page.goto(f"{visit.base}/studio/#/s/{site}/people/{screen}")
+        await expect(page.get_by_role("alert")).to_have_text("Only site admins manage people and access.")
+        await expect(page.get_by_role("table")).to_have_count(0)
+    await visit.axe()
+    assert not [url for url in visit.responses if re.search(r"/api/v1/(users|roles|policies|teams|api-keys|audit)", url)]
+    # Forced through the API, every call is refused.
+    as_member = Calls(people["app"].client, member.headers)
+    for method, path, body in (
+        ("get", "/users", None), ("post", "/users/invite", {"email": "x@example.com"}),
+        ("patch", f"/users/{people['member'].id}", {"status": "suspended"}),
+        ("get", f"/users/{people['member'].id}/sessions", None),
+        ("post", f"/users/{people['member'].id}/impersonate", None),
+        ("post", "/roles", {"name": "Mine"}), ("post", "/policies", {"name": "Mine"}),
+        ("post", "/teams", {"name": "Mine"}), ("post", "/api-keys", {"name": "Mine"}), ("get", "/audit", None),
+        ("post", "/permissions/check", {"collection": "notes", "action": "read", "userId": people["member"].id,
+                                        "explain": True}),
+    ):
+        refused = await as_member.call(method, path, json=body)
+        assert (refused.status_code, refused.json()["errors"][0]["code"]) == (403, "PERMISSION_DENIED"), path
+
+
+async def test_nothing_of_site_a_in_site_b(people, visit):
+    from playwright.async_api import expect
+
+    page, site, site_b = visit.page, people["site"], people["b"]
+    await people["admin"].ok("post", "/roles", 201, json={"name": "Only in A"})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await open_screen(visit, "Users")
+    await expect(page.get_by_role("table", name="Members of this site")).to_contain_text("a-member@example.com")
+    await page.get_by_label("Site", exact=True).select_option(site_b)
+    await expect(page.get_by_role("navigation", name="Collections")).to_be_visible()
+    await open_screen(visit, "Users")
+    users_b = page.get_by_role("table", name="Members of this site")
+    await expect(users_b).to_contain_text("b-member@example.com")
+    await open_screen(visit, "Roles")
+    await expect(page.get_by_role("table", name="Roles of this site")).to_contain_text("Subscriber")
+    await expect(page.get_by_role("table", name="Roles of this site")).not_to_contain_text("Only in A")
+    await open_screen(visit, "Audit log")
+    await page.goto(f"{visit.base}/studio/#/s/{site_b}/people/users")
+    await expect(users_b).not_to_contain_text("a-member@example.com")
+    await expect(users_b).not_to_contain_text("a-editor@example.com")
+
+    # An admin of B signs in to B: B's people only, and site A asks for a sign-in there.
+    await page.get_by_role("button", name="Sign out").click()
+    assert "a-member@example.com" in "".join(visit.bodies)  # the instance admin's visit of A
+    start = len(visit.bodies)
+    b_admin = people["b_admin"]
+    await sign_in(visit, b_admin.email, b_admin.password, site_b)
+    await open_screen(visit, "Users")
+    await expect(users_b).to_contain_text("b-member@example.com")
+    await expect(users_b).not_to_contain_text("a-member@example.com")
+    await page.goto(f"{visit.base}/studio/#/s/{site}/people/users")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await expect(page.get_by_text("a-member@example.com")).to_have_count(0)
+    b_only = "".join(visit.bodies[start:])
+    assert "a-member@example.com" not in b_only and "a-editor@example.com" not in b_only
+    as_b = Calls(people["app"].client, {**b_admin.headers, "X-Svc-Site": site})
+    for path in ("/users", "/roles", "/audit"):
+        refused = await as_b.call("get", path)
+        assert refused.status_code == 401 and "a-member" not in refused.text, (path, refused.text)
+        assert refused.json()["errors"][0]["code"] == "UNAUTHENTICATED"
