@@ -25,6 +25,9 @@ import { applyTheme, setAppearance } from "./theme.js";
 import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
 // -- end files
+// -- schema: the schema screens, for site admins
+import { renderSchema } from "./schema.js";
+// -- end schema
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -35,6 +38,7 @@ function sessionEnded() {
 // -- end live
 
 const root = document.getElementById("app");
+const SCHEMA_LINK = "schema:"; // -- schema: the navigator's key of the schema link
 const FILES_LINK = "files:"; // -- files: the navigator's key of the library's link (no collection has ":")
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
@@ -72,6 +76,13 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
+    // -- schema: #/s/<site>/schema[/c/<name>[/new-field|/f/<field>]|/relations|/config]
+    if (parts[2] === "schema") {
+      shell.nav.mark(SCHEMA_LINK);
+      // A change of the collections drops the shell: the next screen reads the site again.
+      return renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
+    }
+    // -- end schema
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -205,7 +216,11 @@ function navigator_(site, ctx) {
   if (ctx.permissions.admin) {
     const files = h("a", { href: `#/s/${encodeURIComponent(site)}/files` }, t("files.heading"));
     links.set(FILES_LINK, files);
-    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
+    // -- schema: the schema link, beside the files in the site admin's list
+    const schema = h("a", { href: `#/s/${encodeURIComponent(site)}/schema` }, t("schema.heading"));
+    links.set(SCHEMA_LINK, schema);
+    // -- end schema
+    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files), h("li", {}, schema)));
   }
   // -- end files
   return {
