@@ -80,7 +80,7 @@ async function route() {
     if (parts[2] === "schema") {
       shell.nav.mark(SCHEMA_LINK);
       // A change of the collections drops the shell: the next screen reads the site again.
-      return renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
+      return await renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
     }
     // -- end schema
     // -- me: the user's own page

@@ -4,7 +4,7 @@
 // collection's soft delete. Deleting a field or the collection shows the API's dry run first
 // (schema_risk.js).
 
-import { data } from "./api.js";
+import { call, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
@@ -79,7 +79,7 @@ function fieldsTable(env, c, fields, status) {
     });
     if (!ok) return;
     try {
-      await data("DELETE", `/fields/${encodeURIComponent(c.name)}/${encodeURIComponent(f.field)}`, { site: env.site });
+      await call("DELETE", `/fields/${encodeURIComponent(c.name)}/${encodeURIComponent(f.field)}`, { site: env.site });
       flash(t("schema.fieldDeleted", { name: f.field }));
       go(siteHash(env.site, "schema", "c", c.name));
     } catch (err) {
@@ -119,7 +119,7 @@ export async function renderCollectionSchema(env, name) {
     });
     if (!ok) return;
     try {
-      await data("DELETE", `/collections/${encodeURIComponent(name)}`, { site: env.site });
+      await call("DELETE", `/collections/${encodeURIComponent(name)}`, { site: env.site });
       flash(t("schema.deleted", { name }));
       await env.onChanged();
       go(siteHash(env.site, "schema"));

@@ -3,7 +3,7 @@
 // created with POST /relations (docs/decisions/schema-relations.md). Widening onDelete to
 // cascade shows the API's dry run first, and how many items hold a reference it would follow.
 
-import { data } from "./api.js";
+import { call, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
@@ -55,7 +55,7 @@ function row(env, r, status) {
     });
     if (!ok) return;
     try {
-      await data("DELETE", `/relations/${encodeURIComponent(r.id)}`, { site: env.site });
+      await call("DELETE", `/relations/${encodeURIComponent(r.id)}`, { site: env.site });
       flash(t("schema.relationDeleted", { name: key(r) }));
       go(siteHash(env.site, "schema", "relations"));
     } catch (err) {
