@@ -7,7 +7,7 @@
 // GET /items); nothing is applied unless the admin confirms.
 
 import { data, call } from "./api.js";
-import { h, uid } from "./dom.js";
+import { ask, h } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** The dry run of the site's schema with `change(manifest)` applied to a copy of it. */
@@ -66,26 +66,17 @@ export async function confirmRisky(site, { title, change, affected }) {
     dryRun(site, change),
     affected ? countItems(site, affected.collection, affected.field) : null,
   ]);
-  return new Promise((resolve) => {
-    const headingId = uid("risk");
-    const valid = result.valid && result.diff;
-    const apply = h("button", { type: "button", class: "danger", disabled: !valid, onclick: () => done(true) }, t("schema.risk.apply"));
-    const dialog = h("dialog", { "aria-labelledby": headingId, class: "confirm risk-dialog" },
-      h("h2", { id: headingId }, title),
+  const valid = result.valid && result.diff;
+  return ask({
+    title, className: "confirm risk-dialog",
+    body: [
       valid ? diffView(result.diff) : errorList(result.errors),
       count === null ? null : h("p", { role: "status" }, affected.field
         ? t("schema.risk.affectedField", { count, collection: affected.collection, field: affected.field })
         : t("schema.risk.affectedCollection", { count, collection: affected.collection })),
-      h("div", { class: "tools" },
-        h("button", { type: "button", class: "secondary", onclick: () => done(false) }, t("schema.risk.cancel")), apply));
-    const done = (answer) => {
-      dialog.close();
-      dialog.remove();
-      resolve(answer);
-    };
-    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done(false); });
-    document.body.append(dialog);
-    dialog.showModal();
+    ],
+    choices: [[t("schema.risk.cancel"), false, { class: "secondary" }],
+      [t("schema.risk.apply"), true, { class: "danger", disabled: !valid }]],
   });
 }
 // -- end schema
