@@ -79,12 +79,10 @@ async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fi
     check_console(seen)
 
 
-async def admin_in_new_site(studio: Any, visit: Visit, prefix: str) -> tuple[Calls, str]:
-    """A fresh site of the shared app (a test's schema is its own), the instance admin signed in."""
+async def new_site(studio: Any, prefix: str) -> tuple[Calls, str]:
+    """A fresh site of the shared app (a test's schema is its own): the instance admin's calls."""
     calls = await studio["shared"].new_site(prefix)
-    site = calls.headers["X-Svc-Site"]
-    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
-    return calls, site
+    return calls, calls.headers["X-Svc-Site"]
 
 
 async def risk_dialog(visit: Visit, title: str) -> Any:
@@ -101,7 +99,8 @@ async def test_collections_create_meta_delete_and_restore(studio, visit):
     from playwright.async_api import expect
 
     page = visit.page
-    calls, site = await admin_in_new_site(studio, visit, "sch")
+    calls, site = await new_site(studio, "sch")
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.goto(f"{visit.base}/studio/#/s/{site}")
     await page.get_by_role("link", name="Schema", exact=True).click()
     await expect(page.get_by_role("heading", name="Schema", level=1)).to_be_visible()
@@ -188,8 +187,9 @@ async def test_fields_of_every_type_and_destructive_field_changes(studio, visit)
     from playwright.async_api import expect
 
     page = visit.page
-    calls, site = await admin_in_new_site(studio, visit, "fld")
+    calls, site = await new_site(studio, "fld")
     await calls.collection("specimens", {})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/specimens")
     for type_name, (interface, display, options, _) in TYPES.items():
         await page.get_by_role("link", name="Add field").click()
@@ -281,9 +281,10 @@ async def test_relations_with_their_on_delete(studio, visit):
     from playwright.async_api import expect
 
     page = visit.page
-    calls, site = await admin_in_new_site(studio, visit, "rel")
+    calls, site = await new_site(studio, "rel")
     await calls.collection("authors", {"name": "string"})
     await calls.collection("posts", {"title": "string", "author": "uuid", "editor": "uuid", "reviewers": "json"})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.goto(f"{visit.base}/studio/#/s/{site}/schema")
     await page.get_by_role("link", name="Relations").click()
     await expect(page.get_by_role("heading", name="Relations", level=1)).to_be_visible()
@@ -350,9 +351,10 @@ async def test_the_config_manifest_export_and_import_with_its_diff(studio, visit
     from playwright.async_api import expect
 
     page = visit.page
-    calls, site = await admin_in_new_site(studio, visit, "cfg")
+    calls, site = await new_site(studio, "cfg")
     await calls.collection("notes", {"body": "text", "mood": "string"})
     await calls.create("notes", [{"body": "Hello", "mood": "calm"}])
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.goto(f"{visit.base}/studio/#/s/{site}/schema")
     await page.get_by_role("link", name="Config manifest").click()
     await expect(page.get_by_role("heading", name="Config manifest", level=1)).to_be_visible()
@@ -391,6 +393,7 @@ async def test_the_config_manifest_export_and_import_with_its_diff(studio, visit
     await expect(page.get_by_text("Risk: high")).to_be_visible()
     await expect(page.get_by_role("list", name="Destructive changes")).to_contain_text("Delete: notes.mood (holds data)")
     await visit.axe()
+    await page.get_by_role("heading", name="What the import changes").scroll_into_view_if_needed()
     await visit.shot("schema-import")
     await page.get_by_role("button", name="Apply import").click()
     await expect(page.get_by_role("region", name="Import").get_by_role("status")).to_contain_text("DESTRUCTIVE_BLOCKED")
