@@ -11,8 +11,10 @@ saved when ``SVC_STUDIO_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,19 @@ def check_console(seen: Visit) -> None:
     cookie answers 401 by design); anything else logged as an error, and any CSP report, fails."""
     assert not [m for m in seen.console if "Content Security Policy" in m
                 or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
+
+
+# -- schema: a visit's whole life, for a module's `visit` fixture
+@contextlib.asynccontextmanager
+async def visiting(browser: Any, base_url: str, **options: Any) -> AsyncIterator[Visit]:
+    """``open_visit``; at the end the context is closed and its console checked (``check_console``)."""
+    seen = await open_visit(browser, base_url, **options)
+    try:
+        yield seen
+    finally:
+        await seen.context.close()
+    check_console(seen)
+# -- end schema
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, sign_in, visiting  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
@@ -71,12 +71,8 @@ rights are granted by the test that uses it)."""
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fixture
-    seen = await open_visit(browser, studio["server"].base_url, height=1000, accept_downloads=True)
-    try:
+    async with visiting(browser, studio["server"].base_url, height=1000, accept_downloads=True) as seen:
         yield seen
-    finally:
-        await seen.context.close()
-    check_console(seen)
 
 
 async def new_site(studio: Any, prefix: str) -> tuple[Calls, str]:
