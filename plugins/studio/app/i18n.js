@@ -548,6 +548,7 @@ const CATALOGUES = {
     "schema.action.delete": "Delete",
     "schema.action.type_change": "Type change",
     "schema.action.onDelete_widening": "On delete widened to cascade",
+    "schema.risk.failed": "The API could not dry-run this change: {reason}",
     "schema.risk.hasData": "(holds data)",
     "schema.risk.errors": "Problems",
     "schema.risk.affectedField": "{count} items of {collection} hold a value in {field}.",

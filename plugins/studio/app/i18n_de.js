@@ -546,6 +546,7 @@ export const de = {
   "schema.action.delete": "Löschen",
   "schema.action.type_change": "Typänderung",
   "schema.action.onDelete_widening": "Beim Löschen auf kaskadierend erweitert",
+  "schema.risk.failed": "Die API konnte diese Änderung nicht probeweise ausführen: {reason}",
   "schema.risk.hasData": "(enthält Daten)",
   "schema.risk.errors": "Probleme",
   "schema.risk.affectedField": "{count} Einträge von {collection} haben einen Wert in {field}.",

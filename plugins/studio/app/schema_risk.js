@@ -6,9 +6,10 @@
 // in a modal dialog, with the number of items whose data the change meets (a total count of
 // GET /items); nothing is applied unless the admin confirms.
 
-import { data, call } from "./api.js";
+import { SessionEnded, call, data } from "./api.js";
 import { ask, h } from "./dom.js";
 import { t } from "./i18n.js";
+import { refusal } from "./media.js";
 
 /** The dry run of the site's schema with `change(manifest)` applied to a copy of it. */
 export async function dryRun(site, change) {
@@ -62,15 +63,22 @@ export function errorList(errors) {
  * `{ collection, field? }`: the items whose data it meets are counted and named.
  */
 export async function confirmRisky(site, { title, change, affected }) {
+  // A dry run the API cannot answer (an error, not an invalid change) is said, and the admin
+  // decides; an invalid change cannot be applied (the REST call would be refused the same way).
+  const failed = (err) => {
+    if (err instanceof SessionEnded) throw err;
+    return { failed: err };
+  };
   const [result, count] = await Promise.all([
-    dryRun(site, change),
-    affected ? countItems(site, affected.collection, affected.field) : null,
+    dryRun(site, change).catch(failed),
+    affected ? countItems(site, affected.collection, affected.field).catch((err) => failed(err) && null) : null,
   ]);
-  const valid = result.valid && result.diff;
+  const valid = Boolean(result.failed || (result.valid && result.diff));
   return ask({
     title, className: "confirm risk-dialog",
     body: [
-      valid ? diffView(result.diff) : errorList(result.errors),
+      result.failed ? h("p", { class: "error" }, t("schema.risk.failed", { reason: refusal(result.failed) }))
+        : valid ? diffView(result.diff) : errorList(result.errors),
       count === null ? null : h("p", { role: "status" }, affected.field
         ? t("schema.risk.affectedField", { count, collection: affected.collection, field: affected.field })
         : t("schema.risk.affectedCollection", { count, collection: affected.collection })),
