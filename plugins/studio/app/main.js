@@ -27,6 +27,7 @@ import { renderMediaFile } from "./media_file.js";
 // -- end files
 // -- schema: the schema screens, for site admins
 import { renderSchema } from "./schema.js";
+const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
 // -- end schema
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
@@ -38,7 +39,6 @@ function sessionEnded() {
 // -- end live
 
 const root = document.getElementById("app");
-const SCHEMA_LINK = "schema:"; // -- schema: the navigator's key of the schema link
 const FILES_LINK = "files:"; // -- files: the navigator's key of the library's link (no collection has ":")
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
@@ -216,13 +216,16 @@ function navigator_(site, ctx) {
   if (ctx.permissions.admin) {
     const files = h("a", { href: `#/s/${encodeURIComponent(site)}/files` }, t("files.heading"));
     links.set(FILES_LINK, files);
-    // -- schema: the schema link, beside the files in the site admin's list
-    const schema = h("a", { href: `#/s/${encodeURIComponent(site)}/schema` }, t("schema.heading"));
-    links.set(SCHEMA_LINK, schema);
-    // -- end schema
-    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files), h("li", {}, schema)));
+    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
   }
   // -- end files
+  // -- schema: the schema link, after the files in the site admin's list
+  if (ctx.permissions.admin) {
+    const schema = h("a", { href: `#/s/${encodeURIComponent(site)}/schema` }, t("schema.heading"));
+    links.set(SCHEMA_LINK, schema);
+    el.querySelector("ul.admin-nav").append(h("li", {}, schema));
+  }
+  // -- end schema
   return {
     el,
     mark(name) {
