@@ -11,8 +11,10 @@ saved when ``SVC_STUDIO_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -138,21 +140,25 @@ def check_console(seen: Visit) -> None:
                 or (m.startswith("error") and "Failed to load resource" not in m)], seen.console
 
 
-# -- people: one visit with every API answer recorded, for a module's `visit` fixture
-async def recorded_visit(browser: Any, base_url: str, **options: Any) -> Any:
-    """Yields a ``Visit`` (``open_visit``) recording every API answer; its console is checked after."""
+# -- schema, people: a visit's whole life, for a module's `visit` fixture
+@contextlib.asynccontextmanager
+async def visiting(browser: Any, base_url: str, *, record: bool = False, **options: Any) -> AsyncIterator[Visit]:
+    """``open_visit``; with ``record`` every API answer is kept (``Visit.record``); at the end the
+    context is closed and its console checked (``check_console``)."""
     seen = await open_visit(browser, base_url, **options)
-    seen.page.on("response", seen.record)
+    if record:
+        seen.page.on("response", seen.record)
     try:
         yield seen
     finally:
         await seen.context.close()
     check_console(seen)
+# -- end schema, people
 
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, studio) -> Any:
-    async for seen in recorded_visit(browser, studio["server"].base_url):
+    async with visiting(browser, studio["server"].base_url, record=True) as seen:
         yield seen
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, recorded_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, browser, sign_in, visiting  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, running_mailbox, shared_site_with
 from kernel.testing_live import LiveServer
@@ -49,7 +49,7 @@ async def people(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def visit(browser, people) -> Any:  # noqa: F811 - the imported browser fixture
-    async for seen in recorded_visit(browser, people["server"].base_url, height=1000):
+    async with visiting(browser, people["server"].base_url, record=True, height=1000) as seen:
         yield seen
 
 

@@ -45,3 +45,24 @@ export function dropFiles(zone, onFiles) {
   });
 }
 // -- end files
+
+// -- schema: a modal question (a <dialog> named by its heading): resolves with the value of the
+// button chosen, or `dismiss` on Escape. `choices` are [label, value, attributes?].
+export function ask({ title, body = null, choices, dismiss = false, className = "confirm" }) {
+  return new Promise((resolve) => {
+    const headingId = uid("dialog");
+    const done = (answer) => {
+      dialog.close();
+      dialog.remove();
+      resolve(answer);
+    };
+    const dialog = h("dialog", { "aria-labelledby": headingId, class: className },
+      h("h2", { id: headingId }, title), body,
+      h("div", { class: "tools" }, choices.map(([label, value, attrs = {}]) =>
+        h("button", { type: "button", ...attrs, onclick: () => done(value) }, label))));
+    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done(dismiss); });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+// -- end schema

@@ -7,7 +7,7 @@
 // saves; leaving with unsaved changes asks first. A singleton opens straight here.
 
 import { ApiError, call, data } from "./api.js";
-import { h, replace, uid } from "./dom.js";
+import { ask, h, replace, uid } from "./dom.js"; // -- schema: ask()
 import { t } from "./i18n.js";
 import { controlFor, relationsOf } from "./interfaces.js";
 import { fieldsOf } from "./list.js";
@@ -25,25 +25,10 @@ function same(a, b) {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
-// An in-page modal question (a <dialog>): resolves true to leave, false to stay.
+// An in-page modal question (a <dialog>): resolves true to leave, false to stay (Escape too).
 function askToLeave() {
-  return new Promise((resolve) => {
-    const headingId = uid("dialog");
-    const dialog = h("dialog", { "aria-labelledby": headingId, class: "confirm" },
-      h("h2", { id: headingId }, t("editor.unsavedTitle")),
-      h("p", {}, t("editor.unsavedText")),
-      h("div", { class: "tools" },
-        h("button", { type: "button", onclick: () => done(false) }, t("editor.stay")),
-        h("button", { type: "button", class: "secondary", onclick: () => done(true) }, t("editor.leave"))));
-    const done = (answer) => {
-      dialog.close();
-      dialog.remove();
-      resolve(answer);
-    };
-    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done(false); });
-    document.body.append(dialog);
-    dialog.showModal();
-  });
+  return ask({ title: t("editor.unsavedTitle"), body: h("p", {}, t("editor.unsavedText")), // -- schema: dom.js's ask()
+    choices: [[t("editor.stay"), false], [t("editor.leave"), true, { class: "secondary" }]] });
 }
 
 export async function renderEditor(shell, collection, id) {

@@ -26,6 +26,10 @@ import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
 // -- end files
 import { actingBanner, peopleLinks, renderPeople } from "./people.js"; // -- people
+// -- schema: the schema screens, for site admins
+import { renderSchema } from "./schema.js";
+const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
+// -- end schema
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -79,6 +83,13 @@ async function route() {
       return await renderPeople(shell, parts.slice(3), query, { restart });
     }
     // -- end people
+    // -- schema: #/s/<site>/schema[/c/<name>[/new-field|/f/<field>]|/relations|/config]
+    if (parts[2] === "schema") {
+      shell.nav.mark(SCHEMA_LINK);
+      // A change of the collections drops the shell: the next screen reads the site again.
+      return await renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
+    }
+    // -- end schema
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -217,6 +228,13 @@ function navigator_(site, ctx) {
   }
   // -- end files
   if (ctx.permissions.admin) el.append(...peopleLinks(site, links)); // -- people
+  // -- schema: the schema link, after the files in the site admin's list
+  if (ctx.permissions.admin) {
+    const schema = h("a", { href: `#/s/${encodeURIComponent(site)}/schema` }, t("schema.heading"));
+    links.set(SCHEMA_LINK, schema);
+    el.querySelector("ul.admin-nav").append(h("li", {}, schema));
+  }
+  // -- end schema
   return {
     el,
     mark(name) {
