@@ -64,6 +64,10 @@ def test_allowed_networks_open_what_they_name_and_metadata_only_when_named_exact
     assert refusal(_ip("0.0.0.0"), wide) == "the unspecified address"
     assert refusal(_ip("192.168.1.1"), wide) is None and refusal(_ip("192.168.1.1"), STRICT) is not None
     assert refusal(_ip("93.184.215.14"), STRICT) is None
+    # IPv6 site-local (fec0::/10) is not "private" to ipaddress, and was let through
+    assert refusal(_ip("fec0::1"), STRICT) == "a loopback, private, link-local or reserved address"
+    assert refusal(_ip("feff::1"), STRICT) == "a loopback, private, link-local or reserved address"
+    assert refusal(_ip("fec0::1"), Policy(parse_networks("fec0::/10"))) is None
 
 
 async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(make_app):
