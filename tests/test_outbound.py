@@ -100,13 +100,16 @@ async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not
     seen.emit = records.append  # type: ignore[method-assign]
     logged = logging.getLogger("svc.outbound")
     logged.addHandler(seen)
-    level, logged.level = logged.level, logging.INFO
+    # setLevel, not .level =: it clears the loggers' isEnabledFor cache, which an outbound request
+    # of an earlier test in this process (an app logging at warning) may have filled with False.
+    level = logged.level
+    logged.setLevel(logging.INFO)
     try:
         assert (await operator.get(url)).json() == {"ok": True}
         assert (await operator.get(http_receiver.serve("/up?token=s3cret", {"ok": True}))).json() == {"ok": True}
     finally:
         logged.removeHandler(seen)
-        logged.level = level
+        logged.setLevel(level)
     host = url.split("/")[2]
     # One line per answer naming the host; never the path nor the query (a token may be there).
     assert [r.getMessage() for r in records] == [f"GET http://{host} -> 200"] * 2
