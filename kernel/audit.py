@@ -3,7 +3,8 @@
 ``await record(conn, action=..., site_id=..., principal=..., target_type=..., target_id=...,
 details={...})`` inside the transaction of the change it describes, so the record commits
 (or rolls back) with it. ``details`` keeps identifiers and names only: keys that look like
-secrets or values are dropped before anything is written.
+secrets or values are dropped before anything is written, and a NUL in a string kept becomes
+U+FFFD (PostgreSQL stores none).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ _SECRET_MARKERS = ("password", "secret", "token", "hash", "key", "credential", "
 MAX_DETAIL_STRING = 300
 
 
+def _storable(text: str) -> str:
+    # A detail may echo what a caller sent (a login's unknown address): PostgreSQL keeps no NUL.
+    return text.replace("\x00", "\ufffd")
+
+
 def _clean(details: dict[str, Any] | None) -> dict[str, Any] | None:
     if not details:
         return None
@@ -46,9 +52,9 @@ def _clean(details: dict[str, Any] | None) -> dict[str, Any] | None:
         if any(marker in lowered for marker in _SECRET_MARKERS) and not lowered.endswith(("id", "ids")):
             continue
         if isinstance(value, str):
-            value = value[:MAX_DETAIL_STRING]
+            value = _storable(value[:MAX_DETAIL_STRING])
         elif isinstance(value, (list, tuple)):
-            value = [v for v in value if isinstance(v, (str, int, bool))][:50]
+            value = [_storable(v) if isinstance(v, str) else v for v in value if isinstance(v, (str, int, bool))][:50]
         elif not isinstance(value, (int, float, bool)) and value is not None:
             continue
         out[name] = value
@@ -66,7 +72,7 @@ async def record(conn: Any, *, action: str, site_id: str | None, principal: Any 
         actor_id=actor_id or getattr(principal, "user_id", None) or getattr(principal, "api_key_id", None),
         actor_kind=getattr(principal, "kind", None),
         impersonator_id=getattr(principal, "impersonator_id", None),
-        target_type=target_type, target_id=target_id, details=_clean(details), ip=ip,
+        target_type=target_type, target_id=target_id and _storable(target_id), details=_clean(details), ip=ip,
         request_id=request_id, created_at=now_utc(),
     ))
     return entry_id

@@ -7,7 +7,7 @@ providers, git hosts, store-sync targets, extensions) is checked by one rule, ``
 
 - the unspecified address (``0.0.0.0``, ``::``, any spelling: ``0``, ``0x0``, ``0.0``,
   ``[::ffff:0.0.0.0]``) is always refused;
-- loopback, private, link-local, reserved, multicast and cloud-metadata addresses
+- loopback, private, link-local (and IPv6 site-local), reserved, multicast and cloud-metadata addresses
   (``169.254.169.254``, ``fd00:ec2::254``), and any IPv6 form carrying one (IPv4-mapped, 6to4,
   Teredo), are refused unless the operator opens their network with
   ``SVC_OUTBOUND_ALLOW_NETWORKS`` (comma list of CIDRs). A metadata address is opened only by an
@@ -126,8 +126,10 @@ def refusal(address: IP, rule: Policy = STRICT) -> str | None:
         return "a cloud metadata address"
     if any(address in net for net in rule.allow):
         return None
+    # fec0::/10 (IPv6 site-local, deprecated but still routed inside some networks) is global
+    # to Python's ipaddress, which lists it as neither private nor reserved.
     if address.is_loopback or address.is_private or address.is_link_local or address.is_reserved \
-            or address.is_multicast or not address.is_global:
+            or address.is_multicast or not address.is_global or getattr(address, "is_site_local", False):
         return "a loopback, private, link-local or reserved address"
     return None
 

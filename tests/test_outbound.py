@@ -64,6 +64,10 @@ def test_allowed_networks_open_what_they_name_and_metadata_only_when_named_exact
     assert refusal(_ip("0.0.0.0"), wide) == "the unspecified address"
     assert refusal(_ip("192.168.1.1"), wide) is None and refusal(_ip("192.168.1.1"), STRICT) is not None
     assert refusal(_ip("93.184.215.14"), STRICT) is None
+    # IPv6 site-local (fec0::/10) is not "private" to ipaddress, and was let through
+    assert refusal(_ip("fec0::1"), STRICT) == "a loopback, private, link-local or reserved address"
+    assert refusal(_ip("feff::1"), STRICT) == "a loopback, private, link-local or reserved address"
+    assert refusal(_ip("fec0::1"), Policy(parse_networks("fec0::/10"))) is None
 
 
 async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(make_app):
@@ -96,13 +100,16 @@ async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not
     seen.emit = records.append  # type: ignore[method-assign]
     logged = logging.getLogger("svc.outbound")
     logged.addHandler(seen)
-    level, logged.level = logged.level, logging.INFO
+    # setLevel, not .level =: it clears the loggers' isEnabledFor cache, which an outbound request
+    # of an earlier test in this process (an app logging at warning) may have filled with False.
+    level = logged.level
+    logged.setLevel(logging.INFO)
     try:
         assert (await operator.get(url)).json() == {"ok": True}
         assert (await operator.get(http_receiver.serve("/up?token=s3cret", {"ok": True}))).json() == {"ok": True}
     finally:
         logged.removeHandler(seen)
-        logged.level = level
+        logged.setLevel(level)
     host = url.split("/")[2]
     # One line per answer naming the host; never the path nor the query (a token may be there).
     assert [r.getMessage() for r in records] == [f"GET http://{host} -> 200"] * 2

@@ -7,8 +7,11 @@ digits or more, lone surrogates, invalid UTF-8, integer dict keys), the standard
 so what is accepted, refused, and the error messages stay as they were. Responses are compact
 (no spaces after ``,`` and ``:``). ``read_json`` refuses a body holding a lone surrogate (400
 with the path to the string): it is read, as the stdlib reads it, but it is not text and could
-never be stored or answered. A ``datetime`` is written as ``kernel.db.meta.iso`` writes
-it (UTC with ``Z``: ``2026-11-21T06:44:52.780366Z``).
+never be stored or answered. It refuses a NUL character (``\\u0000``) the same way, once for every
+route: PostgreSQL stores it in neither text nor JSONB, so a free-form JSON value (settings, presets,
+panels, headers, options...) holding one would be a 500 there and a different answer on SQLite.
+A ``datetime`` is written as ``kernel.db.meta.iso`` writes it (UTC with ``Z``:
+``2026-11-21T06:44:52.780366Z``).
 
 ``read_json`` also checks the body's declared media type (``require_json_media``): a body whose
 ``Content-Type`` is not JSON (``application/json`` or a ``+json`` type, any parameters) is 415
@@ -161,9 +164,13 @@ _EMPTY = object()  # read_json's default for an empty body: a new {}
 
 
 async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...] = dict,
-                    required: bool = True, require_type: bool = False, empty: Any = _EMPTY) -> Any:
+                    required: bool = True, require_type: bool = False, empty: Any = _EMPTY,
+                    nul_answered: bool = False) -> Any:
     """The JSON body, checked to be of the ``expect`` type (400 ``VALIDATION_FAILED`` otherwise),
-    and declared JSON (``require_json_media``: 415 ``UNSUPPORTED_MEDIA_TYPE`` otherwise).
+    and declared JSON (``require_json_media``: 415 ``UNSUPPORTED_MEDIA_TYPE`` otherwise). A
+    string holding a NUL is 400 at its path, unless ``nul_answered``: a route that stores nothing
+    from its body and answers such a string itself (a login names an unknown issuer or account
+    the same way, whatever its spelling).
 
     An empty body gives ``{}`` when not ``required`` (or ``empty`` when given: ``None`` for a
     route whose body may be any JSON value, where ``{}`` is a value of its own).
@@ -185,6 +192,11 @@ async def read_json(req: falcon.asgi.Request, *, expect: type | tuple[type, ...]
         where = lone_surrogate_path(value)
         if where is not None:
             raise ApiError.validation("A string holds a lone surrogate (\\ud800-\\udfff), which is not text",
+                                      path=where or ["body"])
+    if not nul_answered and b"\\u0000" in raw:  # the only way a NUL reaches a parsed body: an escape
+        where = nul_path(value)
+        if where is not None:
+            raise ApiError.validation("A string holds a NUL character (\\u0000), which cannot be stored",
                                       path=where or ["body"])
     if not isinstance(value, expect):
         names = " or ".join(t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,)))

@@ -91,6 +91,16 @@ class RequestGuardMiddleware:
             raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is larger than {self.max_body} bytes")
 
 
+def storable_path_params(params: dict[str, Any]) -> None:
+    """A path parameter holding a NUL (``%00``) gets U+FFFD in its place, in ``params`` itself
+    (what the responder receives). No stored id, key or name holds either, so the route finds
+    nothing and answers its own 404 (or 400) on both dialects; PostgreSQL refused the NUL at the
+    first query that bound it, a 500 on every route that did not check for it."""
+    for name, value in params.items():
+        if isinstance(value, str) and "\x00" in value:
+            params[name] = value.replace("\x00", "\ufffd")
+
+
 QUEUE_FACTOR = 4  # a site may have this many times its cap waiting for a slot
 
 
@@ -189,6 +199,8 @@ class RouteGateMiddleware:
         ``set_header``); ``params``, the path parameters, reach the caller check as
         ``ctx.path_params``."""
         req.context.route = route
+        if params:
+            storable_path_params(params)  # in place: the responder's keyword arguments too
         ctx.path_params = dict(params or {})
         # A ticket (Route(tickets=True)) names its own site and principal; X-Svc-Site is ignored.
         principal = await redeem_ticket(self.kernel, req, ctx, route)

@@ -97,6 +97,16 @@ async def test_unparsable_logout_bodies_are_400(shared, raw):
 async def test_odd_but_well_typed_logout_tokens_are_already_logged_out(shared, token):
     resp = await shared.app.client.post(LOGOUT, json={"refreshToken": token})
     assert resp.status_code == 204
+    resp = await shared.app.client.post(REFRESH, json={"refreshToken": token})
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED"), resp.text
+
+
+@pytest.mark.parametrize("email", ["a\u0000@example.com", "a@exa\u0000mple.com"])
+async def test_a_login_email_holding_a_nul_finds_nobody(shared, email):
+    # PostgreSQL cannot compare a NUL: the lookup was a 500 there; it is a wrong email anywhere.
+    resp = await shared.app.client.post("/api/v1/auth/login", json={"email": email, "password": MEMBER_PASSWORD},
+                                        headers={"X-Svc-Site": shared.site})
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "INVALID_CREDENTIALS"), resp.text
 
 
 async def test_logout_with_another_sites_token_is_refused(client, site, site_b, make_member, login_as):

@@ -44,7 +44,7 @@ def clear_refresh_cookie(resp: Any, kernel: Any) -> None:
 
 async def presented_refresh_token(req: Any) -> str | None:
     """The refresh token from the body, else from the cookie (only with ``X-Svc-Refresh: 1``)."""
-    body = await read_json(req, required=False)
+    body = await read_json(req, required=False, nul_answered=True)  # hashed: a NUL names no session
     reject_unknown(body, {"refreshToken"})
     token = body_field(body, "refreshToken", str, required=False, max_length=MAX_TOKEN)
     if token:
@@ -71,7 +71,7 @@ class LoginResource(_Resource):
     code of a trusted issuer (``oidc_login``); the same answer either way."""
 
     async def on_post(self, req: Any, resp: Any) -> None:
-        body = await read_json(req)
+        body = await read_json(req, nul_answered=True)  # an unknown issuer or account, whatever its spelling
         if isinstance(body, dict) and "code" in body:
             reject_unknown(body, EXTERNAL_LOGIN_FIELDS)
             data = await oidc_login.login(self.kernel, request_context(req).site_id, body, client_of(req))
@@ -84,7 +84,7 @@ class LoginResource(_Resource):
 
 class ExternalStartResource(_Resource):
     async def on_post(self, req: Any, resp: Any) -> None:
-        body = await read_json(req)
+        body = await read_json(req, nul_answered=True)  # an issuer holding a NUL is unknown (401)
         reject_unknown(body, {"issuer", "redirectUri"})
         send_data(resp, await oidc_login.start(self.kernel, request_context(req).require_site(), body))
 

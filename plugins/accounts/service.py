@@ -58,6 +58,10 @@ def public_user(row: Any) -> dict[str, Any]:
 
 
 async def find_user_by_email(kernel: Any, email: str) -> Any:
+    """The user row of ``email``, or None. No stored address holds a NUL, and PostgreSQL cannot
+    compare one (a login's 500): such an address finds nobody, without a query."""
+    if "\x00" in email:
+        return None
     async with kernel.db.connect() as conn:
         return (await conn.execute(select(users).where(users.c.email == email))).mappings().first()
 

@@ -21,6 +21,9 @@ META_KEYS_PATCH = frozenset({"title", "description", "tags", "folder", "folderId
 MAX_DESCRIPTION = 4000
 _CONTROL_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # newlines and tabs allowed
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A file name also holds no U+FFFD: the mark of a character lost in decoding, and what the kernel
+# hands a route for a NUL in a path parameter (kernel.http.middleware.storable_path_params).
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f\ufffd]")
 
 
 def record(row: Any) -> dict[str, Any]:
@@ -81,11 +84,11 @@ def focal_point_within(row: Any, columns: dict[str, int | None]) -> None:
 
 def check_filename(name: Any, path: list[str] | None = None) -> str:
     """A file name that may be a file's ``key``: 1 to 255 characters, no separator, no control
-    character, not hidden. It is only ever a label: storage keys are the server's."""
+    character (nor U+FFFD), not hidden. It is only ever a label: storage keys are the server's."""
     where = path or ["key"]
     if not isinstance(name, str) or not 1 <= len(name) <= 255:
         raise ApiError.validation("A file name is 1 to 255 characters", path=where)
-    if "/" in name or "\\" in name or _CONTROL.search(name) or name.startswith(".") or name.strip() != name:
+    if "/" in name or "\\" in name or _NOT_IN_NAMES.search(name) or name.startswith(".") or name.strip() != name:
         raise ApiError.validation(
             "A file name has no '/', '\\', control characters, leading dot or outer spaces", path=where
         )

@@ -8,7 +8,8 @@ A run's data is ``{"$trigger": input, "$last": previous output, "<nodeId>": outp
 - ``condition`` filters use the items filter language over the data:
   ``{"$trigger": {"body": {"count": {"_gt": 2}}}}``.
 - Redaction: values under keys naming a password, token, secret, authorization, cookie or
-  API key are masked in every stored input and output.
+  API key are masked in every stored input and output, and a NUL or lone surrogate in a stored
+  string becomes U+FFFD (PostgreSQL's JSONB holds neither).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import orjson
 
 from kernel.errors import ApiError
-from kernel.filtergrammar import FilterGrammar
+from kernel.filtergrammar import FilterGrammar, encodable
 from plugins.flows.api import StepFailed
 from plugins.utils.api import OutputTooLarge, TemplateRefused, render_template
 
@@ -29,14 +30,28 @@ SENSITIVE = re.compile(r"passw(or)?d|token|secret|authori[sz]ation|cookie|api[-_
 _REFERENCE = re.compile(r"^\{\{\s*(\$?[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_$-]+)*)\s*\}\}$")
 _DOLLAR = re.compile(r"\$([A-Za-z_])")
 _BLOCK = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    """``text`` as PostgreSQL's JSONB can keep it: a NUL or a lone surrogate (a webhook's body,
+    an upstream answer, ``$decodeUrlComponent("%00")``) becomes U+FFFD. A run record is a log:
+    refusing the write would leave the run ``running`` for ever."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    return text if encodable(text) else _SURROGATE.sub("\ufffd", text)
 
 
 def redact(value: Any, depth: int = 0) -> Any:
-    """``value`` with sensitive keys' values masked (deeply; past 32 levels, elided)."""
+    """``value`` as a run record keeps it: sensitive keys' values masked, every string and key
+    storable (``_storable``), deeply; past 32 levels, elided."""
     if depth > 32:
         return "…"
+    if isinstance(value, str):
+        return _storable(value)
     if isinstance(value, dict):
-        return {k: MASK if isinstance(k, str) and SENSITIVE.search(k) else redact(v, depth + 1)
+        return {(_storable(k) if isinstance(k, str) else k):
+                MASK if isinstance(k, str) and SENSITIVE.search(k) else redact(v, depth + 1)
                 for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v, depth + 1) for v in value]

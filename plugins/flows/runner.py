@@ -117,7 +117,7 @@ async def _finish(db: SiteDB, row: Any, status: str, steps: list[dict[str, Any]]
     if started.tzinfo is None:
         started = started.replace(tzinfo=dt.UTC)
     await db.execute(db.update(runs).where(runs.c.id == row["id"]).values(
-        status=status, steps=steps, error=error, finished_at=finished,
+        status=status, steps=steps, error=flowdata.redact(error), finished_at=finished,
         duration_ms=max(0, int((finished - started).total_seconds() * 1000))))
     return finished
 
@@ -221,7 +221,7 @@ async def _walk(kernel: Any, site_id: str, flow: Any, row: Any, principal: Princ
                 break
         step["durationMs"] = int((time.monotonic() - started) * 1000)
         if failure is not None:
-            step["error"] = failure
+            step["error"] = flowdata.redact(failure)  # an upstream's message may hold a NUL
             return steps, {**failure, "nodeId": node_id}
         step["status"] = "succeeded"
         step["output"] = flowdata.redact(result)

@@ -153,3 +153,20 @@ async def test_a_lone_surrogate_in_a_body_is_a_400_naming_where(calls):
     pair = await calls.ok("patch", "/settings", content=b'{"emoji": "\\ud83d\\ude00"}',
                           headers={"Content-Type": "application/json"})
     assert pair["emoji"] == "\U0001F600"
+
+
+async def test_a_nul_in_a_body_is_a_400_naming_where(calls):
+    # PostgreSQL keeps a NUL in neither text nor JSONB: a free-form JSON value holding one was a
+    # 500 there (settings, presets, preferences...) and stored on SQLite. read_json refuses it
+    # once, for every route, with the path to the string.
+    nul = {"x": {"y": ["ok", "a\u0000b"]}}
+    for method, path in (("patch", "/settings"), ("patch", "/me/preferences")):
+        await calls.err(method, path, 400, "VALIDATION_FAILED", ["x", "y", "1"], json=nul)
+        await calls.err(method, path, 400, "VALIDATION_FAILED", ["k\u0000"], json={"k\u0000": 1})
+    await calls.err("post", "/presets", 400, "VALIDATION_FAILED", ["layoutOptions", "x"],
+                    json={"collection": "c", "layoutOptions": {"x": "\u0000"}})
+    # A backslash followed by u0000 is text, not a NUL.
+    kept = await calls.ok("patch", "/settings", content=b'{"plain": "\\\\u0000"}',
+                          headers={"Content-Type": "application/json"})
+    assert kept["plain"] == "\\u0000"
+    assert "x" not in await calls.ok("get", "/settings")
