@@ -11,6 +11,9 @@ that no example imports ``plugins`` or ``kernel``):
 - outbound HTTP: ``outbound.get(url)``, ``outbound.post(url, json_body=...)``,
   ``outbound.request(...)`` (in the runner process; ``network`` must be granted);
 - logging: ``await log.info(message)`` (``warning``, ``error``), a line in the server's log;
+- settings and files (in the runner process): ``await settings.get(ctx, key, default)`` and
+  ``settings.set(ctx, key, value)`` for the keys the manifest declares (``settings`` granted);
+  ``files.get``, ``files.list``, ``files.read``, ``files.upload`` (``files`` granted);
 - content: ``items``, the items API (``items.read``, ``items.list_items``, ``items.create``,
   ``items.update``, ``items.query``...), checked against the site's grants (``items:<collection>``);
 - flow operations: ``Operation``, ``OptionError``;
@@ -47,7 +50,7 @@ __all__ = [
     "ApiError", "EventContext", "Operation", "OptionError", "Principal", "RateBucket", "Route", "Setting",
     "build_bundle", "compile_package", "generate_keypair", "hookimpl", "items", "ops", "read_json",
     "read_manifest", "request_context", "send_data", "send_no_content", "sign_bytes", "validate_manifest",
-    "verify_bytes", "outbound", "log",
+    "verify_bytes", "outbound", "log", "settings", "files",
 ]
 
 
@@ -67,18 +70,19 @@ class _Log:
 log: Any = _Log()
 
 
-def enter_runner(items: Any, outbound: Any, log: Any) -> None:
-    """In an extension's runner process (``extensions_sdk.runner``): ``items``, ``outbound`` and
-    ``log`` go through the channel to the server, and ``request_context`` and ``read_json`` read the
-    runner's request. Authors see the same names either way."""
+def enter_runner(items: Any, outbound: Any, log: Any, settings: Any, files: Any) -> None:
+    """In an extension's runner process (``extensions_sdk.runner``): ``items``, ``outbound``,
+    ``log``, ``settings`` and ``files`` go through the channel to the server, and
+    ``request_context`` and ``read_json`` read the runner's request. Authors see the same names
+    either way."""
     async def read_json(req: Any) -> Any:
         body = await req.get_media(default_when_empty=None)
         if not isinstance(body, dict):
             raise ApiError.validation("A JSON object body is required", path=["body"])
         return body
 
-    globals().update(items=items, outbound=outbound, log=log, request_context=lambda req: req.context.svc,
-                     read_json=read_json)
+    globals().update(items=items, outbound=outbound, log=log, settings=settings, files=files,
+                     request_context=lambda req: req.context.svc, read_json=read_json)
 
 
 def __getattr__(name: str) -> Any:

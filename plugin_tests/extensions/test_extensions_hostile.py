@@ -18,7 +18,8 @@ HOSTILE = """
     import socket
     import sqlite3
 
-    from extensions_sdk import ApiError, Route, hookimpl, items, log, read_json, request_context, send_data
+    from extensions_sdk import ApiError, Route, files, hookimpl, items, log, read_json, request_context, send_data
+    from extensions_sdk import settings
     from extensions_sdk import runner
 
 
@@ -81,11 +82,25 @@ HOSTILE = """
                     out[name] = {"done": len(page.items)}
                 except ApiError as exc:
                     out[name] = {"refused": exc.details[0].code}
-            try:
-                await runner._PEER.call("items", call="forged", site=ctx.site_id, fn="list_items", args=["notes"])
-                out["forged"] = {"done": True}
-            except ApiError as exc:
-                out["forged"] = {"refused": exc.details[0].code}
+            theirs = items.context(None, body["site"])
+            tries = {
+                "forged": lambda: runner._PEER.call("items", call="forged", site=ctx.site_id, fn="list_items",
+                                                    args=["notes"]),
+                "their_setting": lambda: settings.get(theirs, "greeting"),
+                "their_setting_set": lambda: settings.set(theirs, "greeting", "planted"),
+                "undeclared_setting": lambda: settings.get(ctx, "../upload_policy"),
+                "their_files": lambda: files.list(theirs),
+                "their_file_by_id": lambda: files.read(ctx, body["file"]),
+                "traversal": lambda: files.upload(ctx, "../../../etc/passwd", b"x", "text/plain"),
+                "traversal_dots": lambda: files.upload(ctx, "..", b"x", "text/plain"),
+                "traversal_backslash": lambda: files.upload(ctx, "..\\\\..\\\\x.txt", b"x", "text/plain"),
+            }
+            for name, attempt_ in tries.items():
+                try:
+                    await attempt_()
+                    out[name] = {"done": True}
+                except ApiError as exc:
+                    out[name] = {"refused": exc.details[0].code}
             send_data(resp, out)
 
 
@@ -134,7 +149,7 @@ HOSTILE = """
                 Route("/hostile/loop", Loop()), Route("/hostile/allocate", Allocate()),
                 Route("/hostile/crash", Crash()), Route("/hostile/ping", Ping())]
 """
-CAPS = ["routes", "items:notes", "network"]
+CAPS = ["routes", "items:notes", "network", "settings", "files"]
 
 
 async def _hostile(make_app, tmp_path, **env):
@@ -148,7 +163,7 @@ async def _hostile(make_app, tmp_path, **env):
         await each.collection("notes", {"title": "string"})
         await each.create("notes", {"title": "x"})
     await calls.collection("secret", {"title": "string"})
-    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", HOSTILE, CAPS))
+    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", HOSTILE, CAPS, settings=["greeting"]))
     await enable(calls, ext["id"], CAPS)
     host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
     return app, calls, calls_b, site_b, ext, host
@@ -202,15 +217,31 @@ async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_ca
     assert [r.getMessage() for r in caplog.records if r.name == "svc.ext.hostile"] == [
         f"[site {site}] pinged forged line"
     ]
-    answer = await calls.ok("post", "/ext/hostile/other", json={"site": site_b})
+    file_b = await calls_b.ok("put", "/files/upload/b.txt", status=201, content=b"site b",
+                              headers={"Content-Type": "text/plain"})
+    await calls_b.ok("put", "/settings/ext.hostile.greeting", json={"value": "b's"})
+    answer = await calls.ok("post", "/ext/hostile/other", json={"site": site_b, "file": file_b["id"]})
     assert answer == {
         "site": {"refused": "EXTENSION_REFUSED"},
         "grant": {"refused": "PERMISSION_DENIED"},
         "forged": {"refused": "EXTENSION_REFUSED"},
+        "their_setting": {"refused": "EXTENSION_REFUSED"},
+        "their_setting_set": {"refused": "EXTENSION_REFUSED"},
+        "undeclared_setting": {"refused": "EXTENSION_REFUSED"},
+        "their_files": {"refused": "EXTENSION_REFUSED"},
+        "their_file_by_id": {"refused": "RECORD_NOT_FOUND"},  # an id of site B is no file of this site
+        "traversal": {"refused": "VALIDATION_FAILED"},
+        "traversal_dots": {"refused": "VALIDATION_FAILED"},
+        "traversal_backslash": {"refused": "VALIDATION_FAILED"},
     }
-    assert host.refused == 2  # the other site and the forged call are counted
-    # Site B's notes were not touched, and B still answers.
+    # The other site (items, settings read and write, files), the forged call and the
+    # undeclared setting are counted.
+    assert host.refused == 6
+    # Site B's notes, setting and files were not touched, and B still answers; nothing was stored.
     assert [n["title"] for n in (await calls_b.list("notes"))["data"]] == ["x"]
+    assert (await calls_b.ok("get", "/settings/ext.hostile.greeting"))["value"] == "b's"
+    assert [f["key"] for f in await calls_b.ok("get", "/files")] == ["b.txt"]
+    assert await calls.ok("get", "/files") == []
 
 
 async def test_a_runaway_loop_times_out_and_the_runner_comes_back(make_app, tmp_path):

@@ -46,7 +46,9 @@ from kernel import hookimpl, outbound, sandbox
 from kernel.auth.principal import Principal
 from kernel.errors import ApiError
 from kernel.http.routing import Route
+from plugins.files import api as files
 from plugins.items import api as items
+from plugins.settings import api as settings
 
 log = logging.getLogger("svc.extensions")
 
@@ -58,6 +60,10 @@ ITEM_CALLS = {
     "delete": items.delete,
 }
 ITEM_OPTIONS = {"query", "draft", "locale", "cause"}
+FILE_CALLS = {"get", "list", "read", "upload"}
+# Calls that act on data of a site: they must name the site of the call in flight.
+SITE_CALLS = {"items", "settings", "files"}
+MAX_FILE_READ = 8 * 1024 * 1024  # what one channel frame carries, base64 and all
 # Headers a route's runner never sees: the server authenticated the caller already.
 HIDDEN_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_BACKOFF = 30.0
@@ -139,6 +145,7 @@ class Host:
         self.up = asyncio.Event()
         self.calls: dict[str, InFlight] = {}
         self.refused = 0
+        self.settings_declared = frozenset(row["manifest"].get("settings") or ())
         self.crashes = 0
         self.starts = 0
         self.missing: list[str] = []
@@ -312,17 +319,31 @@ class Host:
         log.warning("extension %s: refused a call from its runner: %s", self.name, why)
         return ApiError(403, "EXTENSION_REFUSED", f"Extension '{self.name}': {why}")
 
+    def _grant(self, call: InFlight, capability: str, what: str) -> sandbox.ExtensionScope:
+        """The call's scope when the site granted ``capability``; else 403 ``PERMISSION_DENIED``,
+        counted with the refused calls."""
+        if call.scope is None:
+            raise self._refuse("no site scope")
+        if not call.scope.allows(capability):
+            self.refused += 1
+            log.warning("extension %s: refused %s without the '%s' grant", self.name, what, capability)
+            with sandbox.running(call.scope):
+                sandbox.require(capability, what)
+        return call.scope
+
     async def _handle(self, message: dict[str, Any]) -> Any:
         call = self.calls.get(str(message.get("call")))
         if call is None:
             raise self._refuse("a call that is not in flight")
         op = message.get("op")
+        if op in SITE_CALLS and message.get("site") != call.site_id:
+            raise self._refuse(f"a call for site {message.get('site')!r} during a call for {call.site_id!r}")
         if op == "items":
-            if message.get("site") != call.site_id:
-                raise self._refuse(
-                    f"a call for site {message.get('site')!r} during a call for {call.site_id!r}"
-                )
             return await self._items(call, message)
+        if op == "settings":
+            return await self._settings(call, message)
+        if op == "files":
+            return await self._files(call, message)
         if op == "outbound":
             return await self._outbound(call, message)
         if op == "log":
@@ -333,6 +354,48 @@ class Host:
             logging.getLogger(f"svc.ext.{self.name}").log(level, "[site %s] %s", call.site_id, text)
             return None
         raise self._refuse(f"unknown call {op!r}")
+
+    async def _settings(self, call: InFlight, message: dict[str, Any]) -> Any:
+        """``get`` or ``set`` one setting the manifest declares, stored as the site setting
+        ``ext.<name>.<key>``: never another extension's, nor a built-in setting."""
+        key, fn = message.get("key"), message.get("fn")
+        if not isinstance(key, str) or key not in self.settings_declared:
+            raise self._refuse(f"setting {key!r} is not one its manifest declares")
+        scope = self._grant(call, "settings", f"setting {key}")
+        full = f"ext.{self.name}.{key}"
+        if fn == "get":
+            return await settings.get_setting(self.kernel, str(call.site_id), full, message.get("default"))
+        if fn == "set":
+            with sandbox.running(scope):
+                return await settings.put_setting(call.ctx, full, message.get("value"))
+        raise self._refuse(f"settings.{fn} is not offered")
+
+    async def _files(self, call: InFlight, message: dict[str, Any]) -> Any:
+        """The site's files as the call's principal: ``get``, ``list``, ``read`` (the bytes) and
+        ``upload`` (through the upload guard; a name is only a label, never a path)."""
+        fn = message.get("fn")
+        if fn not in FILE_CALLS:
+            raise self._refuse(f"files.{fn} is not offered")
+        scope = self._grant(call, "files", f"files.{fn}")
+        with sandbox.running(scope):
+            if fn == "get":
+                return await files.get_file(call.ctx, str(message.get("file")))
+            if fn == "list":
+                records, meta = await files.list_files(
+                    call.ctx, limit=message.get("limit", 100), offset=message.get("offset", 0)
+                )
+                return {"items": records, "meta": meta}
+            if fn == "read":
+                record, content = await files.read_file(call.ctx, str(message.get("file")), MAX_FILE_READ)
+                return {"file": record, "body": base64.b64encode(content).decode()}
+            try:
+                content = base64.b64decode(str(message.get("body") or ""), validate=True)
+            except ValueError:
+                raise ApiError.validation("The file's body is not base64", path=["body"]) from None
+            record, created = await files.upload_file(
+                call.ctx, message.get("filename"), content, message.get("contentType")
+            )
+            return {"file": record, "created": created}
 
     async def _items(self, call: InFlight, message: dict[str, Any]) -> Any:
         fn = ITEM_CALLS.get(str(message.get("fn")))
