@@ -12,6 +12,7 @@ from extension_bundles import ENV, enable, install, write_extension
 
 from kernel.app import database_url
 from kernel.testing import Calls
+from plugins.extensions.host import HEALTHY_SECONDS
 
 HOSTILE = """
     import os
@@ -290,3 +291,20 @@ async def test_repeated_crashes_disable_it_in_the_site(make_app, tmp_path):
     )
     assert host.stopping and host.pid is None  # enabled nowhere else: its runner is gone
     await calls.err("get", "/ext/hostile/ping", 404, "NOT_FOUND")
+
+
+async def test_the_backoff_starts_again_after_a_run_of_good_health(make_app, tmp_path):
+    app, calls, calls_b, site_b, ext, host = await _hostile(make_app, tmp_path, SVC_EXT_MAX_FAILURES="10")
+    now = [0.0]
+    host.clock = lambda: now[0]  # the runner's uptime is read from this clock, moved by hand
+    host.started_at = now[0]
+    waits = []
+    for uptime in (0.0, 0.0, HEALTHY_SECONDS):
+        now[0] += uptime
+        await calls.err("post", "/ext/hostile/crash", 503, "EXTENSION_UNAVAILABLE")
+        await asyncio.wait_for(host.up.wait(), 60)  # started again after its backoff
+        waits.append(host.backoff)
+    # Two crashes in a row double the wait (SVC_EXT_RESTART_MS, 100 ms); a crash after
+    # HEALTHY_SECONDS of good health waits the first backoff again.
+    assert waits == [0.1, 0.2, 0.1]
+    assert (host.crashes, host.streak, host.starts) == (3, 1, 4)

@@ -31,6 +31,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,6 +68,9 @@ MAX_FILE_READ = 8 * 1024 * 1024  # what one channel frame carries, base64 and al
 # Headers a route's runner never sees: the server authenticated the caller already.
 HIDDEN_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_BACKOFF = 30.0
+# A runner up this long since its last start has been healthy: its next crash waits the first
+# backoff again instead of the doubled one.
+HEALTHY_SECONDS = 60.0
 LOAD_SECONDS = 60.0
 
 
@@ -146,8 +150,13 @@ class Host:
         self.calls: dict[str, InFlight] = {}
         self.refused = 0
         self.settings_declared = frozenset(row["manifest"].get("settings") or ())
-        self.crashes = 0
+        self.crashes = 0  # every crash since the host was made
+        self.streak = 0  # crashes since the runner last ran HEALTHY_SECONDS: the backoff's exponent
+        self.backoff = 0.0  # the wait before the last restart, in seconds
         self.starts = 0
+        self.started_at = 0.0
+        # The clock the backoff reads (monotonic seconds); a test moves one of its own.
+        self.clock: Callable[[], float] = time.monotonic
         self.missing: list[str] = []
         self.stopping = False
         self._watcher: asyncio.Task[Any] | None = None
@@ -212,6 +221,7 @@ class Host:
         except BaseException:
             self._kill()
             raise
+        self.started_at = self.clock()
         self.missing = list(declared.get("missing") or [])
         if self.starts == 1:
             for what in self.missing:
@@ -228,11 +238,14 @@ class Host:
         if self.stopping:
             return
         self.crashes += 1
+        delay = self._next_backoff()
         log.error(
-            "extension %s: its runner (pid %s) exited with %s; starting it again", self.name, proc.pid, code
+            "extension %s: its runner (pid %s) exited with %s; starting it again in %.1f s",
+            self.name,
+            proc.pid,
+            code,
+            delay,
         )
-        base = self.kernel.settings.get("ext_restart_ms") / 1000
-        delay = max(min(base * 2 ** min(self.crashes - 1, 10), MAX_BACKOFF), base)
         while not self.stopping:
             await asyncio.sleep(delay)
             if self.stopping:
@@ -243,6 +256,17 @@ class Host:
             except Exception:  # noqa: BLE001 - keep trying with a longer wait
                 log.exception("extension %s: its runner did not start again", self.name)
                 delay = min(delay * 2, MAX_BACKOFF)
+
+    def _next_backoff(self) -> float:
+        """The wait before starting a crashed runner: ``SVC_EXT_RESTART_MS`` doubled with each
+        crash in a row, at most ``MAX_BACKOFF``; a runner that had run ``HEALTHY_SECONDS``
+        since its last start begins the row again."""
+        if self.clock() - self.started_at >= HEALTHY_SECONDS:
+            self.streak = 0
+        self.streak += 1
+        base = self.kernel.settings.get("ext_restart_ms") / 1000
+        self.backoff = max(min(base * 2 ** min(self.streak - 1, 10), MAX_BACKOFF), base)
+        return self.backoff
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
