@@ -140,7 +140,8 @@ HOSTILE = """
     class Ping:
         async def on_get(self, req, resp):
             await log.info("pinged\\nforged line")
-            send_data(resp, {"pid": os.getpid()})
+            send_data(resp, {"pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid(),
+                             "root": attempt(lambda: sorted(os.listdir("/root")))})
 
 
     @hookimpl
@@ -204,7 +205,18 @@ async def test_a_hostile_extension_finds_no_secret_file_or_network(make_app, tmp
     assert "refused" in await calls.ok("post", "/ext/hostile/kernel", json={"site": site_b})
     # No new process: fork is refused.
     assert await calls.ok("post", "/ext/hostile/fork") == {"forked": 0, "error": "PermissionError"}
-    assert host.missing == [] or all("separate user" in m for m in host.missing), host.missing
+    # Started by root, it runs as nobody; /root is covered, only Python's folder bound back.
+    me = await calls.ok("get", "/ext/hostile/ping")
+    if os.geteuid() == 0:
+        assert (me["uid"], me["gid"], host.missing) == (65534, 65534, [])
+        assert me["root"] == {"refused": "PermissionError"}  # Landlock: /root is not a path it may read
+        assert "refused" in (await calls.ok("post", "/ext/hostile/files", json={"path": "/root/.bashrc"}))["read"]
+    else:  # not root: no other user to become, nor a network namespace to make, and it says so
+        assert me["uid"] == os.geteuid()
+        assert [m for m in host.missing if m.startswith(("separate user", "network"))] == [
+            "network namespace (not root)",
+            "separate user (not root)",
+        ]
 
 
 async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_call(
