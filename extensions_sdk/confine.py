@@ -101,28 +101,22 @@ def _landlock(readable: list[str], writable: list[str]) -> str | None:
     return f"Landlock ABI {abi} lacks {', '.join(missing)}" if missing else None
 
 
-def _reachable_by_others(path: str) -> bool:
-    """Whether a user other than the owner can reach ``path`` (every folder above it searchable)."""
-    current = Path(path).resolve()
-    for folder in [current, *current.parents]:
-        try:
-            if folder.is_dir() and not folder.stat().st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-    return True
-
-
 def _blocker(path: str) -> Path | None:
-    """The outermost folder above ``path`` that other users cannot search (``/root``), or None."""
+    """The outermost folder above ``path`` (or itself) that other users cannot search
+    (``/root``), or None when every one of them is searchable."""
     current = Path(path).resolve()
     for folder in reversed([current, *current.parents]):
         try:
             if folder.is_dir() and not folder.stat().st_mode & 0o001:
                 return folder
         except OSError:
-            return None
+            return folder
     return None
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether a user other than the owner can reach ``path`` (every folder above it searchable)."""
+    return _blocker(path) is None
 
 
 def _reveal(paths: list[str], workdir: str) -> str | None:
