@@ -9,7 +9,7 @@ Three figures, each for ``SVC_EXT_ISOLATION=process`` and, for comparison, ``inl
   and a built-in ``PATCH /items/notes/{id}`` that this filter changes; each with the CPU time per
   call of the server process and of the runner (``/proc``), which a loaded machine disturbs far
   less than the wall-clock figures;
-- the memory of one runner process (RSS and PSS from ``/proc``);
+- the memory of one runner process (RSS, PSS and USS from ``/proc``);
 - the time to enable the extension in a site (the runner's start and load included).
 
     python bench/extensions_bench.py [--calls 400] [--database-url URL]
@@ -83,12 +83,17 @@ def _bundle(root: Path, private: str) -> tuple[bytes, str]:
 
 
 def _memory(pid: int) -> dict[str, float]:
-    out = {}
+    """RSS, PSS and USS (its private pages: what one more runner of it adds) of ``pid``, in MiB."""
+    kib: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         key, _, rest = line.partition(":")
-        if key in ("Rss", "Pss"):
-            out[key.lower() + "MiB"] = round(int(rest.split()[0]) / 1024, 1)
-    return out
+        if key in ("Rss", "Pss", "Private_Clean", "Private_Dirty"):
+            kib[key] = int(rest.split()[0])
+    return {
+        "rssMiB": round(kib["Rss"] / 1024, 1),
+        "pssMiB": round(kib["Pss"] / 1024, 1),
+        "ussMiB": round((kib["Private_Clean"] + kib["Private_Dirty"]) / 1024, 1),
+    }
 
 
 def _cpu_seconds(pid: int | None) -> float:

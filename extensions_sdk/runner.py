@@ -461,7 +461,6 @@ def main() -> None:
     os.chdir(config["workdir"])
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.path.abspath(config["workdir"])]
     import extensions_sdk
-    import kernel.db  # noqa: F401 - kernel.http.media and kernel.db import each other: db first, as in the server
 
     extensions_sdk.enter_runner(Items(), Outbound(), Log(), Settings(), Files())
     asyncio.run(_serve(int(sys.argv[1]), Runner(config, missing)))

@@ -7,7 +7,7 @@ digits or more, lone surrogates, invalid UTF-8, integer dict keys), the standard
 so what is accepted, refused, and the error messages stay as they were. Responses are compact
 (no spaces after ``,`` and ``:``). ``read_json`` refuses a body holding a lone surrogate (400
 with the path to the string): it is read, as the stdlib reads it, but it is not text and could
-never be stored or answered. A ``datetime`` is written as ``kernel.db.meta.iso`` writes
+never be stored or answered. A ``datetime`` is written as ``kernel.timestamps.iso`` writes
 it (UTC with ``Z``: ``2026-11-21T06:44:52.780366Z``).
 
 ``read_json`` also checks the body's declared media type (``require_json_media``): a body whose
@@ -29,9 +29,9 @@ import falcon
 import falcon.media
 import orjson
 
-from kernel.db.meta import iso
 from kernel.errors import ApiError
 from kernel.filtergrammar import encodable
+from kernel.timestamps import iso
 
 # orjson reads integers beyond 64 bits as floats; the standard library keeps them exact. A
 # document with a run of 19 digits or more goes to the standard library: found by mapping every

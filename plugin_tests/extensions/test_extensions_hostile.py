@@ -21,6 +21,7 @@ HOSTILE = """
 
     from extensions_sdk import ApiError, Route, files, hookimpl, items, log, read_json, request_context, send_data
     from extensions_sdk import settings
+    from plugins.items import api  # the server's code imports (at load: it is big); its state is not there
     from extensions_sdk import runner
 
 
@@ -62,8 +63,6 @@ HOSTILE = """
 
     class Kernel:
         async def on_post(self, req, resp):
-            from plugins.items import api
-
             body = await read_json(req)
             try:
                 page = await api.list_items(api.context(None, body["site"], None), "notes")
