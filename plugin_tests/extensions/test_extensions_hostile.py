@@ -246,9 +246,9 @@ async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_ca
         "traversal_dots": {"refused": "VALIDATION_FAILED"},
         "traversal_backslash": {"refused": "VALIDATION_FAILED"},
     }
-    # The other site (items, settings read and write, files), the forged call and the
-    # undeclared setting are counted.
-    assert host.refused == 6
+    # The other site (items, settings read and write, files), the forged call, the collection not
+    # granted and the undeclared setting are counted.
+    assert host.refused == 7
     # Site B's notes, setting and files were not touched, and B still answers; nothing was stored.
     assert [n["title"] for n in (await calls_b.list("notes"))["data"]] == ["x"]
     assert (await calls_b.ok("get", "/settings/ext.hostile.greeting"))["value"] == "b's"

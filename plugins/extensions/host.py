@@ -348,8 +348,6 @@ class Host:
         if call.scope is None:
             raise self._refuse("no site scope")
         if not call.scope.allows(capability):
-            self.refused += 1
-            log.warning("extension %s: refused %s without the '%s' grant", self.name, what, capability)
             with sandbox.running(call.scope):
                 sandbox.require(capability, what)
         return call.scope
@@ -361,6 +359,18 @@ class Host:
         op = message.get("op")
         if op in SITE_CALLS and message.get("site") != call.site_id:
             raise self._refuse(f"a call for site {message.get('site')!r} during a call for {call.site_id!r}")
+        # A call beyond the site's grants (a collection, network, settings, files) is refused
+        # where the grant is checked; the sandbox scope notes it, and it is counted here.
+        seen = len(call.scope.refusals) if call.scope is not None else 0
+        try:
+            return await self._dispatch(call, op, message)
+        finally:
+            beyond = call.scope.refusals[seen:] if call.scope is not None else []
+            if beyond:
+                self.refused += len(beyond)
+                log.warning("extension %s: refused %s without the grant", self.name, ", ".join(beyond))
+
+    async def _dispatch(self, call: InFlight, op: Any, message: dict[str, Any]) -> Any:
         if op == "items":
             return await self._items(call, message)
         if op == "settings":
