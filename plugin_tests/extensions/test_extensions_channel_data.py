@@ -36,11 +36,21 @@ KEEPER = """
             })
 
 
+    async def remember(event, payload, ctx):
+        payload["title"] = await settings.get(ctx, "greeting", "none")
+        await settings.set(ctx, "greeting", "from a filter")  # refused: the write goes on
+
+
     @hookimpl
     def register_routes(kernel):
         return [Route("/keeper/greeting", Greeting()), Route("/keeper/files", Files())]
+
+
+    @hookimpl
+    def register_event_handlers(bus, kernel):
+        bus.on_filter("notes.items.create", remember)
 """
-CAPS = ["routes", "settings", "files"]
+CAPS = ["routes", "settings", "files", "events:notes.items.create", "items:notes"]
 
 
 async def test_declared_settings_and_files_go_through_the_channel_within_the_grants(make_app, tmp_path):
@@ -82,3 +92,14 @@ async def test_declared_settings_and_files_go_through_the_channel_within_the_gra
     assert await as_member.ok("get", "/ext/keeper/greeting") == {"lang": "de"}
     await as_member.err("post", "/ext/keeper/files", 403, "PERMISSION_DENIED", json={"filename": "b.txt", "text": "x"})
     assert [f["key"] for f in await calls.ok("get", "/files")] == ["note.txt"]
+
+
+    # In a filter (the writer's transaction), a setting is read but not written: the write goes
+    # on, unchanged by the filter, and the refusal is counted as the extension's failure.
+    await calls.collection("notes", {"title": "string"})
+    created = await calls.create("notes", {"title": "mine"})
+    assert created["title"] == "mine"
+    assert (await calls.ok("get", "/settings/ext.keeper.greeting"))["value"] == {"lang": "de"}
+    assert host.refused == 3
+    await app.kernel.state["extensions.runtime"].drain()
+    assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1

@@ -388,6 +388,15 @@ class Host:
             return None
         raise self._refuse(f"unknown call {op!r}")
 
+    def _no_write_in_filter(self, call: InFlight, what: str) -> None:
+        """A filter runs inside the writer's transaction, which the items API joins; a settings or
+        files write would open a second one and wait on the first (SQLite's one writer). Refused,
+        and noted like a refusal of the sandbox: the write goes on, the extension's failure is
+        counted."""
+        if call.uow is not None and call.scope is not None:
+            call.scope.refusals.append(f"{what} in a filter")
+            raise ApiError(403, "EXTENSION_REFUSED", f"Extension '{self.name}': {what} is not offered in a filter")
+
     async def _settings(self, call: InFlight, message: dict[str, Any]) -> Any:
         """``get`` or ``set`` one setting the manifest declares, stored as the site setting
         ``ext.<name>.<key>``: never another extension's, nor a built-in setting."""
@@ -399,6 +408,7 @@ class Host:
         if fn == "get":
             return await settings.get_setting(self.kernel, str(call.site_id), full, message.get("default"))
         if fn == "set":
+            self._no_write_in_filter(call, "settings.set")
             with sandbox.running(scope):
                 return await settings.put_setting(call.ctx, full, message.get("value"))
         raise self._refuse(f"settings.{fn} is not offered")
@@ -421,6 +431,7 @@ class Host:
             if fn == "read":
                 record, content = await files.read_file(call.ctx, str(message.get("file")), MAX_FILE_READ)
                 return {"file": record, "body": base64.b64encode(content).decode()}
+            self._no_write_in_filter(call, "files.upload")
             try:
                 content = base64.b64decode(str(message.get("body") or ""), validate=True)
             except ValueError:
