@@ -4,8 +4,12 @@ Three figures, each for ``SVC_EXT_ISOLATION=process`` and, for comparison, ``inl
 
 - the p50 and p95 of an extension route that answers at once (``/ext/bench-ext/ping``: one round
   trip through the channel) and of one that reads an item through the items API
-  (``/ext/bench-ext/notes/{id}``: two), beside the built-in ``GET /items/notes/{id}``;
-- the memory of one runner process (RSS and PSS from ``/proc``);
+  (``/ext/bench-ext/notes/{id}``: two), beside the built-in ``GET /items/notes/{id}`` (before and
+  after the extension, whose bus filter on ``notes.items.update`` runs in the runner, is enabled)
+  and a built-in ``PATCH /items/notes/{id}`` that this filter changes; each with the CPU time per
+  call of the server process and of the runner (``/proc``), which a loaded machine disturbs far
+  less than the wall-clock figures;
+- the memory of one runner process (RSS, PSS and USS from ``/proc``);
 - the time to enable the extension in a site (the runner's start and load included).
 
     python bench/extensions_bench.py [--calls 400] [--database-url URL]
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
 import sys
 import tempfile
@@ -45,10 +51,23 @@ class Note:
         send_data(resp, await items.read(request_context(req), "notes", id))
 
 
+async def stamp(event, payload, ctx):
+    payload["title"] = (payload.get("title") or "") + "!"
+    return payload
+
+
+@hookimpl
+def register_event_handlers(bus, kernel):
+    bus.on_filter("notes.items.update", stamp)
+
+
 @hookimpl
 def register_routes(kernel):
     return [Route("/bench-ext/ping", Ping()), Route("/bench-ext/notes/{id}", Note())]
 """
+
+
+CAPABILITIES = ["routes", "items:notes", "events:notes.items.update"]
 
 
 def _bundle(root: Path, private: str) -> tuple[bytes, str]:
@@ -57,32 +76,56 @@ def _bundle(root: Path, private: str) -> tuple[bytes, str]:
     (package / "__init__.py").write_text(textwrap.dedent(CODE))
     (root / "manifest.json").write_text(
         '{"name": "bench-ext", "version": "1.0.0", "publisher": "bench", "entry": "bench_ext",'
-        ' "capabilities": ["routes", "items:notes"]}'
+        f' "capabilities": {json.dumps(CAPABILITIES)}}}'
     )
     bundle = build_bundle(root)
     return bundle, sign_bytes(private, bundle)
 
 
 def _memory(pid: int) -> dict[str, float]:
-    out = {}
+    """RSS, PSS and USS (its private pages: what one more runner of it adds) of ``pid``, in MiB."""
+    kib: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         key, _, rest = line.partition(":")
-        if key in ("Rss", "Pss"):
-            out[key.lower() + "MiB"] = round(int(rest.split()[0]) / 1024, 1)
-    return out
+        if key in ("Rss", "Pss", "Private_Clean", "Private_Dirty"):
+            kib[key] = int(rest.split()[0])
+    return {
+        "rssMiB": round(kib["Rss"] / 1024, 1),
+        "pssMiB": round(kib["Pss"] / 1024, 1),
+        "ussMiB": round((kib["Private_Clean"] + kib["Private_Dirty"]) / 1024, 1),
+    }
 
 
-async def _timed(client: Any, path: str, headers: dict[str, str], calls: int) -> dict[str, float]:
+def _cpu_seconds(pid: int | None) -> float:
+    """User and system CPU time of process ``pid`` so far (0 without one)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _timed(
+    client: Any, path: str, headers: dict[str, str], calls: int, runner: int | None = None, **body: Any
+) -> dict[str, float]:
+    method = "PATCH" if body else "GET"
     for _ in range(20):  # warm up
-        (await client.get(path, headers=headers)).raise_for_status()
+        (await client.request(method, path, headers=headers, **body)).raise_for_status()
     took = []
+    cpu, runner_cpu = time.process_time(), _cpu_seconds(runner)
     for _ in range(calls):
         start = time.perf_counter()
-        resp = await client.get(path, headers=headers)
+        resp = await client.request(method, path, headers=headers, **body)
         took.append((time.perf_counter() - start) * 1000)
         resp.raise_for_status()
+    server_ms = (time.process_time() - cpu) / calls * 1000
+    runner_ms = (_cpu_seconds(runner) - runner_cpu) / calls * 1000
     took.sort()
-    return {"p50ms": round(statistics.median(took), 3), "p95ms": round(took[int(len(took) * 0.95)], 3)}
+    return {
+        "p50ms": round(statistics.median(took), 3),
+        "p95ms": round(took[int(len(took) * 0.95)], 3),
+        "serverCpuMs": round(server_ms, 3),
+        "runnerCpuMs": round(runner_ms, 3),
+    }
 
 
 async def run(isolation: str, calls: int, database_url: str | None) -> dict[str, Any]:
@@ -103,6 +146,8 @@ async def run(isolation: str, calls: int, database_url: str | None) -> dict[str,
             json={"collection": "notes", "fields": [{"field": "title", "type": "string"}]},
         )
         note = (await client.post("/api/v1/items/notes", headers=headers, json={"title": "x"})).json()["data"]
+        item = f"/api/v1/items/notes/{note['id']}"
+        before = await _timed(client, item, headers, calls)
         with tempfile.TemporaryDirectory() as tmp:
             bundle, signature = _bundle(Path(tmp), private)
         ext = (
@@ -116,7 +161,7 @@ async def run(isolation: str, calls: int, database_url: str | None) -> dict[str,
         await client.post(
             f"/api/v1/extensions/{ext['id']}/capabilities",
             headers=headers,
-            json={"capabilities": ["routes", "items:notes"]},
+            json={"capabilities": CAPABILITIES},
         )
         enables = []
         for _ in range(5):
@@ -125,16 +170,17 @@ async def run(isolation: str, calls: int, database_url: str | None) -> dict[str,
             enables.append((time.perf_counter() - start) * 1000)
             (await client.post(f"/api/v1/extensions/{ext['id']}/disable", headers=headers)).raise_for_status()
         (await client.post(f"/api/v1/extensions/{ext['id']}/enable", headers=headers)).raise_for_status()
+        host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
+        pid = host.pid if host is not None else None
         out: dict[str, Any] = {
             "isolation": isolation,
-            "builtin_item_get": await _timed(client, f"/api/v1/items/notes/{note['id']}", headers, calls),
-            "ext_ping": await _timed(client, "/api/v1/ext/bench-ext/ping", headers, calls),
-            "ext_item_read": await _timed(
-                client, f"/api/v1/ext/bench-ext/notes/{note['id']}", headers, calls
-            ),
+            "builtin_item_get_before_enable": before,
+            "builtin_item_get": await _timed(client, item, headers, calls, pid),
+            "ext_ping": await _timed(client, "/api/v1/ext/bench-ext/ping", headers, calls, pid),
+            "ext_item_read": await _timed(client, f"/api/v1/ext/bench-ext/notes/{note['id']}", headers, calls, pid),
+            "builtin_patch_filtered": await _timed(client, item, headers, calls, pid, json={"title": "y"}),
             "enable_ms_p50": round(statistics.median(enables), 1),
         }
-        host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
         if host is not None:
             out["runner_memory"] = _memory(host.pid)
         return out

@@ -11,6 +11,9 @@ that no example imports ``plugins`` or ``kernel``):
 - outbound HTTP: ``outbound.get(url)``, ``outbound.post(url, json_body=...)``,
   ``outbound.request(...)`` (in the runner process; ``network`` must be granted);
 - logging: ``await log.info(message)`` (``warning``, ``error``), a line in the server's log;
+- settings and files (in the runner process): ``await settings.get(ctx, key, default)`` and
+  ``settings.set(ctx, key, value)`` for the keys the manifest declares (``settings`` granted);
+  ``files.get``, ``files.list``, ``files.read``, ``files.upload`` (``files`` granted);
 - content: ``items``, the items API (``items.read``, ``items.list_items``, ``items.create``,
   ``items.update``, ``items.query``...), checked against the site's grants (``items:<collection>``);
 - flow operations: ``Operation``, ``OptionError``;
@@ -29,11 +32,18 @@ import logging
 from typing import Any
 
 from extensions_sdk.bundle import build_bundle, compile_package, read_manifest, validate_manifest
-from extensions_sdk.signing import generate_keypair, sign_bytes, verify_bytes
-from kernel import ApiError, EventContext, Principal, RateBucket, Route, Setting, hookimpl, ops
+from kernel import ApiError, Principal, Route, hookimpl, ops
 
-# name -> (module, attribute or None for the module itself), imported on first use.
+# name -> (module, attribute or None for the module itself), imported on first use: an
+# extension's runner then loads neither the bus (Redis's client) nor the settings and signing
+# (cryptography) unless the extension asks for them (docs/decisions/extension-runners.md).
 _LAZY = {
+    "EventContext": ("kernel.bus", "EventContext"),
+    "RateBucket": ("kernel.http.ratelimit", "RateBucket"),
+    "Setting": ("kernel.settings", "Setting"),
+    "generate_keypair": ("extensions_sdk.signing", "generate_keypair"),
+    "sign_bytes": ("extensions_sdk.signing", "sign_bytes"),
+    "verify_bytes": ("extensions_sdk.signing", "verify_bytes"),
     "items": ("plugins.items.api", None),
     "Operation": ("plugins.flows.api", "Operation"),
     "OptionError": ("plugins.flows.api", "OptionError"),
@@ -47,7 +57,7 @@ __all__ = [
     "ApiError", "EventContext", "Operation", "OptionError", "Principal", "RateBucket", "Route", "Setting",
     "build_bundle", "compile_package", "generate_keypair", "hookimpl", "items", "ops", "read_json",
     "read_manifest", "request_context", "send_data", "send_no_content", "sign_bytes", "validate_manifest",
-    "verify_bytes", "outbound", "log",
+    "verify_bytes", "outbound", "log", "settings", "files",
 ]
 
 
@@ -67,18 +77,28 @@ class _Log:
 log: Any = _Log()
 
 
-def enter_runner(items: Any, outbound: Any, log: Any) -> None:
-    """In an extension's runner process (``extensions_sdk.runner``): ``items``, ``outbound`` and
-    ``log`` go through the channel to the server, and ``request_context`` and ``read_json`` read the
-    runner's request. Authors see the same names either way."""
+def enter_runner(items: Any, outbound: Any, log: Any, settings: Any, files: Any) -> None:
+    """In an extension's runner process (``extensions_sdk.runner``): ``items``, ``outbound``,
+    ``log``, ``settings`` and ``files`` go through the channel to the server, ``request_context``
+    and ``read_json`` read the runner's request, and ``send_data`` and ``send_no_content`` shape its
+    response (as ``kernel.http.media``'s do, without loading the server's HTTP stack). Authors see
+    the same names either way."""
     async def read_json(req: Any) -> Any:
         body = await req.get_media(default_when_empty=None)
         if not isinstance(body, dict):
             raise ApiError.validation("A JSON object body is required", path=["body"])
         return body
 
-    globals().update(items=items, outbound=outbound, log=log, request_context=lambda req: req.context.svc,
-                     read_json=read_json)
+    def send_data(resp: Any, data: Any, *, status: int = 200, meta: Any = None) -> None:
+        resp.status = status
+        resp.media = {"data": data} if meta is None else {"data": data, "meta": meta}
+
+    def send_no_content(resp: Any) -> None:
+        resp.status, resp.content_type, resp.data = 204, None, None
+
+    globals().update(items=items, outbound=outbound, log=log, settings=settings, files=files,
+                     request_context=lambda req: req.context.svc, read_json=read_json, send_data=send_data,
+                     send_no_content=send_no_content)
 
 
 def __getattr__(name: str) -> Any:

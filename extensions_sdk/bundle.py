@@ -3,9 +3,10 @@
 The server checks an upload with the same functions (``read_manifest``), so what ``svc-ext
 build`` accepts is what ``POST /extensions/upload`` accepts:
 
-- the manifest is ``{ name, version, publisher, entry, capabilities, description?, ui? }``;
-  ``capabilities`` name only known kinds (``CAPABILITY_KINDS``); ``ui`` entries are
-  ``{ id, type, label, icon? }``;
+- the manifest is ``{ name, version, publisher, entry, capabilities, description?, ui?,
+  settings? }``; ``capabilities`` name only known kinds (``CAPABILITY_KINDS``); ``ui`` entries
+  are ``{ id, type, label, icon? }``; ``settings`` names the site settings the extension reads
+  and writes (``SETTING``, stored as ``ext.<name>.<key>``; they need ``settings``);
 - the zip holds no absolute path, no ``..`` part, no backslash, no symlink, no duplicate name,
   at most ``MAX_FILES`` files, ``MAX_BUNDLE_BYTES`` packed and ``MAX_UNPACKED_BYTES`` unpacked,
   and no member whose compression ratio exceeds ``MAX_RATIO`` (a zip bomb).
@@ -29,10 +30,12 @@ COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 EVENT = re.compile(r"^[A-Za-z0-9_*][A-Za-z0-9_.*-]{0,99}$")
 # kind -> whether it takes a value (``items:<collection>``, ``events:<event pattern>``).
 CAPABILITY_KINDS = {"routes": False, "items": True, "network": False, "events": True, "jobs": False,
-                    "flows": False, "ui": False}
+                    "flows": False, "ui": False, "settings": False, "files": False}
 UI_TYPES = ("module", "panel", "interface", "display", "layout")
 UI_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-MANIFEST_KEYS = {"name", "version", "publisher", "entry", "capabilities", "description", "ui"}
+MANIFEST_KEYS = {"name", "version", "publisher", "entry", "capabilities", "description", "ui", "settings"}
+SETTING = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+MAX_SETTINGS = 50
 RESERVED_PREFIX = "svc-"
 MAX_BUNDLE_BYTES = 5 * 1024 * 1024
 MAX_UNPACKED_BYTES = 20 * 1024 * 1024
@@ -91,7 +94,8 @@ def _check_ui(entries: Any) -> None:
 
 
 def validate_manifest(manifest: Any) -> dict[str, Any]:
-    """Check ``{ name, version, publisher, entry, capabilities, description?, ui? }``; returns it."""
+    """Check ``{ name, version, publisher, entry, capabilities, description?, ui?, settings? }``;
+    returns it."""
     if not isinstance(manifest, dict):
         raise ManifestError("manifest must be a JSON object", [])
     for key in manifest:
@@ -119,7 +123,21 @@ def validate_manifest(manifest: Any) -> dict[str, Any]:
         _check_ui(manifest["ui"])
         if manifest["ui"] and "ui" not in caps:
             raise ManifestError("manifest 'ui' entries need the 'ui' capability", ["ui"])
+    if "settings" in manifest:
+        _check_settings(manifest["settings"], caps)
     return manifest
+
+
+def _check_settings(names: Any, caps: list[Any]) -> None:
+    if not isinstance(names, list) or len(names) > MAX_SETTINGS:
+        raise ManifestError(f"manifest 'settings' must be a list of at most {MAX_SETTINGS} names", ["settings"])
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not SETTING.match(name):
+            raise ManifestError("a setting name matches ^[a-z0-9][a-z0-9_-]{0,39}$", ["settings", str(i)])
+    if len(set(names)) != len(names):
+        raise ManifestError("manifest 'settings' names a setting twice", ["settings"])
+    if names and "settings" not in caps:
+        raise ManifestError("manifest 'settings' need the 'settings' capability", ["settings"])
 
 
 def _unsafe(message: str, name: str) -> ManifestError:

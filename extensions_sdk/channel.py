@@ -22,6 +22,7 @@ from kernel.errors import ApiError
 
 MAX_FRAME = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")
+RESERVED = frozenset({"id", "op", "re"})
 
 
 class Crashed(Exception):
@@ -78,6 +79,8 @@ class Peer:
     async def call(self, op: str, **args: Any) -> Any:
         if self.closed.is_set():
             raise Closed("the channel is closed")
+        if RESERVED & args.keys():  # an argument named so would replace the frame's own id
+            raise ValueError(f"a channel call's arguments may not be named {sorted(RESERVED & args.keys())}")
         n = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[n] = future

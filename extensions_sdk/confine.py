@@ -3,8 +3,10 @@ confinement docs/extensions.md lists ("What is enforced where").
 
 On Linux, in this order: a network namespace of its own (root only: the process sees no
 interface but a loopback that is down), resource limits (address space, CPU seconds, open files,
-processes, file size, no core), another user (root only: ``nobody``, when Python is readable
-by it), ``no_new_privs``, a seccomp filter refusing new processes (x86-64), and a
+processes, file size, no core), a mount namespace (root only, when Python or the code lies under
+a folder ``nobody`` cannot search, such as ``/root``: that folder is covered by an empty tmpfs
+and only the paths the runner reads are bound back, read-only), another user (root only:
+``nobody``), ``no_new_privs``, a seccomp filter refusing new processes (x86-64), and a
 Landlock domain (the kernel's own sandbox, no root needed): files are read only under the paths
 Python needs and written only in the runner's own folder, no TCP connect or bind at all, no
 signal to a process outside the domain. Landlock goes through the raw system calls with
@@ -24,7 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CLONE_NEWNET = 0x40000000
+CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 NOBODY = 65534
@@ -98,16 +101,60 @@ def _landlock(readable: list[str], writable: list[str]) -> str | None:
     return f"Landlock ABI {abi} lacks {', '.join(missing)}" if missing else None
 
 
-def _reachable_by_others(path: str) -> bool:
-    """Whether a user other than the owner can reach ``path`` (every folder above it searchable)."""
+def _blocker(path: str) -> Path | None:
+    """The outermost folder above ``path`` (or itself) that other users cannot search
+    (``/root``), or None when every one of them is searchable."""
     current = Path(path).resolve()
-    for folder in [current, *current.parents]:
+    for folder in reversed([current, *current.parents]):
         try:
             if folder.is_dir() and not folder.stat().st_mode & 0o001:
-                return False
+                return folder
         except OSError:
-            return False
-    return True
+            return folder
+    return None
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether a user other than the owner can reach ``path`` (every folder above it searchable)."""
+    return _blocker(path) is None
+
+
+def _reveal(paths: list[str], workdir: str) -> str | None:
+    """Make ``paths`` reachable by ``nobody`` in a mount namespace of this process's own: over
+    each folder that blocks them (``/root``, mode 0700) a small empty ``tmpfs`` (0755), into
+    which each path alone is bound back, read-only. The rest of that folder is hidden. Root
+    only; the reason it could not, or None."""
+    libc = _libc()
+    wanted: list[tuple[str, Path]] = []
+    for path in paths:
+        blocker = _blocker(path)
+        if blocker is None:
+            continue
+        if blocker == Path("/") or Path(workdir).resolve().is_relative_to(blocker):
+            return f"{blocker} blocks {path} and cannot be covered"
+        wanted.append((str(Path(path).resolve()), blocker))
+    if not wanted:
+        return None
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return f"mount namespace (unshare: errno {ctypes.get_errno()})"
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return f"mount namespace (private: errno {ctypes.get_errno()})"
+    kept = [(os.open(path, os.O_PATH | os.O_CLOEXEC), path) for path, _ in wanted]
+    try:
+        for blocker in sorted({b for _, b in wanted}):
+            options = b"mode=0755,size=64k"
+            if libc.mount(b"tmpfs", str(blocker).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+                return f"tmpfs over {blocker} (errno {ctypes.get_errno()})"
+        for fd, path in kept:
+            os.makedirs(path, exist_ok=True)
+            target = path.encode()
+            if libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None) != 0:
+                return f"bind {path} (errno {ctypes.get_errno()})"
+            libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+    finally:
+        for fd, _ in kept:
+            os.close(fd)
+    return None
 
 
 def _seccomp_no_fork() -> str | None:
@@ -173,9 +220,15 @@ def apply(config: dict[str, Any]) -> list[str]:
             except (ValueError, OSError) as exc:
                 missing.append(f"rlimit {key} ({exc})")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    unreachable = [p for p in (sys.base_prefix, sys.prefix) if not _reachable_by_others(p)]
+    needed = [sys.base_prefix, sys.prefix, *(config.get("readable") or [])]
+    needed = [p for p in dict.fromkeys(needed) if os.path.exists(p)]
+    if root and any(not _reachable_by_others(p) for p in needed):
+        refused = _reveal(needed, config["workdir"])
+        if refused:
+            missing.append(f"mount namespace ({refused})")
+    unreachable = [p for p in needed if not _reachable_by_others(p)]
     if root and unreachable:
-        missing.append(f"separate user (Python under {unreachable[0]} is not reachable by nobody)")
+        missing.append(f"separate user ({unreachable[0]} is not reachable by nobody)")
     elif root:
         try:
             os.setgroups([])

@@ -206,6 +206,42 @@ class Outbound:
         return await self.request("POST", url, **kw)
 
 
+class Settings:
+    """The site settings the manifest declares (``"settings": ["greeting"]``), as an extension
+    sees them: ``await settings.get(ctx, "greeting", default)``, ``await settings.set(ctx,
+    "greeting", value)`` (``None`` unsets). Needs ``settings``; stored as ``ext.<name>.<key>``."""
+
+    async def get(self, ctx: Any, key: str, default: Any = None) -> Any:
+        return await _rpc("settings", fn="get", site=getattr(ctx, "site_id", None), key=key, default=default)
+
+    async def set(self, ctx: Any, key: str, value: Any) -> Any:
+        return await _rpc("settings", fn="set", site=getattr(ctx, "site_id", None), key=key, value=value)
+
+
+class Files:
+    """The site's files as the call's principal (needs ``files``): ``get(ctx, id)``,
+    ``list(ctx, limit=, offset=)`` (``Page`` of records), ``read(ctx, id)`` (the bytes),
+    ``upload(ctx, filename, content, content_type)`` (the record, through the upload guard)."""
+
+    async def _call(self, fn: str, ctx: Any, **args: Any) -> Any:
+        return await _rpc("files", fn=fn, site=getattr(ctx, "site_id", None), **args)
+
+    async def get(self, ctx: Any, file_id: str) -> Any:
+        return await self._call("get", ctx, file=file_id)
+
+    async def list(self, ctx: Any, limit: int = 100, offset: int = 0) -> Page:
+        answer = await self._call("list", ctx, limit=limit, offset=offset)
+        return Page(items=answer["items"], **answer["meta"])
+
+    async def read(self, ctx: Any, file_id: str) -> bytes:
+        return base64.b64decode((await self._call("read", ctx, file=file_id))["body"])
+
+    async def upload(self, ctx: Any, filename: str, content: bytes, content_type: str) -> Any:
+        body = base64.b64encode(content).decode()
+        answer = await self._call("upload", ctx, filename=filename, body=body, contentType=content_type)
+        return answer["file"]
+
+
 class Log:
     """``log.info(message)``, ``log.warning``, ``log.error``: a line in the server's log, under
     ``svc.ext.<name>`` with the site of the call (outside a call, the runner's own stderr)."""
@@ -425,9 +461,8 @@ def main() -> None:
     os.chdir(config["workdir"])
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.path.abspath(config["workdir"])]
     import extensions_sdk
-    import kernel.db  # noqa: F401 - kernel.http.media and kernel.db import each other: db first, as in the server
 
-    extensions_sdk.enter_runner(Items(), Outbound(), Log())
+    extensions_sdk.enter_runner(Items(), Outbound(), Log(), Settings(), Files())
     asyncio.run(_serve(int(sys.argv[1]), Runner(config, missing)))
 
 

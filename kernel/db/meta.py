@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
 
+from kernel.timestamps import iso as iso  # here too: the tables' modules import it from here
+
 # One naming convention so Alembic migrations name constraints the same on both dialects.
 metadata = MetaData(
     naming_convention={
@@ -44,14 +46,3 @@ def aware(value: dt.datetime | None) -> dt.datetime | None:
     if value is not None and value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
     return value
-
-
-def iso(value: dt.datetime | None) -> str | None:
-    """ISO 8601 in UTC with a ``Z``; SQLite hands back naive datetimes, which are UTC here."""
-    if value is None:
-        return None
-    if value.tzinfo is not None:
-        if value.utcoffset():
-            value = value.astimezone(dt.UTC)
-        value = value.replace(tzinfo=None)
-    return value.isoformat() + "Z"  # a list shapes two per item: the short way for UTC

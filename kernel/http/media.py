@@ -10,7 +10,7 @@ with the path to the string): it is read, as the stdlib reads it, but it is not 
 never be stored or answered. It refuses a NUL character (``\\u0000``) the same way, once for every
 route: PostgreSQL stores it in neither text nor JSONB, so a free-form JSON value (settings, presets,
 panels, headers, options...) holding one would be a 500 there and a different answer on SQLite.
-A ``datetime`` is written as ``kernel.db.meta.iso`` writes it (UTC with ``Z``:
+A ``datetime`` is written as ``kernel.timestamps.iso`` writes it (UTC with ``Z``:
 ``2026-11-21T06:44:52.780366Z``).
 
 ``read_json`` also checks the body's declared media type (``require_json_media``): a body whose
@@ -32,9 +32,9 @@ import falcon
 import falcon.media
 import orjson
 
-from kernel.db.meta import iso
 from kernel.errors import ApiError
 from kernel.filtergrammar import encodable
+from kernel.timestamps import iso
 
 # orjson reads integers beyond 64 bits as floats; the standard library keeps them exact. A
 # document with a run of 19 digits or more goes to the standard library: found by mapping every

@@ -12,13 +12,16 @@ from extension_bundles import ENV, enable, install, write_extension
 
 from kernel.app import database_url
 from kernel.testing import Calls
+from plugins.extensions.host import HEALTHY_SECONDS
 
 HOSTILE = """
     import os
     import socket
     import sqlite3
 
-    from extensions_sdk import ApiError, Route, hookimpl, items, log, read_json, request_context, send_data
+    from extensions_sdk import ApiError, Route, files, hookimpl, items, log, read_json, request_context, send_data
+    from extensions_sdk import settings
+    from plugins.items import api  # the server's code imports (at load: it is big); its state is not there
     from extensions_sdk import runner
 
 
@@ -60,8 +63,6 @@ HOSTILE = """
 
     class Kernel:
         async def on_post(self, req, resp):
-            from plugins.items import api
-
             body = await read_json(req)
             try:
                 page = await api.list_items(api.context(None, body["site"], None), "notes")
@@ -81,11 +82,25 @@ HOSTILE = """
                     out[name] = {"done": len(page.items)}
                 except ApiError as exc:
                     out[name] = {"refused": exc.details[0].code}
-            try:
-                await runner._PEER.call("items", call="forged", site=ctx.site_id, fn="list_items", args=["notes"])
-                out["forged"] = {"done": True}
-            except ApiError as exc:
-                out["forged"] = {"refused": exc.details[0].code}
+            theirs = items.context(None, body["site"])
+            tries = {
+                "forged": lambda: runner._PEER.call("items", call="forged", site=ctx.site_id, fn="list_items",
+                                                    args=["notes"]),
+                "their_setting": lambda: settings.get(theirs, "greeting"),
+                "their_setting_set": lambda: settings.set(theirs, "greeting", "planted"),
+                "undeclared_setting": lambda: settings.get(ctx, "../upload_policy"),
+                "their_files": lambda: files.list(theirs),
+                "their_file_by_id": lambda: files.read(ctx, body["file"]),
+                "traversal": lambda: files.upload(ctx, "../../../etc/passwd", b"x", "text/plain"),
+                "traversal_dots": lambda: files.upload(ctx, "..", b"x", "text/plain"),
+                "traversal_backslash": lambda: files.upload(ctx, "..\\\\..\\\\x.txt", b"x", "text/plain"),
+            }
+            for name, attempt_ in tries.items():
+                try:
+                    await attempt_()
+                    out[name] = {"done": True}
+                except ApiError as exc:
+                    out[name] = {"refused": exc.details[0].code}
             send_data(resp, out)
 
 
@@ -124,7 +139,8 @@ HOSTILE = """
     class Ping:
         async def on_get(self, req, resp):
             await log.info("pinged\\nforged line")
-            send_data(resp, {"pid": os.getpid()})
+            send_data(resp, {"pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid(),
+                             "root": attempt(lambda: sorted(os.listdir("/root")))})
 
 
     @hookimpl
@@ -134,7 +150,7 @@ HOSTILE = """
                 Route("/hostile/loop", Loop()), Route("/hostile/allocate", Allocate()),
                 Route("/hostile/crash", Crash()), Route("/hostile/ping", Ping())]
 """
-CAPS = ["routes", "items:notes", "network"]
+CAPS = ["routes", "items:notes", "network", "settings", "files"]
 
 
 async def _hostile(make_app, tmp_path, **env):
@@ -148,7 +164,7 @@ async def _hostile(make_app, tmp_path, **env):
         await each.collection("notes", {"title": "string"})
         await each.create("notes", {"title": "x"})
     await calls.collection("secret", {"title": "string"})
-    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", HOSTILE, CAPS))
+    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", HOSTILE, CAPS, settings=["greeting"]))
     await enable(calls, ext["id"], CAPS)
     host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
     return app, calls, calls_b, site_b, ext, host
@@ -188,7 +204,18 @@ async def test_a_hostile_extension_finds_no_secret_file_or_network(make_app, tmp
     assert "refused" in await calls.ok("post", "/ext/hostile/kernel", json={"site": site_b})
     # No new process: fork is refused.
     assert await calls.ok("post", "/ext/hostile/fork") == {"forked": 0, "error": "PermissionError"}
-    assert host.missing == [] or all("separate user" in m for m in host.missing), host.missing
+    # Started by root, it runs as nobody; /root is covered, only Python's folder bound back.
+    me = await calls.ok("get", "/ext/hostile/ping")
+    if os.geteuid() == 0:
+        assert (me["uid"], me["gid"], host.missing) == (65534, 65534, [])
+        assert me["root"] == {"refused": "PermissionError"}  # Landlock: /root is not a path it may read
+        assert "refused" in (await calls.ok("post", "/ext/hostile/files", json={"path": "/root/.bashrc"}))["read"]
+    else:  # not root: no other user to become, nor a network namespace to make, and it says so
+        assert me["uid"] == os.geteuid()
+        assert [m for m in host.missing if m.startswith(("separate user", "network"))] == [
+            "network namespace (not root)",
+            "separate user (not root)",
+        ]
 
 
 async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_call(
@@ -202,15 +229,31 @@ async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_ca
     assert [r.getMessage() for r in caplog.records if r.name == "svc.ext.hostile"] == [
         f"[site {site}] pinged forged line"
     ]
-    answer = await calls.ok("post", "/ext/hostile/other", json={"site": site_b})
+    file_b = await calls_b.ok("put", "/files/upload/b.txt", status=201, content=b"site b",
+                              headers={"Content-Type": "text/plain"})
+    await calls_b.ok("put", "/settings/ext.hostile.greeting", json={"value": "b's"})
+    answer = await calls.ok("post", "/ext/hostile/other", json={"site": site_b, "file": file_b["id"]})
     assert answer == {
         "site": {"refused": "EXTENSION_REFUSED"},
         "grant": {"refused": "PERMISSION_DENIED"},
         "forged": {"refused": "EXTENSION_REFUSED"},
+        "their_setting": {"refused": "EXTENSION_REFUSED"},
+        "their_setting_set": {"refused": "EXTENSION_REFUSED"},
+        "undeclared_setting": {"refused": "EXTENSION_REFUSED"},
+        "their_files": {"refused": "EXTENSION_REFUSED"},
+        "their_file_by_id": {"refused": "RECORD_NOT_FOUND"},  # an id of site B is no file of this site
+        "traversal": {"refused": "VALIDATION_FAILED"},
+        "traversal_dots": {"refused": "VALIDATION_FAILED"},
+        "traversal_backslash": {"refused": "VALIDATION_FAILED"},
     }
-    assert host.refused == 2  # the other site and the forged call are counted
-    # Site B's notes were not touched, and B still answers.
+    # The other site (items, settings read and write, files), the forged call, the collection not
+    # granted and the undeclared setting are counted.
+    assert host.refused == 7
+    # Site B's notes, setting and files were not touched, and B still answers; nothing was stored.
     assert [n["title"] for n in (await calls_b.list("notes"))["data"]] == ["x"]
+    assert (await calls_b.ok("get", "/settings/ext.hostile.greeting"))["value"] == "b's"
+    assert [f["key"] for f in await calls_b.ok("get", "/files")] == ["b.txt"]
+    assert await calls.ok("get", "/files") == []
 
 
 async def test_a_runaway_loop_times_out_and_the_runner_comes_back(make_app, tmp_path):
@@ -259,3 +302,20 @@ async def test_repeated_crashes_disable_it_in_the_site(make_app, tmp_path):
     )
     assert host.stopping and host.pid is None  # enabled nowhere else: its runner is gone
     await calls.err("get", "/ext/hostile/ping", 404, "NOT_FOUND")
+
+
+async def test_the_backoff_starts_again_after_a_run_of_good_health(make_app, tmp_path):
+    app, calls, calls_b, site_b, ext, host = await _hostile(make_app, tmp_path, SVC_EXT_MAX_FAILURES="10")
+    now = [0.0]
+    host.clock = lambda: now[0]  # the runner's uptime is read from this clock, moved by hand
+    host.started_at = now[0]
+    waits = []
+    for uptime in (0.0, 0.0, HEALTHY_SECONDS):
+        now[0] += uptime
+        await calls.err("post", "/ext/hostile/crash", 503, "EXTENSION_UNAVAILABLE")
+        await asyncio.wait_for(host.up.wait(), 60)  # started again after its backoff
+        waits.append(host.backoff)
+    # Two crashes in a row double the wait (SVC_EXT_RESTART_MS, 100 ms); a crash after
+    # HEALTHY_SECONDS of good health waits the first backoff again.
+    assert waits == [0.1, 0.2, 0.1]
+    assert (host.crashes, host.streak, host.starts) == (3, 1, 4)

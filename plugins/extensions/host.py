@@ -24,6 +24,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -31,6 +32,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,7 +48,9 @@ from kernel import hookimpl, outbound, sandbox
 from kernel.auth.principal import Principal
 from kernel.errors import ApiError
 from kernel.http.routing import Route
+from plugins.files import api as files
 from plugins.items import api as items
+from plugins.settings import api as settings
 
 log = logging.getLogger("svc.extensions")
 
@@ -58,9 +62,16 @@ ITEM_CALLS = {
     "delete": items.delete,
 }
 ITEM_OPTIONS = {"query", "draft", "locale", "cause"}
+FILE_CALLS = {"get", "list", "read", "upload"}
+# Calls that act on data of a site: they must name the site of the call in flight.
+SITE_CALLS = {"items", "settings", "files"}
+MAX_FILE_READ = 8 * 1024 * 1024  # what one channel frame carries, base64 and all
 # Headers a route's runner never sees: the server authenticated the caller already.
 HIDDEN_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_BACKOFF = 30.0
+# A runner up this long since its last start has been healthy: its next crash waits the first
+# backoff again instead of the doubled one.
+HEALTHY_SECONDS = 60.0
 LOAD_SECONDS = 60.0
 
 
@@ -109,8 +120,6 @@ def _readable() -> list[str]:
 def scrubbed_env(config: dict[str, Any]) -> dict[str, str]:
     """The runner's whole environment: nothing of the server's (no database or Redis URL, no
     secret, no storage credentials)."""
-    import json
-
     return {
         "PATH": "/usr/bin:/bin",
         "HOME": config["workdir"],
@@ -139,8 +148,14 @@ class Host:
         self.up = asyncio.Event()
         self.calls: dict[str, InFlight] = {}
         self.refused = 0
-        self.crashes = 0
+        self.settings_declared = frozenset(row["manifest"].get("settings") or ())
+        self.crashes = 0  # every crash since the host was made
+        self.streak = 0  # crashes since the runner last ran HEALTHY_SECONDS: the backoff's exponent
+        self.backoff = 0.0  # the wait before the last restart, in seconds
         self.starts = 0
+        self.started_at = 0.0
+        # The clock the backoff reads (monotonic seconds); a test moves one of its own.
+        self.clock: Callable[[], float] = time.monotonic
         self.missing: list[str] = []
         self.stopping = False
         self._watcher: asyncio.Task[Any] | None = None
@@ -205,6 +220,7 @@ class Host:
         except BaseException:
             self._kill()
             raise
+        self.started_at = self.clock()
         self.missing = list(declared.get("missing") or [])
         if self.starts == 1:
             for what in self.missing:
@@ -221,11 +237,14 @@ class Host:
         if self.stopping:
             return
         self.crashes += 1
+        delay = self._next_backoff()
         log.error(
-            "extension %s: its runner (pid %s) exited with %s; starting it again", self.name, proc.pid, code
+            "extension %s: its runner (pid %s) exited with %s; starting it again in %.1f s",
+            self.name,
+            proc.pid,
+            code,
+            delay,
         )
-        base = self.kernel.settings.get("ext_restart_ms") / 1000
-        delay = max(min(base * 2 ** min(self.crashes - 1, 10), MAX_BACKOFF), base)
         while not self.stopping:
             await asyncio.sleep(delay)
             if self.stopping:
@@ -236,6 +255,17 @@ class Host:
             except Exception:  # noqa: BLE001 - keep trying with a longer wait
                 log.exception("extension %s: its runner did not start again", self.name)
                 delay = min(delay * 2, MAX_BACKOFF)
+
+    def _next_backoff(self) -> float:
+        """The wait before starting a crashed runner: ``SVC_EXT_RESTART_MS`` doubled with each
+        crash in a row, at most ``MAX_BACKOFF``; a runner that had run ``HEALTHY_SECONDS``
+        since its last start begins the row again."""
+        if self.clock() - self.started_at >= HEALTHY_SECONDS:
+            self.streak = 0
+        self.streak += 1
+        base = self.kernel.settings.get("ext_restart_ms") / 1000
+        self.backoff = max(min(base * 2 ** min(self.streak - 1, 10), MAX_BACKOFF), base)
+        return self.backoff
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -280,12 +310,12 @@ class Host:
         principal = getattr(ctx, "principal", None)
         summary = getattr(principal, "summary", None)
         try:
-            return await asyncio.wait_for(
-                self.peer.call(
+            # ``asyncio.timeout`` rather than ``wait_for``: no task of its own per call, so one
+            # hop of the event loop less on every route, handler, job and operation.
+            async with asyncio.timeout(self.kernel.settings.get("ext_call_seconds")):
+                return await self.peer.call(
                     op, call=call, site=site_id, principal=summary() if callable(summary) else None, **args
-                ),
-                self.kernel.settings.get("ext_call_seconds"),
-            )
+                )
         except TimeoutError:
             log.error(
                 "extension %s: a %s call in site %s timed out; its runner is killed", self.name, op, site_id
@@ -312,17 +342,41 @@ class Host:
         log.warning("extension %s: refused a call from its runner: %s", self.name, why)
         return ApiError(403, "EXTENSION_REFUSED", f"Extension '{self.name}': {why}")
 
+    def _grant(self, call: InFlight, capability: str, what: str) -> sandbox.ExtensionScope:
+        """The call's scope when the site granted ``capability``; else 403 ``PERMISSION_DENIED``,
+        counted with the refused calls."""
+        if call.scope is None:
+            raise self._refuse("no site scope")
+        if not call.scope.allows(capability):
+            with sandbox.running(call.scope):
+                sandbox.require(capability, what)
+        return call.scope
+
     async def _handle(self, message: dict[str, Any]) -> Any:
         call = self.calls.get(str(message.get("call")))
         if call is None:
             raise self._refuse("a call that is not in flight")
         op = message.get("op")
+        if op in SITE_CALLS and message.get("site") != call.site_id:
+            raise self._refuse(f"a call for site {message.get('site')!r} during a call for {call.site_id!r}")
+        # A call beyond the site's grants (a collection, network, settings, files) is refused
+        # where the grant is checked; the sandbox scope notes it, and it is counted here.
+        seen = len(call.scope.refusals) if call.scope is not None else 0
+        try:
+            return await self._dispatch(call, op, message)
+        finally:
+            beyond = call.scope.refusals[seen:] if call.scope is not None else []
+            if beyond:
+                self.refused += len(beyond)
+                log.warning("extension %s: refused %s without the grant", self.name, ", ".join(beyond))
+
+    async def _dispatch(self, call: InFlight, op: Any, message: dict[str, Any]) -> Any:
         if op == "items":
-            if message.get("site") != call.site_id:
-                raise self._refuse(
-                    f"a call for site {message.get('site')!r} during a call for {call.site_id!r}"
-                )
             return await self._items(call, message)
+        if op == "settings":
+            return await self._settings(call, message)
+        if op == "files":
+            return await self._files(call, message)
         if op == "outbound":
             return await self._outbound(call, message)
         if op == "log":
@@ -333,6 +387,59 @@ class Host:
             logging.getLogger(f"svc.ext.{self.name}").log(level, "[site %s] %s", call.site_id, text)
             return None
         raise self._refuse(f"unknown call {op!r}")
+
+    def _no_write_in_filter(self, call: InFlight, what: str) -> None:
+        """A filter runs inside the writer's transaction, which the items API joins; a settings or
+        files write would open a second one and wait on the first (SQLite's one writer). Refused,
+        and noted like a refusal of the sandbox: the write goes on, the extension's failure is
+        counted."""
+        if call.uow is not None and call.scope is not None:
+            call.scope.refusals.append(f"{what} in a filter")
+            raise ApiError(403, "EXTENSION_REFUSED", f"Extension '{self.name}': {what} is not offered in a filter")
+
+    async def _settings(self, call: InFlight, message: dict[str, Any]) -> Any:
+        """``get`` or ``set`` one setting the manifest declares, stored as the site setting
+        ``ext.<name>.<key>``: never another extension's, nor a built-in setting."""
+        key, fn = message.get("key"), message.get("fn")
+        if not isinstance(key, str) or key not in self.settings_declared:
+            raise self._refuse(f"setting {key!r} is not one its manifest declares")
+        scope = self._grant(call, "settings", f"setting {key}")
+        full = f"ext.{self.name}.{key}"
+        if fn == "get":
+            return await settings.get_setting(self.kernel, str(call.site_id), full, message.get("default"))
+        if fn == "set":
+            self._no_write_in_filter(call, "settings.set")
+            with sandbox.running(scope):
+                return await settings.put_setting(call.ctx, full, message.get("value"))
+        raise self._refuse(f"settings.{fn} is not offered")
+
+    async def _files(self, call: InFlight, message: dict[str, Any]) -> Any:
+        """The site's files as the call's principal: ``get``, ``list``, ``read`` (the bytes) and
+        ``upload`` (through the upload guard; a name is only a label, never a path)."""
+        fn = message.get("fn")
+        if fn not in FILE_CALLS:
+            raise self._refuse(f"files.{fn} is not offered")
+        scope = self._grant(call, "files", f"files.{fn}")
+        with sandbox.running(scope):
+            if fn == "get":
+                return await files.get_file(call.ctx, str(message.get("file")))
+            if fn == "list":
+                records, meta = await files.list_files(
+                    call.ctx, limit=message.get("limit", 100), offset=message.get("offset", 0)
+                )
+                return {"items": records, "meta": meta}
+            if fn == "read":
+                record, content = await files.read_file(call.ctx, str(message.get("file")), MAX_FILE_READ)
+                return {"file": record, "body": base64.b64encode(content).decode()}
+            self._no_write_in_filter(call, "files.upload")
+            try:
+                content = base64.b64decode(str(message.get("body") or ""), validate=True)
+            except ValueError:
+                raise ApiError.validation("The file's body is not base64", path=["body"]) from None
+            record, created = await files.upload_file(
+                call.ctx, message.get("filename"), content, message.get("contentType")
+            )
+            return {"file": record, "created": created}
 
     async def _items(self, call: InFlight, message: dict[str, Any]) -> Any:
         fn = ITEM_CALLS.get(str(message.get("fn")))
@@ -540,19 +647,19 @@ class Host:
         )
 
 
-def _merge(target: dict[str, Any], changed: dict[str, Any]) -> None:
-    """Apply a filter's answer to the payload in place (the writer may hold its inner dicts)."""
+def _merge(target: dict[str, Any], changed: dict[str, Any], plain: dict[str, Any] | None = None) -> None:
+    """Apply a filter's answer to the payload in place (the writer may hold its inner dicts).
+    ``plain`` is the payload as JSON gave it to the runner (made once, not once per key)."""
+    plain = _json(target) if plain is None else plain
     for key, value in changed.items():
         inner = target.get(key)
         if isinstance(inner, dict) and isinstance(value, dict):
-            _merge(inner, value)
-        elif key not in target or _json(inner) != _json(value):
+            _merge(inner, value, plain.get(key) if isinstance(plain.get(key), dict) else _json(inner))
+        elif key not in target or plain.get(key) != value:
             target[key] = value
     for key in [k for k in target if k not in changed]:
         del target[key]
 
 
 def _json(value: Any) -> Any:
-    import json
-
     return json.loads(json.dumps(value, default=str))

@@ -11,7 +11,7 @@ from plugins.extensions import keys, routes, schemas
 from plugins.extensions.runtime import CHANGED, runtime
 
 name = "extensions"
-requires = ("items",)
+requires = ("files", "items", "settings")
 ADMIN = "instance-admin"
 
 
