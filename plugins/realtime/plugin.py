@@ -145,6 +145,7 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     from plugins.realtime.tables import push_subscriptions as p
 
     return [rows_target("notifications", n, [n.c.title, n.c.body, n.c.deep_link, n.c.entity_id],
-                        "Notifications whose title, text or link quote the subject."),
+                        "Notifications whose title, text or link quote the subject, or meant for them.",
+                        user_column=n.c.recipient_id),
             rows_target("pushSubscriptions", p, [], "Web push subscriptions of the subject's accounts.",
                         user_column=p.c.user_id)]
