@@ -128,16 +128,13 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
 
 
 async def tell_reviewer(ctx: Any, uow: Any, reviewer_id: str, collection: str, item_id: str, review_id: str) -> None:
-    """The assigned reviewer alone gets a notification (kind ``editorial.review_requested``) when
-    the optional realtime plugin is enabled; it is written in the submission's transaction."""
-    if not ctx.kernel.enabled("realtime"):
-        return
-    from plugins.realtime import api as realtime_api  # optional: editorial does not require it
-
-    await realtime_api.notify(ctx.kernel, ctx.site_id, kind="editorial.review_requested", severity="info",
-                              title=f"Review requested: '{collection}' item {item_id}"[:200],
-                              deep_link=f"/editorial/{collection}/{item_id}"[:2000], entity_id=review_id,
-                              recipient=reviewer_id, uow=uow)
+    """The assigned reviewer alone gets a notification (kind ``editorial.review_requested``),
+    written in the submission's transaction through the bus filter ``realtime.notify``: editorial
+    does not require the optional realtime plugin, and without it nobody answers."""
+    await uow.filter("realtime.notify", {
+        "recipients": [reviewer_id], "kind": "editorial.review_requested",
+        "title": f"Review requested: '{collection}' item {item_id}"[:200],
+        "deepLink": f"/editorial/{collection}/{item_id}"[:2000], "entityId": review_id})
 
 
 async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:

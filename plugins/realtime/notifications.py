@@ -93,6 +93,19 @@ async def create_for(kernel: Any, site_id: str, recipients: list[str], *, uow: A
             for user_id in dict.fromkeys(recipients)]
 
 
+NOTIFY_EVENT = "realtime.notify"
+
+
+async def on_notify_request(event: str, payload: dict[str, Any], ctx: Any) -> None:
+    """The bus filter ``realtime.notify``: a plugin that does not require realtime asks for
+    notifications in its transaction (``await uow.filter("realtime.notify", { recipients, kind,
+    title, severity?, body?, deepLink?, entityId? })``); without realtime nobody answers and
+    nothing is written. One notification per user of ``recipients``."""
+    await create_for(ctx.kernel, ctx.site_id, list(payload["recipients"]), uow=ctx.uow, kind=payload["kind"],
+                     title=payload["title"], severity=payload.get("severity", "info"), body=payload.get("body"),
+                     deep_link=payload.get("deepLink"), entity_id=payload.get("entityId"))
+
+
 async def _write(kernel: Any, uow: Any, site_id: str, row: dict[str, Any], out: dict[str, Any]) -> None:
     await uow.db.insert(notifications, row)
     if push.configured(kernel):

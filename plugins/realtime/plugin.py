@@ -90,6 +90,12 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """``realtime.notify``: notifications asked for by plugins that do not require this one."""
+    bus.on_filter(notifications.NOTIFY_EVENT, notifications.on_notify_request)
+
+
+@hookimpl
 async def authenticate_ticket(ticket: str, request: Any, kernel: Any, route: Any) -> Any:
     return await tickets.redeem(kernel, ticket, request)
 
