@@ -208,9 +208,10 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert [i["name"] for i in (await calls.ok("get", "/items/patients"))] == ["Somebody Else"]
     await calls.err("get", f"/flows/{wrote['flow']['id']}/runs/{wrote['run']}", 404)
     assert await calls.ok("get", "/ai/approvals") == []
-    # Those left name no one (the approval's request says a skill waits, not whose value it holds).
+    # Those left name no one (the approval's request says a skill waits, not whose value it holds;
+    # the review request, which collection and item wait for the admin's review).
     kinds = sorted(n["kind"] for n in await calls.ok("get", "/notifications"))
-    assert kinds == ["agent.staged", "ai.approval.requested"]
+    assert kinds == ["agent.staged", "ai.approval.requested", "editorial.review_requested"]
     # The trail keeps the subject's own acts, by id, without the address they came from.
     acts = await calls.ok("get", "/audit", params={"action": "consent_granted"})
     assert [(a["actor"]["id"], a["ip"]) for a in acts] == [(wrote["member"].id, None)]
