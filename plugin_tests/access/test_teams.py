@@ -73,3 +73,22 @@ async def test_deleting_a_team_removes_its_attachments(calls):
     await calls.ok("post", f"/policies/{policy['id']}/attach", 201, json={"teamId": team["id"]})
     await calls.ok("delete", "/teams", 204, json=[team["id"]])
     assert (await calls.ok("get", f"/policies/{policy['id']}"))["attachments"] == []
+
+
+async def test_admin_members_are_found_through_roles_policies_and_teams(calls, svc_app, site, site_b, make_member):
+    """``admin_members`` (who a notification for the site's admins reaches) follows the loader's
+    rules: a role with the flag or under one, an admin policy on a role, on a user, on a team."""
+    admin_role = next(r for r in await calls.ok("get", "/roles") if r["systemKey"] == "admin")
+    under = await calls.ok("post", "/roles", 201, json={"name": "Under admin", "parentId": admin_role["id"]})
+    lead, plain = [await calls.ok("post", "/roles", 201, json={"name": n}) for n in ("Lead", "Plain")]
+    boss = await calls.ok("post", "/policies", 201, json={"name": "Boss", "adminAccess": True})
+    members = {name: await make_member(site, role, login=False) for name, role in (
+        ("admin", "admin"), ("under", under["id"]), ("lead", lead["id"]), ("direct", plain["id"]),
+        ("teamed", plain["id"]), ("plain", plain["id"]), ("subscriber", "subscriber"))}
+    team = await calls.ok("post", "/teams", 201, json={"name": "Bosses", "members": [members["teamed"].id]})
+    for body in ({"roleId": lead["id"]}, {"userId": members["direct"].id}, {"teamId": team["id"]}):
+        await calls.ok("post", f"/policies/{boss['id']}/attach", 201, json=body)
+    await make_member(site_b, "admin", login=False)
+    async with svc_app.kernel.db.connect() as conn:
+        found = await api.admin_members(conn, site)
+    assert found == sorted(members[n].id for n in ("admin", "under", "lead", "direct", "teamed"))

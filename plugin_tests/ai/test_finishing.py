@@ -14,8 +14,10 @@ from kernel import hookimpl
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from kernel.testing import Calls
+from plugin_tests.realtime.helpers import connect, frame, ticket
 from plugin_tests.realtime.test_push import VAPID_ENV, Browser
 from plugins.ai.api import Skill
+from plugins.realtime import api as realtime_api
 
 from .conftest import tool_call
 
@@ -91,6 +93,53 @@ async def test_a_new_approval_notifies_the_studio(calls, calls_b, model):
     assert [
         n for n in await calls_b.ok("get", "/notifications") if n["entityId"] == pending["approvalId"]
     ] == []
+
+
+async def test_only_the_approvers_hear_of_a_request(live_server, svc_app, calls, calls_b, site, model, make_member):
+    """Over the real realtime socket: the approver named in ``ai.approvers`` gets the frame and the
+    listed notification; another studio member of the site, and another site, get neither. With
+    nobody named, the site's admins are told instead."""
+    server = await live_server(svc_app)
+    role = await calls.ok("post", "/roles", status=201, json={"name": "Editor"})
+    approver, bystander = await make_member(site, role["id"]), await make_member(site, role["id"])
+    admin = await make_member(site, "admin")
+    await calls.ok("put", "/settings/ai.approvers", json={"value": [approver.id]})
+    await calls.collection("posts", {"title": "string"})
+    as_approver, as_bystander = Calls(calls.client, approver.headers), Calls(calls.client, bystander.headers)
+    as_admin = Calls(calls.client, admin.headers)
+    async with connect(server, await ticket(as_approver)) as theirs, \
+            connect(server, await ticket(as_bystander)) as not_theirs, \
+            connect(server, await ticket(as_admin)) as admins, connect(server, await ticket(calls_b)) as other_site:
+        for ws in (theirs, not_theirs, admins, other_site):
+            await ws.send_json({"type": "ping"})
+            assert await frame(ws) == {"type": "pong"}
+        model.script = [{"tool_calls": [tool_call("delete_collection", {"name": "posts"})]}]
+        pending = await calls.ok("post", "/ai/chat", status=202, json={"message": "drop the posts"})
+        told = (await frame(theirs))["notification"]
+        assert told["kind"] == "ai.approval.requested" and told["entityId"] == pending["approvalId"]
+        # The next site-wide notification is the first frame the others read.
+        everyone = await realtime_api.notify(svc_app.kernel, site, kind="flow", title="For everyone")
+        for ws in (not_theirs, admins):
+            assert await frame(ws) == {"type": "notification", "notification": everyone}
+        # Nobody named: the site's admins (members with admin access) are told, not the editors.
+        await calls.ok("put", "/settings/ai.approvers", json={"value": []})
+        model.script = [{"tool_calls": [tool_call("delete_collection", {"name": "posts"})]}]
+        second = await calls.ok("post", "/ai/chat", status=202, json={"message": "drop the posts"})
+        assert (await frame(admins))["notification"]["entityId"] == second["approvalId"]
+        everyone_again = await realtime_api.notify(svc_app.kernel, site, kind="flow", title="Again")
+        assert await frame(theirs) == {"type": "notification", "notification": everyone}
+        for ws in (theirs, not_theirs):  # the second request reached neither editor
+            assert await frame(ws) == {"type": "notification", "notification": everyone_again}
+        note_b = await realtime_api.notify(svc_app.kernel, calls_b.headers["X-Svc-Site"], kind="flow", title="B")
+        assert await frame(other_site) == {"type": "notification", "notification": note_b}
+
+    def requests(listed: list[dict]) -> list[str]:
+        return [n["entityId"] for n in listed if n["kind"] == "ai.approval.requested"]
+
+    assert requests(await as_approver.ok("get", "/notifications")) == [pending["approvalId"]]
+    assert requests(await as_admin.ok("get", "/notifications")) == [second["approvalId"]]
+    assert requests(await as_bystander.ok("get", "/notifications")) == []
+    assert requests(await calls_b.ok("get", "/notifications")) == []
 
 
 async def test_approvers_get_the_request_by_web_push(make_app, model, http_receiver, run_due_jobs):

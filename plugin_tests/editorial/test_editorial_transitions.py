@@ -142,3 +142,14 @@ async def test_reviews_filter_by_state_and_assignee_newest_first(shared_site):
         path_is=["query", "status"],
         params={"status": "draft"},
     )
+
+
+async def test_a_review_request_notifies_the_reviewer_alone(shared_site):
+    calls, reviewer, outsider = await _newsroom(shared_site)
+    art = await _in_review(calls, reviewer)
+    [review] = await calls.ok("get", f"{E}/reviews")
+    [note] = await Calls(shared_site.app.client, reviewer.headers).ok("get", "/notifications")
+    assert (note["kind"], note["entityId"], note["deepLink"]) == (
+        "editorial.review_requested", review["id"], f"/editorial/articles/{art}")
+    assert await Calls(shared_site.app.client, outsider.headers).ok("get", "/notifications") == []
+    assert await calls.ok("get", "/notifications") == []  # the site's admin is not the reviewer

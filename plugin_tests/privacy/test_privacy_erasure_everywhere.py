@@ -13,7 +13,7 @@ import asyncio
 import json
 
 import pytest_asyncio
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from kernel.db.meta import now_utc
 from kernel.testing import Calls, disabled_with_dependents, new_member
@@ -25,6 +25,8 @@ from plugin_tests.privacy.test_privacy_erasure import tables_holding
 from plugin_tests.privacy.test_privacy_erasure_files import files_holding
 from plugins.access.api import memberships
 from plugins.pageviews import plugin as pageviews_plugin
+from plugins.realtime import api as realtime_api
+from plugins.realtime.tables import notifications
 
 MARK = "Qwendolyx"
 EMAIL = f"ann.{MARK.lower()}@example.org"
@@ -188,6 +190,9 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
         assert "svc_item_group_counts" in before
     if kernel.db.is_sqlite:
         assert files_holding(kernel.settings.data_path, needles())  # the raw scan sees it
+    # A notification meant for the subject goes too, though its text does not quote them.
+    await realtime_api.notify(kernel, calls.headers["X-Svc-Site"], kind="personal", title="For you",
+                              recipient=wrote["member"].id)
 
     done = await _erase(calls)
     assert done["status"] == "executed" and done["recordCount"] == 1
@@ -208,9 +213,14 @@ async def test_after_an_erasure_no_record_of_any_plugin_holds_the_subject(app, m
     assert [i["name"] for i in (await calls.ok("get", "/items/patients"))] == ["Somebody Else"]
     await calls.err("get", f"/flows/{wrote['flow']['id']}/runs/{wrote['run']}", 404)
     assert await calls.ok("get", "/ai/approvals") == []
-    # Those left name no one (the approval's request says a skill waits, not whose value it holds).
+    async with kernel.db.connect() as conn:  # the subject's own notification is gone (the admin never saw it)
+        left = (await conn.execute(select(notifications.c.id).where(
+            notifications.c.recipient_id == wrote["member"].id))).all()
+    assert left == []
+    # Those left name no one (the approval's request says a skill waits, not whose value it holds;
+    # the review request, which collection and item wait for the admin's review).
     kinds = sorted(n["kind"] for n in await calls.ok("get", "/notifications"))
-    assert kinds == ["agent.staged", "ai.approval.requested"]
+    assert kinds == ["agent.staged", "ai.approval.requested", "editorial.review_requested"]
     # The trail keeps the subject's own acts, by id, without the address they came from.
     acts = await calls.ok("get", "/audit", params={"action": "consent_granted"})
     assert [(a["actor"]["id"], a["ip"]) for a in acts] == [(wrote["member"].id, None)]

@@ -108,3 +108,55 @@ async def test_notification_routes_refuse_bad_input(svc_app, calls, anon_calls, 
     await anon_calls.err("get", "/notifications", 401, "UNAUTHENTICATED")
     subscriber = await make_member(site, "subscriber")
     await Calls(calls.client, subscriber.headers).err("get", "/notifications", 403, "PERMISSION_DENIED")
+
+
+async def test_a_notification_for_one_user_reaches_only_that_user(server, svc_app, calls, site, site_b,
+                                                                   make_member):
+    """``recipient``: its frame goes to that user's sessions alone (never another member's, an end
+    user's, nor the same user's session in another site), it is listed and handled by that user
+    alone, and the frame keeps the API's shape (no recipient in it)."""
+    kernel = svc_app.kernel
+    editor = await calls.ok("post", "/roles", status=201, json={"name": "Editor"})
+    meant = await make_member([site, site_b], "admin")
+    other = await make_member(site, editor["id"])
+    end_user = await make_member(site, "subscriber")
+    as_meant, as_other = Calls(calls.client, meant.headers), Calls(calls.client, other.headers)
+    meant_in_b = Calls(calls.client, {"Authorization": f"Bearer {await svc_app.login(meant.email, meant.password, site=site_b)}",
+                                      "X-Svc-Site": site_b})
+    async with connect(server, await ticket(as_meant)) as mine, \
+            connect(server, await ticket(as_meant, "audience-ticket")) as mine_too, \
+            connect(server, await ticket(as_other)) as theirs, \
+            connect(server, await ticket(Calls(calls.client, end_user.headers), "audience-ticket")) as public, \
+            connect(server, await ticket(meant_in_b)) as mine_in_b:
+        for ws in (mine, mine_too, theirs, public, mine_in_b):
+            await ws.send_json({"type": "ping"})
+            assert await frame(ws) == {"type": "pong"}
+        personal = await api.notify(kernel, site, kind="ai.approval.requested", title="Approve?", severity="warning",
+                                    recipient=meant.id)
+        assert set(personal) == {"id", "kind", "severity", "title", "body", "deepLink", "entityId", "ts"}
+        for ws in (mine, mine_too):
+            assert await frame(ws) == {"type": "notification", "notification": personal}
+        # The site's next notification is the first frame everyone else reads: the personal one
+        # never reached them.
+        everyone = await api.notify(kernel, site, kind="flow", title="For the whole site")
+        for ws in (mine, mine_too, theirs, public):
+            assert await frame(ws) == {"type": "notification", "notification": everyone}
+        in_b = await api.notify(kernel, site_b, kind="flow", title="Site B", recipient=meant.id)
+        assert await frame(mine_in_b) == {"type": "notification", "notification": in_b}
+    assert [n["id"] for n in await as_meant.ok("get", "/notifications")] == [everyone["id"], personal["id"]]
+    listed = await as_other.ok("get", "/notifications", full=True)
+    assert [n["id"] for n in listed["data"]] == [everyone["id"]] and listed["meta"]["total"] == 1
+    # The instance admin is no recipient either: only the site's own notifications.
+    assert [n["id"] for n in await calls.ok("get", "/notifications")] == [everyone["id"]]
+    # Another user cannot mark it handled (as unknown to them as another site's), its recipient can.
+    await as_other.err("patch", f"/notifications/{personal['id']}", 404, "RECORD_NOT_FOUND", json={"handled": True})
+    await meant_in_b.err("patch", f"/notifications/{personal['id']}", 404, "RECORD_NOT_FOUND",
+                         json={"handled": True})
+    done = await as_meant.ok("patch", f"/notifications/{personal['id']}", json={"handled": True})
+    assert done["id"] == personal["id"] and done["handledAt"] is not None
+    assert [n["id"] for n in await meant_in_b.ok("get", "/notifications")] == [in_b["id"]]
+
+
+async def test_a_recipient_must_be_a_user_id(svc_app, site):
+    with pytest.raises(ValueError, match="recipient"):
+        await api.notify(svc_app.kernel, site, kind="k", title="t", recipient="user:../x")

@@ -15,9 +15,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from kernel.testing import Calls
+from kernel.testing import Calls, new_member
 from plugin_tests.realtime.helpers import connect, frame, ticket
-from plugins.realtime import push
+from plugins.realtime import api, push
 
 PUBLIC, PRIVATE = push.new_key_pair()
 SUBJECT = "mailto:ops@example.com"
@@ -166,6 +166,21 @@ async def test_a_notification_arrives_encrypted_and_signed(vapid_app, http_recei
     [request] = http_receiver.received("/push/one")
     check_vapid(request, f"http://127.0.0.1:{http_receiver.port}")
     assert browser.decrypt(request.body) == {"type": "notification", "notification": data["notification"]}
+
+
+async def test_a_notification_for_one_user_is_pushed_to_that_user_alone(vapid_app, http_receiver, run_due_jobs):
+    app, calls, site = vapid_app
+    meant, other = await new_member(app, site, "admin"), await new_member(app, site, "admin")
+    browsers = {}
+    for who, member in (("meant", meant), ("other", other)):
+        browsers[who] = Browser()
+        await Calls(app.client, member.headers).ok("post", "/push/subscriptions", status=201, json={
+            "endpoint": http_receiver.serve_raw(f"/push/{who}", b"", 201), "keys": browsers[who].keys})
+    note = await api.notify(app.kernel, site, kind="ai.approval.requested", title="Approve?", recipient=meant.id)
+    await run_due_jobs(app)
+    [request] = http_receiver.received("/push/meant")
+    assert browsers["meant"].decrypt(request.body) == {"type": "notification", "notification": note}
+    assert http_receiver.received("/push/other") == []  # the job ran: it sent to one subscription only
 
 
 @pytest.mark.parametrize("status", [404, 410])

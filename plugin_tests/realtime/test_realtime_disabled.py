@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernel.testing import disabled_with_dependents
+from kernel.testing import Calls, disabled_with_dependents, new_member
 from plugin_tests.realtime.helpers import closed
 
 
@@ -27,3 +27,13 @@ async def test_realtime_routes_are_gone(app, live_server):
     assert close.code == 4404
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert not [p for p in paths if "/realtime" in p or "/push/" in p or "/notifications" in p]
+
+
+async def test_a_review_request_needs_no_realtime(app):
+    """Editorial notifies a reviewer only when realtime is enabled; without it the request goes on."""
+    calls = Calls(app.client, {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"})
+    await calls.collection("articles", {"title": "string"}, editorialWorkflow=True)
+    reviewer = await new_member(app, "default", "admin")
+    art = (await calls.create("articles", {"title": "a"}))["id"]
+    review = await calls.ok("post", f"/editorial/articles/{art}/submit-review", json={"reviewerId": reviewer.id})
+    assert review["state"] == "in_review" and review["reviewerId"] == reviewer.id

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
 from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.tables import sites
+from plugins.access.guards import all_roles, role_chain
 from plugins.access.tables import attachments, memberships, permissions, policies, roles, team_members
 
 # The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
@@ -185,3 +186,39 @@ async def sites_of_user(conn: Any, user_id: str) -> list[dict[str, Any]]:
              .where(memberships.c.user_id == user_id).order_by(sites.c.id))
     rows = (await conn.execute(query)).all()
     return [{"id": r.id, "name": r.name, "roleId": r.role_id, "roleName": r.role_name} for r in rows]
+
+
+# -- notifications: who a notification meant for people reaches
+async def members_named(conn: Any, site_id: str, ids: list[str]) -> list[str]:
+    """The site's members named in ``ids`` by user id or by the id of the role they hold (as the
+    ``ai.approvers`` setting names them), sorted; a name that is neither is ignored."""
+    if not ids:
+        return []
+    db = SiteDB(site_id, conn)
+    rows = await db.all(db.select(memberships, memberships.c.user_id).where(
+        or_(memberships.c.user_id.in_(ids), memberships.c.role_id.in_(ids))))
+    return sorted({r["user_id"] for r in rows})
+
+
+async def admin_members(conn: Any, site_id: str) -> list[str]:
+    """The users holding admin access in the site, sorted: members of a role whose chain has the
+    flag or an admin policy attached, and users given an admin policy directly or by team (the
+    loader's rules, docs/access.md). Instance admins who are not members are not listed."""
+    db = SiteDB(site_id, conn)
+    by_id = await all_roles(db)
+    admin_policy = [r["id"] for r in await db.all(db.select(policies, policies.c.id)
+                                                  .where(policies.c.admin_access.is_(True)))]
+    targets = await db.all(db.select(attachments).where(attachments.c.policy_id.in_(admin_policy))) \
+        if admin_policy else []
+    admin_roles = {r["role_id"] for r in targets if r["role_id"]}
+    admin_roles = {rid for rid in by_id if any(by_id[c]["admin_access"] or c in admin_roles
+                                               for c in role_chain(rid, by_id))}
+    users = {r["user_id"] for r in targets if r["user_id"]}
+    teams = [r["team_id"] for r in targets if r["team_id"]]
+    if teams:
+        users |= {r["user_id"] for r in await db.all(db.select(team_members, team_members.c.user_id)
+                                                      .where(team_members.c.team_id.in_(teams)))}
+    if admin_roles:
+        users |= {r["user_id"] for r in await db.all(db.select(memberships, memberships.c.user_id)
+                                                      .where(memberships.c.role_id.in_(admin_roles)))}
+    return sorted(users)

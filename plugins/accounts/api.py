@@ -20,6 +20,7 @@ from kernel.auth.passwords import verify_password_async
 from kernel.auth.principal import Principal
 from kernel.db.meta import aware, iso, now_utc
 from kernel.tenancy.scope import SiteDB
+from plugins.access import api as access_api
 from plugins.accounts.sessions import live_sessions
 from plugins.accounts.tables import api_keys, refresh_tokens, users
 
@@ -108,3 +109,21 @@ async def verify_password(kernel: Any, principal: Principal, password: Any) -> b
     if stored is None or stored["status"] != "active" or not stored["password_hash"]:
         return False
     return bool(await verify_password_async(stored["password_hash"], password))
+
+
+# -- notifications: the people a notification for a site's admins reaches
+async def active_users(conn: Any, user_ids: list[str]) -> list[str]:
+    """Those of ``user_ids`` whose account is active, in the given order."""
+    if not user_ids:
+        return []
+    found = {r[0] for r in (await conn.execute(select(users.c.id).where(
+        users.c.id.in_(user_ids), users.c.status == "active"))).all()}
+    return [u for u in dict.fromkeys(user_ids) if u in found]
+
+
+async def site_admins(conn: Any, site_id: str) -> list[str]:
+    """The active users who administer ``site_id``: its members with admin access
+    (``access.api.admin_members``), then the instance admins, who administer every site."""
+    instance = [r[0] for r in (await conn.execute(select(users.c.id).where(
+        users.c.is_instance_admin.is_(True), users.c.status == "active").order_by(users.c.id))).all()]
+    return await active_users(conn, await access_api.admin_members(conn, site_id) + instance)

@@ -13,12 +13,15 @@ skill's capability too. A named approver (not an admin, who could act directly) 
 their own request (403 ``PERMISSION_DENIED``, ``reason: self_approval``); they may reject it. Requesting, approving and rejecting are audited
 (``ai.approval.request|approve|reject``).
 
-A new request notifies the site's studio (``realtime.notify``: the ``notification`` frame and a
-web push, kind ``ai.approval.requested``). An approved call that fails *transiently* (an
+A new request notifies its approvers, one by one (``realtime.notify_each``: the ``notification``
+frame on their own sessions and a web push to their own subscriptions, kind
+``ai.approval.requested``): the members named in ``ai.approvers`` (by user id, or holding a
+named role), or, when it names none, the site's admins. Nobody else's session hears of it. An approved call that fails *transiently* (an
 ``ApiError`` 429, 502, 503 or 504, a network or OS error) is ``retrying``: the job
 ``ai.approval_retry`` runs it again after a backoff (``SVC_AI_APPROVAL_RETRY_SECONDS``, doubled
 each time) with the same idempotency key ``ai-approval:<id>`` (``SkillContext.idempotency_key``),
-up to ``SVC_AI_APPROVAL_ATTEMPTS`` runs in all; then it ends ``failed`` (and the studio is told).
+up to ``SVC_AI_APPROVAL_ATTEMPTS`` runs in all; then it ends ``failed`` (and its requester and
+decider are told).
 ``attempts`` counts the runs; ``result`` or ``error`` is the outcome. When an approval reaches
 its final state (``approved``, ``rejected``, ``failed``) the bus filter ``ai.approval.decided``
 (``{ approvalId, skill, status, result, error }``) runs in that transaction: the agents plugin
@@ -43,6 +46,7 @@ from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
+from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
 from plugins.ai import conversations, gate
 from plugins.ai.skill import SkillContext
@@ -84,8 +88,23 @@ def record(row: Any) -> dict[str, Any]:
             "decidedAt": iso(row["decided_at"])}
 
 
+async def approver_ids(kernel: Any, site_id: str) -> list[str]:
+    """Who is told of a new request: the members ``ai.approvers`` names (by user or role id), or
+    the site's admins when it names none (admins may always decide)."""
+    named = await settings_api.get_setting(kernel, site_id, APPROVERS_KEY, [])
+    async with kernel.db.connect() as conn:
+        people = await accounts_api.active_users(conn, await access_api.members_named(conn, site_id, list(named or [])))
+        return people or await accounts_api.site_admins(conn, site_id)
+
+
+def _user_of(owner: Any) -> list[str]:
+    """The user id of an ``owner_of`` string (``user:<id>``); none for an API key."""
+    return [owner[5:]] if isinstance(owner, str) and owner.startswith("user:") and len(owner) > 5 else []
+
+
 async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversation_id: str | None) -> dict[str, Any]:
     """A pending approval of ``skill(args)`` requested by ``ctx.principal``; nothing runs."""
+    approvers = await approver_ids(ctx.kernel, ctx.site_id)
     now = now_utc()
     row = {"id": uuid7(), "conversation_id": conversation_id,
            "requester": accounts_api.principal_record(ctx.principal), "requester_owner": gate.owner_of(ctx.principal),
@@ -98,11 +117,12 @@ async def request(ctx: SkillContext, skill: Any, args: dict[str, Any], conversat
         await audit.record(uow.conn, action="ai.approval.request", site_id=ctx.site_id, principal=ctx.principal,
                            target_type="ai_approval", target_id=row["id"], request_id=ctx.request_id,
                            details={"skill": skill.name})
-        # Approvers are told (the notification frame and a web push go out after commit).
-        await realtime_api.notify(ctx.kernel, ctx.site_id, kind="ai.approval.requested", severity="warning",
-                                  title=f"Approval needed: {row['summary']}"[:200],
-                                  body=f"Requested by {row['requester_owner']}; decide before {iso(row['expires_at'])}",
-                                  deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
+        # Each approver is told (their frame and web push go out after commit).
+        await realtime_api.notify_each(
+            ctx.kernel, ctx.site_id, approvers, kind="ai.approval.requested", severity="warning",
+            title=f"Approval needed: {row['summary']}"[:200],
+            body=f"Requested by {row['requester_owner']}; decide before {iso(row['expires_at'])}",
+            deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
     return record({**row, "site_id": ctx.site_id})
 
 
@@ -172,9 +192,12 @@ async def _finish(kernel: Any, site_id: str, row: Any, *, status: str, result: A
         if status != "retrying":
             await _decided(uow, row, status, result, error)
         if status == "failed" and (attempts or 0) > 1:
-            await realtime_api.notify(kernel, site_id, kind="ai.approval.failed", severity="error",
-                                      title=f"Approved action failed after {attempts} attempts: {row['summary']}"[:200],
-                                      deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
+            # Its requester and whoever approved it are told.
+            await realtime_api.notify_each(
+                kernel, site_id, _user_of(row["requester_owner"]) + _user_of(row["decided_by"]),
+                kind="ai.approval.failed", severity="error",
+                title=f"Approved action failed after {attempts} attempts: {row['summary']}"[:200],
+                deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
 
 
 async def _decided(uow: Any, row: Any, status: str, result: Any, error: Any) -> None:

@@ -3,7 +3,7 @@
 - ``submit-review`` ``{ reviewerId }``: ``draft`` -> ``in_review``. The caller may update the
   item; the reviewer is an active member of the site who may update the collection (who may
   approve), and with ``requireSeparateReviewer`` is neither the submitter nor the item's author
-  (``userCreated``).
+  (``userCreated``). With the realtime plugin, the reviewer alone is notified.
 - ``approve``: ``in_review`` -> ``approved``, by the assigned reviewer (or a site admin); with
   ``requireSeparateReviewer`` the approver differs from the submitter and the author. Then it
   proceeds to publish per the collection's ``editorialPublish``: ``release`` (the default) leaves
@@ -123,7 +123,18 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
         await workflow.set_state(db, collection, str(item["id"]), "in_review", review_id, row)
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
                                          "in_review", review_id, request_id=ctx.request_id)
+        await tell_reviewer(ctx, uow, reviewer_id, collection, str(item["id"]), review_id)
         return review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+
+
+async def tell_reviewer(ctx: Any, uow: Any, reviewer_id: str, collection: str, item_id: str, review_id: str) -> None:
+    """The assigned reviewer alone gets a notification (kind ``editorial.review_requested``),
+    written in the submission's transaction through the bus filter ``realtime.notify``: editorial
+    does not require the optional realtime plugin, and without it nobody answers."""
+    await uow.filter("realtime.notify", {
+        "recipients": [reviewer_id], "kind": "editorial.review_requested",
+        "title": f"Review requested: '{collection}' item {item_id}"[:200],
+        "deepLink": f"/editorial/{collection}/{item_id}"[:2000], "entityId": review_id})
 
 
 async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:

@@ -9,9 +9,10 @@ pings, a per-site connection limit counted in Redis), notifications (``api.notif
 ``svc push keygen``).
 
 Hooks: register_settings, register_migrations, register_error_codes, register_rate_limits,
-register_routes, authenticate_ticket, register_jobs, register_commands, startup, shutdown.
+register_routes, register_event_handlers (the filter ``realtime.notify``), authenticate_ticket, register_jobs, register_commands, startup, shutdown.
 Events: reads the items plugin's live topics ``items.<collection>`` (one per committed write);
-publishes the live topic ``realtime.notification`` of each site. Jobs: ``realtime.push_fanout``,
+publishes the live topics ``realtime.notification`` (the site's) and
+``realtime.notification.<user id>`` (one recipient's) of each site. Jobs: ``realtime.push_fanout``,
 ``realtime.push_send``.
 
 Layout: tickets.py (mint, redeem), channel.py (the socket), frames.py (client frames and

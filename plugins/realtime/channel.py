@@ -26,6 +26,15 @@ from plugins.realtime import frames
 from plugins.realtime.tickets import ALL
 
 NOTIFICATION_TOPIC = "realtime.notification"
+USER_NOTIFICATION_PREFIX = NOTIFICATION_TOPIC + "."
+
+
+def notification_topic(recipient: str | None) -> str:
+    """The topic of a notification: the site's, or ``realtime.notification.<user id>`` for one
+    meant for that user alone (read only by that user's connections, see ``Connection.wants``)."""
+    return NOTIFICATION_TOPIC if recipient is None else USER_NOTIFICATION_PREFIX + recipient
+
+
 # One subscription per socket, to every topic of its site: the items plugin's live topics
 # (``items.<collection>``) and the notifications; ``wants`` keeps what the socket asked for.
 TOPICS = "*"
@@ -35,9 +44,12 @@ MAX_FRAME_BYTES = 16 * 1024
 class Connection:
     """One open socket: its ticket's reach, its subscriptions, and a lock for sends."""
 
-    def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str]) -> None:
+    def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str],
+                 user_id: str | None = None) -> None:
         self.ws = ws
         self.audience = audience
+        # The topic of the notifications meant for this connection's user alone (None: no user).
+        self.own_topic = None if user_id is None else notification_topic(user_id)
         self.every = ALL in collections
         self.collections = frozenset(collections)
         self.subs: dict[str, list[frames.Predicate]] = {}
@@ -127,6 +139,8 @@ class Connection:
     def wants(self, topic: str, data: Any) -> bool:
         if topic == NOTIFICATION_TOPIC:  # every session of the site, studio and audience alike
             return True
+        if topic.startswith(USER_NOTIFICATION_PREFIX):  # one user's: that user's sessions only
+            return topic == self.own_topic
         if not topic.startswith("items.") or not isinstance(data, dict):
             return False
         matchers = self.subs.get(data.get("collection"))
@@ -146,7 +160,7 @@ def frame_text(message: Any) -> str:
     if _last[0] is message:
         return str(_last[1])
     data = message.data
-    if message.topic == NOTIFICATION_TOPIC:
+    if message.topic == NOTIFICATION_TOPIC or message.topic.startswith(USER_NOTIFICATION_PREFIX):
         frame: dict[str, Any] = {"type": "notification", "notification": data}
     else:
         frame = {"type": "event", "collection": data["collection"], "action": data.get("action"),
@@ -174,7 +188,8 @@ class RealtimeSocket:
             raise ApiError(429, "RATE_LIMITED",
                            f"At most {state.limiter.limit} concurrent realtime connections per site")
         try:
-            conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"])
+            conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"],
+                              ctx.principal.user_id)
             size = self.kernel.settings.get("realtime_queue_size")
             with live_connection(self.kernel, "websocket"):
                 async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:

@@ -90,6 +90,12 @@ def register_routes(kernel: Any) -> list[Route]:
 
 
 @hookimpl
+def register_event_handlers(bus: Any, kernel: Any) -> None:
+    """``realtime.notify``: notifications asked for by plugins that do not require this one."""
+    bus.on_filter(notifications.NOTIFY_EVENT, notifications.on_notify_request)
+
+
+@hookimpl
 async def authenticate_ticket(ticket: str, request: Any, kernel: Any, route: Any) -> Any:
     return await tickets.redeem(kernel, ticket, request)
 
@@ -145,6 +151,7 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     from plugins.realtime.tables import push_subscriptions as p
 
     return [rows_target("notifications", n, [n.c.title, n.c.body, n.c.deep_link, n.c.entity_id],
-                        "Notifications whose title, text or link quote the subject."),
+                        "Notifications whose title, text or link quote the subject, or meant for them.",
+                        user_column=n.c.recipient_id),
             rows_target("pushSubscriptions", p, [], "Web push subscriptions of the subject's accounts.",
                         user_column=p.c.user_id)]

@@ -1,7 +1,8 @@
 """Web push (VAPID, RFC 8292) with aes128gcm payloads (RFC 8291), through pywebpush.
 
 Subscriptions are per (site, user, endpoint). A notification queues ``FANOUT_JOB``, which
-sends it to every studio subscription of the site: pywebpush's ``WebPusher`` encrypts the
+sends it to every studio subscription of the site (or, for a notification with a recipient, to
+that user's subscriptions alone): pywebpush's ``WebPusher`` encrypts the
 payload for the subscription's keys, py-vapid signs the VAPID JWT (``aud`` is the push
 service's origin), and the ``kernel.outbound`` client posts it: the endpoint's host is resolved
 and checked at connect time (the outbound rule (docs/operations.md#outbound-requests): no loopback, private, link-local or
@@ -243,13 +244,16 @@ def _payload(note: Any) -> bytes:
 
 
 async def fanout(kernel: Any, site_id: str, notification_id: str) -> None:
-    """Job: send a notification to every studio push subscription of the site."""
+    """Job: send a notification to every studio push subscription of the site, or, when it names
+    a recipient, to that user's subscriptions alone."""
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)
         note = await db.one(db.select(notifications).where(notifications.c.id == notification_id))
-        subs = await db.all(db.select(push_subscriptions).where(push_subscriptions.c.realm == "studio"))
-    if note is None or not configured(kernel):
-        return
+        if note is None or not configured(kernel):
+            return
+        T = push_subscriptions.c  # noqa: N806
+        whose = [T.realm == "studio"] if note["recipient_id"] is None else [T.user_id == note["recipient_id"]]
+        subs = await db.all(db.select(push_subscriptions).where(*whose))
     payload = _payload(note)
     for row in subs:  # one subscription's fault never stops (nor repeats) the others
         try:

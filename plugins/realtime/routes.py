@@ -108,7 +108,8 @@ class PushSubscriptionsResource:
 
 
 class NotificationsResource:
-    """``GET /notifications``: the site's notifications, newest first (``?handled=true|false``)."""
+    """``GET /notifications``: the site's notifications and the caller's own, newest first
+    (``?handled=true|false``)."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -121,8 +122,8 @@ class NotificationsResource:
         if raw not in (None, "true", "false"):
             raise ApiError.validation("'handled' is true or false", path=["query", "handled"])
         handled = None if raw is None else raw == "true"
-        items, total = await notifications.list_page(self.kernel, site_id, limit=limit, offset=offset,
-                                                     handled=handled)
+        items, total = await notifications.list_page(self.kernel, site_id, ctx.principal.user_id, limit=limit,
+                                                     offset=offset, handled=handled)
         send_data(resp, items, meta=page_meta(total, limit, offset))
 
 
@@ -142,4 +143,5 @@ class NotificationResource:
             raise ApiError.validation("'handled' is true or false", path=["handled"])
         if len(notification_id) > 36:
             raise ApiError(404, "RECORD_NOT_FOUND", "No such notification")
-        send_data(resp, await notifications.mark_handled(self.kernel, site_id, notification_id, handled))
+        send_data(resp, await notifications.mark_handled(self.kernel, site_id, notification_id, handled,
+                                                         user_id=ctx.principal.user_id))

@@ -53,7 +53,8 @@ SUBSCRIPTIONS_OPS = ops(
         "type": "object", "required": ["endpoint"], "additionalProperties": False,
         "properties": {"endpoint": {"type": "string", "maxLength": 2000}}}, None, 204),
 )
-NOTIFICATIONS_OP = ops(get=("The site's notifications, newest first", None, [NOTIFICATION], 200))
+NOTIFICATIONS_OP = ops(get=("The site's notifications and the caller's own, newest first", None, [NOTIFICATION],
+                            200))
 NOTIFICATIONS_OP["get"]["parameters"] = [
     {"name": "handled", "in": "query", "schema": {"enum": ["true", "false"]}},
     {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 200}},

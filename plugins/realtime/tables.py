@@ -37,7 +37,11 @@ notifications = Table(
     Column("entity_id", String(200), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("handled_at", DateTime(timezone=True), nullable=True),
+    # One user the notification is for (their sessions, list and push subscriptions only);
+    # NULL: every session of the site (the spec's broadcast).
+    Column("recipient_id", String(36), nullable=True),
     Index("ix_svc_notifications_site_created", "site_id", "created_at"),
+    Index("ix_svc_notifications_site_recipient", "site_id", "recipient_id"),
 )
 
 push_subscriptions = Table(

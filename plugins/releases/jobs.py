@@ -34,10 +34,17 @@ async def _fail(kernel: Any, site_id: str, row: Any, message: str) -> None:
 
 
 async def notify_failure(kernel: Any, site_id: str, row: Any, status: str, message: str, uow: Any = None) -> None:
-    """One notification of the site's studio (its admins and the release's creator see it)."""
+    """One notification each for the release's creator and the site's admins (nobody else's
+    sessions hear of it)."""
+    if uow is None:
+        async with kernel.unit_of_work(site_id) as own:
+            await notify_failure(kernel, site_id, row, status, message, uow=own)
+        return
     creator = row["created_by"] or "unknown"
-    await realtime_api.notify(
-        kernel, site_id, kind="release.failed", severity="error" if status == "failed" else "warning",
+    people = await accounts_api.active_users(uow.conn, [row["created_by"]] if row["created_by"] else []) \
+        + await accounts_api.site_admins(uow.conn, site_id)
+    await realtime_api.notify_each(
+        kernel, site_id, people, kind="release.failed", severity="error" if status == "failed" else "warning",
         title=f"Scheduled release '{row['name'][:150]}' {status.replace('_', ' ')}",
         body=f"{message[:1500]} (created by user {creator})", deep_link=f"/releases/{row['id']}",
         entity_id=row["id"], uow=uow)

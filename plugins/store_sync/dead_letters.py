@@ -27,6 +27,7 @@ from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
 from kernel.privacy import RetentionTarget, prune_rows, rows_before
+from plugins.accounts import api as accounts_api
 from plugins.realtime import api as realtime_api
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.tables import dead_letters
@@ -78,8 +79,8 @@ def not_found() -> ApiError:
 
 
 async def set_aside(kernel: Any, row: Any, events: list[Any], attempts: int, error: str) -> str:
-    """Keep the batch ``events`` of pipeline ``row`` on the dead-letter list and notify the site;
-    returns the entry's id."""
+    """Keep the batch ``events`` of pipeline ``row`` on the dead-letter list and notify the site's
+    admins; returns the entry's id."""
     last: dict[tuple[str, str], str] = {}
     for event in events:
         if event.collection is not None and event.item_id is not None:
@@ -104,9 +105,11 @@ async def set_aside(kernel: Any, row: Any, events: list[Any], attempts: int, err
                 "replayed_at": None,
             },
         )
-        await realtime_api.notify(
+        # The site's admins are told (they can replay it), nobody else.
+        await realtime_api.notify_each(
             kernel,
             site_id,
+            await accounts_api.site_admins(uow.conn, site_id),
             kind=NOTIFICATION_KIND,
             severity="error",
             title=f"Store sync '{row['name'][:100]}' set a batch aside",

@@ -12,7 +12,7 @@ from plugins.store_sync.bodies import CODE
 from plugins.store_sync.targets import parse_base_url
 
 name = "store_sync"
-requires = ("access", "items", "realtime")
+requires = ("access", "accounts", "items", "realtime")
 
 
 @hookimpl
