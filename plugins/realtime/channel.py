@@ -23,6 +23,7 @@ from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
 from plugins.realtime import frames
+from plugins.realtime.reach import RowReach
 from plugins.realtime.tickets import ALL
 
 NOTIFICATION_TOPIC = "realtime.notification"
@@ -33,10 +34,16 @@ MAX_FRAME_BYTES = 16 * 1024
 
 
 class Connection:
-    """One open socket: its ticket's reach, its subscriptions, and a lock for sends."""
+    """One open socket: its ticket's reach, its subscriptions, and a lock for sends.
 
-    def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str]) -> None:
+    ``reader`` (a ``RowReach``) answers whether the socket's principal may read the item an
+    event is about; None lets every event of a subscribed collection through (tests of the
+    framing alone)."""
+
+    def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str],
+                 reader: RowReach | None = None) -> None:
         self.ws = ws
+        self.reader = reader
         self.audience = audience
         self.every = ALL in collections
         self.collections = frozenset(collections)
@@ -119,7 +126,8 @@ class Connection:
             if isinstance(item, Lagged):  # Redis reconnected: events may be lost; re-fetch
                 await self.send({"type": "lagged"})
                 continue
-            if self.wants(item.topic, item.data):
+            if self.wants(item.topic, item.data) and (
+                    self.reader is None or item.topic == NOTIFICATION_TOPIC or await self.reader.sees(item.data)):
                 await self.send(frame_text(item))
         if sub.dropped:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not keep up with its events")
@@ -174,7 +182,8 @@ class RealtimeSocket:
             raise ApiError(429, "RATE_LIMITED",
                            f"At most {state.limiter.limit} concurrent realtime connections per site")
         try:
-            conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"])
+            conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"],
+                              RowReach(self.kernel, site_id, ctx.principal))
             size = self.kernel.settings.get("realtime_queue_size")
             with live_connection(self.kernel, "websocket"):
                 async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:
