@@ -52,3 +52,31 @@ async def test_a_conditional_reader_hears_only_of_items_it_may_read(live_server,
         await calls.create("posts", {"id": "late", "title": "c", "published": True})
         await calls.ok("post", "/push/test", status=202)
         assert (await frame(ws))["type"] == "notification"
+
+
+async def test_an_editorial_transition_reaches_the_items_readers(live_server, svc_app, calls, site, make_member):
+    """Submit, approve and reject change no field of the item, yet a review panel or a list's
+    badges show them: each is a ``review`` event on the item, for those who may read it."""
+    server = await live_server(svc_app)
+    await calls.collection("articles", {"title": "string", "published": "boolean"}, editorialWorkflow=True)
+    reviewer = await make_member(site, "admin")
+    reader = await make_member(site, "subscriber")
+    await calls.grant([{"collection": "articles", "action": "read", "fields": ["title"],
+                        "conditions": {"published": {"_eq": True}}}], {"userId": reader.id})
+    async with connect(server, await ticket(Calls(calls.client, reader.headers), "audience-ticket")) as ws, \
+            connect(server, await ticket(calls)) as admin_ws:
+        await subscribe(ws, "articles")
+        await subscribe(admin_ws, "articles", {"action": {"_eq": "review"}})
+        hidden = str((await calls.create("articles", {"title": "h", "published": False}))["id"])
+        shown = str((await calls.create("articles", {"title": "s", "published": True}))["id"])
+        assert (await frame(ws))["itemId"] == shown  # not the hidden one's create
+        for item in (hidden, shown):
+            await calls.ok("post", f"/editorial/articles/{item}/submit-review", json={"reviewerId": reviewer.id})
+        assert await frame(admin_ws) == {"type": "event", "collection": "articles", "action": "review",
+                                         "itemId": hidden, "payload": None}
+        assert (await frame(admin_ws))["itemId"] == shown
+        assert await frame(ws) == {"type": "event", "collection": "articles", "action": "review", "itemId": shown,
+                                   "payload": None}  # the hidden item's transition never reached it
+        await Calls(calls.client, reviewer.headers).ok("post", f"/editorial/articles/{shown}/reject",
+                                                        json={"reason": "no"})
+        assert ((await frame(admin_ws))["action"], (await frame(ws))["action"]) == ("review", "review")

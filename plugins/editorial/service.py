@@ -123,7 +123,9 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
         await workflow.set_state(db, collection, str(item["id"]), "in_review", review_id, row)
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
                                          "in_review", review_id, request_id=ctx.request_id)
-        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+        answer = review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+    await workflow.signal(ctx.kernel, site_id, collection, str(item["id"]))
+    return answer
 
 
 async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: Any) -> dict[str, Any]:
@@ -163,7 +165,9 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
             extra = {"publish": coll.editorial_publish, "published": published}
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
                                          verdict, review["id"], request_id=ctx.request_id, extra=extra)
-        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+        answer = review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+    await workflow.signal(ctx.kernel, site_id, collection, str(item["id"]))
+    return answer
 
 
 async def publish_on_approval(ctx: Any, coll: Any, item: dict[str, Any], review_id: str, uow: Any) -> bool:

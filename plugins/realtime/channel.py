@@ -135,7 +135,8 @@ class Connection:
     def wants(self, topic: str, data: Any) -> bool:
         if topic == NOTIFICATION_TOPIC:  # every session of the site, studio and audience alike
             return True
-        if not topic.startswith("items.") or not isinstance(data, dict):
+        # Item writes, and editorial transitions (``editorial.<collection>``, action ``review``).
+        if not topic.startswith(("items.", "editorial.")) or not isinstance(data, dict):
             return False
         matchers = self.subs.get(data.get("collection"))
         if not matchers:
