@@ -6,7 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 
-import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
+import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { renderEditor, singletonOf } from "./editor.js";
 import { renderHistory } from "./history.js"; // -- history
@@ -62,8 +62,14 @@ async function route() {
     if (parts[0] !== "s" || !parts[1]) return go(`#/s/${encodeURIComponent(await firstSite())}`);
     const site = parts[1];
     if (session.bound && session.bound !== site) {
-      // This session's tokens are bound to another site: signing in to this one is needed.
-      return showLogin({ site, message: t("login.again", { site }) });
+      // -- studio41: this session's tokens are bound to another site: the session moves to this
+      // one (POST /auth/switch-site); only a site the user is not a member of asks for a login.
+      stopLive();
+      const moved = await switchSite(site).then(() => true, (err) => {
+        if (err instanceof ApiError && [401, 403, 404].includes(err.status)) return false;
+        throw err;
+      });
+      if (!moved) return showLogin({ site, message: t("login.again", { site }) });
     }
     await showSite(site);
     // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
