@@ -25,6 +25,7 @@ import { applyTheme, setAppearance } from "./theme.js";
 import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
 // -- end files
+import { renderSiteSettings } from "./site_settings.js"; // -- studio41: the site's settings, for site admins
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -36,6 +37,7 @@ function sessionEnded() {
 
 const root = document.getElementById("app");
 const FILES_LINK = "files:"; // -- files: the navigator's key of the library's link (no collection has ":")
+const SETTINGS_LINK = "settings:"; // -- studio41: the key of the site settings' link
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
 let shownHash = location.hash;
@@ -78,6 +80,11 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
+    // -- studio41: #/s/<site>/settings
+    if (parts[2] === "settings") {
+      shell.nav.mark(SETTINGS_LINK);
+      return await renderSiteSettings(shell);
+    }
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -211,7 +218,10 @@ function navigator_(site, ctx) {
   if (ctx.permissions.admin) {
     const files = h("a", { href: `#/s/${encodeURIComponent(site)}/files` }, t("files.heading"));
     links.set(FILES_LINK, files);
-    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
+    // -- studio41: the site's settings
+    const settings = h("a", { href: `#/s/${encodeURIComponent(site)}/settings` }, t("set.heading"));
+    links.set(SETTINGS_LINK, settings);
+    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files), h("li", {}, settings)));
   }
   // -- end files
   return {
