@@ -83,6 +83,7 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await page.get_by_label("Token primary", exact=True).fill("10 80% 40%")
     await page.get_by_role("button", name="Save site configuration").click()
     await expect(page.get_by_role("status").filter(has_text="Site configuration saved.")).to_be_visible()
+    await expect(page.get_by_role("banner")).to_contain_text("Renamed site")
     origins = page.get_by_role("list", name="Allowed origins")
     await expect(origins).to_contain_text("https://www.a.example")
     await expect(origins).to_contain_text("https://a.example.com")

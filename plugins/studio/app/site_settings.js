@@ -133,6 +133,11 @@ function configuration(shell, config) {
       const saved = await data("PATCH", "/site", { site: shell.site, body });
       Object.assign(shell.ctx.config, saved);
       applyTheme(shell.ctx.config);
+      // The top bar and the window's title follow a new name at once.
+      shell.title = saved.displayTitle || saved.name || shell.site;
+      const brand = document.querySelector("header .brand span");
+      if (brand) brand.textContent = shell.title;
+      document.title = `${t("set.heading")} · ${shell.title}`;
       drawOrigins(saved);
       replace(status, t("set.saved"));
     } catch (err) {
