@@ -1,4 +1,4 @@
-"""A member whose read rule has row conditions hears only of items it may read (plugins/realtime/reach.py),
+"""A member whose read rule has row conditions hears only of items it may read (items_api.LiveReach),
 over a real socket: no frame for a hidden item's create, update or delete; an item leaving its
 reach is told once; a rule withdrawn stops the events; frames never name a field. Each check
 writes the hidden item first and a visible one after it: the next frame must be the visible

@@ -22,8 +22,8 @@ from kernel import ApiError
 from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
+from plugins.items import api as items_api
 from plugins.realtime import frames
-from plugins.realtime.reach import RowReach
 from plugins.realtime.tickets import ALL
 
 NOTIFICATION_TOPIC = "realtime.notification"
@@ -36,12 +36,12 @@ MAX_FRAME_BYTES = 16 * 1024
 class Connection:
     """One open socket: its ticket's reach, its subscriptions, and a lock for sends.
 
-    ``reader`` (a ``RowReach``) answers whether the socket's principal may read the item an
+    ``reader`` (``items_api.LiveReach``) answers whether the socket's principal may read the item an
     event is about; None lets every event of a subscribed collection through (tests of the
     framing alone)."""
 
     def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str],
-                 reader: RowReach | None = None) -> None:
+                 reader: items_api.LiveReach | None = None) -> None:
         self.ws = ws
         self.reader = reader
         self.audience = audience
@@ -184,7 +184,7 @@ class RealtimeSocket:
                            f"At most {state.limiter.limit} concurrent realtime connections per site")
         try:
             conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"],
-                              RowReach(self.kernel, site_id, ctx.principal))
+                              items_api.LiveReach(self.kernel, site_id, ctx.principal))
             size = self.kernel.settings.get("realtime_queue_size")
             with live_connection(self.kernel, "websocket"):
                 async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:

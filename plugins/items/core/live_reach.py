@@ -1,14 +1,15 @@
-"""Which events a socket's principal may hear about: an item it may read, now.
+"""Which live signals of item writes a reader may hear about: an item it may read, now.
 
-A ticket names the collections its principal could read when it was minted; that is enough for
-a principal who reads every row of them (an admin, a rule without conditions). A rule with row
+Used by every live reader of ``items.<collection>`` (the realtime channel's sockets, GraphQL's
+``X_events`` subscriptions) through ``plugins.items.api.LiveReach``. Read permission on the
+collection is enough for a principal who reads every row of it (an admin, a rule without
+conditions). A rule with row
 conditions (``status = published``, ``owner = $CURRENT_USER``) makes the item's id itself
 something to keep from the principal when the row is outside them, so each event of such a
-collection is checked by reading the item through the items API as the principal (its
-permissions, tenancy and row filter applied, one indexed read, id only). A delete cannot be
-checked after the fact: it is sent only for an item this socket was told about (a create or
-update it could read); a list shown from an earlier read learns of the delete at its next
-re-fetch. Permissions are decided at each event (the access snapshot, cached and dropped on
+collection is checked by reading the item as the principal (its permissions, tenancy and row
+filter applied, one indexed read, id only). A delete cannot be checked after the fact: it is
+passed only for an item this reader was told about (a create or update it could read); a list
+shown from an earlier read learns of the delete at its next re-fetch. Permissions are decided at each event (the access snapshot, cached and dropped on
 every change), so a rule withdrawn while the socket is open stops its events at once.
 """
 
@@ -18,18 +19,21 @@ from collections import OrderedDict
 from typing import Any
 
 from kernel import ApiError
-from plugins.items import api as items_api
+from kernel.context import RequestContext
+from plugins.items.core import service
+from plugins.items.query import parse_list_query
 
-SEEN_MAX = 10_000  # item ids a socket remembers for its deletes (oldest forgotten first)
-ID_ONLY = items_api.query(fields=["id"], meta="none")
+SEEN_MAX = 10_000  # item ids a reader remembers for its deletes (oldest forgotten first)
+ID_ONLY = parse_list_query({"fields": "id", "meta": "none"})  # as items_api.read(..., query(fields=["id"]))
 
 
-class RowReach:
-    """The principal of one socket, asked per event: ``await sees(event)``."""
+class LiveReach:
+    """The principal of one live reader, asked per signal ``{ collection, action, itemId }``:
+    ``await sees(event)``."""
 
     def __init__(self, kernel: Any, site_id: str, principal: Any) -> None:
         self.kernel, self.site_id, self.principal = kernel, site_id, principal
-        self.ctx = items_api.context(kernel, site_id, principal, "realtime")
+        self.ctx = RequestContext(kernel=kernel, request_id="live", site_id=site_id, principal=principal)
         self.seen: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def sees(self, event: dict[str, Any]) -> bool:
@@ -52,7 +56,7 @@ class RowReach:
         return self.forget(key)
 
     def forget(self, key: tuple[str, str]) -> bool:
-        """Drop ``key`` from the items this socket was told about; whether it was there."""
+        """Drop ``key`` from the items this reader was told about; whether it was there."""
         if key not in self.seen:
             return False
         del self.seen[key]
@@ -60,7 +64,7 @@ class RowReach:
 
     async def readable(self, collection: str, item_id: str) -> bool:
         try:
-            await items_api.read(self.ctx, collection, item_id, query=ID_ONLY)
+            await service.read_item(self.ctx, collection, item_id, ID_ONLY)
         except ApiError as err:
             if err.status in (403, 404):
                 return False
