@@ -74,6 +74,9 @@ NOT_SITE_SCOPED: dict[str, str] = {
     "POST /api/v1/auth/login": "credentials, global identity",
     "POST /api/v1/auth/logout": "ends the caller's own session",
     "POST /api/v1/auth/refresh": "the caller's own refresh token",
+    # -- studio41: the caller's own refresh token, for a site it is a member of (403 otherwise);
+    # plugin_tests/accounts/test_switch_site.py
+    "POST /api/v1/auth/switch-site": "the caller's own refresh token, moved to another of its sites",
     "POST /api/v1/auth/register": "creates a global identity",
     "POST /api/v1/auth/forgot-password": "global identity; answers the same for any email",
     "POST /api/v1/auth/reset-password": "one-time token",

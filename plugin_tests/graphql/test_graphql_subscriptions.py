@@ -9,7 +9,7 @@ import json
 import pytest
 from httpx_sse import aconnect_sse
 
-from kernel.testing import Calls
+from kernel.testing import Calls, new_member
 from plugin_tests.graphql.conftest import live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
@@ -96,3 +96,21 @@ async def test_heartbeats_disconnects_and_the_cap(live):
     # Both clients went away: the next heartbeat notices, the streams are released.
     await wait_until(lambda: streams.count_local(site) == 0 and app.kernel.topics.subscriber_count == 0,
                      attempts=500)
+
+
+async def test_a_reader_with_row_conditions_hears_only_of_items_it_may_read(live):
+    """As on the realtime channel (items_api.LiveReach): a hidden item's writes are never streamed;
+    the visible one written after them is the first event."""
+    app, server, _admin, site, _b, calls = live
+    member = await new_member(app, site, "subscriber")
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["id", "title"],
+                        "conditions": {"title": {"_starts_with": "Public"}}}], {"userId": member.id})
+    async with server.sse("/api/v1/graphql", headers={**member.headers, "X-Svc-Site": site},
+                          params={"query": SUB}) as events:
+        await wait_until(lambda: app.kernel.topics.subscriber_count == 1)
+        await calls.create("posts", {"id": "h1", "title": "Draft plan"})
+        await calls.ok("patch", "/items/posts/h1", json={"title": "Draft plan 2"})
+        await calls.ok("delete", "/items/posts/h1", status=204)
+        await calls.create("posts", {"id": "v1", "title": "Public note"})
+        got = await next_events(events, 1)
+    assert got == [("next", {"data": {"posts_events": {"action": "create", "itemId": "v1", "item": None}}})]

@@ -136,17 +136,17 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     approve = rv_panel.get_by_role("button", name="Approve")
     await expect(rv_panel.get_by_role("button", name="Reject")).to_be_visible()
     await rv.shot("review")
-    # Meanwhile the editor changes s1: it is a draft again, and the approval is refused; the
-    # panel then shows the state as it is, without the buttons.
+    # Meanwhile the editor changes s1: it is a draft again, and the reviewer's open panel says so
+    # at once (the item's realtime signal), without the buttons.
     await newsroom["as_editor"].ok("patch", "/items/stories/s1", json={"body": "One, changed"})
-    await approve.click()
-    await expect(rv_panel.get_by_role("status")).to_contain_text("Not done")
     await expect(rv_panel).to_contain_text("Review state: Draft")
     await expect(approve).to_have_count(0)
+    # Submitted again elsewhere: the panel offers the decision again, with no reload (the
+    # transition's own signal, action "review").
     await newsroom["as_editor"].ok(
         "post", "/editorial/stories/s1/submit-review", json={"reviewerId": reviewer.id}
     )
-    await rv.page.reload()
+    await expect(rv_panel).to_contain_text("Review state: In review")
     await approve.focus()
     await rv.page.keyboard.press("Enter")
     await expect(rv_panel.get_by_role("status")).to_have_text("Approved.")
@@ -170,6 +170,8 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
     await rv_panel.get_by_role("button", name="Reject").click()
     await expect(rv_panel).to_contain_text("Review state: Rejected")
     await rv.axe()
+    # The editor, still on s2, reads the rejection and its reason as it happens.
+    await expect(panel).to_contain_text("Rejected: Needs a source")
 
     # The editor's list follows: approved (and published, once it is) and rejected badges.
     await newsroom["admin"].ok("patch", "/items/stories/s1", json={"status": "published"})
@@ -186,6 +188,20 @@ async def test_an_editor_and_a_reviewer_submit_approve_and_reject(newsroom, cont
         "get", "/editorial/states", params={"collection": "stories", "ids": "s1,s2"}
     )
     assert states == [{"itemId": "s1", "state": "approved"}, {"itemId": "s2", "state": "rejected"}]
+    # The editor's save of a rejected story sends it back to draft, and its panel says so at once.
+    await newsroom["as_editor"].create("stories", {"id": "s3", "title": "Third story", "body": "Three"})
+    await newsroom["as_editor"].ok("post", "/editorial/stories/s3/submit-review", json={"reviewerId": reviewer.id})
+    await Calls(newsroom["admin"].client, reviewer.headers).ok("post", "/editorial/stories/s3/reject",
+                                                               json={"reason": "Too short"})
+    await ed.page.goto(f"{ed.base}/studio/#/s/{site}/c/stories/i/s3")
+    panel = ed.page.get_by_role("region", name="Review")
+    await expect(panel).to_contain_text("Rejected: Too short")
+    await ed.page.get_by_label("body").fill("Three, longer")
+    await ed.page.keyboard.press("Control+s")
+    await expect(ed.page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    await expect(panel).to_contain_text("Review state: Draft")
+    await expect(panel.get_by_role("button", name="Submit for review")).to_be_visible()
+    await ed.axe()
 
     # A subscriber reading stories sees their status and no workflow (the API refuses it that).
     sub = await contexts()

@@ -110,6 +110,12 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/auth/refresh", rs.RefreshResource(kernel), site="optional", auth="public", rate_limit="auth",
               openapi=rs.optional_body(ops(post=("Rotate the refresh token (body, or cookie + X-Svc-Refresh: 1)",
                                                  rs.REFRESH_BODY, LOGIN_DATA, 200)))),
+        # -- studio41: a session moved to another of the user's sites (site_switch.py)
+        Route("/auth/switch-site", rs.SwitchSiteResource(kernel), site="required", auth="public",
+              rate_limit="auth",
+              openapi=rs.optional_body(ops(post=("Exchange the session (refresh token: body, or cookie + "
+                                                 "X-Svc-Refresh: 1) for one bound to the site of X-Svc-Site",
+                                                 rs.REFRESH_BODY, LOGIN_DATA, 200)))),
         Route("/auth/logout", rs.LogoutResource(kernel), site="optional", auth="public", rate_limit="auth",
               openapi=rs.optional_body(ops(post=("Revoke the refresh token's family; clear the cookie",
                                                  rs.REFRESH_BODY, None, 204)))),

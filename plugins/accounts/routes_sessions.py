@@ -13,7 +13,15 @@ from typing import Any
 from kernel.errors import ApiError
 from kernel.http.media import body_field, read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.accounts import impersonation, oidc_login, password_change, service, session_control, sessions
+from plugins.accounts import (
+    impersonation,
+    oidc_login,
+    password_change,
+    service,
+    session_control,
+    sessions,
+    site_switch,
+)
 from plugins.accounts.sessions import COOKIE_NAME, COOKIE_PATH, Client
 
 REFRESH_HEADER = "X-Svc-Refresh"
@@ -96,6 +104,20 @@ class RefreshResource(_Resource):
             raise ApiError.unauthenticated(
                 f"No refresh token: send {{ refreshToken }} or the {COOKIE_NAME} cookie with '{REFRESH_HEADER}: 1'")
         data = await sessions.refresh(self.kernel, token, request_context(req).site_id, client_of(req))
+        set_refresh_cookie(resp, self.kernel, data["refreshToken"])
+        send_data(resp, data)
+
+
+class SwitchSiteResource(_Resource):
+    """The refresh token (body, or cookie + ``X-Svc-Refresh: 1``) for a session in the site named
+    by ``X-Svc-Site`` (``site_switch``)."""
+
+    async def on_post(self, req: Any, resp: Any) -> None:
+        token = await presented_refresh_token(req)
+        if token is None:
+            raise ApiError.unauthenticated(
+                f"No refresh token: send {{ refreshToken }} or the {COOKIE_NAME} cookie with '{REFRESH_HEADER}: 1'")
+        data = await site_switch.switch_site(self.kernel, token, request_context(req).require_site(), client_of(req))
         set_refresh_cookie(resp, self.kernel, data["refreshToken"])
         send_data(resp, data)
 

@@ -106,10 +106,12 @@ def access_token(kernel: Any, user: Any, site_id: str | None, family_id: str, re
                               extra={"sid": family_id, "realm": realm})
 
 
-async def start_session(kernel: Any, conn: Any, user: Any, site_id: str | None, client: Client) -> dict[str, Any]:
-    """A new family for ``user`` bound like its access token; the login answer's data."""
+async def start_session(kernel: Any, conn: Any, user: Any, site_id: str | None, client: Client, *,
+                        family_id: str | None = None) -> dict[str, Any]:
+    """A new family for ``user`` bound like its access token (``family_id``: the session moving
+    to ``site_id``, ``site_switch``); the login answer's data."""
     binding = None if user["is_instance_admin"] else site_id
-    family_id = uuid7()
+    family_id = family_id or uuid7()
     refresh = await insert_token(conn, user_id=user["id"], site_id=binding, family_id=family_id,
                                  ttl=refresh_ttl(kernel), client=client)
     token = access_token(kernel, user, binding, family_id, await realm(conn, binding, user["id"]))
@@ -187,25 +189,31 @@ async def revoke_family(conn: Any, site_id: str | None, family_id: str) -> int:
     return (await execute_scoped(conn, site_id, stmt.values(revoked_at=now_utc()))).rowcount
 
 
-async def _reuse_detected(kernel: Any, row: Any, site_id: str | None, client: Client) -> ApiError:
+async def reuse_detected(kernel: Any, row: Any, site_id: str | None, client: Client) -> ApiError:
     async with kernel.db.begin() as conn:
         await revoke_family(conn, row["site_id"], row["family_id"])
+        # A session moved to another site (site_switch) keeps its family id there: end it too.
+        # By the family id alone, like find_token by the hash: the credential is the scope.
+        await conn.execute(update(refresh_tokens).where(T.family_id == row["family_id"], T.revoked_at.is_(None))
+                           .values(revoked_at=now_utc()))
         await audit.record(conn, action="auth.refresh_reuse", site_id=row["site_id"] or site_id,
                            actor_id=row["user_id"], target_type="session", target_id=row["family_id"],
                            ip=client.ip, request_id=client.request_id)
     return _invalid("The refresh token was already used; every session of this login is revoked")
 
 
-async def refresh(kernel: Any, presented: str, site_id: str | None, client: Client) -> dict[str, Any]:
-    """Rotate ``presented``: a new access token and refresh token in the same family."""
+async def live_token(kernel: Any, presented: str, site_id: str | None, client: Client, *,
+                      same_site: bool) -> tuple[Any, Any]:
+    """The row of ``presented`` and its user, when it may be rotated now: live, never rotated
+    (a second use revokes the family), its user active and still a member of its site.
+    ``site_id`` is the request's site (``same_site``: the token must be bound to it)."""
     row = await find_token(kernel, presented)
-    if row is None:
-        raise _invalid()
-    _check_binding(row, site_id)
-    if row["revoked_at"] is not None:
+    if row is not None and same_site:
+        _check_binding(row, site_id)
+    if row is None or row["revoked_at"] is not None:
         raise _invalid()
     if row["rotated_at"] is not None:
-        raise await _reuse_detected(kernel, row, site_id, client)
+        raise await reuse_detected(kernel, row, site_id, client)
     if aware(row["expires_at"]) <= now_utc():
         raise _invalid("The refresh token has expired; log in again")
     user = await service.find_user(kernel, row["user_id"])
@@ -216,18 +224,30 @@ async def refresh(kernel: Any, presented: str, site_id: str | None, client: Clie
         async with kernel.db.connect() as conn:
             if await membership(conn, binding, user["id"]) is None:
                 raise _invalid("The user is no longer a member of the site")
+    return row, user
+
+
+async def spend(conn: Any, row: Any) -> bool:
+    """Mark ``row`` rotated; False when another request spent it first (exactly one wins)."""
+    stmt = update(refresh_tokens).where(T.id == row["id"], T.rotated_at.is_(None), T.revoked_at.is_(None))
+    now = now_utc()
+    return (await execute_scoped(conn, row["site_id"], stmt.values(rotated_at=now, last_used_at=now))).rowcount == 1
+
+
+async def refresh(kernel: Any, presented: str, site_id: str | None, client: Client) -> dict[str, Any]:
+    """Rotate ``presented``: a new access token and refresh token in the same family."""
+    row, user = await live_token(kernel, presented, site_id, client, same_site=True)
+    binding = row["site_id"]
     async with kernel.db.begin() as conn:
         # Conditional: of two refreshes racing with one token, exactly one wins the rotation.
-        stmt = update(refresh_tokens).where(T.id == row["id"], T.rotated_at.is_(None), T.revoked_at.is_(None))
-        now = now_utc()
-        won = (await execute_scoped(conn, binding, stmt.values(rotated_at=now, last_used_at=now))).rowcount == 1
+        won = await spend(conn, row)
         new_token = None
         if won:
             new_token = await insert_token(conn, user_id=user["id"], site_id=binding, family_id=row["family_id"],
                                            ttl=refresh_ttl(kernel), client=client)
         user_realm = await realm(conn, binding, user["id"])
     if new_token is None:
-        raise await _reuse_detected(kernel, row, site_id, client)
+        raise await reuse_detected(kernel, row, site_id, client)
     return {"token": access_token(kernel, user, binding, row["family_id"], user_realm), "refreshToken": new_token,
             "expiresIn": kernel.settings.access_token_ttl, "user": service.public_user(user)}
 

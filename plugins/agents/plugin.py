@@ -44,7 +44,7 @@ def _window(value: Any) -> int:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[SettingKey]:
-    return [SettingKey(STAGING_WINDOW_SETTING, _window, description="Seconds a staged agent write waits for a "
+    return [SettingKey(STAGING_WINDOW_SETTING, _window, type="integer", description="Seconds a staged agent write waits for a "
                        f"veto before it applies (default {DEFAULT_WINDOW}).")]
 
 

@@ -72,7 +72,7 @@ def register_settings() -> list[Setting]:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[Any]:
-    return [SettingKey(approvals.APPROVERS_KEY, approvals.check_approvers,
+    return [SettingKey(approvals.APPROVERS_KEY, approvals.check_approvers, type="array",
                        description="User and role ids who may decide AI approvals besides site admins.")]
 
 

@@ -54,7 +54,7 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[Any]:
-    return [SettingKey("menu.", schemas.check_menu, public=True,
+    return [SettingKey("menu.", schemas.check_menu, public=True, type="json",
                        description="A menu served by GET /deliver/menu/<key>: a JSON object or array.")]
 
 

@@ -124,7 +124,9 @@ async def submit(ctx: Any, collection: str, item_id: str, body: Any) -> dict[str
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
                                          "in_review", review_id, request_id=ctx.request_id)
         await tell_reviewer(ctx, uow, reviewer_id, collection, str(item["id"]), review_id)
-        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+        answer = review_record(await db.one(db.select(reviews).where(reviews.c.id == review_id)))
+    await workflow.signal(ctx.kernel, site_id, collection, str(item["id"]))
+    return answer
 
 
 async def tell_reviewer(ctx: Any, uow: Any, reviewer_id: str, collection: str, item_id: str, review_id: str) -> None:
@@ -174,7 +176,9 @@ async def decide(ctx: Any, collection: str, item_id: str, verdict: str, body: An
             extra = {"publish": coll.editorial_publish, "published": published}
         await workflow.record_transition(uow.conn, site_id, ctx.principal, collection, str(item["id"]), state,
                                          verdict, review["id"], request_id=ctx.request_id, extra=extra)
-        return review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+        answer = review_record(await db.one(db.select(reviews).where(reviews.c.id == review["id"])))
+    await workflow.signal(ctx.kernel, site_id, collection, str(item["id"]))
+    return answer
 
 
 async def publish_on_approval(ctx: Any, coll: Any, item: dict[str, Any], review_id: str, uow: Any) -> bool:

@@ -48,6 +48,15 @@ async def record_transition(conn: Any, site_id: str, principal: Any, collection:
                        target_id=f"{collection}/{item_id}", details=details, request_id=request_id)
 
 
+async def signal(kernel: Any, site_id: str, collection: str, item_id: str) -> None:
+    """After a transition commits: the live signal ``editorial.<collection>`` ``{ collection,
+    action: "review", itemId }`` (identifiers only), which the realtime channel sends to the
+    item's readers as an event frame, so an open review panel or a list's badges follow at once.
+    Lossy like every topic; an edit's return to draft needs none (the item's own update is one)."""
+    await kernel.topics.publish(site_id, f"editorial.{collection}",
+                                {"collection": collection, "action": "review", "itemId": item_id})
+
+
 async def back_to_draft(db: SiteDB, principal: Any, collection: str, item_id: str, row: Any,
                         request_id: str | None) -> None:
     """An edit of an item under review or decided: the review no longer describes its content."""

@@ -95,7 +95,7 @@ SETTING_KEY = "upload_policy"
 
 def setting_key() -> SettingKey:
     """The site setting files owns (``register_setting_keys``)."""
-    return SettingKey(SETTING_KEY, validate_site_policy, description=(
+    return SettingKey(SETTING_KEY, validate_site_policy, type="object", description=(
         "The site's upload policy: { maxBytes?, allowedMimeTypes? }; a key left out falls back to "
         "FILE_UPLOAD_*, then the defaults (docs/files.md)."))
 

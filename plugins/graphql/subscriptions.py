@@ -3,7 +3,8 @@
 The items plugin publishes every committed item write on the site's live topic
 ``items.<collection>`` (``items_api.live_topic``; ``{collection, action, itemId}``, never values). A
 subscription needs read permission on the collection when it starts, then streams one
-``next`` event per write: ``{ data: { <collection>_events: { action, itemId, item: null } } }``
+``next`` event per write of an item the subscriber may read then (``items_api.LiveReach``: row
+conditions applied, as on the realtime channel): ``{ data: { <collection>_events: { action, itemId, item: null } } }``
 (``item`` is null: a signal, like the realtime channel; docs/graphql.md). The stream sends
 heartbeats (``SVC_SSE_HEARTBEAT_SECONDS``), notices a client that went away at the next send,
 and counts towards the site's cap (``SVC_GQL_MAX_SUBSCRIPTIONS`` open streams per site and
@@ -27,15 +28,18 @@ async def subscribe_events(_root: Any, info: Any) -> AsyncIterator[dict[str, Any
     access = ctx.kernel.access
     if access is not None and not (await access.decide(ctx.principal, ctx.site_id, collection, "read")).allowed:
         raise ApiError.forbidden(f"Subscribing to '{collection}' needs read permission on it")
-    return _events(ctx.kernel, ctx.site_id, collection)
+    return _events(ctx.kernel, ctx.site_id, collection, items_api.LiveReach(ctx.kernel, ctx.site_id, ctx.principal))
 
 
-async def _events(kernel: Any, site_id: str, collection: str) -> AsyncIterator[dict[str, Any]]:
+async def _events(kernel: Any, site_id: str, collection: str, reach: Any) -> AsyncIterator[dict[str, Any]]:
     async with kernel.topics.subscribe(site_id, items_api.live_topic(collection)) as sub:
         async for message in sub:
             if isinstance(message, Lagged):
                 continue
             data = message.data if isinstance(message.data, dict) else {}
+            # Only items the subscriber may read now (row conditions too): items_api.LiveReach.
+            if not await reach.sees({"collection": collection, **data}):
+                continue
             yield {"action": data.get("action"), "itemId": data.get("itemId"), "item": None}
 
 

@@ -47,6 +47,7 @@ from kernel.context import RequestContext
 from kernel.errors import ApiError
 from plugins.items.core import dependents, etags, live, personal, service
 from plugins.items.core import erase as erasure
+from plugins.items.core.live_reach import LiveReach  # noqa: F401 - for live readers (realtime, GraphQL)
 from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.query.limits import MAX_NESTING, MAX_NESTING_CEILING

@@ -41,7 +41,7 @@ def register_migrations() -> str:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[Any]:
-    return [SettingKey(config.KEY, config.validate,
+    return [SettingKey(config.KEY, config.validate, type="object",
                        description="Pageview counting: strategy, userTable, respectConsent, botFilter, hashSalt, "
                                    "flushIntervalS.")]
 

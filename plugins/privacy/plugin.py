@@ -40,9 +40,9 @@ def register_rate_limits(kernel: Any) -> dict[str, RateBucket]:
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[Any]:
     return [
-        SettingKey(retention.KEY, retention.validator(kernel),
+        SettingKey(retention.KEY, retention.validator(kernel), type="object",
                    description="Retention horizons in days per target: { <target>: days } (GET /retention lists them)."),
-        SettingKey(erasure.DUAL_CONTROL, erasure.validate_dual_control,
+        SettingKey(erasure.DUAL_CONTROL, erasure.validate_dual_control, type="boolean",
                    description="Erasure requests need a second, different admin's confirmation (default false)."),
     ]
 

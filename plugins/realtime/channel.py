@@ -22,6 +22,7 @@ from kernel import ApiError
 from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
+from plugins.items import api as items_api
 from plugins.realtime import frames
 from plugins.realtime.tickets import ALL
 
@@ -42,11 +43,16 @@ MAX_FRAME_BYTES = 16 * 1024
 
 
 class Connection:
-    """One open socket: its ticket's reach, its subscriptions, and a lock for sends."""
+    """One open socket: its ticket's reach, its subscriptions, and a lock for sends.
+
+    ``reader`` (``items_api.LiveReach``) answers whether the socket's principal may read the item an
+    event is about; None lets every event of a subscribed collection through (tests of the
+    framing alone). ``user_id``: the user whose own notifications the socket hears."""
 
     def __init__(self, ws: Any, settings: Any, audience: str, collections: list[str],
-                 user_id: str | None = None) -> None:
+                 reader: items_api.LiveReach | None = None, user_id: str | None = None) -> None:
         self.ws = ws
+        self.reader = reader
         self.audience = audience
         # The topic of the notifications meant for this connection's user alone (None: no user).
         self.own_topic = None if user_id is None else notification_topic(user_id)
@@ -131,7 +137,8 @@ class Connection:
             if isinstance(item, Lagged):  # Redis reconnected: events may be lost; re-fetch
                 await self.send({"type": "lagged"})
                 continue
-            if self.wants(item.topic, item.data):
+            if self.wants(item.topic, item.data) and (
+                    self.reader is None or item.topic == NOTIFICATION_TOPIC or await self.reader.sees(item.data)):
                 await self.send(frame_text(item))
         if sub.dropped:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not keep up with its events")
@@ -141,7 +148,8 @@ class Connection:
             return True
         if topic.startswith(USER_NOTIFICATION_PREFIX):  # one user's: that user's sessions only
             return topic == self.own_topic
-        if not topic.startswith("items.") or not isinstance(data, dict):
+        # Item writes, and editorial transitions (``editorial.<collection>``, action ``review``).
+        if not topic.startswith(("items.", "editorial.")) or not isinstance(data, dict):
             return False
         matchers = self.subs.get(data.get("collection"))
         if not matchers:
@@ -189,7 +197,7 @@ class RealtimeSocket:
                            f"At most {state.limiter.limit} concurrent realtime connections per site")
         try:
             conn = Connection(ws, self.kernel.settings, info["audience"], info["collections"],
-                              ctx.principal.user_id)
+                              items_api.LiveReach(self.kernel, site_id, ctx.principal), ctx.principal.user_id)
             size = self.kernel.settings.get("realtime_queue_size")
             with live_connection(self.kernel, "websocket"):
                 async with self.kernel.topics.subscribe(site_id, TOPICS, queue_size=size, overflow="drop") as sub:

@@ -109,14 +109,16 @@ class PushSubscriptionsResource:
 
 class NotificationsResource:
     """``GET /notifications``: the site's notifications and the caller's own, newest first
-    (``?handled=true|false``)."""
+    (``?handled=true|false``), for any member of the site."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
-        site_id = await require_studio(ctx)
+        # Any member: the same notifications reach every session of the site as frames, audience
+        # tickets included (docs/realtime.md); marking one handled stays the studio's.
+        site_id = ctx.require_site()
         limit, offset = pagination(req)
         raw = req.get_param("handled")
         if raw not in (None, "true", "false"):

@@ -28,6 +28,9 @@ class SettingKey:
     ``key``: an exact key, or a prefix ending in ``.`` (``menu.``). ``validate(value)``: the
     normalised value, or ``ValueError("what is wrong")``. ``public``: readable by non-admins.
     ``secret``: stored sealed (needs ``SVC_ENCRYPTION_KEY``), never answered nor exported.
+    ``type``: the JSON type of its value, for editors (``GET /settings/keys``): ``string``,
+    ``integer``, ``number``, ``boolean``, ``object``, ``array``, or ``json`` (any); ``validate``
+    stays the check.
     """
 
     key: str
@@ -35,6 +38,7 @@ class SettingKey:
     public: bool = False
     secret: bool = False
     description: str = ""
+    type: str = "json"
 
 
 async def get_setting(kernel: Any, site_id: str, key: str, default: Any = None) -> Any:

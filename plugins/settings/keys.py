@@ -10,7 +10,8 @@ from kernel.http.media import dumps
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 # Literal paths beside /settings/{key}: these names would be unreachable there.
-RESERVED = frozenset({"export", "apply"})
+RESERVED = frozenset({"export", "apply", "keys"})
+TYPES = ("string", "integer", "number", "boolean", "object", "array", "json")
 
 
 class Registry:
@@ -43,6 +44,14 @@ class Registry:
     def is_secret(self, key: str) -> bool:
         spec = self.owner(key)
         return bool(spec is not None and spec.secret)
+
+
+def described(reg: Registry) -> list[dict[str, Any]]:
+    """``GET /settings/keys``: every declared key (a prefix ends in ``.``) with its type, by key."""
+    specs = [*reg.exact.values(), *(spec for _prefix, spec in reg.prefixes)]
+    return sorted(({"key": s.key, "prefix": s.key.endswith("."), "type": s.type if s.type in TYPES else "json",
+                    "public": s.public, "secret": s.secret, "description": s.description} for s in specs),
+                  key=lambda d: d["key"])
 
 
 def registry(kernel: Any) -> Registry:

@@ -56,7 +56,7 @@ def register_site_caches(kernel: Any) -> list[Any]:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[SettingKey]:
-    return [SettingKey(translate.PROVIDER_SETTING, translate.provider_validator(kernel), secret=True,
+    return [SettingKey(translate.PROVIDER_SETTING, translate.provider_validator(kernel), secret=True, type="object",
                        description="The site's LibreTranslate server { url, apiKey? } for /tm/translate.")]
 
 
@@ -100,7 +100,7 @@ def register_routes(kernel: Any) -> list[Route]:
     reads = {"GET": "bearer", "*": "admin"}
     return [
         Route("/tm", routes_tm.EntriesResource(), auth=reads, openapi=schemas.upserting(ops(
-            get=("Translation-memory entries (source, target, entrySource, limit, offset)", None,
+            get=("Translation-memory entries (source, target, entrySource, q: text in either side, limit, offset)", None,
                  [schemas.TM_ENTRY], 200),
             post=("Create or update the entry of (languages, source text)", schemas.TM_BODY, schemas.TM_ENTRY,
                   201)))),
@@ -143,6 +143,10 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("The site's settings (admins: all; others: the public keys)", None, schemas.SETTINGS_MAP, 200),
             patch=("Set several settings at once (null unsets one)", schemas.SETTINGS_MAP,
                    schemas.SETTINGS_MAP, 200))),
+        # -- studio41: the declared keys with their types, for the studio's settings screen
+        Route("/settings/keys", routes.KeysResource(), auth="admin", openapi=ops(
+            get=("The setting keys plugins declare, each with its type (a prefix ends in '.')", None,
+                 [schemas.SETTING_KEY], 200))),
         Route("/settings/export", routes.ExportResource(), auth="admin", openapi=ops(
             post=("Export the settings as a bundle (secrets left out)", None, schemas.BUNDLE, 200))),
         Route("/settings/apply", routes.ApplyResource(), auth="admin", openapi=ops(

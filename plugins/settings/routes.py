@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel.http.media import read_json, reject_unknown, send_data
 from kernel.http.middleware import request_context
-from plugins.settings import service
+from plugins.settings import keys, service
 
 
 class SettingsResource:
@@ -34,6 +34,13 @@ class SettingResource:
 
             raise ApiError.validation("'value' is required (null unsets the setting)", path=["value"])
         send_data(resp, await service.put_one(request_context(req), key, body["value"]))
+
+
+class KeysResource:
+    """``GET /settings/keys``: the keys plugins declare, with their types (admin)."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        send_data(resp, keys.described(keys.registry(request_context(req).kernel)))
 
 
 class ExportResource:

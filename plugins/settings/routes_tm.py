@@ -35,8 +35,11 @@ class EntriesResource:
         source = req.get_param("entrySource")
         if source is not None and len(source) > 64:
             raise ApiError.validation("'entrySource' is at most 64 characters", path=["entrySource"])
+        q = req.get_param("q")
+        if q is not None and not 1 <= len(q) <= 200:
+            raise ApiError.validation("'q' is 1 to 200 characters", path=["q"])
         filters = {"source": _language_param(req, "source"), "target": _language_param(req, "target"),
-                   "entrySource": source}
+                   "entrySource": source, "q": q}
         data, meta = await tm.list_entries(request_context(req), filters, limit, offset)
         send_data(resp, data, meta=meta)
 

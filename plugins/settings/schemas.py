@@ -4,6 +4,11 @@ ANY = {}
 SETTINGS_MAP = {"type": "object", "additionalProperties": True}
 SETTING = {"type": "object", "required": ["key", "value"],
            "properties": {"key": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,100}$"}, "value": ANY}}
+SETTING_KEY = {"type": "object", "required": ["key", "prefix", "type", "public", "secret", "description"],
+               "properties": {"key": {"type": "string"}, "prefix": {"type": "boolean"},
+                              "type": {"enum": ["string", "integer", "number", "boolean", "object", "array", "json"]},
+                              "public": {"type": "boolean"}, "secret": {"type": "boolean"},
+                              "description": {"type": "string"}}}
 PUT_BODY = {"type": "object", "required": ["value"], "properties": {"value": ANY}, "additionalProperties": False}
 BUNDLE = {"type": "object", "required": ["settings"],
           "properties": {"version": {"type": "string", "enum": ["svc.settings@v1"]},

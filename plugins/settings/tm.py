@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, or_
 
 from kernel import ApiError
 from kernel.db.meta import iso, now_utc
@@ -108,6 +108,10 @@ async def list_entries(ctx: Any, filters: dict[str, Any], limit: int, offset: in
             where.append(tm_entries.c.target_lang == filters["target"])
         if filters.get("entrySource"):
             where.append(tm_entries.c.source == filters["entrySource"])
+        if filters.get("q"):  # -- studio41: words in the source or the target text, any case
+            word = filters["q"].lower()
+            where.append(or_(func.lower(tm_entries.c.source_text).contains(word, autoescape=True),
+                             func.lower(tm_entries.c.target_text).contains(word, autoescape=True)))
         rows = await db.all(db.select(tm_entries).where(*where)
                             .order_by(tm_entries.c.updated_at.desc(), tm_entries.c.id).limit(limit).offset(offset))
         total = await db.scalar(db.select(tm_entries, func.count()).where(*where))

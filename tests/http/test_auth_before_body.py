@@ -81,6 +81,7 @@ async def test_no_credential_is_refused_before_the_body(shared_site):
 # them: their check needs the collection named in the path, or the body is the credential).
 BODY_BEFORE_CALLER = {
     ("post", "/auth/refresh"): "the body carries the credential (refreshToken)",
+    ("post", "/auth/switch-site"): "the body carries the credential (refreshToken), as for /auth/refresh",
     ("post", "/items/{collection}/{item_id}/pins"): "an anonymous caller is told to sign in (401) before "
     "the collection's rules (403), which the service checks after the body",
 }

@@ -22,6 +22,7 @@ export class SessionEnded extends Error {}
 export const session = {
   token: null,
   user: null,
+  realm: "studio", // -- studio41: the token's realm ("frontend": the subscriber role)
   get site() { return localStorage.getItem(KEEP + "site") || ""; },
   set site(value) { value ? localStorage.setItem(KEEP + "site", value) : localStorage.removeItem(KEEP + "site"); },
   // The site the session's tokens are bound to ("" for the instance admin: every site).
@@ -56,14 +57,15 @@ async function send(method, path, { body, params, site = session.site, token = s
   return { status: resp.status, body: parsed, etag: resp.headers.get("ETag") };
 }
 
-// The site an access token is bound to: its `site` claim (none for the instance admin, whose
-// tokens serve every site). Read for the switcher only; the server checks the token.
-function boundSite(token) {
+// An access token's claims: its `site` (none for the instance admin, whose tokens serve every
+// site) and `realm` (`frontend` for the subscriber role). Read to choose what to offer only; the
+// server checks the token.
+function claims(token) {
   try {
     const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    return JSON.parse(atob(payload)).site || "";
+    return JSON.parse(atob(payload)) || {};
   } catch {
-    return "";
+    return {};
   }
 }
 
@@ -71,8 +73,18 @@ function remember(data) {
   session.acting = null; // -- people: a session of one's own ends any impersonation (people.js)
   session.token = data.token;
   session.user = data.user;
-  session.bound = boundSite(data.token);
+  const said = claims(data.token);
+  session.bound = said.site || "";
+  session.realm = said.realm || "studio"; // -- studio41
 }
+
+// -- studio41: the session moves to another of the user's sites (POST /auth/switch-site, the
+// svc_refresh cookie as proof, docs/accounts.md#switching-sites): no password again.
+export async function switchSite(site) {
+  const { body } = await send("POST", "/auth/switch-site", { site, token: null, headers: { "X-Svc-Refresh": "1" } });
+  remember(body.data);
+}
+// -- end studio41
 
 export async function login(email, password, site) {
   const { body } = await send("POST", "/auth/login", { body: { email, password }, site: site || "", token: null });

@@ -3,7 +3,7 @@
 // marked read with PATCH /notifications/:id { handled: true }; a notification frame of the
 // realtime channel adds itself at the top while the page is open, and is announced.
 
-import { ApiError, call, data } from "./api.js";
+import { ApiError, call, data, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { onFrame } from "./live.js";
@@ -28,7 +28,8 @@ export function notificationBell(site) {
         h("p", { class: "note-title" }, n.title),
         n.body ? h("p", {}, n.body) : null,
         h("p", { class: "muted" }, n.ts ? new Date(n.ts).toLocaleString() : ""),
-        h("button", { type: "button", "aria-label": t("bell.markReadOf", { title: n.title }),
+        // -- studio41: marking read is the site's state, the studio realm's to change
+        session.realm === "frontend" ? null : h("button", { type: "button", "aria-label": t("bell.markReadOf", { title: n.title }),
           onclick: () => markRead(n) }, t("bell.markRead"))))
       : h("li", {}, t("bell.empty")));
   };

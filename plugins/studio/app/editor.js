@@ -170,6 +170,8 @@ export async function renderEditor(shell, collection, id) {
       }
       replace(status, t("editor.saved"));
       baseline = snapshot();
+      // -- studio41: whoever shows this item's state (the review panel) reads it again
+      document.dispatchEvent(new CustomEvent("studio:saved", { detail: { collection, id: String(saved.id) } }));
       if (next === "return") return go(siteHash(site, "c", collection));
       if (next === "create_new") return go(siteHash(site, "c", collection, "new"));
       if (creating && !singleton) return go(siteHash(site, "c", collection, "i", String(saved.id)));

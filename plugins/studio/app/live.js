@@ -1,10 +1,11 @@
 // The realtime channel (docs/realtime.md): one WebSocket per open site, opened with a one-use
-// ticket (POST /realtime/ticket), re-opened with a new ticket after a drop. Event frames are
-// signals only: whoever listens re-fetches through the REST API, which applies the user's
-// permissions. A member the realm refuses a ticket (403) or a server without the realtime plugin
-// (404) simply gets no live updates.
+// ticket (POST /realtime/ticket; a member of the subscriber role, whom the studio ticket refuses,
+// takes an audience ticket), re-opened with a new ticket after a drop. Event frames are signals
+// only, and the server sends a socket only those of items its user may read: whoever listens
+// re-fetches through the REST API, which applies the user's permissions. A server without the
+// realtime plugin (404) simply gets no live updates.
 
-import { ApiError, data } from "./api.js";
+import { ApiError, data, session } from "./api.js";
 import { replace } from "./dom.js";
 
 const listeners = new Set(); // fn(frame)
@@ -25,7 +26,9 @@ async function open(c) {
   if (c.stopped) return;
   let ticket;
   try {
-    ticket = (await data("POST", "/realtime/ticket", { site: c.site })).ticket;
+    // -- studio41: the frontend realm (the subscriber role) takes an audience ticket
+    const kind = session.realm === "frontend" ? "audience-ticket" : "ticket";
+    ticket = (await data("POST", `/realtime/${kind}`, { site: c.site })).ticket;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return; // no live updates
     return later(c);

@@ -6,7 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 
-import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
+import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { renderEditor, singletonOf } from "./editor.js";
 import { renderHistory } from "./history.js"; // -- history
@@ -30,6 +30,7 @@ import { actingBanner, peopleLinks, renderPeople } from "./people.js"; // -- peo
 import { renderSchema } from "./schema.js";
 const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
 // -- end schema
+import { renderSiteSettings } from "./site_settings.js"; // -- studio41: the site's settings, for site admins
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -41,6 +42,7 @@ function sessionEnded() {
 
 const root = document.getElementById("app");
 const FILES_LINK = "files:"; // -- files: the navigator's key of the library's link (no collection has ":")
+const SETTINGS_LINK = "settings:"; // -- studio41: the key of the site settings' link
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
 let shownHash = location.hash;
@@ -67,8 +69,14 @@ async function route() {
     if (parts[0] !== "s" || !parts[1]) return go(`#/s/${encodeURIComponent(await firstSite())}`);
     const site = parts[1];
     if (session.bound && session.bound !== site) {
-      // This session's tokens are bound to another site: signing in to this one is needed.
-      return showLogin({ site, message: t("login.again", { site }) });
+      // -- studio41: this session's tokens are bound to another site: the session moves to this
+      // one (POST /auth/switch-site); only a site the user is not a member of asks for a login.
+      stopLive();
+      const moved = await switchSite(site).then(() => true, (err) => {
+        if (err instanceof ApiError && [401, 403, 404].includes(err.status)) return false;
+        throw err;
+      });
+      if (!moved) return showLogin({ site, message: t("login.again", { site }) });
     }
     await showSite(site);
     // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
@@ -90,6 +98,11 @@ async function route() {
       return await renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
     }
     // -- end schema
+    // -- studio41: #/s/<site>/settings
+    if (parts[2] === "settings") {
+      shell.nav.mark(SETTINGS_LINK);
+      return await renderSiteSettings(shell);
+    }
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -224,7 +237,10 @@ function navigator_(site, ctx) {
   if (ctx.permissions.admin) {
     const files = h("a", { href: `#/s/${encodeURIComponent(site)}/files` }, t("files.heading"));
     links.set(FILES_LINK, files);
-    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
+    // -- studio41: the site's settings
+    const settings = h("a", { href: `#/s/${encodeURIComponent(site)}/settings` }, t("set.heading"));
+    links.set(SETTINGS_LINK, settings);
+    el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files), h("li", {}, settings)));
   }
   // -- end files
   if (ctx.permissions.admin) el.append(...peopleLinks(site, links)); // -- people

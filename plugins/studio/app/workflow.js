@@ -6,6 +6,7 @@ import { ApiError, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
+import { onFrame, subscribe } from "./live.js"; // -- studio41
 
 const enc = encodeURIComponent;
 
@@ -112,7 +113,45 @@ export async function renderReviewPanel(shell, collection, id) {
   await draw();
   // Last, so a screen showing the link has its panel settled (drawn, or left out).
   if (!moved()) main.append(historyLink);
+  if (section.isConnected) followChanges(collection, id, moved, () => draw());
 }
+
+// -- studio41: the panel is read again at once after a save in this editor (an edit sends a
+// reviewed item back to draft) and when the realtime channel signals a change of the item
+// elsewhere (an edit, or a transition: action "review"); several signals during one read give
+// one more read, not one each. Focus inside the panel goes to its heading after a redraw.
+function followChanges(collection, id, moved, redraw) {
+  let busy = false;
+  let again = false;
+  const refresh = async () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const section = document.querySelector("section.review");
+        const focused = Boolean(section && section.contains(document.activeElement));
+        await redraw();
+        const heading = focused && document.querySelector("section.review h2");
+        if (heading) heading.focus();
+      } while (again && !moved());
+    } finally {
+      busy = false;
+    }
+  };
+  const ours = (c, i) => c === collection && String(i) === String(id);
+  const onSaved = (event) => {
+    if (moved()) return document.removeEventListener("studio:saved", onSaved);
+    if (ours(event.detail.collection, event.detail.id)) refresh();
+  };
+  document.addEventListener("studio:saved", onSaved);
+  subscribe(collection);
+  const off = onFrame((frame) => {
+    if (moved()) return off();
+    if (frame.type === "lagged" || (frame.type === "event" && ours(frame.collection, frame.itemId))) refresh();
+  });
+}
+// -- end studio41
 
 async function submitForm(shell, collection, id, path, act) {
   const reviewers = await data("GET", "/editorial/reviewers", { site: shell.site, params: { collection, item: id } });
