@@ -34,7 +34,7 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[SettingKey]:
-    return [SettingKey(windows.TIMEZONE_SETTING, windows.validate_timezone,
+    return [SettingKey(windows.TIMEZONE_SETTING, windows.validate_timezone, public=True,
                        description="The IANA time zone of release maintenance windows (default UTC).")]
 
 

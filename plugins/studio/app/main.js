@@ -5,6 +5,7 @@
 //   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
+//   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -25,6 +26,12 @@ import { applyTheme, setAppearance } from "./theme.js";
 import { renderMedia } from "./media.js";
 import { renderMediaFile } from "./media_file.js";
 // -- end files
+// -- releases: releases and the change feed (feed.js)
+import { renderFeed, renderSubscription } from "./feed.js";
+import { renderRelease, renderReleases } from "./releases.js";
+const RELEASES_LINK = "releases:";
+const FEED_LINK = "feed:";
+// -- end releases
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -72,6 +79,17 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
+    // -- releases: #/s/<site>/releases[/<id>] (members the releases API serves), #/s/<site>/feed[/<id>] (admins)
+    if (parts[2] === "releases" && shell.ctx.releases) {
+      shell.nav.mark(RELEASES_LINK);
+      return parts[3] ? await renderRelease(shell, parts[3]) : await renderReleases(shell);
+    }
+    if (parts[2] === "feed" && shell.ctx.permissions.admin) {
+      shell.nav.mark(FEED_LINK);
+      return parts[3] ? await renderSubscription(shell, parts[3]) : await renderFeed(shell);
+    }
+    if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
+    // -- end releases
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -208,6 +226,20 @@ function navigator_(site, ctx) {
     el.append(h("h2", {}, t("files.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, files)));
   }
   // -- end files
+  // -- releases: releases for the members the API serves, the change feed for admins
+  const publishing = [];
+  if (ctx.releases) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/releases` }, t("releases.heading"));
+    links.set(RELEASES_LINK, link);
+    publishing.push(h("li", {}, link));
+  }
+  if (ctx.permissions.admin) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/feed` }, t("feed.heading"));
+    links.set(FEED_LINK, link);
+    publishing.push(h("li", {}, link));
+  }
+  if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
+  // -- end releases
   return {
     el,
     mark(name) {

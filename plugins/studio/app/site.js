@@ -14,18 +14,20 @@ export async function optional(promise, fallback) {
 }
 
 export async function loadSite(site) {
-  const [collections, permissions, config, sites, preferences] = await Promise.all([
+  const [collections, permissions, config, sites, preferences, releases] = await Promise.all([
     data("GET", "/collections", { site }),
     data("GET", "/permissions/me", { site }),
     optional(data("GET", "/site", { site }), {}),
     data("GET", "/me/sites", { site: "" }),
     optional(data("GET", "/me/preferences", { site }), {}),
+    optional(data("GET", "/releases", { site, params: { limit: 1 } }).then(() => true), false), // -- releases: served to this user?
   ]);
   const ctx = {
     site, config: config || {}, sites, permissions,
     language: (preferences && preferences.language) || "en",
     // -- editor: the user's preferences (saveAction)
     preferences: preferences || {},
+    releases, // -- releases: the releases API serves this user (not the front-end realm; the plugin on)
     /** The fields of `collection` the user may use for `action`: ["*"], a list, or []. */
     fields(collection, action) {
       if (permissions.admin) return ["*"];
