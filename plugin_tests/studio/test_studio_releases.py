@@ -7,7 +7,8 @@ rolls another release back; creates a webhook subscription whose signing secret 
 and resumes, replays from a cursor with the catching up shown as progress that survives leaving
 the page, and rotates the secret. A subscriber finds neither screen and the API refuses it; another
 site's release and subscription are not reachable. Controls by role and label; axe-core on every
-screen. ``browser``, ``open_visit`` and ``sign_in`` are the studio module's."""
+screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's (``visit`` opens this
+module's ``studio`` server)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
 
 from kernel.testing import (
     ADMIN_EMAIL,
@@ -89,17 +90,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
             http.check()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fixture
-    seen = await open_visit(browser, studio["server"].base_url, height=1000)
-    try:
-        yield seen
-    finally:
-        await seen.context.close()
-    check_console(seen)
-
-
-async def test_a_release_from_a_list_selection_to_its_rollback(studio, visit):
+async def test_a_release_from_a_list_selection_to_its_rollback(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
     page, admin, site = visit.page, studio["admin"], studio["site"]
@@ -192,7 +183,7 @@ def signed_by(request: ReceivedRequest, secret: str) -> bool:
     return hmac.compare_digest(expected, parts["v1"])
 
 
-async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit):
+async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
     page, admin, site = visit.page, studio["admin"], studio["site"]
@@ -270,7 +261,7 @@ async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit
     await visit.axe()
 
 
-async def test_a_subscriber_and_another_site_reach_neither_screen(studio, visit):
+async def test_a_subscriber_and_another_site_reach_neither_screen(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
     page, site, member = visit.page, studio["site"], studio["member"]
