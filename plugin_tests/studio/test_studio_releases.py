@@ -12,6 +12,7 @@ module's ``studio`` server)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -144,9 +145,29 @@ async def test_a_release_from_a_list_selection_to_its_rollback(studio, visit):  
     await expect(page.get_by_role("status").filter(has_text="no longer scheduled")).to_be_visible()
     assert (await admin.ok("get", f"/releases/{spring['id']}"))["status"] == "draft"
 
-    # Publish: each item's outcome.
-    await page.get_by_role("button", name="Publish now").click()
+    # Publish, held in the browser on its way to the server: its progress shows, and shows again
+    # when the page is left and opened again; then each item's outcome.
+    sent = asyncio.Event()
+
+    async def hold(route: Any) -> None:
+        await asyncio.wait_for(sent.wait(), HOLD_BOUND)
+        await route.continue_()
+
+    publish = re.compile(r".*/api/v1/releases/[^/?]+/publish$")
+    await page.route(publish, hold)
+    try:
+        await page.get_by_role("button", name="Publish now").click()
+        await expect(page.get_by_role("progressbar", name="Publishing…")).to_be_visible()
+        await page.get_by_role("link", name="Back to the releases").click()
+        await page.get_by_role("link", name="Spring", exact=True).click()
+        await expect(page.get_by_role("heading", name="Spring", level=1)).to_be_visible()
+        await expect(page.get_by_role("progressbar", name="Publishing…")).to_be_visible()
+        await visit.axe()
+    finally:
+        sent.set()
     await expect(page.get_by_role("status").filter(has_text="Publish finished: Published. 2 published")).to_be_visible()
+    await page.unroute(publish, hold)
+    table = page.get_by_role("table", name="Items of this release")
     for item in (alpha, beta):
         await expect(table.get_by_role("row").filter(has_text=f"posts / {item}")).to_contain_text("published")
         assert (await admin.get("posts", item))["status"] == "published"
@@ -220,6 +241,7 @@ async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit
 
     await page.get_by_role("button", name="Pause").click()
     await expect(page.get_by_role("status").filter(has_text="The subscription is paused.")).to_be_visible()
+    await expect(page.get_by_role("button", name="Resume")).to_be_focused()  # the redraw keeps the focus
     assert (await admin.ok("get", f"/cdc/subscriptions/{sub['id']}"))["status"] == "paused"
     delivered = len(hook.events())
     await admin.create("posts", [{"title": f"While paused {i}"} for i in range(2)])

@@ -7,29 +7,14 @@
 // A replay's catching up shows as a progress bar (events delivered of those behind when it began);
 // the start is kept in the tab (sessionStorage), so a page left and opened again resumes the bar.
 
-import { ApiError, data } from "./api.js";
-import { h, replace, uid } from "./dom.js";
+import { data } from "./api.js";
+import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
+import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
 
 const FOLLOW_MS = 1000; // the detail page reads the subscription again this often
 const REPLAY = "svc.studio.replay."; // sessionStorage: the lag when a replay began, per subscription
-
-function said(err) {
-  return err instanceof ApiError ? `${err.message} (${err.code})` : err.message;
-}
-
-function labelled(label, control, hint) {
-  control.id = control.id || uid("feed");
-  const hintEl = hint ? h("p", { id: uid("feed-hint"), class: "muted" }, hint) : null;
-  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
-  return h("div", { class: "me-field" }, h("label", { for: control.id }, label), control, hintEl);
-}
-
-function section(title, ...children) {
-  const id = uid("feed-h");
-  return h("section", { class: "me-section", "aria-labelledby": id }, h("h2", { id }, title), ...children);
-}
 
 /** A new signing secret: 32 random bytes as hex, from the browser's CSPRNG. */
 function newSecret() {
@@ -136,7 +121,7 @@ export async function renderSubscription(shell, id) {
     try {
       await doing();
       sub = await data("GET", path, { site });
-      drawAll();
+      keepFocus(controls, drawAll);
       replace(flash, note);
     } catch (err) {
       replace(alert, said(err));

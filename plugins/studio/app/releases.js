@@ -26,19 +26,35 @@ export async function siteZone(site) {
   return (setting && setting.value) || "UTC";
 }
 
-function labelled(label, control) {
+// Small helpers of the releases and change feed screens (feed.js and releases_pick.js use them).
+
+/** A labelled control, with a hint as its description when one is given. */
+export function labelled(label, control, hint) {
   control.id = control.id || uid("rel");
-  return h("div", { class: "me-field" }, h("label", { for: control.id }, label), control);
+  const hintEl = hint ? h("p", { id: uid("rel-hint"), class: "muted" }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return h("div", { class: "me-field" }, h("label", { for: control.id }, label), control, hintEl);
 }
 
-function section(title, ...children) {
+export function section(title, ...children) {
   const id = uid("rel-h");
   return h("section", { class: "me-section", "aria-labelledby": id }, h("h2", { id }, title), ...children);
 }
 
 /** The API's refusal as one line: its message and code. */
-function said(err) {
+export function said(err) {
   return err instanceof ApiError ? `${err.message} (${err.code})` : err.message;
+}
+
+/** Run `redraw()`, which replaces what `container` holds, keeping the keyboard focus on the
+ * control at the same place among its buttons, inputs and selects (the redrawn one). */
+export function keepFocus(container, redraw) {
+  const controls = () => [...container.querySelectorAll("button, input, select, a[href]")];
+  const at = controls().indexOf(document.activeElement);
+  redraw();
+  if (at < 0) return;
+  const now = controls();
+  if (now.length) now[Math.min(at, now.length - 1)].focus();
 }
 
 export async function renderReleases(shell) {
@@ -85,7 +101,7 @@ export async function renderRelease(shell, id) {
 
   const draw = (note) => {
     document.title = `${release.name} · ${t("releases.heading")} · ${shell.title}`;
-    replace(body, header(), itemsTable(), schedule(), actions());
+    keepFocus(body, () => replace(body, header(), itemsTable(), schedule(), actions()));
     if (note !== undefined) replace(flash, note);
     clearTimeout(follow);
     // -- progress: a scheduled release is published by the scheduler; its page follows it

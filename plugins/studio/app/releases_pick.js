@@ -3,6 +3,7 @@
 // item's latest committed revision pinned (GET /items/:c/:id/revisions?limit=1).
 
 import { ApiError, data } from "./api.js";
+import { said } from "./releases.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
@@ -31,10 +32,10 @@ export function releasePicker({ shell, collection, status, selected }) {
     const release = h("select", { id: ids_.release }, releases.map((r) => h("option", { value: r.id }, r.name)));
     const target = h("select", { id: ids_.target }, targets.map((v) => h("option", { value: String(v) }, String(v))));
     const pin = h("input", { id: ids_.pin, type: "checkbox", checked: true });
-    const said = h("p", { role: "status" });
+    const note = h("p", { role: "status" });
     const add = h("button", { type: "button", onclick: async () => {
       add.disabled = true;
-      replace(said, t("bulk.working"));
+      replace(note, t("bulk.working"));
       try {
         const addItems = [];
         for (const itemId of ids) {
@@ -46,18 +47,18 @@ export function releasePicker({ shell, collection, status, selected }) {
           addItems.push(entry);
         }
         const done = await data("PATCH", `/releases/${encodeURIComponent(release.value)}`, { site, body: { addItems } });
-        replace(said, t("releases.added", { count: ids.length, name: done.name }), " ",
+        replace(note, t("releases.added", { count: ids.length, name: done.name }), " ",
           h("a", { href: siteHash(site, "releases", done.id) }, t("releases.open", { name: done.name })));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        replace(said, `${err.message} (${err.code})`);
+        replace(note, said(err));
         add.disabled = false;
       }
     } }, t("releases.addSelected", { count: ids.length }));
     replace(area, h("div", { role: "group", "aria-label": t("releases.addTo") },
       h("label", { for: ids_.release }, t("releases.release")), release,
       h("label", { for: ids_.target }, t("releases.target")), target,
-      h("span", {}, pin, h("label", { for: ids_.pin }, t("releases.pin"))), add, said));
+      h("span", {}, pin, h("label", { for: ids_.pin }, t("releases.pin"))), add, note));
     release.focus();
   };
   const button = h("button", { type: "button", disabled: true, onclick: open }, t("releases.addTo"));
