@@ -6,7 +6,8 @@ rolls another release back; creates a webhook subscription whose signing secret 
 (and signs the deliveries a real local receiver gets), reads the delivery log and the lag, pauses
 and resumes, replays from a cursor with the catching up shown as progress that survives leaving
 the page, and rotates the secret. A subscriber finds neither screen and the API refuses it; another
-site's release and subscription are not reachable. Controls by role and label; axe-core on every
+site's release and subscription are not reachable; an editor (a role without admin rights) has
+releases and no change feed. Controls by role and label; axe-core on every
 screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's (``visit`` opens this
 module's ``studio`` server)."""
 
@@ -72,6 +73,9 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         await admin.ok("put", "/settings/releases.timezone", json={"value": "America/New_York"})
         member = await new_member(shared.app, shared.site, "subscriber")
         await admin.grant([{"collection": "posts", "action": "read"}], {"userId": member.id})
+        role = await admin.ok("post", "/roles", status=201, json={"name": "Editors"})
+        editor = await new_member(shared.app, shared.site, role["id"])
+        await admin.grant([{"collection": "posts", "action": a} for a in ("read", "update")], {"userId": editor.id})
         shared.app.kernel.access.invalidate(shared.site)
         other = await shared.new_site("other")
         await other.collection("posts", {"title": "string"})
@@ -84,6 +88,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         try:
             yield {"server": server, "site": shared.site, "admin": admin, "ids": [str(p["id"]) for p in posts],
                    "member": member, "as_member": Calls(shared.app.client, member.headers), "http": http,
+                   "editor": editor, "as_editor": Calls(shared.app.client, editor.headers),
                    "other_release": other_release["id"], "other_sub": other_sub["id"]}
         finally:
             await server.stop()
@@ -283,7 +288,7 @@ async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit
     await visit.axe()
 
 
-async def test_a_subscriber_and_another_site_reach_neither_screen(studio, visit):  # noqa: F811 - the shared fixture
+async def test_members_without_the_rights_and_another_site(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
     page, site, member = visit.page, studio["site"], studio["member"]
@@ -309,6 +314,16 @@ async def test_a_subscriber_and_another_site_reach_neither_screen(studio, visit)
     await expect(page.get_by_role("table")).to_be_visible()
     await expect(page.get_by_role("group", name="Selected items")).to_have_count(0)
     await expect(page.get_by_role("button", name="Add to release")).to_have_count(0)
+
+    # An editor (a role, no admin rights) has releases but not the change feed, which is admins'.
+    await studio["as_editor"].ok("get", "/releases")
+    await studio["as_editor"].err("get", "/cdc/subscriptions", 403, "PERMISSION_DENIED")
+    await page.get_by_role("button", name="Sign out").click()
+    await sign_in(visit, studio["editor"].email, studio["editor"].password, site)
+    await expect(nav.get_by_role("link", name="Releases")).to_be_visible()
+    await expect(nav.get_by_role("link", name="Change feed")).to_have_count(0)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/feed")
+    await expect(page.get_by_role("alert")).to_have_text("Not found.")
 
     # The admin, in this site, finds nothing of the other site's release and subscription.
     await page.get_by_role("button", name="Sign out").click()
