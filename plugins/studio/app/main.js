@@ -79,12 +79,12 @@ async function route() {
       return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
     }
     // -- end files
-    // -- releases: #/s/<site>/releases[/<id>] (members the releases API serves), #/s/<site>/feed[/<id>] (admins)
+    // -- releases: #/s/<site>/releases[/<id>] (members the releases API serves), #/s/<site>/feed[/<id>] (admins, cdc on)
     if (parts[2] === "releases" && shell.ctx.releases) {
       shell.nav.mark(RELEASES_LINK);
       return parts[3] ? await renderRelease(shell, parts[3]) : await renderReleases(shell);
     }
-    if (parts[2] === "feed" && shell.ctx.permissions.admin) {
+    if (parts[2] === "feed" && shell.ctx.feed) {
       shell.nav.mark(FEED_LINK);
       return parts[3] ? await renderSubscription(shell, parts[3]) : await renderFeed(shell);
     }
@@ -233,7 +233,7 @@ function navigator_(site, ctx) {
     links.set(RELEASES_LINK, link);
     publishing.push(h("li", {}, link));
   }
-  if (ctx.permissions.admin) {
+  if (ctx.feed) {
     const link = h("a", { href: `#/s/${encodeURIComponent(site)}/feed` }, t("feed.heading"));
     links.set(FEED_LINK, link);
     publishing.push(h("li", {}, link));

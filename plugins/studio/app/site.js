@@ -40,6 +40,8 @@ export async function loadSite(site) {
       return field === undefined ? fields.length > 0 : fields.includes("*") || fields.includes(field);
     },
   };
+  // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
+  ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
