@@ -7,7 +7,7 @@
 // A replay's catching up shows as a progress bar (events delivered of those behind when it began);
 // the start is kept in the tab (sessionStorage), so a page left and opened again resumes the bar.
 
-import { data } from "./api.js";
+import { SessionEnded, data } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
@@ -165,9 +165,12 @@ export async function renderSubscription(shell, id) {
       drawFacts();
       drawProgress();
       await drawLog();
-    } finally {
-      timer = setTimeout(follow, FOLLOW_MS);
+    } catch (err) {
+      if (err instanceof SessionEnded) throw err;
+      replace(alert, said(err)); // gone (deleted elsewhere) or unreachable: stop following
+      return;
     }
+    timer = setTimeout(follow, FOLLOW_MS);
   };
   document.title = `${sub.name} · ${t("feed.heading")} · ${shell.title}`;
   drawFacts();
