@@ -35,7 +35,7 @@ def register_jobs(jobs: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_setting_keys(kernel: Any) -> list[SettingKey]:
-    return [SettingKey(windows.TIMEZONE_SETTING, windows.validate_timezone, type="string",
+    return [SettingKey(windows.TIMEZONE_SETTING, windows.validate_timezone, type="string", public=True,
                        description="The IANA time zone of release maintenance windows (default UTC).")]
 
 

@@ -6,6 +6,7 @@
 import { ApiError, call } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { releasePicker } from "./releases_pick.js"; // -- releases
 
 const STRUCTURAL_STATUSES = ["draft", "published", "archived"];
 
@@ -78,7 +79,12 @@ export function bulkBar({ shell, collection, status, mayDelete, mayUpdate, selec
     buttons.push(apply);
     statusPart = h("span", { class: "set-status" }, h("label", { for: id }, t("bulk.statusLabel", { field: status.name })), select, apply);
   }
-  const el = h("div", { class: "bulk", role: "group", "aria-label": t("bulk.label") }, count, deleteButton, statusPart, confirmArea);
+  // -- releases: add the selection to a release (members the releases API serves)
+  const picker = shell.ctx.releases ? releasePicker({ shell, collection, status, selected }) : null;
+  if (picker) buttons.push(picker.button);
+  // -- end releases
+  const el = h("div", { class: "bulk", role: "group", "aria-label": t("bulk.label") }, count, deleteButton, statusPart,
+    picker && picker.el, confirmArea); // releases: picker
   return {
     el,
     /** Called when the selection changes. */
@@ -86,6 +92,7 @@ export function bulkBar({ shell, collection, status, mayDelete, mayUpdate, selec
       replace(count, n ? t("bulk.selected", { count: n }) : t("bulk.none"));
       for (const b of buttons) b.disabled = n === 0;
       replace(confirmArea);
+      if (picker) picker.reset(); // -- releases
     },
   };
 }

@@ -237,7 +237,8 @@ export async function renderList(shell, collection, query, { live = false } = {}
     bulk.update(n);
     if (n === 0 && shell.listStale) renderList(shell, collection, query, { live: true });
   };
-  const bulk = (mayDelete || mayStatus) && items.length ? bulkBar({ shell, collection, status, mayDelete, mayUpdate: mayStatus,
+  // -- releases: shell.ctx.releases (Add to release)
+  const bulk = (mayDelete || mayStatus || shell.ctx.releases) && items.length ? bulkBar({ shell, collection, status, mayDelete, mayUpdate: mayStatus,
     selected: chosen, done: redraw }) : null;
   const selectAll = bulk ? h("input", { type: "checkbox", "aria-label": t("list.selectAll"), onchange: (e) => {
     for (const b of boxes) b.checked = e.target.checked;

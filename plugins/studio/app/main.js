@@ -5,6 +5,7 @@
 //   #/s/<site>/c/<collection>/new   #/s/<site>/c/<collection>/i/<id> the editor
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
+//   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -31,6 +32,12 @@ import { renderSchema } from "./schema.js";
 const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
 // -- end schema
 import { renderSiteSettings } from "./site_settings.js"; // -- studio41: the site's settings, for site admins
+// -- releases: releases and the change feed (feed.js)
+import { renderFeed, renderSubscription } from "./feed.js";
+import { renderRelease, renderReleases } from "./releases.js";
+const RELEASES_LINK = "releases:";
+const FEED_LINK = "feed:";
+// -- end releases
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -103,6 +110,17 @@ async function route() {
       shell.nav.mark(SETTINGS_LINK);
       return await renderSiteSettings(shell);
     }
+    // -- releases: #/s/<site>/releases[/<id>] (members the releases API serves), #/s/<site>/feed[/<id>] (admins, cdc on)
+    if (parts[2] === "releases" && shell.ctx.releases) {
+      shell.nav.mark(RELEASES_LINK);
+      return parts[3] ? await renderRelease(shell, parts[3]) : await renderReleases(shell);
+    }
+    if (parts[2] === "feed" && shell.ctx.feed) {
+      shell.nav.mark(FEED_LINK);
+      return parts[3] ? await renderSubscription(shell, parts[3]) : await renderFeed(shell);
+    }
+    if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
+    // -- end releases
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -251,6 +269,20 @@ function navigator_(site, ctx) {
     el.querySelector("ul.admin-nav").append(h("li", {}, schema));
   }
   // -- end schema
+  // -- releases: releases for the members the API serves, the change feed for admins
+  const publishing = [];
+  if (ctx.releases) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/releases` }, t("releases.heading"));
+    links.set(RELEASES_LINK, link);
+    publishing.push(h("li", {}, link));
+  }
+  if (ctx.feed) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/feed` }, t("feed.heading"));
+    links.set(FEED_LINK, link);
+    publishing.push(h("li", {}, link));
+  }
+  if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
+  // -- end releases
   return {
     el,
     mark(name) {

@@ -14,18 +14,20 @@ export async function optional(promise, fallback) {
 }
 
 export async function loadSite(site) {
-  const [collections, permissions, config, sites, preferences] = await Promise.all([
+  const [collections, permissions, config, sites, preferences, releases] = await Promise.all([
     data("GET", "/collections", { site }),
     data("GET", "/permissions/me", { site }),
     optional(data("GET", "/site", { site }), {}),
     data("GET", "/me/sites", { site: "" }),
     optional(data("GET", "/me/preferences", { site }), {}),
+    optional(data("GET", "/releases", { site, params: { limit: 1 } }).then(() => true), false), // -- releases: served to this user?
   ]);
   const ctx = {
     site, config: config || {}, sites, permissions,
     language: (preferences && preferences.language) || "en",
     // -- editor: the user's preferences (saveAction)
     preferences: preferences || {},
+    releases, // -- releases: the releases API serves this user (not the front-end realm; the plugin on)
     /** The fields of `collection` the user may use for `action`: ["*"], a list, or []. */
     fields(collection, action) {
       if (permissions.admin) return ["*"];
@@ -38,6 +40,8 @@ export async function loadSite(site) {
       return field === undefined ? fields.length > 0 : fields.includes("*") || fields.includes(field);
     },
   };
+  // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
+  ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
