@@ -373,3 +373,83 @@ FINE = ("/sites/x/y", "/authx/login", "plain words", "/api/v1/sites", "/items/x"
         ("kernel/probe.py", 5, "plugins.items.api", "the module plugins.items.api"),
         ("kernel/probe.py", 6, "/api/v1/items/{}/{}", "a route of items (/api/v1/items/{collection}/{item_id})"),
     ]
+
+
+# ---------------------------------------------------------------------------- items' floors
+# The items plugin's folders follow its flow. A floor holds one or more rooms (a module or a
+# package of the plugin); a room may import itself and the rooms of the floors below, never a
+# room of a floor above, nor another room of its own floor (a function-level import counts; one
+# under ``if TYPE_CHECKING:`` does not). The façade (``service.py``) sits beside ``api.py``, above
+# read, write, history and search; read and write share a floor, so the write path reads nothing
+# of ``read/`` (the live rows and the read hook it needs are ``core/``'s).
+
+ITEMS_FLOORS: tuple[tuple[str, ...], ...] = (  # bottom to top
+    ("errors", "tables", "migrations"),
+    ("query",),
+    ("core",),  # what read and write share: context, rows, guard, grants, rowfilter, records, reveal
+    ("read", "write"),
+    ("search",),
+    ("history",),
+    ("upkeep",),
+    ("service", "erase"),  # the façade; a subject's erasure across items, history and search
+    ("api",),
+    ("http",),
+    ("plugin", "testing"),
+)
+
+
+def room_of(module: str, prefix: str, floors: tuple[tuple[str, ...], ...]) -> tuple[int, str] | None:
+    """``(floor, room)`` of ``module`` (a dotted name under ``prefix``), by its first name below
+    it; ``None`` for the package itself (its ``__init__`` holds only the room sign)."""
+    rest = module[len(prefix):].lstrip(".")
+    if not rest:
+        return None
+    room = rest.split(".")[0]
+    for level, names in enumerate(floors):
+        if room in names:
+            return level, room
+    raise AssertionError(f"{module} stands on no floor: add {room!r} to the floors of {prefix}")
+
+
+def floor_breaches(folder: Path, floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """``module -> imported module`` for each import of ``folder``'s modules that runs up a floor
+    or across to another room of the same floor."""
+    prefix = _module_name(folder / "__init__.py")
+    found = []
+    for module, targets in sorted(import_graph(folder).items()):
+        here = room_of(module, prefix, floors)
+        for target in sorted(targets):
+            there = room_of(target, prefix, floors)
+            if here is None or there is None or there[1] == here[1] or there[0] < here[0]:
+                continue
+            way = "up to" if there[0] > here[0] else "across to"
+            found.append(f"{module} -> {target} ({here[1]} imports {way} {there[1]})")
+    return found
+
+
+def test_items_imports_run_only_down_its_floors():
+    assert floor_breaches(PLUGINS / "items", ITEMS_FLOORS) == []
+
+
+def test_upward_and_sideways_imports_are_found(monkeypatch):
+    folder = PLUGINS / "probe"
+    sources = {
+        folder / "__init__.py": "",
+        folder / "service.py": "from plugins.probe.read import listing\nfrom plugins.probe.write import path",
+        folder / "read" / "__init__.py": "",
+        folder / "read" / "listing.py": "from plugins.probe import tables\nfrom plugins.probe.read import plan",
+        folder / "read" / "plan.py": "",
+        folder / "write" / "__init__.py": "",
+        folder / "write" / "path.py": "def f():\n    from plugins.probe import service\n"
+                                      "from plugins.probe.read.listing import x",
+        folder / "tables.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from plugins.probe import read",
+    }
+    monkeypatch.setattr(sys.modules[__name__], "_python_files", lambda _: sorted(sources))
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: sources[self])
+    floors = (("tables",), ("read", "write"), ("service",))
+    assert floor_breaches(folder, floors) == [
+        "plugins.probe.write.path -> plugins.probe.read.listing (write imports across to read)",
+        "plugins.probe.write.path -> plugins.probe.service (write imports up to service)",
+    ]
+    with pytest.raises(AssertionError, match="plugins.probe.service stands on no floor"):
+        floor_breaches(folder, floors[:2])
