@@ -15,6 +15,8 @@ For circles, a function-level import counts too (it only hides a circle); import
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -453,3 +455,107 @@ def test_upward_and_sideways_imports_are_found(monkeypatch):
     ]
     with pytest.raises(AssertionError, match="plugins.probe.service stands on no floor"):
         floor_breaches(folder, floors[:2])
+
+
+# ---------------------------------------------------------------------------- plugins meet through functions
+# A plugin imports another plugin's ``api`` and nothing else (above); an ``api`` module exports
+# functions and types, never a table (nor a join or a subquery built at import); no plugin's code
+# names another plugin's table in SQL (a string literal, docstrings aside); and a foreign key of a
+# plugin's tables points only at the kernel's tables, its own, or those of a plugin it requires.
+# Released migrations are history and are not read.
+
+_TABLE_SQL = re.compile(r"""create_table\(\s*["'](\w+)["']|CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)""",
+                        re.IGNORECASE)
+
+
+def _plugin_code(package: Path) -> list[Path]:
+    return [p for p in _python_files(package) if "migrations" not in p.relative_to(package).parts]
+
+
+def table_owners() -> dict[str, str]:
+    """SQL table name -> the plugin that defines it (a ``Table(...)`` in its code, or a table its
+    migrations create)."""
+    owners: dict[str, str] = {}
+    for package in _packages()[1:]:
+        for path in _python_files(package):
+            source = path.read_text(encoding="utf-8")
+            if "migrations" in path.relative_to(package).parts:
+                owners.update({a or b: package.name for a, b in _TABLE_SQL.findall(source)})
+                continue
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Table" \
+                        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    owners[node.args[0].value] = package.name
+    return owners
+
+
+def _foreign_key_targets(tree: ast.AST) -> list[tuple[int, str, int]]:
+    """``(line, table, id of the literal)`` of every ``ForeignKey("table.column")``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "ForeignKey" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.append((node.lineno, node.args[0].value.split(".")[0], id(node.args[0])))
+    return found
+
+
+def sql_breaches(sources: dict[str, str], owners: dict[str, str],
+                 requires: dict[str, tuple[str, ...]]) -> list[str]:
+    """What ``sources`` (``plugins/<name>/...`` -> text) say of other plugins' tables: a literal
+    naming one, or a foreign key to one of a plugin not required."""
+    names = re.compile(r"\b(" + "|".join(sorted(map(re.escape, owners), key=len, reverse=True)) + r")\b")
+    breaches = []
+    for where, source in sorted(sources.items()):
+        own = Path(where).parts[1]
+        tree = ast.parse(source)
+        keys = _foreign_key_targets(tree)
+        for line, table, _ in keys:
+            owner = owners.get(table)
+            if owner not in (None, own) and owner not in requires.get(own, ()):
+                breaches.append(f"{where}:{line} has a foreign key to {table} of {owner}, which {own} does not require")
+        skip = _docstrings(tree) | {key for _, _, key in keys}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                for table in names.findall(node.value):
+                    if owners[table] != own:
+                        breaches.append(f"{where}:{node.lineno} names {table}, a table of {owners[table]}")
+    return breaches
+
+
+def test_api_modules_export_no_tables():
+    from sqlalchemy.sql.expression import FromClause
+
+    exported = {}
+    for package in _packages()[1:]:
+        if (package / "api.py").exists():
+            api = importlib.import_module(f"plugins.{package.name}.api")
+            exported[package.name] = sorted(n for n, v in vars(api).items()
+                                            if not n.startswith("_") and isinstance(v, FromClause))
+    assert {"access", "accounts", "schema", "items"} <= set(exported)
+    assert {name: tables for name, tables in exported.items() if tables} == {}
+
+
+def test_no_plugin_names_another_plugins_table():
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+               for package in _packages()[1:] for p in _plugin_code(package)}
+    owners = table_owners()
+    assert owners["svc_users"] == "accounts" and owners["svc_memberships"] == "access"
+    assert owners["svc_search_fts"] == "items"  # made by a migration's SQL
+    assert sql_breaches(sources, owners, _plugin_requires()) == []
+
+
+def test_naming_another_plugins_table_is_found():
+    owners = {"svc_users": "accounts", "svc_memberships": "access", "svc_items": "items"}
+    sources = {
+        "plugins/privacy/consent.py": '"""Joins svc_users in a docstring: fine."""\n'
+                                      'Q = "SELECT id FROM svc_users JOIN svc_memberships USING (id)"\n',
+        "plugins/access/tables.py": 'from sqlalchemy import ForeignKey\nK = ForeignKey("svc_users.id")\n',
+        "plugins/privacy/tables.py": 'K = ForeignKey("svc_users.id")\nM = "svc_items_x svc_itemsy"\n',
+        "plugins/items/search.py": 'Q = text("SELECT * FROM svc_items")\n',
+    }
+    found = sql_breaches(sources, owners, {"privacy": ("accounts", "access")})
+    assert found == [
+        "plugins/access/tables.py:2 has a foreign key to svc_users of accounts, which access does not require",
+        "plugins/privacy/consent.py:2 names svc_users, a table of accounts",
+        "plugins/privacy/consent.py:2 names svc_memberships, a table of access",
+    ]
