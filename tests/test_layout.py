@@ -15,6 +15,7 @@ For circles, a function-level import counts too (it only hides a circle); import
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 import sys
@@ -468,6 +469,15 @@ _TABLE_SQL = re.compile(r"""create_table\(\s*["'](\w+)["']|CREATE\s+(?:VIRTUAL\s
                         re.IGNORECASE)
 
 
+_WORD = re.compile(r"\w+")
+
+
+@functools.cache
+def _parsed(source: str) -> ast.Module:
+    """``source``'s tree, parsed once for the rules below (they read the same files)."""
+    return ast.parse(source)
+
+
 def _plugin_code(package: Path) -> list[Path]:
     return [p for p in _python_files(package) if "migrations" not in p.relative_to(package).parts]
 
@@ -482,7 +492,9 @@ def table_owners() -> dict[str, str]:
             if "migrations" in path.relative_to(package).parts:
                 owners.update({a or b: package.name for a, b in _TABLE_SQL.findall(source)})
                 continue
-            for node in ast.walk(ast.parse(source)):
+            if "Table(" not in source:
+                continue
+            for node in ast.walk(_parsed(source)):
                 if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Table" \
                         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                     owners[node.args[0].value] = package.name
@@ -503,11 +515,12 @@ def sql_breaches(sources: dict[str, str], owners: dict[str, str],
                  requires: dict[str, tuple[str, ...]]) -> list[str]:
     """What ``sources`` (``plugins/<name>/...`` -> text) say of other plugins' tables: a literal
     naming one, or a foreign key to one of a plugin not required."""
-    names = re.compile(r"\b(" + "|".join(sorted(map(re.escape, owners), key=len, reverse=True)) + r")\b")
     breaches = []
     for where, source in sorted(sources.items()):
         own = Path(where).parts[1]
-        tree = ast.parse(source)
+        if "ForeignKey" not in source and not any(owners[w] != own for w in set(_WORD.findall(source)) & owners.keys()):
+            continue  # names no table of another plugin anywhere: nothing to parse
+        tree = _parsed(source)
         keys = _foreign_key_targets(tree)
         for line, table, _ in keys:
             owner = owners.get(table)
@@ -516,8 +529,8 @@ def sql_breaches(sources: dict[str, str], owners: dict[str, str],
         skip = _docstrings(tree) | {key for _, _, key in keys}
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-                for table in names.findall(node.value):
-                    if owners[table] != own:
+                for table in _WORD.findall(node.value):
+                    if owners.get(table, own) != own:
                         breaches.append(f"{where}:{node.lineno} names {table}, a table of {owners[table]}")
     return breaches
 
