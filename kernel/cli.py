@@ -276,7 +276,54 @@ def plugin_rows(settings: Settings) -> list[dict[str, Any]]:
             "routes": routes.get(info.name, []), "tables": tables.get(info.name, []),
             "jobs": jobs.get(info.name, []),
         })
-    return rows
+    return with_requirement_graph(rows)
+
+
+def with_requirement_graph(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with the requirement graph: ``needs`` (every plugin a row requires, however
+    indirectly), ``requiredBy`` (the plugins that require it directly) and ``floor`` (0 for a plugin
+    that requires none, else one above the highest floor it requires)."""
+    requires = {row["name"]: list(row["requires"]) for row in rows}
+    needs: dict[str, set[str]] = {}
+
+    def closure(name: str, path: tuple[str, ...] = ()) -> set[str]:
+        if name not in needs:
+            found: set[str] = set()
+            for other in requires.get(name, []):
+                if other not in path:  # a circle is the plugin manager's to refuse, not ours to loop on
+                    found |= {other} | closure(other, (*path, name))
+            needs[name] = found
+        return needs[name]
+
+    floors: dict[str, int] = {}
+
+    def floor(name: str, path: tuple[str, ...] = ()) -> int:
+        if name not in floors:
+            below = [floor(o, (*path, name)) for o in requires.get(name, []) if o in requires and o not in path]
+            floors[name] = 1 + max(below) if below else 0
+        return floors[name]
+
+    return [{**row, "needs": sorted(closure(row["name"])), "floor": floor(row["name"]),
+             "requiredBy": sorted(n for n, r in requires.items() if row["name"] in r)} for row in rows]
+
+
+def format_requirement_graph(rows: list[dict[str, Any]], *, width: int) -> str:
+    """What ``svc plugins list --graph`` prints: the plugins floor by floor (a plugin stands above
+    every plugin it requires), each with what it requires and, where more, all that it needs."""
+    width = max(width, 60)
+    lines = ["Requirement graph: a plugin requires only plugins on lower floors."]
+    for level in sorted({row["floor"] for row in rows}):
+        lines.append(f"floor {level}")
+        for row in sorted((r for r in rows if r["floor"] == level), key=lambda r: r["name"]):
+            parts = ["requires " + ", ".join(sorted(row["requires"]))] if row["requires"] else []
+            if len(row["needs"]) > len(row["requires"]):
+                parts.append("needs in all " + ", ".join(row["needs"]))
+            if row["requiredBy"]:
+                parts.append("required by " + ", ".join(row["requiredBy"]))
+            state = "" if row["enabled"] else " (disabled)"
+            text = f"{row['name'] + state:<14} " + ("; ".join(parts) or "requires nothing")
+            lines.extend(textwrap.wrap(text, width, initial_indent="  ", subsequent_indent=" " * 6))
+    return "\n".join(lines)
 
 
 def _tables_by_plugin(kernel: Any) -> dict[str, list[str]]:
@@ -304,6 +351,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     rows = plugin_rows(settings)
     if args.json:
         print(json.dumps(rows, indent=2))
+        return 0
+    if args.graph:
+        print(format_requirement_graph(rows, width=shutil.get_terminal_size().columns))
         return 0
     print(format_plugin_rows(rows, routes=args.routes, width=shutil.get_terminal_size().columns))
     return 0
@@ -378,6 +428,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     listing = plugins_sub.add_parser("list", help="every plugin, enabled or not, and what it registers")
     listing.add_argument("--json", action="store_true", help="print every plugin's registrations as JSON")
     listing.add_argument("--routes", action="store_true", help="list each plugin's routes, tables and jobs")
+    listing.add_argument("--graph", action="store_true",
+                         help="the requirement graph: plugins by floor, what each requires and what requires it")
     plugins.set_defaults(func=cmd_plugins)
     return parser, sub
 

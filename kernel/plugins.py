@@ -15,7 +15,7 @@ import inspect
 import logging
 import sys
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -253,7 +253,9 @@ def registrations(kernel: Any, hook_name: str, kind: type, key: str, what: str) 
     """Everything the implementations of a plugin-published registration hook (``register_flow_
     operations``, ``register_ai_skills``) return, indexed by the attribute ``key`` and cached in
     ``kernel.state`` until the hook's implementations change (an extension loaded or unloaded).
-    A stranger is ``TypeError``; a key registered twice is ``ValueError`` naming both plugins
+    An entry may be a mapping of ``kind``'s fields, made ``kind(**entry)`` here: a plugin that
+    does not require the publisher (and so imports nothing of it) registers that way. A stranger is
+    ``TypeError``; a key registered twice is ``ValueError`` naming both plugins
     (called at startup, either stops the app at boot). ``what`` names the things in messages."""
     hook = getattr(kernel.pm.hook, hook_name)
     impls = tuple((impl.plugin_name, id(impl.function)) for impl in hook.get_hookimpls())
@@ -265,6 +267,8 @@ def registrations(kernel: Any, hook_name: str, kind: type, key: str, what: str) 
     owners: dict[str, str] = {}
     for impl in hook.get_hookimpls():
         for entry in impl.function(kernel=kernel) or ():
+            if isinstance(entry, Mapping):
+                entry = kind(**entry)
             if not isinstance(entry, kind):
                 raise TypeError(f"{hook_name} of {impl.plugin_name} must return {kind.__name__} objects, "
                                 f"got {entry!r}")

@@ -91,6 +91,10 @@ def test_plugins_list_shows_state_and_registrations(env):
     assert "/api/v1/auth/login" in rows["accounts"]["routes"]
     assert "svc_users" in rows["accounts"]["tables"]
     assert rows["accounts"]["requires"] == ["access"]
+    # the requirement graph (issue 38): git and ai require only what they cannot work without
+    assert rows["access"]["floor"] == 0 and "accounts" in rows["access"]["requiredBy"] and rows["accounts"]["floor"] == 1
+    assert rows["git"]["needs"] == ["access", "items", "schema"]
+    assert not {"files", "releases", "agents"} & set(rows["ai"]["needs"])
     text = run_svc("plugins", "list", env=env)
     assert "accounts" in text.stdout and "enabled (essential)" in text.stdout
 
@@ -104,6 +108,31 @@ def test_disabling_an_essential_plugin_stops_the_start(env):
 def test_bad_setting_stops_the_start(env):
     out = run_svc("migrate", env={**env, "SVC_PORT": "not-a-port"})
     assert out.returncode == 2 and "SVC_PORT" in out.stderr
+
+
+def test_plugins_list_graph_puts_each_plugin_above_what_it_requires():
+    from kernel.cli import format_requirement_graph, with_requirement_graph
+
+    def row(name, requires=(), enabled=True):
+        return {"name": name, "enabled": enabled, "requires": list(requires)}
+
+    rows = with_requirement_graph([row("access"), row("accounts", ["access"]), row("schema"),
+                                   row("items", ["schema", "access"]), row("git", ["items"], enabled=False)])
+    by = {r["name"]: r for r in rows}
+    assert [by[n]["floor"] for n in ("access", "accounts", "schema", "items", "git")] == [0, 1, 0, 1, 2]
+    assert by["git"]["needs"] == ["access", "items", "schema"] and by["access"]["requiredBy"] == ["accounts", "items"]
+    assert format_requirement_graph(rows, width=60).splitlines() == [
+        "Requirement graph: a plugin requires only plugins on lower floors.",
+        "floor 0",
+        "  access         required by accounts, items",
+        "  schema         required by items",
+        "floor 1",
+        "  accounts       requires access",
+        "  items          requires access, schema; required by git",
+        "floor 2",
+        "  git (disabled) requires items; needs in all access, items,",
+        "      schema",
+    ]
 
 
 @pytest.mark.skipif(bool(svc_test_database_url()), reason="serve smoke test runs on the embedded default only")

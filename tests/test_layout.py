@@ -15,6 +15,9 @@ For circles, a function-level import counts too (it only hides a circle); import
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -372,4 +375,200 @@ FINE = ("/sites/x/y", "/authx/login", "plain words", "/api/v1/sites", "/items/x"
         ("kernel/probe.py", 4, "/items/{}/{}", "a route of items (/api/v1/items/{collection}/{item_id})"),
         ("kernel/probe.py", 5, "plugins.items.api", "the module plugins.items.api"),
         ("kernel/probe.py", 6, "/api/v1/items/{}/{}", "a route of items (/api/v1/items/{collection}/{item_id})"),
+    ]
+
+
+# ---------------------------------------------------------------------------- items' floors
+# The items plugin's folders follow its flow. A floor holds one or more rooms (a module or a
+# package of the plugin); a room may import itself and the rooms of the floors below, never a
+# room of a floor above, nor another room of its own floor (a function-level import counts; one
+# under ``if TYPE_CHECKING:`` does not). The façade (``service.py``) sits beside ``api.py``, above
+# read, write, history and search; read and write share a floor, so the write path reads nothing
+# of ``read/`` (the live rows and the read hook it needs are ``core/``'s).
+
+ITEMS_FLOORS: tuple[tuple[str, ...], ...] = (  # bottom to top
+    ("errors", "tables", "migrations"),
+    ("query",),
+    ("core",),  # what read and write share: context, rows, guard, grants, rowfilter, records, reveal
+    ("read", "write"),
+    ("search",),
+    ("history",),
+    ("upkeep",),
+    ("service", "erase"),  # the façade; a subject's erasure across items, history and search
+    ("api",),
+    ("http",),
+    ("plugin", "testing"),
+)
+
+
+def room_of(module: str, prefix: str, floors: tuple[tuple[str, ...], ...]) -> tuple[int, str] | None:
+    """``(floor, room)`` of ``module`` (a dotted name under ``prefix``), by its first name below
+    it; ``None`` for the package itself (its ``__init__`` holds only the room sign)."""
+    rest = module[len(prefix):].lstrip(".")
+    if not rest:
+        return None
+    room = rest.split(".")[0]
+    for level, names in enumerate(floors):
+        if room in names:
+            return level, room
+    raise AssertionError(f"{module} stands on no floor: add {room!r} to the floors of {prefix}")
+
+
+def floor_breaches(folder: Path, floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """``module -> imported module`` for each import of ``folder``'s modules that runs up a floor
+    or across to another room of the same floor."""
+    prefix = _module_name(folder / "__init__.py")
+    found = []
+    for module, targets in sorted(import_graph(folder).items()):
+        here = room_of(module, prefix, floors)
+        for target in sorted(targets):
+            there = room_of(target, prefix, floors)
+            if here is None or there is None or there[1] == here[1] or there[0] < here[0]:
+                continue
+            way = "up to" if there[0] > here[0] else "across to"
+            found.append(f"{module} -> {target} ({here[1]} imports {way} {there[1]})")
+    return found
+
+
+def test_items_imports_run_only_down_its_floors():
+    assert floor_breaches(PLUGINS / "items", ITEMS_FLOORS) == []
+
+
+def test_upward_and_sideways_imports_are_found(monkeypatch):
+    folder = PLUGINS / "probe"
+    sources = {
+        folder / "__init__.py": "",
+        folder / "service.py": "from plugins.probe.read import listing\nfrom plugins.probe.write import path",
+        folder / "read" / "__init__.py": "",
+        folder / "read" / "listing.py": "from plugins.probe import tables\nfrom plugins.probe.read import plan",
+        folder / "read" / "plan.py": "",
+        folder / "write" / "__init__.py": "",
+        folder / "write" / "path.py": "def f():\n    from plugins.probe import service\n"
+                                      "from plugins.probe.read.listing import x",
+        folder / "tables.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from plugins.probe import read",
+    }
+    monkeypatch.setattr(sys.modules[__name__], "_python_files", lambda _: sorted(sources))
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: sources[self])
+    floors = (("tables",), ("read", "write"), ("service",))
+    assert floor_breaches(folder, floors) == [
+        "plugins.probe.write.path -> plugins.probe.read.listing (write imports across to read)",
+        "plugins.probe.write.path -> plugins.probe.service (write imports up to service)",
+    ]
+    with pytest.raises(AssertionError, match="plugins.probe.service stands on no floor"):
+        floor_breaches(folder, floors[:2])
+
+
+# ---------------------------------------------------------------------------- plugins meet through functions
+# A plugin imports another plugin's ``api`` and nothing else (above); an ``api`` module exports
+# functions and types, never a table (nor a join or a subquery built at import); no plugin's code
+# names another plugin's table in SQL (a string literal, docstrings aside); and a foreign key of a
+# plugin's tables points only at the kernel's tables, its own, or those of a plugin it requires.
+# Released migrations are history and are not read.
+
+_TABLE_SQL = re.compile(r"""create_table\(\s*["'](\w+)["']|CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)""",
+                        re.IGNORECASE)
+
+
+_WORD = re.compile(r"\w+")
+
+
+@functools.cache
+def _parsed(source: str) -> ast.Module:
+    """``source``'s tree, parsed once for the rules below (they read the same files)."""
+    return ast.parse(source)
+
+
+def _plugin_code(package: Path) -> list[Path]:
+    return [p for p in _python_files(package) if "migrations" not in p.relative_to(package).parts]
+
+
+def table_owners() -> dict[str, str]:
+    """SQL table name -> the plugin that defines it (a ``Table(...)`` in its code, or a table its
+    migrations create)."""
+    owners: dict[str, str] = {}
+    for package in _packages()[1:]:
+        for path in _python_files(package):
+            source = path.read_text(encoding="utf-8")
+            if "migrations" in path.relative_to(package).parts:
+                owners.update({a or b: package.name for a, b in _TABLE_SQL.findall(source)})
+                continue
+            if "Table(" not in source:
+                continue
+            for node in ast.walk(_parsed(source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Table" \
+                        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    owners[node.args[0].value] = package.name
+    return owners
+
+
+def _foreign_key_targets(tree: ast.AST) -> list[tuple[int, str, int]]:
+    """``(line, table, id of the literal)`` of every ``ForeignKey("table.column")``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "ForeignKey" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.append((node.lineno, node.args[0].value.split(".")[0], id(node.args[0])))
+    return found
+
+
+def sql_breaches(sources: dict[str, str], owners: dict[str, str],
+                 requires: dict[str, tuple[str, ...]]) -> list[str]:
+    """What ``sources`` (``plugins/<name>/...`` -> text) say of other plugins' tables: a literal
+    naming one, or a foreign key to one of a plugin not required."""
+    breaches = []
+    for where, source in sorted(sources.items()):
+        own = Path(where).parts[1]
+        if "ForeignKey" not in source and not any(owners[w] != own for w in set(_WORD.findall(source)) & owners.keys()):
+            continue  # names no table of another plugin anywhere: nothing to parse
+        tree = _parsed(source)
+        keys = _foreign_key_targets(tree)
+        for line, table, _ in keys:
+            owner = owners.get(table)
+            if owner not in (None, own) and owner not in requires.get(own, ()):
+                breaches.append(f"{where}:{line} has a foreign key to {table} of {owner}, which {own} does not require")
+        skip = _docstrings(tree) | {key for _, _, key in keys}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                for table in _WORD.findall(node.value):
+                    if owners.get(table, own) != own:
+                        breaches.append(f"{where}:{node.lineno} names {table}, a table of {owners[table]}")
+    return breaches
+
+
+def test_api_modules_export_no_tables():
+    from sqlalchemy.sql.expression import FromClause
+
+    exported = {}
+    for package in _packages()[1:]:
+        if (package / "api.py").exists():
+            api = importlib.import_module(f"plugins.{package.name}.api")
+            exported[package.name] = sorted(n for n, v in vars(api).items()
+                                            if not n.startswith("_") and isinstance(v, FromClause))
+    assert {"access", "accounts", "schema", "items"} <= set(exported)
+    assert {name: tables for name, tables in exported.items() if tables} == {}
+
+
+def test_no_plugin_names_another_plugins_table():
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+               for package in _packages()[1:] for p in _plugin_code(package)}
+    owners = table_owners()
+    assert owners["svc_users"] == "accounts" and owners["svc_memberships"] == "access"
+    assert owners["svc_search_fts"] == "items"  # made by a migration's SQL
+    assert sql_breaches(sources, owners, _plugin_requires()) == []
+
+
+def test_naming_another_plugins_table_is_found():
+    owners = {"svc_users": "accounts", "svc_memberships": "access", "svc_items": "items"}
+    sources = {
+        "plugins/privacy/consent.py": '"""Joins svc_users in a docstring: fine."""\n'
+                                      'Q = "SELECT id FROM svc_users JOIN svc_memberships USING (id)"\n',
+        "plugins/access/tables.py": 'from sqlalchemy import ForeignKey\nK = ForeignKey("svc_users.id")\n',
+        "plugins/privacy/tables.py": 'K = ForeignKey("svc_users.id")\nM = "svc_items_x svc_itemsy"\n',
+        "plugins/items/search.py": 'Q = text("SELECT * FROM svc_items")\n',
+    }
+    found = sql_breaches(sources, owners, {"privacy": ("accounts", "access")})
+    assert found == [
+        "plugins/access/tables.py:2 has a foreign key to svc_users of accounts, which access does not require",
+        "plugins/privacy/consent.py:2 names svc_users, a table of accounts",
+        "plugins/privacy/consent.py:2 names svc_memberships, a table of access",
     ]

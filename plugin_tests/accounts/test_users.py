@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from kernel.audit import audit_log
+from kernel.tenancy.scope import SiteDB
 from kernel.testing import ADMIN_EMAIL
 from plugins.access.api import role_by_system_key
+from plugins.access.tables import team_members
+from plugins.accounts.api import active_members, members_by_email
 from plugins.accounts.tables import users
 
 API = "/api/v1"
@@ -134,7 +137,7 @@ async def test_role_of_another_site_is_refused(svc_app, client, site_headers, si
     assert resp.status_code == 400 and resp.json()["errors"][0]["path"] == ["roleId"]
 
 
-async def test_cross_tenant_user_is_not_found(client, site, site_b, site_headers, make_member):
+async def test_cross_tenant_user_is_not_found(svc_app, client, site, site_b, site_headers, make_member):
     stranger = await make_member(site_b)
     for method in ("GET", "DELETE"):
         resp = await client.request(method, f"{API}/users/{stranger.id}", headers=site_headers)
@@ -143,6 +146,14 @@ async def test_cross_tenant_user_is_not_found(client, site, site_b, site_headers
     assert resp.status_code == 404
     assert (await client.get(f"{API}/users?search={stranger.email}", headers=site_headers)).json()["data"] == []
     assert (await client.get(f"{API}/users/%00", headers=site_headers)).status_code == 404
+    # the members other plugins ask for (privacy, editorial) are the site's only (access's members(db))
+    async with svc_app.kernel.db.connect() as conn:
+        here, there = SiteDB(site, conn), SiteDB(site_b, conn)
+        assert await members_by_email(here, [stranger.email.upper()]) == []
+        assert await members_by_email(there, [stranger.email.upper()]) == [{"id": stranger.id,
+                                                                             "email": stranger.email.lower()}]
+        assert stranger.id not in {m["id"] for m in await active_members(here, 1000)}
+        assert stranger.id in {m["id"] for m in await active_members(there, 1000)}
 
 
 async def test_role_change_takes_effect_and_is_audited(svc_app, client, site, site_headers, make_member, login_as):
@@ -234,8 +245,12 @@ async def test_patch_email_conflict(client, site, site_headers, make_member):
 
 
 async def test_delete_removes_membership_and_orphan_identity(svc_app, client, site, site_b, site_headers,
-                                                             make_member):
+                                                             site_b_headers, make_member):
     alone, shared = await make_member(site), await make_member([site, site_b])
+    # a row of access naming the identity in another site: no foreign key removes it, accounts does
+    team = (await client.post(f"{API}/teams", json={"name": "Crew"}, headers=site_b_headers)).json()["data"]
+    async with svc_app.kernel.db.begin() as conn:
+        await conn.execute(insert(team_members).values(site_id=site_b, team_id=team["id"], user_id=alone.id))
     for member in (alone, shared):
         resp = await client.delete(f"{API}/users/{member.id}", headers=site_headers)
         assert resp.status_code == 204 and resp.content == b""
@@ -243,6 +258,9 @@ async def test_delete_removes_membership_and_orphan_identity(svc_app, client, si
     async with svc_app.kernel.db.connect() as conn:
         ids = {r[0] for r in await conn.execute(select(users.c.id).where(users.c.id.in_([alone.id, shared.id])))}
     assert ids == {shared.id}
+    async with svc_app.kernel.db.connect() as conn:
+        left = await conn.execute(select(team_members.c.user_id).where(team_members.c.user_id == alone.id))
+        assert left.all() == []
     login = await client.post(f"{API}/auth/login", json={"email": shared.email, "password": shared.password},
                               headers={"X-Svc-Site": site_b})
     assert login.status_code == 200

@@ -29,3 +29,11 @@ async def test_files_routes_are_gone(app):
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert not [p for p in paths if p.startswith(("/api/v1/files", "/api/v1/assets", "/api/v1/media",
                                                   "/api/v1/transform-presets", "/api/v1/uploads", "/api/v1/folders"))]
+
+
+async def test_ai_runs_without_it_and_lacks_its_skill(app):
+    # files offers ai its skill through register_ai_skills; ai does not require files
+    from plugins.ai.registry import skills
+
+    assert app.kernel.enabled("ai") and not app.kernel.enabled("files")
+    assert "import_file" not in skills(app.kernel) and "read_items" in skills(app.kernel)

@@ -4,7 +4,7 @@ import json
 
 from git_helpers import TOKEN, connect, git_app, github_hook, github_pull, guarded
 
-from kernel.testing import run_due_jobs
+from kernel.testing import disabled_with_dependents, run_due_jobs
 
 FILE = "/repos/acme/site/contents/svc/intents.json?ref={ref}"
 
@@ -79,3 +79,19 @@ async def test_ci_failure_records_a_git_sync_incident_once(make_app, http_receiv
     ledger = await calls.ok("get", "/agent/autonomy")
     found = [i for i in ledger["incidents"] if i["role"] == "git-sync"]
     assert len(found) == 1 and found[0]["kind"] == "ci_failed"
+
+
+async def test_without_agents_git_runs_sync_is_404_and_a_ci_failure_is_only_audited(make_app, http_receiver):
+    # git reaches agents through its own hooks (gitops_intents, git_ci_failed), not through requires
+    app, calls, site = await git_app(make_app, http_receiver, SVC_PLUGINS_DISABLED=disabled_with_dependents("agents"))
+    assert app.kernel.enabled("git") and not app.kernel.enabled("agents")
+    made = await connect(calls)
+    serve_intents(http_receiver, [intent("one")])
+    await calls.err("post", f"/integrations/git/{made['id']}/gitops/sync", 404, "NOT_FOUND")
+    assert http_receiver.received(FILE.format(ref="HEAD")) == []  # refused before reaching the provider
+    check = {"id": 6, "name": "build", "status": "completed", "conclusion": "failure", "head_sha": "b" * 40}
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "check_run",
+                             {"action": "completed", "check_run": check}, delivery="ci-2")
+    assert resp.status_code == 200
+    runs = [r for r in await run_due_jobs(app) if r.name == "git.incident"]
+    assert len(runs) == 1 and runs[0].ok

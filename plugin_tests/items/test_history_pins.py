@@ -7,7 +7,7 @@ import datetime as dt
 
 from kernel.db.meta import now_utc
 from kernel.testing import Calls
-from plugins.items.history.tables import pins as pins_table
+from plugins.items.tables import pins as pins_table
 
 P = "/items/notes/a/pins"
 RULES = [{"collection": "notes", "action": a} for a in ("read", "update")]
@@ -149,8 +149,8 @@ async def test_bad_input(calls: Calls):
 
 async def test_server_code_pins_and_writes_as_a_release(svc_app, site, calls: Calls):
     from kernel.auth.principal import Principal
-    from plugins.items.core.service import acting_context, update_item
     from plugins.items.history import pins
+    from plugins.items.service import acting_context, update_item
 
     await _notes(calls)
     ctx = acting_context(svc_app.kernel, site, Principal(kind="user", is_instance_admin=True))

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from kernel import testing_shared
 from kernel.testing import Calls
 from plugins.access import api as access_api
-from plugins.items.history.tables import revisions as revisions_table
+from plugins.items.tables import revisions as revisions_table
 
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
 
@@ -270,8 +270,8 @@ async def test_a_reused_id_after_hard_delete_starts_a_clean_history(calls: Calls
 async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
     from kernel.auth.principal import Principal
     from kernel.errors import ApiError
-    from plugins.items.core.service import acting_context
     from plugins.items.history.revisions import pinnable_revision
+    from plugins.items.service import acting_context
 
     await _notes(calls)
     await calls.ok("patch", "/items/notes/a", json={"title": "two"})

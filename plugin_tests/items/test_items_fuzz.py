@@ -15,10 +15,10 @@ from sqlalchemy.sql.elements import False_
 from kernel.access import Decision
 from kernel.errors import ApiError
 from kernel.testing import examples
-from plugins.items.core import refs
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.validation import check_bodies
 from plugins.items.tables import items
+from plugins.items.write import refs
 from plugins.schema.snapshot import CollectionDef, FieldDef
 from plugins.schema.types import FIELD_TYPES
 

@@ -23,7 +23,7 @@ from plugin_tests.cdc.test_webhooks import SECRET, recorded
 from plugin_tests.pageviews.pageview_beacons import beacon
 from plugin_tests.privacy.test_privacy_erasure import tables_holding
 from plugin_tests.privacy.test_privacy_erasure_files import files_holding
-from plugins.access.api import memberships
+from plugins.access.tables import memberships
 from plugins.pageviews import plugin as pageviews_plugin
 from plugins.realtime import api as realtime_api
 from plugins.realtime.tables import notifications

@@ -48,7 +48,7 @@ async def _age(kernel, table, column, days: int, **where) -> None:
 
 
 async def test_a_run_prunes_past_the_horizons_and_reports_counts(svc_app, site, site_b, calls, calls_b):
-    from plugins.items.history.tables import revisions
+    from plugins.items.tables import revisions
 
     await calls.collection("notes", {"body": "string"})
     note = await calls.create("notes", {"body": "a"})
@@ -84,7 +84,7 @@ async def test_a_run_prunes_past_the_horizons_and_reports_counts(svc_app, site, 
 
 
 async def test_the_daily_job_prunes_every_site(svc_app, site, calls, run_due_jobs):
-    from plugins.items.history.tables import revisions
+    from plugins.items.tables import revisions
 
     await calls.collection("notes", {"body": "string"})
     note = await calls.create("notes", {"body": "a"})
@@ -104,7 +104,7 @@ async def test_the_daily_job_costs_the_same_at_5_and_50_idle_sites_and_keeps_eac
     # the idle sites override the audit horizon too. A keeps revisions 400 days and audit 10, B
     # the defaults (365 and 365): each round A's 20-day-old audit records and B's 380-day-old
     # revisions go, and neither site loses anything to the other's horizons.
-    from plugins.items.history.tables import revisions
+    from plugins.items.tables import revisions
     from plugins.privacy.retention import retention_job
 
     kernel = svc_app.kernel

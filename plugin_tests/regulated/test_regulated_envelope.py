@@ -135,7 +135,7 @@ async def test_migration_both_ways_and_crypto_shred(key_app):
     revs = await calls.ok("get", f"/items/patients/{made[0]['id']}/revisions")
     assert {r["data"]["ssn"] for r in revs} == {"ssn-0", "ssn-0b"}
     async with key_app.kernel.db.connect() as conn:
-        from plugins.items.history.tables import revisions
+        from plugins.items.tables import revisions
         rows = (await conn.execute(select(revisions.c.data).where(revisions.c.site_id == site))).scalars().all()
     assert "ssn-0" not in json.dumps(rows)  # history was migrated too
 
@@ -220,7 +220,7 @@ async def test_revert_and_versions_keep_values_encrypted(key_app):
     changed = await calls.ok("patch", f"/items/patients/{pid}/versions/draft", json={"data": {"ssn": "v3"}})
     assert changed["data"]["ssn"] == "v3"
     async with key_app.kernel.db.connect() as conn:
-        from plugins.items.history.tables import versions
+        from plugins.items.tables import versions
         data = (await conn.execute(select(versions.c.data).where(versions.c.site_id == site))).scalar_one()
     data = json.loads(data) if isinstance(data, str) else data
     assert data["ssn"].startswith("renc1.")  # a version's content is encrypted on write too

@@ -23,3 +23,11 @@ async def test_release_routes_are_gone(app):
     paths = (await app.client.get("/api/v1/openapi.json")).json()["paths"]
     assert not [p for p in paths if p.startswith("/releases") or "/releases" in p]
     assert "releases.publish" not in app.kernel.jobs.names()
+
+
+async def test_ai_runs_without_it_and_lacks_its_skill(app):
+    # releases offers ai its skill through register_ai_skills; ai does not require releases
+    from plugins.ai.registry import skills
+
+    assert app.kernel.enabled("ai") and not app.kernel.enabled("releases")
+    assert "publish_release" not in skills(app.kernel) and "read_items" in skills(app.kernel)

@@ -29,5 +29,7 @@ rules, attachments, teams or team members. Subscribes to ``fields.delete`` and
 Audit actions: ``role.*``, ``policy.*``, ``permission.*`` (``permission.update`` when a deleted
 field leaves a rule, ``permission.delete`` when a deleted collection takes its rules),
 ``policy.attach``, ``policy.detach``, ``team.*``.
-Other plugins use ``plugins.access.api`` (declare ``requires = ("access",)``).
+Other plugins use ``plugins.access.api`` (declare ``requires = ("access",)``); it exports no table
+(``members(db)`` is a query of a site's members to join). access requires no plugin: a user id is an
+opaque string here, and accounts calls ``forget_user`` when it deletes an identity.
 """

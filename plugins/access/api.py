@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import delete, func, or_, select
 
 from kernel.access import CHANGED_EVENT
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from kernel.tenancy.tables import sites
+from kernel.tenancy.tables import sites as _sites
+from plugins.access import tables as _t
 from plugins.access.guards import all_roles, role_chain
-from plugins.access.tables import attachments, memberships, permissions, policies, roles, team_members
 
-# The memberships table (site_id, user_id, role_id, created_at), for plugins that list a site's
-# members joined with their own rows (accounts' /users). Scope every query on it with SiteDB.
+# Tables stay private (``_t``): other plugins call these functions; a plugin that lists a site's
+# members joined with rows of its own joins ``members(db)``, a query built here.
 
 
 async def role_by_system_key(conn: Any, site_id: str, key: str) -> Any:
     """The built-in role ``admin``, ``public`` or ``subscriber`` of a site."""
     db = SiteDB(site_id, conn)
-    return await db.one(db.select(roles).where(roles.c.system_key == key))
+    return await db.one(db.select(_t.roles).where(_t.roles.c.system_key == key))
 
 
 async def role_in_site(conn: Any, site_id: str, role_id: Any) -> Any:
@@ -29,12 +29,20 @@ async def role_in_site(conn: Any, site_id: str, role_id: Any) -> Any:
     if not isinstance(role_id, str):
         return None
     db = SiteDB(site_id, conn)
-    return await db.one(db.select(roles).where(roles.c.id == role_id))
+    return await db.one(db.select(_t.roles).where(_t.roles.c.id == role_id))
+
+
+def members(db: SiteDB) -> Any:
+    """The members of ``db``'s site as a subquery (``user_id``, ``role_id``, ``created_at``), for a
+    plugin that lists them joined with rows of its own (accounts' ``/users``): the join runs in
+    SQL, and access's table stays access's."""
+    return db.select(_t.memberships, _t.memberships.c.user_id, _t.memberships.c.role_id,
+                     _t.memberships.c.created_at).subquery("members")
 
 
 async def membership(conn: Any, site_id: str, user_id: str) -> Any:
     db = SiteDB(site_id, conn)
-    return await db.one(db.select(memberships).where(memberships.c.user_id == user_id))
+    return await db.one(db.select(_t.memberships).where(_t.memberships.c.user_id == user_id))
 
 
 async def realm(conn: Any, site_id: str | None, user_id: str) -> str:
@@ -82,9 +90,9 @@ async def set_membership(conn: Any, site_id: str, user_id: str, role_id: str) ->
     db = SiteDB(site_id, conn)
     before = await membership(conn, site_id, user_id)
     if before is None:
-        await db.insert(memberships, {"user_id": user_id, "role_id": role_id, "created_at": now_utc()})
+        await db.insert(_t.memberships, {"user_id": user_id, "role_id": role_id, "created_at": now_utc()})
         return None
-    await db.execute(db.update(memberships).where(memberships.c.user_id == user_id).values(role_id=role_id))
+    await db.execute(db.update(_t.memberships).where(_t.memberships.c.user_id == user_id).values(role_id=role_id))
     return str(before["role_id"])
 
 
@@ -93,9 +101,19 @@ async def remove_membership(conn: Any, site_id: str, user_id: str) -> int:
     attached to the user there (a returning user starts from nothing). The caller's unit of
     work must call ``changed(uow)``."""
     db = SiteDB(site_id, conn)
-    await db.execute(db.delete(team_members).where(team_members.c.user_id == user_id))
-    await db.execute(db.delete(attachments).where(attachments.c.user_id == user_id))
-    return (await db.execute(db.delete(memberships).where(memberships.c.user_id == user_id))).rowcount
+    await db.execute(db.delete(_t.team_members).where(_t.team_members.c.user_id == user_id))
+    await db.execute(db.delete(_t.attachments).where(_t.attachments.c.user_id == user_id))
+    return (await db.execute(db.delete(_t.memberships).where(_t.memberships.c.user_id == user_id))).rowcount
+
+
+async def forget_user(conn: Any, user_id: str) -> int:
+    """Remove every row of access that names ``user_id`` (memberships, team memberships, policy
+    attachments), in every site: accounts calls it in the transaction that deletes the identity
+    (docs/decisions/accounts-over-access.md). Returns how many memberships went. Deliberately
+    across sites, like ``member_elsewhere``; the caller's unit of work calls ``changed(uow)``."""
+    for table in (_t.team_members, _t.attachments):
+        await conn.execute(delete(table).where(table.c.user_id == user_id))
+    return (await conn.execute(delete(_t.memberships).where(_t.memberships.c.user_id == user_id))).rowcount
 
 
 async def member_elsewhere(conn: Any, site_id: str, user_id: str) -> bool:
@@ -104,8 +122,8 @@ async def member_elsewhere(conn: Any, site_id: str, user_id: str) -> bool:
     Deliberately across sites (not through SiteDB): the one fact returned is whether another
     site also holds this identity; nothing of that site is read or returned.
     """
-    stmt = select(func.count()).select_from(memberships).where(
-        memberships.c.user_id == user_id, memberships.c.site_id != site_id)
+    stmt = select(func.count()).select_from(_t.memberships).where(
+        _t.memberships.c.user_id == user_id, _t.memberships.c.site_id != site_id)
     return bool((await conn.execute(stmt)).scalar())
 
 
@@ -113,7 +131,7 @@ async def seed_site_roles(conn: Any, site_id: str) -> None:
     """Create the built-in roles of a new site."""
     db = SiteDB(site_id, conn)
     now = now_utc()
-    await db.insert(roles, [
+    await db.insert(_t.roles, [
         {"id": uuid7(), "name": "Administrator", "parent_id": None, "admin_access": True, "system_key": "admin",
          "created_at": now},
         {"id": uuid7(), "name": "Public", "parent_id": None, "admin_access": False, "system_key": "public",
@@ -132,22 +150,22 @@ async def copy_public_reads(uow: Any, from_site: str, collections: list[str], na
     target = await role_by_system_key(uow.conn, uow.site_id, "public")
     if public is None or target is None or not collections:
         return 0
-    attached = [r["policy_id"] for r in await source.all(source.select(attachments).where(
-        attachments.c.role_id == public["id"]))]
-    rules = await source.all(source.select(permissions).where(
-        permissions.c.policy_id.in_(attached), permissions.c.action == "read",
-        permissions.c.collection.in_(collections))) if attached else []
+    attached = [r["policy_id"] for r in await source.all(source.select(_t.attachments).where(
+        _t.attachments.c.role_id == public["id"]))]
+    rules = await source.all(source.select(_t.permissions).where(
+        _t.permissions.c.policy_id.in_(attached), _t.permissions.c.action == "read",
+        _t.permissions.c.collection.in_(collections))) if attached else []
     if not rules:
         return 0
     now = now_utc()
     policy_id = uuid7()
-    await uow.db.insert(policies, {"id": policy_id, "name": name[:200], "admin_access": False, "system_key": None,
-                                   "created_at": now})
-    await uow.db.insert(permissions, [{"id": uuid7(), "policy_id": policy_id, "collection": r["collection"],
-                                       "action": "read", "fields": r["fields"], "conditions": r["conditions"],
-                                       "created_at": now} for r in rules])
-    await uow.db.insert(attachments, {"id": uuid7(), "policy_id": policy_id, "role_id": target["id"], "user_id": None,
-                                      "team_id": None, "created_at": now})
+    await uow.db.insert(_t.policies, {"id": policy_id, "name": name[:200], "admin_access": False,
+                                      "system_key": None, "created_at": now})
+    await uow.db.insert(_t.permissions, [{"id": uuid7(), "policy_id": policy_id, "collection": r["collection"],
+                                          "action": "read", "fields": r["fields"], "conditions": r["conditions"],
+                                          "created_at": now} for r in rules])
+    await uow.db.insert(_t.attachments, {"id": uuid7(), "policy_id": policy_id, "role_id": target["id"],
+                                         "user_id": None, "team_id": None, "created_at": now})
     changed(uow)
     return len(rules)
 
@@ -170,9 +188,9 @@ async def role_names(kernel: Any, principal: Any, site_id: str) -> set[str]:
         return set()
     async with kernel.db.connect() as conn:
         db = SiteDB(site_id, conn)
-        names = {r["name"] for r in await db.all(db.select(roles, roles.c.name).where(roles.c.id.in_(role_ids)))}
-        names |= {r["name"] for r in await db.all(db.select(policies, policies.c.name).where(
-            policies.c.id.in_(list(snap.policy_ids))))}
+        names = {r["name"] for r in await db.all(db.select(_t.roles, _t.roles.c.name).where(_t.roles.c.id.in_(role_ids)))}
+        names |= {r["name"] for r in await db.all(db.select(_t.policies, _t.policies.c.name).where(
+            _t.policies.c.id.in_(list(snap.policy_ids))))}
     return names
 
 
@@ -180,10 +198,10 @@ async def sites_of_user(conn: Any, user_id: str) -> list[dict[str, Any]]:
     """Every site ``user_id`` is a member of, with the role there: ``[{ id, name, roleId,
     roleName }]`` by site id. Instance-wide on purpose (the user's own memberships, for
     ``GET /me/sites``); it names the sites and the user's role in each, nothing of their content."""
-    query = (select(sites.c.id, sites.c.name, roles.c.id.label("role_id"), roles.c.name.label("role_name"))
-             .select_from(memberships.join(sites, sites.c.id == memberships.c.site_id)
-                          .join(roles, (roles.c.id == memberships.c.role_id) & (roles.c.site_id == memberships.c.site_id)))
-             .where(memberships.c.user_id == user_id).order_by(sites.c.id))
+    query = (select(_sites.c.id, _sites.c.name, _t.roles.c.id.label("role_id"), _t.roles.c.name.label("role_name"))
+             .select_from(_t.memberships.join(_sites, _sites.c.id == _t.memberships.c.site_id)
+                          .join(_t.roles, (_t.roles.c.id == _t.memberships.c.role_id) & (_t.roles.c.site_id == _t.memberships.c.site_id)))
+             .where(_t.memberships.c.user_id == user_id).order_by(_sites.c.id))
     rows = (await conn.execute(query)).all()
     return [{"id": r.id, "name": r.name, "roleId": r.role_id, "roleName": r.role_name} for r in rows]
 
@@ -195,8 +213,8 @@ async def members_named(conn: Any, site_id: str, ids: list[str]) -> list[str]:
     if not ids:
         return []
     db = SiteDB(site_id, conn)
-    rows = await db.all(db.select(memberships, memberships.c.user_id).where(
-        or_(memberships.c.user_id.in_(ids), memberships.c.role_id.in_(ids))))
+    rows = await db.all(db.select(_t.memberships, _t.memberships.c.user_id).where(
+        or_(_t.memberships.c.user_id.in_(ids), _t.memberships.c.role_id.in_(ids))))
     return sorted({r["user_id"] for r in rows})
 
 
@@ -206,9 +224,9 @@ async def admin_members(conn: Any, site_id: str) -> list[str]:
     loader's rules, docs/access.md). Instance admins who are not members are not listed."""
     db = SiteDB(site_id, conn)
     by_id = await all_roles(db)
-    admin_policy = [r["id"] for r in await db.all(db.select(policies, policies.c.id)
-                                                  .where(policies.c.admin_access.is_(True)))]
-    targets = await db.all(db.select(attachments).where(attachments.c.policy_id.in_(admin_policy))) \
+    admin_policy = [r["id"] for r in await db.all(db.select(_t.policies, _t.policies.c.id)
+                                                  .where(_t.policies.c.admin_access.is_(True)))]
+    targets = await db.all(db.select(_t.attachments).where(_t.attachments.c.policy_id.in_(admin_policy))) \
         if admin_policy else []
     admin_roles = {r["role_id"] for r in targets if r["role_id"]}
     admin_roles = {rid for rid in by_id if any(by_id[c]["admin_access"] or c in admin_roles
@@ -216,9 +234,9 @@ async def admin_members(conn: Any, site_id: str) -> list[str]:
     users = {r["user_id"] for r in targets if r["user_id"]}
     teams = [r["team_id"] for r in targets if r["team_id"]]
     if teams:
-        users |= {r["user_id"] for r in await db.all(db.select(team_members, team_members.c.user_id)
-                                                      .where(team_members.c.team_id.in_(teams)))}
+        users |= {r["user_id"] for r in await db.all(db.select(_t.team_members, _t.team_members.c.user_id)
+                                                      .where(_t.team_members.c.team_id.in_(teams)))}
     if admin_roles:
-        users |= {r["user_id"] for r in await db.all(db.select(memberships, memberships.c.user_id)
-                                                      .where(memberships.c.role_id.in_(admin_roles)))}
+        users |= {r["user_id"] for r in await db.all(db.select(_t.memberships, _t.memberships.c.user_id)
+                                                      .where(_t.memberships.c.role_id.in_(admin_roles)))}
     return sorted(users)

@@ -2,6 +2,10 @@
 
 Every table carries ``site_id``: a role, policy or team belongs to one site, and a user's
 membership of a site (with its one role there) is a row here, not on the global identity.
+
+A ``user_id`` is accounts' ``svc_users.id``, held without a foreign key: accounts stands on access,
+never the other way (docs/decisions/accounts-over-access.md), and removes a deleted identity's
+rows here through ``api.forget_user`` (migration access_0002_users_apart dropped the keys).
 """
 
 from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, String, Table, UniqueConstraint
@@ -26,7 +30,7 @@ memberships = Table(
     "svc_memberships",
     metadata,
     Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
-    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", String(36), primary_key=True),  # accounts' svc_users.id, no foreign key (the module's note)
     Column("role_id", String(36), ForeignKey("svc_roles.id"), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_svc_memberships_user", "user_id"),
@@ -66,7 +70,7 @@ attachments = Table(
     Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
     Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
     Column("role_id", String(36), ForeignKey("svc_roles.id", ondelete="CASCADE"), nullable=True),
-    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=True),
+    Column("user_id", String(36), nullable=True),  # accounts' svc_users.id
     Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("policy_id", "role_id", "user_id", "team_id", name="uq_svc_policy_attachments_target"),
@@ -87,5 +91,5 @@ team_members = Table(
     metadata,
     Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
     Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), primary_key=True),
-    Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", String(36), primary_key=True),  # accounts' svc_users.id, no foreign key (the module's note)
 )

@@ -8,6 +8,10 @@ session, a deleted or expired API key all answer ``None``.
 match the caller's own password? An API key, an impersonation session or a user without a
 password never passes. The route that asks declares the ``auth`` rate bucket, so every try
 counts against the auth limit like a login.
+
+``members_by_email`` and ``active_members``: the members of a site behind addresses (privacy's
+consent and erasure), and its active members (editorial's reviewers). The tables stay accounts':
+no other plugin's SQL names them.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from kernel.auth.principal import Principal
 from kernel.db.meta import aware, iso, now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
+from plugins.accounts import tables as _t
 from plugins.accounts.sessions import live_sessions
-from plugins.accounts.tables import api_keys, refresh_tokens, users
+from plugins.accounts.users import active_members as active_members
+from plugins.accounts.users import members_by_email as members_by_email
 
 
 def principal_record(principal: Principal) -> dict[str, Any]:
@@ -44,7 +50,7 @@ async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -
     async with kernel.db.connect() as conn:
         if kind == "api_key":
             db = SiteDB(site_id, conn)
-            row = await db.one(db.select(api_keys).where(api_keys.c.id == record.get("apiKeyId")))
+            row = await db.one(db.select(_t.api_keys).where(_t.api_keys.c.id == record.get("apiKeyId")))
             if row is None or (row["expires_at"] is not None and aware(row["expires_at"]) <= now):
                 return None
             return Principal(kind="api_key", api_key_id=row["id"], role_id=row["role_id"], site_id=site_id)
@@ -52,9 +58,9 @@ async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -
             return None
         user = None
         if record.get("userId"):
-            user = (await conn.execute(select(users.c.id, users.c.email, users.c.status, users.c.token_version,
-                                              users.c.is_instance_admin).where(users.c.id == record["userId"]))
-                    ).mappings().first()
+            u = _t.users.c
+            user = (await conn.execute(select(u.id, u.email, u.status, u.token_version, u.is_instance_admin)
+                                       .where(u.id == record["userId"]))).mappings().first()
             if user is None or user["status"] != "active":
                 return None
         if kind == "external":
@@ -67,7 +73,7 @@ async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -
             return None
         session = record.get("sessionId")
         if session is not None:
-            T = refresh_tokens.c  # noqa: N806 - a table's columns
+            T = _t.refresh_tokens.c  # noqa: N806 - a table's columns
             live = (await conn.execute(select(T.id).where(
                 T.family_id == session, T.user_id == user["id"], T.revoked_at.is_(None), T.rotated_at.is_(None),
                 T.expires_at > now).limit(1))).first()
@@ -80,14 +86,10 @@ async def principal_current(kernel: Any, site_id: str, record: dict[str, Any]) -
                          impersonator_id=record.get("impersonatorId"), claims=claims)
 
 
-# ``users`` (the global identities) is re-exported for joins: the privacy plugin finds the
-# members of a site behind marketing addresses with it.
-
-
 async def profile_of(conn: Any, user_id: str) -> dict[str, Any] | None:
     """The spec's profile of a user ``{ id, email, firstName, lastName, avatar }`` plus ``status``
     and ``createdAt`` (never the password hash), or None (for the privacy plugin's data export)."""
-    row = (await conn.execute(select(users).where(users.c.id == user_id))).mappings().first()
+    row = (await conn.execute(select(_t.users).where(_t.users.c.id == user_id))).mappings().first()
     if row is None:
         return None
     return {"id": row["id"], "email": row["email"], "firstName": row["first_name"], "lastName": row["last_name"],
@@ -104,8 +106,8 @@ async def verify_password(kernel: Any, principal: Principal, password: Any) -> b
     if principal.kind != "user" or not principal.user_id or principal.impersonator_id or not isinstance(password, str):
         return False
     async with kernel.db.connect() as conn:
-        stored = (await conn.execute(select(users.c.password_hash, users.c.status).where(
-            users.c.id == principal.user_id))).mappings().first()
+        stored = (await conn.execute(select(_t.users.c.password_hash, _t.users.c.status).where(
+            _t.users.c.id == principal.user_id))).mappings().first()
     if stored is None or stored["status"] != "active" or not stored["password_hash"]:
         return False
     return bool(await verify_password_async(stored["password_hash"], password))
@@ -116,14 +118,14 @@ async def active_users(conn: Any, user_ids: list[str]) -> list[str]:
     """Those of ``user_ids`` whose account is active, in the given order."""
     if not user_ids:
         return []
-    found = {r[0] for r in (await conn.execute(select(users.c.id).where(
-        users.c.id.in_(user_ids), users.c.status == "active"))).all()}
+    found = {r[0] for r in (await conn.execute(select(_t.users.c.id).where(
+        _t.users.c.id.in_(user_ids), _t.users.c.status == "active"))).all()}
     return [u for u in dict.fromkeys(user_ids) if u in found]
 
 
 async def site_admins(conn: Any, site_id: str) -> list[str]:
     """The active users who administer ``site_id``: its members with admin access
     (``access.api.admin_members``), then the instance admins, who administer every site."""
-    instance = [r[0] for r in (await conn.execute(select(users.c.id).where(
-        users.c.is_instance_admin.is_(True), users.c.status == "active").order_by(users.c.id))).all()]
+    instance = [r[0] for r in (await conn.execute(select(_t.users.c.id).where(
+        _t.users.c.is_instance_admin.is_(True), _t.users.c.status == "active").order_by(_t.users.c.id))).all()]
     return await active_users(conn, await access_api.admin_members(conn, site_id) + instance)

@@ -2,7 +2,7 @@
 their identity. No HTTP here; ``routes_users`` calls these with the request's context.
 
 Tenancy: a user is visible in a site only through a membership row of that site, so every
-lookup joins ``svc_memberships`` scoped by ``SiteDB``; a member of site B is 404 in site A.
+lookup joins access's ``members(db)`` (a query of that site's members, built by access); a member of site B is 404 in site A.
 Identities are global, so a site admin may change identity fields (email, password, status,
 names, avatar) only of a person who belongs to no other site; otherwise one site's admin
 could take over or lock out another site's user. The instance admin may change anyone.
@@ -20,7 +20,6 @@ from kernel import ApiError, audit
 from kernel.auth.usercache import users_changed
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.access.api import memberships
 from plugins.accounts import identity, membership, service
 from plugins.accounts.tables import users
 
@@ -37,26 +36,58 @@ def user_record(row: Any) -> dict[str, Any]:
             "roleId": row["role_id"]}
 
 
-def _members(db: SiteDB) -> Any:
-    joined = memberships.join(users, users.c.id == memberships.c.user_id)
-    return db.scope(select(users, memberships.c.role_id).select_from(joined), memberships)
+def _joined(db: SiteDB) -> tuple[Any, Any]:
+    """The site's members (access's ``members``) and their join with the global identities."""
+    members = access_api.members(db)
+    return members, users.join(members, members.c.user_id == users.c.id)
+
+
+def _members(db: SiteDB, pair: tuple[Any, Any] | None = None) -> Any:
+    """Every member's identity row with its ``role_id`` (over ``pair``, a ``_joined(db)``)."""
+    members, joined = pair or _joined(db)
+    return db.scope(select(users, members.c.role_id).select_from(joined))
+
+
+async def members_by_email(db: SiteDB, emails: Any) -> list[dict[str, str]]:
+    """``[{ id, email }]`` (the address lower-cased) of the members of ``db``'s site whose address
+    is one of ``emails``, compared in lower case (other values are ignored)."""
+    wanted = sorted({e.lower() for e in emails if isinstance(e, str)})
+    _, joined = _joined(db)
+    out = []
+    for start in range(0, len(wanted), 500):
+        rows = await db.all(db.scope(select(users.c.id, func.lower(users.c.email).label("email")).select_from(joined)
+                                     .where(func.lower(users.c.email).in_(wanted[start:start + 500]))))
+        out += [{"id": r["id"], "email": r["email"]} for r in rows]
+    return out
+
+
+async def active_members(db: SiteDB, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` active members of ``db``'s site by address: ``[{ id, email, firstName,
+    lastName, isInstanceAdmin }]``."""
+    _, joined = _joined(db)
+    rows = await db.all(db.scope(select(users.c.id, users.c.email, users.c.first_name, users.c.last_name,
+                                        users.c.is_instance_admin).select_from(joined))
+                        .where(users.c.status == "active").order_by(users.c.email).limit(limit))
+    return [{"id": r["id"], "email": r["email"], "firstName": r["first_name"], "lastName": r["last_name"],
+             "isInstanceAdmin": bool(r["is_instance_admin"])} for r in rows]
 
 
 async def list_users(db: SiteDB, *, status: str | None = None, role_id: str | None = None,
                      search: str | None = None, limit: int = 25, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """One page of the site's members (by email) and the total matching the filters."""
+    members, joined = _joined(db)
     where = []
     if status is not None:
         where.append(users.c.status == identity.check_status(status))
     if role_id is not None:
-        where.append(memberships.c.role_id == role_id)
+        where.append(members.c.role_id == role_id)
     if search:
         pattern = "%" + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         where.append(or_(*(func.lower(c).like(pattern, escape="\\")
                            for c in (users.c.email, users.c.first_name, users.c.last_name))))
-    rows = await db.all(_members(db).where(*where).order_by(users.c.email).limit(limit).offset(offset))
-    joined = memberships.join(users, users.c.id == memberships.c.user_id)
-    total = await db.scalar(db.scope(select(func.count()).select_from(joined), memberships).where(*where))
+    rows = await db.all(_members(db, (members, joined)).where(*where).order_by(users.c.email).limit(limit)
+                        .offset(offset))
+    total = await db.scalar(db.scope(select(func.count()).select_from(joined)).where(*where))
     return [user_record(r) for r in rows], int(total or 0)
 
 
@@ -199,6 +230,7 @@ async def delete_user(ctx: Any, user_id: str) -> None:
         await membership.remove_membership(uow.conn, site_id, user_id)
         orphan = not row["is_instance_admin"] and not await _shared(uow.conn, site_id, user_id)
         if orphan:
+            await access_api.forget_user(uow.conn, user_id)
             await uow.conn.execute(delete(users).where(users.c.id == user_id))
             users_changed(uow, user_id)
         access_api.changed(uow)
@@ -221,6 +253,7 @@ async def erase_accounts(uow: Any, subject: Any) -> int:
         for table in (refresh_tokens, one_time_tokens, external_identities):
             await uow.db.execute(uow.db.delete(table).where(table.c.user_id == user_id))
         if not row[0] and not await _shared(uow.conn, subject.site_id, user_id):
+            await access_api.forget_user(uow.conn, user_id)
             await uow.conn.execute(delete(users).where(users.c.id == user_id))
             users_changed(uow, user_id)
         reached += 1

@@ -1,4 +1,6 @@
-"""What other plugins may import from agents (declare ``requires = ("agents",)``).
+"""What other plugins may import from agents (declare ``requires = ("agents",)``). The git plugin
+reaches the first two through its ``gitops_intents`` hook and incidents through ``git_ci_failed``
+(plugin.py), without requiring agents.
 
 - ``export_intents(ctx)``: the site's content intents in their JSON shape (gitops
   ``svc/intents.json``).

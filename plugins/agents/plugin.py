@@ -9,7 +9,7 @@ from typing import Any
 from kernel import Route, hookimpl, ops
 from kernel.openapi import OptionalBody
 from kernel.privacy import RetentionTarget
-from plugins.agents import guard, intents, routes, runner, writes
+from plugins.agents import api, autonomy, guard, intents, routes, runner, writes
 from plugins.agents import schemas as s
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -172,3 +172,17 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
                         "Staged agent writes whose values quote the subject."),
             rows_target("agentActions", a, [a.c.data], "The log of agent write attempts, where it quotes the subject."),
             rows_target("agentIncidents", i, [i.c.detail], "Agent incidents whose detail quotes the subject.")]
+
+
+# ---------------------------------------------------------------------- for git (its hooks; git does not require agents)
+
+@hookimpl(optionalhook=True)
+def gitops_intents(kernel: Any) -> Any:
+    """The store GitOps syncs ``svc/intents.json`` into: ``api`` (``export_intents``, ``import_intents``)."""
+    return api
+
+
+@hookimpl(optionalhook=True)
+async def git_ci_failed(ctx: Any, role: str, detail: dict[str, Any]) -> None:
+    """A failed CI run is an incident of the git sync's role in the trust ledger."""
+    await autonomy.record_incident(ctx, role=role, kind="ci_failed", detail=detail)

@@ -29,7 +29,10 @@ from kernel.hookspecs import hookspec
 
 @hookspec
 def register_ai_skills(kernel: Any) -> list[Any] | None:
-    """Return the ``plugins.ai.api.Skill`` objects the plugin provides.
+    """Return the ``plugins.ai.api.Skill`` objects the plugin provides, or mappings of their
+    fields (``{"name": ..., "description": ..., "run": ...}``): a plugin that does not require ai
+    imports nothing of it and returns mappings (files' ``import_file``, releases'
+    ``publish_release``).
 
     Called when the app starts and again whenever the hook's implementations change (an
     extension loaded or unloaded). Names are unique across plugins: a second skill with a taken

@@ -25,7 +25,8 @@ from plugins.settings.api import SettingKey
 log = logging.getLogger("svc.ai")
 
 name = "ai"
-requires = ("access", "accounts", "files", "items", "realtime", "releases", "schema", "settings")
+# files and releases contribute their skills through register_ai_skills: not required.
+requires = ("access", "accounts", "items", "realtime", "schema", "settings")
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "SKILL_DENIED": (403, "The AI skill needs a capability the session lacks (extensions.skill, capability)."),

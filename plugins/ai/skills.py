@@ -1,11 +1,12 @@
 """The built-in skills. They register through ``register_ai_skills`` (plugin.py), as an
-extension's would. Each one calls the items, schema, releases or files API as the caller:
-permissions, validation, the editorial gate and the bus filters apply as they do for REST.
+extension's would. Each one calls the items or schema API as the caller: permissions,
+validation, the editorial gate and the bus filters apply as they do for REST.
 
 Safe: ``list_collections``, ``describe_collection``, ``read_items``, ``read_item``,
-``search_items``, ``count_items``, ``import_file``. Dangerous (an approval first):
-``create_item``, ``update_item``, ``delete_item``, ``create_collection``,
-``delete_collection``, ``create_field``, ``delete_field``, ``publish_release``.
+``search_items``, ``count_items``. Dangerous (an approval first): ``create_item``,
+``update_item``, ``delete_item``, ``create_collection``, ``delete_collection``, ``create_field``,
+``delete_field``. Other plugins contribute theirs through the same hook, without requiring ai:
+files ``import_file`` (safe), releases ``publish_release`` (dangerous).
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.ai.skill import Skill, SkillContext
-from plugins.files import api as files
 from plugins.items import api as items
-from plugins.releases import api as releases
 from plugins.schema import api as schema
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 64}
@@ -85,11 +84,6 @@ async def count_items(ctx: SkillContext, args: dict[str, Any]) -> Any:
     return await items.aggregate(ctx.items_context(), args["collection"], _list_query(args, **extra))
 
 
-async def import_file(ctx: SkillContext, args: dict[str, Any]) -> Any:
-    record, _created = await files.import_url(ctx.items_context(), args["url"], args.get("data"))
-    return record
-
-
 # ---------------------------------------------------------------------- dangerous
 
 async def create_item(ctx: SkillContext, args: dict[str, Any]) -> Any:
@@ -135,10 +129,6 @@ async def delete_field(ctx: SkillContext, args: dict[str, Any]) -> Any:
     return {"collection": args["collection"], "field": args["field"], "deleted": True}
 
 
-async def publish_release(ctx: SkillContext, args: dict[str, Any]) -> Any:
-    return await releases.publish(ctx.items_context(), args["id"])
-
-
 def builtins() -> list[Skill]:
     """The built-in skills, as ``register_ai_skills`` returns them."""
     coll = {"collection": NAME}
@@ -160,9 +150,6 @@ def builtins() -> list[Skill]:
         Skill("count_items", "Count items (optional filter and groupBy).", count_items, _object(
             ["collection"], **coll, filter=FILTER, groupBy={"type": "array", "items": NAME, "maxItems": 5}),
             capability="items:read"),
-        Skill("import_file", "Import a file from a public http(s) URL into the file library.", import_file,
-              _object(["url"], url={"type": "string", "minLength": 1, "maxLength": 2048},
-                      data={"type": "object", "additionalProperties": True}), capability="studio", untrusted=False),
         Skill("create_item", "Create an item.", create_item, _object(["collection", "data"], **coll, data=DATA),
               dangerous=True, capability="items:create",
               summary=lambda a: f"Create an item in '{a['collection']}'"),
@@ -185,6 +172,4 @@ def builtins() -> list[Skill]:
         Skill("delete_field", "Delete a field of a collection.", delete_field, _object(
             ["collection", "field"], **coll, field=NAME), dangerous=True, capability="admin", untrusted=False,
             summary=lambda a: f"Delete field '{a['field']}' of '{a['collection']}'"),
-        Skill("publish_release", "Publish a release now.", publish_release, _object(["id"], id=ID),
-              dangerous=True, capability="studio", summary=lambda a: f"Publish release '{a['id']}'"),
     ]

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from kernel.auth.principal import Principal
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
-from plugins.access.api import memberships
-from plugins.accounts.api import users
+from plugins.accounts.api import active_members
 from plugins.editorial import service, workflow
 from plugins.editorial.tables import reviews, states
 from plugins.items import api as items
@@ -111,23 +108,7 @@ async def reviewers(ctx: Any, collection: str | None, item_id: str | None) -> li
         if coll.require_separate_reviewer:
             excluded = {ctx.principal.user_id, await items.author_of(ctx, name, item_id)}
     async with ctx.kernel.db.connect() as conn:
-        db = SiteDB(site_id, conn)
-        joined = memberships.join(users, users.c.id == memberships.c.user_id)
-        rows = await db.all(
-            db.scope(
-                select(
-                    users.c.id,
-                    users.c.email,
-                    users.c.first_name,
-                    users.c.last_name,
-                    users.c.is_instance_admin,
-                ).select_from(joined),
-                memberships,
-            )
-            .where(users.c.status == "active")
-            .order_by(users.c.email)
-            .limit(MAX_MEMBERS)
-        )
+        rows = await active_members(SiteDB(site_id, conn), MAX_MEMBERS)
     out = []
     for r in rows:
         if r["id"] in excluded:
@@ -137,13 +118,13 @@ async def reviewers(ctx: Any, collection: str | None, item_id: str | None) -> li
                 kind="user",
                 user_id=r["id"],
                 site_id=site_id,
-                is_instance_admin=bool(r["is_instance_admin"]),
+                is_instance_admin=r["isInstanceAdmin"],
                 email=r["email"],
             ),
             site_id,
         )
         if await service.may_review(ctx, member, name):
             out.append(
-                {"id": r["id"], "email": r["email"], "firstName": r["first_name"], "lastName": r["last_name"]}
+                {"id": r["id"], "email": r["email"], "firstName": r["firstName"], "lastName": r["lastName"]}
             )
     return out

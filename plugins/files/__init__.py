@@ -27,7 +27,8 @@ Hooks: register_settings (``FILE_UPLOAD_*``, ``SVC_FILES_*``), register_setting_
 (``upload_policy``), register_migrations,
 register_error_codes, register_rate_limits (bucket ``upload``), register_event_handlers
 (filters ``items.create|update``: file ids of ``files`` fields exist in the site),
-register_routes, register_jobs (``files.upkeep``: expired pending uploads), site_deleted,
+register_routes, register_jobs (``files.upkeep``: expired pending uploads), register_ai_skills
+(``skills``: ``import_file``, optional), site_deleted,
 shutdown. Events: ``files.create|update|delete`` on the event log and the bus.
 Audit: policy changes are the settings plugin's ``settings.update`` records.
 """

@@ -8,7 +8,7 @@ from typing import Any
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.access import AccessAction
 from kernel.settings import parse_float, parse_int
-from plugins.files import fields, permissions, policy, records, routes, schemas, service, upkeep
+from plugins.files import fields, permissions, policy, records, routes, schemas, service, skills, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 from plugins.files.errors import ERROR_CODES
@@ -153,3 +153,8 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("The effective upload policy", None, schemas.POLICY, 200),
             put=("Set the site's allowlist and size cap", schemas.POLICY_BODY, schemas.POLICY, 200))),
     ]
+
+
+@hookimpl(optionalhook=True)  # the ai plugin's hook; files does not require ai
+def register_ai_skills(kernel: Any) -> list[dict[str, Any]]:
+    return skills.ai_skills()

@@ -9,7 +9,8 @@ Modules: ``providers`` (the REST and OAuth parts of GitHub and GitLab used, over
 ``bodies``, ``integrations`` (CRUD, rotate-secret, OAuth), ``webhooks`` (the signed receiver),
 ``pulls`` (cache, refresh, CI runs and logs, validate), ``routes``.
 
-Hooks: register_settings, register_migrations, register_error_codes, register_routes.
+Hooks: register_hookspecs (``gitops_intents``, ``git_ci_failed``: agents answers them, ``hookspecs``),
+register_settings, register_migrations, register_error_codes, register_routes.
 Audit actions: ``git.integration.create|update|delete|rotate_secret|oauth_connected``,
 ``git.validate``, ``git_ci_failed``.
 """

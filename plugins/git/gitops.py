@@ -1,10 +1,11 @@
 """GitOps: reconcile ``svc/intents.json`` of the repository into agent intents, with a drift scan.
 
 The integration keeps a snapshot of the intents as they were at the last sync (by key). A sync
-reads the file at ``ref`` (default ``HEAD``, the default branch), the site's intents (agents'
-``export_intents``) and compares each side with the snapshot:
+reads the file at ``ref`` (default ``HEAD``, the default branch), the site's intents (the store
+the ``gitops_intents`` hook answers, the agents plugin's: ``export_intents``) and compares each
+side with the snapshot:
 
-- changed in git only (or new in git): imported (agents' ``import_intents``, source
+- changed in git only (or new in git): imported (the store's ``import_intents``, source
   ``git:<integrationId>@<sha or ref>``);
 - changed in svc only: reported in ``driftInSvc`` and left as they are (git does not overwrite
   an edit made in svc; commit it to the file to end the drift);
@@ -23,7 +24,6 @@ from typing import Any
 from kernel import ApiError, audit
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from plugins.agents import api as agents_api
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import integrations
@@ -66,7 +66,17 @@ def _parse(raw: bytes | None) -> list[dict[str, Any]]:
     return found
 
 
+def intents_store(kernel: Any) -> Any:
+    """The store of content intents (the ``gitops_intents`` hook; the agents plugin's), else 404:
+    without it there is nothing to sync into."""
+    store = kernel.pm.hook.gitops_intents(kernel=kernel)
+    if store is None:
+        raise ApiError.not_found("GitOps sync needs the agents plugin, which is not enabled")
+    return store
+
+
 async def sync(ctx: Any, integration_id: str, body: Any) -> dict[str, Any]:
+    store = intents_store(ctx.kernel)
     ref = _ref(body)
     async with ctx.reader() as db:
         row = await ig.row_of(db, integration_id)
@@ -75,7 +85,7 @@ async def sync(ctx: Any, integration_id: str, body: Any) -> dict[str, Any]:
         in_git = {i["key"]: i for i in _parse(await repo.file(INTENTS_PATH, ref))}
     except providers.ProviderError as exc:
         raise providers.upstream(exc) from None
-    in_svc = {i["key"]: i for i in await agents_api.export_intents(ctx)}
+    in_svc = {i["key"]: i for i in await store.export_intents(ctx)}
     snapshot = row["gitops_snapshot"]
     base: dict[str, Any] = dict(snapshot) if isinstance(snapshot, dict) else dict(in_svc)
     apply, conflicts, drift, removed = [], [], [], []
@@ -97,9 +107,9 @@ async def sync(ctx: Any, integration_id: str, body: Any) -> dict[str, Any]:
         elif key not in in_git or _differs(current, base.get(key)):
             drift.append(key)  # only svc has it, or svc changed it and git did not
     source = f"git:{integration_id}@{ref}"
-    result = await agents_api.import_intents(ctx, apply, source=source) if apply else \
+    result = await store.import_intents(ctx, apply, source=source) if apply else \
         {"created": [], "updated": [], "unchanged": []}
-    after = {i["key"]: i for i in await agents_api.export_intents(ctx)}
+    after = {i["key"]: i for i in await store.export_intents(ctx)}
     # The new baseline: git's version for what was applied (as stored), the old one for the
     # rest (a drift in svc stays a drift; a conflict stays until one side gives way).
     new_base = {k: v for k, v in base.items() if k in conflicts}

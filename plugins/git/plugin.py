@@ -8,10 +8,11 @@ from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.settings import parse_float, parse_int
-from plugins.git import previews, routes, schemas, webhooks
+from plugins.git import hookspecs, previews, routes, schemas, webhooks
 
 name = "git"
-requires = ("access", "agents", "items", "schema")
+# agents (GitOps intents, CI incidents) answers git's own hooks (hookspecs.py): not required.
+requires = ("access", "items", "schema")
 
 
 def parse_base_url(raw: str) -> str:
@@ -22,6 +23,11 @@ def parse_base_url(raw: str) -> str:
             or parts.query or parts.fragment:
         raise ValueError("must be an http(s) base URL such as https://api.github.com")
     return value
+
+
+@hookimpl
+def register_hookspecs(pm: Any) -> None:
+    pm.add_hookspecs(hookspecs)
 
 
 @hookimpl

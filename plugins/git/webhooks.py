@@ -10,8 +10,8 @@ the event does, so a replay does nothing twice.
 
 Events used: GitHub ``ping``, ``pull_request``, ``check_run``; GitLab ``Merge Request Hook``,
 ``Job Hook``. Others are acknowledged and ignored. A failed CI run writes the ``git_ci_failed``
-audit entry and queues the job ``git.incident`` (an incident of role ``git-sync`` in agents'
-trust ledger), both in the delivery's transaction.
+audit entry and queues the job ``git.incident`` (the ``git_ci_failed`` hook: an incident of role
+``git-sync`` in the agents plugin's trust ledger), both in the delivery's transaction.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.auth.principal import ANONYMOUS
 from kernel.db.meta import now_utc
+from kernel.plugins import call_all
 from kernel.tenancy.service import get_site_cached
-from plugins.agents import api as agents_api
 from plugins.git import integrations as ig
 from plugins.git import previews, providers
 from plugins.git.pulls import upsert_pull, upsert_run
@@ -198,9 +198,10 @@ async def _gitlab_job(uow: Any, row: Any, payload: dict[str, Any]) -> str:
 
 
 async def incident_job(kernel: Any, site_id: str, detail: dict[str, Any]) -> None:
-    """Job ``git.incident``: record a failed CI run in agents' trust ledger (role ``git-sync``)."""
+    """Job ``git.incident``: tell ``git_ci_failed`` (the agents plugin records an incident of role
+    ``git-sync`` in its trust ledger)."""
     ctx = items_api.context(kernel, site_id, ANONYMOUS, request_id=f"git-delivery-{detail.get('runId')}")
-    await agents_api.record_incident(ctx, role=INCIDENT_ROLE, kind="ci_failed", detail=detail)
+    await call_all(kernel.pm.hook.git_ci_failed, ctx=ctx, role=INCIDENT_ROLE, detail=detail)
 
 
 async def ci_failed(uow: Any, row: Any, number: int, run: dict[str, Any]) -> None:

@@ -13,15 +13,17 @@ the write's transaction), ``svc_item_revisions``, ``svc_item_versions`` and the 
 Layout (each subpackage's ``__init__`` says what it holds; docs/architecture.md has the map):
 ``plugin.py`` (hook implementations), ``api.py`` (what other plugins import, and REST calls: typed
 create, read, list, update, delete, aggregate with ``uow=``, ``cause=``, ``draft``/``locale``),
-``tables.py`` (``svc_items``, ``svc_item_counts``), ``errors.py`` (error codes), ``migrations/``;
+``tables.py`` (``svc_items``, ``svc_item_counts``, the history's tables), ``errors.py`` (error codes), ``migrations/``;
 ``query/`` (the query language: list parameters, filters, sort, aggregates -> SQL, and ``jsonpath``,
 a field's SQL expression shared with the indexes; pure, the table is passed in);
-``core/`` (``service``, the one data path behind ``api``; ``writes``, rows + events; ``validation``,
-``guard``, ``grants``, ``rowfilter``, ``ondelete``/``refs``, ``dependents``, ``records``);
-``read/`` (``readplan``, ``listing``, ``projection``/``nested``, ``drafts``/``locale`` for X-Svc-Draft and
-X-Svc-Locale, ``counts``, ``whitelist``); ``history/`` (``revisions``, ``versions``, ``pins``, their ``tables`` and
+``service.py`` (the façade: the one data path behind ``api``, reads composed from ``read/``, writes
+from ``write/``); ``erase.py`` (a subject's erasure: items, history, search); ``core/`` (what read and
+write share: ``context``, ``rows``, ``validation``, ``guard``, ``grants``, ``rowfilter``, ``records``,
+``reveal``, ``etags``, ``live``, ``personal``, ``write_triggered``); ``write/`` (``path``, ``writes``,
+``events``, ``ondelete``/``refs``, ``dependents``); ``read/`` (``readplan``, ``listing``, ``projection``/``nested``, ``drafts``/``locale`` for X-Svc-Draft and
+X-Svc-Locale, ``counts``, ``whitelist``); ``history/`` (``revisions``, ``versions``, ``pins``, their
 ``events``, ``target``); ``search/`` (full-text: ``service``, ``query``, ``pg``/``sqlite``, ``text``,
-``index``, ``events``); ``upkeep/`` (``indexes``, ``schema_hooks``, ``write_triggered``, ``planner_stats``,
+``index``, ``events``); ``upkeep/`` (``indexes``, ``schema_hooks``, ``planner_stats``,
 ``pg_statistics``, ``search_backfill``, ``small_indexes``: ``svc items drop-small-indexes``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,
 ``params``, ``openapi``, ``openapi_history``).
 
@@ -30,7 +32,7 @@ register_commands (``svc items drop-small-indexes``), register_middleware (the d
 backfill: a background task indexing items the index misses, ``upkeep.search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``
 (``{ siteId, collection, id, before?, after?, cause?, causedBy?, principal }``), with the durable
-``items.<op>`` event of the kernel log written in the same transaction (``core/events``); filters on
+``items.<op>`` event of the kernel log written in the same transaction (``write/events``); filters on
 ``fields.type_change``, ``fields.create``, ``fields.update``, ``fields.delete``; actions on
 ``fields.create|update|delete`` (indexes). Errors: DEPENDENT_RECORDS_EXIST, FIELD_REQUIRED,
 INVALID_TARGET (plus the kernel's RECORD_NOT_FOUND, CONFLICT, VALIDATION_FAILED).

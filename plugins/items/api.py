@@ -45,17 +45,19 @@ from typing import Any
 
 from kernel.context import RequestContext
 from kernel.errors import ApiError
-from plugins.items.core import dependents, etags, live, personal, service
-from plugins.items.core import erase as erasure
+from plugins.items import erase as erasure
+from plugins.items import service
+from plugins.items.core import etags, live, personal
 from plugins.items.core.live_reach import LiveReach  # noqa: F401 - for live readers (realtime, GraphQL)
+from plugins.items.core.reveal import reveal
 from plugins.items.history import pins, revisions, versions
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.query.limits import MAX_NESTING, MAX_NESTING_CEILING
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
-from plugins.items.read.reveal import reveal
 from plugins.items.search import service as search
 from plugins.items.upkeep import stored
+from plugins.items.write import dependents
 from plugins.schema.api import get_schema
 
 Item = dict[str, Any]

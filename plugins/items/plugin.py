@@ -185,6 +185,6 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     """``groupCounts``: the kept per-value counts of the subject's values (the erased items and
     their history go in ``plugins.items.api.erase`` itself)."""
     from kernel.privacy import ErasureTarget
-    from plugins.items.core.erase import erase_group_counts
+    from plugins.items.erase import erase_group_counts
 
     return [ErasureTarget("groupCounts", erase_group_counts, "Kept grouped counts of values only the subject held.")]

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
-
 from kernel import ApiError, SiteCacheSpec
 from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import body_field, reject_unknown
 from kernel.privacy import CONSENT_TYPES
 from kernel.tenancy.scope import SiteDB
-from plugins.access.api import memberships
-from plugins.accounts.api import users
+from plugins.accounts.api import members_by_email
 from plugins.privacy.tables import consents, restrictions
 
 CHANGED = "privacy.changed"
@@ -167,18 +164,10 @@ async def subject_state(kernel: Any, site_id: str, user_id: str) -> tuple[frozen
 async def excluded_addresses(kernel: Any, site_id: str, emails: list[str]) -> set[str]:
     """The addresses of ``emails`` that belong to members of the site who did not grant
     ``marketing`` or who restricted processing (lower-cased)."""
-    wanted = sorted({e.lower() for e in emails if isinstance(e, str)})
     out: set[str] = set()
     async with kernel.db.connect() as conn:
-        db = SiteDB(site_id, conn)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            rows = await db.all(db.scope(
-                select(users.c.id, func.lower(users.c.email).label("email")).select_from(
-                    users.join(memberships, memberships.c.user_id == users.c.id))
-                .where(func.lower(users.c.email).in_(chunk)), memberships))
-            for row in rows:
-                granted, restricted = await subject_state(kernel, site_id, row["id"])
-                if restricted or "marketing" not in granted:
-                    out.add(row["email"])
+        for row in await members_by_email(SiteDB(site_id, conn), emails):
+            granted, restricted = await subject_state(kernel, site_id, row["id"])
+            if restricted or "marketing" not in granted:
+                out.add(row["email"])
     return out

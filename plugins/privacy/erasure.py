@@ -33,7 +33,7 @@ import json
 import logging
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func
 
 from kernel import ApiError
 from kernel.audit import record as audit
@@ -41,8 +41,7 @@ from kernel.db.meta import iso, now_utc
 from kernel.http.media import body_field, reject_unknown
 from kernel.ids import uuid7
 from kernel.privacy import Subject, erasure_targets
-from plugins.access.api import memberships
-from plugins.accounts.api import users
+from plugins.accounts.api import members_by_email
 from plugins.items import api as items
 from plugins.privacy import consent
 from plugins.privacy.tables import erasures
@@ -157,8 +156,6 @@ async def _load(db: Any, request_id: str) -> Any:
 
 
 async def list_requests(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    from sqlalchemy import func
-
     async with ctx.reader() as db:
         total = int(await db.scalar(db.select(erasures, func.count())) or 0)
         rows = await db.all(db.select(erasures).order_by(erasures.c.created_at.desc(), erasures.c.id.desc())
@@ -231,13 +228,8 @@ async def _subject(ctx: Any, uow: Any, collection: str, ids: list[str], cause: s
     """Whom the request erases beyond its items: the values only they hold, and the accounts of
     the site whose email address is one of those values (read before the items go)."""
     terms = await items.erasure_values(ctx, collection, ids, uow=uow) if ids else []
-    wanted = sorted({t.lower() for t in terms if "@" in t and len(t) <= 320})
-    user_ids: list[str] = []
-    for start in range(0, len(wanted), 500):
-        rows = await uow.db.all(uow.db.scope(
-            select(users.c.id).select_from(users.join(memberships, memberships.c.user_id == users.c.id))
-            .where(func.lower(users.c.email).in_(wanted[start:start + 500])), memberships))
-        user_ids.extend(r["id"] for r in rows)
+    wanted = [t for t in terms if "@" in t and len(t) <= 320]
+    user_ids = [r["id"] for r in await members_by_email(uow.db, wanted)]
     return Subject(site_id=uow.site_id, terms=tuple(terms), user_ids=tuple(sorted(user_ids)), cause=cause)
 
 

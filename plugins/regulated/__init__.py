@@ -15,7 +15,7 @@ Routes (site admin): ``GET /admin/encryption/keys``, ``POST /admin/encryption/ke
 Hooks: register_migrations, register_settings (``SVC_REGULATED_BATCH``), register_routes,
 register_error_codes (KEY_NOT_PROVISIONED, DECRYPTION_FAILED; the kernel's INVALID_CREDENTIALS),
 register_event_handlers: filters ``*.items.create|update`` (encrypt, ``envelope.py``),
-``items.read`` (decrypt or mask, ``plugins/items/read/reveal.py``), ``fields.create|update``
+``items.read`` (decrypt or mask, ``plugins/items/core/reveal.py``), ``fields.create|update``
 (migration and unmarking), ``privacy.erase`` (crypto-shred, ``shred.py``).
 Audit: ``encryption_key_rotated``, ``envelope_mode_changed``, ``decryption_failed``,
 ``subject_access_exported``. docs/regulated-content.md.

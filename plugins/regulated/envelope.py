@@ -6,7 +6,7 @@ data key (``crypto.py``); a value that is the same text as the stored one keeps 
 ciphertext (no spurious change). A client value that looks like a ciphertext is 400 (it would
 read back as something else); the mask written back leaves the stored value as it is. Collections without sensitive fields return at once (schema).
 
-Reads (``items.read``, ``plugins/items/read/reveal.py``): for each sensitive field shown, a
+Reads (``items.read``, ``plugins/items/core/reveal.py``): for each sensitive field shown, a
 caller holding ``read_decrypted`` on the collection and field sees the value in clear (and a
 field-access log entry is written, one insert per read); anyone else sees ``MASK``. A value of
 a crypto-shredded item reads as null; one that does not open is 500 ``DECRYPTION_FAILED``,

@@ -8,7 +8,7 @@ from typing import Any
 from kernel import Route, hookimpl, ops
 from kernel.openapi import OptionalBody
 from plugins.releases import jobs as releases_jobs
-from plugins.releases import records, routes, scheduler, schemas, service, windows
+from plugins.releases import records, routes, scheduler, schemas, service, skills, windows
 from plugins.settings.api import SettingKey
 
 name = "releases"
@@ -60,3 +60,8 @@ def register_routes(kernel: Any) -> list[Route]:
               openapi=ops(post=("Roll a published release back: each item to its revision before it, in one step",
                                 OptionalBody(schemas.ROLLBACK_BODY), schemas.PUBLISH_RESULT, 200))),
     ]
+
+
+@hookimpl(optionalhook=True)  # the ai plugin's hook; releases does not require ai
+def register_ai_skills(kernel: Any) -> list[dict[str, Any]]:
+    return skills.ai_skills()

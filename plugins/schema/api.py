@@ -50,7 +50,7 @@ from plugins.schema.snapshot import (
     SchemaSnapshot,
     load_snapshot,
 )
-from plugins.schema.tables import fields as field_rows
+from plugins.schema.tables import fields as _field_rows
 from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
@@ -105,7 +105,7 @@ def nested_fields(snapshot: SchemaSnapshot, collection: str) -> dict[str, Nested
 async def indexed_fields(conn: Any) -> list[tuple[str, str]]:
     """``(field, type)`` of every field with an index (``is_indexed``), in every site: for
     maintenance that spans sites (the items' planner statistics)."""
-    rows = await conn.execute(select(field_rows.c.field, field_rows.c.type, field_rows.c.options))
+    rows = await conn.execute(select(_field_rows.c.field, _field_rows.c.type, _field_rows.c.options))
     return [(name, kind) for name, kind, options in rows if is_indexed(kind, options)]
 
 
@@ -116,15 +116,15 @@ def live_fields() -> Any:
     no query per site."""
     from plugins.schema.tables import collections as collection_rows
 
-    return (select(field_rows.c.site_id, field_rows.c.collection_id, collection_rows.c.name.label("collection"),
-                   field_rows.c.field, field_rows.c.type, field_rows.c.options)
-            .join(collection_rows, collection_rows.c.id == field_rows.c.collection_id)
+    return (select(_field_rows.c.site_id, _field_rows.c.collection_id, collection_rows.c.name.label("collection"),
+                   _field_rows.c.field, _field_rows.c.type, _field_rows.c.options)
+            .join(collection_rows, collection_rows.c.id == _field_rows.c.collection_id)
             .where(collection_rows.c.deleted_at.is_(None)).subquery("live_fields"))
 
 
 async def field_in_use(conn: Any, name: str) -> bool:
     """Whether any site has a field called ``name``."""
-    found = await conn.execute(select(field_rows.c.field).where(field_rows.c.field == name).limit(1))
+    found = await conn.execute(select(_field_rows.c.field).where(_field_rows.c.field == name).limit(1))
     return found.first() is not None
 
 

@@ -23,7 +23,7 @@ from plugins.settings import (
 from plugins.settings.api import SettingKey
 
 name = "settings"
-requires = ("access",)
+requires = ("access", "accounts")  # accounts: svc_user_preferences keys on svc_users (a foreign key)
 
 
 @hookimpl

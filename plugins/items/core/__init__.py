@@ -1,8 +1,9 @@
-"""The data path of item writes and checks: the service behind ``api``, rows and events, validation, access.
+"""What read and write share: the context of a call, the live rows, and the checks.
 
-``service`` (create, read, update, delete: the one data path), ``writes`` (rows + bus and durable
-events, through ``events``), ``validation`` (bodies), ``guard`` (``kernel.access`` decisions),
-``grants`` (field grants paired with their rule's condition), ``rowfilter`` (permission conditions
--> SQL), ``ondelete``/``refs`` (relations held in JSON), ``dependents``, ``records`` (an item as
-the API shows it).
+``context`` (the collection, the transaction or reader, the write's cause, ``acting_context``),
+``rows`` (live rows, ``fetch_row``), ``guard`` (``kernel.access`` decisions), ``grants`` (field
+grants paired with their rule's condition), ``rowfilter`` (permission conditions -> SQL),
+``validation`` (bodies), ``records`` (an item as the API shows it), ``reveal`` (the ``items.read``
+hook every answer goes through), ``etags``, ``live`` (live topics), ``personal`` (an item's
+personal data for export), ``write_triggered`` (jobs that follow writes, coalesced).
 """

@@ -8,8 +8,8 @@ conditions are evaluated **in SQL**, as 0/1 columns beside the row (``grant_colu
 mean exactly what the row filter means (relations, JSON paths, ``$CURRENT_USER``, ``$NOW``).
 
 Writes: ``WriteGuard`` is handed to ``writes.insert_drafts`` and ``writes.update_row`` by every
-caller that acts on a caller's permission (``service``, ``dependents``; revert and promote go
-through ``service``). It reads the row's pair matches before the write and re-reads them from
+caller that acts on a caller's permission (``write.path``, ``dependents``; revert and promote go
+through ``write.path``). It reads the row's pair matches before the write and re-reads them from
 the written row inside the same transaction after it (filter handlers included), and raises
 403, rolling the transaction back, unless
 

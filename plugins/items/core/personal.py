@@ -18,9 +18,8 @@ from sqlalchemy import func, or_, select
 
 from kernel.db.meta import iso
 from plugins.items.core.records import item_record
-from plugins.items.history.tables import revisions
-from plugins.items.read.listing import live_values
-from plugins.items.tables import items
+from plugins.items.core.rows import live_values
+from plugins.items.tables import items, revisions
 from plugins.schema.api import get_schema
 
 AGENT_CAUSE_KINDS = ("agent", "ai")

@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.tenancy.scope import SiteDB
-from plugins.items.core.service import UNPINNED
+from plugins.items.core.rows import UNPINNED
 from plugins.items.history import pins, revisions
-from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.read import locale
-from plugins.items.tables import items
+from plugins.items.tables import HISTORY_TABLES, items
 from plugins.schema.api import get_schema, load_schema
 
 # Bus filters run lowest first; the items core and flows use the default (100).

@@ -24,8 +24,8 @@ from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.errors import field_denied
-from plugins.items.history.tables import pins
 from plugins.items.history.target import ItemTarget, load_target, reject_unknown_keys
+from plugins.items.tables import pins
 
 HOLDER_KINDS = ("user", "api_key", "release", "version")
 MAX_REASON = 500

@@ -8,7 +8,7 @@ import datetime as dt
 from typing import Any
 
 from kernel.privacy import RetentionTarget, prune_rows, rows_before
-from plugins.items.history.tables import revisions
+from plugins.items.tables import revisions
 
 
 async def prune_revisions(kernel: Any, site_id: str, before: dt.datetime) -> int:

@@ -13,7 +13,7 @@ parameter and carried by the write's unit of work into the event payload (``caus
 A *staged* revision (``POST .../revisions`` with ``staged`` true, the default) is prepared
 content that does not touch the item; ``.../revisions/{id}/commit`` freezes it. Revert and
 release pins refuse staged revisions (409 ``REVISION_STAGED``): only committed content may
-become live. Revert and promote run through ``service.update_item`` (validation, field
+become live. Revert and promote run through ``write.path.update_item`` (validation, field
 policy, pins, events) with the cause ``revert:<revisionId>`` / ``promote:<version key>``,
 which makes the revision they write one of kind ``revert``/``promote`` (``revision_kind``).
 """
@@ -30,9 +30,8 @@ from sqlalchemy import func, or_, select
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.ids import uuid7
-from plugins.items.core import service
 from plugins.items.core.records import STRUCTURAL
-from plugins.items.history.tables import revisions
+from plugins.items.core.reveal import reveal
 from plugins.items.history.target import (
     ItemTarget,
     actor_of,
@@ -41,7 +40,8 @@ from plugins.items.history.target import (
     mask_item,
     reject_unknown_keys,
 )
-from plugins.items.read.reveal import reveal
+from plugins.items.tables import revisions
+from plugins.items.write.path import update_item
 from plugins.schema.api import get_schema
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
@@ -53,7 +53,7 @@ TRACKED_STRUCTURAL = frozenset({"status", "sort"})
 REVISION_ID = re.compile(r"^[0-9A-Fa-f-]{1,36}$")
 
 
-# Causes the items plugin writes itself (``service.OWN_CAUSES``): the revision's kind and the
+# Causes the items plugin writes itself (``core.context.OWN_CAUSES``): the revision's kind and the
 # key of its ``origin``.
 OWN_CAUSES = {"revert": "revisionId", "promote": "version"}
 
@@ -189,7 +189,7 @@ async def list_revisions(ctx: Any, collection: str, item_id: str, *, limit: int,
 
 async def reveal_revisions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]]) -> None:
     """The ``items.read`` hook over the revisions' content and both sides of their deltas
-    (``read/reveal.py``): each side is shown to the hook as an item of its own."""
+    (``core/reveal.py``): each side is shown to the hook as an item of its own."""
     schema = await get_schema(ctx.kernel, ctx.site_id)
     if not records or not schema.sensitive_fields(target.coll.name):
         return
@@ -277,7 +277,7 @@ async def revert_item(ctx: Any, collection: str, item_id: str, body: Any) -> tup
             raise staged_error(row["id"])
         patch = restore_body(target.coll, dict(row["data"] or {}), target.item)
         cause = f"revert:{row['id']}"
-        item = await service.update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
+        item = await update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
         written = await written_revision(u.db, target.coll, target.row["id"], cause)
     return item, {"revisionId": written}
 

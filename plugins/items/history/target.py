@@ -15,10 +15,11 @@ from typing import Any
 
 from kernel.access import Decision
 from kernel.errors import ApiError
+from plugins.items.core.context import dialect_of, schema_and_collection
 from plugins.items.core.grants import fields_by_row
 from plugins.items.core.guard import decide, readable, require
 from plugins.items.core.records import STRUCTURAL, item_record, mask
-from plugins.items.core.service import dialect_of, fetch_row, schema_and_collection
+from plugins.items.core.rows import fetch_row
 from plugins.items.core.validation import check_bodies
 from plugins.items.errors import record_not_found, validation_errors
 from plugins.schema.api import nested_fields

@@ -3,7 +3,7 @@
 A version is ``{ key, name, data }``. Creating one snapshots main's content as both ``data``
 and ``base`` (main as the version last saw it, with main's ``updatedAt``); PATCH changes
 ``data`` only, never main. The version's own changes are the fields where ``data`` differs
-from ``base``; promote applies exactly those to main through ``service.update_item`` (so
+from ``base``; promote applies exactly those to main through ``write.path.update_item`` (so
 validation, field policy, pins and events apply, and a revision is written), then re-bases the
 version on the new main. ``mainChanged`` (list, get) and ``meta.mainDiverged`` (promote) say
 main was updated since the version was created or last promoted: a promote then may overwrite
@@ -21,9 +21,10 @@ from sqlalchemy.exc import IntegrityError
 
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
-from plugins.items.core import service
+from plugins.items.core.context import reading, same_site
+from plugins.items.core.reveal import reveal
+from plugins.items.core.rows import live_rows
 from plugins.items.history.revisions import written_revision
-from plugins.items.history.tables import versions
 from plugins.items.history.target import (
     ItemTarget,
     content_body,
@@ -32,9 +33,8 @@ from plugins.items.history.target import (
     name_field,
     reject_unknown_keys,
 )
-from plugins.items.read.listing import live_rows
-from plugins.items.read.reveal import reveal
-from plugins.items.tables import items
+from plugins.items.tables import items, versions
+from plugins.items.write.path import update_item
 from plugins.schema.api import get_schema
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -92,14 +92,14 @@ async def list_versions(ctx: Any, collection: str, item_id: str) -> list[dict[st
 
 
 async def reveal_versions(ctx: Any, target: ItemTarget, records: list[dict[str, Any]], uow: Any = None) -> None:
-    """The ``items.read`` hook over the versions' content (``read/reveal.py``)."""
+    """The ``items.read`` hook over the versions' content (``core/reveal.py``)."""
     await reveal(ctx, await get_schema(ctx.kernel, ctx.site_id), target.coll.name, [r["data"] for r in records],
                  "version", uow=uow, ids=[target.row["id"]] * len(records))
 
 
 async def get_version(ctx: Any, collection: str, item_id: str, key: str, *, uow: Any = None) -> dict[str, Any]:
     """One version (404 ``NOT_FOUND``); ``uow``: read in that transaction."""
-    async with service.reading(ctx, uow) as db:
+    async with reading(ctx, uow) as db:
         target = await load_target(ctx, db, collection, item_id, "read")
         record = version_record(await _version_row(db, target, key), target)
     await reveal_versions(ctx, target, [record], uow)
@@ -218,7 +218,7 @@ async def promote_version(ctx: Any, collection: str, item_id: str, key: str, bod
     one transaction; returns the item and ``{ mainDiverged, revisionId }``. ``uow`` and ``cause``:
     a release promoting in its publish transaction, its revision caused by ``release:<id>``."""
     async with contextlib.AsyncExitStack() as stack:
-        u = service.same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work())
+        u = same_site(ctx, uow) or await stack.enter_async_context(ctx.unit_of_work())
         db = u.db
         target = await load_target(ctx, db, collection, item_id, "update")
         wanted = _promote_fields(target.coll, body)
@@ -227,7 +227,7 @@ async def promote_version(ctx: Any, collection: str, item_id: str, key: str, bod
         changes = version_changes(target.coll, row)
         patch = {k: v for k, v in changes.items() if wanted is None or k in wanted}
         cause = cause or f"promote:{row['key']}"
-        item = await service.update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
+        item = await update_item(ctx, collection, item_id, patch, uow=u, cause=cause)
         written = await written_revision(db, target.coll, target.row["id"], cause)
         # Re-base on the new main: promoted fields now match it; the version keeps only the
         # changes it did not promote, and takes main's values everywhere else.

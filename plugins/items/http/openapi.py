@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.items.core.dependents import ACTIONS
 from plugins.items.read.listing import MAX_LIMIT
+from plugins.items.write.dependents import ACTIONS
 
 NULLABLE_STRING = {"type": ["string", "null"]}
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from sqlalchemy import delete, func, insert, literal, select
 
+from plugins.items.core import write_triggered
+from plugins.items.core.write_triggered import WriteTriggered
 from plugins.items.tables import item_counts
-from plugins.items.upkeep import write_triggered
-from plugins.items.upkeep.write_triggered import WriteTriggered
 
 STATE = "items.counts"
 COMPACT_EVERY = 200  # item writes of this process between sweeps

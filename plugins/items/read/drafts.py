@@ -18,9 +18,9 @@ from typing import Any
 
 from kernel.errors import ApiError
 from plugins.items.core.grants import fields_by_row
-from plugins.items.history.tables import versions
 from plugins.items.read import locale as translations
 from plugins.items.tables import items as items_table
+from plugins.items.tables import versions
 from plugins.schema.api import get_schema
 
 DRAFT_KEY = "draft"

@@ -37,12 +37,12 @@ from typing import Any
 from sqlalchemy import delete, exists, func, insert, literal, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from plugins.items.core import write_triggered
+from plugins.items.core.write_triggered import WriteTriggered
 from plugins.items.query import ListQuery
 from plugins.items.query import sqlexpr as sx
 from plugins.items.query.resolve import STRUCTURAL, TYPE_CATEGORY
 from plugins.items.tables import group_counts, group_fields
-from plugins.items.upkeep import write_triggered
-from plugins.items.upkeep.write_triggered import WriteTriggered
 from plugins.schema.api import CollectionDef
 
 log = logging.getLogger("svc.items")

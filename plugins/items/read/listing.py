@@ -10,11 +10,8 @@ their nested relations are read (``nested``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-
-from sqlalchemy import literal
 
 from kernel.access import Decision
 from kernel.tenancy.scope import SiteDB
@@ -22,11 +19,9 @@ from plugins.items.core.guard import readable
 from plugins.items.core.records import item_record, mask, project
 from plugins.items.query import ListQuery
 from plugins.items.read.nested import attach, shape_rows
-from plugins.items.tables import items
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 200
-LIVE_PAGE = 500  # live_values' page
 
 
 @dataclass
@@ -50,27 +45,9 @@ class ListPage:
         return out
 
 
-def live_rows(db: SiteDB, coll: Any, *columns: Any) -> Any:
-    """``SELECT`` over the collection's live items in this site.
-
-    The collection id is rendered into the SQL (it is a server-made UUID), not bound: the
-    expression indexes of ``indexed`` fields are partial on ``collection_id = '<id>'``, and a
-    PostgreSQL generic plan of a prepared statement cannot prove a bound parameter matches
-    that predicate, so it would fall back to a scan.
-    """
-    stmt = db.select(items, *columns) if columns else db.select(items)
-    return stmt.where(*live_in(literal(coll.id, literal_execute=True)))
-
-
 # An item plan's statement is built once per plan and bound to the id per request (SQLAlchemy
 # memoizes a statement's cache key: a statement built again per request paid for it each time).
 ITEM_ARG = "arg_item"
-
-
-def live_in(collection_id: Any) -> tuple[Any, Any]:
-    """The conditions of a live item of the collection ``collection_id`` names (rendered into
-    the SQL, ``literal_execute``, for the partial indexes: see ``live_rows``)."""
-    return items.c.collection_id == collection_id, items.c.deleted_at.is_(None)
 
 
 def shape(row: Any, read: Decision, fields: tuple[str, ...] | None) -> dict[str, Any]:
@@ -108,19 +85,3 @@ async def run_one(db: SiteDB, plan: Any, item_id: str, dialect: str) -> dict[str
     if plan.projection.relations:
         await attach(db, dialect, plan.projection, [row], [shaped])
     return shaped
-
-
-async def live_values(db: SiteDB, coll: Any) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-    """``(row id, data)`` of every live item, in pages by id (bounded memory)."""
-    last = None
-    while True:
-        stmt = db.select(items, items.c.id, items.c.data).where(
-            items.c.collection_id == coll.id, items.c.deleted_at.is_(None))
-        if last is not None:
-            stmt = stmt.where(items.c.id > last)
-        rows = await db.all(stmt.order_by(items.c.id).limit(LIVE_PAGE))
-        for row in rows:
-            yield row["id"], dict(row["data"] or {})
-        if len(rows) < LIVE_PAGE:
-            return
-        last = rows[-1]["id"]

@@ -24,9 +24,10 @@ from kernel.errors import ApiError
 from kernel.sitecache import SiteCacheSpec
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition
+from plugins.items.core.rows import live_rows
 from plugins.items.query import AggregatePlan, ListQuery, compile_aggregate, compile_filter, compile_sort
 from plugins.items.read import counts, group_counts
-from plugins.items.read.listing import ITEM_ARG, MAX_LIMIT, live_rows
+from plugins.items.read.listing import ITEM_ARG, MAX_LIMIT
 from plugins.items.read.projection import Projection, Projector, tree_of
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, SchemaSnapshot

@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from kernel.db.meta import dialect_insert, metadata
 from kernel.tenancy.scope import SiteDB
-from plugins.items.read.listing import live_values
+from plugins.items.core.rows import live_values
 from plugins.items.search.text import index_text
 from plugins.items.tables import items
 from plugins.schema.api import load_schema

@@ -16,12 +16,12 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel.errors import ApiError
+from plugins.items.core.context import reading
 from plugins.items.core.grants import fields_by_row, mask_row
 from plugins.items.core.guard import decide, require
-from plugins.items.core.service import reading
+from plugins.items.core.reveal import reveal
 from plugins.items.errors import collection_not_found
 from plugins.items.read.listing import DEFAULT_LIMIT, shape
-from plugins.items.read.reveal import reveal
 from plugins.items.search.index import searchable_fields
 from plugins.items.search.query import Scope, matching_items, ordered, page_items, title_field
 from plugins.items.search.text import Term, highlight, query_terms
@@ -135,7 +135,7 @@ async def search_items(ctx: Any, query: SearchQuery, *, uow: Any = None) -> tupl
         row = by_key.get(key)
         if row is not None:  # None: deleted or hidden since it was ranked (milliseconds ago)
             hits.append(hit(by_id[r["collection_id"]], row, r["score"], terms, granted.get(key, frozenset())))
-    for scope in scopes:  # the read hook per collection (read/reveal.py); highlights never hold sensitive fields
+    for scope in scopes:  # the read hook per collection (core/reveal.py); highlights never hold sensitive fields
         found = [h["item"] for h in hits if h["collection"] == scope.coll.name]
         await reveal(ctx, snap, scope.coll.name, found, "search", uow=uow)
     return hits, meta

@@ -21,9 +21,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from plugins.items.core import write_triggered
+from plugins.items.core.write_triggered import WriteTriggered
 from plugins.items.tables import items
-from plugins.items.upkeep import write_triggered
-from plugins.items.upkeep.write_triggered import WriteTriggered
 
 STATE = "items.planner_stats"
 MIN_WRITES = 1_000

@@ -16,8 +16,7 @@ from typing import Any
 from sqlalchemy import and_, or_
 
 from kernel.tenancy.scope import SiteDB
-from plugins.items.history.tables import revisions, versions
-from plugins.items.tables import items
+from plugins.items.tables import items, revisions, versions
 
 Transform = Callable[[dict[str, Any]], dict[str, Any] | None]  # None: unchanged
 

@@ -22,11 +22,10 @@ from sqlalchemy import Text, cast, literal, or_
 
 from kernel.errors import ApiError
 from kernel.privacy import MAX_TERMS, MIN_TERM
-from plugins.items.core import writes
-from plugins.items.history.tables import HISTORY_TABLES
 from plugins.items.query.compile import compile_filter
 from plugins.items.search import sqlite as fts
-from plugins.items.tables import items
+from plugins.items.tables import HISTORY_TABLES, items
+from plugins.items.write import writes
 
 MAX_ERASE = 10_000
 

@@ -1,6 +1,6 @@
 """Row writes inside a unit of work: insert, update, soft or hard delete, with their events.
 
-Callers (``service``, ``ondelete``, ``dependents``) have checked access and input already;
+Callers (``path``, ``ondelete``, ``dependents``) have checked access and input already;
 this module runs the bus filters, enforces ``unique`` and id uniqueness against live items in
 the same transaction, writes, and queues the actions. A filter's replacement ``after`` is
 checked again like client input, because flows and extensions can put anything there.
@@ -22,13 +22,13 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import now_utc
 from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
-from plugins.items.core import events
 from plugins.items.core.grants import WriteGuard, Written
 from plugins.items.core.records import STRUCTURAL, item_record
 from plugins.items.core.validation import SORT_RANGE, STATUS, Draft
 from plugins.items.errors import conflict, validation_errors
 from plugins.items.query.jsonpath import comparable, field_expr
 from plugins.items.tables import items
+from plugins.items.write import events
 
 
 def dialect_of(uow: Any) -> str:

@@ -17,21 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items.core import ondelete, refs, writes
+from plugins.items.core.context import dialect_of, reading, schema_and_collection, transaction
 from plugins.items.core.grants import WriteGuard
 from plugins.items.core.guard import decide, require
 from plugins.items.core.rowfilter import apply_row_filter
-from plugins.items.core.service import (
-    blocker_entries,
-    dialect_of,
-    fetch_row,
-    reading,
-    schema_and_collection,
-    transaction,
-)
+from plugins.items.core.rows import fetch_row
 from plugins.items.core.validation import is_item_id
 from plugins.items.errors import dependents_exist, field_denied, record_not_found
 from plugins.items.tables import items
+from plugins.items.write import ondelete, refs, writes
+from plugins.items.write.path import blocker_entries
 
 ACTIONS = ("set_null", "delete", "reassign")
 BODY_KEYS = frozenset({"action", "relation", "newTargetId", "hard"})

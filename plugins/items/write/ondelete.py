@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.items.core import refs, writes
 from plugins.items.tables import items
+from plugins.items.write import refs, writes
 from plugins.schema.api import relations_pointing_to
 
 MAX_CASCADE = 10_000
