@@ -395,6 +395,7 @@ ITEMS_FLOORS: tuple[tuple[str, ...], ...] = (  # bottom to top
     ("history",),
     ("upkeep",),
     ("service", "erase"),  # the façade; a subject's erasure across items, history and search
+    ("live_reach",),  # whether a live reader may see an event's item (reads through the façade)
     ("api",),
     ("http",),
     ("plugin", "testing"),

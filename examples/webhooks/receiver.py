@@ -1,6 +1,11 @@
 """A svc webhook receiver: checks X-Svc-Signature, then prints each event. Run:
 SVC_WEBHOOK_SECRET=... python receiver.py 8080"""
-import hashlib, hmac, json, os, sys, time  # noqa: E401
+import hashlib  # noqa: E401
+import hmac
+import json
+import os
+import sys
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 SECRET = os.environ["SVC_WEBHOOK_SECRET"].encode()

@@ -48,9 +48,9 @@ from kernel.errors import ApiError
 from plugins.items import erase as erasure
 from plugins.items import service
 from plugins.items.core import etags, live, personal
-from plugins.items.core.live_reach import LiveReach  # noqa: F401 - for live readers (realtime, GraphQL)
 from plugins.items.core.reveal import reveal
 from plugins.items.history import pins, revisions, versions
+from plugins.items.live_reach import LiveReach  # noqa: F401 - for live readers (realtime, GraphQL)
 from plugins.items.query import ListQuery, parse_list_query
 from plugins.items.query.limits import MAX_NESTING, MAX_NESTING_CEILING
 from plugins.items.read.drafts import ReadOptions, read_options

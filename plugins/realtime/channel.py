@@ -138,7 +138,8 @@ class Connection:
                 await self.send({"type": "lagged"})
                 continue
             if self.wants(item.topic, item.data) and (
-                    self.reader is None or item.topic == NOTIFICATION_TOPIC or await self.reader.sees(item.data)):
+                    self.reader is None or item.topic.startswith(NOTIFICATION_TOPIC)
+                    or await self.reader.sees(item.data)):
                 await self.send(frame_text(item))
         if sub.dropped:
             raise ApiError(408, "CLIENT_TOO_SLOW", "The client did not keep up with its events")

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernel import ApiError
 from kernel.context import RequestContext
-from plugins.items.core import service
+from plugins.items import service
 from plugins.items.query import parse_list_query
 
 SEEN_MAX = 10_000  # item ids a reader remembers for its deletes (oldest forgotten first)
