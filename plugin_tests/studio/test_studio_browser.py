@@ -11,6 +11,7 @@ saved when ``SVC_STUDIO_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -103,6 +104,12 @@ class Visit:
             self.bodies.append((await response.body()).decode("utf-8", "replace"))
         except Exception as exc:  # noqa: BLE001 - any failure is reported by the test that reads them
             self.unread.append(f"{response.url}: {exc}")
+
+    async def drained(self) -> None:
+        """Wait until every API answer seen so far has had its body read (``record`` runs as its own
+        task: a re-fetch that answered just now may still be reading)."""
+        while len(self.bodies) + len(self.unread) < len(self.responses):
+            await asyncio.sleep(0.05)
 
     async def axe(self) -> None:
         if not await self.page.evaluate("typeof window.axe !== 'undefined'"):
@@ -317,6 +324,7 @@ async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):
     await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     html = await page.content()
     assert SECRET_VALUE not in html and 'name="secret"' not in html
+    await visit.drained()
     assert not visit.unread, visit.unread
     assert len(visit.bodies) == len(visit.responses) and len(visit.bodies) >= 8, visit.responses
     assert any("/items/articles" in url for url in visit.responses)
