@@ -90,7 +90,8 @@ export async function renderReviewPanel(shell, collection, id) {
     }
     if (info.transitions.includes("reject")) parts.push(rejectForm(act));
     replace(section, parts, status);
-    replace(status, message);
+    // A live redraw (message null) keeps what the panel said last (its own transition's outcome).
+    replace(status, message ?? status.textContent);
     if (!section.isConnected) main.insertBefore(section, historyLink.isConnected ? historyLink : null);
   };
 
@@ -113,7 +114,7 @@ export async function renderReviewPanel(shell, collection, id) {
   await draw();
   // Last, so a screen showing the link has its panel settled (drawn, or left out).
   if (!moved()) main.append(historyLink);
-  if (section.isConnected) followChanges(collection, id, moved, () => draw());
+  if (section.isConnected) followChanges(collection, id, moved, () => draw(null));
 }
 
 // -- studio41: the panel is read again at once after a save in this editor (an edit sends a
