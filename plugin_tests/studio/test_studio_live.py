@@ -83,6 +83,7 @@ async def look(page: Any) -> tuple[str, str, str]:
 
 
 async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  # noqa: F811
+    from playwright.async_api import expect
 
     calls, page = studio["calls"], visit.page
     # A token value that tries to leave its declaration is refused by the API.
@@ -127,9 +128,9 @@ async def test_the_sites_look_applies_without_breaking_the_csp(studio, visit):  
         assert await look(page) == ("auto", "hsl(150 60% 25%)", "rgb(255, 255, 255)")
         await visit.axe()
         await page.emulate_media(color_scheme="dark")
-        await page.wait_for_function(
-            "getComputedStyle(document.documentElement).getPropertyValue('--brand').trim() === 'hsl(210 80% 40%)'"
-        )
+        # Playwright's expect polls in its own world: a wait_for_function predicate is compiled in
+        # the page, where the CSP (no 'unsafe-eval') refuses it once it has to poll.
+        await expect(page.locator("html")).to_have_css("--brand", re.compile(r"^\s*hsl\(210 80% 40%\)\s*$"))
         # The brand colour applies where no override names the primary token.
         await calls.ok("patch", "/site", json={"themeOverrides": {"dark": {"background": "220 30% 10%"}}})
         await page.reload()
