@@ -238,6 +238,8 @@ async function keys(shell) {
       list = await data("GET", "/admin/encryption/keys", { site });
       drawKeys();
       replace(flash, t("privacy.rotated", { key: got.activeKeyId, previous: got.previousKeyId || "", remaining: got.remaining }));
+      replace(keyPick, list.filter((k) => k.status === "provisioned" || k.status === "retired").map((k) => h("option", { value: k.id }, k.id)));
+      migrateProgress(await data("GET", "/admin/encryption/envelope", { site }));
       if (got.remaining) await rewrap();
     } catch (err) {
       replace(alert, said(err));
