@@ -19,25 +19,48 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member, running_mailbox, shared_site_with
 from kernel.testing_live import LiveServer
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.svc_first_pass_only(
-    "drives the email API through the browser; plugin_tests/email covers that API on both backends")]
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.svc_first_pass_only(
+        "drives the email API through the browser; plugin_tests/email covers that API on both backends"
+    ),
+]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     with running_mailbox() as mailbox:
-        env = {"SVC_EMAIL_FROM": "News <news@example.com>", "SVC_EMAIL_BASE_URL": "https://api.example.com",
-               "SVC_PLUGINS_DISABLED": "privacy,regulated"}
-        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, smtp_host="127.0.0.1",
-                                    smtp_port=mailbox.port, env=env) as shared:
+        env = {
+            "SVC_EMAIL_FROM": "News <news@example.com>",
+            "SVC_EMAIL_BASE_URL": "https://api.example.com",
+            "SVC_PLUGINS_DISABLED": "privacy,regulated",
+        }
+        async with shared_site_with(
+            svc_shared_db,
+            svc_template_db,
+            tmp_path_factory,
+            smtp_host="127.0.0.1",
+            smtp_port=mailbox.port,
+            env=env,
+        ) as shared:
             member = await new_member(shared.app, shared.site, "subscriber")
             other = await shared.new_site("other")
-            hidden = await other.ok("post", "/email/templates", status=201, json={
-                "key": "other-secret", "name": "Other site template", "subject": "x", "text": "x"})
+            hidden = await other.ok(
+                "post",
+                "/email/templates",
+                status=201,
+                json={"key": "other-secret", "name": "Other site template", "subject": "x", "text": "x"},
+            )
             server = await LiveServer(shared.app.app).start()
             try:
-                yield {"server": server, "site": shared.site, "admin": shared.calls, "mailbox": mailbox,
-                       "member": member, "other_template": hidden["id"]}
+                yield {
+                    "server": server,
+                    "site": shared.site,
+                    "admin": shared.calls,
+                    "mailbox": mailbox,
+                    "member": member,
+                    "other_template": hidden["id"],
+                }
             finally:
                 await server.stop()
 
@@ -96,16 +119,21 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
     assert await preview.get_attribute("sandbox") == "allow-same-origin"  # no allow-scripts
     await expect(preview.content_frame.get_by_text("Ann")).to_be_visible()  # the new template's "{{ name }}"
 
-    await page.get_by_label("HTML").fill('<p style="color: rgb(200, 0, 0)">Hi {{ name }}, order <b>{{ order.id }}</b>'
-                                         '</p><script>document.title = "ran"</script><img src=x onerror="alert(1)">')
-    await expect(page.get_by_text("The preview shows the saved template: save to see your changes.")).to_be_visible()
+    await page.get_by_label("HTML").fill(
+        '<p style="color: rgb(200, 0, 0)">Hi {{ name }}, order <b>{{ order.id }}</b>'
+        '</p><script>document.title = "ran"</script><img src=x onerror="alert(1)">'
+    )
+    await expect(
+        page.get_by_text("The preview shows the saved template: save to see your changes.")
+    ).to_be_visible()
     await page.get_by_label("Layout").select_option(label="Brand")
     await page.get_by_role("button", name="Save").click()
     await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     variables = page.get_by_label("Variables (JSON)")
     await variables.fill('{"name": "Bob <b>", "order": {"id": 42}}')  # followed as typed, no save
     frame = preview.content_frame
-    await expect(frame.get_by_text("Hi Bob <b>, order 42")).to_be_visible()  # escaped: the value's "<b>" is text
+    # Escaped: the value's "<b>" is text.
+    await expect(frame.get_by_text("Hi Bob <b>, order 42")).to_be_visible()
     await expect(frame.get_by_text("Brand footer")).to_be_visible()
     await expect(page.get_by_text("Your order 42", exact=True)).to_be_visible()
     await expect(page.get_by_label("Plain text part")).to_contain_text("Hi Bob <b>, order 42")
@@ -115,8 +143,12 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
     assert await inner.evaluate("document.scripts.length") == 0
     assert await inner.evaluate("document.querySelectorAll('[onerror]').length") == 0
     assert await frame.get_by_text("Hi Bob").evaluate("e => getComputedStyle(e).color") == "rgb(200, 0, 0)"
-    assert await frame.get_by_text("Brand footer").evaluate(
-        "e => getComputedStyle(e.parentElement).borderTopColor") == "rgb(0, 0, 200)"
+    assert (
+        await frame.get_by_text("Brand footer").evaluate(
+            "e => getComputedStyle(e.parentElement).borderTopColor"
+        )
+        == "rgb(0, 0, 200)"
+    )
     await variables.fill('{"name": ')
     await expect(page.get_by_text(re.compile("^The variables are not valid JSON"))).to_be_visible()
     await variables.fill('{"name": "Cy", "order": {"id": 7}}')
@@ -136,7 +168,11 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
 
     # The overview lists both; a layout in use is not deleted.
     await page.get_by_role("link", name="Back to email").click()
-    await expect(page.get_by_role("table", name="Templates of this site").get_by_role("row", name=re.compile("Order shipped"))).to_contain_text("Brand")
+    await expect(
+        page.get_by_role("table", name="Templates of this site").get_by_role(
+            "row", name=re.compile("Order shipped")
+        )
+    ).to_contain_text("Brand")
     await page.get_by_role("link", name="Brand", exact=True).click()
     await page.get_by_role("button", name="Delete layout").click()
     await expect(page.get_by_role("alert")).to_contain_text("CONFLICT")
@@ -156,7 +192,10 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
     await add.get_by_label("Address").fill("SPAM@example.com")
     await add.get_by_role("button", name="Suppress an address").click()
     await expect(page.get_by_role("alert")).to_contain_text("CONFLICT")
-    assert {s["email"] for s in await studio["admin"].ok("get", "/email/suppressions")} == {"spam@example.com", "keep@example.com"}
+    assert {s["email"] for s in await studio["admin"].ok("get", "/email/suppressions")} == {
+        "spam@example.com",
+        "keep@example.com",
+    }
     await page.get_by_role("searchbox", name="Search addresses").fill("spam")
     await page.get_by_role("button", name="Search", exact=True).click()
     table = page.get_by_role("table")
@@ -166,7 +205,9 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
     await page.get_by_role("button", name="Remove spam@example.com from the list").click()
     await expect(page.get_by_text("spam@example.com may receive marketing mail again.")).to_be_visible()
     await expect(page.get_by_text("No suppressed address matches.")).to_be_visible()
-    assert [s["email"] for s in await studio["admin"].ok("get", "/email/suppressions")] == ["keep@example.com"]
+    assert [s["email"] for s in await studio["admin"].ok("get", "/email/suppressions")] == [
+        "keep@example.com"
+    ]
 
 
 async def test_a_member_and_another_sites_template(studio, visit):  # noqa: F811 - the shared fixture

@@ -10,7 +10,7 @@
 // a page left and opened again shows the progress so far and carries on from there (RUNNING).
 
 import { call, data, session } from "./api.js";
-import { h, replace } from "./dom.js";
+import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
@@ -133,10 +133,10 @@ async function erasures(shell) {
       replace(alert, said(err));
     }
   } });
-  dualBox.id = "privacy-dual";
-  return [await consentsOverview(site), flash, alert,
+  dualBox.id = uid("privacy-dual");
+  return [await consentsOverview(site),
     section(t("privacy.erasure"), h("p", { class: "me-check" }, dualBox, h("label", { for: dualBox.id }, t("privacy.dualLabel"))),
-      h("p", { class: "muted" }, t("privacy.dualHint")), list, section(t("privacy.newRequest"), form))];
+      h("p", { class: "muted" }, t("privacy.dualHint")), flash, alert, list, section(t("privacy.newRequest"), form))];
 }
 
 // ------------------------------------------------------------------ subject access export
