@@ -66,6 +66,51 @@ function parseVariables(text) {
   return value;
 }
 
+/** `base` with the query `values` (empty ones and page 1 left out): a paged screen's URL. */
+export function pagedHash(base, values) {
+  const q = new URLSearchParams(values);
+  for (const [k, v] of [...q.entries()]) if (!v || (k === "page" && v === "1")) q.delete(k);
+  const text = q.toString();
+  return base + (text ? `?${text}` : "");
+}
+
+/** Previous and next links around "Page n of m", or nothing when there is one page. */
+export function pager(page, total, size, hashFor) {
+  const pages = Math.max(1, Math.ceil(total / size));
+  if (pages < 2) return null;
+  return h("nav", { "aria-label": t("email.pages") },
+    page > 1 ? h("a", { href: hashFor({ page: String(page - 1) }) }, t("email.previous")) : null, " ",
+    t("email.pageOf", { page, pages }), " ",
+    page < pages ? h("a", { href: hashFor({ page: String(page + 1) }) }, t("email.next")) : null);
+}
+
+/** A button deleting `path`, then back to the email screen; a refusal (409) goes to `alert`. */
+function deleteButton(site, path, label, alert) {
+  return h("button", { type: "button", class: "quiet", onclick: async () => {
+    try {
+      await call("DELETE", path, { site });
+      go(siteHash(site, "email"));
+    } catch (err) {
+      replace(alert, said(err));
+    }
+  } }, label);
+}
+
+/** A form sending to one address: `send(address)` answers what to say, a refusal is said as the API's. */
+function sendTo(label, hint, button, send) {
+  const to = h("input", { type: "email", required: true, autocomplete: "off" });
+  const status = h("div", { role: "status" });
+  return h("form", { "aria-label": label, onsubmit: async (event) => {
+    event.preventDefault();
+    replace(status, t("email.sendingNow"));
+    try {
+      replace(status, await send(to.value.trim()));
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } }, labelled(t("email.testTo"), to, hint), h("button", { type: "submit" }, button), status);
+}
+
 function head(site, title) {
   return [h("p", {}, h("a", { href: siteHash(site, "email") }, t("email.back"))), h("h1", {}, title)];
 }
@@ -81,18 +126,10 @@ export async function renderEmail(shell) {
     h("dt", {}, t("email.queueThreshold")), h("dd", {}, String(caps.queueThreshold)));
 
   // A test send: one plain message to one address, through the site's way out.
-  const to = h("input", { type: "email", required: true, autocomplete: "off" });
-  const testStatus = h("div", { role: "status" });
-  const testForm = h("form", { "aria-label": t("email.test"), onsubmit: async (event) => {
-    event.preventDefault();
-    replace(testStatus, t("email.sendingNow"));
-    try {
-      const sent = await data("POST", "/email/test", { site, body: { to: to.value.trim() } });
-      replace(testStatus, t("email.testSent", { to: to.value.trim(), id: sent.messageId || "" }));
-    } catch (err) {
-      replace(testStatus, h("span", { class: "error" }, said(err)));
-    }
-  } }, labelled(t("email.testTo"), to, t("email.testHint")), h("button", { type: "submit" }, t("email.testSend")), testStatus);
+  const testForm = sendTo(t("email.test"), t("email.testHint"), t("email.testSend"), async (to) => {
+    const sent = await data("POST", "/email/test", { site, body: { to } });
+    return t("email.testSent", { to, id: sent.messageId || "" });
+  });
 
   const layoutName = new Map(layouts.map((l) => [l.id, l.name]));
   const templateTable = templates.length ? h("table", { class: "files-table" }, h("caption", {}, t("email.templatesCaption")),
@@ -216,30 +253,13 @@ export async function renderTemplate(shell, id) {
   labelled(t("email.subject"), subject, t("email.placeholderHint")), labelled(t("email.layout"), layout),
   labelled(t("email.html"), html, t("email.htmlHint")), labelled(t("email.text"), text, t("email.textHint")),
   h("p", {}, h("button", { type: "submit" }, t("email.save")), " ",
-    h("button", { type: "button", class: "quiet", onclick: async () => {
-      try {
-        await call("DELETE", `/email/templates/${encodeURIComponent(id)}`, { site });
-        go(siteHash(site, "email"));
-      } catch (err) {
-        replace(alert, said(err));
-      }
-    } }, t("email.deleteTemplate"))));
+    deleteButton(site, `/email/templates/${encodeURIComponent(id)}`, t("email.deleteTemplate"), alert)));
 
   // -- a send of this template (transactional) to one address, with the preview's variables
-  const to = h("input", { type: "email", required: true, autocomplete: "off" });
-  const sendStatus = h("div", { role: "status" });
-  const sendForm = h("form", { "aria-label": t("email.sendTemplate"), onsubmit: async (event) => {
-    event.preventDefault();
-    replace(sendStatus, t("email.sendingNow"));
-    try {
-      const sent = await data("POST", "/email/send", { site, body: {
-        to: [to.value.trim()], templateKey: tpl.key, variables: parseVariables(variables.value) } });
-      replace(sendStatus, t("email.templateSent", { to: to.value.trim(), sent: sent.sent, suppressed: sent.suppressed }));
-    } catch (err) {
-      replace(sendStatus, h("span", { class: "error" }, said(err)));
-    }
-  } }, labelled(t("email.testTo"), to, t("email.sendHint")),
-  h("button", { type: "submit" }, t("email.sendTemplateButton")), sendStatus);
+  const sendForm = sendTo(t("email.sendTemplate"), t("email.sendHint"), t("email.sendTemplateButton"), async (to) => {
+    const sent = await data("POST", "/email/send", { site, body: { to: [to], templateKey: tpl.key, variables: parseVariables(variables.value) } });
+    return t("email.templateSent", { to, sent: sent.sent, suppressed: sent.suppressed });
+  });
 
   replace(shell.main, ...head(site, tpl.name), flash, alert,
     h("div", { class: "email-columns" },
@@ -274,14 +294,7 @@ export async function renderLayout(shell, id) {
     }
   } }, labelled(t("email.name"), name), labelled(t("email.html"), html, t("email.layoutHint")),
   h("p", {}, h("button", { type: "submit" }, t("email.save")), " ",
-    h("button", { type: "button", class: "quiet", onclick: async () => {
-      try {
-        await call("DELETE", `/email/layouts/${encodeURIComponent(id)}`, { site });
-        go(siteHash(site, "email"));
-      } catch (err) {
-        replace(alert, said(err));
-      }
-    } }, t("email.deleteLayout"))));
+    deleteButton(site, `/email/layouts/${encodeURIComponent(id)}`, t("email.deleteLayout"), alert)));
   replace(shell.main, ...head(site, layout.name), flash, alert, form, h("p", { class: "muted" }, t("email.layoutPreviewHint")));
 }
 
@@ -293,12 +306,7 @@ export async function renderSuppressions(shell, query) {
   const { body } = await call("GET", "/email/suppressions", { site, params: { limit: PAGE, offset: (page - 1) * PAGE, search } });
   const rows = body.data;
   const total = body.meta.total;
-  const hashFor = (changes) => {
-    const q = new URLSearchParams({ search, page: String(page), ...changes });
-    for (const [k, v] of [...q.entries()]) if (!v || (k === "page" && v === "1")) q.delete(k);
-    const text = q.toString();
-    return siteHash(site, "email", "suppressions") + (text ? `?${text}` : "");
-  };
+  const hashFor = (changes) => pagedHash(siteHash(site, "email", "suppressions"), { search, page: String(page), ...changes });
   const alert = h("div", { role: "alert" });
   const flash = h("div", { role: "status" });
   const list = h("div");
@@ -344,12 +352,7 @@ export async function renderSuppressions(shell, query) {
       replace(alert, said(err));
     }
   } }, labelled(t("email.address"), address), labelled(t("email.reason"), reason), h("button", { type: "submit" }, t("email.suppress")));
-  const pages = Math.max(1, Math.ceil(total / PAGE));
-  const pager = pages > 1 ? h("nav", { "aria-label": t("email.pages") },
-    page > 1 ? h("a", { href: hashFor({ page: String(page - 1) }) }, t("email.previous")) : null, " ",
-    t("email.pageOf", { page, pages }), " ",
-    page < pages ? h("a", { href: hashFor({ page: String(page + 1) }) }, t("email.next")) : null) : null;
   replace(shell.main, ...head(site, t("email.suppressions")), h("p", { class: "muted" }, t("email.suppressionsHint")),
-    flash, alert, searchForm, list, pager, section(t("email.suppress"), addForm));
+    flash, alert, searchForm, list, pager(page, total, PAGE, hashFor), section(t("email.suppress"), addForm));
 }
 // -- end email

@@ -12,6 +12,7 @@
 import { call, data, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { pagedHash, pager } from "./email.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
 import { optional } from "./site.js";
@@ -58,6 +59,21 @@ async function consentsOverview(site) {
     h("p", {}, h("a", { href: siteHash(site, "me") }, t("privacy.changeOnMe"))));
 }
 
+/** The controls naming a subject: a collection and a filter typed as JSON. `read()` answers
+ * `{ collection, filter }`, or throws a SyntaxError naming what is wrong with the JSON. */
+function subjectControls(collections, placeholder) {
+  const collection = h("select", { required: true }, collections.map((c) => h("option", { value: c.name }, c.name)));
+  const filter = h("textarea", { rows: "3", class: "code", spellcheck: "false", required: true, placeholder });
+  const read = () => {
+    try {
+      return { collection: collection.value, filter: JSON.parse(filter.value) };
+    } catch (err) {
+      throw new SyntaxError(t("privacy.filterInvalid", { message: err.message }));
+    }
+  };
+  return { collection, filter, read };
+}
+
 async function erasures(shell) {
   const site = shell.site;
   const [requests, dual, collections] = await Promise.all([
@@ -97,20 +113,13 @@ async function erasures(shell) {
     : h("p", {}, t("privacy.noRequests")));
   draw();
 
-  const collection = h("select", { required: true }, collections.map((c) => h("option", { value: c.name }, c.name)));
-  const filter = h("textarea", { rows: "3", class: "code", spellcheck: "false", required: true, placeholder: '{"email": {"_eq": "ann@example.com"}}' });
+  const { collection, filter, read } = subjectControls(collections, '{"email": {"_eq": "ann@example.com"}}');
   const reason = h("input", { type: "text", maxlength: "500" });
   const form = h("form", { "aria-label": t("privacy.newRequest"), onsubmit: async (event) => {
     event.preventDefault();
     replace(alert);
-    let tree;
     try {
-      tree = JSON.parse(filter.value);
-    } catch (err) {
-      return replace(alert, t("privacy.filterInvalid", { message: err.message }));
-    }
-    try {
-      const body = { collection: collection.value, filter: tree };
+      const body = read();
       if (reason.value.trim()) body.reason = reason.value.trim();
       const made = await data("POST", "/admin/erasure", { site, body });
       requests.unshift(made);
@@ -144,19 +153,12 @@ async function erasures(shell) {
 async function sarExport(shell) {
   const site = shell.site;
   const collections = await data("GET", "/collections", { site });
-  const collection = h("select", { required: true }, collections.map((c) => h("option", { value: c.name }, c.name)));
-  const filter = h("textarea", { rows: "3", class: "code", spellcheck: "false", required: true });
+  const { collection, filter, read } = subjectControls(collections, '{"ssn": {"_eq": "123-45-6789"}}');
   const result = h("div", { role: "status" });
   const form = h("form", { "aria-label": t("privacy.export"), onsubmit: async (event) => {
     event.preventDefault();
-    let tree;
     try {
-      tree = JSON.parse(filter.value);
-    } catch (err) {
-      return replace(result, t("privacy.filterInvalid", { message: err.message }));
-    }
-    try {
-      const got = await data("POST", "/admin/sar/export", { site, body: { collection: collection.value, filter: tree } });
+      const got = await data("POST", "/admin/sar/export", { site, body: read() });
       const url = URL.createObjectURL(new Blob([JSON.stringify(got, null, 2)], { type: "application/json" }));
       replace(result, h("p", {}, t("privacy.exported", { count: got.recordCount })), " ",
         h("a", { href: url, download: `subject-access-${site}-${got.collection}.json` }, t("privacy.download")),
@@ -293,12 +295,7 @@ async function accessLog(shell, query) {
   const filters = { collection: query.get("collection") || "", itemId: query.get("itemId") || "", actorId: query.get("actorId") || "" };
   const page = Math.max(1, Number(query.get("page")) || 1);
   const { body } = await call("GET", "/admin/field-access-log", { site, params: { ...filters, limit: LOG_PAGE, offset: (page - 1) * LOG_PAGE } });
-  const hashFor = (changes) => {
-    const q = new URLSearchParams({ ...filters, page: String(page), ...changes });
-    for (const [k, v] of [...q.entries()]) if (!v || (k === "page" && v === "1")) q.delete(k);
-    const text = q.toString();
-    return siteHash(site, "privacy", "log") + (text ? `?${text}` : "");
-  };
+  const hashFor = (changes) => pagedHash(siteHash(site, "privacy", "log"), { ...filters, page: String(page), ...changes });
   const inputs = Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, h("input", { type: "text", value: v, autocomplete: "off", maxlength: "64" })]));
   const form = h("form", { role: "search", "aria-label": t("privacy.logFilter"), onsubmit: (event) => {
     event.preventDefault();
@@ -314,11 +311,6 @@ async function accessLog(shell, query) {
       h("td", {}, h("a", { href: siteHash(site, "c", e.collection, "i", e.itemId) }, `${e.collection} / ${e.itemId}`)),
       h("td", {}, e.field), h("td", {}, t(`privacy.purpose.${e.purpose}`))))))
     : h("p", {}, t("privacy.noLog"));
-  const pages = Math.max(1, Math.ceil(total / LOG_PAGE));
-  const pager = pages > 1 ? h("nav", { "aria-label": t("email.pages") },
-    page > 1 ? h("a", { href: hashFor({ page: String(page - 1) }) }, t("email.previous")) : null, " ",
-    t("email.pageOf", { page, pages }), " ",
-    page < pages ? h("a", { href: hashFor({ page: String(page + 1) }) }, t("email.next")) : null) : null;
-  return [section(t("privacy.log"), h("p", { class: "muted" }, t("privacy.logHint")), form, table, pager)];
+  return [section(t("privacy.log"), h("p", { class: "muted" }, t("privacy.logHint")), form, table, pager(page, total, LOG_PAGE, hashFor))];
 }
 // -- end emailpriv
