@@ -304,7 +304,7 @@ function navigator_(site, ctx) {
   }
   if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
   // -- end releases
-  // -- emailpriv: email, and privacy and regulated content, in the publishing list (admins only)
+  // -- emailpriv: email, and privacy and regulated content, in a list of their own (admins only)
   const governance = [];
   if (ctx.email) {
     const link = h("a", { href: `#/s/${encodeURIComponent(site)}/email` }, t("email.heading"));
