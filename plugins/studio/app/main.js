@@ -6,6 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
+//   #/s/<site>/email[/...], #/s/<site>/privacy[/<tab>]              email; privacy and regulated content (-- emailpriv)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -38,6 +39,12 @@ import { renderRelease, renderReleases } from "./releases.js";
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
+// -- emailpriv: email (email.js), privacy and regulated content (privacy.js), for site admins
+import { renderEmail, renderLayout, renderSuppressions, renderTemplate } from "./email.js";
+import { renderPrivacy } from "./privacy.js";
+const EMAIL_LINK = "email:";
+const PRIVACY_LINK = "privacy:";
+// -- end emailpriv
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -121,6 +128,20 @@ async function route() {
     }
     if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
     // -- end releases
+    // -- emailpriv: #/s/<site>/email[/t/<id>|/l/<id>|/suppressions], #/s/<site>/privacy[/<tab>]
+    if (parts[2] === "email" && shell.ctx.email) {
+      shell.nav.mark(EMAIL_LINK);
+      if (parts[3] === "t" && parts[4]) return await renderTemplate(shell, parts[4]);
+      if (parts[3] === "l" && parts[4]) return await renderLayout(shell, parts[4]);
+      if (parts[3] === "suppressions") return await renderSuppressions(shell, query);
+      return await renderEmail(shell);
+    }
+    if (parts[2] === "privacy" && (shell.ctx.privacy || shell.ctx.regulated)) {
+      shell.nav.mark(PRIVACY_LINK);
+      return await renderPrivacy(shell, parts[3] || "", query);
+    }
+    if (parts[2] === "email" || parts[2] === "privacy") return showError(new ApiError(404, []));
+    // -- end emailpriv
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -283,6 +304,20 @@ function navigator_(site, ctx) {
   }
   if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
   // -- end releases
+  // -- emailpriv: email, and privacy and regulated content, in a list of their own (admins only)
+  const governance = [];
+  if (ctx.email) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/email` }, t("email.heading"));
+    links.set(EMAIL_LINK, link);
+    governance.push(h("li", {}, link));
+  }
+  if (ctx.privacy || ctx.regulated) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/privacy` }, t("privacy.heading"));
+    links.set(PRIVACY_LINK, link);
+    governance.push(h("li", {}, link));
+  }
+  if (governance.length) el.append(h("h2", {}, t("email.navHeading")), h("ul", { class: "admin-nav" }, governance));
+  // -- end emailpriv
   return {
     el,
     mark(name) {

@@ -42,6 +42,11 @@ export async function loadSite(site) {
   };
   // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
   ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
+  // -- emailpriv: the email, privacy and regulated screens, for site admins when those plugins are on
+  const probe = (path) => (permissions.admin ? optional(data("GET", path, { site }).then(() => true), false) : false);
+  [ctx.email, ctx.privacy, ctx.regulated] = await Promise.all([
+    probe("/email/capabilities"), probe("/retention"), probe("/admin/encryption/keys")]);
+  // -- end emailpriv
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
