@@ -6,6 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
+//   #/s/<site>/extensions[/<id>], #/s/<site>/ext/<extension>/<panel> extensions, their UI panels (-- ext_ui)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -38,6 +39,11 @@ import { renderRelease, renderReleases } from "./releases.js";
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
+// -- ext_ui: the extensions screens (instance admin) and the extensions' UI panels (members)
+import { renderExtension, renderExtensions } from "./extensions.js";
+import { renderPanel } from "./ext_panel.js";
+const EXTENSIONS_LINK = "extensions:";
+// -- end ext_ui
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -121,6 +127,17 @@ async function route() {
     }
     if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
     // -- end releases
+    // -- ext_ui: #/s/<site>/extensions[/<id>] (the instance admin), #/s/<site>/ext/<extension>/<panel>
+    if (parts[2] === "extensions" && shell.ctx.extensionsAdmin) {
+      shell.nav.mark(EXTENSIONS_LINK);
+      return parts[3] ? await renderExtension(shell, parts[3]) : await renderExtensions(shell);
+    }
+    if (parts[2] === "ext" && parts[4] && shell.ctx.extensions) {
+      shell.nav.mark(`ext:${parts[3]}/${parts[4]}`);
+      return await renderPanel(shell, parts[3], parts[4]);
+    }
+    if (parts[2] === "extensions" || parts[2] === "ext") return showError(new ApiError(404, []));
+    // -- end ext_ui
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -283,6 +300,19 @@ function navigator_(site, ctx) {
   }
   if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
   // -- end releases
+  // -- ext_ui: the extensions' panels for every member, their management for the instance admin
+  const extLinks = (ctx.extPanels || []).map((p) => {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/ext/${encodeURIComponent(p.extension)}/${encodeURIComponent(p.id)}` }, p.label);
+    links.set(`ext:${p.extension}/${p.id}`, link);
+    return h("li", {}, link);
+  });
+  if (ctx.extensionsAdmin) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/extensions` }, t("ext.manage"));
+    links.set(EXTENSIONS_LINK, link);
+    extLinks.push(h("li", {}, link));
+  }
+  if (extLinks.length) el.append(h("h2", {}, t("ext.navHeading")), h("ul", { class: "admin-nav" }, extLinks));
+  // -- end ext_ui
   return {
     el,
     mark(name) {
