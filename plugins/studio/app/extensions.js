@@ -102,12 +102,13 @@ export async function renderExtensions(shell) {
       result.focus();
     }
   } }, labelled(t("ext.bundle"), bundle, t("ext.bundleHint")), labelled(t("ext.signatureFile"), signature, t("ext.signatureHint")),
-  h("div", { class: "me-field" }, upgrade, " ", h("label", { for: upgrade.id }, t("ext.replace"))), submit);
+  h("p", {}, upgrade, " ", h("label", { for: upgrade.id }, t("ext.replace"))), submit);
   replace(shell.main, h("h1", {}, t("ext.heading")), h("p", { class: "muted" }, t("ext.intro", { site })), list,
     section(t("ext.uploadHeading"), form, result));
 }
 
-export async function renderExtension(shell, id) {
+/** `onChanged()`: an enable, disable, grant or uninstall happened (the navigator's panels change). */
+export async function renderExtension(shell, id, { onChanged = () => {} } = {}) {
   const site = shell.site;
   const path = `/extensions/${encodeURIComponent(id)}`;
   let ext = await data("GET", path, { site });
@@ -119,6 +120,7 @@ export async function renderExtension(shell, id) {
     replace(alert);
     try {
       ext = await doing();
+      onChanged();
       draw();
       replace(flash, note);
     } catch (err) {
@@ -163,6 +165,7 @@ export async function renderExtension(shell, id) {
       if (!yes) return;
       try {
         await data("DELETE", path, { site });
+        onChanged();
         go(siteHash(site, "extensions"));
       } catch (err) {
         replace(alert, refusal(err, t("ext.refusedAction")));

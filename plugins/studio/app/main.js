@@ -130,7 +130,8 @@ async function route() {
     // -- ext_ui: #/s/<site>/extensions[/<id>] (the instance admin), #/s/<site>/ext/<extension>/<panel>
     if (parts[2] === "extensions" && shell.ctx.extensionsAdmin) {
       shell.nav.mark(EXTENSIONS_LINK);
-      return parts[3] ? await renderExtension(shell, parts[3]) : await renderExtensions(shell);
+      // A change of what is enabled drops the shell: the next screen reads the site's panels again.
+      return parts[3] ? await renderExtension(shell, parts[3], { onChanged: () => { shell = null; } }) : await renderExtensions(shell);
     }
     if (parts[2] === "ext" && parts[4] && shell.ctx.extensions) {
       shell.nav.mark(`ext:${parts[3]}/${parts[4]}`);
