@@ -73,10 +73,21 @@ def counter_folder(root: Path) -> Path:
     (folder / "post_counter" / "__init__.py").write_text("")
     (folder / "ui").mkdir()
     (folder / "ui" / "counter.js").write_text(PANEL)
-    (folder / "manifest.json").write_text(json.dumps({
-        "name": "post-counter", "version": "1.0.0", "publisher": "example", "entry": "post_counter",
-        "description": "Counts posts in a panel.", "capabilities": CAPS,
-        "ui": [{"id": "counter", "type": "panel", "label": "Post counter", "source": "ui/counter.js"}]}))
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "name": "post-counter",
+                "version": "1.0.0",
+                "publisher": "example",
+                "entry": "post_counter",
+                "description": "Counts posts in a panel.",
+                "capabilities": CAPS,
+                "ui": [
+                    {"id": "counter", "type": "panel", "label": "Post counter", "source": "ui/counter.js"}
+                ],
+            }
+        )
+    )
     return folder
 
 
@@ -84,9 +95,19 @@ def bad_source_bundle() -> bytes:
     """A bundle whose panel names a script it does not hold (svc-ext build would refuse it)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as archive:
-        archive.writestr("manifest.json", json.dumps({
-            "name": "broken-ui", "version": "1.0.0", "publisher": "example", "entry": "pkg", "capabilities": ["ui"],
-            "ui": [{"id": "p", "type": "panel", "label": "P", "source": "ui/missing.js"}]}))
+        archive.writestr(
+            "manifest.json",
+            json.dumps(
+                {
+                    "name": "broken-ui",
+                    "version": "1.0.0",
+                    "publisher": "example",
+                    "entry": "pkg",
+                    "capabilities": ["ui"],
+                    "ui": [{"id": "p", "type": "panel", "label": "P", "source": "ui/missing.js"}],
+                }
+            ),
+        )
         archive.writestr("pkg/__init__.py", "")
     return buf.getvalue()
 
@@ -107,25 +128,36 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         bundle = build_bundle(counter_folder(tmp_path_factory.mktemp("ext")))
         server = await LiveServer(shared.app.app).start()
         try:
-            yield {"server": server, "site": shared.site, "other": other.headers["X-Svc-Site"], "admin": admin,
-                   "member": member, "bundle": bundle}
+            yield {
+                "server": server,
+                "site": shared.site,
+                "other": other.headers["X-Svc-Site"],
+                "admin": admin,
+                "member": member,
+                "bundle": bundle,
+            }
         finally:
             await server.stop()
 
 
 def upload_files(name: str, bundle: bytes, signature: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    return ({"name": f"{name}.zip", "mimeType": "application/zip", "buffer": bundle},
-            {"name": f"{name}.zip.sig", "mimeType": "text/plain", "buffer": signature.encode()})
+    return (
+        {"name": f"{name}.zip", "mimeType": "application/zip", "buffer": bundle},
+        {"name": f"{name}.zip.sig", "mimeType": "text/plain", "buffer": signature.encode()},
+    )
 
 
-async def take_panel_refusals(visit: Any) -> None:
+async def take_panel_refusals(seen: Any) -> None:
     """The panel's refused fetch is logged by the browser as a CSP report (the visit's console
     check fails on any): wait for it (a deadline, polled), check it is that one, and take it out."""
     deadline = time.monotonic() + 15
-    while not (refusals := [m for m in visit.console if "Content Security Policy" in m]) and time.monotonic() < deadline:
-        await visit.page.wait_for_timeout(100)
-    assert refusals and all("/api/v1/extensions" in m and "connect" in m for m in refusals), visit.console
-    visit.console[:] = [m for m in visit.console if m not in refusals]
+    while (
+        not (refusals := [m for m in seen.console if "Content Security Policy" in m])
+        and time.monotonic() < deadline
+    ):
+        await seen.page.wait_for_timeout(100)
+    assert refusals and all("/api/v1/extensions" in m and "connect" in m for m in refusals), seen.console
+    seen.console[:] = [m for m in seen.console if m not in refusals]
 
 
 async def test_upload_verify_enable_and_a_sandboxed_panel(studio, visit):  # noqa: F811 - the shared fixture
@@ -176,12 +208,17 @@ async def test_upload_verify_enable_and_a_sandboxed_panel(studio, visit):  # noq
     await page.get_by_role("button", name="Review and enable…").click()
     dialog = page.get_by_role("dialog", name=f"Enable post-counter in {site}?")
     await expect(dialog.get_by_role("list", name="It will be granted:").get_by_role("listitem")).to_have_text(
-        [re.compile("^ui "), re.compile("^items:posts ")])
-    await expect(dialog.get_by_role("list", name="It asks for, but will not be granted:")).to_contain_text("items:secrets")
+        [re.compile("^ui "), re.compile("^items:posts ")]
+    )
+    await expect(dialog.get_by_role("list", name="It asks for, but will not be granted:")).to_contain_text(
+        "items:secrets"
+    )
     await visit.axe()
     await visit.shot("extensions-enable")
     ext_id = (await studio["admin"].ok("get", "/extensions"))[0]["id"]
-    assert (await studio["admin"].ok("get", f"/extensions/{ext_id}"))["site"]["enabled"] is False  # not before the confirmation
+    assert (await studio["admin"].ok("get", f"/extensions/{ext_id}"))["site"][
+        "enabled"
+    ] is False  # not before the confirmation
     await dialog.get_by_role("button", name="Grant and enable").click()
     await expect(page.get_by_role("status").filter(has_text="post-counter is enabled")).to_be_visible()
     state = (await studio["admin"].ok("get", f"/extensions/{ext_id}"))["site"]
@@ -197,9 +234,19 @@ async def test_upload_verify_enable_and_a_sandboxed_panel(studio, visit):  # noq
     assert await frame_el.get_attribute("sandbox") == "allow-scripts"
     panel = frame_el.content_frame
     await expect(panel.get_by_role("heading", name="Post counter")).to_be_visible()
-    for text in (f"site: {site}", "posts: Alpha, Beta", "secrets: PERMISSION_DENIED", "secret item: PERMISSION_DENIED",
-                 "token: EXTENSION_REFUSED", "route: PERMISSION_DENIED", "studio page: blocked",
-                 "studio storage: blocked", "cookies: blocked", "fetch: blocked", "policy refused: connect-src"):
+    for text in (
+        f"site: {site}",
+        "posts: Alpha, Beta",
+        "secrets: PERMISSION_DENIED",
+        "secret item: PERMISSION_DENIED",
+        "token: EXTENSION_REFUSED",
+        "route: PERMISSION_DENIED",
+        "studio page: blocked",
+        "studio storage: blocked",
+        "cookies: blocked",
+        "fetch: blocked",
+        "policy refused: connect-src",
+    ):
         await expect(panel.get_by_text(text, exact=True)).to_be_visible()
     await visit.axe()
     await visit.shot("extensions-panel")

@@ -37,8 +37,10 @@ from kernel.http.middleware import request_context
 from plugins.extensions.tables import extension_sites, extensions
 
 PANELS_PATH = "/extensions/ui/panels"
-CSP = ("default-src 'none'; script-src '{script}'; style-src 'unsafe-inline'; img-src data:; "
-       "base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-scripts")
+CSP = (
+    "default-src 'none'; script-src '{script}'; style-src 'unsafe-inline'; img-src data:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-scripts"
+)
 LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 CACHED = 64  # panel scripts kept in memory, by bundle digest and source path
 _scripts: OrderedDict[tuple[str, str], str] = OrderedDict()
@@ -52,11 +54,13 @@ def panel_url(api_prefix: str, site_id: str, extension: str, panel: str) -> str:
 def document(label: str, language: str, script: str) -> tuple[bytes, str]:
     """(the panel's HTML, its Content-Security-Policy): the script inline, allowed by its hash."""
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    page = ("<!doctype html>\n"
-            f'<html lang="{html.escape(language)}"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html.escape(label)}</title></head>\n"
-            f'<body><script type="module">{script}</script></body></html>\n')
+    page = (
+        "<!doctype html>\n"
+        f'<html lang="{html.escape(language)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(label)}</title></head>\n"
+        f'<body><script type="module">{script}</script></body></html>\n'
+    )
     return page.encode("utf-8"), CSP.format(script=f"sha256-{digest}")
 
 
@@ -83,14 +87,23 @@ async def panel(ctx: Any, extension: str, panel_id: str, language: str = "en") -
     """The document of ``panel_id`` of ``extension`` in the request's site, and its policy;
     ``language`` is its ``lang`` (the studio's language)."""
     async with ctx.kernel.db.connect() as conn:
-        row = (await conn.execute(
-            select(extensions.c.id, extensions.c.sha256, extensions.c.manifest, extension_sites.c.granted)
-            .join(extension_sites, extension_sites.c.extension_id == extensions.c.id)
-            .where(extensions.c.name == extension[:64], extensions.c.status == "installed",
-                   extension_sites.c.site_id == ctx.site_id, extension_sites.c.enabled.is_(True)))).first()
+        row = (
+            await conn.execute(
+                select(extensions.c.id, extensions.c.sha256, extensions.c.manifest, extension_sites.c.granted)
+                .join(extension_sites, extension_sites.c.extension_id == extensions.c.id)
+                .where(
+                    extensions.c.name == extension[:64],
+                    extensions.c.status == "installed",
+                    extension_sites.c.site_id == ctx.site_id,
+                    extension_sites.c.enabled.is_(True),
+                )
+            )
+        ).first()
         if row is None or "ui" not in (row.granted or ()):
             raise _not_found(extension, panel_id)
-        entry = next((e for e in row.manifest.get("ui") or () if e.get("id") == panel_id and e.get("source")), None)
+        entry = next(
+            (e for e in row.manifest.get("ui") or () if e.get("id") == panel_id and e.get("source")), None
+        )
         if entry is None:
             raise _not_found(extension, panel_id)
         script = await _script(conn, row.id, row.sha256, entry)
