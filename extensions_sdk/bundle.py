@@ -5,7 +5,8 @@ build`` accepts is what ``POST /extensions/upload`` accepts:
 
 - the manifest is ``{ name, version, publisher, entry, capabilities, description?, ui?,
   settings? }``; ``capabilities`` name only known kinds (``CAPABILITY_KINDS``); ``ui`` entries
-  are ``{ id, type, label, icon? }``; ``settings`` names the site settings the extension reads
+  are ``{ id, type, label, icon?, source? }`` (``source``: a panel's script in the bundle, which the
+  studio loads in a sandboxed frame, docs/extensions.md#ui-panels); ``settings`` names the site settings the extension reads
   and writes (``SETTING``, stored as ``ext.<name>.<key>``; they need ``settings``);
 - the zip holds no absolute path, no ``..`` part, no backslash, no symlink, no duplicate name,
   at most ``MAX_FILES`` files, ``MAX_BUNDLE_BYTES`` packed and ``MAX_UNPACKED_BYTES`` unpacked,
@@ -33,6 +34,11 @@ CAPABILITY_KINDS = {"routes": False, "items": True, "network": False, "events": 
                     "flows": False, "ui": False, "settings": False, "files": False}
 UI_TYPES = ("module", "panel", "interface", "display", "layout")
 UI_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+# -- ext_ui: a panel's script (``source``): a .js file of the bundle, served inline in its own
+# document (plugins/extensions/panels.py), so it may not close its <script> element.
+UI_SOURCE = re.compile(r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*\.js$")
+MAX_UI_SOURCE_BYTES = 256 * 1024
+# -- end ext_ui
 MANIFEST_KEYS = {"name", "version", "publisher", "entry", "capabilities", "description", "ui", "settings"}
 SETTING = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 MAX_SETTINGS = 50
@@ -80,8 +86,8 @@ def _check_ui(entries: Any) -> None:
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         where = ["ui", str(i)]
-        if not isinstance(entry, dict) or set(entry) - {"id", "type", "label", "icon"}:
-            raise ManifestError("a ui entry is { id, type, label, icon? }", where)
+        if not isinstance(entry, dict) or set(entry) - {"id", "type", "label", "icon", "source"}:
+            raise ManifestError("a ui entry is { id, type, label, icon?, source? }", where)
         if not isinstance(entry.get("id"), str) or not UI_ID.match(entry["id"]) or entry["id"] in seen:
             raise ManifestError("a ui entry needs a unique lowercase 'id'", [*where, "id"])
         seen.add(entry["id"])
@@ -91,6 +97,29 @@ def _check_ui(entries: Any) -> None:
             value = entry.get(key)
             if (key == "label" or value is not None) and (not isinstance(value, str) or not 0 < len(value) <= 100):
                 raise ManifestError(f"a ui entry's '{key}' is a string of 1 to 100 characters", [*where, key])
+        if "source" in entry and (entry["type"] != "panel" or not isinstance(entry["source"], str)
+                                  or not UI_SOURCE.match(entry["source"])):
+            raise ManifestError("a ui entry's 'source' is the path of a .js file in the bundle "
+                                "(letters, digits, '-', '_' and '/'), on a 'panel' entry", [*where, "source"])
+
+
+def panel_source(archive: zipfile.ZipFile, by_name: dict[str, zipfile.ZipInfo], entry: dict[str, Any],
+                 where: list[str]) -> str:
+    """-- ext_ui: the text of a panel's ``source`` (UTF-8, at most ``MAX_UI_SOURCE_BYTES``, never
+    closing its ``<script>`` element); ManifestError names the entry."""
+    info = by_name.get(entry["source"])
+    if info is None or info.is_dir():
+        raise ManifestError(f"bundle does not contain the panel source {entry['source']!r}", [*where, "source"])
+    if info.file_size > MAX_UI_SOURCE_BYTES:
+        raise ManifestError(f"a panel source is at most {MAX_UI_SOURCE_BYTES} bytes", [*where, "source"])
+    try:
+        text = _read_capped(archive, info, MAX_UI_SOURCE_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ManifestError("a panel source is UTF-8 text", [*where, "source"]) from None
+    if re.search(r"</script|<!--", text, re.IGNORECASE):
+        raise ManifestError("a panel source may not contain '</script' or '<!--' (it is served inline)",
+                            [*where, "source"])
+    return text
 
 
 def validate_manifest(manifest: Any) -> dict[str, Any]:
@@ -208,6 +237,9 @@ def read_manifest(bundle: bytes) -> dict[str, Any]:
         package = manifest["entry"].split(".")[0]
         if not any(n == f"{package}.py" or n.startswith(f"{package}/") for n in by_name):
             raise ManifestError(f"bundle does not contain the entry package {package!r}", ["entry"])
+        for i, entry in enumerate(manifest.get("ui") or ()):  # -- ext_ui: every panel's script is there
+            if "source" in entry:
+                panel_source(archive, by_name, entry, ["ui", str(i)])
     return manifest
 
 

@@ -98,6 +98,11 @@ NOT_SITE_SCOPED: dict[str, str] = {
     "GET /api/v1/deliver/llms.txt/{site_id}": "public: A's published content, site named in the path",
     "GET /api/v1/deliver/page/{site_id}/{slug}": "public: A's published page, site named in the path",
     "POST /api/v1/pageviews/{site_id}/hit": "public beacon to the site named in the path",
+    # -- ext_ui: an extension's UI panel, its code only, 404 where it is not enabled with `ui`
+    # (plugin_tests/extensions/test_extensions_panels.py)
+    "GET /api/v1/extensions/ui/panels/{site_id}/{extension}/{panel_id}": "public: an enabled extension's panel "
+                                                                         "document, site named in the path",
+    # -- end ext_ui
     # OAuth's redirect back from the provider: the state parameter (signed) names the site.
     "GET /api/v1/integrations/git/oauth/{provider}/callback": "signed OAuth state, not a site's id",
 }

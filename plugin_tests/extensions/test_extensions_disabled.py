@@ -10,7 +10,8 @@ ROUTES = [("get", "/extensions"), ("post", "/extensions/upload"), ("get", "/exte
           ("get", "/extensions/publisher-keys"), ("post", "/extensions/publisher-keys"),
           ("get", f"/extensions/{MISSING}"), ("delete", f"/extensions/{MISSING}"),
           ("post", f"/extensions/{MISSING}/enable"), ("post", f"/extensions/{MISSING}/disable"),
-          ("post", f"/extensions/{MISSING}/capabilities"), ("get", "/ext/word-count/articles/x")]
+          ("post", f"/extensions/{MISSING}/capabilities"), ("get", "/ext/word-count/articles/x"),
+          ("get", "/extensions/ui/panels/default/word-count/panel")]  # -- ext_ui
 
 
 @pytest.fixture

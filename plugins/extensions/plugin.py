@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.settings import parse_choice, parse_int
-from plugins.extensions import keys, routes, schemas
+from plugins.extensions import keys, panels, routes, schemas
 from plugins.extensions.runtime import CHANGED, runtime
 
 name = "extensions"
@@ -113,6 +113,13 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/extensions/ui/manifest", routes.UiManifestResource(), auth="bearer",
               openapi=ops(get=("UI entries of the extensions enabled in the site", None, [schemas.UI_ENTRY],
                                200))),
+        # -- ext_ui: a panel's sandboxed document, framed by the studio (panels.py)
+        Route("/extensions/ui/panels/{site_id}/{extension}/{panel_id}", panels.PanelResource(), site="path",
+              auth="public", openapi={"get": {
+                  "summary": "A UI panel's document (HTML, its own strict CSP; framed sandboxed by the studio)",
+                  "parameters": [{"name": "lang", "in": "query", "required": False, "schema": {"type": "string"}}],
+                  "responses": {"200": {"description": "The panel's document",
+                                        "content": {"text/html": {"schema": {"type": "string"}}}}}}}),
         Route("/extensions/publisher-keys", routes.KeysResource(), site="none", auth=ADMIN,
               openapi=ops(get=("Publisher keys: environment and stored", None, [schemas.KEY], 200),
                           post=("Store a publisher key or change its status", schemas.KEY_BODY, schemas.KEY, 201))),

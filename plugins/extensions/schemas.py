@@ -28,7 +28,10 @@ CAPABILITIES_BODY = {
 UI_ENTRY = {
     "type": "object",
     "properties": {"extension": {"type": "string"}, "version": {"type": "string"}, "id": {"type": "string"},
-                   "type": {"type": "string"}, "label": {"type": "string"}, "icon": {"type": "string"}},
+                   "type": {"type": "string"}, "label": {"type": "string"}, "icon": {"type": "string"},
+                   # -- ext_ui: a panel with a script: where the studio frames it, and its grants
+                   "source": {"type": "string"}, "src": {"type": "string"},
+                   "grantedCapabilities": {"type": "array", "items": {"type": "string"}}},
 }
 KEY = {
     "type": "object",

@@ -14,10 +14,12 @@ from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
 from kernel.errors import ApiError
 from kernel.http.media import body_field, reject_unknown
+from kernel.http.routing import API_PREFIX
 from kernel.ids import uuid7
 from kernel.signing import SignatureError, check_public_key
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
+from plugins.extensions.panels import panel_url
 from plugins.extensions.runtime import announce, runtime
 from plugins.extensions.tables import extension_keys, extension_sites, extensions
 
@@ -96,7 +98,11 @@ async def ui_manifest(ctx: Any) -> list[dict[str, Any]]:
         if "ui" not in (granted or ()):
             continue
         for entry in manifest.get("ui") or ():
-            out.append({"extension": name, "version": version, **entry})
+            item = {"extension": name, "version": version, **entry}
+            if entry.get("source"):  # -- ext_ui: a panel the studio frames, and what it may ask
+                item["src"] = panel_url(API_PREFIX, ctx.site_id, name, entry["id"])
+                item["grantedCapabilities"] = sorted(granted or ())
+            out.append(item)
     return out
 
 

@@ -7,6 +7,7 @@
 //   #/s/<site>/me                                                   the user's own page (-- me)
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
 //   #/s/<site>/email[/...], #/s/<site>/privacy[/<tab>]              email; privacy and regulated content (-- emailpriv)
+//   #/s/<site>/extensions[/<id>], #/s/<site>/ext/<extension>/<panel> extensions, their UI panels (-- ext_ui)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -45,6 +46,11 @@ import { renderPrivacy } from "./privacy.js";
 const EMAIL_LINK = "email:";
 const PRIVACY_LINK = "privacy:";
 // -- end emailpriv
+// -- ext_ui: the extensions screens (instance admin) and the extensions' UI panels (members)
+import { renderExtension, renderExtensions } from "./extensions.js";
+import { renderPanel } from "./ext_panel.js";
+const EXTENSIONS_LINK = "extensions:";
+// -- end ext_ui
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -142,6 +148,18 @@ async function route() {
     }
     if (parts[2] === "email" || parts[2] === "privacy") return showError(new ApiError(404, []));
     // -- end emailpriv
+    // -- ext_ui: #/s/<site>/extensions[/<id>] (the instance admin), #/s/<site>/ext/<extension>/<panel>
+    if (parts[2] === "extensions" && shell.ctx.extensionsAdmin) {
+      shell.nav.mark(EXTENSIONS_LINK);
+      // A change of what is enabled drops the shell: the next screen reads the site's panels again.
+      return parts[3] ? await renderExtension(shell, parts[3], { onChanged: () => { shell = null; } }) : await renderExtensions(shell);
+    }
+    if (parts[2] === "ext" && parts[4] && shell.ctx.extensions) {
+      shell.nav.mark(`ext:${parts[3]}/${parts[4]}`);
+      return await renderPanel(shell, parts[3], parts[4]);
+    }
+    if (parts[2] === "extensions" || parts[2] === "ext") return showError(new ApiError(404, []));
+    // -- end ext_ui
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -318,6 +336,19 @@ function navigator_(site, ctx) {
   }
   if (governance.length) el.append(h("h2", {}, t("email.navHeading")), h("ul", { class: "admin-nav" }, governance));
   // -- end emailpriv
+  // -- ext_ui: the extensions' panels for every member, their management for the instance admin
+  const extLinks = (ctx.extPanels || []).map((p) => {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/ext/${encodeURIComponent(p.extension)}/${encodeURIComponent(p.id)}` }, p.label);
+    links.set(`ext:${p.extension}/${p.id}`, link);
+    return h("li", {}, link);
+  });
+  if (ctx.extensionsAdmin) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/extensions` }, t("ext.manage"));
+    links.set(EXTENSIONS_LINK, link);
+    extLinks.push(h("li", {}, link));
+  }
+  if (extLinks.length) el.append(h("h2", {}, t("ext.navHeading")), h("ul", { class: "admin-nav" }, extLinks));
+  // -- end ext_ui
   return {
     el,
     mark(name) {

@@ -1,7 +1,7 @@
 // What the studio reads about a site when it opens it: the collections, what the user may do
 // (GET /permissions/me), the site's look (GET /site), the user's sites and preferences.
 
-import { ApiError, data } from "./api.js";
+import { ApiError, data, session } from "./api.js";
 
 /** The answer of `promise`, or `fallback` when the API says 403 or 404. */
 export async function optional(promise, fallback) {
@@ -47,6 +47,13 @@ export async function loadSite(site) {
   [ctx.email, ctx.privacy, ctx.regulated] = await Promise.all([
     probe("/email/capabilities"), probe("/retention"), probe("/admin/encryption/keys")]);
   // -- end emailpriv
+  // -- ext_ui: the extensions' UI panels (null: the extensions plugin is off); their management for
+  // the instance admin, whose session is bound to no site (the API decides: GET /extensions)
+  const ui = await optional(data("GET", "/extensions/ui/manifest", { site }), null);
+  ctx.extensions = ui !== null;
+  ctx.extPanels = (ui || []).filter((e) => e.src);
+  ctx.extensionsAdmin = ctx.extensions && !session.bound && session.realm !== "frontend";
+  // -- end ext_ui
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
