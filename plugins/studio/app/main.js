@@ -6,6 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
+//   #/s/<site>/dashboards[/<id>[/panels/<pid>|new]]                 dashboards (-- dashboards)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -38,6 +39,9 @@ import { renderRelease, renderReleases } from "./releases.js";
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
+// -- dashboards: dashboards.js is loaded on its first use (it brings the charting library)
+const DASHBOARDS_LINK = "dashboards:";
+// -- end dashboards
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -121,6 +125,14 @@ async function route() {
     }
     if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
     // -- end releases
+    // -- dashboards: #/s/<site>/dashboards[/<id>[/panels/<pid>|new]] (members the dashboards API serves)
+    if (parts[2] === "dashboards") {
+      if (!shell.ctx.dashboards) return showError(new ApiError(404, []));
+      shell.nav.mark(DASHBOARDS_LINK);
+      const { renderDashboard, renderDashboards } = await import("./dashboards.js");
+      return parts[3] ? await renderDashboard(shell, parts[3], parts.slice(4)) : await renderDashboards(shell);
+    }
+    // -- end dashboards
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -283,6 +295,13 @@ function navigator_(site, ctx) {
   }
   if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
   // -- end releases
+  // -- dashboards: for the members the dashboards API serves
+  if (ctx.dashboards) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/dashboards` }, t("dash.heading"));
+    links.set(DASHBOARDS_LINK, link);
+    el.append(h("h2", {}, t("dash.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
+  }
+  // -- end dashboards
   return {
     el,
     mark(name) {

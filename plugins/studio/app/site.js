@@ -42,6 +42,8 @@ export async function loadSite(site) {
   };
   // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
   ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
+  // -- dashboards: the dashboards API serves this user (the plugin on, rule read on svc_dashboards)
+  ctx.dashboards = await optional(data("GET", "/dashboards", { site, params: { limit: 1 } }).then(() => true), false);
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
