@@ -4,7 +4,7 @@
 // API checks every name the query uses (400 INVALID_FIELD, VALIDATION_FAILED with the key's path):
 // its refusal is shown with that path.
 
-import { ApiError, data } from "./api.js";
+import { ApiError, call, data } from "./api.js";
 import { drawPanel } from "./charts.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
@@ -71,11 +71,13 @@ export async function renderPanelEditor(shell, dashboardId, panelId) {
   const fillFields = async () => {
     const fields = collection.value ? await fieldsOf(shell, collection.value) : [];
     const wanted = aggregate.value;
+    const chosen = field.value || query.field; // kept across a change of the aggregate
+    const dated = dateField.value || range.field;
     const usable = fields.filter((f) => wanted === "count" || (["sum", "avg"].includes(wanted) ? NUMERIC.has(f.type) : true));
     replace(field, h("option", { value: "" }, wanted === "count" ? t("dash.everyItem") : t("dash.pick")),
-      usable.map((f) => h("option", { value: f.field, selected: f.field === query.field }, f.field)));
+      usable.map((f) => h("option", { value: f.field, selected: f.field === chosen }, f.field)));
     replace(dateField, h("option", { value: "" }, t("dash.noBuckets")),
-      [...fields.filter((f) => DATED.has(f.type)), ...STAMPS].map((f) => h("option", { value: f.field, selected: f.field === range.field }, f.field)));
+      [...fields.filter((f) => DATED.has(f.type)), ...STAMPS].map((f) => h("option", { value: f.field, selected: f.field === dated }, f.field)));
     groupBy.setAttribute("placeholder", fields.slice(0, 3).map((f) => f.field).join(", "));
   };
   await fillFields();
@@ -160,7 +162,7 @@ export async function renderPanelEditor(shell, dashboardId, panelId) {
   const remove = panel ? section(t("dash.removePanel"), h("p", {}, h("button", { type: "button", class: "danger", onclick: async () => {
     replace(alert);
     try {
-      await data("DELETE", `${base}/panels/${encodeURIComponent(panel.id)}`, { site });
+      await call("DELETE", `${base}/panels/${encodeURIComponent(panel.id)}`, { site });
       go(back);
     } catch (err) {
       replace(alert, said(err));

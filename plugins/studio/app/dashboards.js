@@ -89,7 +89,7 @@ export async function renderDashboard(shell, id, rest) {
         replace(meta, t("dash.computed", { at: new Date(answer.meta.executedAt).toLocaleString(document.documentElement.lang),
           count: answer.meta.rowCount }));
       }
-      drawPanel(body, panel, rows, { height: Math.max(2, panel.position.h) * ROW_PX - 40 });
+      drawPanel(body, query ? { ...panel, query } : panel, rows, { height: Math.max(2, panel.position.h) * ROW_PX - 40 });
     } catch (err) {
       replace(meta);
       replace(body, h("p", { class: "error" }, said(err)));
@@ -105,7 +105,7 @@ export async function renderDashboard(shell, id, rest) {
     const interval = h("select", {}, INTERVALS.map((i) => h("option", { value: i, selected: i === range.interval }, t(`dash.interval.${i}`))));
     const from = h("input", { type: "date", value: stored.from });
     const to = h("input", { type: "date", value: stored.to });
-    const keep = h("button", { type: "button", class: "quiet", hidden: true }, t("dash.keepRange"));
+    const keep = h("button", { type: "button", class: "quiet", hidden: true }, t("dash.keepRange")); // shown once changed
     const chosen = () => {
       const next = { ...range, interval: interval.value };
       delete next.from;
@@ -122,7 +122,7 @@ export async function renderDashboard(shell, id, rest) {
     keep.addEventListener("click", async () => {
       replace(alert);
       try {
-        card.panel = await data("PATCH", panelPath(panel), { site, body: { query: chosen() } });
+        Object.assign(card.panel, await data("PATCH", panelPath(panel), { site, body: { query: chosen() } }));
         Object.assign(stored, { interval: interval.value, from: from.value, to: to.value });
         keep.hidden = true;
         replace(flash, t("dash.rangeKept", { name: panel.name }));
@@ -133,7 +133,7 @@ export async function renderDashboard(shell, id, rest) {
     });
     for (const control of [interval, from, to]) control.addEventListener("change", changed);
     return h("form", { class: "dash-range", "aria-label": t("dash.rangeOf", { name: panel.name }), onsubmit: (e) => e.preventDefault() },
-      labelled(t("dash.interval"), interval), labelled(t("dash.from"), from), labelled(t("dash.to"), to), keep);
+      labelled(t("dash.interval"), interval), labelled(t("dash.from"), from), labelled(t("dash.to"), to), mayUpdate ? keep : null);
   };
 
   // -- arrange: move and resize with buttons (keyboard and pointer alike), each change a PATCH
@@ -146,9 +146,7 @@ export async function renderDashboard(shell, id, rest) {
     const writes = change(panel);
     try {
       for (const [target, position] of writes) {
-        const saved = await data("PATCH", panelPath(target), { site, body: { position } });
-        Object.assign(target, saved);
-        cards.get(target.id).panel = target;
+        Object.assign(target, await data("PATCH", panelPath(target), { site, body: { position } }));
       }
       keepFocus(grid, drawGrid);
       replace(flash, t("dash.moved", { name: panel.name, how: label }));
@@ -234,7 +232,7 @@ export async function renderDashboard(shell, id, rest) {
           choices: [[t("dash.delete"), true, { class: "danger" }], [t("dash.cancel"), false, { class: "quiet" }]] });
         if (!sure) return;
         try {
-          await data("DELETE", path, { site });
+          await call("DELETE", path, { site });
           go(siteHash(site, "dashboards"));
         } catch (err) {
           replace(alert, said(err));
