@@ -86,6 +86,7 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
     await expect(chart).to_have_accessible_name(re.compile(r"highest value is 100 \(2026-03-23\)"))
     assert (await admin.ok("get", path))["panels"] == []
     await visit.axe()
+    await chart.scroll_into_view_if_needed()
     await visit.shot("dashboards-panel-editor")
     await page.get_by_role("button", name="Add panel").click()
     await expect(page.get_by_role("heading", name="Sales", level=1)).to_be_visible()

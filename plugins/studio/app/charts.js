@@ -5,7 +5,7 @@
 // screen reader. uPlot writes its sizes and colours through the CSSOM (el.style.x = ...), which
 // the studio's CSP allows; it never evaluates code.
 
-import { h } from "./dom.js";
+import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import uPlot from "./vendor/uPlot.esm.js";
 
@@ -134,18 +134,18 @@ function legend(shape) {
 export function drawPanel(target, panel, rows, { height = 220 } = {}) {
   const query = panel.query;
   const title = panel.name;
-  if (panel.type === "label") return target.replaceChildren();
-  if (!rows.length) return target.replaceChildren(h("p", { class: "muted" }, t("dash.noData")));
+  if (panel.type === "label") return replace(target);
+  if (!rows.length) return replace(target, h("p", { class: "muted" }, t("dash.noData")));
   if (panel.type === "metric") {
     const extra = rows.length > 1 ? h("p", { class: "muted" }, t("dash.metricMore", { count: rows.length })) : null;
-    return target.replaceChildren(h("p", { class: "dash-metric" }, number(rows[0].value)), extra);
+    return replace(target, h("p", { class: "dash-metric" }, number(rows[0].value)), extra);
   }
-  if (panel.type === "list") return target.replaceChildren(dataTable(rows, t("dash.tableOf", { name: title })));
+  if (panel.type === "list") return replace(target, dataTable(rows, t("dash.tableOf", { name: title })));
   const kind = panel.type === "time-series" && rows.every((r) => r.bucket) ? "line" : "bars";
   const shape = kind === "line" ? timeSeries(rows, query) : categories(rows, title);
   const box = h("div", { class: "dash-chart", role: "img", "aria-label": `${title}: ${summary(kind, shape)}` });
   const figure = h("figure", { class: "dash-figure" }, box, legend(shape),
     h("details", {}, h("summary", {}, t("dash.showTable")), dataTable(rows, t("dash.tableOf", { name: title }))));
-  target.replaceChildren(figure);
+  replace(target, figure);
   plot(box, kind, shape, height);
 }

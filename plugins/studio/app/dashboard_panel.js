@@ -84,7 +84,7 @@ export async function renderPanelEditor(shell, dashboardId, panelId) {
   collection.addEventListener("change", () => fillFields().catch((err) => replace(alert, said(err))));
   aggregate.addEventListener("change", () => fillFields().catch((err) => replace(alert, said(err))));
 
-  const queryPart = h("fieldset", { class: "schema-form" }, h("legend", {}, t("dash.query")),
+  const queryPart = h("fieldset", { class: "schema-form dash-query" }, h("legend", {}, t("dash.query")),
     hidden ? h("p", { class: "muted" }, t("dash.queryHidden")) : [
       labelled(t("dash.collection"), collection), labelled(t("dash.aggregate"), aggregate), labelled(t("dash.field"), field),
       labelled(t("dash.groupBy"), groupBy, t("dash.groupByHint")), labelled(t("dash.filter"), filter, t("dash.filterHint")),
@@ -143,7 +143,7 @@ export async function renderPanelEditor(shell, dashboardId, panelId) {
     }
   };
   const back = siteHash(site, "dashboards", dashboardId);
-  const form = h("form", { class: "schema-form", "aria-label": title, onsubmit: async (event) => {
+  const form = h("form", { class: "schema-form dash-editor", "aria-label": title, onsubmit: async (event) => {
     event.preventDefault();
     replace(alert);
     try {

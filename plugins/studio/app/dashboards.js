@@ -176,7 +176,7 @@ export async function renderDashboard(shell, id, rest) {
     if (known) return known;
     const headingId = `dash-panel-${panel.id}`;
     const made = { panel, body: h("div", { class: "dash-body" }), meta: h("p", { class: "muted dash-meta" }) };
-    made.el = h("section", { class: `dash-panel dash-${panel.type}`, "aria-labelledby": headingId });
+    made.el = h("section", { class: `dash-panel dash-type-${panel.type}`, "aria-labelledby": headingId });
     made.head = h("h2", { id: headingId }, panel.name);
     made.range = rangeControls(made);
     made.tools = h("div");
