@@ -29,12 +29,17 @@ PINNED = {
 
 def test_every_asset_has_a_hashed_name_and_the_page_names_them():
     bundle = load_bundle()
-    sources = sorted(str(p.relative_to(APP_DIR)) for p in [*APP_DIR.iterdir(), *(APP_DIR / "vendor").iterdir()]
-                     if p.suffix in (".js", ".css"))
+    sources = sorted(
+        str(p.relative_to(APP_DIR))
+        for p in [*APP_DIR.iterdir(), *(APP_DIR / "vendor").iterdir()]
+        if p.suffix in (".js", ".css")
+    )
     assert sorted(bundle.names) == sources
     for source, hashed in bundle.names.items():
         data, _ = bundle.assets[hashed]
-        assert hashed == re.sub(r"\.(js|css)$", f".{hashlib.sha256(data).hexdigest()[:12]}.\\1", source.removeprefix("vendor/"))
+        assert hashed == re.sub(
+            r"\.(js|css)$", f".{hashlib.sha256(data).hexdigest()[:12]}.\\1", source.removeprefix("vendor/")
+        )
         for imported in re.findall(r'from "\./([^"]+)"', data.decode()):
             assert imported in bundle.assets, (source, imported)
     page = bundle.page.decode()
@@ -85,7 +90,10 @@ def test_the_app_s_vendored_files_are_the_pinned_ones_and_packaged():
     for path in [*APP_DIR.iterdir(), *APP_VENDOR.iterdir()]:
         if path.is_file():
             relative = str(path.relative_to(APP_DIR.parent))
-            assert any(fnmatch(relative, pattern) and relative.count("/") == pattern.count("/") for pattern in patterns), relative
+            assert any(
+                fnmatch(relative, pattern) and relative.count("/") == pattern.count("/")
+                for pattern in patterns
+            ), relative
 
 
 def test_a_vendored_module_is_served_unchanged_and_its_importers_name_it(tmp_path):
@@ -95,7 +103,9 @@ def test_a_vendored_module_is_served_unchanged_and_its_importers_name_it(tmp_pat
     (tmp_path / "x.js").write_text("export const x = 1;\n")
     (tmp_path / "charts.js").write_text('import lib from "./vendor/lib.js";\nexport default lib;\n')
     (tmp_path / "main.js").write_text('const later = () => import("./charts.js");\n')
-    (tmp_path / "index.html").write_text('<link href="assets/vendor/lib.css"><script src="assets/main.js"></script>')
+    (tmp_path / "index.html").write_text(
+        '<link href="assets/vendor/lib.css"><script src="assets/main.js"></script>'
+    )
     bundle = load_bundle(tmp_path)
     lib = bundle.names["vendor/lib.js"]
     assert re.fullmatch(r"lib\.[0-9a-f]{12}\.js", lib)
@@ -103,7 +113,8 @@ def test_a_vendored_module_is_served_unchanged_and_its_importers_name_it(tmp_pat
     assert f'from "./{lib}"' in bundle.assets[bundle.names["charts.js"]][0].decode()
     assert f'import("./{bundle.names["charts.js"]}")' in bundle.assets[bundle.names["main.js"]][0].decode()
     assert f'href="/studio/assets/{bundle.names["vendor/lib.css"]}"' in bundle.page.decode()
-    (tmp_path / "lib.js").write_text("export default 2;\n")  # the same served name from two files stops the load
+    # The same served name from two files stops the load.
+    (tmp_path / "lib.js").write_text("export default 2;\n")
     (tmp_path / "vendor" / "lib.js").write_text("export default 2;\n")
     with pytest.raises(RuntimeError, match="both served as"):
         load_bundle(tmp_path)
@@ -115,8 +126,10 @@ async def test_the_charting_library_is_served_like_every_asset(shared_site):
     bundle = load_bundle()
     css = bundle.names["vendor/uPlot.min.css"]
     assert f'href="/studio/assets/{css}"' in page
-    for source, content_type in (("vendor/uPlot.esm.js", "text/javascript; charset=utf-8"),
-                                 ("vendor/uPlot.min.css", "text/css; charset=utf-8")):
+    for source, content_type in (
+        ("vendor/uPlot.esm.js", "text/javascript; charset=utf-8"),
+        ("vendor/uPlot.min.css", "text/css; charset=utf-8"),
+    ):
         resp = await client.get(f"/studio/assets/{bundle.names[source]}")
         assert resp.status_code == 200, source
         assert (resp.headers["content-type"], resp.headers["cache-control"]) == (content_type, IMMUTABLE)

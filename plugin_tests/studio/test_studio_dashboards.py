@@ -21,25 +21,41 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"),
-              pytest.mark.svc_first_pass_only("drives the dashboards API, whose tests run on both backends")]
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.svc_first_pass_only("drives the dashboards API, whose tests run on both backends"),
+]
 
 # placed (UTC), category, amount: weeks of 2026-03-02 (2 orders), 2026-03-09 (1), none in the week
 # of 2026-03-16, 2026-03-23 (1), 2026-03-30 (2, one of them on April 1st): a gap the chart fills.
-ORDERS = [("2026-03-02T10:00:00Z", "web", 10), ("2026-03-04T12:00:00Z", "shop", 20), ("2026-03-10T08:00:00Z", "web", 7),
-          ("2026-03-25T09:00:00Z", "shop", 100), ("2026-03-30T09:00:00Z", "web", 3), ("2026-04-01T09:00:00Z", "web", 5)]
+ORDERS = [
+    ("2026-03-02T10:00:00Z", "web", 10),
+    ("2026-03-04T12:00:00Z", "shop", 20),
+    ("2026-03-10T08:00:00Z", "web", 7),
+    ("2026-03-25T09:00:00Z", "shop", 100),
+    ("2026-03-30T09:00:00Z", "web", 3),
+    ("2026-04-01T09:00:00Z", "web", 5),
+]
 SPOT = {"x": 0, "y": 0, "w": 6, "h": 4}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def studio(shared_site) -> Any:
     admin: Calls = shared_site.calls
-    await admin.collection("orders", {"placed": "dateTime", "category": "string", "amount": "integer", "secret": "string"})
-    await admin.create("orders", [{"placed": p, "category": c, "amount": a, "secret": "x"} for p, c, a in ORDERS])
+    await admin.collection(
+        "orders", {"placed": "dateTime", "category": "string", "amount": "integer", "secret": "string"}
+    )
+    await admin.create(
+        "orders", [{"placed": p, "category": c, "amount": a, "secret": "x"} for p, c, a in ORDERS]
+    )
     reader = await new_member(shared_site.app, shared_site.site, "subscriber")
-    await admin.grant([{"collection": "svc_dashboards", "action": "read"},
-                       {"collection": "orders", "action": "read", "fields": ["placed", "category", "amount"]}],
-                      {"userId": reader.id})
+    await admin.grant(
+        [
+            {"collection": "svc_dashboards", "action": "read"},
+            {"collection": "orders", "action": "read", "fields": ["placed", "category", "amount"]},
+        ],
+        {"userId": reader.id},
+    )
     stranger = await new_member(shared_site.app, shared_site.site, "subscriber")
     await admin.grant([{"collection": "orders", "action": "read"}], {"userId": stranger.id})
     shared_site.app.kernel.access.invalidate(shared_site.site)
@@ -47,8 +63,15 @@ async def studio(shared_site) -> Any:
     other_board = await other.ok("post", "/dashboards", status=201, json={"name": "Other site board"})
     server = await LiveServer(shared_site.app.app).start()
     try:
-        yield {"server": server, "site": shared_site.site, "admin": admin, "reader": reader, "stranger": stranger,
-               "as_stranger": Calls(shared_site.app.client, stranger.headers), "other_board": other_board["id"]}
+        yield {
+            "server": server,
+            "site": shared_site.site,
+            "admin": admin,
+            "reader": reader,
+            "stranger": stranger,
+            "as_stranger": Calls(shared_site.app.client, stranger.headers),
+            "other_board": other_board["id"],
+        }
     finally:
         await server.stop()
 
@@ -81,7 +104,9 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
     await page.get_by_label("Bucket").select_option(label="Week")
     await page.get_by_role("button", name="Preview").click()
     # Four weeks with orders and the empty one between them: five periods, the gap drawn as zero.
-    chart = page.get_by_role("img", name=re.compile(r"^Revenue per week: a line chart of 5 periods from 2026-03-02 to 2026-03-30"))
+    chart = page.get_by_role(
+        "img", name=re.compile(r"^Revenue per week: a line chart of 5 periods from 2026-03-02 to 2026-03-30")
+    )
     await expect(chart).to_be_visible()
     await expect(chart).to_have_accessible_name(re.compile(r"highest value is 100 \(2026-03-23\)"))
     assert (await admin.ok("get", path))["panels"] == []
@@ -92,22 +117,47 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
     await expect(page.get_by_role("heading", name="Sales", level=1)).to_be_visible()
     series = (await admin.ok("get", path))["panels"][0]
     stored = series["query"]
-    assert (series["type"], stored["collection"], stored["aggregate"], stored["field"], stored["groupBy"], stored["filter"]) == (
-        "time-series", "orders", "sum", "amount", [], None)
+    assert (
+        series["type"],
+        stored["collection"],
+        stored["aggregate"],
+        stored["field"],
+        stored["groupBy"],
+        stored["filter"],
+    ) == ("time-series", "orders", "sum", "amount", [], None)
     assert stored["dateRange"] == {"field": "placed", "interval": "week", "from": None, "to": None}
 
     # More panels through the API, below the series: bars, a single number, a table.
     made = {}
     for name, type_, query, spot in [
-        ("Orders by channel", "bar-chart", {"collection": "orders", "aggregate": "count", "groupBy": ["category"]}, {"x": 6, "y": 0}),
-        ("All orders", "metric", {"collection": "orders", "aggregate": "count"}, {"x": 0, "y": 4, "w": 3, "h": 2}),
-        ("Revenue by channel", "list", {"collection": "orders", "aggregate": "sum", "field": "amount", "groupBy": ["category"]},
-         {"x": 3, "y": 4, "w": 5, "h": 3}),
+        (
+            "Orders by channel",
+            "bar-chart",
+            {"collection": "orders", "aggregate": "count", "groupBy": ["category"]},
+            {"x": 6, "y": 0},
+        ),
+        (
+            "All orders",
+            "metric",
+            {"collection": "orders", "aggregate": "count"},
+            {"x": 0, "y": 4, "w": 3, "h": 2},
+        ),
+        (
+            "Revenue by channel",
+            "list",
+            {"collection": "orders", "aggregate": "sum", "field": "amount", "groupBy": ["category"]},
+            {"x": 3, "y": 4, "w": 5, "h": 3},
+        ),
     ]:
         body = {"name": name, "type": type_, "query": query, "position": {**SPOT, **spot}}
         made[name] = (await admin.ok("post", f"{path}/panels", status=201, json=body))["id"]
     await page.reload()
-    await expect(page.get_by_role("img", name=re.compile(r"^Orders by channel: a bar chart of 2 bars; the highest value is 4 \(web\)"))).to_be_visible()
+    await expect(
+        page.get_by_role(
+            "img",
+            name=re.compile(r"^Orders by channel: a bar chart of 2 bars; the highest value is 4 \(web\)"),
+        )
+    ).to_be_visible()
     await expect(page.get_by_role("region", name="All orders").get_by_text("6", exact=True)).to_be_visible()
     table = page.get_by_role("table", name="Data of Revenue by channel")
     await expect(table.get_by_role("row")).to_have_count(3)
@@ -125,18 +175,28 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
 
     # Bucket and range changed in place: a preview, then kept as the panel's own.
     periods = page.get_by_role("form", name="Periods of Revenue per week")
-    await expect(periods.get_by_role("button", name="Keep for this panel")).to_have_count(0)  # nothing to keep yet
+    # Nothing to keep yet.
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_have_count(0)
     await periods.get_by_label("Bucket").select_option(label="Month")
-    await expect(revenue.get_by_role("img")).to_have_accessible_name(re.compile("a line chart of 2 periods from 2026-03-01 to 2026-04-01"))
+    await expect(revenue.get_by_role("img")).to_have_accessible_name(
+        re.compile("a line chart of 2 periods from 2026-03-01 to 2026-04-01")
+    )
     await expect(revenue.get_by_text("Preview · 2 rows (not stored)")).to_be_visible()
     await periods.get_by_label("From").fill("2026-03-09")
-    await expect(revenue.get_by_role("img")).to_have_accessible_name(re.compile(r"highest value is 110 \(2026-03-01\)"))
+    await expect(revenue.get_by_role("img")).to_have_accessible_name(
+        re.compile(r"highest value is 110 \(2026-03-01\)")
+    )
     assert (await admin.ok("get", path))["panels"][0]["query"]["dateRange"]["interval"] == "week"
     await visit.axe()
     await periods.get_by_role("button", name="Keep for this panel").click()
-    await expect(page.get_by_role("status").filter(has_text="Revenue per week keeps these periods.")).to_be_visible()
+    await expect(
+        page.get_by_role("status").filter(has_text="Revenue per week keeps these periods.")
+    ).to_be_visible()
     kept = [p for p in (await admin.ok("get", path))["panels"] if p["id"] == series["id"]][0]
-    assert (kept["query"]["dateRange"]["interval"], kept["query"]["dateRange"]["from"][:10]) == ("month", "2026-03-09")
+    assert (kept["query"]["dateRange"]["interval"], kept["query"]["dateRange"]["from"][:10]) == (
+        "month",
+        "2026-03-09",
+    )
     await expect(revenue.get_by_text(re.compile(r"^Computed .* · 2 rows$"))).to_be_visible()
 
     # Arranging: moves and resizes, each stored at once.
@@ -145,7 +205,9 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
     await page.get_by_role("button", name="Make All orders wider").click()
     await expect(page.get_by_role("status").filter(has_text="All orders: wider.")).to_be_visible()
     await page.get_by_role("button", name="Move Revenue by channel earlier").click()
-    await expect(page.get_by_role("status").filter(has_text="Revenue by channel: moved earlier.")).to_be_visible()
+    await expect(
+        page.get_by_role("status").filter(has_text="Revenue by channel: moved earlier.")
+    ).to_be_visible()
     await expect(page.get_by_role("button", name="Move Revenue per week left")).to_be_disabled()
     await visit.axe()
     await visit.shot("dashboards-arrange")
@@ -153,7 +215,9 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
     assert stored["All orders"] == {"x": 3, "y": 4, "w": 4, "h": 2}  # one wider, then swapped
     assert stored["Revenue by channel"] == {"x": 0, "y": 4, "w": 5, "h": 3}
     headings = page.get_by_role("main").get_by_role("heading", level=2)
-    await expect(headings).to_have_text(["Revenue per week", "Orders by channel", "Revenue by channel", "All orders", "Dashboard"])
+    await expect(headings).to_have_text(
+        ["Revenue per week", "Orders by channel", "Revenue by channel", "All orders", "Dashboard"]
+    )
 
     # The editor: a field the query may not name is the API's INVALID_FIELD, with its path.
     await page.get_by_role("link", name="Edit panel All orders").click()
@@ -188,10 +252,20 @@ async def test_a_reader_sees_charts_and_changes_nothing(studio, visit):  # noqa:
     from playwright.async_api import expect
 
     page, admin, site = visit.page, studio["admin"], studio["site"]
-    board = (await admin.ok("post", "/dashboards", status=201, json={"name": "Weekly", "note": "For everyone"}))["id"]
-    query = {"collection": "orders", "aggregate": "count", "dateRange": {"field": "placed", "interval": "week"}}
-    await admin.ok("post", f"/dashboards/{board}/panels", status=201,
-                   json={"name": "Orders per week", "type": "time-series", "query": query, "position": SPOT})
+    board = (
+        await admin.ok("post", "/dashboards", status=201, json={"name": "Weekly", "note": "For everyone"})
+    )["id"]
+    query = {
+        "collection": "orders",
+        "aggregate": "count",
+        "dateRange": {"field": "placed", "interval": "week"},
+    }
+    await admin.ok(
+        "post",
+        f"/dashboards/{board}/panels",
+        status=201,
+        json={"name": "Orders per week", "type": "time-series", "query": query, "position": SPOT},
+    )
     # The stranger (no rule on svc_dashboards) is refused by the API and finds no link.
     assert (await studio["as_stranger"].call("get", "/dashboards")).status_code == 403
     await sign_in(visit, studio["stranger"].email, studio["stranger"].password, site)
@@ -202,12 +276,24 @@ async def test_a_reader_sees_charts_and_changes_nothing(studio, visit):  # noqa:
     await sign_in(visit, studio["reader"].email, studio["reader"].password, site)
     await page.get_by_role("link", name="Dashboards", exact=True).click()
     await page.get_by_role("link", name="Weekly").click()
-    await expect(page.get_by_role("img", name=re.compile("^Orders per week: a line chart of 5 periods"))).to_be_visible()
+    await expect(
+        page.get_by_role("img", name=re.compile("^Orders per week: a line chart of 5 periods"))
+    ).to_be_visible()
     await expect(page.get_by_role("form", name="Periods of Orders per week")).to_be_visible()
-    for control in ("Add panel", "Arrange panels", "Delete dashboard", "Edit panel Orders per week", "Keep for this panel"):
+    for control in (
+        "Add panel",
+        "Arrange panels",
+        "Delete dashboard",
+        "Edit panel Orders per week",
+        "Keep for this panel",
+    ):
         for role in ("button", "link"):
             await expect(page.get_by_role(role, name=control)).to_have_count(0)
-    await page.get_by_role("form", name="Periods of Orders per week").get_by_label("Bucket").select_option(label="Month")
+    await (
+        page.get_by_role("form", name="Periods of Orders per week")
+        .get_by_label("Bucket")
+        .select_option(label="Month")
+    )
     await expect(page.get_by_role("img", name=re.compile("a line chart of 2 periods"))).to_be_visible()
     await visit.axe()
     # Another site's dashboard is not found from this one.

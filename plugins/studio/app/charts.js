@@ -14,6 +14,7 @@ const DAY = 86400;
 // Sums and counts over no rows are 0, so a missing bucket is 0; avg, min and max have no value there.
 const ZERO_FILLED = new Set(["count", "sum"]);
 const MAX_FILLED = 400; // buckets drawn at most after filling the gaps (the API answers 200 rows at most)
+const DRAWN = new WeakMap(); // a panel's target -> its chart and the observer of its width, ended on a redraw
 
 function number(value) {
   if (value === null || value === undefined) return "–";
@@ -118,7 +119,7 @@ function plot(box, kind, shape, height) {
     if (width !== chart.width) chart.setSize({ width, height });
   });
   follow.observe(box);
-  return chart;
+  return { chart, follow };
 }
 
 function legend(shape) {
@@ -134,6 +135,12 @@ function legend(shape) {
 export function drawPanel(target, panel, rows, { height = 220 } = {}) {
   const query = panel.query;
   const title = panel.name;
+  const before = DRAWN.get(target);
+  if (before) {
+    before.follow.disconnect();
+    before.chart.destroy();
+    DRAWN.delete(target);
+  }
   if (panel.type === "label") return replace(target);
   if (!rows.length) return replace(target, h("p", { class: "muted" }, t("dash.noData")));
   if (panel.type === "metric") {
@@ -147,5 +154,5 @@ export function drawPanel(target, panel, rows, { height = 220 } = {}) {
   const figure = h("figure", { class: "dash-figure" }, box, legend(shape),
     h("details", {}, h("summary", {}, t("dash.showTable")), dataTable(rows, t("dash.tableOf", { name: title }))));
   replace(target, figure);
-  plot(box, kind, shape, height);
+  DRAWN.set(target, plot(box, kind, shape, height));
 }
