@@ -52,8 +52,8 @@ def load_bundle(app_dir: Path = APP_DIR) -> Bundle:
                if p.suffix in TYPES and p.is_file()}
     vendor = app_dir / VENDOR
     if vendor.is_dir():  # -- dashboards: vendored libraries, served as taken
-        sources.update({VENDOR + p.name: p.read_text(encoding="utf-8") for p in sorted(vendor.iterdir())
-                        if p.suffix in TYPES and p.is_file()})
+        sources.update({VENDOR + p.name: p.read_bytes().decode("utf-8") for p in sorted(vendor.iterdir())
+                        if p.suffix in TYPES and p.is_file()})  # bytes: no newline translation either
     bundle = Bundle(page=b"")
     visiting: set[str] = set()
 

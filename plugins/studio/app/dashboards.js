@@ -11,7 +11,7 @@
 // What a caller may change follows its rules on svc_dashboards (create, update, delete); the API
 // decides, the screens only leave out what would be refused.
 
-import { call, data } from "./api.js";
+import { SessionEnded, call, data } from "./api.js";
 import { drawPanel } from "./charts.js";
 import { COLUMNS, INTERVALS, may, renderPanelEditor } from "./dashboard_panel.js";
 import { ask, h, replace } from "./dom.js";
@@ -71,26 +71,32 @@ export async function renderDashboard(shell, id, rest) {
   const alert = h("div", { role: "alert" });
   const flash = h("p", { role: "status" });
   const grid = h("div", { class: "dash-grid" });
-  const cards = new Map(); // panel id -> { el, panel, controls }
+  const cards = new Map(); // panel id -> its card: { panel, el, head, range, body, meta, tools, runs }
 
   const panelPath = (p) => `${path}/panels/${encodeURIComponent(p.id)}`;
   const run = async (card, query) => {
     const { panel, body, meta } = card;
     if (panel.type === "label") return;
+    card.runs = (card.runs || 0) + 1;
+    const mine = card.runs; // only the latest run draws (controls changed quickly overtake each other)
     replace(meta, t("app.loading"));
     try {
       let rows;
       if (query) {
         rows = await data("POST", `${path}/panels/preview`, { site, body: query });
+        if (mine !== card.runs) return;
         replace(meta, t("dash.previewed", { count: rows.length }));
       } else {
         const answer = (await call("POST", `${panelPath(panel)}/data`, { site })).body;
+        if (mine !== card.runs) return;
         rows = answer.data;
         replace(meta, t("dash.computed", { at: new Date(answer.meta.executedAt).toLocaleString(document.documentElement.lang),
           count: answer.meta.rowCount }));
       }
       drawPanel(body, query ? { ...panel, query } : panel, rows, { height: Math.max(2, panel.position.h) * ROW_PX - 40 });
     } catch (err) {
+      if (err instanceof SessionEnded) throw err; // main.js shows the login page (an unhandled rejection)
+      if (mine !== card.runs) return;
       replace(meta);
       replace(body, h("p", { class: "error" }, said(err)));
     }
