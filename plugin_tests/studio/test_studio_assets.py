@@ -120,6 +120,7 @@ def test_a_vendored_module_is_served_unchanged_and_its_importers_name_it(tmp_pat
         load_bundle(tmp_path)
 
 
+@pytest.mark.svc_first_pass_only("serves the app's files, read from the package; no database behind them")
 async def test_the_charting_library_is_served_like_every_asset(shared_site):
     client = shared_site.app.client
     page = (await client.get("/studio/")).text

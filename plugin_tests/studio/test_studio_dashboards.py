@@ -21,10 +21,9 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing_live import LiveServer
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.svc_first_pass_only("drives the dashboards API, whose tests run on both backends"),
-]
+# First pass only, like every browser test here (conftest.py): the dashboards API it drives is
+# tested on both backends in plugin_tests/dashboards.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # placed (UTC), category, amount: weeks of 2026-03-02 (2 orders), 2026-03-09 (1), none in the week
 # of 2026-03-16, 2026-03-23 (1), 2026-03-30 (2, one of them on April 1st): a gap the chart fills.
