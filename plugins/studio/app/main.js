@@ -8,6 +8,7 @@
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
 //   #/s/<site>/email[/...], #/s/<site>/privacy[/<tab>]              email; privacy and regulated content (-- emailpriv)
 //   #/s/<site>/extensions[/<id>], #/s/<site>/ext/<extension>/<panel> extensions, their UI panels (-- ext_ui)
+//   #/s/<site>/dashboards[/<id>[/panels/<pid>|new]]                 dashboards (-- dashboards)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -51,6 +52,9 @@ import { renderExtension, renderExtensions } from "./extensions.js";
 import { renderPanel } from "./ext_panel.js";
 const EXTENSIONS_LINK = "extensions:";
 // -- end ext_ui
+// -- dashboards: dashboards.js is loaded on its first use (it brings the charting library)
+const DASHBOARDS_LINK = "dashboards:";
+// -- end dashboards
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -160,6 +164,14 @@ async function route() {
     }
     if (parts[2] === "extensions" || parts[2] === "ext") return showError(new ApiError(404, []));
     // -- end ext_ui
+    // -- dashboards: #/s/<site>/dashboards[/<id>[/panels/<pid>|new]] (members the dashboards API serves)
+    if (parts[2] === "dashboards") {
+      if (!shell.ctx.dashboards) return showError(new ApiError(404, []));
+      shell.nav.mark(DASHBOARDS_LINK);
+      const { renderDashboard, renderDashboards } = await import("./dashboards.js");
+      return parts[3] ? await renderDashboard(shell, parts[3], parts.slice(4)) : await renderDashboards(shell);
+    }
+    // -- end dashboards
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -349,6 +361,13 @@ function navigator_(site, ctx) {
   }
   if (extLinks.length) el.append(h("h2", {}, t("ext.navHeading")), h("ul", { class: "admin-nav" }, extLinks));
   // -- end ext_ui
+  // -- dashboards: for the members the dashboards API serves
+  if (ctx.dashboards) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/dashboards` }, t("dash.heading"));
+    links.set(DASHBOARDS_LINK, link);
+    el.append(h("h2", {}, t("dash.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
+  }
+  // -- end dashboards
   return {
     el,
     mark(name) {

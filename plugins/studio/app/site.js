@@ -42,18 +42,23 @@ export async function loadSite(site) {
   };
   // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
   ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
+  // What the site's optional screens need, asked at once (each answers false/null when its plugin
+  // is off or the user may not use it):
   // -- emailpriv: the email, privacy and regulated screens, for site admins when those plugins are on
-  const probe = (path) => (permissions.admin ? optional(data("GET", path, { site }).then(() => true), false) : false);
-  [ctx.email, ctx.privacy, ctx.regulated] = await Promise.all([
-    probe("/email/capabilities"), probe("/retention"), probe("/admin/encryption/keys")]);
-  // -- end emailpriv
   // -- ext_ui: the extensions' UI panels (null: the extensions plugin is off); their management for
   // the instance admin, whose session is bound to no site (the API decides: GET /extensions)
-  const ui = await optional(data("GET", "/extensions/ui/manifest", { site }), null);
+  // -- dashboards: the dashboards API serves this user (the plugin on, rule read on svc_dashboards)
+  const probe = (path, params) =>
+    optional(data("GET", path, { site, params }).then(() => true), false);
+  const admin = (path) => (permissions.admin ? probe(path) : false);
+  let ui;
+  [ctx.email, ctx.privacy, ctx.regulated, ui, ctx.dashboards] = await Promise.all([
+    admin("/email/capabilities"), admin("/retention"), admin("/admin/encryption/keys"),
+    optional(data("GET", "/extensions/ui/manifest", { site }), null),
+    probe("/dashboards", { limit: 1 })]);
   ctx.extensions = ui !== null;
   ctx.extPanels = (ui || []).filter((e) => e.src);
   ctx.extensionsAdmin = ctx.extensions && !session.bound && session.realm !== "frontend";
-  // -- end ext_ui
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;

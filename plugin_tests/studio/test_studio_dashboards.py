@@ -1,0 +1,302 @@
+"""Dashboards in the studio (docs/studio.md, docs/dashboards.md), headless Chromium against one
+server and one browser for the module: an admin creates a dashboard, adds a time series in the
+panel editor (previewed, then stored), sees a line chart, bars, a single number and a table drawn
+from the panels' data, each chart with its data as a table and a summary as its accessible name;
+changes a time series' bucket and range in place and keeps them; arranges panels (moved and
+resized through the API); edits and deletes a panel, sees the API's INVALID_FIELD with its path,
+and deletes the dashboard. A reader (rule `read` on svc_dashboards) sees the charts and no control
+to change them; a member without the rule finds no dashboards; another site's dashboard is not
+found. The uPlot file is served under the CSP (no console error, no CSP report). Controls by role
+and label; axe-core on every screen."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
+
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
+from kernel.testing_live import LiveServer
+
+# First pass only, like every browser test here (conftest.py): the dashboards API it drives is
+# tested on both backends in plugin_tests/dashboards.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+# placed (UTC), category, amount: weeks of 2026-03-02 (2 orders), 2026-03-09 (1), none in the week
+# of 2026-03-16, 2026-03-23 (1), 2026-03-30 (2, one of them on April 1st): a gap the chart fills.
+ORDERS = [
+    ("2026-03-02T10:00:00Z", "web", 10),
+    ("2026-03-04T12:00:00Z", "shop", 20),
+    ("2026-03-10T08:00:00Z", "web", 7),
+    ("2026-03-25T09:00:00Z", "shop", 100),
+    ("2026-03-30T09:00:00Z", "web", 3),
+    ("2026-04-01T09:00:00Z", "web", 5),
+]
+SPOT = {"x": 0, "y": 0, "w": 6, "h": 4}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def studio(shared_site) -> Any:
+    admin: Calls = shared_site.calls
+    await admin.collection(
+        "orders", {"placed": "dateTime", "category": "string", "amount": "integer", "secret": "string"}
+    )
+    await admin.create(
+        "orders", [{"placed": p, "category": c, "amount": a, "secret": "x"} for p, c, a in ORDERS]
+    )
+    reader = await new_member(shared_site.app, shared_site.site, "subscriber")
+    await admin.grant(
+        [
+            {"collection": "svc_dashboards", "action": "read"},
+            {"collection": "orders", "action": "read", "fields": ["placed", "category", "amount"]},
+        ],
+        {"userId": reader.id},
+    )
+    stranger = await new_member(shared_site.app, shared_site.site, "subscriber")
+    await admin.grant([{"collection": "orders", "action": "read"}], {"userId": stranger.id})
+    shared_site.app.kernel.access.invalidate(shared_site.site)
+    other = await shared_site.new_site("other")
+    other_board = await other.ok("post", "/dashboards", status=201, json={"name": "Other site board"})
+    server = await LiveServer(shared_site.app.app).start()
+    try:
+        yield {
+            "server": server,
+            "site": shared_site.site,
+            "admin": admin,
+            "reader": reader,
+            "stranger": stranger,
+            "as_stranger": Calls(shared_site.app.client, stranger.headers),
+            "other_board": other_board["id"],
+        }
+    finally:
+        await server.stop()
+
+
+async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.get_by_role("link", name="Dashboards", exact=True).click()
+    await expect(page.get_by_role("heading", name="Dashboards", level=1)).to_be_visible()
+    await expect(page.get_by_text("There are no dashboards yet.")).to_be_visible()
+    await visit.axe()
+    await page.get_by_label("Name").fill("Sales")
+    await page.get_by_role("button", name="Create dashboard").click()
+    await expect(page.get_by_role("heading", name="Sales", level=1)).to_be_visible()
+    await expect(page.get_by_text("This dashboard has no panels yet.")).to_be_visible()
+    board = [b for b in await admin.ok("get", "/dashboards") if b["name"] == "Sales"][0]["id"]
+    path = f"/dashboards/{board}"
+
+    # A time series in the panel editor: previewed (never stored), then added.
+    await page.get_by_role("link", name="Add panel").click()
+    await expect(page.get_by_role("heading", name="New panel", level=1)).to_be_visible()
+    await page.get_by_label("Name").fill("Revenue per week")
+    await page.get_by_label("Type").select_option(label="Time series")
+    await page.get_by_label("Collection", exact=True).select_option("orders")
+    await page.get_by_label("Aggregate").select_option(label="Sum")
+    await page.get_by_label("Field", exact=True).select_option("amount")
+    await page.get_by_label("Date field").select_option("placed")
+    await page.get_by_label("Bucket").select_option(label="Week")
+    await page.get_by_role("button", name="Preview").click()
+    # Four weeks with orders and the empty one between them: five periods, the gap drawn as zero.
+    chart = page.get_by_role(
+        "img", name=re.compile(r"^Revenue per week: a line chart of 5 periods from 2026-03-02 to 2026-03-30")
+    )
+    await expect(chart).to_be_visible()
+    await expect(chart).to_have_accessible_name(re.compile(r"highest value is 100 \(2026-03-23\)"))
+    assert (await admin.ok("get", path))["panels"] == []
+    await visit.axe()
+    await chart.scroll_into_view_if_needed()
+    await visit.shot("dashboards-panel-editor")
+    await page.get_by_role("button", name="Add panel").click()
+    await expect(page.get_by_role("heading", name="Sales", level=1)).to_be_visible()
+    series = (await admin.ok("get", path))["panels"][0]
+    stored = series["query"]
+    assert (
+        series["type"],
+        stored["collection"],
+        stored["aggregate"],
+        stored["field"],
+        stored["groupBy"],
+        stored["filter"],
+    ) == ("time-series", "orders", "sum", "amount", [], None)
+    assert stored["dateRange"] == {"field": "placed", "interval": "week", "from": None, "to": None}
+
+    # More panels through the API, below the series: bars, a single number, a table.
+    made = {}
+    for name, type_, query, spot in [
+        (
+            "Orders by channel",
+            "bar-chart",
+            {"collection": "orders", "aggregate": "count", "groupBy": ["category"]},
+            {"x": 6, "y": 0},
+        ),
+        (
+            "All orders",
+            "metric",
+            {"collection": "orders", "aggregate": "count"},
+            {"x": 0, "y": 4, "w": 3, "h": 2},
+        ),
+        (
+            "Revenue by channel",
+            "list",
+            {"collection": "orders", "aggregate": "sum", "field": "amount", "groupBy": ["category"]},
+            {"x": 3, "y": 4, "w": 5, "h": 3},
+        ),
+    ]:
+        body = {"name": name, "type": type_, "query": query, "position": {**SPOT, **spot}}
+        made[name] = (await admin.ok("post", f"{path}/panels", status=201, json=body))["id"]
+    await page.reload()
+    await expect(
+        page.get_by_role(
+            "img",
+            name=re.compile(r"^Orders by channel: a bar chart of 2 bars; the highest value is 4 \(web\)"),
+        )
+    ).to_be_visible()
+    await expect(page.get_by_role("region", name="All orders").get_by_text("6", exact=True)).to_be_visible()
+    table = page.get_by_role("table", name="Data of Revenue by channel")
+    await expect(table.get_by_role("row")).to_have_count(3)
+    await expect(table.get_by_role("row", name=re.compile("shop"))).to_contain_text("120")
+    await expect(table.get_by_role("row", name=re.compile("web"))).to_contain_text("25")
+    # Every chart's data as a table, behind a disclosure.
+    revenue = page.get_by_role("region", name="Revenue per week")
+    await revenue.get_by_text("Show the data as a table").click()
+    rows = revenue.get_by_role("table", name="Data of Revenue per week").get_by_role("row")
+    await expect(rows).to_have_count(5)  # a header and the four weeks the API answered
+    await expect(rows.nth(3)).to_contain_text("2026-03-23")
+    await expect(rows.nth(3)).to_contain_text("100")
+    await visit.axe()
+    await visit.shot("dashboards")
+
+    # Bucket and range changed in place: a preview, then kept as the panel's own.
+    periods = page.get_by_role("form", name="Periods of Revenue per week")
+    # Nothing to keep yet.
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_have_count(0)
+    await periods.get_by_label("Bucket").select_option(label="Month")
+    await expect(revenue.get_by_role("img")).to_have_accessible_name(
+        re.compile("a line chart of 2 periods from 2026-03-01 to 2026-04-01")
+    )
+    await expect(revenue.get_by_text("Preview · 2 rows (not stored)")).to_be_visible()
+    await periods.get_by_label("From").fill("2026-03-09")
+    await expect(revenue.get_by_role("img")).to_have_accessible_name(
+        re.compile(r"highest value is 110 \(2026-03-01\)")
+    )
+    assert (await admin.ok("get", path))["panels"][0]["query"]["dateRange"]["interval"] == "week"
+    await visit.axe()
+    await periods.get_by_role("button", name="Keep for this panel").click()
+    await expect(
+        page.get_by_role("status").filter(has_text="Revenue per week keeps these periods.")
+    ).to_be_visible()
+    kept = [p for p in (await admin.ok("get", path))["panels"] if p["id"] == series["id"]][0]
+    assert (kept["query"]["dateRange"]["interval"], kept["query"]["dateRange"]["from"][:10]) == (
+        "month",
+        "2026-03-09",
+    )
+    await expect(revenue.get_by_text(re.compile(r"^Computed .* · 2 rows$"))).to_be_visible()
+
+    # Arranging: moves and resizes, each stored at once.
+    await page.get_by_role("button", name="Arrange panels").click()
+    await expect(page.get_by_role("button", name="Arrange panels")).to_have_attribute("aria-pressed", "true")
+    await page.get_by_role("button", name="Make All orders wider").click()
+    await expect(page.get_by_role("status").filter(has_text="All orders: wider.")).to_be_visible()
+    await page.get_by_role("button", name="Move Revenue by channel earlier").click()
+    await expect(
+        page.get_by_role("status").filter(has_text="Revenue by channel: moved earlier.")
+    ).to_be_visible()
+    await expect(page.get_by_role("button", name="Move Revenue per week left")).to_be_disabled()
+    await visit.axe()
+    await visit.shot("dashboards-arrange")
+    stored = {p["name"]: p["position"] for p in (await admin.ok("get", path))["panels"]}
+    assert stored["All orders"] == {"x": 3, "y": 4, "w": 4, "h": 2}  # one wider, then swapped
+    assert stored["Revenue by channel"] == {"x": 0, "y": 4, "w": 5, "h": 3}
+    headings = page.get_by_role("main").get_by_role("heading", level=2)
+    await expect(headings).to_have_text(
+        ["Revenue per week", "Orders by channel", "Revenue by channel", "All orders", "Dashboard"]
+    )
+
+    # The editor: a field the query may not name is the API's INVALID_FIELD, with its path.
+    await page.get_by_role("link", name="Edit panel All orders").click()
+    await expect(page.get_by_role("heading", name="Panel All orders", level=1)).to_be_visible()
+    await page.get_by_label("Filter (JSON)").fill('{"nothere": {"_eq": 1}}')
+    await page.get_by_role("button", name="Save panel").click()
+    await expect(page.get_by_role("alert")).to_contain_text("INVALID_FIELD")
+    await expect(page.get_by_role("alert")).to_contain_text("query.filter")
+    await page.get_by_label("Filter (JSON)").fill('{"category": {"_eq": "web"}}')
+    await page.get_by_label("Name").fill("Web orders")
+    await visit.axe()
+    await page.get_by_role("button", name="Save panel").click()
+    await expect(page.get_by_role("region", name="Web orders").get_by_text("4", exact=True)).to_be_visible()
+    await page.get_by_role("link", name="Edit panel Orders by channel").click()
+    await page.get_by_role("button", name="Delete panel Orders by channel").click()
+    await expect(page.get_by_role("heading", name="Sales", level=1)).to_be_visible()
+    await expect(page.get_by_role("region", name="Orders by channel")).to_have_count(0)
+    assert made["Orders by channel"] not in [p["id"] for p in (await admin.ok("get", path))["panels"]]
+
+    # Deleting the dashboard asks first.
+    await page.get_by_role("button", name="Delete dashboard").click()
+    dialog = page.get_by_role("dialog", name="Delete the dashboard Sales and all its panels?")
+    await expect(dialog).to_be_visible()
+    await visit.axe()
+    await dialog.get_by_role("button", name="Delete dashboard").click()
+    await expect(page.get_by_role("heading", name="Dashboards", level=1)).to_be_visible()
+    assert (await admin.call("get", path)).status_code == 404
+    assert visit.checked >= 8
+
+
+async def test_a_reader_sees_charts_and_changes_nothing(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    board = (
+        await admin.ok("post", "/dashboards", status=201, json={"name": "Weekly", "note": "For everyone"})
+    )["id"]
+    query = {
+        "collection": "orders",
+        "aggregate": "count",
+        "dateRange": {"field": "placed", "interval": "week"},
+    }
+    await admin.ok(
+        "post",
+        f"/dashboards/{board}/panels",
+        status=201,
+        json={"name": "Orders per week", "type": "time-series", "query": query, "position": SPOT},
+    )
+    # The stranger (no rule on svc_dashboards) is refused by the API and finds no link.
+    assert (await studio["as_stranger"].call("get", "/dashboards")).status_code == 403
+    await sign_in(visit, studio["stranger"].email, studio["stranger"].password, site)
+    await expect(page.get_by_role("link", name="orders")).to_be_visible()
+    await expect(page.get_by_role("link", name="Dashboards")).to_have_count(0)
+    await page.get_by_role("button", name="Sign out").click()
+
+    await sign_in(visit, studio["reader"].email, studio["reader"].password, site)
+    await page.get_by_role("link", name="Dashboards", exact=True).click()
+    await page.get_by_role("link", name="Weekly").click()
+    await expect(
+        page.get_by_role("img", name=re.compile("^Orders per week: a line chart of 5 periods"))
+    ).to_be_visible()
+    await expect(page.get_by_role("form", name="Periods of Orders per week")).to_be_visible()
+    for control in (
+        "Add panel",
+        "Arrange panels",
+        "Delete dashboard",
+        "Edit panel Orders per week",
+        "Keep for this panel",
+    ):
+        for role in ("button", "link"):
+            await expect(page.get_by_role(role, name=control)).to_have_count(0)
+    await (
+        page.get_by_role("form", name="Periods of Orders per week")
+        .get_by_label("Bucket")
+        .select_option(label="Month")
+    )
+    await expect(page.get_by_role("img", name=re.compile("a line chart of 2 periods"))).to_be_visible()
+    await visit.axe()
+    # Another site's dashboard is not found from this one.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/dashboards/{studio['other_board']}")
+    await expect(page.get_by_role("alert")).to_contain_text("not found", ignore_case=True)
+    await expect(page.get_by_text("Other site board")).to_have_count(0)
+    await visit.axe()

@@ -1,0 +1,256 @@
+// -- dashboards: the dashboards plugin's screens (docs/dashboards.md), for the members it serves
+// (rule `read` on svc_dashboards; ctx.dashboards, probed when the site opens). main.js loads this
+// module on demand, so the charting library (vendor/uPlot.esm.js) is fetched only here.
+//   #/s/<site>/dashboards                        the dashboards, and a form to create one
+//   #/s/<site>/dashboards/<id>                   one dashboard: its panels on a 12-column grid,
+//                                                each run and drawn (charts.js); a time series'
+//                                                bucket and range changed in place (a preview,
+//                                                kept as the panel's own on request); arrange
+//                                                mode moves and resizes panels; rename, delete
+//   #/s/<site>/dashboards/<id>/panels/new|<pid>  a panel's editor (dashboard_panel.js)
+// What a caller may change follows its rules on svc_dashboards (create, update, delete); the API
+// decides, the screens only leave out what would be refused.
+
+import { SessionEnded, call, data } from "./api.js";
+import { drawPanel } from "./charts.js";
+import { COLUMNS, INTERVALS, may, renderPanelEditor } from "./dashboard_panel.js";
+import { ask, h, replace } from "./dom.js";
+import { t } from "./i18n.js";
+import { keepFocus, labelled, said, section } from "./releases.js";
+import { go, siteHash } from "./router.js";
+
+const ROW_PX = 56; // a grid unit's height: a panel of h units draws a chart of about h * ROW_PX pixels
+
+export async function renderDashboards(shell) {
+  const site = shell.site;
+  document.title = `${t("dash.heading")} · ${shell.title}`;
+  const boards = await data("GET", "/dashboards", { site, params: { limit: 200 } });
+  const table = boards.length ? h("table", { class: "files-table" }, h("caption", {}, t("dash.caption")),
+    h("thead", {}, h("tr", {}, [t("dash.name"), t("dash.panels"), t("dash.note")].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, boards.map((b) => h("tr", {},
+      h("th", { scope: "row" }, h("a", { href: siteHash(site, "dashboards", b.id) }, b.name)),
+      h("td", {}, String(b.panelCount)), h("td", {}, b.note || "")))))
+    : h("p", {}, t("dash.none"));
+  let create = null;
+  if (may(shell.ctx, "create")) {
+    const name = h("input", { type: "text", required: true, maxlength: "200" });
+    const note = h("textarea", { maxlength: "5000", rows: "2" });
+    const status = h("p", { role: "status" });
+    create = section(t("dash.create"), h("form", { "aria-label": t("dash.create"), onsubmit: async (event) => {
+      event.preventDefault();
+      try {
+        const body = { name: name.value.trim() };
+        if (note.value.trim()) body.note = note.value.trim();
+        const made = await data("POST", "/dashboards", { site, body });
+        go(siteHash(site, "dashboards", made.id));
+      } catch (err) {
+        replace(status, said(err));
+        name.focus();
+      }
+    } }, labelled(t("dash.name"), name), labelled(t("dash.note"), note), h("button", { type: "submit" }, t("dash.create")), status));
+  }
+  replace(shell.main, h("h1", {}, t("dash.heading")), table, create);
+}
+
+/** Panels in reading order: by row, then column (the grid draws them in this order too). */
+const inOrder = (panels) => [...panels].sort((a, b) => a.position.y - b.position.y || a.position.x - b.position.x);
+
+/** Place a panel's element on the grid (CSSOM, which the CSP allows; no style attribute). */
+function place(el, position) {
+  el.style.gridColumn = `${Math.min(position.x, COLUMNS - 1) + 1} / span ${Math.min(position.w, COLUMNS - Math.min(position.x, COLUMNS - 1))}`;
+  el.style.gridRow = `span ${Math.max(1, Math.min(position.h, 12))}`;
+}
+
+export async function renderDashboard(shell, id, rest) {
+  if (rest[0] === "panels" && rest[1]) return renderPanelEditor(shell, id, rest[1] === "new" ? null : rest[1]);
+  const site = shell.site;
+  const path = `/dashboards/${encodeURIComponent(id)}`;
+  let board = await data("GET", path, { site });
+  const mayUpdate = may(shell.ctx, "update");
+  let arranging = false;
+  const alert = h("div", { role: "alert" });
+  const flash = h("p", { role: "status" });
+  const grid = h("div", { class: "dash-grid" });
+  const cards = new Map(); // panel id -> its card: { panel, el, head, range, body, meta, tools, runs }
+
+  const panelPath = (p) => `${path}/panels/${encodeURIComponent(p.id)}`;
+  const run = async (card, query) => {
+    const { panel, body, meta } = card;
+    if (panel.type === "label") return;
+    card.runs = (card.runs || 0) + 1;
+    const mine = card.runs; // only the latest run draws (controls changed quickly overtake each other)
+    replace(meta, t("app.loading"));
+    try {
+      let rows;
+      if (query) {
+        rows = await data("POST", `${path}/panels/preview`, { site, body: query });
+        if (mine !== card.runs) return;
+        replace(meta, t("dash.previewed", { count: rows.length }));
+      } else {
+        const answer = (await call("POST", `${panelPath(panel)}/data`, { site })).body;
+        if (mine !== card.runs) return;
+        rows = answer.data;
+        replace(meta, t("dash.computed", { at: new Date(answer.meta.executedAt).toLocaleString(document.documentElement.lang),
+          count: answer.meta.rowCount }));
+      }
+      drawPanel(body, query ? { ...panel, query } : panel, rows, { height: Math.max(2, panel.position.h) * ROW_PX - 40 });
+    } catch (err) {
+      if (err instanceof SessionEnded) throw err; // main.js shows the login page (an unhandled rejection)
+      if (mine !== card.runs) return;
+      replace(meta);
+      replace(body, h("p", { class: "error" }, said(err)));
+    }
+  };
+
+  // -- in place: a time series' bucket and range, run as a preview (never stored) until kept
+  const rangeControls = (card) => {
+    const { panel } = card;
+    const range = panel.query && panel.query.dateRange;
+    if (!range) return null;
+    const stored = { interval: range.interval, from: (range.from || "").slice(0, 10), to: (range.to || "").slice(0, 10) };
+    const interval = h("select", {}, INTERVALS.map((i) => h("option", { value: i, selected: i === range.interval }, t(`dash.interval.${i}`))));
+    const from = h("input", { type: "date", value: stored.from });
+    const to = h("input", { type: "date", value: stored.to });
+    const keep = h("button", { type: "button", class: "quiet", hidden: true }, t("dash.keepRange")); // shown once changed
+    const chosen = () => {
+      const next = { ...range, interval: interval.value };
+      delete next.from;
+      delete next.to;
+      if (from.value) next.from = from.value;
+      if (to.value) next.to = to.value;
+      return { ...panel.query, dateRange: next };
+    };
+    const changed = () => {
+      const differs = interval.value !== stored.interval || from.value !== stored.from || to.value !== stored.to;
+      keep.hidden = !(differs && mayUpdate);
+      run(card, differs ? chosen() : null);
+    };
+    keep.addEventListener("click", async () => {
+      replace(alert);
+      try {
+        Object.assign(card.panel, await data("PATCH", panelPath(panel), { site, body: { query: chosen() } }));
+        Object.assign(stored, { interval: interval.value, from: from.value, to: to.value });
+        keep.hidden = true;
+        replace(flash, t("dash.rangeKept", { name: panel.name }));
+        run(card, null);
+      } catch (err) {
+        replace(alert, said(err));
+      }
+    });
+    for (const control of [interval, from, to]) control.addEventListener("change", changed);
+    return h("form", { class: "dash-range", "aria-label": t("dash.rangeOf", { name: panel.name }), onsubmit: (e) => e.preventDefault() },
+      labelled(t("dash.interval"), interval), labelled(t("dash.from"), from), labelled(t("dash.to"), to), mayUpdate ? keep : null);
+  };
+
+  // -- arrange: move and resize with buttons (keyboard and pointer alike), each change a PATCH
+  const neighbour = (panel, step) => {
+    const order = inOrder(board.panels);
+    return order[order.findIndex((p) => p.id === panel.id) + step] || null;
+  };
+  const move = async (panel, label, change) => {
+    replace(alert);
+    const writes = change(panel);
+    try {
+      for (const [target, position] of writes) {
+        Object.assign(target, await data("PATCH", panelPath(target), { site, body: { position } }));
+      }
+      keepFocus(grid, drawGrid);
+      replace(flash, t("dash.moved", { name: panel.name, how: label }));
+    } catch (err) {
+      replace(alert, said(err));
+    }
+  };
+  const arrangeTools = (panel) => {
+    const p = panel.position;
+    const tool = (key, enabled, change) => h("button", { type: "button", class: "quiet", disabled: !enabled,
+      "aria-label": t(`dash.arrange.${key}`, { name: panel.name }), onclick: () => move(panel, t(`dash.arrange.${key}.done`), change) },
+    t(`dash.arrange.${key}.short`));
+    const swap = (step) => (me) => {
+      const other = neighbour(me, step);
+      return [[other, { ...other.position, x: me.position.x, y: me.position.y }], [me, { ...me.position, x: other.position.x, y: other.position.y }]];
+    };
+    const set = (changes) => (me) => [[me, { ...me.position, ...changes }]];
+    return h("div", { role: "group", class: "dash-arrange", "aria-label": t("dash.arrangeOf", { name: panel.name }) },
+      tool("earlier", Boolean(neighbour(panel, -1)), swap(-1)), tool("later", Boolean(neighbour(panel, 1)), swap(1)),
+      tool("left", p.x > 0, set({ x: p.x - 1 })), tool("right", p.x + p.w < COLUMNS, set({ x: p.x + 1 })),
+      tool("narrower", p.w > 1, set({ w: p.w - 1 })), tool("wider", p.x + p.w < COLUMNS, set({ w: p.w + 1 })),
+      tool("shorter", p.h > 2, set({ h: p.h - 1 })), tool("taller", p.h < 12, set({ h: p.h + 1 })));
+  };
+
+  const card = (panel) => {
+    const known = cards.get(panel.id);
+    if (known) return known;
+    const headingId = `dash-panel-${panel.id}`;
+    const made = { panel, body: h("div", { class: "dash-body" }), meta: h("p", { class: "muted dash-meta" }) };
+    made.el = h("section", { class: `dash-panel dash-type-${panel.type}`, "aria-labelledby": headingId });
+    made.head = h("h2", { id: headingId }, panel.name);
+    made.range = rangeControls(made);
+    made.tools = h("div");
+    cards.set(panel.id, made);
+    run(made, null);
+    return made;
+  };
+  const drawGrid = () => {
+    const order = inOrder(board.panels);
+    replace(grid, order.map((panel) => {
+      const c = card(panel);
+      place(c.el, c.panel.position);
+      replace(c.tools, arranging ? arrangeTools(c.panel) : null);
+      const edit = mayUpdate ? h("a", { href: siteHash(site, "dashboards", id, "panels", panel.id), class: "dash-edit",
+        "aria-label": t("dash.editPanel", { name: panel.name }) }, t("dash.edit")) : null;
+      replace(c.el, h("div", { class: "dash-panel-head" }, c.head, edit), c.range, c.body, c.meta, c.tools);
+      return c.el;
+    }));
+    if (!order.length) replace(grid, h("p", {}, t("dash.noPanels")));
+  };
+
+  const arrange = h("button", { type: "button", "aria-pressed": "false", onclick: () => {
+    arranging = !arranging;
+    arrange.setAttribute("aria-pressed", String(arranging));
+    drawGrid();
+    replace(flash, arranging ? t("dash.arrangeOn") : t("dash.arrangeOff"));
+  } }, t("dash.arrange"));
+  const tools = mayUpdate ? h("p", { class: "dash-tools" },
+    h("a", { href: siteHash(site, "dashboards", id, "panels", "new"), class: "button" }, t("dash.addPanel")), " ",
+    board.panels.length ? arrange : null) : null;
+
+  const settings = () => {
+    const parts = [];
+    if (mayUpdate) {
+      const name = h("input", { type: "text", required: true, maxlength: "200", value: board.name });
+      const note = h("textarea", { maxlength: "5000", rows: "2" }, board.note || "");
+      parts.push(h("form", { "aria-label": t("dash.rename"), onsubmit: async (event) => {
+        event.preventDefault();
+        replace(alert);
+        try {
+          board = { ...board, ...(await data("PATCH", path, { site, body: { name: name.value.trim(), note: note.value.trim() || null } })) };
+          replace(heading, board.name);
+          document.title = `${board.name} · ${t("dash.heading")} · ${shell.title}`;
+          replace(flash, t("dash.saved"));
+        } catch (err) {
+          replace(alert, said(err));
+        }
+      } }, labelled(t("dash.name"), name), labelled(t("dash.note"), note), h("button", { type: "submit" }, t("dash.save"))));
+    }
+    if (may(shell.ctx, "delete")) {
+      parts.push(h("p", {}, h("button", { type: "button", class: "danger", onclick: async () => {
+        const sure = await ask({ title: t("dash.confirmDelete", { name: board.name }),
+          choices: [[t("dash.delete"), true, { class: "danger" }], [t("dash.cancel"), false, { class: "quiet" }]] });
+        if (!sure) return;
+        try {
+          await call("DELETE", path, { site });
+          go(siteHash(site, "dashboards"));
+        } catch (err) {
+          replace(alert, said(err));
+        }
+      } }, t("dash.delete"))));
+    }
+    return parts.length ? section(t("dash.settings"), parts) : null;
+  };
+
+  document.title = `${board.name} · ${t("dash.heading")} · ${shell.title}`;
+  const heading = h("h1", {}, board.name);
+  drawGrid();
+  replace(shell.main, h("p", {}, h("a", { href: siteHash(site, "dashboards") }, t("dash.back"))),
+    heading, board.note ? h("p", { class: "muted" }, board.note) : null, tools, flash, alert, grid, settings());
+}
