@@ -942,6 +942,10 @@ const CATALOGUES = {
     "feed.replayHint": "Events after this position are delivered again (a cursor from GET /cdc/events or this page).",
     "feed.replayed": "The subscription was moved back; it delivers from there.",
     // -- end releases
+    // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
+    "live.elsewhere": "This changed elsewhere; your unsaved input is kept.",
+    "live.showChanges": "Show the changes (drops your input)",
+    // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)
 };

@@ -940,4 +940,8 @@ export const de = {
   "feed.replayHint": "Ereignisse nach dieser Position werden erneut zugestellt (ein Cursor aus GET /cdc/events oder dieser Seite).",
   "feed.replayed": "Das Abonnement wurde zurückgesetzt; es stellt ab dort zu.",
   // -- end releases
+  // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
+  "live.elsewhere": "Dies wurde anderswo geändert; Ihre ungespeicherte Eingabe bleibt erhalten.",
+  "live.showChanges": "Änderungen zeigen (verwirft Ihre Eingabe)",
+  // -- end studio42
 };

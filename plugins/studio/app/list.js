@@ -240,12 +240,12 @@ export async function renderList(shell, collection, query, { live = false } = {}
   // -- releases: shell.ctx.releases (Add to release)
   const bulk = (mayDelete || mayStatus || shell.ctx.releases) && items.length ? bulkBar({ shell, collection, status, mayDelete, mayUpdate: mayStatus,
     selected: chosen, done: redraw }) : null;
-  const selectAll = bulk ? h("input", { type: "checkbox", "aria-label": t("list.selectAll"), onchange: (e) => {
+  const selectAll = bulk ? h("input", { type: "checkbox", "data-pick": true, "aria-label": t("list.selectAll"), onchange: (e) => {
     for (const b of boxes) b.checked = e.target.checked;
     selectionChanged(chosen().length);
   } }) : null;
   const rowBox = (item) => {
-    const box = h("input", { type: "checkbox", value: String(item.id), "aria-label": t("list.select", { id: item.id }), onchange: () => {
+    const box = h("input", { type: "checkbox", "data-pick": true, value: String(item.id), "aria-label": t("list.select", { id: item.id }), onchange: () => {
       const n = chosen().length;
       selectAll.checked = n === boxes.length;
       selectAll.indeterminate = n > 0 && n < boxes.length;
