@@ -32,6 +32,7 @@ import { renderSchema } from "./schema.js";
 const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
 // -- end schema
 import { renderSiteSettings } from "./site_settings.js"; // -- studio41: the site's settings, for site admins
+import { icon } from "./icons.js"; // -- studio42: collection icons in the navigator
 // -- releases: releases and the change feed (feed.js)
 import { renderFeed, renderSubscription } from "./feed.js";
 import { renderRelease, renderReleases } from "./releases.js";
@@ -248,7 +249,8 @@ function navigator_(site, ctx) {
   }
   const entry = (c) => {
     const label = c.displayName || c.meta.displayName || c.name;
-    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, label);
+    // -- studio42: the collection's icon (icons.js), decorative: the name is the link's label
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, icon(c.icon), label);
     links.set(c.name, link);
     return h("li", {}, link);
   };
