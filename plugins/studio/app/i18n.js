@@ -945,6 +945,11 @@ const CATALOGUES = {
     // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
     "live.elsewhere": "This changed elsewhere; your unsaved input is kept.",
     "live.showChanges": "Show the changes (drops your input)",
+    "set.descriptor": "Description",
+    "set.faviconUrl": "Favicon URL",
+    "set.customCss": "Custom CSS",
+    "set.customCssHint": "Applied to the studio as a style sheet of its own; @import rules are dropped.",
+    "set.moreTokens": "More tokens",
     // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)

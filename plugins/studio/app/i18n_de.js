@@ -943,5 +943,10 @@ export const de = {
   // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
   "live.elsewhere": "Dies wurde anderswo geändert; Ihre ungespeicherte Eingabe bleibt erhalten.",
   "live.showChanges": "Änderungen zeigen (verwirft Ihre Eingabe)",
+  "set.descriptor": "Beschreibung",
+  "set.faviconUrl": "Favicon-URL",
+  "set.customCss": "Eigenes CSS",
+  "set.customCssHint": "Wird im Studio als eigenes Stylesheet angewendet; @import-Regeln entfallen.",
+  "set.moreTokens": "Weitere Tokens",
   // -- end studio42
 };
