@@ -278,6 +278,51 @@ async def test_fields_of_every_type_and_destructive_field_changes(studio, visit)
     assert all("f_text" not in i for i in await calls.ok("get", "/items/specimens"))
 
 
+# -- studio42: the interface's and the display's options, from what each declares
+async def test_interface_and_display_options_from_their_declarations(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    calls, site = await new_site(studio, "opt")
+    await calls.collection("gauges", {"label": "string", "note": "text", "price": "float"})
+    await calls.create("gauges", [{"label": "G1", "note": "n", "price": 12.5}])
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/gauges")
+    await page.get_by_role("link", name="Edit field note").click()
+    interface_options = page.get_by_role("group", name=re.compile("^Options of the interface"))
+    await expect(interface_options).to_contain_text("No options of its own.")
+    await page.get_by_label("Interface").fill("input-multiline")
+    await expect(interface_options).to_have_accessible_name("Options of the interface input-multiline")
+    await interface_options.get_by_label("Placeholder").fill("What was seen")
+    await interface_options.get_by_label("Rows").fill("3")
+    await visit.axe()
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field note saved.")).to_be_visible()
+    note = await calls.ok("get", "/fields/gauges/note")
+    assert (note["interface"], note["options"]["interfaceOptions"]) == (
+        "input-multiline", {"placeholder": "What was seen", "rows": 3})
+
+    await page.get_by_role("link", name="Edit field price").click()
+    await page.get_by_label("Display", exact=True).fill("formatted-value")
+    display_options = page.get_by_role("group", name="Options of the display formatted-value")
+    await display_options.get_by_label("Prefix").fill("EUR ")
+    await display_options.get_by_label("Suffix").fill(" net")
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field price saved.")).to_be_visible()
+    price = await calls.ok("get", "/fields/gauges/price")
+    assert price["options"]["displayOptions"] == {"prefix": "EUR ", "suffix": " net"}
+    # Stored options come back into their generated form.
+    await page.get_by_role("link", name="Edit field price").click()
+    await expect(page.get_by_role("group", name="Options of the display formatted-value").get_by_label("Prefix")).to_have_value("EUR ")
+
+    # The list shows the price through its display, the editor the note with its options.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges")
+    await expect(page.get_by_role("table", name=re.compile("^Items of")).get_by_role("cell", name="EUR 12.5 net")).to_be_visible()
+    await page.get_by_role("link", name=re.compile("^Open item")).first.click()
+    await expect(page.get_by_label("note")).to_have_attribute("placeholder", "What was seen")
+    await expect(page.get_by_label("note")).to_have_attribute("rows", "3")
+
+
 async def test_relations_with_their_on_delete(studio, visit):
     from playwright.async_api import expect
 

@@ -950,6 +950,16 @@ const CATALOGUES = {
     "set.customCss": "Custom CSS",
     "set.customCssHint": "Applied to the studio as a style sheet of its own; @import rules are dropped.",
     "set.moreTokens": "More tokens",
+    "schema.own.interfaceOptions": "Options of the interface {name}",
+    "schema.own.displayOptions": "Options of the display {name}",
+    "schema.own.none": "No options of its own.",
+    "schema.own.placeholder": "Placeholder",
+    "schema.own.rows": "Rows",
+    "schema.own.prefix": "Prefix",
+    "schema.own.suffix": "Suffix",
+    "schema.own.labelOn": "Label for yes",
+    "schema.own.labelOff": "Label for no",
+    "schema.own.format": "Format",
     // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)

@@ -948,5 +948,15 @@ export const de = {
   "set.customCss": "Eigenes CSS",
   "set.customCssHint": "Wird im Studio als eigenes Stylesheet angewendet; @import-Regeln entfallen.",
   "set.moreTokens": "Weitere Tokens",
+  "schema.own.interfaceOptions": "Optionen des Interfaces {name}",
+  "schema.own.displayOptions": "Optionen der Anzeige {name}",
+  "schema.own.none": "Keine eigenen Optionen.",
+  "schema.own.placeholder": "Platzhalter",
+  "schema.own.rows": "Zeilen",
+  "schema.own.prefix": "Präfix",
+  "schema.own.suffix": "Suffix",
+  "schema.own.labelOn": "Beschriftung für Ja",
+  "schema.own.labelOff": "Beschriftung für Nein",
+  "schema.own.format": "Format",
   // -- end studio42
 };
