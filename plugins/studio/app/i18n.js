@@ -960,6 +960,8 @@ const CATALOGUES = {
     "schema.own.labelOn": "Label for yes",
     "schema.own.labelOff": "Label for no",
     "schema.own.format": "Format",
+    "people.usersPages": "Pages of members",
+    "people.usersPageOf": "Page {page} of {pages} ({total} members)",
     // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)

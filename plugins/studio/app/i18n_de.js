@@ -958,5 +958,7 @@ export const de = {
   "schema.own.labelOn": "Beschriftung für Ja",
   "schema.own.labelOff": "Beschriftung für Nein",
   "schema.own.format": "Format",
+  "people.usersPages": "Seiten der Mitglieder",
+  "people.usersPageOf": "Seite {page} von {pages} ({total} Mitglieder)",
   // -- end studio42
 };
