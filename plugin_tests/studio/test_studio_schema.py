@@ -406,6 +406,24 @@ async def test_relations_with_their_on_delete(studio, visit):
     await expect(dialog).to_have_count(0)
     assert (await calls.ok("get", "/fields/posts/editor"))["field"] == "editor"
 
+    # -- studio42: an m2a names its related collections (the freed JSON field holds the pairs).
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/relations")
+    await page.get_by_label("Type", exact=True).select_option("m2a")
+    await expect(page.get_by_label("Related collection", exact=True)).to_be_hidden()
+    await page.get_by_label("Collection", exact=True).select_option("posts")
+    await page.get_by_label("Field", exact=True).fill("reviewers")
+    targets = page.get_by_role("group", name="Related collections (m2a)")
+    await targets.get_by_label("authors", exact=True).check()
+    await targets.get_by_label("posts", exact=True).check()
+    await visit.axe()
+    await page.get_by_role("button", name="Create relation").click()
+    await expect(page.get_by_role("status").filter(has_text="Relation posts.reviewers created.")).to_be_visible()
+    m2a = {(r["collection"], r["field"]): r for r in await calls.ok("get", "/relations")}[("posts", "reviewers")]
+    assert (m2a["type"], sorted(m2a["relatedCollections"])) == ("m2a", ["authors", "posts"])
+    row = page.get_by_role("table", name="Relations of this site").get_by_role("row").filter(has_text="posts.reviewers")
+    await expect(row).to_contain_text("m2a")
+    await expect(row).to_contain_text("authors, posts")
+
 
 async def test_the_config_manifest_export_and_import_with_its_diff(studio, visit):
     from playwright.async_api import expect

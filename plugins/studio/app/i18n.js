@@ -962,6 +962,8 @@ const CATALOGUES = {
     "schema.own.format": "Format",
     "people.usersPages": "Pages of members",
     "people.usersPageOf": "Page {page} of {pages} ({total} members)",
+    "schema.relType.m2a": "Many to any (m2a)",
+    "schema.relRelatedMany": "Related collections (m2a)",
     // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)

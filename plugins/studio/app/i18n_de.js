@@ -960,5 +960,7 @@ export const de = {
   "schema.own.format": "Format",
   "people.usersPages": "Seiten der Mitglieder",
   "people.usersPageOf": "Seite {page} von {pages} ({total} Mitglieder)",
+  "schema.relType.m2a": "Viele zu beliebigen (m2a)",
+  "schema.relRelatedMany": "Verknüpfte Sammlungen (m2a)",
   // -- end studio42
 };
