@@ -203,6 +203,36 @@ async def test_a_list_and_an_editor_follow_another_session(studio, visit, browse
         await other.context.close()
 
 
+# -- studio42: a live redraw keeps the user's unsaved input
+async def test_a_live_redraw_keeps_what_the_user_is_typing(studio, visit):  # noqa: F811
+    from playwright.async_api import expect
+
+    calls, page = studio["calls"], visit.page
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, studio["a"])
+    await page.get_by_role("link", name="notes").click()
+    table = page.get_by_role("table", name="Items of notes")
+    await expect(table).to_contain_text("Note 2")
+    await expect(page.get_by_role("status").filter(has_text="Live updates on")).to_be_visible()
+    # Mid-typing, another session adds an item: the list is not drawn again under the user.
+    search = page.get_by_role("searchbox", name="Search")
+    await search.fill("half a quer")
+    await calls.create("notes", [{"id": "held-1", "title": "Added while typing"}])
+    notice = page.get_by_role("status").filter(has_text="This changed elsewhere")
+    await expect(notice).to_be_visible()
+    await expect(search).to_have_value("half a quer")
+    await expect(search).to_be_focused()
+    await expect(table).not_to_contain_text("Added while typing")
+    await visit.axe()
+    # On request the list is read again (the typed text goes with the old list).
+    await notice.get_by_role("button", name="Show the changes (drops your input)").click()
+    await expect(table).to_contain_text("Added while typing")
+    await expect(notice).to_have_count(0)
+    # With nothing typed, the next change simply shows.
+    await calls.create("notes", [{"id": "held-2", "title": "Added with nothing typed"}])
+    await expect(table).to_contain_text("Added with nothing typed")
+    await expect(notice).to_have_count(0)
+
+
 async def test_the_notifications_bell(studio, visit):  # noqa: F811
     from playwright.async_api import expect
 

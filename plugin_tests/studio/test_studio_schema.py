@@ -118,7 +118,7 @@ async def test_collections_create_meta_delete_and_restore(studio, visit):
 
     # The meta fields: renamed display, icon, template, folder, status and sort fields, flags.
     await page.get_by_label("Display name").fill("Library books")
-    await page.get_by_label("Icon").fill("book")
+    await page.get_by_label("Icon").fill("book-open")
     await page.get_by_label("Note").fill("Every book we hold")
     await page.get_by_label("Display template").fill("{{ title }}")
     await page.get_by_label("Folder in the navigator").fill("Library")
@@ -134,13 +134,18 @@ async def test_collections_create_meta_delete_and_restore(studio, visit):
     saved = await calls.ok("get", "/collections/books")
     assert {k: saved[k] for k in ("displayName", "icon", "note", "status_field", "sort_field", "editorialWorkflow",
                                   "requireSeparateReviewer", "personalData", "versioning", "singleton")} == {
-        "displayName": "Library books", "icon": "book", "note": "Every book we hold", "status_field": "status",
+        "displayName": "Library books", "icon": "book-open", "note": "Every book we hold", "status_field": "status",
         "sort_field": "position", "editorialWorkflow": True, "requireSeparateReviewer": True,
         "personalData": True, "versioning": True, "singleton": False}
     assert (saved["meta"]["display_template"], saved["meta"]["group"]) == ("{{ title }}", "Library")
     nav = page.get_by_role("navigation", name="Collections")
     await expect(nav.get_by_role("group").get_by_text("Library", exact=True)).to_be_visible()
-    await expect(nav.get_by_role("link", name="Library books")).to_be_visible()
+    link = nav.get_by_role("link", name="Library books", exact=True)
+    await expect(link).to_be_visible()
+    # -- studio42: its icon (a shipped one, icons.js) is decorative; the name stays the label.
+    shapes = "a => [...a.querySelectorAll('svg')].map((s) => [s.getAttribute('aria-hidden'), s.childElementCount])"
+    assert await link.evaluate(shapes) == [["true", 2]]
+    assert await nav.get_by_role("link", name="Books", exact=True).count() == 0
     await visit.shot("schema-collection")
 
     # A singleton, made from the list's form.
@@ -273,6 +278,51 @@ async def test_fields_of_every_type_and_destructive_field_changes(studio, visit)
     assert all("f_text" not in i for i in await calls.ok("get", "/items/specimens"))
 
 
+# -- studio42: the interface's and the display's options, from what each declares
+async def test_interface_and_display_options_from_their_declarations(studio, visit):
+    from playwright.async_api import expect
+
+    page = visit.page
+    calls, site = await new_site(studio, "opt")
+    await calls.collection("gauges", {"label": "string", "note": "text", "price": "float"})
+    await calls.create("gauges", [{"label": "G1", "note": "n", "price": 12.5}])
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/gauges")
+    await page.get_by_role("link", name="Edit field note").click()
+    interface_options = page.get_by_role("group", name=re.compile("^Options of the interface"))
+    await expect(interface_options).to_contain_text("No options of its own.")
+    await page.get_by_label("Interface").fill("input-multiline")
+    await expect(interface_options).to_have_accessible_name("Options of the interface input-multiline")
+    await interface_options.get_by_label("Placeholder").fill("What was seen")
+    await interface_options.get_by_label("Rows").fill("3")
+    await visit.axe()
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field note saved.")).to_be_visible()
+    note = await calls.ok("get", "/fields/gauges/note")
+    assert (note["interface"], note["options"]["interfaceOptions"]) == (
+        "input-multiline", {"placeholder": "What was seen", "rows": 3})
+
+    await page.get_by_role("link", name="Edit field price").click()
+    await page.get_by_label("Display", exact=True).fill("formatted-value")
+    display_options = page.get_by_role("group", name="Options of the display formatted-value")
+    await display_options.get_by_label("Prefix").fill("EUR ")
+    await display_options.get_by_label("Suffix").fill(" net")
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field price saved.")).to_be_visible()
+    price = await calls.ok("get", "/fields/gauges/price")
+    assert price["options"]["displayOptions"] == {"prefix": "EUR ", "suffix": " net"}
+    # Stored options come back into their generated form.
+    await page.get_by_role("link", name="Edit field price").click()
+    await expect(page.get_by_role("group", name="Options of the display formatted-value").get_by_label("Prefix")).to_have_value("EUR ")
+
+    # The list shows the price through its display, the editor the note with its options.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges")
+    await expect(page.get_by_role("table", name=re.compile("^Items of")).get_by_role("cell", name="EUR 12.5 net")).to_be_visible()
+    await page.get_by_role("link", name=re.compile("^Open item")).first.click()
+    await expect(page.get_by_label("note")).to_have_attribute("placeholder", "What was seen")
+    await expect(page.get_by_label("note")).to_have_attribute("rows", "3")
+
+
 async def test_relations_with_their_on_delete(studio, visit):
     from playwright.async_api import expect
 
@@ -341,6 +391,38 @@ async def test_relations_with_their_on_delete(studio, visit):
     await dialog.get_by_role("button", name="Apply the change").click()
     await expect(page.get_by_role("status").filter(has_text="Relation posts.reviewers deleted.")).to_be_visible()
     assert ("posts", "reviewers") not in {(r["collection"], r["field"]) for r in await calls.ok("get", "/relations")}
+
+    # -- studio42: a change the dry run finds invalid (a field another relation still needs) shows
+    # the API's problems with their paths, and cannot be applied.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/posts")
+    await page.get_by_role("button", name="Delete field editor").click()
+    dialog = page.get_by_role("dialog", name="Delete the field posts.editor?")
+    problems = dialog.get_by_role("list", name="Problems")
+    await expect(problems).to_contain_text(
+        "DANGLING_REFERENCE: No field 'editor' in collection 'posts' (relations / 0 / relatedField)")
+    await expect(dialog.get_by_role("button", name="Apply the change")).to_be_disabled()
+    await visit.axe()
+    await dialog.get_by_role("button", name="Cancel").click()
+    await expect(dialog).to_have_count(0)
+    assert (await calls.ok("get", "/fields/posts/editor"))["field"] == "editor"
+
+    # -- studio42: an m2a names its related collections (the freed JSON field holds the pairs).
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/relations")
+    await page.get_by_label("Type", exact=True).select_option("m2a")
+    await expect(page.get_by_label("Related collection", exact=True)).to_be_hidden()
+    await page.get_by_label("Collection", exact=True).select_option("posts")
+    await page.get_by_label("Field", exact=True).fill("reviewers")
+    targets = page.get_by_role("group", name="Related collections (m2a)")
+    await targets.get_by_label("authors", exact=True).check()
+    await targets.get_by_label("posts", exact=True).check()
+    await visit.axe()
+    await page.get_by_role("button", name="Create relation").click()
+    await expect(page.get_by_role("status").filter(has_text="Relation posts.reviewers created.")).to_be_visible()
+    m2a = {(r["collection"], r["field"]): r for r in await calls.ok("get", "/relations")}[("posts", "reviewers")]
+    assert (m2a["type"], sorted(m2a["relatedCollections"])) == ("m2a", ["authors", "posts"])
+    row = page.get_by_role("table", name="Relations of this site").get_by_role("row").filter(has_text="posts.reviewers")
+    await expect(row).to_contain_text("m2a")
+    await expect(row).to_contain_text("authors, posts")
 
 
 async def test_the_config_manifest_export_and_import_with_its_diff(studio, visit):

@@ -81,6 +81,12 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await page.get_by_label("Token primary", exact=True).fill("10 80% 4")  # not a token value: the preview ignores it
     await expect(preview_button).not_to_have_css("background-color", wanted)
     await page.get_by_label("Token primary", exact=True).fill("10 80% 40%")
+    # -- studio42: the description, the favicon, a token of the folded fourteen, the custom CSS.
+    await page.get_by_label("Description", exact=True).fill("The site of the A team")
+    await page.get_by_label("Favicon URL").fill("https://cdn.a.example/favicon.png")
+    await page.get_by_text("More tokens").click()
+    await page.get_by_label("Token ring", exact=True).fill("200 90% 50%")
+    await page.get_by_label("Custom CSS").fill("main h1 { letter-spacing: 2px; }")
     await page.get_by_role("button", name="Save site configuration").click()
     await expect(page.get_by_role("status").filter(has_text="Site configuration saved.")).to_be_visible()
     await expect(page.get_by_role("banner")).to_contain_text("Renamed site")
@@ -90,8 +96,14 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     saved = await calls.ok("get", "/site")
     assert (saved["name"], saved["domain"], saved["siteUrl"], saved["defaultAppearance"], saved["defaultSaveAction"],
             saved["branding"], saved["themeOverrides"]) == (
-        "Renamed site", "a.example.com", "https://www.a.example", "dark", "return", {"brandColor": "#aa3300"},
-        {"light": {"primary": "10 80% 40%"}})
+        "Renamed site", "a.example.com", "https://www.a.example", "dark", "return",
+        {"brandColor": "#aa3300", "faviconUrl": "https://cdn.a.example/favicon.png"},
+        {"light": {"primary": "10 80% 40%", "ring": "200 90% 50%"}})
+    assert (saved["descriptor"], saved["customCss"]) == ("The site of the A team", "main h1 { letter-spacing: 2px; }")
+    # Both apply at once: the style sheet to the studio, the favicon to the page.
+    heading = page.get_by_role("heading", name="Site settings", level=1)
+    await expect(heading).to_have_css("letter-spacing", "2px")
+    assert await page.evaluate("document.querySelector(\"link[rel='icon']\").href") == "https://cdn.a.example/favicon.png"
     await visit.axe()
     await page.get_by_role("heading", name="Site settings", level=1).scroll_into_view_if_needed()
     await visit.shot("settings")

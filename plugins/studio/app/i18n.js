@@ -1325,6 +1325,29 @@ const CATALOGUES = {
     "dash.removePanel": "Remove",
     "dash.deletePanel": "Delete panel {name}",
     // -- end dashboards
+    // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
+    "live.elsewhere": "This changed elsewhere; your unsaved input is kept.",
+    "live.showChanges": "Show the changes (drops your input)",
+    "set.descriptor": "Description",
+    "set.faviconUrl": "Favicon URL",
+    "set.customCss": "Custom CSS",
+    "set.customCssHint": "Applied to the studio as a style sheet of its own; @import rules are dropped.",
+    "set.moreTokens": "More tokens",
+    "schema.own.interfaceOptions": "Options of the interface {name}",
+    "schema.own.displayOptions": "Options of the display {name}",
+    "schema.own.none": "No options of its own.",
+    "schema.own.placeholder": "Placeholder",
+    "schema.own.rows": "Rows",
+    "schema.own.prefix": "Prefix",
+    "schema.own.suffix": "Suffix",
+    "schema.own.labelOn": "Label for yes",
+    "schema.own.labelOff": "Label for no",
+    "schema.own.format": "Format",
+    "people.usersPages": "Pages of members",
+    "people.usersPageOf": "Page {page} of {pages} ({total} members)",
+    "schema.relType.m2a": "Many to any (m2a)",
+    "schema.relRelatedMany": "Related collections (m2a)",
+    // -- end studio42
   },
   de, // live (slive): German (i18n_de.js)
 };

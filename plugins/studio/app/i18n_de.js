@@ -1323,4 +1323,27 @@ export const de = {
   "dash.removePanel": "Entfernen",
   "dash.deletePanel": "Kachel {name} löschen",
   // -- end dashboards
+  // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
+  "live.elsewhere": "Dies wurde anderswo geändert; Ihre ungespeicherte Eingabe bleibt erhalten.",
+  "live.showChanges": "Änderungen zeigen (verwirft Ihre Eingabe)",
+  "set.descriptor": "Beschreibung",
+  "set.faviconUrl": "Favicon-URL",
+  "set.customCss": "Eigenes CSS",
+  "set.customCssHint": "Wird im Studio als eigenes Stylesheet angewendet; @import-Regeln entfallen.",
+  "set.moreTokens": "Weitere Tokens",
+  "schema.own.interfaceOptions": "Optionen des Interfaces {name}",
+  "schema.own.displayOptions": "Optionen der Anzeige {name}",
+  "schema.own.none": "Keine eigenen Optionen.",
+  "schema.own.placeholder": "Platzhalter",
+  "schema.own.rows": "Zeilen",
+  "schema.own.prefix": "Präfix",
+  "schema.own.suffix": "Suffix",
+  "schema.own.labelOn": "Beschriftung für Ja",
+  "schema.own.labelOff": "Beschriftung für Nein",
+  "schema.own.format": "Format",
+  "people.usersPages": "Seiten der Mitglieder",
+  "people.usersPageOf": "Seite {page} von {pages} ({total} Mitglieder)",
+  "schema.relType.m2a": "Viele zu beliebigen (m2a)",
+  "schema.relRelatedMany": "Verknüpfte Sammlungen (m2a)",
+  // -- end studio42
 };

@@ -30,7 +30,7 @@ export function relationsOf(relations, collection) {
   return { byField, aliases };
 }
 
-export async function controlFor(field, value, env) {
+async function pickControl(field, value, env) {
   // A relation to a collection the user may not read is edited as the plain ids it stores.
   const relation = env.relation && env.shell.ctx.may(env.relation.relatedCollection, "read") ? env.relation : null;
   if (relation && relation.type === "o2m") return o2mControl(field, env);
@@ -47,3 +47,48 @@ export async function controlFor(field, value, env) {
   if (DATE_TYPES.has(field.type)) return dateControl(field, value, env);
   return textControl(field, value, env);
 }
+
+// -- studio42: the options each interface and display declares, [key, kind] (kind: "text",
+// "number", "check" or "select:a,b"). They are kept in the field's options as `interfaceOptions`
+// and `displayOptions` (free-form keys to the API); the schema screen generates their form from
+// these lists (schema_field.js), the editor and the list honour them.
+export const INTERFACE_OPTIONS = {
+  input: [["placeholder", "text"]],
+  "input-multiline": [["placeholder", "text"], ["rows", "number"]],
+  textarea: [["placeholder", "text"], ["rows", "number"]],
+  markdown: [["placeholder", "text"], ["rows", "number"]],
+  "input-rich-text-md": [["placeholder", "text"], ["rows", "number"]],
+};
+export const DISPLAY_OPTIONS = {
+  "formatted-value": [["prefix", "text"], ["suffix", "text"]],
+  boolean: [["labelOn", "text"], ["labelOff", "text"]],
+  datetime: [["format", "select:date,dateTime,time"]],
+};
+
+const declared = (field, kind) => ((field.options && field.options[kind]) || {});
+
+export async function controlFor(field, value, env) {
+  const control = await pickControl(field, value, env);
+  const own = declared(field, "interfaceOptions");
+  const input = control && control.input;
+  if (input && (input.tagName === "INPUT" || input.tagName === "TEXTAREA") && typeof own.placeholder === "string") input.placeholder = own.placeholder;
+  if (input && input.tagName === "TEXTAREA" && Number.isInteger(own.rows) && own.rows > 0) input.rows = own.rows;
+  return control;
+}
+
+const DATE_STYLES = { date: { dateStyle: "medium" }, dateTime: { dateStyle: "medium", timeStyle: "short" }, time: { timeStyle: "short" } };
+
+/** A value as the field's display shows it in a list (text). */
+export function displayed(field, value, language) {
+  if (value === null || value === undefined) return "";
+  const own = declared(field, "displayOptions");
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  if (field.display === "boolean" && typeof value === "boolean") return (value ? own.labelOn : own.labelOff) || text;
+  if (field.display === "formatted-value") return `${own.prefix || ""}${text}${own.suffix || ""}`;
+  if (field.display === "datetime" && DATE_STYLES[own.format]) {
+    const date = new Date(field.type === "time" ? `1970-01-01T${value}` : value);
+    return Number.isNaN(date.getTime()) ? text : new Intl.DateTimeFormat(language, DATE_STYLES[own.format]).format(date);
+  }
+  return text;
+}
+// -- end studio42

@@ -12,6 +12,7 @@ import { t } from "./i18n.js";
 import { presetsPanel, readPresets, stateOf } from "./presets.js";
 import { go, siteHash } from "./router.js";
 import { addStatusColumn } from "./workflow.js"; // -- history: status badges
+import { displayed } from "./interfaces.js"; // -- studio42
 
 export const PAGE_SIZE = 25;
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -41,12 +42,6 @@ async function renderTemplate(shell, template, items) {
     const value = valueAt(item, path);
     return value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
   }));
-}
-
-function shown(value) {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "object") return JSON.stringify(value);
-  return String(value);
 }
 
 function parseFilter(text) {
@@ -240,12 +235,12 @@ export async function renderList(shell, collection, query, { live = false } = {}
   // -- releases: shell.ctx.releases (Add to release)
   const bulk = (mayDelete || mayStatus || shell.ctx.releases) && items.length ? bulkBar({ shell, collection, status, mayDelete, mayUpdate: mayStatus,
     selected: chosen, done: redraw }) : null;
-  const selectAll = bulk ? h("input", { type: "checkbox", "aria-label": t("list.selectAll"), onchange: (e) => {
+  const selectAll = bulk ? h("input", { type: "checkbox", "data-pick": true, "aria-label": t("list.selectAll"), onchange: (e) => {
     for (const b of boxes) b.checked = e.target.checked;
     selectionChanged(chosen().length);
   } }) : null;
   const rowBox = (item) => {
-    const box = h("input", { type: "checkbox", value: String(item.id), "aria-label": t("list.select", { id: item.id }), onchange: () => {
+    const box = h("input", { type: "checkbox", "data-pick": true, value: String(item.id), "aria-label": t("list.select", { id: item.id }), onchange: () => {
       const n = chosen().length;
       selectAll.checked = n === boxes.length;
       selectAll.indeterminate = n > 0 && n < boxes.length;
@@ -276,7 +271,8 @@ export async function renderList(shell, collection, query, { live = false } = {}
       bulk ? rowBox(item) : null,
       rendered ? h("td", {}, h("a", { href: open(item) }, rendered[i] || String(item.id))) : null,
       h("td", {}, rendered ? String(item.id) : h("a", { href: open(item), "aria-label": t("list.open", { id: item.id }) }, String(item.id))),
-      columns.map((f) => h("td", {}, shown(item[f.field])))))
+      // -- studio42: each cell through its field's display
+      columns.map((f) => h("td", {}, displayed(f, item[f.field], shell.ctx.language)))))
       : h("tr", {}, h("td", { colspan: String(width) }, t("list.empty")))));
 
   // -- pages

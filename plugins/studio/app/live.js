@@ -6,7 +6,8 @@
 // realtime plugin (404) simply gets no live updates.
 
 import { ApiError, data, session } from "./api.js";
-import { replace } from "./dom.js";
+import { h, replace } from "./dom.js";
+import { t } from "./i18n.js"; // -- studio42
 
 const listeners = new Set(); // fn(frame)
 const states = new Set(); // fn(on: boolean): every wanted collection subscribed
@@ -132,3 +133,39 @@ export function liveList(collection, rerender) {
     }
   });
 }
+
+// -- studio42: a live redraw never drops what the user is typing. A control the user changed
+// (an input or change event since it was drawn) holds its screen's live redraws until its form
+// is submitted or the screen is drawn again by the user's own action; meanwhile a notice says
+// the data changed elsewhere, with a button that redraws (dropping the unsaved input).
+// A list's selection boxes (data-pick) are the list's own hold (list.js), not counted here.
+const touched = new WeakSet();
+document.addEventListener("input", (event) => touched.add(event.target), true);
+document.addEventListener("change", (event) => touched.add(event.target), true);
+document.addEventListener("submit", (event) => {
+  for (const el of event.target.elements) touched.delete(el);
+}, true);
+
+/** True while `root` holds input the user changed and has not submitted. */
+export function unsaved(root) {
+  return [...root.querySelectorAll("input, select, textarea")]
+    .some((el) => touched.has(el) && !el.hasAttribute("data-pick"));
+}
+
+/** A live redraw of `root`: run `redraw` now, or, while `root` holds unsaved input, put a notice
+ * ("changed elsewhere") after `root`'s heading (its first child) instead; its button redraws.
+ * True when it redrew. */
+export async function liveRedraw(root, redraw) {
+  const old = root.querySelector(":scope > .stale");
+  if (!unsaved(root)) {
+    if (old) old.remove();
+    await redraw();
+    return true;
+  }
+  if (old) return false;
+  const notice = h("p", { role: "status", class: "notice stale" }, t("live.elsewhere"), " ",
+    h("button", { type: "button", onclick: () => redraw() }, t("live.showChanges")));
+  root.insertBefore(notice, root.firstElementChild ? root.firstElementChild.nextSibling : null);
+  return false;
+}
+// -- end studio42

@@ -23,7 +23,7 @@ import { renderMe } from "./me.js"; // -- me
 // -- live (slive): theming, live updates, notifications, work kept across a session end
 import { notificationBell } from "./bell.js";
 import { dropDrafts, keepDraft } from "./drafts.js";
-import { liveList, showState, startLive, stopLive } from "./live.js";
+import { liveList, liveRedraw, showState, startLive, stopLive } from "./live.js";
 import { applyTheme, setAppearance } from "./theme.js";
 // -- files: the media library, for site admins
 import { renderMedia } from "./media.js";
@@ -35,6 +35,7 @@ import { renderSchema } from "./schema.js";
 const SCHEMA_LINK = "schema:"; // the navigator's key of the schema link
 // -- end schema
 import { renderSiteSettings } from "./site_settings.js"; // -- studio41: the site's settings, for site admins
+import { icon } from "./icons.js"; // -- studio42: collection icons in the navigator
 // -- releases: releases and the change feed (feed.js)
 import { renderFeed, renderSubscription } from "./feed.js";
 import { renderRelease, renderReleases } from "./releases.js";
@@ -70,6 +71,10 @@ const SETTINGS_LINK = "settings:"; // -- studio41: the key of the site settings'
 let shell = null; // { site, ctx, main, nav } while a site is shown
 // -- editor: the hash shown now, put back when the user stays on a screen with unsaved changes
 let shownHash = location.hash;
+// -- studio42: routes overlap (a shell drawn again after Stop acting while the user opens another
+// screen): a route that a newer one overtook while it read the site draws nothing.
+let routes = 0;
+class Overtaken extends Error {}
 
 function parse() {
   const raw = location.hash.replace(/^#/, "") || "/";
@@ -86,6 +91,7 @@ async function route() {
   }
   leaving.ask = null;
   shownHash = location.hash;
+  const turn = ++routes; // -- studio42
   const { parts, query } = parse();
   try {
     if (parts[0] === "login") return showLogin({ site: query.get("site") || session.site, message: query.get("why") });
@@ -102,7 +108,7 @@ async function route() {
       });
       if (!moved) return showLogin({ site, message: t("login.again", { site }) });
     }
-    await showSite(site);
+    await showSite(site, turn);
     // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
     if (parts[2] === "files") {
       shell.nav.mark(FILES_LINK);
@@ -189,8 +195,10 @@ async function route() {
     // -- live (slive): the list re-fetches when another session writes
     const list = shell;
     await renderList(list, collection, query);
-    return liveList(collection, () => renderList(list, collection, query, { live: true }));
+    // -- studio42: held while the user has unsaved input in the list (live.js, liveRedraw)
+    return liveList(collection, () => liveRedraw(list.main, () => renderList(list, collection, query, { live: true })));
   } catch (err) {
+    if (err instanceof Overtaken) return; // -- studio42
     if (err instanceof SessionEnded) return sessionEnded(); // live (slive): keeps the editor's work
     showError(err);
   }
@@ -245,11 +253,12 @@ function showLogin({ site = "", message = "" } = {}) {
   (email.value ? password : email).focus();
 }
 
-async function showSite(site) {
+async function showSite(site, turn) {
   if (shell && shell.site === site) return;
   shell = null;
   replace(root, h("main", {}, h("p", { role: "status" }, t("app.loading"))));
   const ctx = await loadSite(site);
+  if (turn !== routes) throw new Overtaken(); // -- studio42
   session.site = site;
   setLanguage(ctx.language);
   localStorage.setItem(LANGUAGE, ctx.language); // live (slive)
@@ -291,7 +300,8 @@ function navigator_(site, ctx) {
   }
   const entry = (c) => {
     const label = c.displayName || c.meta.displayName || c.name;
-    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, label);
+    // -- studio42: the collection's icon (icons.js), decorative: the name is the link's label
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/c/${encodeURIComponent(c.name)}` }, icon(c.icon), label);
     links.set(c.name, link);
     return h("li", {}, link);
   };

@@ -17,6 +17,7 @@ import { go, siteHash } from "./router.js";
 
 export const SCREENS = ["users", "roles", "policies", "teams", "keys", "access", "audit"];
 const STATUSES = ["active", "invited", "suspended", "unverified"];
+const USERS_PAGE = 50; // -- studio42
 
 /** The navigator's links to these screens (site admins only), keyed "people:<screen>". */
 export function peopleLinks(site, links) {
@@ -47,8 +48,23 @@ export async function renderPeople(shell, parts, query, { restart }) {
 async function renderUsers(shell, query) {
   const s = screen(shell, t("people.users"));
   const site = shell.site;
-  const [roles, users] = await Promise.all([loadRoles(site), data("GET", "/users", { site, params: {
-    limit: 200, status: query.get("status") || "", search: query.get("search") || "" } })]);
+  // -- studio42: pages of USERS_PAGE members (the search and the status narrow them)
+  const pageNo = Math.max(1, parseInt(query.get("page") || "1", 10) || 1);
+  const [roles, { body: usersPage }] = await Promise.all([loadRoles(site), call("GET", "/users", { site, params: {
+    limit: USERS_PAGE, offset: (pageNo - 1) * USERS_PAGE, status: query.get("status") || "", search: query.get("search") || "" } })]);
+  const users = usersPage.data;
+  const pages = Math.max(1, Math.ceil(((usersPage.meta && usersPage.meta.total) || 0) / USERS_PAGE));
+  const pageLink = (n, key) => {
+    const next = new URLSearchParams(query);
+    next.delete("invited");
+    next.set("page", String(n));
+    return h("a", { href: siteHash(site, "people", "users") + "?" + next }, t(key));
+  };
+  const pager = pages > 1 ? h("nav", { class: "pager", "aria-label": t("people.usersPages") },
+    pageNo > 1 ? pageLink(pageNo - 1, "list.previous") : null,
+    h("p", {}, t("people.usersPageOf", { page: pageNo, pages, total: usersPage.meta.total })),
+    pageNo < pages ? pageLink(pageNo + 1, "list.next") : null) : null;
+  // -- end studio42
   const roleOptions = roles.roles.map((r) => [r.id, r.name]);
   // The invitation: the API mails an accept link (503 EMAIL_NOT_CONFIGURED without SMTP).
   const email = field(t("people.email"), h("input", { type: "email", required: true, autocomplete: "off" }));
@@ -81,7 +97,7 @@ async function renderUsers(shell, query) {
       h("td", {}, [u.firstName, u.lastName].filter(Boolean).join(" ")),
       h("td", {}, roles.name(u.roleId)), h("td", {}, t(`people.status.${u.status}`))))));
   if (query.get("invited")) s.say(t("people.invited", { email: query.get("invited") }));
-  s.add(filters, scroll(table), section(t("people.inviteHeading"), invite));
+  s.add(filters, scroll(table), pager, section(t("people.inviteHeading"), invite));
 }
 
 async function renderUser(shell, id, restart, message = "") {

@@ -8,7 +8,7 @@ import { call, data } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { field, when } from "./me.js";
-import { choose, loadRoles, loadUsers, screen, scroll } from "./people_common.js";
+import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
 import { actionsOf, attachedTo, loadTeams } from "./people_policies.js";
 import { chainOf } from "./people_roles.js";
 import { go, siteHash } from "./router.js";
@@ -16,7 +16,7 @@ import { go, siteHash } from "./router.js";
 export async function renderAccess(shell, query) {
   const site = shell.site;
   const [users, roles, teams, policies] = await Promise.all([loadUsers(site), loadRoles(site), loadTeams(site),
-    data("GET", "/policies", { site, params: { limit: 200 } })]);
+    readAll(site, "/policies")]);
   const s = screen(shell, t("people.access"));
   const user = choose(t("people.member"), users.users.map((u) => [u.id, u.email]), { value: query.get("user") || "", empty: t("people.pick") });
   const collection = choose(t("people.collection"), shell.ctx.collections.map((c) => [c.name, c.name]), { value: query.get("collection") || "", empty: t("people.pick") });

@@ -2,22 +2,34 @@
 // people_access.js): the site's roles and members by id, a labelled select, a screen's heading
 // with its status line.
 
-import { data, session } from "./api.js";
+import { call, session } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { refusal } from "./media.js";
 import { field } from "./me.js";
 
+// -- studio42: every row of a paged list (pages of 200 until the meta's total, or a short page),
+// so no screen stops at the first 200 roles, members, teams, policies, keys or rules.
+export async function readAll(site, path, params = {}) {
+  const rows = [];
+  for (;;) {
+    const { body } = await call("GET", path, { site, params: { ...params, limit: 200, offset: rows.length } });
+    rows.push(...body.data);
+    const total = body.meta && body.meta.total;
+    if (body.data.length < 200 || (typeof total === "number" && rows.length >= total)) return rows;
+  }
+}
+
 /** The site's roles (GET /roles), and a name for a role id. */
 export async function loadRoles(site) {
-  const roles = await data("GET", "/roles", { site, params: { limit: 200 } });
+  const roles = await readAll(site, "/roles");
   const byId = new Map(roles.map((r) => [r.id, r]));
   return { roles, byId, name: (id) => (byId.has(id) ? byId.get(id).name : id || t("people.none")) };
 }
 
-/** The site's members (GET /users, the first 200), and a name for a user id. */
+/** The site's members (GET /users, all of them), and a name for a user id. */
 export async function loadUsers(site) {
-  const users = await data("GET", "/users", { site, params: { limit: 200 } });
+  const users = await readAll(site, "/users");
   const byId = new Map(users.map((u) => [u.id, u]));
   // The signed-in admin by name too (the instance admin is a member of no site).
   const me = session.user && !byId.has(session.user.id) ? session.user : null;

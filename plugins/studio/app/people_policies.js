@@ -9,7 +9,7 @@ import { h, replace } from "./dom.js";
 import { filterBuilder } from "./filters.js";
 import { t } from "./i18n.js";
 import { field, section } from "./me.js";
-import { choose, loadRoles, loadUsers, screen, scroll } from "./people_common.js";
+import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
 import { go, siteHash } from "./router.js";
 
 /** The actions a rule may name: the admin's /permissions/me lists every one under "*". */
@@ -26,13 +26,13 @@ export function attachedTo(policy, roles, users, teams) {
 }
 
 export async function loadTeams(site) {
-  const teams = await data("GET", "/teams", { site, params: { limit: 200 } });
+  const teams = await readAll(site, "/teams");
   return new Map(teams.map((team) => [team.id, team]));
 }
 
 export async function renderPolicies(shell) {
   const site = shell.site;
-  const [policies, roles, users, teams] = await Promise.all([data("GET", "/policies", { site, params: { limit: 200 } }),
+  const [policies, roles, users, teams] = await Promise.all([readAll(site, "/policies"),
     loadRoles(site), loadUsers(site), loadTeams(site)]);
   const s = screen(shell, t("people.policies"));
   const name = field(t("people.name"), h("input", { type: "text", required: true, maxlength: 100 }));
@@ -58,7 +58,7 @@ export async function renderPolicy(shell, id, message = "") {
   const site = shell.site;
   const path = `/policies/${encodeURIComponent(id)}`;
   const [policy, rules, roles, users, teams] = await Promise.all([data("GET", path, { site }),
-    data("GET", `${path}/permissions`, { site, params: { limit: 200 } }), loadRoles(site), loadUsers(site), loadTeams(site)]);
+    readAll(site, `${path}/permissions`), loadRoles(site), loadUsers(site), loadTeams(site)]);
   const s = screen(shell, t("people.policyTitle", { name: policy.name }));
   s.say(message);
   const again = (text) => renderPolicy(shell, id, text);

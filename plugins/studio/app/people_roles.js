@@ -5,7 +5,7 @@ import { call, data } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { field, section, when } from "./me.js";
-import { choose, loadRoles, loadUsers, screen, scroll } from "./people_common.js";
+import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
 
 /** "Editor ← Base ← Everyone": a role and its parents, nearest first (cycle-guarded). */
 export function chainOf(roles, id) {
@@ -61,7 +61,7 @@ export async function renderRoles(shell, message = "") {
 
 export async function renderTeams(shell, message = "") {
   const site = shell.site;
-  const [teams, users] = await Promise.all([data("GET", "/teams", { site, params: { limit: 200 } }), loadUsers(site)]);
+  const [teams, users] = await Promise.all([readAll(site, "/teams"), loadUsers(site)]);
   const s = screen(shell, t("people.teams"));
   s.say(message);
   const again = (text) => renderTeams(shell, text);
@@ -106,7 +106,7 @@ function memberEditor(site, team, users, s, again) {
 
 export async function renderKeys(shell, message = "", secret = null) {
   const site = shell.site;
-  const [keys, roles] = await Promise.all([data("GET", "/api-keys", { site, params: { limit: 200 } }), loadRoles(site)]);
+  const [keys, roles] = await Promise.all([readAll(site, "/api-keys"), loadRoles(site)]);
   const s = screen(shell, t("people.keys"));
   s.say(message);
   const again = (text, shown) => renderKeys(shell, text, shown);

@@ -10,6 +10,7 @@ import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
 import { confirmRisky } from "./schema_risk.js";
 import { apiProblem, flash, takeFlash } from "./schema_status.js";
+import { ICON_NAMES } from "./icons.js"; // -- studio42
 
 const CHECKS = ["singleton", "editorialWorkflow", "requireSeparateReviewer", "personalData", "versioning"];
 
@@ -30,7 +31,7 @@ function metaForm(env, c, fields) {
   const ids = Object.fromEntries(["label", "icon", "note", "template", "group", "status", "sort", ...CHECKS].map((k) => [k, uid(`m-${k}`)]));
   const inputs = {
     displayName: text(ids.label, c.displayName, { maxlength: "200" }),
-    icon: text(ids.icon, c.icon, { maxlength: "64" }),
+    icon: text(ids.icon, c.icon, { maxlength: "64", list: `${ids.icon}-names` }), // -- studio42: the shipped icons offered
     note: h("textarea", { id: ids.note, rows: "2", maxlength: "2000" }, c.note || ""),
     display_template: text(ids.template, meta.display_template, { placeholder: "{{ title }}" }),
     group: text(ids.group, meta.group),
@@ -61,6 +62,7 @@ function metaForm(env, c, fields) {
   h("h2", { id: `${ids.label}-h` }, t("schema.metaHeading")),
   row(ids.label, "schema.displayName", inputs.displayName),
   row(ids.icon, "schema.icon", inputs.icon),
+  h("datalist", { id: `${ids.icon}-names` }, ICON_NAMES.map((name) => h("option", { value: name }))), // -- studio42
   row(ids.note, "schema.note", inputs.note),
   row(ids.template, "schema.displayTemplate", inputs.display_template),
   row(ids.group, "schema.group", inputs.group),

@@ -10,6 +10,7 @@ import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
 import { confirmRisky } from "./schema_risk.js";
 import { apiProblem, flash } from "./schema_status.js";
+import { DISPLAY_OPTIONS, INTERFACE_OPTIONS } from "./interfaces.js"; // -- studio42
 
 export const FIELD_TYPES = ["string", "text", "integer", "bigInteger", "float", "decimal", "boolean", "dateTime", "date",
   "time", "timestamp", "uuid", "hash", "slug", "code", "color", "json", "csv", "geometry", "files"];
@@ -77,6 +78,53 @@ function suggestions(id, names) {
   return h("datalist", { id }, names.map((n) => h("option", { value: n })));
 }
 
+// -- studio42: the options `name` (an interface or a display) declares, as a form generated from
+// `declarations` (interfaces.js) and kept in options[key]; typed values survive a change of the
+// name where the new one declares the same key. An undeclared name keeps what is stored. Text is
+// kept as typed (a prefix's space counts).
+const readOwn = (kind, input) => (kind === "text" ? (input.value.trim() ? input.value : undefined) : readOption(kind, input, ""));
+
+function ownForm(key, nameInput, declarations, options) {
+  const stored = { ...(options[key] || {}) };
+  delete options[key];
+  const el = h("fieldset", {});
+  let inputs = [];
+  const draw = () => {
+    for (const i of inputs) {
+      const value = readOwn(i.kind, i.input);
+      if (value === undefined) delete stored[i.key];
+      else stored[i.key] = value;
+    }
+    const name = nameInput.value.trim();
+    inputs = (declarations[name] || []).map(([option, kind]) => {
+      const id = uid(`${key}-${option}`);
+      const input = optionInput(option, kind, stored[option], id);
+      return { key: option, kind, input, wrap: h("div", { class: kind === "check" ? "field check" : "field" },
+        h("label", { for: id }, t(`schema.own.${option}`)), input) };
+    });
+    replace(el, h("legend", {}, t(`schema.own.${key}`, { name: name || "—" })),
+      inputs.length ? inputs.map((i) => i.wrap) : h("p", { class: "muted" }, t("schema.own.none")));
+  };
+  nameInput.addEventListener("input", draw);
+  draw();
+  return {
+    el,
+    read(opts) {
+      const name = nameInput.value.trim();
+      if (!declarations[name]) {
+        if (Object.keys(stored).length) opts[key] = stored;
+        return;
+      }
+      const values = {};
+      for (const i of inputs) {
+        const value = readOwn(i.kind, i.input);
+        if (value !== undefined) values[i.key] = value;
+      }
+      if (Object.keys(values).length) opts[key] = values;
+    },
+  };
+}
+
 export async function renderFieldForm(env, collection, name) {
   const existing = name ? await data("GET", `/fields/${encodeURIComponent(collection)}/${encodeURIComponent(name)}`, { site: env.site }) : null;
   const ids = Object.fromEntries(["name", "type", "iface", "display", "required", "sort", "other", "ifaces", "displays"].map((k) => [k, uid(`f-${k}`)]));
@@ -96,6 +144,8 @@ export async function renderFieldForm(env, collection, name) {
       h("label", { for: id }, t(`schema.option.${key}`)), input, hint ? h("p", { id: `${id}-hint`, class: "muted" }, hint) : null);
     return { key, kind, fits, input, wrap };
   });
+  // -- studio42: the interface's and the display's declared options, a form each
+  const ownOptions = [ownForm("interfaceOptions", iface, INTERFACE_OPTIONS, options), ownForm("displayOptions", display, DISPLAY_OPTIONS, options)];
   const other = h("textarea", { id: ids.other, rows: "3", class: "code", "aria-describedby": `${ids.other}-hint` },
     Object.keys(options).length ? JSON.stringify(options, null, 2) : "");
   const shown = () => {
@@ -117,6 +167,7 @@ export async function renderFieldForm(env, collection, name) {
         const value = readOption(o.kind, o.input, type);
         if (value !== undefined) opts[o.key] = value;
       }
+      for (const own of ownOptions) own.read(opts, type); // -- studio42
       body = { type, interface: iface.value.trim() || null, display: display.value.trim() || null, required: required.checked, options: opts };
     } catch (err) {
       return replace(status, h("span", { class: "error" }, t("schema.badJson", { message: err.message })));
@@ -154,6 +205,7 @@ export async function renderFieldForm(env, collection, name) {
   h("div", { class: "field check" }, h("label", { for: ids.required }, t("schema.required")), required),
   h("div", { class: "field" }, h("label", { for: ids.sort }, t("schema.sort")), sort),
   h("fieldset", {}, h("legend", {}, t("schema.validation")), known.map((o) => o.wrap)),
+  ownOptions.map((own) => own.el), // -- studio42
   h("div", { class: "field" }, h("label", { for: ids.other }, t("schema.otherOptions")), other,
     h("p", { id: `${ids.other}-hint`, class: "muted" }, t("schema.otherOptionsHint"))),
   h("div", { class: "tools" }, h("button", { type: "submit" }, existing ? t("schema.saveField") : t("schema.createField")),

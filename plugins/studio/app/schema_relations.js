@@ -10,7 +10,7 @@ import { go, siteHash } from "./router.js";
 import { confirmRisky } from "./schema_risk.js";
 import { apiProblem, flash, takeFlash } from "./schema_status.js";
 
-const TYPES = ["m2o", "o2m", "m2m"];
+const TYPES = ["m2o", "o2m", "m2m", "m2a"]; // -- studio42: m2a
 const ON_DELETE = ["restrict", "set null", "cascade"];
 const key = (r) => `${r.collection}.${r.field}`;
 
@@ -81,10 +81,31 @@ function createForm(env, collections, status) {
   const onDelete = select(ids.ondelete, ["", ...ON_DELETE], "", (v) => v || t("schema.onDeleteDefault"));
   const part = (id, label, input, hint) => h("div", { class: "field" }, h("label", { for: id }, t(label)), input,
     hint ? h("p", { id: `${id}-hint`, class: "muted" }, t(hint)) : null);
+  // -- studio42: an m2a names its related collections (1 to 50), a check box each, in place of
+  // the one related collection and the related field.
+  const anyBoxes = names.map((n) => {
+    const id = uid("r-any");
+    return { name: n, box: h("input", { id, type: "checkbox", value: n }), id };
+  });
+  const anyOf = h("fieldset", { class: "field", hidden: true }, h("legend", {}, t("schema.relRelatedMany")),
+    anyBoxes.map((b) => h("div", { class: "check" }, b.box, h("label", { for: b.id }, b.name))));
+  const single = [part(ids.related, "schema.relRelated", related), part(ids.rfield, "schema.relRelatedField", rfield, "schema.relRelatedFieldHint")];
+  const shape = () => {
+    const many = type.value === "m2a";
+    anyOf.hidden = !many;
+    for (const el of single) el.hidden = many;
+  };
+  type.addEventListener("change", shape);
+  // -- end studio42
   return h("form", { class: "schema-form", "aria-labelledby": `${ids.type}-h`, onsubmit: async (event) => {
     event.preventDefault();
     const body = { type: type.value, collection: coll.value, field: field.value.trim(), relatedCollection: related.value };
     if (rfield.value.trim()) body.relatedField = rfield.value.trim();
+    if (type.value === "m2a") { // -- studio42
+      delete body.relatedCollection;
+      delete body.relatedField;
+      body.relatedCollections = anyBoxes.filter((b) => b.box.checked).map((b) => b.name);
+    }
     if (onDelete.value) body.onDelete = onDelete.value;
     try {
       await data("POST", "/relations", { site: env.site, body });
@@ -96,8 +117,8 @@ function createForm(env, collections, status) {
   } },
   h("h2", { id: `${ids.type}-h` }, t("schema.newRelation")),
   part(ids.type, "schema.relType", type), part(ids.coll, "schema.relCollection", coll),
-  part(ids.field, "schema.relField", field, "schema.relFieldHint"), part(ids.related, "schema.relRelated", related),
-  part(ids.rfield, "schema.relRelatedField", rfield, "schema.relRelatedFieldHint"), part(ids.ondelete, "schema.onDelete", onDelete),
+  part(ids.field, "schema.relField", field, "schema.relFieldHint"), single, anyOf, // -- studio42: anyOf
+  part(ids.ondelete, "schema.onDelete", onDelete),
   h("div", { class: "tools" }, h("button", { type: "submit" }, t("schema.createRelation"))));
 }
 

@@ -9,7 +9,7 @@
 import { ApiError, call, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
-import { applyTheme, tokenColour } from "./theme.js";
+import { THEME_TOKENS, applyTheme, tokenColour } from "./theme.js";
 
 const PREVIEW_TOKENS = ["primary", "primary-foreground", "background", "foreground", "border"];
 const enc = encodeURIComponent;
@@ -77,6 +77,11 @@ function configuration(shell, config) {
       ["stay", t("me.action.stay")], ["return", t("me.action.return")], ["create_new", t("me.action.create_new")]])),
     "branding.brandColor": field(t("set.brandColor"), text(branding.brandColor, { maxlength: 7 }), t("set.brandColorHint")),
     "branding.logoUrl": field(t("set.logoUrl"), h("input", { type: "url", value: branding.logoUrl || "" })),
+    // -- studio42: the description, the favicon and the custom style sheet
+    descriptor: field(t("set.descriptor"), h("textarea", { rows: "2", maxlength: "1000" }, config.descriptor || "")),
+    "branding.faviconUrl": field(t("set.faviconUrl"), h("input", { type: "url", value: branding.faviconUrl || "" })),
+    customCss: field(t("set.customCss"), h("textarea", { rows: "6", class: "code", spellcheck: "false" }, config.customCss || ""),
+      t("set.customCssHint")),
   };
   const originList = h("ul", { "aria-label": t("set.origins") });
   const drawOrigins = (c) => replace(originList, origins(c).length ? origins(c).map((o) => h("li", {}, h("code", {}, o))) : h("li", {}, t("set.noOrigins")));
@@ -98,7 +103,7 @@ function configuration(shell, config) {
     const brand = f["branding.brandColor"].control.value;
     if (/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(brand) && !tokenColour(values.primary)) preview.style.setProperty("--pv-primary", brand);
   };
-  for (const token of PREVIEW_TOKENS) {
+  for (const token of THEME_TOKENS) { // -- studio42: every token the API takes (the preview shows five)
     const input = text("", { placeholder: "210 40% 50%", oninput: (event) => {
       typed[modeField.control.value][token] = event.target.value.trim();
       paintPreview();
@@ -106,7 +111,7 @@ function configuration(shell, config) {
     tokenFields[token] = field(t("set.token", { token }), input);
   }
   const fillTokens = () => {
-    for (const token of PREVIEW_TOKENS) tokenFields[token].control.value = typed[modeField.control.value][token] || "";
+    for (const token of THEME_TOKENS) tokenFields[token].control.value = typed[modeField.control.value][token] || "";
     paintPreview();
   };
   modeField.control.addEventListener("change", fillTokens);
@@ -126,7 +131,9 @@ function configuration(shell, config) {
       name: value("name"), displayTitle: value("displayTitle"), siteUrl: value("siteUrl"), domain: value("domain"),
       defaultLanguage: value("defaultLanguage"), defaultAppearance: value("defaultAppearance"),
       defaultSaveAction: value("defaultSaveAction"),
-      branding: { ...branding, brandColor: value("branding.brandColor") || null, logoUrl: value("branding.logoUrl") || null },
+      branding: { ...branding, brandColor: value("branding.brandColor") || null, logoUrl: value("branding.logoUrl") || null,
+        faviconUrl: value("branding.faviconUrl") || null }, // -- studio42
+      descriptor: value("descriptor"), customCss: f.customCss.control.value, // -- studio42 ("" clears)
       themeOverrides: Object.keys(theme).length ? theme : null,
     };
     try {
@@ -154,11 +161,16 @@ function configuration(shell, config) {
       showErrors(err, fields, status);
     }
   } },
-  f.name.wrap, f.displayTitle.wrap, f.siteUrl.wrap, f.domain.wrap,
+  f.name.wrap, f.displayTitle.wrap, f.descriptor.wrap, f.siteUrl.wrap, f.domain.wrap,
   h("div", { class: "me-field" }, h("p", {}, t("set.origins")), originList, h("p", { class: "muted" }, t("set.originsHint"))),
   f.defaultLanguage.wrap, f.defaultAppearance.wrap, f.defaultSaveAction.wrap,
-  h("fieldset", {}, h("legend", {}, t("set.branding")), f["branding.brandColor"].wrap, f["branding.logoUrl"].wrap),
-  h("fieldset", {}, h("legend", {}, t("set.theme")), modeField.wrap, PREVIEW_TOKENS.map((token) => tokenFields[token].wrap), preview),
+  h("fieldset", {}, h("legend", {}, t("set.branding")), f["branding.brandColor"].wrap, f["branding.logoUrl"].wrap,
+    f["branding.faviconUrl"].wrap),
+  h("fieldset", {}, h("legend", {}, t("set.theme")), modeField.wrap, PREVIEW_TOKENS.map((token) => tokenFields[token].wrap), preview,
+    // -- studio42: the other fourteen tokens, folded
+    h("details", {}, h("summary", {}, t("set.moreTokens")),
+      THEME_TOKENS.filter((token) => !PREVIEW_TOKENS.includes(token)).map((token) => tokenFields[token].wrap))),
+  f.customCss.wrap,
   h("button", { type: "submit" }, t("set.save")), status);
   return section(t("set.site"), form);
 }

@@ -14,6 +14,7 @@ const TOKENS = {
   accent: [], "accent-foreground": [], destructive: ["--error"], "destructive-foreground": [],
   border: ["--line"], input: ["--input"], ring: ["--ring"],
 };
+export const THEME_TOKENS = Object.keys(TOKENS); // -- studio42: the site settings offer every one
 const HSL = /^(\d{1,3}(?:\.\d+)?) (\d{1,3}(?:\.\d+)?)% (\d{1,3}(?:\.\d+)?)%$/;
 const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 const DARK = window.matchMedia("(prefers-color-scheme: dark)");
@@ -72,6 +73,19 @@ export function applyTheme(config) {
   html.dataset.appearance = own || appearance; // -- me: the user's preference first
   paint();
   customSheet(config && config.customCss);
+  favicon(config && config.branding && config.branding.faviconUrl); // -- studio42
+}
+
+// -- studio42: branding.faviconUrl as the page's icon (the CSP's img-src allows https: and 'self')
+function favicon(url) {
+  let link = document.head.querySelector("link[rel='icon']");
+  if (!url) return link && link.remove();
+  if (!link) {
+    link = document.createElement("link");
+    link.rel = "icon";
+    document.head.append(link);
+  }
+  link.href = url;
 }
 
 // "auto" follows the system while the page is open.

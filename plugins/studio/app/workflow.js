@@ -6,7 +6,7 @@ import { ApiError, data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
-import { onFrame, subscribe } from "./live.js"; // -- studio41
+import { liveRedraw, onFrame, subscribe } from "./live.js"; // -- studio41
 
 const enc = encodeURIComponent;
 
@@ -132,8 +132,9 @@ function followChanges(collection, id, moved, redraw) {
         again = false;
         const section = document.querySelector("section.review");
         const focused = Boolean(section && section.contains(document.activeElement));
-        await redraw();
-        const heading = focused && document.querySelector("section.review h2");
+        // -- studio42: a reviewer chosen or a reason typed holds the redraw (a notice offers it)
+        const drawn = section ? await liveRedraw(section, redraw) : (await redraw(), true);
+        const heading = drawn && focused && document.querySelector("section.review h2");
         if (heading) heading.focus();
       } while (again && !moved());
     } finally {
