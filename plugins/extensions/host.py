@@ -173,6 +173,8 @@ class Host:
             "entry": self.row["manifest"]["entry"],
             "workdir": str(self.workdir),
             "readable": _readable(),
+            # Covered by an empty folder in the runner's mount namespace (Landlock refuses it too).
+            "hidden": [str(s.data_path)],
             "limits": {
                 "memory_bytes": s.get("ext_memory_mb") * 1024 * 1024,
                 "cpu_seconds": s.get("ext_cpu_seconds"),
