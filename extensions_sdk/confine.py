@@ -38,7 +38,14 @@ from typing import Any
 
 CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_THREAD = 0x40000000, 0x00020000, 0x10000000, 0x00010000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 8, 32, 4096, 16384, 1 << 18,
+    1,
+    2,
+    4,
+    8,
+    32,
+    4096,
+    16384,
+    1 << 18,
 )
 PR_SET_NO_NEW_PRIVS = 38
 NOBODY = 65534
@@ -72,7 +79,9 @@ def _landlock(readable: list[str], writable: list[str]) -> str | None:
     if abi < 1:
         return "Landlock (the kernel offers none)"
     read = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
-    on_file = AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
+    on_file = (
+        AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
+    )
     try:
         with Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL) as ruleset:
             rules = [(p, read) for p in readable] + [(p, ruleset.handled_fs) for p in writable]
@@ -120,7 +129,11 @@ def _user_namespace() -> str | None:
     if _libc().unshare(CLONE_NEWUSER) != 0:
         return f"unshare: {os.strerror(ctypes.get_errno())}"
     try:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
     except OSError as exc:
@@ -260,7 +273,9 @@ def apply(config: dict[str, Any]) -> list[str]:
             namespaces = False
             missing.append(f"user namespace ({refused})")
             missing.append("network namespace (not root, and no user namespace)")
-            missing.append("mount namespace (not root, and no user namespace): the data directory is not hidden")
+            missing.append(
+                "mount namespace (not root, and no user namespace): the data directory is not hidden"
+            )
     if namespaces and libc.unshare(CLONE_NEWNET) != 0:
         missing.append(f"network namespace (unshare: {os.strerror(ctypes.get_errno())})")
     needed = [sys.base_prefix, sys.prefix, *readable]

@@ -155,9 +155,17 @@ async def _runner(root: Path, data: Path, *, unprivileged: bool) -> tuple[Any, c
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-m", "extensions_sdk.runner", str(child.fileno()),
-            pass_fds=(child.fileno(),), env=scrubbed_env(config), cwd=str(bundle),
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True, preexec_fn=demote,
+            sys.executable,
+            "-I",
+            "-m",
+            "extensions_sdk.runner",
+            str(child.fileno()),
+            pass_fds=(child.fileno(),),
+            env=scrubbed_env(config),
+            cwd=str(bundle),
+            stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=demote,
         )
     finally:
         child.close()
@@ -176,8 +184,15 @@ async def _runner(root: Path, data: Path, *, unprivileged: bool) -> tuple[Any, c
 async def _probe(peer: channel.Peer, data: Path, outside: Path) -> dict[str, Any]:
     answer = await asyncio.wait_for(
         peer.call(
-            "route", call="c1", site="s1", handle=0, method="POST", path="/ext/hostile/probe", query="",
-            headers={"content-type": "application/json"}, params={},
+            "route",
+            call="c1",
+            site="s1",
+            handle=0,
+            method="POST",
+            path="/ext/hostile/probe",
+            query="",
+            headers={"content-type": "application/json"},
+            params={},
             body=base64.b64encode(json.dumps({"data": str(data), "outside": str(outside)}).encode()).decode(),
         ),
         60,
@@ -208,8 +223,18 @@ def _folders(root: Path, owner: int) -> tuple[Path, Path]:
 def _contained(seen: dict[str, Any]) -> None:
     """What every runner on Linux shows, whoever started it."""
     assert seen["env"] == ["HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE"]
-    for probe in ("postgres", "redis", "listen", "data_list", "secret_stat", "secret_read", "write_outside",
-                  "fork", "spawn", "unshare"):
+    for probe in (
+        "postgres",
+        "redis",
+        "listen",
+        "data_list",
+        "secret_stat",
+        "secret_read",
+        "write_outside",
+        "fork",
+        "spawn",
+        "unshare",
+    ):
         assert "refused" in seen[probe], (probe, seen[probe])
     assert seen["write_own"] == {"done": 4}
     assert seen["thread"] == {"done": True}  # the seccomp filter lets threads start
@@ -235,7 +260,10 @@ async def test_a_runner_started_by_an_unprivileged_user_has_no_network_nor_data_
         assert seen["data_stat"] == {"done": "0o0"}
     else:  # the kernel allows none: each namespace it could not make is named for the warning
         assert [m.split(" (")[0] for m in declared["missing"]][:3] == [
-            "user namespace", "network namespace", "mount namespace"]
+            "user namespace",
+            "network namespace",
+            "mount namespace",
+        ]
 
 
 async def test_a_runner_started_by_root_runs_as_nobody_in_namespaces_of_its_own(base):
