@@ -133,14 +133,16 @@ def _as_nobody(workdir: str) -> None:
     os.setuid(NOBODY)
 
 
-async def _runner(root: Path, data: Path, *, unprivileged: bool) -> tuple[Any, channel.Peer, dict[str, Any]]:
+async def _runner(
+    root: Path, data: Path, *, unprivileged: bool, hidden: tuple[Path, ...] = ()
+) -> tuple[Any, channel.Peer, dict[str, Any]]:
     bundle = _bundle(root)
     config = {
         "name": "hostile",
         "entry": "hostile",
         "workdir": str(bundle),
         "readable": _readable(),
-        "hidden": [str(data)],
+        "hidden": [str(data), *map(str, hidden)],
         "limits": {"memory_bytes": 512 * 1024 * 1024, "cpu_seconds": 30, "open_files": 64, "processes": 64},
     }
     demote = None
@@ -269,14 +271,17 @@ async def test_a_runner_started_by_an_unprivileged_user_has_no_network_nor_data_
 async def test_a_runner_started_by_root_runs_as_nobody_in_namespaces_of_its_own(base):
     (base / "work").mkdir()
     data, outside = _folders(base, os.geteuid())
-    proc, peer, declared = await _runner(base / "work", data, unprivileged=False)
+    # A folder to hide that holds the runner's own is left as it is, and the warning names it.
+    work = base / "work"
+    proc, peer, declared = await _runner(work, data, unprivileged=False, hidden=(work,))
     try:
         seen = await _probe(peer, data, outside)
     finally:
         await _stop(proc, peer)
     _contained(seen)
     if os.geteuid() == 0:
-        assert declared["missing"] == [] and seen["uid"] == NOBODY
+        assert declared["missing"] == [f"hiding {work} (it holds {work / 'bundle'}, which the runner needs)"]
+        assert seen["uid"] == NOBODY
         assert seen["interfaces"] == {"done": ["lo"]}
         assert seen["data_stat"] == {"done": "0o0"}  # hidden by an empty tmpfs, not just unreadable
 
