@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import textwrap
@@ -25,13 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from extension_bundles import ATTEMPT
 
 from extensions_sdk import channel, confine
 from kernel.errors import ApiError
-from plugins.extensions.host import _readable, scrubbed_env
+from plugins.extensions.host import _readable, spawn
 
 NOBODY = 65534
-HOSTILE = """
+HOSTILE = (
+    """
     import ctypes
     import os
     import socket
@@ -39,14 +40,9 @@ HOSTILE = """
     import threading
 
     from extensions_sdk import Route, hookimpl, read_json, send_data
-
-
-    def attempt(fn):
-        try:
-            return {"done": fn()}
-        except Exception as exc:
-            return {"refused": type(exc).__name__}
-
+"""
+    + ATTEMPT
+    + """
 
     def connect(port):
         with socket.create_connection(("127.0.0.1", port), timeout=2):
@@ -96,6 +92,7 @@ HOSTILE = """
     def register_routes(kernel):
         return [Route("/hostile/probe", Probe())]
 """
+)
 
 
 @pytest.fixture
@@ -154,23 +151,7 @@ async def _runner(
         def demote() -> None:
             _as_nobody(str(bundle))
 
-    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-m",
-            "extensions_sdk.runner",
-            str(child.fileno()),
-            pass_fds=(child.fileno(),),
-            env=scrubbed_env(config),
-            cwd=str(bundle),
-            stdin=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=demote,
-        )
-    finally:
-        child.close()
+    proc, parent = await spawn(config, preexec_fn=demote)
     asked: list[dict[str, Any]] = []
 
     async def handle(message: dict[str, Any]) -> Any:

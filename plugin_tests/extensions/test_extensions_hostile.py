@@ -8,7 +8,7 @@ import logging
 import os
 
 import pytest
-from extension_bundles import ENV, enable, install, write_extension
+from extension_bundles import ATTEMPT, ENV, enable, install, write_extension
 
 from kernel.app import database_url
 from kernel.testing import Calls
@@ -23,13 +23,7 @@ HOSTILE = """
     from extensions_sdk import settings
     from plugins.items import api  # the server's code imports (at load: it is big); its state is not there
     from extensions_sdk import runner
-
-
-    def attempt(fn):
-        try:
-            return {"done": fn()}
-        except Exception as exc:
-            return {"refused": type(exc).__name__}
+""" + ATTEMPT + """
 
 
     class Env:
