@@ -37,16 +37,8 @@ from pathlib import Path
 from typing import Any
 
 CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_THREAD = 0x40000000, 0x00020000, 0x10000000, 0x00010000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1,
-    2,
-    4,
-    8,
-    32,
-    4096,
-    16384,
-    1 << 18,
-)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 NOBODY = 65534
 _CAP_VERSION_3 = 0x20080522
@@ -68,10 +60,11 @@ def landlock_abi() -> int:
     return landlockpy.abi_version()
 
 
-def _landlock(readable: list[str], writable: list[str]) -> str | None:
-    """Enter a Landlock domain; the reason it could not, or None. Every filesystem and network
-    right the kernel knows is handled (so refused but for the rules below), and signals and
-    abstract Unix sockets are scoped to the domain."""
+def _landlock(readable: list[str], writable: list[str], *, own_network: bool) -> str | None:
+    """Enter a Landlock domain; the reason it could not, or what it lacks, or None. Every
+    filesystem and network right the kernel knows is handled (so refused but for the rules
+    below), and signals and abstract Unix sockets are scoped to the domain. What the kernel's
+    ABI cannot refuse of the network matters only without a network namespace of its own."""
     import landlockpy
     from landlockpy import AccessFS, RestrictFlag, Ruleset, Scope
 
@@ -92,7 +85,8 @@ def _landlock(readable: list[str], writable: list[str]) -> str | None:
             ruleset.restrict(RestrictFlag.TSYNC)
     except OSError as exc:
         return f"Landlock ({type(exc).__name__}: {exc})"
-    missing = [] if abi >= 4 else ["no TCP"]
+    missing = [] if abi >= 4 or own_network else ["TCP rules"]
+    missing += [] if abi >= 10 or own_network else ["UDP rules"]
     missing += [] if abi >= 6 else ["signal scoping"]
     return f"Landlock ABI {abi} lacks {', '.join(missing)}" if missing else None
 
@@ -276,7 +270,8 @@ def apply(config: dict[str, Any]) -> list[str]:
             missing.append(
                 "mount namespace (not root, and no user namespace): the data directory is not hidden"
             )
-    if namespaces and libc.unshare(CLONE_NEWNET) != 0:
+    own_network = namespaces and libc.unshare(CLONE_NEWNET) == 0
+    if namespaces and not own_network:
         missing.append(f"network namespace (unshare: {os.strerror(ctypes.get_errno())})")
     needed = [sys.base_prefix, sys.prefix, *readable]
     needed = [p for p in dict.fromkeys(needed) if os.path.exists(p)]
@@ -325,7 +320,7 @@ def apply(config: dict[str, Any]) -> list[str]:
     refused = _seccomp()
     if refused:
         missing.append(refused)
-    refused = _landlock(readable, [workdir])
+    refused = _landlock(readable, [workdir], own_network=own_network)
     if refused:
         missing.append(refused)
     return missing
