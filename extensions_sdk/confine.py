@@ -1,47 +1,50 @@
 """What an extension's runner process does to itself before it imports the extension: the
 confinement docs/extensions.md lists ("What is enforced where").
 
-On Linux, in this order: a network namespace of its own (root only: the process sees no
-interface but a loopback that is down), resource limits (address space, CPU seconds, open files,
-processes, file size, no core), a mount namespace (root only, when Python or the code lies under
-a folder ``nobody`` cannot search, such as ``/root``: that folder is covered by an empty tmpfs
-and only the paths the runner reads are bound back, read-only), another user (root only:
-``nobody``), ``no_new_privs``, a seccomp filter refusing new processes (x86-64), and a
-Landlock domain (the kernel's own sandbox, no root needed): files are read only under the paths
-Python needs and written only in the runner's own folder, no TCP connect or bind at all, no
-signal to a process outside the domain. Landlock goes through the raw system calls with
-``ctypes`` (three calls and two structs; the PyPI bindings were pre-releases when this was
-written). Each step that the platform refuses is returned by name, and the server logs a loud
-warning for each one.
+On Linux, in this order:
+
+- namespaces of its own. Started by root: a network namespace (no interface but a loopback that
+  is down) and a mount namespace. Started by another user: a user namespace first, where the
+  kernel allows unprivileged ones (``kernel.unprivileged_userns_clone``,
+  ``user.max_user_namespaces``), and inside it the same network and mount namespaces; the
+  capabilities the user namespace gave are dropped once the mounts are made;
+- in the mount namespace, each folder to hide (the data directory) is covered by an empty
+  ``tmpfs`` of mode 000, and (root only) each folder ``nobody`` cannot search (``/root``) is
+  covered by an empty ``tmpfs`` into which only the paths the runner reads are bound back,
+  read-only;
+- resource limits (address space, CPU seconds, open files, processes, file size, no core);
+- another user (root only: ``nobody``), ``no_new_privs``;
+- a seccomp filter (``seccompy``): no new process (``fork``, ``vfork``, ``clone`` without
+  ``CLONE_THREAD``, ``clone3``), no new namespace and no mount;
+- a Landlock domain (``landlockpy``, no root needed): files are read only under the paths Python
+  needs and written only in the runner's own folder, no TCP (ABI 4+), no signal and no abstract
+  Unix socket outside the domain (ABI 6+), no mount.
+
+Each step that the platform refuses is returned by name, and the server logs a loud warning for
+each one. Namespaces and mounts go through ``unshare(2)`` and ``mount(2)`` with ``ctypes``
+(Python 3.11 has no ``os.unshare``); seccomp and Landlock through their libraries.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 import resource
-import struct
 import sys
 from pathlib import Path
 from typing import Any
 
-CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_THREAD = 0x40000000, 0x00020000, 0x10000000, 0x00010000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 NOBODY = 65534
-_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on every Linux arch
-_RULE_PATH_BENEATH = 1
-_VERSION_FLAG = 1
-
-# Filesystem rights by the Landlock ABI that introduced them.
-_FS_V1 = (1 << 13) - 1  # execute .. make_sym
-_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-_FILE_RIGHTS = 1 | (1 << 1) | (1 << 2) | _FS_TRUNCATE | _FS_IOCTL_DEV  # what a rule on a file may hold
-_READ = 1 | (1 << 2) | (1 << 3)  # execute, read_file, read_dir
-_NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
-_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
+_CAP_VERSION_3 = 0x20080522
+_X32 = 0x40000000  # x86-64's x32 ABI: the same calls with this bit in their number
+# System calls a runner never makes once confined: new processes are refused by their own rules.
+_NO_NAMESPACES = ("unshare", "setns", "mount", "umount2", "pivot_root")
 
 
 def _libc() -> Any:
@@ -52,51 +55,38 @@ def landlock_abi() -> int:
     """The Landlock ABI version this kernel offers (0: none)."""
     if not sys.platform.startswith("linux"):
         return 0
-    found = _libc().syscall(_SYS_CREATE_RULESET, None, 0, _VERSION_FLAG)
-    return max(int(found), 0)
+    import landlockpy
+
+    return landlockpy.abi_version()
 
 
-def _landlock(readable: list[str], writable: list[str]) -> str | None:
-    """Enter a Landlock domain; the reason it could not, or None."""
-    abi = landlock_abi()
+def _landlock(readable: list[str], writable: list[str], *, own_network: bool) -> str | None:
+    """Enter a Landlock domain; the reason it could not, or what it lacks, or None. Every
+    filesystem and network right the kernel knows is handled (so refused but for the rules
+    below), and signals and abstract Unix sockets are scoped to the domain. What the kernel's
+    ABI cannot refuse of the network matters only without a network namespace of its own."""
+    import landlockpy
+    from landlockpy import AccessFS, RestrictFlag, Ruleset, Scope
+
+    abi = landlockpy.abi_version()
     if abi < 1:
         return "Landlock (the kernel offers none)"
-    libc = _libc()
-    handled = (
-        _FS_V1
-        | (_FS_REFER if abi >= 2 else 0)
-        | (_FS_TRUNCATE if abi >= 3 else 0)
-        | (_FS_IOCTL_DEV if abi >= 5 else 0)
+    read = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
+    on_file = (
+        AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
     )
-    net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0
-    scoped = (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 else 0
-    attr = struct.pack("<QQQ", handled, net, scoped)
-    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    buffer = ctypes.create_string_buffer(attr[:size], size)
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, buffer, size, 0)
-    if ruleset < 0:
-        return f"Landlock (create_ruleset: errno {ctypes.get_errno()})"
     try:
-        rules = [(p, _READ) for p in readable] + [(p, handled) for p in writable]
-        for path, rights in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # a path that is not there grants nothing
-            try:
-                allowed = rights & handled
-                if not Path(path).is_dir():
-                    allowed &= _FILE_RIGHTS
-                rule = ctypes.create_string_buffer(struct.pack("<Qi", allowed, fd), 12)
-                if libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, rule, 0) < 0:
-                    return f"Landlock (add_rule {path}: errno {ctypes.get_errno()})"
-            finally:
-                os.close(fd)
-        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) < 0:
-            return f"Landlock (restrict_self: errno {ctypes.get_errno()})"
-    finally:
-        os.close(ruleset)
-    missing = [] if abi >= 4 else ["no TCP"]
+        with Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL) as ruleset:
+            rules = [(p, read) for p in readable] + [(p, ruleset.handled_fs) for p in writable]
+            for path, rights in rules:
+                if not os.path.exists(path):
+                    continue  # a path that is not there grants nothing
+                ruleset.allow_path(path, rights if os.path.isdir(path) else rights & on_file)
+            ruleset.restrict(RestrictFlag.TSYNC)
+    except OSError as exc:
+        return f"Landlock ({type(exc).__name__}: {exc})"
+    missing = [] if abi >= 4 or own_network else ["TCP rules"]
+    missing += [] if abi >= 10 or own_network else ["UDP rules"]
     missing += [] if abi >= 6 else ["signal scoping"]
     return f"Landlock ABI {abi} lacks {', '.join(missing)}" if missing else None
 
@@ -119,11 +109,82 @@ def _reachable_by_others(path: str) -> bool:
     return _blocker(path) is None
 
 
+def _user_namespace() -> str | None:
+    """Enter a user namespace of its own, mapping only the current user and group onto
+    themselves, so that a user other than root can make network and mount namespaces; the
+    reason it could not, or None."""
+    switch = Path("/proc/sys/kernel/unprivileged_userns_clone")  # Debian's and Ubuntu's kernels
+    if switch.exists() and switch.read_text().strip() == "0":
+        return "kernel.unprivileged_userns_clone is 0"
+    most = Path("/proc/sys/user/max_user_namespaces")
+    if most.exists() and most.read_text().strip() == "0":
+        return "user.max_user_namespaces is 0"
+    uid, gid = os.geteuid(), os.getegid()
+    if _libc().unshare(CLONE_NEWUSER) != 0:
+        return f"unshare: {os.strerror(ctypes.get_errno())}"
+    try:
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as exc:
+        return f"{exc.filename}: {exc.strerror}"
+    return None
+
+
+def _drop_capabilities() -> str | None:
+    """Give up every capability (those a user namespace gave): no mount, no ``CAP_NET_ADMIN``,
+    no ``CAP_DAC_OVERRIDE`` over its own namespaces afterwards."""
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    empty = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}, all zero
+    if _libc().capset(ctypes.byref(Header(_CAP_VERSION_3, 0)), empty) != 0:
+        return f"dropping capabilities ({os.strerror(ctypes.get_errno())})"
+    return None
+
+
+def _mount_namespace() -> str | None:
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return f"mount namespace (unshare: {os.strerror(ctypes.get_errno())})"
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return f"mount namespace (private: {os.strerror(ctypes.get_errno())})"
+    return None
+
+
+def _hide(paths: list[str], kept: list[str]) -> list[str]:
+    """Cover each folder of ``paths`` with an empty, read-only ``tmpfs`` of mode 000, in the
+    mount namespace made before: the runner sees nothing in it. A folder that holds one of
+    ``kept`` (what the runner reads or writes) is left as it is. What could not be hidden."""
+    libc = _libc()
+    missing: list[str] = []
+    for path in paths:
+        folder = Path(path).resolve()
+        try:
+            if not folder.is_dir():
+                continue
+        except OSError:
+            continue  # a folder it cannot reach is hidden already
+        holds = [k for k in kept if Path(k).resolve().is_relative_to(folder)]
+        if holds:
+            missing.append(f"hiding {folder} (it holds {holds[0]}, which the runner needs)")
+            continue
+        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        if libc.mount(b"tmpfs", str(folder).encode(), b"tmpfs", flags, b"mode=000,size=4k") != 0:
+            missing.append(f"hiding {folder} (mount: {os.strerror(ctypes.get_errno())})")
+    return missing
+
+
 def _reveal(paths: list[str], workdir: str) -> str | None:
-    """Make ``paths`` reachable by ``nobody`` in a mount namespace of this process's own: over
-    each folder that blocks them (``/root``, mode 0700) a small empty ``tmpfs`` (0755), into
-    which each path alone is bound back, read-only. The rest of that folder is hidden. Root
-    only; the reason it could not, or None."""
+    """Make ``paths`` reachable by ``nobody`` in the mount namespace made before: over each
+    folder that blocks them (``/root``, mode 0700) a small empty ``tmpfs`` (0755), into which
+    each path alone is bound back, read-only. The rest of that folder is hidden. Root only; the
+    reason it could not, or None."""
     libc = _libc()
     wanted: list[tuple[str, Path]] = []
     for path in paths:
@@ -135,21 +196,17 @@ def _reveal(paths: list[str], workdir: str) -> str | None:
         wanted.append((str(Path(path).resolve()), blocker))
     if not wanted:
         return None
-    if libc.unshare(CLONE_NEWNS) != 0:
-        return f"mount namespace (unshare: errno {ctypes.get_errno()})"
-    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return f"mount namespace (private: errno {ctypes.get_errno()})"
     kept = [(os.open(path, os.O_PATH | os.O_CLOEXEC), path) for path, _ in wanted]
     try:
         for blocker in sorted({b for _, b in wanted}):
             options = b"mode=0755,size=64k"
             if libc.mount(b"tmpfs", str(blocker).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
-                return f"tmpfs over {blocker} (errno {ctypes.get_errno()})"
+                return f"tmpfs over {blocker} ({os.strerror(ctypes.get_errno())})"
         for fd, path in kept:
             os.makedirs(path, exist_ok=True)
             target = path.encode()
             if libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None) != 0:
-                return f"bind {path} (errno {ctypes.get_errno()})"
+                return f"bind {path} ({os.strerror(ctypes.get_errno())})"
             libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
     finally:
         for fd, _ in kept:
@@ -157,34 +214,33 @@ def _reveal(paths: list[str], workdir: str) -> str | None:
     return None
 
 
-def _seccomp_no_fork() -> str | None:
-    """A seccomp filter: no new process (fork, vfork, clone without CLONE_THREAD, clone3), and
-    no system call of another ABI. Threads still start. x86-64 only."""
-    if platform.machine() != "x86_64":
-        return f"seccomp fork filter (written for x86_64, this is {platform.machine()})"
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    program = [
-        (ld, 0, 0, 4),
-        (jeq, 0, 9, 0xC000003E),  # arch is x86-64, else EPERM
-        (ld, 0, 0, 0),
-        (jge, 7, 0, 0x40000000),  # the x32 ABI: EPERM
-        (jeq, 6, 0, 57),
-        (jeq, 5, 0, 58),
-        (jeq, 5, 0, 435),  # fork, vfork: EPERM; clone3: ENOSYS
-        (jeq, 0, 2, 56),
-        (ld, 0, 0, 16),
-        (jset, 0, 1, 0x10000),  # clone: only with CLONE_THREAD
-        (ret, 0, 0, allow),
-        (ret, 0, 0, eperm),
-        (ret, 0, 0, enosys),
-    ]
-    raw = b"".join(struct.pack("<HBBI", *op) for op in program)
-    filters = ctypes.create_string_buffer(raw, len(raw))
-    prog = struct.pack("<HxxxxxxQ", len(program), ctypes.addressof(filters))
-    fprog = ctypes.create_string_buffer(prog, len(prog))
-    if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog, 0, 0) != 0:
-        return f"seccomp fork filter (errno {ctypes.get_errno()})"
+def _seccomp() -> str | None:
+    """A seccomp filter (``seccompy``): no new process (``fork``, ``vfork``, ``clone`` without
+    ``CLONE_THREAD``, ``clone3``, which answers ENOSYS so that the C library falls back to
+    ``clone`` for threads), no new namespace, no mount. The filter kills a call of another
+    ABI than the native one (x86-64's x32 calls of the same names are refused too)."""
+    import seccompy
+    from seccompy import ArgCmp, CmpOp, Filter
+
+    if not seccompy.supported():
+        return "seccomp filter (the kernel offers none)"
+    try:
+        arch = seccompy.arch()
+    except seccompy.UnsupportedError:
+        return f"seccomp filter (no system call table for {platform.machine()})"
+    rules = Filter()
+    rules.allow("clone", args=[ArgCmp(0, CmpOp.MASKED_EQ, CLONE_THREAD, mask=CLONE_THREAD)])
+    refused = ["clone", *(("fork", "vfork") if arch == "x86_64" else ()), *_NO_NAMESPACES]
+    for name in refused:
+        rules.errno(name, errno.EPERM)
+    rules.errno("clone3", errno.ENOSYS)
+    if arch == "x86_64":
+        for name in [*refused, "clone3"]:
+            rules.errno(_X32 | seccompy.syscall_nr(name), errno.EPERM)
+    try:
+        rules.load()
+    except OSError as exc:
+        return f"seccomp filter ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -195,17 +251,44 @@ def _limit(kind: int, value: int) -> None:
 
 
 def apply(config: dict[str, Any]) -> list[str]:
-    """Confine this process as ``config`` says (``workdir``, ``readable``, ``limits``); the names
-    of the protections the platform did not give."""
+    """Confine this process as ``config`` says (``workdir``, ``readable``, ``hidden``,
+    ``limits``); the names of the protections the platform did not give."""
     missing: list[str] = []
     if not sys.platform.startswith("linux"):
         return ["every protection (not Linux: only the scrubbed environment and the folder hold)"]
     libc = _libc()
     root = os.geteuid() == 0
+    workdir = config["workdir"]
+    readable = list(config.get("readable") or [])
+    namespaces = True
     if not root:
-        missing.append("network namespace (not root)")
-    elif libc.unshare(CLONE_NEWNET) != 0:
-        missing.append(f"network namespace (unshare: errno {ctypes.get_errno()})")
+        refused = _user_namespace()
+        if refused:
+            namespaces = False
+            missing.append(f"user namespace ({refused})")
+            missing.append("network namespace (not root, and no user namespace)")
+            missing.append(
+                "mount namespace (not root, and no user namespace): the data directory is not hidden"
+            )
+    own_network = namespaces and libc.unshare(CLONE_NEWNET) == 0
+    if namespaces and not own_network:
+        missing.append(f"network namespace (unshare: {os.strerror(ctypes.get_errno())})")
+    needed = [sys.base_prefix, sys.prefix, *readable]
+    needed = [p for p in dict.fromkeys(needed) if os.path.exists(p)]
+    if namespaces:
+        refused = _mount_namespace()
+        if refused:
+            missing.append(refused)
+        else:
+            missing += _hide(list(config.get("hidden") or []), [*needed, workdir])
+            if root and any(not _reachable_by_others(p) for p in needed):
+                refused = _reveal(needed, workdir)
+                if refused:
+                    missing.append(f"mount namespace ({refused})")
+        if not root:
+            refused = _drop_capabilities()
+            if refused:
+                missing.append(refused)
     limits = config.get("limits") or {}
     for kind, key in (
         (resource.RLIMIT_AS, "memory_bytes"),
@@ -220,12 +303,6 @@ def apply(config: dict[str, Any]) -> list[str]:
             except (ValueError, OSError) as exc:
                 missing.append(f"rlimit {key} ({exc})")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    needed = [sys.base_prefix, sys.prefix, *(config.get("readable") or [])]
-    needed = [p for p in dict.fromkeys(needed) if os.path.exists(p)]
-    if root and any(not _reachable_by_others(p) for p in needed):
-        refused = _reveal(needed, config["workdir"])
-        if refused:
-            missing.append(f"mount namespace ({refused})")
     unreachable = [p for p in needed if not _reachable_by_others(p)]
     if root and unreachable:
         missing.append(f"separate user ({unreachable[0]} is not reachable by nobody)")
@@ -237,13 +314,13 @@ def apply(config: dict[str, Any]) -> list[str]:
         except OSError as exc:
             missing.append(f"separate user ({exc})")
     else:
-        missing.append("separate user (not root)")
+        missing.append("separate user (not root: it runs as the server's user)")
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         missing.append("no_new_privs")
-    refused = _seccomp_no_fork()
+    refused = _seccomp()
     if refused:
         missing.append(refused)
-    refused = _landlock(list(config.get("readable") or []), [config["workdir"]])
+    refused = _landlock(readable, [workdir], own_network=own_network)
     if refused:
         missing.append(refused)
     return missing

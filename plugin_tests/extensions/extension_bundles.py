@@ -55,6 +55,16 @@ async def enable(calls: Any, ext_id: str, capabilities: list[str]) -> dict[str, 
     return await calls.ok("post", f"/extensions/{ext_id}/enable")
 
 
+# A helper of the hostile extensions' code (indented as their code is, for ``write_extension``).
+ATTEMPT = """
+    def attempt(fn):
+        try:
+            return {"done": fn()}
+        except Exception as exc:
+            return {"refused": type(exc).__name__}
+"""
+
+
 ROUTE_CODE = '''
     from extensions_sdk import Route, hookimpl
     from kernel.http.media import send_data

@@ -8,7 +8,7 @@ import logging
 import os
 
 import pytest
-from extension_bundles import ENV, enable, install, write_extension
+from extension_bundles import ATTEMPT, ENV, enable, install, write_extension
 
 from kernel.app import database_url
 from kernel.testing import Calls
@@ -23,13 +23,7 @@ HOSTILE = """
     from extensions_sdk import settings
     from plugins.items import api  # the server's code imports (at load: it is big); its state is not there
     from extensions_sdk import runner
-
-
-    def attempt(fn):
-        try:
-            return {"done": fn()}
-        except Exception as exc:
-            return {"refused": type(exc).__name__}
+""" + ATTEMPT + """
 
 
     class Env:
@@ -210,12 +204,9 @@ async def test_a_hostile_extension_finds_no_secret_file_or_network(make_app, tmp
         assert (me["uid"], me["gid"], host.missing) == (65534, 65534, [])
         assert me["root"] == {"refused": "PermissionError"}  # Landlock: /root is not a path it may read
         assert "refused" in (await calls.ok("post", "/ext/hostile/files", json={"path": "/root/.bashrc"}))["read"]
-    else:  # not root: no other user to become, nor a network namespace to make, and it says so
+    else:  # not root: no other user to become, and it says so (test_extensions_confine.py has the rest)
         assert me["uid"] == os.geteuid()
-        assert [m for m in host.missing if m.startswith(("separate user", "network"))] == [
-            "network namespace (not root)",
-            "separate user (not root)",
-        ]
+        assert "separate user (not root: it runs as the server's user)" in host.missing
 
 
 async def test_the_channel_refuses_another_site_a_grant_it_lacks_and_a_forged_call(

@@ -129,6 +129,33 @@ def scrubbed_env(config: dict[str, Any]) -> dict[str, str]:
     }
 
 
+async def spawn(config: dict[str, Any], **options: Any) -> tuple[asyncio.subprocess.Process, socket.socket]:
+    """Start ``python -I -m extensions_sdk.runner`` in ``config["workdir"]``, with the scrubbed
+    environment and one end of a new socket pair; the process and the server's end of the pair.
+    ``options`` go to the subprocess (a test's ``preexec_fn``)."""
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-m",
+            "extensions_sdk.runner",
+            str(child.fileno()),
+            pass_fds=(child.fileno(),),
+            env=scrubbed_env(config),
+            cwd=config["workdir"],
+            stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+            **options,
+        )
+    except BaseException:
+        parent.close()
+        raise
+    finally:
+        child.close()
+    return proc, parent
+
+
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
@@ -173,6 +200,8 @@ class Host:
             "entry": self.row["manifest"]["entry"],
             "workdir": str(self.workdir),
             "readable": _readable(),
+            # Covered by an empty folder in the runner's mount namespace (Landlock refuses it too).
+            "hidden": [str(s.data_path)],
             "limits": {
                 "memory_bytes": s.get("ext_memory_mb") * 1024 * 1024,
                 "cpu_seconds": s.get("ext_cpu_seconds"),
@@ -195,22 +224,7 @@ class Host:
         if os.geteuid() == 0:
             for path in [self.workdir, *self.workdir.rglob("*")]:
                 os.chown(path, 65534, 65534)
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",
-                "-m",
-                "extensions_sdk.runner",
-                str(child.fileno()),
-                pass_fds=(child.fileno(),),
-                env=scrubbed_env(config),
-                cwd=str(bundle_dir),
-                stdin=asyncio.subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        finally:
-            child.close()
+        self.proc, parent = await spawn(config)
         self.starts += 1
         self.peer = await channel.open_peer(parent, self._handle)
         try:
