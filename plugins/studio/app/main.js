@@ -6,6 +6,7 @@
 //   #/s/<site>/c/<collection>/i/<id>/history                        its revisions and versions (-- history)
 //   #/s/<site>/me                                                   the user's own page (-- me)
 //   #/s/<site>/releases[/<id>], #/s/<site>/feed[/<id>]              releases, the change feed (-- releases)
+//   #/s/<site>/flows[/<id>[/runs[/<run>]]]                          flows, their runs (-- flows editor)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -38,6 +39,11 @@ import { renderRelease, renderReleases } from "./releases.js";
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
+// -- flows editor: the flows screens, for site admins when the flows plugin is on
+import { renderFlow, renderFlows } from "./flows.js";
+import { renderRun, renderRuns } from "./flows_runs.js";
+const FLOWS_LINK = "flows:";
+// -- end flows editor
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -121,6 +127,15 @@ async function route() {
     }
     if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
     // -- end releases
+    // -- flows editor: #/s/<site>/flows[/<id>[/runs[/<run>]]]
+    if (parts[2] === "flows") {
+      if (!shell.ctx.flows) return showError(new ApiError(404, []));
+      shell.nav.mark(FLOWS_LINK);
+      if (!parts[3]) return await renderFlows(shell);
+      if (parts[4] === "runs") return parts[5] ? await renderRun(shell, parts[3], parts[5]) : await renderRuns(shell, parts[3], query);
+      return await renderFlow(shell, parts[3]);
+    }
+    // -- end flows editor
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -283,6 +298,13 @@ function navigator_(site, ctx) {
   }
   if (publishing.length) el.append(h("h2", {}, t("releases.navHeading")), h("ul", { class: "admin-nav" }, publishing));
   // -- end releases
+  // -- flows editor: the automation list, for site admins (ctx.flows)
+  if (ctx.flows) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/flows` }, t("flows.heading"));
+    links.set(FLOWS_LINK, link);
+    el.append(h("h2", {}, t("flows.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
+  }
+  // -- end flows editor
   return {
     el,
     mark(name) {

@@ -42,6 +42,9 @@ export async function loadSite(site) {
   };
   // -- releases: the change feed's screens, for site admins when the cdc plugin is on (a cheap read)
   ctx.feed = Boolean(permissions.admin) && await optional(data("GET", "/cdc/events", { site, params: { limit: 1 } }).then(() => true), false);
+  // -- flows editor: the flows screens, for site admins when the flows plugin is on (a cheap read)
+  ctx.flows = Boolean(permissions.admin) && await optional(data("GET", "/flows/operations", { site }).then(() => true), false);
+  // -- end flows editor
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;
