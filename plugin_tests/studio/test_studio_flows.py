@@ -35,7 +35,8 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         await admin.collection("posts", {"title": "string"})
         legacy = await admin.ok("post", "/flows", status=201, json={
             "name": "Legacy", "status": "draft", "trigger": "manual",
-            "graph": {"nodes": [{"id": "old", "operation": "gone-op", "options": {}}], "edges": []}})
+            "graph": {"nodes": [{"id": "old", "operation": "gone-op", "options": {}}],
+                      "edges": [{"from": "old", "to": "ghost"}]}})
         member = await new_member(shared.app, shared.site, "subscriber")
         other = await shared.new_site("other")
         other_flow = await other.ok("post", "/flows", status=201, json={"name": "Other site's flow", "trigger": "manual"})
@@ -168,14 +169,62 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
     await expect(history).to_contain_text("succeeded")
     await visit.axe()
 
-    # A graph naming an operation nobody registers: the API's refusal is on that step.
+    # A draft with a connection to a step that does not exist and an operation nobody registers:
+    # each refusal is shown on the step it names, the missing one included.
     await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{studio['legacy']}")
     old = page.get_by_role("region", name="Step old (gone-op)")
     await expect(old).to_contain_text("No plugin registers the operation gone-op.")
+    ghost = page.get_by_role("region", name="Missing step ghost")
     await page.get_by_role("region", name="Flow", exact=True).get_by_label("Status").select_option(label="Active")
     await page.get_by_role("button", name="Save flow").click()
-    await expect(old).to_contain_text("GRAPH_UNKNOWN_OPERATION")
+    await expect(ghost).to_contain_text("GRAPH_DANGLING_EDGE")
+    await expect(old).not_to_contain_text("GRAPH_")
     await visit.axe()
+    await ghost.get_by_role("button", name="Remove step ghost").click()
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(old).to_contain_text("GRAPH_UNKNOWN_OPERATION")
+    assert (await admin.ok("get", f"/flows/{studio['legacy']}"))["status"] == "draft"
+
+
+async def test_trigger_options_and_the_webhook_token_shown_once(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/flows")
+    create = page.get_by_role("form", name="Create flow")
+    await create.get_by_label("Name").fill("Watcher")
+    await create.get_by_label("Trigger").select_option(label="Item event")
+    await create.get_by_role("button", name="Create flow").click()
+    settings = page.get_by_role("region", name="Flow", exact=True)
+    await settings.get_by_label("Collections").select_option(["posts"])
+    await settings.get_by_role("checkbox", name="Create").check()
+    await settings.get_by_role("checkbox", name="Update").check()
+    await settings.get_by_label("Runs as role").select_option(label="Subscriber")
+    await visit.axe()
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
+    watcher = [f for f in await admin.ok("get", "/flows") if f["name"] == "Watcher"][0]
+    assert (watcher["trigger"], watcher["triggerOptions"]) == (
+        "event", {"collection": ["posts"], "action": ["create", "update"], "role": "subscriber"})
+
+    # Made a webhook flow: the API issues a token, shown this once; a new one replaces it.
+    await settings.get_by_label("Trigger").select_option(label="Webhook")
+    await page.get_by_role("button", name="Save flow").click()
+    shown = page.get_by_role("region", name="The webhook token, shown this once")
+    first = await shown.get_by_label("Token").input_value()
+    assert len(first) >= 24
+    assert (await admin.ok("get", f"/flows/{watcher['id']}"))["hasToken"] is True
+    await visit.axe()
+    await settings.get_by_role("button", name="Issue a new token").click()
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(shown.get_by_label("Token")).not_to_have_value(first)
+    second = await shown.get_by_label("Token").input_value()
+    assert re.fullmatch("[0-9a-f]{64}", second)
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Watcher", level=1)).to_be_visible()
+    await expect(page.get_by_text("A token is set (it is never shown again).")).to_be_visible()
+    assert first not in await page.content() and second not in await page.content()
 
 
 async def test_only_site_admins_and_only_this_site(studio, visit):  # noqa: F811 - the shared fixture

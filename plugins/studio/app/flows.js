@@ -114,15 +114,17 @@ export async function renderFlow(shell, id) {
     const o = flow.triggerOptions;
     if (flow.trigger === "event") {
       const wanted = [].concat(o.action || []);
-      const collection = h("select", { onchange: (e) => setOption("collection", e.target.value) },
-        h("option", { value: "" }, t("flows.anyCollection")),
-        shell.ctx.collections.map((c) => h("option", { value: c.name, selected: c.name === o.collection }, c.name)));
+      const chosen = [].concat(o.collection || []);
+      const names = [...new Set([...shell.ctx.collections.map((c) => c.name), ...chosen])];
+      const collection = h("select", { multiple: true, size: String(Math.min(6, Math.max(2, names.length))),
+        onchange: (e) => setOption("collection", [...e.target.selectedOptions].map((x) => x.value)) },
+      names.map((name) => h("option", { value: name, selected: chosen.includes(name) }, name)));
       const boxes = ACTIONS.map((a) => {
         const box = h("input", { type: "checkbox", id: uid("flow-act"), checked: wanted.includes(a), onchange: () =>
           setOption("action", ACTIONS.filter((x, i) => boxes[i].checked)) });
         return box;
       });
-      return h("div", {}, labelled(t("flows.collection"), collection),
+      return h("div", {}, labelled(t("flows.collection"), collection, t("flows.collectionHint")),
         h("fieldset", {}, h("legend", {}, t("flows.actions")), h("p", { class: "muted" }, t("flows.actionsHint")),
           ACTIONS.map((a, i) => h("p", { class: "me-check" }, boxes[i], h("label", { for: boxes[i].id }, t(`flows.action.${a}`))))),
         roleSelect());
