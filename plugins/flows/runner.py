@@ -9,9 +9,9 @@ that fails with a retryable error is tried again (up to 3 times) only when its o
 
 Bounds (settings): ``SVC_FLOWS_MAX_STEPS`` steps, ``SVC_FLOWS_RUN_TIMEOUT`` seconds for the
 whole run, ``SVC_FLOWS_MAX_OUTPUT_BYTES`` of JSON per step output. What is stored: the input,
-each step's input (its options as rendered) and output, redacted (``data.redact``), its status, timing and error code; a
-step's output is what the run's principal could read (item operations go through the items
-API, which masks what it may not see).
+each step's input (its options as rendered) and output, redacted (``data.redact``), its
+status, timing and error code; a step's output is what the run's principal could read (item
+operations go through the items API, which masks what it may not see).
 """
 
 from __future__ import annotations
