@@ -24,6 +24,8 @@ async def test_nul_in_a_webhook_a_step_and_an_upstream_is_stored_as_fffd(svc_app
     steps = {s["nodeId"]: s["output"] for s in run["steps"]}
     assert steps["decode"] == "a\ufffdb"
     assert steps["call"]["data"] == {"v": "up\ufffdstream", "k\ufffd": 1}
+    # -- flows editor: a step's input (its rendered options) is stored the same way
+    assert run["steps"][0]["input"]["json"]["body"] == {"n\ufffd": "b\ufffddy"}
     # A manual run (through the job queue) whose step makes a NUL ends too.
     manual = await calls.ok("post", "/flows", 201, json={"name": "m", "status": "active", "trigger": "manual", "graph":
                             one_node("jsonata", {"expression": '$decodeUrlComponent("%00")'})})

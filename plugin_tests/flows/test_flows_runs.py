@@ -166,3 +166,31 @@ async def test_event_flows_run_after_commit_and_never_fail_the_write(svc_app, ca
     await calls.ok("patch", f"/flows/{reader['id']}", json={"status": "active"})
     await asyncio.sleep(0.3)
     assert len(await calls.ok("get", f"/flows/{reader['id']}/runs")) == 2
+
+
+async def test_each_step_keeps_its_rendered_redacted_input(svc_app, calls):
+    # -- flows editor (studio): a step's record holds the options its operation received
+    graph = {
+        "nodes": [
+            {"id": "greet", "operation": "log", "options": {"message": "Hi {{ $trigger.name }}"}},
+            {"id": "shape", "operation": "transform",
+             "options": {"json": {"who": "{{ $trigger.name }}", "secretKey": "{{ $trigger.name }}"}}},
+            {"id": "twice", "operation": "jsonata", "options": {"expression": "$trigger.n * 2"}},
+            {"id": "big", "operation": "transform", "options": {"json": "{{ $trigger.blob }}"}},
+        ],
+        "edges": [{"from": "greet", "to": "shape"}, {"from": "shape", "to": "twice"}, {"from": "twice", "to": "big"}],
+    }
+    flow = await calls.ok("post", "/flows", 201, json={"name": "inputs", "status": "active", "trigger": "manual",
+                                                       "graph": graph})
+    run = await _run(svc_app, calls, flow["id"], {"name": "Ada", "n": 2, "blob": "x" * 100})
+    assert run["status"] == "succeeded", run
+    steps = {s["nodeId"]: s for s in run["steps"]}
+    assert steps["greet"]["input"] == {"message": "Hi Ada"}
+    assert steps["shape"]["input"] == {"json": {"who": "Ada", "secretKey": "**********"}}
+    assert steps["twice"]["input"] == {"expression": "$trigger.n * 2"}  # a raw option, as written
+    assert steps["big"]["input"] == {"json": "x" * 100}
+    # Larger than SVC_FLOWS_MAX_OUTPUT_BYTES (4096 here): not kept; the output is refused as before.
+    run = await _run(svc_app, calls, flow["id"], {"name": "Ada", "n": 2, "blob": "x" * 5000})
+    assert run["status"] == "failed" and run["error"]["code"] == "OUTPUT_TOO_LARGE"
+    last = run["steps"][-1]
+    assert (last["nodeId"], last["input"], last["output"]) == ("big", None, None)

@@ -8,10 +8,10 @@ that fails with a retryable error is tried again (up to 3 times) only when its o
 ``retry_safe``.
 
 Bounds (settings): ``SVC_FLOWS_MAX_STEPS`` steps, ``SVC_FLOWS_RUN_TIMEOUT`` seconds for the
-whole run, ``SVC_FLOWS_MAX_OUTPUT_BYTES`` of JSON per step output. What is stored: the input
-and each step's output, redacted (``data.redact``), its status, timing and error code; a
-step's output is what the run's principal could read (item operations go through the items
-API, which masks what it may not see).
+whole run, ``SVC_FLOWS_MAX_OUTPUT_BYTES`` of JSON per step output. What is stored: the input,
+each step's input (its options as rendered) and output, redacted (``data.redact``), its
+status, timing and error code; a step's output is what the run's principal could read (item
+operations go through the items API, which masks what it may not see).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ async def _walk(kernel: Any, site_id: str, flow: Any, row: Any, principal: Princ
             return steps, {"code": "STEP_LIMIT", "message": f"The run reached {max_steps} steps", "nodeId": node_id}
         op = operations.get(node["operation"])
         step: dict[str, Any] = {"nodeId": node_id, "operation": node["operation"], "status": "failed",
-                                "output": None, "attempts": 0, "durationMs": 0}
+                                "input": None, "output": None, "attempts": 0, "durationMs": 0}
         steps.append(step)
         if op is None:
             step["error"] = {"code": "GRAPH_UNKNOWN_OPERATION", "message": "The operation is not installed"}
@@ -195,6 +195,7 @@ async def _walk(kernel: Any, site_id: str, flow: Any, row: Any, principal: Princ
                 if remaining <= 0:
                     raise TimeoutError
                 options = {k: (v if k in op.raw else flowdata.render_value(v, data)) for k, v in node["options"].items()}
+                step["input"] = _stored_input(options, max_output)
                 async with asyncio.timeout(remaining):
                     result = await op.run(ctx, options)
                 if isinstance(result, Branch):
@@ -232,6 +233,12 @@ async def _walk(kernel: Any, site_id: str, flow: Any, row: Any, principal: Princ
             if edge["when"] == want:
                 active.add(edge["to"])
     return steps, None
+
+
+def _stored_input(options: dict[str, Any], max_bytes: int) -> Any:
+    """What a step's record keeps of the options its operation received (templates rendered):
+    redacted, and ``None`` when larger than ``max_bytes`` of JSON (like an output, bounded)."""
+    return flowdata.redact(options) if flowdata.json_size(options) <= max_bytes else None
 
 
 # ---------------------------------------------------------------------- reading runs

@@ -33,7 +33,7 @@ RUN_DETAIL = {"type": "object", "properties": {
     **RUN["properties"], "input": {}, "error": {"type": ["object", "null"], "additionalProperties": True},
     "steps": {"type": "array", "items": {"type": "object", "properties": {
         "nodeId": {"type": "string"}, "operation": {"type": "string"}, "status": {"type": "string"},
-        "output": {}}}}}}
+        "input": {}, "output": {}}}}}}
 
 # The input of a run: any JSON value, or none (the run sees null).
 ANY_INPUT: dict[str, Any] = {"description": "The run's input: any JSON value; absent, the run sees null"}

@@ -9,6 +9,7 @@
 //   #/s/<site>/email[/...], #/s/<site>/privacy[/<tab>]              email; privacy and regulated content (-- emailpriv)
 //   #/s/<site>/extensions[/<id>], #/s/<site>/ext/<extension>/<panel> extensions, their UI panels (-- ext_ui)
 //   #/s/<site>/dashboards[/<id>[/panels/<pid>|new]]                 dashboards (-- dashboards)
+//   #/s/<site>/flows[/<id>[/runs[/<run>]]]                          flows, their runs (-- flows editor)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -56,6 +57,11 @@ const EXTENSIONS_LINK = "extensions:";
 // -- dashboards: dashboards.js is loaded on its first use (it brings the charting library)
 const DASHBOARDS_LINK = "dashboards:";
 // -- end dashboards
+// -- flows editor: the flows screens, for site admins when the flows plugin is on
+import { renderFlow, renderFlows } from "./flows.js";
+import { renderRun, renderRuns } from "./flows_runs.js";
+const FLOWS_LINK = "flows:";
+// -- end flows editor
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -178,6 +184,15 @@ async function route() {
       return parts[3] ? await renderDashboard(shell, parts[3], parts.slice(4)) : await renderDashboards(shell);
     }
     // -- end dashboards
+    // -- flows editor: #/s/<site>/flows[/<id>[/runs[/<run>]]]
+    if (parts[2] === "flows") {
+      if (!shell.ctx.flows) return showError(new ApiError(404, []));
+      shell.nav.mark(FLOWS_LINK);
+      if (!parts[3]) return await renderFlows(shell);
+      if (parts[4] === "runs") return parts[5] ? await renderRun(shell, parts[3], parts[5]) : await renderRuns(shell, parts[3], query);
+      return await renderFlow(shell, parts[3]);
+    }
+    // -- end flows editor
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -378,6 +393,13 @@ function navigator_(site, ctx) {
     el.append(h("h2", {}, t("dash.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
   }
   // -- end dashboards
+  // -- flows editor: the automation list, for site admins (ctx.flows)
+  if (ctx.flows) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/flows` }, t("flows.heading"));
+    links.set(FLOWS_LINK, link);
+    el.append(h("h2", {}, t("flows.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
+  }
+  // -- end flows editor
   return {
     el,
     mark(name) {

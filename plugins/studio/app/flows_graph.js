@@ -1,0 +1,154 @@
+// -- flows editor: the parts of the flow editor (flows.js) that know the graph's shape:
+//   drawGraph()   the graph drawn as SVG (layers from the entry down), for the eye; the list of
+//                 steps beside it is what the keyboard and screen readers use
+//   optionField() one option's control, generated from the hint its operation declares
+//                 (GET /flows/operations: { options: { name: hint } })
+
+import { h, uid } from "./dom.js";
+import { t } from "./i18n.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const BOX = { w: 170, h: 46, gapX: 30, gapY: 44 };
+
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** Every id a step or a connection names: the steps first, then ids only a connection names
+ * (a "missing" step, where the API's GRAPH_DANGLING_EDGE points). */
+export function allIds(graph) {
+  const ids = graph.nodes.map((n) => n.id);
+  for (const e of graph.edges) for (const end of [e.from, e.to]) if (!ids.includes(end)) ids.push(end);
+  return ids;
+}
+
+/** Each id's layer: 0 for steps without an incoming connection, else one below the deepest step
+ * that leads to it (bounded, so a cycle still gets drawn). */
+function layers(graph) {
+  const ids = allIds(graph);
+  const depth = new Map(ids.map((id) => [id, 0]));
+  for (let round = 0; round < ids.length; round += 1) {
+    let moved = false;
+    for (const e of graph.edges) {
+      if (e.from === e.to) continue;
+      const want = depth.get(e.from) + 1;
+      if (want > depth.get(e.to) && want < ids.length) { depth.set(e.to, want); moved = true; }
+    }
+    if (!moved) break;
+  }
+  return depth;
+}
+
+/** The graph drawn: the trigger on top, each step a box (a step the API named in an error is
+ * marked), connections as arrows ("false" ones dashed and labelled). `onPick(id)` is called when
+ * a box is clicked (the editor moves the focus to that step in the list). */
+export function drawGraph(graph, { trigger, errors, onPick }) {
+  const depth = layers(graph);
+  const rows = new Map();
+  for (const [id, d] of depth) { if (!rows.has(d)) rows.set(d, []); rows.get(d).push(id); }
+  const widest = Math.max(1, ...[...rows.values()].map((r) => r.length));
+  const width = widest * (BOX.w + BOX.gapX) + BOX.gapX;
+  const pos = new Map();
+  for (const [d, ids] of rows) {
+    const offset = (width - ids.length * (BOX.w + BOX.gapX) + BOX.gapX) / 2;
+    ids.forEach((id, i) => pos.set(id, { x: offset + i * (BOX.w + BOX.gapX), y: (d + 1) * (BOX.h + BOX.gapY) + 10 }));
+  }
+  const height = (Math.max(0, ...depth.values()) + 2) * (BOX.h + BOX.gapY) + 10;
+  const arrow = uid("flow-arrow");
+  const known = new Set(graph.nodes.map((n) => n.id));
+  const top = { x: (width - BOX.w) / 2, y: 10 };
+  const line = (a, b, cls, label) => {
+    const x1 = a.x + BOX.w / 2, y1 = a.y + BOX.h, x2 = b.x + BOX.w / 2, y2 = b.y;
+    const back = y2 <= y1; // a connection upwards (a cycle) bends round the side
+    const d = back ? `M${x1},${y1} C${x1 + 120},${y1 + 60} ${x2 + 120},${y2 - 60} ${x2},${y2}`
+      : `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`;
+    return s("g", {}, s("path", { d, class: cls, "marker-end": `url(#${arrow})` }),
+      label ? s("text", { x: (x1 + x2) / 2 + 6, y: (y1 + y2) / 2, class: "flow-edge-label" }, label) : null);
+  };
+  const entries = [...depth.keys()].filter((id) => !graph.edges.some((e) => e.to === id));
+  const box = (id) => {
+    const node = graph.nodes.find((n) => n.id === id);
+    const p = pos.get(id);
+    const cls = ["flow-box", known.has(id) ? "" : "missing", errors[id] ? "failed" : ""].filter(Boolean).join(" ");
+    return s("g", { class: cls, onclick: () => onPick(id) },
+      s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
+      s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
+      s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+  };
+  const summary = t("flows.drawingSummary", { steps: graph.nodes.length, connections: graph.edges.length });
+  return s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
+    s("defs", {}, s("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      s("path", { d: "M0,0 L10,5 L0,10 z", class: "flow-arrowhead" }))),
+    s("g", { class: "flow-box trigger" }, s("rect", { x: top.x, y: top.y, width: BOX.w, height: BOX.h, rx: 22 }),
+      s("text", { x: top.x + 14, y: top.y + 28, class: "flow-box-id" }, t("flows.triggerBox", { trigger: t(`flows.trigger.${trigger}`) }))),
+    entries.map((id) => line(top, pos.get(id), "flow-edge")),
+    graph.edges.map((e) => line(pos.get(e.from), pos.get(e.to), e.when === "false" ? "flow-edge false" : "flow-edge",
+      e.when === "false" ? t("flows.whenFalseShort") : null)),
+    [...depth.keys()].map(box));
+}
+
+/** What control an option's hint asks for: "json" (parsed), "json-or-text" (parsed when it is
+ * JSON, else the text), "choice" (one of the words the hint lists), "text" (several lines) or
+ * "string". The hints are free text (docs/flows.md); unknown ones are a one-line string. */
+export function kindOf(hint) {
+  const text = String(hint || "").trim();
+  if (/JSON or|or list/i.test(text)) return { kind: "json-or-text" };
+  if (/^(object|any JSON|JSON|list|a filter|a list)\b/i.test(text)) return { kind: "json" };
+  const words = text.split(/,\s*|\s+or\s+/);
+  if (words.length > 1 && words.every((w) => /^[A-Za-z][A-Za-z0-9_-]*$/.test(w))) return { kind: "choice", choices: words };
+  if (/^(text|JSONata)\b/i.test(text)) return { kind: "text" };
+  return { kind: "string" };
+}
+
+function shown(value, kind) {
+  if (value === undefined) return "";
+  if (kind === "json" || (kind === "json-or-text" && typeof value !== "string")) return JSON.stringify(value, null, 2);
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** One option's labelled control (`text`: what was typed before, when it was not valid JSON). `read()` answers { ok, value } (value undefined: leave the
+ * option out) or { ok: false, message }; `fail(message)` marks it invalid with the message. */
+export function optionField(name, hint, value, text) {
+  const { kind, choices } = kindOf(hint);
+  const id = uid("flow-opt");
+  const hintEl = h("p", { id: uid("flow-hint"), class: "muted" }, hint);
+  const error = h("p", { id: uid("flow-err"), class: "field-error" });
+  let control;
+  if (kind === "choice") {
+    control = h("select", { id }, h("option", { value: "" }, t("flows.optionUnset")),
+      choices.map((c) => h("option", { value: c, selected: c === value }, c)));
+  } else if (kind === "string") {
+    control = h("input", { id, type: "text", value: text !== undefined ? text : shown(value, kind), spellcheck: "false" });
+  } else {
+    control = h("textarea", { id, rows: kind === "text" ? "3" : "4", spellcheck: "false", class: kind === "text" ? "" : "code" }, text !== undefined ? text : shown(value, kind));
+  }
+  control.setAttribute("aria-describedby", `${hintEl.id} ${error.id}`);
+  const fail = (message) => {
+    error.textContent = message || "";
+    if (message) control.setAttribute("aria-invalid", "true");
+    else control.removeAttribute("aria-invalid");
+  };
+  const read = () => {
+    const raw = control.value;
+    if (raw.trim() === "") return { ok: true, value: undefined };
+    if (kind === "json" || kind === "json-or-text") {
+      try {
+        return { ok: true, value: JSON.parse(raw) };
+      } catch {
+        return kind === "json" ? { ok: false, message: t("flows.notJson") } : { ok: true, value: raw };
+      }
+    }
+    return { ok: true, value: raw };
+  };
+  const wrap = h("div", { class: "me-field" }, h("label", { for: id }, name), control, hintEl, error);
+  return { wrap, control, read, fail, name };
+}
