@@ -287,6 +287,12 @@ async def test_a_webhook_subscription_its_log_lag_pause_and_replay(studio, visit
     assert len(hook.got) > before and all(signed_by(r, fresh) for r in hook.got[before:])
     await visit.axe()
 
+    # Deleting it (a 204 without a body) returns to the list, where it is gone.
+    await page.get_by_role("button", name="Delete subscription").click()
+    await expect(page.get_by_role("heading", name="Change feed", level=1)).to_be_visible()
+    await expect(page.get_by_role("table", name="Subscriptions").get_by_text("indexer")).to_have_count(0)
+    await admin.err("get", f"/cdc/subscriptions/{sub['id']}", 404, "RECORD_NOT_FOUND")
+
 
 async def test_members_without_the_rights_and_another_site(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect

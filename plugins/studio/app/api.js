@@ -130,8 +130,10 @@ export async function call(method, path, options = {}) {
   }
 }
 
+// The answer's `data`; null for an answer without a body (204 No Content: most deletes).
 export async function data(method, path, options) {
-  return (await call(method, path, options)).body.data;
+  const { body } = await call(method, path, options);
+  return body ? body.data : null;
 }
 
 // -- editor: a raw body (a file upload) or a raw answer (an image's bytes), with the same token
