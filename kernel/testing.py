@@ -871,6 +871,11 @@ def _recreate_database(url: str, name: str) -> None:
         with engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             conn.execute(text(f'CREATE DATABASE "{name}"'))
+            # A test database need not survive a crash of the server: its commits do not wait for
+            # the WAL to reach the disk (8 to 10 ms a commit here, 0.7 to 1.8 without the wait;
+            # the PostgreSQL pass commits tens of thousands of times). Visibility and locking are
+            # unchanged: only durability after a server crash is given up.
+            conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
     finally:
         engine.dispose()
 
