@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import read_json, send_data
+from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
 from plugins.schema import bundles
 from plugins.schema.snapshot import load_snapshot
@@ -31,8 +31,9 @@ class CollectionSchemaResource:
     async def on_put(self, req: Any, resp: Any, name: str) -> None:
         ctx = request_context(req)
         body = await read_json(req)
+        allow = flag_param(req, "allowDestructive")  # a field dropped with data: 409 without it
         async with ctx.unit_of_work() as uow:
-            result = await bundles.apply_bundle(uow, name, body)
+            result = await bundles.apply_bundle(uow, name, body, allow_destructive=allow)
         send_data(resp, result)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import read_json, send_data, send_no_content
+from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import fields
 from plugins.schema.collection_rows import find_row
@@ -76,6 +76,7 @@ class FieldResource:
         send_data(resp, record)
 
     async def on_delete(self, req: Any, resp: Any, collection: str, field: str) -> None:
+        allow = flag_param(req, "allowDestructive")  # a field holding data: 409 without it
         async with request_context(req).unit_of_work() as uow:
-            await fields.delete_field(uow, collection, field)
+            await fields.delete_field(uow, collection, field, allow_destructive=allow)
         send_no_content(resp)
