@@ -18,6 +18,7 @@ from plugins.accounts import (
     onetime,
     routes,
     routes_apikeys,
+    routes_audit_actors,
     routes_issuers,
     routes_me,
     routes_selfservice,
@@ -137,6 +138,7 @@ def register_routes(kernel: Any) -> list[Route]:
         # Self-service, user admin and invitations, API keys, trusted issuers (routes_*.py).
         *routes_selfservice.routes(kernel),
         *routes_users.routes(kernel),
+        *routes_audit_actors.routes(kernel),  # -- audit: the actor filter's choices
         *routes_apikeys.routes(kernel),
         *routes_me.routes(kernel),  # -- me: personal API keys
         *routes_issuers.issuer_routes(kernel),
