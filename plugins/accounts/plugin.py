@@ -24,6 +24,7 @@ from plugins.accounts import (
     routes_selfservice,
     routes_users,
     service,
+    session_live,
     sessions,
 )
 from plugins.accounts import retention as activity_retention
@@ -217,6 +218,12 @@ async def authenticate_internal(request: Any, kernel: Any, site: Any) -> Any:
     if iss is not None and iss != INTERNAL_ISSUER:
         raise ApiError.unauthenticated("The token's issuer is not trusted by this site")
     return await service.principal_from_token(kernel, token, site)
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    """``sessions``: whether an access token's session is live (session_live.py)."""
+    return [session_live.SESSION_CACHE]
 
 
 @hookimpl
