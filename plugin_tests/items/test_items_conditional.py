@@ -171,3 +171,27 @@ async def test_graphql_update_honours_if_match(notes):
     # Without ifMatch, unconditional as before.
     assert (await run({}))["data"]["update_notes"]["title"] == "by graphql"
     assert await _tag(notes, "gq") != current
+
+
+async def test_a_conditional_write_that_takes_the_item_out_of_sight_still_lands(shared_site, notes):
+    """A masked member's conditional update may move the row out of its read rule: the write
+    lands and answers a tag (the last write's), not a 404 that would roll it back."""
+    site = notes.headers["X-Svc-Site"]
+    from kernel.testing import new_member
+
+    await notes.create("notes", {"id": "n9", "title": "visible"})
+    made = await new_member(shared_site.app, site, "subscriber")
+    await notes.grant(
+        [
+            {"collection": "notes", "action": "read", "fields": ["title"], "conditions": {"title": {"_eq": "visible"}}},
+            {"collection": "notes", "action": "update", "fields": ["title"]},
+        ],
+        {"userId": made.id},
+    )
+    shared_site.app.kernel.access.invalidate(site)
+    member = Calls(shared_site.app.client, made.headers)
+    tag = await _tag(member, "n9")
+    resp = await member.call("patch", "/items/notes/n9", json={"title": "hidden now"}, headers={"If-Match": tag})
+    assert resp.status_code == 200, resp.text
+    assert TAG.match(resp.headers["etag"])
+    assert (await notes.get("notes", "n9"))["title"] == "hidden now"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.errors import ApiError
 from plugins.items.core import etags
 from plugins.items.core.context import (
     OWN_CAUSES,
@@ -153,7 +154,11 @@ async def item_etag(ctx: Any, collection: str, item_id: str, updated_at: Any = N
     rule) sees no content: the tag of the last write."""
     read = await decide(ctx, collection, "read")
     if read.allowed and (read.fields is not None or read.paired):
-        return etags.view_etag(item_id, await read_item(ctx, collection, item_id, uow=uow))
+        try:
+            return etags.view_etag(item_id, await read_item(ctx, collection, item_id, uow=uow))
+        except ApiError as exc:  # a conditional write took the row out of the caller's sight
+            if exc.status != 404:
+                raise
     if updated_at is None:
         _schema, coll = await schema_and_collection(ctx, collection)
         async with reading(ctx, uow) as db:
