@@ -11,7 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Index, String, Table, delete, func, insert, select
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Index,
+    String,
+    Table,
+    delete,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    union,
+)
 
 from kernel.db.meta import iso, json_type, metadata, now_utc
 from kernel.ids import uuid7
@@ -96,8 +109,8 @@ async def list_entries(conn: Any, site_id: str, *, action: str | None = None, ac
     where = [audit_log.c.site_id == site_id]
     if action:
         where.append(audit_log.c.action == action)
-    if actor_id:
-        where.append(audit_log.c.actor_id == actor_id)
+    if actor_id:  # what they did, in person or through an impersonation session
+        where.append(or_(audit_log.c.actor_id == actor_id, audit_log.c.impersonator_id == actor_id))
     if target_type:
         where.append(audit_log.c.target_type == target_type)
     if target_id:
@@ -110,6 +123,21 @@ async def list_entries(conn: Any, site_id: str, *, action: str | None = None, ac
     rows = (await conn.execute(stmt.limit(limit).offset(offset))).mappings().all()
     total = (await conn.execute(select(func.count()).select_from(audit_log).where(*where))).scalar_one()
     return [entry_record(r) for r in rows], total
+
+
+async def actors_of(conn: Any, site_id: str, limit: int = 500) -> list[tuple[str, str | None]]:
+    """``(id, kind)`` of everyone in a site's trail (actors and impersonators, ``user`` for the
+    latter), for an actor filter: the instance admin acts in sites it is no member of."""
+    acting = select(audit_log.c.actor_id.label("id"), audit_log.c.actor_kind.label("kind")).where(
+        audit_log.c.site_id == site_id, audit_log.c.actor_id.is_not(None))
+    impersonating = select(audit_log.c.impersonator_id.label("id"), literal("user").label("kind")).where(
+        audit_log.c.site_id == site_id, audit_log.c.impersonator_id.is_not(None))
+    both = union(acting, impersonating).subquery()
+    rows = (await conn.execute(select(both.c.id, both.c.kind).order_by(both.c.id).limit(limit))).all()
+    seen: dict[str, str | None] = {}
+    for actor, kind in rows:
+        seen.setdefault(actor, kind)
+    return list(seen.items())
 
 
 async def prune_site(kernel: Any, site_id: str, before: Any) -> int:

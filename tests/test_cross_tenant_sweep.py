@@ -40,7 +40,7 @@ import pytest
 import pytest_asyncio
 
 from kernel.mailer import MemoryMailer
-from kernel.testing import API, AppFactory, Calls, TestApp, new_member, svc_test_database_url
+from kernel.testing import API, MEMBER_PASSWORD, AppFactory, Calls, TestApp, new_member, svc_test_database_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -135,6 +135,7 @@ class Sweep:
     b_member: Calls
     b_instance: Calls  # the instance admin with B's X-Svc-Site
     b_admin_id: str
+    b_admin_email: str = ""
 
 
 def _env() -> dict[str, str]:
@@ -181,7 +182,7 @@ async def sweep(svc_shared_db: str, svc_template_db: str,
         await _seed_b(app, Calls(app.client, b_admin.headers), site_b)
         await _kept_group_counts(app, a, Calls(app.client, b_admin.headers))
         yield Sweep(app, doc, seeded, a, Calls(app.client, b_admin.headers), Calls(app.client, b_member.headers),
-                    Calls(app.client, {**instance, "X-Svc-Site": site_b}), b_admin.id)
+                    Calls(app.client, {**instance, "X-Svc-Site": site_b}), b_admin.id, b_admin.email)
     finally:
         await factory.close()
 
@@ -855,7 +856,14 @@ async def test_site_b_sees_changes_and_counts_nothing_of_site_a(sweep: Sweep) ->
 
 async def _counts_are_bs_own(sw: Sweep) -> None:
     """B's counts of the collection both sites have are B's one row; A's are A's two."""
-    b, a = sw.b_admin, sw.a
+    # The sweep ended with B's admin's DELETE /me/sessions, which ends its access tokens too: it
+    # signs in again.
+    site_b = sw.b_admin.headers["X-Svc-Site"]
+    login = await sw.app.client.post(f"{API}/auth/login", headers={"X-Svc-Site": site_b},
+                                     json={"email": sw.b_admin_email, "password": MEMBER_PASSWORD})
+    assert login.status_code == 200, login.text
+    b = Calls(sw.app.client, {"Authorization": f"Bearer {login.json()['data']['token']}", "X-Svc-Site": site_b})
+    a = sw.a
     listed = await b.list(SHARED_COLLECTION)
     assert ([i["title"] for i in listed["data"]], listed["meta"]["total"]) == (["b's own"], 1)
     assert (await b.list(SHARED_COLLECTION, **{"aggregate[count]": "*"}))["data"] == [{"count": 1}]

@@ -145,7 +145,10 @@ def _seed(app: Any, headers: dict[str, str]) -> dict[str, str]:
 
 def _order(operation: Any) -> int:
     """The schema plugin's deletes (relation, field, collection) last, so pinned names exist while
-    the other operations run; then restore, which needs the deleted collection."""
+    the other operations run; then restore, which needs the deleted collection. Signing out
+    everywhere (``DELETE /me/sessions``) ends the run's own access token: after everything."""
+    if operation.method.upper() == "DELETE" and operation.path == "/api/v1/me/sessions":
+        return 1 + len(SCHEMA_DELETES_LAST)
     if not operation.path.startswith(SCHEMA_PREFIXES):
         return 0
     if operation.method.upper() != "DELETE" and "restore" not in operation.path:

@@ -326,7 +326,7 @@ async def test_a_graphql_stream_on_one_worker_sees_the_other_workers_writes(node
 async def test_role_suspension_session_key_and_setting_changes_hold_at_once_on_the_other_worker(node):
     async with workers(node) as (a, b):
         site, headers = await new_site(node, a)
-        user_id, _email, login = await new_member(node, a, headers)
+        user_id, email, login = await new_member(node, a, headers)
         member = {"Authorization": f"Bearer {login['token']}", "X-Svc-Site": site}
         # Role: refused on A (and cached there), granted through B, allowed on A at once.
         assert _code(await a.call("get", "/users", headers=member)) == (403, "PERMISSION_DENIED")
@@ -339,12 +339,18 @@ async def test_role_suspension_session_key_and_setting_changes_hold_at_once_on_t
         assert (await a.call("get", "/settings/banner", headers=headers)).json()["data"]["value"] == "old"
         assert (await b.call("put", "/settings/banner", json={"value": "new"}, headers=headers)).status_code == 200
         await seen_on(node, a, "new", "get", "/settings/banner", headers=headers)
-        # Session: revoked through B, its refresh token refused on A.
+        # Session: revoked through B, its refresh token refused on A, and its access token too
+        # (accepted on A before, so cached there: sessions.changed reaches A).
         sessions = (await a.call("get", "/me/sessions", headers=member)).json()["data"]
         assert len(sessions) == 1
         assert (await b.call("delete", f"/me/sessions/{sessions[0]['id']}", headers=member)).status_code == 204
         refreshed = await a.call("post", "/auth/refresh", json={"refreshToken": login["refreshToken"]})
         assert _code(refreshed) == (401, "UNAUTHENTICATED"), refreshed.text
+        await seen_on(node, a, (401, "UNAUTHENTICATED"), "get", "/auth/me", headers=member)
+        again = await a.call("post", "/auth/login", json={"email": email, "password": MEMBER_PASSWORD},
+                             headers={"X-Svc-Site": site})
+        assert again.status_code == 200, again.text
+        member = {"Authorization": f"Bearer {again.json()['data']['token']}", "X-Svc-Site": site}
         # API key: used on A, revoked through B, refused on A.
         key = (await a.call("post", "/api-keys", json={"name": "ci"}, headers=headers)).json()["data"]
         with_key = {"Authorization": f"Bearer {key['key']}", "X-Svc-Site": site}

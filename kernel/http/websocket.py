@@ -206,5 +206,5 @@ async def receive_json(ws: Any, *, max_bytes: int = 64 * 1024) -> Any:
         raise ApiError(413, "PAYLOAD_TOO_LARGE", f"A frame is at most {max_bytes} bytes")
     try:
         return json.loads(message)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise ApiError.validation("The frame is not valid JSON") from None

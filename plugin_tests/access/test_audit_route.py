@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 
 from kernel.audit import record
+from kernel.auth.principal import Principal
 from kernel.testing import Calls
 
 AUDIT = "/audit"
@@ -126,3 +127,32 @@ async def test_records_never_hold_secrets(calls, svc_app, site):
     raw = (await calls.call("get", AUDIT)).text
     for secret in ("hunter2", "hunter3", "tok-123", "r-1", "svk_abc", "s3\"", "deep"):
         assert secret not in raw
+
+
+async def test_the_instance_admins_actions_are_found_by_actor(calls, svc_app, site, make_member):
+    """The instance admin is a member of no site: ``GET /users`` does not list it, yet its actions
+    fill the trail. ``GET /audit/actors`` names everyone in the trail (the instance admin too), and
+    ``actorId`` finds what an admin did in person and through an impersonation session."""
+    admin_id = (await calls.ok("get", "/auth/me"))["id"]
+    await calls.ok("post", "/policies", 201, json={"name": "by the instance admin"})
+    member = await make_member(site, "subscriber")
+    token = (await calls.ok("post", f"/users/{member.id}/impersonate"))["token"]
+    acting = Calls(calls.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    # what an impersonation session writes (the kernel's principal, with its impersonator)
+    await write(svc_app, site, "probe.as_member", principal=Principal(kind="user", user_id=member.id,
+                                                                      impersonator_id=admin_id))
+    assert admin_id not in {u["id"] for u in await calls.ok("get", "/users")}
+
+    actors = {a["id"]: a for a in await calls.ok("get", "/audit/actors")}
+    assert actors[admin_id]["email"] == "admin@example.com" and actors[admin_id]["instanceAdmin"] is True
+    assert actors[member.id]["instanceAdmin"] is False and actors[member.id]["kind"] == "user"
+    mine = {e["action"] for e in await calls.ok("get", AUDIT, params={"actorId": admin_id, "limit": 200})}
+    assert {"policy.create", "user.impersonate", "probe.as_member"} <= mine
+    theirs = {e["action"] for e in await calls.ok("get", AUDIT, params={"actorId": member.id, "limit": 200})}
+    assert "probe.as_member" in theirs and "policy.create" not in theirs
+    # Site admins only; another site's trail names nobody of this one.
+    await acting.err("get", "/audit/actors", 403, "PERMISSION_DENIED")
+    other = await svc_app.create_site({"Authorization": calls.headers["Authorization"]})
+    answer = await calls.ok("get", "/audit/actors", headers={"X-Svc-Site": other})
+    assert member.id not in {a["id"] for a in answer}
+

@@ -10,6 +10,9 @@ from kernel.testing import Calls
 
 FIELDS = ["title", "secret"]
 
+# the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
+DESTRUCTIVE = {"allowDestructive": "true"}
+
 
 async def _setup(calls: Calls, make_member, site: str) -> tuple[Calls, dict]:
     await calls.collection("notes", {"title": "string", "secret": "string"})
@@ -26,7 +29,7 @@ async def _setup(calls: Calls, make_member, site: str) -> tuple[Calls, dict]:
 async def test_a_recreated_field_inherits_no_grant(calls: Calls, make_member, site):
     user, policy = await _setup(calls, make_member, site)
     assert await user.get("notes", "a") == {"id": "a", "title": "t", "secret": "s"}
-    await calls.ok("delete", "/fields/notes/secret", status=204)
+    await calls.ok("delete", "/fields/notes/secret", status=204, params=DESTRUCTIVE)
     await calls.ok("post", "/fields/notes", 201, json={"field": "secret", "type": "string"})
     await calls.ok("patch", "/items/notes/a", json={"secret": "new value"})
     assert await user.get("notes", "a") == {"id": "a", "title": "t"}
@@ -44,7 +47,7 @@ async def test_rule_changes_are_audited_and_stay_in_their_site(calls: Calls, cal
     _, policy = await _setup(calls, make_member, site)
     _, policy_b = await _setup(calls_b, make_member, site_b)
     rule_ids = {r["id"] for r in await calls.ok("get", f"/policies/{policy['id']}/permissions")}
-    await calls.ok("delete", "/fields/notes/secret", status=204)
+    await calls.ok("delete", "/fields/notes/secret", status=204, params=DESTRUCTIVE)
     updated = {t for a, t in await audit_actions(svc_app, site) if a == "permission.update"}
     assert updated == rule_ids
     assert all(a != "permission.update" for a, _ in await audit_actions(svc_app, site_b))
@@ -58,7 +61,7 @@ async def test_wildcard_rules_and_rules_of_other_collections_are_left_alone(call
     for collection in ("*", "other"):
         await calls.ok("post", f"/policies/{policy['id']}/permissions", 201,
                        json={"collection": collection, "action": "read", "fields": ["secret"]})
-    await calls.ok("delete", "/fields/notes/secret", status=204)
+    await calls.ok("delete", "/fields/notes/secret", status=204, params=DESTRUCTIVE)
     rules = await calls.ok("get", f"/policies/{policy['id']}/permissions")
     assert sorted((r["collection"], r["action"], tuple(r["fields"])) for r in rules) == [
         ("*", "read", ("secret",)), ("notes", "create", ("title",)), ("notes", "read", ("title",)),

@@ -105,3 +105,25 @@ async def test_mcp_refuses_what_it_does_not_speak(shared_site):
     assert get.status_code == 405
     no_accept = await calls.call("post", "/mcp", json=INIT, headers={"Accept": "text/html"})
     assert no_accept.status_code == 406
+
+
+@pytest.mark.parametrize("arguments", [
+    {"collection": "posts", "data": {"title": "a\u0000b"}},  # a value the approval would keep
+    {"collection": "po\u0000sts"},  # a name a query would carry
+    {"collection": "posts", "data": {"ti\u0000tle": "x"}},  # an object key
+])
+async def test_nul_in_a_tool_call_is_a_jsonrpc_error(shared_site, arguments):
+    """A NUL (\\u0000) reaches no tool (PostgreSQL stores it in neither text nor JSONB): the
+    call is the protocol's invalid-params error (HTTP 400, JSON-RPC -32602), nothing kept."""
+    calls = shared_site.calls
+    opened = await calls.call("post", "/mcp", json=INIT, headers=ACCEPT)
+    assert opened.status_code == 200, opened.text
+    session = {**ACCEPT, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+    before = await calls.ok("get", "/ai/approvals")
+    for name in ("create_item", "read_items"):
+        resp = await calls.call("post", "/mcp", headers=session, json={
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+        assert resp.status_code == 400, resp.text
+        body = resp.json()
+        assert body["id"] == 7 and body["error"]["code"] == -32602 and "NUL" in body["error"]["message"]
+    assert await calls.ok("get", "/ai/approvals") == before

@@ -103,3 +103,31 @@ async def test_declared_settings_and_files_go_through_the_channel_within_the_gra
     assert host.refused == 3
     await app.kernel.state["extensions.runtime"].drain()
     assert (await calls.ok("get", f"/extensions/{ext['id']}"))["site"]["failures"] == 1
+
+
+async def test_uninstall_drops_the_extensions_settings_in_every_site(make_app, tmp_path):
+    """An uninstalled extension leaves no ``ext.<name>.*`` setting behind, in any site, and a
+    reinstall starts from its defaults (not from the old values)."""
+    app = await make_app(env=ENV)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    sites = [await app.create_site(admin), await app.create_site(admin)]
+    calls = [Calls(app.client, {**admin, "X-Svc-Site": s}) for s in sites]
+    folder = write_extension(tmp_path, "keeper", KEEPER, CAPS, settings=["greeting"])
+    ext = await install(app.client, admin, folder)
+    for c in calls:
+        await enable(c, ext["id"], CAPS)
+    await calls[0].ok("put", "/ext/keeper/greeting", json={"value": "site one"})
+    await calls[1].ok("put", "/settings/ext.keeper.greeting", json={"value": "site two"})
+    assert await calls[0].ok("get", "/ext/keeper/greeting") == "site one"  # cached in this worker
+
+    await calls[0].ok("delete", f"/extensions/{ext['id']}", status=204)
+    for c in calls:
+        await c.err("get", "/settings/ext.keeper.greeting", 404)
+        listed = await c.ok("get", "/settings")
+        keys = list(listed) if isinstance(listed, dict) else [s["key"] for s in listed]
+        assert not [k for k in keys if k.startswith("ext.keeper.")]
+
+    again = await install(app.client, admin, folder)
+    for c in calls:
+        await enable(c, again["id"], CAPS)
+        assert await c.ok("get", "/ext/keeper/greeting") == "hello"  # the default: nothing came back

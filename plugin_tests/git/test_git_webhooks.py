@@ -183,3 +183,25 @@ async def test_public_routes_are_rate_limited_per_ip(make_app, http_receiver):
     assert statuses == [200, 200, 429]
     resp = await app.client.get("/api/v1/integrations/git/oauth/github/callback", params={"code": "c"})
     assert resp.status_code == 429 and resp.json()["errors"][0]["code"] == "RATE_LIMITED"
+
+
+async def test_a_nul_in_a_signed_body_is_a_400_and_nothing_is_kept(hooked):
+    """A NUL (\\u0000) in a webhook's JSON (PostgreSQL stores it in neither text nor JSONB) is
+    400 VALIDATION_FAILED at its path, like read_json's answer on REST: never a 500, nothing kept."""
+    app, calls, site, made = hooked
+    pull = github_pull(5)
+    pull["title"] = "evil\u0000title"
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                             {"action": "opened", "pull_request": pull}, delivery="nul-delivery")
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["errors"][0]
+    assert error["code"] == "VALIDATION_FAILED" and error["path"] == ["body", "pull_request", "title"]
+    key = await github_hook(app.client, site, made["id"], made["webhookSecret"], "ping", {"z\u0000en": "x"})
+    assert key.status_code == 400 and key.json()["errors"][0]["path"] == ["body", "z\u0000en"]
+    assert await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests") == []
+    async with app.kernel.db.engine.connect() as conn:
+        assert (await conn.execute(select(func.count()).select_from(deliveries))).scalar() == 0
+    pull["title"] = "fine"  # the same delivery, clean, is taken: the refusal recorded nothing
+    resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
+                             {"action": "opened", "pull_request": pull}, delivery="nul-delivery")
+    assert resp.status_code == 200 and resp.json()["data"]["duplicate"] is False

@@ -206,3 +206,27 @@ async def test_unexpected_fault_is_internal_without_trace(blog: Calls, monkeypat
     assert body["data"] is None and codes(body) == ["INTERNAL"]
     assert "secret detail" not in str(body) and "Traceback" not in str(body)
     assert body["errors"][0]["message"] == "An unexpected error occurred"
+
+
+async def test_development_opens_the_schema_to_admins_only(make_app):
+    """A member's introspection would name the fields its permissions hide (as GET /fields no
+    longer does): in development, introspection and suggestions answer admins only."""
+    from kernel.testing import new_member
+
+    app = await make_app(env={"SVC_ENV": "development"})
+    token = await app.login()
+    site = await app.create_site({"Authorization": f"Bearer {token}"})
+    admin = Calls(app.client, {"Authorization": f"Bearer {token}", "X-Svc-Site": site})
+    await seed_blog(admin)
+    made = await new_member(app, site, "subscriber")
+    await admin.grant([{"collection": "posts", "action": "read", "fields": ["id", "title"]}], {"userId": made.id})
+    app.kernel.access.invalidate(site)
+    member = Calls(app.client, made.headers)
+    for query in ('{ __type(name: "posts") { fields { name } } }', "{ __schema { types { name } } }"):
+        body = await gql(member, query)
+        assert body["data"] is None and "introspection" in body["errors"][0]["message"], body
+    assert "Did you mean" not in (await gql(member, "{ post { id } }"))["errors"][0]["message"]
+    assert (await gql(member, '{ posts_by_id(id: "p1") { title } }'))["data"]["posts_by_id"]["title"]
+    names = {f["name"] for f in (await gql(admin, '{ __type(name: "posts") { fields { name } } }'))
+             ["data"]["__type"]["fields"]}
+    assert "notes" in names

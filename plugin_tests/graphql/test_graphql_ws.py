@@ -142,6 +142,7 @@ async def test_protocol_close_codes(live):
     assert await closed_with([]) == (4408, [])  # no connection_init in time
     assert await closed_with([{"type": "subscribe", "id": "1", "payload": {"query": SUB}}]) == (4401, [])
     assert await closed_with(["not json"]) == (4400, [])
+    assert await closed_with(["[" * 5000 + "]" * 5000]) == (4400, [])  # -- audit: deeper than the parser goes
     assert await closed_with([init, init]) == (4429, [{"type": "connection_ack"}])
     sub = {"type": "subscribe", "id": "1", "payload": {"query": SUB}}
     assert await closed_with([init, sub, sub]) == (4409, [{"type": "connection_ack"}])

@@ -1,7 +1,7 @@
 """Conditional updates (docs/items.md, "Conditional updates"): ``GET /items/:c/:id`` answers an
 ETag, ``PATCH``/``PUT`` with ``If-Match`` apply only while it is current (412
 ``PRECONDITION_FAILED`` with the current tag else), a malformed header is a 400, a member whose
-mask hides ``updatedAt`` gets the same tag, and another site's tag opens nothing."""
+mask hides fields gets a tag a hidden change leaves alone, and another site's tag opens nothing."""
 
 from __future__ import annotations
 
@@ -94,7 +94,10 @@ async def test_two_writers_with_one_tag_one_wins(notes):
     assert (await notes.get("notes", "race"))["title"] == winner
 
 
-async def test_a_member_without_updated_at_gets_the_same_tag(shared_site, notes):
+async def test_a_masked_members_tag_ignores_fields_it_cannot_read(shared_site, notes):
+    """The tag of a member whose mask hides fields is keyed by what it reads: a write to a hidden
+    field (``body``, or ``updatedAt`` through any write) must not change it, or the tag would say
+    that something it may not read changed. Its If-Match works with that tag, chained too."""
     site = notes.headers["X-Svc-Site"]
     from kernel.testing import new_member
 
@@ -109,14 +112,25 @@ async def test_a_member_without_updated_at_gets_the_same_tag(shared_site, notes)
     shared_site.app.kernel.access.invalidate(site)
     member = Calls(shared_site.app.client, made.headers)
     shown = await member.get("notes", "n2")
-    assert "updatedAt" not in shown
+    assert "updatedAt" not in shown and "body" not in shown
     tag = await _tag(member, "n2")
-    assert tag == await _tag(notes, "n2")
+    admin_tag = await _tag(notes, "n2")
+    await notes.ok("patch", "/items/notes/n2", json={"body": "a hidden change"})
+    assert await _tag(notes, "n2") != admin_tag  # the admin reads body: its tag moves
+    assert await _tag(member, "n2") == tag  # the member's does not: nothing it reads changed
+    # A request for fewer fields, or If-None-Match, gives the member the same tag: the tag is the
+    # item's as the member reads it, not the answer's.
+    assert await _tag(member, "n2", params={"fields": "id"}) == tag
     resp = await member.call(
         "patch", "/items/notes/n2", json={"title": "by member"}, headers={"If-Match": tag}
     )
-    assert resp.status_code == 200 and resp.headers["etag"] == await _tag(notes, "n2")
-    await _refused(member, "n2", tag)
+    assert resp.status_code == 200 and resp.headers["etag"] == await _tag(member, "n2")
+    chained = resp.headers["etag"]
+    error = await _refused(member, "n2", tag)
+    assert error["extensions"]["etag"] == chained
+    await notes.ok("patch", "/items/notes/n2", json={"title": "by admin"})  # a change it can read
+    assert await _tag(member, "n2") != chained
+    await _refused(member, "n2", chained)
 
 
 async def test_another_sites_tag_touches_nothing(shared_site, notes):
@@ -157,3 +171,27 @@ async def test_graphql_update_honours_if_match(notes):
     # Without ifMatch, unconditional as before.
     assert (await run({}))["data"]["update_notes"]["title"] == "by graphql"
     assert await _tag(notes, "gq") != current
+
+
+async def test_a_conditional_write_that_takes_the_item_out_of_sight_still_lands(shared_site, notes):
+    """A masked member's conditional update may move the row out of its read rule: the write
+    lands and answers a tag (the last write's), not a 404 that would roll it back."""
+    site = notes.headers["X-Svc-Site"]
+    from kernel.testing import new_member
+
+    await notes.create("notes", {"id": "n9", "title": "visible"})
+    made = await new_member(shared_site.app, site, "subscriber")
+    await notes.grant(
+        [
+            {"collection": "notes", "action": "read", "fields": ["title"], "conditions": {"title": {"_eq": "visible"}}},
+            {"collection": "notes", "action": "update", "fields": ["title"]},
+        ],
+        {"userId": made.id},
+    )
+    shared_site.app.kernel.access.invalidate(site)
+    member = Calls(shared_site.app.client, made.headers)
+    tag = await _tag(member, "n9")
+    resp = await member.call("patch", "/items/notes/n9", json={"title": "hidden now"}, headers={"If-Match": tag})
+    assert resp.status_code == 200, resp.text
+    assert TAG.match(resp.headers["etag"])
+    assert (await notes.get("notes", "n9"))["title"] == "hidden now"

@@ -16,6 +16,9 @@ from plugins.items.tables import items
 from plugins.items.upkeep.indexes import index_name
 from plugins.schema.api import get_schema
 
+# the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
+DESTRUCTIVE = {"allowDestructive": "true"}
+
 
 async def test_type_change_converts(calls: Calls):
     await calls.collection("nums", {"n": "integer"})
@@ -48,10 +51,43 @@ async def test_type_change_respects_new_options(calls: Calls):
 async def test_field_delete_strips_values(calls: Calls):
     await calls.collection("cards", {"a": "string", "b": "string"})
     await calls.create("cards", {"id": "c", "a": "x", "b": "y"})
-    await calls.ok("delete", "/fields/cards/b", status=204)
+    err = await calls.err("delete", "/fields/cards/b", 409, "DESTRUCTIVE_BLOCKED")
+    assert err["extensions"]["changes"] == [{"resource": "fields", "action": "delete", "collection": "cards",
+                                             "field": "b", "hasData": True}]
+    assert (await calls.get("cards", "c"))["b"] == "y"  # nothing dropped
+    await calls.ok("delete", "/fields/cards/b", status=204, params=DESTRUCTIVE)
     assert "b" not in await calls.get("cards", "c")
     await calls.ok("post", "/fields/cards", status=201, json={"field": "b", "type": "integer"})
     assert "b" not in await calls.get("cards", "c")  # the old text never comes back as an integer
+
+
+async def test_field_delete_agrees_with_the_config_dry_run(calls: Calls):
+    """DELETE /fields calls destructive what the config import's dry run does: a field with
+    values (409 without allowDestructive), not an empty one nor one whose items are deleted."""
+    await calls.collection("tags", {"label": "string", "empty": "string", "gone": "string"})
+    await calls.create("tags", [{"id": "t1", "label": "x"}, {"id": "t2", "gone": "y"}])
+    await calls.ok("delete", "/items/tags/t2", status=204)
+    manifest = await calls.ok("get", "/config/export", params={"scope": "schema"})
+    manifest["fields"] = [f for f in manifest["fields"] if f["collection"] != "tags" or f["field"] == "gone"]
+    dry = await calls.ok("post", "/config/import", params={"dryRun": "true", "mode": "replace-all"}, json=manifest)
+    flagged = {c["field"] for c in dry["diff"]["destructive"] if c["collection"] == "tags"}
+    assert flagged == {"label"}
+    await calls.ok("delete", "/fields/tags/empty", status=204)
+    await calls.ok("delete", "/fields/tags/gone", status=204)  # only a deleted item held it
+    await calls.err("delete", "/fields/tags/label", 409, "DESTRUCTIVE_BLOCKED")
+    await calls.err("delete", "/fields/tags/label", 400, "VALIDATION_FAILED", params={"allowDestructive": "maybe"})
+    await calls.ok("delete", "/fields/tags/label", status=204, params=DESTRUCTIVE)
+
+
+async def test_bundle_apply_that_drops_a_field_with_data_needs_the_flag(calls: Calls):
+    await calls.collection("briefs", {"a": "string", "b": "string"})
+    await calls.create("briefs", {"id": "x", "b": "kept"})
+    bundle = await calls.ok("get", "/collections/briefs/schema")
+    bundle["fields"] = [f for f in bundle["fields"] if f["field"] != "b"]
+    await calls.err("put", "/collections/briefs/schema", 409, "DESTRUCTIVE_BLOCKED", json=bundle)
+    assert (await calls.get("briefs", "x"))["b"] == "kept"
+    await calls.ok("put", "/collections/briefs/schema", json=bundle, params=DESTRUCTIVE)
+    assert "b" not in await calls.get("briefs", "x")
 
 
 async def test_required_over_existing_items(calls: Calls):
@@ -121,7 +157,7 @@ async def test_indexed_fields_get_expression_indexes(make_app):
     assert price not in await _indexes(svc_app)
     await calls.ok("patch", "/fields/shop/plain", json={"options": {}})  # back to its type's default
     assert index_name(coll.id, "plain") in await _indexes(svc_app)
-    await calls.ok("delete", "/fields/shop/sku", status=204)
+    await calls.ok("delete", "/fields/shop/sku", status=204, params=DESTRUCTIVE)
     assert sku not in await _indexes(svc_app)
 
 

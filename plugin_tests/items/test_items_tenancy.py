@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from kernel.testing import Calls
 
+# the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
+DESTRUCTIVE = {"allowDestructive": "true"}
+
 
 async def _both(calls: Calls, calls_b: Calls) -> None:
     for who, label in ((calls, "A"), (calls_b, "B")):
@@ -71,5 +74,5 @@ async def test_schema_hooks_stay_in_their_site(calls: Calls, calls_b: Calls):
     await calls_b.ok("patch", "/fields/vals/v", json={"type": "integer"})  # A's text does not veto B
     assert (await calls_b.get("vals", "x"))["v"] == 5
     assert (await calls.get("vals", "x"))["v"] == "not a number"
-    await calls_b.ok("delete", "/fields/vals/v", status=204)
+    await calls_b.ok("delete", "/fields/vals/v", status=204, params=DESTRUCTIVE)
     assert (await calls.get("vals", "x"))["v"] == "not a number"

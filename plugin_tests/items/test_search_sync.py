@@ -19,6 +19,9 @@ from plugins.items.tables import items
 from plugins.items.upkeep import search_backfill
 from plugins.schema.api import get_schema
 
+# the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
+DESTRUCTIVE = {"allowDestructive": "true"}
+
 
 async def find(calls: Calls, q: str, **params: Any) -> list[str]:
     answer = await calls.ok("get", "/search", full=True, params={"q": q, **params})
@@ -107,7 +110,7 @@ async def test_field_changes(svc_app: Any, calls: Calls):
     assert await find(calls, "12345") == []
     await calls.ok("patch", "/fields/posts/code", json={"type": "text"})
     assert await find(calls, "12345") == ["a"]
-    await calls.ok("delete", "/fields/posts/body", status=204)
+    await calls.ok("delete", "/fields/posts/body", status=204, params=DESTRUCTIVE)
     assert await find(calls, "walrus") == []
     # A new field's default is written into the existing items, and indexed with them.
     await calls.ok("post", "/fields/posts", status=201,

@@ -37,6 +37,13 @@ BAD_FRAMES = [
     ('{"type": "subscribe", "collection": "posts", "filter": {"action": {"_in": "create"}}}',
      ["filter", "action", "_in"]),
     ('{"type": "unsubscribe", "collection": "posts", "filter": {}}', ["filter"]),
+    # -- audit: a NUL (\u0000) anywhere in a frame is the envelope's VALIDATION_FAILED, never a crash
+    ('{"type": "subscribe", "collection": "po\\u0000sts"}', ["collection"]),
+    ('{"type": "sub\\u0000scribe", "collection": "posts"}', ["type"]),
+    ('{"type": "subscribe", "collection": "posts", "filter": {"itemId": {"_eq": "a\\u0000"}}}', None),
+    ('{"type": "subscribe", "collection": "posts", "fil\\u0000ter": {}}', None),
+    ('{"type": "ping", "x": "\\u0000"}', None),
+    ("[" * 5000 + "]" * 5000, None),  # deeper than the parser goes: an error frame, not a dead socket
 ]
 
 

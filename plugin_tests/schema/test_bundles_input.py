@@ -105,7 +105,11 @@ async def test_oversized_bundle_is_413(make_app):
 
 async def test_writes_are_for_admins(calls, member_calls, anon_calls):
     await calls.ok("put", "/collections/posts/schema", json={"fields": [FIELD]})
-    bundle = await member_calls.ok("get", "/collections/posts/schema")  # reads: any signed-in member
+    # reads: a signed-in member that may read the collection (test_schema_visibility.py)
+    await member_calls.err("get", "/collections/posts/schema", 403, "PERMISSION_DENIED")
+    subscriber = next(r for r in await calls.ok("get", "/roles") if r.get("systemKey") == "subscriber")
+    await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"]}], {"roleId": subscriber["id"]})
+    bundle = await member_calls.ok("get", "/collections/posts/schema")
     assert bundle["fields"][0]["field"] == "title"
     await anon_calls.err("get", "/collections/posts/schema", 401, "UNAUTHENTICATED")
     for who, status, code in ((member_calls, 403, "PERMISSION_DENIED"), (anon_calls, 401, "UNAUTHENTICATED")):

@@ -18,11 +18,13 @@ from plugins.accounts import (
     onetime,
     routes,
     routes_apikeys,
+    routes_audit_actors,
     routes_issuers,
     routes_me,
     routes_selfservice,
     routes_users,
     service,
+    session_live,
     sessions,
 )
 from plugins.accounts import retention as activity_retention
@@ -137,6 +139,7 @@ def register_routes(kernel: Any) -> list[Route]:
         # Self-service, user admin and invitations, API keys, trusted issuers (routes_*.py).
         *routes_selfservice.routes(kernel),
         *routes_users.routes(kernel),
+        *routes_audit_actors.routes(kernel),  # -- audit: the actor filter's choices
         *routes_apikeys.routes(kernel),
         *routes_me.routes(kernel),  # -- me: personal API keys
         *routes_issuers.issuer_routes(kernel),
@@ -215,6 +218,12 @@ async def authenticate_internal(request: Any, kernel: Any, site: Any) -> Any:
     if iss is not None and iss != INTERNAL_ISSUER:
         raise ApiError.unauthenticated("The token's issuer is not trusted by this site")
     return await service.principal_from_token(kernel, token, site)
+
+
+@hookimpl
+def register_site_caches(kernel: Any) -> list[Any]:
+    """``sessions``: whether an access token's session is live (session_live.py)."""
+    return [session_live.SESSION_CACHE]
 
 
 @hookimpl

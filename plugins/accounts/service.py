@@ -17,6 +17,7 @@ from kernel.errors import ApiError
 from kernel.ids import uuid7
 from kernel.tenancy.service import list_sites
 from plugins.access.api import sites_of_user
+from plugins.accounts.session_live import session_live
 from plugins.accounts.tables import users
 
 log = logging.getLogger("svc.accounts")
@@ -148,6 +149,9 @@ async def principal_from_token(kernel: Any, token: str, site: dict[str, Any] | N
     row = await cached_user(kernel, claims["sub"], claims.get("ver"), lambda: _token_identity(kernel, claims["sub"]))
     if row is None or row["status"] != "active" or claims.get("ver") != row["token_version"]:
         raise ApiError.unauthenticated("The access token is no longer valid")
+    session = claims.get("sid")
+    if isinstance(session, str) and not await session_live(kernel, row["id"], session):
+        raise ApiError.unauthenticated("The access token's session has ended (logged out or revoked)")
     site_id = site["id"] if site else None
     token_site = claims.get("site")
     if token_site is not None and site_id is not None and token_site != site_id:

@@ -19,6 +19,7 @@ from kernel.db.meta import now_utc
 from kernel.errors import ApiError
 from plugins.access.api import membership
 from plugins.accounts import service
+from plugins.accounts.session_live import sessions_changed
 from plugins.accounts.sessions import Client, execute_scoped, live_sessions, mark_current, revoke_family
 from plugins.accounts.tables import refresh_tokens
 
@@ -69,6 +70,7 @@ async def revoke_my_session(kernel: Any, principal: Principal, session_id: str, 
         if row is None:
             raise _session_not_found()
         await revoke_family(uow.conn, row["site_id"], session_id)
+        sessions_changed(uow)  # its access tokens end with it (session_live.py)
         await _record_revoked(uow.conn, row["site_id"] or site_id, principal, "session", session_id,
                               {"userId": user_id}, client)
 
@@ -78,6 +80,7 @@ async def revoke_all_mine(kernel: Any, principal: Principal, site_id: str | None
     user_id = require_user(principal)
     async with kernel.unit_of_work(site_id, principal, client.request_id) as uow:
         count = await revoke_all_of_user(uow.conn, user_id)
+        sessions_changed(uow)  # its access tokens end with it (session_live.py)
         await _record_revoked(uow.conn, site_id, principal, "user", user_id, {"count": count, "all": True}, client)
     return count
 
@@ -113,5 +116,6 @@ async def admin_revoke_session(kernel: Any, principal: Principal, site_id: str, 
         if row is None:
             raise _session_not_found()
         await revoke_family(uow.conn, row["site_id"], session_id)
+        sessions_changed(uow)  # its access tokens end with it (session_live.py)
         await _record_revoked(uow.conn, row["site_id"] or site_id, principal, "session", session_id,
                               {"userId": row["user_id"]}, client)

@@ -30,6 +30,7 @@ from kernel.settings import parse_bool, parse_choice, parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership, realm
 from plugins.accounts import service
+from plugins.accounts.session_live import announce_sessions_changed
 from plugins.accounts.tables import refresh_tokens, users
 
 SETTINGS = [
@@ -199,6 +200,7 @@ async def reuse_detected(kernel: Any, row: Any, site_id: str | None, client: Cli
         await audit.record(conn, action="auth.refresh_reuse", site_id=row["site_id"] or site_id,
                            actor_id=row["user_id"], target_type="session", target_id=row["family_id"],
                            ip=client.ip, request_id=client.request_id)
+    await announce_sessions_changed(kernel)  # its access tokens end too
     return _invalid("The refresh token was already used; every session of this login is revoked")
 
 
@@ -259,10 +261,13 @@ async def logout(kernel: Any, presented: str | None, site_id: str | None, client
         return
     _check_binding(row, site_id)
     async with kernel.db.begin() as conn:
-        if await revoke_family(conn, row["site_id"], row["family_id"]):
+        revoked = await revoke_family(conn, row["site_id"], row["family_id"])
+        if revoked:
             await audit.record(conn, action="auth.logout", site_id=row["site_id"] or site_id,
                                actor_id=row["user_id"], target_type="session", target_id=row["family_id"],
                                ip=client.ip, request_id=client.request_id)
+    if revoked:
+        await announce_sessions_changed(kernel)  # the session's access tokens end with it
 
 
 async def live_sessions(conn: Any, user_id: str, site_id: str | None = None, *,

@@ -35,7 +35,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from kernel.db.meta import now_utc
 from kernel.errors import ApiError
-from kernel.http.media import read_body
+from kernel.http.media import nul_path, read_body
 from kernel.http.origins import origin_allowed
 from kernel.version import __version__
 from plugins.ai import approvals, gate
@@ -166,6 +166,17 @@ def _rpc_error(resp: Any, status: int, code: int, message: str, request_id: Any 
     resp.data = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
 
+def _nul_in(body: bytes) -> list[str | int] | None:
+    """The path of a NUL (``\\u0000``) in a JSON-RPC message, which PostgreSQL stores in neither
+    text nor JSONB; ``None`` when there is none or the body is no JSON (the SDK answers that)."""
+    if b"\\u0000" not in body:  # in valid JSON a NUL is only ever an escape
+        return None
+    try:
+        return nul_path(pydantic_core.from_json(body))
+    except ValueError:
+        return None
+
+
 def _method_of(body: bytes) -> tuple[Any, Any]:
     """``(method, id)`` of a single JSON-RPC message, ``(None, None)`` otherwise (the SDK answers
     the framing error). Parsed with the SDK's own parser (``pydantic_core.from_json``): a stricter
@@ -230,6 +241,11 @@ class McpResource:
             return
         body = await read_body(req, self.kernel.settings.max_body_bytes)
         method, request_id = _method_of(body)
+        where = _nul_in(body)
+        if where is not None:  # as read_json refuses it for REST: no tool, no approval keeps it
+            _rpc_error(resp, 400, -32602, "Invalid params: a string holds a NUL character (\\u0000) at "
+                       + (".".join(str(p) for p in where) or "the message"), request_id)
+            return
         session_id = req.get_header("Mcp-Session-Id")
         if session_id is not None:
             if not await _session_usable(caller, session_id):

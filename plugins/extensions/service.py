@@ -22,6 +22,7 @@ from plugins.extensions import loader
 from plugins.extensions.panels import panel_url
 from plugins.extensions.runtime import announce, runtime
 from plugins.extensions.tables import extension_keys, extension_sites, extensions
+from plugins.settings import api as settings_api
 
 MAX_UPLOAD_BYTES = MAX_BUNDLE_BYTES + 64 * 1024  # the bundle, its signature and the form's framing
 
@@ -290,9 +291,13 @@ async def uninstall(ctx: Any, ext_id: str) -> None:
         row = await _row(conn, ext_id)
         await conn.execute(delete(extension_sites).where(extension_sites.c.extension_id == ext_id))
         await conn.execute(delete(extensions).where(extensions.c.id == ext_id))
+        # Its settings go with it, in every site: a reinstall starts from nothing.
+        dropped = await settings_api.drop_prefix(conn, f"ext.{row['name']}.")
         await audit(conn, action="extensions.uninstall", site_id=None, principal=ctx.principal,
                     target_type="extension", target_id=ext_id, request_id=ctx.request_id,
-                    details={"name": row["name"], "version": row["version"]})
+                    details={"name": row["name"], "version": row["version"],
+                             "settingsDropped": sum(len(keys) for keys in dropped.values())})
+    await settings_api.announce_dropped(ctx.kernel, dropped)
     await runtime(ctx.kernel).sync()
     loader.remove_unpacked(ctx.kernel.settings.data_path, row)
     await announce(ctx.kernel, ext_id)

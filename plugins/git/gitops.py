@@ -23,7 +23,7 @@ from typing import Any
 
 from kernel import ApiError, audit
 from kernel.db.meta import iso, now_utc
-from kernel.http.media import reject_unknown
+from kernel.http.media import nul_path, reject_unknown
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import integrations
@@ -53,6 +53,10 @@ def _parse(raw: bytes | None) -> list[dict[str, Any]]:
         found = json.loads(raw)
     except ValueError:
         raise ApiError(422, "VALIDATION_FAILED", f"{INTENTS_PATH} is not valid JSON", path=[INTENTS_PATH]) from None
+    where = nul_path(found)
+    if where is not None:  # PostgreSQL stores a NUL in neither text nor JSONB
+        raise ApiError(422, "VALIDATION_FAILED", f"{INTENTS_PATH} holds a NUL character (\\u0000)",
+                       path=[INTENTS_PATH, *where])
     if isinstance(found, dict) and "intents" in found:
         found = found["intents"]
     if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("key"), str) for i in found):

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.auth.principal import ANONYMOUS
 from kernel.db.meta import now_utc
+from kernel.http.media import nul_path
 from kernel.plugins import call_all
 from kernel.tenancy.service import get_site_cached
 from plugins.git import integrations as ig
@@ -94,6 +95,10 @@ async def receive(ctx: Any, provider: str, site_id: str, integration_id: str, he
         raise ApiError.validation("The body is not valid JSON", path=["body"]) from None
     if not isinstance(payload, dict):
         raise ApiError.validation("The body must be a JSON object", path=["body"])
+    where = nul_path(payload)
+    if where is not None:  # read_json's rule: PostgreSQL stores a NUL in neither text nor JSONB
+        raise ApiError.validation("A string holds a NUL character (\\u0000), which cannot be stored",
+                                  path=["body", *where])
     stage = "delivery"
     try:
         async with kernel.unit_of_work(site_id) as uow:

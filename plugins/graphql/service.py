@@ -53,6 +53,13 @@ def development(kernel: Any) -> bool:
     return kernel.settings.env == "development"
 
 
+def open_schema(ctx: Any) -> bool:
+    """Whether introspection and "Did you mean" suggestions answer ``ctx``'s caller: in
+    development, and only to admins. The schema is the site's, not the caller's: a member would
+    learn the names of fields its permissions hide (the schema routes hide them too)."""
+    return development(ctx.kernel) and bool(ctx.principal.is_admin)
+
+
 async def site_graph(kernel: Any, site_id: str) -> SiteGraph:
     """The site's schema at its current schema version, built once (single flight)."""
     snap = await schema_api.get_schema(kernel, site_id)
@@ -66,9 +73,9 @@ async def site_graph(kernel: Any, site_id: str) -> SiteGraph:
     return await kernel.site_caches[SCHEMA_CACHE.name].get_or_load(site_id, snap.version, load)
 
 
-def prepare(kernel: Any, graph: SiteGraph, text: str) -> tuple[DocumentNode | None, list[GraphQLError]]:
-    """``(document, [])`` for a valid document, ``(None, errors)`` otherwise; cached."""
-    dev = development(kernel)
+def prepare(kernel: Any, graph: SiteGraph, text: str, dev: bool) -> tuple[DocumentNode | None, list[GraphQLError]]:
+    """``(document, [])`` for a valid document, ``(None, errors)`` otherwise; cached. ``dev``:
+    introspection and suggestions allowed (``open_schema``)."""
     limits = Limits.from_settings(kernel.settings)
     if len(text) > MAX_QUERY_CHARS:
         return None, [guard_error(f"A document may hold at most {MAX_QUERY_CHARS} characters")]
@@ -120,7 +127,8 @@ async def run(ctx: Any, request: Request, *, mutations: bool = True) -> dict[str
     """The result of a query or mutation (``mutations=False``: GET, queries only)."""
     kernel = ctx.kernel
     graph = await site_graph(kernel, ctx.require_site())
-    document, errors = prepare(kernel, graph, request.query)
+    dev = open_schema(ctx)
+    document, errors = prepare(kernel, graph, request.query, dev)
     if document is None:
         return {"data": None, "errors": [format_error(e, ctx.request_id) for e in errors]}
     operation = get_operation_ast(document, request.operation_name)
@@ -130,7 +138,7 @@ async def run(ctx: Any, request: Request, *, mutations: bool = True) -> dict[str
         return error_body("Mutations need POST")
     result = execute(graph.schema, document, context_value=GraphQLContext(ctx, graph),
                      variable_values=request.variables, operation_name=request.operation_name,
-                     hide_suggestions=not development(kernel))
+                     hide_suggestions=not dev)
     if inspect.isawaitable(result):
         result = await result
     return format_result(result, ctx.request_id)

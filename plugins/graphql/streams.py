@@ -19,7 +19,7 @@ from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
 from kernel.errors import ApiError
 from plugins.graphql.errors import error_body, format_error, format_result
-from plugins.graphql.service import GraphQLContext, development, prepare, site_graph
+from plugins.graphql.service import GraphQLContext, open_schema, prepare, site_graph
 
 STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.slots.ConnectionLimiter)
 STREAM_LEASE = 30.0  # seconds a slot lives in Redis without renewal (a dead worker's go after it)
@@ -80,7 +80,8 @@ async def _results(stream: Any, request_id: str) -> AsyncIterator[dict[str, Any]
 async def _open(ctx: Any, site_id: str, request: Any) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
     kernel = ctx.kernel
     graph = await site_graph(kernel, site_id)
-    document, errors = prepare(kernel, graph, request.query)
+    dev = open_schema(ctx)
+    document, errors = prepare(kernel, graph, request.query, dev)
     if document is None:
         return {"data": None, "errors": [format_error(e, ctx.request_id) for e in errors]}
     operation = get_operation_ast(document, request.operation_name)
@@ -88,7 +89,7 @@ async def _open(ctx: Any, site_id: str, request: Any) -> AsyncIterator[dict[str,
         return error_body("The event stream takes a subscription operation")
     result = subscribe(graph.schema, document, context_value=GraphQLContext(ctx, graph),
                        variable_values=request.variables, operation_name=request.operation_name,
-                       hide_suggestions=not development(kernel))
+                       hide_suggestions=not dev)
     if inspect.isawaitable(result):
         result = await result
     if isinstance(result, ExecutionResult):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.errors import ApiError
 from plugins.items.core import etags
 from plugins.items.core.context import (
     OWN_CAUSES,
@@ -27,7 +28,7 @@ from plugins.items.core.context import (
     reading,
     schema_and_collection,
 )
-from plugins.items.core.guard import ReadAccess, read_access, readable
+from plugins.items.core.guard import ReadAccess, decide, read_access, readable
 from plugins.items.core.records import empty_record, mask, project
 from plugins.items.core.reveal import reveal
 from plugins.items.core.rows import live_rows
@@ -44,9 +45,9 @@ from plugins.items.write.path import (
     create_items,
     delete_item,
     update_item,
-    update_item_if_match,
     upsert_singleton,
 )
+from plugins.items.write.path import update_item_if_match as conditional_update
 
 # ---------------------------------------------------------------------- reads
 
@@ -145,14 +146,36 @@ async def read_singleton(ctx: Any, collection: str, query: ListQuery | None = No
     return item
 
 
-async def item_etag(ctx: Any, collection: str, item_id: str, updated_at: str | None = None) -> str:
-    """The ETag of an item the caller just read: from its ``updatedAt`` when the read showed it,
-    else read from the row (a field mask or ``?fields=`` left it out)."""
+async def item_etag(ctx: Any, collection: str, item_id: str, updated_at: Any = None, *, uow: Any = None) -> str:
+    """The ETag of an item for the caller (core/etags.py). A caller who reads every field gets the
+    cheap tag of its last write (from ``updatedAt`` when the read showed it, else read from the
+    row); a caller whose mask hides fields gets the digest of the item as it reads it, so a write
+    to a hidden field leaves its tag alone. A caller who may not read the collection (a write-only
+    rule) sees no content: the tag of the last write."""
+    read = await decide(ctx, collection, "read")
+    if read.allowed and (read.fields is not None or read.paired):
+        try:
+            return etags.view_etag(item_id, await read_item(ctx, collection, item_id, uow=uow))
+        except ApiError as exc:  # a conditional write took the row out of the caller's sight
+            if exc.status != 404:
+                raise
     if updated_at is None:
-        _access, _read, _schema, coll = await _read_scope(ctx, collection)
-        async with reading(ctx) as db:
+        _schema, coll = await schema_and_collection(ctx, collection)
+        async with reading(ctx, uow) as db:
             updated_at = await db.scalar(live_rows(db, coll, items.c.updated_at).where(items.c.id == item_id))
     return etags.item_etag(item_id, updated_at)
+
+
+async def update_item_if_match(ctx: Any, collection: str, item_id: str, body: Any, if_match: list[str] | None, *,
+                               replace: bool = False, uow: Any = None,
+                               cause: str | None = None) -> tuple[dict[str, Any], str]:
+    """``write.path.update_item_if_match`` with the caller's ETag (``item_etag``)."""
+
+    async def tag_of(u: Any, one_id: str, updated_at: Any) -> str:
+        return await item_etag(ctx, collection, one_id, updated_at, uow=u)
+
+    return await conditional_update(ctx, collection, item_id, body, if_match, tag_of=tag_of, replace=replace,
+                                    uow=uow, cause=cause)
 
 
 __all__ = ["OWN_CAUSES", "ListPage", "ListQuery", "ReadOptions", "acting_context", "author_of", "check_cause",

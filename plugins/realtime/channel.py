@@ -20,6 +20,7 @@ from falcon.errors import PayloadTypeError
 
 from kernel import ApiError
 from kernel.http.live_metrics import live_connection
+from kernel.http.media import nul_path
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
 from plugins.items import api as items_api
@@ -92,10 +93,16 @@ class Connection:
             if len(text) > MAX_FRAME_BYTES or len(text.encode()) > MAX_FRAME_BYTES:
                 raise ApiError(413, "PAYLOAD_TOO_LARGE", f"A frame is at most {MAX_FRAME_BYTES} bytes")
             try:
-                frame = frames.parse_frame(json.loads(text))
-            except ValueError:
+                parsed = json.loads(text)
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
                 await self.error("VALIDATION_FAILED", "The frame is not valid JSON")
                 continue
+            where = nul_path(parsed) if "\\u0000" in text else None  # valid JSON has NUL only escaped
+            if where is not None:  # read_json's rule for REST bodies, here for frames
+                await self.error("VALIDATION_FAILED", "A string holds a NUL character (\\u0000)", path=where)
+                continue
+            try:
+                frame = frames.parse_frame(parsed)
             except ApiError as err:
                 await self.error(err.code, err.message, path=list(err.details[0].path or []))
                 continue

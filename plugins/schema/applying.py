@@ -14,15 +14,11 @@ becomes ``restrict`` or ``cascade`` before them (its holder may become required 
 
 from __future__ import annotations
 
-from typing import Any
-
-from kernel.bus import EventContext
 from kernel.db.uow import UnitOfWork
 from plugins.schema import collections, fields, relations
+from plugins.schema.data_check import DATA_CHECK, holding_data
 from plugins.schema.diffing import Change, Plan
 from plugins.schema.tables import schema_versions
-
-DATA_CHECK = "schema.data_check"
 
 
 async def lock_schema(uow: UnitOfWork) -> None:
@@ -40,8 +36,9 @@ def _relation_updates(plan: Plan, *, set_null: bool) -> list[Change]:
     return [c for c in plan.of("relations", "update") if ((c.body or {}).get("onDelete") == "set null") == set_null]
 
 
-async def apply_plan(uow: UnitOfWork, plan: Plan) -> dict[str, int]:
-    """Run every change of ``plan`` in dependency order; returns ``{ created, updated, deleted }``."""
+async def apply_plan(uow: UnitOfWork, plan: Plan, *, allow_destructive: bool = False) -> dict[str, int]:
+    """Run every change of ``plan`` in dependency order; returns ``{ created, updated, deleted }``.
+    ``allow_destructive``: a field dropped with its data is allowed (else 409, ``delete_field``)."""
     for change in plan.of("relations", "delete"):
         await relations.delete_relation(uow, change.relation_id or "")
     for change in plan.of("collections", "delete"):
@@ -51,7 +48,7 @@ async def apply_plan(uow: UnitOfWork, plan: Plan) -> dict[str, int]:
     for change in plan.of("collections", "update"):
         await collections.update_collection(uow, change.collection, change.body or {})
     for change in plan.of("fields", "delete"):
-        await fields.delete_field(uow, change.collection, change.field or "")
+        await fields.delete_field(uow, change.collection, change.field or "", allow_destructive=allow_destructive)
     for change in plan.of("fields", "create"):
         await fields.create_field(uow, change.collection, change.body or {})
     for change in _relation_updates(plan, set_null=False):
@@ -66,20 +63,4 @@ async def apply_plan(uow: UnitOfWork, plan: Plan) -> dict[str, int]:
             for action in ("create", "update", "delete")}
 
 
-async def holding_data(kernel: Any, ctx: EventContext, deletes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The deletes among ``deletes`` whose collection or field holds data.
-
-    Asked through the bus filter ``schema.data_check`` with ``{ siteId, targets: [{ collection,
-    collectionId, field? }] }``: a handler (the items plugin) sets ``hasData: true`` on each
-    target that holds data, in place or in a returned payload. Nobody answering means no data.
-    """
-    if not deletes:
-        return []
-    targets = [{k: d[k] for k in ("collection", "collectionId", "field") if k in d} for d in deletes]
-    payload = {"siteId": ctx.site_id, "targets": targets}
-    result = await kernel.bus.filter(DATA_CHECK, payload, ctx)
-    answered = result.get("targets") if isinstance(result, dict) else None
-    if not isinstance(answered, list) or len(answered) != len(targets):
-        answered = targets
-    return [{**d, "hasData": True} for d, t in zip(deletes, answered, strict=True)
-            if isinstance(t, dict) and t.get("hasData") is True]
+__all__ = ["DATA_CHECK", "apply_plan", "holding_data", "lock_schema"]

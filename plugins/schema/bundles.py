@@ -143,12 +143,14 @@ async def diff_bundle(db: SiteDB, body: dict[str, Any]) -> dict[str, Any]:
     return diff_view(checked_plan(await load_snapshot(db), parse_bundle(body)))
 
 
-async def apply_bundle(uow: UnitOfWork, name: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Make collection ``name`` match the bundle, in the caller's unit of work."""
+async def apply_bundle(uow: UnitOfWork, name: str, body: dict[str, Any], *,
+                       allow_destructive: bool = False) -> dict[str, Any]:
+    """Make collection ``name`` match the bundle, in the caller's unit of work. A field it drops
+    with data needs ``allow_destructive`` (409 ``DESTRUCTIVE_BLOCKED`` otherwise)."""
     bundle = parse_bundle(body, name)
     await lock_schema(uow)
     plan = checked_plan(await load_snapshot(uow.db), bundle)
-    applied = await apply_plan(uow, plan)
+    applied = await apply_plan(uow, plan, allow_destructive=allow_destructive)
     applied["unchanged"] = sum(len(plan.of(r, "unchanged")) for r in RESOURCES)
     return {"collection": bundle.name, "applied": applied, "diff": diff_view(plan)}
 

@@ -17,6 +17,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies, changes, types
 from plugins.schema.collection_rows import find_row
 from plugins.schema.collection_rows import not_found as collection_not_found
+from plugins.schema.data_check import holding_data
 from plugins.schema.field_body import event_record, field_record, parse_field_body, with_path
 from plugins.schema.names import check_field_name, is_lookup_name
 from plugins.schema.options import validate_options
@@ -158,14 +159,23 @@ async def update_field(uow: UnitOfWork, collection: str, name: str, body: dict[s
     return after
 
 
-async def delete_field(uow: UnitOfWork, collection: str, name: str) -> None:
-    """Drop a field (``fields.delete`` may veto when it holds data)."""
+async def delete_field(uow: UnitOfWork, collection: str, name: str, *, allow_destructive: bool = False) -> None:
+    """Drop a field (``fields.delete`` may veto). A field whose live items hold values is dropped
+    only with ``allow_destructive``: otherwise 409 ``DESTRUCTIVE_BLOCKED``, as the config import
+    answers for the same removal (its dry run lists it under ``destructive``)."""
     snap = await changes.begin(uow)
     coll, field = _existing(snap, collection, name)
     for rel in snap.relations:
         if rel.holder == (collection, name):
             raise bodies.conflict(f"'{name}' holds the references of relation {rel.id}; delete the "
                                   "relation first", ["field"])
+    if not allow_destructive:
+        change = {"resource": "fields", "action": "delete", "collection": collection, "field": name}
+        held = await holding_data(uow.kernel, uow.event_context(), [{**change, "collectionId": coll.id}])
+        if held:
+            raise ApiError(409, "DESTRUCTIVE_BLOCKED", f"Field '{name}' holds data; repeat with "
+                           "allowDestructive=true to drop it with its values",
+                           extensions={"changes": [{**change, "hasData": True}]})
     db = uow.db
     row = await db.one(db.select(fields).where(fields.c.collection_id == coll.id, fields.c.field == name))
     assert row is not None  # the snapshot was read in this transaction

@@ -147,7 +147,7 @@ async def apply_manifest(uow: UnitOfWork, manifest: Manifest, mode: str, provide
         raise ApiError(409, "DESTRUCTIVE_BLOCKED", f"{len(ev.destructive)} destructive changes need "
                        "allowDestructive=true", extensions={"changes": ev.destructive})
     assert ev.plan is not None
-    applied = await apply_plan(uow, ev.plan)
+    applied = await apply_plan(uow, ev.plan, allow_destructive=True)  # checked just above
     for name, section in ev.sections.items():
         provider = providers[name]
         for key in section.delete:

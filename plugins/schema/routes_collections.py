@@ -8,6 +8,7 @@ from kernel.errors import ApiError
 from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import collections
+from plugins.schema.visibility import schema_view
 
 
 class CollectionsResource:
@@ -21,8 +22,11 @@ class CollectionsResource:
         include_deleted = flag_param(req, "deleted")
         if include_deleted and not ctx.principal.is_admin:
             raise ApiError.forbidden("Listing deleted collections needs admin access")
+        view = await schema_view(ctx)
         async with ctx.reader() as db:
             data = await collections.list_collections(db, include_deleted=include_deleted)
+        if view is not None:  # a member sees the collections it may read (Directus)
+            data = [c for c in data if view.collection(c["name"])]
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any) -> None:
@@ -40,8 +44,13 @@ class CollectionResource:
         self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, name: str) -> None:
-        async with request_context(req).reader() as db:
-            send_data(resp, await collections.get_collection(db, name))
+        ctx = request_context(req)
+        view = await schema_view(ctx)
+        async with ctx.reader() as db:
+            record = await collections.get_collection(db, name)
+        if view is not None:
+            view.require(name)
+        send_data(resp, record)
 
     async def on_patch(self, req: Any, resp: Any, name: str) -> None:
         ctx = request_context(req)

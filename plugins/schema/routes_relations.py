@@ -7,6 +7,7 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.schema import relations
+from plugins.schema.visibility import schema_view
 
 
 class RelationsResource:
@@ -17,8 +18,12 @@ class RelationsResource:
 
     async def on_get(self, req: Any, resp: Any) -> None:
         collection = req.get_param("collection") or None
-        async with request_context(req).reader() as db:
+        ctx = request_context(req)
+        view = await schema_view(ctx)
+        async with ctx.reader() as db:
             data = await relations.list_relations(db, collection)
+        if view is not None:  # a member sees the relations whose one end it may read
+            data = [r for r in data if view.relation(r)]
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any) -> None:
@@ -36,8 +41,13 @@ class RelationResource:
         self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, relation_id: str) -> None:
-        async with request_context(req).reader() as db:
-            send_data(resp, await relations.get_relation(db, relation_id))
+        ctx = request_context(req)
+        view = await schema_view(ctx)
+        async with ctx.reader() as db:
+            record = await relations.get_relation(db, relation_id)
+        if view is not None and not view.relation(record):
+            raise relations.not_found(relation_id)
+        send_data(resp, record)
 
     async def on_patch(self, req: Any, resp: Any, relation_id: str) -> None:
         ctx = request_context(req)

@@ -8,6 +8,8 @@
 - ``await put_setting(ctx, key, value)``: set (``None`` unsets) one setting of ``ctx``'s site
   exactly as ``PUT /settings/:key`` does (the owner's validation, audit, announcement), for a
   plugin's own route over its key (``PUT /uploads/config``); the caller checks who may.
+- ``await drop_prefix(conn, prefix)`` then, after commit, ``await announce_dropped(kernel, dropped)``:
+  remove every site's keys under ``prefix`` (an uninstalled extension's ``ext.<name>.``).
 - ``CHANGED_EVENT``: the action event after a change, payload ``{ siteId, keys }``; subscribe
   with ``bus.on_action`` to apply a change at once.
 """
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.settings.store import CHANGED_EVENT, read_cached, read_every_site
+from plugins.settings.store import CHANGED_EVENT, drop_prefix, read_cached, read_every_site
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,16 @@ async def put_setting(ctx: Any, key: str, value: Any) -> Any:
     return (await put_one(ctx, key, value))["value"]
 
 
+async def announce_dropped(kernel: Any, dropped: dict[str, list[str]]) -> None:
+    """After the commit of ``drop_prefix``: each site's ``settings.changed``, so every worker's
+    cache forgets the dropped keys."""
+    from kernel.bus import EventContext
+
+    for site_id, keys in dropped.items():
+        await kernel.bus.action(CHANGED_EVENT, {"siteId": site_id, "keys": sorted(keys)},
+                                EventContext(site_id=site_id, kernel=kernel))
+
+
 async def preferences_of(conn: Any, user_id: str) -> dict[str, Any]:
     """A user's stored preferences blob (identity-global; ``{}`` when none), for the privacy
     plugin's data export."""
@@ -69,4 +81,4 @@ async def preferences_of(conn: Any, user_id: str) -> dict[str, Any]:
     return await stored_preferences(conn, user_id) or {}
 
 
-__all__ = ["CHANGED_EVENT", "SettingKey", "get_setting", "preferences_of", "put_setting", "setting_of_every_site"]
+__all__ = ["CHANGED_EVENT", "SettingKey", "announce_dropped", "drop_prefix", "get_setting", "preferences_of", "put_setting", "setting_of_every_site"]

@@ -56,6 +56,19 @@ async def read_every_site(kernel: Any, key: str) -> dict[str, Any]:
     return {row["site_id"]: _opened(kernel, row["site_id"], row) for row in rows}
 
 
+async def drop_prefix(conn: Any, prefix: str) -> dict[str, list[str]]:
+    """Delete every site's settings whose key starts with ``prefix`` (an instance-wide cleanup in
+    the caller's transaction: an uninstalled extension's ``ext.<name>.``); ``{site_id: keys}``."""
+    match = settings.c.key.startswith(prefix, autoescape=True)
+    rows = (await conn.execute(select(settings.c.site_id, settings.c.key).where(match))).all()
+    dropped: dict[str, list[str]] = {}
+    for site_id, key in rows:
+        dropped.setdefault(site_id, []).append(key)
+    if dropped:
+        await conn.execute(settings.delete().where(match))
+    return dropped
+
+
 async def read_rows(db: SiteDB) -> list[Any]:
     """Every setting row of the site, by key."""
     return list(await db.all(db.select(settings).order_by(settings.c.key)))

@@ -1,9 +1,11 @@
 """Conditional updates of one item (docs/items.md, "Conditional updates"): the item's ETag and the
 ``If-Match`` check.
 
-The tag is a strong ETag, a digest of the item's id and the time of its last write
-(``updated_at``, to the microsecond): every write changes it, and it says nothing of the
-content. A ``PATCH`` or ``PUT`` with ``If-Match`` is applied only when one of the listed tags
+The tag is a strong ETag. For a caller who reads every field of the item, it is a digest of the
+item's id and the time of its last write (``updated_at``, to the microsecond): every write
+changes it, and it says nothing of the content. For a caller whose field mask hides something,
+it is a digest of the item as that caller reads it (``view_etag``): a write to a field it cannot
+read must not change its tag, or the tag would tell it that a hidden field changed. A ``PATCH`` or ``PUT`` with ``If-Match`` is applied only when one of the listed tags
 (or ``*``) matches the item as stored when the write locks it; else 412 ``PRECONDITION_FAILED``.
 Without ``If-Match`` nothing of this runs.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -47,6 +50,12 @@ def item_etag(item_id: str, updated_at: Any) -> str:
     return '"' + hashlib.sha256(f"{item_id}\x00{text}".encode()).hexdigest()[:24] + '"'
 
 
+def view_etag(item_id: str, visible: dict[str, Any]) -> str:
+    """The ETag of an item for a masked caller: a digest of what that caller reads of it."""
+    text = json.dumps(visible, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    return '"' + hashlib.sha256(f"{item_id}\x00view\x00{text}".encode()).hexdigest()[:24] + '"'
+
+
 def parse_if_match(header: str) -> list[str] | None:
     """The strong tags ``If-Match`` lists (weak ones dropped), or ``None`` for ``*``; 400
     ``VALIDATION_FAILED`` at ``["headers", "If-Match"]`` for a malformed header."""
@@ -60,11 +69,11 @@ def parse_if_match(header: str) -> list[str] | None:
     return [f'"{m.group(2)}"' for m in _EACH.finditer(value) if not m.group(1)]
 
 
-def check(tags: list[str] | None, item_id: str, updated_at: Any) -> None:
-    """412 ``PRECONDITION_FAILED`` unless ``tags`` (``None``: ``*``) holds the item's tag."""
+def check(tags: list[str] | None, current: str) -> None:
+    """412 ``PRECONDITION_FAILED`` unless ``tags`` (``None``: ``*``) holds ``current``, the item's
+    tag for the caller (``item_etag`` or ``view_etag``)."""
     if tags is None:
         return
-    current = item_etag(item_id, updated_at)
     if current not in tags:
         raise ApiError(
             412,

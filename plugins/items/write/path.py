@@ -10,6 +10,7 @@ and history's revert and promote call these.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kernel.errors import ApiError
@@ -25,6 +26,9 @@ from plugins.items.errors import action_denied, dependents_exist, record_not_fou
 from plugins.items.tables import items
 from plugins.items.write import ondelete, writes
 from plugins.schema.api import get_schema, nested_fields
+
+# The item's ETag for the caller, read in the write's transaction: (uow, item_id, updated_at) -> tag.
+TagOf = Callable[[Any, str, Any], Awaitable[str]]
 
 
 async def _as_read(ctx: Any, coll: Any, item: dict[str, Any], db: Any = None) -> dict[str, Any]:
@@ -77,18 +81,19 @@ async def update_item(ctx: Any, collection: str, item_id: str, body: Any, *, rep
 
 
 async def update_item_if_match(ctx: Any, collection: str, item_id: str, body: Any, if_match: list[str] | None, *,
-                               replace: bool = False, uow: Any = None,
+                               tag_of: TagOf, replace: bool = False, uow: Any = None,
                                cause: str | None = None) -> tuple[dict[str, Any], str]:
     """``update_item`` applied only when ``if_match`` (the strong tags of ``If-Match``; ``None``
     for ``*``) holds the item's ETag as stored when the write locks its row (412
-    ``PRECONDITION_FAILED`` else, core/etags.py); returns the item and its new ETag."""
+    ``PRECONDITION_FAILED`` else, core/etags.py); returns the item and its new ETag. ``tag_of(uow,
+    item_id, updated_at)`` is the item's tag for the caller, read in that transaction."""
     shaped, after = await _update_item(ctx, collection, item_id, body, replace=replace, uow=uow, cause=cause,
-                                       if_match=(if_match,))
-    return shaped, etags.item_etag(after["id"], after["updatedAt"])
+                                       if_match=(if_match, tag_of))
+    return shaped, after["_tag"]
 
 
 async def _update_item(ctx: Any, collection: str, item_id: str, body: Any, *, replace: bool, uow: Any,
-                       cause: str | None, if_match: tuple[list[str] | None] | None = None) -> tuple[dict, dict]:
+                       cause: str | None, if_match: tuple[list[str] | None, TagOf] | None = None) -> tuple[dict, dict]:
     decision = await require(ctx, collection, "update")
     snap, coll = await schema_and_collection(ctx, collection)
     if not isinstance(body, dict):
@@ -104,8 +109,8 @@ async def _update_item(ctx: Any, collection: str, item_id: str, body: Any, *, re
         row = await fetch_row(u.db, coll, item_id, decision, dialect_of(ctx), snap, guard=guard, pinned=True)
         if row is None:
             raise record_not_found(collection, str(item_id))
-        if if_match is not None:
-            etags.check(if_match[0], row["id"], row["updated_at"])
+        if if_match is not None and if_match[0] is not None:  # If-Match: * matches any live item
+            etags.check(if_match[0], await if_match[1](u, row["id"], row["updated_at"]))
         if not row["pinned"]:
             u.notes[(UNPINNED, coll.id, row["id"])] = True
         old = row["data"] or {}
@@ -116,6 +121,8 @@ async def _update_item(ctx: Any, collection: str, item_id: str, body: Any, *, re
                                         status=draft.status, sort=draft.sort if draft.sort_given else ...)
         shaped = await _as_read(ctx, coll, after, u.db)
         await reveal(ctx, snap, collection, [shaped], "write", uow=u)
+        if if_match is not None:  # the new tag, as the caller's next read will give it
+            after = {**after, "_tag": await if_match[1](u, after["id"], after["updatedAt"])}
         return shaped, after
 
 

@@ -69,6 +69,10 @@ export async function renderAudit(shell, query) {
   const params = { limit: PAGE, page };
   for (const key of AUDIT_FILTERS) if (query.get(key)) params[key] = query.get(key);
   const users = await loadUsers(site);
+  // -- audit: the actor filter offers everyone in the trail (GET /audit/actors), the instance
+  // admin too, who is a member of no site and so absent from GET /users
+  const actors = await data("GET", "/audit/actors", { site }).catch(() => []);
+  const actorName = (id) => { const a = actors.find((x) => x.id === id); return a && a.email ? a.email : users.name(id); };
   const s = screen(shell, t("people.audit"));
   let found;
   try {
@@ -81,7 +85,7 @@ export async function renderAudit(shell, query) {
   const total = (found.body.meta && found.body.meta.total) || 0;
   const fields = {
     action: field(t("people.auditAction"), h("input", { type: "text", value: query.get("action") || "" }), t("people.auditActionHint")),
-    actorId: choose(t("people.actor"), users.users.map((u) => [u.id, u.email]), { value: query.get("actorId") || "", empty: t("people.any") }),
+    actorId: choose(t("people.actor"), [...new Map([...users.users.map((u) => [u.id, u.email]), ...actors.map((a) => [a.id, actorName(a.id)])])], { value: query.get("actorId") || "", empty: t("people.any") }),
     targetType: field(t("people.targetType"), h("input", { type: "text", value: query.get("targetType") || "" })),
     targetId: field(t("people.targetId"), h("input", { type: "text", value: query.get("targetId") || "" })),
     since: field(t("people.since"), h("input", { type: "date", value: (query.get("since") || "").slice(0, 10) })),
@@ -106,7 +110,7 @@ export async function renderAudit(shell, query) {
     scroll(h("table", {}, h("caption", {}, t("people.auditCaption")),
       h("thead", {}, h("tr", {}, ["people.when", "people.auditAction", "people.actor", "people.target", "people.details"].map((k) => h("th", { scope: "col" }, t(k))))),
       h("tbody", {}, rows.map((e) => h("tr", {}, h("td", {}, when(e.createdAt)), h("td", {}, e.action),
-        h("td", {}, users.name(e.actor.id), e.actor.impersonatorId ? ` (${t("people.actingFor", { email: users.name(e.actor.impersonatorId) })})` : ""),
+        h("td", {}, actorName(e.actor.id), e.actor.impersonatorId ? ` (${t("people.actingFor", { email: actorName(e.actor.impersonatorId) })})` : ""),
         h("td", {}, target(e)), h("td", {}, Object.keys(e.details).length ? h("code", {}, JSON.stringify(e.details)) : "")))))),
     h("nav", { class: "pager", "aria-label": t("people.auditPages") },
       page > 1 ? pageLink(page - 1, t("people.previous")) : null, h("p", {}, t("people.pageOf", { page, last })),

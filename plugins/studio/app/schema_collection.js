@@ -81,7 +81,8 @@ function fieldsTable(env, c, fields, status) {
     });
     if (!ok) return;
     try {
-      await call("DELETE", `/fields/${encodeURIComponent(c.name)}/${encodeURIComponent(f.field)}`, { site: env.site });
+      // -- audit: the dialog above showed the dry run's risk, so its consent is the destructive flag
+      await call("DELETE", `/fields/${encodeURIComponent(c.name)}/${encodeURIComponent(f.field)}`, { site: env.site, params: { allowDestructive: "true" } });
       flash(t("schema.fieldDeleted", { name: f.field }));
       go(siteHash(env.site, "schema", "c", c.name));
     } catch (err) {
