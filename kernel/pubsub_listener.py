@@ -44,9 +44,16 @@ class PubSubListener:
     runs after each subscription made by the task (the first one too when ``connect`` before
     ``start`` did not succeed). ``name`` goes in the owner's ``log`` lines ("Redis bus listener ...")."""
 
-    def __init__(self, name: str, log: logging.Logger, subscribe: Callable[[Any], Awaitable[None]],
-                 handle: Callable[[dict[str, Any]], Any], *, on_connected: Callable[[], None] | None = None,
-                 ignore_subscribe_messages: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        log: logging.Logger,
+        subscribe: Callable[[Any], Awaitable[None]],
+        handle: Callable[[dict[str, Any]], Any],
+        *,
+        on_connected: Callable[[], None] | None = None,
+        ignore_subscribe_messages: bool = False,
+    ) -> None:
         self.name = name
         self.log = log
         self._subscribe = subscribe
@@ -83,8 +90,9 @@ class PubSubListener:
                         attempt = 0
                         if self._on_connected is not None:
                             self._on_connected()
-                    message = await self.pubsub.get_message(ignore_subscribe_messages=self._ignore_subscribe,
-                                                            timeout=1.0)
+                    message = await self.pubsub.get_message(
+                        ignore_subscribe_messages=self._ignore_subscribe, timeout=1.0
+                    )
                     if message is not None:
                         result = self._handle(message)
                         if inspect.isawaitable(result):

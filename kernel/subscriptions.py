@@ -25,8 +25,9 @@ class SubscriptionTable:
     ``missing`` is the 404 message, and ``group`` the kernel consumer group of the records'
     checkpoints (``None``: they have none)."""
 
-    def __init__(self, table: Table, *, plural: str, missing: str, max_per_site: int,
-                 group: str | None = None) -> None:
+    def __init__(
+        self, table: Table, *, plural: str, missing: str, max_per_site: int, group: str | None = None
+    ) -> None:
         self.table = table
         self.plural = plural
         self.missing = missing
@@ -52,12 +53,14 @@ class SubscriptionTable:
         """Every row of ``db``'s site, oldest first."""
         return list(await db.all(db.select(self.table).order_by(self.table.c.created_at, self.table.c.id)))
 
-    async def check_room(self, db: Any, unique: Mapping[str, Any], duplicate: str, *,
-                         other_than: str | None = None) -> None:
+    async def check_room(
+        self, db: Any, unique: Mapping[str, Any], duplicate: str, *, other_than: str | None = None
+    ) -> None:
         """409 ``duplicate`` when another row of the site has the ``unique`` column values; on a
         new record (``other_than`` None), 403 when the site already holds ``max_per_site``."""
         taken = db.select(self.table, self.table.c.id).where(
-            *(self.table.c[column] == value for column, value in unique.items()))
+            *(self.table.c[column] == value for column, value in unique.items())
+        )
         if other_than is not None:
             taken = taken.where(self.table.c.id != other_than)
         if await db.one(taken) is not None:
@@ -65,8 +68,9 @@ class SubscriptionTable:
         if other_than is None:
             count = await db.scalar(db.select(self.table, func.count()))
             if int(count or 0) >= self.max_per_site:
-                raise ApiError.forbidden(f"A site has at most {self.max_per_site} {self.plural}",
-                                         limit=self.max_per_site)
+                raise ApiError.forbidden(
+                    f"A site has at most {self.max_per_site} {self.plural}", limit=self.max_per_site
+                )
 
     async def start_at_tail(self, kernel: Any, uow: Any, record_id: str, tail: Any = None) -> None:
         """Place the record's checkpoint at ``tail`` (default: the log's head now), in ``uow``:

@@ -24,8 +24,14 @@ async def test_a_listener_hands_over_messages_and_closes_on_stop(redis_url):
     async def handle(message):  # an async handler is awaited
         await got.put(message["data"])
 
-    listener = PubSubListener("test", logging.getLogger("svc.test"), subscribe, handle,
-                              on_connected=lambda: connected.append(True), ignore_subscribe_messages=True)
+    listener = PubSubListener(
+        "test",
+        logging.getLogger("svc.test"),
+        subscribe,
+        handle,
+        on_connected=lambda: connected.append(True),
+        ignore_subscribe_messages=True,
+    )
     redis = open_redis(redis_url, 2.0)
     publisher = open_redis(redis_url, 2.0)
     try:
@@ -55,8 +61,9 @@ async def test_a_listener_started_unconnected_subscribes_and_says_so(redis_url):
         await pubsub.subscribe(channel)
 
     # Subscribe confirmations are handed over too (the topics need them).
-    listener = PubSubListener("test", logging.getLogger("svc.test"), subscribe, handle,
-                              on_connected=connected.set)
+    listener = PubSubListener(
+        "test", logging.getLogger("svc.test"), subscribe, handle, on_connected=connected.set
+    )
     redis = open_redis(redis_url, 2.0)
     try:
         listener.start(redis)
