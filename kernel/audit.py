@@ -26,14 +26,14 @@ from sqlalchemy import (
     union,
 )
 
-from kernel.db.meta import iso, json_type, metadata, now_utc
+from kernel.db.meta import iso, json_type, metadata, now_utc, site_column
 from kernel.ids import uuid7
 
 audit_log = Table(
     "svc_audit",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), nullable=True),  # None: an instance-level event
+    site_column(nullable=True, foreign_key=False),  # None: an instance-level event
     Column("action", String(60), nullable=False),
     Column("actor_id", String(36), nullable=True),
     Column("actor_kind", String(20), nullable=True),

@@ -14,7 +14,6 @@ subscribe with a ``*`` pattern (``*.items.create``, ``*``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fnmatch
 import inspect
@@ -28,7 +27,7 @@ from typing import Any
 import orjson
 
 from kernel import sandbox
-from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+from kernel.pubsub_listener import PubSubListener, open_redis
 from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
 from kernel.redis_writes import RedisWrites
 
@@ -107,8 +106,8 @@ class Bus:
         self._own_writes = writes is None and bool(redis_url)
         self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
                                                                       client=client)
-        self._listener: asyncio.Task[None] | None = None
-        self._redis_up = False
+        self._listener = PubSubListener("bus", log, self._subscribe, self._on_message,
+                                        on_connected=self._reconnected, ignore_subscribe_messages=True)
         self.reconnects = 0  # times the listener subscribed again after losing Redis
         self.kernel: Any = None
         # Publishing while Redis is down: one WARNING, then the fan-out is skipped (other
@@ -119,7 +118,7 @@ class Bus:
     @property
     def redis_connected(self) -> bool:
         """True while the listener holds a working subscription (always False without Redis)."""
-        return self._redis_up
+        return self._listener.connected
 
     # ------------------------------------------------------------------ registration
 
@@ -204,32 +203,25 @@ class Bus:
         a Redis outage starts, like the topics); a connection lost later is re-established too."""
         if not self.redis_url or self._redis is not None:
             return
-        import redis.asyncio as aioredis
-
         # Short timeouts: a Redis that stops answering must not hold a writer's after-commit
         # actions (publish) for long; the listener's reads have their own 1 s timeout.
-        self._redis = self._client or aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
-                                                        socket_timeout=self.redis_timeout)
+        self._redis = open_redis(self.redis_url, self.redis_timeout, self._client)
         try:
-            pubsub = await self._subscribe()
+            await self._listener.connect(self._redis)
         except UNREACHABLE as exc:
             log.warning("Redis bus listener cannot subscribe at start (%s); retrying in the background", exc)
             self.publish_outage.failed(exc)
-            pubsub = None
-        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
+        self._listener.start(self._redis)
 
-    async def _subscribe(self) -> Any:
-        pubsub = self._redis.pubsub()
-        try:
-            await pubsub.subscribe(self.channel)
-            if self.gate is not None:
-                await self._caught_up(pubsub)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
-            raise
-        self._redis_up = True
-        return pubsub
+    async def _subscribe(self, pubsub: Any) -> None:
+        await pubsub.subscribe(self.channel)
+        if self.gate is not None:
+            await self._caught_up(pubsub)
+
+    def _reconnected(self) -> None:
+        self.reconnects += 1
+        self.publish_outage.succeeded()  # Redis answers: publish again at once
+        log.info("Redis bus listener reconnected")
 
     async def _caught_up(self, pubsub: Any) -> None:
         """The broker's confirmation names the last bus message numbered before this subscription:
@@ -242,39 +234,10 @@ class Bus:
             self.kernel.site_caches.invalidate_site(None)
         self.gate.resync(int(confirmed.get("gen") or 0))
 
-    async def _listen(self, pubsub: Any) -> None:
-        failures = 0
-        try:
-            while True:
-                try:
-                    if pubsub is None:
-                        pubsub = await self._subscribe()
-                        failures = 0
-                        self.reconnects += 1
-                        self.publish_outage.succeeded()  # Redis answers: publish again at once
-                        log.info("Redis bus listener reconnected")
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                    if message is not None:
-                        await self._receive(message.get("data"))
-                        if self.gate is not None:
-                            self.gate.applied_up_to(int(message.get("gen") or 0))
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - keep listening whatever Redis does
-                    if self._redis_up:
-                        log.warning("Redis bus listener lost its connection: %s", exc)
-                    self._redis_up = False
-                    if pubsub is not None:
-                        with contextlib.suppress(Exception):
-                            await pubsub.aclose()
-                        pubsub = None
-                    failures += 1
-                    await asyncio.sleep(backoff_delay(failures, REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX))
-        finally:
-            self._redis_up = False
-            if pubsub is not None:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        await self._receive(message.get("data"))
+        if self.gate is not None:
+            self.gate.applied_up_to(int(message.get("gen") or 0))
 
     async def _receive(self, data: Any) -> None:
         from kernel.http import media  # (kernel.http imports the bus)
@@ -295,11 +258,7 @@ class Bus:
         await self._run_actions(message.get("event", ""), message.get("payload"), ctx)
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
-            self._listener = None
+        await self._listener.stop()
         if self._own_writes:
             await self._writes.aclose()
         if self._redis is not None:

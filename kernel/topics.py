@@ -40,7 +40,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+from kernel.pubsub_listener import PubSubListener, open_redis
 from kernel.redis_fallback import RedisCircuit, RedisOutage
 from kernel.redis_writes import RedisWrites
 
@@ -223,9 +223,9 @@ class Topics:
         self._own_writes = writes is None and bool(redis_url)
         self._writes = writes if writes is not None else RedisWrites(redis_url, redis_timeout=redis_timeout,
                                                                       client=client)
-        self._pubsub: Any = None
-        self._listener: asyncio.Task[None] | None = None
-        self._redis_up = False
+        self._listener = PubSubListener("topic", log, self._subscribe_all, self._on_redis_message,
+                                        on_connected=self._connected)
+        self._ready = asyncio.Event()
         self._ever_connected = False
         self._remote: dict[str, bool] = {}  # channel or pattern subscribed in Redis -> is a pattern
         self._confirm: dict[str, list[asyncio.Future[None]]] = {}
@@ -379,39 +379,38 @@ class Topics:
         """Connect to Redis (when configured) and start the listener; returns once it listens."""
         if not self.redis_url or self._redis is not None:
             return
-        import redis.asyncio as aioredis
-
         # The socket timeout bounds a publish to a Redis that hangs; the listener's reads pass
         # their own (1 s) and are not cut by it.
-        self._redis = self._client or aioredis.from_url(self.redis_url, socket_connect_timeout=self.redis_timeout,
-                                                        socket_timeout=self.redis_timeout)
-        ready = asyncio.Event()
-        self._listener = asyncio.get_running_loop().create_task(self._listen(ready))
+        self._redis = open_redis(self.redis_url, self.redis_timeout, self._client)
+        self._ready = asyncio.Event()
+        self._listener.start(self._redis)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ready.wait(), 5.0)  # Redis down at boot: keep retrying behind
+            await asyncio.wait_for(self._ready.wait(), 5.0)  # Redis down at boot: keep retrying behind
 
-    async def _connect(self) -> None:
-        pubsub = self._redis.pubsub()
-        try:
-            await pubsub.subscribe(self._control)
-            done: set[str] = set()
-            # Subscriptions opened while this runs see no pubsub yet and leave their key in
-            # _remote: loop until nothing is left, with no await between the last check and
-            # publishing self._pubsub below.
-            while todo := {k: p for k, p in self._remote.items() if k not in done}:
-                channels = [k for k, is_pattern in todo.items() if not is_pattern]
-                patterns = [k for k, is_pattern in todo.items() if is_pattern]
-                if channels:
-                    await pubsub.subscribe(*channels)
-                if patterns:
-                    await pubsub.psubscribe(*patterns)
-                done.update(todo)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
-            raise
-        self._pubsub = pubsub
-        self._redis_up = True
+    @property
+    def _pubsub(self) -> Any:
+        return self._listener.pubsub
+
+    @property
+    def _redis_up(self) -> bool:
+        return self._listener.connected
+
+    async def _subscribe_all(self, pubsub: Any) -> None:
+        await pubsub.subscribe(self._control)
+        done: set[str] = set()
+        # Subscriptions opened while this runs see no pubsub yet and leave their key in
+        # _remote: loop until nothing is left, with no await between the last check and the
+        # listener publishing its pubsub (PubSubListener.connect).
+        while todo := {k: p for k, p in self._remote.items() if k not in done}:
+            channels = [k for k, is_pattern in todo.items() if not is_pattern]
+            patterns = [k for k, is_pattern in todo.items() if is_pattern]
+            if channels:
+                await pubsub.subscribe(*channels)
+            if patterns:
+                await pubsub.psubscribe(*patterns)
+            done.update(todo)
+
+    def _connected(self) -> None:
         for waiters in self._confirm.values():
             for waiter in waiters:
                 if not waiter.done():
@@ -423,30 +422,7 @@ class Topics:
             for sub in self._all_subscriptions():
                 sub._lost_unknown()
         self._ever_connected = True
-
-    async def _listen(self, ready: asyncio.Event) -> None:
-        attempt = 0
-        while True:
-            try:
-                if self._pubsub is None:
-                    await self._connect()
-                    attempt = 0
-                    ready.set()
-                message = await self._pubsub.get_message(timeout=1.0)
-                if message is not None:
-                    self._on_redis_message(message)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - keep listening whatever Redis does
-                if self._redis_up:
-                    log.warning("Redis topic listener lost its connection: %s", exc)
-                self._redis_up = False
-                pubsub, self._pubsub = self._pubsub, None
-                if pubsub is not None:
-                    with contextlib.suppress(Exception):
-                        await pubsub.aclose()
-                attempt += 1
-                await asyncio.sleep(backoff_delay(attempt, REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX))
+        self._ready.set()
 
     def _on_redis_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
@@ -487,15 +463,7 @@ class Topics:
         """End every subscription (their iterators stop) and close the Redis connection."""
         for sub in self._all_subscriptions():
             self._detach(sub)
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
-            self._listener = None
-        if self._pubsub is not None:
-            with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
-            self._pubsub = None
+        await self._listener.stop()
         if self._own_writes:
             await self._writes.aclose()
         if self._redis is not None:
@@ -503,7 +471,6 @@ class Topics:
                 with contextlib.suppress(Exception):
                     await self._redis.aclose()
             self._redis = None
-        self._redis_up = False
         self._remote.clear()
 
 

@@ -573,3 +573,41 @@ def test_naming_another_plugins_table_is_found():
         "plugins/privacy/consent.py:2 names svc_users, a table of accounts",
         "plugins/privacy/consent.py:2 names svc_memberships, a table of access",
     ]
+
+
+# -- house38: shared pieces own the repeated shapes (issue 38, point 5)
+
+_SITE_COLUMN = re.compile(r"""Column\(\s*["']site_id["']\s*,\s*(?:sa\.)?String\(63\)\s*,""")
+
+
+def site_column_breaches(sources: dict[str, str]) -> list[str]:
+    """Places that spell out a ``site_id`` column instead of calling ``site_column()``, and plugin
+    modules that register the migrations folder the convention already finds."""
+    found = [f"{path}:{source.count(chr(10), 0, m.start()) + 1} spells the site_id column; use site_column()"
+             for path, source in sources.items() for m in _SITE_COLUMN.finditer(source)]
+    found += [f"{path} implements register_migrations for its own migrations/ folder (found by convention)"
+              for path, source in sources.items()
+              if path.startswith("plugins/") and "def register_migrations" in source]
+    return sorted(found)
+
+
+def test_shared_pieces_are_used():
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+               for folder in (ROOT / "kernel", PLUGINS) for p in _python_files(folder)
+               if p != ROOT / "kernel" / "db" / "meta.py"}
+    assert site_column_breaches(sources) == []
+
+
+def test_a_spelled_out_site_column_is_found():
+    sources = {
+        "plugins/notes/tables.py": 'T = Table("n", metadata,\n    Column("site_id", String(63), nullable=False))\n',
+        "plugins/notes/migrations/versions/notes_0001_n.py":
+            'sa.Column(\n    "site_id", sa.String(63), sa.ForeignKey("svc_sites.id"), primary_key=True)\n',
+        "plugins/notes/plugin.py": "@hookimpl\ndef register_migrations():\n    return '.'\n",
+        "plugins/fine/tables.py": 'T = Table("f", metadata, site_column(), Column("site", String(63)))\n',
+    }
+    assert site_column_breaches(sources) == [
+        "plugins/notes/migrations/versions/notes_0001_n.py:1 spells the site_id column; use site_column()",
+        "plugins/notes/plugin.py implements register_migrations for its own migrations/ folder (found by convention)",
+        "plugins/notes/tables.py:2 spells the site_id column; use site_column()",
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, MetaData
+from sqlalchemy import JSON, Column, ForeignKey, MetaData, String
 from sqlalchemy.dialects.postgresql import JSONB
 
 from kernel.timestamps import iso as iso  # here too: the tables' modules import it from here
@@ -22,6 +22,18 @@ metadata = MetaData(
 
 # JSONB on PostgreSQL (GIN-indexable containment), JSON1 text on SQLite.
 json_type = JSON().with_variant(JSONB(), "postgresql")
+
+
+def site_column(*, primary_key: bool = False, nullable: bool = False, foreign_key: bool = True) -> Column:
+    """The ``site_id`` column of a site-scoped table: the site's id (``String(63)``), NOT NULL
+    unless ``nullable``, a foreign key to ``svc_sites`` that deletes the row with its site unless
+    ``foreign_key=False`` (tables written far more often than sites change, or instance rows).
+
+    ``tables.py`` modules and Alembic migrations both build their column here. A migration is
+    history: what this returns must never change; a new shape is a new parameter whose default
+    keeps the old one."""
+    args = (ForeignKey("svc_sites.id", ondelete="CASCADE"),) if foreign_key else ()
+    return Column("site_id", String(63), *args, primary_key=primary_key, nullable=nullable and not primary_key)
 
 
 def dialect_insert(dialect: str) -> Any:

@@ -1,5 +1,9 @@
 """Alembic runner: one branch per plugin (its ``migrations/`` folder), upgraded to all heads.
 
+A plugin's branch is found by convention: the ``migrations/versions`` folder beside the plugin's
+module (``plugins/<area>/plugin.py`` -> ``plugins/<area>/migrations``). A plugin whose folder
+lives elsewhere names it with the ``register_migrations`` hook (the kernel's own does).
+
 Revision ids are ``<plugin>_NNNN_<slug>`` (the kernel's ``kernel_NNNN_<slug>``), at most 32
 characters (the width of Alembic's ``version_num`` column). A revision that was renamed says
 so in ``renamed_from`` (one old id or a tuple); before upgrading, ``upgrade`` rewrites old ids
@@ -9,6 +13,7 @@ found in ``alembic_version`` to the new ones, so databases stamped before a rena
 from __future__ import annotations
 
 import logging
+import types
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +28,23 @@ log = logging.getLogger("svc.migrate")
 SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "alembic")
 
 
+def conventional_migrations(plugin: Any) -> str | None:
+    """The ``migrations`` folder beside a plugin module, if it holds a ``versions`` folder: the
+    plugin's Alembic branch by convention. ``None`` for plugin objects that are not modules (a
+    test's temporary plugin) and for modules without the folder."""
+    file = getattr(plugin, "__file__", None) if isinstance(plugin, types.ModuleType) else None
+    if not file:
+        return None
+    folder = Path(file).resolve().parent / "migrations"
+    return str(folder) if (folder / "versions").is_dir() else None
+
+
 def migration_paths(pm: Any) -> list[str]:
-    """Every enabled plugin's migrations folder (the kernel's own included)."""
-    paths = []
-    for path in pm.hook.register_migrations():
-        if path and (Path(path) / "versions").is_dir():
-            paths.append(str(Path(path) / "versions"))
-    return sorted(set(paths))
+    """Every enabled plugin's ``migrations/versions`` folder (the kernel's own included): found by
+    convention beside each registered plugin module, plus any named by ``register_migrations``."""
+    folders = [conventional_migrations(plugin) for plugin in pm.get_plugins()]
+    folders += pm.hook.register_migrations()
+    return sorted({str(Path(f) / "versions") for f in folders if f and (Path(f) / "versions").is_dir()})
 
 
 def alembic_config(paths: list[str]) -> Config:

@@ -20,7 +20,7 @@ from sqlalchemy import (
     Table,
 )
 
-from kernel.db.meta import metadata
+from kernel.db.meta import metadata, site_column
 
 # INTEGER PRIMARY KEY on SQLite (an alias of the rowid, AUTOINCREMENT so an id is never
 # reused after pruning); BIGSERIAL on PostgreSQL.
@@ -30,7 +30,7 @@ events = Table(
     "svc_events",
     metadata,
     Column("id", EVENT_ID, primary_key=True, autoincrement=True),
-    Column("site_id", String(63), nullable=False),
+    site_column(foreign_key=False),
     Column("txid", BigInteger, nullable=False, server_default=FetchedValue()),
     Column("type", String(80), nullable=False),
     Column("collection", String(64), nullable=True),
@@ -47,7 +47,7 @@ events = Table(
 checkpoints = Table(
     "svc_event_checkpoints",
     metadata,
-    Column("site_id", String(63), nullable=False),
+    site_column(foreign_key=False),
     Column("consumer", String(100), nullable=False),
     Column("cursor_txid", BigInteger, nullable=False),
     Column("cursor_id", BigInteger, nullable=False),
@@ -67,7 +67,7 @@ checkpoints = Table(
 retention = Table(
     "svc_event_retention",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("pruned_txid", BigInteger, nullable=False),
     Column("pruned_id", BigInteger, nullable=False),
     Column("pruned_at", DateTime(timezone=True), nullable=False),

@@ -1,8 +1,8 @@
 """The kernel's job tables: the queue itself and the periodic ticks already claimed."""
 
-from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, text
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, String, Table, Text, text
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 # One row per queued run. A row is written in the caller's transaction (so a rolled-back write
 # enqueues nothing), claimed by one worker under a lease, deleted when the run succeeds, put
@@ -12,7 +12,7 @@ jobs = Table(
     "svc_jobs",
     metadata,
     Column("id", String(32), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=True),
+    site_column(nullable=True),
     Column("name", String(200), nullable=False),
     Column("args", json_type, nullable=False),
     # "<site or ->/<name>/<key>": one column, so instance-wide jobs (site NULL) dedupe too.
@@ -39,6 +39,6 @@ job_ticks = Table(
     "svc_job_ticks",
     metadata,
     Column("name", String(200), primary_key=True),
-    Column("site_id", String(63), nullable=True),
+    site_column(nullable=True, foreign_key=False),
     Column("slot", BigInteger, nullable=False),
 )

@@ -22,7 +22,7 @@ resources in ``routes_*``; the route table in ``routes``, its OpenAPI schemas in
 ``field_grants`` strips a deleted field from the rules of its collection (``fields.delete``);
 ``collection_grants`` deletes the rules of a deleted collection (``collections.delete``).
 
-Hooks: register_migrations, register_routes, register_event_handlers, load_access, site_created.
+Hooks: register_routes, register_event_handlers, load_access, site_created.
 Events: ``access.changed`` (action, ``{ siteId }``) after every change to roles, policies,
 rules, attachments, teams or team members. Subscribes to ``fields.delete`` and
 ``collections.delete`` (filter and action).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import hookimpl
@@ -11,11 +10,6 @@ from plugins.access import api, collection_grants, field_grants, loader, routes,
 name = "access"
 # The kernel refuses to start without this plugin: other features read data through it.
 essential = True
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -10,13 +10,13 @@ rows here through ``api.forget_user`` (migration access_0002_users_apart dropped
 
 from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, String, Table, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 roles = Table(
     "svc_roles",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("parent_id", String(36), nullable=True),
     Column("admin_access", Boolean, nullable=False, default=False),
@@ -29,7 +29,7 @@ roles = Table(
 memberships = Table(
     "svc_memberships",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("user_id", String(36), primary_key=True),  # accounts' svc_users.id, no foreign key (the module's note)
     Column("role_id", String(36), ForeignKey("svc_roles.id"), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -40,7 +40,7 @@ policies = Table(
     "svc_policies",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("admin_access", Boolean, nullable=False, default=False),
     Column("system_key", String(40), nullable=True),
@@ -52,7 +52,7 @@ permissions = Table(
     "svc_permissions",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
     Column("collection", String(64), nullable=False),
     Column("action", String(20), nullable=False),
@@ -67,7 +67,7 @@ attachments = Table(
     "svc_policy_attachments",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
     Column("role_id", String(36), ForeignKey("svc_roles.id", ondelete="CASCADE"), nullable=True),
     Column("user_id", String(36), nullable=True),  # accounts' svc_users.id
@@ -80,7 +80,7 @@ teams = Table(
     "svc_teams",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("site_id", "name", name="uq_svc_teams_site_name"),
@@ -89,7 +89,7 @@ teams = Table(
 team_members = Table(
     "svc_team_members",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), primary_key=True),
     Column("user_id", String(36), primary_key=True),  # accounts' svc_users.id, no foreign key (the module's note)
 )

@@ -14,7 +14,7 @@ verified, fail-closed once an issuer matches), then the internal JWT (``trylast`
 
 Commands: ``svc users create`` and ``svc users set-password`` (commands.py).
 
-Hooks: register_migrations, register_routes, register_settings, register_error_codes,
+Hooks: register_routes, register_settings, register_error_codes,
 register_commands, authenticate, startup, site_deleted, register_hookspecs (publishes ``compose_account_email``:
 a plugin may give a site its own verification, reset or invitation email; the email plugin
 answers from the site's templates, else the built-in text of ``emails.py`` goes out).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import ApiError, RateBucket, Route, hookimpl, ops
@@ -71,11 +70,6 @@ EXTERNAL_START_DATA = {
                    "expiresIn": {"type": "integer"}},
 }
 LOGIN_DATA = rs.session_data(USER_SCHEMA)
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

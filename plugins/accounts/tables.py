@@ -3,7 +3,7 @@ membership of sites, with a role in each, belongs to the access layer."""
 
 from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, Integer, String, Table, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 users = Table(
     "svc_users",
@@ -27,7 +27,7 @@ refresh_tokens = Table(
     "svc_refresh_tokens",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), nullable=True),  # None: an instance-wide (instance admin) session
+    site_column(nullable=True, foreign_key=False),  # None: an instance-wide (instance admin) session
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("family_id", String(36), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
@@ -48,7 +48,7 @@ one_time_tokens = Table(
     "svc_one_time_tokens",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), nullable=True),
+    site_column(nullable=True, foreign_key=False),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("purpose", String(30), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
@@ -61,7 +61,7 @@ api_keys = Table(
     "svc_api_keys",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("key_hash", String(64), nullable=False, unique=True),
     Column("key_prefix", String(16), nullable=False),
@@ -79,7 +79,7 @@ issuers = Table(
     "svc_issuers",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("issuer", String(500), nullable=False),
     Column("config", json_type, nullable=False),
     Column("enabled", Boolean, nullable=False, default=True),
@@ -92,7 +92,7 @@ issuers = Table(
 external_identities = Table(
     "svc_external_identities",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), primary_key=True),
     Column("subject", String(300), primary_key=True),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
@@ -106,7 +106,7 @@ external_logins = Table(
     "svc_external_logins",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False),
     Column("state_hash", String(64), nullable=False, unique=True),
     Column("redirect_uri", String(2000), nullable=False),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
@@ -25,11 +24,6 @@ from plugins.settings.api import SettingKey
 
 name = "agents"
 requires = ("access", "accounts", "ai", "items", "realtime", "settings")
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
-
 
 @hookimpl
 def register_error_codes() -> dict[str, tuple[int, str]]:

@@ -1,19 +1,14 @@
 """The agents plugin's tables, every one by site (docs/decisions/agents.md is the model)."""
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import Column, DateTime, Index, Integer, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
-
-
-def _site() -> Column:
-    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
+from kernel.db.meta import json_type, metadata, site_column
 
 # The role library; ``level`` is the role's grant (the trust ledger), ``level_changed_at`` when it
 # last moved (incidents after it count towards the next demotion).
 roles = Table(
     "svc_agent_roles", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("name", String(64), nullable=False),
     Column("description", String(2000), nullable=False),
     Column("skills", json_type, nullable=False),
@@ -28,7 +23,7 @@ roles = Table(
 
 goals = Table(
     "svc_agent_goals", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("parent_id", String(36), nullable=True),
     Column("root_id", String(36), nullable=False),
     Column("intent_id", String(36), nullable=True),
@@ -52,7 +47,7 @@ goals = Table(
 
 stagings = Table(
     "svc_agent_stagings", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("goal_id", String(36), nullable=False),
     Column("role", String(64), nullable=True),
     Column("operation", String(8), nullable=False),
@@ -75,7 +70,7 @@ stagings = Table(
 # dry-run read it.
 actions = Table(
     "svc_agent_actions", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("goal_id", String(36), nullable=False),
     Column("role", String(64), nullable=True),
     Column("operation", String(8), nullable=False),
@@ -89,7 +84,7 @@ actions = Table(
 
 incidents = Table(
     "svc_agent_incidents", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("role", String(64), nullable=False),
     Column("kind", String(32), nullable=False),
     Column("weight", Integer, nullable=False),
@@ -101,7 +96,7 @@ incidents = Table(
 
 promotions = Table(
     "svc_agent_promotions", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("role", String(64), nullable=False),
     Column("from_level", String(12), nullable=False),
     Column("level", String(12), nullable=False),
@@ -116,7 +111,7 @@ promotions = Table(
 
 constitutions = Table(
     "svc_agent_constitutions", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("version", Integer, nullable=False),
     Column("note", String(500), nullable=True),
     Column("rules", json_type, nullable=False),
@@ -130,7 +125,7 @@ constitutions = Table(
 
 freezes = Table(
     "svc_agent_freezes", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("scope", String(8), nullable=False),
     Column("target", String(64), nullable=True),
     Column("reason", String(500), nullable=True),
@@ -143,7 +138,7 @@ freezes = Table(
 
 intents = Table(
     "svc_agent_intents", metadata,
-    Column("id", String(36), primary_key=True), _site(),
+    Column("id", String(36), primary_key=True), site_column(),
     Column("key", String(64), nullable=False),
     Column("title", String(200), nullable=False),
     Column("description", Text, nullable=False),
@@ -164,7 +159,7 @@ intents = Table(
 # Approvals an agent's goal requested: self-review is judged on the goal tree.
 approval_links = Table(
     "svc_agent_approval_links", metadata,
-    Column("approval_id", String(36), primary_key=True), _site(),
+    Column("approval_id", String(36), primary_key=True), site_column(),
     Column("goal_id", String(36), nullable=False),
     Column("root_id", String(36), nullable=False),
 )

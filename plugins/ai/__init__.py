@@ -14,7 +14,7 @@ grammar), ``provider`` (OpenAI-compatible chat completions), ``chat``, ``approva
 
 Hooks: register_hookspecs (``register_ai_skills``; files and releases add theirs through it),
 register_ai_skills (the built-ins),
-register_settings, register_setting_keys (``ai.approvers``), register_migrations,
+register_settings, register_setting_keys (``ai.approvers``),
 register_error_codes, register_rate_limits (``ai``), register_routes, register_jobs
 (``ai.retention``), startup, shutdown. Audit actions: ``ai.approval.request|approve|reject``.
 """

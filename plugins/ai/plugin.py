@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, extras, hookimpl, ops
@@ -75,11 +74,6 @@ def register_settings() -> list[Setting]:
 def register_setting_keys(kernel: Any) -> list[Any]:
     return [SettingKey(approvals.APPROVERS_KEY, approvals.check_approvers, type="array",
                        description="User and role ids who may decide AI approvals besides site admins.")]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

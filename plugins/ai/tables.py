@@ -8,13 +8,13 @@ permissions as they are when it is approved.
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 conversations = Table(
     "svc_ai_conversations",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("owner", String(80), nullable=False),
     Column("title", String(200), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -27,7 +27,7 @@ messages = Table(
     "svc_ai_messages",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("conversation_id", String(36), ForeignKey("svc_ai_conversations.id", ondelete="CASCADE"), nullable=False),
     Column("seq", Integer, nullable=False),
     Column("role", String(12), nullable=False),
@@ -45,7 +45,7 @@ approvals = Table(
     "svc_ai_approvals",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("conversation_id", String(36), nullable=True),
     Column("requester", json_type, nullable=False),
     Column("requester_owner", String(80), nullable=False),
@@ -67,7 +67,7 @@ mcp_sessions = Table(
     "svc_ai_mcp_sessions",
     metadata,
     Column("id", String(64), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("owner", String(80), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_used_at", DateTime(timezone=True), nullable=False),

@@ -19,7 +19,7 @@ posting, the retry schedule, dead), ``upkeep`` (the hourly job: stale marking, d
 retention), ``config_section`` (the manifest's ``webhooks``), ``routes``,
 ``routes_subscriptions``, ``schemas``.
 
-Hooks: register_settings, register_migrations, register_rate_limits (bucket ``cdc``),
+Hooks: register_settings, register_rate_limits (bucket ``cdc``),
 register_error_codes (``CURSOR_EXPIRED``, ``ACK_REGRESSION``), register_routes,
 register_event_consumers (the ``cdc.webhook`` group), register_jobs (``cdc.upkeep``),
 config_sections (``webhooks``), shutdown (closes the delivery client). Audit actions:

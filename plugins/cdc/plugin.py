@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
@@ -50,11 +49,6 @@ def register_settings() -> list[Setting]:
                 "Seconds to wait for a webhook endpoint's answer (below SVC_EVENTS_LEASE_SECONDS)."),
         Setting("SVC_CDC_WEBHOOK_BATCH", 100, parse_int(1), "Most events in one webhook delivery."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -29,6 +29,7 @@ from kernel.events import START, Cursor
 from kernel.http.media import reject_unknown
 from kernel.ids import uuid7
 from kernel.outbound import check_url
+from kernel.subscriptions import SubscriptionTable
 from plugins.cdc import feed
 from plugins.cdc.tables import deliveries, subscriptions
 
@@ -43,14 +44,12 @@ CHANGED = "cdc.subscriptions.changed"
 MIN_SECRET, MAX_SECRET = 16, 512
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:@/-]{0,99}$")
 BODY_KEYS = {"name", "kind", "url", "secret", "collections", "operations", "status"}
-
-
-def checkpoint_name(subscription_id: str) -> str:
-    return f"{GROUP}:{subscription_id}"
-
-
-def not_found() -> ApiError:
-    return ApiError(404, "RECORD_NOT_FOUND", "No such change-feed subscription in this site")
+SHAPE = SubscriptionTable(subscriptions, plural="change-feed subscriptions",
+                          missing="No such change-feed subscription in this site", max_per_site=MAX_PER_SITE,
+                          group=GROUP)
+checkpoint_name = SHAPE.checkpoint_name
+not_found = SHAPE.not_found
+_row = SHAPE.row
 
 
 # ---------------------------------------------------------------------------------------- bodies
@@ -155,14 +154,6 @@ async def record(kernel: Any, row: Any, *, now: dt.datetime | None = None) -> di
     return out
 
 
-async def _row(db: Any, subscription_id: str, *, lock: bool = False) -> Any:
-    stmt = db.select(subscriptions).where(subscriptions.c.id == subscription_id)
-    row = await db.one(stmt.with_for_update() if lock else stmt)
-    if row is None:
-        raise not_found()
-    return row
-
-
 async def mark_stale(kernel: Any, site_id: str, rows: list[Any]) -> list[Any]:
     """Mark ``stale`` the active or paused subscriptions whose position fell behind retention;
     returns the rows as they are now."""
@@ -189,7 +180,7 @@ async def mark_stale(kernel: Any, site_id: str, rows: list[Any]) -> list[Any]:
 async def list_records(ctx: Any) -> list[dict[str, Any]]:
     site_id = ctx.require_site()
     async with ctx.reader() as db:
-        rows = list(await db.all(db.select(subscriptions).order_by(subscriptions.c.created_at, subscriptions.c.id)))
+        rows = await SHAPE.rows(db)
     rows = await mark_stale(ctx.kernel, site_id, rows)
     now = now_utc()
     return [await record(ctx.kernel, row, now=now) for row in rows]
@@ -236,21 +227,13 @@ async def insert(kernel: Any, uow: Any, values: dict[str, Any], *, status: str =
         row.update(cursor_txid=tail.txid, cursor_id=tail.id)
     await uow.db.insert(subscriptions, row)
     if values["kind"] == "webhook":
-        await kernel.events.set_checkpoint(uow.conn, site_id, checkpoint_name(row["id"]), tail)
+        await SHAPE.start_at_tail(kernel, uow, row["id"], tail)
     return str(row["id"])
 
 
 async def check_room(db: Any, name: str, *, other_than: str | None = None) -> None:
-    taken = db.select(subscriptions, subscriptions.c.id).where(subscriptions.c.name == name)
-    if other_than is not None:
-        taken = taken.where(subscriptions.c.id != other_than)
-    if await db.one(taken) is not None:
-        raise ApiError.conflict(f"A subscription named '{name}' already exists in this site")
-    if other_than is None:
-        count = await db.scalar(db.select(subscriptions, func.count()))
-        if int(count or 0) >= MAX_PER_SITE:
-            raise ApiError.forbidden(f"A site has at most {MAX_PER_SITE} change-feed subscriptions",
-                                     limit=MAX_PER_SITE)
+    await SHAPE.check_room(db, {"name": name}, f"A subscription named '{name}' already exists in this site",
+                           other_than=other_than)
 
 
 async def update(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -303,7 +286,7 @@ async def delete(ctx: Any, subscription_id: str) -> None:
         row = await _row(uow.db, subscription_id, lock=True)
         await uow.db.execute(uow.db.delete(deliveries).where(deliveries.c.subscription_id == subscription_id))
         await uow.db.execute(uow.db.delete(subscriptions).where(subscriptions.c.id == subscription_id))
-        await kernel.events.remove_checkpoint(uow.conn, site_id, checkpoint_name(subscription_id))
+        await SHAPE.forget(kernel, uow, subscription_id)
         uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="cdc.subscription.delete", site_id=site_id, principal=ctx.principal,
                            target_type="cdc_subscription", target_id=subscription_id,

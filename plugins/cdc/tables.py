@@ -18,13 +18,13 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 subscriptions = Table(
     "svc_cdc_subscriptions",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(100), nullable=False),
     Column("kind", String(10), nullable=False),
     Column("url", String(2048), nullable=True),
@@ -44,7 +44,7 @@ deliveries = Table(
     "svc_cdc_deliveries",
     metadata,
     Column("id", Integer().with_variant(BigInteger, "postgresql"), primary_key=True, autoincrement=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("subscription_id", String(36), ForeignKey("svc_cdc_subscriptions.id", ondelete="CASCADE"),
            nullable=False),
     Column("delivery_id", String(36), nullable=False),

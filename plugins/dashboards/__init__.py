@@ -13,7 +13,7 @@ names alike are 400 ``INVALID_FIELD``); answers of stored panels are cached brie
 access in ``kernel.cache`` (``cache.py``). Modules: ``bodies`` (body checks), ``service``
 (CRUD), ``panels`` (running), ``cache``, ``routes``, ``schemas``, ``tables``.
 
-Hooks: register_settings (``SVC_DASHBOARDS_CACHE_TTL``), register_migrations,
+Hooks: register_settings (``SVC_DASHBOARDS_CACHE_TTL``),
 register_error_codes (``INVALID_FIELD``), register_event_handlers, register_routes.
 Events: listens to the actions ``items.*``, ``collections.*``, ``fields.*``, ``relations.*``
 (cache generations); emits none.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -19,11 +18,6 @@ description = "Insight dashboards: panels that aggregate a collection's items as
 def register_settings() -> list[Setting]:
     return [Setting("SVC_DASHBOARDS_CACHE_TTL", 30.0, cache.parse_ttl,
                     "Seconds a panel's answer is cached per caller access (0 turns the cache off; at most 3600).")]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

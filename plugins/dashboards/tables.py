@@ -2,13 +2,13 @@
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, String, Table, Text
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 dashboards = Table(
     "svc_dashboards",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("icon", String(64), nullable=True),
     Column("color", String(32), nullable=True),
@@ -23,7 +23,7 @@ panels = Table(
     "svc_dashboard_panels",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("dashboard_id", String(36), ForeignKey("svc_dashboards.id", ondelete="CASCADE"), nullable=False),
     Column("name", String(200), nullable=False),
     Column("type", String(20), nullable=False),

@@ -12,6 +12,6 @@ The gate (``gate.py``) is a filter on ``items.create`` and ``items.update``: an 
 collection becomes published only when approved, whatever path writes it (PATCH, a release,
 GraphQL, flows, MCP), and an edit after review returns it to draft.
 
-Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes
+Hooks: register_routes, register_event_handlers, register_error_codes
 (EDITORIAL_GATE_REQUIRED).
 """

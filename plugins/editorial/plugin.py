@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
@@ -36,11 +35,6 @@ def _query(operation: dict[str, Any], *params: tuple[str, bool, dict[str, Any]])
     operation["get"]["parameters"] = [{"name": name, "in": "query", "required": required, "schema": schema}
                                       for name, required, schema in params]
     return operation
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -4,14 +4,14 @@ Items are named by collection name and item id (as the item events name them). A
 no state row is in ``draft``.
 """
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, String, Table, Text
+from sqlalchemy import Column, DateTime, Index, String, Table, Text
 
-from kernel.db.meta import metadata
+from kernel.db.meta import metadata, site_column
 
 states = Table(
     "svc_editorial_states",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("collection", String(64), primary_key=True),
     Column("item_id", String(64), primary_key=True),
     Column("state", String(20), nullable=False),
@@ -23,7 +23,7 @@ reviews = Table(
     "svc_editorial_reviews",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("collection", String(64), nullable=False),
     Column("item_id", String(64), nullable=False),
     Column("state", String(20), nullable=False),  # in_review | approved | rejected | superseded

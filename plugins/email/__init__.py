@@ -13,7 +13,7 @@ Modules: ``render`` (sandboxed templates through utils' renderer, layouts, nh3, 
 ``sending`` (send now or queue, suppression filter, List-Unsubscribe), ``tokens`` (the
 unsubscribe JWT), ``suppressions``, ``page`` (the HTML pages), ``routes``, ``schemas``.
 
-Hooks: register_settings, register_migrations, register_jobs (``email.deliver``,
+Hooks: register_settings, register_jobs (``email.deliver``,
 ``email.batches.prune``), register_rate_limits (``email_unsubscribe``), register_routes, site_deleted, and
 accounts' ``compose_account_email`` (``account_emails``: a site template keyed
 ``account.verification`` etc. replaces the built-in account email).

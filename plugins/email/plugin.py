@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,11 +33,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_EMAIL_QUEUE_THRESHOLD", 20, parse_int(0),
                 "Sends to more recipients than this go through the job queue (202), one job per recipient."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

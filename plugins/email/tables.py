@@ -2,13 +2,13 @@
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 layouts = Table(
     "svc_email_layouts",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("html", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -20,7 +20,7 @@ templates = Table(
     "svc_email_templates",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("key", String(100), nullable=False),
     Column("name", String(200), nullable=False),
     Column("subject", String(998), nullable=False),
@@ -37,7 +37,7 @@ templates = Table(
 suppressions = Table(
     "svc_email_suppressions",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("email", String(320), primary_key=True),
     Column("reason", String(300), nullable=True),
     Column("source", String(20), nullable=False),  # admin | unsubscribe
@@ -49,7 +49,7 @@ batches = Table(
     "svc_email_batches",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("category", String(20), nullable=False),
     Column("message", json_type, nullable=False),
     Column("total", Integer, nullable=False),
@@ -61,7 +61,7 @@ batches = Table(
 smtp_settings = Table(
     "svc_email_smtp",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("host", String(253), nullable=False),
     Column("port", Integer, nullable=False),
     Column("username", String(320), nullable=True),

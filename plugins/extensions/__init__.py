@@ -16,7 +16,7 @@ Tables (``tables.py``, migration ``extensions_0001_extensions``): ``svc_extensio
   ``extensions.changed`` on the bus makes every other worker sync. Every load verifies again.
 - **Capabilities**: granted per site, enforced by ``kernel.sandbox`` (items API, outbound).
 
-Hooks: register_settings, register_migrations, register_error_codes, register_event_handlers
+Hooks: register_settings, register_error_codes, register_event_handlers
 (``extensions.changed``), startup, shutdown, register_routes. Audit actions:
 ``extensions.install``, ``extensions.enable``, ``extensions.disable``, ``extensions.grant``,
 ``extensions.uninstall``, ``extensions.key``.

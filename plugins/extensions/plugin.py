@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -40,11 +39,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_EXT_SYNC_SECONDS", 10, parse_int(0),
                 "Without Redis: how often each worker re-reads which extensions are enabled (0: never)."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -21,7 +21,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 # One row per installed extension: the bundle's bytes and detached signature are kept, so every
 # worker (and every start) unpacks and verifies the very bytes that were uploaded.
@@ -50,7 +50,7 @@ extensions = Table(
 extension_sites = Table(
     "svc_extension_sites",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("extension_id", String(36), ForeignKey("svc_extensions.id", ondelete="CASCADE"), nullable=False),
     Column("enabled", Boolean, nullable=False),
     Column("granted", json_type, nullable=False),

@@ -24,7 +24,7 @@ events), ``uploads`` (the surfaces), ``importer`` (outbound fetch), ``transforms
 ``routes_presets``, ``schemas``.
 
 Hooks: register_settings (``FILE_UPLOAD_*``, ``SVC_FILES_*``), register_setting_keys
-(``upload_policy``), register_migrations,
+(``upload_policy``),
 register_error_codes, register_rate_limits (bucket ``upload``), register_event_handlers
 (filters ``items.create|update``: file ids of ``files`` fields exist in the site),
 register_routes, register_jobs (``files.upkeep``: expired pending uploads), register_ai_skills

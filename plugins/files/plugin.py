@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
@@ -43,11 +42,6 @@ def register_settings() -> list[Setting]:
                 "Per-process memory cache of served derivatives, in MB (0: none; storage stays the cache)."),
         Setting("SVC_FILES_ASSET_MAX_AGE", 86400, parse_int(0), "Cache-Control max-age of /assets and /media answers."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -26,13 +26,13 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 files = Table(
     "svc_files",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("key", String(255), nullable=False),
     Column("storage_key", String(1024), nullable=False),
     Column("title", String(255), nullable=True),
@@ -59,7 +59,7 @@ folders = Table(
     "svc_file_folders",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(255), nullable=False),
     Column("parent_id", String(36), ForeignKey("svc_file_folders.id"), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -70,7 +70,7 @@ folders = Table(
 file_tags = Table(
     "svc_file_tags",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("file_id", String(36), ForeignKey("svc_files.id", ondelete="CASCADE"), nullable=False),
     Column("tag", String(100), nullable=False),
     UniqueConstraint("file_id", "tag", name="uq_svc_file_tags_file_tag"),
@@ -81,7 +81,7 @@ uploads = Table(
     "svc_file_uploads",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("filename", String(255), nullable=False),
     Column("type", String(127), nullable=False),
     Column("storage_key", String(1024), nullable=False),
@@ -94,7 +94,7 @@ presets = Table(
     "svc_transform_presets",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("key", String(64), nullable=False),
     Column("name", String(255), nullable=False),
     Column("dsl", String(1000), nullable=False),

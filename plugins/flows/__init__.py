@@ -13,7 +13,7 @@ conditions, redaction), ``service`` (flow CRUD, trigger options, roles), ``runne
 ``triggers`` (event consumer group, schedule sweep, manual, webhook), ``routes``, ``schemas``.
 
 Hooks: register_hookspecs (``register_flow_operations``), register_flow_operations (the
-built-ins), register_settings, register_migrations, register_error_codes, register_routes,
+built-ins), register_settings, register_error_codes, register_routes,
 register_event_consumers (group ``flows.event``), register_site_caches, register_jobs
 (``flows.run``, ``flows.schedule``, ``flows.retention``), startup, shutdown. Bus action:
 ``flows.changed``. Audit actions: ``flows.flow.create|update|delete``.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -57,11 +56,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_FLOWS_SCHEDULE_SECONDS", 20, parse_int(1),
                 "Seconds between scheduler sweeps that start due schedule flows."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

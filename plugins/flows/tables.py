@@ -6,13 +6,13 @@ flow's position in the event log is the kernel checkpoint ``flows.event:<flow id
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 flows = Table(
     "svc_flows",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(100), nullable=False),
     Column("status", String(10), nullable=False),
     Column("trigger", String(10), nullable=False),
@@ -31,7 +31,7 @@ runs = Table(
     "svc_flow_runs",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("flow_id", String(36), ForeignKey("svc_flows.id", ondelete="CASCADE"), nullable=False),
     Column("trigger", String(10), nullable=False),
     Column("status", String(10), nullable=False),

@@ -10,7 +10,7 @@ Modules: ``providers`` (the REST and OAuth parts of GitHub and GitLab used, over
 ``pulls`` (cache, refresh, CI runs and logs, validate), ``routes``.
 
 Hooks: register_hookspecs (``gitops_intents``, ``git_ci_failed``: agents answers them, ``hookspecs``),
-register_settings, register_migrations, register_error_codes, register_routes.
+register_settings, register_error_codes, register_routes.
 Audit actions: ``git.integration.create|update|delete|rotate_secret|oauth_connected``,
 ``git.validate``, ``git_ci_failed``.
 """

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
+from kernel.subscriptions import SubscriptionTable
 from plugins.git import bodies, providers
 from plugins.git.tables import integrations, oauth_states
 
@@ -29,8 +30,10 @@ STATE_TTL = timedelta(minutes=10)
 MAX_PER_SITE = 50
 
 
-def not_found() -> ApiError:
-    return ApiError(404, "RECORD_NOT_FOUND", "No such git integration in this site")
+SHAPE = SubscriptionTable(integrations, plural="git integrations",
+                          missing="No such git integration in this site", max_per_site=MAX_PER_SITE)
+not_found = SHAPE.not_found
+row_of = SHAPE.row
 
 
 def record(row: Any) -> dict[str, Any]:
@@ -43,14 +46,6 @@ def record(row: Any) -> dict[str, Any]:
         "webhookPath": f"/api/v1/integrations/git/webhook/{row['provider']}/{row['site_id']}/{row['id']}",
         "createdAt": iso(row["created_at"]), "updatedAt": iso(row["updated_at"]),
     }
-
-
-async def row_of(db: Any, integration_id: str, *, lock: bool = False) -> Any:
-    stmt = db.select(integrations).where(integrations.c.id == integration_id)
-    row = await db.one(stmt.with_for_update() if lock else stmt)
-    if row is None:
-        raise not_found()
-    return row
 
 
 def open_token(kernel: Any, row: Any) -> str | None:
@@ -97,7 +92,7 @@ def _audit(uow: Any, ctx: Any, action: str, integration_id: str, details: dict[s
 
 async def list_records(ctx: Any) -> list[dict[str, Any]]:
     async with ctx.reader() as db:
-        rows = await db.all(db.select(integrations).order_by(integrations.c.created_at, integrations.c.id))
+        rows = await SHAPE.rows(db)
     return [record(row) for row in rows]
 
 
@@ -116,22 +111,17 @@ async def create(ctx: Any, body: Any) -> dict[str, Any]:
     values["webhook_secret"] = kernel.secrets.seal(site_id, secret, purpose=SECRET_PURPOSE)
     now = now_utc()
     integration_id = uuid7()
-    duplicate = ApiError.conflict(f"An integration of {values['provider']} repository "
-                                  f"'{values['repo_full_name']}' already exists in this site")
+    duplicate = (f"An integration of {values['provider']} repository "
+                 f"'{values['repo_full_name']}' already exists in this site")
     async with ctx.unit_of_work() as uow:
         db = uow.db
-        taken = db.select(integrations, integrations.c.id).where(
-            integrations.c.provider == values["provider"], integrations.c.repo_full_name == values["repo_full_name"])
-        if await db.one(taken) is not None:
-            raise duplicate
-        count = len(await db.all(db.select(integrations, integrations.c.id)))
-        if count >= MAX_PER_SITE:
-            raise ApiError.forbidden(f"A site has at most {MAX_PER_SITE} git integrations", limit=MAX_PER_SITE)
+        await SHAPE.check_room(db, {"provider": values["provider"], "repo_full_name": values["repo_full_name"]},
+                               duplicate)
         try:
             await db.insert(integrations, {**values, "id": integration_id, "status": "active",
                                            "created_at": now, "updated_at": now})
         except IntegrityError as exc:
-            raise duplicate from exc
+            raise ApiError.conflict(duplicate) from exc
         await _audit(uow, ctx, "git.integration.create", integration_id,
                      {"provider": values["provider"], "repo": values["repo_full_name"]})
         saved = await row_of(db, integration_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,11 +54,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_GIT_LOG_MAX_BYTES", 1024 * 1024, parse_int(1024),
                 "Most bytes of a CI log fetched and kept (a longer log is cut, `truncated: true`)."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

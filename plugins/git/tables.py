@@ -18,13 +18,13 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 integrations = Table(
     "svc_git_integrations",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("provider", String(10), nullable=False),
     Column("repo_full_name", String(200), nullable=False),
     Column("display_name", String(100), nullable=False),
@@ -45,7 +45,7 @@ oauth_states = Table(
     "svc_git_oauth_states",
     metadata,
     Column("state_hash", String(64), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("integration_id", String(36), ForeignKey("svc_git_integrations.id", ondelete="CASCADE"),
            nullable=False),
     Column("provider", String(10), nullable=False),
@@ -56,7 +56,7 @@ oauth_states = Table(
 deliveries = Table(
     "svc_git_deliveries",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("integration_id", String(36), ForeignKey("svc_git_integrations.id", ondelete="CASCADE"),
            primary_key=True),
     Column("delivery_id", String(100), primary_key=True),
@@ -67,7 +67,7 @@ deliveries = Table(
 pull_requests = Table(
     "svc_git_pull_requests",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("integration_id", String(36), ForeignKey("svc_git_integrations.id", ondelete="CASCADE"),
            primary_key=True),
     Column("number", Integer, primary_key=True),
@@ -84,7 +84,7 @@ pull_requests = Table(
 ci_runs = Table(
     "svc_git_ci_runs",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("integration_id", String(36), ForeignKey("svc_git_integrations.id", ondelete="CASCADE"),
            primary_key=True),
     Column("run_id", String(40), primary_key=True),
@@ -107,7 +107,7 @@ ci_runs = Table(
 previews = Table(
     "svc_git_previews",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("parent_site_id", String(63), nullable=False),
     Column("integration_id", String(36), nullable=False),
     Column("number", Integer, nullable=False),

@@ -27,7 +27,7 @@ X-Svc-Locale, ``counts``, ``whitelist``); ``history/`` (``revisions``, ``version
 ``pg_statistics``, ``search_backfill``, ``small_indexes``: ``svc items drop-small-indexes``); ``http/`` (``routes``, ``routes_history``, ``routes_search``,
 ``params``, ``openapi``, ``openapi_history``).
 
-Hooks: register_migrations, register_routes, register_event_handlers, register_error_codes,
+Hooks: register_routes, register_event_handlers, register_error_codes,
 register_commands (``svc items drop-small-indexes``), register_middleware (the draft/locale read options), startup and shutdown (the search
 backfill: a background task indexing items the index misses, ``upkeep.search_backfill``).
 Events: filter and action ``items.create|update|delete`` and ``<collection>.items.<op>``

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete
@@ -54,11 +53,6 @@ def register_settings() -> list[Setting]:
             Setting("SVC_RATE_LIMIT_ITEMS_READ", 6000, parse_int(0), "Item reads per minute per user (0 disables)."),
             Setting("SVC_RATE_LIMIT_ITEMS_WRITE", 600, parse_int(0), "Item writes per minute per user (0 disables)."),
             Setting("SVC_MAX_BATCH", 1000, parse_int(1), "Most items one bulk create may carry.")]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

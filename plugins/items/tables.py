@@ -13,14 +13,14 @@ field is created, named ``ix_items_<collection_id>_<field>``).
 
 from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, String, Table, Text, text
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 LIVE = text("deleted_at IS NULL")
 
 items = Table(
     "svc_items",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("id", String(64), primary_key=True),
     Column("status", String(40), nullable=False),
@@ -39,7 +39,7 @@ items = Table(
 item_counts = Table(
     "svc_item_counts",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("slot", BigInteger, primary_key=True, autoincrement=True),  # PostgreSQL: an identity
     Column("n", BigInteger, nullable=False),
@@ -51,7 +51,7 @@ item_counts = Table(
 group_fields = Table(
     "svc_item_group_fields",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("field", String(64), primary_key=True),
     Column("ready", Boolean, nullable=False),
@@ -60,7 +60,7 @@ group_fields = Table(
 group_counts = Table(
     "svc_item_group_counts",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("field", String(64), primary_key=True),
     Column("slot", BigInteger, primary_key=True, autoincrement=True),  # PostgreSQL: an identity
@@ -79,7 +79,7 @@ group_counts = Table(
 revisions = Table(
     "svc_item_revisions",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("id", String(36), primary_key=True),
     Column("collection_id", String(36), nullable=False),
     Column("item_id", String(64), nullable=False),
@@ -102,7 +102,7 @@ revisions = Table(
 versions = Table(
     "svc_item_versions",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("item_id", String(64), primary_key=True),
     Column("key", String(63), primary_key=True),
@@ -119,7 +119,7 @@ versions = Table(
 pins = Table(
     "svc_item_pins",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("item_id", String(64), primary_key=True),
     Column("field", String(64), primary_key=True),

@@ -13,7 +13,7 @@ The site setting ``pageviews`` (declared here, ``config.py``) picks the strategy
 (``counters.py``: ``db-rollup``, ``hot-counter``, ``hll``, ``cdc``) and the flush interval;
 ``service.PageviewCounter`` (``kernel.state["pageviews"]``) counts and answers the stats.
 
-Hooks: register_settings, register_migrations, register_setting_keys (``pageviews``),
+Hooks: register_settings, register_setting_keys (``pageviews``),
 register_event_consumers (``pageviews.rollup``), startup (the flusher),
 shutdown (flushes what is pending), register_routes. Events: ``pageviews.hit`` (strategy cdc).
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -32,11 +31,6 @@ def counter_of(kernel: Any) -> PageviewCounter:
 def register_settings() -> list[Setting]:
     return [Setting("SVC_RATE_LIMIT_PAGEVIEWS", 120, parse_int(0),
                     "Pageview beacons per minute per client IP (0 disables); keyed on an HMAC of the IP.")]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -8,18 +8,14 @@ exact across flushes and workers; rows older than yesterday are deleted at each 
 names no ``hashSalt``; deleted with the visitors, so yesterday's hashes cannot be recomputed.
 """
 
-from sqlalchemy import BigInteger, Column, ForeignKey, PrimaryKeyConstraint, String, Table
+from sqlalchemy import BigInteger, Column, PrimaryKeyConstraint, String, Table
 
-from kernel.db.meta import metadata
-
-
-def _site() -> Column:
-    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
+from kernel.db.meta import metadata, site_column
 
 daily = Table(
     "svc_pageview_daily",
     metadata,
-    _site(),
+    site_column(),
     Column("day", String(10), nullable=False),
     Column("path", String(512), nullable=False),
     Column("views", BigInteger, nullable=False),
@@ -30,7 +26,7 @@ daily = Table(
 visitors = Table(
     "svc_pageview_visitors",
     metadata,
-    _site(),
+    site_column(),
     Column("day", String(10), nullable=False),
     Column("path", String(512), nullable=False),
     Column("visitor", String(32), nullable=False),
@@ -40,7 +36,7 @@ visitors = Table(
 salts = Table(
     "svc_pageview_salts",
     metadata,
-    _site(),
+    site_column(),
     Column("day", String(10), nullable=False),
     Column("salt", String(64), nullable=False),
     PrimaryKeyConstraint("site_id", "day", name="pk_svc_pageview_salts"),

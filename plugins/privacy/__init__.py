@@ -7,7 +7,7 @@ Owns ``svc_privacy_consents``, ``svc_privacy_restrictions``, ``svc_privacy_erasu
 ``/me/data-export``, ``/me/automated-decisions``, ``/retention``, ``/retention/run``,
 ``/admin/erasure`` (+ ``/{id}``, ``/{id}/confirm``, ``/{id}/execute``).
 
-Hooks: register_settings (``SVC_RATE_LIMIT_DATA_EXPORT``), register_migrations,
+Hooks: register_settings (``SVC_RATE_LIMIT_DATA_EXPORT``),
 register_rate_limits (``privacy_export``), register_setting_keys, register_site_caches
 (``privacy_subjects``), consent_state, processing_restricted, marketing_excluded (the kernel's
 privacy hooks, read through ``kernel.privacy``), register_jobs (``privacy.retention``, daily),

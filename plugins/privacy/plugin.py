@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
@@ -25,11 +24,6 @@ def register_hookspecs(pm: Any) -> None:
 def register_settings() -> list[Setting]:
     return [Setting("SVC_RATE_LIMIT_DATA_EXPORT", 5, parse_int(0),
                     "Data exports (`GET /me/data-export`) per hour per user (0 disables).")]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

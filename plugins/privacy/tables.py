@@ -19,17 +19,12 @@ from sqlalchemy import (
     Table,
 )
 
-from kernel.db.meta import json_type, metadata
-
-
-def _site() -> Column:
-    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
+from kernel.db.meta import json_type, metadata, site_column
 
 consents = Table(
     "svc_privacy_consents",
     metadata,
-    _site(),
+    site_column(),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("consent_type", String(20), nullable=False),
     Column("granted", Boolean, nullable=False),
@@ -44,7 +39,7 @@ consents = Table(
 restrictions = Table(
     "svc_privacy_restrictions",
     metadata,
-    _site(),
+    site_column(),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("restricted", Boolean, nullable=False),
     Column("reason", String(500), nullable=True),
@@ -56,7 +51,7 @@ erasures = Table(
     "svc_privacy_erasures",
     metadata,
     Column("id", String(36), primary_key=True),
-    _site(),
+    site_column(),
     Column("collection", String(64), nullable=False),
     Column("subject_hash", String(64), nullable=False),
     Column("filter_fields", json_type, nullable=False),  # the field names the filter tests, never values

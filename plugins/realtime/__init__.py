@@ -8,7 +8,7 @@ pings, a per-site connection limit counted in Redis), notifications (``api.notif
 ``/push/vapid-public-key``, ``/push/status``, ``/push/test``, ``/push/subscriptions``;
 ``svc push keygen``).
 
-Hooks: register_settings, register_migrations, register_error_codes, register_rate_limits,
+Hooks: register_settings, register_error_codes, register_rate_limits,
 register_routes, register_event_handlers (the filter ``realtime.notify``), authenticate_ticket, register_jobs, register_commands, startup, shutdown.
 Events: reads the items plugin's live topics ``items.<collection>`` (one per committed write);
 publishes the live topics ``realtime.notification`` (the site's) and

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import types
-from pathlib import Path
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl
@@ -50,11 +49,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_VAPID_SUBJECT", "", push.parse_subject,
                 "VAPID contact (`mailto:ops@example.com` or an https URL), the JWT's `sub`."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

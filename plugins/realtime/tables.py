@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, String, Table, Text, UniqueConstraint
+from sqlalchemy import Column, DateTime, Index, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
-
-
-def _site() -> Column:
-    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
+from kernel.db.meta import json_type, metadata, site_column
 
 # A ticket is stored as the SHA-256 of its secret part, never as itself; redeeming deletes it.
 tickets = Table(
     "svc_realtime_tickets",
     metadata,
     Column("token_hash", String(64), primary_key=True),
-    _site(),
+    site_column(),
     Column("audience", String(10), nullable=False),  # studio | audience
     Column("principal", json_type, nullable=False),  # kind, user/key/session ids, token version
     Column("collections", json_type, nullable=False),  # readable collections; ["*"] for all
@@ -28,7 +23,7 @@ notifications = Table(
     "svc_notifications",
     metadata,
     Column("id", String(36), primary_key=True),
-    _site(),
+    site_column(),
     Column("kind", String(100), nullable=False),
     Column("severity", String(10), nullable=False),
     Column("title", String(200), nullable=False),
@@ -48,7 +43,7 @@ push_subscriptions = Table(
     "svc_push_subscriptions",
     metadata,
     Column("id", String(36), primary_key=True),
-    _site(),
+    site_column(),
     Column("user_id", String(36), nullable=False),
     Column("realm", String(10), nullable=False),  # studio | frontend: notifications go to studio
     Column("endpoint", String(2000), nullable=False),

@@ -12,7 +12,7 @@ Routes (site admin): ``GET /admin/encryption/keys``, ``POST /admin/encryption/ke
 ``POST /admin/encryption/envelope/migrate`` ``{ limit? }``, ``GET /admin/field-access-log``,
 ``POST /admin/sar/export`` ``{ collection, filter }``.
 
-Hooks: register_migrations, register_settings (``SVC_REGULATED_BATCH``), register_routes,
+Hooks: register_settings (``SVC_REGULATED_BATCH``), register_routes,
 register_error_codes (KEY_NOT_PROVISIONED, DECRYPTION_FAILED; the kernel's INVALID_CREDENTIALS),
 register_event_handlers: filters ``*.items.create|update`` (encrypt, ``envelope.py``),
 ``items.read`` (decrypt or mask, ``plugins/items/core/reveal.py``), ``fields.create|update``

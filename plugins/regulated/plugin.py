@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -27,11 +26,6 @@ REWRAP = {"type": "object", "properties": {
 BATCH = {"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 1000}}}
 LOG_ENTRY = {"type": "object", "properties": {k: {"type": ["string", "null"]} for k in (
     "id", "actorId", "actorKind", "collection", "itemId", "field", "purpose", "requestId", "createdAt")}}
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

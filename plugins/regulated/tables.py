@@ -10,19 +10,14 @@
 - ``svc_regulated_field_access``: who read which sensitive field of which item in clear, when.
 """
 
-from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import Boolean, Column, DateTime, Index, Integer, String, Table, Text
 
-from kernel.db.meta import metadata
-
-
-def _site(**kw):  # noqa: ANN202 - a column factory
-    return Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), **kw)
-
+from kernel.db.meta import metadata, site_column
 
 state = Table(
     "svc_regulated_state",
     metadata,
-    _site(primary_key=True),
+    site_column(primary_key=True),
     Column("envelope_enabled", Boolean, nullable=False, default=False),
     Column("active_key_id", String(32), nullable=True),
     Column("migration", String(10), nullable=True),  # encrypt | decrypt | None (idle)
@@ -35,7 +30,7 @@ state = Table(
 keys = Table(
     "svc_regulated_keys",
     metadata,
-    _site(primary_key=True),
+    site_column(primary_key=True),
     Column("key_id", String(32), primary_key=True),
     Column("status", String(10), nullable=False),  # active | retired
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -45,7 +40,7 @@ keys = Table(
 data_keys = Table(
     "svc_regulated_data_keys",
     metadata,
-    _site(primary_key=True),
+    site_column(primary_key=True),
     Column("collection", String(64), primary_key=True),
     Column("item_id", String(64), primary_key=True),
     Column("key_id", String(32), nullable=True),
@@ -59,7 +54,7 @@ field_access = Table(
     "svc_regulated_field_access",
     metadata,
     Column("id", String(36), primary_key=True),
-    _site(nullable=False),
+    site_column(),
     Column("actor_id", String(64), nullable=True),
     Column("actor_kind", String(20), nullable=True),
     Column("collection", String(64), nullable=False),

@@ -11,7 +11,7 @@ cause ``release:<id>``, ``scheduler.py`` runs the kernel job ``releases.publish`
 ``rollback.py`` returns a published release's items to their revisions before it (audited
 ``release_rolled_back``; cause ``release-rollback:<id>``).
 
-Hooks: register_migrations, register_routes, register_error_codes (EMPTY_RELEASE,
+Hooks: register_routes, register_error_codes (EMPTY_RELEASE,
 ALREADY_PUBLISHED, RELEASE_IMMUTABLE, ITEM_NOT_FOUND, RELEASE_NOT_PUBLISHED, ROLLBACK_BLOCKED), register_jobs, register_setting_keys, register_ai_skills (``skills``:
 ``publish_release``, optional).
 Events: none of its own; each published item writes ``items.update`` (bus and event log) with

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
@@ -13,11 +12,6 @@ from plugins.settings.api import SettingKey
 
 name = "releases"
 requires = ("access", "accounts", "items", "realtime", "schema", "settings")
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -6,13 +6,13 @@ not a column here: the job row is what survives restarts and is claimed once.
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 releases = Table(
     "svc_releases",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(200), nullable=False),
     Column("atomicity_mode", String(20), nullable=False),
     Column("status", String(20), nullable=False),
@@ -34,7 +34,7 @@ release_items = Table(
     "svc_release_items",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("release_id", String(36), ForeignKey("svc_releases.id", ondelete="CASCADE"), nullable=False),
     Column("position", Integer, nullable=False),
     Column("collection", String(64), nullable=False),

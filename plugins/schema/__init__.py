@@ -10,7 +10,7 @@ manifest ``/config/export`` and ``/config/import`` (``bundles``, ``manifest*``, 
 The twenty field types live in ``types.py`` (pure: ``validate_value``, ``convert``,
 ``converts``). Site data goes with the site through ``ON DELETE CASCADE``.
 
-Hooks: register_migrations, register_routes, register_event_handlers, register_hookspecs,
+Hooks: register_routes, register_event_handlers, register_hookspecs,
 register_error_codes (``DESTRUCTIVE_BLOCKED``). Publishes ``config_sections(kernel)``: the
 settings and webhooks sections of the manifest (``manifest_hooks.py``).
 Events: filter and action ``collections.*``, ``fields.*``, ``relations.*`` (create, update,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, hookimpl, ops
@@ -25,11 +24,6 @@ name = "schema"
 essential = True
 # Reads: any authenticated principal (permissions narrow them later); writes: site admins.
 READ_ANY_WRITE_ADMIN = {"GET": "bearer", "*": "admin"}
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

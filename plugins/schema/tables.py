@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 LIVE = text("deleted_at IS NULL")
 
@@ -27,7 +27,7 @@ collections = Table(
     "svc_collections",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(64), nullable=False),
     Column("meta", json_type, nullable=False),
     # Relations detached by a soft delete, re-attached by a restore where they still fit.
@@ -42,7 +42,7 @@ collections = Table(
 fields = Table(
     "svc_fields",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("collection_id", String(36), ForeignKey("svc_collections.id", ondelete="CASCADE"),
            primary_key=True),
     Column("field", String(64), primary_key=True),
@@ -63,7 +63,7 @@ relations = Table(
     "svc_relations",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("type", String(8), nullable=False),
     Column("collection", String(64), nullable=False),
     Column("field", String(64), nullable=False),
@@ -79,7 +79,7 @@ relations = Table(
 schema_versions = Table(
     "svc_schema_versions",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("version", Integer, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )

@@ -22,7 +22,7 @@ with ``site_id``) and ``svc_user_preferences`` (keyed by user: preferences are i
   (memory, glossary, then a LibreTranslate-protocol provider).
 
 Hooks: register_hookspecs (``register_setting_keys``), register_setting_keys (``tm.provider``),
-register_settings, register_migrations, register_site_caches (``settings``, ``site_config``,
+register_settings, register_site_caches (``settings``, ``site_config``,
 ``site_domains``, ``tm_index``), register_event_handlers, config_sections (``settings``),
 register_error_codes (``DOMAIN_TAKEN``, ``TRANSLATION_FAILED``), resolve_site,
 site_allowed_origins, register_routes. Audit actions: ``settings.update``, ``settings.apply``,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -42,11 +41,6 @@ def register_settings() -> list[Setting]:
         Setting("SVC_TM_PROVIDER_API_KEY", "", str, "The api_key sent to that server (secret; optional)."),
         Setting("SVC_TM_PROVIDER_TIMEOUT", 10.0, parse_float(0.1, 120), "Seconds to wait for the provider."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

@@ -13,14 +13,14 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 # One row per (site, key). ``value`` holds the JSON value; a secret key keeps it sealed in
 # ``sealed`` (AES-GCM, kernel.secrets) and ``value`` stays null.
 settings = Table(
     "svc_settings",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("key", String(100), nullable=False),
     Column("value", json_type, nullable=True),
     Column("sealed", Text, nullable=True),
@@ -35,7 +35,7 @@ settings = Table(
 site_config = Table(
     "svc_site_config",
     metadata,
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+    site_column(primary_key=True),
     Column("domain", String(253), nullable=True, unique=True),
     Column("config", json_type, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
@@ -60,7 +60,7 @@ presets = Table(
     "svc_presets",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("collection", String(64), nullable=False),
     Column("user_id", String(36), nullable=True),
     Column("role_id", String(36), nullable=True),
@@ -83,7 +83,7 @@ tm_entries = Table(
     "svc_tm_entries",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("source_lang", String(35), nullable=False),
     Column("target_lang", String(35), nullable=False),
     Column("source_hash", String(64), nullable=False),
@@ -103,7 +103,7 @@ glossary = Table(
     "svc_glossary",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("source_lang", String(35), nullable=False),
     Column("target_lang", String(35), nullable=False),
     Column("term", String(200), nullable=False),

@@ -25,7 +25,7 @@ through the items API as the pipeline's role (docs/store-sync.md).
 Modules: ``bodies`` (checks), ``pipelines`` (records and CRUD), ``sync``, ``targets``,
 ``dead_letters``, ``replay``, ``routes``, ``schemas``, ``tables``.
 
-Hooks: register_settings, register_migrations, register_event_consumers, register_site_caches
+Hooks: register_settings, register_event_consumers, register_site_caches
 (``store_sync_pipelines``), register_error_codes (``VALIDATION_ERROR``), register_routes. Audit
 actions: ``store_sync.pipeline.create|update|delete|backfill``.
 """

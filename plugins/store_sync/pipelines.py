@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError, audit, outbound
 from kernel.db.meta import iso, now_utc
 from kernel.ids import uuid7
+from kernel.subscriptions import SubscriptionTable
 from plugins.access import api as access_api
 from plugins.store_sync import bodies
 from plugins.store_sync.tables import dead_letters, pipelines, sync_log
@@ -30,12 +31,11 @@ MAX_PER_SITE = 50
 SYSTEM_ROLES = ("public", "subscriber", "admin")
 
 
-def checkpoint_name(pipeline_id: str) -> str:
-    return f"{GROUP}:{pipeline_id}"
-
-
-def not_found() -> ApiError:
-    return ApiError(404, "RECORD_NOT_FOUND", "No such store-sync pipeline in this site")
+SHAPE = SubscriptionTable(pipelines, plural="store-sync pipelines",
+                          missing="No such store-sync pipeline in this site", max_per_site=MAX_PER_SITE, group=GROUP)
+checkpoint_name = SHAPE.checkpoint_name
+not_found = SHAPE.not_found
+row_of = SHAPE.row
 
 
 def types_of(row: Any) -> tuple[str, ...]:
@@ -63,14 +63,6 @@ def record(row: Any) -> dict[str, Any]:
     }
 
 
-async def row_of(db: Any, pipeline_id: str, *, lock: bool = False) -> Any:
-    stmt = db.select(pipelines).where(pipelines.c.id == pipeline_id)
-    row = await db.one(stmt.with_for_update() if lock else stmt)
-    if row is None:
-        raise not_found()
-    return row
-
-
 async def _role_id(conn: Any, site_id: str, role: str) -> str:
     found = await access_api.role_by_system_key(conn, site_id, role) if role in SYSTEM_ROLES \
         else await access_api.role_in_site(conn, site_id, role)
@@ -92,7 +84,7 @@ def _seal(kernel: Any, site_id: str, target: str, credentials: Any) -> tuple[str
 
 async def list_records(ctx: Any) -> list[dict[str, Any]]:
     async with ctx.reader() as db:
-        rows = await db.all(db.select(pipelines).order_by(pipelines.c.created_at, pipelines.c.id))
+        rows = await SHAPE.rows(db)
     return [record(row) for row in rows]
 
 
@@ -119,8 +111,7 @@ async def create(ctx: Any, body: Any) -> dict[str, Any]:
         except IntegrityError as exc:
             raise ApiError.conflict(f"A pipeline named '{values['name']}' already exists in this site") from exc
         # It starts at the tail: what happens from now on (backfill pushes what exists).
-        await kernel.events.set_checkpoint(uow.conn, site_id, checkpoint_name(pipeline_id),
-                                           await kernel.events.head(site_id))
+        await SHAPE.start_at_tail(kernel, uow, pipeline_id)
         uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="store_sync.pipeline.create", site_id=site_id, principal=ctx.principal,
                            target_type="store_sync_pipeline", target_id=pipeline_id,
@@ -130,15 +121,8 @@ async def create(ctx: Any, body: Any) -> dict[str, Any]:
 
 
 async def _check_room(db: Any, name: str, *, other_than: str | None = None) -> None:
-    taken = db.select(pipelines, pipelines.c.id).where(pipelines.c.name == name)
-    if other_than is not None:
-        taken = taken.where(pipelines.c.id != other_than)
-    if await db.one(taken) is not None:
-        raise ApiError.conflict(f"A pipeline named '{name}' already exists in this site")
-    if other_than is None:
-        count = await db.scalar(db.select(pipelines, func.count()))
-        if int(count or 0) >= MAX_PER_SITE:
-            raise ApiError.forbidden(f"A site has at most {MAX_PER_SITE} store-sync pipelines", limit=MAX_PER_SITE)
+    await SHAPE.check_room(db, {"name": name}, f"A pipeline named '{name}' already exists in this site",
+                           other_than=other_than)
 
 
 async def update(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
@@ -184,7 +168,7 @@ async def delete(ctx: Any, pipeline_id: str) -> None:
         await uow.db.execute(uow.db.delete(sync_log).where(sync_log.c.pipeline_id == pipeline_id))
         await uow.db.execute(uow.db.delete(dead_letters).where(dead_letters.c.pipeline_id == pipeline_id))
         await uow.db.execute(uow.db.delete(pipelines).where(pipelines.c.id == pipeline_id))
-        await kernel.events.remove_checkpoint(uow.conn, site_id, checkpoint_name(pipeline_id))
+        await SHAPE.forget(kernel, uow, pipeline_id)
         uow.action(CHANGED, {"siteId": site_id})
         await audit.record(uow.conn, action="store_sync.pipeline.delete", site_id=site_id, principal=ctx.principal,
                            target_type="store_sync_pipeline", target_id=pipeline_id,

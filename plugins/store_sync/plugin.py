@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
@@ -32,11 +31,6 @@ def register_settings() -> list[Setting]:
                 "Days a dead letter is kept after its last attempt (the default horizon of the retention target "
                 "storeSyncDeadLetters; a site's retention setting overrides it)."),
     ]
-
-
-@hookimpl
-def register_migrations() -> str:
-    return str(Path(__file__).resolve().parent / "migrations")
 
 
 @hookimpl

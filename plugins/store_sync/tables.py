@@ -20,13 +20,13 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata
+from kernel.db.meta import json_type, metadata, site_column
 
 pipelines = Table(
     "svc_store_sync_pipelines",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("name", String(100), nullable=False),
     Column("target", String(10), nullable=False),
     Column("status", String(10), nullable=False),
@@ -52,7 +52,7 @@ sync_log = Table(
     "svc_store_sync_log",
     metadata,
     Column("id", Integer().with_variant(BigInteger, "postgresql"), primary_key=True, autoincrement=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("pipeline_id", String(36), ForeignKey("svc_store_sync_pipelines.id", ondelete="CASCADE"),
            nullable=False),
     Column("kind", String(10), nullable=False),
@@ -73,7 +73,7 @@ dead_letters = Table(
     "svc_store_sync_dead_letters",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("site_id", String(63), ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+    site_column(),
     Column("pipeline_id", String(36), ForeignKey("svc_store_sync_pipelines.id", ondelete="CASCADE"),
            nullable=False),
     # [[collection, itemId, last event type], ...]: identifiers only, never values (a replay reads

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import Column, Float, String, Table, Text, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from kernel.db.meta import dialect_insert, metadata
+from kernel.db.meta import dialect_insert, metadata, site_column
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.rows import live_values
 from plugins.items.search.text import index_text
@@ -38,7 +38,7 @@ INSERT_BATCH = 500
 search = Table(
     "svc_search",
     metadata,
-    Column("site_id", String(63), primary_key=True),
+    site_column(primary_key=True, foreign_key=False),
     Column("collection_id", String(36), primary_key=True),
     Column("item_id", String(64), primary_key=True),
     Column("field", String(64), primary_key=True),

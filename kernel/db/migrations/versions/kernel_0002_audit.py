@@ -7,6 +7,8 @@ Create Date: 2026-11-21
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "kernel_0002_audit"
 down_revision = "kernel_0001_sites"
 branch_labels = None
@@ -20,7 +22,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_audit",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), nullable=True),
+        site_column(nullable=True, foreign_key=False),
         sa.Column("action", sa.String(60), nullable=False),
         sa.Column("actor_id", sa.String(36), nullable=True),
         sa.Column("actor_kind", sa.String(20), nullable=True),

@@ -7,6 +7,8 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "kernel_0003_jobs"
 down_revision = "kernel_0002_audit"
 branch_labels = None
@@ -17,7 +19,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_jobs",
         sa.Column("id", sa.String(32), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=True),
+        site_column(nullable=True),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("args", sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql"), nullable=False),
         sa.Column("dedupe", sa.String(600), nullable=True),
@@ -37,7 +39,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_job_ticks",
         sa.Column("name", sa.String(200), primary_key=True),
-        sa.Column("site_id", sa.String(63), nullable=True),
+        site_column(nullable=True, foreign_key=False),
         sa.Column("slot", sa.BigInteger, nullable=False),
     )
 

@@ -7,6 +7,8 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "kernel_0004_events"
 down_revision = "kernel_0003_jobs"
 branch_labels = None
@@ -21,7 +23,7 @@ def upgrade() -> None:
         "svc_events",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
                   autoincrement=True),
-        sa.Column("site_id", sa.String(63), nullable=False),
+        site_column(foreign_key=False),
         sa.Column("txid", sa.BigInteger, nullable=False, server_default=txid_default),
         sa.Column("type", sa.String(80), nullable=False),
         sa.Column("collection", sa.String(64), nullable=True),
@@ -39,7 +41,7 @@ def upgrade() -> None:
         op.create_index("ix_svc_events_txid", "svc_events", ["txid"])
     op.create_table(
         "svc_event_checkpoints",
-        sa.Column("site_id", sa.String(63), nullable=False),
+        site_column(foreign_key=False),
         sa.Column("consumer", sa.String(100), nullable=False),
         sa.Column("cursor_txid", sa.BigInteger, nullable=False),
         sa.Column("cursor_id", sa.BigInteger, nullable=False),
@@ -55,7 +57,7 @@ def upgrade() -> None:
     op.create_index("ix_svc_event_checkpoints_lease_until", "svc_event_checkpoints", ["lease_until"])
     op.create_table(
         "svc_event_retention",
-        sa.Column("site_id", sa.String(63), primary_key=True),
+        site_column(primary_key=True, foreign_key=False),
         sa.Column("pruned_txid", sa.BigInteger, nullable=False),
         sa.Column("pruned_id", sa.BigInteger, nullable=False),
         sa.Column("pruned_at", sa.DateTime(timezone=True), nullable=False),

@@ -7,6 +7,9 @@ Create Date: 2026-11-21
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "access_0001_access"
 down_revision = None
 branch_labels = ("access",)
@@ -15,18 +18,12 @@ depends_on = ("kernel_0001_sites", "accounts_0001_users")
 # rewrites it in alembic_version so databases stamped with it keep upgrading.
 renamed_from = "c0001_access"
 
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site():
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
 
 def upgrade() -> None:
     op.create_table(
         "svc_roles",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("parent_id", sa.String(36), nullable=True),
         sa.Column("admin_access", sa.Boolean, nullable=False, server_default=sa.false()),
@@ -37,7 +34,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_memberships",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("user_id", sa.String(36), sa.ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("role_id", sa.String(36), sa.ForeignKey("svc_roles.id"), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -46,7 +43,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_policies",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("admin_access", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("system_key", sa.String(40), nullable=True),
@@ -56,7 +53,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_permissions",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("policy_id", sa.String(36), sa.ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("action", sa.String(20), nullable=False),
@@ -68,21 +65,21 @@ def upgrade() -> None:
     op.create_table(
         "svc_teams",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("site_id", "name", name="uq_svc_teams_site_name"),
     )
     op.create_table(
         "svc_team_members",
-        _site(),
+        site_column(),
         sa.Column("team_id", sa.String(36), sa.ForeignKey("svc_teams.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("user_id", sa.String(36), sa.ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
     )
     op.create_table(
         "svc_policy_attachments",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("policy_id", sa.String(36), sa.ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
         sa.Column("role_id", sa.String(36), sa.ForeignKey("svc_roles.id", ondelete="CASCADE"), nullable=True),
         sa.Column("user_id", sa.String(36), sa.ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=True),

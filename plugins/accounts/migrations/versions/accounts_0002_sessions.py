@@ -7,6 +7,9 @@ Create Date: 2026-11-21
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "accounts_0002_sessions"
 down_revision = "accounts_0001_users"
 branch_labels = None
@@ -14,8 +17,6 @@ depends_on = None
 # The id this revision had before the `<plugin>_NNNN_<slug>` naming; kernel.db.migrate
 # rewrites it in alembic_version so databases stamped with it keep upgrading.
 renamed_from = "a0002_sessions_keys_issuers"
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def _ts(name, nullable=True):
@@ -30,7 +31,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_refresh_tokens",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), nullable=True),
+        site_column(nullable=True, foreign_key=False),
         _user(),
         sa.Column("family_id", sa.String(36), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
@@ -44,7 +45,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_one_time_tokens",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), nullable=True),
+        site_column(nullable=True, foreign_key=False),
         _user(),
         sa.Column("purpose", sa.String(30), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
@@ -53,7 +54,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_api_keys",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("key_prefix", sa.String(16), nullable=False),
@@ -64,7 +65,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_issuers",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("issuer", sa.String(500), nullable=False),
         sa.Column("config", JSON, nullable=False),
         sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
@@ -73,7 +74,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_external_identities",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("issuer_id", sa.String(36), sa.ForeignKey("svc_issuers.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("subject", sa.String(300), primary_key=True),
         _user(),

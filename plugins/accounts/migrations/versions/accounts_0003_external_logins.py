@@ -8,6 +8,8 @@ Create Date: 2026-12-05
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "accounts_0003_external_logins"
 down_revision = "accounts_0002_sessions"
 branch_labels = None
@@ -18,9 +20,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_external_logins",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column(
-            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False
-        ),
+        site_column(),
         sa.Column(
             "issuer_id", sa.String(36), sa.ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False
         ),

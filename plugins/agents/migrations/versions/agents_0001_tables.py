@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "agents_0001_tables"
 down_revision = None
 branch_labels = ("agents",)
 depends_on = "kernel_0001_sites"
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site():
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_agent_roles",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("description", sa.String(2000), nullable=False),
         sa.Column("skills", JSON, nullable=False),
@@ -38,7 +35,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_goals",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("parent_id", sa.String(36), nullable=True),
         sa.Column("root_id", sa.String(36), nullable=False),
         sa.Column("intent_id", sa.String(36), nullable=True),
@@ -62,7 +59,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_stagings",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("goal_id", sa.String(36), nullable=False),
         sa.Column("role", sa.String(64), nullable=True),
         sa.Column("operation", sa.String(8), nullable=False),
@@ -83,7 +80,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_actions",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("goal_id", sa.String(36), nullable=False),
         sa.Column("role", sa.String(64), nullable=True),
         sa.Column("operation", sa.String(8), nullable=False),
@@ -97,7 +94,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_incidents",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("role", sa.String(64), nullable=False),
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("weight", sa.Integer, nullable=False),
@@ -109,7 +106,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_promotions",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("role", sa.String(64), nullable=False),
         sa.Column("from_level", sa.String(12), nullable=False),
         sa.Column("level", sa.String(12), nullable=False),
@@ -124,7 +121,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_constitutions",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("version", sa.Integer, nullable=False),
         sa.Column("note", sa.String(500), nullable=True),
         sa.Column("rules", JSON, nullable=False),
@@ -138,7 +135,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_freezes",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("scope", sa.String(8), nullable=False),
         sa.Column("target", sa.String(64), nullable=True),
         sa.Column("reason", sa.String(500), nullable=True),
@@ -151,7 +148,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_intents",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("title", sa.String(200), nullable=False),
         sa.Column("description", sa.Text, nullable=False),
@@ -171,7 +168,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_agent_approval_links",
         sa.Column("approval_id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("goal_id", sa.String(36), nullable=False),
         sa.Column("root_id", sa.String(36), nullable=False),
     )

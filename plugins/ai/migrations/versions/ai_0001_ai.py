@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "ai_0001_ai"
 down_revision = None
 branch_labels = ("ai",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_ai_conversations",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("owner", sa.String(80), nullable=False),
         sa.Column("title", sa.String(200), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -34,7 +31,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_ai_messages",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("conversation_id", sa.String(36),
                   sa.ForeignKey("svc_ai_conversations.id", ondelete="CASCADE"), nullable=False),
         sa.Column("seq", sa.Integer, nullable=False),
@@ -51,7 +48,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_ai_approvals",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("conversation_id", sa.String(36), nullable=True),
         sa.Column("requester", JSON, nullable=False),
         sa.Column("requester_owner", sa.String(80), nullable=False),
@@ -70,7 +67,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_ai_mcp_sessions",
         sa.Column("id", sa.String(64), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("owner", sa.String(80), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=False),

@@ -7,19 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "cdc_0001_subscriptions"
 down_revision = None
 branch_labels = ("cdc",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_cdc_subscriptions",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("kind", sa.String(10), nullable=False),
         sa.Column("url", sa.String(2048), nullable=True),
@@ -37,7 +38,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_cdc_deliveries",
         sa.Column("id", sa.Integer().with_variant(sa.BigInteger, "postgresql"), primary_key=True, autoincrement=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("subscription_id", sa.String(36),
                   sa.ForeignKey("svc_cdc_subscriptions.id", ondelete="CASCADE"), nullable=False),
         sa.Column("delivery_id", sa.String(36), nullable=False),

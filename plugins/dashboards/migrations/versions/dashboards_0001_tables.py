@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "dashboards_0001_tables"
 down_revision = None
 branch_labels = ("dashboards",)
 depends_on = "kernel_0001_sites"
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site():
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_dashboards",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("icon", sa.String(64), nullable=True),
         sa.Column("color", sa.String(32), nullable=True),
@@ -36,7 +33,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_dashboard_panels",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("dashboard_id", sa.String(36), sa.ForeignKey("svc_dashboards.id", ondelete="CASCADE"),
                   nullable=False),
         sa.Column("name", sa.String(200), nullable=False),

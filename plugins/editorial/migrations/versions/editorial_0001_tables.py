@@ -7,20 +7,18 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "editorial_0001_tables"
 down_revision = None
 branch_labels = ("editorial",)
 depends_on = "kernel_0001_sites"
 
 
-def _site(**kw):
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), **kw)
-
-
 def upgrade() -> None:
     op.create_table(
         "svc_editorial_states",
-        _site(primary_key=True),
+        site_column(primary_key=True),
         sa.Column("collection", sa.String(64), primary_key=True),
         sa.Column("item_id", sa.String(64), primary_key=True),
         sa.Column("state", sa.String(20), nullable=False),
@@ -30,7 +28,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_editorial_reviews",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(nullable=False),
+        site_column(),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("item_id", sa.String(64), nullable=False),
         sa.Column("state", sa.String(20), nullable=False),

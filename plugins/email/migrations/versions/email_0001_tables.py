@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "email_0001_tables"
 down_revision = None
 branch_labels = ("email",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_email_layouts",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("html", sa.Text, nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -33,7 +30,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_email_templates",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("key", sa.String(100), nullable=False),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("subject", sa.String(998), nullable=False),
@@ -46,7 +43,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_email_suppressions",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("email", sa.String(320), primary_key=True),
         sa.Column("reason", sa.String(300), nullable=True),
         sa.Column("source", sa.String(20), nullable=False),
@@ -55,7 +52,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_email_batches",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("category", sa.String(20), nullable=False),
         sa.Column("message", JSON, nullable=False),
         sa.Column("total", sa.Integer, nullable=False),

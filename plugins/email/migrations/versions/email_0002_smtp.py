@@ -8,6 +8,8 @@ Create Date: 2026-12-05
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "email_0002_smtp"
 down_revision = "email_0001_tables"
 branch_labels = None
@@ -17,9 +19,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "svc_email_smtp",
-        sa.Column(
-            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True
-        ),
+        site_column(primary_key=True),
         sa.Column("host", sa.String(253), nullable=False),
         sa.Column("port", sa.Integer, nullable=False),
         sa.Column("username", sa.String(320), nullable=True),

@@ -7,12 +7,13 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "extensions_0001_extensions"
 down_revision = None
 branch_labels = ("extensions",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def upgrade() -> None:
@@ -35,7 +36,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_extension_sites",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("extension_id", sa.String(36), sa.ForeignKey("svc_extensions.id", ondelete="CASCADE"),
                   nullable=False),
         sa.Column("enabled", sa.Boolean, nullable=False),

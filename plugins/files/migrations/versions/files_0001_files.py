@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "files_0001_files"
 down_revision = None
 branch_labels = ("files",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_files",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("key", sa.String(255), nullable=False),
         sa.Column("storage_key", sa.String(1024), nullable=False),
         sa.Column("title", sa.String(255), nullable=True),
@@ -42,7 +39,7 @@ def upgrade() -> None:
     op.create_index("ix_svc_files_site_created", "svc_files", ["site_id", "created_at"])
     op.create_table(
         "svc_file_tags",
-        _site(),
+        site_column(),
         sa.Column("file_id", sa.String(36), sa.ForeignKey("svc_files.id", ondelete="CASCADE"), nullable=False),
         sa.Column("tag", sa.String(100), nullable=False),
         sa.UniqueConstraint("file_id", "tag", name="uq_svc_file_tags_file_tag"),
@@ -51,7 +48,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_file_uploads",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("filename", sa.String(255), nullable=False),
         sa.Column("type", sa.String(127), nullable=False),
         sa.Column("storage_key", sa.String(1024), nullable=False),
@@ -62,7 +59,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_transform_presets",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("name", sa.String(255), nullable=False),
         sa.Column("dsl", sa.String(1000), nullable=False),

@@ -8,6 +8,8 @@ Create Date: 2026-12-05
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "files_0003_folders"
 down_revision = "files_0002_focal_point"
 branch_labels = None
@@ -18,9 +20,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_file_folders",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column(
-            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False
-        ),
+        site_column(),
         sa.Column("name", sa.String(255), nullable=False),
         sa.Column("parent_id", sa.String(36), sa.ForeignKey("svc_file_folders.id"), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),

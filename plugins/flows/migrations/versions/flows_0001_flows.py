@@ -7,19 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "flows_0001_flows"
 down_revision = None
 branch_labels = ("flows",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_flows",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("status", sa.String(10), nullable=False),
         sa.Column("trigger", sa.String(10), nullable=False),
@@ -36,7 +37,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_flow_runs",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("flow_id", sa.String(36), sa.ForeignKey("svc_flows.id", ondelete="CASCADE"), nullable=False),
         sa.Column("trigger", sa.String(10), nullable=False),
         sa.Column("status", sa.String(10), nullable=False),

@@ -7,16 +7,13 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "git_0001_integrations"
 down_revision = None
 branch_labels = ("git",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def _integration(primary: bool) -> sa.Column:
@@ -28,7 +25,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_git_integrations",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("provider", sa.String(10), nullable=False),
         sa.Column("repo_full_name", sa.String(200), nullable=False),
         sa.Column("display_name", sa.String(100), nullable=False),
@@ -47,7 +44,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_git_oauth_states",
         sa.Column("state_hash", sa.String(64), primary_key=True),
-        _site(),
+        site_column(),
         _integration(False),
         sa.Column("provider", sa.String(10), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
@@ -55,7 +52,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_git_deliveries",
-        _site(),
+        site_column(),
         _integration(True),
         sa.Column("delivery_id", sa.String(100), primary_key=True),
         sa.Column("event", sa.String(60), nullable=False),
@@ -63,7 +60,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_git_pull_requests",
-        _site(),
+        site_column(),
         _integration(True),
         sa.Column("number", sa.Integer, primary_key=True),
         sa.Column("title", sa.String(300), nullable=False),
@@ -77,7 +74,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_git_ci_runs",
-        _site(),
+        site_column(),
         _integration(True),
         sa.Column("run_id", sa.String(40), primary_key=True),
         sa.Column("number", sa.Integer, nullable=False),
@@ -93,7 +90,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_git_previews",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("parent_site_id", sa.String(63), nullable=False),
         sa.Column("integration_id", sa.String(36), nullable=False),
         sa.Column("number", sa.Integer, nullable=False),

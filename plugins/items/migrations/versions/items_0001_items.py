@@ -7,6 +7,8 @@ Create Date: 2026-11-21
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "items_0001_items"
 down_revision = None
 branch_labels = ("items",)
@@ -21,7 +23,7 @@ LIVE = sa.text("deleted_at IS NULL")
 def upgrade() -> None:
     op.create_table(
         "svc_items",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("collection_id", sa.String(36), sa.ForeignKey("svc_collections.id", ondelete="CASCADE"),
                   primary_key=True),
         sa.Column("id", sa.String(64), primary_key=True),

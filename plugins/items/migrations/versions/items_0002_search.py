@@ -10,6 +10,8 @@ See plugins/items/search/index.py and docs/decisions/items-search.md. The index 
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "items_0002_search"
 down_revision = "items_0001_items"
 branch_labels = None
@@ -36,7 +38,7 @@ SQLITE_FTS = [
 
 def _key_columns() -> list[sa.Column]:
     return [
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("collection_id", sa.String(36), sa.ForeignKey("svc_collections.id", ondelete="CASCADE"),
                   nullable=False),
         sa.Column("item_id", sa.String(64), nullable=False),

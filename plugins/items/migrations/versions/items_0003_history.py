@@ -7,6 +7,9 @@ Create Date: 2026-11-23
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "items_0003_history"
 down_revision = "items_0002_search"
 branch_labels = None
@@ -15,13 +18,11 @@ depends_on = None
 # rewrites it in alembic_version so databases stamped with it keep upgrading.
 renamed_from = "i0003_history"
 
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
 
 def _keys(collection_in_key: bool) -> list[sa.Column]:
     """Site and collection columns: rows go with their site or collection, like the items."""
     return [
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("collection_id", sa.String(36), sa.ForeignKey("svc_collections.id", ondelete="CASCADE"),
                   nullable=False, primary_key=collection_in_key),
     ]

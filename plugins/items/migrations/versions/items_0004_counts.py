@@ -13,6 +13,8 @@ delta row per statement, so concurrent writers never wait on one counter row, an
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "items_0004_counts"
 down_revision = "items_0003_history"
 branch_labels = None
@@ -74,7 +76,7 @@ def upgrade() -> None:
     # write here while the parent row is going.
     op.create_table(
         "svc_item_counts",
-        sa.Column("site_id", sa.String(63), nullable=False),
+        site_column(foreign_key=False),
         sa.Column("collection_id", sa.String(36), nullable=False),
         # PostgreSQL: a fresh number per delta row; SQLite: always 0, the collection's one row.
         sa.Column("slot", sa.BigInteger, *([sa.Identity()] if pg else []), nullable=False),

@@ -13,6 +13,8 @@ grouped count reads the field's expression index (covering there) and the tables
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "items_0006_group_counts"
 down_revision = "items_0005_revision_cause"
 branch_labels = None
@@ -58,7 +60,7 @@ def upgrade() -> None:
     # write here while the parent row is going (as svc_item_counts).
     op.create_table(
         "svc_item_group_fields",
-        sa.Column("site_id", sa.String(63), nullable=False),
+        site_column(foreign_key=False),
         sa.Column("collection_id", sa.String(36), nullable=False),
         sa.Column("field", sa.String(64), nullable=False),
         sa.Column("ready", sa.Boolean, nullable=False),
@@ -67,7 +69,7 @@ def upgrade() -> None:
     pg = op.get_bind().dialect.name == "postgresql"
     op.create_table(
         "svc_item_group_counts",
-        sa.Column("site_id", sa.String(63), nullable=False),
+        site_column(foreign_key=False),
         sa.Column("collection_id", sa.String(36), nullable=False),
         sa.Column("field", sa.String(64), nullable=False),
         sa.Column("slot", sa.BigInteger, *([sa.Identity()] if pg else []), nullable=False),

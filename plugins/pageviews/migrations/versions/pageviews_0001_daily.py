@@ -7,19 +7,17 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "pageviews_0001_daily"
 down_revision = None
 branch_labels = ("pageviews",)
 depends_on = ("kernel_0001_sites",)
 
 
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
-
 def upgrade() -> None:
     op.create_table(
-        "svc_pageview_daily", _site(),
+        "svc_pageview_daily", site_column(),
         sa.Column("day", sa.String(10), nullable=False),
         sa.Column("path", sa.String(512), nullable=False),
         sa.Column("views", sa.BigInteger, nullable=False),
@@ -27,14 +25,14 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("site_id", "day", "path", name="pk_svc_pageview_daily"),
     )
     op.create_table(
-        "svc_pageview_visitors", _site(),
+        "svc_pageview_visitors", site_column(),
         sa.Column("day", sa.String(10), nullable=False),
         sa.Column("path", sa.String(512), nullable=False),
         sa.Column("visitor", sa.String(32), nullable=False),
         sa.PrimaryKeyConstraint("site_id", "day", "path", "visitor", name="pk_svc_pageview_visitors"),
     )
     op.create_table(
-        "svc_pageview_salts", _site(),
+        "svc_pageview_salts", site_column(),
         sa.Column("day", sa.String(10), nullable=False),
         sa.Column("salt", sa.String(64), nullable=False),
         sa.PrimaryKeyConstraint("site_id", "day", name="pk_svc_pageview_salts"),

@@ -7,16 +7,14 @@ import sqlalchemy as sa
 import sqlalchemy.dialects.postgresql  # noqa: F401
 from alembic import op
 
+from kernel.db.meta import site_column
+
 json_type = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 revision = "privacy_0001_tables"
 down_revision = None
 branch_labels = ("privacy",)
 depends_on = ("kernel_0001_sites", "accounts_0001_users")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def _user() -> sa.Column:
@@ -26,7 +24,7 @@ def _user() -> sa.Column:
 def upgrade() -> None:
     op.create_table(
         "svc_privacy_consents",
-        _site(), _user(),
+        site_column(), _user(),
         sa.Column("consent_type", sa.String(20), nullable=False),
         sa.Column("granted", sa.Boolean, nullable=False),
         sa.Column("granted_at", sa.DateTime(timezone=True), nullable=True),
@@ -38,7 +36,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_privacy_restrictions",
-        _site(), _user(),
+        site_column(), _user(),
         sa.Column("restricted", sa.Boolean, nullable=False),
         sa.Column("reason", sa.String(500), nullable=True),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
@@ -47,7 +45,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_privacy_erasures",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("subject_hash", sa.String(64), nullable=False),
         sa.Column("filter_fields", json_type, nullable=False),

@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "realtime_0001_tables"
 down_revision = None
 branch_labels = ("realtime",)
 depends_on = "kernel_0001_sites"
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site():
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_realtime_tickets",
         sa.Column("token_hash", sa.String(64), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("audience", sa.String(10), nullable=False),
         sa.Column("principal", JSON, nullable=False),
         sa.Column("collections", JSON, nullable=False),
@@ -33,7 +30,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_notifications",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("kind", sa.String(100), nullable=False),
         sa.Column("severity", sa.String(10), nullable=False),
         sa.Column("title", sa.String(200), nullable=False),
@@ -47,7 +44,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_push_subscriptions",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("user_id", sa.String(36), nullable=False),
         sa.Column("realm", sa.String(10), nullable=False),
         sa.Column("endpoint", sa.String(2000), nullable=False),

@@ -7,20 +7,18 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import site_column
+
 revision = "regulated_0001_tables"
 down_revision = None
 branch_labels = ("regulated",)
 depends_on = "kernel_0001_sites"
 
 
-def _site(**kw):
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), **kw)
-
-
 def upgrade() -> None:
     op.create_table(
         "svc_regulated_state",
-        _site(primary_key=True),
+        site_column(primary_key=True),
         sa.Column("envelope_enabled", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("active_key_id", sa.String(32), nullable=True),
         sa.Column("migration", sa.String(10), nullable=True),
@@ -31,7 +29,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_regulated_keys",
-        _site(primary_key=True),
+        site_column(primary_key=True),
         sa.Column("key_id", sa.String(32), primary_key=True),
         sa.Column("status", sa.String(10), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -39,7 +37,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_regulated_data_keys",
-        _site(primary_key=True),
+        site_column(primary_key=True),
         sa.Column("collection", sa.String(64), primary_key=True),
         sa.Column("item_id", sa.String(64), primary_key=True),
         sa.Column("key_id", sa.String(32), nullable=True),
@@ -51,7 +49,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_regulated_field_access",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(nullable=False),
+        site_column(),
         sa.Column("actor_id", sa.String(64), nullable=True),
         sa.Column("actor_kind", sa.String(20), nullable=True),
         sa.Column("collection", sa.String(64), nullable=False),

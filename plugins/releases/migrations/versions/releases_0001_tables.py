@@ -7,23 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "releases_0001_tables"
 down_revision = None
 branch_labels = ("releases",)
 depends_on = "kernel_0001_sites"
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site():
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_releases",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("atomicity_mode", sa.String(20), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
@@ -41,7 +38,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_release_items",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("release_id", sa.String(36), sa.ForeignKey("svc_releases.id", ondelete="CASCADE"), nullable=False),
         sa.Column("position", sa.Integer, nullable=False),
         sa.Column("collection", sa.String(64), nullable=False),

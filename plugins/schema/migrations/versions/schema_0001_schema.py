@@ -7,6 +7,9 @@ Create Date: 2026-11-22
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "schema_0001_schema"
 down_revision = None
 branch_labels = ("schema",)
@@ -15,20 +18,14 @@ depends_on = ("kernel_0001_sites",)
 # rewrites it in alembic_version so databases stamped with it keep upgrading.
 renamed_from = "s0001_schema"
 
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 LIVE = sa.text("deleted_at IS NULL")
-
-
-def _site(**kw):
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"),
-                     nullable=False, **kw)
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_collections",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("meta", JSON, nullable=False),
         sa.Column("detached_relations", JSON, nullable=True),
@@ -40,7 +37,7 @@ def upgrade() -> None:
                     sqlite_where=LIVE, postgresql_where=LIVE)
     op.create_table(
         "svc_fields",
-        _site(),
+        site_column(),
         sa.Column("collection_id", sa.String(36), sa.ForeignKey("svc_collections.id", ondelete="CASCADE"),
                   primary_key=True),
         sa.Column("field", sa.String(64), primary_key=True),
@@ -58,7 +55,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_relations",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("type", sa.String(8), nullable=False),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("field", sa.String(64), nullable=False),
@@ -72,8 +69,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_schema_versions",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"),
-                  primary_key=True),
+        site_column(primary_key=True),
         sa.Column("version", sa.Integer, nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     )

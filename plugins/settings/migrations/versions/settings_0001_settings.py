@@ -7,18 +7,19 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "settings_0001_settings"
 down_revision = None
 branch_labels = ("settings",)
 depends_on = ("kernel_0001_sites",)
 
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
 
 def upgrade() -> None:
     op.create_table(
         "svc_settings",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("key", sa.String(100), nullable=False),
         sa.Column("value", JSON, nullable=True),
         sa.Column("sealed", sa.Text, nullable=True),

@@ -7,22 +7,19 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "settings_0002_site_presets_tm"
 down_revision = "settings_0001_settings"
 branch_labels = None
 depends_on = ("accounts_0001_users",)
 
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
-
-
-def _site() -> sa.Column:
-    return sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False)
-
 
 def upgrade() -> None:
     op.create_table(
         "svc_site_config",
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), primary_key=True),
+        site_column(primary_key=True),
         sa.Column("domain", sa.String(253), nullable=True, unique=True),
         sa.Column("config", JSON, nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
@@ -36,7 +33,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_presets",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("user_id", sa.String(36), nullable=True),
         sa.Column("role_id", sa.String(36), nullable=True),
@@ -55,7 +52,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_tm_entries",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("source_lang", sa.String(35), nullable=False),
         sa.Column("target_lang", sa.String(35), nullable=False),
         sa.Column("source_hash", sa.String(64), nullable=False),
@@ -73,7 +70,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_glossary",
         sa.Column("id", sa.String(36), primary_key=True),
-        _site(),
+        site_column(),
         sa.Column("source_lang", sa.String(35), nullable=False),
         sa.Column("target_lang", sa.String(35), nullable=False),
         sa.Column("term", sa.String(200), nullable=False),

@@ -7,19 +7,20 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "store_sync_0001_pipelines"
 down_revision = None
 branch_labels = ("store_sync",)
 depends_on = ("kernel_0001_sites",)
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_store_sync_pipelines",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("target", sa.String(10), nullable=False),
         sa.Column("status", sa.String(10), nullable=False),
@@ -43,7 +44,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_store_sync_log",
         sa.Column("id", sa.Integer().with_variant(sa.BigInteger, "postgresql"), primary_key=True, autoincrement=True),
-        sa.Column("site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False),
+        site_column(),
         sa.Column("pipeline_id", sa.String(36),
                   sa.ForeignKey("svc_store_sync_pipelines.id", ondelete="CASCADE"), nullable=False),
         sa.Column("kind", sa.String(10), nullable=False),

@@ -8,21 +8,20 @@ Create Date: 2026-12-05
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import json_type as JSON
+from kernel.db.meta import site_column
+
 revision = "store_sync_0002_dead_letters"
 down_revision = "store_sync_0001_pipelines"
 branch_labels = None
 depends_on = None
-
-JSON = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "svc_store_sync_dead_letters",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column(
-            "site_id", sa.String(63), sa.ForeignKey("svc_sites.id", ondelete="CASCADE"), nullable=False
-        ),
+        site_column(),
         sa.Column(
             "pipeline_id",
             sa.String(36),
