@@ -92,7 +92,7 @@ export async function renderAgents(shell) {
   // -- goals: their status, steps and budget; a new goal
   const drawGoals = () => {
     const title = h("input", { type: "text", required: true, maxlength: "200" });
-    const description = h("textarea", { rows: "3" });
+    const description = h("textarea", { rows: "3", required: true });
     const execution = h("select", {}, ["async", "sync", "none"].map((e) => h("option", { value: e }, t(`agents.execution.${e}`))));
     replace(goalsEl, section(t("agents.goals"), state.goals.length ? table(t("agents.goalsCaption"),
       [t("agents.goal"), t("agents.statusLabel"), t("agents.role"), t("agents.used"), t("agents.updated")],

@@ -72,7 +72,7 @@ export function copilotPanel(site) {
     const c = screenContext();
     replace(where, c ? t(c.item ? "ai.contextItem" : "ai.contextCollection", c) : t("ai.contextNone"));
   };
-  const form = h("form", { "aria-label": t("ai.ask"), onsubmit: async (event) => {
+  const form = h("form", { "aria-label": t("ai.question"), onsubmit: async (event) => {
     event.preventDefault();
     const message = question.value.trim();
     if (!message) return;

@@ -1483,6 +1483,7 @@ const CATALOGUES = {
     "ai.copilot": "Copilot",
     "ai.conversation": "Conversation with the copilot",
     "ai.ask": "Ask the copilot",
+    "ai.question": "Your question",
     "ai.send": "Send",
     "ai.you": "You:",
     "ai.thinking": "The copilot is answering…",

@@ -1481,6 +1481,7 @@ export const de = {
   "ai.copilot": "Copilot",
   "ai.conversation": "Gespräch mit dem Copilot",
   "ai.ask": "Den Copilot fragen",
+  "ai.question": "Ihre Frage",
   "ai.send": "Senden",
   "ai.you": "Sie:",
   "ai.thinking": "Der Copilot antwortet …",

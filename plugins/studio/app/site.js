@@ -58,7 +58,7 @@ export async function loadSite(site) {
     admin("/email/capabilities"), admin("/retention"), admin("/admin/encryption/keys"),
     optional(data("GET", "/extensions/ui/manifest", { site }), null),
     probe("/dashboards", { limit: 1 }), admin("/flows/operations"),
-    session.realm === "frontend" ? false : probe("/ai/skills"), admin("/agent/kill-switch")]);
+    probe("/ai/skills"), admin("/agent/kill-switch")]);
   ctx.extensions = ui !== null;
   ctx.extPanels = (ui || []).filter((e) => e.src);
   ctx.extensionsAdmin = ctx.extensions && !session.bound && session.realm !== "frontend";
