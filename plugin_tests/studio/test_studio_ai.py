@@ -167,6 +167,7 @@ async def test_agents_review_constitution_and_the_kill_switch(studio, visit):  #
     goals = page.get_by_role("table", name="The site's agent goals")
     await expect(goals.get_by_role("row").filter(has_text="While frozen")).to_contain_text("Frozen")
     await visit.axe()
+    await page.get_by_role("heading", name="Kill switch").scroll_into_view_if_needed()
     await visit.shot("agents-frozen")
     await page.get_by_role("button", name="Lift the freeze of The whole site").click()
     await expect(page.get_by_role("note")).to_contain_text("Agents may work on this site.")

@@ -80,7 +80,7 @@ export function copilotPanel(site) {
     question.value = "";
     send.disabled = true;
     log.append(h("li", { class: "copilot-user" }, h("p", {}, h("strong", {}, t("ai.you")), " ", message)));
-    const words = h("p", {});
+    let words = h("p", {}); // the model's words since its last tool call
     const turn = h("li", { class: "copilot-answer" }, h("strong", {}, t("ai.copilot")), words);
     log.append(turn);
     replace(status, t("ai.thinking"));
@@ -88,7 +88,9 @@ export function copilotPanel(site) {
       await stream(site, { message, ...(conversationId ? { conversationId } : {}), ...(context ? { context } : {}) }, (kind, got) => {
         if (kind === "text") words.append(got.content);
         if (kind === "tool") {
-          turn.insertBefore(h("div", { class: "copilot-tool", role: "group", "aria-label": t("ai.toolCall", { skill: got.skill }) },
+          const before = words;
+          words = h("p", {});
+          before.after(h("div", { class: "copilot-tool", role: "group", "aria-label": t("ai.toolCall", { skill: got.skill }) },
             h("p", {}, t("ai.toolCall", { skill: got.skill })),
             h("pre", {}, JSON.stringify(got.arguments, null, 1))), words);
         }
