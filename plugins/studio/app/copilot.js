@@ -69,6 +69,7 @@ export function copilotPanel(site) {
   const send = h("button", { type: "submit" }, t("ai.send"));
   const status = h("p", { role: "status", class: "visually-hidden" });
   const showWhere = () => {
+    if (!panel.isConnected && panel.dataset.shown) return window.removeEventListener("hashchange", showWhere); // a shell since replaced
     const c = screenContext();
     replace(where, c ? t(c.item ? "ai.contextItem" : "ai.contextCollection", c) : t("ai.contextNone"));
   };
@@ -119,6 +120,7 @@ export function copilotPanel(site) {
     panel.hidden = !open;
     button.setAttribute("aria-expanded", String(open));
     if (open) {
+      panel.dataset.shown = "1";
       showWhere();
       question.focus();
     }
