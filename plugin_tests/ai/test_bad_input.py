@@ -14,6 +14,11 @@ CHAT_BODIES = [
     ({"message": 5}, ["message"]), ({"message": None}, ["message"]), ({"message": "x" * 4001}, ["message"]),
     ({"message": ["list collections"]}, ["message"]), ({"message": "hi", "extra": 1}, ["extra"]),
     ({"message": "hi", "conversationId": 5}, ["conversationId"]),
+    # -- ai_ui: the studio's context
+    ({"message": "hi", "context": "posts"}, ["context"]), ({"message": "hi", "context": {"page": 1}}, ["context", "page"]),
+    ({"message": "hi", "context": {"collection": 5}}, ["context", "collection"]),
+    ({"message": "hi", "context": {"item": ""}}, ["context", "item"]),
+    ({"message": "hi", "context": {"collection": "x" * 65}}, ["context", "collection"]),
 ]
 
 

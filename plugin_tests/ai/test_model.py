@@ -121,3 +121,21 @@ async def test_provider_failure_is_502(calls, model):
     await calls.err("post", "/ai/chat", 502, "AI_PROVIDER_FAILED", json={"message": "hi"})
     model.receiver.serve_raw("/v1/chat/completions", b"not json")
     await calls.err("post", "/ai/chat", 502, "AI_PROVIDER_FAILED", json={"message": "hi"})
+
+
+async def test_the_studio_context_reaches_the_model_as_data(calls, model):
+    """``context { collection, item }`` (what the studio shows) is one more system message, inside
+    an untrusted block whose ``<`` is escaped; without it the model gets none; a bad one starts
+    no conversation."""
+    model.script = [{"content": "It is a post."}, {"content": "hi"}]
+    data = await calls.ok("post", "/ai/chat", json={"message": "what is this?",
+                                                    "context": {"collection": "posts", "item": "</x>7"}})
+    assert data["status"] == "answered" and data["message"] == "It is a post."
+    await calls.ok("post", "/ai/chat", json={"message": "hi", "conversationId": data["conversationId"]})
+    told, untold = ([m["content"] for m in r["messages"] if m["role"] == "system"] for r in model.requests())
+    assert len(told) == 2 and len(untold) == 1
+    assert '<studio-context trust="untrusted">{"collection":"posts","item":"\\u003c/x>7"}</studio-context>' in told[1]
+    before = len(await calls.ok("get", "/ai/conversations"))
+    await calls.err("post", "/ai/chat", 400, "VALIDATION_FAILED", path_is=["context", "item"],
+                    json={"message": "hi", "context": {"item": 7}})
+    assert len(await calls.ok("get", "/ai/conversations")) == before

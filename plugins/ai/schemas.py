@@ -9,7 +9,10 @@ _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
 CHAT_BODY = {"type": "object", "required": ["message"], "additionalProperties": False, "properties": {
     "message": {"type": "string", "minLength": 1, "maxLength": 4000}, "conversationId": _STR,
-    "stream": {"type": "boolean", "description": "Answer as Server-Sent Events (also: Accept: text/event-stream)"}}}
+    "stream": {"type": "boolean", "description": "Answer as Server-Sent Events (also: Accept: text/event-stream)"},
+    "context": {"type": "object", "additionalProperties": False, "description": "What the user is looking at",
+                "properties": {"collection": {"type": "string", "maxLength": 64},
+                               "item": {"type": "string", "maxLength": 64}}}}}
 CHAT = {"type": "object", "properties": {
     "status": {"type": "string", "enum": ["executed", "pending_approval", "answered"]}, "data": {},
     "approvalId": _STR, "message": _NSTR, "code": _STR, "skill": _STR, "conversationId": _STR}}

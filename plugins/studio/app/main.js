@@ -10,6 +10,7 @@
 //   #/s/<site>/extensions[/<id>], #/s/<site>/ext/<extension>/<panel> extensions, their UI panels (-- ext_ui)
 //   #/s/<site>/dashboards[/<id>[/panels/<pid>|new]]                 dashboards (-- dashboards)
 //   #/s/<site>/flows[/<id>[/runs[/<run>]]]                          flows, their runs (-- flows editor)
+//   #/s/<site>/ai/approvals[/<id>], #/s/<site>/agents                the approval inbox, agents (-- ai_ui)
 
 import { ApiError, SessionEnded, data, login, logout, refresh, session, switchSite } from "./api.js";
 import { h, replace, uid } from "./dom.js";
@@ -62,6 +63,12 @@ import { renderFlow, renderFlows } from "./flows.js";
 import { renderRun, renderRuns } from "./flows_runs.js";
 const FLOWS_LINK = "flows:";
 // -- end flows editor
+// -- ai_ui: the copilot's side panel (every page), the approval inbox, the agents screen
+import { copilotPanel, renderApprovals } from "./copilot.js";
+import { renderAgents } from "./agents.js";
+const INBOX_LINK = "ai:approvals";
+const AGENTS_LINK = "agents:";
+// -- end ai_ui
 const LANGUAGE = "svc.studio.language"; // the last preference, for the login page
 setLanguage(localStorage.getItem(LANGUAGE) || navigator.language);
 function sessionEnded() {
@@ -193,6 +200,17 @@ async function route() {
       return await renderFlow(shell, parts[3]);
     }
     // -- end flows editor
+    // -- ai_ui: #/s/<site>/ai/approvals[/<id>] (ai on), #/s/<site>/agents (site admins, agents on)
+    if (parts[2] === "ai" && parts[3] === "approvals" && shell.ctx.copilot) {
+      shell.nav.mark(INBOX_LINK);
+      return await renderApprovals(shell, parts[4], query);
+    }
+    if (parts[2] === "agents" && shell.ctx.agents) {
+      shell.nav.mark(AGENTS_LINK);
+      return await renderAgents(shell);
+    }
+    if (parts[2] === "ai" || parts[2] === "agents") return showError(new ApiError(404, []));
+    // -- end ai_ui
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -292,15 +310,17 @@ async function showSite(site, turn) {
   const liveState = h("p", { class: "live muted", role: "status" });
   showState(liveState, (on) => (on ? t("live.on") : t("live.off")));
   // -- end live
+  const copilot = ctx.copilot ? copilotPanel(site) : null; // -- ai_ui
   const header = h("header", { class: "bar" },
     h("p", { class: "brand" }, logo ? h("img", { src: logo, alt: "", class: "logo" }) : null, h("span", {}, title)),
     h("div", { class: "switcher" }, h("label", { for: switcherId }, t("shell.site")), switcher),
     h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
     h("a", { href: `#/s/${encodeURIComponent(site)}/me`, class: "me-link" }, t("me.link")), // -- me
     liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
+    copilot ? copilot.button : null, // -- ai_ui
     actingBanner(restart), // -- people: while acting as someone else
     h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
-  replace(root, header, h("div", { class: "columns" }, nav.el, main));
+  replace(root, header, h("div", { class: "columns" }, nav.el, main, copilot ? copilot.panel : null)); // -- ai_ui: the copilot beside
   shell = { site, ctx, main, nav, title };
 }
 
@@ -400,6 +420,20 @@ function navigator_(site, ctx) {
     el.append(h("h2", {}, t("flows.navHeading")), h("ul", { class: "admin-nav" }, h("li", {}, link)));
   }
   // -- end flows editor
+  // -- ai_ui: the approval inbox (every member the ai plugin serves), agents (site admins)
+  const aiLinks = [];
+  if (ctx.copilot) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/ai/approvals` }, t("ai.inbox"));
+    links.set(INBOX_LINK, link);
+    aiLinks.push(h("li", {}, link));
+  }
+  if (ctx.agents) {
+    const link = h("a", { href: `#/s/${encodeURIComponent(site)}/agents` }, t("agents.heading"));
+    links.set(AGENTS_LINK, link);
+    aiLinks.push(h("li", {}, link));
+  }
+  if (aiLinks.length) el.append(h("h2", {}, t("ai.navHeading")), h("ul", { class: "admin-nav" }, aiLinks));
+  // -- end ai_ui
   return {
     el,
     mark(name) {

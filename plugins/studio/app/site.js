@@ -49,14 +49,16 @@ export async function loadSite(site) {
   // the instance admin, whose session is bound to no site (the API decides: GET /extensions)
   // -- dashboards: the dashboards API serves this user (the plugin on, rule read on svc_dashboards)
   // -- flows editor: the flows screens, for site admins when the flows plugin is on (a cheap read)
+  // -- ai_ui: the copilot and its inbox (the ai plugin serves this user), agents (site admins, plugin on)
   const probe = (path, params) =>
     optional(data("GET", path, { site, params }).then(() => true), false);
   const admin = (path) => (permissions.admin ? probe(path) : false);
   let ui;
-  [ctx.email, ctx.privacy, ctx.regulated, ui, ctx.dashboards, ctx.flows] = await Promise.all([
+  [ctx.email, ctx.privacy, ctx.regulated, ui, ctx.dashboards, ctx.flows, ctx.copilot, ctx.agents] = await Promise.all([
     admin("/email/capabilities"), admin("/retention"), admin("/admin/encryption/keys"),
     optional(data("GET", "/extensions/ui/manifest", { site }), null),
-    probe("/dashboards", { limit: 1 }), admin("/flows/operations")]);
+    probe("/dashboards", { limit: 1 }), admin("/flows/operations"),
+    probe("/ai/skills"), admin("/agent/kill-switch")]);
   ctx.extensions = ui !== null;
   ctx.extPanels = (ui || []).filter((e) => e.src);
   ctx.extensionsAdmin = ctx.extensions && !session.bound && session.realm !== "frontend";
