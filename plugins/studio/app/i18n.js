@@ -1372,6 +1372,16 @@ const CATALOGUES = {
     "editor.otherChoice": "Other…",
     "editor.otherValue": "Other value of {field}",
     "editor.uploadRefused": "{name} was not uploaded: only {accept} are allowed here.",
+    "people.pickChosen": "Chosen ({name})",
+    "people.pickResults": "Search results ({name})",
+    "people.pickSearch": "Search members by email or name",
+    "people.pickPrevious": "Previous members",
+    "people.pickMore": "More members",
+    "people.pickNone": "No one chosen yet.",
+    "people.pickNoMatch": "No other member matches.",
+    "people.pickAdded": "{name} added.",
+    "people.pickDropped": "{name} removed.",
+    "people.pickShowing": "Members {from}–{to} of {total} found",
     // -- end studio42b
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",

@@ -1370,6 +1370,16 @@ export const de = {
   "editor.otherChoice": "Andere …",
   "editor.otherValue": "Anderer Wert von {field}",
   "editor.uploadRefused": "{name} wurde nicht hochgeladen: hier sind nur {accept} erlaubt.",
+  "people.pickChosen": "Ausgewählt ({name})",
+  "people.pickResults": "Suchergebnisse ({name})",
+  "people.pickSearch": "Mitglieder nach E-Mail oder Name suchen",
+  "people.pickPrevious": "Vorherige Mitglieder",
+  "people.pickMore": "Weitere Mitglieder",
+  "people.pickNone": "Noch niemand ausgewählt.",
+  "people.pickNoMatch": "Kein weiteres Mitglied passt.",
+  "people.pickAdded": "{name} hinzugefügt.",
+  "people.pickDropped": "{name} entfernt.",
+  "people.pickShowing": "Mitglieder {from}–{to} von {total} gefunden",
   // -- end studio42b
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",
