@@ -156,6 +156,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     # -- studio42b: members are searched (a page at a time), then checked
     picker = page.get_by_role("group", name="Members", exact=True)
     await picker.get_by_label("Search members by email or name").fill("a-member")
+    await expect(picker).to_contain_text("Members 1–1 of 1 found")
     await picker.get_by_role("list", name="Search results (Members)").get_by_label("a-member@example.com").check()
     await expect(picker.get_by_role("list", name="Chosen (Members)").get_by_label("a-member@example.com")).to_be_checked()
     await page.get_by_role("button", name="Create team").click()
@@ -167,6 +168,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     members = page.get_by_role("group", name="Members of Night")
     await members.get_by_label("a-member@example.com").uncheck()
     await members.get_by_label("Search members by email or name").fill("p-team")
+    await expect(members).to_contain_text("Members 1–1 of 1 found")
     await members.get_by_label("p-team@example.com").check()
     await visit.axe()
     await page.get_by_role("button", name="Save members of Night").click()
