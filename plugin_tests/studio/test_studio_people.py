@@ -153,7 +153,12 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     other = await new_member(people["app"], site, "subscriber", email="p-team@example.com", login=False)
     await open_screen(visit, "Teams")
     await page.get_by_label("Name", exact=True).fill("Night")
-    await page.get_by_role("group", name="Members", exact=True).get_by_label("a-member@example.com").check()
+    # -- studio42b: members are searched (a page at a time), then checked
+    picker = page.get_by_role("group", name="Members", exact=True)
+    await picker.get_by_label("Search members by email or name").fill("a-member")
+    await expect(picker).to_contain_text("Members 1–1 of 1 found")
+    await picker.get_by_role("list", name="Search results (Members)").get_by_label("a-member@example.com").check()
+    await expect(picker.get_by_role("list", name="Chosen (Members)").get_by_label("a-member@example.com")).to_be_checked()
     await page.get_by_role("button", name="Create team").click()
     await expect(status(page, "Night created.")).to_be_visible()
     await expect(page.get_by_role("table", name="Teams of this site")).to_contain_text("a-member@example.com")
@@ -162,6 +167,8 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     await page.get_by_text("Change the members of Night").click()
     members = page.get_by_role("group", name="Members of Night")
     await members.get_by_label("a-member@example.com").uncheck()
+    await members.get_by_label("Search members by email or name").fill("p-team")
+    await expect(members).to_contain_text("Members 1–1 of 1 found")
     await members.get_by_label("p-team@example.com").check()
     await visit.axe()
     await page.get_by_role("button", name="Save members of Night").click()
@@ -386,3 +393,29 @@ async def test_the_members_list_pages_and_searches(people, visit):
     await expect(table.get_by_role("row")).to_have_count(2)
     await expect(table).to_contain_text("pg-07@example.com")
     await expect(pages).to_have_count(0)
+
+    # -- studio42b: a team's member picker shows a page of the members at a time, and searches.
+    await open_screen(visit, "Teams")
+    picker = page.get_by_role("group", name="Members", exact=True)
+    found = picker.get_by_role("list", name="Search results (Members)")
+    await expect(found.get_by_role("checkbox")).to_have_count(10)
+    await expect(picker).to_contain_text(f"Members 1–10 of {total} found")
+    await picker.get_by_role("button", name="More members").click()
+    await expect(picker).to_contain_text(f"Members 11–20 of {total} found")
+    await picker.get_by_role("button", name="Previous members").click()
+    await expect(picker).to_contain_text(f"Members 1–10 of {total} found")
+    await picker.get_by_label("Search members by email or name").fill("pg-4")
+    await expect(picker).to_contain_text("Members 1–10 of 10 found")
+    await expect(picker.get_by_role("button", name="More members")).to_be_hidden()
+    for email in ("pg-42@example.com", "pg-47@example.com"):
+        await found.get_by_label(email).check()
+    chosen = picker.get_by_role("list", name="Chosen (Members)")
+    await expect(chosen.get_by_role("checkbox", checked=True)).to_have_count(2)
+    await expect(found.get_by_role("checkbox")).to_have_count(8)
+    await visit.axe()
+    await page.get_by_label("Name", exact=True).fill("Many")
+    await page.get_by_role("button", name="Create team").click()
+    await expect(status(page, "Many created.")).to_be_visible()
+    ids = {u["email"]: u["id"] for u in await admin.ok("get", "/users", params={"search": "pg-4"})}
+    many = {team["name"]: team for team in await admin.ok("get", "/teams")}["Many"]
+    assert many["members"] == [ids["pg-42@example.com"], ids["pg-47@example.com"]]

@@ -284,8 +284,11 @@ async def test_interface_and_display_options_from_their_declarations(studio, vis
 
     page = visit.page
     calls, site = await new_site(studio, "opt")
-    await calls.collection("gauges", {"label": "string", "note": "text", "price": "float"})
-    await calls.create("gauges", [{"label": "G1", "note": "n", "price": 12.5}])
+    await calls.collection("gauges", {"label": "string", "note": "text", "price": "float", "kind": "string", "ok": "boolean"})
+    await calls.create("gauges", [{"label": "G1", "note": "n", "price": 12345.5, "ok": True}])
+    # -- studio42b: a boolean display's labels and icons, set through the API
+    await calls.ok("patch", "/fields/gauges/ok", json={"display": "boolean", "options": {
+        "displayOptions": {"labelOn": "Works", "labelOff": "Broken", "icons": True}}})
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/gauges")
     await page.get_by_role("link", name="Edit field note").click()
@@ -307,20 +310,63 @@ async def test_interface_and_display_options_from_their_declarations(studio, vis
     display_options = page.get_by_role("group", name="Options of the display formatted-value")
     await display_options.get_by_label("Prefix").fill("EUR ")
     await display_options.get_by_label("Suffix").fill(" net")
+    await display_options.get_by_label("Thousands separator").check()  # -- studio42b
+    await display_options.get_by_label("Decimal places").fill("2")
     await page.get_by_role("button", name="Save field").click()
     await expect(page.get_by_role("status").filter(has_text="Field price saved.")).to_be_visible()
     price = await calls.ok("get", "/fields/gauges/price")
-    assert price["options"]["displayOptions"] == {"prefix": "EUR ", "suffix": " net"}
+    assert price["options"]["displayOptions"] == {"prefix": "EUR ", "suffix": " net", "thousands": True, "decimals": 2}
     # Stored options come back into their generated form.
     await page.get_by_role("link", name="Edit field price").click()
     await expect(page.get_by_role("group", name="Options of the display formatted-value").get_by_label("Prefix")).to_have_value("EUR ")
 
+    # -- studio42b: each interface declares the options of its family, shown for the field's type
+    # (a number's step is not offered for a string): a line trimmed, counted, in a monospace font;
+    # a dropdown's own choices with another value allowed.
+    await page.goto(f"{visit.base}/studio/#/s/{site}/schema/c/gauges")
+    await page.get_by_role("link", name="Edit field label").click()
+    await page.get_by_label("Interface").fill("input")
+    own = page.get_by_role("group", name="Options of the interface input")
+    await expect(own.get_by_label("Step")).to_have_count(0)
+    await own.get_by_label("Trim spaces at the ends").check()
+    await own.get_by_label("Show the length typed").check()
+    await own.get_by_label("Monospace font").check()
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field label saved.")).to_be_visible()
+    await page.get_by_role("link", name="Edit field kind").click()
+    await page.get_by_label("Interface").fill("select-dropdown")
+    own = page.get_by_role("group", name="Options of the interface select-dropdown")
+    await own.get_by_label("Choices offered").fill("a = Alpha\nb = Beta")
+    await own.get_by_label("Allow another value").check()
+    await visit.axe()
+    await page.get_by_role("button", name="Save field").click()
+    await expect(page.get_by_role("status").filter(has_text="Field kind saved.")).to_be_visible()
+    kind = await calls.ok("get", "/fields/gauges/kind")
+    assert kind["options"]["interfaceOptions"] == {"choices": [{"value": "a", "text": "Alpha"}, {"value": "b", "text": "Beta"}],
+                                                   "allowOther": True}
+
     # The list shows the price through its display, the editor the note with its options.
     await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges")
-    await expect(page.get_by_role("table", name=re.compile("^Items of")).get_by_role("cell", name="EUR 12.5 net")).to_be_visible()
+    table = page.get_by_role("table", name=re.compile("^Items of"))
+    await expect(table.get_by_role("cell", name="EUR 12,345.50 net")).to_be_visible()
+    await expect(table.get_by_role("cell", name="\u2713 Works")).to_be_visible()
     await page.get_by_role("link", name=re.compile("^Open item")).first.click()
     await expect(page.get_by_label("note")).to_have_attribute("placeholder", "What was seen")
     await expect(page.get_by_label("note")).to_have_attribute("rows", "3")
+    # -- studio42b: the line counts what is typed and is saved trimmed; the dropdown takes another value.
+    label = page.get_by_label("label", exact=True)
+    await expect(label).to_have_class(re.compile(r"\bcode\b"))
+    await label.fill("  Gauge one  ")
+    await expect(label).to_have_accessible_description(re.compile("13 of 255 characters"))
+    kind = page.get_by_label("kind", exact=True)
+    await expect(kind.get_by_role("option")).to_have_text(["(none)", "Alpha", "Beta", "Other…"])
+    await kind.select_option(label="Other…")
+    await page.get_by_label("Other value of kind").fill("gamma")
+    await visit.axe()
+    await page.get_by_role("button", name="Save", exact=True).click()
+    await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    saved = (await calls.ok("get", "/items/gauges"))[0]
+    assert (saved["label"], saved["kind"]) == ("Gauge one", "gamma")
 
 
 async def test_relations_with_their_on_delete(studio, visit):

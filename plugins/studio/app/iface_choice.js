@@ -5,9 +5,13 @@
 
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { interfaceOptions } from "./iface_own.js"; // -- studio42b
 
+// The field's enforced `choices`, else (studio42b) the ones its interface offers (not enforced:
+// with `allowOther` any other value can be typed).
 export function choicesOf(field) {
-  const choices = field.options && field.options.choices;
+  const own = interfaceOptions(field).choices;
+  const choices = (field.options && field.options.choices) || (Array.isArray(own) && own.length ? own : null);
   if (!Array.isArray(choices)) return null;
   return choices.map((c) => (c !== null && typeof c === "object" ? { value: c.value, text: c.text ?? c.value } : { value: c, text: c }));
 }
@@ -40,7 +44,7 @@ export function choiceControl(field, value, env) {
       const radio = h("input", { id, type: "radio", name: `${field.field}-${env.id}`, checked: c.value === value, disabled: env.readOnly });
       return { c, radio, el: h("span", { class: "choice" }, radio, h("label", { for: id }, String(c.text))) };
     });
-    const none = field.required ? null : (() => {
+    const none = !offersNone(field) ? null : (() => {
       const id = uid("choice");
       const radio = h("input", { id, type: "radio", name: `${field.field}-${env.id}`, checked: value === null || value === undefined, disabled: env.readOnly });
       return { c: { value: null }, radio, el: h("span", { class: "choice" }, radio, h("label", { for: id }, t("editor.none"))) };
@@ -52,11 +56,33 @@ export function choiceControl(field, value, env) {
         return on ? on.c.value : null;
       } };
   }
+  const empty = value === null || value === undefined;
+  // -- studio42b: a value outside the choices (allowOther) is shown as "Other" with its text.
+  const other = Boolean(interfaceOptions(field).allowOther) && !(field.options && field.options.choices);
+  const outside = !empty && !choices.some((c) => c.value === value);
   const el = h("select", { id: env.id, name: field.field, disabled: env.readOnly, "aria-describedby": env.describedBy,
     "aria-required": field.required ? "true" : null },
-  field.required && value !== null && value !== undefined ? null : h("option", { value: "" }, t("editor.none")),
-  choices.map((c, i) => h("option", { value: String(i), selected: c.value === value }, String(c.text))));
-  return { el, input: el, read: () => (el.value === "" ? null : choices[Number(el.value)].value) };
+  offersNone(field) || empty ? h("option", { value: "" }, t("editor.none")) : null,
+  choices.map((c, i) => h("option", { value: String(i), selected: c.value === value }, String(c.text))),
+  other ? h("option", { value: "other", selected: outside }, t("editor.otherChoice")) : null);
+  if (!other) return { el, input: el, read: () => (el.value === "" ? null : choices[Number(el.value)].value) };
+  const otherId = uid("other");
+  const typed = h("input", { id: otherId, type: "text", name: `${field.field}.other`, readonly: env.readOnly, value: outside ? String(value) : "" });
+  const wrap = h("span", { class: "other-choice", hidden: el.value !== "other" }, h("label", { for: otherId }, t("editor.otherValue", { field: field.field })), typed);
+  el.addEventListener("change", () => {
+    wrap.hidden = el.value !== "other";
+    if (!wrap.hidden) typed.focus();
+  });
+  return { el: h("div", { class: "choice-other" }, el, wrap), input: el, read: () => {
+    if (el.value === "other") return typed.value.trim() === "" ? null : typed.value;
+    return el.value === "" ? null : choices[Number(el.value)].value;
+  } };
+}
+
+// Whether a "None" entry is offered: the interface's `allowNone` when set, else when not required.
+function offersNone(field) {
+  const allow = interfaceOptions(field).allowNone;
+  return typeof allow === "boolean" ? allow : !field.required;
 }
 
 export function isTags(field) {

@@ -3,6 +3,7 @@
 // keeps what was typed (no offset), as the API stores it.
 
 import { h } from "./dom.js";
+import { interfaceOptions } from "./iface_own.js"; // -- studio42b
 
 const INPUT_TYPES = { date: "date", dateTime: "datetime-local", timestamp: "datetime-local", time: "time" };
 export const DATE_TYPES = new Set(Object.keys(INPUT_TYPES));
@@ -20,7 +21,10 @@ export function dateControl(field, value, env) {
   if (value && field.type === "timestamp") shown = local(value);
   else if (value && field.type === "dateTime") shown = String(value).replace(/Z$|[+-]\d\d:\d\d$/, "").slice(0, 19);
   else if (value && field.type === "time") shown = String(value).slice(0, 8);
-  const el = h("input", { id: env.id, name: field.field, type, step: type === "date" ? null : "1", readonly: env.readOnly,
+  // -- studio42b: `includeSeconds: false` keeps the input to minutes.
+  const seconds = interfaceOptions(field).includeSeconds !== false;
+  if (!seconds && type !== "date" && shown) shown = shown.slice(0, type === "time" ? 5 : 16);
+  const el = h("input", { id: env.id, name: field.field, type, step: type === "date" ? null : seconds ? "1" : "60", readonly: env.readOnly,
     "aria-describedby": env.describedBy, "aria-required": field.required ? "true" : null, value: shown });
   return { el, input: el, read: () => {
     if (el.value === "") return null;

@@ -9,6 +9,7 @@
 import { callRaw, data } from "./api.js";
 import { dropFiles, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
+import { interfaceOptions } from "./iface_own.js"; // -- studio42b
 
 const THUMB = "width=96&height=96&fit=cover&format=png";
 
@@ -35,6 +36,15 @@ async function thumbnail(env, file) {
   });
 }
 
+// Whether `file` matches an accept list ("image/*, application/pdf, .txt"); no list takes all.
+function accepted(accept, file) {
+  if (!accept) return true;
+  const name = file.name.toLowerCase();
+  const type = (file.type || "").toLowerCase();
+  return accept.split(",").map((a) => a.trim().toLowerCase()).filter(Boolean).some((a) => (a.startsWith(".") ? name.endsWith(a)
+    : a.endsWith("/*") ? type.startsWith(a.slice(0, -1)) : type === a));
+}
+
 export async function fileControl(field, value, env) {
   const many = field.type === "files";
   const ids = (many ? (Array.isArray(value) ? value : []) : value ? [value] : []).map(String);
@@ -55,13 +65,25 @@ export async function fileControl(field, value, env) {
         picker.focus();
       } }, t("editor.remove", { name: file.title || file.key })))));
   };
+  // -- studio42b: the interface's `accept` (types, as an input's accept) refuses other files
+  // before they are sent, and its `folder` labels each upload (PATCH /files/:id).
+  const own = interfaceOptions(field);
+  const accept = typeof own.accept === "string" && own.accept.trim() ? own.accept.trim()
+    : field.interface === "file-image" || field.interface === "image" ? "image/*" : null;
   const upload = async (chosen) => {
     for (const file of chosen) {
+      if (!accepted(accept, file)) {
+        replace(status, t("editor.uploadRefused", { name: file.name, accept }));
+        return;
+      }
       replace(status, t("editor.uploading", { name: file.name }));
       try {
         const resp = await callRaw("PUT", `/files/upload/${encodeURIComponent(uploadName(file.name))}`,
           { site: env.site, body: file, contentType: file.type || "application/octet-stream" });
-        const stored = (await resp.json()).data;
+        let stored = (await resp.json()).data;
+        if (typeof own.folder === "string" && own.folder.trim()) {
+          stored = await data("PATCH", `/files/${encodeURIComponent(stored.id)}`, { site: env.site, body: { folder: own.folder.trim() } });
+        }
         files = many ? [...files, stored] : [stored];
         replace(status, t("editor.uploaded", { name: file.name }));
       } catch (err) {
@@ -72,7 +94,7 @@ export async function fileControl(field, value, env) {
     await draw();
   };
   const picker = h("input", { id: env.id, type: "file", name: field.field, multiple: many, disabled: env.readOnly,
-    accept: field.interface === "file-image" || field.interface === "image" ? "image/*" : null,
+    accept,
     "aria-describedby": env.describedBy,
     onchange: async () => {
       await upload([...picker.files]);

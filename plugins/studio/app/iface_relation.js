@@ -11,6 +11,7 @@
 import { data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { interfaceOptions } from "./iface_own.js"; // -- studio42b
 
 const PICKS = 10;
 
@@ -28,6 +29,16 @@ export function relatedInfo(env, collection) {
     }));
   }
   return env.cache.get(collection);
+}
+
+// -- studio42b: the interface's own `template` names the related items instead of the
+// collection's display template (its first field is the one searched).
+async function infoFor(env, field, collection) {
+  const info = await relatedInfo(env, collection);
+  const template = interfaceOptions(field).template;
+  if (typeof template !== "string" || !template.trim()) return info;
+  const first = /\{\{\s*([\w]+)\s*\}\}/.exec(template);
+  return { ...info, template, searchField: first ? first[1] : info.searchField };
 }
 
 function nameOf(info, item) {
@@ -114,7 +125,7 @@ function combobox({ env, info, id, describedBy, label, readOnly, shownText, excl
 }
 
 export async function m2oControl(field, value, env) {
-  const info = await relatedInfo(env, env.relation.relatedCollection);
+  const info = await infoFor(env, field, env.relation.relatedCollection);
   let chosen = value === null || value === undefined ? null : value;
   const current = chosen === null ? null : (await byIds(env, info, [chosen]))[0];
   const status = h("p", { class: "muted", id: uid("picked") });
@@ -182,7 +193,7 @@ function itemList({ field, env, info, items, movable, label }) {
 }
 
 export async function m2mControl(field, value, env) {
-  const info = await relatedInfo(env, env.relation.relatedCollection);
+  const info = await infoFor(env, field, env.relation.relatedCollection);
   const ids = Array.isArray(value) ? value : typeof value === "string" && value ? value.split(",") : [];
   const items = await byIds(env, info, ids.map(String));
   const list = itemList({ field, env, info, items, movable: Boolean(field.options && field.options.sort),
@@ -196,7 +207,7 @@ export async function m2mControl(field, value, env) {
 /** An o2m: `env.relation` is { relatedCollection, foreignKey } (the related items' field holding our id). */
 export async function o2mControl(field, env) {
   const { relatedCollection, foreignKey } = env.relation;
-  const info = await relatedInfo(env, relatedCollection);
+  const info = await infoFor(env, field, relatedCollection);
   const params = { limit: 200, sort: info.sortField || "id" };
   const items = env.itemId === null ? [] : await data("GET", `/items/${encodeURIComponent(relatedCollection)}`,
     { site: env.site, params: { ...params, filter: JSON.stringify({ [foreignKey]: { _eq: env.itemId } }) } });

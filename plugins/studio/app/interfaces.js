@@ -10,6 +10,9 @@ import { geometryControl, jsonControl } from "./iface_json.js";
 import { NUMBER_TYPES, numberControl } from "./iface_number.js";
 import { m2mControl, m2oControl, o2mControl } from "./iface_relation.js";
 import { textControl } from "./iface_text.js";
+import { h, replace, uid } from "./dom.js"; // -- studio42b
+import { t } from "./i18n.js"; // -- studio42b
+import { displayOptions, interfaceOptions } from "./iface_own.js"; // -- studio42b
 import { isTranslations, translationsControl } from "./iface_translations.js";
 
 /** The relations of `collection` by field: { field: { type, relatedCollection, foreignKey? } },
@@ -48,46 +51,111 @@ async function pickControl(field, value, env) {
   return textControl(field, value, env);
 }
 
-// -- studio42: the options each interface and display declares, [key, kind] (kind: "text",
-// "number", "check" or "select:a,b"). They are kept in the field's options as `interfaceOptions`
-// and `displayOptions` (free-form keys to the API); the schema screen generates their form from
-// these lists (schema_field.js), the editor and the list honour them.
+// -- studio42: the options each interface and display declares, [key, kind, types?] (kind: "text",
+// "number", "check", "tristate", "choices" or "select:a,b"; types: the field types it applies to,
+// all when absent). They are kept in the field's options as `interfaceOptions` and
+// `displayOptions` (free-form keys to the API); the schema screen generates their form from these
+// lists (schema_field.js), the editor and the list honour them (studio42b: the longer lists).
+const TEXTUAL = ["string", "text", "uuid", "hash", "slug", "code", "color"];
+const NUMBERS = [...NUMBER_TYPES];
+const LINE = [["placeholder", "text"], ["trim", "check", TEXTUAL], ["counter", "check", TEXTUAL], ["monospace", "check", TEXTUAL],
+  ["min", "number", NUMBERS], ["max", "number", NUMBERS], ["step", "number", NUMBERS]];
+const AREA = [["placeholder", "text"], ["rows", "number"], ["trim", "check"], ["counter", "check"], ["monospace", "check"]];
+const PICK = [["choices", "choices"], ["allowOther", "check"], ["allowNone", "tristate"]];
+const TEMPLATE = [["template", "text"]];
+const FILE = [["accept", "text"], ["folder", "text"]];
 export const INTERFACE_OPTIONS = {
-  input: [["placeholder", "text"]],
-  "input-multiline": [["placeholder", "text"], ["rows", "number"]],
-  textarea: [["placeholder", "text"], ["rows", "number"]],
+  input: LINE,
+  "input-multiline": AREA,
+  textarea: AREA,
+  "input-code": [["rows", "number"]],
   markdown: [["placeholder", "text"], ["rows", "number"]],
   "input-rich-text-md": [["placeholder", "text"], ["rows", "number"]],
+  "select-dropdown": PICK,
+  "select-radio": [["choices", "choices"], ["allowNone", "tristate"]],
+  datetime: [["includeSeconds", "tristate"]],
+  "select-dropdown-m2o": TEMPLATE,
+  "list-m2m": TEMPLATE,
+  "list-o2m": TEMPLATE,
+  file: FILE,
+  files: FILE,
+  "file-image": FILE,
+  image: FILE,
 };
 export const DISPLAY_OPTIONS = {
-  "formatted-value": [["prefix", "text"], ["suffix", "text"]],
-  boolean: [["labelOn", "text"], ["labelOff", "text"]],
-  datetime: [["format", "select:date,dateTime,time"]],
+  "formatted-value": [["prefix", "text"], ["suffix", "text"], ["thousands", "check", NUMBERS], ["decimals", "number", NUMBERS]],
+  boolean: [["labelOn", "text"], ["labelOff", "text"], ["icons", "check"]],
+  datetime: [["format", "select:date,dateTime,time"], ["clock", "select:12,24"], ["relative", "check"]],
 };
 
-const declared = (field, kind) => ((field.options && field.options[kind]) || {});
+
+// A count of the characters typed (of the maximum, when the field has one), read with the input.
+function withCounter(control, input) {
+  const counter = h("p", { id: uid("count"), class: "muted count" });
+  const max = input.maxLength > 0 ? input.maxLength : null;
+  const count = () => replace(counter, max ? t("editor.countOf", { n: input.value.length, max }) : t("editor.count", { n: input.value.length }));
+  input.addEventListener("input", count);
+  count();
+  input.setAttribute("aria-describedby", [input.getAttribute("aria-describedby"), counter.id].filter(Boolean).join(" "));
+  return { ...control, el: h("div", { class: "counted" }, control.el, counter) };
+}
 
 export async function controlFor(field, value, env) {
-  const control = await pickControl(field, value, env);
-  const own = declared(field, "interfaceOptions");
+  let control = await pickControl(field, value, env);
+  const own = interfaceOptions(field);
   const input = control && control.input;
-  if (input && (input.tagName === "INPUT" || input.tagName === "TEXTAREA") && typeof own.placeholder === "string") input.placeholder = own.placeholder;
-  if (input && input.tagName === "TEXTAREA" && Number.isInteger(own.rows) && own.rows > 0) input.rows = own.rows;
-  return control;
+  const typed = input && (input.tagName === "TEXTAREA" || (input.tagName === "INPUT" && ["text", "number"].includes(input.type)));
+  if (!typed) return control;
+  if (typeof own.placeholder === "string") input.placeholder = own.placeholder;
+  if (input.tagName === "TEXTAREA" && Number.isInteger(own.rows) && own.rows > 0) input.rows = own.rows;
+  if (input.type === "number") {
+    for (const key of ["min", "max", "step"]) if (typeof own[key] === "number") input[key] = String(own[key]);
+    return control;
+  }
+  if (own.monospace) input.classList.add("code");
+  if (own.trim) {
+    const read = control.read;
+    control = { ...control, read: () => {
+      const got = read();
+      return typeof got === "string" ? got.trim() : got;
+    } };
+  }
+  return own.counter ? withCounter(control, input) : control;
 }
 
 const DATE_STYLES = { date: { dateStyle: "medium" }, dateTime: { dateStyle: "medium", timeStyle: "short" }, time: { timeStyle: "short" } };
+const UNITS = [["year", 31536e6], ["month", 2592e6], ["week", 6048e5], ["day", 864e5], ["hour", 36e5], ["minute", 6e4], ["second", 1e3]];
+
+function relative(date, language) {
+  const diff = date.getTime() - Date.now();
+  const [unit, size] = UNITS.find(([, ms]) => Math.abs(diff) >= ms) || UNITS[UNITS.length - 1];
+  return new Intl.RelativeTimeFormat(language, { numeric: "auto" }).format(Math.round(diff / size), unit);
+}
+
+function number(own, value, text, language) {
+  const n = typeof value === "number" ? value : Number(value);
+  if (!Number.isFinite(n) || (!own.thousands && !Number.isInteger(own.decimals))) return text;
+  const digits = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? { minimumFractionDigits: own.decimals, maximumFractionDigits: own.decimals } : {};
+  return new Intl.NumberFormat(language, { useGrouping: Boolean(own.thousands), ...digits }).format(n);
+}
 
 /** A value as the field's display shows it in a list (text). */
 export function displayed(field, value, language) {
   if (value === null || value === undefined) return "";
-  const own = declared(field, "displayOptions");
+  const own = displayOptions(field);
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
-  if (field.display === "boolean" && typeof value === "boolean") return (value ? own.labelOn : own.labelOff) || text;
-  if (field.display === "formatted-value") return `${own.prefix || ""}${text}${own.suffix || ""}`;
-  if (field.display === "datetime" && DATE_STYLES[own.format]) {
+  if (field.display === "boolean" && typeof value === "boolean") {
+    const label = (value ? own.labelOn : own.labelOff) || text;
+    return own.icons ? `${value ? "\u2713" : "\u2717"} ${label}` : label;
+  }
+  if (field.display === "formatted-value") return `${own.prefix || ""}${number(own, value, text, language)}${own.suffix || ""}`;
+  if (field.display === "datetime" && (DATE_STYLES[own.format] || own.relative || own.clock)) {
     const date = new Date(field.type === "time" ? `1970-01-01T${value}` : value);
-    return Number.isNaN(date.getTime()) ? text : new Intl.DateTimeFormat(language, DATE_STYLES[own.format]).format(date);
+    if (Number.isNaN(date.getTime())) return text;
+    if (own.relative && field.type !== "time") return relative(date, language);
+    const style = DATE_STYLES[own.format] || DATE_STYLES[field.type] || DATE_STYLES.dateTime;
+    const clock = own.clock ? { hour12: own.clock === "12" } : {};
+    return new Intl.DateTimeFormat(language, { ...style, ...clock }).format(date);
   }
   return text;
 }

@@ -6,6 +6,7 @@ import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { field, section, when } from "./me.js";
 import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
+import { memberPicker } from "./people_pick.js"; // -- studio42b
 
 /** "Editor ← Base ← Everyone": a role and its parents, nearest first (cycle-guarded). */
 export function chainOf(roles, id) {
@@ -66,15 +67,16 @@ export async function renderTeams(shell, message = "") {
   s.say(message);
   const again = (text) => renderTeams(shell, text);
   const name = field(t("people.name"), h("input", { type: "text", required: true, maxlength: 100 }));
-  const boxes = users.users.map((u) => h("input", { type: "checkbox", value: u.id, id: `${name.control.id}-${u.id}` }));
+  const picker = memberPicker(site, t("people.members")); // -- studio42b: searched, a page at a time
+  picker.start();
   const create = h("form", { class: "me-form", onsubmit: async (event) => {
     event.preventDefault();
     try {
-      await data("POST", "/teams", { site, body: { name: name.control.value.trim(), members: boxes.filter((b) => b.checked).map((b) => b.value) } });
+      await data("POST", "/teams", { site, body: { name: name.control.value.trim(), members: picker.read() } });
       await again(t("people.created", { name: name.control.value.trim() }));
     } catch (err) { s.fail(err); }
   } }, name.wrap,
-  h("fieldset", {}, h("legend", {}, t("people.members")), users.users.map((u, i) => h("p", { class: "me-check" }, boxes[i], h("label", { for: boxes[i].id }, u.email)))),
+  picker.el,
   h("button", { type: "submit" }, t("people.createTeam")));
   s.add(teams.length ? h("table", {}, h("caption", {}, t("people.teamsCaption")),
     h("thead", {}, h("tr", {}, ["people.name", "people.members", "me.action"].map((k) => h("th", { scope: "col" }, t(k))))),
@@ -91,16 +93,16 @@ export async function renderTeams(shell, message = "") {
 
 /** The members of a team, changed (PATCH /teams/:id { members }: the whole list). */
 function memberEditor(site, team, users, s, again) {
-  const boxes = users.users.map((u) => h("input", { type: "checkbox", value: u.id, id: `team-${team.id}-${u.id}`, checked: team.members.includes(u.id) }));
-  return h("details", {}, h("summary", {}, t("people.changeMembers", { name: team.name })),
+  const picker = memberPicker(site, t("people.membersOf", { name: team.name }), team.members.map((id) => [id, users.name(id)]));
+  // -- studio42b: the picker reads its first page when the details open
+  return h("details", { ontoggle: (event) => { if (event.target.open) picker.start(); } }, h("summary", {}, t("people.changeMembers", { name: team.name })),
     h("form", { class: "me-form", onsubmit: async (event) => {
       event.preventDefault();
       try {
-        await data("PATCH", `/teams/${encodeURIComponent(team.id)}`, { site, body: { members: boxes.filter((b) => b.checked).map((b) => b.value) } });
+        await data("PATCH", `/teams/${encodeURIComponent(team.id)}`, { site, body: { members: picker.read() } });
         await again(t("people.membersSaved", { name: team.name }));
       } catch (err) { s.fail(err); }
-    } }, h("fieldset", {}, h("legend", {}, t("people.membersOf", { name: team.name })),
-      users.users.map((u, i) => h("p", { class: "me-check" }, boxes[i], h("label", { for: boxes[i].id }, u.email)))),
+    } }, picker.el,
     h("button", { type: "submit" }, t("people.saveMembers", { name: team.name }))));
 }
 

@@ -18,8 +18,8 @@ const NUMERIC = ["integer", "bigInteger", "float", "decimal"];
 const LENGTH = ["string", "text", "slug", "code"];
 const UNINDEXABLE = ["json", "csv", "geometry", "files"];
 // The interfaces and displays the studio knows (docs/studio.md); any other name is kept as typed.
-const INTERFACES = ["input", "input-multiline", "textarea", "input-rich-text-md", "markdown", "toggle", "boolean",
-  "select-dropdown", "select-radio", "tags", "file", "file-image", "image", "datetime", "map", "list-m2m", "list-o2m"];
+const INTERFACES = ["input", "input-multiline", "textarea", "input-code", "input-rich-text-md", "markdown", "toggle", "boolean",
+  "select-dropdown", "select-radio", "tags", "file", "files", "file-image", "image", "datetime", "map", "select-dropdown-m2o", "list-m2m", "list-o2m"];
 const DISPLAYS = ["raw", "formatted-value", "labels", "boolean", "datetime", "color", "related-values", "image", "file"];
 
 // option -> [input kind, types it applies to (null: every type)]
@@ -82,30 +82,33 @@ function suggestions(id, names) {
 // `declarations` (interfaces.js) and kept in options[key]; typed values survive a change of the
 // name where the new one declares the same key. An undeclared name keeps what is stored. Text is
 // kept as typed (a prefix's space counts).
-const readOwn = (kind, input) => (kind === "text" ? (input.value.trim() ? input.value : undefined) : readOption(kind, input, ""));
+const readOwn = (kind, input, type) => (kind === "text" ? (input.value.trim() ? input.value : undefined) : readOption(kind, input, type));
 
-function ownForm(key, nameInput, declarations, options) {
+function ownForm(key, nameInput, declarations, options, typeSelect) {
   const stored = { ...(options[key] || {}) };
   delete options[key];
   const el = h("fieldset", {});
   let inputs = [];
   const draw = () => {
     for (const i of inputs) {
-      const value = readOwn(i.kind, i.input);
+      const value = readOwn(i.kind, i.input, typeSelect.value);
       if (value === undefined) delete stored[i.key];
       else stored[i.key] = value;
     }
     const name = nameInput.value.trim();
-    inputs = (declarations[name] || []).map(([option, kind]) => {
+    const fits = ([, , types]) => !types || types.includes(typeSelect.value); // -- studio42b
+    inputs = (declarations[name] || []).filter(fits).map(([option, kind]) => {
       const id = uid(`${key}-${option}`);
       const input = optionInput(option, kind, stored[option], id);
       return { key: option, kind, input, wrap: h("div", { class: kind === "check" ? "field check" : "field" },
-        h("label", { for: id }, t(`schema.own.${option}`)), input) };
+        h("label", { for: id }, t(`schema.own.${option}`)), input,
+        kind === "choices" ? h("p", { id: `${id}-hint`, class: "muted" }, t("schema.choicesHint")) : null) };
     });
     replace(el, h("legend", {}, t(`schema.own.${key}`, { name: name || "—" })),
       inputs.length ? inputs.map((i) => i.wrap) : h("p", { class: "muted" }, t("schema.own.none")));
   };
   nameInput.addEventListener("input", draw);
+  typeSelect.addEventListener("change", draw);
   draw();
   return {
     el,
@@ -117,7 +120,7 @@ function ownForm(key, nameInput, declarations, options) {
       }
       const values = {};
       for (const i of inputs) {
-        const value = readOwn(i.kind, i.input);
+        const value = readOwn(i.kind, i.input, typeSelect.value);
         if (value !== undefined) values[i.key] = value;
       }
       if (Object.keys(values).length) opts[key] = values;
@@ -145,7 +148,8 @@ export async function renderFieldForm(env, collection, name) {
     return { key, kind, fits, input, wrap };
   });
   // -- studio42: the interface's and the display's declared options, a form each
-  const ownOptions = [ownForm("interfaceOptions", iface, INTERFACE_OPTIONS, options), ownForm("displayOptions", display, DISPLAY_OPTIONS, options)];
+  const ownOptions = [ownForm("interfaceOptions", iface, INTERFACE_OPTIONS, options, typeSelect),
+    ownForm("displayOptions", display, DISPLAY_OPTIONS, options, typeSelect)];
   const other = h("textarea", { id: ids.other, rows: "3", class: "code", "aria-describedby": `${ids.other}-hint` },
     Object.keys(options).length ? JSON.stringify(options, null, 2) : "");
   const shown = () => {
