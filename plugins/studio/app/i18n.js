@@ -1479,6 +1479,25 @@ const CATALOGUES = {
     "flows.stepInputOf": "Input of {id}",
     "flows.stepOutputOf": "Output of {id}",
     // -- end flows editor
+    // -- progress: the work in progress (work.js)
+    "work.link": "Work in progress",
+    "work.linkCount": "Work in progress ({count} running)",
+    "work.heading": "Work in progress",
+    "work.hint": "Long work started in this tab (publishing, key rewraps and migrations, replays) and migrations the server holds unfinished. Each bar follows its work while this page is open; the link leads back to where it started.",
+    "work.none": "No work is running.",
+    "work.progressOf": "Progress of {name}",
+    "work.running": "Running…",
+    "work.runningCount": "Running: {done} so far.",
+    "work.runningOf": "Running: {done} of {total}.",
+    "work.done": "Done.",
+    "work.doneOf": "Done: {total} of {total}.",
+    "work.failed": "Failed: {error}",
+    "work.kind.publish": "Publishing",
+    "work.kind.rollback": "Rolling back",
+    "work.kind.rewrap": "Key rewrap",
+    "work.kind.migration": "Envelope migration",
+    "work.kind.replay": "Replay",
+    // -- end progress
   },
   de, // live (slive): German (i18n_de.js)
 };

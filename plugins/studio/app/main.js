@@ -40,6 +40,7 @@ import { icon } from "./icons.js"; // -- studio42: collection icons in the navig
 // -- releases: releases and the change feed (feed.js)
 import { renderFeed, renderSubscription } from "./feed.js";
 import { renderRelease, renderReleases } from "./releases.js";
+import { renderWork, workLink } from "./work.js"; // -- progress: the work in progress
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
@@ -193,6 +194,12 @@ async function route() {
       return await renderFlow(shell, parts[3]);
     }
     // -- end flows editor
+    // -- progress: #/s/<site>/work, the work in progress (work.js)
+    if (parts[2] === "work") {
+      shell.nav.mark(null);
+      return await renderWork(shell);
+    }
+    // -- end progress
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -298,6 +305,7 @@ async function showSite(site, turn) {
     h("p", { class: "who" }, t("shell.signedInAs", { email: (session.user && session.user.email) || session.email })),
     h("a", { href: `#/s/${encodeURIComponent(site)}/me`, class: "me-link" }, t("me.link")), // -- me
     liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
+    session.realm === "frontend" ? null : workLink(site), // -- progress: the work in progress (work.js)
     actingBanner(restart), // -- people: while acting as someone else
     h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
   replace(root, header, h("div", { class: "columns" }, nav.el, main));
