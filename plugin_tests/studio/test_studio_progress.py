@@ -4,8 +4,9 @@ holds unfinished (turned on through the API, never started in the browser) is fo
 "Work in progress" screen, a change-feed replay started on its subscription's page is found there
 again after the page is left, with a labelled progress bar that follows it live until the
 subscription has caught up, and the migration's link leads to its page, which carries it to its
-end. An editor (no admin rights) has no such work and sees none. Controls by role and label; axe-core on every
-screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's."""
+end. A flow's manual run, queued while no worker takes it, is listed running until the queue
+runs it. An editor (no admin rights) has no such work and sees none. Controls by role and label;
+axe-core on every screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's."""
 
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         # Envelope mode on, its migration not started: work the server holds unfinished.
         envelope = await admin.ok("post", "/admin/encryption/envelope", json={"enabled": True, "password": ADMIN_PASSWORD})
         assert envelope["migration"]["done"] is False
+        flow = await admin.ok("post", "/flows", status=201, json={
+            "name": "Nightly", "status": "active", "trigger": "manual",
+            "graph": {"nodes": [{"id": "note", "operation": "log", "options": {"message": "ran"}}], "edges": []}})
         role = await admin.ok("post", "/roles", status=201, json={"name": "Editors"})
         member = await new_member(shared.app, shared.site, role["id"])
         await admin.grant([{"collection": "notes", "action": a} for a in ("read", "update")], {"userId": member.id})
@@ -52,7 +56,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         server = await LiveServer(shared.app.app).start()
         try:
             yield {"server": server, "site": shared.site, "admin": admin, "puller": puller["id"], "tail": tail["cursor"],
-                   "member": member}
+                   "member": member, "app": shared.app, "flow": flow["id"]}
         finally:
             await server.stop()
 
@@ -102,6 +106,33 @@ async def test_long_work_is_found_again_and_followed_live(studio, visit):  # noq
     await expect(migration).to_contain_text("Done.")
     await expect(work.get_by_role("progressbar")).to_have_count(2)
     await visit.axe()
+
+
+async def test_a_flow_run_is_listed_until_it_has_run(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, site, app = visit.page, studio["site"], studio["app"]
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.get_by_role("link", name="Flows", exact=True).click()
+    await page.get_by_role("link", name="Nightly", exact=True).click()
+    runner = page.get_by_role("form", name="Run now")
+    await runner.get_by_role("button", name="Run").click()
+    await expect(runner.get_by_role("progressbar", name="Running…")).to_be_visible()
+    await page.get_by_role("link", name=re.compile(r"^Work in progress \(\d running\)$")).click()
+    run = page.get_by_role("list", name="Work in progress").get_by_role("listitem").filter(has_text="Flow run")
+    await expect(run.get_by_role("progressbar", name="Progress of Nightly")).to_be_visible()
+    await expect(run).to_contain_text("Running…")  # queued: no worker runs it in the test
+    await visit.axe()
+    runs = await studio["admin"].ok("get", f"/flows/{studio['flow']}/runs")
+    await expect(run.get_by_role("link", name="Nightly")).to_have_attribute(
+        "href", f"#/s/{site}/flows/{studio['flow']}/runs/{runs[0]['runId']}")
+    for _ in range(200):  # the queue's job runs here; the screen follows the run to its end
+        await app.kernel.jobs.run_due()
+        if await run.filter(has_text="Done.").count():
+            break
+        await page.wait_for_timeout(100)
+    await expect(run).to_contain_text("Done.")
+    await expect(page.get_by_role("link", name="Work in progress", exact=True)).to_be_visible()
 
 
 async def test_an_editor_has_no_work_to_find(studio, browser):  # noqa: F811 - the shared fixture

@@ -1497,6 +1497,7 @@ const CATALOGUES = {
     "work.kind.rewrap": "Key rewrap",
     "work.kind.migration": "Envelope migration",
     "work.kind.replay": "Replay",
+    "work.kind.flowRun": "Flow run",
     // -- end progress
   },
   de, // live (slive): German (i18n_de.js)

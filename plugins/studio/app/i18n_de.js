@@ -1495,5 +1495,6 @@ export const de = {
   "work.kind.rewrap": "Neuverschlüsselung der Schlüssel",
   "work.kind.migration": "Umschlag-Migration",
   "work.kind.replay": "Wiederholung",
+  "work.kind.flowRun": "Flow-Lauf",
   // -- end progress
 };

@@ -2,9 +2,10 @@
 //   #/s/<site>/work   the site's work in progress: each with a labelled progress bar that follows it
 //                     while the screen is open, and a link back to the page where it started
 // Two sources: work this tab started (a release's publish or rollback, a key rewrap, an envelope
-// migration, a change-feed replay: the screens register it with track() and settle()), and work
-// the server knows is unfinished whoever started it (an envelope migration left half done).
-// A replay is followed by reading its subscription's lag again; the others report their own steps.
+// migration, a change-feed replay, a flow's manual run: the screens register it with track() and
+// settle()), and work the server knows is unfinished whoever started it (an envelope migration
+// left half done). A replay is followed by reading its subscription's lag again, a flow run by
+// reading the run; the others report their own steps while their loop or call goes on.
 
 import { SessionEnded, data } from "./api.js";
 import { h, replace } from "./dom.js";
@@ -12,18 +13,19 @@ import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
 
 const FOLLOW_MS = 1000; // the screen reads followed work (replays, the migration) again this often
-const KEPT = "svc.studio.work"; // sessionStorage: the replays under way, which a reload of the tab follows again
+const KEPT = "svc.studio.work"; // sessionStorage: the work this screen can follow, kept across a reload of the tab
+const FOLLOWED = new Set(["replay", "flowRun"]); // the kinds read again from the API here
 const WORK = new Map(); // key -> { site, key, kind, name, href, done, total, state, error, subscription? }
 const listeners = new Set();
 
 for (const w of JSON.parse(sessionStorage.getItem(KEPT) || "[]")) WORK.set(w.key, w);
 
 const changed = () => {
-  sessionStorage.setItem(KEPT, JSON.stringify([...WORK.values()].filter((w) => w.kind === "replay" && w.state === "running")));
+  sessionStorage.setItem(KEPT, JSON.stringify([...WORK.values()].filter((w) => FOLLOWED.has(w.kind) && w.state === "running")));
   for (const fn of [...listeners]) fn();
 };
 
-/** Start or update a piece of work of `site` under `key`: { kind, name, href, done?, total?, subscription? }. */
+/** Start or update a piece of work of `site` under `key`: { kind, name, href, done?, total?, subscription?, flow?, run? }. */
 export function track(site, key, fields) {
   const entry = WORK.get(key) || { site, key, state: "running", done: null, total: null, error: "" };
   WORK.set(key, Object.assign(entry, fields, { state: fields.state || "running" }));
@@ -103,6 +105,13 @@ async function followReplay(w) {
   if (!behind) settle(w.key);
 }
 
+/** A flow's manual run, read again until it has ended (its steps so far are its count). */
+async function followRun(w) {
+  const run = await data("GET", `/flows/${encodeURIComponent(w.flow)}/runs/${encodeURIComponent(w.run)}`, { site: w.site });
+  w.done = run.steps.length;
+  if (run.status !== "running") settle(w.key, run.error ? `${run.error.code}: ${run.error.message}` : "");
+}
+
 export async function renderWork(shell) {
   const site = shell.site;
   document.title = `${t("work.heading")} · ${shell.title}`;
@@ -124,7 +133,10 @@ export async function renderWork(shell) {
     if (!list.isConnected) return;
     try {
       await serverWork(shell);
-      for (const w of running(site)) if (w.kind === "replay") await followReplay(w);
+      for (const w of running(site)) {
+        if (w.kind === "replay") await followReplay(w);
+        if (w.kind === "flowRun") await followRun(w);
+      }
       draw();
     } catch (err) {
       if (err instanceof SessionEnded) throw err;
