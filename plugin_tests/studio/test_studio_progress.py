@@ -23,7 +23,9 @@ from kernel.testing_live import LiveServer
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.svc_first_pass_only("drives the cdc and regulated APIs through the browser; their own tests cover both backends"),
+    pytest.mark.svc_first_pass_only(
+        "drives the cdc and regulated APIs through the browser; their own tests cover both backends"
+    ),
 ]
 ENV = {
     "SVC_ENCRYPTION_KEY": "main:" + base64.b64encode(b"p" * 32).decode(),
@@ -37,26 +39,59 @@ ENV = {
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=ENV) as shared:
         admin = shared.calls
-        await admin.collection("notes", {"title": "string", "secret": {"type": "text", "options": {"sensitive": True}}})
-        puller = await admin.ok("post", "/cdc/subscriptions", status=201,
-                                json={"name": "puller", "kind": "pull", "collections": ["notes"]})
+        await admin.collection(
+            "notes", {"title": "string", "secret": {"type": "text", "options": {"sensitive": True}}}
+        )
+        puller = await admin.ok(
+            "post",
+            "/cdc/subscriptions",
+            status=201,
+            json={"name": "puller", "kind": "pull", "collections": ["notes"]},
+        )
         await admin.create("notes", [{"title": f"Note {i}", "secret": f"s{i}"} for i in range(3)])
-        tail = await admin.ok("post", "/cdc/subscriptions", status=201,
-                              json={"name": "tail", "kind": "pull", "collections": ["notes"]})
+        tail = await admin.ok(
+            "post",
+            "/cdc/subscriptions",
+            status=201,
+            json={"name": "tail", "kind": "pull", "collections": ["notes"]},
+        )
         # Envelope mode on, its migration not started: work the server holds unfinished.
-        envelope = await admin.ok("post", "/admin/encryption/envelope", json={"enabled": True, "password": ADMIN_PASSWORD})
+        envelope = await admin.ok(
+            "post", "/admin/encryption/envelope", json={"enabled": True, "password": ADMIN_PASSWORD}
+        )
         assert envelope["migration"]["done"] is False
-        flow = await admin.ok("post", "/flows", status=201, json={
-            "name": "Nightly", "status": "active", "trigger": "manual",
-            "graph": {"nodes": [{"id": "note", "operation": "log", "options": {"message": "ran"}}], "edges": []}})
+        flow = await admin.ok(
+            "post",
+            "/flows",
+            status=201,
+            json={
+                "name": "Nightly",
+                "status": "active",
+                "trigger": "manual",
+                "graph": {
+                    "nodes": [{"id": "note", "operation": "log", "options": {"message": "ran"}}],
+                    "edges": [],
+                },
+            },
+        )
         role = await admin.ok("post", "/roles", status=201, json={"name": "Editors"})
         member = await new_member(shared.app, shared.site, role["id"])
-        await admin.grant([{"collection": "notes", "action": a} for a in ("read", "update")], {"userId": member.id})
+        await admin.grant(
+            [{"collection": "notes", "action": a} for a in ("read", "update")], {"userId": member.id}
+        )
         shared.app.kernel.access.invalidate(shared.site)
         server = await LiveServer(shared.app.app).start()
         try:
-            yield {"server": server, "site": shared.site, "admin": admin, "puller": puller["id"], "tail": tail["cursor"],
-                   "member": member, "app": shared.app, "flow": flow["id"]}
+            yield {
+                "server": server,
+                "site": shared.site,
+                "admin": admin,
+                "puller": puller["id"],
+                "tail": tail["cursor"],
+                "member": member,
+                "app": shared.app,
+                "flow": flow["id"],
+            }
         finally:
             await server.stop()
 
@@ -88,7 +123,9 @@ async def test_long_work_is_found_again_and_followed_live(studio, visit):  # noq
     bar = replay.get_by_role("progressbar", name="Progress of puller")
     await expect(replay).to_contain_text(f"Running: 0 of {behind}.")
     assert await bar.evaluate("(b, n) => b.max === n && b.value === 0", behind)
-    await expect(replay.get_by_role("link", name="puller")).to_have_attribute("href", f"#/s/{site}/feed/{studio['puller']}")
+    await expect(replay.get_by_role("link", name="puller")).to_have_attribute(
+        "href", f"#/s/{site}/feed/{studio['puller']}"
+    )
     await visit.axe()
     await visit.shot("work-in-progress")
 
@@ -119,13 +156,16 @@ async def test_a_flow_run_is_listed_until_it_has_run(studio, visit):  # noqa: F8
     await runner.get_by_role("button", name="Run").click()
     await expect(runner.get_by_role("progressbar", name="Running…")).to_be_visible()
     await page.get_by_role("link", name=re.compile(r"^Work in progress \(\d running\)$")).click()
-    run = page.get_by_role("list", name="Work in progress").get_by_role("listitem").filter(has_text="Flow run")
+    run = (
+        page.get_by_role("list", name="Work in progress").get_by_role("listitem").filter(has_text="Flow run")
+    )
     await expect(run.get_by_role("progressbar", name="Progress of Nightly")).to_be_visible()
     await expect(run).to_contain_text("Running…")  # queued: no worker runs it in the test
     await visit.axe()
     runs = await studio["admin"].ok("get", f"/flows/{studio['flow']}/runs")
     await expect(run.get_by_role("link", name="Nightly")).to_have_attribute(
-        "href", f"#/s/{site}/flows/{studio['flow']}/runs/{runs[0]['runId']}")
+        "href", f"#/s/{site}/flows/{studio['flow']}/runs/{runs[0]['runId']}"
+    )
     for _ in range(200):  # the queue's job runs here; the screen follows the run to its end
         await app.kernel.jobs.run_due()
         if await run.filter(has_text="Done.").count():

@@ -7,15 +7,15 @@
 // left half done). A replay is followed by reading its subscription's lag again, a flow run by
 // reading the run; the others report their own steps while their loop or call goes on.
 
-import { SessionEnded, data } from "./api.js";
+import { ApiError, SessionEnded, data } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
 
-const FOLLOW_MS = 1000; // the screen reads followed work (replays, the migration) again this often
+const FOLLOW_MS = 1000; // the screen reads followed work (replays, flow runs, the migration) again this often
 const KEPT = "svc.studio.work"; // sessionStorage: the work this screen can follow, kept across a reload of the tab
 const FOLLOWED = new Set(["replay", "flowRun"]); // the kinds read again from the API here
-const WORK = new Map(); // key -> { site, key, kind, name, href, done, total, state, error, subscription? }
+const WORK = new Map(); // key -> { site, key, kind, name, href, done, total, state, error, subscription?, flow?, run? }
 const listeners = new Set();
 
 for (const w of JSON.parse(sessionStorage.getItem(KEPT) || "[]")) WORK.set(w.key, w);
@@ -81,13 +81,9 @@ function said(w) {
 /** The envelope migration the server holds unfinished (started here or elsewhere), as work. */
 async function serverWork(shell) {
   const site = shell.site;
-  if (!(shell.ctx.privacy || shell.ctx.regulated) || !shell.ctx.permissions.admin) return;
+  if (!shell.ctx.regulated) return; // the regulated plugin off, or not a site admin: no migration to show
   const key = `${site}:migrate`;
-  const envelope = await data("GET", "/admin/encryption/envelope", { site }).catch((err) => {
-    if (err instanceof SessionEnded) throw err;
-    return null; // the regulated plugin off, or no keys: no migration to show
-  });
-  if (!envelope || !envelope.migration) return;
+  const envelope = await data("GET", "/admin/encryption/envelope", { site });
   const known = WORK.get(key);
   if (envelope.migration.done) {
     if (known && known.state === "running") settle(key);
@@ -124,18 +120,19 @@ export async function renderWork(shell) {
       h("p", {}, bar(w), " ", said(w)))))
       : h("p", {}, t("work.none")));
   };
-  const off = onWork(() => (list.isConnected ? draw() : off()));
   await serverWork(shell);
   draw();
   replace(shell.main, h("h1", {}, t("work.heading")), h("p", { class: "muted" }, t("work.hint")), alert, list);
+  const off = onWork(() => (list.isConnected ? draw() : off())); // steps reported by their own loops
   // Follow what reports no steps of its own, until the screen is left.
   const follow = async () => {
     if (!list.isConnected) return;
     try {
       await serverWork(shell);
       for (const w of running(site)) {
-        if (w.kind === "replay") await followReplay(w);
-        if (w.kind === "flowRun") await followRun(w);
+        // A subscription or flow deleted meanwhile ends its work with the API's answer.
+        const read = w.kind === "replay" ? followReplay : w.kind === "flowRun" ? followRun : null;
+        if (read) await read(w).catch((err) => { if (err instanceof ApiError) settle(w.key, err.message); else throw err; });
       }
       draw();
     } catch (err) {
