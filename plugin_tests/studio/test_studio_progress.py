@@ -5,12 +5,13 @@ holds unfinished (turned on through the API, never started in the browser) is fo
 again after the page is left, with a labelled progress bar that follows it live until the
 subscription has caught up, and the migration's link leads to its page, which carries it to its
 end. A flow's manual run, queued while no worker takes it, is listed running until the queue
-runs it. An editor (no admin rights) has no such work and sees none. Controls by role and label;
-axe-core on every screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's."""
+runs it; a config import's apply is listed with its outcome. An editor (no admin rights) has no
+such work and sees none. Controls by role and label; axe-core on every screen. ``browser``, ``visit`` and ``sign_in`` are the studio module's."""
 
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -145,7 +146,7 @@ async def test_long_work_is_found_again_and_followed_live(studio, visit):  # noq
     await visit.axe()
 
 
-async def test_a_flow_run_is_listed_until_it_has_run(studio, visit):  # noqa: F811 - the shared fixture
+async def test_a_flow_run_and_a_config_import_are_listed(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
     page, site, app = visit.page, studio["site"], studio["app"]
@@ -173,6 +174,29 @@ async def test_a_flow_run_is_listed_until_it_has_run(studio, visit):  # noqa: F8
         await page.wait_for_timeout(100)
     await expect(run).to_contain_text("Done.")
     await expect(page.get_by_role("link", name="Work in progress", exact=True)).to_be_visible()
+
+    # A config import's apply (one transaction): listed with its outcome once it has answered.
+    manifest = await studio["admin"].ok("get", "/config/export")
+    manifest["collections"].append({"name": "tags", "label": "Tags"})
+    await page.get_by_role("link", name="Schema", exact=True).click()
+    await page.get_by_role("link", name="Config manifest").click()
+    await page.get_by_label("Manifest to import").fill(json.dumps(manifest))
+    await page.get_by_role("button", name="Preview changes").click()
+    await page.get_by_role("button", name="Apply import").click()
+    await expect(page.get_by_role("region", name="Import").get_by_role("status")).to_contain_text(
+        "Import applied: 1 created"
+    )
+    await page.get_by_role("link", name="Work in progress", exact=True).click()
+    applied = (
+        page.get_by_role("list", name="Work in progress")
+        .get_by_role("listitem")
+        .filter(has_text="Config import")
+    )
+    await expect(applied).to_contain_text("Done.")
+    await expect(applied.get_by_role("link", name="Config manifest")).to_have_attribute(
+        "href", f"#/s/{site}/schema/config"
+    )
+    await visit.axe()
 
 
 async def test_an_editor_has_no_work_to_find(studio, browser):  # noqa: F811 - the shared fixture

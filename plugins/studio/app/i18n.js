@@ -1498,6 +1498,8 @@ const CATALOGUES = {
     "work.kind.migration": "Envelope migration",
     "work.kind.replay": "Replay",
     "work.kind.flowRun": "Flow run",
+    "work.kind.configImport": "Config import",
+    "work.applyingImport": "Applying the import…",
     // -- end progress
   },
   de, // live (slive): German (i18n_de.js)

@@ -1496,5 +1496,7 @@ export const de = {
   "work.kind.migration": "Umschlag-Migration",
   "work.kind.replay": "Wiederholung",
   "work.kind.flowRun": "Flow-Lauf",
+  "work.kind.configImport": "Konfigurationsimport",
+  "work.applyingImport": "Der Import wird angewendet…",
   // -- end progress
 };
