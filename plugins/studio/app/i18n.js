@@ -1483,7 +1483,7 @@ const CATALOGUES = {
     "work.link": "Work in progress",
     "work.linkCount": "Work in progress ({count} running)",
     "work.heading": "Work in progress",
-    "work.hint": "Long work started in this tab (publishing, key rewraps and migrations, replays) and migrations the server holds unfinished. Each bar follows its work while this page is open; the link leads back to where it started.",
+    "work.hint": "Long work started in this tab (publishing, key rewraps and migrations, replays, flow runs, config imports) and migrations the server holds unfinished. Each bar follows its work while this page is open; the link leads back to where it started.",
     "work.none": "No work is running.",
     "work.progressOf": "Progress of {name}",
     "work.running": "Running…",

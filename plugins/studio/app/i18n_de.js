@@ -1481,7 +1481,7 @@ export const de = {
   "work.link": "Laufende Arbeiten",
   "work.linkCount": "Laufende Arbeiten ({count} laufen)",
   "work.heading": "Laufende Arbeiten",
-  "work.hint": "Lange Arbeiten, die in diesem Tab begonnen wurden (Veröffentlichen, Neuverschlüsseln von Schlüsseln und Migrationen, Wiederholungen), und Migrationen, die der Server unvollendet hält. Jeder Balken folgt seiner Arbeit, solange diese Seite offen ist; der Link führt dorthin zurück, wo sie begann.",
+  "work.hint": "Lange Arbeiten, die in diesem Tab begonnen wurden (Veröffentlichen, Neuverschlüsseln von Schlüsseln und Migrationen, Wiederholungen, Flow-Läufe, Konfigurationsimporte), und Migrationen, die der Server unvollendet hält. Jeder Balken folgt seiner Arbeit, solange diese Seite offen ist; der Link führt dorthin zurück, wo sie begann.",
   "work.none": "Es läuft keine Arbeit.",
   "work.progressOf": "Fortschritt von {name}",
   "work.running": "Läuft…",
