@@ -12,6 +12,7 @@ import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
+import { settle, track } from "./work.js"; // -- progress
 
 const FOLLOW_MS = 1000; // the detail page reads the subscription again this often
 const REPLAY = "svc.studio.replay."; // sessionStorage: the lag when a replay began, per subscription
@@ -99,6 +100,9 @@ export async function renderSubscription(shell, id) {
     if (!began) return replace(progress);
     const done = Math.max(0, began - behind);
     if (!behind) sessionStorage.removeItem(REPLAY + id);
+    // -- progress: the replay in the work in progress list (work.js)
+    track(site, `${site}:replay:${id}`, { kind: "replay", name: sub.name, href: siteHash(site, "feed", id), subscription: id, done, total: began });
+    if (!behind) settle(`${site}:replay:${id}`);
     replace(progress, h("p", {},
       h("progress", { max: String(began), value: String(done), "aria-label": t("feed.replayProgress") }), " ",
       behind ? t("feed.replaying", { done, total: began }) : t("feed.replayDone", { total: began })));

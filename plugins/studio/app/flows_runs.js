@@ -10,6 +10,7 @@ import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { labelled, said, section } from "./releases.js";
 import { siteHash } from "./router.js";
+import { settle, track } from "./work.js"; // -- progress
 
 const FOLLOW_MS = 1000; // a running run is read again this often
 const PAGE = 25;
@@ -47,6 +48,9 @@ export function manualRunPanel(shell, flow, { unsaved }) {
     try {
       const started = await data("POST", `/flows/${encodeURIComponent(flow.id)}/run`, { site, body });
       replace(state, h("progress", { "aria-label": t("flows.running") }), " ", t("flows.running"));
+      // -- progress: the run in the work in progress list (work.js), which follows it too
+      track(site, `${site}:flowRun:${started.runId}`, { kind: "flowRun", name: flow.name, flow: flow.id, run: started.runId,
+        href: siteHash(site, "flows", flow.id, "runs", started.runId), done: null, total: null });
       follow(started.runId);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -57,6 +61,7 @@ export function manualRunPanel(shell, flow, { unsaved }) {
     if (!form.isConnected) return;
     const run = await data("GET", `/flows/${encodeURIComponent(flow.id)}/runs/${encodeURIComponent(runId)}`, { site });
     if (run.status === "running") return void setTimeout(() => follow(runId), FOLLOW_MS);
+    settle(`${site}:flowRun:${runId}`, run.error ? `${run.error.code}: ${run.error.message}` : ""); // -- progress
     const link = h("a", { href: siteHash(site, "flows", flow.id, "runs", runId) }, t("flows.openRun"));
     replace(state, h("p", {}, t("flows.runEnded", { status: outcome(run.status) }),
       run.error ? ` ${run.error.code}: ${run.error.message}` : "", " ", link));

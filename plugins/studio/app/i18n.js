@@ -1640,6 +1640,28 @@ const CATALOGUES = {
     "agents.vstatus.active": "Active",
     "agents.vstatus.retired": "Retired",
     // -- end ai_ui
+    // -- progress: the work in progress (work.js)
+    "work.link": "Work in progress",
+    "work.linkCount": "Work in progress ({count} running)",
+    "work.heading": "Work in progress",
+    "work.hint": "Long work started in this tab (publishing, key rewraps and migrations, replays, flow runs, config imports) and migrations the server holds unfinished. Each bar follows its work while this page is open; the link leads back to where it started.",
+    "work.none": "No work is running.",
+    "work.progressOf": "Progress of {name}",
+    "work.running": "Running…",
+    "work.runningCount": "Running: {done} so far.",
+    "work.runningOf": "Running: {done} of {total}.",
+    "work.done": "Done.",
+    "work.doneOf": "Done: {total} of {total}.",
+    "work.failed": "Failed: {error}",
+    "work.kind.publish": "Publishing",
+    "work.kind.rollback": "Rolling back",
+    "work.kind.rewrap": "Key rewrap",
+    "work.kind.migration": "Envelope migration",
+    "work.kind.replay": "Replay",
+    "work.kind.flowRun": "Flow run",
+    "work.kind.configImport": "Config import",
+    "work.applyingImport": "Applying the import…",
+    // -- end progress
   },
   de, // live (slive): German (i18n_de.js)
 };

@@ -1638,4 +1638,26 @@ export const de = {
   "agents.vstatus.active": "Aktiv",
   "agents.vstatus.retired": "Abgelöst",
   // -- end ai_ui
+  // -- progress: the work in progress (work.js)
+  "work.link": "Laufende Arbeiten",
+  "work.linkCount": "Laufende Arbeiten ({count} laufen)",
+  "work.heading": "Laufende Arbeiten",
+  "work.hint": "Lange Arbeiten, die in diesem Tab begonnen wurden (Veröffentlichen, Neuverschlüsseln von Schlüsseln und Migrationen, Wiederholungen, Flow-Läufe, Konfigurationsimporte), und Migrationen, die der Server unvollendet hält. Jeder Balken folgt seiner Arbeit, solange diese Seite offen ist; der Link führt dorthin zurück, wo sie begann.",
+  "work.none": "Es läuft keine Arbeit.",
+  "work.progressOf": "Fortschritt von {name}",
+  "work.running": "Läuft…",
+  "work.runningCount": "Läuft: bisher {done}.",
+  "work.runningOf": "Läuft: {done} von {total}.",
+  "work.done": "Fertig.",
+  "work.doneOf": "Fertig: {total} von {total}.",
+  "work.failed": "Fehlgeschlagen: {error}",
+  "work.kind.publish": "Veröffentlichen",
+  "work.kind.rollback": "Zurückrollen",
+  "work.kind.rewrap": "Neuverschlüsselung der Schlüssel",
+  "work.kind.migration": "Umschlag-Migration",
+  "work.kind.replay": "Wiederholung",
+  "work.kind.flowRun": "Flow-Lauf",
+  "work.kind.configImport": "Konfigurationsimport",
+  "work.applyingImport": "Der Import wird angewendet…",
+  // -- end progress
 };

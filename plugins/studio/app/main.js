@@ -41,6 +41,7 @@ import { icon } from "./icons.js"; // -- studio42: collection icons in the navig
 // -- releases: releases and the change feed (feed.js)
 import { renderFeed, renderSubscription } from "./feed.js";
 import { renderRelease, renderReleases } from "./releases.js";
+import { renderWork, workLink } from "./work.js"; // -- progress: the work in progress
 const RELEASES_LINK = "releases:";
 const FEED_LINK = "feed:";
 // -- end releases
@@ -211,6 +212,12 @@ async function route() {
     }
     if (parts[2] === "ai" || parts[2] === "agents") return showError(new ApiError(404, []));
     // -- end ai_ui
+    // -- progress: #/s/<site>/work, the work in progress (work.js)
+    if (parts[2] === "work") {
+      shell.nav.mark(null);
+      return await renderWork(shell);
+    }
+    // -- end progress
     // -- me: the user's own page
     if (parts[2] === "me") {
       shell.nav.mark(null);
@@ -318,6 +325,7 @@ async function showSite(site, turn) {
     h("a", { href: `#/s/${encodeURIComponent(site)}/me`, class: "me-link" }, t("me.link")), // -- me
     liveState, h("div", { class: "bell-wrap" }, bell.button, bell.panel), bell.announce, // live (slive)
     copilot ? copilot.button : null, // -- ai_ui
+    session.realm === "frontend" ? null : workLink(site), // -- progress: the work in progress (work.js)
     actingBanner(restart), // -- people: while acting as someone else
     h("button", { type: "button", onclick: async () => { stopLive(); dropDrafts(); await logout(); go("#/login"); } }, t("shell.signOut")));
   replace(root, header, h("div", { class: "columns" }, nav.el, main, copilot ? copilot.panel : null)); // -- ai_ui: the copilot beside

@@ -16,6 +16,7 @@ import { pagedHash, pager } from "./email.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
 import { optional } from "./site.js";
+import { settle, track } from "./work.js"; // -- progress
 
 const BATCH = 50; // items or data keys per batch call (the server bounds it by SVC_REGULATED_BATCH)
 const LOG_PAGE = 50;
@@ -175,8 +176,9 @@ async function sarExport(shell) {
 
 // ------------------------------------------------------------------ keys and envelope mode
 
-/** A loop of batch calls with a progress bar, kept in RUNNING so a page opened again finds it. */
-function batches(name, step, draw) {
+/** A loop of batch calls with a progress bar, kept in RUNNING so a page opened again finds it;
+ * `work` ({ site, kind, counts(progress) -> { done, total } }) lists it in the work in progress (work.js). */
+function batches(name, step, draw, work) {
   const running = RUNNING.get(name);
   if (running) {
     running.draw = draw;
@@ -184,13 +186,23 @@ function batches(name, step, draw) {
     return running.promise;
   }
   const entry = { progress: null, draw };
+  const note = (fields) => track(work.site, name, { kind: work.kind, name: t("privacy.keysTab"),
+    href: siteHash(work.site, "privacy", "keys"), ...fields });
+  note({ done: null, total: null });
   entry.promise = (async () => {
     try {
       for (;;) {
         entry.progress = await step();
         entry.draw(entry.progress);
-        if (entry.progress.done) return entry.progress;
+        note(work.counts(entry.progress));
+        if (entry.progress.done) {
+          settle(name);
+          return entry.progress;
+        }
       }
+    } catch (err) {
+      settle(name, said(err) || String(err));
+      throw err;
     } finally {
       RUNNING.delete(name);
     }
@@ -226,7 +238,7 @@ async function keys(shell) {
       const got = await data("POST", "/admin/encryption/keys/rewrap", { site, body: { limit: BATCH } });
       sofar += got.rewrapped;
       return { ...got, rewrappedSoFar: sofar };
-    }, rewrapProgress);
+    }, rewrapProgress, { site, kind: "rewrap", counts: (p) => ({ done: p.rewrappedSoFar || 0, total: (p.rewrappedSoFar || 0) + p.remaining }) });
     list = await data("GET", "/admin/encryption/keys", { site });
     drawKeys();
   };
@@ -261,7 +273,8 @@ async function keys(shell) {
       ? t("privacy.migrated", { count: envelope.migration.migrated })
       : [h("progress", { "aria-label": t("privacy.migrationProgress") }), " ", t("privacy.migrating", { count: envelope.migration.migrated })]));
   };
-  const migrate = () => batches(`${site}:migrate`, () => data("POST", "/admin/encryption/envelope/migrate", { site, body: { limit: BATCH } }), migrateProgress);
+  const migrate = () => batches(`${site}:migrate`, () => data("POST", "/admin/encryption/envelope/migrate", { site, body: { limit: BATCH } }), migrateProgress,
+    { site, kind: "migration", counts: (p) => ({ done: p.migration.migrated, total: null }) });
   const password = h("input", { type: "password", required: true, autocomplete: "current-password" });
   const envForm = h("form", { "aria-label": t("privacy.envelopeChange"), onsubmit: async (event) => {
     event.preventDefault();

@@ -14,6 +14,7 @@ import { t } from "./i18n.js";
 import { go, siteHash } from "./router.js";
 import { optional } from "./site.js";
 import { fromZoned, toZoned } from "./zones.js";
+import { settle, track } from "./work.js"; // -- progress
 
 const MODES = ["all_or_nothing", "best_effort"];
 const DAYS = [0, 1, 2, 3, 4, 5, 6];
@@ -197,6 +198,10 @@ export async function renderRelease(shell, id) {
       if (!call) {
         call = data("POST", `${path}/${verb}`, { site }).finally(() => RUNNING.delete(id));
         RUNNING.set(id, { verb, call });
+        // -- progress: the call in the work in progress list (work.js), settled when it answers
+        const key = `${site}:release:${id}`;
+        track(site, key, { kind: verb, name: release.name, href: siteHash(site, "releases", id), done: null, total: null });
+        call.then(() => settle(key), (err) => settle(key, said(err) || String(err)));
       }
       const answer = await call;
       if (!body.isConnected) return;

@@ -10,6 +10,7 @@ import { t } from "./i18n.js";
 import { siteHash } from "./router.js";
 import { diffView, errorList } from "./schema_risk.js";
 import { apiProblem } from "./schema_status.js";
+import { settle, track } from "./work.js"; // -- progress
 
 const SCOPES = ["schema", "all", "settings", "webhooks"];
 const MODES = ["merge", "replace-managed", "replace-all"];
@@ -70,14 +71,20 @@ function importPart(env) {
   let previewed = null; // the manifest text and mode whose diff is shown: only that can be applied
   const apply = h("button", { type: "button", disabled: true, onclick: async () => {
     if (!previewed) return;
+    // -- progress: one transaction, so a bar that says it runs; listed in the work in progress (work.js)
+    const key = `${env.site}:configImport`;
+    replace(status, h("progress", { "aria-label": t("work.applyingImport") }), " ", t("work.applyingImport"));
+    track(env.site, key, { kind: "configImport", name: t("schema.config"), href: siteHash(env.site, "schema", "config"), done: null, total: null });
     try {
       const answer = await data("POST", "/config/import", { site: env.site, body: previewed.manifest,
         params: { mode: previewed.mode, allowDestructive: allow.checked ? "true" : "" } });
       const a = answer.applied || {};
+      settle(key);
       replace(status, t("schema.applied", { created: a.created || 0, updated: a.updated || 0, deleted: a.deleted || 0 }));
       invalidate(true);
       await env.onChanged();
     } catch (err) {
+      settle(key, err.message || String(err));
       replace(status, apiProblem(err));
     }
   } }, t("schema.applyImport"));
