@@ -104,4 +104,4 @@ async def test_cross_tenant_member_sees_nothing_of_another_site(shared_site, sch
     await other.collection("elsewhere", {"x": "string"})
     headers = {**member.headers, "X-Svc-Site": other.headers["X-Svc-Site"]}
     resp = await shared_site.app.client.get("/api/v1/fields", headers=headers)
-    assert resp.status_code in (401, 403) and "elsewhere" not in resp.text
+    assert (resp.status_code, resp.json()["errors"][0]["code"]) == (401, "UNAUTHENTICATED") and "elsewhere" not in resp.text
