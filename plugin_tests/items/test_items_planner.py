@@ -143,10 +143,10 @@ async def test_postgresql_text_fields_get_expression_statistics(calls: Calls, ca
 
     # Dropped when the last field of that name goes, in any site.
     await calls_b.collection("tags", {"category": "string"})
-    await calls.ok("delete", "/fields/articles/category", 204)
+    await calls.ok("delete", "/fields/articles/category?allowDestructive=true", 204)
     await asyncio.sleep(0.3)
     assert "st_items_category" in await _statistics(kernel)  # site B still has one
-    await calls_b.ok("delete", "/fields/tags/category", 204)
+    await calls_b.ok("delete", "/fields/tags/category?allowDestructive=true", 204)
     await _eventually(lambda: _statistics(kernel), lambda names: "st_items_category" not in names)
     assert "st_items_published" in await _statistics(kernel)
 
