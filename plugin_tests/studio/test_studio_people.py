@@ -407,9 +407,12 @@ async def test_the_members_list_pages_and_searches(people, visit):
     await picker.get_by_label("Search members by email or name").fill("pg-4")
     await expect(picker).to_contain_text("Members 1–10 of 10 found")
     await expect(picker.get_by_role("button", name="More members")).to_be_hidden()
-    for email in ("pg-42@example.com", "pg-47@example.com"):
-        await found.get_by_label(email).check()
     chosen = picker.get_by_role("list", name="Chosen (Members)")
+    for email in ("pg-42@example.com", "pg-47@example.com"):
+        # A click, not check(): the box moves to the chosen list, so the clicked element is gone
+        # before check() could read its state.
+        await found.get_by_label(email).click()
+        await expect(chosen.get_by_label(email)).to_be_checked()
     await expect(chosen.get_by_role("checkbox", checked=True)).to_have_count(2)
     await expect(found.get_by_role("checkbox")).to_have_count(8)
     await visit.axe()
