@@ -258,10 +258,14 @@ def registrations(kernel: Any, hook_name: str, kind: type, key: str, what: str) 
     ``TypeError``; a key registered twice is ``ValueError`` naming both plugins
     (called at startup, either stops the app at boot). ``what`` names the things in messages."""
     hook = getattr(kernel.pm.hook, hook_name)
-    impls = tuple((impl.plugin_name, id(impl.function)) for impl in hook.get_hookimpls())
+    # The implementations themselves, not their id(): the cache holds them, so a function of an
+    # unloaded plugin cannot be freed and its id reused by its successor's (a bound method of a
+    # new instance often lands at the freed address), which kept the old registrations.
+    impls = tuple((impl.plugin_name, impl.function) for impl in hook.get_hookimpls())
     state_key = f"registrations.{hook_name}"
     cached = kernel.state.get(state_key)
-    if cached is not None and cached[0] == impls:
+    if cached is not None and len(cached[0]) == len(impls) and all(
+            name == old_name and function is old for (name, function), (old_name, old) in zip(impls, cached[0], strict=True)):
         return cached[1]
     found: dict[str, Any] = {}
     owners: dict[str, str] = {}
