@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from typing import Any
 
@@ -97,7 +98,7 @@ async def read_event(lines: Any) -> tuple[str, dict[str, Any]]:
 
 
 async def test_a_streamed_turn_arrives_as_the_model_speaks_and_a_hang_up_ends_the_provider_call(
-        make_app, live_server, held_model):
+        make_app, live_server, held_model, caplog):
     app = await make_app(env={"SVC_AI_BASE_URL": held_model.base_url, "SVC_AI_API_KEY": "sk-test-key",
                               "SVC_AI_MODEL": "held-1", "SVC_SSE_HEARTBEAT_SECONDS": "1"})
     server = await live_server(app)
@@ -122,6 +123,8 @@ async def test_a_streamed_turn_arrives_as_the_model_speaks_and_a_hang_up_ends_th
     # 2. The client hangs up after the first event: the provider's connection is closed (the
     # model never sends its last chunk) and the turn keeps the question, not half an answer.
     held_model.reset()
+    caplog.set_level(logging.INFO)
+    caplog.clear()
     async with server.client.stream("POST", CHAT, json={"message": "and again", "stream": True},
                                     headers=headers) as resp:
         lines = resp.aiter_lines()
@@ -141,3 +144,7 @@ async def test_a_streamed_turn_arrives_as_the_model_speaks_and_a_hang_up_ends_th
         lines = resp.aiter_lines()
         events = [await read_event(lines) for _ in range(3)]
     assert [e for e, _ in events] == ["text", "text", "done"] and events[2][1]["message"] == "Hello world"
+    # A hang-up is an ordinary end of a stream, not a failure: nothing at warning or above was
+    # logged from it (no traceback, no "turn failed", no storm of write errors to a closed socket).
+    loud = [(r.name, r.levelname, r.getMessage()[:120]) for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud == []
