@@ -4,7 +4,13 @@ the batch can be replayed or discarded; against the local Realtime Database serv
 
 from __future__ import annotations
 
-from kernel.testing import Calls
+import asyncio
+import datetime as dt
+
+from kernel.db.meta import now_utc
+from kernel.testing import Calls, add_idle_sites, counted_statements, disabled_with_dependents
+from plugins.store_sync.dead_letters import PRUNE_JOB, prune_job
+from plugins.store_sync.tables import dead_letters
 
 from .store_sync_helpers import PIPES, RTDB_SECRET, env_for, grant_public_read, log_of, until
 
@@ -25,6 +31,27 @@ async def pipeline(calls, rtdb):
         "credentials": {"databaseUrl": rtdb.url("/db"), "secret": RTDB_SECRET},
     }
     return await calls.ok("post", PIPES, status=201, json=body)
+
+
+async def _aged(app, letter_id: str, days: float) -> None:
+    """Move a dead letter's last attempt ``days`` into the past (a moved clock, not the wall clock)."""
+    async with app.kernel.db.begin() as conn:
+        await conn.execute(dead_letters.update().where(dead_letters.c.id == letter_id)
+                           .values(updated_at=now_utc() - dt.timedelta(days=days)))
+
+
+async def _one_dead_letter(calls, rtdb) -> str:
+    """A poison batch of a new pipeline of the site, set aside; the dead letters' path."""
+    made = await pipeline(calls, rtdb)
+    rtdb.fail_next, rtdb.fail_status = 1, 400
+    await calls.create("posts", {"title": "poison"})
+    await log_of(calls, made["id"], lambda entries: len(entries) == 1)
+    path = f"{PIPES}/{made['id']}/dead-letters"
+    for _ in range(500):  # set aside right after the attempt's log entry
+        if await calls.ok("get", path):
+            break
+        await asyncio.sleep(0.02)
+    return path
 
 
 async def test_a_poison_batch_is_set_aside_notified_and_replayed(make_app, rtdb):
@@ -89,10 +116,6 @@ async def test_without_a_limit_a_batch_is_retried_until_it_passes(make_app, rtdb
 
 # -- close40: dead letters are pruned past their horizon (a moved clock, not the wall clock)
 async def test_dead_letters_are_pruned_past_their_horizon(make_app, rtdb):
-    import asyncio
-    import datetime as dt
-
-    from kernel.db.meta import now_utc
     from plugins.privacy import retention
 
     app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "1",
@@ -100,18 +123,9 @@ async def test_dead_letters_are_pruned_past_their_horizon(make_app, rtdb):
     admin = {"Authorization": f"Bearer {await app.login()}"}
     calls, calls_b = await make_site(app, admin), await make_site(app, admin)
     site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
-    letters = []
-    for c in (calls, calls_b):
-        made = await pipeline(c, rtdb)
-        rtdb.fail_next, rtdb.fail_status = 1, 400
-        await c.create("posts", {"title": "poison"})
-        await log_of(c, made["id"], lambda entries: len(entries) == 1)
-        letters.append(f"{PIPES}/{made['id']}/dead-letters")
-        for _ in range(500):  # set aside right after the attempt's log entry
-            if await c.ok("get", letters[-1]):
-                break
-            await asyncio.sleep(0.02)
-        assert len(await c.ok("get", letters[-1])) == 1
+    letters = [await _one_dead_letter(c, rtdb) for c in (calls, calls_b)]
+    for c, path in zip((calls, calls_b), letters, strict=True):
+        assert len(await c.ok("get", path)) == 1
     horizon = {h["target"]: h for h in await calls.ok("get", "/retention")}["storeSyncDeadLetters"]
     assert (horizon["days"], horizon["default"], horizon["source"]) == (10, 10, "default")
     # B keeps its dead letters longer.
@@ -135,3 +149,38 @@ async def test_dead_letters_are_pruned_past_their_horizon(make_app, rtdb):
     assert len(await calls_b.ok("get", letters[1])) == 1  # B's horizon (40 days), and A's run never touched B
     audit = await calls.ok("get", "/audit", params={"action": "retention_run"})
     assert [a["details"]["storeSyncDeadLetters"] for a in audit] == [1, 0]
+    # -- gaps40: with the privacy plugin, store sync's own job leaves the target to it (B's 40
+    # days hold past the default 10).
+    [kept] = await calls_b.ok("get", letters[1])
+    await _aged(app, kept["id"], 11)
+    assert await prune_job(app.kernel) == 0
+    assert len(await calls_b.ok("get", letters[1])) == 1
+
+
+# -- gaps40: without the privacy plugin, the hourly job store_sync.dead_letters prunes them
+async def test_without_the_privacy_plugin_the_jobs_prune_dead_letters_past_the_default(make_app, rtdb,
+                                                                                       run_due_jobs):
+    app = await make_app(env={**env_for(None), "SVC_STORE_SYNC_MAX_ATTEMPTS": "1",
+                              "SVC_STORE_SYNC_DEAD_LETTER_DAYS": "10",
+                              "SVC_PLUGINS_DISABLED": disabled_with_dependents("privacy")})
+    assert "privacy" not in {p.name for p in app.kernel.plugins if p.enabled}
+    assert PRUNE_JOB in {j["name"] for j in app.kernel.jobs.registered()}
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    calls, calls_b = await make_site(app, admin), await make_site(app, admin)
+    old, recent = await _one_dead_letter(calls, rtdb), await _one_dead_letter(calls_b, rtdb)
+    [old_letter], [recent_letter] = await calls.ok("get", old), await calls_b.ok("get", recent)
+    await _aged(app, old_letter["id"], 10.5)
+    await _aged(app, recent_letter["id"], 9.5)
+
+    runs = await run_due_jobs(app)  # the periodic ticks, through the job queue
+    assert PRUNE_JOB in [r.name for r in runs if r.ok]
+    assert await calls.ok("get", old) == []  # past 10 days: gone
+    assert [d["id"] for d in await calls_b.ok("get", recent)] == [recent_letter["id"]]  # 9.5 days: kept
+    # Issue 27 ("scale"): idle sites cost the job nothing (one query across sites finds who holds any).
+    counts = []
+    for idle in (5, 45):
+        await add_idle_sites(app.kernel, idle)
+        with counted_statements(app.kernel) as seen:
+            assert await prune_job(app.kernel) == 0
+        counts.append(len(seen))
+    assert counts[0] == counts[1]

@@ -13,11 +13,14 @@ the new error (``replay.py``). ``discard`` deletes an entry.
 Dead letters do not pile up: the retention target ``storeSyncDeadLetters`` (``retention_target``)
 prunes an entry ``SVC_STORE_SYNC_DEAD_LETTER_DAYS`` (30) days after its last attempt (a site's
 ``retention`` setting overrides the horizon; the privacy plugin's daily job and ``POST
-/retention/run`` run it, and count it in their ``retention_run`` audit record).
+/retention/run`` run it, and count it in their ``retention_run`` audit record). Without the
+privacy plugin, this plugin's hourly job ``store_sync.dead_letters`` (``prune_job``) applies the
+default horizon in every site.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +37,7 @@ from plugins.store_sync.tables import dead_letters
 
 NOTIFICATION_KIND = "store_sync.dead_letter"
 RETENTION_NAME = "storeSyncDeadLetters"
+PRUNE_JOB = "store_sync.dead_letters"
 MAX_ITEMS_KEPT = 10_000
 
 
@@ -72,6 +76,20 @@ def retention_target(kernel: Any) -> RetentionTarget:
     return RetentionTarget(RETENTION_NAME, int(kernel.settings.get("store_sync_dead_letter_days")), prune,
                            "Store-sync dead letters, by their last attempt.",
                            pending=rows_before(dead_letters, dead_letters.c.updated_at))
+
+
+async def prune_job(kernel: Any) -> int:
+    """The hourly job ``store_sync.dead_letters``: without the privacy plugin, the dead letters of
+    every site whose last attempt is ``SVC_STORE_SYNC_DEAD_LETTER_DAYS`` old; how many went. With
+    it, nothing: its retention run prunes the target by each site's own horizon, which may be
+    longer than the default."""
+    if any(info.name == "privacy" and info.enabled for info in kernel.plugins):
+        return 0
+    target = retention_target(kernel)
+    before = now_utc() - dt.timedelta(days=target.default_days)
+    # One query across sites finds those holding any; idle sites cost nothing more.
+    return sum([await target.prune(kernel, site_id, before)
+                for site_id in sorted(await target.pending(kernel, before, None))])
 
 
 def not_found() -> ApiError:

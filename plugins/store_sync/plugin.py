@@ -29,7 +29,8 @@ def register_settings() -> list[Setting]:
                 "Attempts of one batch before it is set aside on the pipeline's dead-letter list (0: retry forever)."),
         Setting("SVC_STORE_SYNC_DEAD_LETTER_DAYS", 30, parse_int(1, 36_500),
                 "Days a dead letter is kept after its last attempt (the default horizon of the retention target "
-                "storeSyncDeadLetters; a site's retention setting overrides it)."),
+                "storeSyncDeadLetters; a site's retention setting overrides it; without the privacy plugin the "
+                "hourly job store_sync.dead_letters applies it)."),
     ]
 
 
@@ -83,6 +84,11 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
     from plugins.store_sync.tables import pipelines
 
     return [pipelines.c.credentials]
+
+
+@hookimpl
+def register_jobs(jobs: Any, kernel: Any) -> None:
+    jobs.periodic(dead_letters.PRUNE_JOB, dead_letters.prune_job, every_seconds=3600, owner="store_sync")
 
 
 @hookimpl
