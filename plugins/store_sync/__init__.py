@@ -26,6 +26,9 @@ Modules: ``bodies`` (checks), ``pipelines`` (records and CRUD), ``sync``, ``targ
 ``dead_letters``, ``replay``, ``routes``, ``schemas``, ``tables``.
 
 Hooks: register_settings, register_event_consumers, register_site_caches
-(``store_sync_pipelines``), register_error_codes (``VALIDATION_ERROR``), register_routes. Audit
+(``store_sync_pipelines``), register_error_codes (``VALIDATION_ERROR``), register_routes,
+register_sealed_columns, register_jobs (``store_sync.dead_letters``, hourly: prunes dead letters
+when the privacy plugin is off), register_retention_targets (``storeSyncDeadLetters``),
+register_erasure_targets (``storeSyncLog``). Audit
 actions: ``store_sync.pipeline.create|update|delete|backfill``.
 """
