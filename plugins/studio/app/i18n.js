@@ -1383,6 +1383,13 @@ const CATALOGUES = {
     "people.pickDropped": "{name} removed.",
     "people.pickShowing": "Members {from}–{to} of {total} found",
     // -- end studio42b
+    // -- studio42c: member picker everywhere, displays, templates, m2a collections
+    "people.andMore": "and {count} more",
+    "people.attachMember": "Attach a member",
+    "people.attachToMember": "Attach the chosen member",
+    "people.pickFirst": "Choose a member first.",
+    "display.fileOf": "{name} ({type})",
+    // -- end studio42c
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",
     "flows.heading": "Flows",

@@ -1381,6 +1381,13 @@ export const de = {
   "people.pickDropped": "{name} entfernt.",
   "people.pickShowing": "Mitglieder {from}–{to} von {total} gefunden",
   // -- end studio42b
+  // -- studio42c: member picker everywhere, displays, templates, m2a collections
+  "people.andMore": "und {count} weitere",
+  "people.attachMember": "Einem Mitglied zuweisen",
+  "people.attachToMember": "Dem ausgewählten Mitglied zuweisen",
+  "people.pickFirst": "Wählen Sie zuerst ein Mitglied.",
+  "display.fileOf": "{name} ({type})",
+  // -- end studio42c
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",
   "flows.heading": "Flows",

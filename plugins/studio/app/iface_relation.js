@@ -11,7 +11,7 @@
 import { data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
-import { interfaceOptions } from "./iface_own.js"; // -- studio42b
+import { displayOptions, interfaceOptions } from "./iface_own.js"; // -- studio42b; -- studio42c: displayOptions
 
 const PICKS = 10;
 
@@ -33,12 +33,17 @@ export function relatedInfo(env, collection) {
 
 // -- studio42b: the interface's own `template` names the related items instead of the
 // collection's display template (its first field is the one searched).
+// -- studio42c: else the related-values display's `template`; the items are then read with the
+// fields the template names only (and the id, and the field searched).
 async function infoFor(env, field, collection) {
   const info = await relatedInfo(env, collection);
-  const template = interfaceOptions(field).template;
+  let template = interfaceOptions(field).template;
+  if ((typeof template !== "string" || !template.trim()) && field.display === "related-values") template = displayOptions(field).template;
   if (typeof template !== "string" || !template.trim()) return info;
   const first = /\{\{\s*([\w]+)\s*\}\}/.exec(template);
-  return { ...info, template, searchField: first ? first[1] : info.searchField };
+  const searchField = first ? first[1] : info.searchField;
+  const named = [...template.matchAll(/\{\{\s*([\w]+)\s*\}\}/g)].map((m) => m[1]);
+  return { ...info, template, searchField, fields: [...new Set(["id", ...named, ...(searchField ? [searchField] : [])])].join(",") };
 }
 
 function nameOf(info, item) {
@@ -53,14 +58,14 @@ async function find(env, info, text, exclude = []) {
   const filter = {};
   if (text && info.searchField) filter[info.searchField] = { _icontains: text };
   if (exclude.length) filter.id = { _nin: exclude };
-  const params = { limit: PICKS, filter: Object.keys(filter).length ? JSON.stringify(filter) : null };
+  const params = { limit: PICKS, filter: Object.keys(filter).length ? JSON.stringify(filter) : null, fields: info.fields }; // -- studio42c: fields
   return data("GET", `/items/${encodeURIComponent(info.collection)}`, { site: env.site, params });
 }
 
 async function byIds(env, info, ids) {
   if (!ids.length) return [];
   const found = await data("GET", `/items/${encodeURIComponent(info.collection)}`,
-    { site: env.site, params: { limit: Math.min(200, ids.length), filter: JSON.stringify({ id: { _in: ids } }) } });
+    { site: env.site, params: { limit: Math.min(200, ids.length), filter: JSON.stringify({ id: { _in: ids } }), fields: info.fields } });
   const byId = new Map(found.map((item) => [String(item.id), item]));
   return ids.map((id) => byId.get(String(id)) || { id });
 }
@@ -208,7 +213,7 @@ export async function m2mControl(field, value, env) {
 export async function o2mControl(field, env) {
   const { relatedCollection, foreignKey } = env.relation;
   const info = await infoFor(env, field, relatedCollection);
-  const params = { limit: 200, sort: info.sortField || "id" };
+  const params = { limit: 200, sort: info.sortField || "id", fields: info.fields ? [info.fields, info.sortField].filter(Boolean).join(",") : null };
   const items = env.itemId === null ? [] : await data("GET", `/items/${encodeURIComponent(relatedCollection)}`,
     { site: env.site, params: { ...params, filter: JSON.stringify({ [foreignKey]: { _eq: env.itemId } }) } });
   let before = items.map((i) => String(i.id));

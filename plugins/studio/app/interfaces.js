@@ -132,7 +132,28 @@ function relative(date, language) {
   return new Intl.RelativeTimeFormat(language, { numeric: "auto" }).format(Math.round(diff / size), unit);
 }
 
+// -- studio42c: a decimal's digits (a bigInteger beyond 2^53, a decimal string) formatted without
+// a JS number: the integer part as a BigInt (Intl formats it exactly), the fraction as digits,
+// rounded half up in BigInt arithmetic; null when the text is not plain decimal digits.
+function exactNumber(own, text, language) {
+  const parts = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!parts) return null;
+  const [, sign, whole, fraction = ""] = parts;
+  const places = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? own.decimals : fraction.length;
+  let digits = BigInt(whole + fraction.slice(0, places).padEnd(places, "0"));
+  if (fraction.length > places && fraction[places] >= "5") digits += 1n;
+  const padded = digits.toString().padStart(places + 1, "0");
+  const int = BigInt(places ? padded.slice(0, -places) : padded);
+  const format = new Intl.NumberFormat(language, { useGrouping: Boolean(own.thousands) });
+  const point = format.formatToParts(1.5).find((p) => p.type === "decimal").value;
+  const negative = sign && /[1-9]/.test(padded);
+  return `${negative ? "-" : ""}${format.format(int)}${places ? point + padded.slice(-places) : ""}`;
+}
+
 function number(own, value, text, language) {
+  if (!own.thousands && !Number.isInteger(own.decimals)) return text;
+  const exact = exactNumber(own, text, language);
+  if (exact !== null) return exact;
   const n = typeof value === "number" ? value : Number(value);
   if (!Number.isFinite(n) || (!own.thousands && !Number.isInteger(own.decimals))) return text;
   const digits = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? { minimumFractionDigits: own.decimals, maximumFractionDigits: own.decimals } : {};
