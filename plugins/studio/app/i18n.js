@@ -1389,6 +1389,10 @@ const CATALOGUES = {
     "people.attachToMember": "Attach the chosen member",
     "people.pickFirst": "Choose a member first.",
     "display.fileOf": "{name} ({type})",
+    "schema.anyOfChange": "Change the collections of {name}",
+    "schema.anyOfOf": "Related collections of {name}",
+    "schema.anyOfSave": "Save the collections of {name}",
+    "schema.anyOfTitle": "Change the collections of {name}?",
     // -- end studio42c
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",

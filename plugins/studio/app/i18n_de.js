@@ -1387,6 +1387,10 @@ export const de = {
   "people.attachToMember": "Dem ausgewählten Mitglied zuweisen",
   "people.pickFirst": "Wählen Sie zuerst ein Mitglied.",
   "display.fileOf": "{name} ({type})",
+  "schema.anyOfChange": "Sammlungen von {name} ändern",
+  "schema.anyOfOf": "Verknüpfte Sammlungen von {name}",
+  "schema.anyOfSave": "Sammlungen von {name} speichern",
+  "schema.anyOfTitle": "Die Sammlungen von {name} ändern?",
   // -- end studio42c
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",
