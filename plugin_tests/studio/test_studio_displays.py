@@ -66,7 +66,7 @@ async def shown(shared_site) -> Any:
         "tagset": {"display": "related-values", "options": {"displayOptions": template}},
         "mixed": {"display": "related-values", "options": {"displayOptions": template}},
         "photo": {"display": "image"},
-        "doc": {"display": "file", "interface": "file", "options": {"interfaceOptions": {"accept": "text/plain, .md"}}},
+        "doc": {"display": "file", "interface": "file", "options": {"interfaceOptions": {"accept": "text/plain, .md", "folder": "Reports"}}},
         "seen": {"display": "datetime", "options": {"displayOptions": {"format": "dateTime", "clock": "24"},
                                                     "interfaceOptions": {"includeSeconds": False}}},
         "due": {"display": "datetime", "options": {"displayOptions": {"relative": True}}},
@@ -81,7 +81,7 @@ async def shown(shared_site) -> Any:
                                    "due": "2020-01-01T00:00:00Z", "count": 3, "grade": "low"}])
     server = await LiveServer(shared_site.app.app).start()
     try:
-        yield {"server": server, "site": site, "calls": calls}
+        yield {"server": server, "site": site, "calls": calls, "acme": acme["id"]}
     finally:
         await server.stop()
 
@@ -101,7 +101,7 @@ async def test_a_list_draws_its_displays(shown, visit):
     await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges?fields={fields}")
     table = page.get_by_role("table", name=re.compile("^Items of"))
     row = table.get_by_role("row").filter(has_text="G1")
-    cell = lambda n: row.get_by_role("cell").nth(n + 1)  # noqa: E731 - the id's cell comes first
+    cell = lambda n: row.get_by_role("cell").nth(n + 2)  # noqa: E731 - the selection's and the id's cells come first
     # Labels: a chip each, with its choice's text (and the colour of the choice that has one).
     chips = cell(1).get_by_role("listitem")
     await expect(chips).to_have_text(["Alpha", "Beta"])
@@ -140,7 +140,27 @@ async def test_the_editor_honours_its_interface_options(shown, visit):
     await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges")
     await page.get_by_role("link", name=re.compile("^Open item")).first.click()
     # The m2o named by its interface's template (the display's is for lists).
-    await expect(page.get_by_role("combobox", name="tag")).to_have_value("open: Red")
+    await expect(page.get_by_role("combobox", name="tag", exact=True)).to_have_value("open: Red")
+    # The bigInteger read with all its digits (saving the item must not round it).
+    await expect(page.get_by_label("big", exact=True)).to_have_value(str(BIG))
+    # An m2m and an m2a named by the related-values display's template (no interface template).
+    await expect(page.get_by_role("list", name="Items linked in tagset").get_by_role("listitem")).to_have_text(
+        [re.compile(r"^Blue \(shut\)"), re.compile(r"^Red \(open\)")])
+    mixed = page.get_by_role("list", name="Items linked in mixed")
+    await expect(mixed.get_by_role("listitem")).to_have_text([re.compile(r"^Acme \(live\)"), re.compile(r"^Blue \(shut\)")])
+    # -- the m2a edited: one item removed, one added from another allowed collection
+    await page.get_by_role("button", name="Remove Blue (shut)").click()
+    await page.get_by_label("Add to mixed from").select_option("tags")
+    await page.get_by_role("combobox", name="Add to mixed", exact=True).fill("Re")
+    await page.get_by_role("option", name="Red (open)").click()
+    await expect(mixed.get_by_role("listitem")).to_have_text([re.compile(r"^Acme \(live\)"), re.compile(r"^Red \(open\)")])
+    await visit.axe()
+    await page.get_by_role("button", name="Save", exact=True).click()
+    await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    saved = (await shown["calls"].ok("get", "/items/gauges"))[0]
+    tags = {t["name"]: t["id"] for t in await shown["calls"].ok("get", "/items/tags")}
+    assert saved["big"] == BIG
+    assert [(p["collection"], p["id"]) for p in saved["mixed"]] == [("makers", shown["acme"]), ("tags", tags["Red"])]
     # The date without seconds (a step of a minute).
     await expect(page.get_by_label("seen", exact=True)).to_have_attribute("step", "60")
     # Number bounds.
@@ -149,8 +169,16 @@ async def test_the_editor_honours_its_interface_options(shown, visit):
     await expect(count).to_have_attribute("max", "9")
     # No "none" entry when allowNone is false.
     await expect(page.get_by_label("grade", exact=True).get_by_role("option")).to_have_text(["low", "high"])
-    # The file input takes the interface's types only.
-    await expect(page.get_by_label(re.compile("^Add files to doc|^Choose .*doc", re.I)).first).to_have_attribute(
-        "accept", "text/plain, .md")
+    # The file input takes the interface's types only: another type is refused before it is
+    # sent; an allowed one is uploaded and labelled with the interface's folder.
+    doc = page.get_by_label("doc", exact=True)
+    await expect(doc).to_have_attribute("accept", "text/plain, .md")
+    await doc.set_input_files(files=[{"name": "dot.png", "mimeType": "image/png", "buffer": png()}])
+    await expect(page.get_by_role("status").filter(has_text="dot.png was not uploaded: only text/plain, .md are allowed here.")
+                 ).to_be_visible()
+    await doc.set_input_files(files=[{"name": "notes.md", "mimeType": "text/markdown", "buffer": b"# notes"}])
+    await expect(page.get_by_role("status").filter(has_text="Uploaded notes.md.")).to_be_visible()
     await visit.axe()
     await visit.shot("editor-options")
+    uploaded = [f for f in await shown["calls"].ok("get", "/files", params={"limit": 200}) if f["key"].startswith("notes-")]
+    assert [f["folder"] for f in uploaded] == ["Reports"]

@@ -1393,6 +1393,7 @@ const CATALOGUES = {
     "schema.anyOfOf": "Related collections of {name}",
     "schema.anyOfSave": "Save the collections of {name}",
     "schema.anyOfTitle": "Change the collections of {name}?",
+    "editor.addFrom": "Add to {field} from",
     // -- end studio42c
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",

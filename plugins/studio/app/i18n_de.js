@@ -1391,6 +1391,7 @@ export const de = {
   "schema.anyOfOf": "Verknüpfte Sammlungen von {name}",
   "schema.anyOfSave": "Sammlungen von {name} speichern",
   "schema.anyOfTitle": "Die Sammlungen von {name} ändern?",
+  "editor.addFrom": "Zu {field} hinzufügen aus",
   // -- end studio42c
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",

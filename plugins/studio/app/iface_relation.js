@@ -234,3 +234,58 @@ export async function o2mControl(field, env) {
       before = ids;
     } };
 }
+
+// -- studio42c: an m2a (a json field of { collection, id } pairs): the linked items, each named
+// by the template (the interface's, else the related-values display's, else its collection's
+// display template) and removable; an item is added from one of the collections the relation
+// allows ("Add to ... from"), searched as one types. Pairs of a collection the user may not
+// read are kept as they are, named by their collection and id.
+export async function m2aControl(field, value, env) {
+  const allowed = (env.relation.relatedCollections || []).filter((c) => env.shell.ctx.may(c, "read"));
+  const infos = new Map(await Promise.all(allowed.map(async (c) => [c, await infoFor(env, field, c)])));
+  const pairs = Array.isArray(value) ? value.filter((p) => p && typeof p === "object" && p.collection) : [];
+  const found = new Map();
+  await Promise.all([...infos].map(async ([c, info]) => {
+    const ids = pairs.filter((p) => p.collection === c).map((p) => String(p.id));
+    for (const item of await byIds(env, info, ids)) found.set(`${c}\u0000${item.id}`, nameOf(info, item));
+  }));
+  let rows = pairs.map((p) => ({ collection: p.collection, id: p.id,
+    name: found.get(`${p.collection}\u0000${p.id}`) || `${p.collection} ${p.id}` }));
+  const status = h("p", { class: "sr-only", role: "status" });
+  const list = h("ol", { class: "related", "aria-label": t("editor.linked", { field: field.field }) });
+  const fromId = uid("m2a-from");
+  const from = h("select", { id: fromId, disabled: env.readOnly }, allowed.map((c) => h("option", { value: c }, c)));
+  const slot = h("div");
+  let add = null;
+  const draw = () => replace(list, rows.length ? rows.map((row, i) => h("li", {}, h("span", {}, row.name), h("span", { class: "row-tools" },
+    h("button", { type: "button", class: "secondary", disabled: env.readOnly, onclick: () => {
+      rows = rows.filter((_, j) => j !== i);
+      replace(status, t("editor.removed", { name: row.name }));
+      draw();
+      from.focus();
+    } }, t("editor.remove", { name: row.name })))))
+    : h("li", { class: "muted" }, t("editor.noneLinked")));
+  const searcher = () => {
+    const info = infos.get(from.value);
+    if (!info) return replace(slot);
+    add = combobox({ env, info, id: env.id, describedBy: env.describedBy, label: t("editor.addTo", { field: field.field }),
+      readOnly: env.readOnly, exclude: () => rows.filter((r) => r.collection === info.collection).map((r) => r.id),
+      onPick: (item, input) => {
+        const name = nameOf(info, item);
+        rows = [...rows, { collection: info.collection, id: item.id, name }];
+        input.value = "";
+        replace(status, t("editor.added", { name }));
+        draw();
+      } });
+    replace(slot, add.el);
+  };
+  from.addEventListener("change", searcher);
+  searcher();
+  draw();
+  const adding = env.readOnly || !allowed.length ? null : h("div", { class: "m2a-add" },
+    h("label", { for: fromId }, t("editor.addFrom", { field: field.field })), from, slot);
+  return { group: true, el: h("div", { class: "relation" }, list, adding, status), input: from, read: () => {
+    const now = rows.map((r) => ({ collection: r.collection, id: r.id }));
+    return now.length || value ? now : null;
+  } };
+}

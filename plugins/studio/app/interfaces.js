@@ -8,7 +8,7 @@ import { DATE_TYPES, dateControl } from "./iface_datetime.js";
 import { fileControl, isFileField } from "./iface_file.js";
 import { geometryControl, jsonControl } from "./iface_json.js";
 import { NUMBER_TYPES, numberControl } from "./iface_number.js";
-import { m2mControl, m2oControl, o2mControl } from "./iface_relation.js";
+import { m2aControl, m2mControl, m2oControl, o2mControl } from "./iface_relation.js"; // -- studio42c: m2a
 import { textControl } from "./iface_text.js";
 import { h, replace, uid } from "./dom.js"; // -- studio42b
 import { t } from "./i18n.js"; // -- studio42b
@@ -23,6 +23,8 @@ export function relationsOf(relations, collection) {
   for (const r of relations) {
     if (r.collection === collection && (r.type === "m2o" || r.type === "m2m")) {
       byField[r.field] = { type: r.type, relatedCollection: r.relatedCollection };
+    } else if (r.collection === collection && r.type === "m2a") { // -- studio42c
+      byField[r.field] = { type: "m2a", relatedCollection: null, relatedCollections: r.relatedCollections || [] };
     } else if (r.collection === collection && r.type === "o2m" && r.relatedField) {
       aliases.push({ field: r.field, type: "o2m", relatedCollection: r.relatedCollection, foreignKey: r.relatedField });
     }
@@ -35,6 +37,7 @@ export function relationsOf(relations, collection) {
 
 async function pickControl(field, value, env) {
   // A relation to a collection the user may not read is edited as the plain ids it stores.
+  if (env.relation && env.relation.type === "m2a") return m2aControl(field, value, env); // -- studio42c
   const relation = env.relation && env.shell.ctx.may(env.relation.relatedCollection, "read") ? env.relation : null;
   if (relation && relation.type === "o2m") return o2mControl(field, env);
   if (relation && relation.type === "m2o") return m2oControl(field, value, env);
