@@ -189,6 +189,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     await page.reload()
     await expect(page.get_by_role("heading", name="API keys", level=1)).to_be_visible()
     await expect(page.get_by_label("The new key")).to_have_count(0)
+    await visit.shot("people-keys")  # -- studio42c
     assert key not in await page.content()
     await page.get_by_role("button", name="Delete build server").click()
     await expect(status(page, "Key build server deleted.")).to_be_visible()
@@ -388,6 +389,7 @@ async def test_the_members_list_pages_and_searches(people, visit):
     pages = page.get_by_role("navigation", name="Pages of members")
     await expect(pages).to_contain_text(f"Page 1 of 2 ({total} members)")
     await expect(table.get_by_role("row")).to_have_count(51)  # the header and 50 members
+    await visit.shot("people-users")  # -- studio42c
     await pages.get_by_role("link", name="Next page").click()
     await expect(pages).to_contain_text(f"Page 2 of 2 ({total} members)")
     await expect(table.get_by_role("row")).to_have_count(total - 50 + 1)
@@ -453,6 +455,7 @@ async def test_member_pickers_search_instead_of_listing_everyone(people, visit):
     await expect(chosen.get_by_role("checkbox")).to_have_count(25)
     await expect(chosen.get_by_label("pk-24@example.com")).to_be_checked()
     await visit.axe()
+    await visit.shot("people-teams")
 
     await open_screen(visit, "Effective access")
     picker = page.get_by_role("group", name="Member", exact=True)
@@ -484,6 +487,8 @@ async def test_member_pickers_search_instead_of_listing_everyone(people, visit):
     await page.get_by_role("button", name="Attach the chosen member").click()
     await expect(status(page, "Attached to user pk-07@example.com.")).to_be_visible()
     await expect(page.get_by_role("list", name="Attached to")).to_contain_text("user pk-07@example.com")
+    await page.get_by_role("group", name="Attach a member").scroll_into_view_if_needed()
+    await visit.shot("people-attach")
     attached = await admin.ok("get", f"/policies/{policy['id']}")
     assert [a.get("userId") for a in attached["attachments"]] == [picked[7].id]
     await visit.axe()

@@ -479,6 +479,7 @@ async def test_relations_with_their_on_delete(studio, visit):
     await expect(anyof.get_by_label("authors", exact=True)).to_be_checked()
     await anyof.get_by_label("tags", exact=True).check()
     await visit.axe()
+    await visit.shot("schema-m2a")
     await page.get_by_role("button", name="Save the collections of posts.reviewers").click()
     await expect(page.get_by_role("status").filter(has_text="Relation posts.reviewers saved.")).to_be_visible()
     m2a = {(r["collection"], r["field"]): r for r in await calls.ok("get", "/relations")}[("posts", "reviewers")]

@@ -70,6 +70,7 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await domain.fill("a.example.com")
     await page.get_by_label("Site URL").fill("https://www.a.example")
     await page.get_by_label("Default appearance").select_option(label="Dark")
+    await page.get_by_label("Default language").fill("de-AT")  # -- studio42c
     await page.get_by_label("Default save action").select_option(value="return")
     await page.get_by_label("Brand colour").fill("#aa3300")
     # The preview follows a token as it is typed (the light mode's primary colour).
@@ -100,6 +101,7 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
         {"brandColor": "#aa3300", "faviconUrl": "https://cdn.a.example/favicon.png"},
         {"light": {"primary": "10 80% 40%", "ring": "200 90% 50%"}})
     assert (saved["descriptor"], saved["customCss"]) == ("The site of the A team", "main h1 { letter-spacing: 2px; }")
+    assert saved["defaultLanguage"] == "de-AT"  # -- studio42c
     # Both apply at once: the style sheet to the studio, the favicon to the page.
     heading = page.get_by_role("heading", name="Site settings", level=1)
     await expect(heading).to_have_css("letter-spacing", "2px")
@@ -120,6 +122,8 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await page.get_by_role("button", name="Save releases.timezone").click()
     await expect(page.get_by_role("status").filter(has_text="Saved: releases.timezone")).to_be_visible()
     assert (await calls.ok("get", "/settings/releases.timezone"))["value"] == "Europe/Berlin"
+    await timezone.scroll_into_view_if_needed()  # -- studio42c
+    await visit.shot("settings-keys")
 
     # The translation memory: search, edit, import.
     await page.get_by_role("searchbox", name="Search the memory").fill("SPEICHERN")
@@ -137,6 +141,8 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await expect(page.get_by_label("Import entries")).to_have_accessible_description(re.compile("^.*Line 2: "))
     assert [e["targetText"] for e in await calls.ok("get", "/tm", params={"q": "close"})] == ["Schließen"]
     await visit.axe()
+    await table.scroll_into_view_if_needed()  # -- studio42c
+    await visit.shot("settings-tm")
 
     # The glossary: a term added, then deleted.
     await page.get_by_label("Target language").fill("de")
