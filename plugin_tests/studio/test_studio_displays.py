@@ -44,7 +44,8 @@ async def shown(shared_site) -> Any:
     await calls.collection("makers", {"name": "string", "state": "string"})
     await calls.collection("gauges", {"label": "string", "kinds": "csv", "shade": "color", "big": "bigInteger",
                                       "tag": "uuid", "tagset": "json", "mixed": "json", "photo": "uuid", "doc": "uuid",
-                                      "seen": "dateTime", "due": "dateTime", "count": "integer", "grade": "string"})
+                                      "seen": "dateTime", "due": "dateTime", "count": "integer", "grade": "string",
+                                      "cost": "decimal"})
     red, blue = await calls.create("tags", [{"name": "Red", "state": "open", "note": "secret-note-text"},
                                             {"name": "Blue", "state": "shut", "note": "secret-note-text"}])
     (acme,) = await calls.create("makers", [{"name": "Acme", "state": "live"}])
@@ -61,6 +62,7 @@ async def shown(shared_site) -> Any:
                                                                {"value": "b", "text": "Beta"}]}},
         "shade": {"display": "color"},
         "big": {"display": "formatted-value", "options": {"displayOptions": {"thousands": True}}},
+        "cost": {"display": "formatted-value", "options": {"displayOptions": {"thousands": True, "decimals": 2}}},
         "tag": {"display": "related-values", "interface": "select-dropdown-m2o",
                 "options": {"displayOptions": template, "interfaceOptions": {"template": "{{state}}: {{name}}"}}},
         "tagset": {"display": "related-values", "options": {"displayOptions": template}},
@@ -78,7 +80,8 @@ async def shown(shared_site) -> Any:
                                    "tagset": [blue["id"], red["id"]],
                                    "mixed": [{"collection": "makers", "id": acme["id"]}, {"collection": "tags", "id": blue["id"]}],
                                    "photo": photo["id"], "doc": doc["id"], "seen": "2025-01-02T13:45:00Z",
-                                   "due": "2020-01-01T00:00:00Z", "count": 3, "grade": "low"}])
+                                   "due": "2020-01-01T00:00:00Z", "count": 3, "grade": "low",
+                                   "cost": "1234567890123456789.125"}])
     server = await LiveServer(shared_site.app.app).start()
     try:
         yield {"server": server, "site": site, "calls": calls, "acme": acme["id"]}
@@ -97,7 +100,7 @@ async def test_a_list_draws_its_displays(shown, visit):
 
     page, site = visit.page, shown["site"]
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
-    fields = "label,kinds,shade,big,tag,tagset,mixed,photo,doc,seen,due"
+    fields = "label,kinds,shade,big,tag,tagset,mixed,photo,doc,seen,due,cost"
     await page.goto(f"{visit.base}/studio/#/s/{site}/c/gauges?fields={fields}")
     table = page.get_by_role("table", name=re.compile("^Items of"))
     row = table.get_by_role("row").filter(has_text="G1")
@@ -111,6 +114,8 @@ async def test_a_list_draws_its_displays(shown, visit):
     await expect(cell(2).locator(".swatch")).to_have_css("background-color", "rgb(0, 170, 85)")
     # A bigInteger beyond 2^53 grouped without losing its last digit.
     await expect(cell(3)).to_have_text("9,007,199,254,740,993")
+    # A decimal rounded to 2 places in decimal arithmetic (half up), every digit kept.
+    await expect(cell(11)).to_have_text("1,234,567,890,123,456,789.13")
     # Related values through the display's template: m2o, m2m (in order), m2a (by collection).
     await expect(cell(4)).to_have_text("Red (open)")
     await expect(cell(5)).to_have_text("Blue (shut), Red (open)")
@@ -179,6 +184,7 @@ async def test_the_editor_honours_its_interface_options(shown, visit):
     await doc.set_input_files(files=[{"name": "notes.md", "mimeType": "text/markdown", "buffer": b"# notes"}])
     await expect(page.get_by_role("status").filter(has_text="Uploaded notes.md.")).to_be_visible()
     await visit.axe()
+    await page.get_by_role("combobox", name="tag", exact=True).scroll_into_view_if_needed()
     await visit.shot("editor-options")
     uploaded = [f for f in await shown["calls"].ok("get", "/files", params={"limit": 200}) if f["key"].startswith("notes-")]
     assert [f["folder"] for f in uploaded] == ["Reports"]

@@ -256,7 +256,6 @@ export async function m2aControl(field, value, env) {
   const fromId = uid("m2a-from");
   const from = h("select", { id: fromId, disabled: env.readOnly }, allowed.map((c) => h("option", { value: c }, c)));
   const slot = h("div");
-  let add = null;
   const draw = () => replace(list, rows.length ? rows.map((row, i) => h("li", {}, h("span", {}, row.name), h("span", { class: "row-tools" },
     h("button", { type: "button", class: "secondary", disabled: env.readOnly, onclick: () => {
       rows = rows.filter((_, j) => j !== i);
@@ -268,7 +267,7 @@ export async function m2aControl(field, value, env) {
   const searcher = () => {
     const info = infos.get(from.value);
     if (!info) return replace(slot);
-    add = combobox({ env, info, id: env.id, describedBy: env.describedBy, label: t("editor.addTo", { field: field.field }),
+    const add = combobox({ env, info, id: env.id, describedBy: env.describedBy, label: t("editor.addTo", { field: field.field }),
       readOnly: env.readOnly, exclude: () => rows.filter((r) => r.collection === info.collection).map((r) => r.id),
       onPick: (item, input) => {
         const name = nameOf(info, item);

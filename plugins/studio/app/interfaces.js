@@ -158,7 +158,7 @@ function number(own, value, text, language) {
   const exact = exactNumber(own, text, language);
   if (exact !== null) return exact;
   const n = typeof value === "number" ? value : Number(value);
-  if (!Number.isFinite(n) || (!own.thousands && !Number.isInteger(own.decimals))) return text;
+  if (!Number.isFinite(n)) return text;
   const digits = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? { minimumFractionDigits: own.decimals, maximumFractionDigits: own.decimals } : {};
   return new Intl.NumberFormat(language, { useGrouping: Boolean(own.thousands), ...digits }).format(n);
 }

@@ -53,7 +53,6 @@ export async function renderAccess(shell, query) {
       t("people.byRule", { action: rule.action, collection: rule.collection, fields: rule.fields.join(", ") }),
       rule.conditions ? [" ", h("code", {}, JSON.stringify(rule.conditions))] : "", " — ", reach(rule.policyId))));
   };
-
   s.add(h("section", { class: "me-section", "aria-label": t("people.accessResult") },
     h("p", {}, t("people.roleChain", { chain: chainOf(roles, first.roleId) || t("people.none") })),
     h("p", {}, t("people.inTeams", { teams: first.teams.map((id) => (teams.get(id) || { name: id }).name).join(", ") || t("people.none") })),
