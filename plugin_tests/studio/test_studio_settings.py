@@ -181,3 +181,48 @@ async def test_a_member_without_admin_rights_never_reaches_the_screens(studio, v
     await forced.err("post", "/tm/glossary", 403, "PERMISSION_DENIED", json={"sourceLang": "en", "targetLang": "de",
                                                                              "term": "x", "translation": "y"})
     assert (await studio["calls"].ok("get", "/site"))["name"] != "Mine now"
+
+
+# -- studio42c: the glossary searched by language pair, a term's translation edited in place,
+# terms imported (a refused line named at the field)
+async def test_the_glossary_searched_edited_and_imported(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, calls, site = visit.page, studio["calls"], studio["a"]
+    for body in ({"sourceLang": "en", "targetLang": "de", "term": "checkout", "translation": "Kasse"},
+                 {"sourceLang": "en", "targetLang": "fr", "term": "cart", "translation": "panier"}):
+        await calls.ok("post", "/tm/glossary", status=201, json=body)
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.get_by_role("link", name="Site settings").click()
+    terms = page.get_by_role("list", name="Glossary")
+    await expect(terms.get_by_role("listitem")).to_have_count(2)
+    search = page.get_by_role("search", name="Filter the glossary")
+    await search.get_by_label("Translated into").fill("fr")
+    await search.get_by_role("button", name="Show terms").click()
+    await expect(terms.get_by_role("listitem")).to_have_count(1)
+    await expect(terms).to_contain_text("cart (en → fr)")
+    await search.get_by_label("Translated into").fill("")
+    await search.get_by_label("Terms in the language").fill("en")
+    await search.get_by_role("button", name="Show terms").click()
+    await expect(terms.get_by_role("listitem")).to_have_count(2)
+    # Edited in place: the term keeps its pair, its translation changes.
+    await terms.get_by_label("Translation of the term checkout").fill("Zur Kasse")
+    await terms.get_by_role("button", name="Save the term checkout").click()
+    await expect(page.get_by_role("status").filter(has_text="Term saved: checkout")).to_be_visible()
+    stored = {g["term"]: g for g in await calls.ok("get", "/tm/glossary")}
+    assert (stored["checkout"]["translation"], stored["checkout"]["targetLang"]) == ("Zur Kasse", "de")
+    # Imported: one line a term, tab separated; an empty term refused.
+    await page.get_by_label("Import terms").fill("en\tde\tbasket\tWarenkorb\nen\tde\t\tleer")
+    await page.get_by_role("button", name="Import the terms").click()
+    await expect(page.get_by_role("status").filter(has_text="Imported 1, refused 1.")).to_be_visible()
+    await expect(page.get_by_label("Import terms")).to_have_accessible_description(re.compile("Line 2: "))
+    await expect(terms).to_contain_text("basket (en → de)")
+    assert {g["term"]: g["translation"] for g in await calls.ok("get", "/tm/glossary")} == {
+        "checkout": "Zur Kasse", "cart": "panier", "basket": "Warenkorb"}
+    await visit.axe()
+    await terms.scroll_into_view_if_needed()
+    await visit.shot("settings-glossary")
+    for term in ("checkout", "cart", "basket"):
+        await page.get_by_role("button", name=f"Delete the term {term}").click()
+        await expect(page.get_by_role("status").filter(has_text=f"Term deleted: {term}")).to_be_visible()
+    assert await calls.ok("get", "/tm/glossary") == []

@@ -1394,6 +1394,16 @@ const CATALOGUES = {
     "schema.anyOfSave": "Save the collections of {name}",
     "schema.anyOfTitle": "Change the collections of {name}?",
     "editor.addFrom": "Add to {field} from",
+    "set.termsFrom": "Terms in the language",
+    "set.termsInto": "Translated into",
+    "set.termsShown": "{shown} of {total} terms shown.",
+    "set.termTranslationOf": "Translation of the term {term}",
+    "set.termSaveOf": "Save the term {term}",
+    "set.termsFilter": "Filter the glossary",
+    "set.termsFilterButton": "Show terms",
+    "set.termImport": "Import terms",
+    "set.termImportHint": "One term a line: source language, target language, term and translation, separated by tabs.",
+    "set.termImportButton": "Import the terms",
     // -- end studio42c
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",

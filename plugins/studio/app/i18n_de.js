@@ -1392,6 +1392,16 @@ export const de = {
   "schema.anyOfSave": "Sammlungen von {name} speichern",
   "schema.anyOfTitle": "Die Sammlungen von {name} ändern?",
   "editor.addFrom": "Zu {field} hinzufügen aus",
+  "set.termsFrom": "Begriffe in der Sprache",
+  "set.termsInto": "Übersetzt in",
+  "set.termsShown": "{shown} von {total} Begriffen angezeigt.",
+  "set.termTranslationOf": "Übersetzung des Begriffs {term}",
+  "set.termSaveOf": "Den Begriff {term} speichern",
+  "set.termsFilter": "Glossar filtern",
+  "set.termsFilterButton": "Begriffe anzeigen",
+  "set.termImport": "Begriffe importieren",
+  "set.termImportHint": "Ein Begriff je Zeile: Ausgangssprache, Zielsprache, Begriff und Übersetzung, durch Tabulatoren getrennt.",
+  "set.termImportButton": "Die Begriffe importieren",
   // -- end studio42c
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",
