@@ -18,9 +18,10 @@ import { thumbnail } from "./iface_file.js";
 const DRAWN = new Set(["labels", "color", "image", "file", "related-values"]);
 const CHUNK = 100;
 
-/** The names a template's {{ placeholders }} read ("{{title}} ({{status}})": title, status). */
+/** The fields a template's {{ placeholders }} read ("{{title}} ({{author.name}})": title,
+ * author.name, which the API reads through the relation). */
 export function templateFields(template) {
-  return [...new Set([...String(template || "").matchAll(/\{\{\s*([\w]+)[\w.]*\s*\}\}/g)].map((m) => m[1]))];
+  return [...new Set([...String(template || "").matchAll(/\{\{\s*([\w.]+)\s*\}\}/g)].map((m) => m[1]))];
 }
 
 /** A related item as the template names it; its id when the template gives nothing. */

@@ -96,14 +96,14 @@ async function fetchPage(shell, collection, state) {
     return { items: body.data, total: (body.meta && body.meta.total) || 0 };
   }
   if (!state.filter && !state.sort) {
-    const { body } = await call("GET", "/search", { site, params: { q: state.search, collection, limit: state.limit, offset } });
+    const { body } = await call("GET", "/search", { site, params: { q: state.search, collection, limit: state.limit, offset }, exact: true });
     return { items: body.data.map((hit) => hit.item), total: (body.meta && body.meta.total) || 0 };
   }
   const root = graphqlName(collection);
   const query = `query List($s: String, $f: JSON, $o: [String!], $l: Int, $x: Int) {
     ${root}(search: $s, filter: $f, sort: $o, limit: $l, offset: $x) { _data } }`;
   const { body } = await call("POST", "/graphql", { site, body: { query, variables: {
-    s: state.search, f: state.filter, o: state.sort ? state.sort.split(",") : null, l: state.limit + 1, x: offset } } });
+    s: state.search, f: state.filter, o: state.sort ? state.sort.split(",") : null, l: state.limit + 1, x: offset } }, exact: true });
   if (body.errors && body.errors.length) {
     throw new ApiError(400, body.errors.map((e) => ({ code: (e.extensions && e.extensions.code) || "", message: e.message })));
   }
