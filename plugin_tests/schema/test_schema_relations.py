@@ -183,3 +183,26 @@ async def test_deleted_collections_cannot_be_related(blog):
     await blog.ok("delete", "/collections/authors", status=204)
     await blog.err("post", "/relations", 400, "VALIDATION_FAILED", ["relatedCollection"], json={
         "type": "m2o", "collection": "articles", "field": "author", "relatedCollection": "authors"})
+
+
+# -- studio42c: an m2a's related collections changed after its creation (the studio's relations
+# screen does it): widened, narrowed, refused when empty, unknown or another site's; another site
+# cannot reach the relation at all
+async def test_m2a_related_collections_updated(blog, calls_b):
+    m2a = await blog.relation(type="m2a", collection="articles", field="blocks", relatedCollections=["images"])
+    path = f"/relations/{m2a['id']}"
+    wider = await blog.ok("patch", path, json={"relatedCollections": ["images", "tags", "authors"]})
+    assert (wider["relatedCollections"], wider["type"], wider["field"]) == (["images", "tags", "authors"], "m2a", "blocks")
+    narrower = await blog.ok("patch", path, json={"relatedCollections": ["tags"]})
+    assert narrower["relatedCollections"] == ["tags"] and narrower["createdAt"] == m2a["createdAt"]
+    assert (await blog.ok("get", path))["relatedCollections"] == ["tags"]
+    await blog.err("patch", path, 400, "VALIDATION_FAILED", ["relatedCollections"], json={"relatedCollections": []})
+    await blog.err("patch", path, 400, "VALIDATION_FAILED", ["relatedCollections", "1"],
+                   json={"relatedCollections": ["tags", "nope"]})
+    # A collection only site B has is unknown here; site B finds no such relation.
+    await calls_b.collection("only_b")
+    await blog.err("patch", path, 400, "VALIDATION_FAILED", ["relatedCollections", "0"],
+                   json={"relatedCollections": ["only_b"]})
+    for method in ("get", "patch", "delete"):
+        await calls_b.err(method, path, 404, "NOT_FOUND", json={"relatedCollections": ["only_b"]})
+    assert (await blog.ok("get", path))["relatedCollections"] == ["tags"]

@@ -228,3 +228,32 @@ async def test_a_member_never_reaches_the_files_screens(library, visit):
     )
     assert upload.status_code == 403, upload.text
     assert (await library["admin"].ok("get", f"/files/{photo['id']}"))["title"] is None
+
+
+# -- studio42c: cross-site, as in part 1: another site's files show neither in the library nor by
+# their id (the API answers 404 there), and nothing of them reaches the page
+async def test_nothing_of_another_sites_files(shared_site, library, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, library["admin"], library["site"]
+    other = await shared_site.new_site("fb")
+    site_b = other.headers["X-Svc-Site"]
+    png = {"Content-Type": "image/png"}
+    mine = await admin.ok("put", "/files/upload/only-a.png", status=201, content=picture("PNG"), headers=png)
+    theirs = await other.ok("put", "/files/upload/only-b.png", status=201, content=picture("PNG"), headers=png)
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/files?view=list")
+    await expect(page.get_by_text("only-a.png")).to_be_visible()
+    await expect(page.get_by_text("only-b.png")).to_have_count(0)
+    await page.goto(f"{visit.base}/studio/#/s/{site_b}/files?view=list")
+    await expect(page.get_by_text("only-b.png")).to_be_visible()
+    await expect(page.get_by_text("only-a.png")).to_have_count(0)
+    await visit.axe()
+    await page.goto(f"{visit.base}/studio/#/s/{site_b}/files/{mine['id']}")
+    await expect(page.get_by_role("alert")).to_have_text("Not found.")
+    await expect(page.get_by_label("Title")).to_have_count(0)
+    await visit.axe()
+    await page.goto(f"{visit.base}/studio/#/s/{site}/files/{theirs['id']}")
+    await expect(page.get_by_role("alert")).to_have_text("Not found.")
+    assert (await other.call("get", f"/files/{mine['id']}")).status_code == 404
+    assert (await admin.call("get", f"/assets/{theirs['id']}")).status_code == 404

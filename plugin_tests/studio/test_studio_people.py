@@ -157,7 +157,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     picker = page.get_by_role("group", name="Members", exact=True)
     await picker.get_by_label("Search members by email or name").fill("a-member")
     await expect(picker).to_contain_text("Members 1–1 of 1 found")
-    await picker.get_by_role("list", name="Search results (Members)").get_by_label("a-member@example.com").check()
+    await picker.get_by_role("list", name="Search results (Members)").get_by_label("a-member@example.com").click()  # -- studio42c: click (the box moves to the chosen list)
     await expect(picker.get_by_role("list", name="Chosen (Members)").get_by_label("a-member@example.com")).to_be_checked()
     await page.get_by_role("button", name="Create team").click()
     await expect(status(page, "Night created.")).to_be_visible()
@@ -169,7 +169,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     await members.get_by_label("a-member@example.com").uncheck()
     await members.get_by_label("Search members by email or name").fill("p-team")
     await expect(members).to_contain_text("Members 1–1 of 1 found")
-    await members.get_by_label("p-team@example.com").check()
+    await members.get_by_label("p-team@example.com").click()
     await visit.axe()
     await page.get_by_role("button", name="Save members of Night").click()
     await expect(status(page, "Members of Night saved.")).to_be_visible()
@@ -189,6 +189,7 @@ async def test_roles_with_a_parent_chain_a_team_and_an_api_key(people, visit):
     await page.reload()
     await expect(page.get_by_role("heading", name="API keys", level=1)).to_be_visible()
     await expect(page.get_by_label("The new key")).to_have_count(0)
+    await visit.shot("people-keys")  # -- studio42c
     assert key not in await page.content()
     await page.get_by_role("button", name="Delete build server").click()
     await expect(status(page, "Key build server deleted.")).to_be_visible()
@@ -243,7 +244,11 @@ async def test_a_policy_its_rules_and_a_members_effective_access(people, visit):
     await visit.axe()
 
     await open_screen(visit, "Effective access")
-    await page.get_by_label("Member").select_option(label="a-editor@example.com")
+    # -- studio42c: the member is searched with the member picker
+    picker = page.get_by_role("group", name="Member", exact=True)
+    await picker.get_by_label("Search members by email or name").fill("a-editor")
+    await expect(picker).to_contain_text("Members 1–1 of 1 found")
+    await picker.get_by_role("list", name="Search results (Member)").get_by_label("a-editor@example.com").click()
     await page.get_by_label("Collection", exact=True).select_option("notes")
     await page.get_by_role("button", name="Show access").click()
     table = page.get_by_role("table", name="Access of a-editor@example.com to notes")
@@ -384,6 +389,7 @@ async def test_the_members_list_pages_and_searches(people, visit):
     pages = page.get_by_role("navigation", name="Pages of members")
     await expect(pages).to_contain_text(f"Page 1 of 2 ({total} members)")
     await expect(table.get_by_role("row")).to_have_count(51)  # the header and 50 members
+    await visit.shot("people-users")  # -- studio42c
     await pages.get_by_role("link", name="Next page").click()
     await expect(pages).to_contain_text(f"Page 2 of 2 ({total} members)")
     await expect(table.get_by_role("row")).to_have_count(total - 50 + 1)
@@ -422,3 +428,84 @@ async def test_the_members_list_pages_and_searches(people, visit):
     ids = {u["email"]: u["id"] for u in await admin.ok("get", "/users", params={"search": "pg-4"})}
     many = {team["name"]: team for team in await admin.ok("get", "/teams")}["Many"]
     assert many["members"] == [ids["pg-42@example.com"], ids["pg-47@example.com"]]
+
+
+# -- studio42c: no screen lists every member: the teams' table names a few members of each team,
+# and effective access, a policy's attachment to a member and the audit's actor filter search
+# with the member picker (matches only, a page at a time)
+async def test_member_pickers_search_instead_of_listing_everyone(people, visit):
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, people["admin"], people["site"]
+    picked = [await new_member(people["app"], site, "subscriber", email=f"pk-{i:02d}@example.com", login=False)
+              for i in range(25)]
+    await admin.ok("post", "/teams", 201, json={"name": "Big", "members": [m.id for m in picked]})
+    policy = await admin.ok("post", "/policies", 201, json={"name": "Picked"})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    start = len(visit.responses)
+    await open_screen(visit, "Teams")
+    big = page.get_by_role("table", name="Teams of this site").get_by_role("row").filter(
+        has=page.get_by_role("rowheader", name="Big", exact=True))
+    await expect(big).to_contain_text("pk-00@example.com, pk-01@example.com, pk-02@example.com, pk-03@example.com, "
+                                      "pk-04@example.com and 20 more")
+    await expect(big).not_to_contain_text("pk-05@example.com")
+    # Opening the editor reads the team's members' names, and the picker's first page.
+    await page.get_by_text("Change the members of Big").click()
+    chosen = page.get_by_role("group", name="Members of Big").get_by_role("list", name="Chosen (Members of Big)")
+    await expect(chosen.get_by_role("checkbox")).to_have_count(25)
+    await expect(chosen.get_by_label("pk-24@example.com")).to_be_checked()
+    await visit.axe()
+    await visit.shot("people-teams")
+
+    await open_screen(visit, "Effective access")
+    picker = page.get_by_role("group", name="Member", exact=True)
+    results = picker.get_by_role("list", name="Search results (Member)")
+    await expect(results.get_by_role("checkbox")).to_have_count(10)  # a page of a site with more members
+    await picker.get_by_label("Search members by email or name").fill("pk-1")
+    await expect(picker).to_contain_text("Members 1–10 of 10 found")
+    labels = results.locator("label")
+    await expect(labels).to_have_text([f"pk-1{i}@example.com" for i in range(10)])
+    await results.get_by_label("pk-12@example.com").click()
+    await results.get_by_label("pk-13@example.com").click()
+    # One member at a time: the second pick replaces the first.
+    await expect(picker.get_by_role("list", name="Chosen (Member)").get_by_role("checkbox")).to_have_count(1)
+    await expect(picker.get_by_role("list", name="Chosen (Member)").get_by_label("pk-13@example.com")).to_be_checked()
+    await page.get_by_label("Collection", exact=True).select_option("notes")
+    await page.get_by_role("button", name="Show access").click()
+    table = page.get_by_role("table", name="Access of pk-13@example.com to notes")
+    await expect(table.get_by_role("row").filter(has=page.get_by_role("rowheader", name="delete", exact=True))).to_contain_text("Denied")
+    assert f"user={picked[13].id}" in page.url
+    await expect(page.get_by_role("group", name="Member", exact=True).get_by_role("list", name="Chosen (Member)")
+                 .get_by_label("pk-13@example.com")).to_be_checked()
+    await visit.axe()
+
+    await page.goto(f"{visit.base}/studio/#/s/{site}/people/policies/{policy['id']}")
+    member = page.get_by_role("group", name="Attach a member")
+    await member.get_by_label("Search members by email or name").fill("pk-07")
+    await expect(member).to_contain_text("Members 1–1 of 1 found")
+    await member.get_by_role("list", name="Search results (Attach a member)").get_by_label("pk-07@example.com").click()
+    await page.get_by_role("button", name="Attach the chosen member").click()
+    await expect(status(page, "Attached to user pk-07@example.com.")).to_be_visible()
+    await expect(page.get_by_role("list", name="Attached to")).to_contain_text("user pk-07@example.com")
+    await page.get_by_role("group", name="Attach a member").scroll_into_view_if_needed()
+    await visit.shot("people-attach")
+    attached = await admin.ok("get", f"/policies/{policy['id']}")
+    assert [a.get("userId") for a in attached["attachments"]] == [picked[7].id]
+    await visit.axe()
+
+    # The audit's actor filter offers the instance admin (a member of no site) and searches members.
+    await open_screen(visit, "Audit log")
+    who = page.get_by_role("group", name="Who", exact=True)
+    await who.get_by_label("Search members by email or name").fill(ADMIN_EMAIL)
+    await who.get_by_role("list", name="Search results (Who)").get_by_label(ADMIN_EMAIL).click()
+    await page.get_by_role("button", name="Filter", exact=True).click()
+    await expect(page).to_have_url(re.compile(r"actorId="))
+    actor_id = re.search(r"actorId=([^&]+)", page.url).group(1)
+    total = (await admin.ok("get", "/audit", full=True, params={"actorId": actor_id}))["meta"]["total"]
+    assert total >= 2
+    await expect(status(page, f"{total} records")).to_be_visible()
+    await expect(who.get_by_role("list", name="Chosen (Who)").get_by_label(ADMIN_EMAIL)).to_be_checked()
+    await visit.axe()
+    everyone = [url for url in visit.responses[start:] if re.search(r"/api/v1/users\?", url) and "search=" not in url
+                and "limit=10" not in url]
+    assert not everyone, everyone

@@ -70,6 +70,7 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await domain.fill("a.example.com")
     await page.get_by_label("Site URL").fill("https://www.a.example")
     await page.get_by_label("Default appearance").select_option(label="Dark")
+    await page.get_by_label("Default language").fill("de-AT")  # -- studio42c
     await page.get_by_label("Default save action").select_option(value="return")
     await page.get_by_label("Brand colour").fill("#aa3300")
     # The preview follows a token as it is typed (the light mode's primary colour).
@@ -100,6 +101,7 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
         {"brandColor": "#aa3300", "faviconUrl": "https://cdn.a.example/favicon.png"},
         {"light": {"primary": "10 80% 40%", "ring": "200 90% 50%"}})
     assert (saved["descriptor"], saved["customCss"]) == ("The site of the A team", "main h1 { letter-spacing: 2px; }")
+    assert saved["defaultLanguage"] == "de-AT"  # -- studio42c
     # Both apply at once: the style sheet to the studio, the favicon to the page.
     heading = page.get_by_role("heading", name="Site settings", level=1)
     await expect(heading).to_have_css("letter-spacing", "2px")
@@ -120,6 +122,8 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await page.get_by_role("button", name="Save releases.timezone").click()
     await expect(page.get_by_role("status").filter(has_text="Saved: releases.timezone")).to_be_visible()
     assert (await calls.ok("get", "/settings/releases.timezone"))["value"] == "Europe/Berlin"
+    await timezone.scroll_into_view_if_needed()  # -- studio42c
+    await visit.shot("settings-keys")
 
     # The translation memory: search, edit, import.
     await page.get_by_role("searchbox", name="Search the memory").fill("SPEICHERN")
@@ -137,6 +141,8 @@ async def test_a_site_admin_changes_the_sites_settings(studio, visit):  # noqa: 
     await expect(page.get_by_label("Import entries")).to_have_accessible_description(re.compile("^.*Line 2: "))
     assert [e["targetText"] for e in await calls.ok("get", "/tm", params={"q": "close"})] == ["Schließen"]
     await visit.axe()
+    await table.scroll_into_view_if_needed()  # -- studio42c
+    await visit.shot("settings-tm")
 
     # The glossary: a term added, then deleted.
     await page.get_by_label("Target language").fill("de")
@@ -175,3 +181,48 @@ async def test_a_member_without_admin_rights_never_reaches_the_screens(studio, v
     await forced.err("post", "/tm/glossary", 403, "PERMISSION_DENIED", json={"sourceLang": "en", "targetLang": "de",
                                                                              "term": "x", "translation": "y"})
     assert (await studio["calls"].ok("get", "/site"))["name"] != "Mine now"
+
+
+# -- studio42c: the glossary searched by language pair, a term's translation edited in place,
+# terms imported (a refused line named at the field)
+async def test_the_glossary_searched_edited_and_imported(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, calls, site = visit.page, studio["calls"], studio["a"]
+    for body in ({"sourceLang": "en", "targetLang": "de", "term": "checkout", "translation": "Kasse"},
+                 {"sourceLang": "en", "targetLang": "fr", "term": "cart", "translation": "panier"}):
+        await calls.ok("post", "/tm/glossary", status=201, json=body)
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.get_by_role("link", name="Site settings").click()
+    terms = page.get_by_role("list", name="Glossary")
+    await expect(terms.get_by_role("listitem")).to_have_count(2)
+    search = page.get_by_role("search", name="Filter the glossary")
+    await search.get_by_label("Translated into").fill("fr")
+    await search.get_by_role("button", name="Show terms").click()
+    await expect(terms.get_by_role("listitem")).to_have_count(1)
+    await expect(terms).to_contain_text("cart (en → fr)")
+    await search.get_by_label("Translated into").fill("")
+    await search.get_by_label("Terms in the language").fill("en")
+    await search.get_by_role("button", name="Show terms").click()
+    await expect(terms.get_by_role("listitem")).to_have_count(2)
+    # Edited in place: the term keeps its pair, its translation changes.
+    await terms.get_by_label("Translation of the term checkout").fill("Zur Kasse")
+    await terms.get_by_role("button", name="Save the term checkout").click()
+    await expect(page.get_by_role("status").filter(has_text="Term saved: checkout")).to_be_visible()
+    stored = {g["term"]: g for g in await calls.ok("get", "/tm/glossary")}
+    assert (stored["checkout"]["translation"], stored["checkout"]["targetLang"]) == ("Zur Kasse", "de")
+    # Imported: one line a term, tab separated; an empty term refused.
+    await page.get_by_label("Import terms").fill("en\tde\tbasket\tWarenkorb\nen\tde\t\tleer")
+    await page.get_by_role("button", name="Import the terms").click()
+    await expect(page.get_by_role("status").filter(has_text="Imported 1, refused 1.")).to_be_visible()
+    await expect(page.get_by_label("Import terms")).to_have_accessible_description(re.compile("Line 2: "))
+    await expect(terms).to_contain_text("basket (en → de)")
+    assert {g["term"]: g["translation"] for g in await calls.ok("get", "/tm/glossary")} == {
+        "checkout": "Zur Kasse", "cart": "panier", "basket": "Warenkorb"}
+    await visit.axe()
+    await terms.scroll_into_view_if_needed()
+    await visit.shot("settings-glossary")
+    for term in ("checkout", "cart", "basket"):
+        await page.get_by_role("button", name=f"Delete the term {term}").click()
+        await expect(page.get_by_role("status").filter(has_text=f"Term deleted: {term}")).to_be_visible()
+    assert await calls.ok("get", "/tm/glossary") == []

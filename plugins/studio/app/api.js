@@ -32,7 +32,12 @@ export const session = {
   set email(value) { localStorage.setItem(KEEP + "email", value || ""); },
 };
 
-async function send(method, path, { body, params, site = session.site, token = session.token, headers = {} } = {}) {
+// -- studio42c: `exact` answers keep an integer too big for a JS number (a bigInteger such as
+// 9007199254740993) as its digits, a string, read from the JSON's source text; lists show them.
+const exactly = (key, value, context) => (typeof value === "number" && !Number.isSafeInteger(value) && context
+  && /^-?\d+$/.test(context.source) ? context.source : value);
+
+async function send(method, path, { body, params, site = session.site, token = session.token, headers = {}, exact = false } = {}) {
   let url = API + path;
   if (params) {
     const query = new URLSearchParams();
@@ -51,7 +56,8 @@ async function send(method, path, { body, params, site = session.site, token = s
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (resp.status === 204) return { status: 204, body: null };
-  const parsed = await resp.json().catch(() => null);
+  const parsed = exact ? await resp.text().then((text) => JSON.parse(text, exactly)).catch(() => null)
+    : await resp.json().catch(() => null);
   if (!resp.ok) throw new ApiError(resp.status, parsed && parsed.errors);
   // -- live (slive): the ETag of an item read or conditionally written (docs/items.md)
   return { status: resp.status, body: parsed, etag: resp.headers.get("ETag") };

@@ -40,7 +40,9 @@ export async function renderEditor(shell, collection, id) {
   const [readable, relations, got] = await Promise.all([
     fieldsOf(shell, collection),
     data("GET", "/relations", { site }).catch(() => []),
-    id === null && !singleton ? null : call("GET", itemPath, { site }),
+    // -- studio42c: exact: a bigInteger beyond 2^53 is read as its digits (a JS number would
+    // round it, and saving any other field would write the rounded value back)
+    id === null && !singleton ? null : call("GET", itemPath, { site, exact: true }),
   ]);
   const item = (got && got.body.data) || {};
   const creating = singleton ? item.id === null || item.id === undefined : id === null;

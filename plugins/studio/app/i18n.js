@@ -1383,6 +1383,28 @@ const CATALOGUES = {
     "people.pickDropped": "{name} removed.",
     "people.pickShowing": "Members {from}–{to} of {total} found",
     // -- end studio42b
+    // -- studio42c: member picker everywhere, displays, templates, m2a collections
+    "people.andMore": "and {count} more",
+    "people.attachMember": "Attach a member",
+    "people.attachToMember": "Attach the chosen member",
+    "people.pickFirst": "Choose a member first.",
+    "display.fileOf": "{name} ({type})",
+    "schema.anyOfChange": "Change the collections of {name}",
+    "schema.anyOfOf": "Related collections of {name}",
+    "schema.anyOfSave": "Save the collections of {name}",
+    "schema.anyOfTitle": "Change the collections of {name}?",
+    "editor.addFrom": "Add to {field} from",
+    "set.termsFrom": "Terms in the language",
+    "set.termsInto": "Translated into",
+    "set.termsShown": "{shown} of {total} terms shown.",
+    "set.termTranslationOf": "Translation of the term {term}",
+    "set.termSaveOf": "Save the term {term}",
+    "set.termsFilter": "Filter the glossary",
+    "set.termsFilterButton": "Show terms",
+    "set.termImport": "Import terms",
+    "set.termImportHint": "One term a line: source language, target language, term and translation, separated by tabs.",
+    "set.termImportButton": "Import the terms",
+    // -- end studio42c
     // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
     "flows.navHeading": "Automation",
     "flows.heading": "Flows",

@@ -1381,6 +1381,28 @@ export const de = {
   "people.pickDropped": "{name} entfernt.",
   "people.pickShowing": "Mitglieder {from}–{to} von {total} gefunden",
   // -- end studio42b
+  // -- studio42c: member picker everywhere, displays, templates, m2a collections
+  "people.andMore": "und {count} weitere",
+  "people.attachMember": "Einem Mitglied zuweisen",
+  "people.attachToMember": "Dem ausgewählten Mitglied zuweisen",
+  "people.pickFirst": "Wählen Sie zuerst ein Mitglied.",
+  "display.fileOf": "{name} ({type})",
+  "schema.anyOfChange": "Sammlungen von {name} ändern",
+  "schema.anyOfOf": "Verknüpfte Sammlungen von {name}",
+  "schema.anyOfSave": "Sammlungen von {name} speichern",
+  "schema.anyOfTitle": "Die Sammlungen von {name} ändern?",
+  "editor.addFrom": "Zu {field} hinzufügen aus",
+  "set.termsFrom": "Begriffe in der Sprache",
+  "set.termsInto": "Übersetzt in",
+  "set.termsShown": "{shown} von {total} Begriffen angezeigt.",
+  "set.termTranslationOf": "Übersetzung des Begriffs {term}",
+  "set.termSaveOf": "Den Begriff {term} speichern",
+  "set.termsFilter": "Glossar filtern",
+  "set.termsFilterButton": "Begriffe anzeigen",
+  "set.termImport": "Begriffe importieren",
+  "set.termImportHint": "Ein Begriff je Zeile: Ausgangssprache, Zielsprache, Begriff und Übersetzung, durch Tabulatoren getrennt.",
+  "set.termImportButton": "Die Begriffe importieren",
+  // -- end studio42c
   // -- flows editor: flows, their graph and runs (flows.js, flows_graph.js, flows_runs.js)
   "flows.navHeading": "Automatisierung",
   "flows.heading": "Flows",

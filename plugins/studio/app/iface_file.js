@@ -24,9 +24,10 @@ function uploadName(name) {
   return `${stem}-${Math.random().toString(36).slice(2, 8)}${ext}`;
 }
 
-async function thumbnail(env, file) {
+// -- studio42c: exported, with its transform's size (the image display's thumbnails are smaller)
+export async function thumbnail(env, file, transform = THUMB) {
   if (!file.type || !file.type.startsWith("image/")) return null;
-  const resp = await callRaw("GET", `/assets/${encodeURIComponent(file.id)}?${THUMB}`, { site: env.site });
+  const resp = await callRaw("GET", `/assets/${encodeURIComponent(file.id)}?${transform}`, { site: env.site });
   const blob = await resp.blob();
   return new Promise((resolve) => {
     const reader = new FileReader();

@@ -11,7 +11,7 @@
 import { data } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
-import { interfaceOptions } from "./iface_own.js"; // -- studio42b
+import { displayOptions, interfaceOptions } from "./iface_own.js"; // -- studio42b; -- studio42c: displayOptions
 
 const PICKS = 10;
 
@@ -33,12 +33,17 @@ export function relatedInfo(env, collection) {
 
 // -- studio42b: the interface's own `template` names the related items instead of the
 // collection's display template (its first field is the one searched).
+// -- studio42c: else the related-values display's `template`; the items are then read with the
+// fields the template names only (and the id, and the field searched).
 async function infoFor(env, field, collection) {
   const info = await relatedInfo(env, collection);
-  const template = interfaceOptions(field).template;
+  let template = interfaceOptions(field).template;
+  if ((typeof template !== "string" || !template.trim()) && field.display === "related-values") template = displayOptions(field).template;
   if (typeof template !== "string" || !template.trim()) return info;
   const first = /\{\{\s*([\w]+)\s*\}\}/.exec(template);
-  return { ...info, template, searchField: first ? first[1] : info.searchField };
+  const searchField = first ? first[1] : info.searchField;
+  const named = [...template.matchAll(/\{\{\s*([\w]+)\s*\}\}/g)].map((m) => m[1]);
+  return { ...info, template, searchField, fields: [...new Set(["id", ...named, ...(searchField ? [searchField] : [])])].join(",") };
 }
 
 function nameOf(info, item) {
@@ -53,14 +58,14 @@ async function find(env, info, text, exclude = []) {
   const filter = {};
   if (text && info.searchField) filter[info.searchField] = { _icontains: text };
   if (exclude.length) filter.id = { _nin: exclude };
-  const params = { limit: PICKS, filter: Object.keys(filter).length ? JSON.stringify(filter) : null };
+  const params = { limit: PICKS, filter: Object.keys(filter).length ? JSON.stringify(filter) : null, fields: info.fields }; // -- studio42c: fields
   return data("GET", `/items/${encodeURIComponent(info.collection)}`, { site: env.site, params });
 }
 
 async function byIds(env, info, ids) {
   if (!ids.length) return [];
   const found = await data("GET", `/items/${encodeURIComponent(info.collection)}`,
-    { site: env.site, params: { limit: Math.min(200, ids.length), filter: JSON.stringify({ id: { _in: ids } }) } });
+    { site: env.site, params: { limit: Math.min(200, ids.length), filter: JSON.stringify({ id: { _in: ids } }), fields: info.fields } });
   const byId = new Map(found.map((item) => [String(item.id), item]));
   return ids.map((id) => byId.get(String(id)) || { id });
 }
@@ -208,7 +213,7 @@ export async function m2mControl(field, value, env) {
 export async function o2mControl(field, env) {
   const { relatedCollection, foreignKey } = env.relation;
   const info = await infoFor(env, field, relatedCollection);
-  const params = { limit: 200, sort: info.sortField || "id" };
+  const params = { limit: 200, sort: info.sortField || "id", fields: info.fields ? [info.fields, info.sortField].filter(Boolean).join(",") : null };
   const items = env.itemId === null ? [] : await data("GET", `/items/${encodeURIComponent(relatedCollection)}`,
     { site: env.site, params: { ...params, filter: JSON.stringify({ [foreignKey]: { _eq: env.itemId } }) } });
   let before = items.map((i) => String(i.id));
@@ -228,4 +233,58 @@ export async function o2mControl(field, env) {
       }
       before = ids;
     } };
+}
+
+// -- studio42c: an m2a (a json field of { collection, id } pairs): the linked items, each named
+// by the template (the interface's, else the related-values display's, else its collection's
+// display template) and removable; an item is added from one of the collections the relation
+// allows ("Add to ... from"), searched as one types. Pairs of a collection the user may not
+// read are kept as they are, named by their collection and id.
+export async function m2aControl(field, value, env) {
+  const allowed = (env.relation.relatedCollections || []).filter((c) => env.shell.ctx.may(c, "read"));
+  const infos = new Map(await Promise.all(allowed.map(async (c) => [c, await infoFor(env, field, c)])));
+  const pairs = Array.isArray(value) ? value.filter((p) => p && typeof p === "object" && p.collection) : [];
+  const found = new Map();
+  await Promise.all([...infos].map(async ([c, info]) => {
+    const ids = pairs.filter((p) => p.collection === c).map((p) => String(p.id));
+    for (const item of await byIds(env, info, ids)) found.set(`${c}\u0000${item.id}`, nameOf(info, item));
+  }));
+  let rows = pairs.map((p) => ({ collection: p.collection, id: p.id,
+    name: found.get(`${p.collection}\u0000${p.id}`) || `${p.collection} ${p.id}` }));
+  const status = h("p", { class: "sr-only", role: "status" });
+  const list = h("ol", { class: "related", "aria-label": t("editor.linked", { field: field.field }) });
+  const fromId = uid("m2a-from");
+  const from = h("select", { id: fromId, disabled: env.readOnly }, allowed.map((c) => h("option", { value: c }, c)));
+  const slot = h("div");
+  const draw = () => replace(list, rows.length ? rows.map((row, i) => h("li", {}, h("span", {}, row.name), h("span", { class: "row-tools" },
+    h("button", { type: "button", class: "secondary", disabled: env.readOnly, onclick: () => {
+      rows = rows.filter((_, j) => j !== i);
+      replace(status, t("editor.removed", { name: row.name }));
+      draw();
+      from.focus();
+    } }, t("editor.remove", { name: row.name })))))
+    : h("li", { class: "muted" }, t("editor.noneLinked")));
+  const searcher = () => {
+    const info = infos.get(from.value);
+    if (!info) return replace(slot);
+    const add = combobox({ env, info, id: env.id, describedBy: env.describedBy, label: t("editor.addTo", { field: field.field }),
+      readOnly: env.readOnly, exclude: () => rows.filter((r) => r.collection === info.collection).map((r) => r.id),
+      onPick: (item, input) => {
+        const name = nameOf(info, item);
+        rows = [...rows, { collection: info.collection, id: item.id, name }];
+        input.value = "";
+        replace(status, t("editor.added", { name }));
+        draw();
+      } });
+    replace(slot, add.el);
+  };
+  from.addEventListener("change", searcher);
+  searcher();
+  draw();
+  const adding = env.readOnly || !allowed.length ? null : h("div", { class: "m2a-add" },
+    h("label", { for: fromId }, t("editor.addFrom", { field: field.field })), from, slot);
+  return { group: true, el: h("div", { class: "relation" }, list, adding, status), input: from, read: () => {
+    const now = rows.map((r) => ({ collection: r.collection, id: r.id }));
+    return now.length || value ? now : null;
+  } };
 }

@@ -8,7 +8,7 @@ import { DATE_TYPES, dateControl } from "./iface_datetime.js";
 import { fileControl, isFileField } from "./iface_file.js";
 import { geometryControl, jsonControl } from "./iface_json.js";
 import { NUMBER_TYPES, numberControl } from "./iface_number.js";
-import { m2mControl, m2oControl, o2mControl } from "./iface_relation.js";
+import { m2aControl, m2mControl, m2oControl, o2mControl } from "./iface_relation.js"; // -- studio42c: m2a
 import { textControl } from "./iface_text.js";
 import { h, replace, uid } from "./dom.js"; // -- studio42b
 import { t } from "./i18n.js"; // -- studio42b
@@ -23,6 +23,8 @@ export function relationsOf(relations, collection) {
   for (const r of relations) {
     if (r.collection === collection && (r.type === "m2o" || r.type === "m2m")) {
       byField[r.field] = { type: r.type, relatedCollection: r.relatedCollection };
+    } else if (r.collection === collection && r.type === "m2a") { // -- studio42c
+      byField[r.field] = { type: "m2a", relatedCollection: null, relatedCollections: r.relatedCollections || [] };
     } else if (r.collection === collection && r.type === "o2m" && r.relatedField) {
       aliases.push({ field: r.field, type: "o2m", relatedCollection: r.relatedCollection, foreignKey: r.relatedField });
     }
@@ -35,6 +37,7 @@ export function relationsOf(relations, collection) {
 
 async function pickControl(field, value, env) {
   // A relation to a collection the user may not read is edited as the plain ids it stores.
+  if (env.relation && env.relation.type === "m2a") return m2aControl(field, value, env); // -- studio42c
   const relation = env.relation && env.shell.ctx.may(env.relation.relatedCollection, "read") ? env.relation : null;
   if (relation && relation.type === "o2m") return o2mControl(field, env);
   if (relation && relation.type === "m2o") return m2oControl(field, value, env);
@@ -132,9 +135,30 @@ function relative(date, language) {
   return new Intl.RelativeTimeFormat(language, { numeric: "auto" }).format(Math.round(diff / size), unit);
 }
 
+// -- studio42c: a decimal's digits (a bigInteger beyond 2^53, a decimal string) formatted without
+// a JS number: the integer part as a BigInt (Intl formats it exactly), the fraction as digits,
+// rounded half up in BigInt arithmetic; null when the text is not plain decimal digits.
+function exactNumber(own, text, language) {
+  const parts = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!parts) return null;
+  const [, sign, whole, fraction = ""] = parts;
+  const places = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? own.decimals : fraction.length;
+  let digits = BigInt(whole + fraction.slice(0, places).padEnd(places, "0"));
+  if (fraction.length > places && fraction[places] >= "5") digits += 1n;
+  const padded = digits.toString().padStart(places + 1, "0");
+  const int = BigInt(places ? padded.slice(0, -places) : padded);
+  const format = new Intl.NumberFormat(language, { useGrouping: Boolean(own.thousands) });
+  const point = format.formatToParts(1.5).find((p) => p.type === "decimal").value;
+  const negative = sign && /[1-9]/.test(padded);
+  return `${negative ? "-" : ""}${format.format(int)}${places ? point + padded.slice(-places) : ""}`;
+}
+
 function number(own, value, text, language) {
+  if (!own.thousands && !Number.isInteger(own.decimals)) return text;
+  const exact = exactNumber(own, text, language);
+  if (exact !== null) return exact;
   const n = typeof value === "number" ? value : Number(value);
-  if (!Number.isFinite(n) || (!own.thousands && !Number.isInteger(own.decimals))) return text;
+  if (!Number.isFinite(n)) return text;
   const digits = Number.isInteger(own.decimals) && own.decimals >= 0 && own.decimals <= 20 ? { minimumFractionDigits: own.decimals, maximumFractionDigits: own.decimals } : {};
   return new Intl.NumberFormat(language, { useGrouping: Boolean(own.thousands), ...digits }).format(n);
 }

@@ -13,6 +13,7 @@ import { presetsPanel, readPresets, stateOf } from "./presets.js";
 import { go, siteHash } from "./router.js";
 import { addStatusColumn } from "./workflow.js"; // -- history: status badges
 import { displayed } from "./interfaces.js"; // -- studio42
+import { drawnCells } from "./displays.js"; // -- studio42c
 
 export const PAGE_SIZE = 25;
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -91,18 +92,18 @@ async function fetchPage(shell, collection, state) {
   if (!state.search) {
     const { body } = await call("GET", `/items/${encodeURIComponent(collection)}`, { site, params: {
       limit: state.limit, offset, sort: state.sort, meta: "total_count",
-      filter: state.filter ? JSON.stringify(state.filter) : "" } });
+      filter: state.filter ? JSON.stringify(state.filter) : "" }, exact: true }); // -- studio42c: exact big integers
     return { items: body.data, total: (body.meta && body.meta.total) || 0 };
   }
   if (!state.filter && !state.sort) {
-    const { body } = await call("GET", "/search", { site, params: { q: state.search, collection, limit: state.limit, offset } });
+    const { body } = await call("GET", "/search", { site, params: { q: state.search, collection, limit: state.limit, offset }, exact: true });
     return { items: body.data.map((hit) => hit.item), total: (body.meta && body.meta.total) || 0 };
   }
   const root = graphqlName(collection);
   const query = `query List($s: String, $f: JSON, $o: [String!], $l: Int, $x: Int) {
     ${root}(search: $s, filter: $f, sort: $o, limit: $l, offset: $x) { _data } }`;
   const { body } = await call("POST", "/graphql", { site, body: { query, variables: {
-    s: state.search, f: state.filter, o: state.sort ? state.sort.split(",") : null, l: state.limit + 1, x: offset } } });
+    s: state.search, f: state.filter, o: state.sort ? state.sort.split(",") : null, l: state.limit + 1, x: offset } }, exact: true });
   if (body.errors && body.errors.length) {
     throw new ApiError(400, body.errors.map((e) => ({ code: (e.extensions && e.extensions.code) || "", message: e.message })));
   }
@@ -194,6 +195,7 @@ export async function renderList(shell, collection, query, { live = false } = {}
   const rendered = template ? await renderTemplate(shell, template, items) : null;
   const byName = new Map(choosable.map((f) => [f.field, f]));
   const columns = state.fields.map((name) => byName.get(name)).filter(Boolean);
+  const drawn = await drawnCells(shell, collection, columns, items); // -- studio42c: labels, colour, image, file, related values
 
   // -- search
   const searchId = uid("search");
@@ -272,7 +274,7 @@ export async function renderList(shell, collection, query, { live = false } = {}
       rendered ? h("td", {}, h("a", { href: open(item) }, rendered[i] || String(item.id))) : null,
       h("td", {}, rendered ? String(item.id) : h("a", { href: open(item), "aria-label": t("list.open", { id: item.id }) }, String(item.id))),
       // -- studio42: each cell through its field's display
-      columns.map((f) => h("td", {}, displayed(f, item[f.field], shell.ctx.language)))))
+      columns.map((f) => h("td", {}, drawn[f.field] ? drawn[f.field][i] : displayed(f, item[f.field], shell.ctx.language)))))
       : h("tr", {}, h("td", { colspan: String(width) }, t("list.empty")))));
 
   // -- pages

@@ -126,7 +126,8 @@ async function route() {
     // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
     if (parts[2] === "files") {
       shell.nav.mark(FILES_LINK);
-      return parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query);
+      // -- studio42c: awaited, so a file of another site (404) shows "Not found." (the route's catch)
+      return await (parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query));
     }
     // -- end files
     // -- people: #/s/<site>/people/<screen>[/<id>] (people*.js), for site admins

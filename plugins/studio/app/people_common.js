@@ -27,15 +27,25 @@ export async function loadRoles(site) {
   return { roles, byId, name: (id) => (byId.has(id) ? byId.get(id).name : id || t("people.none")) };
 }
 
-/** The site's members (GET /users, all of them), and a name for a user id. */
-export async function loadUsers(site) {
-  const users = await readAll(site, "/users");
-  const byId = new Map(users.map((u) => [u.id, u]));
-  // The signed-in admin by name too (the instance admin is a member of no site).
-  const me = session.user && !byId.has(session.user.id) ? session.user : null;
-  const name = (id) => (byId.has(id) ? byId.get(id).email : me && id === me.id ? me.email : id || t("people.nobody"));
-  return { users, byId, name };
+// -- studio42c: names of the members a screen shows, read one by one (GET /users/:id, a few at a
+// time) instead of every member of the site; a member since removed is named by its id.
+const NAME_BATCH = 8;
+
+/** `names.load(ids)` reads the members not known yet; `names.name(id)` names one. */
+export function memberNames(site, known = []) {
+  const byId = new Map(known.map((u) => [u.id, u.email]));
+  if (session.user) byId.set(session.user.id, session.user.email);
+  const load = async (ids) => {
+    const missing = [...new Set(ids.filter((id) => id && !byId.has(id)))];
+    for (let i = 0; i < missing.length; i += NAME_BATCH) {
+      await Promise.all(missing.slice(i, i + NAME_BATCH).map((id) => call("GET", `/users/${encodeURIComponent(id)}`, { site })
+        .then(({ body }) => byId.set(id, body.data.email), () => byId.set(id, id))));
+    }
+  };
+  const name = (id) => (id ? byId.get(id) || id : t("people.nobody"));
+  return { load, name };
 }
+// -- end studio42c
 
 /** A <select> of `options` ([value, text]) labelled by a field; `empty` adds a first "" option. */
 export function choose(label, options, { value = "", empty = null, name = "" } = {}) {

@@ -13,8 +13,11 @@ export const PICK_PAGE = 10;
  * A fieldset labelled `label`; `chosen` is [[id, email]]. read() gives the chosen ids, in the
  * order they were chosen; start() reads the first page of members (at once, or when the picker is
  * first shown).
+ * -- studio42c: `single` keeps one member at most (a new pick replaces the chosen one); `extra`
+ * ([[id, text]]: people who are members of no site, as the audit's instance admin) are offered
+ * on the first page of results, when the search matches them.
  */
-export function memberPicker(site, label, chosen = []) {
+export function memberPicker(site, label, chosen = [], { single = false, extra = [] } = {}) {
   const picked = new Map(chosen);
   const searchId = uid("pick-search");
   const resultsId = uid("pick-results");
@@ -57,8 +60,12 @@ export function memberPicker(site, label, chosen = []) {
     }
     if (mine !== asked) return;
     const total = (body.meta && body.meta.total) ?? body.data.length;
-    const rows = body.data.filter((u) => !picked.has(u.id));
+    const text = search.value.trim().toLowerCase();
+    const others = offset ? [] : extra.filter(([id, name]) => !picked.has(id) && `${id} ${name}`.toLowerCase().includes(text))
+      .map(([id, email]) => ({ id, email }));
+    const rows = [...others, ...body.data.filter((u) => !picked.has(u.id) && !others.some((o) => o.id === u.id))];
     replace(results, rows.length ? rows.map((u) => box(u.id, u.email, false, () => {
+      if (single) picked.clear();
       picked.set(u.id, u.email);
       replace(status, t("people.pickAdded", { name: u.email }));
       drawPicked();
@@ -103,5 +110,5 @@ export function memberPicker(site, label, chosen = []) {
   const el = h("fieldset", { class: "member-picker" }, h("legend", {}, label), pickedList,
     h("div", { class: "field" }, h("label", { for: searchId }, t("people.pickSearch")), search), results, count,
     h("div", { class: "tools" }, previous, more), status);
-  return { el, start, read: () => [...picked.keys()] };
+  return { el, start, read: () => [...picked.keys()], named: () => [...picked] }; // -- studio42c: named
 }

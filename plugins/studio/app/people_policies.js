@@ -9,7 +9,8 @@ import { h, replace } from "./dom.js";
 import { filterBuilder } from "./filters.js";
 import { t } from "./i18n.js";
 import { field, section } from "./me.js";
-import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
+import { choose, loadRoles, memberNames, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll; -- studio42c: memberNames
+import { memberPicker } from "./people_pick.js"; // -- studio42c
 import { go, siteHash } from "./router.js";
 
 /** The actions a rule may name: the admin's /permissions/me lists every one under "*". */
@@ -25,6 +26,13 @@ export function attachedTo(policy, roles, users, teams) {
       : t("people.viaUser", { name: users.name(a.userId) })));
 }
 
+// -- studio42c: the members the policies are attached to, by name (those only)
+async function attachedNames(site, policies) {
+  const users = memberNames(site);
+  await users.load(policies.flatMap((p) => (p.attachments || []).map((a) => a.userId).filter(Boolean)));
+  return users;
+}
+
 export async function loadTeams(site) {
   const teams = await readAll(site, "/teams");
   return new Map(teams.map((team) => [team.id, team]));
@@ -32,8 +40,8 @@ export async function loadTeams(site) {
 
 export async function renderPolicies(shell) {
   const site = shell.site;
-  const [policies, roles, users, teams] = await Promise.all([readAll(site, "/policies"),
-    loadRoles(site), loadUsers(site), loadTeams(site)]);
+  const [policies, roles, teams] = await Promise.all([readAll(site, "/policies"), loadRoles(site), loadTeams(site)]);
+  const users = await attachedNames(site, policies);
   const s = screen(shell, t("people.policies"));
   const name = field(t("people.name"), h("input", { type: "text", required: true, maxlength: 100 }));
   const admin = h("input", { type: "checkbox", id: `${name.control.id}-admin` });
@@ -57,8 +65,9 @@ export async function renderPolicies(shell) {
 export async function renderPolicy(shell, id, message = "") {
   const site = shell.site;
   const path = `/policies/${encodeURIComponent(id)}`;
-  const [policy, rules, roles, users, teams] = await Promise.all([data("GET", path, { site }),
-    readAll(site, `${path}/permissions`), loadRoles(site), loadUsers(site), loadTeams(site)]);
+  const [policy, rules, roles, teams] = await Promise.all([data("GET", path, { site }),
+    readAll(site, `${path}/permissions`), loadRoles(site), loadTeams(site)]);
+  const users = await attachedNames(site, [policy]);
   const s = screen(shell, t("people.policyTitle", { name: policy.name }));
   s.say(message);
   const again = (text) => renderPolicy(shell, id, text);
@@ -76,7 +85,6 @@ export async function renderPolicy(shell, id, message = "") {
   const targets = [
     ...roles.roles.map((r) => [`roleId:${r.id}`, t("people.viaRole", { name: r.name })]),
     ...[...teams.values()].map((team) => [`teamId:${team.id}`, t("people.viaTeam", { name: team.name })]),
-    ...users.users.map((u) => [`userId:${u.id}`, t("people.viaUser", { name: u.email })]),
   ];
   const target = choose(t("people.attachTo"), targets);
   const attach = h("form", { class: "inline", onsubmit: (event) => {
@@ -85,6 +93,17 @@ export async function renderPolicy(shell, id, message = "") {
     const text = target.control.selectedOptions[0].textContent;
     act(() => data("POST", `${path}/attach`, { site, body: { [kind]: value } }), t("people.attached", { name: text }))();
   } }, target.wrap, h("button", { type: "submit" }, t("people.attach")));
+  // -- studio42c: a member is searched with the member picker (one at a time), not listed
+  const member = memberPicker(site, t("people.attachMember"), [], { single: true });
+  member.start();
+  const attachMember = h("form", { class: "me-form", onsubmit: (event) => {
+    event.preventDefault();
+    const [chosen] = member.named();
+    if (!chosen) return s.say(t("people.pickFirst"));
+    const [userId, email] = chosen;
+    const text = t("people.viaUser", { name: email });
+    act(() => data("POST", `${path}/attach`, { site, body: { userId } }), t("people.attached", { name: text }))();
+  } }, member.el, h("button", { type: "submit" }, t("people.attachToMember")));
   // The rules, each deleted on its own (the API has no rule update).
   const ruleRows = rules.map((rule) => {
     const label = `${rule.action} ${rule.collection}`;
@@ -93,7 +112,7 @@ export async function renderPolicy(shell, id, message = "") {
       h("td", {}, h("button", { type: "button", class: "quiet", onclick: act(() => call("DELETE", `${path}/permissions/${encodeURIComponent(rule.id)}`, { site }),
         t("people.ruleDeleted", { name: label })) }, t("people.deleteRule", { name: label }))));
   });
-  s.add(section(t("people.attachedTo"), names.length ? attached : h("p", {}, t("people.nobody")), attach),
+  s.add(section(t("people.attachedTo"), names.length ? attached : h("p", {}, t("people.nobody")), attach, attachMember),
     section(t("people.rules"), rules.length ? scroll(h("table", {}, h("caption", {}, t("people.rulesCaption", { name: policy.name })),
       h("thead", {}, h("tr", {}, ["people.collection", "people.action", "people.fields", "people.conditions", "me.action"].map((k) => h("th", { scope: "col" }, t(k))))),
       h("tbody", {}, ruleRows))) : h("p", {}, t("people.noRules"))),

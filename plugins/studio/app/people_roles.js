@@ -5,8 +5,10 @@ import { call, data } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { field, section, when } from "./me.js";
-import { choose, loadRoles, loadUsers, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll
+import { choose, loadRoles, memberNames, readAll, screen, scroll } from "./people_common.js"; // -- studio42: readAll; -- studio42c: memberNames
 import { memberPicker } from "./people_pick.js"; // -- studio42b
+
+const TEAM_NAMES = 5; // -- studio42c: members named in the teams' table, the rest counted
 
 /** "Editor ← Base ← Everyone": a role and its parents, nearest first (cycle-guarded). */
 export function chainOf(roles, id) {
@@ -62,7 +64,10 @@ export async function renderRoles(shell, message = "") {
 
 export async function renderTeams(shell, message = "") {
   const site = shell.site;
-  const [teams, users] = await Promise.all([readAll(site, "/teams"), loadUsers(site)]);
+  // -- studio42c: the names of the first TEAM_NAMES members of each team only, not every member
+  const teams = await readAll(site, "/teams");
+  const users = memberNames(site);
+  await users.load(teams.flatMap((team) => team.members.slice(0, TEAM_NAMES)));
   const s = screen(shell, t("people.teams"));
   s.say(message);
   const again = (text) => renderTeams(shell, text);
@@ -81,7 +86,9 @@ export async function renderTeams(shell, message = "") {
   s.add(teams.length ? h("table", {}, h("caption", {}, t("people.teamsCaption")),
     h("thead", {}, h("tr", {}, ["people.name", "people.members", "me.action"].map((k) => h("th", { scope: "col" }, t(k))))),
     h("tbody", {}, teams.map((team) => h("tr", {}, h("th", { scope: "row" }, team.name),
-      h("td", {}, team.members.map((id) => users.name(id)).join(", "), memberEditor(site, team, users, s, again)),
+      h("td", {}, team.members.slice(0, TEAM_NAMES).map((id) => users.name(id)).join(", "),
+        team.members.length > TEAM_NAMES ? ` ${t("people.andMore", { count: team.members.length - TEAM_NAMES })}` : "",
+        memberEditor(site, team, users, s, again)),
       h("td", {}, h("button", { type: "button", class: "quiet", onclick: async () => {
         try {
           await call("DELETE", `/teams/${encodeURIComponent(team.id)}`, { site });
@@ -93,17 +100,26 @@ export async function renderTeams(shell, message = "") {
 
 /** The members of a team, changed (PATCH /teams/:id { members }: the whole list). */
 function memberEditor(site, team, users, s, again) {
-  const picker = memberPicker(site, t("people.membersOf", { name: team.name }), team.members.map((id) => [id, users.name(id)]));
-  // -- studio42b: the picker reads its first page when the details open
-  return h("details", { ontoggle: (event) => { if (event.target.open) picker.start(); } }, h("summary", {}, t("people.changeMembers", { name: team.name })),
-    h("form", { class: "me-form", onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        await data("PATCH", `/teams/${encodeURIComponent(team.id)}`, { site, body: { members: picker.read() } });
-        await again(t("people.membersSaved", { name: team.name }));
-      } catch (err) { s.fail(err); }
-    } }, picker.el,
-    h("button", { type: "submit" }, t("people.saveMembers", { name: team.name }))));
+  // -- studio42b: the picker reads its first page when the details open; -- studio42c: and is
+  // made then, with the names of the team's members read then
+  let picker = null;
+  const form = h("form", { class: "me-form", onsubmit: async (event) => {
+    event.preventDefault();
+    if (!picker) return;
+    try {
+      await data("PATCH", `/teams/${encodeURIComponent(team.id)}`, { site, body: { members: picker.read() } });
+      await again(t("people.membersSaved", { name: team.name }));
+    } catch (err) { s.fail(err); }
+  } }, h("button", { type: "submit" }, t("people.saveMembers", { name: team.name })));
+  const open = async () => {
+    if (picker) return;
+    await users.load(team.members);
+    picker = memberPicker(site, t("people.membersOf", { name: team.name }), team.members.map((id) => [id, users.name(id)]));
+    form.prepend(picker.el);
+    picker.start();
+  };
+  return h("details", { ontoggle: (event) => { if (event.target.open) open().catch((err) => s.fail(err)); } },
+    h("summary", {}, t("people.changeMembers", { name: team.name })), form);
 }
 
 export async function renderKeys(shell, message = "", secret = null) {

@@ -23,7 +23,42 @@ function select(id, values, value, label = (v) => v) {
   return h("select", { id }, values.map((v) => h("option", { value: v, selected: v === value }, label(v))));
 }
 
-function row(env, r, status) {
+// -- studio42c: an m2a's related collections changed after its creation (PATCH /relations/:id
+// { relatedCollections }); dropping one shows the API's dry run first, with the items holding
+// references (they keep the pairs of the collection dropped as plain values).
+function anyOfEditor(env, r, status, names) {
+  const boxes = names.map((n) => ({ name: n, id: uid("r-any"), box: null }));
+  for (const b of boxes) b.box = h("input", { id: b.id, type: "checkbox", value: b.name, checked: (r.relatedCollections || []).includes(b.name) });
+  const save = async (event) => {
+    event.preventDefault();
+    const chosen = boxes.filter((b) => b.box.checked).map((b) => b.name);
+    if (chosen.length === r.relatedCollections.length && chosen.every((n) => r.relatedCollections.includes(n))) return;
+    if (r.relatedCollections.some((n) => !chosen.includes(n))) {
+      const ok = await confirmRisky(env.site, {
+        title: t("schema.anyOfTitle", { name: key(r) }),
+        change: (m) => {
+          const entry = m.relations.find((x) => x.collection === r.collection && x.field === r.field);
+          if (entry) entry.relatedCollections = chosen;
+        },
+        affected: holder(r),
+      });
+      if (!ok) return;
+    }
+    try {
+      await data("PATCH", `/relations/${encodeURIComponent(r.id)}`, { site: env.site, body: { relatedCollections: chosen } });
+      flash(t("schema.relationSaved", { name: key(r) }));
+      go(siteHash(env.site, "schema", "relations"));
+    } catch (err) {
+      replace(status, apiProblem(err));
+    }
+  };
+  return h("details", {}, h("summary", {}, t("schema.anyOfChange", { name: key(r) })),
+    h("form", { onsubmit: save }, h("fieldset", {}, h("legend", {}, t("schema.anyOfOf", { name: key(r) })),
+      boxes.map((b) => h("div", { class: "check" }, b.box, h("label", { for: b.id }, b.name)))),
+    h("button", { type: "submit" }, t("schema.anyOfSave", { name: key(r) }))));
+}
+
+function row(env, r, status, names = []) {
   const id = uid("on-delete");
   const onDelete = select(id, ON_DELETE, r.onDelete);
   const save = async () => {
@@ -64,7 +99,8 @@ function row(env, r, status) {
   };
   return h("tr", {},
     h("td", {}, r.type), h("td", {}, key(r)),
-    h("td", {}, r.relatedCollection || (r.relatedCollections || []).join(", ")), h("td", {}, r.relatedField || ""),
+    h("td", {}, r.relatedCollection || (r.relatedCollections || []).join(", "),
+      r.type === "m2a" ? anyOfEditor(env, r, status, names) : null), h("td", {}, r.relatedField || ""), // -- studio42c
     h("td", {}, h("label", { for: id, class: "sr-only" }, t("schema.onDeleteOf", { name: key(r) })), onDelete, " ",
       h("button", { type: "button", onclick: save }, t("schema.saveOnDelete", { name: key(r) }))),
     h("td", {}, h("button", { type: "button", class: "secondary", onclick: remove }, t("schema.deleteRelation", { name: key(r) }))));
@@ -136,7 +172,7 @@ export async function renderRelations(env) {
     relations.length ? h("table", {}, h("caption", {}, t("schema.relationsCaption")),
       h("thead", {}, h("tr", {}, ["schema.relType", "schema.relHolder", "schema.relRelated", "schema.relRelatedField", "schema.onDelete", "schema.actions"]
         .map((k) => h("th", { scope: "col" }, t(k))))),
-      h("tbody", {}, relations.map((r) => row(env, r, status)))) : h("p", { class: "muted" }, t("schema.noRelations")),
+      h("tbody", {}, relations.map((r) => row(env, r, status, collections.map((c) => c.name))))) : h("p", { class: "muted" }, t("schema.noRelations")),
     createForm(env, collections, status));
 }
 // -- end schema

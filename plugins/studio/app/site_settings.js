@@ -249,17 +249,27 @@ function memory(shell) {
   const searchForm = h("form", { role: "search", class: "tools", onsubmit: (event) => { event.preventDefault(); search(); } },
     q.wrap, h("button", { type: "submit" }, t("set.tmSearchButton")));
   // Import: one entry a line, tab separated (as a spreadsheet copies it), each one POST /tm.
-  const lines = field(t("set.tmImport"), h("textarea", { rows: "4", class: "mono" }), t("set.tmImportHint"));
-  const importForm = h("form", { class: "me-form", onsubmit: async (event) => {
+  const importForm = lineImport({ label: t("set.tmImport"), hint: t("set.tmImportHint"), button: t("set.tmImportButton"), status,
+    send: ([sourceLang, targetLang, sourceText, targetText]) => call("POST", "/tm", { site: shell.site,
+      body: { sourceLang, targetLang, sourceText, targetText, source: "import" } }),
+    after: search });
+  return { el: section(t("set.tm"), searchForm, results, importForm, status), search };
+}
+
+// -- studio42c: an import of tab-separated lines (as a spreadsheet copies them), one request each
+// (`send(cells)`), a refused line named with the API's message at the field; the memory's and the
+// glossary's.
+function lineImport({ label, hint, button, status, send, after }) {
+  const lines = field(label, h("textarea", { rows: "4", class: "mono" }), hint);
+  return h("form", { class: "me-form", onsubmit: async (event) => {
     event.preventDefault();
     lines.clear();
     const rows = lines.control.value.split("\n").map((l) => l.replace(/\r$/, "")).filter((l) => l.trim());
     let done = 0;
     const refused = [];
     for (const [i, line] of rows.entries()) {
-      const [sourceLang, targetLang, sourceText, targetText] = line.split("\t");
       try {
-        await call("POST", "/tm", { site: shell.site, body: { sourceLang, targetLang, sourceText, targetText, source: "import" } });
+        await send(line.split("\t"));
         done += 1;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
@@ -268,24 +278,49 @@ function memory(shell) {
     }
     if (refused.length) lines.fail(refused.join(" "));
     replace(status, t("set.tmImported", { done, refused: refused.length }));
-    await search();
-  } }, lines.wrap, h("button", { type: "submit" }, t("set.tmImportButton")));
-  return { el: section(t("set.tm"), searchForm, results, importForm, status), search };
+    await after();
+  } }, lines.wrap, h("button", { type: "submit" }, button));
 }
 
 function glossary(shell) {
   const status = h("p", { role: "status" });
   const list = h("div");
+  // -- studio42c: the terms of a language pair (GET /tm/glossary?source=&target=), each
+  // translation edited in place (POST /tm/glossary upserts a term of its pair), and an import
+  const from = field(t("set.termsFrom"), text("", { maxlength: 35 }));
+  const into = field(t("set.termsInto"), text("", { maxlength: 35 }));
   const load = async () => {
-    const terms = await data("GET", "/tm/glossary", { site: shell.site, params: { limit: 200 } });
-    replace(list, terms.length ? h("ul", { class: "terms" }, terms.map((g) => h("li", {},
-      `${g.term} (${g.sourceLang}) → ${g.translation} (${g.targetLang}) `,
-      h("button", { type: "button", class: "secondary", "aria-label": t("set.termDeleteOf", { term: g.term }), onclick: async () => {
-        await call("DELETE", `/tm/glossary/${enc(g.id)}`, { site: shell.site });
-        replace(status, t("set.termDeleted", { term: g.term }));
-        await load();
-      } }, t("set.termDelete"))))) : h("p", {}, t("set.termNone")));
+    const params = { limit: 200, source: from.control.value.trim() || null, target: into.control.value.trim() || null };
+    const { body } = await call("GET", "/tm/glossary", { site: shell.site, params });
+    const terms = body.data;
+    const total = (body.meta && body.meta.total) ?? terms.length;
+    replace(list, terms.length ? [h("p", { class: "muted" }, t("set.termsShown", { shown: terms.length, total })),
+      h("ul", { class: "terms", "aria-label": t("set.glossary") }, terms.map((g) => {
+        const translation = h("input", { type: "text", value: g.translation, "aria-label": t("set.termTranslationOf", { term: g.term }) });
+        return h("li", {}, `${g.term} (${g.sourceLang} → ${g.targetLang}) `, translation, " ",
+          h("button", { type: "button", "aria-label": t("set.termSaveOf", { term: g.term }), onclick: async () => {
+            try {
+              await data("POST", "/tm/glossary", { site: shell.site, body: { sourceLang: g.sourceLang, targetLang: g.targetLang,
+                term: g.term, translation: translation.value.trim() } });
+              replace(status, t("set.termSaved", { term: g.term }));
+            } catch (err) {
+              if (!(err instanceof ApiError)) throw err;
+              replace(status, t("error.generic", { message: err.message }));
+            }
+          } }, t("set.saveKey")), " ",
+          h("button", { type: "button", class: "secondary", "aria-label": t("set.termDeleteOf", { term: g.term }), onclick: async () => {
+            await call("DELETE", `/tm/glossary/${enc(g.id)}`, { site: shell.site });
+            replace(status, t("set.termDeleted", { term: g.term }));
+            await load();
+          } }, t("set.termDelete")));
+      }))] : h("p", {}, t("set.termNone")));
   };
+  const filter = h("form", { role: "search", "aria-label": t("set.termsFilter"), class: "tools",
+    onsubmit: (event) => { event.preventDefault(); load(); } }, from.wrap, into.wrap, h("button", { type: "submit" }, t("set.termsFilterButton")));
+  const importForm = lineImport({ label: t("set.termImport"), hint: t("set.termImportHint"), button: t("set.termImportButton"), status,
+    send: ([sourceLang, targetLang, term, translation]) => call("POST", "/tm/glossary", { site: shell.site,
+      body: { sourceLang, targetLang, term, translation } }),
+    after: load });
   const f = {
     sourceLang: field(t("set.sourceLang"), text("en", { required: true, maxlength: 35 })),
     targetLang: field(t("set.targetLang"), text("", { required: true, maxlength: 35 })),
@@ -304,7 +339,7 @@ function glossary(shell) {
       await load();
     } catch (err) { showErrors(err, f, status); }
   } }, Object.values(f).map((x) => x.wrap), h("button", { type: "submit" }, t("set.termAdd")));
-  return { el: section(t("set.glossary"), list, form, status), load };
+  return { el: section(t("set.glossary"), filter, list, form, importForm, status), load }; // -- studio42c: filter, import
 }
 
 export async function renderSiteSettings(shell) {
