@@ -299,6 +299,16 @@ async def test_switching_sites_shows_nothing_of_the_other_site(studio, visit):
     assert "articles" not in dom and "Article 0" not in dom and "winter" not in dom
     await expect(page.get_by_role("link", name="articles")).to_have_count(0)
     await visit.axe()
+    # An item of A asked for under B's address (and a missing one of B) answers "Not found.", with
+    # no editor drawn, and nothing of A reaches the page.
+    for item in ("a02", "nope"):
+        await page.goto(f"{visit.base}/studio/#/s/{studio['b']}/c/recipes/i/{item}")
+        await expect(page.get_by_role("alert")).to_have_text("Not found.")
+        await expect(page.get_by_role("button", name="Save")).to_have_count(0)
+        assert "Article 0" not in await page.content()
+    await page.goto(f"{visit.base}/studio/#/s/{studio['b']}/c/recipes/i/a02/history")
+    await expect(page.get_by_role("alert")).to_have_text("Not found.")
+    await visit.axe()
 
 
 async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):

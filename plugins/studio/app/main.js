@@ -227,12 +227,16 @@ async function route() {
     const collection = parts[2] === "c" ? parts[3] : null;
     shell.nav.mark(collection);
     if (!collection) return showHome();
-    if (parts[4] === "new") return renderEditor(shell, collection, null);
+    if (parts[4] === "new") return await renderEditor(shell, collection, null);
     // -- history: an item's revisions and versions; the review panel under its editor
-    if (parts[4] === "i" && parts[5] && parts[6] === "history") return renderHistory(shell, collection, parts[5]);
-    if (parts[4] === "i" && parts[5]) return renderEditor(shell, collection, parts[5]).then(() => renderReviewPanel(shell, collection, parts[5]));
+    if (parts[4] === "i" && parts[5] && parts[6] === "history") return await renderHistory(shell, collection, parts[5]);
+    if (parts[4] === "i" && parts[5]) {
+      // Awaited inside the try: an item the API answers 404 for shows "Not found." (the catch below).
+      await renderEditor(shell, collection, parts[5]);
+      return await renderReviewPanel(shell, collection, parts[5]);
+    }
     // -- editor: a singleton opens straight in its editor
-    if (singletonOf(shell.ctx, collection)) return renderEditor(shell, collection, null);
+    if (singletonOf(shell.ctx, collection)) return await renderEditor(shell, collection, null);
     // -- live (slive): the list re-fetches when another session writes
     const list = shell;
     await renderList(list, collection, query);
