@@ -88,7 +88,7 @@ def entry_of(graph: dict[str, Any]) -> str | None:
 def validate(graph: dict[str, Any], operations: dict[str, Operation]) -> None:
     """400 with ``GRAPH_DANGLING_EDGE``, ``GRAPH_UNKNOWN_OPERATION``, ``GRAPH_NO_ENTRY`` or
     ``GRAPH_CYCLE`` (and ``nodeId``), or ``VALIDATION_FAILED`` for a node's options (its
-    operation's ``validate``), unless ``graph`` (already shaped) may be active."""
+    operation's declared option types, then its ``validate``), unless ``graph`` (already shaped) may be active."""
     nodes = graph["nodes"]
     ids = {n["id"]: i for i, n in enumerate(nodes)}
     if not nodes:
@@ -143,6 +143,11 @@ def check_options(op: Operation, node: dict[str, Any], index: int) -> None:
         if fault:
             raise ApiError.validation(f"Not a valid template: {fault[1]}"[:300], path=[*where, *fault[0]],
                                       nodeId=node["id"])
+    try:
+        op.check_options(node["options"])
+    except OptionError as exc:
+        raise ApiError.validation(f"Step '{node['id']}': {exc}", path=[*where, *exc.option],
+                                  nodeId=node["id"]) from exc
     if op.validate is None:
         return
     try:
