@@ -2,7 +2,8 @@
 //   #/s/<site>/flows                     the flows, and a new one (a draft with no steps)
 //   #/s/<site>/flows/<id>                the editor: name, status, trigger and its options, the
 //                                        graph (drawn, and as a list of steps with their option
-//                                        forms and connections), manual runs (flows_runs.js)
+//                                        forms, built from each operation's declared option
+//                                        types, and connections), manual runs (flows_runs.js)
 //   #/s/<site>/flows/<id>/runs[/<run>]   the run history and one run (flows_runs.js)
 // The graph is edited in the page and saved whole (PATCH); an active flow's graph is checked by
 // the API, whose GRAPH_* errors (and an option's VALIDATION_FAILED) are shown on the step named.
@@ -11,6 +12,7 @@ import { ApiError, data } from "./api.js";
 import { ask, h, replace, uid } from "./dom.js";
 import { allIds, drawGraph, optionField } from "./flows_graph.js";
 import { manualRunPanel } from "./flows_runs.js";
+import { fieldsOf } from "./list.js";
 import { t } from "./i18n.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, leaving, siteHash } from "./router.js";
@@ -175,8 +177,15 @@ export async function renderFlow(shell, id) {
     if (node && !op) parts.push(h("p", { class: "error" }, t("flows.unknownOperation", { operation: node.operation })));
     if (node && op) {
       if (op.description) parts.push(h("p", { class: "muted" }, op.description));
-      const own = Object.entries(op.options || {}).map(([name, hint]) => {
-        const field = optionField(name, hint, node.options[name], typed.get(`${nodeId}\n${name}`));
+      const schema = op.optionSchema || {};
+      const sibling = (other) => {
+        const found = (fields.get(nodeId) || []).find((f) => f.name === other);
+        const got = found ? found.read() : null;
+        return got && got.ok ? got.value : node.options[other];
+      };
+      const own = Object.keys(schema).map((name) => {
+        const field = optionField(name, schema[name], node.options[name], typed.get(`${nodeId}\n${name}`),
+          { collections: shell.ctx.collections, sibling, fieldsIn: (collection) => fieldsOf(shell, collection) });
         field.control.addEventListener("input", changed);
         field.control.addEventListener("change", changed);
         if (fieldError && fieldError.nodeId === nodeId && fieldError.option === name) field.fail(fieldError.message);
