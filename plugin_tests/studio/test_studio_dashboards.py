@@ -158,6 +158,8 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
         )
     ).to_be_visible()
     await expect(page.get_by_role("region", name="All orders").get_by_text("6", exact=True)).to_be_visible()
+    # -- flows43: counts are plural-aware ("1 row", not "1 rows").
+    await expect(page.get_by_role("region", name="All orders").get_by_text(re.compile(r"^Computed .* · 1 row$"))).to_be_visible()
     table = page.get_by_role("table", name="Data of Revenue by channel")
     await expect(table.get_by_role("row")).to_have_count(3)
     await expect(table.get_by_role("row", name=re.compile("shop"))).to_contain_text("120")

@@ -1,5 +1,6 @@
 // Every string the studio shows, in one catalogue per language (English first).
 // t("key", { name: "x" }) fills {name}; a key missing from a language falls back to English.
+// t("key", { count: n }) picks "key.one" or "key.other" (the language's plural forms) where they exist.
 
 import { de } from "./i18n_de.js"; // live (slive)
 const CATALOGUES = {
@@ -1235,17 +1236,24 @@ const CATALOGUES = {
     "dash.delete": "Delete dashboard",
     "dash.cancel": "Cancel",
     "dash.confirmDelete": "Delete the dashboard {name} and all its panels?",
-    "dash.computed": "Computed {at} · {count} rows",
-    "dash.previewed": "Preview · {count} rows (not stored)",
+    "dash.computed.one": "Computed {at} · {count} row",
+    "dash.computed.other": "Computed {at} · {count} rows",
+    "dash.previewed.one": "Preview · {count} row (not stored)",
+    "dash.previewed.other": "Preview · {count} rows (not stored)",
     "dash.noData": "No data for this query.",
     "dash.value": "Value",
     "dash.bucket": "Period",
     "dash.empty": "(empty)",
     "dash.showTable": "Show the data as a table",
     "dash.tableOf": "Data of {name}",
-    "dash.metricMore": "The first of {count} rows.",
-    "dash.summary.line": "a line chart of {count} periods from {first} to {last}, {series} series; the highest value is {max} ({at}).",
-    "dash.summary.bars": "a bar chart of {count} bars; the highest value is {max} ({at}).",
+    "dash.metricMore.one": "The only row.",
+    "dash.metricMore.other": "The first of {count} rows.",
+    "dash.summary.line.one": "a line chart of {count} period ({first}), {series}; the highest value is {max} ({at}).",
+    "dash.summary.line.other": "a line chart of {count} periods from {first} to {last}, {series}; the highest value is {max} ({at}).",
+    "dash.series.one": "{count} series",
+    "dash.series.other": "{count} series",
+    "dash.summary.bars.one": "a bar chart of {count} bar; the highest value is {max} ({at}).",
+    "dash.summary.bars.other": "a bar chart of {count} bars; the highest value is {max} ({at}).",
     "dash.rangeOf": "Periods of {name}",
     "dash.interval": "Bucket",
     "dash.interval.day": "Day",
@@ -1682,7 +1690,18 @@ export function setLanguage(tag) {
   document.documentElement.lang = language;
 }
 
+/** A key's text in one catalogue; with a numeric `count`, its plural form ("key.one",
+ * "key.other", ... as Intl.PluralRules names the language's forms) where the catalogue has one. */
+function lookup(catalogue, key, count) {
+  if (!catalogue) return undefined;
+  if (typeof count === "number") {
+    const form = catalogue[`${key}.${new Intl.PluralRules(language).select(count)}`] || catalogue[`${key}.other`];
+    if (form) return form;
+  }
+  return catalogue[key];
+}
+
 export function t(key, vars = {}) {
-  const text = (CATALOGUES[language] && CATALOGUES[language][key]) || CATALOGUES.en[key] || key;
+  const text = lookup(CATALOGUES[language], key, vars.count) || lookup(CATALOGUES.en, key, vars.count) || key;
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
 }
