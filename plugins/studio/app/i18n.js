@@ -993,7 +993,7 @@ const CATALOGUES = {
     "email.previewFrame": "Preview of the email",
     "email.previewText": "Plain text part",
     "email.previewShown": "Rendered by the server with these variables.",
-    "email.previewUnsaved": "The preview shows the saved template: save to see your changes.",
+    "email.previewUnsaved": "Rendered by the server from your unsaved changes (save to keep them).",
     "email.variables": "Variables (JSON)",
     "email.variablesHint": "The values the placeholders take; the preview follows as you type.",
     "email.variablesInvalid": "The variables are not valid JSON: {message}",

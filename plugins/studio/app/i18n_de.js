@@ -990,7 +990,7 @@ export const de = {
   "email.previewFrame": "Vorschau der E-Mail",
   "email.previewText": "Nur-Text-Teil",
   "email.previewShown": "Vom Server mit diesen Variablen gerendert.",
-  "email.previewUnsaved": "Die Vorschau zeigt die gespeicherte Vorlage: speichern Sie, um Ihre Änderungen zu sehen.",
+  "email.previewUnsaved": "Vom Server aus Ihren ungespeicherten Änderungen gerendert (speichern, um sie zu behalten).",
   "email.variables": "Variablen (JSON)",
   "email.variablesHint": "Die Werte der Platzhalter; die Vorschau folgt beim Tippen.",
   "email.variablesInvalid": "Die Variablen sind kein gültiges JSON: {message}",
