@@ -302,3 +302,39 @@ async def test_a_reader_sees_charts_and_changes_nothing(studio, visit):  # noqa:
     await expect(page.get_by_role("alert")).to_contain_text("not found", ignore_case=True)
     await expect(page.get_by_text("Other site board")).to_have_count(0)
     await visit.axe()
+
+
+async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studio, visit):  # noqa: F811 - the shared fixture
+    # -- flows43: a write to a panel's collection (here by the API, another client) runs the
+    # panels again without a reload; a bucket changed in place and not kept stays as chosen.
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    board = (await admin.ok("post", "/dashboards", status=201, json={"name": "Live"}))["id"]
+    for name, query, spot in [
+        ("Order count", {"collection": "orders", "aggregate": "count"}, {"x": 0, "y": 0, "w": 3, "h": 2}),
+        ("Orders weekly", {"collection": "orders", "aggregate": "count",
+                           "dateRange": {"field": "placed", "interval": "week"}}, {"x": 3, "y": 0}),
+    ]:
+        await admin.ok("post", f"/dashboards/{board}/panels", status=201, json={
+            "name": name, "type": "metric" if "dateRange" not in query else "time-series", "query": query,
+            "position": {**SPOT, **spot}})
+    before = len(await admin.ok("get", "/items/orders", params={"limit": 200}))
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/dashboards/{board}")
+    count = page.get_by_role("region", name="Order count")
+    await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
+    periods = page.get_by_role("form", name="Periods of Orders weekly")
+    await periods.get_by_label("Bucket").select_option(label="Month")
+    weekly = page.get_by_role("region", name="Orders weekly")
+    await expect(weekly.get_by_text(re.compile(r"^Preview · 2 rows"))).to_be_visible()
+    made = await admin.create("orders", {"placed": "2026-05-04T10:00:00Z", "category": "web", "amount": 1})
+    await expect(count.get_by_text(str(before + 1), exact=True)).to_be_visible()
+    await expect(weekly.get_by_role("img")).to_have_accessible_name(re.compile("a line chart of 3 periods"))
+    await expect(weekly.get_by_text(re.compile(r"^Preview · 3 rows"))).to_be_visible()
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_be_visible()
+    await visit.axe()
+    await admin.ok("delete", f"/items/orders/{made['id']}", status=204)
+    await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
+    await admin.ok("delete", f"/dashboards/{board}", status=204)

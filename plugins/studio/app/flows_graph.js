@@ -4,7 +4,7 @@
 //   optionField() one option's control, built from the type its operation declares
 //                 (GET /flows/operations: { optionSchema: { name: { type, required, ... } } })
 
-import { h, replace, uid } from "./dom.js";
+import { dragging, h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -48,21 +48,37 @@ function layers(graph) {
   return depth;
 }
 
-/** The graph drawn: the trigger on top, each step a box (a step the API named in an error is
- * marked), connections as arrows ("false" ones dashed and labelled). `onPick(id)` is called when
- * a box is clicked (the editor moves the focus to that step in the list). */
-export function drawGraph(graph, { trigger, errors, onPick }) {
+/** Where each id is drawn: a step's own `position` (moved by the user, kept in the graph), else
+ * its place in the layers from the entry down. Also the drawing's width and height. */
+export function positions(graph) {
   const depth = layers(graph);
   const rows = new Map();
   for (const [id, d] of depth) { if (!rows.has(d)) rows.set(d, []); rows.get(d).push(id); }
   const widest = Math.max(1, ...[...rows.values()].map((r) => r.length));
-  const width = widest * (BOX.w + BOX.gapX) + BOX.gapX;
+  let width = widest * (BOX.w + BOX.gapX) + BOX.gapX;
   const pos = new Map();
   for (const [d, ids] of rows) {
     const offset = (width - ids.length * (BOX.w + BOX.gapX) + BOX.gapX) / 2;
     ids.forEach((id, i) => pos.set(id, { x: offset + i * (BOX.w + BOX.gapX), y: (d + 1) * (BOX.h + BOX.gapY) + 10 }));
   }
-  const height = (Math.max(0, ...depth.values()) + 2) * (BOX.h + BOX.gapY) + 10;
+  let height = (Math.max(0, ...depth.values()) + 2) * (BOX.h + BOX.gapY) + 10;
+  for (const node of graph.nodes) {
+    if (node.position) pos.set(node.id, { x: node.position.x, y: node.position.y });
+  }
+  for (const p of pos.values()) {
+    width = Math.max(width, p.x + BOX.w + BOX.gapX);
+    height = Math.max(height, p.y + BOX.h + BOX.gapY);
+  }
+  return { pos, width, height, depth };
+}
+
+/** The graph drawn: the trigger on top, each step a box (a step the API named in an error is
+ * marked), connections as arrows ("false" ones dashed and labelled). `onPick(id)` is called when
+ * a box is clicked (the editor moves the focus to that step in the list); a box dragged calls
+ * `onMove(id, { x, y })`, and a drag from a box's port (the dot below it) onto another box calls
+ * `onConnect(from, to)`. The list of steps beside the drawing does both with buttons and forms. */
+export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, onConnect = () => {} }) {
+  const { pos, width, height, depth } = positions(graph);
   const arrow = uid("flow-arrow");
   const known = new Set(graph.nodes.map((n) => n.id));
   const top = { x: (width - BOX.w) / 2, y: 10 };
@@ -75,17 +91,47 @@ export function drawGraph(graph, { trigger, errors, onPick }) {
       label ? s("text", { x: (x1 + x2) / 2 + 6, y: (y1 + y2) / 2, class: "flow-edge-label" }, label) : null);
   };
   const entries = [...depth.keys()].filter((id) => !graph.edges.some((e) => e.to === id));
+  let svg = null;
   const box = (id) => {
     const node = graph.nodes.find((n) => n.id === id);
     const p = pos.get(id);
     const cls = ["flow-box", known.has(id) ? "" : "missing", errors[id] ? "failed" : ""].filter(Boolean).join(" ");
-    return s("g", { class: cls, onclick: () => onPick(id) },
-      s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
-      s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
-      s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+    const g = s("g", { class: cls, "data-node": id, onclick: (event) => {
+      const dragged = event.target.closest("[data-dragged]");
+      if (dragged) { delete dragged.dataset.dragged; return; }
+      onPick(id);
+    } },
+    s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
+    s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
+    s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+    if (!node) return g;
+    const scale = () => (svg.getScreenCTM() || { a: 1 }).a || 1; // screen pixels per unit of the drawing
+    dragging(g, {
+      scale,
+      move: (dx, dy) => g.setAttribute("transform", `translate(${dx},${dy})`),
+      drop: (dx, dy) => onMove(id, { x: Math.max(0, Math.round(p.x + dx)), y: Math.max(0, Math.round(p.y + dy)) }),
+    });
+    const port = s("circle", { cx: p.x + BOX.w / 2, cy: p.y + BOX.h, r: 7, class: "flow-port", "data-port": id });
+    let wire = null;
+    dragging(port, {
+      scale,
+      move: (dx, dy) => {
+        if (!wire) { wire = s("path", { class: "flow-edge flow-wire" }); svg.append(wire); }
+        const x1 = p.x + BOX.w / 2, y1 = p.y + BOX.h;
+        wire.setAttribute("d", `M${x1},${y1} L${x1 + dx},${y1 + dy}`);
+      },
+      drop: (dx, dy, e) => {
+        if (wire) { wire.remove(); wire = null; }
+        const under = document.elementsFromPoint(e.clientX, e.clientY).map((el) => el.closest("[data-node]")).find(Boolean);
+        const to = under && under.getAttribute("data-node");
+        if (to && to !== id) onConnect(id, to);
+      },
+    });
+    g.append(port);
+    return g;
   };
   const summary = t("flows.drawingSummary", { steps: graph.nodes.length, connections: graph.edges.length });
-  return s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
+  svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
     s("defs", {}, s("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       s("path", { d: "M0,0 L10,5 L0,10 z", class: "flow-arrowhead" }))),
     s("g", { class: "flow-box trigger" }, s("rect", { x: top.x, y: top.y, width: BOX.w, height: BOX.h, rx: 22 }),
@@ -94,6 +140,7 @@ export function drawGraph(graph, { trigger, errors, onPick }) {
     graph.edges.map((e) => line(pos.get(e.from), pos.get(e.to), e.when === "false" ? "flow-edge false" : "flow-edge",
       e.when === "false" ? t("flows.whenFalseShort") : null)),
     [...depth.keys()].map(box));
+  return svg;
 }
 
 const TEXTUAL = ["string", "template", "collection", "field"];
