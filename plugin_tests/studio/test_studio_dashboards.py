@@ -337,4 +337,38 @@ async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studi
     await visit.axe()
     await admin.ok("delete", f"/items/orders/{made['id']}", status=204)
     await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
+
+    # -- flows43: arranging by dragging: a panel's handle dropped onto another swaps their places,
+    # the handle's arrow keys move (Shift: resize), and the corner resizes; each stored at once.
+    await page.get_by_role("button", name="Arrange panels").click()
+    handle = page.get_by_role("button", name=re.compile("^Drag Order count onto another panel"))
+    await handle.scroll_into_view_if_needed()
+    start, onto = await handle.bounding_box(), await weekly.bounding_box()
+    await page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(start["x"] + 40, start["y"] + 10)
+    await page.mouse.move(onto["x"] + onto["width"] / 2, onto["y"] + 30)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Order count: swapped with Orders weekly.")).to_be_visible()
+    at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
+    assert at == {"Order count": {"x": 3, "y": 0, "w": 3, "h": 2}, "Orders weekly": {"x": 0, "y": 0, "w": 6, "h": 4}}, at
+    await handle.focus()
+    await page.keyboard.press("ArrowRight")
+    await expect(page.get_by_role("status").filter(has_text="Order count: moved right.")).to_be_visible()
+    await expect(handle).to_be_focused()
+    await page.keyboard.press("Shift+ArrowRight")
+    await expect(page.get_by_role("status").filter(has_text="Order count: wider.")).to_be_visible()
+    corner = weekly.locator(".dash-resize")  # the pointer's extra: no role (aria-hidden), the buttons do the same
+    await corner.scroll_into_view_if_needed()
+    edge, grid = await corner.bounding_box(), await page.locator(".dash-grid").bounding_box()
+    column = grid["width"] / 12
+    await page.mouse.move(edge["x"] + 4, edge["y"] + 4)
+    await page.mouse.down()
+    await page.mouse.move(edge["x"] + 4 + column, edge["y"] + 4)
+    await page.mouse.move(edge["x"] + 4 + 2 * column, edge["y"] + 4)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Orders weekly: resized to 8 × 4.")).to_be_visible()
+    await visit.axe()
+    at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
+    assert at == {"Order count": {"x": 4, "y": 0, "w": 4, "h": 2}, "Orders weekly": {"x": 0, "y": 0, "w": 8, "h": 4}}, at
     await admin.ok("delete", f"/dashboards/{board}", status=204)

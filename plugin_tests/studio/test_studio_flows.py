@@ -229,6 +229,63 @@ async def test_option_forms_follow_the_declared_types(studio, visit):  # noqa: F
     await visit.shot("flows-typed-options")
 
 
+async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit):  # noqa: F811 - the shared fixture
+    # -- flows43: a step dragged in the drawing, or moved with its buttons, keeps its place in the
+    # saved graph; a drag from a step's port onto another step connects them (the Connect form
+    # does the same, test_build_a_flow...).
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    nodes = [{"id": i, "operation": "log", "options": {"message": i}} for i in ("a", "b", "c")]
+    dragged = await admin.ok("post", "/flows", status=201, json={
+        "name": "Dragged", "trigger": "manual", "graph": {"nodes": nodes, "edges": [{"from": "a", "to": "b"}]}})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{dragged['id']}")
+    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 1 connections"))
+    await expect(drawing).to_be_visible()
+    # The keyboard's way: a step's buttons (a and c share the first layer at y 100; b is below).
+    step_a = page.get_by_role("region", name="Step a (log)")
+    await step_a.get_by_role("group", name="Position of a in the drawing").get_by_role("button", name="Move a right").click()
+    await expect(page.get_by_role("status").filter(has_text="Step a moved")).to_be_visible()
+    await expect(step_a.get_by_role("button", name="Move a up")).to_be_enabled()
+    await step_a.get_by_role("button", name="Move a down").click()
+    await visit.axe()
+    # The pointer's way: b dragged 100 right and 60 down. (The drawing is an image for the eye,
+    # its boxes and ports without roles: they are found by their data attributes.)
+    await drawing.scroll_into_view_if_needed()
+    box = await drawing.locator("[data-node='b'] rect").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    await page.mouse.move(x, y)
+    await page.mouse.down()
+    for step in range(1, 6):
+        await page.mouse.move(x + 20 * step, y + 12 * step)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Step b moved")).to_be_visible()
+    # A drag from a's port (the dot below its box) onto c connects a to c.
+    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow"))
+    await drawing.scroll_into_view_if_needed()
+    port = await drawing.locator("[data-port='a']").bounding_box()
+    target = await drawing.locator("[data-node='c'] rect").bounding_box()
+    await page.mouse.move(port["x"] + port["width"] / 2, port["y"] + port["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(port["x"] + 30, port["y"] + 30)
+    await page.mouse.move(target["x"] + target["width"] / 2, target["y"] + target["height"] / 2)
+    await page.mouse.up()
+    await expect(page.get_by_role("list", name="Connections from a")).to_contain_text("to c")
+    await expect(page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 2 connections"))).to_be_visible()
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
+    stored = await admin.ok("get", f"/flows/{dragged['id']}")
+    at = {n["id"]: n.get("position") for n in stored["graph"]["nodes"]}
+    assert at["a"] == {"x": 50, "y": 120} and at["c"] is None, at
+    assert abs(at["b"]["x"] - 230) <= 2 and abs(at["b"]["y"] - 250) <= 2, at
+    assert {(e["from"], e["to"]) for e in stored["graph"]["edges"]} == {("a", "b"), ("a", "c")}
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Dragged", level=1)).to_be_visible()
+    await visit.axe()
+    await visit.shot("flows-dragged")
+
+
 async def test_trigger_options_and_the_webhook_token_shown_once(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect
 
