@@ -77,6 +77,8 @@ async def test_right_types_templates_and_drafts_save(svc_app, calls, calls_b, te
         good = {"count": 2.5, "loud": True, "mood": "wild", "text": "hi {{ $trigger.who }}", "name": "n",
                 "collection": "posts", "field": "title", "extra": [1, {"a": None}], "tags": "one"}
         made = await calls.ok("post", "/flows", 201, json=flow(graph=one_node("typed-echo", good)))
+        # An item key may be text or a number (Option(also=...)), as it always could.
+        await calls.ok("post", "/flows", 201, json=flow(graph=one_node("item-delete", {"collection": "posts", "key": 5})))
         # A template passes any type's check: it is rendered when the step runs.
         templated = {"count": "{{ $trigger.n }}", "tags": ["a", "{{ $trigger.tag }}"]}
         await calls.ok("patch", f"/flows/{made['id']}", json={"graph": one_node("typed-echo", templated)})
@@ -110,3 +112,8 @@ def test_an_option_declaration_is_checked_when_made():
     assert again.options == op.options and not again.typed
     # An untyped (hint-only) operation takes options it does not name, as before.
     again.check_options({"a": "x", "c": 1})
+    # A value may have one of several types (an item key: text or a number).
+    key = Option("template", also=("number",))
+    assert key.check("7") is None and key.check(7) is None and key.check(True) == "a string or a number"
+    with pytest.raises(ValueError, match="other types"):
+        Option("string", also=("enum",))

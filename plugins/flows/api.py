@@ -90,6 +90,7 @@ class Option:
     - ``required``: an active flow's step must give it.
     - ``default``: what the operation uses when the option is left out (shown, not stored).
     - ``many``: one value or a list of them (``mail``'s ``to``).
+    - ``also``: other types a value may have (an item ``key``: a template, or a number).
     - ``label`` and ``description``: what the studio's form shows.
 
     A string in a typed option that holds ``{{`` is a template: it passes any type's check and is
@@ -104,12 +105,16 @@ class Option:
     description: str = ""
     many: bool = False
     collection_option: str | None = None
+    also: tuple[str, ...] = ()
     declared: bool = True  # False: made from a free-text hint (an operation not yet typed)
 
     def __post_init__(self) -> None:
         if self.type not in OPTION_TYPES:
             raise ValueError(f"an option's type is one of {', '.join(OPTION_TYPES)}, got {self.type!r}")
         object.__setattr__(self, "choices", tuple(self.choices or ()))
+        object.__setattr__(self, "also", tuple(self.also or ()))
+        if any(other not in OPTION_TYPES or other == "enum" for other in self.also):
+            raise ValueError(f"an option's other types are among {', '.join(OPTION_TYPES)} (not enum)")
         if self.type == "enum" and not self.choices:
             raise ValueError("an enum option needs its choices")
         if self.default is not None and self.check(self.default) is not None:
@@ -126,7 +131,7 @@ class Option:
         if isinstance(value, dict):
             fields = {"collectionOption": "collection_option"}
             known = {"type", "required", "default", "choices", "label", "description", "many",
-                     "collection_option", "declared"}
+                     "collection_option", "also", "declared"}
             mapped = {fields.get(k, k): v for k, v in value.items()}
             unknown = set(mapped) - known
             if unknown:
@@ -147,14 +152,20 @@ class Option:
         return self._one(value)
 
     def _one(self, value: Any) -> str | None:
-        if self.type == "json" or (isinstance(value, str) and "{{" in value):
+        if isinstance(value, str) and "{{" in value:
             return None
-        if self.type in _TEXTUAL:
+        wrong = [self._as(kind, value) for kind in (self.type, *self.also)]
+        return None if None in wrong else " or ".join(str(w) for w in wrong)
+
+    def _as(self, kind: str, value: Any) -> str | None:
+        if kind == "json":
+            return None
+        if kind in _TEXTUAL:
             return None if isinstance(value, str) else "a string"
-        if self.type == "number":
+        if kind == "number":
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             return None if ok else "a number"
-        if self.type == "boolean":
+        if kind == "boolean":
             return None if isinstance(value, bool) else "true or false"
         return None if value in self.choices else f"one of {', '.join(map(str, self.choices))}"
 
@@ -164,6 +175,8 @@ class Option:
                                "description": self.description, "many": self.many}
         if self.collection_option:
             out["collectionOption"] = self.collection_option
+        if self.also:
+            out["also"] = list(self.also)
         if not self.declared:
             out["declared"] = False
         return out

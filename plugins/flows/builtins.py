@@ -396,7 +396,8 @@ async def run_notify(ctx: OperationContext, options: dict[str, Any]) -> Any:
 def operations() -> list[Operation]:
     """The built-in operations, as ``register_flow_operations`` returns them."""
     collection = Option("collection", required=True, label="Collection", description="The collection's name.")
-    key = Option("template", label="Item id", description="The item's id (a template may give it).")
+    key = Option("template", also=("number",), label="Item id",
+                 description="The item's id (a number, or text: a template may give it).")
     payload = Option("json", required=True, label="Payload",
                      description="An object of field values (templates in strings).")
     return [

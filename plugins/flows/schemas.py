@@ -31,6 +31,7 @@ OPTION = {"type": "object", "properties": {
     "type": {"type": "string", "enum": ["string", "number", "boolean", "enum", "json", "template", "collection", "field"]},
     "required": {"type": "boolean"}, "default": {}, "choices": {"type": "array"}, "label": {"type": "string"},
     "description": {"type": "string"}, "many": {"type": "boolean"}, "collectionOption": {"type": "string"},
+    "also": {"type": "array", "items": {"type": "string"}, "description": "Other types a value may have"},
     "declared": {"type": "boolean", "description": "false: an untyped free-text hint"}}}
 OPERATION = {"type": "object", "properties": {
     "key": {"type": "string"}, "options": {**_OBJ, "description": "Each option's description (hints)"},
