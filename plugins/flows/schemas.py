@@ -29,7 +29,7 @@ FLOW_BODY = {"type": "object", "required": ["name", "trigger"], "properties": {
 FLOW_PATCH = {**FLOW_BODY, "required": []}
 OPTION = {"type": "object", "properties": {
     "type": {"type": "string", "enum": ["string", "number", "boolean", "enum", "json", "template", "collection", "field"]},
-    "required": {"type": "boolean"}, "default": {}, "choices": {"type": "array"}, "label": {"type": "string"},
+    "required": {"type": "boolean"}, "default": {}, "choices": {"type": "array", "items": {}}, "label": {"type": "string"},
     "description": {"type": "string"}, "many": {"type": "boolean"}, "collectionOption": {"type": "string"},
     "also": {"type": "array", "items": {"type": "string"}, "description": "Other types a value may have"},
     "declared": {"type": "boolean", "description": "false: an untyped free-text hint"}}}

@@ -22,6 +22,7 @@ const ACTIONS = ["create", "update", "delete"];
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const RESERVED = ["trigger", "last", "steps", "env"];
 const NUDGE = 20; // how far a step's move buttons move it in the drawing
+const MAX_POSITION = 100000; // the API's bound on a node's position
 const SHOWN_ONCE = new Map(); // flow id -> a webhook token the API just answered (shown once, then dropped)
 
 /** A new webhook token: 32 random bytes as hex, from the browser's CSPRNG. */
@@ -172,7 +173,8 @@ export async function renderFlow(shell, id) {
   const place = (nodeId, at, note) => {
     const node = flow.graph.nodes.find((n) => n.id === nodeId);
     if (!node) return;
-    node.position = { x: Math.max(0, Math.round(at.x)), y: Math.max(0, Math.round(at.y)) };
+    const within = (v) => Math.min(MAX_POSITION, Math.max(0, Math.round(v)));
+    node.position = { x: within(at.x), y: within(at.y) };
     changed();
     draw(note);
   };
