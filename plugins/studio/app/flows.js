@@ -12,8 +12,8 @@ import { ApiError, data } from "./api.js";
 import { ask, h, replace, uid } from "./dom.js";
 import { allIds, drawGraph, optionField, positions } from "./flows_graph.js";
 import { manualRunPanel } from "./flows_runs.js";
-import { fieldsOf } from "./list.js";
 import { t } from "./i18n.js";
+import { fieldsOf } from "./list.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, leaving, siteHash } from "./router.js";
 
