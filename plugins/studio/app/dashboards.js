@@ -309,7 +309,8 @@ export async function renderDashboard(shell, id, rest) {
   drawGrid();
   // Live: a write to a collection a panel reads runs that panel again (its data only: the range
   // controls, a preview not kept and the forms keep what the user typed).
-  const watched = () => new Set(board.panels.map((p) => p.query && p.query.collection).filter(Boolean));
+  const readable = new Set(shell.ctx.collections.map((c) => c.name)); // a subscription the ticket refuses would turn live off
+  const watched = () => new Set(board.panels.map((p) => p.query && p.query.collection).filter((c) => c && readable.has(c)));
   for (const collection of watched()) subscribe(collection);
   liveScreen("dashboard", (frame) => frame.type === "event" && watched().has(frame.collection), async () => {
     await Promise.all([...cards.values()].filter((c) => c.el.isConnected).map((c) => run(c, c.shown)));
