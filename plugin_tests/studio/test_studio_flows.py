@@ -241,7 +241,7 @@ async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit): 
         "name": "Dragged", "trigger": "manual", "graph": {"nodes": nodes, "edges": [{"from": "a", "to": "b"}]}})
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
     await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{dragged['id']}")
-    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 1 connections"))
+    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 1 connection\\."))  # plural-aware
     await expect(drawing).to_be_visible()
     # The keyboard's way: a step's buttons (a and c share the first layer at y 100; b is below).
     step_a = page.get_by_role("region", name="Step a (log)")

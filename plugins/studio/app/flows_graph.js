@@ -130,7 +130,8 @@ export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, o
     g.append(port);
     return g;
   };
-  const summary = t("flows.drawingSummary", { steps: graph.nodes.length, connections: graph.edges.length });
+  const summary = t("flows.drawingSummary", { steps: t("flows.stepCount", { count: graph.nodes.length }),
+    connections: t("flows.connectionCount", { count: graph.edges.length }) });
   svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
     s("defs", {}, s("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       s("path", { d: "M0,0 L10,5 L0,10 z", class: "flow-arrowhead" }))),
