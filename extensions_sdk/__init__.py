@@ -16,11 +16,11 @@ that no example imports ``plugins`` or ``kernel``):
   ``files.get``, ``files.list``, ``files.read``, ``files.upload`` (``files`` granted);
 - content: ``items``, the items API (``items.read``, ``items.list_items``, ``items.create``,
   ``items.update``, ``items.query``...), checked against the site's grants (``items:<collection>``);
-- flow operations: ``Operation``, ``OptionError``;
+- flow operations: ``Operation``, ``Option`` (an option's declared type), ``OptionError``;
 - bundles: manifest validation, building, compiling and Ed25519 signing (``svc-ext new|keygen|
   build|sign|verify|deploy``).
 
-The names that live in plugins (``items``, ``Operation``, ``OptionError``) load on first use, so
+The names that live in plugins (``items``, ``Operation``, ``Option``, ``OptionError``) load on first use, so
 ``svc-ext`` starts without the server's plugins. Test fixtures come from the ``svc`` pytest
 plugin (``kernel.testing``), installed with svc-cms.
 """
@@ -46,6 +46,7 @@ _LAZY = {
     "verify_bytes": ("extensions_sdk.signing", "verify_bytes"),
     "items": ("plugins.items.api", None),
     "Operation": ("plugins.flows.api", "Operation"),
+    "Option": ("plugins.flows.api", "Option"),
     "OptionError": ("plugins.flows.api", "OptionError"),
     "request_context": ("kernel.http.middleware", "request_context"),
     "read_json": ("kernel.http.media", "read_json"),
@@ -54,7 +55,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "ApiError", "EventContext", "Operation", "OptionError", "Principal", "RateBucket", "Route", "Setting",
+    "ApiError", "EventContext", "Operation", "Option", "OptionError", "Principal", "RateBucket", "Route", "Setting",
     "build_bundle", "compile_package", "generate_keypair", "hookimpl", "items", "ops", "read_json",
     "read_manifest", "request_context", "send_data", "send_no_content", "sign_bytes", "validate_manifest",
     "verify_bytes", "outbound", "log", "settings", "files",

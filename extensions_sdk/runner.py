@@ -403,7 +403,10 @@ class Runner:
                 out["operations"].append(
                     {
                         "key": key,
-                        "options": dict(getattr(op, "options", {}) or {}),
+                        "options": {
+                            name: option.describe() if hasattr(option, "describe") else option
+                            for name, option in dict(getattr(op, "options", {}) or {}).items()
+                        },
                         "validate": getattr(op, "validate", None) is not None,
                         "raw": list(getattr(op, "raw", ()) or ()),
                         "retry_safe": bool(getattr(op, "retry_safe", False)),

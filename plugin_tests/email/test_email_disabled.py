@@ -5,7 +5,7 @@ from kernel.testing import disabled_with_dependents
 ROUTES = [("get", "/email/capabilities"), ("get", "/email/layouts"), ("post", "/email/layouts"),
           ("patch", "/email/layouts/x"), ("delete", "/email/layouts/x"), ("get", "/email/templates"),
           ("post", "/email/templates"), ("patch", "/email/templates/x"), ("delete", "/email/templates/x"),
-          ("post", "/email/templates/x/preview"), ("post", "/email/send"), ("post", "/email/test"),
+          ("post", "/email/templates/x/preview"), ("post", "/email/templates/preview"), ("post", "/email/send"), ("post", "/email/test"),
           ("get", "/email/suppressions"), ("post", "/email/suppressions"), ("delete", "/email/suppressions/a@b.co"),
           ("get", "/email/unsubscribe?token=x"), ("post", "/email/unsubscribe"), ("post", "/email/unsubscribe/undo")]
 

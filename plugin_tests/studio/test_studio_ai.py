@@ -121,6 +121,16 @@ async def test_the_copilot_beside_an_item_and_the_approval_inbox(studio, visit):
     await expect(every.get_by_role("row")).to_have_count(3)  # this site's two; never the other site's
     await expect(every).not_to_contain_text("Other")
 
+    # -- flows43: live: a request made by another client (the API) shows in the open inbox
+    # without a reload.
+    model.script = [{"tool_calls": [tool_call("delete_item", {"collection": "posts", "id": studio["beta"]})]}]
+    made = await admin.ok("post", "/ai/chat", status=202, json={"message": "Delete Beta elsewhere"})
+    assert made["status"] == "pending_approval"
+    await expect(every.get_by_role("row")).to_have_count(4)
+    await expect(every.get_by_role("button", name=re.compile("^Deny: "))).to_have_count(1)
+    await admin.ok("post", f"/ai/approvals/{made['approvalId']}/decide", json={"decision": "rejected"})
+    await visit.axe()
+
 
 async def test_agents_review_constitution_and_the_kill_switch(studio, visit):  # noqa: F811 - the shared fixture
     from playwright.async_api import expect

@@ -158,6 +158,8 @@ async def test_an_admin_builds_reads_arranges_and_deletes_a_dashboard(studio, vi
         )
     ).to_be_visible()
     await expect(page.get_by_role("region", name="All orders").get_by_text("6", exact=True)).to_be_visible()
+    # -- flows43: counts are plural-aware ("1 row", not "1 rows").
+    await expect(page.get_by_role("region", name="All orders").get_by_text(re.compile(r"^Computed .* · 1 row$"))).to_be_visible()
     table = page.get_by_role("table", name="Data of Revenue by channel")
     await expect(table.get_by_role("row")).to_have_count(3)
     await expect(table.get_by_role("row", name=re.compile("shop"))).to_contain_text("120")
@@ -300,3 +302,73 @@ async def test_a_reader_sees_charts_and_changes_nothing(studio, visit):  # noqa:
     await expect(page.get_by_role("alert")).to_contain_text("not found", ignore_case=True)
     await expect(page.get_by_text("Other site board")).to_have_count(0)
     await visit.axe()
+
+
+async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studio, visit):  # noqa: F811 - the shared fixture
+    # -- flows43: a write to a panel's collection (here by the API, another client) runs the
+    # panels again without a reload; a bucket changed in place and not kept stays as chosen.
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    board = (await admin.ok("post", "/dashboards", status=201, json={"name": "Live"}))["id"]
+    for name, query, spot in [
+        ("Order count", {"collection": "orders", "aggregate": "count"}, {"x": 0, "y": 0, "w": 3, "h": 2}),
+        ("Orders weekly", {"collection": "orders", "aggregate": "count",
+                           "dateRange": {"field": "placed", "interval": "week"}}, {"x": 3, "y": 0}),
+    ]:
+        await admin.ok("post", f"/dashboards/{board}/panels", status=201, json={
+            "name": name, "type": "metric" if "dateRange" not in query else "time-series", "query": query,
+            "position": {**SPOT, **spot}})
+    before = len(await admin.ok("get", "/items/orders", params={"limit": 200}))
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/dashboards/{board}")
+    count = page.get_by_role("region", name="Order count")
+    await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
+    periods = page.get_by_role("form", name="Periods of Orders weekly")
+    await periods.get_by_label("Bucket").select_option(label="Month")
+    weekly = page.get_by_role("region", name="Orders weekly")
+    await expect(weekly.get_by_text(re.compile(r"^Preview · 2 rows"))).to_be_visible()
+    made = await admin.create("orders", {"placed": "2026-05-04T10:00:00Z", "category": "web", "amount": 1})
+    await expect(count.get_by_text(str(before + 1), exact=True)).to_be_visible()
+    await expect(weekly.get_by_role("img")).to_have_accessible_name(re.compile("a line chart of 3 periods"))
+    await expect(weekly.get_by_text(re.compile(r"^Preview · 3 rows"))).to_be_visible()
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_be_visible()
+    await visit.axe()
+    await admin.ok("delete", f"/items/orders/{made['id']}", status=204)
+    await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
+
+    # -- flows43: arranging by dragging: a panel's handle dropped onto another swaps their places,
+    # the handle's arrow keys move (Shift: resize), and the corner resizes; each stored at once.
+    await page.get_by_role("button", name="Arrange panels").click()
+    handle = page.get_by_role("button", name=re.compile("^Drag Order count onto another panel"))
+    await handle.scroll_into_view_if_needed()
+    start, onto = await handle.bounding_box(), await weekly.bounding_box()
+    await page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(start["x"] + 40, start["y"] + 10)
+    await page.mouse.move(onto["x"] + onto["width"] / 2, onto["y"] + 30)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Order count: swapped with Orders weekly.")).to_be_visible()
+    at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
+    assert at == {"Order count": {"x": 3, "y": 0, "w": 3, "h": 2}, "Orders weekly": {"x": 0, "y": 0, "w": 6, "h": 4}}, at
+    await handle.focus()
+    await page.keyboard.press("ArrowRight")
+    await expect(page.get_by_role("status").filter(has_text="Order count: moved right.")).to_be_visible()
+    await expect(handle).to_be_focused()
+    await page.keyboard.press("Shift+ArrowRight")
+    await expect(page.get_by_role("status").filter(has_text="Order count: wider.")).to_be_visible()
+    corner = weekly.locator(".dash-resize")  # the pointer's extra: no role (aria-hidden), the buttons do the same
+    await corner.scroll_into_view_if_needed()
+    edge, grid = await corner.bounding_box(), await page.locator(".dash-grid").bounding_box()
+    column = grid["width"] / 12
+    await page.mouse.move(edge["x"] + 4, edge["y"] + 4)
+    await page.mouse.down()
+    await page.mouse.move(edge["x"] + 4 + column, edge["y"] + 4)
+    await page.mouse.move(edge["x"] + 4 + 2 * column, edge["y"] + 4)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Orders weekly: resized to 8 × 4.")).to_be_visible()
+    await visit.axe()
+    at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
+    assert at == {"Order count": {"x": 4, "y": 0, "w": 4, "h": 2}, "Orders weekly": {"x": 0, "y": 0, "w": 8, "h": 4}}, at
+    await admin.ok("delete", f"/dashboards/{board}", status=204)

@@ -123,15 +123,27 @@ async def test_templates_layouts_preview_test_sends_and_suppressions(studio, vis
         '<p style="color: rgb(200, 0, 0)">Hi {{ name }}, order <b>{{ order.id }}</b>'
         '</p><script>document.title = "ran"</script><img src=x onerror="alert(1)">'
     )
+    # -- flows43: the preview follows the unsaved source as it is typed (debounced), layout too.
+    frame = preview.content_frame
+    await expect(frame.get_by_text("Hi Ann, order")).to_be_visible()
     await expect(
-        page.get_by_text("The preview shows the saved template: save to see your changes.")
+        page.get_by_text("Rendered by the server from your unsaved changes (save to keep them).")
     ).to_be_visible()
     await page.get_by_label("Layout").select_option(label="Brand")
+    await expect(frame.get_by_text("Brand footer")).to_be_visible()
+    html_source = page.get_by_label("HTML")
+    await html_source.press("End")
+    await html_source.press_sequentially("<p>{{ name ")  # an unclosed tag: the server's 400, said
+    await expect(page.get_by_text(re.compile("The template cannot be used"))).to_be_visible()
+    await expect(frame.get_by_text("Hi Ann, order")).to_be_visible()  # the last good rendering stays
+    await html_source.press_sequentially("}}, again</p>")
+    await expect(frame.get_by_text("Ann, again")).to_be_visible()
+    stored = [t for t in await studio["admin"].ok("get", "/email/templates") if t["key"] == "order-shipped"]
+    assert "again" not in (stored[0]["html"] or "") and stored[0]["layoutId"] is None  # nothing saved yet
     await page.get_by_role("button", name="Save").click()
     await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     variables = page.get_by_label("Variables (JSON)")
     await variables.fill('{"name": "Bob <b>", "order": {"id": 42}}')  # followed as typed, no save
-    frame = preview.content_frame
     # Escaped: the value's "<b>" is text.
     await expect(frame.get_by_text("Hi Bob <b>, order 42")).to_be_visible()
     await expect(frame.get_by_text("Brand footer")).to_be_visible()

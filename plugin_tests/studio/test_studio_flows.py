@@ -80,13 +80,14 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
     # Steps from the registered operations, their option forms generated from the declared options.
     greet = await add_step(page, "greet", "log")
     await expect(page.get_by_role("heading", name="Step greet (log)")).to_be_focused()
-    await greet.get_by_label("message").fill("Hello {{ $trigger.name }}")
+    await greet.get_by_label("Message").fill("Hello {{ $trigger.name }}")
     shape = await add_step(page, "shape", "transform")
-    await shape.get_by_label("json").fill('{"who": "{{ $trigger.name }}", "apiToken": "{{ $trigger.name }}"}')
+    await shape.get_by_label("Output").fill('{"who": "{{ $trigger.name }}", "apiToken": "{{ $trigger.name }}"}')
     check = await add_step(page, "check", "condition")
-    await check.get_by_label("filter").fill('{"$trigger": {"name": {"_regex": "A"}}}')
-    request = await add_step(page, "call", "request")  # a choice option (method) is a select
-    await expect(request.get_by_label("method")).to_have_value("")
+    await check.get_by_label("Filter").fill('{"$trigger": {"name": {"_regex": "A"}}}')
+    request = await add_step(page, "call", "request")  # an enum option (method) is a select
+    await expect(request.get_by_label("Method")).to_have_value("")
+    await expect(request.get_by_label("Method").get_by_role("option", name="(not set: GET)")).to_have_count(1)
     await request.get_by_role("button", name="Remove step call").click()
     await expect(page.get_by_role("region", name="Step call (request)")).to_have_count(0)
     # Each new step was connected from the one before; one more connection makes a cycle.
@@ -114,14 +115,14 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
     await check.get_by_role("button", name="Remove the connection from check to shape").click()
     await expect(check.get_by_text("No connections from this step.")).to_be_visible()
     await page.get_by_role("button", name="Save flow").click()
-    await expect(check.get_by_label("filter")).to_have_attribute("aria-invalid", "true")
+    await expect(check.get_by_label("Filter")).to_have_attribute("aria-invalid", "true")
     await expect(check).to_contain_text("VALIDATION_FAILED")
-    await check.get_by_label("filter").fill('{"$trigger": {"name": {"_eq": "Ada"}}}')
+    await check.get_by_label("Filter").fill('{"$trigger": {"name": {"_eq": "Ada"}}}')
     after = await add_step(page, "after", "log")  # connected from check: followed when the condition passes
-    await after.get_by_label("message").fill("{{ $trigger.name }} passed")
+    await after.get_by_label("Message").fill("{{ $trigger.name }} passed")
     await page.get_by_role("button", name="Save flow").click()
     await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
-    await expect(check.get_by_label("filter")).not_to_have_attribute("aria-invalid", "true")
+    await expect(check.get_by_label("Filter")).not_to_have_attribute("aria-invalid", "true")
     stored = [f for f in await admin.ok("get", "/flows") if f["name"] == "Greeter"][0]
     assert stored["status"] == "active"
     assert stored["graph"] == {"nodes": [
@@ -184,6 +185,105 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
     await page.get_by_role("button", name="Save flow").click()
     await expect(old).to_contain_text("GRAPH_UNKNOWN_OPERATION")
     assert (await admin.ok("get", f"/flows/{studio['legacy']}"))["status"] == "draft"
+
+
+async def test_option_forms_follow_the_declared_types(studio, visit):  # noqa: F811 - the shared fixture
+    # -- flows43: each option's control is the one its type asks for; the API's refusal of a
+    # missing required option is shown at that field.
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    typed = await admin.ok("post", "/flows", status=201, json={"name": "Typed", "trigger": "manual"})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{typed['id']}")
+    make = await add_step(page, "make", "item-create")
+    await expect(make.get_by_label("Collection")).to_have_attribute("aria-required", "true")
+    await make.get_by_label("Collection").select_option("posts")  # a collection option lists the site's
+    await make.get_by_label("Payload").fill('{"title": "{{ $trigger.title }}"}')
+    tell = await add_step(page, "tell", "notify")
+    severity = tell.get_by_label("Severity")
+    await expect(severity.get_by_role("option")).to_have_text(["(not set: info)", "info", "warning", "error", "success"])
+    mail = await add_step(page, "send", "mail")
+    await mail.get_by_label("To").fill("a@example.com\nb@example.com")  # many: one per line, a list
+    await mail.get_by_label("Subject").fill("Made")
+    await mail.get_by_label("Body", exact=True).fill("{{ $trigger.title }}")
+    await visit.axe()
+    await page.get_by_role("region", name="Flow", exact=True).get_by_label("Status").select_option(label="Active")
+    await page.get_by_role("button", name="Save flow").click()
+    title = tell.get_by_label("Title")
+    await expect(title).to_have_attribute("aria-invalid", "true")
+    await expect(tell).to_contain_text("Step 'tell': 'title' is required")
+    await expect(page.get_by_role("heading", name="Step tell (notify)")).to_be_focused()
+    await title.fill("Made {{ $trigger.title }}")
+    await severity.select_option(label="warning")
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
+    await expect(title).not_to_have_attribute("aria-invalid", "true")
+    stored = await admin.ok("get", f"/flows/{typed['id']}")
+    assert stored["status"] == "active"
+    assert [n["options"] for n in stored["graph"]["nodes"]] == [
+        {"collection": "posts", "payload": {"title": "{{ $trigger.title }}"}},
+        {"title": "Made {{ $trigger.title }}", "severity": "warning"},
+        {"to": ["a@example.com", "b@example.com"], "subject": "Made", "body": "{{ $trigger.title }}"}]
+    await visit.axe()
+    await visit.shot("flows-typed-options")
+
+
+async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit):  # noqa: F811 - the shared fixture
+    # -- flows43: a step dragged in the drawing, or moved with its buttons, keeps its place in the
+    # saved graph; a drag from a step's port onto another step connects them (the Connect form
+    # does the same, test_build_a_flow...).
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    nodes = [{"id": i, "operation": "log", "options": {"message": i}} for i in ("a", "b", "c")]
+    dragged = await admin.ok("post", "/flows", status=201, json={
+        "name": "Dragged", "trigger": "manual", "graph": {"nodes": nodes, "edges": [{"from": "a", "to": "b"}]}})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{dragged['id']}")
+    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 1 connection\\."))  # plural-aware
+    await expect(drawing).to_be_visible()
+    # The keyboard's way: a step's buttons (a and c share the first layer at y 100; b is below).
+    step_a = page.get_by_role("region", name="Step a (log)")
+    await step_a.get_by_role("group", name="Position of a in the drawing").get_by_role("button", name="Move a right").click()
+    await expect(page.get_by_role("status").filter(has_text="Step a moved")).to_be_visible()
+    await expect(step_a.get_by_role("button", name="Move a up")).to_be_enabled()
+    await step_a.get_by_role("button", name="Move a down").click()
+    await visit.axe()
+    # The pointer's way: b dragged 100 right and 60 down. (The drawing is an image for the eye,
+    # its boxes and ports without roles: they are found by their data attributes.)
+    await drawing.scroll_into_view_if_needed()
+    box = await drawing.locator("[data-node='b'] rect").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    await page.mouse.move(x, y)
+    await page.mouse.down()
+    for step in range(1, 6):
+        await page.mouse.move(x + 20 * step, y + 12 * step)
+    await page.mouse.up()
+    await expect(page.get_by_role("status").filter(has_text="Step b moved")).to_be_visible()
+    # A drag from a's port (the dot below its box) onto c connects a to c.
+    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow"))
+    await drawing.scroll_into_view_if_needed()
+    port = await drawing.locator("[data-port='a']").bounding_box()
+    target = await drawing.locator("[data-node='c'] rect").bounding_box()
+    await page.mouse.move(port["x"] + port["width"] / 2, port["y"] + port["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(port["x"] + 30, port["y"] + 30)
+    await page.mouse.move(target["x"] + target["width"] / 2, target["y"] + target["height"] / 2)
+    await page.mouse.up()
+    await expect(page.get_by_role("list", name="Connections from a")).to_contain_text("to c")
+    await expect(page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 2 connections"))).to_be_visible()
+    await page.get_by_role("button", name="Save flow").click()
+    await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
+    stored = await admin.ok("get", f"/flows/{dragged['id']}")
+    at = {n["id"]: n.get("position") for n in stored["graph"]["nodes"]}
+    assert at["a"] == {"x": 50, "y": 120} and at["c"] is None, at
+    assert abs(at["b"]["x"] - 230) <= 2 and abs(at["b"]["y"] - 250) <= 2, at
+    assert {(e["from"], e["to"]) for e in stored["graph"]["edges"]} == {("a", "b"), ("a", "c")}
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Dragged", level=1)).to_be_visible()
+    await visit.axe()
+    await visit.shot("flows-dragged")
 
 
 async def test_trigger_options_and_the_webhook_token_shown_once(studio, visit):  # noqa: F811 - the shared fixture

@@ -4,7 +4,8 @@ Tables (``tables.py``, migration ``email_0001_tables``): ``svc_email_layouts``,
 ``svc_email_templates`` (key unique per site), ``svc_email_suppressions`` (lower-cased
 addresses), ``svc_email_batches`` (a queued send's rendered message). Routes (site admin unless
 noted): ``/email/capabilities``, ``/email/layouts[/{id}]``, ``/email/templates[/{id}]``,
-``/email/templates/{key}/preview``, ``/email/send``, ``/email/test``,
+``/email/templates/{key}/preview``, ``/email/templates/preview`` (an unsaved source),
+``/email/send``, ``/email/test``,
 ``/email/suppressions[/{email}]``; public: ``GET, POST /email/unsubscribe`` and
 ``POST /email/unsubscribe/undo``.
 

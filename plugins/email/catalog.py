@@ -240,6 +240,40 @@ async def preview(ctx: Any, key: str, body: dict[str, Any]) -> dict[str, Any]:
     return (await render.render_message_async(row["subject"], row["html"], row["text"], layout, variables)).as_dict()
 
 
+async def preview_source(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """``{ subject, html, text }`` of an unsaved template (``subject``, ``html`` and/or ``text``)
+    inside the site's layout ``layoutId`` or an unsaved ``layout`` source, with ``variables``,
+    without storing or sending: what the studio previews while the template is typed. The
+    sources are checked as a save checks them (400 ``VALIDATION_FAILED`` with the part's path)."""
+    if not isinstance(body, dict):
+        raise ApiError.validation("The body is an object", path=[])
+    reject_unknown(body, {"subject", "html", "text", "layoutId", "layout", "variables"})
+    parts = parse_template({k: body[k] for k in ("subject", "html", "text", "layoutId") if k in body}, creating=False)
+    if "subject" not in parts:
+        raise ApiError.validation("'subject' is required", path=["subject"])
+    if not (parts.get("html") or parts.get("text")):
+        raise ApiError.validation("A template needs 'html' or 'text'", path=["html"])
+    variables = check_variables(body.get("variables"))
+    layout = body.get("layout")
+    if layout is not None:
+        if parts.get("layout_id"):
+            raise ApiError.validation("Give 'layoutId' or 'layout', not both", path=["layout"])
+        if not isinstance(layout, str) or len(layout) > render.MAX_SOURCE_CHARS:
+            raise ApiError.validation(f"'layout' is a layout's html of at most {render.MAX_SOURCE_CHARS} characters",
+                                      path=["layout"])
+        try:
+            render.check_layout(layout)
+        except ApiError as exc:
+            raise ApiError.validation(exc.message, path=["layout"]) from exc
+    elif parts.get("layout_id"):
+        async with ctx.reader() as db:
+            await _check_layout_ref(db, parts)  # another site's layout is as unknown as a made-up id
+            layout = await layout_html(db, parts["layout_id"])
+    rendered = await render.render_message_async(parts["subject"], parts.get("html"), parts.get("text"), layout,
+                                                 variables)
+    return rendered.as_dict()
+
+
 MAX_VARIABLES_CHARS = 100_000
 MAX_VARIABLES_DEPTH = 32
 

@@ -95,6 +95,9 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/email/templates/{id}", routes.TemplateResource(), auth="admin", openapi=ops(
             patch=("Update a template", s.TEMPLATE_BODY, s.TEMPLATE, 200),
             delete=("Delete a template", None, None, 204))),
+        Route("/email/templates/preview", routes.SourcePreviewResource(), auth="admin", openapi=ops(
+            post=("Render an unsaved template (and layout) without storing or sending", s.SOURCE_PREVIEW_BODY,
+                  s.PREVIEW, 200))),
         Route("/email/templates/{id}/preview", routes.PreviewResource(), auth="admin", openapi=ops(
             post=("Render a template without sending", s.PREVIEW_BODY, s.PREVIEW, 200))),
         Route("/email/send", routes.SendResource(), auth="admin", openapi=ops(

@@ -75,6 +75,11 @@ class PreviewResource:
         send_data(resp, await catalog.preview(request_context(req), id, body))
 
 
+class SourcePreviewResource:
+    async def on_post(self, req: Any, resp: Any) -> None:
+        send_data(resp, await catalog.preview_source(request_context(req), await read_json(req)))
+
+
 class SendResource:
     async def on_post(self, req: Any, resp: Any) -> None:
         status, data = await sending.send(request_context(req), await read_json(req))

@@ -13,6 +13,10 @@ TEMPLATE = {"type": "object", "properties": {**TEMPLATE_BODY["properties"], "id"
 PREVIEW_BODY = {"type": "object", "properties": {"variables": {"type": "object", "additionalProperties": True}}}
 PREVIEW = {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": ["string", "null"]},
                                             "text": {"type": "string"}}}
+SOURCE_PREVIEW_BODY = {"type": "object", "required": ["subject"], "properties": {
+    "subject": {"type": "string"}, "html": {"type": ["string", "null"]}, "text": {"type": ["string", "null"]},
+    "layoutId": {"type": ["string", "null"]}, "layout": {"type": ["string", "null"]},
+    "variables": {"type": "object", "additionalProperties": True}}}
 SEND_BODY = {"type": "object", "required": ["to"], "properties": {
     "to": {"type": "array", "items": {"type": "string"}}, "cc": {"type": "array", "items": {"type": "string"}},
     "replyTo": {"type": "string"}, "variables": {"type": "object", "additionalProperties": True}, "templateKey": {"type": "string"},

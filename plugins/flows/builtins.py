@@ -7,6 +7,7 @@ an extension's would: nothing here is special to the runner.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -19,7 +20,7 @@ from kernel.outbound import OutboundRefused, check_url
 from kernel.outbound import client as outbound_client
 from kernel.plugins import call_first
 from plugins.flows import data as flowdata
-from plugins.flows.api import Branch, Operation, OperationContext, OptionError, StepFailed
+from plugins.flows.api import Branch, Operation, OperationContext, Option, OptionError, StepFailed
 from plugins.items import api as items
 from plugins.realtime import api as realtime
 from plugins.utils.api import MAX_EXPRESSION_CHARS, JsonataRunner
@@ -394,40 +395,62 @@ async def run_notify(ctx: OperationContext, options: dict[str, Any]) -> Any:
 
 def operations() -> list[Operation]:
     """The built-in operations, as ``register_flow_operations`` returns them."""
+    collection = Option("collection", required=True, label="Collection", description="The collection's name.")
+    key = Option("template", also=("number",), label="Item id",
+                 description="The item's id (a number, or text: a template may give it).")
+    payload = Option("json", required=True, label="Payload",
+                     description="An object of field values (templates in strings).")
     return [
-        Operation("log", run_log, {"message": "string (template); recorded as the step's output"}, check_log,
-                  retry_safe=True, description="Record a message in the run."),
-        Operation("transform", run_transform, {"json": "any JSON (templates in strings); the output"},
+        Operation("log", run_log, {"message": Option(
+            "template", required=True, label="Message", description="Recorded as the step's output.")},
+                  check_log, retry_safe=True, description="Record a message in the run."),
+        Operation("transform", run_transform, {"json": Option(
+            "json", required=True, label="Output", description="Any JSON (templates in strings); the step's output.")},
                   check_transform, retry_safe=True, description="Output a value built from the data."),
-        Operation("jsonata", run_jsonata, {"expression": "JSONata over the data ($trigger, $last, node ids)"},
+        Operation("jsonata", run_jsonata, {"expression": Option(
+            "string", required=True, label="Expression",
+            description="JSONata over the data ($trigger, $last, node ids).")},
                   check_jsonata, raw=("expression",), retry_safe=True,
                   description="Evaluate JSONata (bounded in time and memory, in a child process)."),
-        Operation("condition", run_condition, {"filter": "a filter over the data, e.g. {\"$trigger\": {...}}"},
+        Operation("condition", run_condition, {"filter": Option(
+            "json", required=True, label="Filter", description='A filter over the data, e.g. {"$trigger": {...}}.')},
                   check_condition, raw=("filter",), retry_safe=True, branches=True,
                   description="Follow the 'true' edges when the filter matches, the 'false' ones otherwise."),
-        Operation("request", run_request, {"url": "http(s) URL (template)", "method": "GET, POST, PUT, PATCH, "
-                                           "DELETE or HEAD", "headers": "object of strings",
-                                           "body": "JSON or a string"}, check_request, retry_safe=True,
+        Operation("request", run_request, {
+            "url": Option("template", required=True, label="URL", description="An http(s) URL (a template)."),
+            "method": Option("enum", choices=METHODS, default="GET", label="Method"),
+            "headers": Option("json", label="Headers", description="An object of string values."),
+            "body": Option("json", label="Body", description="Any JSON, or a string in quotes.")},
+                  check_request, retry_safe=True,
                   description="An outbound HTTP call (no redirects, timeouts, capped response)."),
-        Operation("item-create", run_item_create, {"collection": "string", "payload": "object (templates)"},
+        Operation("item-create", run_item_create, {"collection": collection, "payload": payload},
                   check_item_create, description="Create an item as the run's principal."),
-        Operation("item-read", run_item_read, {"collection": "string", "key": "item id (optional)",
-                                               "query": "list parameters when no key"},
+        Operation("item-read", run_item_read, {
+            "collection": collection, "key": key,
+            "query": Option("json", label="Query", description="List parameters (filter, sort, limit ...) "
+                            "when no id is given.")},
                   check_item_read, retry_safe=True, description="Read one item or a list as the run's principal."),
-        Operation("item-update", run_item_update, {"collection": "string", "key": "item id",
-                                                   "payload": "object (templates)"},
+        Operation("item-update", run_item_update, {"collection": collection, "key": replace(key, required=True),
+                                                   "payload": payload},
                   check_item_update, description="Update an item as the run's principal."),
-        Operation("item-delete", run_item_delete, {"collection": "string", "key": "item id"}, check_item_delete,
-                  description="Delete an item as the run's principal."),
-        Operation("mail", run_mail, {"to": "address or list", "subject": "string (template)",
-                                     "body": "text (template)", "templateKey": "an email template's key "
-                                     "(instead of subject and body)", "variables": "object (templates)",
-                                     "category": "transactional or marketing"}, check_mail,
+        Operation("item-delete", run_item_delete, {"collection": collection, "key": replace(key, required=True)},
+                  check_item_delete, description="Delete an item as the run's principal."),
+        Operation("mail", run_mail, {
+            "to": Option("template", required=True, many=True, label="To",
+                         description="One address or a list of them."),
+            "subject": Option("template", label="Subject"),
+            "body": Option("template", label="Body", description="Plain text (a template)."),
+            "templateKey": Option("string", label="Template",
+                                  description="An email template's key (instead of subject and body)."),
+            "variables": Option("json", label="Variables", description="An object (templates in strings)."),
+            "category": Option("enum", choices=MAIL_CATEGORIES, default="transactional", label="Category")},
+                  check_mail,
                   description="Send an email through the email plugin (templates, suppressions, consent, "
                               "unsubscribe headers), else the kernel's mailer (EMAIL_NOT_CONFIGURED without SMTP)."),
-        Operation("notify", run_notify, {"title": "string (template)", "body": "string", "severity":
-                                         ", ".join(SEVERITIES), "deepLink": "string"}, check_notify,
-                  description="Store a studio notification (broadcast live and by push)."),
+        Operation("notify", run_notify, {
+            "title": Option("template", required=True, label="Title"),
+            "body": Option("template", label="Body"),
+            "severity": Option("enum", choices=SEVERITIES, default="info", label="Severity"),
+            "deepLink": Option("string", label="Link", description="A studio path the notification opens.")},
+                  check_notify, description="Store a studio notification (broadcast live and by push)."),
     ]
-
-

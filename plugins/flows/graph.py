@@ -1,4 +1,7 @@
-"""The flow graph: ``{ nodes: [{ id, operation, options }], edges: [{ from, to, when? }] }``.
+"""The flow graph: ``{ nodes: [{ id, operation, options, position? }], edges: [{ from, to, when? }] }``.
+
+``position`` (``{ x, y }``, numbers from 0 to 100,000) is where the studio draws the node, kept
+as given; the runner ignores it.
 
 The entry is the one node with no incoming edge. ``when`` is ``"true"`` (the default) or
 ``"false"``: a branching operation (``condition``) takes its ``true`` or its ``false`` edges,
@@ -21,6 +24,7 @@ from plugins.flows.data import template_faults
 MAX_NODES = 100
 MAX_EDGES = 300
 MAX_OPTIONS_BYTES = 65_536
+MAX_POSITION = 100_000
 NODE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 RESERVED = frozenset({"trigger", "last", "steps", "env"})
 WHENS = ("true", "false")
@@ -46,8 +50,8 @@ def check_shape(graph: Any) -> dict[str, Any]:
     seen: set[str] = set()
     for i, node in enumerate(nodes):
         where = ["graph", "nodes", i]
-        if not isinstance(node, dict) or set(node) - {"id", "operation", "options"}:
-            raise ApiError.validation("A node is an object of 'id', 'operation' and 'options'", path=where)
+        if not isinstance(node, dict) or set(node) - {"id", "operation", "options", "position"}:
+            raise ApiError.validation("A node is an object of 'id', 'operation', 'options' and 'position'", path=where)
         node_id = node.get("id")
         if not isinstance(node_id, str) or not NODE_ID.match(node_id) or node_id in RESERVED:
             raise ApiError.validation("A node 'id' is 1 to 64 letters, digits and '_', not starting with a digit "
@@ -64,7 +68,16 @@ def check_shape(graph: Any) -> dict[str, Any]:
             options = {}
         if not isinstance(options, dict):
             raise ApiError.validation("A node's 'options' is an object", path=[*where, "options"], nodeId=node_id)
-        out_nodes.append({"id": node_id, "operation": operation, "options": options})
+        shaped = {"id": node_id, "operation": operation, "options": options}
+        position = node.get("position")
+        if position is not None:
+            if not isinstance(position, dict) or set(position) != {"x", "y"} or not all(
+                    isinstance(position[k], (int, float)) and not isinstance(position[k], bool)
+                    and 0 <= position[k] <= MAX_POSITION for k in ("x", "y")):
+                raise ApiError.validation(f"A node's 'position' is {{x, y}}, numbers from 0 to {MAX_POSITION}",
+                                          path=[*where, "position"], nodeId=node_id)
+            shaped["position"] = {"x": position["x"], "y": position["y"]}
+        out_nodes.append(shaped)
     out_edges: list[dict[str, Any]] = []
     for i, edge in enumerate(edges):
         where = ["graph", "edges", i]
@@ -88,7 +101,7 @@ def entry_of(graph: dict[str, Any]) -> str | None:
 def validate(graph: dict[str, Any], operations: dict[str, Operation]) -> None:
     """400 with ``GRAPH_DANGLING_EDGE``, ``GRAPH_UNKNOWN_OPERATION``, ``GRAPH_NO_ENTRY`` or
     ``GRAPH_CYCLE`` (and ``nodeId``), or ``VALIDATION_FAILED`` for a node's options (its
-    operation's ``validate``), unless ``graph`` (already shaped) may be active."""
+    operation's declared option types, then its ``validate``), unless ``graph`` (already shaped) may be active."""
     nodes = graph["nodes"]
     ids = {n["id"]: i for i, n in enumerate(nodes)}
     if not nodes:
@@ -143,6 +156,11 @@ def check_options(op: Operation, node: dict[str, Any], index: int) -> None:
         if fault:
             raise ApiError.validation(f"Not a valid template: {fault[1]}"[:300], path=[*where, *fault[0]],
                                       nodeId=node["id"])
+    try:
+        op.check_options(node["options"])
+    except OptionError as exc:
+        raise ApiError.validation(f"Step '{node['id']}': {exc}", path=[*where, *exc.option],
+                                  nodeId=node["id"]) from exc
     if op.validate is None:
         return
     try:

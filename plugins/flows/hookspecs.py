@@ -2,7 +2,7 @@
 
 An extension adds an operation that flows can use::
 
-    from plugins.flows.api import Operation, OptionError
+    from plugins.flows.api import Operation, Option, OptionError
 
     async def shout(ctx, options):
         return {"text": str(options["text"]).upper()}
@@ -13,10 +13,15 @@ An extension adds an operation that flows can use::
 
     @hookimpl(optionalhook=True)
     def register_flow_operations(kernel):
-        return [Operation("shout", shout, options={"text": "string (template)"}, validate=check)]
+        return [Operation("shout", shout, options={"text": Option("template", required=True, label="Text")},
+                          validate=check)]
 
 The flows plugin's own operations (``log``, ``request``, ``item-create`` ...) register through
-this hook in exactly this way (``builtins.py``).
+this hook in exactly this way (``builtins.py``). Each option is declared with an ``Option``
+(type ``string``, ``template``, ``number``, ``boolean``, ``enum``, ``json``, ``collection`` or
+``field``; ``required``, ``default``, ``choices``, ``label``): ``GET /flows/operations`` lists it
+as ``optionSchema``, the studio builds the step's form from it, and an active flow's step
+options are checked against it on save. A plain string is still taken as an untyped hint.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ from typing import Any
 
 _OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
 NODE = {"type": "object", "required": ["id", "operation"], "properties": {
-    "id": {"type": "string"}, "operation": {"type": "string"}, "options": _OBJ}}
+    "id": {"type": "string"}, "operation": {"type": "string"}, "options": _OBJ,
+    "position": {"type": "object", "description": "Where the studio draws the node",
+                 "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}}}
 EDGE = {"type": "object", "required": ["from", "to"], "properties": {
     "from": {"type": "string"}, "to": {"type": "string"}, "when": {"type": "string", "enum": ["true", "false"]}}}
 GRAPH = {"type": "object", "properties": {"nodes": {"type": "array", "items": NODE},
@@ -25,8 +27,16 @@ FLOW_BODY = {"type": "object", "required": ["name", "trigger"], "properties": {
     "trigger": {"type": "string", "enum": ["manual", "event", "schedule", "webhook"]},
     "triggerOptions": TRIGGER_OPTIONS, "graph": GRAPH}}
 FLOW_PATCH = {**FLOW_BODY, "required": []}
-OPERATION = {"type": "object", "properties": {"key": {"type": "string"}, "options": _OBJ,
-                                              "description": {"type": "string"}}}
+OPTION = {"type": "object", "properties": {
+    "type": {"type": "string", "enum": ["string", "number", "boolean", "enum", "json", "template", "collection", "field"]},
+    "required": {"type": "boolean"}, "default": {}, "choices": {"type": "array", "items": {}}, "label": {"type": "string"},
+    "description": {"type": "string"}, "many": {"type": "boolean"}, "collectionOption": {"type": "string"},
+    "also": {"type": "array", "items": {"type": "string"}, "description": "Other types a value may have"},
+    "declared": {"type": "boolean", "description": "false: an untyped free-text hint"}}}
+OPERATION = {"type": "object", "properties": {
+    "key": {"type": "string"}, "options": {**_OBJ, "description": "Each option's description (hints)"},
+    "optionSchema": {"type": "object", "additionalProperties": OPTION}, "description": {"type": "string"},
+    "retrySafe": {"type": "boolean"}, "branches": {"type": "boolean"}}}
 RUN = {"type": "object", "properties": {"runId": {"type": "string"}, "status": {"type": "string"},
                                         "startedAt": {"type": "string"}, "finishedAt": {"type": ["string", "null"]}}}
 RUN_DETAIL = {"type": "object", "properties": {

@@ -69,7 +69,7 @@ function summary(kind, shape) {
   const top = points.reduce((a, b) => (b.v > a.v ? b : a));
   const where = shape.series.length > 1 ? `${top.at}, ${top.s}` : top.at;
   return t(`dash.summary.${kind}`, { count: shape.labels.length, first: shape.labels[0], last: shape.labels[shape.labels.length - 1],
-    series: shape.series.length, max: number(top.v), at: where });
+    series: t("dash.series", { count: shape.series.length }), max: number(top.v), at: where });
 }
 
 /** The data as a table: one row per row of the answer. */

@@ -8,6 +8,7 @@
 import { ApiError, SessionEnded, data, refresh, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { liveScreen } from "./live.js";
 import { keepFocus, said, section } from "./releases.js";
 import { siteHash } from "./router.js";
 
@@ -169,6 +170,9 @@ export async function renderApprovals(shell, id, query) {
     keepFocus(body, redraw);
   };
   await draw();
+  // -- flows43: live: a request (or an approved call's failure) told to this approver redraws the
+  // list; the list holds no input of its own, and the status filter outside it is left alone.
+  liveScreen("approvals", (frame) => frame.type === "notification" && /^ai\.approval\./.test((frame.notification || {}).kind || ""), draw);
   replace(shell.main, h("h1", {}, t("ai.inbox")),
     id ? h("p", {}, h("a", { href: siteHash(site, "ai", "approvals") }, t("ai.allRequests")))
       : h("div", { class: "me-field" }, h("label", { for: filter.id }, t("ai.statusLabel")), filter),

@@ -6,7 +6,8 @@
 //                                                each run and drawn (charts.js); a time series'
 //                                                bucket and range changed in place (a preview,
 //                                                kept as the panel's own on request); arrange
-//                                                mode moves and resizes panels; rename, delete
+//                                                mode moves and resizes panels; rename, delete;
+//                                                panels run again live when their collection changes
 //   #/s/<site>/dashboards/<id>/panels/new|<pid>  a panel's editor (dashboard_panel.js)
 // What a caller may change follows its rules on svc_dashboards (create, update, delete); the API
 // decides, the screens only leave out what would be refused.
@@ -14,8 +15,9 @@
 import { SessionEnded, call, data } from "./api.js";
 import { drawPanel } from "./charts.js";
 import { COLUMNS, INTERVALS, may, renderPanelEditor } from "./dashboard_panel.js";
-import { ask, h, replace } from "./dom.js";
+import { ask, dragging, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
+import { liveScreen, subscribe } from "./live.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, siteHash } from "./router.js";
 
@@ -78,6 +80,7 @@ export async function renderDashboard(shell, id, rest) {
     const { panel, body, meta } = card;
     if (panel.type === "label") return;
     card.runs = (card.runs || 0) + 1;
+    card.shown = query || null; // what a live redraw runs again (a preview the user has not kept stays)
     const mine = card.runs; // only the latest run draws (controls changed quickly overtake each other)
     replace(meta, t("app.loading"));
     try {
@@ -160,21 +163,74 @@ export async function renderDashboard(shell, id, rest) {
       replace(alert, said(err));
     }
   };
-  const arrangeTools = (panel) => {
+  // Each move as [key, enabled, change]: the buttons, the arrow keys on the drag handle and the
+  // drags (onto another panel: swap places; the corner: resize) all end in move().
+  const moves = (panel) => {
     const p = panel.position;
-    const tool = (key, enabled, change) => h("button", { type: "button", class: "quiet", disabled: !enabled,
-      "aria-label": t(`dash.arrange.${key}`, { name: panel.name }), onclick: () => move(panel, t(`dash.arrange.${key}.done`), change) },
-    t(`dash.arrange.${key}.short`));
     const swap = (step) => (me) => {
       const other = neighbour(me, step);
       return [[other, { ...other.position, x: me.position.x, y: me.position.y }], [me, { ...me.position, x: other.position.x, y: other.position.y }]];
     };
     const set = (changes) => (me) => [[me, { ...me.position, ...changes }]];
+    return [["earlier", Boolean(neighbour(panel, -1)), swap(-1)], ["later", Boolean(neighbour(panel, 1)), swap(1)],
+      ["left", p.x > 0, set({ x: p.x - 1 })], ["right", p.x + p.w < COLUMNS, set({ x: p.x + 1 })],
+      ["narrower", p.w > 1, set({ w: p.w - 1 })], ["wider", p.x + p.w < COLUMNS, set({ w: p.w + 1 })],
+      ["shorter", p.h > 2, set({ h: p.h - 1 })], ["taller", p.h < 12, set({ h: p.h + 1 })]];
+  };
+  const KEYS = { ArrowUp: "earlier", ArrowDown: "later", ArrowLeft: "left", ArrowRight: "right" };
+  const SHIFT_KEYS = { ArrowUp: "shorter", ArrowDown: "taller", ArrowLeft: "narrower", ArrowRight: "wider" };
+  const arrangeTools = (panel) => {
+    const all = moves(panel);
+    const run = (key) => {
+      const [, enabled, change] = all.find(([k]) => k === key);
+      if (enabled) move(panel, t(`dash.arrange.${key}.done`), change);
+    };
+    const tool = ([key, enabled]) => h("button", { type: "button", class: "quiet", disabled: !enabled,
+      "aria-label": t(`dash.arrange.${key}`, { name: panel.name }), onclick: () => run(key) }, t(`dash.arrange.${key}.short`));
+    // -- flows43: drag the handle onto another panel to swap places (its arrow keys move, with
+    // Shift resize); drag the corner to resize.
+    const handle = h("button", { type: "button", class: "quiet dash-handle", "aria-label": t("dash.dragHandle", { name: panel.name }),
+      "aria-keyshortcuts": "ArrowUp ArrowDown ArrowLeft ArrowRight Shift+ArrowLeft Shift+ArrowRight Shift+ArrowUp Shift+ArrowDown",
+      title: t("dash.dragHint"), onkeydown: (event) => {
+        const key = (event.shiftKey ? SHIFT_KEYS : KEYS)[event.key];
+        if (!key) return;
+        event.preventDefault();
+        run(key);
+      } }, "⠿ ", t("dash.drag"));
+    const target = (e) => {
+      const el = document.elementsFromPoint(e.clientX, e.clientY).map((x) => x.closest("[data-panel]")).find(Boolean);
+      const other = el && board.panels.find((x) => x.id === el.dataset.panel);
+      return other && other.id !== panel.id ? other : null;
+    };
+    let over = null;
+    dragging(handle, {
+      move: (dx, dy, e) => {
+        const other = target(e);
+        const el = other ? cards.get(other.id).el : null;
+        if (over !== el) { if (over) over.classList.remove("drop-target"); over = el; if (el) el.classList.add("drop-target"); }
+      },
+      drop: (dx, dy, e) => {
+        if (over) over.classList.remove("drop-target");
+        over = null;
+        const other = target(e);
+        if (!other) return;
+        move(panel, t("dash.swapped", { other: other.name }), (me) => [[other, { ...other.position, x: me.position.x, y: me.position.y }],
+          [me, { ...me.position, x: other.position.x, y: other.position.y }]]);
+      },
+    });
+    const corner = h("span", { class: "dash-resize", "aria-hidden": "true", title: t("dash.resizeHint") }, "⤡");
+    dragging(corner, {
+      move: () => {},
+      drop: (dx, dy) => {
+        const p = panel.position;
+        const column = grid.clientWidth / COLUMNS;
+        const w = Math.max(1, Math.min(COLUMNS - p.x, p.w + Math.round(dx / column)));
+        const h2 = Math.max(2, Math.min(12, p.h + Math.round(dy / ROW_PX)));
+        if (w !== p.w || h2 !== p.h) move(panel, t("dash.resized", { w, h: h2 }), (me) => [[me, { ...me.position, w, h: h2 }]]);
+      },
+    });
     return h("div", { role: "group", class: "dash-arrange", "aria-label": t("dash.arrangeOf", { name: panel.name }) },
-      tool("earlier", Boolean(neighbour(panel, -1)), swap(-1)), tool("later", Boolean(neighbour(panel, 1)), swap(1)),
-      tool("left", p.x > 0, set({ x: p.x - 1 })), tool("right", p.x + p.w < COLUMNS, set({ x: p.x + 1 })),
-      tool("narrower", p.w > 1, set({ w: p.w - 1 })), tool("wider", p.x + p.w < COLUMNS, set({ w: p.w + 1 })),
-      tool("shorter", p.h > 2, set({ h: p.h - 1 })), tool("taller", p.h < 12, set({ h: p.h + 1 })));
+      handle, all.map(tool), corner);
   };
 
   const card = (panel) => {
@@ -182,7 +238,7 @@ export async function renderDashboard(shell, id, rest) {
     if (known) return known;
     const headingId = `dash-panel-${panel.id}`;
     const made = { panel, body: h("div", { class: "dash-body" }), meta: h("p", { class: "muted dash-meta" }) };
-    made.el = h("section", { class: `dash-panel dash-type-${panel.type}`, "aria-labelledby": headingId });
+    made.el = h("section", { class: `dash-panel dash-type-${panel.type}`, "aria-labelledby": headingId, "data-panel": panel.id });
     made.head = h("h2", { id: headingId }, panel.name);
     made.range = rangeControls(made);
     made.tools = h("div");
@@ -251,6 +307,14 @@ export async function renderDashboard(shell, id, rest) {
   document.title = `${board.name} · ${t("dash.heading")} · ${shell.title}`;
   const heading = h("h1", {}, board.name);
   drawGrid();
+  // Live: a write to a collection a panel reads runs that panel again (its data only: the range
+  // controls, a preview not kept and the forms keep what the user typed).
+  const readable = new Set(shell.ctx.collections.map((c) => c.name)); // a subscription the ticket refuses would turn live off
+  const watched = () => new Set(board.panels.map((p) => p.query && p.query.collection).filter((c) => c && readable.has(c)));
+  for (const collection of watched()) subscribe(collection);
+  liveScreen("dashboard", (frame) => frame.type === "event" && watched().has(frame.collection), async () => {
+    await Promise.all([...cards.values()].filter((c) => c.el.isConnected).map((c) => run(c, c.shown)));
+  });
   replace(shell.main, h("p", {}, h("a", { href: siteHash(site, "dashboards") }, t("dash.back"))),
     heading, board.note ? h("p", { class: "muted" }, board.note) : null, tools, flash, alert, grid, settings());
 }

@@ -66,3 +66,38 @@ export function ask({ title, body = null, choices, dismiss = false, className = 
   });
 }
 // -- end schema
+
+// -- flows43: a pointer drag (the flow drawing's steps, the dashboard's panels); each screen that
+// uses it offers buttons or keys that do the same.
+/** On `el`, a drag of the primary pointer past `threshold` screen pixels: `move(dx, dy, event)`
+ * while it goes and `drop(dx, dy, event)` at its end, in units of `scale()` screen pixels (the
+ * flow drawing's SVG units; 1: pixels). A press without a drag is left to click; the click that
+ * ends a drag finds `data-dragged` on `el` (remove it and ignore that click). */
+export function dragging(el, { move, drop, scale = () => 1, threshold = 4 }) {
+  el.addEventListener("pointerdown", (down) => {
+    if (down.button !== 0) return;
+    down.stopPropagation();
+    const per = scale();
+    let moving = false;
+    const delta = (e) => [(e.clientX - down.clientX) / per, (e.clientY - down.clientY) / per];
+    const onMove = (e) => {
+      if (!moving && Math.hypot(e.clientX - down.clientX, e.clientY - down.clientY) < threshold) return;
+      moving = true;
+      move(...delta(e), e);
+    };
+    const onUp = (e) => {
+      el.removeEventListener("pointermove", onMove);
+      el.removeEventListener("pointerup", onUp);
+      el.removeEventListener("pointercancel", onUp);
+      if (el.hasPointerCapture(down.pointerId)) el.releasePointerCapture(down.pointerId);
+      if (!moving || e.type === "pointercancel") return;
+      el.dataset.dragged = "1";
+      drop(...delta(e), e);
+    };
+    el.setPointerCapture(down.pointerId);
+    el.addEventListener("pointermove", onMove);
+    el.addEventListener("pointerup", onUp);
+    el.addEventListener("pointercancel", onUp);
+  });
+}
+// -- end flows43

@@ -1,10 +1,11 @@
 // -- email: the email plugin's screens (docs/email.md), for site admins when the plugin is on.
 //   #/s/<site>/email                   how mail leaves (GET /email/capabilities), a test send
 //                                      (POST /email/test), the templates and layouts, forms to add one
-//   #/s/<site>/email/t/<id>            a template: its source, and a preview rendered by the server
-//                                      (POST /email/templates/:key/preview) with the variables typed
-//                                      beside it, redrawn as they change and after each save; a send
-//                                      of it to one address (POST /email/send)
+//   #/s/<site>/email/t/<id>            a template: its source, and a preview of the source as typed,
+//                                      saved or not, rendered by the server (POST
+//                                      /email/templates/preview) with the variables typed beside it,
+//                                      redrawn (debounced) as either changes; a send of the saved
+//                                      template to one address (POST /email/send)
 //   #/s/<site>/email/l/<id>            a layout: its name and html shell ({{content}})
 //   #/s/<site>/email/suppressions      the suppression list: search, add, remove, pages
 // The preview is the server's rendering (escaped, placed in its layout, sanitised by nh3) shown in
@@ -201,7 +202,7 @@ export async function renderTemplate(shell, id) {
   const variables = h("textarea", { rows: "5", class: "code", spellcheck: "false" });
   variables.value = sessionStorage.getItem(`svc.studio.email.vars.${id}`) || '{\n  "name": "Ann"\n}';
 
-  // -- the preview: the server's rendering of the saved template with these variables
+  // -- the preview: the server's rendering of the source as typed with these variables
   const frame = previewFrame(t("email.previewFrame"));
   const pvSubject = h("output", {});
   const pvText = h("pre", { class: "email-text", tabindex: "0", "aria-label": t("email.previewText") });
@@ -219,7 +220,9 @@ export async function renderTemplate(shell, id) {
     }
     sessionStorage.setItem(`svc.studio.email.vars.${id}`, variables.value);
     try {
-      const shown = await data("POST", `/email/templates/${encodeURIComponent(tpl.key)}/preview`, { site, body: { variables: vars } });
+      // The source as typed, saved or not (POST /email/templates/preview): nothing is stored.
+      const shown = await data("POST", "/email/templates/preview", { site, body: { subject: subject.value,
+        html: html.value || null, text: text.value || null, layoutId: layout.value || null, variables: vars } });
       if (mine !== asked) return; // a later keystroke asked again meanwhile
       replace(pvSubject, shown.subject);
       frame.show(shown.html || "");
@@ -231,9 +234,8 @@ export async function renderTemplate(shell, id) {
   };
   const soon = () => { clearTimeout(timer); timer = setTimeout(preview, PREVIEW_MS); };
   variables.addEventListener("input", soon);
-  for (const el of [name, key, subject, layout, html, text]) {
-    el.addEventListener("input", () => { dirty = true; replace(pvStatus, t("email.previewUnsaved")); });
-  }
+  for (const el of [name, key, subject, layout, html, text]) el.addEventListener("input", () => { dirty = true; });
+  for (const el of [subject, layout, html, text]) el.addEventListener("input", soon);
 
   const form = h("form", { "aria-label": t("email.templateSource"), onsubmit: async (event) => {
     event.preventDefault();

@@ -2,16 +2,18 @@
 //   #/s/<site>/flows                     the flows, and a new one (a draft with no steps)
 //   #/s/<site>/flows/<id>                the editor: name, status, trigger and its options, the
 //                                        graph (drawn, and as a list of steps with their option
-//                                        forms and connections), manual runs (flows_runs.js)
+//                                        forms, built from each operation's declared option
+//                                        types, and connections), manual runs (flows_runs.js)
 //   #/s/<site>/flows/<id>/runs[/<run>]   the run history and one run (flows_runs.js)
 // The graph is edited in the page and saved whole (PATCH); an active flow's graph is checked by
 // the API, whose GRAPH_* errors (and an option's VALIDATION_FAILED) are shown on the step named.
 
 import { ApiError, data } from "./api.js";
 import { ask, h, replace, uid } from "./dom.js";
-import { allIds, drawGraph, optionField } from "./flows_graph.js";
+import { allIds, drawGraph, optionField, positions } from "./flows_graph.js";
 import { manualRunPanel } from "./flows_runs.js";
 import { t } from "./i18n.js";
+import { fieldsOf } from "./list.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
 import { go, leaving, siteHash } from "./router.js";
 
@@ -19,6 +21,8 @@ const TRIGGERS = ["manual", "event", "schedule", "webhook"];
 const ACTIONS = ["create", "update", "delete"];
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const RESERVED = ["trigger", "last", "steps", "env"];
+const NUDGE = 20; // how far a step's move buttons move it in the drawing
+const MAX_POSITION = 100000; // the API's bound on a node's position
 const SHOWN_ONCE = new Map(); // flow id -> a webhook token the API just answered (shown once, then dropped)
 
 /** A new webhook token: 32 random bytes as hex, from the browser's CSPRNG. */
@@ -157,11 +161,41 @@ export async function renderFlow(shell, id) {
     fields.clear();
     const ids = allIds(flow.graph);
     const steps = ids.map((nodeId) => stepEntry(nodeId));
-    const drawing = h("figure", { class: "flow-figure" }, drawGraph(flow.graph, { trigger: flow.trigger, errors, onPick: pick }),
+    const drawing = h("figure", { class: "flow-figure" }, drawGraph(flow.graph, { trigger: flow.trigger, errors, onPick: pick,
+      onMove: (nodeId, at) => place(nodeId, at, t("flows.stepMoved", { id: nodeId })),
+      onConnect: (from, to) => connect({ from, to, when: "true" }) }),
       h("figcaption", { class: "muted" }, t("flows.drawingHint")));
     return section(t("flows.graph"), drawing,
       ids.length ? h("ol", { class: "flow-steps", "aria-label": t("flows.stepsList") }, steps) : h("p", {}, t("flows.noSteps")),
       addStepForm(), connectForm());
+  };
+  // -- flows43: moving a step in the drawing (dragged, or its buttons) and connecting by dragging
+  const place = (nodeId, at, note) => {
+    const node = flow.graph.nodes.find((n) => n.id === nodeId);
+    if (!node) return;
+    const within = (v) => Math.min(MAX_POSITION, Math.max(0, Math.round(v)));
+    node.position = { x: within(at.x), y: within(at.y) };
+    changed();
+    draw(note);
+  };
+  const connect = (edge) => {
+    if (flow.graph.edges.some((e) => e.from === edge.from && e.to === edge.to && e.when === edge.when)) {
+      return replace(flash, t("flows.connected"));
+    }
+    flow.graph.edges.push(edge);
+    changed();
+    draw(t("flows.connectionAdded", { from: edge.from, to: edge.to }));
+  };
+  const moveTools = (nodeId) => {
+    const nudge = (dx, dy, way) => () => {
+      const at = positions(flow.graph).pos.get(nodeId);
+      place(nodeId, { x: at.x + dx, y: at.y + dy }, t("flows.stepMoved", { id: nodeId }) + ` (${t(`flows.move.${way}`)})`);
+    };
+    const at = positions(flow.graph).pos.get(nodeId);
+    const tool = (way, dx, dy, disabled) => h("button", { type: "button", class: "quiet", disabled,
+      "aria-label": t("flows.moveStep", { id: nodeId, way: t(`flows.move.${way}`) }), onclick: nudge(dx, dy, way) }, t(`flows.moveShort.${way}`));
+    return h("div", { role: "group", class: "flow-move", "aria-label": t("flows.positionOf", { id: nodeId }) },
+      tool("left", -NUDGE, 0, at.x <= 0), tool("right", NUDGE, 0, false), tool("up", 0, -NUDGE, at.y <= 0), tool("down", 0, NUDGE, false));
   };
   const stepEntry = (nodeId) => {
     const node = flow.graph.nodes.find((n) => n.id === nodeId);
@@ -175,8 +209,15 @@ export async function renderFlow(shell, id) {
     if (node && !op) parts.push(h("p", { class: "error" }, t("flows.unknownOperation", { operation: node.operation })));
     if (node && op) {
       if (op.description) parts.push(h("p", { class: "muted" }, op.description));
-      const own = Object.entries(op.options || {}).map(([name, hint]) => {
-        const field = optionField(name, hint, node.options[name], typed.get(`${nodeId}\n${name}`));
+      const schema = op.optionSchema || {};
+      const sibling = (other) => {
+        const found = (fields.get(nodeId) || []).find((f) => f.name === other);
+        const got = found ? found.read() : null;
+        return got && got.ok ? got.value : node.options[other];
+      };
+      const own = Object.keys(schema).map((name) => {
+        const field = optionField(name, schema[name], node.options[name], typed.get(`${nodeId}\n${name}`),
+          { collections: shell.ctx.collections, sibling, fieldsIn: (collection) => fieldsOf(shell, collection) });
         field.control.addEventListener("input", changed);
         field.control.addEventListener("change", changed);
         if (fieldError && fieldError.nodeId === nodeId && fieldError.option === name) field.fail(fieldError.message);
@@ -193,6 +234,7 @@ export async function renderFlow(shell, id) {
         h("button", { type: "button", class: "quiet", "aria-label": t("flows.disconnect", { from: e.from, to: e.to }),
           onclick: () => { flow.graph.edges = flow.graph.edges.filter((x) => x !== e); changed(); draw(); } }, t("flows.remove")))))
         : h("p", { class: "muted" }, t("flows.noConnections")));
+    if (node) parts.push(moveTools(nodeId));
     parts.push(h("p", {}, h("button", { type: "button", class: "quiet", "aria-label": t("flows.removeStep", { id: nodeId }), onclick: () => {
       flow.graph.nodes = flow.graph.nodes.filter((n) => n.id !== nodeId);
       flow.graph.edges = flow.graph.edges.filter((e) => e.from !== nodeId && e.to !== nodeId);
@@ -240,9 +282,7 @@ export async function renderFlow(shell, id) {
       event.preventDefault();
       const edge = { from: from.value, to: to.value, when: when.value };
       if (flow.graph.edges.some((e) => e.from === edge.from && e.to === edge.to && e.when === edge.when)) return replace(problem, t("flows.connected"));
-      flow.graph.edges.push(edge);
-      changed();
-      draw(t("flows.connectionAdded", { from: edge.from, to: edge.to }));
+      connect(edge);
     } }, labelled(t("flows.from"), from), labelled(t("flows.toLabel"), to), labelled(t("flows.whenLabel"), when, t("flows.whenHint")),
     h("button", { type: "submit" }, t("flows.connect")), problem);
     return section(t("flows.connect"), form);

@@ -1,10 +1,10 @@
 // -- flows editor: the parts of the flow editor (flows.js) that know the graph's shape:
 //   drawGraph()   the graph drawn as SVG (layers from the entry down), for the eye; the list of
 //                 steps beside it is what the keyboard and screen readers use
-//   optionField() one option's control, generated from the hint its operation declares
-//                 (GET /flows/operations: { options: { name: hint } })
+//   optionField() one option's control, built from the type its operation declares
+//                 (GET /flows/operations: { optionSchema: { name: { type, required, ... } } })
 
-import { h, uid } from "./dom.js";
+import { dragging, h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -48,21 +48,37 @@ function layers(graph) {
   return depth;
 }
 
-/** The graph drawn: the trigger on top, each step a box (a step the API named in an error is
- * marked), connections as arrows ("false" ones dashed and labelled). `onPick(id)` is called when
- * a box is clicked (the editor moves the focus to that step in the list). */
-export function drawGraph(graph, { trigger, errors, onPick }) {
+/** Where each id is drawn: a step's own `position` (moved by the user, kept in the graph), else
+ * its place in the layers from the entry down. Also the drawing's width and height. */
+export function positions(graph) {
   const depth = layers(graph);
   const rows = new Map();
   for (const [id, d] of depth) { if (!rows.has(d)) rows.set(d, []); rows.get(d).push(id); }
   const widest = Math.max(1, ...[...rows.values()].map((r) => r.length));
-  const width = widest * (BOX.w + BOX.gapX) + BOX.gapX;
+  let width = widest * (BOX.w + BOX.gapX) + BOX.gapX;
   const pos = new Map();
   for (const [d, ids] of rows) {
     const offset = (width - ids.length * (BOX.w + BOX.gapX) + BOX.gapX) / 2;
     ids.forEach((id, i) => pos.set(id, { x: offset + i * (BOX.w + BOX.gapX), y: (d + 1) * (BOX.h + BOX.gapY) + 10 }));
   }
-  const height = (Math.max(0, ...depth.values()) + 2) * (BOX.h + BOX.gapY) + 10;
+  let height = (Math.max(0, ...depth.values()) + 2) * (BOX.h + BOX.gapY) + 10;
+  for (const node of graph.nodes) {
+    if (node.position) pos.set(node.id, { x: node.position.x, y: node.position.y });
+  }
+  for (const p of pos.values()) {
+    width = Math.max(width, p.x + BOX.w + BOX.gapX);
+    height = Math.max(height, p.y + BOX.h + BOX.gapY);
+  }
+  return { pos, width, height, depth };
+}
+
+/** The graph drawn: the trigger on top, each step a box (a step the API named in an error is
+ * marked), connections as arrows ("false" ones dashed and labelled). `onPick(id)` is called when
+ * a box is clicked (the editor moves the focus to that step in the list); a box dragged calls
+ * `onMove(id, { x, y })`, and a drag from a box's port (the dot below it) onto another box calls
+ * `onConnect(from, to)`. The list of steps beside the drawing does both with buttons and forms. */
+export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, onConnect = () => {} }) {
+  const { pos, width, height, depth } = positions(graph);
   const arrow = uid("flow-arrow");
   const known = new Set(graph.nodes.map((n) => n.id));
   const top = { x: (width - BOX.w) / 2, y: 10 };
@@ -75,17 +91,48 @@ export function drawGraph(graph, { trigger, errors, onPick }) {
       label ? s("text", { x: (x1 + x2) / 2 + 6, y: (y1 + y2) / 2, class: "flow-edge-label" }, label) : null);
   };
   const entries = [...depth.keys()].filter((id) => !graph.edges.some((e) => e.to === id));
+  let svg = null;
   const box = (id) => {
     const node = graph.nodes.find((n) => n.id === id);
     const p = pos.get(id);
     const cls = ["flow-box", known.has(id) ? "" : "missing", errors[id] ? "failed" : ""].filter(Boolean).join(" ");
-    return s("g", { class: cls, onclick: () => onPick(id) },
-      s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
-      s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
-      s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+    const g = s("g", { class: cls, "data-node": id, onclick: (event) => {
+      const dragged = event.target.closest("[data-dragged]");
+      if (dragged) { delete dragged.dataset.dragged; return; }
+      onPick(id);
+    } },
+    s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
+    s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
+    s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+    if (!node) return g;
+    const scale = () => (svg.getScreenCTM() || { a: 1 }).a || 1; // screen pixels per unit of the drawing
+    dragging(g, {
+      scale,
+      move: (dx, dy) => g.setAttribute("transform", `translate(${dx},${dy})`),
+      drop: (dx, dy) => onMove(id, { x: Math.max(0, Math.round(p.x + dx)), y: Math.max(0, Math.round(p.y + dy)) }),
+    });
+    const port = s("circle", { cx: p.x + BOX.w / 2, cy: p.y + BOX.h, r: 7, class: "flow-port", "data-port": id });
+    let wire = null;
+    dragging(port, {
+      scale,
+      move: (dx, dy) => {
+        if (!wire) { wire = s("path", { class: "flow-edge flow-wire" }); svg.append(wire); }
+        const x1 = p.x + BOX.w / 2, y1 = p.y + BOX.h;
+        wire.setAttribute("d", `M${x1},${y1} L${x1 + dx},${y1 + dy}`);
+      },
+      drop: (dx, dy, e) => {
+        if (wire) { wire.remove(); wire = null; }
+        const under = document.elementsFromPoint(e.clientX, e.clientY).map((el) => el.closest("[data-node]")).find(Boolean);
+        const to = under && under.getAttribute("data-node");
+        if (to && to !== id) onConnect(id, to);
+      },
+    });
+    g.append(port);
+    return g;
   };
-  const summary = t("flows.drawingSummary", { steps: graph.nodes.length, connections: graph.edges.length });
-  return s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
+  const summary = t("flows.drawingSummary", { steps: t("flows.stepCount", { count: graph.nodes.length }),
+    connections: t("flows.connectionCount", { count: graph.edges.length }) });
+  svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
     s("defs", {}, s("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       s("path", { d: "M0,0 L10,5 L0,10 z", class: "flow-arrowhead" }))),
     s("g", { class: "flow-box trigger" }, s("rect", { x: top.x, y: top.y, width: BOX.w, height: BOX.h, rx: 22 }),
@@ -94,43 +141,63 @@ export function drawGraph(graph, { trigger, errors, onPick }) {
     graph.edges.map((e) => line(pos.get(e.from), pos.get(e.to), e.when === "false" ? "flow-edge false" : "flow-edge",
       e.when === "false" ? t("flows.whenFalseShort") : null)),
     [...depth.keys()].map(box));
+  return svg;
 }
 
-/** What control an option's hint asks for: "json" (parsed), "json-or-text" (parsed when it is
- * JSON, else the text), "choice" (one of the words the hint lists), "text" (several lines) or
- * "string". The hints are free text (docs/flows.md); unknown ones are a one-line string. */
-export function kindOf(hint) {
-  const text = String(hint || "").trim();
-  if (/JSON or|or list/i.test(text)) return { kind: "json-or-text" };
-  if (/^(object|any JSON|JSON|list|a filter|a list)\b/i.test(text)) return { kind: "json" };
-  const words = text.split(/,\s*|\s+or\s+/);
-  if (words.length > 1 && words.every((w) => /^[A-Za-z][A-Za-z0-9_-]*$/.test(w))) return { kind: "choice", choices: words };
-  if (/^(text|JSONata)\b/i.test(text)) return { kind: "text" };
-  return { kind: "string" };
+const TEXTUAL = ["string", "template", "collection", "field"];
+
+function shown(value, option) {
+  if (value === undefined || value === null) return "";
+  if (option.many && Array.isArray(value)) return value.join("\n");
+  if (typeof value === "string" && (option.type !== "json" || option.declared === false)) return value;
+  return JSON.stringify(value, null, option.type === "json" ? 2 : 0);
 }
 
-function shown(value, kind) {
-  if (value === undefined) return "";
-  if (kind === "json" || (kind === "json-or-text" && typeof value !== "string")) return JSON.stringify(value, null, 2);
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-/** One option's labelled control (`text`: what was typed before, when it was not valid JSON). `read()` answers { ok, value } (value undefined: leave the
- * option out) or { ok: false, message }; `fail(message)` marks it invalid with the message. */
-export function optionField(name, hint, value, text) {
-  const { kind, choices } = kindOf(hint);
+/** One option's labelled control, built from the type its operation declares
+ * (GET /flows/operations: optionSchema { name: { type, required, default, choices, label,
+ * description, many } }); `text` is what was typed before when it could not be read.
+ * `collections`: the site's collections ({ name, fields? }), for collection and field options;
+ * `sibling(name)`: another option's current value (a field option's collection);
+ * `fieldsIn(collection)`: that collection's fields ({ field }), offered to a field option.
+ * `read()` answers { ok, value } (value undefined: leave the option out) or { ok: false, message };
+ * `fail(message)` marks it invalid with the message. */
+export function optionField(name, option, value, text, { collections = [], sibling = () => undefined, fieldsIn = async () => [] } = {}) {
+  const type = option.declared === false ? "loose" : option.type;
   const id = uid("flow-opt");
-  const hintEl = h("p", { id: uid("flow-hint"), class: "muted" }, hint);
+  const about = [h("code", {}, name), option.description ? ` · ${option.description}` : "",
+    option.many ? ` · ${t("flows.optionMany")}` : "",
+    option.default !== null && option.default !== undefined ? ` · ${t("flows.optionDefault", { value: String(option.default) })}` : ""];
+  const hintEl = h("p", { id: uid("flow-hint"), class: "muted" }, about);
   const error = h("p", { id: uid("flow-err"), class: "field-error" });
+  const initial = text !== undefined ? text : shown(value, option);
+  const unset = () => h("option", { value: "" }, option.default !== null && option.default !== undefined
+    ? t("flows.optionUnsetDefault", { value: String(option.default) }) : t("flows.optionUnset"));
   let control;
-  if (kind === "choice") {
-    control = h("select", { id }, h("option", { value: "" }, t("flows.optionUnset")),
-      choices.map((c) => h("option", { value: c, selected: c === value }, c)));
-  } else if (kind === "string") {
-    control = h("input", { id, type: "text", value: text !== undefined ? text : shown(value, kind), spellcheck: "false" });
+  if (type === "enum" || type === "boolean") {
+    const choices = type === "boolean" ? [[true, t("flows.yes")], [false, t("flows.no")]] : option.choices.map((c) => [c, String(c)]);
+    control = h("select", { id }, unset(), choices.map(([c, label], i) => h("option", { value: String(i), selected: c === value }, label)));
+    control.choices = choices.map(([c]) => c);
+  } else if (type === "collection" && !option.many) {
+    const names = collections.map((c) => c.name);
+    if (typeof value === "string" && value && !names.includes(value)) names.push(value);
+    control = h("select", { id }, h("option", { value: "" }, t("flows.optionUnset")), names.map((c) => h("option", { value: c, selected: c === value }, c)));
+  } else if (option.many || type === "json" || type === "template" || type === "loose") {
+    control = h("textarea", { id, rows: type === "json" || option.many ? "4" : "2", spellcheck: "false", class: type === "template" ? "" : "code" }, initial);
   } else {
-    control = h("textarea", { id, rows: kind === "text" ? "3" : "4", spellcheck: "false", class: kind === "text" ? "" : "code" }, text !== undefined ? text : shown(value, kind));
+    control = h("input", { id, type: "text", inputmode: type === "number" ? "decimal" : null, value: initial, spellcheck: "false", autocomplete: "off" });
+    if (type === "field") {
+      const list = h("datalist", { id: uid("flow-fields") });
+      control.setAttribute("list", list.id);
+      control.addEventListener("focus", async () => {
+        const collection = sibling(option.collectionOption || "collection");
+        if (typeof collection !== "string" || !collections.some((c) => c.name === collection)) return replace(list);
+        const found = await fieldsIn(collection).catch(() => []);
+        replace(list, found.map((f) => h("option", { value: f.field })));
+      });
+      control.datalist = list;
+    }
   }
+  if (option.required) control.setAttribute("aria-required", "true");
   control.setAttribute("aria-describedby", `${hintEl.id} ${error.id}`);
   const fail = (message) => {
     error.textContent = message || "";
@@ -140,15 +207,26 @@ export function optionField(name, hint, value, text) {
   const read = () => {
     const raw = control.value;
     if (raw.trim() === "") return { ok: true, value: undefined };
-    if (kind === "json" || kind === "json-or-text") {
+    if (control.choices) return { ok: true, value: control.choices[Number(raw)] };
+    if (option.many && TEXTUAL.includes(type)) {
+      const lines = raw.split("\n").map((x) => x.trim()).filter(Boolean);
+      return { ok: true, value: lines.length === 1 ? lines[0] : lines };
+    }
+    if (type === "number") {
+      if (raw.includes("{{")) return { ok: true, value: raw };
+      const number = Number(raw);
+      return Number.isFinite(number) ? { ok: true, value: number } : { ok: false, message: t("flows.notNumber") };
+    }
+    if (type === "json" || type === "loose") {
       try {
         return { ok: true, value: JSON.parse(raw) };
       } catch {
-        return kind === "json" ? { ok: false, message: t("flows.notJson") } : { ok: true, value: raw };
+        return type === "json" ? { ok: false, message: t("flows.notJson") } : { ok: true, value: raw };
       }
     }
     return { ok: true, value: raw };
   };
-  const wrap = h("div", { class: "me-field" }, h("label", { for: id }, name), control, hintEl, error);
+  const label = h("label", { for: id }, option.label || name, option.required ? h("span", { class: "muted" }, ` ${t("flows.optionRequired")}`) : null);
+  const wrap = h("div", { class: "me-field" }, label, control, control.datalist || null, hintEl, error);
   return { wrap, control, read, fail, name };
 }

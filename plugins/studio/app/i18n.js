@@ -1,5 +1,6 @@
 // Every string the studio shows, in one catalogue per language (English first).
 // t("key", { name: "x" }) fills {name}; a key missing from a language falls back to English.
+// t("key", { count: n }) picks "key.one" or "key.other" (the language's plural forms) where they exist.
 
 import { de } from "./i18n_de.js"; // live (slive)
 const CATALOGUES = {
@@ -992,7 +993,7 @@ const CATALOGUES = {
     "email.previewFrame": "Preview of the email",
     "email.previewText": "Plain text part",
     "email.previewShown": "Rendered by the server with these variables.",
-    "email.previewUnsaved": "The preview shows the saved template: save to see your changes.",
+    "email.previewUnsaved": "Rendered by the server from your unsaved changes (save to keep them).",
     "email.variables": "Variables (JSON)",
     "email.variablesHint": "The values the placeholders take; the preview follows as you type.",
     "email.variablesInvalid": "The variables are not valid JSON: {message}",
@@ -1235,17 +1236,24 @@ const CATALOGUES = {
     "dash.delete": "Delete dashboard",
     "dash.cancel": "Cancel",
     "dash.confirmDelete": "Delete the dashboard {name} and all its panels?",
-    "dash.computed": "Computed {at} · {count} rows",
-    "dash.previewed": "Preview · {count} rows (not stored)",
+    "dash.computed.one": "Computed {at} · {count} row",
+    "dash.computed.other": "Computed {at} · {count} rows",
+    "dash.previewed.one": "Preview · {count} row (not stored)",
+    "dash.previewed.other": "Preview · {count} rows (not stored)",
     "dash.noData": "No data for this query.",
     "dash.value": "Value",
     "dash.bucket": "Period",
     "dash.empty": "(empty)",
     "dash.showTable": "Show the data as a table",
     "dash.tableOf": "Data of {name}",
-    "dash.metricMore": "The first of {count} rows.",
-    "dash.summary.line": "a line chart of {count} periods from {first} to {last}, {series} series; the highest value is {max} ({at}).",
-    "dash.summary.bars": "a bar chart of {count} bars; the highest value is {max} ({at}).",
+    "dash.metricMore.one": "The only row.",
+    "dash.metricMore.other": "The first of {count} rows.",
+    "dash.summary.line.one": "a line chart of {count} period ({first}), {series}; the highest value is {max} ({at}).",
+    "dash.summary.line.other": "a line chart of {count} periods from {first} to {last}, {series}; the highest value is {max} ({at}).",
+    "dash.series.one": "{count} series",
+    "dash.series.other": "{count} series",
+    "dash.summary.bars.one": "a bar chart of {count} bar; the highest value is {max} ({at}).",
+    "dash.summary.bars.other": "a bar chart of {count} bars; the highest value is {max} ({at}).",
     "dash.rangeOf": "Periods of {name}",
     "dash.interval": "Bucket",
     "dash.interval.day": "Day",
@@ -1256,7 +1264,7 @@ const CATALOGUES = {
     "dash.keepRange": "Keep for this panel",
     "dash.rangeKept": "{name} keeps these periods.",
     "dash.arrange": "Arrange panels",
-    "dash.arrangeOn": "Arranging: each panel has buttons to move and resize it.",
+    "dash.arrangeOn": "Arranging: each panel has buttons to move and resize it, and can be dragged too.",
     "dash.arrangeOff": "Done arranging.",
     "dash.arrangeOf": "Arrange {name}",
     "dash.moved": "{name}: {how}.",
@@ -1284,6 +1292,13 @@ const CATALOGUES = {
     "dash.arrange.taller": "Make {name} taller",
     "dash.arrange.taller.short": "Taller",
     "dash.arrange.taller.done": "taller",
+    // -- flows43: dragging panels
+    "dash.drag": "Drag",
+    "dash.dragHandle": "Drag {name} onto another panel to swap places; arrow keys move it, Shift with arrow keys resizes it",
+    "dash.dragHint": "Drag onto another panel to swap places",
+    "dash.resizeHint": "Drag to resize",
+    "dash.swapped": "swapped with {other}",
+    "dash.resized": "resized to {w} × {h}",
     "dash.newPanel": "New panel",
     "dash.editTitle": "Panel {name}",
     "dash.typeLabel": "Type",
@@ -1452,8 +1467,8 @@ const CATALOGUES = {
     "flows.token": "Token",
     "flows.tokenOnce": "Copy it now: the studio cannot show it again.",
     "flows.graph": "Steps and connections",
-    "flows.drawingSummary": "Drawing of the flow: {steps} steps, {connections} connections. The list below holds the same.",
-    "flows.drawingHint": "Click a step to go to it in the list below.",
+    "flows.drawingSummary": "Drawing of the flow: {steps}, {connections}. The list below holds the same.",
+    "flows.drawingHint": "Click a step to go to it in the list below; drag it to move it, or drag from the dot below it onto another step to connect them (the list's buttons and the Connect form do the same).",
     "flows.triggerBox": "Trigger: {trigger}",
     "flows.whenFalseShort": "false",
     "flows.missingStep": "missing step",
@@ -1466,6 +1481,29 @@ const CATALOGUES = {
     "flows.noOptions": "This operation declares no options.",
     "flows.optionUnset": "(not set)",
     "flows.notJson": "Not valid JSON.",
+    // -- flows43: typed option forms
+    "flows.optionRequired": "(required)",
+    "flows.optionMany": "one per line",
+    "flows.optionDefault": "default: {value}",
+    "flows.optionUnsetDefault": "(not set: {value})",
+    "flows.notNumber": "Not a number.",
+    "flows.yes": "Yes",
+    "flows.no": "No",
+    "flows.stepCount.one": "{count} step",
+    "flows.stepCount.other": "{count} steps",
+    "flows.connectionCount.one": "{count} connection",
+    "flows.connectionCount.other": "{count} connections",
+    "flows.positionOf": "Position of {id} in the drawing",
+    "flows.moveStep": "Move {id} {way}",
+    "flows.stepMoved": "Step {id} moved (save to keep it so).",
+    "flows.move.left": "left",
+    "flows.move.right": "right",
+    "flows.move.up": "up",
+    "flows.move.down": "down",
+    "flows.moveShort.left": "←",
+    "flows.moveShort.right": "→",
+    "flows.moveShort.up": "↑",
+    "flows.moveShort.down": "↓",
     "flows.connectionsFrom": "Connections from {id}",
     "flows.noConnections": "No connections from this step.",
     "flows.to": "to {to}",
@@ -1696,7 +1734,18 @@ export function setLanguage(tag) {
   document.documentElement.lang = language;
 }
 
+/** A key's text in one catalogue; with a numeric `count`, its plural form ("key.one",
+ * "key.other", ... as Intl.PluralRules names the language's forms) where the catalogue has one. */
+function lookup(catalogue, key, count) {
+  if (!catalogue) return undefined;
+  if (typeof count === "number") {
+    const form = catalogue[`${key}.${new Intl.PluralRules(language).select(count)}`] || catalogue[`${key}.other`];
+    if (form) return form;
+  }
+  return catalogue[key];
+}
+
 export function t(key, vars = {}) {
-  const text = (CATALOGUES[language] && CATALOGUES[language][key]) || CATALOGUES.en[key] || key;
+  const text = lookup(CATALOGUES[language], key, vars.count) || lookup(CATALOGUES.en, key, vars.count) || key;
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
 }

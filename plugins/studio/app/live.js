@@ -169,3 +169,31 @@ export async function liveRedraw(root, redraw) {
   return false;
 }
 // -- end studio42
+
+// -- flows43: screens other than lists redrawn on the frames they name (a dashboard's panels on
+// their collections' events, the approval inbox on approval notifications)
+const screens = new Map(); // a screen's kind -> the number of its newest drawing (an older one's listener stops)
+
+/** rerender() when `match(frame)` (or after a lagged frame), while the URL is the same and no
+ * newer screen of this `kind` was drawn; frames arriving during a redraw give one more, not one each. */
+export function liveScreen(kind, match, rerender) {
+  const hash = location.hash;
+  const mine = (screens.get(kind) || 0) + 1;
+  screens.set(kind, mine);
+  const current = () => screens.get(kind) === mine && location.hash === hash;
+  let busy = false;
+  let again = false;
+  const off = onFrame(async (frame) => {
+    if (!current()) return off();
+    if (!(frame.type === "lagged" || match(frame))) return;
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do { again = false; await rerender(); } while (again && current());
+    } finally {
+      busy = false;
+    }
+  });
+  return off;
+}
+// -- end flows43

@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions_sdk import Operation, OptionError, Route, hookimpl, items, ops, request_context, send_data
+from extensions_sdk import (
+    Operation,
+    Option,
+    OptionError,
+    Route,
+    hookimpl,
+    items,
+    ops,
+    request_context,
+    send_data,
+)
 
 from .counting import count_words
 
@@ -52,4 +62,5 @@ def check(options: dict[str, Any]) -> None:
 
 @hookimpl
 def register_flow_operations(kernel: Any) -> list[Any]:
-    return [Operation("word-count", run_count, options={"text": "string (template)"}, validate=check)]
+    return [Operation("word-count", run_count, validate=check, description="Count the words of a text.",
+                      options={"text": Option("template", required=True, label="Text")})]
