@@ -8,7 +8,7 @@ from kernel import hookimpl
 from kernel.testing import Calls
 from plugins.ai.api import Skill
 
-from .conftest import ScriptedModel, mcp_client, tool_call
+from .conftest import admin_with_model, mcp_client, tool_call
 
 
 async def test_delete_field_with_data_asks_for_allow_destructive(calls: Calls):
@@ -35,11 +35,8 @@ async def test_delete_field_with_data_asks_for_allow_destructive(calls: Calls):
     assert [n.get("body") for n in (await calls.list("notes"))["data"]] == [None]
 
 
-async def test_the_model_asks_for_it_as_a_tool_argument(make_app, http_receiver):
-    model = ScriptedModel(http_receiver)
-    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted"})
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    calls = Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+async def test_the_model_asks_for_it_as_a_tool_argument(make_app, model):
+    calls = await admin_with_model(make_app, model)
     await calls.collection("notes", {"body": "text"})
     await calls.create("notes", {"body": "kept"})
     model.script = [{"tool_calls": [tool_call("delete_field", {"collection": "notes", "field": "body",

@@ -8,7 +8,7 @@ import json
 
 from kernel.testing import Calls
 
-from .conftest import ScriptedModel, tool_call
+from .conftest import admin_with_model, tool_call
 
 
 async def test_a_command_with_a_nul_is_refused(calls: Calls):
@@ -22,11 +22,8 @@ async def test_a_command_with_a_nul_is_refused(calls: Calls):
     assert (await calls.list("posts"))["data"] == []
 
 
-async def test_a_model_tool_call_with_a_nul_is_refused(make_app, http_receiver):
-    model = ScriptedModel(http_receiver)
-    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted"})
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    calls = Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+async def test_a_model_tool_call_with_a_nul_is_refused(make_app, model):
+    calls = await admin_with_model(make_app, model)
     await calls.collection("posts", {"title": "string"})
     model.script = [{"tool_calls": [tool_call("create_item", {"collection": "posts", "data": {"title": "a\x00b"}})]},
                     {"content": "I could not."}]
