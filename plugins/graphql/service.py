@@ -37,7 +37,7 @@ SCHEMA_CACHE = SiteCacheSpec(
     doc="GraphQL schemas per (site, schema version).")
 DOCUMENT_CACHE = SiteCacheSpec(
     "graphql_documents", max_entries=4_096, ttl=3600.0, invalidate_on=("schema.changed",),
-    doc="Parsed and validated GraphQL documents per (site, schema version, query text).")
+    doc="Parsed and validated GraphQL documents per (site, schema version, view, query text).")
 VIEW_CACHE = SiteCacheSpec(
     "graphql_views", max_entries=1_000, ttl=3600.0, invalidate_on=("schema.changed",),
     doc="GraphQL schemas as members see them, per (site, schema version, read permissions).")

@@ -68,13 +68,14 @@ def unknown_keys(coll: Any, body: Any, prefix: list[Any], nested: Any = (),
     return problems
 
 
-def undisclosed(coll: Any, writable: frozenset[str] | None, read: Any) -> frozenset[str]:
-    """The content fields and aliases of ``coll`` whose existence the principal may not learn: it
-    may neither write them (``writable``; ``None``: every field) nor read them (``read``, its read
-    ``Decision``, or ``None`` when it holds no read rule)."""
+def undisclosed(coll: Any, writable: frozenset[str] | None, read: Any, nested: Any = ()) -> frozenset[str]:
+    """The content fields and relational aliases (``nested``) of ``coll`` whose existence the
+    principal may not learn: it may neither write them (``writable``; ``None``: every field) nor
+    read them (``read``: its read ``Decision``; ``None``: nothing readable)."""
     if writable is None:
         return frozenset()
-    return frozenset(n for n in coll.fields if n not in writable and (read is None or not read.field_allowed(n)))
+    return frozenset(n for n in (*coll.fields, *nested)
+                     if n not in writable and (read is None or not read.field_allowed(n)))
 
 
 def check_policy(body: dict[str, Any], writable: frozenset[str] | None, prefix: list[Any], action: str) -> None:
@@ -146,7 +147,7 @@ def check_bodies(coll: Any, bodies: list[Any], prefixes: list[list[Any]], *, mod
     """All three passes over one or many bodies; raises the first failing pass's error. ``read``:
     the principal's read ``Decision`` (fields it may neither write nor read are unknown)."""
     problems: Problems = []
-    hidden = undisclosed(coll, writable, read)
+    hidden = undisclosed(coll, writable, read, nested)
     for body, prefix in zip(bodies, prefixes, strict=True):
         problems.extend(unknown_keys(coll, body, prefix, nested, hidden))
     if problems:
