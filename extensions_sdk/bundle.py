@@ -5,7 +5,8 @@ build`` accepts is what ``POST /extensions/upload`` accepts:
 
 - the manifest is ``{ name, version, publisher, entry, capabilities, description?, ui?,
   settings? }``; ``capabilities`` name only known kinds (``CAPABILITY_KINDS``); ``ui`` entries
-  are ``{ id, type, label, icon?, source? }`` (``source``: a panel's script in the bundle, which the
+  are ``{ id, type, label, icon?, source? }`` (``source``: a panel's script in the bundle, required
+  on a ``panel``, which the
   studio loads in a sandboxed frame, docs/extensions.md#ui-panels); ``settings`` names the site settings the extension reads
   and writes (``SETTING``, stored as ``ext.<name>.<key>``; they need ``settings``);
 - the zip holds no absolute path, no ``..`` part, no backslash, no symlink, no duplicate name,
@@ -97,6 +98,9 @@ def _check_ui(entries: Any) -> None:
             value = entry.get(key)
             if (key == "label" or value is not None) and (not isinstance(value, str) or not 0 < len(value) <= 100):
                 raise ManifestError(f"a ui entry's '{key}' is a string of 1 to 100 characters", [*where, key])
+        if entry["type"] == "panel" and "source" not in entry:  # it would be listed and never load
+            raise ManifestError("a 'panel' ui entry needs a 'source': the path of its .js file in the bundle",
+                                [*where, "source"])
         if "source" in entry and (entry["type"] != "panel" or not isinstance(entry["source"], str)
                                   or not UI_SOURCE.match(entry["source"])):
             raise ManifestError("a ui entry's 'source' is the path of a .js file in the bundle "

@@ -27,12 +27,15 @@ each one. Namespaces and mounts go through ``unshare(2)`` and ``mount(2)`` with 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import ctypes.util
 import errno
 import os
 import platform
 import resource
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,32 @@ _NO_NAMESPACES = ("unshare", "setns", "mount", "umount2", "pivot_root")
 
 def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
+
+
+@contextlib.contextmanager
+def _libc_by_soname() -> Iterator[None]:
+    """While seccompy and landlockpy load the C library: ``ctypes.util.find_library("c")``
+    answers glibc's soname (``libc.so.6``) at once. Both libraries ask it once per process, and on
+    Linux it runs ``ldconfig -p`` in a subprocess each time: about 8 ms of a runner's start, and a
+    fork that, once the seccomp filter holds, is refused anyway. Another C library (musl) is
+    looked up as before. Only the runner's own process, before it imports the extension."""
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):
+        glibc = ""
+    if not glibc.startswith("glibc"):
+        yield
+        return
+    real = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        return "libc.so.6" if name == "c" else real(name)
+
+    ctypes.util.find_library = find_library
+    try:
+        yield
+    finally:
+        ctypes.util.find_library = real
 
 
 def landlock_abi() -> int:
@@ -317,10 +346,11 @@ def apply(config: dict[str, Any]) -> list[str]:
         missing.append("separate user (not root: it runs as the server's user)")
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         missing.append("no_new_privs")
-    refused = _seccomp()
-    if refused:
-        missing.append(refused)
-    refused = _landlock(readable, [workdir], own_network=own_network)
-    if refused:
-        missing.append(refused)
+    with _libc_by_soname():
+        refused = _seccomp()
+        if refused:
+            missing.append(refused)
+        refused = _landlock(readable, [workdir], own_network=own_network)
+        if refused:
+            missing.append(refused)
     return missing

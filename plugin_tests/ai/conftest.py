@@ -72,6 +72,13 @@ async def model(http_receiver: Any) -> ScriptedModel:
     return ScriptedModel(http_receiver)
 
 
+async def admin_with_model(make_app: Any, model: ScriptedModel) -> Calls:
+    """-- defects: Calls as the admin of a new site of a new app whose copilot asks ``model``."""
+    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, "SVC_AI_MODEL": "scripted"})
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    return Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+
+
 def mcp_client(server: Any, headers: dict[str, str]) -> Client:
     """The official SDK's client for ``/api/v1/mcp`` of a live server, with ``headers``."""
     http = httpx2.AsyncClient(headers=headers, timeout=20.0)

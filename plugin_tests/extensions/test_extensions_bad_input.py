@@ -94,7 +94,7 @@ BAD_MANIFESTS = {
     "capability-twice": (_with(manifest={**MANIFEST, "capabilities": ["routes", "routes"]}),
                          ["bundle", "capabilities"]),
     "unknown-key": (_with(manifest={**MANIFEST, "isOfficial": True}), ["bundle", "isOfficial"]),
-    "ui-without-capability": (_with(manifest={**MANIFEST, "ui": [{"id": "a", "type": "panel", "label": "A"}]}),
+    "ui-without-capability": (_with(manifest={**MANIFEST, "ui": [{"id": "a", "type": "module", "label": "A"}]}),
                               ["bundle", "ui"]),
     "ui-bad-type": (_with(manifest={**MANIFEST, "capabilities": ["ui"],
                                     "ui": [{"id": "a", "type": "script", "label": "A"}]}),

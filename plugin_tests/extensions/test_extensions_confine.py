@@ -275,3 +275,43 @@ def test_the_landlock_and_seccomp_libraries_are_there_and_the_kernel_offers_them
 
     assert confine.landlock_abi() == landlockpy.abi_version() >= 1
     assert seccompy.supported()
+
+
+LOOKUPS = """
+import ctypes.util, json, os, sys
+looked = []
+real = ctypes.util.find_library
+ctypes.util.find_library = lambda name: looked.append(name) or real(name)
+from extensions_sdk import confine
+missing = confine.apply(json.loads(os.environ["SVC_EXT_RUNNER"]))
+import landlockpy._syscall, seccompy._syscall
+print(json.dumps({"looked": looked, "missing": missing,
+                  "libc": [m._libc._name for m in (landlockpy._syscall, seccompy._syscall)]}))
+"""
+
+
+def test_confinement_loads_the_c_library_by_its_soname(tmp_path):
+    """-- defects: seccompy and landlockpy asked ``ctypes.util.find_library("c")``, which runs
+    ``ldconfig -p`` in a subprocess each time (about 8 ms of every runner start; after the seccomp
+    filter the fork fails and landlockpy fell back to ``CDLL(None)``): the confinement hands them
+    glibc's soname instead
+    (bench/runner_start_bench.py measures it)."""
+    import subprocess
+
+    from plugins.extensions.host import scrubbed_env
+
+    workdir, data = tmp_path / "work", tmp_path / "data"
+    workdir.mkdir()
+    data.mkdir()
+    workdir.chmod(0o777)
+    config = {"name": "probe", "entry": "probe", "workdir": str(workdir), "readable": _readable(),
+              "hidden": [str(data)], "limits": {"open_files": 64, "processes": 64}}
+    root = str(Path(__file__).resolve().parents[2])
+    child = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {root!r})\n" + LOOKUPS],
+                           env=scrubbed_env(config), cwd=workdir, capture_output=True, text=True, timeout=60,
+                           start_new_session=True)
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout)
+    assert not any(m.startswith(("seccomp", "Landlock")) for m in seen["missing"]), seen
+    assert "c" not in seen["looked"], seen
+    assert seen["libc"] == ["libc.so.6", "libc.so.6"]

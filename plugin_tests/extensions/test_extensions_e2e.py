@@ -76,8 +76,14 @@ async def test_example_extension_from_build_to_uninstall(make_app, tmp_path, cap
     run = await _run_flow(app, calls, flow["id"])
     assert run["status"] == "succeeded" and run["steps"][0]["output"] == {"words": 3}
     ui = await calls.ok("get", "/extensions/ui/manifest")
+    panel = f"/api/v1/extensions/ui/panels/{site_a}/word-count/word-count-panel"
     assert ui == [{"extension": "word-count", "version": "1.0.0", "id": "word-count-panel", "type": "panel",
-                   "label": "Word count", "icon": "numbers"}]
+                   "label": "Word count", "icon": "numbers", "source": "ui/panel.js", "src": panel,
+                   "grantedCapabilities": sorted(ui[0]["grantedCapabilities"])}]
+    assert "ui" in ui[0]["grantedCapabilities"]
+    # The panel loads: its script, served in its own sandboxed document.
+    served = await app.client.get(panel)
+    assert served.status_code == 200 and "items.list" in served.text, served.text
 
     # Site B: the route answers 404, the hook does not run, the operation refuses, no UI entry.
     b_article = await calls_b.create("articles", {"title": "t", "body": "a b c"})

@@ -134,6 +134,8 @@ BAD_SOURCES = {
     "not-js": ("x", [{"id": "p", "type": "panel", "label": "P", "source": "ui/hello.html"}]),
     "traversal": ("x", [{"id": "p", "type": "panel", "label": "P", "source": "../ui/hello.js"}]),
     "not-a-panel": ("x", [{"id": "p", "type": "module", "label": "P", "source": "ui/hello.js"}]),
+    # -- defects: a panel without a script would be listed and never load
+    "panel-without-source": ("x", [{"id": "p", "type": "panel", "label": "P"}]),
     "closes-its-script": (
         'console.log("</SCRIPT><script>alert(1)")',
         [{"id": "p", "type": "panel", "label": "P", "source": "ui/hello.js"}],

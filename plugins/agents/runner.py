@@ -104,7 +104,7 @@ class Run:
             self.steps.append({"skill": skill.name, "outcome": outcome["outcome"],
                                **({"stagingId": outcome["staging"]["id"]} if "staging" in outcome else {})})
             return outcome
-        if skill.dangerous:
+        if skill.needs_approval(checked):
             approval = await ai.request_approval(self.skill_ctx, skill, checked)
             async with self.kernel.unit_of_work(self.site_id) as uow:
                 await uow.db.insert(approval_links, {"approval_id": approval["id"], "goal_id": self.goal["id"],

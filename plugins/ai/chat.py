@@ -164,7 +164,7 @@ class Turn:
             await self.note("assistant", content=grammar.HELP)
             return self.answer("answered", message=grammar.HELP)
         skill, args = await self.admit(*parsed)
-        if skill.dangerous:
+        if skill.needs_approval(args):
             return await self.gated(skill, args)
         result = await gate.run(skill, self.ctx, args)
         await self.note("tool", skill=skill.name, arguments=args, result=result)
@@ -193,7 +193,7 @@ class Turn:
                 skill = None
                 try:
                     skill, checked = await self.admit(name, args, raw=call)
-                    if skill.dangerous:
+                    if skill.needs_approval(checked):
                         return await self.gated(skill, checked, raw=call)
                     result = await gate.run(skill, self.ctx, checked)
                 except ApiError as exc:

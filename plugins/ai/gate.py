@@ -10,6 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from kernel.errors import ApiError
+from kernel.http.media import nul_path
 from kernel.privacy import masked_reads
 from plugins.access import api as access_api
 from plugins.ai import registry
@@ -31,9 +32,16 @@ def find(kernel: Any, name: Any, path: list[str | int]) -> Skill:
 
 
 def check_arguments(skill: Skill, args: Any, path: list[str | int]) -> dict[str, Any]:
-    """``args`` if they match the skill's schema; else 400 ``VALIDATION_FAILED`` at the first problem."""
+    """``args`` if they match the skill's schema and hold no NUL character; else 400
+    ``VALIDATION_FAILED`` at the first problem. A NUL (which PostgreSQL stores in neither text
+    nor JSONB, and no skill means) is refused here for every caller, as REST's bodies and MCP's
+    messages refuse it: a model's tool call or a command's JSON reaches the gate without either."""
     if not isinstance(args, dict):
         raise ApiError.validation(f"The arguments of '{skill.name}' must be an object", path=path)
+    where = nul_path(args)
+    if where is not None:
+        raise ApiError.validation(f"{skill.name}: a string holds a NUL character (\\u0000), which cannot be stored",
+                                  path=[*path, *where])
     errors = sorted(Draft202012Validator(skill.parameters).iter_errors(args), key=lambda e: list(e.path))
     if errors:
         first = errors[0]

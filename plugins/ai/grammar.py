@@ -26,7 +26,7 @@ HELP = ("Without a model I understand these commands: list collections; describe
         "read <collection> [limit <n>]; read <collection> <id>; count <collection>; search <text>; "
         "create <collection> <json>; update <collection> <id> <json>; delete <collection> <id>; "
         "create collection <name>; delete collection <name>; add field <field> <type> to <collection>; "
-        "delete field <field> of <collection>; publish release <id>; import <url>.")
+        "delete field <field> of <collection> [with its data]; publish release <id>; import <url>.")
 
 WORD = r"([A-Za-z0-9_.:-]+)"
 PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -35,7 +35,7 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^create collection {WORD}$", re.I), "create_collection"),
     (re.compile(rf"^delete collection {WORD}$", re.I), "delete_collection"),
     (re.compile(rf"^add field {WORD} {WORD} to {WORD}$", re.I), "create_field"),
-    (re.compile(rf"^delete field {WORD} (?:of|from) {WORD}$", re.I), "delete_field"),
+    (re.compile(rf"^delete field {WORD} (?:of|from) {WORD}( with its data)?$", re.I), "delete_field"),
     (re.compile(rf"^publish release {WORD}$", re.I), "publish_release"),
     (re.compile(rf"^count {WORD}$", re.I), "count_items"),
     (re.compile(r"^search (.+)$", re.I | re.S), "search_items"),
@@ -70,7 +70,7 @@ def parse(message: str) -> tuple[str, dict[str, Any]] | None:
         if skill == "create_field":
             return skill, {"collection": g[2], "field": g[0], "type": g[1]}
         if skill == "delete_field":
-            return skill, {"collection": g[1], "field": g[0]}
+            return skill, {"collection": g[1], "field": g[0], **({"allowDestructive": True} if g[2] else {})}
         if skill == "publish_release":
             return skill, {"id": g[0]}
         if skill == "search_items":

@@ -81,7 +81,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     caller = _caller(ctx)
     try:
         skill, args = await gate.admit(caller, params.name, params.arguments or {}, ["arguments"])
-        if skill.dangerous:
+        if skill.needs_approval(args):
             approval = await approvals.request(caller, skill, args, None)
             return _text({"status": "pending_approval", "code": "HITL_REQUIRED", "approvalId": approval["id"],
                           "message": f"Waiting for approval: {approval['message']}"})

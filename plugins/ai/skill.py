@@ -14,6 +14,8 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 # the frontend realm); ``admin``: site admin; ``items:<action>``: that permission on the
 # collection named by the argument ``collection``.
 CAPABILITIES = ("member", "studio", "admin", "items:read", "items:create", "items:update", "items:delete")
+# The argument a call sets to ask for a change that drops data (as REST's ``?allowDestructive=true``).
+DESTRUCTIVE = "allowDestructive"
 
 
 @dataclass
@@ -54,6 +56,10 @@ class Skill:
     - ``summary(args)``: the one line an approver reads (default: the name and arguments).
     - ``untrusted``: the result holds content written by users (item fields): it reaches the model
       delimited and labelled as untrusted data.
+
+    A call whose arguments set ``allowDestructive: true`` (``DESTRUCTIVE``) is gated like a
+    dangerous one, whatever ``dangerous`` says (``needs_approval``): dropping data always waits
+    for a human.
     """
 
     name: str
@@ -75,6 +81,11 @@ class Skill:
             raise ValueError(f"skill {self.name!r}: capability must be one of {CAPABILITIES}")
         if not isinstance(self.parameters, dict) or self.parameters.get("type") != "object":
             raise ValueError(f"skill {self.name!r}: parameters must be a JSON schema of type object")
+
+    def needs_approval(self, args: dict[str, Any]) -> bool:
+        """Whether this call waits for an approval: the skill is dangerous, or the call asks to
+        drop data (``allowDestructive: true``)."""
+        return self.dangerous or args.get(DESTRUCTIVE) is True
 
     def describe(self, args: dict[str, Any]) -> str:
         """What an approver reads."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import ApiError
-from plugins.ai.skill import Skill, SkillContext
+from plugins.ai.skill import DESTRUCTIVE, Skill, SkillContext
 from plugins.items import api as items
 from plugins.schema import api as schema
 
@@ -124,8 +124,11 @@ async def create_field(ctx: SkillContext, args: dict[str, Any]) -> Any:
 
 
 async def delete_field(ctx: SkillContext, args: dict[str, Any]) -> Any:
+    """Drop a field; one holding data only with ``allowDestructive`` (else 409
+    ``DESTRUCTIVE_BLOCKED``, as REST), and such a call always waits for an approval."""
     async with _schema_uow(ctx) as uow:
-        await schema.delete_field(uow, args["collection"], args["field"])
+        await schema.delete_field(uow, args["collection"], args["field"],
+                                  allow_destructive=args.get(DESTRUCTIVE) is True)
     return {"collection": args["collection"], "field": args["field"], "deleted": True}
 
 
@@ -169,7 +172,11 @@ def builtins() -> list[Skill]:
             ["collection", "field", "type"], **coll, field=NAME, type=field_type, required={"type": "boolean"}),
             dangerous=True, capability="admin", untrusted=False,
             summary=lambda a: f"Add field '{a['field']}' ({a['type']}) to '{a['collection']}'"),
-        Skill("delete_field", "Delete a field of a collection.", delete_field, _object(
-            ["collection", "field"], **coll, field=NAME), dangerous=True, capability="admin", untrusted=False,
-            summary=lambda a: f"Delete field '{a['field']}' of '{a['collection']}'"),
+        Skill("delete_field", "Delete a field of a collection. A field holding data is refused unless "
+              "allowDestructive is true (its values are dropped with it).", delete_field, _object(
+                  ["collection", "field"], **coll, field=NAME, **{DESTRUCTIVE: {
+                      "type": "boolean", "description": "Drop the field even though it holds data (lost for good)"}}),
+              dangerous=True, capability="admin", untrusted=False,
+              summary=lambda a: f"Delete field '{a['field']}' of '{a['collection']}'"
+                                + (" with its data" if a.get(DESTRUCTIVE) is True else "")),
     ]

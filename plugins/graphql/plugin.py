@@ -43,7 +43,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 
 @hookimpl
 def register_site_caches(kernel: Any) -> list[SiteCacheSpec]:
-    return [service.SCHEMA_CACHE, service.DOCUMENT_CACHE]
+    return [service.SCHEMA_CACHE, service.VIEW_CACHE, service.DOCUMENT_CACHE]
 
 
 @hookimpl

@@ -15,6 +15,7 @@ to turn a selection into one items read.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +125,10 @@ class SiteGraph:
     collections: tuple[str, ...]
     singletons: frozenset[str]
     by_type: dict[str, str] = field(default_factory=dict)  # GraphQL type name -> collection
+    view: Hashable = None  # None: the whole schema; else the member view it was built for
+
+
+Shown = Callable[[str, str], bool]  # (collection, field) -> whether a member's view shows it
 
 
 _NO_EXTENSIONS: dict[str, Any] = {}
@@ -152,14 +157,19 @@ def _getter(key: str) -> Any:
     return resolve
 
 
-def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQLObjectType]) -> Any:
+def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQLObjectType],
+                 shown: Shown | None) -> Any:
     def thunk() -> dict[str, GraphQLField]:
         out: dict[str, GraphQLField] = {**STRUCTURAL_FIELDS, "_data": DATA_FIELD}
         if coll.singleton:
             out["id"] = SINGLETON_ID
+        if shown is not None:  # id and _data always stay (the read is refused, or masked, later)
+            for name in STRUCTURAL_FIELDS:
+                if name != "id" and not shown(coll.name, name):
+                    del out[name]
         nested = snap.nested_fields(coll.name)
         for fname, fdef in coll.fields.items():
-            if fname in STRUCTURAL_NAMES:
+            if fname in STRUCTURAL_NAMES or (shown is not None and not shown(coll.name, fname)):
                 continue
             gname = names.field_name(fname)
             rel = nested.get(fname)
@@ -175,6 +185,8 @@ def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQ
         for alias, rel in nested.items():
             if rel.kind != "o2m" or alias in coll.fields or rel.related_collection not in objects:
                 continue
+            if shown is not None and not shown(coll.name, alias):
+                continue
             gname = names.field_name(alias)
             if gname in out:  # never two meanings under one name
                 continue
@@ -185,9 +197,15 @@ def _item_fields(snap: Any, coll: Any, meta: TypeMeta, objects: dict[str, GraphQ
     return thunk
 
 
-def build(snap: Any) -> SiteGraph:
+def build(snap: Any, shown: Shown | None = None, view: Hashable = None) -> SiteGraph:
     """The GraphQL schema of ``snap`` (a ``SchemaSnapshot``). Root resolvers are shared: each
-    finds its collection from the field name (``resolvers.root_collection``)."""
+    finds its collection from the field name (``resolvers.root_collection``).
+
+    ``shown(collection, field)``: a member's view (``view`` names it), the site's schema without
+    the fields (content, structural, o2m aliases) it answers False for; ``id`` and ``_data`` stay.
+    A document naming a hidden field then fails validation exactly as one naming a field that does
+    not exist: same code, same message, and every other rule (leaf selections, arguments, merging,
+    cost) sees it as unknown too."""
     colls = list(snap.collections.values())
     objects: dict[str, GraphQLObjectType] = {}
     types: dict[str, TypeMeta] = {}
@@ -196,7 +214,7 @@ def build(snap: Any) -> SiteGraph:
         types[coll.name] = meta
         # Fields are a thunk: types refer to each other; the schema resolves it once, below.
         objects[coll.name] = GraphQLObjectType(names.collection_name(coll.name),
-                                               _item_fields(snap, coll, meta, objects))
+                                               _item_fields(snap, coll, meta, objects, shown))
     query: dict[str, GraphQLField] = {"_collections": COLLECTIONS_FIELD}
     mutation: dict[str, GraphQLField] = {}
     subscription: dict[str, GraphQLField] = {}
@@ -219,4 +237,4 @@ def build(snap: Any) -> SiteGraph:
         types=[ItemEvent] if not subscription else None)
     return SiteGraph(snap.site_id, snap.version, schema, types, tuple(c.name for c in colls),
                      frozenset(c.name for c in colls if c.singleton),
-                     {names.collection_name(c.name): c.name for c in colls})
+                     {names.collection_name(c.name): c.name for c in colls}, view)

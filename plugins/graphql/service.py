@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +37,13 @@ SCHEMA_CACHE = SiteCacheSpec(
     doc="GraphQL schemas per (site, schema version).")
 DOCUMENT_CACHE = SiteCacheSpec(
     "graphql_documents", max_entries=4_096, ttl=3600.0, invalidate_on=("schema.changed",),
-    doc="Parsed and validated GraphQL documents per (site, schema version, query text).")
+    doc="Parsed and validated GraphQL documents per (site, schema version, view, query text).")
+VIEW_CACHE = SiteCacheSpec(
+    "graphql_views", max_entries=1_000, ttl=3600.0, invalidate_on=("schema.changed",),
+    doc="GraphQL schemas as members see them, per (site, schema version, read permissions).")
 MAX_CACHED_QUERY = 8_192  # characters; longer documents are parsed every time, not held
 BUILDS = "graphql.schema_builds"  # kernel.state counter: schemas built by this process
+VIEW_BUILDS = "graphql.view_builds"  # kernel.state counter: member views built by this process
 
 
 @dataclass
@@ -73,6 +78,42 @@ async def site_graph(kernel: Any, site_id: str) -> SiteGraph:
     return await kernel.site_caches[SCHEMA_CACHE.name].get_or_load(site_id, snap.version, load)
 
 
+def read_view(snapshot: Any) -> Hashable:
+    """What decides which fields a member sees: its read rules' collections and field lists
+    (``AccessSnapshot.decide`` answers ``field_allowed`` from nothing else; conditions only pick
+    rows). Members holding the same rules share one view."""
+    return frozenset((r.collection, frozenset(r.fields)) for r in snapshot.rules if r.action == "read")
+
+
+async def caller_graph(ctx: Any) -> SiteGraph:
+    """The schema ``ctx``'s caller validates and runs against: the site's for admins; for anyone
+    else the site's without the fields its read permissions hide (``schema.build``'s ``shown``),
+    so a hidden field answers exactly as a field that does not exist (docs/graphql.md, "What a
+    member sees"). The schema routes hide the same fields (plugins/schema/visibility.py)."""
+    kernel, site_id = ctx.kernel, ctx.require_site()
+    if ctx.principal.is_admin or kernel.access is None:
+        return await site_graph(kernel, site_id)
+    access = await kernel.access.snapshot(ctx.principal, site_id)
+    if access.admin:
+        return await site_graph(kernel, site_id)
+    snap = await schema_api.get_schema(kernel, site_id)
+    view = read_view(access)
+
+    async def load(_stale: Any) -> SiteGraph:
+        kernel.state[VIEW_BUILDS] = kernel.state.get(VIEW_BUILDS, 0) + 1
+        decisions: dict[str, Any] = {}
+
+        def shown(collection: str, name: str) -> bool:
+            found = decisions.get(collection)
+            if found is None:
+                found = decisions[collection] = access.decide(collection, "read")
+            return found.field_allowed(name)
+
+        return await asyncio.to_thread(build, snap, shown, view)
+
+    return await kernel.site_caches[VIEW_CACHE.name].get_or_load(site_id, (snap.version, view), load)
+
+
 def prepare(kernel: Any, graph: SiteGraph, text: str, dev: bool) -> tuple[DocumentNode | None, list[GraphQLError]]:
     """``(document, [])`` for a valid document, ``(None, errors)`` otherwise; cached. ``dev``:
     introspection and suggestions allowed (``open_schema``)."""
@@ -80,7 +121,7 @@ def prepare(kernel: Any, graph: SiteGraph, text: str, dev: bool) -> tuple[Docume
     if len(text) > MAX_QUERY_CHARS:
         return None, [guard_error(f"A document may hold at most {MAX_QUERY_CHARS} characters")]
     cache = kernel.site_caches[DOCUMENT_CACHE.name]
-    key = (graph.version, dev, limits, text)
+    key = (graph.version, graph.view, dev, limits, text)
     hit = cache.get(graph.site_id, key)
     if hit is not None:
         return hit
@@ -126,7 +167,7 @@ def parse_request(body: Any) -> Request | dict[str, Any]:
 async def run(ctx: Any, request: Request, *, mutations: bool = True) -> dict[str, Any]:
     """The result of a query or mutation (``mutations=False``: GET, queries only)."""
     kernel = ctx.kernel
-    graph = await site_graph(kernel, ctx.require_site())
+    graph = await caller_graph(ctx)
     dev = open_schema(ctx)
     document, errors = prepare(kernel, graph, request.query, dev)
     if document is None:

@@ -19,7 +19,7 @@ from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
 from kernel.errors import ApiError
 from plugins.graphql.errors import error_body, format_error, format_result
-from plugins.graphql.service import GraphQLContext, open_schema, prepare, site_graph
+from plugins.graphql.service import GraphQLContext, caller_graph, open_schema, prepare
 
 STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.slots.ConnectionLimiter)
 STREAM_LEASE = 30.0  # seconds a slot lives in Redis without renewal (a dead worker's go after it)
@@ -79,7 +79,7 @@ async def _results(stream: Any, request_id: str) -> AsyncIterator[dict[str, Any]
 
 async def _open(ctx: Any, site_id: str, request: Any) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
     kernel = ctx.kernel
-    graph = await site_graph(kernel, site_id)
+    graph = await caller_graph(ctx)
     dev = open_schema(ctx)
     document, errors = prepare(kernel, graph, request.query, dev)
     if document is None:

@@ -3,7 +3,9 @@
 A body is checked in three passes so the answer is the most useful one: unknown keys
 (400, all of them), then the write policy (403 ``field_policy`` at the first field the
 principal may not write), then the values (400, every problem with its path). ``path``
-starts with the item's index in a bulk body.
+starts with the item's index in a bulk body. A field the principal may neither write nor read
+counts as unknown: its existence is as hidden as in the schema routes and GraphQL, so a write
+cannot probe for it (a field it may read but not write is no secret: 403).
 """
 
 from __future__ import annotations
@@ -47,21 +49,33 @@ def _echo(key: Any) -> str:
     return text if len(text) <= MAX_KEY_ECHO else text[:MAX_KEY_ECHO] + "..."
 
 
-def unknown_keys(coll: Any, body: Any, prefix: list[Any], nested: Any = ()) -> Problems:
-    """Keys that are neither content fields nor client-writable structural keys."""
+def unknown_keys(coll: Any, body: Any, prefix: list[Any], nested: Any = (),
+                 hidden: frozenset[str] = frozenset()) -> Problems:
+    """Keys that are neither content fields nor client-writable structural keys (``hidden``
+    content fields count as unknown: ``undisclosed``)."""
     if not isinstance(body, dict):
         return [(prefix, "An item must be a JSON object")]
     problems: Problems = []
     for key in body:
-        if key == "id" or key in WRITABLE_STRUCTURAL or key in coll.fields:
+        if key == "id" or key in WRITABLE_STRUCTURAL or (key in coll.fields and key not in hidden):
             continue
         if key in SERVER_MAINTAINED:
             problems.append(([*prefix, key], f"'{key}' is maintained by the server and cannot be written"))
-        elif key in nested:
+        elif key in nested and key not in hidden:
             problems.append(([*prefix, key], f"'{key}' is a relational alias; write the holder field instead"))
         else:
             problems.append(([*prefix, _echo(key)], f"Unknown field '{_echo(key)}' in '{coll.name}'"))
     return problems
+
+
+def undisclosed(coll: Any, writable: frozenset[str] | None, read: Any, nested: Any = ()) -> frozenset[str]:
+    """The content fields and relational aliases (``nested``) of ``coll`` whose existence the
+    principal may not learn: it may neither write them (``writable``; ``None``: every field) nor
+    read them (``read``: its read ``Decision``; ``None``: nothing readable)."""
+    if writable is None:
+        return frozenset()
+    return frozenset(n for n in (*coll.fields, *nested)
+                     if n not in writable and (read is None or not read.field_allowed(n)))
 
 
 def check_policy(body: dict[str, Any], writable: frozenset[str] | None, prefix: list[Any], action: str) -> None:
@@ -129,11 +143,13 @@ def apply_defaults(coll: Any, data: dict[str, Any], prefix: list[Any], problems:
 
 def check_bodies(coll: Any, bodies: list[Any], prefixes: list[list[Any]], *, mode: str,
                  writable: frozenset[str] | None, action: str, nested: Any = (),
-                 current_id: str | None = None) -> list[Draft]:
-    """All three passes over one or many bodies; raises the first failing pass's error."""
+                 current_id: str | None = None, read: Any = None) -> list[Draft]:
+    """All three passes over one or many bodies; raises the first failing pass's error. ``read``:
+    the principal's read ``Decision`` (fields it may neither write nor read are unknown)."""
     problems: Problems = []
+    hidden = undisclosed(coll, writable, read, nested)
     for body, prefix in zip(bodies, prefixes, strict=True):
-        problems.extend(unknown_keys(coll, body, prefix, nested))
+        problems.extend(unknown_keys(coll, body, prefix, nested, hidden))
     if problems:
         raise validation_errors(problems)
     for body, prefix in zip(bodies, prefixes, strict=True):

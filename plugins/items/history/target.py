@@ -93,7 +93,7 @@ def content_body(target: ItemTarget, data: Any, path: Sequence[str | int]) -> di
         raise validation_errors(problems)
     [draft] = check_bodies(target.coll, [data], [list(path)], mode="update", writable=target.decision.fields,
                            action="write", nested=nested_fields(target.snap, target.coll.name),
-                           current_id=target.row["id"])
+                           current_id=target.row["id"], read=target.read)
     return draft.data
 
 

@@ -4,7 +4,8 @@
 how a row becomes an item, and the relations read nested (``Nested``, fetched by ``nested``).
 
 - ``None`` or ``*``: every readable structural key and content field, relations as stored.
-- ``title``, ``createdAt``: those (``id`` always). Unknown: 400; unreadable: 403 ``field_policy``.
+- ``title``, ``createdAt``: those (``id`` always). Unreadable: 403 ``field_policy``, checked first, so
+  to a caller whose rule lists its fields a missing name answers the same; unknown otherwise: 400.
 - ``author.name``, ``author.*`` (m2o): ``author`` becomes the related item, or ``null`` when there
   is none, it is deleted, or the caller may not see it (read permission, row filter).
 - ``comments.body``, ``comments.*`` (o2m alias): a list of the related items the caller may see;
@@ -158,13 +159,15 @@ class Projector:
                 if rel is not None:
                     relations.append(rel)
                 continue
-            if name not in STRUCTURAL_COLUMNS and name not in coll.fields:
-                if strict:
-                    raise ApiError.validation(f"Unknown field '{here[:80]}'", path=FIELDS_PATH)
-                continue
+            # Readable first, as in filters: to a caller whose rule lists its fields, a field it may
+            # not read and one that does not exist answer alike (403), so a name cannot be probed.
             if name != "id" and readable is not None and name not in readable:
                 if strict:
                     raise field_denied(name, FIELDS_PATH, "read")
+                continue
+            if name not in STRUCTURAL_COLUMNS and name not in coll.fields:
+                if strict:
+                    raise ApiError.validation(f"Unknown field '{here[:80]}'", path=FIELDS_PATH)
                 continue
             if name in STRUCTURAL_COLUMNS:
                 if name not in structural:
@@ -189,6 +192,9 @@ class Projector:
             if strict:
                 raise error
 
+        if not self.access.can_read(coll.name, name):  # readable first: hidden and missing alike
+            refuse(field_denied(name, FIELDS_PATH, "read"))
+            return None
         if nested is None or nested.kind not in NESTABLE:
             if nested is not None:
                 refuse(ApiError.validation(f"'{here[:80]}' is a {nested.kind} field: it is not read nested; "

@@ -63,7 +63,7 @@ async def create_items(ctx: Any, collection: str, body: Any, *, uow: Any = None,
                            path=["body"])
     prefixes = [[i] for i in range(len(bodies))] if bulk else [[]]
     drafts = check_bodies(coll, bodies, prefixes, mode="create", writable=decision.fields, action="write",
-                          nested=nested_fields(snap, collection))
+                          nested=nested_fields(snap, collection), read=await decide(ctx, collection, "read"))
     guard = WriteGuard(decision, snap, dialect_of(ctx))  # the stored rows must satisfy the create rule
     keys = [frozenset(b) - {"id"} for b in bodies]
     async with transaction(ctx, uow, cause) as u:
@@ -99,7 +99,8 @@ async def _update_item(ctx: Any, collection: str, item_id: str, body: Any, *, re
     if not isinstance(body, dict):
         raise ApiError.validation("The body must be a JSON object", path=["body"])
     [draft] = check_bodies(coll, [body], [[]], mode="replace" if replace else "update", writable=decision.fields,
-                           action="write", nested=nested_fields(snap, collection), current_id=item_id)
+                           action="write", nested=nested_fields(snap, collection), current_id=item_id,
+                           read=await decide(ctx, collection, "read"))
     async with transaction(ctx, uow, cause) as u:
         guard = WriteGuard(decision, snap, dialect_of(ctx))
         if if_match is not None and is_item_id(item_id):
