@@ -40,7 +40,7 @@ from kernel import ApiError, Principal, Route, hookimpl, ops
 _LAZY = {
     "EventContext": ("kernel.bus", "EventContext"),
     "RateBucket": ("kernel.http.ratelimit", "RateBucket"),
-    "Setting": ("kernel.settings", "Setting"),
+    "Setting": ("kernel.base.settings", "Setting"),
     "generate_keypair": ("extensions_sdk.signing", "generate_keypair"),
     "sign_bytes": ("extensions_sdk.signing", "sign_bytes"),
     "verify_bytes": ("extensions_sdk.signing", "verify_bytes"),

@@ -17,14 +17,14 @@ from kernel.version import __version__
 
 if TYPE_CHECKING:
     from kernel.auth.principal import ANONYMOUS, Principal, TicketGrant
+    from kernel.base.errors import ApiError
+    from kernel.base.secrets import SecretError
+    from kernel.base.settings import Setting
     from kernel.bus import EventContext
-    from kernel.errors import ApiError
     from kernel.hookspecs import hookimpl
     from kernel.http.ratelimit import RateBucket
     from kernel.http.routing import Route
     from kernel.openapi import ops
-    from kernel.secrets import SecretError
-    from kernel.settings import Setting
     from kernel.sitecache import SiteCacheSpec
 
 _WHERE = {
@@ -32,13 +32,13 @@ _WHERE = {
     "Principal": "kernel.auth.principal",
     "TicketGrant": "kernel.auth.principal",
     "EventContext": "kernel.bus",
-    "ApiError": "kernel.errors",
+    "ApiError": "kernel.base.errors",
     "hookimpl": "kernel.hookspecs",
     "RateBucket": "kernel.http.ratelimit",
     "Route": "kernel.http.routing",
     "ops": "kernel.openapi",
-    "SecretError": "kernel.secrets",
-    "Setting": "kernel.settings",
+    "SecretError": "kernel.base.secrets",
+    "Setting": "kernel.base.settings",
     "SiteCacheSpec": "kernel.sitecache",
 }
 

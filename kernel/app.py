@@ -14,16 +14,18 @@ from typing import Any
 import falcon
 import falcon.asgi
 
-from kernel import outbound
 from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
+from kernel.base import outbound
+from kernel.base.errors import KERNEL_ERROR_CODES
+from kernel.base.secrets import Secrets
+from kernel.base.settings import Settings
 from kernel.broker import BrokerClient, broker_url
 from kernel.bus import Bus
 from kernel.cache import make_cache
 from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import db_timeouts, default_sqlite_path
-from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
 from kernel.fanout_gate import FanoutGate
 from kernel.http.cors import CorsMiddleware
@@ -44,8 +46,6 @@ from kernel.openapi import OpenApiResource
 from kernel.plugins import call_all, make_plugin_manager
 from kernel.redis_fallback import RedisCircuit
 from kernel.redis_writes import RedisWrites
-from kernel.secrets import Secrets
-from kernel.settings import Settings
 from kernel.sitecache import SiteCaches, SiteCacheSpec
 from kernel.storage import make_storage
 from kernel.topics import Topics

@@ -26,8 +26,8 @@ from sqlalchemy import (
     union,
 )
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, json_type, metadata, now_utc, site_column
-from kernel.ids import uuid7
 
 audit_log = Table(
     "svc_audit",

@@ -26,7 +26,8 @@ from typing import Any
 
 import orjson
 
-from kernel import sandbox
+from kernel.base import sandbox
+from kernel.base.jsoncodec import loads as json_loads
 from kernel.pubsub_listener import PubSubListener, open_redis
 from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
 from kernel.redis_writes import RedisWrites
@@ -240,10 +241,8 @@ class Bus:
             self.gate.applied_up_to(int(message.get("gen") or 0))
 
     async def _receive(self, data: Any) -> None:
-        from kernel.http import media  # (kernel.http imports the bus)
-
         try:
-            message = media.loads(data)
+            message = json_loads(data)
         except (TypeError, ValueError):
             log.warning("ignoring a malformed bus message")
             return

@@ -26,7 +26,7 @@ from kernel.version import __version__
 if TYPE_CHECKING:
     from sqlalchemy.exc import OperationalError
 
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
 BUILTIN = ("serve", "worker", "jobs", "migrate", "sites", "plugins")
 
@@ -36,7 +36,7 @@ class NoInstance(Exception):
 
 
 def _settings() -> Settings:
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
     return Settings.from_env()
 
@@ -77,8 +77,8 @@ def open_instance(*, create: bool) -> Settings:
 
 
 def say(line: str) -> None:
-    """One line of the command's own on standard error (``kernel.logconfig.announce``)."""
-    from kernel.logconfig import announce
+    """One line of the command's own on standard error (``kernel.base.logconfig.announce``)."""
+    from kernel.base.logconfig import announce
 
     announce(line)
 
@@ -96,7 +96,7 @@ def migrate(settings: Settings) -> list[str]:
     before = current_heads(url, paths, **db_timeouts(settings))
     upgrade(url, paths, **db_timeouts(settings))  # bounded like the app's engine: a paused server fails it
     after = current_heads(url, paths, **db_timeouts(settings))
-    if after != before:  # alembic's own lines are quiet (kernel.logconfig): say once what changed
+    if after != before:  # alembic's own lines are quiet (kernel.base.logconfig): say once what changed
         logging.getLogger("svc.migrate").info("migrated the database to %s", ", ".join(sorted(set(after) - set(before))))
     return after
 
@@ -134,7 +134,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # No permessage-deflate on WebSockets: frames here are small signals, and each compressed
     # socket holds zlib state of tens of KB (docs/performance.md, realtime).
     # log_config=None: uvicorn's loggers keep no handler of their own, so its lines reach svc's
-    # handler in svc's format (kernel/logconfig.py).
+    # handler in svc's format (kernel/base/logconfig.py).
     options = {"lifespan": "on", "log_level": settings.log_level, "log_config": None, "proxy_headers": True,
                "access_log": False,
                "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1",
@@ -239,7 +239,7 @@ async def _with_kernel(fn: Any, *, create: bool = False) -> Any:
 
 
 def cmd_sites(args: argparse.Namespace) -> int:
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
     from kernel.tenancy import service
 
     if args.sites_cmd == "create":
@@ -454,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
             pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
         args = parser.parse_args(argv)  # --help and --version end here
-        from kernel.logconfig import configure_logging
+        from kernel.base.logconfig import configure_logging
 
         settings = settings or _settings()
         configure_logging(settings.log_level, settings.log_format)
@@ -472,7 +472,7 @@ def operator_error(exc: Exception) -> tuple[str, int] | None:
     """The line and exit status of an error the operator can fix, or None for a bug."""
     from sqlalchemy.exc import OperationalError
 
-    from kernel.errors import SettingsError
+    from kernel.base.errors import SettingsError
     from kernel.plugins import PluginError
 
     if isinstance(exc, (SettingsError, PluginError)):

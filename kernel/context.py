@@ -11,14 +11,14 @@ from kernel.db.uow import UnitOfWork
 if TYPE_CHECKING:
     import pluggy
 
+    from kernel.base.secrets import Secrets
+    from kernel.base.settings import Settings
     from kernel.bus import Bus
     from kernel.cache import Cache
     from kernel.db import Database
     from kernel.jobs import JobQueue
     from kernel.mailer import Mailer
     from kernel.plugins import PluginInfo
-    from kernel.secrets import Secrets
-    from kernel.settings import Settings
     from kernel.sitecache import SiteCaches
     from kernel.storage import Storage
     from kernel.tenancy.scope import SiteDB
@@ -88,7 +88,7 @@ class RequestContext:
     path_params: dict[str, Any] = field(default_factory=dict)
 
     def require_site(self) -> str:
-        from kernel.errors import ApiError
+        from kernel.base.errors import ApiError
 
         if self.site_id is None:
             raise ApiError.validation("This route needs a site: send X-Svc-Site", path=["headers", "X-Svc-Site"])

@@ -23,7 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.base.jsoncodec import encodable
 
 OPERATORS = frozenset({
     "_eq", "_neq", "_lt", "_lte", "_gt", "_gte", "_in", "_nin", "_null", "_nnull", "_contains",
@@ -218,12 +219,3 @@ class FilterGrammar:
                 self.json_value(item, [*path, i], depth + 1)
         else:
             self.scalar(value, path)
-
-
-def encodable(value: str) -> bool:
-    """Whether UTF-8 can carry ``value`` (a lone surrogate cannot)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -32,7 +32,7 @@ def register_hookspecs(pm: pluggy.PluginManager) -> None:
 
 @hookspec
 def register_settings() -> list[Any]:
-    """Return a list of ``kernel.settings.Setting`` the plugin reads.
+    """Return a list of ``kernel.base.settings.Setting`` the plugin reads.
 
     They are parsed from the environment at boot; a bad value stops the start with a message
     naming the variable. Read them later with ``kernel.settings.get(name)``. Synchronous.

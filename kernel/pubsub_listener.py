@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
+from kernel.base.backoff import REDIS_RECONNECT_BASE, REDIS_RECONNECT_MAX, backoff_delay
 
 
 def open_redis(redis_url: str, redis_timeout: float, client: Any = None) -> Any:

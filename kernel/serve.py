@@ -25,7 +25,7 @@ import socket
 import sys
 from typing import Any
 
-from kernel.logconfig import announce
+from kernel.base.logconfig import announce
 
 log = logging.getLogger("svc.serve")
 APP = "kernel.asgi:app"
@@ -78,8 +78,8 @@ def _worker(host: str, port: int, options: dict[str, Any]) -> None:
     """One worker process: its own SO_REUSEPORT socket and one uvicorn server on it."""
     import uvicorn
 
-    from kernel.logconfig import configure_logging
-    from kernel.settings import Settings
+    from kernel.base.logconfig import configure_logging
+    from kernel.base.settings import Settings
 
     return_large_blocks()
     settings = Settings.from_env()

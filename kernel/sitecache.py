@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from kernel.settings import CACHE_NAME_CHARS as NAME_CHARS
-from kernel.settings import SettingsError
+from kernel.base.settings import CACHE_NAME_CHARS as NAME_CHARS
+from kernel.base.settings import SettingsError
 
 V = TypeVar("V")
 SIZES_ENV = "SVC_SITE_CACHE_SIZES"

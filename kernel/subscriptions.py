@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Table, func
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 
 class SubscriptionTable:

@@ -82,10 +82,10 @@ except ImportError:  # svc-cms installed without its test extra (this module is 
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
+from kernel.base.settings import Settings
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.plugins import available_plugins, call_first, make_plugin_manager
-from kernel.settings import Settings
 
 API = "/api/v1"
 ADMIN_EMAIL = "admin@example.com"

@@ -11,7 +11,7 @@ import pytest
 
 from kernel import hookspecs
 from kernel.app import build_kernel
-from kernel.settings import KERNEL_SETTINGS, Settings
+from kernel.base.settings import KERNEL_SETTINGS, Settings
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

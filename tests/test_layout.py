@@ -316,7 +316,7 @@ def _matches(literal: list[str], template: list[str]) -> bool:
 def plugin_routes(tmp_path: Path) -> dict[str, str]:
     """Every route template a plugin registers (an app with every installed plugin) -> its plugin."""
     from kernel.app import build_kernel
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
     kernel = build_kernel(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)}))
     owners = set(available_plugins())

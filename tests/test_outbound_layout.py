@@ -1,7 +1,7 @@
-"""Every outbound connection of the product goes through ``kernel.outbound`` (issue 35).
+"""Every outbound connection of the product goes through ``kernel.base.outbound`` (issue 35).
 
 Read from the source with ``ast`` (nothing is imported or run): product code (``kernel/``,
-``plugins/``, ``extensions_sdk/``) outside ``kernel/outbound.py`` may not create an HTTP client
+``plugins/``, ``extensions_sdk/``) outside ``kernel/base/outbound.py`` may not create an HTTP client
 (httpx's clients, transports and one-shot functions, ``urllib.request``, ``requests``,
 ``aiohttp``, ``http.client``, ``urllib3``, boto3), open a socket or a connection (``socket``,
 ``asyncio.open_connection``, ``loop.create_connection``), nor connect to SMTP, Redis or a
@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("kernel", "plugins", "extensions_sdk")
-THE_ONE_PLACE = "kernel/outbound.py"
+THE_ONE_PLACE = "kernel/base/outbound.py"
 
 # Reason -> the files it covers (paths from the repository root).
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -123,7 +123,7 @@ def test_product_code_makes_no_client_or_socket_outside_kernel_outbound():
         if rel == THE_ONE_PLACE or rel in allowed:
             continue
         offenders += [f"{rel}:{finding}" for finding in findings(path.read_text(encoding="utf-8"), rel)]
-    assert not offenders, ("outbound requests go through kernel.outbound (its `client`), which checks and pins "
+    assert not offenders, ("outbound requests go through kernel.base.outbound (its `client`), which checks and pins "
                            "every destination; infrastructure the operator configures goes on ALLOWED with its "
                            "reason:\n" + "\n".join(offenders))
 

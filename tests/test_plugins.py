@@ -8,8 +8,8 @@ import pytest
 
 from kernel import Route, hookimpl
 from kernel.app import create_app
+from kernel.base.settings import Settings
 from kernel.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
-from kernel.settings import Settings
 from kernel.testing import disabled_with_dependents
 
 
@@ -128,7 +128,7 @@ async def test_plugin_routes_are_mounted(make_app):
 
 
 def test_settings_errors_name_the_variable():
-    from kernel.settings import SettingsError
+    from kernel.base.settings import SettingsError
 
     with pytest.raises(SettingsError, match="SVC_PORT"):
         Settings.from_env(environ={"SVC_PORT": "eighty"})
@@ -138,7 +138,7 @@ def test_settings_errors_name_the_variable():
 
 def test_plugin_settings_are_declared_and_checked(tmp_path):
     from kernel import Setting
-    from kernel.settings import SettingsError, parse_int
+    from kernel.base.settings import SettingsError, parse_int
 
     class Configured:
         name = "configured"
@@ -176,7 +176,7 @@ def test_a_plugin_declares_itself_essential(monkeypatch):
 
 def test_plugin_settings_take_keyword_overrides_and_refuse_strangers(tmp_path):
     from kernel.app import build_kernel
-    from kernel.errors import SettingsError
+    from kernel.base.errors import SettingsError
 
     env = {"SVC_DATA_DIR": str(tmp_path), "SVC_RATE_LIMIT_ITEMS_READ": "7"}
     kernel = build_kernel(Settings.from_env(environ=env, max_batch=3))

@@ -10,9 +10,9 @@ import pytest
 
 from kernel import hookimpl
 from kernel.app import build_kernel
+from kernel.base.settings import Settings, SettingsError
 from kernel.bus import EventContext
 from kernel.plugins import available_plugins
-from kernel.settings import Settings, SettingsError
 from kernel.sitecache import SiteCache, SiteCaches, SiteCacheSpec
 from kernel.testing import METRICS_HEADERS
 

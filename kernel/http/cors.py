@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernel.http.origins import normalize_origin, origin_allowed
+from kernel.base.settings import normalize_origin
+from kernel.http.origins import origin_allowed
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import falcon
 
+from kernel.base.errors import FALCON_STATUS_CODES, ApiError
 from kernel.db.unavailable import RETRY_AFTER_SECONDS, unavailable_dependency
-from kernel.errors import FALCON_STATUS_CODES, ApiError
 from kernel.http.websocket import close_with_error
 from kernel.plugins import call_first
 from kernel.storage.base import StorageFull

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import falcon
 
 from kernel.auth.principal import ANONYMOUS, Principal
+from kernel.base.errors import ApiError
 from kernel.context import RequestContext
-from kernel.errors import ApiError
 from kernel.http.tickets import redeem_ticket
 from kernel.plugins import call_first
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal, TicketGrant
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.plugins import call_first
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from kernel.base.errors import ApiError
 from kernel.context import RequestContext
-from kernel.errors import ApiError
 from kernel.http.origins import origin_allowed, same_origin
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.hookspecs import hookimpl
 from kernel.http.media import send_data
 from kernel.http.params import int_param

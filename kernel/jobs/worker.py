@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.db.unavailable import unavailable_dependency
 from kernel.jobs import store

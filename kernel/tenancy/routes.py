@@ -34,7 +34,7 @@ class SiteResource:
     async def _load(self, site_id: str) -> dict[str, Any]:
         site = await service.get_site(self.kernel, site_id)
         if site is None:
-            from kernel.errors import ApiError
+            from kernel.base.errors import ApiError
 
             raise ApiError(404, "SITE_NOT_FOUND", f"Unknown site '{site_id}'")
         return site

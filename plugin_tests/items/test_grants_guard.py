@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.grants import WriteGuard, Written, match_rows
 
 

@@ -269,7 +269,7 @@ async def test_a_reused_id_after_hard_delete_starts_a_clean_history(calls: Calls
 
 async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
     from kernel.auth.principal import Principal
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
     from plugins.items.history.revisions import pinnable_revision
     from plugins.items.service import acting_context
 

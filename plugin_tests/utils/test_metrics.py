@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernel import Route, hookimpl
-from kernel.errors import SettingsError
+from kernel.base.errors import SettingsError
 from kernel.http.media import send_data
 from kernel.plugins import available_plugins
 from kernel.testing import METRICS_HEADERS

@@ -97,7 +97,7 @@ async def test_site_requests_name_the_busiest_sites_only(make_app):
 
 
 def test_the_top_sites_setting_is_bounded():
-    from kernel.settings import Settings, SettingsError
+    from kernel.base.settings import Settings, SettingsError
 
     for bad in ("-1", "1001", "many"):
         try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kernel import Route, ops
 from kernel.audit import list_entries
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination

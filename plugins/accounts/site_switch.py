@@ -18,7 +18,7 @@ from typing import Any
 
 from kernel import audit
 from kernel.auth.principal import Principal
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.access.api import membership
 from plugins.accounts.sessions import Client, live_token, reuse_detected, spend, start_session
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.privacy import restricted
 from plugins.accounts import api as accounts_api
 from plugins.agents import killswitch

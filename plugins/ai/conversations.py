@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from kernel.privacy import delete_in_batches, rows_before
 from kernel.tenancy.scope import SiteDB
 from plugins.ai.tables import conversations, messages

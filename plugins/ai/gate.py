@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.privacy import masked_reads
 from plugins.access import api as access_api
 from plugins.ai import registry

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernel import RateBucket, Route, Setting, extras, hookimpl, ops
+from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.base import extras
+from kernel.base.settings import parse_bool, parse_float, parse_int
 from kernel.privacy import RetentionTarget
-from kernel.settings import parse_bool, parse_float, parse_int
 from plugins.ai import (
     approvals,
     conversations,

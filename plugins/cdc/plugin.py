@@ -6,8 +6,8 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.access import AccessAction
+from kernel.base.settings import parse_float, parse_int
 from kernel.privacy import RetentionTarget
-from kernel.settings import parse_float, parse_int
 from plugins.cdc import config_section, guard, routes, schemas, upkeep, webhooks
 from plugins.cdc import routes_subscriptions as rs
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.filtergrammar import FilterGrammar
 from kernel.http.media import reject_unknown
 

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.email import account_emails, api, routes, schemas, sending, smtp_site, tables
 
 name = "email"

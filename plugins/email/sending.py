@@ -23,9 +23,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
 from kernel.privacy import marketing_excluded
 from kernel.tenancy.service import get_site_cached

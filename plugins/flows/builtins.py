@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import orjson
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.base.outbound import OutboundRefused, check_url
+from kernel.base.outbound import client as outbound_client
 from kernel.mailer import DeliveryFailed as MailFailed
 from kernel.mailer import MailerNotConfigured, OutgoingEmail, check_address
-from kernel.outbound import OutboundRefused, check_url
-from kernel.outbound import client as outbound_client
 from kernel.plugins import call_first
 from plugins.flows import data as flowdata
 from plugins.flows.api import Branch, Operation, OperationContext, OptionError, StepFailed

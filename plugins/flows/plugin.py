@@ -6,9 +6,9 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.access import AccessAction
+from kernel.base.settings import parse_float, parse_int
 from kernel.openapi import OptionalBody
 from kernel.privacy import RetentionTarget
-from kernel.settings import parse_float, parse_int
 from plugins.flows import builtins, hookspecs, registry, routes, runner, schemas, triggers
 
 name = "flows"

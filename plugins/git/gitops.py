@@ -22,8 +22,9 @@ import json
 from typing import Any
 
 from kernel import ApiError, audit
+from kernel.base.jsoncodec import nul_path
 from kernel.db.meta import iso, now_utc
-from kernel.http.media import nul_path, reject_unknown
+from kernel.http.media import reject_unknown
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import integrations

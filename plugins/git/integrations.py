@@ -18,8 +18,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError, audit
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
 from kernel.subscriptions import SubscriptionTable
 from plugins.git import bodies, providers
 from plugins.git.tables import integrations, oauth_states

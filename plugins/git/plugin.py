@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.git import hookspecs, previews, routes, schemas, webhooks
 
 name = "git"

@@ -17,7 +17,7 @@ from typing import Any
 from falcon.asgi import SSEvent
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.service import GraphQLContext, open_schema, prepare, site_graph
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from falcon.errors import PayloadTypeError, WebSocketDisconnected
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.live_metrics import live_connection
 from kernel.http.websocket import readmit, receive_json
 from plugins.graphql import streams

@@ -43,8 +43,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.context import RequestContext
-from kernel.errors import ApiError
 from plugins.items import erase as erasure
 from plugins.items import service
 from plugins.items.core import etags, live, personal

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.items.core import etags, live
 from plugins.items.core.guard import caller_may
 from plugins.items.errors import ERROR_CODES

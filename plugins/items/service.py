@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core import etags
 from plugins.items.core.context import (
     OWN_CAUSES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.pageviews import config, counters, routes
 from plugins.pageviews.service import PageviewCounter
 from plugins.settings.api import SettingKey

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.privacy import consent, erasure, hookspecs, retention, routes
 from plugins.privacy import schemas as s
 from plugins.privacy.tables import consents, erasures, restrictions

@@ -19,8 +19,8 @@ from typing import Any
 from falcon.errors import PayloadTypeError
 
 from kernel import ApiError
+from kernel.base.jsoncodec import nul_path
 from kernel.http.live_metrics import live_connection
-from kernel.http.media import nul_path
 from kernel.http.middleware import request_context
 from kernel.topics import Lagged
 from plugins.items import api as items_api

@@ -6,7 +6,7 @@ import types
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from kernel.slots import connection_limiter
 from plugins.realtime import channel, notifications, push, routes, schemas, tickets
 

@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from kernel import audit
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.privacy import reads_masked
 from kernel.tenancy.scope import SiteDB
 from plugins.regulated import accesslog, crypto, store

@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.access import AccessAction
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.regulated import envelope, routes, shred
 
 name = "regulated"

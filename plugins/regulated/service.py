@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel import audit
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts import api as accounts_api

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import audit
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
 from plugins.items import api as items
 from plugins.releases.publisher import GONE

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.bus import EventContext
-from kernel.errors import ApiError
 from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
 from plugins.schema import manifest, manifest_apply

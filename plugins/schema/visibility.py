@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 
 class SchemaView:

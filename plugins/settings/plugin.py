@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.settings import (
     config_section,
     hookspecs,

@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from kernel import ApiError, audit
+from kernel.base.ids import uuid7
 from kernel.events import checkpoints
-from kernel.ids import uuid7
 from plugins.items import api as items
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.bodies import TargetPath, invalid

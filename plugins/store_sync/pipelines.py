@@ -16,9 +16,10 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit, outbound
+from kernel import ApiError, audit
+from kernel.base import outbound
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
 from kernel.subscriptions import SubscriptionTable
 from plugins.access import api as access_api
 from plugins.store_sync import bodies

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.store_sync import dead_letters, routes, schemas, sync
 from plugins.store_sync.bodies import CODE
 from plugins.store_sync.targets import parse_base_url

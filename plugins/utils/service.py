@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 
 from kernel import __version__
 from kernel.auth.tokens import bearer_token
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.stored_metrics import refresh_stored_metrics
 
 API_VERSION = "1"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.events import START, EventConsumer
 from kernel.events import checkpoints as cp
 from kernel.events.tables import checkpoints

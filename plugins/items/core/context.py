@@ -12,7 +12,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.records import item_record
 from plugins.items.errors import collection_not_found
 from plugins.schema.api import get_schema

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from kernel import sandbox
 from kernel.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
+from kernel.base import sandbox
 from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
@@ -24,7 +24,7 @@ DENIED = Decision(False)
 async def decide(ctx: Any, collection: str, action: str) -> Decision:
     """The caller's decision for ``action`` on ``collection`` (never raises). Inside an uploaded
     extension's code, a collection the extension was not granted (``items:<name>``,
-    kernel.sandbox) is refused whoever the principal is."""
+    kernel.base.sandbox) is refused whoever the principal is."""
     if not sandbox.collection_allowed(collection):
         return DENIED
     access = ctx.kernel.access

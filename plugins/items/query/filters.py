@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.filtergrammar import OPERATORS, FilterGrammar
 from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json, split_key
 from plugins.items.query.ir import Node, all_of, any_of

@@ -28,7 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.grants import grant_columns
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.records import STRUCTURAL_COLUMNS

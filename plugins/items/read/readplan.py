@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, func
 
 from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.sitecache import SiteCacheSpec
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kernel.errors import ApiError, SettingsError
+from kernel.base.errors import ApiError, SettingsError
 
 if TYPE_CHECKING:
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
 VERSION = "sv1"
 KEY_BYTES = 32

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from kernel.errors import ApiError, SettingsError
+from kernel.base.errors import ApiError, SettingsError
 
 MODULES = {"postgres": "psycopg", "s3": "boto3", "ai": "mcp", "store-sync": "google.auth"}
 

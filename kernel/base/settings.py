@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from kernel.errors import SettingsError
-from kernel.secrets import Secrets, parse_key_entry
+from kernel.base.errors import SettingsError
+from kernel.base.secrets import Secrets, parse_key_entry
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,37 @@ def parse_csv(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(value: Any) -> str | None:
+    """``scheme://host[:port]`` in lower case, without a default port; ``None`` when ``value``
+    is not an http(s) origin or URL. A bare host (``example.com``, a site's ``domain``) means
+    ``https://example.com``; a URL's path is dropped (``siteUrl``)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or text == "null":
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}" if port in (None, _DEFAULT_PORTS[scheme]) else f"{scheme}://{host}:{port}"
+
+
 def parse_origins(raw: str) -> tuple[str, ...]:
     """A comma list of browser origins (``https://app.example.com``); ``*`` is refused, because
     CORS here always allows credentials and so must name each origin."""
-    from kernel.http.origins import normalize_origin
-
     origins = parse_csv(raw)
     for origin in origins:
         if normalize_origin(origin) is None or "://" not in origin:
@@ -416,8 +443,8 @@ def stored_encryption_key(values: Mapping[str, Any]) -> str:
 
 
 def require_extras(values: Mapping[str, Any]) -> None:
-    """The optional extras the configured backends need, checked at boot (kernel/extras.py)."""
-    from kernel.extras import require_at_boot
+    """The optional extras the configured backends need, checked at boot (kernel/base/extras.py)."""
+    from kernel.base.extras import require_at_boot
 
     if values["database_url"].split(":", 1)[0].split("+", 1)[0].lower() in ("postgresql", "postgres"):
         require_at_boot("postgres", "SVC_DATABASE_URL (PostgreSQL)")

@@ -14,7 +14,7 @@ providers, git hosts, store-sync targets, extensions) is checked by one rule, ``
   entry naming exactly it (``169.254.169.254/32``), never by a wider network.
 - ``SVC_ENV=development`` opens loopback too, except for a URL fetched on a user's behalf
   (``on_behalf``: file import, MCP and copilot imports), which honours only the operator's list.
-- Inside an uploaded extension (``kernel.sandbox``, the ``network`` grant) nothing is opened:
+- Inside an uploaded extension (``kernel.base.sandbox``, the ``network`` grant) nothing is opened:
   only public addresses.
 
 The checks:
@@ -54,8 +54,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpcore
 import httpx
 
-from kernel import sandbox
-from kernel.errors import ApiError
+from kernel.base import sandbox
+from kernel.base.errors import ApiError
 
 MAX_URL = 2048
 log = logging.getLogger("svc.outbound")
@@ -229,7 +229,7 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
     """This app's pooled client ``name`` (see the module docstring); the options of its first use
     stay. Every request is pinned to an address ``policy(kernel, on_behalf=...)`` allows
     (``operator``: any but the unspecified one). An extension without the ``network``
-    capability gets 403 (kernel.sandbox); an extension's client is always ``STRICT``."""
+    capability gets 403 (kernel.base.sandbox); an extension's client is always ``STRICT``."""
     sandbox.require("network", "an outbound client")
     scope = sandbox.current()
     if scope is not None:
@@ -258,7 +258,7 @@ def _ssl_context(kernel: Any) -> ssl.SSLContext:
 async def _log_response(response: httpx.Response) -> None:
     """One line per outbound answer naming the host only: a URL's path and query may carry a
     token or a tenant's data (httpx's own line, with the full URL, is kept quiet by
-    kernel.logconfig)."""
+    kernel.base.logconfig)."""
     url = response.request.url
     log.info("%s %s://%s -> %d", response.request.method, url.scheme, url.netloc.decode("ascii"),
              response.status_code)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ because each imports ``kernel.asgi``, which calls ``configure_logging``. The com
 (the data dir, the start line) go through ``announce``, in the same format.
 
 httpx logs every request with its full URL (a query may hold a token) at INFO: its logger is
-kept at WARNING, and ``kernel.outbound`` logs the method, the host and the status instead.
+kept at WARNING, and ``kernel.base.outbound`` logs the method, the host and the status instead.
 """
 
 from __future__ import annotations
