@@ -31,8 +31,8 @@ from kernel.base.settings import Settings
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.db.uow import UnitOfWork
 from kernel.events import EventConsumer
-from kernel.hookspecs import hookimpl
-from kernel.plugins import make_plugin_manager
+from kernel.hooks.hookspecs import hookimpl
+from kernel.hooks.plugins import make_plugin_manager
 
 PASSWORD = "bench-password-1"
 

@@ -38,7 +38,7 @@ from kernel import ApiError, Principal, Route, hookimpl, ops
 # extension's runner then loads neither the bus (Redis's client) nor the settings and signing
 # (cryptography) unless the extension asks for them (docs/decisions/extension-runners.md).
 _LAZY = {
-    "EventContext": ("kernel.bus", "EventContext"),
+    "EventContext": ("kernel.messaging.bus", "EventContext"),
     "RateBucket": ("kernel.http.ratelimit", "RateBucket"),
     "Setting": ("kernel.base.settings", "Setting"),
     "generate_keypair": ("extensions_sdk.signing", "generate_keypair"),

@@ -20,26 +20,26 @@ if TYPE_CHECKING:
     from kernel.base.errors import ApiError
     from kernel.base.secrets import SecretError
     from kernel.base.settings import Setting
-    from kernel.bus import EventContext
-    from kernel.hookspecs import hookimpl
+    from kernel.cache.sitecache import SiteCacheSpec
+    from kernel.hooks.hookspecs import hookimpl
     from kernel.http.ratelimit import RateBucket
     from kernel.http.routing import Route
+    from kernel.messaging.bus import EventContext
     from kernel.openapi import ops
-    from kernel.sitecache import SiteCacheSpec
 
 _WHERE = {
     "ANONYMOUS": "kernel.auth.principal",
     "Principal": "kernel.auth.principal",
     "TicketGrant": "kernel.auth.principal",
-    "EventContext": "kernel.bus",
+    "EventContext": "kernel.messaging.bus",
     "ApiError": "kernel.base.errors",
-    "hookimpl": "kernel.hookspecs",
+    "hookimpl": "kernel.hooks.hookspecs",
     "RateBucket": "kernel.http.ratelimit",
     "Route": "kernel.http.routing",
     "ops": "kernel.openapi",
     "SecretError": "kernel.base.secrets",
     "Setting": "kernel.base.settings",
-    "SiteCacheSpec": "kernel.sitecache",
+    "SiteCacheSpec": "kernel.cache.sitecache",
 }
 
 __all__ = [  # noqa: RUF022 - the names _WHERE maps, and the version

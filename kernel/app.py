@@ -14,20 +14,20 @@ from typing import Any
 import falcon
 import falcon.asgi
 
-from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
 from kernel.base import outbound
 from kernel.base.errors import KERNEL_ERROR_CODES
 from kernel.base.secrets import Secrets
 from kernel.base.settings import Settings
 from kernel.broker import BrokerClient, broker_url
-from kernel.bus import Bus
 from kernel.cache import make_cache
+from kernel.cache.sitecache import SiteCaches, SiteCacheSpec
 from kernel.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import db_timeouts, default_sqlite_path
 from kernel.events import EventLog
 from kernel.fanout_gate import FanoutGate
+from kernel.hooks.plugins import call_all, make_plugin_manager
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink
@@ -42,13 +42,13 @@ from kernel.http.stored_metrics import register_stored_metrics
 from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
+from kernel.messaging.bus import Bus
+from kernel.messaging.topics import Topics
 from kernel.openapi import OpenApiResource
-from kernel.plugins import call_all, make_plugin_manager
-from kernel.redis_fallback import RedisCircuit
-from kernel.redis_writes import RedisWrites
-from kernel.sitecache import SiteCaches, SiteCacheSpec
+from kernel.policy.access import ACCESS_CACHE, AccessControl
+from kernel.redisio.redis_fallback import RedisCircuit
+from kernel.redisio.redis_writes import RedisWrites
 from kernel.storage import make_storage
-from kernel.topics import Topics
 
 log = logging.getLogger("svc.app")
 
@@ -64,7 +64,7 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
                                     extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
-    # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redis_fallback).
+    # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redisio.redis_fallback).
     circuit = RedisCircuit(probe_lease=3 * settings.redis_timeout + 1.0)
     # Without Redis, the workers of ``svc serve --workers N`` share the node's broker instead
     # (kernel/broker.py): the bus, the topics and their writes take its URL where Redis's would go.

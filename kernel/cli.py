@@ -88,7 +88,7 @@ def migrate(settings: Settings) -> list[str]:
     from kernel.app import database_url
     from kernel.db.engine import db_timeouts
     from kernel.db.migrate import current_heads, migration_paths, upgrade
-    from kernel.plugins import make_plugin_manager
+    from kernel.hooks.plugins import make_plugin_manager
 
     pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
@@ -448,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, sub = build_parser()
         settings = None
         if command_of(argv) not in (*BUILTIN, None):  # a plugin's command: load the plugins for it
-            from kernel.plugins import make_plugin_manager
+            from kernel.hooks.plugins import make_plugin_manager
 
             settings = _settings()
             pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
@@ -473,7 +473,7 @@ def operator_error(exc: Exception) -> tuple[str, int] | None:
     from sqlalchemy.exc import OperationalError
 
     from kernel.base.errors import SettingsError
-    from kernel.plugins import PluginError
+    from kernel.hooks.plugins import PluginError
 
     if isinstance(exc, (SettingsError, PluginError)):
         return f"svc: {exc}", 2

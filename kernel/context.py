@@ -13,16 +13,16 @@ if TYPE_CHECKING:
 
     from kernel.base.secrets import Secrets
     from kernel.base.settings import Settings
-    from kernel.bus import Bus
     from kernel.cache import Cache
+    from kernel.cache.sitecache import SiteCaches
     from kernel.db import Database
+    from kernel.hooks.plugins import PluginInfo
     from kernel.jobs import JobQueue
     from kernel.mailer import Mailer
-    from kernel.plugins import PluginInfo
-    from kernel.sitecache import SiteCaches
+    from kernel.messaging.bus import Bus
+    from kernel.messaging.topics import Topics
     from kernel.storage import Storage
     from kernel.tenancy.scope import SiteDB
-    from kernel.topics import Topics
 
 
 @dataclass
@@ -53,11 +53,11 @@ class Kernel:
     extension_routes: Any = None  # kernel.http.extsink.ExtensionRoutes: routes mounted at run time
     started: bool = False
     topics: Topics = None  # type: ignore[assignment]  # set by build_kernel: live per-site signals
-    # This process's state of SVC_REDIS_URL, shared by every part using it (kernel.redis_fallback):
+    # This process's state of SVC_REDIS_URL, shared by every part using it (kernel.redisio.redis_fallback):
     # a plugin's own Redis-backed part takes ``kernel.redis_circuit.part(component, fallback)``.
     redis_circuit: Any = None
     # ``kernel.redis_writes``: the process's Redis writes sent together (the bus's and the topics'
-    # PUBLISH, the cache's bumps), a ``kernel.redis_writes.RedisWrites``; None without Redis.
+    # PUBLISH, the cache's bumps), a ``kernel.redisio.redis_writes.RedisWrites``; None without Redis.
     redis_writes: Any = None
     # Without Redis, under ``svc serve --workers N``: the node's broker (``kernel.broker.BrokerClient``)
     # and the gate that holds a request until the other workers' cache drops are applied here.

@@ -85,7 +85,7 @@ from kernel.auth import passwords
 from kernel.base.settings import Settings
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import available_plugins, call_first, make_plugin_manager
+from kernel.hooks.plugins import available_plugins, call_first, make_plugin_manager
 
 API = "/api/v1"
 ADMIN_EMAIL = "admin@example.com"

@@ -129,8 +129,8 @@ async def _until(condition, what):
 
 
 async def test_a_restarted_broker_is_found_again_and_topics_say_lagged(tmp_path):
-    from kernel.bus import Bus, EventContext
-    from kernel.topics import Lagged, Topics
+    from kernel.messaging.bus import Bus, EventContext
+    from kernel.messaging.topics import Lagged, Topics
 
     path = str(tmp_path / "broker.sock")
     first = BrokerServer(path)

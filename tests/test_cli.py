@@ -17,7 +17,7 @@ import pytest
 
 from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import make_plugin_manager
+from kernel.hooks.plugins import make_plugin_manager
 from kernel.testing import disabled_with_dependents, free_port, svc_test_database_url, wait_until_answering
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.plugins import available_plugins
+from kernel.hooks.plugins import available_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"

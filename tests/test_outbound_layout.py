@@ -30,8 +30,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/serve.py",),
     "the operator's SMTP server (SVC_SMTP_*)": ("kernel/mailer/smtp.py",),
     "the operator's S3 storage (SVC_STORAGE=s3://, boto3)": ("kernel/storage/s3.py",),
-    "the operator's Redis (SVC_REDIS_URL)": ("kernel/cache/redis_cache.py", "kernel/pubsub_listener.py",
-                                             "kernel/redis_writes.py"),
+    "the operator's Redis (SVC_REDIS_URL)": ("kernel/cache/redis_cache.py", "kernel/redisio/pubsub_listener.py",
+                                             "kernel/redisio/redis_writes.py"),
     "the operator's database (SVC_DATABASE_URL, or the SQLite file in SVC_DATA_DIR)":
         ("kernel/db/engine.py",),
     "the Unix socket pair between the server and an extension's runner process (no network)":

@@ -9,7 +9,7 @@ import pytest
 from kernel import Route, hookimpl
 from kernel.app import create_app
 from kernel.base.settings import Settings
-from kernel.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
+from kernel.hooks.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
 from kernel.testing import disabled_with_dependents
 
 
@@ -57,7 +57,7 @@ def test_requires_is_checked_with_both_names():
 
 
 def test_requires_a_disabled_plugin_at_boot(monkeypatch):
-    from kernel import plugins as plugins_mod
+    from kernel.hooks import plugins as plugins_mod
 
     real = plugins_mod.available_plugins
 
@@ -79,7 +79,7 @@ def test_unknown_plugin_name_is_an_error():
 
 
 def test_a_plugin_can_publish_hookspecs():
-    from kernel.hookspecs import hookspec
+    from kernel.hooks.hookspecs import hookspec
 
     class Specs:
         @hookspec
@@ -155,7 +155,7 @@ def test_plugin_settings_are_declared_and_checked(tmp_path):
 
 
 def test_a_plugin_declares_itself_essential(monkeypatch):
-    from kernel import plugins as plugins_mod
+    from kernel.hooks import plugins as plugins_mod
 
     class FakeEP:
         name = "keystone"

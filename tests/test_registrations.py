@@ -14,8 +14,8 @@ import types
 
 import pluggy
 
-from kernel.hookspecs import hookimpl, hookspec
-from kernel.plugins import registrations
+from kernel.hooks.hookspecs import hookimpl, hookspec
+from kernel.hooks.plugins import registrations
 
 
 class Specs:

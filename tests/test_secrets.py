@@ -11,8 +11,8 @@ import pytest
 from kernel import Route, hookimpl
 from kernel.base.secrets import SecretError, Secrets, derived_key_id
 from kernel.base.settings import Settings, SettingsError
+from kernel.hooks.plugins import available_plugins
 from kernel.http.media import read_json, send_data
-from kernel.plugins import available_plugins
 
 KEY_A = base64.b64encode(bytes(range(32))).decode()
 KEY_B = base64.b64encode(bytes(range(100, 132))).decode()

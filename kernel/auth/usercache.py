@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel.sitecache import SiteCacheSpec
+from kernel.cache.sitecache import SiteCacheSpec
 
 USERS_CHANGED = "users.changed"
 INSTANCE = ""  # users are instance-wide: one partition

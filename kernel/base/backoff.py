@@ -1,7 +1,7 @@
 """Retry delays: exponential backoff with jitter, for every retry loop of the kernel.
 
 Jobs (``kernel/jobs/worker.py``), event consumers (``kernel/events/dispatch.py``) and the topics
-listener's Redis reconnect (``kernel/topics.py``) all wait ``backoff_delay`` between attempts.
+listener's Redis reconnect (``kernel/messaging/topics.py``) all wait ``backoff_delay`` between attempts.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from kernel.bus import EventContext
+from kernel.messaging.bus import EventContext
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernel.base.settings import normalize_origin
+from kernel.hooks.plugins import call_first
 from kernel.http.origins import origin_allowed
-from kernel.plugins import call_first
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

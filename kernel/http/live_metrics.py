@@ -1,6 +1,6 @@
 """Live-channel figures on ``/metrics``: topic subscribers and losses, WebSocket handshakes, the
 live connections open now (``live_connection``: WebSockets, event streams), and whether each
-Redis-backed part is on Redis or on its per-process fallback (``kernel.redis_fallback``).
+Redis-backed part is on Redis or on its per-process fallback (``kernel.redisio.redis_fallback``).
 
 Read at scrape time from ``kernel.topics.stats`` and the WebSocket gate's counters, so the
 hot paths only bump plain integers.
@@ -72,7 +72,7 @@ class LiveCollector:
             yield from self._redis_parts()
 
     def _redis_parts(self) -> Iterator[Any]:
-        from kernel.redis_fallback import circuits_of, outages_of
+        from kernel.redisio.redis_fallback import circuits_of, outages_of
 
         up = GaugeMetricFamily("svc_redis_up", "1 while the part uses Redis, 0 while it falls back to this process",
                                labels=["component"])
@@ -90,7 +90,7 @@ class LiveCollector:
         yield up
         yield served
         yield failed
-        # The state the parts share (kernel.redis_fallback.RedisCircuit): one per Redis server.
+        # The state the parts share (kernel.redisio.redis_fallback.RedisCircuit): one per Redis server.
         circuits = circuits_of(self.kernel)
         yield CounterMetricFamily("svc_redis_outages", "Times this process found Redis unreachable "
                                   "(every part fell back at once)", value=sum(c.outages for c in circuits))

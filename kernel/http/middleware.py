@@ -15,8 +15,8 @@ import falcon
 from kernel.auth.principal import ANONYMOUS, Principal
 from kernel.base.errors import ApiError
 from kernel.context import RequestContext
+from kernel.hooks.plugins import call_first
 from kernel.http.tickets import redeem_ticket
-from kernel.plugins import call_first
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

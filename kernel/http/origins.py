@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kernel.base.settings import normalize_origin
-from kernel.plugins import call_all
+from kernel.hooks.plugins import call_all
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

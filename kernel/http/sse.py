@@ -25,7 +25,7 @@ from typing import Any
 from falcon.asgi import SSEvent
 
 from kernel.http.live_metrics import live_connection
-from kernel.topics import Lagged, TopicMessage
+from kernel.messaging.topics import Lagged, TopicMessage
 
 log = logging.getLogger("svc.http.sse")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal, TicketGrant
 from kernel.base.errors import ApiError
-from kernel.plugins import call_first
+from kernel.hooks.plugins import call_first
 
 if TYPE_CHECKING:
     from kernel.context import Kernel, RequestContext

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 from kernel.http.media import send_data
 from kernel.http.params import int_param
 from kernel.http.routing import Route

@@ -1,12 +1,12 @@
 """The kernel's own tenancy hooks: the sites routes and the default site (the ``sites`` cache is
-dropped on ``sites.changed`` by kernel/sitecache.py, like every site cache)."""
+dropped on ``sites.changed`` by kernel/cache/sitecache.py, like every site cache)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 from kernel.http.routing import Route
 from kernel.openapi import SITE_SCHEMA, ops
 from kernel.tenancy import routes, service
@@ -37,8 +37,8 @@ def register_routes(kernel: Any) -> list[Route]:
 
 @hookimpl
 async def site_deleted(kernel: Any, site_id: str, conn: Any) -> None:
-    from kernel import audit
     from kernel.events.log import forget_site
+    from kernel.policy import audit
 
     await forget_site(conn, site_id)
     await audit.forget_site(conn, site_id)

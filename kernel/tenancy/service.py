@@ -9,9 +9,9 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernel.base.errors import ApiError
+from kernel.cache.sitecache import SiteCacheSpec
 from kernel.db.meta import iso, now_utc
-from kernel.plugins import call_all
-from kernel.sitecache import SiteCacheSpec
+from kernel.hooks.plugins import call_all
 from kernel.tenancy.tables import sites
 
 if TYPE_CHECKING:

@@ -123,7 +123,7 @@ class FailingJob:
 
 
 async def test_queue_depth_and_job_failures_move(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), FailingJob()], env=FRESH)
     text = await scrape(app)
@@ -146,7 +146,7 @@ async def test_queue_depth_and_job_failures_move(make_app):
 
 
 async def test_database_figures_are_reused_within_their_max_age(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), FailingJob()],
                          env={"SVC_METRICS_REFRESH_SECONDS": "3600"})
@@ -177,7 +177,7 @@ class LagProbe:
 
 
 async def test_event_lag_counts_what_a_consumer_has_still_to_take(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), LagProbe()], env=FRESH)
     kernel = app.kernel

@@ -13,11 +13,11 @@ import re
 from typing import Any
 
 from kernel import Route, ops
-from kernel.audit import list_entries
 from kernel.base.errors import ApiError
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
+from kernel.policy.audit import list_entries
 
 # query name -> list_entries argument; exact matches on the stored columns.
 TEXT_FILTERS = {"action": "action", "actorId": "actor_id", "targetType": "target_type", "targetId": "target_id"}

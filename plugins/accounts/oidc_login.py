@@ -27,7 +27,7 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 import httpx
 import jwt
 
-from kernel import Setting, audit
+from kernel import Setting
 from kernel.auth.principal import Principal
 from kernel.base import outbound
 from kernel.base.errors import ApiError
@@ -35,6 +35,7 @@ from kernel.base.ids import uuid7
 from kernel.base.secrets import SecretError
 from kernel.base.settings import parse_int
 from kernel.db.meta import aware, now_utc
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import external_auth, issuers, jwks, service

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.filtergrammar import FilterGrammar
 from kernel.http.media import reject_unknown
+from kernel.policy.filtergrammar import FilterGrammar
 
 PANEL_TYPES = ("metric", "list", "time-series", "bar-chart", "pie-chart", "label")
 AGGREGATES = ("count", "sum", "avg", "min", "max")

@@ -46,9 +46,9 @@ from extensions_sdk import channel
 from kernel import hookimpl
 from kernel.base import sandbox
 from kernel.base.errors import ApiError
-from kernel.bus import EventContext
 from kernel.db.meta import now_utc
 from kernel.http.routing import Route
+from kernel.messaging.bus import EventContext
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
 from plugins.extensions.host import Host, RunnerError

@@ -15,9 +15,9 @@ import orjson
 from kernel.base.errors import ApiError
 from kernel.base.outbound import OutboundRefused, check_url
 from kernel.base.outbound import client as outbound_client
+from kernel.hooks.plugins import call_first
 from kernel.mailer import DeliveryFailed as MailFailed
 from kernel.mailer import MailerNotConfigured, OutgoingEmail, check_address
-from kernel.plugins import call_first
 from plugins.flows import data as flowdata
 from plugins.flows.api import Branch, Operation, OperationContext, OptionError, StepFailed
 from plugins.items import api as items

@@ -21,7 +21,7 @@ import orjson
 
 from kernel.base.errors import ApiError
 from kernel.base.jsoncodec import encodable
-from kernel.filtergrammar import FilterGrammar
+from kernel.policy.filtergrammar import FilterGrammar
 from plugins.flows.api import StepFailed
 from plugins.utils.api import OutputTooLarge, TemplateRefused, render_template
 

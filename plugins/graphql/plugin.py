@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
 from kernel.base.settings import parse_float, parse_int
-from kernel.slots import connection_limiter
+from kernel.messaging.slots import connection_limiter
 from plugins.graphql import routes, service, streams, ws
 
 name = "graphql"

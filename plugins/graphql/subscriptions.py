@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.topics import Lagged
+from kernel.messaging.topics import Lagged
 from plugins.items import api as items_api
 
 

@@ -345,7 +345,7 @@ async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: s
 async def erasure_values(ctx: Any, collection: str, ids: list[str], *, uow: Any) -> list[str]:
     """The text values the items ``ids`` of ``collection`` hold that no other item of it holds
     (no ids, dates or numbers, nothing short): the terms an erasure looks for in other plugins'
-    records (``kernel.privacy.Subject``). Call it before ``erase``."""
+    records (``kernel.policy.privacy.Subject``). Call it before ``erase``."""
     snap, coll = await service.schema_and_collection(ctx, collection)
     return await erasure.subject_values(uow.acting(ctx.principal), snap, coll, ids)
 

@@ -22,7 +22,7 @@ from kernel import ApiError
 from kernel.base.jsoncodec import nul_path
 from kernel.http.live_metrics import live_connection
 from kernel.http.middleware import request_context
-from kernel.topics import Lagged
+from kernel.messaging.topics import Lagged
 from plugins.items import api as items_api
 from plugins.realtime import frames
 from plugins.realtime.tickets import ALL

@@ -163,7 +163,7 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """Translation memory and glossary entries quoting the subject; the subject's presets (their
     preferences are the identity's, in no site: they go with it)."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.settings import tables as t
 
     tm, gl, ps = t.tm_entries, t.glossary, t.presets

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel import ApiError, SiteCacheSpec
-from kernel.audit import record as audit_record
 from kernel.db.meta import now_utc
+from kernel.policy.audit import record as audit_record
 from kernel.tenancy.scope import SiteDB
 from plugins.settings.keys import Registry
 from plugins.settings.tables import settings

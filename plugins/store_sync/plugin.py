@@ -95,7 +95,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``storeSyncLog``: log entries, and a pipeline's last error, quoting the subject (a target's
     answer may quote the document it refused)."""
-    from kernel.privacy import ErasureTarget, erase_rows, holding
+    from kernel.policy.privacy import ErasureTarget, erase_rows, holding
     from plugins.store_sync.tables import pipelines, sync_log
 
     async def erase(uow: Any, subject: Any) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kernel.base.settings import Setting, parse_float
 from kernel.events import EventConsumer
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 
 name = "recording_consumer"
 

@@ -6,7 +6,7 @@ import pytest
 
 from kernel.app import build_kernel
 from kernel.base.settings import Settings, SettingsError
-from kernel.plugins import PluginError
+from kernel.hooks.plugins import PluginError
 
 
 def test_defaults_are_sane(tmp_path):

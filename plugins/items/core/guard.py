@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from kernel.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
 from kernel.base import sandbox
+from kernel.policy.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
 from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)

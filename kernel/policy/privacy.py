@@ -28,15 +28,15 @@ from typing import Any
 
 from sqlalchemy import Text, cast, delete, false, or_, select
 
-from kernel.audit import audit_log
-from kernel.audit import prune_site as prune_audit
 from kernel.events.tables import checkpoints, events
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
+from kernel.hooks.plugins import call_all, call_first
 from kernel.jobs.tables import jobs
-from kernel.plugins import call_all, call_first
+from kernel.policy.audit import audit_log
+from kernel.policy.audit import prune_site as prune_audit
 from kernel.tenancy.scope import SiteDB
 
-name = "kernel.privacy"
+name = "kernel.policy.privacy"
 
 CONSENT_TYPES = ("marketing", "analytics", "personalization", "functional", "sale_share")
 

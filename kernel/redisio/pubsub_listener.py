@@ -1,5 +1,5 @@
-"""The lifecycle of a Redis pub/sub listener, shared by the bus's fan-out (``kernel/bus.py``) and
-the live topics (``kernel/topics.py``).
+"""The lifecycle of a Redis pub/sub listener, shared by the bus's fan-out (``kernel/messaging/bus.py``) and
+the live topics (``kernel/messaging/topics.py``).
 
 A listener subscribes (its owner says to what), reads one message at a time with a 1 s timeout,
 and hands each to its owner. When Redis goes away it says so once, closes the subscription and

@@ -5,7 +5,7 @@ this module evaluates them. Permissions are the union of every policy attached t
 to each role of the role's ``parentId`` chain and to the user's teams; default deny; anonymous
 requests get the site's ``public`` role; admin access (role or policy) short-circuits.
 
-Snapshots are cached per (site, principal) in the ``access`` site cache (kernel/sitecache.py)
+Snapshots are cached per (site, principal) in the ``access`` site cache (kernel/cache/sitecache.py)
 and dropped when the site's access data changes: the ``access.changed`` action reaches every
 worker through the bus (Redis fan-out), and a short TTL bounds staleness where there is no
 Redis to carry it.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal
-from kernel.plugins import call_first, registrations
-from kernel.sitecache import SiteCacheSpec
+from kernel.cache.sitecache import SiteCacheSpec
+from kernel.hooks.plugins import call_first, registrations
 
 if TYPE_CHECKING:
     from kernel.context import Kernel

@@ -22,13 +22,13 @@ from typing import Any
 
 import pluggy
 
-from kernel import hookspecs
+from kernel.hooks import hookspecs
 
 log = logging.getLogger("svc.plugins")
 
 ENTRY_POINT_GROUP = "svc.plugins"
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy")
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.policy.privacy")
 
 
 class PluginError(RuntimeError):

@@ -40,9 +40,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.pubsub_listener import PubSubListener, open_redis
-from kernel.redis_fallback import RedisCircuit, RedisOutage
-from kernel.redis_writes import RedisWrites
+from kernel.redisio.pubsub_listener import PubSubListener, open_redis
+from kernel.redisio.redis_fallback import RedisCircuit, RedisOutage
+from kernel.redisio.redis_writes import RedisWrites
 
 log = logging.getLogger("svc.topics")
 

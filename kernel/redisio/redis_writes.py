@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redisio.redis_fallback import UNREACHABLE, RedisOutage
 
 log = logging.getLogger("svc.redis")
 

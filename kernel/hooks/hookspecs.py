@@ -104,7 +104,7 @@ def register_event_consumers(kernel: Any) -> list[Any]:
 
 @hookspec
 def register_access_actions(kernel: Any) -> list[Any]:
-    """Return the ``kernel.access.AccessAction`` objects a permission rule may name besides the
+    """Return the ``kernel.policy.access.AccessAction`` objects a permission rule may name besides the
     kernel's ``create``, ``read``, ``update`` and ``delete`` (files: ``media:read``...; flows:
     the capability ``flows:run``). An action of a disabled plugin is refused in new rules.
     Names are global: two plugins declaring one fail at boot. Synchronous; collected once per
@@ -114,7 +114,7 @@ def register_access_actions(kernel: Any) -> list[Any]:
 
 @hookspec
 def register_site_caches(kernel: Any) -> list[Any]:
-    """Return a list of ``kernel.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
+    """Return a list of ``kernel.cache.sitecache.SiteCacheSpec``: the plugin's bounded per-site caches.
 
     Each becomes ``kernel.site_caches[name]`` (a ``SiteCache``: LRU with a bound, a TTL, per-site
     invalidation, hit and miss counts on ``/metrics``) before ``register_event_handlers`` runs.
@@ -266,7 +266,7 @@ def site_allowed_origins(kernel: Any, site_id: str) -> list[str] | None:
 
 @hookspec(firstresult=True)
 def load_access(kernel: Any, site_id: str, principal: Any) -> Any:
-    """Return a ``kernel.access.AccessSnapshot`` for ``principal`` in ``site_id``: its role,
+    """Return a ``kernel.policy.access.AccessSnapshot`` for ``principal`` in ``site_id``: its role,
     role chain, teams, admin flag and every permission rule that applies.
 
     First result wins; implemented by the access plugin. ``kernel.access`` caches the answer
@@ -303,7 +303,7 @@ def handle_exception(request: Any, exc: BaseException, kernel: Any) -> Any:
 
 @hookspec
 def register_retention_targets(kernel: Any) -> list[Any]:
-    """Return the ``kernel.privacy.RetentionTarget`` objects for the plugin's own tables: a
+    """Return the ``kernel.policy.privacy.RetentionTarget`` objects for the plugin's own tables: a
     name (``revisions``), a default horizon in days and ``prune(kernel, site_id, before)``, an
     async function deleting the site's rows older than the aware datetime ``before`` and
     returning how many it deleted. The privacy plugin reports the horizons (``GET /retention``),
@@ -315,12 +315,12 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 
 @hookspec
 def register_erasure_targets(kernel: Any) -> list[Any]:
-    """Return the ``kernel.privacy.ErasureTarget`` objects for what the plugin's own tables keep
+    """Return the ``kernel.policy.privacy.ErasureTarget`` objects for what the plugin's own tables keep
     of people outside items: a name (``flowRuns``) and ``erase(uow, subject)``, an async function
     that deletes (or, where a row must stay, rewrites) the site's rows holding one of the
     subject's values (``subject.terms``) or belonging to one of their accounts
     (``subject.user_ids``), inside the erasure's transaction, and returns how many rows it
-    reached. ``kernel.privacy.erase_rows`` and ``holding`` build the usual ones. The privacy
+    reached. ``kernel.policy.privacy.erase_rows`` and ``holding`` build the usual ones. The privacy
     plugin runs every target when an erasure executes, after the items are gone. Names are
     global. Synchronous; collected once per app.
     """

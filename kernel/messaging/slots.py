@@ -17,7 +17,7 @@ The realtime WebSockets (``SVC_REALTIME_MAX_CONNECTIONS``) and the GraphQL event
 
 While Redis (or the broker) does not answer, a connection is admitted against this process's
 own count (the limit then holds per process), with one WARNING on ``svc.redis`` and
-``svc_redis_up{component=...} 0`` (``kernel.redis_fallback``). With Redis, connections admitted
+``svc_redis_up{component=...} 0`` (``kernel.redisio.redis_fallback``). With Redis, connections admitted
 meanwhile are added to the site's sorted set at the first lease renewal after Redis returns, so
 the shared count includes them again; with the broker they stay counted in their process only.
 """
@@ -31,7 +31,7 @@ import time
 import uuid
 from typing import Any
 
-from kernel.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redisio.redis_fallback import UNREACHABLE, RedisOutage
 
 log = logging.getLogger("svc.slots")
 

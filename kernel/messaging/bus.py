@@ -28,9 +28,9 @@ import orjson
 
 from kernel.base import sandbox
 from kernel.base.jsoncodec import loads as json_loads
-from kernel.pubsub_listener import PubSubListener, open_redis
-from kernel.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
-from kernel.redis_writes import RedisWrites
+from kernel.redisio.pubsub_listener import PubSubListener, open_redis
+from kernel.redisio.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
+from kernel.redisio.redis_writes import RedisWrites
 
 log = logging.getLogger("svc.bus")
 
