@@ -28,8 +28,8 @@ import httpx
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.base.settings import Settings
+from kernel.core.uow import UnitOfWork
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.db.uow import UnitOfWork
 from kernel.events import EventConsumer
 from kernel.hooks.hookspecs import hookimpl
 from kernel.hooks.plugins import make_plugin_manager

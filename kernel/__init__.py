@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from kernel.base.settings import Setting
     from kernel.cache.sitecache import SiteCacheSpec
     from kernel.hooks.hookspecs import hookimpl
+    from kernel.http.openapi import ops
     from kernel.http.ratelimit import RateBucket
     from kernel.http.routing import Route
     from kernel.messaging.bus import EventContext
-    from kernel.openapi import ops
 
 _WHERE = {
     "ANONYMOUS": "kernel.auth.principal",
@@ -36,7 +36,7 @@ _WHERE = {
     "hookimpl": "kernel.hooks.hookspecs",
     "RateBucket": "kernel.http.ratelimit",
     "Route": "kernel.http.routing",
-    "ops": "kernel.openapi",
+    "ops": "kernel.http.openapi",
     "SecretError": "kernel.base.secrets",
     "Setting": "kernel.base.settings",
     "SiteCacheSpec": "kernel.cache.sitecache",

@@ -111,7 +111,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kernel.sealed import check_at_start
-    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker, start_line
+    from kernel.workers.serve import (
+        differences,
+        reuseport_supported,
+        serve_reuseport,
+        start_broker,
+        start_line,
+    )
 
     if args.dev:  # before the settings are read: the workers read SVC_ENV from the environment too
         os.environ["SVC_ENV"] = "development"
@@ -127,7 +133,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     metrics_dir = None
     if workers > 1:  # /metrics adds up every worker: prometheus_client's multiprocess mode
-        from kernel.http.node_metrics import prepare_multiproc_dir
+        from kernel.metrics.node import prepare_multiproc_dir
 
         metrics_dir = str(prepare_multiproc_dir(settings.data_path))
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
@@ -147,7 +153,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         say("SVC_ENV=development: GraphQL introspection and explorer on, CORS from http://localhost:*, "
             "outbound requests may reach loopback; not for production")
     try:
-        if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
+        if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/workers/serve.py)
             return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
         uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
         return 0
@@ -174,7 +180,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         nonlocal metrics
         await startup_kernel(kernel)
         if metrics_port:
-            from kernel.jobs.metrics import WorkerMetrics
+            from kernel.metrics.worker import WorkerMetrics
 
             metrics = WorkerMetrics(kernel)
             await metrics.start(settings.worker_metrics_host, metrics_port)
@@ -440,7 +446,7 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from kernel.serve import return_large_blocks
+    from kernel.workers.serve import return_large_blocks
 
     argv = list(sys.argv[1:] if argv is None else argv)
     return_large_blocks()  # svc serve with one worker, svc worker: see its text

@@ -18,7 +18,7 @@ from kernel.base.errors import SettingsError
 from kernel.base.secrets import ACTIVE_ENV, MORE_ENV, VERSION
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 MAKE_KEY = "python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'"
 

@@ -1,6 +1,6 @@
 """The house rules on imports, read from the source with ``ast`` (nothing is imported or run).
 
-1. The kernel (``kernel/``, ``kernel/testing.py`` included) and the extension SDK import no plugin.
+1. The kernel (``kernel/``, ``kernel/testing/__init__.py`` included) and the extension SDK import no plugin.
 2. A plugin imports another plugin only through that plugin's ``api.py``,
 3. and only when its plugin object declares that plugin in ``requires``.
 4. No import circles among the modules of the kernel, nor among those of one plugin: a piece two

@@ -24,10 +24,10 @@ THE_ONE_PLACE = "kernel/base/outbound.py"
 # Reason -> the files it covers (paths from the repository root).
 ALLOWED: dict[str, tuple[str, ...]] = {
     "the pytest plugin (fixtures, local test servers); never loaded by a running app":
-        ("kernel/testing.py", "kernel/testing_live.py"),
+        ("kernel/testing/__init__.py", "kernel/testing/live.py"),
     "`svc-ext deploy`: the author's command-line client of the server they name (--url); never loaded by an app":
         ("extensions_sdk/deploy.py",),
-    "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/serve.py",),
+    "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/workers/serve.py",),
     "the operator's SMTP server (SVC_SMTP_*)": ("kernel/mailer/smtp.py",),
     "the operator's S3 storage (SVC_STORAGE=s3://, boto3)": ("kernel/storage/s3.py",),
     "the operator's Redis (SVC_REDIS_URL)": ("kernel/cache/redis_cache.py", "kernel/redisio/pubsub_listener.py",
@@ -37,7 +37,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "the Unix socket pair between the server and an extension's runner process (no network)":
         ("extensions_sdk/channel.py", "extensions_sdk/runner.py"),
     # Being added by another change; an entry whose file does not exist yet is not reported stale.
-    "the local Unix-socket broker between the processes of one deployment": ("kernel/broker.py",),
+    "the local Unix-socket broker between the processes of one deployment": ("kernel/workers/broker.py",),
 }
 
 # Modules whose import alone means a client of their own.

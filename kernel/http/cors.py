@@ -20,7 +20,7 @@ from kernel.hooks.plugins import call_first
 from kernel.http.origins import origin_allowed
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 EXPOSE_HEADERS = ", ".join((

@@ -15,7 +15,7 @@ from kernel.http.websocket import close_with_error
 from kernel.storage.base import StorageFull
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 log = logging.getLogger("svc.http")
 

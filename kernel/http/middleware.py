@@ -14,12 +14,12 @@ import falcon
 
 from kernel.auth.principal import ANONYMOUS, Principal
 from kernel.base.errors import ApiError
-from kernel.context import RequestContext
+from kernel.core.context import RequestContext
 from kernel.hooks.plugins import call_first
 from kernel.http.tickets import redeem_ticket
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
     from kernel.http.routing import Route, RouteTable
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")

@@ -14,7 +14,7 @@ from kernel.base.settings import normalize_origin
 from kernel.hooks.plugins import call_all
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 def instance_origins(kernel: Kernel) -> frozenset[str]:
     """``SVC_CORS_ORIGINS``, normalised once per app."""

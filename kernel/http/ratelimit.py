@@ -396,7 +396,7 @@ class FallbackRateLimiter(RateLimiter):
 
 def make_rate_limiter(settings: Any, circuit: RedisCircuit | None = None, broker: Any = None) -> RateLimiter:
     """``RedisRateLimiter`` (in a ``FallbackRateLimiter`` on ``circuit``) when ``settings.redis_url``
-    is set, else the node's broker (``broker``, a ``kernel.broker.BrokerClient``, likewise with a
+    is set, else the node's broker (``broker``, a ``kernel.workers.broker.BrokerClient``, likewise with a
     per-process fallback), else ``MemoryRateLimiter``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if not url and broker is not None:

@@ -15,7 +15,7 @@ from kernel.base.errors import ApiError
 from kernel.hooks.plugins import call_first
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel, RequestContext
+    from kernel.core.context import Kernel, RequestContext
 
 MAX_TICKET_LENGTH = 4096
 

@@ -91,7 +91,7 @@ class Bus:
         down; without it, one of its own. ``writes``: the process's queue of Redis writes
         (``kernel.redis_writes``), which sends the publishes; without it, one of its own.
         ``client``: the connection to use instead of one made from ``redis_url`` (the node's
-        broker, ``kernel.broker.BrokerClient``, which speaks the same pub/sub)."""
+        broker, ``kernel.workers.broker.BrokerClient``, which speaks the same pub/sub)."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
@@ -101,7 +101,7 @@ class Bus:
         self._seq = 0
         self._redis: Any = None
         self._client = client
-        # Without Redis under ``svc serve --workers N`` (kernel.fanout_gate.FanoutGate): told the
+        # Without Redis under ``svc serve --workers N`` (kernel.workers.fanout_gate.FanoutGate): told the
         # broker's number of every bus message handled here, so a request waits for the drops.
         self.gate: Any = None
         self._own_writes = writes is None and bool(redis_url)

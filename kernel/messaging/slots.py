@@ -69,7 +69,7 @@ class ConnectionLimiter:
                  broker: Any = None, kind: str = "realtime") -> None:
         """``circuit``: the kernel's state of this Redis (``kernel.redis_circuit``), shared
         with its other parts; without it, one of its own. ``broker``: the node's broker
-        (``kernel.broker.BrokerClient``), used when there is no ``redis``."""
+        (``kernel.workers.broker.BrokerClient``), used when there is no ``redis``."""
         self.redis = redis
         self.broker = broker if redis is None else None
         self.namespace = namespace

@@ -202,7 +202,7 @@ class Topics:
         (``kernel.redis_circuit``); without it, one of its own. ``writes``: the process's queue
         of Redis writes (``kernel.redis_writes``), which sends the publishes; without it, one of
         its own. ``client``: the connection to use instead of one made from ``redis_url`` (the
-        node's broker, ``kernel.broker.BrokerClient``, which speaks the same pub/sub)."""
+        node's broker, ``kernel.workers.broker.BrokerClient``, which speaks the same pub/sub)."""
         self.node_id = uuid.uuid4().hex
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout

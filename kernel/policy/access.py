@@ -22,7 +22,7 @@ from kernel.cache.sitecache import SiteCacheSpec
 from kernel.hooks.plugins import call_first, registrations
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 ALL_FIELDS = "*"
 CHANGED_EVENT = "access.changed"

@@ -51,7 +51,7 @@ class RedisWrites:
 
     def __init__(self, redis_url: str, *, redis_timeout: float = 2.0, client: Any = None) -> None:
         """``client``: the connection to use instead of one made from ``redis_url`` (the node's
-        broker, ``kernel.broker.BrokerClient``, which takes ``PUBLISH`` in a pipeline too)."""
+        broker, ``kernel.workers.broker.BrokerClient``, which takes ``PUBLISH`` in a pipeline too)."""
         self.redis_url = redis_url
         self.redis_timeout = redis_timeout
         self.pipelines = 0  # pipelines sent (a command count over this is the batching)

@@ -15,7 +15,7 @@ from kernel.hooks.plugins import call_all
 from kernel.tenancy.tables import sites
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 SITE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 SITE_EVENT = "sites.changed"

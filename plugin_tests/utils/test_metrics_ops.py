@@ -15,7 +15,7 @@ from kernel.db.meta import now_utc
 from kernel.events import START
 from kernel.events.tables import checkpoints
 from kernel.http.live_metrics import live_connection
-from kernel.http.site_counts import OTHER, TopSites, TopSitesCollector
+from kernel.metrics.site_counts import OTHER, TopSites, TopSitesCollector
 from kernel.testing import METRICS_HEADERS, examples, run_due_jobs
 
 FRESH = {"SVC_METRICS_REFRESH_SECONDS": "0", "SVC_EVENTS_DISPATCH": "false"}

@@ -6,7 +6,7 @@ from functools import partial
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from kernel.openapi import OptionalBody
+from kernel.http.openapi import OptionalBody
 from kernel.policy.privacy import RetentionTarget
 from plugins.agents import api, autonomy, guard, intents, routes, runner, writes
 from plugins.agents import schemas as s

@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.base.settings import parse_float, parse_int
-from kernel.openapi import OptionalBody
+from kernel.http.openapi import OptionalBody
 from kernel.policy.access import AccessAction
 from kernel.policy.privacy import RetentionTarget
 from plugins.flows import builtins, hookspecs, registry, routes, runner, schemas, triggers

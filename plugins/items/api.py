@@ -6,7 +6,7 @@ routes of ``/items`` call it too, so every caller meets the same permissions (th
 ``principal`` of ``ctx``), validation, bus filters and actions, pins, revisions and search
 index. Every call takes:
 
-- ``ctx``: who acts and where: a ``kernel.context.RequestContext`` (a route's
+- ``ctx``: who acts and where: a ``kernel.core.context.RequestContext`` (a route's
   ``request_context(req)``) or ``context(kernel, site_id, principal)`` for server code (jobs,
   a bus handler, a release). Permissions are ``ctx.principal``'s.
 - ``uow`` (optional): an open unit of work to run in. Writes then join its transaction (they
@@ -44,7 +44,7 @@ import json
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.context import RequestContext
+from kernel.core.context import RequestContext
 from plugins.items import erase as erasure
 from plugins.items import service
 from plugins.items.core import etags, live, personal

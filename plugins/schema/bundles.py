@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.db.uow import UnitOfWork
+from kernel.core.uow import UnitOfWork
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies
 from plugins.schema.applying import apply_plan, lock_schema

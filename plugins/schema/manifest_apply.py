@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.base.errors import ApiError
-from kernel.db.uow import UnitOfWork
+from kernel.core.uow import UnitOfWork
 from kernel.messaging.bus import EventContext
 from kernel.policy import audit
 from plugins.schema.applying import apply_plan, holding_data, lock_schema

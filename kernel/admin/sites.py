@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kernel.admin import sites_routes as routes
 from kernel.hooks.hookspecs import hookimpl
+from kernel.http.openapi import SITE_SCHEMA, ops
 from kernel.http.routing import Route
-from kernel.openapi import SITE_SCHEMA, ops
-from kernel.tenancy import routes, service
+from kernel.tenancy import service
 
 name = "kernel.tenancy"
 

@@ -5,7 +5,7 @@ keep taking ``svc_app``, ``client``, ``site``, ``site_headers``, ``calls``, ``an
 ``make_member`` as before; they now run on the module's ``shared_site`` app (one app for the
 module instead of one per test), each with a new site::
 
-    from kernel import testing_shared
+    from kernel.testing import shared as testing_shared
 
     svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
     site, site_b = testing_shared.site, testing_shared.site_b

@@ -137,7 +137,7 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
                     break
                 announce(f"worker {proc.pid} exited with {proc.exitcode}; starting another")
                 if metrics_dir:
-                    from kernel.http.node_metrics import forget_dead_worker
+                    from kernel.metrics.node import forget_dead_worker
 
                     forget_dead_worker(metrics_dir, proc.pid)
                 procs[i] = start()
@@ -165,7 +165,7 @@ def start_broker(settings: Any, workers: int) -> Any:
     there is one process or Redis is configured (Redis is then the path)."""
     import os
 
-    from kernel.broker import BrokerThread, socket_path_for
+    from kernel.workers.broker import BrokerThread, socket_path_for
 
     if workers <= 1 or settings.redis_url:
         os.environ.pop("SVC_BROKER_SOCKET", None)

@@ -1,10 +1,10 @@
 """Prometheus metrics: requests by route template and status, a latency histogram, in-flight,
-requests of the busiest sites (``kernel.http.site_counts``), the per-site caches' hits, misses,
+requests of the busiest sites (``kernel.metrics.site_counts``), the per-site caches' hits, misses,
 evictions, invalidations and sizes, the shared cache's hits and misses, job failures, and the
 room left on the volumes svc writes files to.
 
 Each app has its own ``CollectorRegistry`` (no global state). Under ``svc serve --workers N``
-the registry adds up every worker of the node (``kernel.http.node_metrics``).
+the registry adds up every worker of the node (``kernel.metrics.node``).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from kernel.http.node_metrics import NodeInfoCollector, ProcessFigures, node_name
-from kernel.http.site_counts import TopSites, TopSitesCollector
+from kernel.metrics.node import NodeInfoCollector, ProcessFigures, node_name
+from kernel.metrics.site_counts import TopSites, TopSitesCollector
 from kernel.storage.local import volume_room
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -110,7 +110,7 @@ class StorageRoomCollector:
 class Metrics:
     """The app's registry. ``multiproc_dir`` (``svc serve --workers N``): the registry reads every
     worker's metric files, and the per-process collectors are copied into them
-    (``kernel.http.node_metrics``); ``node`` names the node in ``svc_node_info``."""
+    (``kernel.metrics.node``); ``node`` names the node in ``svc_node_info``."""
 
     def __init__(self, site_caches: Any = None, top_sites: int = 0,
                  volumes: dict[str, Any] | None = None, multiproc_dir: str = "", node: str = "") -> None:

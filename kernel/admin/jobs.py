@@ -42,7 +42,7 @@ class JobsStatusResource:
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
-    from kernel.openapi import ops
+    from kernel.http.openapi import ops
 
     return [Route("/admin/jobs", JobsStatusResource(kernel), site="none", auth="instance-admin", plugin=name,
                   openapi=ops(get=("Job queue status: registered jobs, counts, recent failures", None,

@@ -1,6 +1,6 @@
 """The worker's side of the broker's numbering: hold a request until the bus has caught up.
 
-The node's broker (``kernel/broker.py``) numbers every message on the bus channel and writes the
+The node's broker (``kernel/workers/broker.py``) numbers every message on the bus channel and writes the
 number into an 8-byte file beside its socket (``<socket>.gen``) before it answers the publisher.
 A worker maps that file and, before it answers a request, compares the number with the last bus
 message it has handled: a cache drop made by a write on another worker is applied here before the

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kernel.version import __version__
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
     from kernel.http.routing import Route
 
 DESCRIPTION = """Multi-tenant headless CMS.

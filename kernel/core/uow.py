@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from kernel.events.log import event_row
+from kernel.events.log import write as write_events
 from kernel.messaging.bus import EventContext
+from kernel.tenancy.scope import SiteDB
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
-    from kernel.tenancy.scope import SiteDB
+    from kernel.core.context import Kernel
 
 log = logging.getLogger("svc.uow")
 
@@ -104,8 +106,6 @@ class UnitOfWork:
     @property
     def db(self) -> SiteDB:
         """The site-scoped query helper bound to this transaction."""
-        from kernel.tenancy.scope import SiteDB
-
         if self.site_id is None:
             raise RuntimeError("this unit of work is not bound to a site")
         assert self.conn is not None
@@ -135,8 +135,6 @@ class UnitOfWork:
         transaction: it commits with the data or not at all. Thin: identifiers, the operation
         and the changed field names, never values. The request id, the acting user and the
         cause (``cause``, else ``uow.cause``) are stamped on it. ValueError on a bad type."""
-        from kernel.events.log import event_row
-
         if self.site_id is None:
             raise RuntimeError("events belong to a site: this unit of work has none")
         self._events.append(event_row(
@@ -147,13 +145,11 @@ class UnitOfWork:
     async def flush_events(self) -> None:
         """Insert the events emitted so far (the commit does it; call it to write them earlier)."""
         if self._events:
-            from kernel.events.log import write
-
             # Emptied in place: an ``acting`` view shares this list with its unit of work.
             rows = list(self._events)
             self._events.clear()
             assert self.conn is not None
-            await write(self.conn, rows)
+            await write_events(self.conn, rows)
             self._written.append(len(rows))
             self._kinds.update((row["type"], row["collection"]) for row in rows)
 

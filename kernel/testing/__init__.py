@@ -21,7 +21,7 @@
 - ``upload_extension``: ``await upload_extension(app, headers, folder, private_key)`` builds an
   extension folder with the SDK, signs it and posts it to ``/extensions/upload``.
 - ``live_server``, ``live_app``: the app under a real uvicorn server, with WebSocket (httpx-ws)
-  and SSE (httpx-sse) clients (``kernel/testing_live.py``).
+  and SSE (httpx-sse) clients (``kernel/testing/live.py``).
 
 - ``s3_endpoint``: a moto S3 server (server mode, real HTTP) for the session, with dummy
   credentials and the bucket ``S3_TEST_BUCKET``; the URL of its endpoint.
@@ -136,7 +136,7 @@ def start_dispatching_process(data_dir: Path, env: dict[str, str] | None = None)
     event dispatcher runs: ``svc serve`` on SQLite (the embedded deployment dispatches in its
     worker), ``svc worker`` with Redis. Its output goes to ``data_dir / "svc.log"``. For tests
     that kill it mid-dispatch; ``env`` adds settings (``SVC_PLUGINS_EXTRA``, timings)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     full = {
         "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "HOME": os.environ.get("HOME", "/tmp"),
         "SVC_DATA_DIR": str(data_dir), "SVC_ADMIN_EMAIL": ADMIN_EMAIL, "SVC_ADMIN_PASSWORD": ADMIN_PASSWORD,
@@ -160,7 +160,7 @@ def serve_process(data_dir: Path, env: dict[str, str] | None = None) -> tuple[su
     """A fresh ``svc serve`` on a free port of 127.0.0.1 over ``data_dir`` (embedded SQLite, no
     Redis, the test admin's password), answering; returns (process, its ``/api/v1`` URL). Its
     output goes to ``data_dir / "svc.log"``. End it with ``stop_process``."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     port = free_port()
     full = {
         "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "HOME": os.environ.get("HOME", "/tmp"),
@@ -1318,4 +1318,4 @@ async def add_idle_sites(kernel_or_app: Any, count: int, prefix: str = "idle") -
 # ---------------------------------------------------------------------------- live server
 # WebSocket, SSE and CORS tests need a real server; the fixtures live in their own module.
 
-from kernel.testing_live import LiveServer, live_app, live_server  # noqa: E402, F401
+from kernel.testing.live import LiveServer, live_app, live_server  # noqa: E402, F401

@@ -1,6 +1,6 @@
 """``/metrics`` for ``svc worker``: the job worker's own Prometheus endpoint (opt-in).
 
-The API process serves its registry at ``/metrics`` (``kernel.http.metrics``); a job worker has
+The API process serves its registry at ``/metrics`` (``kernel.metrics.requests``); a job worker has
 no HTTP app, so ``svc worker --metrics-port N`` (or ``SVC_WORKER_METRICS_PORT``) serves one of
 its own with prometheus_client's HTTP server, bound to ``SVC_WORKER_METRICS_HOST`` (127.0.0.1
 by default: expose it on purpose). It holds what a worker knows:
@@ -10,7 +10,7 @@ by default: expose it on purpose). It holds what a worker knows:
   consumer's runs).
 - ``svc_job_worker_running`` and ``svc_job_worker_slots``: jobs running in this process now,
   and how many it may run at once.
-- The database figures every process sees (``kernel.http.stored_metrics``): queue depths by job
+- The database figures every process sees (``kernel.metrics.stored``): queue depths by job
   and state, the oldest due job's wait, the event consumers' lag; read again on the worker's
   loop every ``SVC_METRICS_REFRESH_SECONDS`` (a scrape runs in the server's thread and only
   reads that snapshot).
@@ -70,9 +70,9 @@ class WorkerMetrics:
 
     def __init__(self, kernel: Any) -> None:
         from kernel.http.live_metrics import register_live_metrics
-        from kernel.http.metrics import JobFailuresCollector, SharedCacheCollector
-        from kernel.http.node_metrics import NodeInfoCollector, node_name
-        from kernel.http.stored_metrics import register_stored_metrics
+        from kernel.metrics.node import NodeInfoCollector, node_name
+        from kernel.metrics.requests import JobFailuresCollector, SharedCacheCollector
+        from kernel.metrics.stored import register_stored_metrics
 
         self.kernel = kernel
         self.registry = CollectorRegistry(auto_describe=True)

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import ANONYMOUS, Principal
-from kernel.db.uow import UnitOfWork
+from kernel.base.errors import ApiError
+from kernel.core.uow import UnitOfWork
+from kernel.tenancy.scope import SiteDB
 
 if TYPE_CHECKING:
     import pluggy
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from kernel.messaging.bus import Bus
     from kernel.messaging.topics import Topics
     from kernel.storage import Storage
-    from kernel.tenancy.scope import SiteDB
+
 
 
 @dataclass
@@ -59,7 +61,7 @@ class Kernel:
     # ``kernel.redis_writes``: the process's Redis writes sent together (the bus's and the topics'
     # PUBLISH, the cache's bumps), a ``kernel.redisio.redis_writes.RedisWrites``; None without Redis.
     redis_writes: Any = None
-    # Without Redis, under ``svc serve --workers N``: the node's broker (``kernel.broker.BrokerClient``)
+    # Without Redis, under ``svc serve --workers N``: the node's broker (``kernel.workers.broker.BrokerClient``)
     # and the gate that holds a request until the other workers' cache drops are applied here.
     broker: Any = None
     fanout_gate: Any = None
@@ -88,8 +90,6 @@ class RequestContext:
     path_params: dict[str, Any] = field(default_factory=dict)
 
     def require_site(self) -> str:
-        from kernel.base.errors import ApiError
-
         if self.site_id is None:
             raise ApiError.validation("This route needs a site: send X-Svc-Site", path=["headers", "X-Svc-Site"])
         return self.site_id
@@ -114,8 +114,6 @@ class SiteReader:
         self._cm: Any = None
 
     async def __aenter__(self) -> SiteDB:
-        from kernel.tenancy.scope import SiteDB
-
         self._cm = self.kernel.db.read()
         conn = await self._cm.__aenter__()
         return SiteDB(self.site_id, conn)

@@ -33,7 +33,7 @@ from kernel.events.tables import checkpoints, events
 from kernel.jobs.tables import jobs
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 log = logging.getLogger("svc.metrics")
 

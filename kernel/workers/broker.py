@@ -9,7 +9,7 @@ and hands its path to the workers in ``SVC_BROKER_SOCKET``. A worker talks to it
 whichever serves them; the rate limiter and the connection caps call ``slide``, ``admit`` and
 ``release``. See docs/decisions/multi-worker-without-redis.md.
 
-``kernel.fanout_gate.FanoutGate`` is the worker's side of the numbering.
+``kernel.workers.fanout_gate.FanoutGate`` is the worker's side of the numbering.
 
 Protocol: frames of a 4-byte big-endian length and an orjson array. Client to broker:
 ``["sub"|"psub"|"unsub"|"punsub", [names]]``, ``["pub", id, channel, data, gen]``,
@@ -24,7 +24,7 @@ name]``, ``["m", channel, data, gen]`` and ``["pm", pattern, channel, data, gen]
 - **The generation**: a publish with ``gen`` set (the bus's channel) bumps a counter kept in an
   8-byte file mapped by every worker (``<socket>.gen``) *before* the publisher gets its answer.
   A worker compares it with the last bus message it handled before it answers a request
-  (``kernel.fanout_gate.FanoutGate``), so a drop made by a write on another worker is applied before the next
+  (``kernel.workers.fanout_gate.FanoutGate``), so a drop made by a write on another worker is applied before the next
   request that depends on it is answered.
 - **Leases live as long as the connection**: a worker that dies closes its connection and its
   connection slots go with it; a worker that reconnects lists the slots it still holds again.
@@ -49,8 +49,8 @@ from typing import Any
 
 import orjson
 
-from kernel.fanout_gate import GEN as _GEN
-from kernel.fanout_gate import gen_path
+from kernel.workers.fanout_gate import GEN as _GEN
+from kernel.workers.fanout_gate import gen_path
 
 log = logging.getLogger("svc.broker")
 

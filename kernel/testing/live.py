@@ -14,7 +14,7 @@ test's own event loop, and talk to it over TCP:
 
 ``live_app`` is ``svc_app`` served that way. The server does not run the ASGI lifespan: the
 app given was already started by ``make_app``, and ``make_app`` stops it after the server.
-Imported by ``kernel/testing.py`` (the pytest plugin), which re-exports these fixtures.
+Imported by ``kernel/testing/__init__.py`` (the pytest plugin), which re-exports these fixtures.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import uvicorn
 
 try:
     import pytest_asyncio
-except ImportError:  # without svc-cms's test extra: see kernel/testing.py (loaded as a pytest11 plugin)
+except ImportError:  # without svc-cms's test extra: see kernel/testing/__init__.py (loaded as a pytest11 plugin)
     import types
 
     import pytest
