@@ -29,7 +29,6 @@ from kernel.hooks.plugins import call_all, make_plugin_manager
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink
-from kernel.http.live_metrics import register_live_metrics
 from kernel.http.media import json_handler
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
 from kernel.http.openapi import OpenApiResource
@@ -41,6 +40,7 @@ from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
 from kernel.messaging.bus import Bus
 from kernel.messaging.topics import Topics
+from kernel.metrics.live import register_live_metrics
 from kernel.metrics.requests import MetricsMiddleware
 from kernel.metrics.stored import register_stored_metrics
 from kernel.policy.access import ACCESS_CACHE, AccessControl

@@ -69,7 +69,7 @@ class WorkerMetrics:
     """The registry of a job worker process and the HTTP server that exposes it."""
 
     def __init__(self, kernel: Any) -> None:
-        from kernel.http.live_metrics import register_live_metrics
+        from kernel.metrics.live import register_live_metrics
         from kernel.metrics.node import NodeInfoCollector, node_name
         from kernel.metrics.requests import JobFailuresCollector, SharedCacheCollector
         from kernel.metrics.stored import register_stored_metrics

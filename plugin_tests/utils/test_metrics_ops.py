@@ -14,7 +14,7 @@ from kernel import hookimpl
 from kernel.db.meta import now_utc
 from kernel.events import START
 from kernel.events.tables import checkpoints
-from kernel.http.live_metrics import live_connection
+from kernel.metrics.live import live_connection
 from kernel.metrics.site_counts import OTHER, TopSites, TopSitesCollector
 from kernel.testing import METRICS_HEADERS, examples, run_due_jobs
 
