@@ -756,3 +756,46 @@ def test_a_crowded_folder_is_found_in_a_tree(tmp_path):
         "kernel holds 16 flat modules (at most 15): group them into packages",
         "plugins/big holds 21 flat modules (at most 20): group them into packages",
     ]
+
+
+# docs/architecture.md draws the house as it stands: its drawings of the kernel's floors and of
+# the plugins' requirement graph are made from the same sources as the checks above, and kept equal.
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def doc_block(text: str, marker: str) -> str:
+    """The fenced block that follows the ``<!-- marker: ... -->`` comment in ``text``."""
+    found = re.search(r"<!-- " + re.escape(marker) + r"\b[^\n]*-->\n```\n(.*?)\n```", text, re.DOTALL)
+    assert found, f"docs/architecture.md has no block under <!-- {marker} -->"
+    return found.group(1)
+
+
+def floors_drawing(floors: tuple[tuple[str, ...], ...]) -> str:
+    """The floors top to bottom, one line each: ``floor 11  cli``."""
+    return "\n".join(f"floor {level:<3}" + "  ".join(rooms) for level, rooms in reversed(list(enumerate(floors))))
+
+
+def test_the_architecture_doc_draws_the_kernel_floors():
+    drawing = floors_drawing(KERNEL_FLOORS)
+    assert doc_block(ARCHITECTURE.read_text(encoding="utf-8"), "kernel-floors") == drawing, (
+        "docs/architecture.md: draw the kernel's floors as KERNEL_FLOORS has them:\n" + drawing)
+
+
+def test_the_architecture_doc_draws_the_plugin_graph(tmp_path):
+    from kernel.base.settings import Settings
+    from kernel.cli import format_requirement_graph, plugin_rows
+
+    rows = plugin_rows(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)}))
+    drawing = format_requirement_graph(rows, width=100)
+    assert "floor 0" in drawing and {row["name"] for row in rows} >= {"accounts", "access", "items", "schema"}
+    assert doc_block(ARCHITECTURE.read_text(encoding="utf-8"), "plugin-graph") == drawing, (
+        "docs/architecture.md: the plugin graph is what `svc plugins list --graph` prints at 100 columns:\n" + drawing)
+
+
+def test_a_stale_drawing_is_found():
+    text = "<!-- kernel-floors: kept -->\n```\nfloor 1  http\nfloor 0  base\n```\n"
+    assert doc_block(text, "kernel-floors") == "floor 1  http\nfloor 0  base"
+    assert doc_block(text, "kernel-floors") != floors_drawing((("base",), ("db",), ("http",)))
+    with pytest.raises(AssertionError, match="no block under <!-- plugin-graph -->"):
+        doc_block(text, "plugin-graph")
