@@ -170,7 +170,7 @@ def test_the_scan_sees_each_way_of_making_one(source):
     "import httpx\nhttpx.Timeout(5.0)",
     "from urllib.parse import urlsplit\nurlsplit('http://x')",
     "import socket\nsocket.inet_aton('1.2.3.4')",
-    "from kernel import outbound\noutbound.client(k, 'x', timeout=t)",
+    "from kernel.base import outbound\noutbound.client(k, 'x', timeout=t)",
 ])
 def test_the_scan_lets_through_what_makes_no_connection(source):
     assert findings(source) == []

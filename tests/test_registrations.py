@@ -1,4 +1,4 @@
-"""``kernel.plugins.registrations``: a plugin-published registration hook is read again when its
+"""``kernel.hooks.plugins.registrations``: a plugin-published registration hook is read again when its
 implementations change: a provider replaced under the same name is read again.
 
 The cache holds the implementations themselves, not their ``id()``: a freed function's address

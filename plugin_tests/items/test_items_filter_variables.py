@@ -1,5 +1,5 @@
 """``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in list filters, resolved
-as in permission conditions (``kernel.access.substitute_variables``; docs/access.md#variables-in-list-filters):
+as in permission conditions (``kernel.policy.access.substitute_variables``; docs/access.md#variables-in-list-filters):
 for a member, an anonymous caller (``$CURRENT_USER`` is null) and an API key, in the bracket and
 JSON forms, in ``deep`` filters, and never served from a plan cached for someone else."""
 

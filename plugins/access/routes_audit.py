@@ -2,7 +2,7 @@
 
 Filters ``action``, ``actorId``, ``targetType``, ``targetId`` (exact), ``since`` (inclusive)
 and ``until`` (exclusive) as ISO 8601 instants; pagination by ``limit`` (at most 200) and
-``offset`` or ``page``. Records are written by ``kernel.audit.record``, which already keeps
+``offset`` or ``page``. Records are written by ``kernel.policy.audit.record``, which already keeps
 secrets and values out of them; this route only reads the site's own records.
 """
 

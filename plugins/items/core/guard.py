@@ -85,7 +85,7 @@ class ReadAccess:
     def bind(self, query: Any) -> tuple[Any, bool]:
         """``query`` with ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in its
         ``filter`` and ``deep`` filters replaced by the caller's values, as in permission
-        conditions (``kernel.access.substitute_variables``), and whether it read ``$NOW`` (a plan
+        conditions (``kernel.policy.access.substitute_variables``), and whether it read ``$NOW`` (a plan
         that must not be kept). Unchanged when it names none."""
         if not _deep_uses(query, VARIABLES):
             return query, False
