@@ -2,7 +2,7 @@
 
 Plugins import from here: ``hookimpl`` to implement hooks, ``Route`` to declare routes,
 ``ApiError`` to fail, the context types, the helpers for bodies and answers,
-``SiteCacheSpec`` to declare a per-site cache and ``SecretError`` (``kernel.secrets``).
+``SiteCacheSpec`` to declare a per-site cache and ``SecretError`` (``kernel.base.secrets``).
 
 Each name is imported on first use (PEP 562): ``import kernel.cli`` must not load SQLAlchemy and
 the bus, so that ``svc --help`` and ``svc --version`` answer at once.
