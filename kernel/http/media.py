@@ -1,6 +1,6 @@
 """Request bodies and response envelopes, encoded and decoded with orjson.
 
-``dumps`` and ``loads`` are the JSON of every request body and response (Falcon's media handler
+``dumps`` and ``loads`` (``kernel.base.jsoncodec``) are the JSON of every request body and response (Falcon's media handler
 for ``application/json`` uses them). orjson does the work; where it would answer differently
 from the standard library (``NaN``/``Infinity`` and numbers beyond a double, integers of 19
 digits or more, lone surrogates, invalid UTF-8, integer dict keys), the standard library does,
