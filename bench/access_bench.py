@@ -18,10 +18,10 @@ from pathlib import Path
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth.passwords import hash_password, verify_password
 from kernel.auth.principal import Principal
+from kernel.base.ids import uuid7
+from kernel.base.settings import Settings
 from kernel.db.meta import now_utc
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.ids import uuid7
-from kernel.settings import Settings
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import role_by_system_key, set_membership
 from plugins.access.tables import attachments, permissions, policies, roles, team_members, teams

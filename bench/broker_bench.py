@@ -1,4 +1,4 @@
-"""What the node's local broker (kernel/broker.py) costs a read and a write, in CPU.
+"""What the node's local broker (kernel/workers/broker.py) costs a read and a write, in CPU.
 
 - a read: ``FanoutGate.pending()``, the one check every request of a worker makes (an 8-byte
   read of the mapped generation file and a compare);
@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernel.broker import BrokerClient, BrokerThread
-from kernel.fanout_gate import FanoutGate
+from kernel.workers.broker import BrokerClient, BrokerThread
+from kernel.workers.fanout_gate import FanoutGate
 
 
 def gate_ns(path: str, n: int) -> float:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 from inprocess import ADMIN_EMAIL, PASSWORD, in_process_app  # noqa: E402
 from items_query_bench import analyze  # noqa: E402
 
-from kernel.ids import uuid7  # noqa: E402
+from kernel.base.ids import uuid7  # noqa: E402
 from plugins.items.tables import items  # noqa: E402
 from plugins.schema.api import load_schema  # noqa: E402
 

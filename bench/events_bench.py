@@ -27,12 +27,12 @@ from typing import Any
 import httpx
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
+from kernel.core.uow import UnitOfWork
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.db.uow import UnitOfWork
 from kernel.events import EventConsumer
-from kernel.hookspecs import hookimpl
-from kernel.plugins import make_plugin_manager
-from kernel.settings import Settings
+from kernel.hooks.hookspecs import hookimpl
+from kernel.hooks.plugins import make_plugin_manager
 
 PASSWORD = "bench-password-1"
 

@@ -34,10 +34,10 @@ from sqlalchemy import func, select
 
 from kernel import hookimpl
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
 from kernel.db.engine import sync_url
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import available_plugins
-from kernel.settings import Settings
+from kernel.hooks.plugins import available_plugins
 from plugins.flows import runner
 from plugins.flows.api import Operation
 from plugins.flows.tables import runs

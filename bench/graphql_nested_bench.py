@@ -29,9 +29,9 @@ import httpx
 from sqlalchemy import event
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
 from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.settings import Settings
 
 API = "/api/v1"
 PASSWORD = "bench-pass-123"

@@ -15,9 +15,9 @@ import httpx
 from items_query_bench import ensure_pg_database, is_pg
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
 from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.settings import Settings
 
 PASSWORD = "bench-password-1"
 ADMIN_EMAIL = "admin@example.com"

@@ -49,10 +49,10 @@ from sqlalchemy import event, func, insert, select, text
 from sqlalchemy.engine import make_url
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.ids import uuid7
+from kernel.base.settings import Settings
 from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.ids import uuid7
-from kernel.settings import Settings
 from plugins.items.tables import items
 from plugins.items.upkeep import indexes, search_backfill
 from plugins.schema.api import load_schema

@@ -2,7 +2,7 @@
 
 Per request, the metrics middleware counts the request, observes its latency and moves the
 in-flight gauge. With one process those are in-memory values; under ``--workers N`` they are
-prometheus_client's memory-mapped files (``kernel.http.node_metrics``). Per scrape, the
+prometheus_client's memory-mapped files (``kernel.metrics.node``). Per scrape, the
 answering worker copies its per-process figures and reads every worker's files.
 
 Each mode runs in a child process (prometheus_client picks its value class at import, from
@@ -24,7 +24,7 @@ from pathlib import Path
 CHILD = r"""
 import json, os, sys, time
 from prometheus_client import generate_latest
-from kernel.http.metrics import Metrics, SharedCacheCollector, JobFailuresCollector
+from kernel.metrics.requests import Metrics, SharedCacheCollector, JobFailuresCollector
 from collections import Counter
 
 requests, routes, workers = (int(x) for x in sys.argv[1:4])

@@ -29,8 +29,8 @@ import time
 import httpx
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.settings import Settings
 
 PASSWORD = "bench-admin-pass-1"
 KEYS = {"SVC_ENCRYPTION_KEY": "main:" + base64.b64encode(b"m" * 32).decode(),

@@ -191,8 +191,8 @@ async def copy_sites(env: dict[str, str], template: str, site_ids: list[str], st
     from sqlalchemy import BigInteger, Integer, insert, select, text
 
     from kernel.app import create_app
+    from kernel.base.settings import Settings
     from kernel.db.meta import metadata, now_utc
-    from kernel.settings import Settings
     from kernel.tenancy.tables import sites
     from plugins.accounts.apikeys import KEY_PREFIX, PREFIX_CHARS, key_hash, new_key
     from plugins.items.search.index import scope_token

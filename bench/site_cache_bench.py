@@ -33,12 +33,12 @@ from typing import Any
 from loadclient import rss_bytes  # a sibling module of bench/
 from sqlalchemy import insert, select
 
-from kernel.access import AccessSnapshot, Rule
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth.principal import Principal
+from kernel.base.settings import Settings
 from kernel.db.meta import now_utc
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.settings import Settings
+from kernel.policy.access import AccessSnapshot, Rule
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.service import create_site, get_site_cached
 from kernel.tenancy.tables import sites

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inprocess import ADMIN_EMAIL, PASSWORD, in_process_app  # noqa: E402
 
 from kernel.testing import CHROMIUM  # noqa: E402
-from kernel.testing_live import LiveServer  # noqa: E402
+from kernel.testing.live import LiveServer  # noqa: E402
 
 ITEMS = 50
 FIELDS = {

@@ -31,9 +31,9 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import insert
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
+from kernel.base.settings import Settings
 from kernel.db.meta import now_utc
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.settings import Settings
 from plugins.settings import tm, tm_lookup
 from plugins.settings.tables import tm_entries
 from plugins.settings.tm_index import normalise

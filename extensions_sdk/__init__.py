@@ -38,9 +38,9 @@ from kernel import ApiError, Principal, Route, hookimpl, ops
 # extension's runner then loads neither the bus (Redis's client) nor the settings and signing
 # (cryptography) unless the extension asks for them (docs/decisions/extension-runners.md).
 _LAZY = {
-    "EventContext": ("kernel.bus", "EventContext"),
+    "EventContext": ("kernel.messaging.bus", "EventContext"),
     "RateBucket": ("kernel.http.ratelimit", "RateBucket"),
-    "Setting": ("kernel.settings", "Setting"),
+    "Setting": ("kernel.base.settings", "Setting"),
     "generate_keypair": ("extensions_sdk.signing", "generate_keypair"),
     "sign_bytes": ("extensions_sdk.signing", "sign_bytes"),
     "verify_bytes": ("extensions_sdk.signing", "verify_bytes"),

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 MAX_FRAME = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from extensions_sdk import channel, confine
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 CALL: contextvars.ContextVar[Any] = contextvars.ContextVar("svc_ext_call", default=None)
 _PEER: channel.Peer | None = None
@@ -173,7 +173,7 @@ class Fetched:
 
 
 class Outbound:
-    """Outbound HTTP through the server's ``kernel.outbound`` (needs ``network``; public
+    """Outbound HTTP through the server's ``kernel.base.outbound`` (needs ``network``; public
     addresses only, as the SSRF rules say)."""
 
     async def request(

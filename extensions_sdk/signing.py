@@ -1,9 +1,9 @@
-"""Ed25519 signatures of bundles: the SDK's name for ``kernel.signing``, the one module that
+"""Ed25519 signatures of bundles: the SDK's name for ``kernel.base.signing``, the one module that
 signs (here, ``svc-ext sign``) and verifies (the extensions plugin, at upload)."""
 
 from __future__ import annotations
 
-from kernel.signing import (
+from kernel.base.signing import (
     SignatureError,
     check_public_key,
     generate_keypair,

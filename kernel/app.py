@@ -14,41 +14,41 @@ from typing import Any
 import falcon
 import falcon.asgi
 
-from kernel import outbound
-from kernel.access import ACCESS_CACHE, AccessControl
 from kernel.auth.usercache import USER_CACHE
-from kernel.broker import BrokerClient, broker_url
-from kernel.bus import Bus
+from kernel.base import outbound
+from kernel.base.errors import KERNEL_ERROR_CODES
+from kernel.base.secrets import Secrets
+from kernel.base.settings import Settings
 from kernel.cache import make_cache
-from kernel.context import Kernel
+from kernel.cache.sitecache import SiteCaches, SiteCacheSpec
+from kernel.core.context import Kernel
 from kernel.db import Database
 from kernel.db.engine import db_timeouts, default_sqlite_path
-from kernel.errors import KERNEL_ERROR_CODES
 from kernel.events import EventLog
-from kernel.fanout_gate import FanoutGate
+from kernel.hooks.plugins import call_all, make_plugin_manager
 from kernel.http.cors import CorsMiddleware
 from kernel.http.errors import install_error_handlers
 from kernel.http.extsink import SINK_PATTERN, ExtensionRoutes, ExtensionSink
-from kernel.http.live_metrics import register_live_metrics
 from kernel.http.media import json_handler
-from kernel.http.metrics import MetricsMiddleware
 from kernel.http.middleware import RequestGuardMiddleware, RequestIdMiddleware, RouteGateMiddleware
+from kernel.http.openapi import OpenApiResource
 from kernel.http.ratelimit import check_route_buckets, collect_rate_buckets, make_rate_limiter
 from kernel.http.router import SvcRouter
 from kernel.http.routing import Route, RouteTable
-from kernel.http.stored_metrics import register_stored_metrics
 from kernel.http.websocket import WebSocketGateMiddleware
 from kernel.jobs import JobQueue
 from kernel.mailer import make_mailer
-from kernel.openapi import OpenApiResource
-from kernel.plugins import call_all, make_plugin_manager
-from kernel.redis_fallback import RedisCircuit
-from kernel.redis_writes import RedisWrites
-from kernel.secrets import Secrets
-from kernel.settings import Settings
-from kernel.sitecache import SiteCaches, SiteCacheSpec
+from kernel.messaging.bus import Bus
+from kernel.messaging.topics import Topics
+from kernel.metrics.live import register_live_metrics
+from kernel.metrics.requests import MetricsMiddleware
+from kernel.metrics.stored import register_stored_metrics
+from kernel.policy.access import ACCESS_CACHE, AccessControl
+from kernel.redisio.redis_fallback import RedisCircuit
+from kernel.redisio.redis_writes import RedisWrites
 from kernel.storage import make_storage
-from kernel.topics import Topics
+from kernel.workers.broker import BrokerClient, broker_url
+from kernel.workers.fanout_gate import FanoutGate
 
 log = logging.getLogger("svc.app")
 
@@ -64,10 +64,10 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
                                     extra=settings.plugins_extra)
     declared = [s for group in pm.hook.register_settings() for s in (group or [])]
     settings.load_plugin_settings(declared)
-    # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redis_fallback).
+    # One state of SVC_REDIS_URL for every part of this process that uses it (kernel.redisio.redis_fallback).
     circuit = RedisCircuit(probe_lease=3 * settings.redis_timeout + 1.0)
     # Without Redis, the workers of ``svc serve --workers N`` share the node's broker instead
-    # (kernel/broker.py): the bus, the topics and their writes take its URL where Redis's would go.
+    # (kernel/workers/broker.py): the bus, the topics and their writes take its URL where Redis's would go.
     bus_channel = f"{settings.redis_namespace}:bus"
     broker = None
     fanout_url = settings.redis_url

@@ -1,8 +1,8 @@
 """The module-level ASGI app for uvicorn: ``uvicorn kernel.asgi:app``."""
 
 from kernel.app import create_app
-from kernel.logconfig import configure_logging
-from kernel.settings import Settings
+from kernel.base.logconfig import configure_logging
+from kernel.base.settings import Settings
 
 _settings = Settings.from_env()
 configure_logging(_settings.log_level, _settings.log_format)

@@ -26,7 +26,7 @@ from kernel.version import __version__
 if TYPE_CHECKING:
     from sqlalchemy.exc import OperationalError
 
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
 BUILTIN = ("serve", "worker", "jobs", "migrate", "sites", "plugins")
 
@@ -36,7 +36,7 @@ class NoInstance(Exception):
 
 
 def _settings() -> Settings:
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
     return Settings.from_env()
 
@@ -77,8 +77,8 @@ def open_instance(*, create: bool) -> Settings:
 
 
 def say(line: str) -> None:
-    """One line of the command's own on standard error (``kernel.logconfig.announce``)."""
-    from kernel.logconfig import announce
+    """One line of the command's own on standard error (``kernel.base.logconfig.announce``)."""
+    from kernel.base.logconfig import announce
 
     announce(line)
 
@@ -88,7 +88,7 @@ def migrate(settings: Settings) -> list[str]:
     from kernel.app import database_url
     from kernel.db.engine import db_timeouts
     from kernel.db.migrate import current_heads, migration_paths, upgrade
-    from kernel.plugins import make_plugin_manager
+    from kernel.hooks.plugins import make_plugin_manager
 
     pm, _ = make_plugin_manager(settings.plugins_disabled, None, settings.trace_hooks, extra=settings.plugins_extra)
     paths = migration_paths(pm)
@@ -96,7 +96,7 @@ def migrate(settings: Settings) -> list[str]:
     before = current_heads(url, paths, **db_timeouts(settings))
     upgrade(url, paths, **db_timeouts(settings))  # bounded like the app's engine: a paused server fails it
     after = current_heads(url, paths, **db_timeouts(settings))
-    if after != before:  # alembic's own lines are quiet (kernel.logconfig): say once what changed
+    if after != before:  # alembic's own lines are quiet (kernel.base.logconfig): say once what changed
         logging.getLogger("svc.migrate").info("migrated the database to %s", ", ".join(sorted(set(after) - set(before))))
     return after
 
@@ -111,7 +111,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kernel.sealed import check_at_start
-    from kernel.serve import differences, reuseport_supported, serve_reuseport, start_broker, start_line
+    from kernel.workers.serve import (
+        differences,
+        reuseport_supported,
+        serve_reuseport,
+        start_broker,
+        start_line,
+    )
 
     if args.dev:  # before the settings are read: the workers read SVC_ENV from the environment too
         os.environ["SVC_ENV"] = "development"
@@ -127,14 +133,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["SVC_HOST"], os.environ["SVC_PORT"] = host, str(port)
     metrics_dir = None
     if workers > 1:  # /metrics adds up every worker: prometheus_client's multiprocess mode
-        from kernel.http.node_metrics import prepare_multiproc_dir
+        from kernel.metrics.node import prepare_multiproc_dir
 
         metrics_dir = str(prepare_multiproc_dir(settings.data_path))
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     # No permessage-deflate on WebSockets: frames here are small signals, and each compressed
     # socket holds zlib state of tens of KB (docs/performance.md, realtime).
     # log_config=None: uvicorn's loggers keep no handler of their own, so its lines reach svc's
-    # handler in svc's format (kernel/logconfig.py).
+    # handler in svc's format (kernel/base/logconfig.py).
     options = {"lifespan": "on", "log_level": settings.log_level, "log_config": None, "proxy_headers": True,
                "access_log": False,
                "forwarded_allow_ips": ",".join(settings.trusted_proxies) or "127.0.0.1",
@@ -147,7 +153,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         say("SVC_ENV=development: GraphQL introspection and explorer on, CORS from http://localhost:*, "
             "outbound requests may reach loopback; not for production")
     try:
-        if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/serve.py)
+        if reuseport_supported(port, workers):  # each worker its own socket: connections spread (kernel/workers/serve.py)
             return serve_reuseport(host, port, workers, options, metrics_dir=metrics_dir)
         uvicorn.run("kernel.asgi:app", host=host, port=port, workers=workers, **options)
         return 0
@@ -174,7 +180,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         nonlocal metrics
         await startup_kernel(kernel)
         if metrics_port:
-            from kernel.jobs.metrics import WorkerMetrics
+            from kernel.metrics.worker import WorkerMetrics
 
             metrics = WorkerMetrics(kernel)
             await metrics.start(settings.worker_metrics_host, metrics_port)
@@ -239,7 +245,7 @@ async def _with_kernel(fn: Any, *, create: bool = False) -> Any:
 
 
 def cmd_sites(args: argparse.Namespace) -> int:
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
     from kernel.tenancy import service
 
     if args.sites_cmd == "create":
@@ -440,7 +446,7 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from kernel.serve import return_large_blocks
+    from kernel.workers.serve import return_large_blocks
 
     argv = list(sys.argv[1:] if argv is None else argv)
     return_large_blocks()  # svc serve with one worker, svc worker: see its text
@@ -448,13 +454,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, sub = build_parser()
         settings = None
         if command_of(argv) not in (*BUILTIN, None):  # a plugin's command: load the plugins for it
-            from kernel.plugins import make_plugin_manager
+            from kernel.hooks.plugins import make_plugin_manager
 
             settings = _settings()
             pm, _ = make_plugin_manager(settings.plugins_disabled, None, False, extra=settings.plugins_extra)
             pm.hook.register_commands(subparsers=sub, kernel_factory=_with_kernel)
         args = parser.parse_args(argv)  # --help and --version end here
-        from kernel.logconfig import configure_logging
+        from kernel.base.logconfig import configure_logging
 
         settings = settings or _settings()
         configure_logging(settings.log_level, settings.log_format)
@@ -472,8 +478,8 @@ def operator_error(exc: Exception) -> tuple[str, int] | None:
     """The line and exit status of an error the operator can fix, or None for a bug."""
     from sqlalchemy.exc import OperationalError
 
-    from kernel.errors import SettingsError
-    from kernel.plugins import PluginError
+    from kernel.base.errors import SettingsError
+    from kernel.hooks.plugins import PluginError
 
     if isinstance(exc, (SettingsError, PluginError)):
         return f"svc: {exc}", 2

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, and_, exists, not_, select
 
-from kernel.errors import SettingsError
-from kernel.secrets import ACTIVE_ENV, MORE_ENV, VERSION
+from kernel.base.errors import SettingsError
+from kernel.base.secrets import ACTIVE_ENV, MORE_ENV, VERSION
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 MAKE_KEY = "python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'"
 
@@ -62,8 +62,8 @@ def check_at_start(kernel: Kernel) -> None:
     """``svc serve`` and ``svc worker``: stop a production start whose stored secrets no loaded
     key opens; say it in development."""
     from kernel.app import database_url
+    from kernel.base.logconfig import announce
     from kernel.db.engine import db_timeouts, sync_engine
-    from kernel.logconfig import announce
 
     engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
     try:

@@ -1,4 +1,4 @@
-"""The node's local broker (kernel/broker.py) over a real Unix socket, in the test's own loop."""
+"""The node's local broker (kernel/workers/broker.py) over a real Unix socket, in the test's own loop."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from kernel import broker as broker_module
-from kernel.broker import BrokerClient, BrokerServer, _glob
-from kernel.fanout_gate import FanoutGate
+from kernel.workers import broker as broker_module
+from kernel.workers.broker import BrokerClient, BrokerServer, _glob
+from kernel.workers.fanout_gate import FanoutGate
 
 
 @pytest.fixture
@@ -129,8 +129,8 @@ async def _until(condition, what):
 
 
 async def test_a_restarted_broker_is_found_again_and_topics_say_lagged(tmp_path):
-    from kernel.bus import Bus, EventContext
-    from kernel.topics import Lagged, Topics
+    from kernel.messaging.bus import Bus, EventContext
+    from kernel.messaging.topics import Lagged, Topics
 
     path = str(tmp_path / "broker.sock")
     first = BrokerServer(path)
@@ -179,7 +179,7 @@ async def test_a_restarted_broker_is_found_again_and_topics_say_lagged(tmp_path)
 
 
 async def test_a_data_dir_too_deep_for_a_socket_gets_a_private_directory_that_goes_with_the_broker(tmp_path):
-    from kernel.broker import socket_path_for
+    from kernel.workers.broker import socket_path_for
 
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     path = socket_path_for(deep)

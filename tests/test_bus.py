@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from kernel import ApiError
-from kernel.bus import Bus, EventContext
+from kernel.messaging.bus import Bus, EventContext
 
 
 def ctx() -> EventContext:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kernel.bus import Bus, EventContext
+from kernel.messaging.bus import Bus, EventContext
 from tests.test_topics_redis_restart import redis_server, wait_until  # noqa: F401 - the fixture
 
 

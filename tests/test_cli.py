@@ -17,7 +17,7 @@ import pytest
 
 from kernel.db.engine import default_sqlite_path
 from kernel.db.migrate import migration_paths, upgrade
-from kernel.plugins import make_plugin_manager
+from kernel.hooks.plugins import make_plugin_manager
 from kernel.testing import disabled_with_dependents, free_port, svc_test_database_url, wait_until_answering
 
 
@@ -284,7 +284,7 @@ def test_serve_dev_starts_private_with_a_key_json_lines_and_localhost_cors(fresh
     """`svc serve --dev` on a new data dir, logging JSON: every line parses (uvicorn's too), the
     start line names the API URL and the data dir, a browser at http://localhost:3000 passes CORS,
     and the data dir (0700), its database and the generated encryption key (0600) are private."""
-    from kernel.secrets import parse_key_entry
+    from kernel.base.secrets import parse_key_entry
 
     data = Path(fresh_env["SVC_DATA_DIR"]).resolve()
     port = free_port()
@@ -343,7 +343,7 @@ def test_production_refuses_secrets_no_loaded_key_opens(env):
 
 
 def test_a_missing_extra_stops_the_start_naming_the_setting_and_the_install_line(fresh_env):
-    """PostgreSQL and S3 are extras (kernel/extras.py): configured without them, the start stops
+    """PostgreSQL and S3 are extras (kernel/base/extras.py): configured without them, the start stops
     (exit 2) naming the setting and the pip line, before any data dir is made. One process, the
     libraries made unimportable as in an install without the extras."""
     probe = textwrap.dedent("""

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kernel import hookspecs
 from kernel.app import build_kernel
-from kernel.settings import KERNEL_SETTINGS, Settings
+from kernel.base.settings import KERNEL_SETTINGS, Settings
+from kernel.hooks import hookspecs
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

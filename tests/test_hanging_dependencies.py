@@ -22,7 +22,7 @@ import pytest
 
 from kernel import Route, hookimpl
 from kernel.db.engine import Database
-from kernel.redis_fallback import outages_of
+from kernel.redisio.redis_fallback import outages_of
 from kernel.testing import METRICS_HEADERS, svc_test_database_url
 from tests.http.test_errors import assert_envelope
 from tests.jobs.test_worker_metrics import samples

@@ -1,10 +1,16 @@
 """The house rules on imports, read from the source with ``ast`` (nothing is imported or run).
 
-1. The kernel (``kernel/``, ``kernel/testing.py`` included) and the extension SDK import no plugin.
+1. The kernel (``kernel/``, ``kernel/testing/__init__.py`` included) and the extension SDK import no plugin.
 2. A plugin imports another plugin only through that plugin's ``api.py``,
 3. and only when its plugin object declares that plugin in ``requires``.
 4. No import circles among the modules of the kernel, nor among those of one plugin: a piece two
    modules share lives in a third module both import.
+5. The kernel's packages stand on floors (``KERNEL_FLOORS``): base at the bottom, db, events, jobs
+   and tenancy below http, metrics and admin above the tables they read; items' rooms likewise.
+6. No folder holds more than 15 flat modules (``MAX_FLAT_MODULES``; ``CROWDED`` lists the older
+   plugin folders over it, which may shrink and never grow).
+
+Every rule has a test that runs its checker on a bad example and sees it fail.
 
 Every import counts: module level or inside a function, ``import x``, ``from x import y``,
 relative imports, and ``importlib.import_module("...")`` / ``__import__("...")`` with a literal.
@@ -23,20 +29,20 @@ from pathlib import Path
 
 import pytest
 
-from kernel.plugins import available_plugins
+from kernel.hooks.plugins import available_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def imported_modules(path: Path, *, runtime: bool = False) -> list[tuple[int, str]]:
+def imported_modules(path: Path, *, runtime: bool = False, root: Path = ROOT) -> list[tuple[int, str]]:
     """``(line, dotted name)`` of everything ``path`` imports; ``from a import b`` gives ``a.b``
     (``b`` may be a module or a name in ``a``; both are checked as ``a.b``). ``runtime`` leaves
     out the imports under ``if TYPE_CHECKING:``."""
@@ -45,7 +51,7 @@ def imported_modules(path: Path, *, runtime: bool = False) -> list[tuple[int, st
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and _is_type_checking(node.test):
                 node.body = []
-    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    package = _module_name(path, root) if path.name == "__init__.py" else _module_name(path, root).rpartition(".")[0]
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -88,13 +94,13 @@ def _plugin_requires() -> dict[str, tuple[str, ...]]:
     return requires
 
 
-def kernel_breaches() -> list[str]:
+def kernel_breaches(root: Path = ROOT) -> list[str]:
     breaches = []
-    for folder in (ROOT / "kernel", ROOT / "extensions_sdk"):
+    for folder in (root / "kernel", root / "extensions_sdk"):
         for path in _python_files(folder):
-            for line, name in imported_modules(path):
+            for line, name in imported_modules(path, root=root):
                 if name == "plugins" or name.startswith("plugins."):
-                    breaches.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+                    breaches.append(f"{path.relative_to(root)}:{line} imports {name}")
     return breaches
 
 
@@ -118,13 +124,13 @@ def plugin_breaches(requires: dict[str, tuple[str, ...]]) -> list[str]:
     return breaches
 
 
-def import_graph(folder: Path) -> dict[str, set[str]]:
+def import_graph(folder: Path, root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the modules of ``folder`` it imports (a name imported from a module is that module)."""
-    paths = {_module_name(p): p for p in _python_files(folder)}
+    paths = {_module_name(p, root): p for p in _python_files(folder)}
     graph: dict[str, set[str]] = {}
     for module, path in paths.items():
         targets = set()
-        for _, name in imported_modules(path, runtime=True):
+        for _, name in imported_modules(path, runtime=True, root=root):
             while name and name not in paths:
                 name = name.rpartition(".")[0]
             if name and name != module:
@@ -316,7 +322,7 @@ def _matches(literal: list[str], template: list[str]) -> bool:
 def plugin_routes(tmp_path: Path) -> dict[str, str]:
     """Every route template a plugin registers (an app with every installed plugin) -> its plugin."""
     from kernel.app import build_kernel
-    from kernel.settings import Settings
+    from kernel.base.settings import Settings
 
     kernel = build_kernel(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)}))
     owners = set(available_plugins())
@@ -415,12 +421,12 @@ def room_of(module: str, prefix: str, floors: tuple[tuple[str, ...], ...]) -> tu
     raise AssertionError(f"{module} stands on no floor: add {room!r} to the floors of {prefix}")
 
 
-def floor_breaches(folder: Path, floors: tuple[tuple[str, ...], ...]) -> list[str]:
+def floor_breaches(folder: Path, floors: tuple[tuple[str, ...], ...], root: Path = ROOT) -> list[str]:
     """``module -> imported module`` for each import of ``folder``'s modules that runs up a floor
     or across to another room of the same floor."""
-    prefix = _module_name(folder / "__init__.py")
+    prefix = _module_name(folder / "__init__.py", root)
     found = []
-    for module, targets in sorted(import_graph(folder).items()):
+    for module, targets in sorted(import_graph(folder, root).items()):
         here = room_of(module, prefix, floors)
         for target in sorted(targets):
             there = room_of(target, prefix, floors)
@@ -611,3 +617,185 @@ def test_a_spelled_out_site_column_is_found():
         "plugins/notes/plugin.py implements register_migrations for its own migrations/ folder (found by convention)",
         "plugins/notes/tables.py:2 spells the site_id column; use site_column()",
     ]
+
+
+# -- house38: the kernel's floors, and no crowded folder (issue 38, points 2 and 6)
+# The kernel's packages stand on floors, like items' rooms: a package (or a root module) imports
+# its own modules and those of the floors below, never a floor above nor a package of its own
+# floor. The base floor (ids, the JSON codec, errors, the settings reader...) imports nothing of
+# the kernel; db, events, jobs and tenancy never reach http; the metrics that read several
+# kernel tables and the admin routes stand above them. docs/architecture.md draws the same floors.
+
+KERNEL_FLOORS: tuple[tuple[str, ...], ...] = (  # bottom to top
+    ("base", "version"),  # ids, timestamps, errors, JSON codec, settings, secrets, backoff, ...
+    ("hooks", "redisio", "storage", "mailer"),  # hookspecs and the plugin manager; Redis plumbing
+    ("cache", "db"),  # the caches (and the per-site caches); the engine, metadata, migrations
+    ("auth", "tenancy"),  # principals, tokens, passwords; sites, the site-scoped query helper
+    ("events", "jobs", "messaging"),  # the event log; the job queue; the bus, topics, slots
+    ("core",),  # the Kernel, the request context, the unit of work
+    ("policy", "metrics"),  # access, filter grammar, audit, privacy; /metrics figures
+    ("http",),  # routing, middleware, media, errors, CORS, WebSocket, SSE, rate limits, OpenAPI
+    ("admin", "workers"),  # /sites and /admin/jobs; svc serve --workers N (broker, fan-out gate)
+    ("app",),  # create_app: puts the floors together
+    ("asgi", "sealed", "testing"),  # the uvicorn app; the boot check of sealed secrets; the harness
+    ("cli",),  # the svc command
+)
+
+
+def _floor(name: str) -> int:
+    return next(level for level, rooms in enumerate(KERNEL_FLOORS) if name in rooms)
+
+
+def test_the_kernel_imports_run_only_down_its_floors():
+    assert floor_breaches(ROOT / "kernel", KERNEL_FLOORS) == []
+
+
+def test_the_kernel_floors_keep_http_above_the_data():
+    assert KERNEL_FLOORS[0] == ("base", "version")
+    assert all(_floor("http") > _floor(name) for name in ("base", "db", "events", "jobs", "tenancy", "core"))
+    assert _floor("metrics") > max(_floor("events"), _floor("jobs")) and _floor("admin") > _floor("http")
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_a_kernel_floor_breach_is_found_in_a_tree(tmp_path):
+    _write_tree(tmp_path, {
+        "kernel/__init__.py": "",
+        "kernel/base/__init__.py": "",
+        "kernel/base/errors.py": "",
+        "kernel/db/__init__.py": "",
+        "kernel/db/engine.py": "from kernel.base import errors\n"
+                               "def codec():\n    from kernel.http.media import loads\n",
+        "kernel/http/__init__.py": "",
+        "kernel/http/media.py": "from kernel.db import engine\n",
+        "kernel/jobs/__init__.py": "",
+        "kernel/jobs/queue.py": "from kernel.db.engine import codec\nfrom kernel.events import log\n",
+        "kernel/events/__init__.py": "",
+        "kernel/events/log.py": "",
+    })
+    floors = (("base",), ("db",), ("events", "jobs"), ("http",))
+    assert floor_breaches(tmp_path / "kernel", floors, tmp_path) == [
+        "kernel.db.engine -> kernel.http.media (db imports up to http)",
+        "kernel.jobs.queue -> kernel.events.log (jobs imports across to events)",
+    ]
+    # the same function-level import closes a circle, and the circle check sees it
+    assert import_cycles(import_graph(tmp_path / "kernel", tmp_path)) == [["kernel.db.engine", "kernel.http.media"]]
+
+
+def test_a_kernel_import_of_a_plugin_is_found_in_a_tree(tmp_path):
+    _write_tree(tmp_path, {
+        "kernel/__init__.py": "",
+        "kernel/app.py": "def boot():\n    from plugins.items import api\n",
+        "kernel/fine.py": "from kernel import app\nimport pluggy\n",
+        "extensions_sdk/__init__.py": "import plugins.schema.types\n",
+    })
+    assert kernel_breaches(tmp_path) == [
+        "kernel/app.py:2 imports plugins.items.api",
+        "extensions_sdk/__init__.py:1 imports plugins.schema.types",
+    ]
+
+
+# A folder holds at most MAX_FLAT_MODULES modules beside its ``__init__.py`` (subpackages do not
+# count; released migrations are history and do not either): past that, group them by concern
+# into packages. The folders listed in CROWDED were over the limit when the rule came (issue 38
+# grouped the kernel's; the plugins' wait for their own split): each may shrink, never grow, and
+# no other folder may join them.
+
+MAX_FLAT_MODULES = 15
+CROWDED = {
+    "plugins/accounts": 37,
+    "plugins/schema": 38,
+    "plugins/files": 27,
+    "plugins/access": 24,
+    "plugins/settings": 21,
+    "plugins/ai": 17,
+    "plugins/items/query": 17,
+    "plugins/agents": 16,
+}
+
+
+def flat_modules(root: Path) -> dict[str, int]:
+    """Folder (relative to ``root``) -> how many modules it holds beside its ``__init__.py``, for
+    every folder of the kernel, the plugins and the SDK."""
+    counts: dict[str, int] = {}
+    for top in ("kernel", "plugins", "extensions_sdk"):
+        for path in _python_files(root / top):
+            folder = path.parent.relative_to(root)
+            if path.name == "__init__.py" or folder.parts[-2:] == ("migrations", "versions"):
+                continue
+            counts[folder.as_posix()] = counts.get(folder.as_posix(), 0) + 1
+    return counts
+
+
+def crowded_folders(counts: dict[str, int], allowed: dict[str, int]) -> list[str]:
+    return [f"{folder} holds {n} flat modules (at most {allowed.get(folder, MAX_FLAT_MODULES)}): group them into packages"
+            for folder, n in sorted(counts.items()) if n > allowed.get(folder, MAX_FLAT_MODULES)]
+
+
+def test_no_folder_is_crowded():
+    counts = flat_modules(ROOT)
+    assert counts["kernel"] <= 8 and counts["kernel/base"] >= 10  # the root groups its modules by concern
+    assert crowded_folders(counts, CROWDED) == []
+
+
+def test_a_crowded_folder_is_found_in_a_tree(tmp_path):
+    files = {"kernel/__init__.py": "", "plugins/notes/__init__.py": "", "plugins/big/__init__.py": ""}
+    files.update({f"kernel/m{i}.py": "" for i in range(16)})
+    files.update({f"plugins/notes/n{i}.py": "" for i in range(15)})
+    files.update({f"plugins/notes/migrations/versions/notes_{i:04}.py": "" for i in range(30)})
+    files.update({f"plugins/big/b{i}.py": "" for i in range(21)})
+    _write_tree(tmp_path, files)
+    counts = flat_modules(tmp_path)
+    assert counts["plugins/notes"] == 15 and "plugins/notes/migrations/versions" not in counts
+    assert crowded_folders(counts, {"plugins/big": 20}) == [
+        "kernel holds 16 flat modules (at most 15): group them into packages",
+        "plugins/big holds 21 flat modules (at most 20): group them into packages",
+    ]
+
+
+# docs/architecture.md draws the house as it stands: its drawings of the kernel's floors and of
+# the plugins' requirement graph are made from the same sources as the checks above, and kept equal.
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def doc_block(text: str, marker: str) -> str:
+    """The fenced block that follows the ``<!-- marker: ... -->`` comment in ``text``."""
+    found = re.search(r"<!-- " + re.escape(marker) + r"\b[^\n]*-->\n```\n(.*?)\n```", text, re.DOTALL)
+    assert found, f"docs/architecture.md has no block under <!-- {marker} -->"
+    return found.group(1)
+
+
+def floors_drawing(floors: tuple[tuple[str, ...], ...]) -> str:
+    """The floors top to bottom, one line each: ``floor 11  cli``."""
+    return "\n".join(f"floor {level:<3}" + "  ".join(rooms) for level, rooms in reversed(list(enumerate(floors))))
+
+
+def test_the_architecture_doc_draws_the_kernel_floors():
+    drawing = floors_drawing(KERNEL_FLOORS)
+    assert doc_block(ARCHITECTURE.read_text(encoding="utf-8"), "kernel-floors") == drawing, (
+        "docs/architecture.md: draw the kernel's floors as KERNEL_FLOORS has them:\n" + drawing)
+
+
+def test_the_architecture_doc_draws_the_plugin_graph(tmp_path):
+    from kernel.base.settings import Settings
+    from kernel.cli import format_requirement_graph, plugin_rows
+
+    rows = plugin_rows(Settings.from_env(environ={"SVC_DATA_DIR": str(tmp_path)}))
+    drawing = format_requirement_graph(rows, width=100)
+    assert "floor 0" in drawing and {row["name"] for row in rows} >= {"accounts", "access", "items", "schema"}
+    assert doc_block(ARCHITECTURE.read_text(encoding="utf-8"), "plugin-graph") == drawing, (
+        "docs/architecture.md: the plugin graph is what `svc plugins list --graph` prints at 100 columns:\n" + drawing)
+
+
+def test_a_stale_drawing_is_found():
+    text = "<!-- kernel-floors: kept -->\n```\nfloor 1  http\nfloor 0  base\n```\n"
+    assert doc_block(text, "kernel-floors") == "floor 1  http\nfloor 0  base"
+    assert doc_block(text, "kernel-floors") != floors_drawing((("base",), ("db",), ("http",)))
+    with pytest.raises(AssertionError, match="no block under <!-- plugin-graph -->"):
+        doc_block(text, "plugin-graph")

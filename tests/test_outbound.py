@@ -1,11 +1,11 @@
-"""The outbound-URL rule (``kernel/outbound.py``): checked when saved, and on the resolved address at
+"""The outbound-URL rule (``kernel/base/outbound.py``): checked when saved, and on the resolved address at
 connect."""
 
 import pytest
 
-from kernel.errors import ApiError
-from kernel.outbound import OPERATOR, STRICT, OutboundRefused, Policy, check_url, pinned, refusal
-from kernel.settings import parse_networks
+from kernel.base.errors import ApiError
+from kernel.base.outbound import OPERATOR, STRICT, OutboundRefused, Policy, check_url, pinned, refusal
+from kernel.base.settings import parse_networks
 
 
 @pytest.mark.parametrize("url", [
@@ -71,7 +71,7 @@ def test_allowed_networks_open_what_they_name_and_metadata_only_when_named_exact
 
 
 async def test_development_opens_loopback_except_for_a_fetch_on_a_users_behalf(make_app):
-    from kernel.outbound import policy
+    from kernel.base.outbound import policy
 
     app = await make_app(env={"SVC_ENV": "development", "SVC_OUTBOUND_ALLOW_NETWORKS": "10.20.0.0/16"})
     tenant, on_behalf = policy(app.kernel), policy(app.kernel, on_behalf=True)
@@ -88,7 +88,7 @@ async def test_the_operator_client_reaches_loopback_and_a_tenant_client_does_not
 
     import httpx
 
-    from kernel import outbound
+    from kernel.base import outbound
 
     app = await make_app(env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})  # production's default: nothing opened
     url = http_receiver.serve("/up", {"ok": True})

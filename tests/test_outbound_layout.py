@@ -1,7 +1,7 @@
-"""Every outbound connection of the product goes through ``kernel.outbound`` (issue 35).
+"""Every outbound connection of the product goes through ``kernel.base.outbound`` (issue 35).
 
 Read from the source with ``ast`` (nothing is imported or run): product code (``kernel/``,
-``plugins/``, ``extensions_sdk/``) outside ``kernel/outbound.py`` may not create an HTTP client
+``plugins/``, ``extensions_sdk/``) outside ``kernel/base/outbound.py`` may not create an HTTP client
 (httpx's clients, transports and one-shot functions, ``urllib.request``, ``requests``,
 ``aiohttp``, ``http.client``, ``urllib3``, boto3), open a socket or a connection (``socket``,
 ``asyncio.open_connection``, ``loop.create_connection``), nor connect to SMTP, Redis or a
@@ -19,25 +19,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("kernel", "plugins", "extensions_sdk")
-THE_ONE_PLACE = "kernel/outbound.py"
+THE_ONE_PLACE = "kernel/base/outbound.py"
 
 # Reason -> the files it covers (paths from the repository root).
 ALLOWED: dict[str, tuple[str, ...]] = {
     "the pytest plugin (fixtures, local test servers); never loaded by a running app":
-        ("kernel/testing.py", "kernel/testing_live.py"),
+        ("kernel/testing/__init__.py", "kernel/testing/live.py"),
     "`svc-ext deploy`: the author's command-line client of the server they name (--url); never loaded by an app":
         ("extensions_sdk/deploy.py",),
-    "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/serve.py",),
+    "the listening socket of `svc serve` (inbound, bound by the operator's SVC_HOST/SVC_PORT)": ("kernel/workers/serve.py",),
     "the operator's SMTP server (SVC_SMTP_*)": ("kernel/mailer/smtp.py",),
     "the operator's S3 storage (SVC_STORAGE=s3://, boto3)": ("kernel/storage/s3.py",),
-    "the operator's Redis (SVC_REDIS_URL)": ("kernel/cache/redis_cache.py", "kernel/pubsub_listener.py",
-                                             "kernel/redis_writes.py"),
+    "the operator's Redis (SVC_REDIS_URL)": ("kernel/cache/redis_cache.py", "kernel/redisio/pubsub_listener.py",
+                                             "kernel/redisio/redis_writes.py"),
     "the operator's database (SVC_DATABASE_URL, or the SQLite file in SVC_DATA_DIR)":
         ("kernel/db/engine.py",),
     "the Unix socket pair between the server and an extension's runner process (no network)":
         ("extensions_sdk/channel.py", "extensions_sdk/runner.py"),
     # Being added by another change; an entry whose file does not exist yet is not reported stale.
-    "the local Unix-socket broker between the processes of one deployment": ("kernel/broker.py",),
+    "the local Unix-socket broker between the processes of one deployment": ("kernel/workers/broker.py",),
 }
 
 # Modules whose import alone means a client of their own.
@@ -123,7 +123,7 @@ def test_product_code_makes_no_client_or_socket_outside_kernel_outbound():
         if rel == THE_ONE_PLACE or rel in allowed:
             continue
         offenders += [f"{rel}:{finding}" for finding in findings(path.read_text(encoding="utf-8"), rel)]
-    assert not offenders, ("outbound requests go through kernel.outbound (its `client`), which checks and pins "
+    assert not offenders, ("outbound requests go through kernel.base.outbound (its `client`), which checks and pins "
                            "every destination; infrastructure the operator configures goes on ALLOWED with its "
                            "reason:\n" + "\n".join(offenders))
 
@@ -170,7 +170,7 @@ def test_the_scan_sees_each_way_of_making_one(source):
     "import httpx\nhttpx.Timeout(5.0)",
     "from urllib.parse import urlsplit\nurlsplit('http://x')",
     "import socket\nsocket.inet_aton('1.2.3.4')",
-    "from kernel import outbound\noutbound.client(k, 'x', timeout=t)",
+    "from kernel.base import outbound\noutbound.client(k, 'x', timeout=t)",
 ])
 def test_the_scan_lets_through_what_makes_no_connection(source):
     assert findings(source) == []

@@ -1,4 +1,4 @@
-"""kernel.outbound's pinned client over real TLS: a local HTTPS server with a certificate from a
+"""kernel.base.outbound's pinned client over real TLS: a local HTTPS server with a certificate from a
 local CA (trustme, the ``tls_ca`` fixture). The connection goes to the checked address while the
 certificate is checked against the URL's host name; a certificate for another name, one of a CA
 the app does not trust, or the local CA without SVC_OUTBOUND_CA_FILE fails the request."""
@@ -11,7 +11,7 @@ import httpx
 import pytest
 import trustme
 
-from kernel import outbound
+from kernel.base import outbound
 from kernel.testing import HttpReceiver, tls_server_context
 
 TIMEOUT = httpx.Timeout(5.0)
@@ -75,7 +75,7 @@ async def test_without_the_ca_file_only_public_cas_are_trusted(make_app, tls_ca)
 
 
 async def test_a_ca_file_that_cannot_be_loaded_stops_the_start(tmp_path):
-    from kernel.settings import Settings, SettingsError
+    from kernel.base.settings import Settings, SettingsError
 
     bad = tmp_path / "ca.pem"
     bad.write_text("not a certificate\n")

@@ -8,8 +8,8 @@ import pytest
 
 from kernel import Route, hookimpl
 from kernel.app import create_app
-from kernel.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
-from kernel.settings import Settings
+from kernel.base.settings import Settings
+from kernel.hooks.plugins import PluginError, available_plugins, essential_plugins, make_plugin_manager
 from kernel.testing import disabled_with_dependents
 
 
@@ -57,7 +57,7 @@ def test_requires_is_checked_with_both_names():
 
 
 def test_requires_a_disabled_plugin_at_boot(monkeypatch):
-    from kernel import plugins as plugins_mod
+    from kernel.hooks import plugins as plugins_mod
 
     real = plugins_mod.available_plugins
 
@@ -79,7 +79,7 @@ def test_unknown_plugin_name_is_an_error():
 
 
 def test_a_plugin_can_publish_hookspecs():
-    from kernel.hookspecs import hookspec
+    from kernel.hooks.hookspecs import hookspec
 
     class Specs:
         @hookspec
@@ -128,7 +128,7 @@ async def test_plugin_routes_are_mounted(make_app):
 
 
 def test_settings_errors_name_the_variable():
-    from kernel.settings import SettingsError
+    from kernel.base.settings import SettingsError
 
     with pytest.raises(SettingsError, match="SVC_PORT"):
         Settings.from_env(environ={"SVC_PORT": "eighty"})
@@ -138,7 +138,7 @@ def test_settings_errors_name_the_variable():
 
 def test_plugin_settings_are_declared_and_checked(tmp_path):
     from kernel import Setting
-    from kernel.settings import SettingsError, parse_int
+    from kernel.base.settings import SettingsError, parse_int
 
     class Configured:
         name = "configured"
@@ -155,7 +155,7 @@ def test_plugin_settings_are_declared_and_checked(tmp_path):
 
 
 def test_a_plugin_declares_itself_essential(monkeypatch):
-    from kernel import plugins as plugins_mod
+    from kernel.hooks import plugins as plugins_mod
 
     class FakeEP:
         name = "keystone"
@@ -176,7 +176,7 @@ def test_a_plugin_declares_itself_essential(monkeypatch):
 
 def test_plugin_settings_take_keyword_overrides_and_refuse_strangers(tmp_path):
     from kernel.app import build_kernel
-    from kernel.errors import SettingsError
+    from kernel.base.errors import SettingsError
 
     env = {"SVC_DATA_DIR": str(tmp_path), "SVC_RATE_LIMIT_ITEMS_READ": "7"}
     kernel = build_kernel(Settings.from_env(environ=env, max_batch=3))

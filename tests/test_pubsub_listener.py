@@ -1,4 +1,4 @@
-"""The shared Redis pub/sub listener (kernel/pubsub_listener.py), against a real Redis.
+"""The shared Redis pub/sub listener (kernel/redisio/pubsub_listener.py), against a real Redis.
 
 Losing Redis and subscribing again is shown with a killed and restarted ``redis-server`` in
 tests/test_bus_redis_restart.py and tests/test_topics_redis_restart.py, through its two users.
@@ -10,7 +10,7 @@ import asyncio
 import logging
 import uuid
 
-from kernel.pubsub_listener import PubSubListener, open_redis
+from kernel.redisio.pubsub_listener import PubSubListener, open_redis
 
 
 async def test_a_listener_hands_over_messages_and_closes_on_stop(redis_url):

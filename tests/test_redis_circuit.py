@@ -1,5 +1,5 @@
 """``RedisCircuit``: the one state of a Redis server that every Redis-backed part of a process
-shares (``kernel.redis_fallback``). Pure: a hand-driven clock, no server; the parts' real
+shares (``kernel.redisio.redis_fallback``). Pure: a hand-driven clock, no server; the parts' real
 behaviour against a frozen Redis is in ``tests/test_hanging_dependencies.py``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from kernel.redis_fallback import RedisCircuit, RedisOutage
+from kernel.redisio.redis_fallback import RedisCircuit, RedisOutage
 
 
 class Clock:

@@ -12,8 +12,8 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from kernel.redis_fallback import RedisCircuit
-from kernel.redis_writes import RedisWrites
+from kernel.redisio.redis_fallback import RedisCircuit
+from kernel.redisio.redis_writes import RedisWrites
 
 DEAD_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1: refused at once
 

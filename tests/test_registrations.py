@@ -1,4 +1,4 @@
-"""``kernel.plugins.registrations``: a plugin-published registration hook is read again when its
+"""``kernel.hooks.plugins.registrations``: a plugin-published registration hook is read again when its
 implementations change: a provider replaced under the same name is read again.
 
 The cache holds the implementations themselves, not their ``id()``: a freed function's address
@@ -14,8 +14,8 @@ import types
 
 import pluggy
 
-from kernel.hookspecs import hookimpl, hookspec
-from kernel.plugins import registrations
+from kernel.hooks.hookspecs import hookimpl, hookspec
+from kernel.hooks.plugins import registrations
 
 
 class Specs:

@@ -9,10 +9,10 @@ import os
 import pytest
 
 from kernel import Route, hookimpl
+from kernel.base.secrets import SecretError, Secrets, derived_key_id
+from kernel.base.settings import Settings, SettingsError
+from kernel.hooks.plugins import available_plugins
 from kernel.http.media import read_json, send_data
-from kernel.plugins import available_plugins
-from kernel.secrets import SecretError, Secrets, derived_key_id
-from kernel.settings import Settings, SettingsError
 
 KEY_A = base64.b64encode(bytes(range(32))).decode()
 KEY_B = base64.b64encode(bytes(range(100, 132))).decode()
@@ -70,7 +70,7 @@ def test_rotation_old_keys_open_and_the_active_key_seals(tmp_path):
 
 
 def test_no_key_means_encryption_key_required(tmp_path):
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
 
     secrets = keyring(tmp_path)
     assert not secrets.available and secrets.key_ids == []

@@ -1,4 +1,4 @@
-"""``kernel.serve.return_large_blocks``: a worker gives a login's argon2id memory back.
+"""``kernel.workers.serve.return_large_blocks``: a worker gives a login's argon2id memory back.
 
 Each hash takes 19 MiB on a thread; with glibc's default (a threshold that rises after the first
 large block is freed) every thread that hashed kept it, and a worker's idle RSS grew by about
@@ -15,7 +15,7 @@ import pytest
 
 HASH_ON_THREADS = """
 import sys, threading
-from kernel.serve import return_large_blocks
+from kernel.workers.serve import return_large_blocks
 if sys.argv[1] == "on":
     return_large_blocks()
 from kernel.auth.passwords import hash_password

@@ -1,4 +1,4 @@
-"""``svc serve --workers N`` on SO_REUSEPORT sockets (kernel/serve.py)."""
+"""``svc serve --workers N`` on SO_REUSEPORT sockets (kernel/workers/serve.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernel.serve import bind_reuseport, reuseport_supported, serve_reuseport
 from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
+from kernel.workers.serve import bind_reuseport, reuseport_supported, serve_reuseport
 
 linux_only = pytest.mark.skipif(not reuseport_supported(1, 2), reason="SO_REUSEPORT sockets need Linux")
 
@@ -75,7 +75,7 @@ def test_two_workers_answer_and_stop_cleanly(tmp_path):
 def test_the_start_lines_say_what_differs_between_one_process_and_several():
     from types import SimpleNamespace
 
-    from kernel.serve import differences
+    from kernel.workers.serve import differences
 
     assert differences(SimpleNamespace(redis_url=""), 1) == []  # one process: nothing differs
     alone = differences(SimpleNamespace(redis_url=""), 3)

@@ -35,8 +35,8 @@ import pytest
 from httpx_sse import aconnect_sse
 from websockets.asyncio.client import connect as ws_connect
 
-from kernel.serve import reuseport_supported
 from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.workers.serve import reuseport_supported
 
 pytestmark = [
     pytest.mark.skipif(not reuseport_supported(1, 2), reason="SO_REUSEPORT workers need Linux"),

@@ -10,10 +10,10 @@ import pytest
 
 from kernel import hookimpl
 from kernel.app import build_kernel
-from kernel.bus import EventContext
-from kernel.plugins import available_plugins
-from kernel.settings import Settings, SettingsError
-from kernel.sitecache import SiteCache, SiteCaches, SiteCacheSpec
+from kernel.base.settings import Settings, SettingsError
+from kernel.cache.sitecache import SiteCache, SiteCaches, SiteCacheSpec
+from kernel.hooks.plugins import available_plugins
+from kernel.messaging.bus import EventContext
 from kernel.testing import METRICS_HEADERS
 
 

@@ -38,8 +38,8 @@ import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from kernel import outbound, sandbox
-from kernel.errors import ApiError
+from kernel.base import outbound, sandbox
+from kernel.base.errors import ApiError
 from kernel.events import Cursor, Event
 from kernel.testing import SharedSite, shared_site_with
 from plugins.accounts import jwks

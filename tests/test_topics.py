@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from kernel.topics import Lagged, TopicMessage, Topics
+from kernel.messaging.topics import Lagged, TopicMessage, Topics
 
 
 async def test_publish_reaches_exact_and_pattern_subscribers_of_that_site_only():

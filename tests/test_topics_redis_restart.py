@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kernel.messaging.topics import Lagged, Topics
 from kernel.testing import free_port, skip_or_fail
-from kernel.topics import Lagged, Topics
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 

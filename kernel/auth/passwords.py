@@ -14,7 +14,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 # The production parameters (tests/auth/test_passwords.py pins them).
 PARAMETERS = {"time_cost": 2, "memory_cost": 19 * 1024, "parallelism": 1}
-# argon2id at its smallest cost: only the test harness (kernel/testing.py) switches to it.
+# argon2id at its smallest cost: only the test harness (kernel/testing/__init__.py) switches to it.
 CHEAP_PARAMETERS = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
 _hasher = PasswordHasher(**PARAMETERS)

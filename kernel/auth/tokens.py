@@ -9,7 +9,7 @@ from typing import Any
 
 import jwt
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 ISSUER = "svc"
 ALGORITHM = "HS256"

@@ -9,7 +9,7 @@ Whatever changes a user's status, token version, email or instance-admin flag, o
 user, calls ``users_changed(uow, user_id)`` in its transaction: after commit the ``users.changed``
 action drops the cache in this process and in every other: through Redis, or without it through
 the node's broker, whose numbering makes another worker apply the drop before its next request
-(``kernel.fanout_gate.FanoutGate``). ``ttl`` bounds what a lost message leaves stale.
+(``kernel.workers.fanout_gate.FanoutGate``). ``ttl`` bounds what a lost message leaves stale.
 Memberships and roles are not held here: the ``access`` cache answers them and drops on
 ``access.changed``.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel.sitecache import SiteCacheSpec
+from kernel.cache.sitecache import SiteCacheSpec
 
 USERS_CHANGED = "users.changed"
 INSTANCE = ""  # users are instance-wide: one partition

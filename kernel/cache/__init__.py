@@ -20,8 +20,8 @@ __all__ = ["Cache", "FallbackCache", "MemoryCache", "RedisCache", "make_cache", 
 
 def make_cache(settings: Any, circuit: Any = None, writes: Any = None) -> Cache:
     """``RedisCache`` on ``settings.redis_url`` when set (in a ``FallbackCache`` on ``circuit``,
-    ``kernel.redis_fallback.RedisCircuit``, sending its bumps through ``writes``,
-    ``kernel.redis_writes.RedisWrites``), else a ``MemoryCache``."""
+    ``kernel.redisio.redis_fallback.RedisCircuit``, sending its bumps through ``writes``,
+    ``kernel.redisio.redis_writes.RedisWrites``), else a ``MemoryCache``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if url:
         namespace = getattr(settings, "redis_namespace", "") or "svc"

@@ -1,11 +1,11 @@
-"""The Redis cache with a per-process fallback while Redis does not answer (``kernel.redis_fallback``)."""
+"""The Redis cache with a per-process fallback while Redis does not answer (``kernel.redisio.redis_fallback``)."""
 
 from __future__ import annotations
 
 from kernel.cache.base import Cache
 from kernel.cache.memory import MemoryCache
-from kernel.redis_fallback import RedisCircuit, RedisOutage, nothing, zero
-from kernel.redis_writes import RedisWrites
+from kernel.redisio.redis_fallback import RedisCircuit, RedisOutage, nothing, zero
+from kernel.redisio.redis_writes import RedisWrites
 
 
 class FallbackCache(Cache):

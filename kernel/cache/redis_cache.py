@@ -48,7 +48,7 @@ def make_redis_client(url: str, timeout: float = REDIS_TIMEOUT) -> aioredis.Redi
 
     ``timeout`` (SVC_REDIS_TIMEOUT) bounds connecting, each command's answer and the wait for a
     pooled connection: a Redis that accepts but never answers (paused, blackholed) raises
-    ``redis.TimeoutError`` after it, which the fallbacks (``kernel.redis_fallback``) take as down.
+    ``redis.TimeoutError`` after it, which the fallbacks (``kernel.redisio.redis_fallback``) take as down.
     The pool *waits* (up to ``timeout``) for a free connection when all ``POOL_SIZE``
     are busy: redis-py's default pool raises ``MaxConnectionsError`` at once instead (100
     connections since redis-py 8), which turned a burst of requests (a noisy site's flood of

@@ -1,7 +1,8 @@
-"""Database: the async engine (SQLite or PostgreSQL), shared metadata, Alembic runner, unit of work."""
+"""Database: the async engine (SQLite or PostgreSQL), shared metadata, the Alembic runner.
+
+The unit of work sits a floor above (``kernel.core.uow``): it writes events and runs the bus."""
 
 from kernel.db.engine import Database, NestedWriteError, async_url, sync_url
 from kernel.db.meta import json_type, metadata, now_utc
-from kernel.db.uow import UnitOfWork
 
-__all__ = ["Database", "NestedWriteError", "UnitOfWork", "async_url", "sync_url", "metadata", "now_utc", "json_type"]
+__all__ = ["Database", "NestedWriteError", "async_url", "sync_url", "metadata", "now_utc", "json_type"]

@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from kernel.http.media import loads as json_loads
+from kernel.base.jsoncodec import loads as json_loads
 
 log = logging.getLogger("svc.db")
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, ForeignKey, MetaData, String
 from sqlalchemy.dialects.postgresql import JSONB
 
-from kernel.timestamps import iso as iso  # here too: the tables' modules import it from here
+from kernel.base.timestamps import iso as iso  # here too: the tables' modules import it from here
 
 # One naming convention so Alembic migrations name constraints the same on both dialects.
 metadata = MetaData(

@@ -18,7 +18,7 @@ some plugin registered a consumer. It wakes
 For each (site, consumer) with work it runs one task: claim the lease, read a batch after the
 checkpoint, call the consumer, acknowledge, and again until the site is caught up. A consumer
 that raises keeps its checkpoint, waits ``base * 2 ** (attempts - 1)`` seconds (with jitter, at
-most ``SVC_EVENTS_RETRY_MAX_SECONDS``; ``kernel.backoff``) and gets the same batch again; other
+most ``SVC_EVENTS_RETRY_MAX_SECONDS``; ``kernel.base.backoff``) and gets the same batch again; other
 consumers and other sites go on meanwhile. Pairs run concurrently, each pair at most once per process, and across
 processes the lease keeps one worker per pair.
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.db.unavailable import unavailable_dependency
 from kernel.events import checkpoints

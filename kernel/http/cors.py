@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernel.http.origins import normalize_origin, origin_allowed
-from kernel.plugins import call_first
+from kernel.base.settings import normalize_origin
+from kernel.hooks.plugins import call_first
+from kernel.http.origins import origin_allowed
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 EXPOSE_HEADERS = ", ".join((

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 from kernel.http.errors import default_exception_answer
 
 

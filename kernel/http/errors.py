@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import falcon
 
+from kernel.base.errors import FALCON_STATUS_CODES, ApiError
 from kernel.db.unavailable import RETRY_AFTER_SECONDS, unavailable_dependency
-from kernel.errors import FALCON_STATUS_CODES, ApiError
+from kernel.hooks.plugins import call_first
 from kernel.http.websocket import close_with_error
-from kernel.plugins import call_first
 from kernel.storage.base import StorageFull
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 log = logging.getLogger("svc.http")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from falcon.routing import CompiledRouter
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.routing import API_PREFIX, Route
 
 EXT_PREFIX = API_PREFIX + "/ext"

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 import falcon
 
 from kernel.auth.principal import ANONYMOUS, Principal
-from kernel.context import RequestContext
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.core.context import RequestContext
+from kernel.hooks.plugins import call_first
 from kernel.http.tickets import redeem_ticket
-from kernel.plugins import call_first
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
     from kernel.http.routing import Route, RouteTable
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")

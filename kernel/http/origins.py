@@ -7,41 +7,14 @@ Origin check (``kernel/http/websocket.py``) both read them here, so they never d
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from kernel.plugins import call_all
+from kernel.base.settings import normalize_origin
+from kernel.hooks.plugins import call_all
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def normalize_origin(value: Any) -> str | None:
-    """``scheme://host[:port]`` in lower case, without a default port; ``None`` when ``value``
-    is not an http(s) origin or URL. A bare host (``example.com``, a site's ``domain``) means
-    ``https://example.com``; a URL's path is dropped (``siteUrl``)."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if not text or text == "null":
-        return None
-    if "://" not in text:
-        text = "https://" + text
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None:
-        return None
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}" if port in (None, _DEFAULT_PORTS[scheme]) else f"{scheme}://{host}:{port}"
-
+    from kernel.core.context import Kernel
 
 def instance_origins(kernel: Kernel) -> frozenset[str]:
     """``SVC_CORS_ORIGINS``, normalised once per app."""

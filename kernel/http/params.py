@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 
 def int_param(req: Any, name: str, default: int | None = None, *, minimum: int | None = None,

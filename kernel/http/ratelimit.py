@@ -27,7 +27,7 @@ its own; the workers of ``svc serve --workers N`` without Redis share the node's
 the Redis one (and the broker one) in a
 ``FallbackRateLimiter``: while Redis does not answer, each process limits on its own again (a
 client may get up to N times the limit from N processes), and it goes back to Redis once Redis
-answers (``kernel.redis_fallback``).
+answers (``kernel.redisio.redis_fallback``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.cache import REDIS_TIMEOUT, make_redis_client, redact_url
-from kernel.redis_fallback import RedisCircuit, RedisOutage
+from kernel.redisio.redis_fallback import RedisCircuit, RedisOutage
 
 RATE_KEYS = ("principal", "ip")
 
@@ -68,7 +68,7 @@ class RateBucket:
 
 def collect_rate_buckets(pm: Any, kernel: Any) -> dict[str, RateBucket]:
     """Every bucket the enabled plugins declare; a bad or duplicate declaration fails the boot."""
-    from kernel.plugins import PluginError
+    from kernel.hooks.plugins import PluginError
 
     buckets: dict[str, RateBucket] = {}
     owners: dict[str, str] = {}
@@ -95,7 +95,7 @@ def collect_rate_buckets(pm: Any, kernel: Any) -> dict[str, RateBucket]:
 
 def check_route_buckets(routes: list[Any], buckets: dict[str, RateBucket]) -> None:
     """Fail the boot when a route names a bucket no enabled plugin declares."""
-    from kernel.plugins import PluginError
+    from kernel.hooks.plugins import PluginError
 
     for route in routes:
         named = route.rate_limit.values() if isinstance(route.rate_limit, dict) else [route.rate_limit]
@@ -396,7 +396,7 @@ class FallbackRateLimiter(RateLimiter):
 
 def make_rate_limiter(settings: Any, circuit: RedisCircuit | None = None, broker: Any = None) -> RateLimiter:
     """``RedisRateLimiter`` (in a ``FallbackRateLimiter`` on ``circuit``) when ``settings.redis_url``
-    is set, else the node's broker (``broker``, a ``kernel.broker.BrokerClient``, likewise with a
+    is set, else the node's broker (``broker``, a ``kernel.workers.broker.BrokerClient``, likewise with a
     per-process fallback), else ``MemoryRateLimiter``."""
     url = (getattr(settings, "redis_url", "") or "").strip()
     if not url and broker is not None:

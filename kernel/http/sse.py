@@ -24,8 +24,8 @@ from typing import Any
 
 from falcon.asgi import SSEvent
 
-from kernel.http.live_metrics import live_connection
-from kernel.topics import Lagged, TopicMessage
+from kernel.messaging.topics import Lagged, TopicMessage
+from kernel.metrics.live import live_connection
 
 log = logging.getLogger("svc.http.sse")
 

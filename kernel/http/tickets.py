@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernel.auth.principal import Principal, TicketGrant
-from kernel.errors import ApiError
-from kernel.plugins import call_first
+from kernel.base.errors import ApiError
+from kernel.hooks.plugins import call_first
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel, RequestContext
+    from kernel.core.context import Kernel, RequestContext
 
 MAX_TICKET_LENGTH = 4096
 

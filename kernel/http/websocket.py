@@ -25,12 +25,12 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from kernel.context import RequestContext
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.core.context import RequestContext
 from kernel.http.origins import origin_allowed, same_origin
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
     from kernel.http.middleware import RouteGateMiddleware
     from kernel.http.routing import RouteTable
 

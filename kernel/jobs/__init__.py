@@ -8,8 +8,9 @@
 - ``worker.py``   ``JobWorker``: claims due jobs and runs up to N at once on its event loop,
                   renews its leases, retries with backoff, enqueues periodic ticks.
 - ``schedule.py`` periodic timetables (``every_seconds``: 1 s resolution; cron: 1 min, UTC).
-- ``plugin.py``   the instance admin's ``GET /admin/jobs``.
-- ``metrics.py``  ``svc worker``'s own ``/metrics`` (opt-in: ``--metrics-port``).
+
+Its route (``GET /admin/jobs``) is in ``kernel.admin.jobs`` and ``svc worker``'s own ``/metrics`` in
+``kernel.metrics.worker``: both stand above the jobs, which import no HTTP.
 
 Plugins register through the ``register_jobs(jobs, kernel)`` hook::
 

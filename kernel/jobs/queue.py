@@ -83,7 +83,7 @@ class JobQueue:
 
         A failed run is retried up to ``retries`` times, after an exponential backoff with
         jitter: ``retry_delay`` seconds doubled per failure, capped at ``retry_max_delay``
-        (see ``kernel/backoff.py``). A run longer than ``timeout`` seconds is cancelled and counts as
+        (see ``kernel/base/backoff.py``). A run longer than ``timeout`` seconds is cancelled and counts as
         a failure. Returns a function that unregisters the job. ValueError if the name is
         taken or a number is negative, TypeError if ``fn`` is not a coroutine function.
         """

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.db.meta import now_utc
 from kernel.db.unavailable import unavailable_dependency
 from kernel.jobs import store
@@ -155,7 +155,7 @@ class JobWorker:
 
     def _count_run(self, name: str, outcome: str) -> None:
         state = getattr(self.kernel, "state", None)
-        if state is not None:  # svc_job_runs_total on svc worker's /metrics (kernel.jobs.metrics)
+        if state is not None:  # svc_job_runs_total on svc worker's /metrics (kernel.metrics.worker)
             state.setdefault("job_runs", Counter())[(name, outcome)] += 1
 
     async def _finished(self, row: dict[str, Any]) -> JobRun:

@@ -83,7 +83,7 @@ class SmtpMailer(Mailer):
         else:
             smtp = smtplib.SMTP(timeout=self.timeout)
         # TLS checks the certificate against the host name, whichever address is reached: an
-        # ``address`` checked beforehand (a tenant's server, kernel.outbound) or the name itself.
+        # ``address`` checked beforehand (a tenant's server, kernel.base.outbound) or the name itself.
         smtp._host = self.host  # type: ignore[attr-defined]
         try:
             code, reply = smtp.connect(self.address or self.host, self.port)

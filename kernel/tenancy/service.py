@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from kernel.base.errors import ApiError
+from kernel.cache.sitecache import SiteCacheSpec
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.plugins import call_all
-from kernel.sitecache import SiteCacheSpec
+from kernel.hooks.plugins import call_all
 from kernel.tenancy.tables import sites
 
 if TYPE_CHECKING:
-    from kernel.context import Kernel
+    from kernel.core.context import Kernel
 
 SITE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 SITE_EVENT = "sites.changed"

@@ -17,7 +17,7 @@ async def role_id_of(svc_app: Any, site: str, role: str) -> str:
 
 async def audit_actions(svc_app: Any, site: str) -> list[tuple[str, str | None]]:
     """(action, target id) of the site's audit records, oldest first."""
-    from kernel.audit import list_entries
+    from kernel.policy.audit import list_entries
 
     async with svc_app.kernel.db.connect() as conn:
         entries, _ = await list_entries(conn, site, limit=500)

@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from kernel.audit import record
 from kernel.auth.principal import Principal
+from kernel.policy.audit import record
 from kernel.testing import Calls
 
 AUDIT = "/audit"

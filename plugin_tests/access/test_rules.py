@@ -84,7 +84,7 @@ async def test_create_validation(shared_policy, body, path):
 async def test_conditions_are_not_audited(calls, svc_app, site, policy):
     await calls.ok("post", f"/policies/{policy['id']}/permissions", 201, json={
         "collection": "a", "action": "read", "conditions": {"secret_field": {"_eq": "classified-value"}}})
-    from kernel.audit import list_entries
+    from kernel.policy.audit import list_entries
 
     async with svc_app.kernel.db.connect() as conn:
         entries, _ = await list_entries(conn, site, action="permission.create")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from access_helpers import audit_actions
 
-from kernel import testing_shared
 from kernel.testing import API, Calls
+from kernel.testing import shared as testing_shared
 
 # Every test grants and reads in a site of its own: they share the module's app (``shared_site``),
-# each in a new site of it (kernel/testing_shared.py: the harness's ``site``, ``calls`` and
+# each in a new site of it (kernel/testing/shared.py: the harness's ``site``, ``calls`` and
 # ``make_member`` go through these).
 
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site

@@ -19,10 +19,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kernel import Route, hookimpl
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.tables import roles
 

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from sqlalchemy import select, update
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from plugins.access.api import role_by_system_key
 from plugins.accounts.tables import api_keys
 

@@ -6,7 +6,7 @@ import jwt
 import pytest
 from sqlalchemy import select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from plugins.accounts.tables import users
 
 URL = "/api/v1/me/change-password"

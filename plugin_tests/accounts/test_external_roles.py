@@ -18,7 +18,7 @@ from issuer_kit import (
 )
 from sqlalchemy import func, select, update
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership, role_by_system_key, set_membership
 from plugins.access.tables import roles

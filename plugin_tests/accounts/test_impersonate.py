@@ -7,7 +7,7 @@ import uuid
 import jwt
 from sqlalchemy import select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 
 
 def bearer(token: str, site: str | None = None) -> dict[str, str]:

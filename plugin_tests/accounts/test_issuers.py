@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from issuer_kit import AUDIENCE, ISSUER, ISSUERS, add_role, issuer_body, unique
 
-from kernel import testing_shared
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 JWKS = "https://idp.example.test/.well-known/jwks.json"

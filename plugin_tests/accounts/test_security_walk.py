@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kernel.ids import uuid7
+from kernel.base.ids import uuid7
 
 PARAM = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)}")
 

@@ -8,7 +8,7 @@ import jwt
 import pytest
 from sqlalchemy import select, update
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from plugins.accounts.tables import refresh_tokens
 
 LOGIN = "/api/v1/auth/login"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jwt
 from sqlalchemy import select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 
 REFRESH = "/api/v1/auth/refresh"
 MINE = "/api/v1/me/sessions"

@@ -9,9 +9,9 @@ import jwt
 import pytest_asyncio
 from sqlalchemy import select
 
-from kernel import testing_shared
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.testing import API
+from kernel.testing import shared as testing_shared
 
 svc_app, admin_headers, site, site_b = (testing_shared.svc_app, testing_shared.admin_headers,
                                         testing_shared.site, testing_shared.site_b)

@@ -6,7 +6,7 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import insert, select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import ADMIN_EMAIL
 from plugins.access.api import role_by_system_key

@@ -159,7 +159,7 @@ async def test_intents_export_and_import_by_key(svc_app, calls, site):
                                                                   "unchanged": ["flag-old"]}
     changed = {**one, "title": "Flag posts older than a year"}
     assert (await api.import_intents(ctx, [changed], source="git"))["updated"] == ["flag-old"]
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
 
     try:
         await api.import_intents(ctx, [changed, {**one, "trigger": {"type": "cron"}}], source="git")

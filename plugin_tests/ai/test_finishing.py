@@ -11,8 +11,8 @@ import httpx
 import pytest_asyncio
 
 from kernel import hookimpl
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from kernel.testing import Calls
 from plugin_tests.realtime.helpers import connect, frame, ticket
 from plugin_tests.realtime.test_push import VAPID_ENV, Browser

@@ -165,7 +165,7 @@ async def test_an_api_key_is_a_principal_of_its_own(svc_app, live_server, calls,
 
 
 async def test_without_the_ai_extra_mcp_answers_503_with_the_install_line(calls, monkeypatch):
-    """The MCP SDK is the ai extra (kernel/extras.py): without it, /mcp says so, not 500."""
+    """The MCP SDK is the ai extra (kernel/base/extras.py): without it, /mcp says so, not 500."""
     import sys
 
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if `pip install svc-cms` without the extra

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.testing import Calls, new_member
 from plugins.email.tables import layouts
 

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.testing import free_port
 from plugin_tests.email.conftest import LAYOUT, smtp_app
 

@@ -27,7 +27,7 @@ import pytest
 from extension_bundles import ATTEMPT
 
 from extensions_sdk import channel, confine
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.extensions.host import _readable, spawn
 
 NOBODY = 65534

@@ -109,7 +109,7 @@ async def test_items_and_network_need_their_grants(make_app, tmp_path):
     assert error["extensions"]["capability"] == "network"
     await calls.ok("post", f"/extensions/{ext['id']}/capabilities",
                    json={"capabilities": ["routes", "items:granted", "network"]})
-    # With the grant, the server's kernel.outbound makes the request, under the SSRF rules.
+    # With the grant, the server's kernel.base.outbound makes the request, under the SSRF rules.
     error = await calls.err("get", "/ext/reader/net", 403, "PERMISSION_DENIED")
     assert error["extensions"]["reason"] == "outbound_refused"
     # Outside the extension nothing changed: the admin reads "secret" directly.

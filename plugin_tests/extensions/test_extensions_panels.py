@@ -15,7 +15,7 @@ import zipfile
 import pytest
 from extension_bundles import ENV, PRIVATE, enable, install, upload, write_extension
 
-from kernel.signing import sign_bytes
+from kernel.base.signing import sign_bytes
 from kernel.testing import Calls
 
 PANEL_JS = 'document.body.append(Object.assign(document.createElement("h1"), {textContent: "Hello"}));\n'

@@ -1,5 +1,5 @@
 """Holes found in the security review of extensions (each test failed before its fix): the
-``network`` grant is "outbound requests through kernel.outbound, the SSRF-safe client", so an
+``network`` grant is "outbound requests through kernel.base.outbound, the SSRF-safe client", so an
 extension holding it must not reach loopback, private or metadata addresses through it."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 
 from kernel import hookimpl
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.testing import Calls, new_member
 from plugin_tests.flows.conftest import flow, log_graph, one_node
 from plugins.flows import triggers

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs
 
 from sqlalchemy import select
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.testing import Calls
 
 KEY = base64.b64encode(b"g" * 32).decode()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest_asyncio
 
-from kernel import testing_shared
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.graphql.conftest import codes, gql, seed_blog
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy.access import Decision
 from plugins.items.core.grants import WriteGuard, Written, match_rows
 
 

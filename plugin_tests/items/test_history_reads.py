@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.testing import Calls
 from plugins.items.read import drafts
 

@@ -9,15 +9,15 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from kernel import testing_shared
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.access import api as access_api
 from plugins.items.tables import revisions as revisions_table
 
 FIELDS = {"title": "string", "body": "text", "n": "integer", "secret": "string"}
 
 # Every test writes and reads in a site of its own: they share the module's app (``shared_site``),
-# each in a new site of it (kernel/testing_shared.py: the harness's ``calls``, ``make_member`` and
+# each in a new site of it (kernel/testing/shared.py: the harness's ``calls``, ``make_member`` and
 # the items ``member`` go through these).
 
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
@@ -269,7 +269,7 @@ async def test_a_reused_id_after_hard_delete_starts_a_clean_history(calls: Calls
 
 async def test_pinnable_revision_for_releases(svc_app, site, calls: Calls):
     from kernel.auth.principal import Principal
-    from kernel.errors import ApiError
+    from kernel.base.errors import ApiError
     from plugins.items.history.revisions import pinnable_revision
     from plugins.items.service import acting_context
 

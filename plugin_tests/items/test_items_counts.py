@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.testing import Calls
 from plugins.items.read import counts
 from plugins.items.tables import item_counts, items

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from kernel import testing_shared
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

@@ -1,5 +1,5 @@
 """``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in list filters, resolved
-as in permission conditions (``kernel.access.substitute_variables``; docs/access.md#variables-in-list-filters):
+as in permission conditions (``kernel.policy.access.substitute_variables``; docs/access.md#variables-in-list-filters):
 for a member, an anonymous caller (``$CURRENT_USER`` is null) and an API key, in the bracket and
 JSON forms, in ``deep`` filters, and never served from a plan cached for someone else."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from kernel import testing_shared
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 READ = {"collection": "notes", "action": "read", "fields": ["*"]}

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import False_
 
-from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy.access import Decision
 from kernel.testing import examples
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.validation import check_bodies

@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.testing import Calls
 from plugins.items.read import group_counts
 from plugins.items.tables import group_counts as kept_table

@@ -8,10 +8,10 @@ import pytest
 import pytest_asyncio
 from items_query_seed import blog, ids
 
-from kernel import testing_shared
 from kernel.testing import Calls, SharedSite
+from kernel.testing import shared as testing_shared
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 POSTS_FIELDS = ["title", "views", "author", "category", "comments"]  # an o2m alias is listed like a field

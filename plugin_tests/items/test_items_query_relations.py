@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest_asyncio
 from items_query_seed import blog, ids
 
-from kernel import testing_shared
 from kernel.tenancy import scope
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
-# The tests share the module's app, each in a new site of its own (kernel/testing_shared.py).
+# The tests share the module's app, each in a new site of its own (kernel/testing/shared.py).
 svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
 site, site_b = testing_shared.site, testing_shared.site_b
 

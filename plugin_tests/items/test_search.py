@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kernel import testing_shared
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
 # The tests share the module's app (``shared_site``), each in a new site of its own: a search
 # answers from the request's site only (the cross-tenant sweep checks that).

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
 from plugins.items.search import index as search_index

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import update
 
-from kernel.audit import audit_log
+from kernel.policy.audit import audit_log
 from kernel.testing import Calls, add_idle_sites, counted_statements
 
 TARGETS = ["activity", "agentActions", "aiConversations", "audit", "changeFeedEvents", "flowRuns", "notifications", "revisions",

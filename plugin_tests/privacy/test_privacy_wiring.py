@@ -1,9 +1,9 @@
-"""What consent and restriction change elsewhere, read through ``kernel.privacy``: pageview
+"""What consent and restriction change elsewhere, read through ``kernel.policy.privacy``: pageview
 attribution (analytics), marketing sends (email), and the defaults when no plugin answers."""
 
 from __future__ import annotations
 
-from kernel import privacy
+from kernel.policy import privacy
 from kernel.testing import Calls, new_member
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"

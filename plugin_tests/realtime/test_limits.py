@@ -9,7 +9,7 @@ import socket
 import time
 import uuid
 
-from kernel.slots import ConnectionLimiter
+from kernel.messaging.slots import ConnectionLimiter
 from kernel.testing import Calls
 from plugin_tests.realtime.helpers import closed, connect, frame, ticket
 

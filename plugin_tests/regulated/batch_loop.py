@@ -9,7 +9,7 @@ import os
 import sys
 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
-from kernel.settings import Settings
+from kernel.base.settings import Settings
 from plugins.regulated import service
 
 

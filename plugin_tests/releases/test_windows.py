@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.testing import examples
 from plugins.releases.bodies import minutes, parse_window
 from plugins.releases.windows import next_opening, validate_timezone

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.testing import examples
 from plugins.schema.bundles import bundle_scope, parse_bundle
 from plugins.schema.diffing import plan_schema

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.testing import examples
 from plugins.schema.collection_meta import parse_collection_body
 from plugins.schema.field_body import parse_field_body

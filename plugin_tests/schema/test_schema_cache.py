@@ -84,7 +84,7 @@ def test_an_old_message_does_not_evict_a_newer_snapshot(svc_app):
 
 
 async def test_a_deleted_site_leaves_every_cache(svc_app):
-    from kernel.bus import EventContext
+    from kernel.messaging.bus import EventContext
     from plugins.schema.snapshot import SchemaSnapshot
 
     snapshots = cache.snapshots(svc_app.kernel)

@@ -3,7 +3,8 @@ the site's schema version and leave audit records with names only."""
 
 from __future__ import annotations
 
-from kernel import ApiError, audit
+from kernel import ApiError
+from kernel.policy import audit
 
 SCHEMA_ACTIONS = ("collections.", "fields.", "relations.", "schema.changed")
 

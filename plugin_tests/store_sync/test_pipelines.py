@@ -165,7 +165,7 @@ async def test_credentials_sealed_with_a_lost_key_are_a_logged_failure(make_app,
 
 
 async def test_a_docstore_pipeline_without_the_store_sync_extra_is_503(calls, monkeypatch):
-    """google-auth is the store-sync extra (kernel/extras.py): a server without it answers 503
+    """google-auth is the store-sync extra (kernel/base/extras.py): a server without it answers 503
     naming the install line, and stores nothing."""
     import sys
 

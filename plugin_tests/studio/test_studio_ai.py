@@ -20,7 +20,7 @@ import pytest_asyncio
 from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, HttpReceiver, new_member, shared_site_with
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 from plugin_tests.ai.conftest import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, chromium_path, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -19,7 +19,7 @@ import pytest_asyncio
 from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 # First pass only, like every browser test here (conftest.py): the dashboards API it drives is
 # tested on both backends in plugin_tests/dashboards.

@@ -22,7 +22,7 @@ from PIL import Image
 from test_studio_browser import browser, sign_in, visiting  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
 from plugin_tests.studio.test_studio_browser import Visit, sign_in
 

@@ -26,7 +26,7 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from extensions_sdk.bundle import build_bundle
 from extensions_sdk.signing import generate_keypair, sign_bytes
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, shared_site_with
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PRIVATE, PUBLIC = generate_keypair()

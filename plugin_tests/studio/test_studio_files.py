@@ -20,7 +20,7 @@ from PIL import Image
 from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 56  # an executable, declared as text

@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

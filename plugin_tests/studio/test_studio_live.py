@@ -26,7 +26,7 @@ import pytest_asyncio
 from test_studio_browser import Visit, browser, open_visit, sign_in, visit  # noqa: F401 - fixtures shared
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

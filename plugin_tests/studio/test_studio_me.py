@@ -17,7 +17,7 @@ import pytest_asyncio
 from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
 
 from kernel.testing import Calls, Member, new_member, shared_site_with
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 API = "/api/v1"

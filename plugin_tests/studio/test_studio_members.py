@@ -20,7 +20,7 @@ import pytest_asyncio
 from test_studio_browser import Visit, browser, sign_in, visit  # noqa: F401 - fixtures shared
 
 from kernel.testing import new_member
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -20,7 +20,7 @@ import pytest_asyncio
 from test_studio_browser import Visit, browser, sign_in, visiting  # noqa: F401 - browser is a fixture
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, running_mailbox, shared_site_with
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -35,7 +35,7 @@ from kernel.testing import (
     new_member,
     shared_site_with,
 )
-from kernel.testing_live import LiveServer
+from kernel.testing.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 ENV = {"SVC_ENCRYPTION_KEY": base64.b64encode(b"r" * 32).decode(), "SVC_EVENTS_POLL_SECONDS": "0.2",

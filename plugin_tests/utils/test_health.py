@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from kernel import hookimpl
-from kernel.plugins import available_plugins
+from kernel.hooks.plugins import available_plugins
 from kernel.testing import JWT_SECRET
 from plugins.utils import health
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kernel import Route, hookimpl
-from kernel.errors import SettingsError
+from kernel.base.errors import SettingsError
+from kernel.hooks.plugins import available_plugins
 from kernel.http.media import send_data
-from kernel.plugins import available_plugins
 from kernel.testing import METRICS_HEADERS
 
 TOKEN = "scrape-token-0123456789"

@@ -14,8 +14,8 @@ from kernel import hookimpl
 from kernel.db.meta import now_utc
 from kernel.events import START
 from kernel.events.tables import checkpoints
-from kernel.http.live_metrics import live_connection
-from kernel.http.site_counts import OTHER, TopSites, TopSitesCollector
+from kernel.metrics.live import live_connection
+from kernel.metrics.site_counts import OTHER, TopSites, TopSitesCollector
 from kernel.testing import METRICS_HEADERS, examples, run_due_jobs
 
 FRESH = {"SVC_METRICS_REFRESH_SECONDS": "0", "SVC_EVENTS_DISPATCH": "false"}
@@ -97,7 +97,7 @@ async def test_site_requests_name_the_busiest_sites_only(make_app):
 
 
 def test_the_top_sites_setting_is_bounded():
-    from kernel.settings import Settings, SettingsError
+    from kernel.base.settings import Settings, SettingsError
 
     for bad in ("-1", "1001", "many"):
         try:
@@ -123,7 +123,7 @@ class FailingJob:
 
 
 async def test_queue_depth_and_job_failures_move(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), FailingJob()], env=FRESH)
     text = await scrape(app)
@@ -146,7 +146,7 @@ async def test_queue_depth_and_job_failures_move(make_app):
 
 
 async def test_database_figures_are_reused_within_their_max_age(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), FailingJob()],
                          env={"SVC_METRICS_REFRESH_SECONDS": "3600"})
@@ -177,7 +177,7 @@ class LagProbe:
 
 
 async def test_event_lag_counts_what_a_consumer_has_still_to_take(make_app):
-    from kernel.plugins import available_plugins
+    from kernel.hooks.plugins import available_plugins
 
     app = await make_app(plugins=[*sorted(available_plugins()), LagProbe()], env=FRESH)
     kernel = app.kernel

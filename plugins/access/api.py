@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select
 
-from kernel.access import CHANGED_EVENT
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
+from kernel.policy.access import CHANGED_EVENT
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.tables import sites as _sites
 from plugins.access import tables as _t

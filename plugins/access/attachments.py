@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.common import check_body, not_found, record_change, ref_id
 from plugins.access.guards import assert_open_roles_not_admin, user_is_member

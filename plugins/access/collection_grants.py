@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel import audit
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api
 from plugins.access.tables import permissions, policies

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from kernel import ApiError
-from kernel.audit import record
+from kernel.policy.audit import record
 from plugins.access import api
 
 # A display name: 1..200 characters, no control characters (C0, DEL, C1: PostgreSQL refuses

@@ -5,7 +5,7 @@ plus the variables ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and 
 which ``kernel.access`` substitutes per request. A rule is checked when it is written, so a
 malformed tree can never reach the query compiler on a read, where it would fail every
 request of everyone the policy applies to. The grammar (shapes, operators, operands, bounds)
-is ``kernel.filtergrammar``, shared with list filters; this module adds the variables and a
+is ``kernel.policy.filtergrammar``, shared with list filters; this module adds the variables and a
 stored rule's own bounds.
 """
 
@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 from kernel import ApiError
-from kernel.filtergrammar import MAX_DEPTH as MAX_DEPTH
-from kernel.filtergrammar import STRING_OPS, FilterGrammar
+from kernel.policy.filtergrammar import MAX_DEPTH as MAX_DEPTH
+from kernel.policy.filtergrammar import STRING_OPS, FilterGrammar
 
 SCALAR_VARIABLES = frozenset({"$CURRENT_USER", "$CURRENT_ROLE", "$NOW"})
 LIST_VARIABLES = frozenset({"$CURRENT_ROLES"})

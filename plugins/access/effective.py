@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import ApiError, Principal
-from kernel.access import Decision
+from kernel.policy.access import Decision
 from plugins.access.common import check_body, collection_value, ref_id
 from plugins.access.guards import user_is_member
 from plugins.access.rules import action_value

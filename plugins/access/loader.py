@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import or_
 
-from kernel.access import AccessSnapshot, Rule
 from kernel.auth.principal import Principal
+from kernel.policy.access import AccessSnapshot, Rule
 from kernel.tenancy.scope import SiteDB
 from plugins.access.tables import attachments, memberships, permissions, policies, roles, team_members
 

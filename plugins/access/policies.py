@@ -14,8 +14,8 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.common import bool_value, check_body, name_value, not_found, record_change
 from plugins.access.guards import assert_open_roles_not_admin

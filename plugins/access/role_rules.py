@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from plugins.access.common import check_body, not_found, record_change
 from plugins.access.policies import insert_policy
 from plugins.access.rules import RULE_FIELDS, insert_rule, parse_rule, rule_record

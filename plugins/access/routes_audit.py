@@ -2,7 +2,7 @@
 
 Filters ``action``, ``actorId``, ``targetType``, ``targetId`` (exact), ``since`` (inclusive)
 and ``until`` (exclusive) as ISO 8601 instants; pagination by ``limit`` (at most 200) and
-``offset`` or ``page``. Records are written by ``kernel.audit.record``, which already keeps
+``offset`` or ``page``. Records are written by ``kernel.policy.audit.record``, which already keeps
 secrets and values out of them; this route only reads the site's own records.
 """
 
@@ -13,11 +13,11 @@ import re
 from typing import Any
 
 from kernel import Route, ops
-from kernel.audit import list_entries
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
+from kernel.policy.audit import list_entries
 
 # query name -> list_entries argument; exact matches on the stored columns.
 TEXT_FILTERS = {"action": "action", "actorId": "actor_id", "targetType": "target_type", "targetId": "target_id"}

@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from plugins.access.common import check_body, collection_value, not_found, record_change
 from plugins.access.conditions import validate_conditions, validate_fields
 from plugins.access.policies import policy_row

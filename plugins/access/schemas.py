@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.access import KERNEL_ACTIONS
+from kernel.policy.access import KERNEL_ACTIONS
 from plugins.access.common import COLLECTION_PATTERN, ID_PATTERN, MAX_KEYS, NAME_MAX, NAME_PATTERN
 from plugins.access.conditions import MAX_FIELDS
 from plugins.access.teams import MAX_MEMBERS

@@ -13,8 +13,8 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.access.common import check_body, name_value, not_found, record_change, ref_id
 from plugins.access.tables import attachments, memberships, team_members, teams

@@ -17,9 +17,10 @@ from typing import Any
 from sqlalchemy import func, or_
 from sqlalchemy.exc import SQLAlchemyError
 
-from kernel import ApiError, Principal, audit
+from kernel import ApiError, Principal
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
-from kernel.ids import uuid7
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts.service import clean_id

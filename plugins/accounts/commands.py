@@ -13,8 +13,9 @@ import secrets
 import sys
 from typing import Any
 
-from kernel import ApiError, audit
+from kernel import ApiError
 from kernel.auth.passwords import hash_password_async
+from kernel.policy import audit
 from kernel.tenancy.service import get_site
 from plugins.accounts import service
 from plugins.accounts.password_change import check_password_policy, store_password

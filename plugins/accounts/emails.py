@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from kernel import ApiError, Setting
+from kernel.hooks.plugins import call_first
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
 from kernel.mailer.base import check_email
-from kernel.plugins import call_first
 
 log = logging.getLogger("svc.accounts.email")
 

@@ -19,7 +19,7 @@ import jwt
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from kernel.auth.tokens import bearer_token, peek_issuer
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.access import api as access_api
 from plugins.accounts import external_users, issuers, jwks
 from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT, SYSTEM_KEYS

@@ -19,10 +19,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from kernel.audit import record as audit
 from kernel.auth.principal import Principal
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
+from kernel.policy.audit import record as audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import membership, service

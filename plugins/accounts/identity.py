@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from kernel.auth import passwords
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from kernel.mailer import check_address
 from plugins.accounts import password_change, service
 from plugins.accounts.password_change import check_password_policy

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel import audit
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import issue_access_token
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy import audit
 from plugins.access.api import membership
 from plugins.access.api import realm as access_realm
 from plugins.accounts import service

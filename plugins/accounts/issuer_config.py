@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel import outbound
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
-from kernel.errors import ApiError
+from kernel.base import outbound
+from kernel.base.errors import ApiError
 
 # Asymmetric only: an HMAC algorithm would need a shared secret, and accepting one beside
 # public keys is what makes algorithm-confusion attacks possible.
@@ -57,7 +57,7 @@ def _text(value: Any, *path: str | int, max_length: int = MAX_TEXT) -> str:
 
 
 def check_url(value: Any, name: str) -> str:
-    """An absolute http(s) URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.check_url``: a
+    """An absolute http(s) URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.base.outbound.check_url``: a
     host, no credentials, never the unspecified address); 422 at ``name``. The address it
     resolves to is checked when the keys are fetched (``jwks.py``)."""
     return outbound.check_url(_text(value, name, max_length=MAX_URL), path=[name], status=422)

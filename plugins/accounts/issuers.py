@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
-from kernel.audit import record as audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
+from kernel.policy.audit import record as audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import jwks

@@ -8,7 +8,7 @@ A token whose ``kid`` is not in the set triggers one refetch, at most once per
 hammer the identity provider. An unreachable or malformed key set is never worked around:
 the token is refused (401), the cause is logged, and retries wait ``FAILURE_BACKOFF`` seconds.
 
-Every fetch goes through the ``kernel.outbound`` client: the configured URL, and the ``jwks_uri``
+Every fetch goes through the ``kernel.base.outbound`` client: the configured URL, and the ``jwks_uri``
 a discovery document names (checked like a configured one first), are resolved and checked at
 connect time by the outbound rule (docs/operations.md#outbound-requests) (no loopback, private, link-local or metadata address
 unless the operator opened it); redirects are not followed.
@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 import jwt
 
-from kernel import outbound
-from kernel.errors import ApiError
+from kernel.base import outbound
+from kernel.base.errors import ApiError
 
 log = logging.getLogger("svc.accounts.jwks")
 

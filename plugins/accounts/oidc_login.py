@@ -4,7 +4,7 @@
 and answers the issuer's authorization URL. The PKCE verifier and the nonce are HMAC-SHA256 of
 the state under ``JWT_SECRET``: nothing secret is stored, and only the holder of the state can
 have the code redeemed. ``login`` spends the state (once), exchanges the code at the issuer's
-token endpoint (discovery, through ``kernel.outbound``), verifies the ID token against the
+token endpoint (discovery, through ``kernel.base.outbound``), verifies the ID token against the
 issuer's keys (``jwks``), maps its claims as bearer tokens are mapped (``external_auth``) and
 starts a session as a password login does. Each failure has its own code
 (docs/accounts.md#signing-in-through-an-identity-provider-openid-connect, docs/errors.md).
@@ -27,13 +27,15 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 import httpx
 import jwt
 
-from kernel import Setting, audit, outbound
+from kernel import Setting
 from kernel.auth.principal import Principal
+from kernel.base import outbound
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
+from kernel.base.secrets import SecretError
+from kernel.base.settings import parse_int
 from kernel.db.meta import aware, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
-from kernel.secrets import SecretError
-from kernel.settings import parse_int
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import external_auth, issuers, jwks, service

@@ -14,9 +14,9 @@ import secrets
 from typing import Any
 
 from kernel import ApiError, Setting
+from kernel.base.ids import uuid7
+from kernel.base.settings import parse_int
 from kernel.db.meta import aware, now_utc
-from kernel.ids import uuid7
-from kernel.settings import parse_int
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts.tables import one_time_tokens
 

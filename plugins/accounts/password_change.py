@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from kernel import audit
 from kernel.auth.passwords import hash_password_async, verify_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.usercache import users_changed
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
+from kernel.policy import audit
 from plugins.accounts import service
 from plugins.accounts.session_control import require_user, revoke_all_of_user
 from plugins.accounts.sessions import Client, start_session

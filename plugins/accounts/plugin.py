@@ -229,7 +229,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``accounts``: the subject's accounts leave the site; an identity no other site holds is deleted."""
-    from kernel.privacy import ErasureTarget
+    from kernel.policy.privacy import ErasureTarget
     from plugins.accounts.users import erase_accounts
 
     return [ErasureTarget("accounts", erase_accounts,

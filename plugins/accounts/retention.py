@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, or_
 
-from kernel.privacy import RetentionTarget, sites_holding
+from kernel.policy.privacy import RetentionTarget, sites_holding
 from plugins.accounts.tables import one_time_tokens, refresh_tokens
 
 R, T = refresh_tokens.c, one_time_tokens.c

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
 from plugins.accounts import service

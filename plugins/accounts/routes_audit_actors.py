@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import select
 
 from kernel import Route, ops
-from kernel.audit import actors_of
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
+from kernel.policy.audit import actors_of
 from plugins.accounts.tables import users
 
 ACTOR_SCHEMA: dict[str, Any] = {

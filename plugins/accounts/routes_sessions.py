@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import body_field, read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.accounts import (

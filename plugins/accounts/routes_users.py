@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, ops
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination

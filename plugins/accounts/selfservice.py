@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from kernel import audit
 from kernel.auth.usercache import users_changed
+from kernel.policy import audit
 from plugins.access import api as access_api
 from plugins.accounts import identity, mail_queue, onetime
 from plugins.accounts.users import role_id_for

@@ -12,9 +12,9 @@ from kernel.auth.passwords import hash_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import decode_access_token
 from kernel.auth.usercache import cached_user
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from kernel.tenancy.service import list_sites
 from plugins.access.api import sites_of_user
 from plugins.accounts.session_live import session_live

@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from kernel import audit
 from kernel.auth.principal import Principal
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
+from kernel.policy import audit
 from plugins.access.api import membership
 from plugins.accounts import service
 from plugins.accounts.session_live import sessions_changed

@@ -14,9 +14,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kernel.bus import EventContext
+from kernel.cache.sitecache import SiteCacheSpec
 from kernel.db.meta import now_utc
-from kernel.sitecache import SiteCacheSpec
+from kernel.messaging.bus import EventContext
 from plugins.accounts.tables import refresh_tokens
 
 SESSIONS_CHANGED = "sessions.changed"

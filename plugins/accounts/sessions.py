@@ -19,14 +19,15 @@ from typing import Any
 
 from sqlalchemy import func, insert, select, update
 
-from kernel import Setting, audit
+from kernel import Setting
 from kernel.auth.passwords import hash_password_async, needs_rehash, verify_password_async
 from kernel.auth.principal import Principal
 from kernel.auth.tokens import issue_access_token
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
+from kernel.base.settings import parse_bool, parse_choice, parse_int
 from kernel.db.meta import aware, iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
-from kernel.settings import parse_bool, parse_choice, parse_int
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership, realm
 from plugins.accounts import service

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel import audit
 from kernel.auth.principal import Principal
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy import audit
 from plugins.access.api import membership
 from plugins.accounts.sessions import Client, live_token, reuse_detected, spend, start_session
 

@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit
+from kernel import ApiError
 from kernel.auth.usercache import users_changed
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import identity, membership, service

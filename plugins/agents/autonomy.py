@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy import func
 
-from kernel import audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
+from kernel.policy import audit
 from plugins.agents import roles as roles_mod
 from plugins.agents.common import (
     LEVELS,

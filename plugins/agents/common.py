@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 

@@ -19,11 +19,12 @@ from typing import Any
 
 from sqlalchemy import func
 
-from kernel import audit
+from kernel.base.errors import ApiError, ErrorDetail
+from kernel.base.ids import uuid7
+from kernel.base.jsoncodec import nul_path
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError, ErrorDetail
-from kernel.http.media import nul_path, reject_unknown
-from kernel.ids import uuid7
+from kernel.http.media import reject_unknown
+from kernel.policy import audit
 from plugins.agents.common import id_param, invalid, owner_of, require_admin, require_member, site_db
 from plugins.agents.tables import actions, constitutions
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.accounts import api as accounts_api
 from plugins.agents import roles as roles_mod
 from plugins.agents import runner

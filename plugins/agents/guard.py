@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
-from kernel.privacy import restricted
+from kernel.base.errors import ApiError
+from kernel.policy.privacy import restricted
 from plugins.accounts import api as accounts_api
 from plugins.agents import killswitch
 from plugins.agents.common import site_db
@@ -47,7 +47,7 @@ async def acting_context(kernel: Any, site_id: str, goal: Any) -> Any:
 
 
 async def author_restricted(ctx: Any, collection: str, item_id: str) -> bool:
-    """The item's author restricted processing (``kernel.privacy.restricted``): an agent writes
+    """The item's author restricted processing (``kernel.policy.privacy.restricted``): an agent writes
     none of their content, neither directly nor when a staging applies."""
     return await restricted(ctx.kernel, ctx.site_id, await items.author_of(ctx, collection, item_id))
 

@@ -23,11 +23,11 @@ from typing import Any
 from sqlalchemy import select
 
 from kernel import SiteCacheSpec
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
-from kernel.errors import ApiError
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.accounts import api as accounts_api
 from plugins.agents import goals as goals_mod
 from plugins.agents import killswitch

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel import audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
+from kernel.policy import audit
 from plugins.agents.common import (
     FREEZE_CAPABILITY,
     id_param,

@@ -6,8 +6,8 @@ from functools import partial
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from kernel.openapi import OptionalBody
-from kernel.privacy import RetentionTarget
+from kernel.http.openapi import OptionalBody
+from kernel.policy.privacy import RetentionTarget
 from plugins.agents import api, autonomy, guard, intents, routes, runner, writes
 from plugins.agents import schemas as s
 from plugins.agents.common import (
@@ -155,7 +155,7 @@ def register_routes(kernel: Any) -> list[Route]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """The agents' logs that may quote the subject: goals, stagings, write attempts, incidents."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.agents import tables as t
 
     g, s, a, i = t.goals, t.stagings, t.actions, t.incidents

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import reject_unknown
 from plugins.agents.common import capabilities, id_param, invalid, owner_of, require_member, site_db
 from plugins.agents.tables import approval_links, goals

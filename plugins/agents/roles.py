@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.agents.common import (
     CREATE_MAX_LEVEL,
     LEVELS,

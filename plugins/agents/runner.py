@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from plugins.agents import autonomy, writes
 from plugins.agents import roles as roles_mod
 from plugins.agents.common import site_db

@@ -14,12 +14,12 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from kernel import audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
-from kernel.privacy import prune_rows, rows_before
+from kernel.policy import audit
+from kernel.policy.privacy import prune_rows, rows_before
 from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,

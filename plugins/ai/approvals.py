@@ -40,11 +40,11 @@ from typing import Any
 
 import httpx
 
-from kernel import audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api

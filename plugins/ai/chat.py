@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import reject_unknown
 from plugins.ai import approvals, conversations, gate, grammar, provider
 from plugins.ai.skill import SkillContext

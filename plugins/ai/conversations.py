@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
-from kernel.privacy import delete_in_batches, rows_before
+from kernel.policy.privacy import delete_in_batches, rows_before
 from kernel.tenancy.scope import SiteDB
 from plugins.ai.tables import conversations, messages
 
@@ -148,7 +148,7 @@ async def erase_subject(uow: Any, subject: Any) -> int:
     """The erasure target ``aiConversations``: the subject's conversations and every one with a
     title or message quoting them go whole (a conversation without one of its turns would
     misread); how many conversations went."""
-    from kernel.privacy import holding
+    from kernel.policy.privacy import holding
 
     db = uow.db
     m = messages

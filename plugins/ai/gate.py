@@ -9,9 +9,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from kernel.errors import ApiError
-from kernel.http.media import nul_path
-from kernel.privacy import masked_reads
+from kernel.base.errors import ApiError
+from kernel.base.jsoncodec import nul_path
+from kernel.policy.privacy import masked_reads
 from plugins.access import api as access_api
 from plugins.ai import registry
 from plugins.ai.skill import Skill, SkillContext
@@ -84,7 +84,7 @@ async def admit(ctx: SkillContext, name: Any, args: Any, path: list[str | int]) 
 
 
 async def run(skill: Skill, ctx: SkillContext, args: dict[str, Any]) -> Any:
-    """Run an admitted skill. Its reads are masked (``kernel.privacy.masked_reads``): the result
+    """Run an admitted skill. Its reads are masked (``kernel.policy.privacy.masked_reads``): the result
     goes to a model provider or an MCP client and is kept in conversations and approvals, so a
     protected value (regulated content's sensitive fields) never reaches it in clear."""
     with masked_reads("ai"):

@@ -33,9 +33,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from kernel.base.errors import ApiError
+from kernel.base.jsoncodec import nul_path
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
-from kernel.http.media import nul_path, read_body
+from kernel.http.media import read_body
 from kernel.http.origins import origin_allowed
 from kernel.version import __version__
 from plugins.ai import approvals, gate

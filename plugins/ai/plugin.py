@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernel import RateBucket, Route, Setting, extras, hookimpl, ops
-from kernel.privacy import RetentionTarget
-from kernel.settings import parse_bool, parse_float, parse_int
+from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.base import extras
+from kernel.base.settings import parse_bool, parse_float, parse_int
+from kernel.policy.privacy import RetentionTarget
 from plugins.ai import (
     approvals,
     conversations,
@@ -197,7 +198,7 @@ def schemas_with_status(operations: dict[str, Any]) -> dict[str, Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``aiConversations`` (a conversation goes whole when one message quotes the subject),
     ``aiApprovals`` and the subject's MCP sessions."""
-    from kernel.privacy import ErasureTarget, rows_target
+    from kernel.policy.privacy import ErasureTarget, rows_target
     from plugins.ai import conversations as convs
     from plugins.ai import tables as t
 

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from kernel.errors import ApiError
-from kernel.outbound import OutboundRefused
-from kernel.outbound import client as outbound_client
+from kernel.base.errors import ApiError
+from kernel.base.outbound import OutboundRefused
+from kernel.base.outbound import client as outbound_client
 
 CLIENT_KEY = "ai.provider"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.plugins import registrations
+from kernel.hooks.plugins import registrations
 from plugins.ai.skill import Skill
 
 

@@ -8,7 +8,7 @@ import datetime as dt
 from typing import Any
 
 from kernel.db.meta import now_utc
-from kernel.privacy import delete_in_batches
+from kernel.policy.privacy import delete_in_batches
 from plugins.ai.tables import mcp_sessions
 
 SESSION_IDLE = dt.timedelta(days=1)  # a session unused this long is gone

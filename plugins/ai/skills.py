@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.ai.skill import DESTRUCTIVE, Skill, SkillContext
 from plugins.items import api as items
 from plugins.schema import api as schema

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.access import AccessAction
-from kernel.privacy import RetentionTarget
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
+from kernel.policy.access import AccessAction
+from kernel.policy.privacy import RetentionTarget
 from plugins.cdc import config_section, guard, routes, schemas, upkeep, webhooks
 from plugins.cdc import routes_subscriptions as rs
 

@@ -23,13 +23,14 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit
+from kernel import ApiError
+from kernel.base.ids import uuid7
+from kernel.base.outbound import check_url
 from kernel.db.meta import iso, now_utc
 from kernel.events import START, Cursor
+from kernel.events.subscriptions import SubscriptionTable
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
-from kernel.outbound import check_url
-from kernel.subscriptions import SubscriptionTable
+from kernel.policy import audit
 from plugins.cdc import feed
 from plugins.cdc.tables import deliveries, subscriptions
 

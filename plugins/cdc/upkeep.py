@@ -15,7 +15,7 @@ from sqlalchemy import String, and_, case, func, literal, or_, select
 
 from kernel.db.meta import now_utc
 from kernel.events.tables import checkpoints, retention
-from kernel.privacy import delete_in_batches
+from kernel.policy.privacy import delete_in_batches
 from plugins.cdc import subscriptions as subs
 from plugins.cdc.tables import deliveries, subscriptions
 

@@ -20,7 +20,7 @@ The answer decides:
   12 h, 24 h). When the schedule is exhausted the subscription is ``dead``.
 
 Every attempt is recorded (``GET /cdc/subscriptions/:id/deliveries``). The URL is checked again
-when connecting (the ``kernel.outbound`` client): the host is resolved now, a loopback, private,
+when connecting (the ``kernel.base.outbound`` client): the host is resolved now, a loopback, private,
 link-local or metadata address is refused unless the operator opened it
 (``SVC_OUTBOUND_ALLOW_NETWORKS``), and the request goes to the checked address.
 """
@@ -39,11 +39,11 @@ import orjson
 from sqlalchemy import insert, select, update
 
 from kernel import EventContext, SiteCacheSpec
+from kernel.base.ids import uuid7
+from kernel.base.outbound import OutboundRefused
+from kernel.base.outbound import client as outbound_client
 from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
-from kernel.ids import uuid7
-from kernel.outbound import OutboundRefused
-from kernel.outbound import client as outbound_client
 from plugins.cdc import subscriptions as subs
 from plugins.cdc.tables import deliveries, subscriptions
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 COLLECTION = "svc_dashboards"
 

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.errors import ApiError
-from kernel.filtergrammar import FilterGrammar
+from kernel.base.errors import ApiError
 from kernel.http.media import reject_unknown
+from kernel.policy.filtergrammar import FilterGrammar
 
 PANEL_TYPES = ("metric", "list", "time-series", "bar-chart", "pie-chart", "label")
 AGGREGATES = ("count", "sum", "avg", "min", "max")

@@ -23,7 +23,7 @@ import hashlib
 import json
 from typing import Any
 
-from kernel.filtergrammar import OPERATORS
+from kernel.policy.filtergrammar import OPERATORS
 from plugins.dashboards.bodies import PanelQuery
 
 TTL_SETTING = "dashboards_cache_ttl"

@@ -22,8 +22,8 @@ import json
 import time
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from plugins.dashboards import cache
 from plugins.dashboards.bodies import PanelQuery
 from plugins.items import api as items

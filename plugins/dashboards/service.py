@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from plugins.dashboards import access, panels
 from plugins.dashboards.bodies import (
     check_query_for_type,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
+from kernel.base.settings import parse_float, parse_int
 from kernel.http.routing import API_PREFIX
-from kernel.settings import parse_float, parse_int
 from plugins.delivery import caching, routes, schemas, version
 from plugins.settings.api import SettingKey
 

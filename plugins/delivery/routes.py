@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kernel import ApiError
-from kernel.http.media import dumps
+from kernel.base.jsoncodec import dumps
 from kernel.http.middleware import request_context
 from plugins.delivery import caching, hydrate
 from plugins.delivery.version import content_version, etag

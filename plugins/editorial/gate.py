@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.editorial import workflow
 from plugins.schema.api import get_schema

@@ -86,7 +86,7 @@ def register_routes(kernel: Any) -> list[Route]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``editorialReviews``: a review's reason quoting the subject is cleared (the decision stays)."""
-    from kernel.privacy import ErasureTarget, holding
+    from kernel.policy.privacy import ErasureTarget, holding
     from plugins.editorial.tables import reviews
 
     async def erase(uow: Any, subject: Any) -> int:

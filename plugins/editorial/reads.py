@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.auth.principal import Principal
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts.api import active_members
 from plugins.editorial import service, workflow

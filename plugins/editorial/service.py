@@ -20,9 +20,9 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
 from plugins.editorial import workflow

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel import audit
 from kernel.db.meta import now_utc
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.editorial.tables import reviews, states
 

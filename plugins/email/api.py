@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from kernel import ANONYMOUS
-from kernel.context import RequestContext
+from kernel.core.context import RequestContext
 from plugins.email import sending
 
 

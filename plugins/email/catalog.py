@@ -14,9 +14,10 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
+from kernel.base.jsoncodec import dumps
 from kernel.db.meta import iso, now_utc
-from kernel.http.media import dumps, reject_unknown
-from kernel.ids import uuid7
+from kernel.http.media import reject_unknown
 from plugins.email import render
 from plugins.email.tables import layouts, templates
 

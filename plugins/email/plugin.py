@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.email import account_emails, api, routes, schemas, sending, smtp_site, tables
 
 name = "email"
@@ -121,7 +121,7 @@ def register_routes(kernel: Any) -> list[Route]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``emailBatches``: kept batches whose message holds the subject (the queued sends are jobs:
     the email filter on ``privacy.erase`` and the kernel's ``jobs`` target take them)."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.email.tables import batches
 
     return [rows_target("emailBatches", batches, [batches.c.message],

@@ -9,7 +9,7 @@
   and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058); a template may show the
   same link with ``{{unsubscribeUrl}}``. Recipients who are members of the site without
   ``marketing`` consent, or who restrict processing, are dropped too (``withoutConsent``;
-  ``kernel.privacy.marketing_excluded``: nobody is dropped when no privacy plugin keeps consent).
+  ``kernel.policy.privacy.marketing_excluded``: nobody is dropped when no privacy plugin keeps consent).
 - More than ``SVC_EMAIL_QUEUE_THRESHOLD`` recipients: the rendered message is stored once as a
   batch and one ``email.deliver`` job per recipient sends it, with retries (202). Otherwise the
   mail leaves during the request (200); a transport failure is 502 ``DELIVERY_FAILED``.
@@ -23,11 +23,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
-from kernel.privacy import marketing_excluded
+from kernel.policy.privacy import marketing_excluded
 from kernel.tenancy.service import get_site_cached
 from plugins.email import addresses, catalog, render, smtp_site, suppressions, tokens
 from plugins.email.tables import batches
@@ -173,7 +173,7 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             recipients = [t for t in recipients if addresses.bare(t) not in dropped]
     excluded: set[str] = set()
     if marketing:
-        # Members of the site without marketing consent, or who restrict processing (kernel.privacy).
+        # Members of the site without marketing consent, or who restrict processing (kernel.policy.privacy).
         excluded = await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in recipients])
         recipients = [t for t in recipients if addresses.bare(t).lower() not in excluded]
     message = {"category": parsed["category"], "cc": parsed["cc"], "replyTo": parsed["replyTo"],

@@ -4,7 +4,7 @@
 ``kernel.secrets`` for the site (purpose ``email.smtp_password``: 400 ``ENCRYPTION_KEY_REQUIRED``
 without the key) and never returned (``hasPassword``). A PUT without ``password`` keeps the
 stored one while the host and username stay the same (so a rename of the sender does not ask for
-it again). The host is a tenant-configured outbound target: it is checked by ``kernel.outbound``
+it again). The host is a tenant-configured outbound target: it is checked by ``kernel.base.outbound``
 (no loopback, private, link-local or metadata address unless the operator opened it with
 ``SVC_OUTBOUND_ALLOW_NETWORKS``) when saved and, resolved again, at every send, and the mailer
 connects to the checked address (TLS still verifies the certificate against the host name).
@@ -21,11 +21,11 @@ import ssl
 from typing import Any
 
 from kernel import ApiError, SecretError
+from kernel.base.outbound import OutboundRefused, checked_address, policy
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
 from kernel.mailer import Mailer, SmtpMailer
 from kernel.mailer.smtp import TLS_MODES
-from kernel.outbound import OutboundRefused, checked_address, policy
 from kernel.tenancy.scope import SiteDB
 from plugins.email import addresses
 from plugins.email.tables import smtp_settings

@@ -15,9 +15,10 @@ from typing import Any
 
 from sqlalchemy import func
 
-from kernel import ApiError, audit
+from kernel import ApiError
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
+from kernel.policy import audit
 from kernel.tenancy.service import get_site_cached
 from plugins.email import addresses, tokens
 from plugins.email.tables import suppressions

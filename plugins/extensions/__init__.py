@@ -14,7 +14,7 @@ Tables (``tables.py``, migration ``extensions_0001_extensions``): ``svc_extensio
   instead, with ``loader``) and registers stand-ins of its routes (the kernel's extension sink,
   ``/api/v1/ext/<name>/...``), bus handlers, jobs and flow operations, each undone on unload;
   ``extensions.changed`` on the bus makes every other worker sync. Every load verifies again.
-- **Capabilities**: granted per site, enforced by ``kernel.sandbox`` (items API, outbound).
+- **Capabilities**: granted per site, enforced by ``kernel.base.sandbox`` (items API, outbound).
 
 Hooks: register_settings, register_error_codes, register_event_handlers
 (``extensions.changed``), startup, shutdown, register_routes. Audit actions:

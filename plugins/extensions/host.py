@@ -44,9 +44,10 @@ import httpx
 import extensions_sdk
 from extensions_sdk import channel
 from extensions_sdk.bundle import unpack
-from kernel import hookimpl, outbound, sandbox
+from kernel import hookimpl
 from kernel.auth.principal import Principal
-from kernel.errors import ApiError
+from kernel.base import outbound, sandbox
+from kernel.base.errors import ApiError
 from kernel.http.routing import Route
 from plugins.files import api as files
 from plugins.items import api as items

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions_sdk.bundle import NAME, RESERVED_PREFIX
-from kernel.errors import ApiError
-from kernel.signing import SignatureError, check_public_key, verify_bytes
+from kernel.base.errors import ApiError
+from kernel.base.signing import SignatureError, check_public_key, verify_bytes
 from plugins.extensions.tables import extension_keys
 
 STATUSES = ("trusted", "official", "revoked")

@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions_sdk.bundle import panel_source
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.middleware import request_context
 from plugins.extensions.tables import extension_sites, extensions
 

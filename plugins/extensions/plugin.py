@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_choice, parse_int
+from kernel.base.settings import parse_choice, parse_int
 from plugins.extensions import keys, panels, routes, schemas
 from plugins.extensions.runtime import CHANGED, runtime
 

@@ -20,7 +20,7 @@ The extension's code itself runs in a runner process of its own (``host.Host``, 
 ``SVC_EXT_ISOLATION=process``, the default): the runtime registers the stand-ins the host makes
 from what the runner declared, so every check below applies to them unchanged.
 
-Every call into extension code runs inside ``kernel.sandbox.running`` with the capabilities
+Every call into extension code runs inside ``kernel.base.sandbox.running`` with the capabilities
 the site granted, and only for a site where the extension is enabled. An exception is
 logged and counted (``svc_extension_sites.failures``); it never reaches the built-in request
 that triggered it (an ``ApiError`` raised by a filter is a deliberate veto and is kept), and
@@ -43,11 +43,12 @@ from typing import Any
 from sqlalchemy import select, update
 
 from extensions_sdk import channel
-from kernel import hookimpl, sandbox
-from kernel.bus import EventContext
+from kernel import hookimpl
+from kernel.base import sandbox
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from kernel.http.routing import Route
+from kernel.messaging.bus import EventContext
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
 from plugins.extensions.host import Host, RunnerError

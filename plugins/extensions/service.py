@@ -10,13 +10,13 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 
 from extensions_sdk.bundle import MAX_BUNDLE_BYTES, ManifestError, check_capability, read_manifest
-from kernel.audit import record as audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
+from kernel.base.signing import SignatureError, check_public_key
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import body_field, reject_unknown
 from kernel.http.routing import API_PREFIX
-from kernel.ids import uuid7
-from kernel.signing import SignatureError, check_public_key
+from kernel.policy.audit import record as audit
 from plugins.extensions import keys as keyring
 from plugins.extensions import loader
 from plugins.extensions.panels import panel_url

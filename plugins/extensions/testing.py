@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from extensions_sdk.bundle import build_bundle
-from kernel.signing import sign_bytes
+from kernel.base.signing import sign_bytes
 from kernel.testing import API
 
 

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.files import permissions
 from plugins.files.errors import not_found
 from plugins.files.tables import files, folders

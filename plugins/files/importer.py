@@ -1,8 +1,8 @@
 """``POST /files/import { url, data? }``: fetch a remote file on the caller's behalf.
 
-The outbound-URL rule (``kernel/outbound.py``) for URLs fetched on a user's behalf: ``http(s)`` only, no
+The outbound-URL rule (``kernel/base/outbound.py``) for URLs fetched on a user's behalf: ``http(s)`` only, no
 credentials, and never the unspecified, loopback, private, link-local or reserved addresses
-(nor their IPv4-mapped IPv6 forms). ``kernel.outbound.check_url`` checks the URL as written;
+(nor their IPv4-mapped IPv6 forms). ``kernel.base.outbound.check_url`` checks the URL as written;
 the outbound client (``on_behalf``) resolves the host at connect time, checks every address it
 resolves to and connects to the checked one, so DNS rebinding cannot swap in a refused address.
 Redirects are not followed (a 3xx is refused). ``SVC_OUTBOUND_ALLOW_NETWORKS`` (CIDR list,
@@ -21,9 +21,9 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from kernel import ApiError
+from kernel.base.outbound import OutboundRefused, check_url, policy
+from kernel.base.outbound import client as outbound_client
 from kernel.http.media import reject_unknown
-from kernel.outbound import OutboundRefused, check_url, policy
-from kernel.outbound import client as outbound_client
 from plugins.files import guard, uploads
 from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
 from plugins.files.records import check_filename, check_meta

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.access import AccessAction
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
+from kernel.policy.access import AccessAction
 from plugins.files import fields, permissions, policy, records, routes, schemas, service, skills, upkeep
 from plugins.files import routes_presets as rp
 from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES

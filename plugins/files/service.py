@@ -17,8 +17,8 @@ import uuid
 from typing import Any
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.files import permissions
 from plugins.files.catalogue import FileType

@@ -1,7 +1,7 @@
 """The AI skill files contributes (``register_ai_skills``, plugin.py): ``import_file``.
 
 Given as a mapping of ``plugins.ai.api.Skill``'s fields, so files imports nothing of ai and does
-not require it; the ai plugin makes the ``Skill`` (``kernel.plugins.registrations``). The skill
+not require it; the ai plugin makes the ``Skill`` (``kernel.hooks.plugins.registrations``). The skill
 imports as the caller through ``api.import_url`` (the outbound-URL rule, the upload guard).
 """
 

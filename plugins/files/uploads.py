@@ -22,9 +22,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.files import guard, policy
 from plugins.files.errors import not_found
 from plugins.files.records import check_filename, check_meta

@@ -13,12 +13,12 @@ from typing import Any
 import httpx
 import orjson
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.base.outbound import OutboundRefused, check_url
+from kernel.base.outbound import client as outbound_client
+from kernel.hooks.plugins import call_first
 from kernel.mailer import DeliveryFailed as MailFailed
 from kernel.mailer import MailerNotConfigured, OutgoingEmail, check_address
-from kernel.outbound import OutboundRefused, check_url
-from kernel.outbound import client as outbound_client
-from kernel.plugins import call_first
 from plugins.flows import data as flowdata
 from plugins.flows.api import Branch, Operation, OperationContext, Option, OptionError, StepFailed
 from plugins.items import api as items

@@ -19,8 +19,9 @@ from typing import Any
 
 import orjson
 
-from kernel.errors import ApiError
-from kernel.filtergrammar import FilterGrammar, encodable
+from kernel.base.errors import ApiError
+from kernel.base.jsoncodec import encodable
+from kernel.policy.filtergrammar import FilterGrammar
 from plugins.flows.api import StepFailed
 from plugins.utils.api import OutputTooLarge, TemplateRefused, render_template
 

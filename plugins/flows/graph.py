@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.flows.api import Operation, OptionError
 from plugins.flows.data import template_faults
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.access import AccessAction
-from kernel.openapi import OptionalBody
-from kernel.privacy import RetentionTarget
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
+from kernel.http.openapi import OptionalBody
+from kernel.policy.access import AccessAction
+from kernel.policy.privacy import RetentionTarget
 from plugins.flows import builtins, hookspecs, registry, routes, runner, schemas, triggers
 
 name = "flows"
@@ -125,7 +125,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``flowRuns``: runs whose input, step outputs, error or actor hold the subject."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.flows.tables import runs
 
     return [rows_target("flowRuns", runs, [runs.c.input, runs.c.steps, runs.c.error, runs.c.actor],

@@ -25,10 +25,10 @@ from typing import Any
 from sqlalchemy import update
 
 from kernel.auth.principal import Principal
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
-from kernel.privacy import prune_rows, sites_holding
+from kernel.policy.privacy import prune_rows, sites_holding
 from kernel.tenancy.scope import SiteDB
 from plugins.flows import data as flowdata
 from plugins.flows import graph as flowgraph

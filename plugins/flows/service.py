@@ -14,11 +14,11 @@ from typing import Any
 from croniter import croniter
 from sqlalchemy import func
 
-from kernel import audit
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
+from kernel.policy import audit
 from plugins.access import api as access_api
 from plugins.flows import graph as flowgraph
 from plugins.flows import registry

@@ -26,8 +26,8 @@ from typing import Any
 from sqlalchemy import select
 
 from kernel import SiteCacheSpec
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.tenancy.scope import SiteDB
 from plugins.flows import runner

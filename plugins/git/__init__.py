@@ -5,7 +5,7 @@ webhook secret sealed), ``svc_git_oauth_states`` (hashed, single use), ``svc_git
 (webhook delivery ids seen, per integration), ``svc_git_pull_requests`` and ``svc_git_ci_runs``
 (the cache, with CI logs cut at a size cap).
 
-Modules: ``providers`` (the REST and OAuth parts of GitHub and GitLab used, over kernel.outbound),
+Modules: ``providers`` (the REST and OAuth parts of GitHub and GitLab used, over kernel.base.outbound),
 ``bodies``, ``integrations`` (CRUD, rotate-secret, OAuth), ``webhooks`` (the signed receiver),
 ``pulls`` (cache, refresh, CI runs and logs, validate), ``routes``.
 

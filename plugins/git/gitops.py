@@ -21,9 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernel import ApiError, audit
+from kernel import ApiError
+from kernel.base.jsoncodec import nul_path
 from kernel.db.meta import iso, now_utc
-from kernel.http.media import nul_path, reject_unknown
+from kernel.http.media import reject_unknown
+from kernel.policy import audit
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import integrations

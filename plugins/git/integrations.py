@@ -17,10 +17,11 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit
+from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
-from kernel.subscriptions import SubscriptionTable
+from kernel.events.subscriptions import SubscriptionTable
+from kernel.policy import audit
 from plugins.git import bodies, providers
 from plugins.git.tables import integrations, oauth_states
 

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.git import hookspecs, previews, routes, schemas, webhooks
 
 name = "git"
@@ -133,7 +133,7 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``gitCiRuns``: CI run logs quoting the subject."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.git.tables import ci_runs
 
     return [rows_target("gitCiRuns", ci_runs, [ci_runs.c.log], "CI run logs quoting the subject.")]

@@ -20,10 +20,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kernel import ApiError, audit
+from kernel import ApiError
 from kernel.auth.principal import Principal
 from kernel.db.meta import iso, now_utc
 from kernel.events.tables import events
+from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.service import SITE_ID, create_site, delete_site, get_site
 from plugins.access import api as access_api

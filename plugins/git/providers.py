@@ -1,6 +1,6 @@
 """The parts of GitHub's and GitLab's REST APIs and OAuth endpoints the git plugin speaks.
 
-Every request goes through the pooled client ``git`` (kernel.outbound): the host is resolved and
+Every request goes through the pooled client ``git`` (kernel.base.outbound): the host is resolved and
 checked at connect time by the outbound rule (the git hosts are the operator's settings, but an
 internal one needs its network in ``SVC_OUTBOUND_ALLOW_NETWORKS``), redirects are not followed
 (one redirect of a GitHub job log is followed by hand, to a checked URL and without the token),
@@ -29,8 +29,8 @@ from urllib.parse import quote, urlencode, urljoin
 import httpx
 import jwt
 
-from kernel import outbound
-from kernel.errors import ApiError
+from kernel.base import outbound
+from kernel.base.errors import ApiError
 
 PROVIDERS = ("github", "gitlab")
 STATUS_CONTEXT = "svc/content-validation"

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernel import ApiError, audit
-from kernel.bus import EventContext
+from kernel import ApiError
 from kernel.db.meta import dialect_insert, iso, now_utc
+from kernel.messaging.bus import EventContext
+from kernel.policy import audit
 from plugins.git import integrations as ig
 from plugins.git import providers
 from plugins.git.tables import ci_runs, pull_requests

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.openapi import ERROR_SCHEMA
+from kernel.http.openapi import ERROR_SCHEMA
 from plugins.git.bodies import AUTH_METHODS, STATUSES
 from plugins.git.providers import PROVIDERS
 

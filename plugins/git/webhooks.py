@@ -23,11 +23,12 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit
+from kernel import ApiError
 from kernel.auth.principal import ANONYMOUS
+from kernel.base.jsoncodec import nul_path
 from kernel.db.meta import now_utc
-from kernel.http.media import nul_path
-from kernel.plugins import call_all
+from kernel.hooks.plugins import call_all
+from kernel.policy import audit
 from kernel.tenancy.service import get_site_cached
 from plugins.git import integrations as ig
 from plugins.git import previews, providers

@@ -15,7 +15,7 @@ from typing import Any
 
 from graphql import ExecutionResult, GraphQLError
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 log = logging.getLogger("svc.graphql")
 

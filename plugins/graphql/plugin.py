@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
-from kernel.settings import parse_float, parse_int
-from kernel.slots import connection_limiter
+from kernel.base.settings import parse_float, parse_int
+from kernel.messaging.slots import connection_limiter
 from plugins.graphql import routes, service, streams, ws
 
 name = "graphql"

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import read_json
 from kernel.http.middleware import request_context
 from kernel.http.sse import stream_events

@@ -4,7 +4,7 @@ Frames follow the GraphQL-over-SSE "distinct connections" shape: ``event: next``
 execution result as data, ``event: complete`` at the end. A document that is invalid, not a
 subscription, or refused when it starts (no read permission) gets one ``next`` frame with the
 errors, then ``complete``. Open live streams are counted per site across workers and nodes
-(``SVC_GQL_MAX_SUBSCRIPTIONS``; 429 ``RATE_LIMITED`` above it) in ``kernel.slots``: in Redis, on
+(``SVC_GQL_MAX_SUBSCRIPTIONS``; 429 ``RATE_LIMITED`` above it) in ``kernel.messaging.slots``: in Redis, on
 the node's broker, or in the one process.
 """
 
@@ -17,11 +17,11 @@ from typing import Any
 from falcon.asgi import SSEvent
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.service import GraphQLContext, caller_graph, open_schema, prepare
 
-STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.slots.ConnectionLimiter)
+STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.messaging.slots.ConnectionLimiter)
 STREAM_LEASE = 30.0  # seconds a slot lives in Redis without renewal (a dead worker's go after it)
 
 

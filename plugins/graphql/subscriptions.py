@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kernel.errors import ApiError
-from kernel.topics import Lagged
+from kernel.base.errors import ApiError
+from kernel.messaging.topics import Lagged
 from plugins.items import api as items_api
 
 

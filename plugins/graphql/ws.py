@@ -28,9 +28,9 @@ from typing import Any
 
 from falcon.errors import PayloadTypeError, WebSocketDisconnected
 
-from kernel.errors import ApiError
-from kernel.http.live_metrics import live_connection
+from kernel.base.errors import ApiError
 from kernel.http.websocket import readmit, receive_json
+from kernel.metrics.live import live_connection
 from plugins.graphql import streams
 from plugins.graphql.service import Request, parse_request
 

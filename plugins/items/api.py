@@ -6,7 +6,7 @@ routes of ``/items`` call it too, so every caller meets the same permissions (th
 ``principal`` of ``ctx``), validation, bus filters and actions, pins, revisions and search
 index. Every call takes:
 
-- ``ctx``: who acts and where: a ``kernel.context.RequestContext`` (a route's
+- ``ctx``: who acts and where: a ``kernel.core.context.RequestContext`` (a route's
   ``request_context(req)``) or ``context(kernel, site_id, principal)`` for server code (jobs,
   a bus handler, a release). Permissions are ``ctx.principal``'s.
 - ``uow`` (optional): an open unit of work to run in. Writes then join its transaction (they
@@ -43,8 +43,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernel.context import RequestContext
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.core.context import RequestContext
 from plugins.items import erase as erasure
 from plugins.items import service
 from plugins.items.core import etags, live, personal
@@ -345,7 +345,7 @@ async def erase(ctx: Any, collection: str, ids: list[str], *, uow: Any, cause: s
 async def erasure_values(ctx: Any, collection: str, ids: list[str], *, uow: Any) -> list[str]:
     """The text values the items ``ids`` of ``collection`` hold that no other item of it holds
     (no ids, dates or numbers, nothing short): the terms an erasure looks for in other plugins'
-    records (``kernel.privacy.Subject``). Call it before ``erase``."""
+    records (``kernel.policy.privacy.Subject``). Call it before ``erase``."""
     snap, coll = await service.schema_and_collection(ctx, collection)
     return await erasure.subject_values(uow.acting(ctx.principal), snap, coll, ids)
 

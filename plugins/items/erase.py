@@ -20,8 +20,8 @@ from typing import Any
 
 from sqlalchemy import Text, cast, literal, or_
 
-from kernel.errors import ApiError
-from kernel.privacy import MAX_TERMS, MIN_TERM
+from kernel.base.errors import ApiError
+from kernel.policy.privacy import MAX_TERMS, MIN_TERM
 from plugins.items.query.compile import compile_filter
 from plugins.items.search import sqlite as fts
 from plugins.items.tables import HISTORY_TABLES, items

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kernel.errors import ApiError, ErrorDetail
+from kernel.base.errors import ApiError, ErrorDetail
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "DEPENDENT_RECORDS_EXIST": (409, "A delete is blocked by a restrict relation; extensions.dependents "

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from kernel import ApiError
-from kernel.context import RequestContext
+from kernel.core.context import RequestContext
 from plugins.items import service
 from plugins.items.query import parse_list_query
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.items.core import etags, live
 from plugins.items.core.guard import caller_may
 from plugins.items.errors import ERROR_CODES
@@ -178,7 +178,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``groupCounts``: the kept per-value counts of the subject's values (the erased items and
     their history go in ``plugins.items.api.erase`` itself)."""
-    from kernel.privacy import ErasureTarget
+    from kernel.policy.privacy import ErasureTarget
     from plugins.items.erase import erase_group_counts
 
     return [ErasureTarget("groupCounts", erase_group_counts, "Kept grouped counts of values only the subject held.")]

@@ -1,7 +1,7 @@
 """The façade of items: the one data path REST (``http/``) and other plugins (through ``api``) call.
 
 Every function takes a ``ctx`` with ``kernel``, ``site_id``, ``principal``, ``request_id`` and
-``unit_of_work()`` (a ``kernel.context.RequestContext``; jobs build one with the principal
+``unit_of_work()`` (a ``kernel.core.context.RequestContext``; jobs build one with the principal
 they act as). Reads are composed here from ``read/`` (the plan, the page, drafts and locales, the
 read hook); writes are ``write/path``'s (access and input checked, run in a unit of work: the
 caller's ``uow`` when given, a release publishing many items in one transaction, a bus filter
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core import etags
 from plugins.items.core.context import (
     OWN_CAUSES,

@@ -18,7 +18,7 @@ from crawlerdetect import CrawlerDetect
 from sqlalchemy import and_, select
 
 from kernel import ApiError
-from kernel.http.media import loads, lone_surrogate_path
+from kernel.base.jsoncodec import loads, lone_surrogate_path
 from plugins.pageviews.tables import salts
 
 MAX_PATH = 512

@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from kernel.events import Event, EventConsumer
-from kernel.redis_fallback import RedisOutage
+from kernel.redisio.redis_fallback import RedisOutage
 from plugins.pageviews import store
 from plugins.pageviews.config import site_config
 
@@ -156,7 +156,7 @@ class CacheCounters:
 
 class HllCounters:
     """``hll``: Redis INCR and PFADD/PFCOUNT; ``CacheCounters`` without Redis, and while Redis
-    does not answer (``kernel.redis_fallback``: hits of the outage count in the kernel cache,
+    does not answer (``kernel.redisio.redis_fallback``: hits of the outage count in the kernel cache,
     itself per process then, and are not merged back)."""
 
     def __init__(self, kernel: Any) -> None:

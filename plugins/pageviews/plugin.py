@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.pageviews import config, counters, routes
 from plugins.pageviews.service import PageviewCounter
 from plugins.settings.api import SettingKey
@@ -80,7 +80,7 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     """``pageviews``: the daily counts and visitor rows of paths that quote the subject (a profile
     page named after them). Hits still buffered in memory when the erasure runs are written at the
     next flush."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.pageviews.tables import daily, visitors
 
     return [rows_target("pageviews", daily, [daily.c.path], "Daily page counts of paths quoting the subject."),

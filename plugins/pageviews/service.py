@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel import ApiError
-from kernel.privacy import consent_granted, restricted
+from kernel.policy.privacy import consent_granted, restricted
 from plugins.pageviews import beacon, counters, store
 from plugins.pageviews.config import site_config
 
@@ -68,7 +68,7 @@ class PageviewCounter:
         return True
 
     async def attributable(self, site_id: str, user_id: str | None, respect_consent: bool) -> bool:
-        """Whether a hit of ``user_id`` is counted as theirs (kernel.privacy: consent, restriction)."""
+        """Whether a hit of ``user_id`` is counted as theirs (kernel.policy.privacy: consent, restriction)."""
         if user_id is None or await restricted(self.kernel, site_id, user_id):
             return False
         if not respect_consent:

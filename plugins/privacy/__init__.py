@@ -10,7 +10,7 @@ Owns ``svc_privacy_consents``, ``svc_privacy_restrictions``, ``svc_privacy_erasu
 Hooks: register_settings (``SVC_RATE_LIMIT_DATA_EXPORT``),
 register_rate_limits (``privacy_export``), register_setting_keys, register_site_caches
 (``privacy_subjects``), consent_state, processing_restricted, marketing_excluded (the kernel's
-privacy hooks, read through ``kernel.privacy``), register_jobs (``privacy.retention``, daily),
+privacy hooks, read through ``kernel.policy.privacy``), register_jobs (``privacy.retention``, daily),
 register_routes, site_deleted.
 Events: emits the bus filter ``privacy.erase`` ``{ collection, ids }`` inside an erasure's
 transaction and the action ``privacy.changed`` ``{ siteId }`` after a consent or restriction

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import ApiError, SiteCacheSpec
-from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import body_field, reject_unknown
-from kernel.privacy import CONSENT_TYPES
+from kernel.policy.audit import record as audit
+from kernel.policy.privacy import CONSENT_TYPES
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts.api import members_by_email
 from plugins.privacy.tables import consents, restrictions

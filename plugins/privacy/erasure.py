@@ -36,11 +36,11 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel import ApiError
-from kernel.audit import record as audit
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import body_field, reject_unknown
-from kernel.ids import uuid7
-from kernel.privacy import Subject, erasure_targets
+from kernel.policy.audit import record as audit
+from kernel.policy.privacy import Subject, erasure_targets
 from plugins.accounts.api import members_by_email
 from plugins.items import api as items
 from plugins.privacy import consent

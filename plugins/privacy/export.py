@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
-from kernel.privacy import personal_data_sections
+from kernel.policy.audit import record as audit
+from kernel.policy.privacy import personal_data_sections
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
 from plugins.accounts import api as accounts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
 from plugins.privacy import consent, erasure, hookspecs, retention, routes
 from plugins.privacy import schemas as s
 from plugins.privacy.tables import consents, erasures, restrictions
@@ -113,7 +113,7 @@ def register_routes(kernel: Any) -> list[Route]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """The subject's consents and restriction of processing (the restriction reason is their words)."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
 
     return [rows_target("consents", consents, [], "Consent decisions of the subject's accounts.",
                         user_column=consents.c.user_id),

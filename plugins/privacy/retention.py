@@ -18,9 +18,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kernel.audit import record as audit
 from kernel.db.meta import iso, now_utc
-from kernel.privacy import retention_targets
+from kernel.policy.audit import record as audit
+from kernel.policy.privacy import retention_targets
 from plugins.settings.api import get_setting, setting_of_every_site
 
 KEY = "retention"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernel.privacy import CONSENT_TYPES
+from kernel.policy.privacy import CONSENT_TYPES
 
 TS = {"type": ["string", "null"], "format": "date-time"}
 OBJ = {"type": "object", "additionalProperties": True}

@@ -19,10 +19,10 @@ from typing import Any
 from falcon.errors import PayloadTypeError
 
 from kernel import ApiError
-from kernel.http.live_metrics import live_connection
-from kernel.http.media import nul_path
+from kernel.base.jsoncodec import nul_path
 from kernel.http.middleware import request_context
-from kernel.topics import Lagged
+from kernel.messaging.topics import Lagged
+from kernel.metrics.live import live_connection
 from plugins.items import api as items_api
 from plugins.realtime import frames
 from plugins.realtime.tickets import ALL

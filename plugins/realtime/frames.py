@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernel import ApiError
-from kernel.filtergrammar import FilterGrammar
+from kernel.policy.filtergrammar import FilterGrammar
 
 EVENT_KEYS = frozenset({"collection", "action", "itemId"})
 ACTIONS = ("create", "update", "delete")

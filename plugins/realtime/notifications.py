@@ -19,9 +19,9 @@ from typing import Any
 from sqlalchemy import func, or_
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
-from kernel.privacy import RetentionTarget, rows_before
+from kernel.policy.privacy import RetentionTarget, rows_before
 from kernel.tenancy.scope import SiteDB
 from plugins.realtime import push
 from plugins.realtime.channel import notification_topic

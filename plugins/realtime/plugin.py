@@ -6,8 +6,8 @@ import types
 from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl
-from kernel.settings import parse_float, parse_int
-from kernel.slots import connection_limiter
+from kernel.base.settings import parse_float, parse_int
+from kernel.messaging.slots import connection_limiter
 from plugins.realtime import channel, notifications, push, routes, schemas, tickets
 
 name = "realtime"
@@ -140,7 +140,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 @hookimpl
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``notifications`` quoting the subject and the subject's web push subscriptions."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.realtime.tables import notifications as n
     from plugins.realtime.tables import push_subscriptions as p
 

@@ -4,7 +4,7 @@ Subscriptions are per (site, user, endpoint). A notification queues ``FANOUT_JOB
 sends it to every studio subscription of the site (or, for a notification with a recipient, to
 that user's subscriptions alone): pywebpush's ``WebPusher`` encrypts the
 payload for the subscription's keys, py-vapid signs the VAPID JWT (``aud`` is the push
-service's origin), and the ``kernel.outbound`` client posts it: the endpoint's host is resolved
+service's origin), and the ``kernel.base.outbound`` client posts it: the endpoint's host is resolved
 and checked at connect time (the outbound rule (docs/operations.md#outbound-requests): no loopback, private, link-local or
 metadata address unless the operator opened it), and redirects are not followed. A 404 or 410
 from the push service deletes the subscription; a 429 or 5xx (or a network failure) is retried
@@ -29,10 +29,11 @@ from py_vapid import Vapid
 from pywebpush import WebPusher
 from sqlalchemy import func
 
-from kernel import ApiError, outbound
-from kernel.backoff import backoff_delay
+from kernel import ApiError
+from kernel.base import outbound
+from kernel.base.backoff import backoff_delay
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.realtime.tables import notifications, push_subscriptions
 
@@ -121,7 +122,7 @@ def public_key(kernel: Any) -> str:
 
 # ---------------------------------------------------------------------------- subscriptions
 def check_endpoint(value: Any) -> str:
-    """An http(s) endpoint URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.check_url``: never
+    """An http(s) endpoint URL by the outbound rule (docs/operations.md#outbound-requests) (``kernel.base.outbound.check_url``: never
     the unspecified address), not an IPv6 literal (the VAPID signer cannot name one in ``aud``);
     its resolved address is checked again when a notification is sent."""
     if not isinstance(value, str) or not value or len(value) > MAX_ENDPOINT:

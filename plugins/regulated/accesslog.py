@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.regulated.tables import field_access
 

@@ -20,7 +20,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kernel.secrets import SecretError
+from kernel.base.secrets import SecretError
 
 PREFIX = "renc1."
 DEK_BYTES = 32

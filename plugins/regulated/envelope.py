@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernel import audit
-from kernel.errors import ApiError
-from kernel.privacy import reads_masked
+from kernel.base.errors import ApiError
+from kernel.policy import audit
+from kernel.policy.privacy import reads_masked
 from kernel.tenancy.scope import SiteDB
 from plugins.regulated import accesslog, crypto, store
 from plugins.schema.api import get_schema

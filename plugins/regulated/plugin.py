@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.access import AccessAction
-from kernel.settings import parse_int
+from kernel.base.settings import parse_int
+from kernel.policy.access import AccessAction
 from plugins.regulated import envelope, routes, shred
 
 name = "regulated"

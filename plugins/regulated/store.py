@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.regulated import crypto
 from plugins.regulated.tables import data_keys, keys, state

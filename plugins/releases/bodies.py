@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 MODES = ("all_or_nothing", "best_effort")
 STATUSES = ("draft", "scheduled", "published", "partially_failed", "failed", "rolled_back")

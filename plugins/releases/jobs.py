@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import aware, now_utc
-from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.accounts import api as accounts_api
 from plugins.realtime import api as realtime_api

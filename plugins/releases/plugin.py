@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from kernel.openapi import OptionalBody
+from kernel.http.openapi import OptionalBody
 from plugins.releases import jobs as releases_jobs
 from plugins.releases import records, routes, scheduler, schemas, service, skills, windows
 from plugins.settings.api import SettingKey

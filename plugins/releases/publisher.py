@@ -27,8 +27,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, update
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from plugins.items import api as items
 from plugins.releases import scheduler
 from plugins.releases.records import full_record, load_entries, load_row

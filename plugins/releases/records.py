@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from kernel.errors import ApiError
 from plugins.releases.tables import release_items, releases
 
 ERROR_CODES: dict[str, tuple[int, str]] = {

@@ -1,7 +1,7 @@
 """The AI skill releases contributes (``register_ai_skills``, plugin.py): ``publish_release``.
 
 Given as a mapping of ``plugins.ai.api.Skill``'s fields, so releases imports nothing of ai and
-does not require it; the ai plugin makes the ``Skill`` (``kernel.plugins.registrations``). It is
+does not require it; the ai plugin makes the ``Skill`` (``kernel.hooks.plugins.registrations``). It is
 dangerous: a call waits for an approver, then publishes as the caller (``api.publish``).
 """
 

@@ -14,7 +14,7 @@ becomes ``restrict`` or ``cascade`` before them (its holder may become required 
 
 from __future__ import annotations
 
-from kernel.db.uow import UnitOfWork
+from kernel.core.uow import UnitOfWork
 from plugins.schema import collections, fields, relations
 from plugins.schema.data_check import DATA_CHECK, holding_data
 from plugins.schema.diffing import Change, Plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.schema import types
 
 

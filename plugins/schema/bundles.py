@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.db.uow import UnitOfWork
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.core.uow import UnitOfWork
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies
 from plugins.schema.applying import apply_plan, lock_schema

@@ -5,14 +5,14 @@ bus delivers it to this process and, with Redis, to every other worker, which dr
 copy. Without Redis another worker hears nothing, so a cached snapshot is trusted for the
 cache's TTL only; after that one cheap query compares the stored version and the snapshot is
 reloaded only when it moved. The cache is bounded (LRU, ``SVC_SITE_CACHE_SIZES``) and dropped
-per site on ``sites.changed`` by the kernel (kernel/sitecache.py).
+per site on ``sites.changed`` by the kernel (kernel/cache/sitecache.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kernel.sitecache import SiteCacheSpec
+from kernel.cache.sitecache import SiteCacheSpec
 from kernel.tenancy.scope import SiteDB
 from plugins.schema.snapshot import SchemaSnapshot, load_snapshot, read_version
 

@@ -27,9 +27,9 @@ from typing import Any
 from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError
 
-from kernel import audit
+from kernel.core.uow import UnitOfWork
 from kernel.db.meta import dialect_insert, now_utc
-from kernel.db.uow import UnitOfWork
+from kernel.policy import audit
 from plugins.schema.bodies import conflict
 from plugins.schema.snapshot import SchemaSnapshot, load_snapshot
 from plugins.schema.tables import schema_versions

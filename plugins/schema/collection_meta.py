@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from kernel.errors import ApiError
 from plugins.schema import bodies
 from plugins.schema.names import field_reference_problem
 

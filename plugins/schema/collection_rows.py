@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.schema.names import is_lookup_name
 from plugins.schema.tables import collections

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
+from kernel.core.uow import UnitOfWork
 from kernel.db.meta import now_utc
-from kernel.db.uow import UnitOfWork
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies, changes, relations
 from plugins.schema import fields as field_service

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.bus import EventContext
+from kernel.messaging.bus import EventContext
 
 DATA_CHECK = "schema.data_check"
 

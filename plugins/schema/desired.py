@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.schema import bodies
 from plugins.schema.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS, parse_collection_body
 from plugins.schema.field_body import parse_field_body, with_path

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.schema.desired import DesiredSchema, complete_meta, relation_entry
 from plugins.schema.relation_rules import validate_relation
 from plugins.schema.snapshot import CollectionDef, FieldDef, RelationDef, SchemaSnapshot

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.base.errors import ApiError
+from kernel.core.uow import UnitOfWork
 from kernel.db.meta import now_utc
-from kernel.db.uow import UnitOfWork
-from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies, changes, types
 from plugins.schema.collection_rows import find_row

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from plugins.schema import bodies
 from plugins.schema.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS
 from plugins.schema.desired import (

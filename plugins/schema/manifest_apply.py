@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel import audit
-from kernel.bus import EventContext
-from kernel.db.uow import UnitOfWork
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.core.uow import UnitOfWork
+from kernel.messaging.bus import EventContext
+from kernel.policy import audit
 from plugins.schema.applying import apply_plan, holding_data, lock_schema
 from plugins.schema.diffing import RESOURCES, Plan, Problem, Scope, plan_schema, risk_of, same
 from plugins.schema.manifest import Manifest

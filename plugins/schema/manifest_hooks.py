@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from kernel.hookspecs import hookspec
+from kernel.hooks.hookspecs import hookspec
 
 SECTION_NAMES = ("settings", "webhooks")
 

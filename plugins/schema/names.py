@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 COLLECTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

@@ -13,7 +13,7 @@ import re
 import warnings
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.schema import types as t
 from plugins.schema.geometry import GEOMETRY_TYPES
 

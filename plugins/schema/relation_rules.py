@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.schema import bodies, types
 from plugins.schema.names import check_field_name
 from plugins.schema.snapshot import SchemaSnapshot

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
+from kernel.core.uow import UnitOfWork
 from kernel.db.meta import iso, now_utc
-from kernel.db.uow import UnitOfWork
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import changes
 from plugins.schema.relation_rules import spec_from_body, validate_relation

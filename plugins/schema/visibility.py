@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy.access import Decision
 
 
 class SchemaView:

@@ -66,7 +66,7 @@ async def put_setting(ctx: Any, key: str, value: Any) -> Any:
 async def announce_dropped(kernel: Any, dropped: dict[str, list[str]]) -> None:
     """After the commit of ``drop_prefix``: each site's ``settings.changed``, so every worker's
     cache forgets the dropped keys."""
-    from kernel.bus import EventContext
+    from kernel.messaging.bus import EventContext
 
     for site_id, keys in dropped.items():
         await kernel.bus.action(CHANGED_EVENT, {"siteId": site_id, "keys": sorted(keys)},

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import func
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.settings.tables import glossary
 from plugins.settings.tm import language
 from plugins.settings.tm_index import normalise

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.hookspecs import hookspec
+from kernel.hooks.hookspecs import hookspec
 
 
 @hookspec

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from kernel import ApiError
-from kernel.http.media import dumps
+from kernel.base.jsoncodec import dumps
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 # Literal paths beside /settings/{key}: these names would be unreachable there.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.settings import (
     config_section,
     hookspecs,
@@ -163,7 +163,7 @@ def register_sealed_columns(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """Translation memory and glossary entries quoting the subject; the subject's presets (their
     preferences are the identity's, in no site: they go with it)."""
-    from kernel.privacy import rows_target
+    from kernel.policy.privacy import rows_target
     from plugins.settings import tables as t
 
     tm, gl, ps = t.tm_entries, t.glossary, t.presets

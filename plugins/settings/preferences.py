@@ -16,8 +16,8 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
+from kernel.base.jsoncodec import dumps
 from kernel.db.meta import now_utc
-from kernel.http.media import dumps
 from plugins.settings import site_config
 from plugins.settings.site_fields import SAVE_ACTIONS
 from plugins.settings.tables import preferences

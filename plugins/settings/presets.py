@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import and_, or_
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.access import api as access_api
 from plugins.settings.tables import presets
 

@@ -16,8 +16,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError, SiteCacheSpec
-from kernel.audit import record as audit_record
 from kernel.db.meta import iso, now_utc
+from kernel.policy.audit import record as audit_record
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.tables import sites
 from plugins.settings import site_fields

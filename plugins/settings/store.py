@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from kernel import ApiError, SiteCacheSpec
-from kernel.audit import record as audit_record
 from kernel.db.meta import now_utc
+from kernel.policy.audit import record as audit_record
 from kernel.tenancy.scope import SiteDB
 from plugins.settings.keys import Registry
 from plugins.settings.tables import settings
@@ -29,7 +29,7 @@ HAS_SECRET = {"hasSecret": True}
 def _opened(kernel: Any, site_id: str, row: Any) -> Any:
     """The value of a row; a sealed (secret) one is opened."""
     if row["sealed"] is not None:
-        from kernel.http.media import loads
+        from kernel.base.jsoncodec import loads
 
         return loads(kernel.secrets.open(site_id, row["sealed"], purpose=f"{SECRET_PURPOSE}:{row['key']}"))
     return row["value"]
@@ -104,7 +104,7 @@ async def write(kernel: Any, uow: Any, reg: Registry, changes: dict[str, Any], *
             continue
         columns: dict[str, Any] = {"value": value, "sealed": None}
         if reg.is_secret(key):
-            from kernel.http.media import dumps
+            from kernel.base.jsoncodec import dumps
 
             kernel.secrets.require()
             columns = {"value": None, "sealed": kernel.secrets.seal(site_id, dumps(value),

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import func, or_
 
 from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from kernel.ids import uuid7
 from plugins.settings.site_fields import LANGUAGE
 from plugins.settings.tables import tm_entries
 

@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 
 from kernel import ApiError
+from kernel.base.outbound import OutboundRefused, check_url, policy
+from kernel.base.outbound import client as outbound_client
 from kernel.http.media import reject_unknown
-from kernel.outbound import OutboundRefused, check_url, policy
-from kernel.outbound import client as outbound_client
 from plugins.settings import glossary, tm, tm_lookup
 from plugins.settings.api import get_setting
 
@@ -44,7 +44,7 @@ def parse_provider_url(raw: str) -> str:
 
 def provider_validator(kernel: Any) -> Any:
     """The check of the ``tm.provider`` setting: ``{ url, apiKey? }`` of a LibreTranslate server.
-    A site admin's URL is checked by the outbound rule (docs/operations.md#outbound-requests) (``kernel.outbound.policy``):
+    A site admin's URL is checked by the outbound rule (docs/operations.md#outbound-requests) (``kernel.base.outbound.policy``):
     public, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``."""
 
     def validate(value: Any) -> dict[str, Any]:

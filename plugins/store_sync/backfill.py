@@ -13,9 +13,10 @@ import dataclasses
 import time
 from typing import Any
 
-from kernel import ApiError, audit
+from kernel import ApiError
+from kernel.base.ids import uuid7
 from kernel.events import checkpoints
-from kernel.ids import uuid7
+from kernel.policy import audit
 from plugins.items import api as items
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.bodies import TargetPath, invalid

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from kernel import ApiError, extras
-from kernel.outbound import Policy, check_url
+from kernel import ApiError
+from kernel.base import extras
+from kernel.base.outbound import Policy, check_url
 
 CODE = "VALIDATION_ERROR"
 TARGETS = ("docstore", "rtdb")
@@ -40,7 +41,7 @@ def invalid(message: str, path: list[str | int]) -> ApiError:
 
 
 def _checked_url(value: Any, path: list[str | int], rule: Policy) -> str:
-    """An outbound URL the site admin gives (the outbound rule, docs/operations.md#outbound-requests; ``kernel.outbound.policy``:
+    """An outbound URL the site admin gives (the outbound rule, docs/operations.md#outbound-requests; ``kernel.base.outbound.policy``:
     loopback, private and link-local addresses only inside ``SVC_OUTBOUND_ALLOW_NETWORKS``), as
     400 VALIDATION_ERROR."""
     try:

@@ -26,10 +26,10 @@ from typing import Any
 
 from sqlalchemy import func
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
-from kernel.privacy import RetentionTarget, prune_rows, rows_before
+from kernel.policy.privacy import RetentionTarget, prune_rows, rows_before
 from plugins.accounts import api as accounts_api
 from plugins.realtime import api as realtime_api
 from plugins.store_sync import pipelines as pl

@@ -16,10 +16,12 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
-from kernel import ApiError, audit, outbound
+from kernel import ApiError
+from kernel.base import outbound
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.ids import uuid7
-from kernel.subscriptions import SubscriptionTable
+from kernel.events.subscriptions import SubscriptionTable
+from kernel.policy import audit
 from plugins.access import api as access_api
 from plugins.store_sync import bodies
 from plugins.store_sync.tables import dead_letters, pipelines, sync_log

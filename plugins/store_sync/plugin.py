@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_float, parse_int
+from kernel.base.settings import parse_float, parse_int
 from plugins.store_sync import dead_letters, routes, schemas, sync
 from plugins.store_sync.bodies import CODE
 from plugins.store_sync.targets import parse_base_url
@@ -101,7 +101,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``storeSyncLog``: log entries, and a pipeline's last error, quoting the subject (a target's
     answer may quote the document it refused)."""
-    from kernel.privacy import ErasureTarget, erase_rows, holding
+    from kernel.policy.privacy import ErasureTarget, erase_rows, holding
     from plugins.store_sync.tables import pipelines, sync_log
 
     async def erase(uow: Any, subject: Any) -> int:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from kernel.errors import ApiError
 from plugins.store_sync import dead_letters, sync
 from plugins.store_sync import pipelines as pl
 from plugins.store_sync.tables import dead_letters as table

@@ -9,7 +9,7 @@ when its last event is a delete or the role can no longer see it (and ``syncOnDe
 The batch goes to the target in one commit (docstore) or PUT/DELETE by PUT/DELETE (rtdb).
 
 A failure (the target refused or was not reachable) is logged and raised: the dispatcher keeps
-the checkpoint and gives the same batch again after its backoff (``kernel.backoff``,
+the checkpoint and gives the same batch again after its backoff (``kernel.base.backoff``,
 ``SVC_EVENTS_RETRY_*``), in this process or another, also after a restart. The attempt
 ``SVC_STORE_SYNC_MAX_ATTEMPTS`` that fails sets the batch aside on the dead-letter list
 (``dead_letters``: replay later, a notification now) and acknowledges it. Writes are whole

@@ -15,7 +15,7 @@ other request. ``SVC_STORE_SYNC_FIRESTORE_URL`` is the API's base URL.
 with the item as JSON, ``DELETE`` of the same URL.
 
 Every URL a site admin gave (``databaseUrl``, ``token_uri``) is checked again at connect time by
-the ``kernel.outbound`` client (public addresses only, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``);
+the ``kernel.base.outbound`` client (public addresses only, or inside ``SVC_OUTBOUND_ALLOW_NETWORKS``);
 the operator's Firestore base URL goes through its ``operator`` client, like other operator
 settings. Redirects are not followed. Error messages never carry a secret, a token or the
 ``auth`` parameter.
@@ -35,8 +35,8 @@ import httpx
 import orjson
 
 from kernel import ApiError
-from kernel.outbound import OutboundRefused, check_url
-from kernel.outbound import client as outbound_client
+from kernel.base.outbound import OutboundRefused, check_url
+from kernel.base.outbound import client as outbound_client
 
 CLIENT_KEY = "store_sync.http"
 TOKENS_STATE = "store_sync.tokens"
@@ -191,8 +191,8 @@ def commit_body(project: str, writes: list[Write]) -> dict[str, Any]:
 
 def assertion(credentials: dict[str, Any], now: int | None = None) -> str:
     """The signed JWT of the service account's grant (google-auth signs it with RS256; the
-    store-sync extra, imported here only: kernel/extras.py)."""
-    from kernel.extras import installed, missing_message
+    store-sync extra, imported here only: kernel/base/extras.py)."""
+    from kernel.base.extras import installed, missing_message
 
     if not installed("store-sync"):
         raise PushFailed(missing_message("store-sync", "a docstore pipeline's service account"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.studio.assets import Bundle
 
 # The app's own files only; the API on the same origin, and its realtime channel over ws(s) to

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 MAX_EXPRESSION_CHARS = 10_000
 GRACE_SECONDS = 0.5  # interpreter start-up and result transfer, on top of the evaluation time

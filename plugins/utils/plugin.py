@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from kernel.settings import parse_bool, parse_int
+from kernel.base.settings import parse_bool, parse_int
 from plugins.utils import routes, schemas
 
 name = "utils"

@@ -9,7 +9,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import body_field, read_json, reject_unknown, send_data
 from plugins.utils import health, service
 from plugins.utils.jsonata_runner import MAX_EXPRESSION_CHARS, JsonataRunner

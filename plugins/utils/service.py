@@ -10,8 +10,8 @@ from prometheus_client import generate_latest
 
 from kernel import __version__
 from kernel.auth.tokens import bearer_token
-from kernel.errors import ApiError
-from kernel.http.stored_metrics import refresh_stored_metrics
+from kernel.base.errors import ApiError
+from kernel.metrics.stored import refresh_stored_metrics
 
 API_VERSION = "1"
 
@@ -25,7 +25,7 @@ def version_info() -> dict[str, str]:
 async def metrics_text(kernel: Any) -> bytes:
     """The app's Prometheus registry in the text exposition format, with the database figures
     (job queue, event lag) read again when older than ``SVC_METRICS_REFRESH_SECONDS``; under
-    ``svc serve --workers N``, every worker's figures (``kernel.http.node_metrics``)."""
+    ``svc serve --workers N``, every worker's figures (``kernel.metrics.node``)."""
     await refresh_stored_metrics(kernel)
     metrics = kernel.state["metrics"]
     metrics.before_scrape()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kernel.auth import tokens
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 
 
 def test_cached_token_expires_and_needs_its_secret(monkeypatch):

@@ -27,7 +27,12 @@ from kernel.db.migrate import (
     restamp_renamed,
     upgrade,
 )
-from kernel.plugins import KERNEL_PLUGIN_MODULES, available_plugins, essential_plugins, make_plugin_manager
+from kernel.hooks.plugins import (
+    KERNEL_PLUGIN_MODULES,
+    available_plugins,
+    essential_plugins,
+    make_plugin_manager,
+)
 from kernel.testing import svc_test_database_url
 
 REVISION_ID = re.compile(r"^(?P<owner>[a-z][a-z0-9_]*?)_(?P<number>\d{4})_(?P<slug>[a-z0-9]+(?:_[a-z0-9]+)*)$")

@@ -18,7 +18,7 @@ import pytest_asyncio
 from kernel import hookimpl
 from kernel.auth.principal import Principal
 from kernel.db import NestedWriteError
-from kernel.plugins import available_plugins
+from kernel.hooks.plugins import available_plugins
 from kernel.testing import Calls, TestApp
 from plugins.items import api as items
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 from kernel.testing import Calls
 
 

@@ -12,9 +12,9 @@ import asyncio
 import os
 from typing import Any
 
+from kernel.base.settings import Setting, parse_float
 from kernel.events import EventConsumer
-from kernel.hookspecs import hookimpl
-from kernel.settings import Setting, parse_float
+from kernel.hooks.hookspecs import hookimpl
 
 name = "recording_consumer"
 

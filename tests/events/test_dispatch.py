@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.events import START, EventConsumer
 from kernel.events import checkpoints as cp
 from kernel.events.tables import checkpoints
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 
 FAST = {"events_poll_seconds": 3600.0, "events_retry_base_seconds": 0.01, "events_retry_max_seconds": 0.02}
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kernel.events import START, ConsumerGroup, EventConsumer, GroupMember
-from kernel.hookspecs import hookimpl
+from kernel.hooks.hookspecs import hookimpl
 from tests.events.test_dispatch import FAST, write
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kernel.app import build_kernel
-from kernel.plugins import PluginError
-from kernel.settings import Settings, SettingsError
+from kernel.base.settings import Settings, SettingsError
+from kernel.hooks.plugins import PluginError
 
 
 def test_defaults_are_sane(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.http.origins import normalize_origin
+from kernel.base.settings import normalize_origin
 from tests.http.live_plugin import LivePlugin
 
 STUDIO = "https://studio.example.org"
@@ -115,7 +115,7 @@ async def test_websocket_only_routes_stay_out_of_openapi(cors):
 
 @pytest.mark.parametrize("value", ["*", "app.example.com", "ftp://files.example.com", "https://a.example.com, *"])
 def test_a_bad_cors_origin_stops_the_start(value):
-    from kernel.settings import Settings, SettingsError
+    from kernel.base.settings import Settings, SettingsError
 
     with pytest.raises(SettingsError, match="SVC_CORS_ORIGINS"):
         Settings.from_env(environ={"SVC_CORS_ORIGINS": value})

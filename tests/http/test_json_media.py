@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from kernel import Route, hookimpl
+from kernel.base.jsoncodec import dumps, loads
 from kernel.db.meta import iso
-from kernel.http.media import dumps, loads, read_json, send_data
+from kernel.http.media import read_json, send_data
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$")
 

@@ -1,5 +1,5 @@
 """``/metrics`` of ``svc serve --workers 2`` adds up both workers and names its node
-(kernel/http/node_metrics.py, issue 36 point 3)."""
+(kernel/metrics/node.py, issue 36 point 3)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pytest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
-from kernel.http.node_metrics import ProcessFigures, gauge_mode
-from kernel.serve import reuseport_supported
+from kernel.metrics.node import ProcessFigures, gauge_mode
 from kernel.testing import (
     METRICS_HEADERS,
     METRICS_TOKEN,
@@ -24,6 +23,7 @@ from kernel.testing import (
     svc_test_database_url,
     wait_until_answering,
 )
+from kernel.workers.serve import reuseport_supported
 
 HEALTH = "/api/v1/utils/health"
 

@@ -8,7 +8,7 @@ import pytest
 
 from kernel import RateBucket, Route, Setting, hookimpl
 from kernel.app import create_app
-from kernel.plugins import PluginError
+from kernel.hooks.plugins import PluginError
 
 
 class Ping:

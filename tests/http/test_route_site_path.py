@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kernel import Route
-from kernel.openapi import _operation
+from kernel.http.openapi import _operation
 
 
 class Asset:

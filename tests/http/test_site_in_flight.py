@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from kernel import ApiError, Route, hookimpl
+from kernel.base.settings import Settings, SettingsError
+from kernel.hooks.plugins import available_plugins
 from kernel.http.media import send_data
 from kernel.http.middleware import QUEUE_FACTOR, SiteInFlight
-from kernel.plugins import available_plugins
-from kernel.settings import Settings, SettingsError
 
 
 class Slow:

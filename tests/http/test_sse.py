@@ -10,7 +10,7 @@ from falcon.asgi import SSEvent
 
 from kernel import Principal, TicketGrant
 from kernel.http.sse import _emit, encode_event
-from kernel.topics import Lagged, TopicMessage
+from kernel.messaging.topics import Lagged, TopicMessage
 from tests.http.live_plugin import LivePlugin
 
 NEWS = "/api/v1/live-test/news"

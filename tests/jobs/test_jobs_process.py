@@ -19,7 +19,7 @@ SCRIPT = """
 import asyncio, os, signal, sys
 from pathlib import Path
 from kernel.app import build_kernel, shutdown_kernel, startup_kernel
-from kernel.settings import Settings
+from kernel.base.settings import Settings
 
 role, data = sys.argv[1], Path(sys.argv[2])
 env = {"SVC_DATA_DIR": str(data), "JWT_SECRET": "x" * 40, "SVC_ADMIN_PASSWORD": "pw-pw-pw-pw",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernel.backoff import backoff_delay
+from kernel.base.backoff import backoff_delay
 from kernel.jobs import JobNotBound, JobQueue
 from kernel.jobs.schedule import CronSchedule, EverySeconds
 

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from kernel.base.settings import Settings, SettingsError
 from kernel.db.meta import now_utc
 from kernel.events.dispatch import CONCURRENCY, Dispatcher
-from kernel.settings import Settings, SettingsError
 
 
 async def jobs_app(make_app, **settings):

@@ -1,4 +1,4 @@
-"""``svc worker``'s own ``/metrics`` (``kernel.jobs.metrics``): the runs and failures of its
+"""``svc worker``'s own ``/metrics`` (``kernel.metrics.worker``): the runs and failures of its
 jobs, its slots, and the queue depths read from the database, in the Prometheus text format,
 served by prometheus_client's HTTP server on the loopback; off unless a port is given."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from kernel.jobs.metrics import WorkerMetrics
+from kernel.metrics.worker import WorkerMetrics
 from kernel.testing import (
     ADMIN_PASSWORD,
     JWT_SECRET,

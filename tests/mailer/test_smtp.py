@@ -339,7 +339,7 @@ async def test_a_certificate_that_does_not_check_out_is_refused(mode, case, tls_
 
 
 def test_a_ca_file_that_cannot_be_loaded_is_refused(tmp_path):
-    from kernel.settings import Settings, SettingsError
+    from kernel.base.settings import Settings, SettingsError
 
     bad = tmp_path / "ca.pem"
     bad.write_text("not a certificate\n")

@@ -12,7 +12,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.records import item_record
 from plugins.items.errors import collection_not_found
 from plugins.schema.api import get_schema
@@ -90,7 +90,7 @@ def dialect_of(ctx: Any) -> str:
 def acting_context(kernel: Any, site_id: str, principal: Any, request_id: str = "internal") -> Any:
     """A ``RequestContext`` for server code that acts without a request (jobs, releases, flows):
     the calls then check ``principal``'s permissions like any caller's."""
-    from kernel.context import RequestContext
+    from kernel.core.context import RequestContext
 
     return RequestContext(kernel=kernel, request_id=request_id, site_id=site_id, principal=principal)
 

@@ -18,8 +18,8 @@ import json
 import re
 from typing import Any
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from kernel.errors import ApiError
 
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "PRECONDITION_FAILED": (

@@ -28,8 +28,8 @@ from typing import Any
 from sqlalchemy import case, literal_column
 from sqlalchemy.sql.elements import ColumnElement
 
-from kernel.access import Decision, Grant, fields_on
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy.access import Decision, Grant, fields_on
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.errors import field_denied
 from plugins.items.tables import items

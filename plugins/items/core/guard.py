@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from kernel import sandbox
-from kernel.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
+from kernel.base import sandbox
+from kernel.policy.access import VARIABLES, AccessSnapshot, Decision, substitute_variables, uses_variables
 from plugins.items.errors import action_denied
 
 ALLOWED = Decision(True)
@@ -24,7 +24,7 @@ DENIED = Decision(False)
 async def decide(ctx: Any, collection: str, action: str) -> Decision:
     """The caller's decision for ``action`` on ``collection`` (never raises). Inside an uploaded
     extension's code, a collection the extension was not granted (``items:<name>``,
-    kernel.sandbox) is refused whoever the principal is."""
+    kernel.base.sandbox) is refused whoever the principal is."""
     if not sandbox.collection_allowed(collection):
         return DENIED
     access = ctx.kernel.access
@@ -85,7 +85,7 @@ class ReadAccess:
     def bind(self, query: Any) -> tuple[Any, bool]:
         """``query`` with ``$CURRENT_USER``, ``$CURRENT_ROLE``, ``$CURRENT_ROLES`` and ``$NOW`` in its
         ``filter`` and ``deep`` filters replaced by the caller's values, as in permission
-        conditions (``kernel.access.substitute_variables``), and whether it read ``$NOW`` (a plan
+        conditions (``kernel.policy.access.substitute_variables``), and whether it read ``$NOW`` (a plan
         that must not be kept). Unchanged when it names none."""
         if not _deep_uses(query, VARIABLES):
             return query, False

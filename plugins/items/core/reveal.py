@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.bus import EventContext
+from kernel.messaging.bus import EventContext
 
 READ_EVENT = "items.read"
 

@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.errors import field_denied
 from plugins.items.history.target import ItemTarget, load_target, reject_unknown_keys

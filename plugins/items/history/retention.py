@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kernel.privacy import RetentionTarget, prune_rows, rows_before
+from kernel.policy.privacy import RetentionTarget, prune_rows, rows_before
 from plugins.items.tables import revisions
 
 

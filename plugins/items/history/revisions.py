@@ -27,9 +27,9 @@ from typing import Any
 
 from sqlalchemy import func, or_, select
 
+from kernel.base.errors import ApiError
+from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
-from kernel.ids import uuid7
 from plugins.items.core.records import STRUCTURAL
 from plugins.items.core.reveal import reveal
 from plugins.items.history.target import (

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.access import Decision
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
+from kernel.policy.access import Decision
 from plugins.items.core.context import dialect_of, schema_and_collection
 from plugins.items.core.grants import fields_by_row
 from plugins.items.core.guard import decide, readable, require

@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
-from kernel.errors import ApiError
 from plugins.items.core.context import reading, same_site
 from plugins.items.core.reveal import reveal
 from plugins.items.core.rows import live_rows

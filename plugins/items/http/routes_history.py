@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, ops
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination

@@ -22,8 +22,8 @@ from typing import Any
 from sqlalchemy import distinct, func, literal_column
 from sqlalchemy.dialects.postgresql import JSONB
 
+from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from kernel.errors import ApiError
 from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
 from plugins.items.query.ordering import check_path

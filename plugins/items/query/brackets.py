@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kernel.errors import ApiError
-from kernel.filtergrammar import LOGICAL
+from kernel.base.errors import ApiError
+from kernel.policy.filtergrammar import LOGICAL
 from plugins.items.query.ir import KEY_LIST_OPS, LIST_OPS
 from plugins.items.query.limits import (
     MAX_FILTER_DEPTH,

@@ -36,7 +36,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.sql import Alias
 from sqlalchemy.sql.elements import ColumnElement
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query import sqlexpr as sx
 from plugins.items.query.filters import FILTER_PATH, resolve_filter
 from plugins.items.query.ir import Condition, Const, Exists, Group, Node, Target

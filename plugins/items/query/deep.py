@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json
 from plugins.items.query.filters import check_filter, parse_json_filter
 from plugins.items.query.limits import MAX_DEEP_DEPTH, MAX_NESTING, MAX_OFFSET, SEGMENT

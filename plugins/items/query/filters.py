@@ -17,7 +17,7 @@ resolution against a collection's schema into the checked tree of ``ir``.
 Everything else is 400 ``VALIDATION_FAILED`` with ``path`` down to the bad node, starting
 ``["query", "filter", ...]``. The bounds (``limits``) are checked while walking, so a hostile
 tree costs at most ``MAX_FILTER_NODES`` steps. The grammar itself (shapes, operators, operands,
-bounds) is ``kernel.filtergrammar``, shared with permission conditions; this module gives it
+bounds) is ``kernel.policy.filtergrammar``, shared with permission conditions; this module gives it
 the list filter's bounds and, with a schema, resolves each key during the same walk.
 """
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kernel.errors import ApiError
-from kernel.filtergrammar import OPERATORS, FilterGrammar
+from kernel.base.errors import ApiError
+from kernel.policy.filtergrammar import OPERATORS, FilterGrammar
 from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json, split_key
 from plugins.items.query.ir import Node, all_of, any_of
 from plugins.items.query.limits import (

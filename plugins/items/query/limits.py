@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-# The grammar's own bounds (kernel.filtergrammar, shared with permission conditions): depth 10
+# The grammar's own bounds (kernel.policy.filtergrammar, shared with permission conditions): depth 10
 # (each filter object and each field's operator object is a level), lists of 1,000, dotted paths
 # of 8 segments, integers within 64 bits.
-from kernel.filtergrammar import MAX_DEPTH as MAX_FILTER_DEPTH
-from kernel.filtergrammar import MAX_INT as MAX_INT
-from kernel.filtergrammar import MAX_LIST as MAX_LIST
-from kernel.filtergrammar import MAX_PATH_SEGMENTS as MAX_PATH_SEGMENTS
+from kernel.policy.filtergrammar import MAX_DEPTH as MAX_FILTER_DEPTH
+from kernel.policy.filtergrammar import MAX_INT as MAX_INT
+from kernel.policy.filtergrammar import MAX_LIST as MAX_LIST
+from kernel.policy.filtergrammar import MAX_PATH_SEGMENTS as MAX_PATH_SEGMENTS
 
 MAX_FILTER_NODES = 500  # keys, operators and list elements, counted over the whole tree
 MAX_STRING = 10_000  # characters of any string in a filter

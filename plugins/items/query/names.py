@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query.brackets import MalformedJSON, OverBound, load_json
 from plugins.items.query.limits import MAX_PATH_SEGMENTS, SEGMENT
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Numeric, case, cast, func, literal, select
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query import filters
 from plugins.items.query import sqlexpr as sx
 from plugins.items.query.compile import FilterCompiler

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query.aggregates import AGGREGATE_FUNCTIONS
 from plugins.items.query.brackets import MalformedJSON, OverBound, load_json, query_pairs, split_key
 from plugins.items.query.deep import DeepQuery, parse_deep

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.errors import field_denied
 from plugins.items.query.ir import FALSE, Exists, Link, Node, Target
 from plugins.items.query.limits import MAX_PATH_SEGMENTS, MAX_RELATION_HOPS

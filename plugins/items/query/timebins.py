@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Date, Text, cast, func, literal_column, type_coerce
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.grants import fields_by_row
 from plugins.items.read import locale as translations
 from plugins.items.tables import items as items_table

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.access import Decision
+from kernel.policy.access import Decision
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.guard import readable
 from plugins.items.core.records import item_record, mask, project

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.errors import validation_errors
 
 FIELD = "translations"

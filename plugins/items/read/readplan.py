@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlalchemy import bindparam, func
 
-from kernel.access import Decision
-from kernel.errors import ApiError
-from kernel.sitecache import SiteCacheSpec
+from kernel.base.errors import ApiError
+from kernel.cache.sitecache import SiteCacheSpec
+from kernel.policy.access import Decision
 from plugins.items.core.guard import ReadAccess
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.rows import live_rows

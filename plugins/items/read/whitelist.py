@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.guard import ReadAccess
 from plugins.items.query import ListQuery
 from plugins.items.query.aggregates import compile_aggregate

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import and_, case, distinct, func, literal, or_, select, true, union_all
 
-from kernel.access import Decision
+from kernel.policy.access import Decision
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.search import pg as search_pg
 from plugins.items.search import sqlite as search_sqlite

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.context import reading
 from plugins.items.core.grants import fields_by_row, mask_row
 from plugins.items.core.guard import decide, require

@@ -19,7 +19,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.rows import live_values
 from plugins.items.query.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core.context import dialect_of, reading, schema_and_collection, transaction
 from plugins.items.core.grants import WriteGuard
 from plugins.items.core.guard import decide, require

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.tables import items
 from plugins.items.write import refs, writes
 from plugins.schema.api import relations_pointing_to

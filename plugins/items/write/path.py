@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kernel.errors import ApiError
+from kernel.base.errors import ApiError
 from plugins.items.core import etags
 from plugins.items.core.context import default_status, dialect_of, reading, schema_and_collection, transaction
 from plugins.items.core.grants import WriteGuard, fields_by_row, mask_row

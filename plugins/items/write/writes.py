@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import bindparam, update
 from sqlalchemy.exc import IntegrityError
 
+from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.ids import uuid7
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.grants import WriteGuard, Written
 from plugins.items.core.records import STRUCTURAL, item_record

@@ -1,0 +1,1 @@
+"""Hooks: ``hookspecs`` (the kernel's extension points) and ``plugins`` (the plugin manager)."""

@@ -1,0 +1,53 @@
+"""The harness's app fixtures on the module's shared app, a new site per test (docs/testing.md).
+
+A test module whose tests each write only in a site of their own imports these, and its tests
+keep taking ``svc_app``, ``client``, ``site``, ``site_headers``, ``calls``, ``anon_calls``,
+``make_member`` as before; they now run on the module's ``shared_site`` app (one app for the
+module instead of one per test), each with a new site::
+
+    from kernel.testing import shared as testing_shared
+
+    svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+    site, site_b = testing_shared.site, testing_shared.site_b
+
+Such a test asserts nothing about other sites or instance-wide state (a whole table's row count,
+the list of sites, a setting): the module's other tests wrote there too. A test that needs an
+app of its own takes ``make_app``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+try:
+    import pytest_asyncio
+except ImportError:  # as in kernel.testing: the plain fixture asks for svc-cms[test] when used
+    import types
+
+    pytest_asyncio = types.SimpleNamespace(fixture=lambda *a, loop_scope=None, **k: pytest.fixture(*a, **k))
+
+
+@pytest.fixture
+def svc_app(shared_site: Any) -> Any:
+    """The module's shared app (``client``, ``make_member``... follow it)."""
+    return shared_site.app
+
+
+@pytest.fixture
+def admin_headers(shared_site: Any) -> dict[str, str]:
+    """The instance admin's bearer on the shared app (logged in once per module)."""
+    return shared_site.admin_headers
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site(shared_site: Any) -> str:
+    """A new site of the shared app, for this test."""
+    return await shared_site.app.create_site(shared_site.admin_headers)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site_b(shared_site: Any) -> str:
+    """A second new site of the shared app, for a cross-tenant test."""
+    return await shared_site.app.create_site(shared_site.admin_headers, prefix="b", name="Site B")
