@@ -1212,6 +1212,19 @@ const CATALOGUES = {
     "ext.cap.unknown": "a capability this studio does not describe",
     "ext.panelFrom": "A panel of the extension {extension} {version}. It runs isolated from the studio and gets only what its grants allow.",
     "ext.panelMay": "What this panel may ask for",
+    // -- govern43: extensions a site admin enables within what the instance admin offers
+    "ext.noneOffered": "The instance admin has made no extension available to this site.",
+    "ext.introSiteAdmin": "The extensions the instance admin made available to the site {site}: enable them here, with at most the capabilities it allows.",
+    "ext.beyondMaximum": "It asks for, but the instance admin does not allow in this site:",
+    "ext.notOffered": "It runs here because the instance admin enabled it; only the instance admin can change it.",
+    "ext.offerHeading": "Availability in {site}",
+    "ext.offerHint": "Not available until you allow it: a site admin can then enable it in this site and grant at most the capabilities ticked here. Withdrawing it disables it here; a lower maximum drops the grants beyond it.",
+    "ext.offerToggle": "Site admins of {site} may enable it",
+    "ext.offerLegend": "The most they may grant",
+    "ext.offerSave": "Save the availability",
+    "ext.offerSaved": "{name} is available in {site}, within the capabilities ticked.",
+    "ext.offerWithdrawn": "{name} is not available in {site}.",
+    // -- end govern43
     // -- end ext_ui
     // -- dashboards: dashboards and panels (dashboards.js, dashboard_panel.js, charts.js)
     "dash.navHeading": "Insights",

@@ -1210,6 +1210,19 @@ export const de = {
   "ext.cap.unknown": "eine Fähigkeit, die dieses Studio nicht beschreibt",
   "ext.panelFrom": "Ein Panel der Erweiterung {extension} {version}. Es läuft vom Studio getrennt und bekommt nur, was seine Rechte erlauben.",
   "ext.panelMay": "Was dieses Panel erfragen darf",
+  // -- govern43: extensions a site admin enables within what the instance admin offers
+  "ext.noneOffered": "Der Instanz-Admin hat dieser Site keine Erweiterung freigegeben.",
+  "ext.introSiteAdmin": "Die Erweiterungen, die der Instanz-Admin der Site {site} freigegeben hat: hier aktivieren, mit höchstens den Fähigkeiten, die er erlaubt.",
+  "ext.beyondMaximum": "Sie verlangt, aber der Instanz-Admin erlaubt in dieser Site nicht:",
+  "ext.notOffered": "Sie läuft hier, weil der Instanz-Admin sie aktiviert hat; nur er kann das ändern.",
+  "ext.offerHeading": "Freigabe in {site}",
+  "ext.offerHint": "Nicht verfügbar, bis Sie es erlauben: Ein Site-Admin kann sie dann in dieser Site aktivieren und höchstens die hier angekreuzten Fähigkeiten gewähren. Zurückziehen deaktiviert sie hier; ein niedrigeres Maximum entzieht die Rechte darüber hinaus.",
+  "ext.offerToggle": "Site-Admins von {site} dürfen sie aktivieren",
+  "ext.offerLegend": "Höchstens gewährbar",
+  "ext.offerSave": "Freigabe speichern",
+  "ext.offerSaved": "{name} ist in {site} verfügbar, mit den angekreuzten Fähigkeiten.",
+  "ext.offerWithdrawn": "{name} ist in {site} nicht verfügbar.",
+  // -- end govern43
   // -- end ext_ui
   // -- dashboards: dashboards and panels (dashboards.js, dashboard_panel.js, charts.js)
   "dash.navHeading": "Auswertungen",
