@@ -49,6 +49,7 @@ from kernel.settings import Settings
 from kernel.sitecache import SiteCaches, SiteCacheSpec
 from kernel.storage import make_storage
 from kernel.topics import Topics
+from kernel.work import WorkLog
 
 log = logging.getLogger("svc.app")
 
@@ -102,6 +103,7 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
                            queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout,
                            circuit=circuit, writes=writes, client=broker)
     kernel.access = AccessControl(kernel)
+    kernel.work = WorkLog(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})

@@ -28,7 +28,8 @@ log = logging.getLogger("svc.plugins")
 
 ENTRY_POINT_GROUP = "svc.plugins"
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy")
+KERNEL_PLUGIN_MODULES = ("kernel.tenancy.plugin", "kernel.http.defaults", "kernel.jobs.plugin", "kernel.privacy",
+                         "kernel.work")
 
 
 class PluginError(RuntimeError):
