@@ -7,6 +7,8 @@
 //                                      of it to one address (POST /email/send)
 //   #/s/<site>/email/l/<id>            a layout: its name and html shell ({{content}})
 //   #/s/<site>/email/suppressions      the suppression list: search, add, remove, pages
+//   -- govern43: on #/s/<site>/email, the site's own SMTP server (GET, PUT, DELETE /email/smtp):
+//   the password write-only (shown as set or not set), the test send going through it once saved
 // The preview is the server's rendering (escaped, placed in its layout, sanitised by nh3) shown in
 // a sandboxed iframe that runs no script (sandbox without allow-scripts). Its inline styles are
 // applied through the CSSOM: the frame shares the studio's CSP, which refuses style attributes.
@@ -111,15 +113,59 @@ function sendTo(label, hint, button, send) {
   } }, labelled(t("email.testTo"), to, hint), h("button", { type: "submit" }, button), status);
 }
 
+/** -- govern43: the site's own SMTP server. `redraw()` draws the email screen again (the way out changed). */
+function smtpSection(site, current, redraw) {
+  const v = current || {};
+  const host = h("input", { type: "text", maxlength: "253", value: v.host || "", autocomplete: "off", required: true });
+  const port = h("input", { type: "number", min: "1", max: "65535", value: v.port ? String(v.port) : "" });
+  const tls = h("select", {}, ["starttls", "tls", "none"].map((x) => h("option", { value: x, selected: (v.tls || "starttls") === x }, t(`email.smtp.tls.${x}`))));
+  const username = h("input", { type: "text", maxlength: "320", value: v.username || "", autocomplete: "off" });
+  const password = h("input", { type: "password", autocomplete: "new-password" });
+  const from = h("input", { type: "text", maxlength: "320", value: v.from || "" });
+  const status = h("div", { role: "status" });
+  const form = h("form", { "aria-label": t("email.smtp.heading"), onsubmit: async (event) => {
+    event.preventDefault();
+    const body = { host: host.value.trim(), tls: tls.value };
+    if (port.value) body.port = Number(port.value);
+    if (username.value.trim()) body.username = username.value.trim();
+    if (password.value) body.password = password.value; // left empty: the stored one is kept (same host and user)
+    if (from.value.trim()) body.from = from.value.trim();
+    replace(status, t("email.smtp.saving"));
+    try {
+      await data("PUT", "/email/smtp", { site, body });
+      await redraw(t("email.smtp.saved"));
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } },
+  labelled(t("email.smtp.host"), host), labelled(t("email.smtp.port"), port, t("email.smtp.portHint")),
+  labelled(t("email.smtp.tls"), tls), labelled(t("email.smtp.username"), username),
+  labelled(t("email.smtp.password"), password, t(v.hasPassword ? "email.smtp.passwordSet" : "email.smtp.passwordNotSet")),
+  labelled(t("email.smtp.from"), from, t("email.smtp.fromHint")),
+  h("button", { type: "submit" }, t("email.save")),
+  current ? h("button", { type: "button", class: "quiet", onclick: async () => {
+    try {
+      await call("DELETE", "/email/smtp", { site });
+      await redraw(t("email.smtp.removed"));
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } }, t("email.smtp.remove")) : null, status);
+  const facts = h("p", {}, current ? t("email.smtp.current", { host: v.host, port: v.port, password: t(v.hasPassword ? "email.smtp.set" : "email.smtp.notSet") })
+    : t("email.smtp.none"));
+  return section(t("email.smtp.heading"), h("p", { class: "muted" }, t("email.smtp.hint")), facts, form);
+}
+
 function head(site, title) {
   return [h("p", {}, h("a", { href: siteHash(site, "email") }, t("email.back"))), h("h1", {}, title)];
 }
 
-export async function renderEmail(shell) {
+export async function renderEmail(shell, note = "") {
   const site = shell.site;
   document.title = `${t("email.heading")} · ${shell.title}`;
-  const [caps, templates, layouts] = await Promise.all([
-    data("GET", "/email/capabilities", { site }), data("GET", "/email/templates", { site }), data("GET", "/email/layouts", { site })]);
+  const [caps, templates, layouts, smtp] = await Promise.all([
+    data("GET", "/email/capabilities", { site }), data("GET", "/email/templates", { site }), data("GET", "/email/layouts", { site }),
+    data("GET", "/email/smtp", { site })]); // -- govern43
   const facts = h("dl", { class: "release-facts" },
     h("dt", {}, t("email.sending")), h("dd", {}, caps.configured ? t(caps.siteSmtp ? "email.siteSmtp" : "email.serverSmtp") : t("email.notConfigured")),
     caps.defaultFrom ? [h("dt", {}, t("email.from")), h("dd", {}, caps.defaultFrom)] : null,
@@ -176,7 +222,9 @@ export async function renderEmail(shell) {
 
   replace(shell.main, h("h1", {}, t("email.heading")),
     h("p", {}, h("a", { href: siteHash(site, "email", "suppressions") }, t("email.suppressions"))),
+    note ? h("p", { role: "status" }, note) : null, // -- govern43: what the SMTP form just did
     section(t("email.delivery"), facts, testForm),
+    smtpSection(site, smtp, (said) => renderEmail(shell, said)), // -- govern43
     section(t("email.templates"), templateTable, h("details", {}, h("summary", {}, t("email.newTemplate")), newTemplate)),
     section(t("email.layouts"), layoutTable, h("details", {}, h("summary", {}, t("email.newLayout")), newLayout)));
 }
