@@ -3,13 +3,16 @@ headless Chromium against one server, the mail going to real local SMTP servers 
 server's and the site's own, which requires AUTH. A site admin saves the site's server with its
 password, which is never shown again (only "set"), sees a wrong host refused by the API, sends a
 test that reaches the site's server (not the server's), keeps the password on a save that leaves
-it empty, and removes the site's server again. Controls by role and label; axe-core on every
+it empty, and removes the site's server again. A marketing send scheduled for later is listed with
+its progress, which the open screen follows as its jobs run (one recipient unsubscribed
+meanwhile is skipped). Controls by role and label; axe-core on every
 screen."""
 
 from __future__ import annotations
 
 import base64
 import socket
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -17,7 +20,7 @@ import pytest_asyncio
 from aiosmtpd.controller import Controller
 from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures
 
-from kernel.testing import new_member, running_mailbox, shared_site_with
+from kernel.testing import new_member, run_due_jobs, running_mailbox, shared_site_with
 from kernel.testing_live import LiveServer
 from plugin_tests.email.test_email_site_smtp import PASSWORD, AuthMailbox
 
@@ -46,7 +49,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
                 server = await LiveServer(shared.app.app).start()
                 try:
                     yield {"server": server, "site": shared.site, "admin": shared.calls, "mailbox": mailbox,
-                           "site_box": site_box, "site_admin": site_admin}
+                           "site_box": site_box, "site_admin": site_admin, "app": shared.app}
                 finally:
                     await server.stop()
     finally:
@@ -108,4 +111,42 @@ async def test_the_sites_own_smtp_server(studio, visit):  # noqa: F811 - the sha
     await expect(page.get_by_role("status").filter(has_text="This site's SMTP server is removed")).to_be_visible()
     await expect(page.get_by_text("Through the server's SMTP settings")).to_be_visible()
     assert await studio["admin"].ok("get", "/email/smtp") is None
+    await visit.axe()
+
+
+async def test_a_scheduled_marketing_send_and_its_progress(studio, visit):  # noqa: F811 - the shared fixture
+    from playwright.async_api import expect
+
+    page, site, admin, mailbox = visit.page, studio["site"], studio["admin"], studio["mailbox"]
+    await admin.ok("post", "/email/templates", status=201, json={
+        "key": "news", "name": "News", "subject": "Spring news", "text": "Hi. Leave: {{ unsubscribeUrl }}"})
+    await sign_in(visit, studio["site_admin"].email, studio["site_admin"].password, site)
+    await page.get_by_role("link", name="Email", exact=True).click()
+    form = page.get_by_role("form", name="New marketing send")
+    await form.get_by_label("Template").select_option(label="News")
+    await form.get_by_label("Recipients").fill("a@example.com\nb@example.com\nc@example.com")
+    # Two hours from now, as the browser's datetime-local control writes it (its own time zone).
+    later = await page.evaluate(
+        "() => { const d = new Date(Date.now() + 7200e3); d.setMinutes(d.getMinutes() - d.getTimezoneOffset());"
+        " return d.toISOString().slice(0, 16); }")
+    await form.get_by_label("Send at").fill(later)
+    await form.get_by_role("button", name="Send marketing email").click()
+    await expect(form.get_by_role("status")).to_have_text(
+        "Queued for 3 recipients; left out: 0 suppressed, 0 without consent.")
+    sends = page.get_by_role("table", name="Queued and scheduled sends")
+    row = sends.get_by_role("row").filter(has_text="Spring news")
+    await expect(row).to_contain_text("Scheduled")
+    await expect(row).to_contain_text("0 sent, 0 skipped, 0 failed, 3 waiting, of 3")
+    await expect(row.get_by_role("progressbar", name="Progress of Spring news")).to_be_visible()
+    await visit.axe()
+    await visit.shot("email-marketing-scheduled")
+
+    # One recipient unsubscribes; the jobs run at their time; the open screen follows them.
+    await admin.ok("post", "/email/suppressions", status=201, json={"email": "c@example.com"})
+    [batch] = await admin.ok("get", "/email/batches")
+    at = dt.datetime.fromisoformat(batch["sendAt"].replace("Z", "+00:00"))
+    await run_due_jobs(studio["app"], at + dt.timedelta(seconds=1), periodic=False)
+    await expect(row).to_contain_text("2 sent, 1 skipped, 0 failed, 0 waiting, of 3")
+    await expect(row).to_contain_text("Done")
+    assert sorted(r for e in mailbox.envelopes for r in e.rcpt_tos) == ["a@example.com", "b@example.com"]
     await visit.axe()

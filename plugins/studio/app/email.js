@@ -8,7 +8,10 @@
 //   #/s/<site>/email/l/<id>            a layout: its name and html shell ({{content}})
 //   #/s/<site>/email/suppressions      the suppression list: search, add, remove, pages
 //   -- govern43: on #/s/<site>/email, the site's own SMTP server (GET, PUT, DELETE /email/smtp):
-//   the password write-only (shown as set or not set), the test send going through it once saved
+//   the password write-only (shown as set or not set), the test send going through it once saved;
+//   and marketing sends: a template to a list of addresses, now or at a time (POST /email/send with
+//   category marketing and sendAt), with each queued batch's progress and outcome (GET /email/batches),
+//   read again every two seconds while one is under way and the screen is open
 // The preview is the server's rendering (escaped, placed in its layout, sanitised by nh3) shown in
 // a sandboxed iframe that runs no script (sandbox without allow-scripts). Its inline styles are
 // applied through the CSSOM: the frame shares the studio's CSP, which refuses style attributes.
@@ -156,6 +159,55 @@ function smtpSection(site, current, redraw) {
   return section(t("email.smtp.heading"), h("p", { class: "muted" }, t("email.smtp.hint")), facts, form);
 }
 
+const FOLLOW_BATCHES_MS = 2000; // -- govern43
+
+/** -- govern43: marketing sends: a form, and the batches with their progress. */
+function marketingSection(site, templates, batches) {
+  const list = h("div");
+  const when = (iso) => (iso ? new Date(iso).toLocaleString(document.documentElement.lang) : "");
+  const draw = (rows) => replace(list, rows.length ? h("table", { class: "files-table" }, h("caption", {}, t("email.batches.caption")),
+    h("thead", {}, h("tr", {}, [t("email.subject"), t("email.batches.status"), t("email.batches.progress"), t("email.batches.sendAt")].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows.map((b) => {
+      const done = b.total - b.pending;
+      return h("tr", {}, h("th", { scope: "row" }, b.subject || b.id),
+        h("td", {}, t(`email.batches.${b.status}`)),
+        h("td", {}, h("progress", { max: String(b.total || 1), value: String(done), "aria-label": t("email.batches.progressOf", { subject: b.subject || b.id }) }), " ",
+          t("email.batches.counts", { sent: b.sent, skipped: b.skipped, failed: b.failed, pending: b.pending, total: b.total })),
+        h("td", {}, b.sendAt ? when(b.sendAt) : t("email.batches.now")));
+    }))) : h("p", {}, t("email.batches.none")));
+  draw(batches);
+  const follow = async () => {
+    if (!list.isConnected) return;
+    const rows = await data("GET", "/email/batches", { site, params: { limit: 20 } });
+    draw(rows);
+    if (rows.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+  };
+  if (batches.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+
+  const template = h("select", { required: true }, templates.map((tp) => h("option", { value: tp.key }, tp.name)));
+  const recipients = h("textarea", { rows: "4", required: true, spellcheck: "false" });
+  const at = h("input", { type: "datetime-local" });
+  const status = h("div", { role: "status" });
+  const form = h("form", { "aria-label": t("email.batches.new"), onsubmit: async (event) => {
+    event.preventDefault();
+    const to = recipients.value.split(/[\n,;]+/).map((x) => x.trim()).filter(Boolean);
+    const body = { to, templateKey: template.value, category: "marketing" };
+    if (at.value) body.sendAt = new Date(at.value).toISOString(); // the browser's time zone
+    try {
+      const sent = await data("POST", "/email/send", { site, body });
+      replace(status, t(sent.batchId ? "email.batches.queued" : "email.batches.sentNow", sent));
+      form.reset();
+      await follow();
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } },
+  labelled(t("email.batches.template"), template), labelled(t("email.batches.to"), recipients, t("email.batches.toHint")),
+  labelled(t("email.batches.at"), at, t("email.batches.atHint")), h("button", { type: "submit" }, t("email.batches.send")), status);
+  return section(t("email.batches.heading"), h("p", { class: "muted" }, t("email.batches.hint")),
+    templates.length ? form : h("p", {}, t("email.batches.needTemplate")), list);
+}
+
 function head(site, title) {
   return [h("p", {}, h("a", { href: siteHash(site, "email") }, t("email.back"))), h("h1", {}, title)];
 }
@@ -163,9 +215,9 @@ function head(site, title) {
 export async function renderEmail(shell, note = "") {
   const site = shell.site;
   document.title = `${t("email.heading")} · ${shell.title}`;
-  const [caps, templates, layouts, smtp] = await Promise.all([
+  const [caps, templates, layouts, smtp, batches] = await Promise.all([
     data("GET", "/email/capabilities", { site }), data("GET", "/email/templates", { site }), data("GET", "/email/layouts", { site }),
-    data("GET", "/email/smtp", { site })]); // -- govern43
+    data("GET", "/email/smtp", { site }), data("GET", "/email/batches", { site, params: { limit: 20 } })]); // -- govern43
   const facts = h("dl", { class: "release-facts" },
     h("dt", {}, t("email.sending")), h("dd", {}, caps.configured ? t(caps.siteSmtp ? "email.siteSmtp" : "email.serverSmtp") : t("email.notConfigured")),
     caps.defaultFrom ? [h("dt", {}, t("email.from")), h("dd", {}, caps.defaultFrom)] : null,
@@ -225,6 +277,7 @@ export async function renderEmail(shell, note = "") {
     note ? h("p", { role: "status" }, note) : null, // -- govern43: what the SMTP form just did
     section(t("email.delivery"), facts, testForm),
     smtpSection(site, smtp, (said) => renderEmail(shell, said)), // -- govern43
+    marketingSection(site, templates, batches), // -- govern43
     section(t("email.templates"), templateTable, h("details", {}, h("summary", {}, t("email.newTemplate")), newTemplate)),
     section(t("email.layouts"), layoutTable, h("details", {}, h("summary", {}, t("email.newLayout")), newLayout)));
 }

@@ -420,6 +420,7 @@ const CATALOGUES = {
     "me.exportHint": "Download everything this site holds about you, as one JSON file.",
     "me.download": "Download my data",
     "me.exported": "Your data was downloaded.",
+    // -- end me
     // -- govern43: restriction of processing
     "me.restriction": "Restriction of processing",
     "me.restrictionHint": "While it is set, this site stops automated processing of your data: no marketing mail, your visits are not attributed to you, agents do not write your items. People can still read and edit your data.",
@@ -431,7 +432,6 @@ const CATALOGUES = {
     "me.restrictionSet": "Processing of your data is now restricted.",
     "me.restrictionLifted": "The restriction is lifted.",
     // -- end govern43
-    // -- end me
     // -- people: users, roles, policies, teams, API keys, effective access, audit (people*.js)
     "people.navHeading": "People and access",
     "people.users": "Users",
@@ -1022,6 +1022,31 @@ const CATALOGUES = {
     "email.smtp.remove": "Use the server's settings again",
     "email.smtp.removed": "This site's SMTP server is removed: mail leaves through the server's settings.",
     // -- end govern43
+    // -- govern43: marketing sends and their batches
+    "email.batches.heading": "Marketing sends",
+    "email.batches.hint": "A template to a list of addresses, each getting a message of their own with an unsubscribe link. Suppressed addresses and members without marketing consent (or who restrict processing) are left out. A send at a later time, or to many addresses, is queued: its progress shows below.",
+    "email.batches.new": "New marketing send",
+    "email.batches.template": "Template",
+    "email.batches.to": "Recipients",
+    "email.batches.toHint": "One address per line (or separated by commas).",
+    "email.batches.at": "Send at",
+    "email.batches.atHint": "Empty: now. In your browser's time zone.",
+    "email.batches.send": "Send marketing email",
+    "email.batches.queued": "Queued for {queued} recipients; left out: {suppressed} suppressed, {withoutConsent} without consent.",
+    "email.batches.sentNow": "Sent to {sent} recipients; left out: {suppressed} suppressed, {withoutConsent} without consent.",
+    "email.batches.needTemplate": "Create a template first.",
+    "email.batches.caption": "Queued and scheduled sends",
+    "email.batches.none": "No queued or scheduled sends in the last week.",
+    "email.batches.status": "Status",
+    "email.batches.progress": "Progress",
+    "email.batches.progressOf": "Progress of {subject}",
+    "email.batches.sendAt": "Sends at",
+    "email.batches.now": "At once",
+    "email.batches.scheduled": "Scheduled",
+    "email.batches.sending": "Sending",
+    "email.batches.done": "Done",
+    "email.batches.counts": "{sent} sent, {skipped} skipped, {failed} failed, {pending} waiting, of {total}",
+    // -- end govern43
     "email.deleteTemplate": "Delete template",
     "email.deleteLayout": "Delete layout",
     "email.preview": "Preview",
@@ -1273,6 +1298,7 @@ const CATALOGUES = {
     "ext.cap.unknown": "a capability this studio does not describe",
     "ext.panelFrom": "A panel of the extension {extension} {version}. It runs isolated from the studio and gets only what its grants allow.",
     "ext.panelMay": "What this panel may ask for",
+    // -- end ext_ui
     // -- govern43: extensions a site admin enables within what the instance admin offers
     "ext.noneOffered": "The instance admin has made no extension available to this site.",
     "ext.introSiteAdmin": "The extensions the instance admin made available to the site {site}: enable them here, with at most the capabilities it allows.",
@@ -1286,7 +1312,6 @@ const CATALOGUES = {
     "ext.offerSaved": "{name} is available in {site}, within the capabilities ticked.",
     "ext.offerWithdrawn": "{name} is not available in {site}.",
     // -- end govern43
-    // -- end ext_ui
     // -- dashboards: dashboards and panels (dashboards.js, dashboard_panel.js, charts.js)
     "dash.navHeading": "Insights",
     "dash.heading": "Dashboards",
@@ -1788,6 +1813,7 @@ const CATALOGUES = {
     "work.kind.flowRun": "Flow run",
     "work.kind.configImport": "Config import",
     "work.applyingImport": "Applying the import…",
+    // -- end progress
     // -- govern43: everyone's work in the site (GET /work)
     "work.serverHeading": "Everyone's work in this site",
     "work.serverHint": "Publishing, envelope migrations, key rewraps and store-sync backfills as the server records them, whoever started them and wherever: leave this page and find them here again from any browser.",
@@ -1798,7 +1824,6 @@ const CATALOGUES = {
     "work.kind.backfill": "Store-sync backfill",
     "work.kind.import": "Import",
     // -- end govern43
-    // -- end progress
   },
   de, // live (slive): German (i18n_de.js)
 };

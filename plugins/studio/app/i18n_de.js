@@ -418,6 +418,7 @@ export const de = {
   "me.exportHint": "Laden Sie alles herunter, was diese Site über Sie speichert, als eine JSON-Datei.",
   "me.download": "Meine Daten herunterladen",
   "me.exported": "Ihre Daten wurden heruntergeladen.",
+  // -- end me
   // -- govern43: restriction of processing
   "me.restriction": "Einschränkung der Verarbeitung",
   "me.restrictionHint": "Solange sie gilt, stellt diese Site die automatisierte Verarbeitung Ihrer Daten ein: keine Werbemails, Ihre Besuche werden Ihnen nicht zugeordnet, Agenten schreiben Ihre Einträge nicht. Menschen können Ihre Daten weiter lesen und bearbeiten.",
@@ -429,7 +430,6 @@ export const de = {
   "me.restrictionSet": "Die Verarbeitung Ihrer Daten ist jetzt eingeschränkt.",
   "me.restrictionLifted": "Die Einschränkung ist aufgehoben.",
   // -- end govern43
-  // -- end me
   // -- people: users, roles, policies, teams, API keys, effective access, audit (people*.js)
   "people.navHeading": "Personen und Zugriff",
   "people.users": "Benutzer",
@@ -1020,6 +1020,31 @@ export const de = {
   "email.smtp.remove": "Wieder die Einstellungen des Servers nutzen",
   "email.smtp.removed": "Der SMTP-Server dieser Site ist entfernt: Mails gehen über die Einstellungen des Servers.",
   // -- end govern43
+  // -- govern43: marketing sends and their batches
+  "email.batches.heading": "Werbesendungen",
+  "email.batches.hint": "Eine Vorlage an eine Liste von Adressen, jede mit einer eigenen Nachricht und einem Abmeldelink. Gesperrte Adressen und Mitglieder ohne Werbeeinwilligung (oder mit eingeschränkter Verarbeitung) bleiben außen vor. Eine spätere oder große Sendung wird eingereiht: ihr Fortschritt steht unten.",
+  "email.batches.new": "Neue Werbesendung",
+  "email.batches.template": "Vorlage",
+  "email.batches.to": "Empfänger",
+  "email.batches.toHint": "Eine Adresse pro Zeile (oder durch Kommas getrennt).",
+  "email.batches.at": "Senden um",
+  "email.batches.atHint": "Leer: sofort. In der Zeitzone Ihres Browsers.",
+  "email.batches.send": "Werbemail senden",
+  "email.batches.queued": "Für {queued} Empfänger eingereiht; ausgelassen: {suppressed} gesperrt, {withoutConsent} ohne Einwilligung.",
+  "email.batches.sentNow": "An {sent} Empfänger gesendet; ausgelassen: {suppressed} gesperrt, {withoutConsent} ohne Einwilligung.",
+  "email.batches.needTemplate": "Legen Sie zuerst eine Vorlage an.",
+  "email.batches.caption": "Eingereihte und geplante Sendungen",
+  "email.batches.none": "Keine eingereihten oder geplanten Sendungen in der letzten Woche.",
+  "email.batches.status": "Status",
+  "email.batches.progress": "Fortschritt",
+  "email.batches.progressOf": "Fortschritt von {subject}",
+  "email.batches.sendAt": "Sendet um",
+  "email.batches.now": "Sofort",
+  "email.batches.scheduled": "Geplant",
+  "email.batches.sending": "Wird gesendet",
+  "email.batches.done": "Fertig",
+  "email.batches.counts": "{sent} gesendet, {skipped} ausgelassen, {failed} fehlgeschlagen, {pending} wartend, von {total}",
+  // -- end govern43
   "email.deleteTemplate": "Vorlage löschen",
   "email.deleteLayout": "Layout löschen",
   "email.preview": "Vorschau",
@@ -1271,6 +1296,7 @@ export const de = {
   "ext.cap.unknown": "eine Fähigkeit, die dieses Studio nicht beschreibt",
   "ext.panelFrom": "Ein Panel der Erweiterung {extension} {version}. Es läuft vom Studio getrennt und bekommt nur, was seine Rechte erlauben.",
   "ext.panelMay": "Was dieses Panel erfragen darf",
+  // -- end ext_ui
   // -- govern43: extensions a site admin enables within what the instance admin offers
   "ext.noneOffered": "Der Instanz-Admin hat dieser Site keine Erweiterung freigegeben.",
   "ext.introSiteAdmin": "Die Erweiterungen, die der Instanz-Admin der Site {site} freigegeben hat: hier aktivieren, mit höchstens den Fähigkeiten, die er erlaubt.",
@@ -1284,7 +1310,6 @@ export const de = {
   "ext.offerSaved": "{name} ist in {site} verfügbar, mit den angekreuzten Fähigkeiten.",
   "ext.offerWithdrawn": "{name} ist in {site} nicht verfügbar.",
   // -- end govern43
-  // -- end ext_ui
   // -- dashboards: dashboards and panels (dashboards.js, dashboard_panel.js, charts.js)
   "dash.navHeading": "Auswertungen",
   "dash.heading": "Dashboards",
@@ -1786,6 +1811,7 @@ export const de = {
   "work.kind.flowRun": "Flow-Lauf",
   "work.kind.configImport": "Konfigurationsimport",
   "work.applyingImport": "Der Import wird angewendet…",
+  // -- end progress
   // -- govern43: everyone's work in the site (GET /work)
   "work.serverHeading": "Arbeit aller in dieser Site",
   "work.serverHint": "Veröffentlichungen, Envelope-Migrationen, Schlüssel-Umschlüsselungen und Store-Sync-Nachläufe, wie der Server sie aufzeichnet, wer sie auch begann und wo: Verlassen Sie diese Seite und finden Sie sie hier von jedem Browser wieder.",
@@ -1796,5 +1822,4 @@ export const de = {
   "work.kind.backfill": "Store-Sync-Nachlauf",
   "work.kind.import": "Import",
   // -- end govern43
-  // -- end progress
 };
