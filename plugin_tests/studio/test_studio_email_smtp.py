@@ -11,8 +11,8 @@ screen."""
 from __future__ import annotations
 
 import base64
-import socket
 import datetime as dt
+import socket
 from typing import Any
 
 import pytest
