@@ -1816,7 +1816,7 @@ const CATALOGUES = {
     // -- end progress
     // -- govern43: everyone's work in the site (GET /work)
     "work.serverHeading": "Everyone's work in this site",
-    "work.serverHint": "Publishing, envelope migrations, key rewraps and store-sync backfills as the server records them, whoever started them and wherever: leave this page and find them here again from any browser.",
+    "work.serverHint": "Publishing, envelope migrations, key rewraps, store-sync backfills and config imports as the server records them, whoever started them and wherever: leave this page and find them here again from any browser.",
     "work.noneServer": "The server has recorded no long work in this site lately.",
     "work.startedBy": "Started by {who}, {at}.",
     "work.someone": "a key or the system",

@@ -1814,7 +1814,7 @@ export const de = {
   // -- end progress
   // -- govern43: everyone's work in the site (GET /work)
   "work.serverHeading": "Arbeit aller in dieser Site",
-  "work.serverHint": "Veröffentlichungen, Envelope-Migrationen, Schlüssel-Umschlüsselungen und Store-Sync-Nachläufe, wie der Server sie aufzeichnet, wer sie auch begann und wo: Verlassen Sie diese Seite und finden Sie sie hier von jedem Browser wieder.",
+  "work.serverHint": "Veröffentlichungen, Envelope-Migrationen, Schlüssel-Umschlüsselungen, Store-Sync-Nachläufe und Konfigurationsimporte, wie der Server sie aufzeichnet, wer sie auch begann und wo: Verlassen Sie diese Seite und finden Sie sie hier von jedem Browser wieder.",
   "work.noneServer": "Der Server hat in dieser Site zuletzt keine lange Arbeit aufgezeichnet.",
   "work.startedBy": "Begonnen von {who}, {at}.",
   "work.someone": "einem Schlüssel oder dem System",

@@ -7,7 +7,7 @@
 // left half done). A replay is followed by reading its subscription's lag again, a flow run by
 // reading the run; the others report their own steps while their loop or call goes on.
 // -- govern43: for site admins, also everyone's work in the site as the server records it
-// (GET /work: publishing, envelope migrations, key rewraps, store-sync backfills), whoever started
+// (GET /work: publishing, envelope migrations, key rewraps, store-sync backfills, config imports), whoever started
 // it and in whichever browser, read again every second while the screen is open.
 
 import { ApiError, SessionEnded, data } from "./api.js";
@@ -116,6 +116,7 @@ function targetHref(site, w) {
   const target = w.target || {};
   if (target.type === "release") return siteHash(site, "releases", target.id);
   if (w.kind === "migration" || w.kind === "rewrap") return siteHash(site, "privacy", "keys");
+  if (w.kind === "import") return siteHash(site, "schema", "config");
   return null;
 }
 
@@ -124,8 +125,8 @@ function drawServer(site, records) {
   if (!records.length) return h("p", {}, t("work.noneServer"));
   const when = (iso) => (iso ? new Date(iso).toLocaleString(document.documentElement.lang) : "");
   return h("ul", { class: "work-list", "aria-label": t("work.serverHeading") }, records.map((r) => {
-    // The site's own work (a migration, a rewrap) is named by its page; the rest by its target.
-    const name = r.target ? r.label : t("privacy.keysTab");
+    // The site's own work (a migration, a rewrap) is named by its page; the rest by its label.
+    const name = r.kind === "migration" || r.kind === "rewrap" ? t("privacy.keysTab") : r.label;
     const w = { name, state: r.status, done: r.done, total: r.total, error: r.error || "" };
     const href = targetHref(site, r);
     return h("li", { class: `work ${r.status}` },
