@@ -14,6 +14,7 @@ from typing import Any
 import falcon
 import falcon.asgi
 
+from kernel.admin.work import WorkLog
 from kernel.auth.usercache import USER_CACHE
 from kernel.base import outbound
 from kernel.base.errors import KERNEL_ERROR_CODES
@@ -102,6 +103,7 @@ def build_kernel(settings: Settings | None = None, plugins: Iterable[Any] | None
                            queue_size=settings.topic_queue_size, redis_timeout=settings.redis_timeout,
                            circuit=circuit, writes=writes, client=broker)
     kernel.access = AccessControl(kernel)
+    kernel.work = WorkLog(kernel)
     kernel.error_codes = dict(KERNEL_ERROR_CODES)
     for codes in pm.hook.register_error_codes():
         kernel.error_codes.update(codes or {})

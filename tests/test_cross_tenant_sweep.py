@@ -349,6 +349,11 @@ async def _seed_a_rest(app: TestApp, a: Calls, s: Seeded) -> None:
     await a.ok("post", "/email/suppressions", status=201, json={"email": f"sup-{IDENT}@example.com",
                                                                  "reason": "manual"})
     keep("suppression", f"sup-{IDENT}@example.com")
+    # -- govern43: a scheduled marketing send (a batch whose subject is A's)
+    batch = await a.ok("post", "/email/send", status=202, json={
+        "to": [f"news-{IDENT}@example.com"], "category": "marketing", "sendAt": "2099-01-01T00:00:00Z",
+        "inline": {"subject": SECRET, "text": SECRET}})
+    keep("email_batch", batch["batchId"])
     # realtime: tickets, a push subscription, a notification
     s.secrets.add((await a.ok("post", "/realtime/ticket"))["ticket"])
     s.secrets.add((await a.ok("post", "/realtime/audience-ticket"))["ticket"])
@@ -468,7 +473,7 @@ A_VALUES: dict[tuple[str, str], str] = {
     ("sessions", "session_id"): "session", ("settings", "key"): "setting", ("sites", "site_id"): "site_a",
     ("staged", "id"): "staged", ("incidents", "id"): "incident", ("subscriber-access", "collection"): "collection",
     ("subscriptions", "id"): "cdc_webhook", ("suppressions", "email"): "suppression", ("teams", "team_id"): "team",
-    ("templates", "id"): "email_template", ("tm", "entry_id"): "tm", ("transform-presets", "id"): "transform_preset",
+    ("templates", "id"): "email_template", ("batches", "id"): "email_batch", ("tm", "entry_id"): "tm", ("transform-presets", "id"): "transform_preset",
     ("upload", "key"): "file_key", ("users", "user_id"): "user", ("versions", "key"): "version",
     ("webhook", "provider"): "=github", ("webhook", "site_id"): "site_a", ("webhook", "integration_id"): "git",
 }

@@ -47,6 +47,7 @@ class Kernel:
     secrets: Secrets
     access: Any = None
     events: Any = None  # kernel.events.EventLog
+    work: Any = None  # kernel.admin.work.WorkLog: a site's long work with its progress (GET /work)
     routes: list[Any] = field(default_factory=list)
     rate_buckets: dict[str, Any] = field(default_factory=dict)
     error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)

@@ -28,7 +28,8 @@ log = logging.getLogger("svc.plugins")
 
 ENTRY_POINT_GROUP = "svc.plugins"
 # Hook implementations that are part of the kernel itself; always registered, never listed.
-KERNEL_PLUGIN_MODULES = ("kernel.admin.sites", "kernel.http.defaults", "kernel.admin.jobs", "kernel.policy.privacy")
+KERNEL_PLUGIN_MODULES = ("kernel.admin.sites", "kernel.http.defaults", "kernel.admin.jobs", "kernel.policy.privacy",
+                         "kernel.admin.work")
 
 
 class PluginError(RuntimeError):

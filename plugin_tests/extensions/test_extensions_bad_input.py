@@ -177,10 +177,19 @@ def _tmp(shared_site):
 async def test_only_the_instance_admin(shared_site, seeded):
     member = await shared_site.member(role="admin")
     anonymous_calls = type(member)(shared_site.app.client, {"X-Svc-Site": shared_site.site})
+    # -- govern43: a site admin sees nothing the instance admin has not made available to the site
+    # (test_extensions_site_admin.py), and never uploads, keeps keys, offers or uninstalls.
+    assert await member.ok("get", "/extensions") == []
+    for method, path in [("get", f"/extensions/{seeded['id']}"), ("post", f"/extensions/{seeded['id']}/enable"),
+                         ("post", f"/extensions/{seeded['id']}/disable"),
+                         ("post", f"/extensions/{seeded['id']}/capabilities")]:
+        await member.err(method, path, 404, "NOT_FOUND", json={} if method == "post" else None)
     for method, path in [("get", "/extensions"), ("post", "/extensions/upload"), ("get", "/extensions/publisher-keys"),
                          ("post", f"/extensions/{seeded['id']}/enable"), ("post", f"/extensions/{seeded['id']}/disable"),
-                         ("post", f"/extensions/{seeded['id']}/capabilities"), ("delete", f"/extensions/{seeded['id']}")]:
-        await member.err(method, path, 403, "PERMISSION_DENIED", json={} if method == "post" else None)
+                         ("post", f"/extensions/{seeded['id']}/capabilities"), ("delete", f"/extensions/{seeded['id']}"),
+                         ("put", f"/extensions/{seeded['id']}/availability")]:
+        if path in ("/extensions/upload", "/extensions/publisher-keys") or method in ("delete", "put"):
+            await member.err(method, path, 403, "PERMISSION_DENIED", json={} if method in ("post", "put") else None)
         await anonymous_calls.err(method, path, 401, "UNAUTHENTICATED")
     await anonymous_calls.err("get", "/extensions/ui/manifest", 401, "UNAUTHENTICATED")
     assert await member.ok("get", "/extensions/ui/manifest") == []

@@ -54,7 +54,7 @@ async def test_example_extension_from_build_to_uninstall(make_app, tmp_path, cap
     await calls.ok("post", f"/extensions/{ext['id']}/capabilities", json={"capabilities": CAPS})
     enabled = await calls.ok("post", f"/extensions/{ext['id']}/enable")
     assert enabled["site"] == {"enabled": True, "grantedCapabilities": sorted(CAPS), "failures": 0,
-                               "disabledReason": None}
+                               "disabledReason": None, "available": False, "maxCapabilities": []}
     listed = await calls.ok("get", "/extensions")
     assert [(e["name"], e["site"]["enabled"]) for e in listed] == [("word-count", True)]
     assert [(e["name"], e["site"]["enabled"]) for e in await calls_b.ok("get", "/extensions")] == [

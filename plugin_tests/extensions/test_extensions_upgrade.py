@@ -37,7 +37,7 @@ async def test_upload_with_replace_upgrades_in_place(make_app, tmp_path):
     assert (resp.json()["data"]["id"], resp.json()["data"]["version"]) == (ext["id"], "1.1.0")
     after = await calls.ok("get", f"/extensions/{ext['id']}")
     assert after["site"] == {"enabled": True, "grantedCapabilities": ["routes"], "failures": 0,
-                             "disabledReason": None}
+                             "disabledReason": None, "available": False, "maxCapabilities": []}
     assert await calls.ok("get", "/ext/up-ext/ping") == {"pong": 2}
     await calls_b.err("get", "/ext/up-ext/ping", 404, "NOT_FOUND")
     assert (await calls_b.ok("get", f"/extensions/{ext['id']}"))["site"]["enabled"] is False

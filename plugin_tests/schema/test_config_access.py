@@ -45,3 +45,19 @@ async def test_import_into_b_never_touches_a(calls, calls_b):
     after_a = await calls.ok("get", "/config/export")
     assert {k: v for k, v in after_a.items() if k != "exportedAt"} == \
         {k: v for k, v in exported_a.items() if k != "exportedAt"}
+
+
+async def test_an_import_is_listed_as_work_in_its_site(calls, calls_b):
+    """-- govern43: an applied import in GET /work (not a dry run); a refused one ends failed with
+    the API's message; another site lists none of it."""
+    await calls.collection("posts")
+    await calls.create("posts", {"status": "draft"})
+    await calls.ok("post", IMPORT + "?dryRun=true", json={"version": V, "collections": [{"name": "tags"}]})
+    assert await calls.ok("get", "/work") == []
+    await calls.ok("post", IMPORT, json={"version": V, "collections": [{"name": "tags"}]})
+    await calls.err("post", IMPORT + "?mode=replace-all", 409, "DESTRUCTIVE_BLOCKED", json={"version": V})
+    refused, applied = await calls.ok("get", "/work")
+    assert (applied["kind"], applied["label"], applied["status"], applied["error"]) == (
+        "import", "Config import", "done", None)
+    assert refused["status"] == "failed" and refused["error"]
+    assert await calls_b.ok("get", "/work") == []

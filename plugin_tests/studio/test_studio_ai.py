@@ -196,3 +196,66 @@ async def test_a_member_has_the_copilot_and_no_agents(studio, visit):  # noqa: F
     await page.goto(f"{visit.base}/studio/#/s/{site}/agents")
     await expect(page.get_by_role("alert")).to_contain_text("not found", ignore_case=True)
     await visit.axe()
+
+
+async def test_agents_freeze_one_part_roles_intents_and_steps(studio, visit):  # noqa: F811 - the shared fixture
+    """-- govern43: a goal's steps, role, intent and autonomy level; a freeze of a role and of a
+    goal's run beside the whole site's; a role's autonomy lowered (raising it refused with the
+    API's PROMOTION_REQUIRED); an intent paused and resumed."""
+    from playwright.async_api import expect
+
+    page, admin, site = visit.page, studio["admin"], studio["site"]
+    intent = await admin.ok("post", "/agent/intents", status=201, json={
+        "key": "tidy-daily", "title": "Tidy daily", "role": "writer", "description": "read posts",
+        "trigger": {"type": "schedule", "everySeconds": 86400}})
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.get_by_role("navigation", name="Collections").get_by_role("link", name="Agents").click()
+    goals = page.get_by_role("table", name="The site's agent goals")
+    tidy = goals.get_by_role("row").filter(has_text="Tidy titles")
+    await expect(tidy).to_contain_text("Stage (applies unless vetoed)")
+    await tidy.get_by_text(re.compile(r"^\d+ steps of Tidy titles$")).click()
+    await expect(tidy.get_by_role("listitem").filter(has_text="update_item")).to_contain_text("staged for review")
+    intents = page.get_by_role("table", name="Standing goals (intents)")
+    await expect(intents.get_by_role("row").filter(has_text="Tidy daily")).to_contain_text("Every 86400 s")
+    await visit.axe()
+
+    # A role frozen, beside the whole site's switch, then a goal's run.
+    part = page.get_by_role("form", name="Freeze one part")
+    await part.get_by_label("What to freeze").select_option(label="A role")
+    await part.get_by_label("Which one").select_option(label="writer")
+    await part.get_by_label("Reason for this freeze").fill("too eager")
+    await part.get_by_role("button", name="Freeze this part").click()
+    await expect(page.get_by_role("status").filter(has_text="Frozen: A role writer.")).to_be_visible()
+    await expect(page.get_by_role("note")).to_contain_text("Agents may work on this site.")
+    await part.get_by_label("What to freeze").select_option(label="A goal")
+    await part.get_by_label("Which one").select_option(label="Tidy titles")
+    await part.get_by_role("button", name="Freeze this part").click()
+    await expect(page.get_by_role("status").filter(has_text="Frozen: A goal Tidy titles.")).to_be_visible()
+    freezes = {(f["scope"], f["target"], f["reason"]) for f in await admin.ok("get", "/agent/kill-switch")}
+    goal_id = next(g["id"] for g in await admin.ok("get", "/agent/goals") if g["title"] == "Tidy titles")
+    assert freezes == {("role", "writer", "too eager"), ("run", goal_id, None)}
+    await visit.axe()
+    await visit.shot("agents-parts")
+    await page.get_by_role("button", name="Lift the freeze of A role writer").click()
+    await page.get_by_role("button", name="Lift the freeze of A goal Tidy titles").click()
+    await expect(page.get_by_role("table", name="Active freezes")).to_have_count(0)
+    assert await admin.ok("get", "/agent/kill-switch") == []
+
+    # The role's autonomy: lowered here; raising it is the API's to refuse.
+    roles = page.get_by_role("table", name="Agent roles")
+    await roles.get_by_label("Autonomy of writer", exact=True).select_option(label="Suggest (applied by hand)")
+    await roles.get_by_role("button", name="Save the autonomy of writer").click()
+    await expect(page.get_by_role("status").filter(has_text="writer now works at: Suggest")).to_be_visible()
+    assert [r["autonomy"] for r in await admin.ok("get", "/agent/roles") if r["name"] == "writer"] == ["suggest"]
+    await roles.get_by_label("Autonomy of writer", exact=True).select_option(label="Act (applies at once)")
+    await roles.get_by_role("button", name="Save the autonomy of writer").click()
+    await expect(page.get_by_role("alert")).to_contain_text("PROMOTION_REQUIRED")
+
+    # The intent: paused, then resumed.
+    await intents.get_by_role("button", name="Pause Tidy daily").click()
+    await expect(page.get_by_role("status").filter(has_text="Tidy daily is paused.")).to_be_visible()
+    assert (await admin.ok("get", f"/agent/intents/{intent['id']}"))["status"] == "paused"
+    await intents.get_by_role("button", name="Resume Tidy daily").click()
+    await expect(page.get_by_role("status").filter(has_text="Tidy daily is active again.")).to_be_visible()
+    assert (await admin.ok("get", f"/agent/intents/{intent['id']}"))["status"] == "active"
+    await visit.axe()

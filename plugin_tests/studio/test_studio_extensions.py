@@ -6,7 +6,8 @@ grant were shown and confirmed, leaving one it asks for ungranted; its UI panel 
 sandboxed frame, where it cannot read the studio's page, storage or cookies, cannot fetch, and the
 studio answers only the calls its grants allow (a collection it was not granted, a call the studio
 does not offer, a route it has no grant for are refused). A member sees the panel but not the
-management; another site has no panel. Controls by role and label; axe-core on every screen."""
+management; another site has no panel. The instance admin makes it available to the site with a
+maximum; a site admin then changes its grants within that and disables it (-- govern43). Controls by role and label; axe-core on every screen."""
 
 from __future__ import annotations
 
@@ -122,6 +123,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
         await admin.collection("secrets", {"note": "string"})
         await admin.create("secrets", [{"id": "s1", "note": "not for the panel"}])
         member = await new_member(shared.app, shared.site, "subscriber")
+        site_admin = await new_member(shared.app, shared.site, "admin")  # -- govern43
         await admin.grant([{"collection": "posts", "action": "read"}], {"userId": member.id})
         shared.app.kernel.access.invalidate(shared.site)
         other = await shared.new_site("other")
@@ -134,6 +136,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
                 "other": other.headers["X-Svc-Site"],
                 "admin": admin,
                 "member": member,
+                "site_admin": site_admin,
                 "bundle": bundle,
             }
         finally:
@@ -204,7 +207,8 @@ async def test_upload_verify_enable_and_a_sandboxed_panel(studio, visit):  # noq
     # Enable in the site: the capabilities are chosen, shown again and confirmed first.
     await result.get_by_role("link", name="Open post-counter to enable it in this site").click()
     await expect(page.get_by_role("heading", name="post-counter", level=1)).to_be_visible()
-    await page.get_by_label(re.compile("^items:secrets ")).uncheck()
+    grants = page.get_by_role("form", name=f"Capabilities in {site}")  # -- govern43: beside the availability form
+    await grants.get_by_label(re.compile("^items:secrets ")).uncheck()
     await page.get_by_role("button", name="Review and enable…").click()
     dialog = page.get_by_role("dialog", name=f"Enable post-counter in {site}?")
     await expect(dialog.get_by_role("list", name="It will be granted:").get_by_role("listitem")).to_have_text(
@@ -277,4 +281,55 @@ async def test_a_member_has_the_panel_not_the_management(studio, visit):  # noqa
     await expect(panel.get_by_text("secrets: PERMISSION_DENIED", exact=True)).to_be_visible()
     await expect(panel.get_by_text("fetch: blocked", exact=True)).to_be_visible()
     await take_panel_refusals(visit)
+    await visit.axe()
+
+
+async def test_a_site_admin_within_what_the_instance_admin_offers(studio, visit):  # noqa: F811 - the shared fixture
+    """-- govern43: the instance admin offers the extension to the site with at most ui and
+    items:posts; the site admin sees it (no upload, no uninstall), items:secrets shown beyond the
+    maximum, narrows the grants after the confirmation and disables it."""
+    from playwright.async_api import expect
+
+    page, site, admin = visit.page, studio["site"], studio["admin"]
+    ext_id = (await admin.ok("get", "/extensions"))[0]["id"]
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
+    await page.goto(f"{visit.base}/studio/#/s/{site}/extensions/{ext_id}")
+    offer = page.get_by_role("form", name=f"Availability in {site}")
+    await expect(offer.get_by_label(f"Site admins of {site} may enable it")).not_to_be_checked()
+    await offer.get_by_label(f"Site admins of {site} may enable it").check()
+    await offer.get_by_label(re.compile("^ui ")).check()
+    await offer.get_by_label(re.compile("^items:posts ")).check()
+    await offer.get_by_role("button", name="Save the availability").click()
+    await expect(page.get_by_role("status").filter(has_text=f"post-counter is available in {site}")).to_be_visible()
+    state = (await admin.ok("get", f"/extensions/{ext_id}"))["site"]
+    assert (state["available"], state["maxCapabilities"]) == (True, ["items:posts", "ui"])
+    await visit.axe()
+    await visit.shot("extensions-offer")
+    await page.get_by_role("button", name="Sign out").click()
+
+    site_admin = studio["site_admin"]
+    await sign_in(visit, site_admin.email, site_admin.password, site)
+    await page.get_by_role("navigation", name="Collections").get_by_role("link", name="Manage extensions").click()
+    await expect(page.get_by_role("heading", name="Extensions", level=1)).to_be_visible()
+    await expect(page.get_by_role("form", name="Upload a signed bundle")).to_have_count(0)
+    await expect(page.get_by_role("table")).to_contain_text("Enabled")
+    await visit.axe()
+    await page.get_by_role("link", name="post-counter").click()
+    await expect(page.get_by_role("heading", name="post-counter", level=1)).to_be_visible()
+    await expect(page.get_by_role("list", name="It asks for, but the instance admin does not allow in this site:")).to_contain_text("items:secrets")
+    await expect(page.get_by_label(re.compile("^items:secrets "))).to_have_count(0)
+    await expect(page.get_by_role("button", name="Uninstall")).to_have_count(0)
+    await expect(page.get_by_role("form", name=f"Availability in {site}")).to_have_count(0)
+    await page.get_by_label(re.compile("^items:posts ")).uncheck()
+    await page.get_by_role("button", name="Review and save the grants…").click()
+    dialog = page.get_by_role("dialog", name=f"Change what post-counter may do in {site}?")
+    await expect(dialog.get_by_role("list", name="It will be granted:").get_by_role("listitem")).to_have_text([re.compile("^ui ")])
+    await visit.axe()
+    await visit.shot("extensions-site-admin")
+    await dialog.get_by_role("button", name="Save the grants").click()
+    await expect(page.get_by_role("status").filter(has_text="The grants of post-counter")).to_be_visible()
+    assert (await admin.ok("get", f"/extensions/{ext_id}"))["site"]["grantedCapabilities"] == ["ui"]
+    await page.get_by_role("button", name="Disable in this site").click()
+    await expect(page.get_by_role("status").filter(has_text=f"post-counter is disabled in {site}")).to_be_visible()
+    assert (await admin.ok("get", f"/extensions/{ext_id}"))["site"]["enabled"] is False
     await visit.axe()

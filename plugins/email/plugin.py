@@ -102,6 +102,11 @@ def register_routes(kernel: Any) -> list[Route]:
             post=("Render a template without sending", s.PREVIEW_BODY, s.PREVIEW, 200))),
         Route("/email/send", routes.SendResource(), auth="admin", openapi=ops(
             post=("Send, or queue for many recipients (202)", s.SEND_BODY, s.SEND, 200))),
+        # -- govern43: a queued or scheduled send's progress and outcome
+        Route("/email/batches", routes.BatchesResource(), auth="admin", openapi=ops(
+            get=("The site's queued and scheduled sends with their progress", None, [s.BATCH], 200))),
+        Route("/email/batches/{id}", routes.BatchResource(), auth="admin", openapi=ops(
+            get=("One queued or scheduled send: sent, failed, skipped, pending", None, s.BATCH, 200))),
         Route("/email/test", routes.TestResource(), auth="admin", openapi=ops(
             post=("Send one test email", s.TEST_BODY, s.OBJ, 200))),
         Route("/email/suppressions", routes.SuppressionsResource(), auth="admin", openapi=ops(

@@ -91,6 +91,20 @@ class TestResource:
         send_data(resp, await sending.send_test(request_context(req), await read_json(req)))
 
 
+class BatchesResource:
+    """-- govern43: ``GET /email/batches``: the site's queued and scheduled sends, newest first."""
+
+    async def on_get(self, req: Any, resp: Any) -> None:
+        limit, offset = pagination(req, default_limit=50, max_limit=200)
+        data, total = await sending.list_batches(request_context(req), limit, offset)
+        send_data(resp, data, meta=page_meta(total, limit, offset))
+
+
+class BatchResource:
+    async def on_get(self, req: Any, resp: Any, id: str) -> None:
+        send_data(resp, await sending.get_batch(request_context(req), id))
+
+
 class SuppressionsResource:
     async def on_get(self, req: Any, resp: Any) -> None:
         limit, offset = pagination(req, default_limit=50, max_limit=200)

@@ -22,8 +22,15 @@ SEND_BODY = {"type": "object", "required": ["to"], "properties": {
     "replyTo": {"type": "string"}, "variables": {"type": "object", "additionalProperties": True}, "templateKey": {"type": "string"},
     "inline": {"type": "object", "properties": {"subject": {"type": "string"}, "html": {"type": "string"},
                                                 "text": {"type": "string"}}},
-    "category": {"type": "string", "enum": ["transactional", "marketing"]}}}
+    "category": {"type": "string", "enum": ["transactional", "marketing"]},
+    # -- govern43: a scheduled send (always queued as a batch, its jobs due then)
+    "sendAt": {"type": "string", "format": "date-time"}}}
 SEND = {"type": "object", "properties": {k: {"type": "integer"} for k in ("queued", "sent", "failed", "suppressed", "withoutConsent")}}
+BATCH = {"type": "object", "properties": {  # -- govern43
+    "id": {"type": "string"}, "category": {"type": "string"}, "subject": {"type": ["string", "null"]},
+    **{k: {"type": "integer"} for k in ("total", "sent", "failed", "skipped", "pending")},
+    "status": {"enum": ["scheduled", "sending", "done"]}, "sendAt": {"type": ["string", "null"], "format": "date-time"},
+    "createdBy": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"}}}
 TEST_BODY = {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}
 SUPPRESSION_BODY = {"type": "object", "required": ["email"],
                     "properties": {"email": {"type": "string"}, "reason": {"type": "string"}}}

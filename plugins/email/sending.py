@@ -22,8 +22,11 @@ import logging
 from typing import Any
 from urllib.parse import urlencode
 
+from sqlalchemy import func
+
 from kernel import ApiError
 from kernel.base.ids import uuid7
+from kernel.base.timestamps import iso
 from kernel.db.meta import now_utc
 from kernel.http.media import reject_unknown
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
@@ -43,7 +46,7 @@ BATCH_DAYS = 7
 # Rendered in place of {{unsubscribeUrl}}, then replaced per recipient: the template is rendered
 # once for a whole list, not once per address.
 SENTINEL = "svc-unsubscribe-url-5b0d7c2e"
-SEND_KEYS = {"to", "cc", "replyTo", "variables", "templateKey", "inline", "category"}
+SEND_KEYS = {"to", "cc", "replyTo", "variables", "templateKey", "inline", "category", "sendAt"}
 
 
 def not_configured() -> ApiError:
@@ -111,6 +114,7 @@ def parse_send(body: dict[str, Any]) -> dict[str, Any]:
         "replyTo": addresses.check_one(body["replyTo"], ["replyTo"]) if body.get("replyTo") is not None else None,
         "variables": catalog.check_variables(body.get("variables")),
     }
+    out["sendAt"] = _send_at(body.get("sendAt"))  # -- govern43
     if category == "marketing" and out["cc"]:
         raise ApiError.validation("A marketing send has no 'cc': every recipient gets a message of their own",
                                   path=["cc"])
@@ -125,6 +129,22 @@ def parse_send(body: dict[str, Any]) -> dict[str, Any]:
     else:
         out["inline"] = _inline(body["inline"])
     return out
+
+
+def _send_at(value: Any) -> dt.datetime | None:
+    """-- govern43: ``sendAt``, an ISO 8601 time with a zone, not in the past (None: now)."""
+    if value is None:
+        return None
+    wrong = ApiError.validation("'sendAt' is an ISO 8601 time with a time zone, not in the past", path=["sendAt"])
+    if not isinstance(value, str) or len(value) > 40:
+        raise wrong
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise wrong from None
+    if moment.tzinfo is None or moment < now_utc() - dt.timedelta(minutes=1):
+        raise wrong
+    return moment.astimezone(dt.UTC)
 
 
 def personal(message: dict[str, Any], kernel: Any, site_id: str, to: list[str]) -> OutgoingEmail:
@@ -183,8 +203,9 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
                               "batchId": None}
     if not recipients:
         return 200, answer
-    if len(recipients) > int(kernel.settings.get("email_queue_threshold") or 0):
-        answer["batchId"] = await _queue(ctx, message, recipients)
+    # -- govern43: a scheduled send is always a batch, its jobs due at ``sendAt``
+    if parsed["sendAt"] is not None or len(recipients) > int(kernel.settings.get("email_queue_threshold") or 0):
+        answer["batchId"] = await _queue(ctx, message, recipients, parsed["sendAt"])
         answer["queued"] = len(recipients)
         return 202, answer
     groups = [[r] for r in recipients] if marketing else [recipients]
@@ -200,17 +221,28 @@ async def send(ctx: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return 200, answer
 
 
-async def _queue(ctx: Any, message: dict[str, Any], recipients: list[str]) -> str:
+async def _queue(ctx: Any, message: dict[str, Any], recipients: list[str], send_at: dt.datetime | None) -> str:
     batch_id = uuid7()
+    when = {"run_at": send_at} if send_at is not None else {}
     async with ctx.unit_of_work() as uow:
         await uow.db.insert(batches, {"id": batch_id, "category": message["category"], "message": message,
-                                      "total": len(recipients), "created_at": now_utc()})
+                                      "total": len(recipients), "created_at": now_utc(), "send_at": send_at,
+                                      "subject": (message.get("subject") or "")[:998],
+                                      "created_by": ctx.principal.user_id})
         if message["category"] == "marketing":
             for recipient in recipients:
-                await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=[recipient])
+                await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=[recipient], **when)
         else:
-            await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=recipients)
+            await uow.enqueue(JOB, site_id=uow.site_id, batch_id=batch_id, to=recipients, **when)
     return batch_id
+
+
+async def _count(kernel: Any, site_id: str, batch_id: str, outcome: str, n: int) -> None:
+    """-- govern43: ``n`` recipients of the batch reached ``outcome`` (sent, failed, skipped)."""
+    column = batches.c[outcome]
+    async with kernel.db.begin() as conn:
+        await conn.execute(batches.update().where(batches.c.site_id == site_id, batches.c.id == batch_id)
+                           .values({outcome: column + n}))
 
 
 async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -> None:
@@ -226,11 +258,11 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
         if message["category"] == "marketing":
             # The recipient may have unsubscribed since the batch was queued.
             if await suppressions.suppressed_among(db, [addresses.bare(t) for t in to]):
-                return
+                return await _count(kernel, site_id, batch_id, "skipped", len(to))
     if message["category"] == "marketing":
         # ... or withdrawn marketing consent, or restricted processing.
         if await marketing_excluded(kernel, site_id, [addresses.bare(t) for t in to]):
-            return
+            return await _count(kernel, site_id, batch_id, "skipped", len(to))
     try:
         mailer = await smtp_site.mailer_for(kernel, site_id)
         await mailer.send(personal(message, kernel, site_id, to))
@@ -242,6 +274,39 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
         if exc.temporary:
             raise
         log.warning("site %s: batch %s refused for a recipient: %s", site_id, batch_id, exc)
+    else:
+        return await _count(kernel, site_id, batch_id, "sent", len(to))
+    await _count(kernel, site_id, batch_id, "failed", len(to))  # -- govern43: its outcome, counted
+
+
+def batch_record(row: Any) -> dict[str, Any]:
+    """-- govern43: a batch as ``GET /email/batches`` shows it (never its recipients or text)."""
+    done = row["sent"] + row["failed"] + row["skipped"]
+    send_at = row["send_at"]
+    if send_at is not None and send_at.tzinfo is None:  # SQLite hands back naive UTC
+        send_at = send_at.replace(tzinfo=dt.UTC)
+    status = "done" if done >= row["total"] else (
+        "scheduled" if send_at is not None and send_at > now_utc() and not done else "sending")
+    return {"id": row["id"], "category": row["category"], "subject": row["subject"], "total": row["total"],
+            "sent": row["sent"], "failed": row["failed"], "skipped": row["skipped"],
+            "pending": max(0, row["total"] - done), "status": status, "sendAt": iso(row["send_at"]),
+            "createdBy": row["created_by"], "createdAt": iso(row["created_at"])}
+
+
+async def list_batches(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    async with ctx.reader() as db:
+        total = await db.scalar(db.select(batches, func.count()))
+        rows = await db.all(db.select(batches).order_by(batches.c.created_at.desc(), batches.c.id.desc())
+                            .limit(limit).offset(offset))
+    return [batch_record(r) for r in rows], int(total or 0)
+
+
+async def get_batch(ctx: Any, batch_id: str) -> dict[str, Any]:
+    async with ctx.reader() as db:
+        row = await db.one(db.select(batches).where(batches.c.id == batch_id[:64]))
+    if row is None:
+        raise ApiError.not_found(f"No email batch '{batch_id[:64]}'")
+    return batch_record(row)
 
 
 async def prune_job(kernel: Any) -> None:

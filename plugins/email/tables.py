@@ -54,6 +54,14 @@ batches = Table(
     Column("message", json_type, nullable=False),
     Column("total", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # -- govern43 (email_0003): each recipient's outcome counted by its job, the time it was
+    # scheduled for (``sendAt``), its subject and who sent it (GET /email/batches)
+    Column("sent", Integer, nullable=False, server_default="0"),
+    Column("failed", Integer, nullable=False, server_default="0"),
+    Column("skipped", Integer, nullable=False, server_default="0"),
+    Column("send_at", DateTime(timezone=True), nullable=True),
+    Column("subject", String(998), nullable=True),
+    Column("created_by", String(36), nullable=True),
 )
 
 # A site's own SMTP server (docs/email.md, "Per-site SMTP"): one row per site, the password

@@ -12,6 +12,7 @@ from plugins.extensions.runtime import CHANGED, runtime
 name = "extensions"
 requires = ("files", "items", "settings")
 ADMIN = "instance-admin"
+SITE_ADMIN = "admin"  # -- govern43: within what the instance admin made available
 
 
 @hookimpl
@@ -100,7 +101,9 @@ def register_routes(kernel: Any) -> list[Route]:
                                      "content": {"multipart/form-data": {"schema": schemas.UPLOAD_BODY}}}
     ext = schemas.EXTENSION
     return [
-        Route("/extensions", routes.ExtensionsResource(), site="optional", auth=ADMIN,
+        # -- govern43: a site admin lists, reads, enables, disables and grants what the instance
+        # admin made available to the site (service._offered); the rest stays the instance admin's.
+        Route("/extensions", routes.ExtensionsResource(), site="optional", auth=SITE_ADMIN,
               openapi=ops(get=("Installed extensions (with their state in the site named)", None, [ext], 200))),
         Route("/extensions/upload", routes.UploadResource(), site="none", auth=ADMIN, own_body_cap=True,
               openapi=upload),
@@ -117,14 +120,17 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/extensions/publisher-keys", routes.KeysResource(), site="none", auth=ADMIN,
               openapi=ops(get=("Publisher keys: environment and stored", None, [schemas.KEY], 200),
                           post=("Store a publisher key or change its status", schemas.KEY_BODY, schemas.KEY, 201))),
-        Route("/extensions/{id}", routes.ExtensionResource(), site="optional", auth=ADMIN,
+        Route("/extensions/{id}", routes.ExtensionResource(), site="optional", auth=SITE_ADMIN,
               openapi=ops(get=("One installed extension", None, ext, 200),
                           delete=("Uninstall (disabled in every site, unloaded everywhere)", None, None, 204))),
-        Route("/extensions/{id}/enable", routes.EnableResource(), auth=ADMIN,
+        Route("/extensions/{id}/enable", routes.EnableResource(), auth=SITE_ADMIN,
               openapi=ops(post=("Enable in the site: verified, loaded in every worker", None, ext, 200))),
-        Route("/extensions/{id}/disable", routes.DisableResource(), auth=ADMIN,
+        Route("/extensions/{id}/disable", routes.DisableResource(), auth=SITE_ADMIN,
               openapi=ops(post=("Disable in the site: unloaded where no site uses it", None, ext, 200))),
-        Route("/extensions/{id}/capabilities", routes.CapabilitiesResource(), auth=ADMIN,
+        Route("/extensions/{id}/availability", routes.AvailabilityResource(), auth=ADMIN,
+              openapi=ops(put=("Offer the extension to the site (or withdraw it) with the most a site admin may "
+                               "grant", schemas.AVAILABILITY_BODY, ext, 200))),
+        Route("/extensions/{id}/capabilities", routes.CapabilitiesResource(), auth=SITE_ADMIN,
               openapi=ops(post=("Grant capabilities the manifest asks for (replaces the grants)",
                                 schemas.CAPABILITIES_BODY, ext, 200))),
     ]

@@ -55,6 +55,14 @@ class CapabilitiesResource:
         send_data(resp, await service.grant(ctx, id, await read_json(req)))
 
 
+class AvailabilityResource:
+    """-- govern43: ``PUT /extensions/{id}/availability``: what the instance admin offers the site."""
+
+    async def on_put(self, req: Any, resp: Any, id: str) -> None:
+        ctx = request_context(req)
+        send_data(resp, await service.set_availability(ctx, id, await read_json(req)))
+
+
 class UiManifestResource:
     async def on_get(self, req: Any, resp: Any) -> None:
         send_data(resp, await service.ui_manifest(request_context(req)))

@@ -13,7 +13,10 @@ EXTENSION = {
         "installedAt": {"type": "string", "format": "date-time"},
         "site": {"type": "object", "properties": {
             "enabled": {"type": "boolean"}, "grantedCapabilities": {"type": "array", "items": {"type": "string"}},
-            "failures": {"type": "integer"}, "disabledReason": {"type": ["string", "null"]}}},
+            "failures": {"type": "integer"}, "disabledReason": {"type": ["string", "null"]},
+            # -- govern43: what the instance admin offers the site
+            "available": {"type": "boolean"},
+            "maxCapabilities": {"type": "array", "items": {"type": "string"}}}},
     },
 }
 UPLOAD_BODY = {
@@ -24,6 +27,13 @@ UPLOAD_BODY = {
 CAPABILITIES_BODY = {
     "type": "object", "required": ["capabilities"], "additionalProperties": False,
     "properties": {"capabilities": {"type": "array", "items": {"type": "string"}}},
+}
+AVAILABILITY_BODY = {  # -- govern43
+    "type": "object", "required": ["available"], "additionalProperties": False,
+    "properties": {"available": {"type": "boolean"},
+                   "maxCapabilities": {"type": "array", "items": {"type": "string"},
+                                       "description": "The most a site admin may grant (each one the manifest "
+                                                      "asks for); kept when left out"}},
 }
 UI_ENTRY = {
     "type": "object",

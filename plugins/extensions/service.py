@@ -50,6 +50,9 @@ def record(row: Any, site: Any = None) -> dict[str, Any]:
             "grantedCapabilities": list(site["granted"]) if site else [],
             "failures": site["failures"] if site else 0,
             "disabledReason": site["disabled_reason"] if site else None,
+            # -- govern43: what the instance admin offers the site
+            "available": bool(site["available"]) if site else False,
+            "maxCapabilities": list(site["max_granted"] or []) if site else [],
         }
     return out
 
@@ -68,6 +71,12 @@ async def _site_row(conn: Any, site_id: str, ext_id: str) -> Any:
         extension_sites.c.site_id == site_id, extension_sites.c.extension_id == ext_id))).mappings().first()
 
 
+def _shown(ctx: Any, site: Any) -> bool:
+    """-- govern43: the instance admin sees every extension; a site admin those offered to the
+    site or running in it (enabled by the instance admin), nothing else."""
+    return ctx.principal.is_instance_admin or bool(site and (site["available"] or site["enabled"]))
+
+
 async def list_extensions(ctx: Any) -> list[dict[str, Any]]:
     async with ctx.kernel.db.connect() as conn:
         rows = (await conn.execute(select(extensions).order_by(extensions.c.name))).mappings().all()
@@ -75,14 +84,34 @@ async def list_extensions(ctx: Any) -> list[dict[str, Any]]:
         if ctx.site_id:
             found = await conn.execute(select(extension_sites).where(extension_sites.c.site_id == ctx.site_id))
             per_site = {r["extension_id"]: r for r in found.mappings()}
-    return [record(r, per_site.get(r["id"], {}) if ctx.site_id else None) for r in rows]
+    return [record(r, per_site.get(r["id"], {}) if ctx.site_id else None) for r in rows
+            if _shown(ctx, per_site.get(r["id"]))]
 
 
 async def get(ctx: Any, ext_id: str) -> dict[str, Any]:
     async with ctx.kernel.db.connect() as conn:
         row = await _row(conn, ext_id)
         site = await _site_row(conn, ctx.site_id, ext_id) if ctx.site_id else None
+    if not _shown(ctx, site):
+        raise not_found(ext_id)
     return record(row, (site or {}) if ctx.site_id else None)
+
+
+async def _offered(ctx: Any, ext_id: str) -> dict[str, Any] | None:
+    """-- govern43: what a site admin may change: the site's row of an extension the instance
+    admin made available to the site (404 when it is not shown to them, 403 when it runs there
+    but is not theirs to change). None for the instance admin, who is bound by nothing."""
+    if ctx.principal.is_instance_admin:
+        return None
+    async with ctx.kernel.db.connect() as conn:
+        await _row(conn, ext_id)
+        site = await _site_row(conn, ctx.site_id, ext_id)
+    if not _shown(ctx, site):
+        raise not_found(ext_id)
+    if not site["available"]:
+        raise ApiError.forbidden("The instance admin has not made this extension available in the site",
+                                 reason="not_available")
+    return dict(site)
 
 
 async def ui_manifest(ctx: Any) -> list[dict[str, Any]]:
@@ -224,11 +253,15 @@ async def _set_site(ctx: Any, ext_id: str, **values: Any) -> None:
         else:
             await conn.execute(update(extension_sites).where(
                 extension_sites.c.site_id == ctx.site_id, extension_sites.c.extension_id == ext_id).values(**values))
-        action = "extensions.enable" if values.get("enabled") else (
-            "extensions.disable" if "enabled" in values else "extensions.grant")
+        if "available" in values:  # -- govern43
+            action = "extensions.availability"
+            details = {"available": values["available"], "maxCapabilities": values["max_granted"]}
+        else:
+            action = "extensions.enable" if values.get("enabled") else (
+                "extensions.disable" if "enabled" in values else "extensions.grant")
+            details = {"capabilities": values["granted"]} if "granted" in values else None
         await audit(conn, action=action, site_id=ctx.site_id, principal=ctx.principal, target_type="extension",
-                    target_id=ext_id, request_id=ctx.request_id,
-                    details={"capabilities": values["granted"]} if "granted" in values else None)
+                    target_id=ext_id, request_id=ctx.request_id, details=details)
 
 
 async def _apply(ctx: Any, ext_id: str) -> dict[str, Any]:
@@ -239,6 +272,7 @@ async def _apply(ctx: Any, ext_id: str) -> dict[str, Any]:
 
 async def enable(ctx: Any, ext_id: str) -> dict[str, Any]:
     """Verify again, load in this worker (a load error is answered, nothing enabled), enable."""
+    await _offered(ctx, ext_id)  # -- govern43
     kernel = ctx.kernel
     async with kernel.db.connect() as conn:
         row = await _row(conn, ext_id)
@@ -262,6 +296,7 @@ async def enable(ctx: Any, ext_id: str) -> dict[str, Any]:
 
 
 async def disable(ctx: Any, ext_id: str) -> dict[str, Any]:
+    await _offered(ctx, ext_id)  # -- govern43
     await _set_site(ctx, ext_id, enabled=False, disabled_reason=None)
     return await _apply(ctx, ext_id)
 
@@ -269,7 +304,22 @@ async def disable(ctx: Any, ext_id: str) -> dict[str, Any]:
 async def grant(ctx: Any, ext_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """Replace the site's grants with ``capabilities`` (each one the manifest asked for)."""
     reject_unknown(body, {"capabilities"})
-    caps = body_field(body, "capabilities", list)
+    offered = await _offered(ctx, ext_id)  # -- govern43
+    caps = await _requested(ctx, ext_id, body, "capabilities")
+    if offered is not None:
+        most = set(offered["max_granted"] or ())
+        for i, cap in enumerate(caps):
+            if cap not in most:
+                raise ApiError(403, "PERMISSION_DENIED", f"'{cap}' is beyond what the instance admin allows "
+                               "this extension in the site", path=["capabilities", str(i)],
+                               extensions={"reason": "beyond_maximum", "capability": cap})
+    await _set_site(ctx, ext_id, granted=sorted(set(caps)))
+    return await _apply(ctx, ext_id)
+
+
+async def _requested(ctx: Any, ext_id: str, body: dict[str, Any], field: str) -> list[str]:
+    """``body[field]``: capabilities, each one the extension's manifest asks for."""
+    caps = body_field(body, field, list)
     async with ctx.kernel.db.connect() as conn:
         row = await _row(conn, ext_id)
     requested = set(row["manifest"].get("capabilities") or ())
@@ -277,16 +327,37 @@ async def grant(ctx: Any, ext_id: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             check_capability(cap)
         except ValueError as exc:
-            raise ApiError.validation(str(exc), path=["capabilities", str(i)]) from None
+            raise ApiError.validation(str(exc), path=[field, str(i)]) from None
         if cap not in requested:
             raise ApiError(400, "CAPABILITY_NOT_REQUESTED",
                            f"'{cap}' is not a capability extension '{row['name']}' asks for",
-                           path=["capabilities", str(i)])
-    await _set_site(ctx, ext_id, granted=sorted(set(caps)))
+                           path=[field, str(i)])
+    return caps
+
+
+async def set_availability(ctx: Any, ext_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """-- govern43: the instance admin offers the extension to the site (or withdraws it) with the
+    most a site admin may grant. Withdrawing disables it there; a lower maximum drops the grants
+    beyond it."""
+    reject_unknown(body, {"available", "maxCapabilities"})
+    available = body_field(body, "available", bool)
+    most = sorted(set(await _requested(ctx, ext_id, body, "maxCapabilities"))) if "maxCapabilities" in body else None
+    async with ctx.kernel.db.connect() as conn:
+        current = await _site_row(conn, ctx.site_id, ext_id)
+    if most is None:
+        most = list((current["max_granted"] if current else None) or [])
+    values: dict[str, Any] = {"available": available, "max_granted": most}
+    if current is not None and current["enabled"] and not available:
+        values.update(enabled=False, disabled_reason="no longer available in this site")
+    if current is not None and not set(current["granted"] or ()) <= set(most):
+        values["granted"] = sorted(set(current["granted"] or ()) & set(most))
+    await _set_site(ctx, ext_id, **values)
     return await _apply(ctx, ext_id)
 
 
 async def uninstall(ctx: Any, ext_id: str) -> None:
+    if not ctx.principal.is_instance_admin:  # -- govern43: the route admits site admins for GET
+        raise ApiError.forbidden("Uninstalling needs the instance admin")
     async with ctx.kernel.db.begin() as conn:
         row = await _row(conn, ext_id)
         await conn.execute(delete(extension_sites).where(extension_sites.c.extension_id == ext_id))

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from kernel.db.meta import json_type, metadata, site_column
@@ -46,7 +47,8 @@ extensions = Table(
     Column("installed_by", String(36), nullable=True),
 )
 
-# Per site: enabled or not, the granted capabilities, the failures counted since enabling.
+# Per site: enabled or not, the granted capabilities, the failures counted since enabling, and
+# what the instance admin made available to it.
 extension_sites = Table(
     "svc_extension_sites",
     metadata,
@@ -57,6 +59,10 @@ extension_sites = Table(
     Column("failures", Integer, nullable=False),
     Column("disabled_reason", Text, nullable=True),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # What the instance admin offers the site (extensions_0002): a site admin enables it only
+    # when available, and grants at most ``max_granted`` (null: nothing).
+    Column("available", Boolean, nullable=False, server_default=false()),
+    Column("max_granted", json_type, nullable=True),
     PrimaryKeyConstraint("site_id", "extension_id", name="pk_svc_extension_sites"),
     Index("ix_svc_extension_sites_extension", "extension_id"),
 )

@@ -117,6 +117,9 @@ async def rewrap(ctx: Any, body: Any) -> dict[str, Any]:
         st = await store.site_state(uow.db)
         active = store.active_key(ctx.kernel, st)
         counts = await _rewrap_counts(uow.db, active, secrets)
+    # -- govern43: the rewrap in GET /work, whoever drains it (its count: keys rewrapped so far)
+    await ctx.kernel.work.resume(ctx.site_id, "rewrap", "Key rewrap", ctx.principal, add=done,
+                                 finished=counts["remaining"] == 0)
     return {"activeKeyId": active, "rewrapped": done, **counts, "done": counts["remaining"] == 0}
 
 
@@ -191,7 +194,11 @@ async def migrate(ctx: Any, body: Any) -> dict[str, Any]:
     async with ctx.unit_of_work() as uow:
         await migrate_batch(ctx.kernel, uow.db, limit)
         st = await store.site_state(uow.db)
-    return _progress(st, ctx.kernel)
+    progress = _progress(st, ctx.kernel)
+    # -- govern43: the migration in GET /work, whoever drains it
+    await ctx.kernel.work.resume(ctx.site_id, "migration", "Envelope migration", ctx.principal,
+                                 done=progress["migration"]["migrated"], finished=progress["done"])
+    return progress
 
 
 async def migrate_batch(kernel: Any, db: SiteDB, limit: int) -> int:

@@ -105,10 +105,17 @@ class ReleasePublisher:
             raise ApiError(409, "ALREADY_PUBLISHED", "The release is already published")
         if not entries:
             raise ApiError(422, "EMPTY_RELEASE", "The release has no items to publish")
-        if row["atomicity_mode"] == "all_or_nothing":
-            outcomes, status = await self._all_or_nothing(entries)
-        else:
-            outcomes, status = await self._best_effort(entries)
+        # -- govern43: followed by every admin of the site in GET /work while it runs
+        async with self.kernel.work.tracked(self.site_id, "publish", row["name"], self.principal,
+                                            target=("release", self.release_id), total=len(entries)) as work:
+            if row["atomicity_mode"] == "all_or_nothing":
+                outcomes, status = await self._all_or_nothing(entries)
+            else:
+                outcomes, status = await self._best_effort(entries, work)
+            await work.step(len(entries))
+            failed = sum(o.outcome != "published" for o in outcomes)
+            if failed:
+                work.error = f"{status}: {failed} of {len(outcomes)} items not published"
         async with self._uow() as uow:
             release = await full_record(uow.db, self.release_id)
         return {"release": release, "status": status, "outcomes": [o.record() for o in outcomes]}
@@ -158,9 +165,11 @@ class ReleasePublisher:
             await self._finish(uow, outcomes, "failed")
         return outcomes, "failed"
 
-    async def _best_effort(self, entries: list[Any]) -> tuple[list[Outcome], str]:
+    async def _best_effort(self, entries: list[Any], work: Any) -> tuple[list[Outcome], str]:
         outcomes = []
-        for entry in entries:
+        for n, entry in enumerate(entries):
+            if n:
+                await work.step(n)  # after the previous entry's transaction (SQLite has one writer)
             try:
                 async with self._uow() as uow:
                     before = await self._apply(entry, uow)

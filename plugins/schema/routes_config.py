@@ -55,6 +55,8 @@ class ConfigImportResource:
                                          conn=db.conn, request_id=ctx.request_id)
                 data = await manifest_apply.dry_run(self.kernel, db, event_ctx, parsed, mode, providers)
         else:
-            async with ctx.unit_of_work() as uow:
-                data = await manifest_apply.apply_manifest(uow, parsed, mode, providers, allow_destructive=allow)
+            # -- govern43: the apply in GET /work (a refusal ends it failed with the API's message)
+            async with self.kernel.work.tracked(ctx.site_id, "import", "Config import", ctx.principal):
+                async with ctx.unit_of_work() as uow:
+                    data = await manifest_apply.apply_manifest(uow, parsed, mode, providers, allow_destructive=allow)
         send_data(resp, data)

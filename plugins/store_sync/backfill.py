@@ -124,12 +124,16 @@ async def backfill(ctx: Any, pipeline_id: str, body: Any) -> dict[str, Any]:
         await reader(kernel, row)
     except RoleGone as exc:
         raise ApiError.conflict(f"The backfill cannot run: {exc}") from None
-    held = await _hold(kernel, row)
-    try:
-        await _run_backfill(kernel, row, held, progress)
-    finally:
-        await checkpoints.ack(kernel.db, held, held.cursor, 0.0, release=True)
-        await kernel.events.dispatch_now(site_id, pl.checkpoint_name(pipeline_id))
+    # -- govern43: followed by every admin of the site in GET /work while it runs
+    async with kernel.work.tracked(site_id, "backfill", row["name"], ctx.principal,
+                                   target=("store_sync_pipeline", pipeline_id)) as work:
+        held = await _hold(kernel, row)
+        try:
+            await _run_backfill(kernel, row, held, progress)
+        finally:
+            await checkpoints.ack(kernel.db, held, held.cursor, 0.0, release=True)
+            await kernel.events.dispatch_now(site_id, pl.checkpoint_name(pipeline_id))
+        await work.step(progress.scanned)
     resume = (None, None) if progress.done else progress.position
     await record_attempt(kernel, row, kind="backfill", attempt=1, pushed=progress.pushed, failed=progress.failed,
                          skipped=0, started=started, error=progress.error)

@@ -8,6 +8,11 @@
 //                                      template to one address (POST /email/send)
 //   #/s/<site>/email/l/<id>            a layout: its name and html shell ({{content}})
 //   #/s/<site>/email/suppressions      the suppression list: search, add, remove, pages
+//   -- govern43: on #/s/<site>/email, the site's own SMTP server (GET, PUT, DELETE /email/smtp):
+//   the password write-only (shown as set or not set), the test send going through it once saved;
+//   and marketing sends: a template to a list of addresses, now or at a time (POST /email/send with
+//   category marketing and sendAt), with each queued batch's progress and outcome (GET /email/batches),
+//   read again every two seconds while one is under way and the screen is open
 // The preview is the server's rendering (escaped, placed in its layout, sanitised by nh3) shown in
 // a sandboxed iframe that runs no script (sandbox without allow-scripts). Its inline styles are
 // applied through the CSSOM: the frame shares the studio's CSP, which refuses style attributes.
@@ -112,15 +117,108 @@ function sendTo(label, hint, button, send) {
   } }, labelled(t("email.testTo"), to, hint), h("button", { type: "submit" }, button), status);
 }
 
+/** -- govern43: the site's own SMTP server. `redraw()` draws the email screen again (the way out changed). */
+function smtpSection(site, current, redraw) {
+  const v = current || {};
+  const host = h("input", { type: "text", maxlength: "253", value: v.host || "", autocomplete: "off", required: true });
+  const port = h("input", { type: "number", min: "1", max: "65535", value: v.port ? String(v.port) : "" });
+  const tls = h("select", {}, ["starttls", "tls", "none"].map((x) => h("option", { value: x, selected: (v.tls || "starttls") === x }, t(`email.smtp.tls.${x}`))));
+  const username = h("input", { type: "text", maxlength: "320", value: v.username || "", autocomplete: "off" });
+  const password = h("input", { type: "password", autocomplete: "new-password" });
+  const from = h("input", { type: "text", maxlength: "320", value: v.from || "" });
+  const status = h("div", { role: "status" });
+  const form = h("form", { "aria-label": t("email.smtp.heading"), onsubmit: async (event) => {
+    event.preventDefault();
+    const body = { host: host.value.trim(), tls: tls.value };
+    if (port.value) body.port = Number(port.value);
+    if (username.value.trim()) body.username = username.value.trim();
+    if (password.value) body.password = password.value; // left empty: the stored one is kept (same host and user)
+    if (from.value.trim()) body.from = from.value.trim();
+    replace(status, t("email.smtp.saving"));
+    try {
+      await data("PUT", "/email/smtp", { site, body });
+      await redraw(t("email.smtp.saved"));
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } },
+  labelled(t("email.smtp.host"), host), labelled(t("email.smtp.port"), port, t("email.smtp.portHint")),
+  labelled(t("email.smtp.tls"), tls), labelled(t("email.smtp.username"), username),
+  labelled(t("email.smtp.password"), password, t(v.hasPassword ? "email.smtp.passwordSet" : "email.smtp.passwordNotSet")),
+  labelled(t("email.smtp.from"), from, t("email.smtp.fromHint")),
+  h("button", { type: "submit" }, t("email.save")),
+  current ? h("button", { type: "button", class: "quiet", onclick: async () => {
+    try {
+      await call("DELETE", "/email/smtp", { site });
+      await redraw(t("email.smtp.removed"));
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } }, t("email.smtp.remove")) : null, status);
+  const facts = h("p", {}, current ? t("email.smtp.current", { host: v.host, port: v.port, password: t(v.hasPassword ? "email.smtp.set" : "email.smtp.notSet") })
+    : t("email.smtp.none"));
+  return section(t("email.smtp.heading"), h("p", { class: "muted" }, t("email.smtp.hint")), facts, form);
+}
+
+const FOLLOW_BATCHES_MS = 2000; // -- govern43
+
+/** -- govern43: marketing sends: a form, and the batches with their progress. */
+function marketingSection(site, templates, batches) {
+  const list = h("div");
+  const when = (iso) => (iso ? new Date(iso).toLocaleString(document.documentElement.lang) : "");
+  const draw = (rows) => replace(list, rows.length ? h("table", { class: "files-table" }, h("caption", {}, t("email.batches.caption")),
+    h("thead", {}, h("tr", {}, [t("email.subject"), t("email.batches.status"), t("email.batches.progress"), t("email.batches.sendAt")].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows.map((b) => {
+      const done = b.total - b.pending;
+      return h("tr", {}, h("th", { scope: "row" }, b.subject || b.id),
+        h("td", {}, t(`email.batches.${b.status}`)),
+        h("td", {}, h("progress", { max: String(b.total || 1), value: String(done), "aria-label": t("email.batches.progressOf", { subject: b.subject || b.id }) }), " ",
+          t("email.batches.counts", { sent: b.sent, skipped: b.skipped, failed: b.failed, pending: b.pending, total: b.total })),
+        h("td", {}, b.sendAt ? when(b.sendAt) : t("email.batches.now")));
+    }))) : h("p", {}, t("email.batches.none")));
+  draw(batches);
+  const follow = async () => {
+    if (!list.isConnected) return;
+    const rows = await data("GET", "/email/batches", { site, params: { limit: 20 } });
+    draw(rows);
+    if (rows.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+  };
+  if (batches.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+
+  const template = h("select", { required: true }, templates.map((tp) => h("option", { value: tp.key }, tp.name)));
+  const recipients = h("textarea", { rows: "4", required: true, spellcheck: "false" });
+  const at = h("input", { type: "datetime-local" });
+  const status = h("div", { role: "status" });
+  const form = h("form", { "aria-label": t("email.batches.new"), onsubmit: async (event) => {
+    event.preventDefault();
+    const to = recipients.value.split(/[\n,;]+/).map((x) => x.trim()).filter(Boolean);
+    const body = { to, templateKey: template.value, category: "marketing" };
+    if (at.value) body.sendAt = new Date(at.value).toISOString(); // the browser's time zone
+    try {
+      const sent = await data("POST", "/email/send", { site, body });
+      replace(status, t(sent.batchId ? "email.batches.queued" : "email.batches.sentNow", sent));
+      form.reset();
+      await follow();
+    } catch (err) {
+      replace(status, h("span", { class: "error" }, said(err)));
+    }
+  } },
+  labelled(t("email.batches.template"), template), labelled(t("email.batches.to"), recipients, t("email.batches.toHint")),
+  labelled(t("email.batches.at"), at, t("email.batches.atHint")), h("button", { type: "submit" }, t("email.batches.send")), status);
+  return section(t("email.batches.heading"), h("p", { class: "muted" }, t("email.batches.hint")),
+    templates.length ? form : h("p", {}, t("email.batches.needTemplate")), list);
+}
+
 function head(site, title) {
   return [h("p", {}, h("a", { href: siteHash(site, "email") }, t("email.back"))), h("h1", {}, title)];
 }
 
-export async function renderEmail(shell) {
+export async function renderEmail(shell, note = "") {
   const site = shell.site;
   document.title = `${t("email.heading")} · ${shell.title}`;
-  const [caps, templates, layouts] = await Promise.all([
-    data("GET", "/email/capabilities", { site }), data("GET", "/email/templates", { site }), data("GET", "/email/layouts", { site })]);
+  const [caps, templates, layouts, smtp, batches] = await Promise.all([
+    data("GET", "/email/capabilities", { site }), data("GET", "/email/templates", { site }), data("GET", "/email/layouts", { site }),
+    data("GET", "/email/smtp", { site }), data("GET", "/email/batches", { site, params: { limit: 20 } })]); // -- govern43
   const facts = h("dl", { class: "release-facts" },
     h("dt", {}, t("email.sending")), h("dd", {}, caps.configured ? t(caps.siteSmtp ? "email.siteSmtp" : "email.serverSmtp") : t("email.notConfigured")),
     caps.defaultFrom ? [h("dt", {}, t("email.from")), h("dd", {}, caps.defaultFrom)] : null,
@@ -177,7 +275,10 @@ export async function renderEmail(shell) {
 
   replace(shell.main, h("h1", {}, t("email.heading")),
     h("p", {}, h("a", { href: siteHash(site, "email", "suppressions") }, t("email.suppressions"))),
+    note ? h("p", { role: "status" }, note) : null, // -- govern43: what the SMTP form just did
     section(t("email.delivery"), facts, testForm),
+    smtpSection(site, smtp, (said) => renderEmail(shell, said)), // -- govern43
+    marketingSection(site, templates, batches), // -- govern43
     section(t("email.templates"), templateTable, h("details", {}, h("summary", {}, t("email.newTemplate")), newTemplate)),
     section(t("email.layouts"), layoutTable, h("details", {}, h("summary", {}, t("email.newLayout")), newLayout)));
 }

@@ -5,7 +5,9 @@
 //   #/s/<site>/extensions/<id>   one extension: the capabilities it asks for, shown and confirmed
 //                                before they are granted in this site and it is enabled; disable,
 //                                change the grants, uninstall
-// The API decides who may do this (the instance admin: a site admin cannot turn on uploaded code).
+// The API decides who may do this: the instance admin uploads, offers an extension to the site with
+// the most it may be granted, and uninstalls; a site admin (-- govern43) sees what was offered to
+// the site (or runs there) and enables, disables and grants it within that maximum.
 // UI panels that extensions declare load in ext_panel.js.
 
 import { ApiError, callRaw, data } from "./api.js";
@@ -60,6 +62,7 @@ function siteState(ext) {
 
 export async function renderExtensions(shell) {
   const site = shell.site;
+  const instance = shell.ctx.instanceAdmin; // -- govern43: the upload is the instance admin's
   document.title = `${t("ext.heading")} · ${shell.title}`;
   const list = h("div");
   const drawList = async () => {
@@ -71,7 +74,7 @@ export async function renderExtensions(shell) {
         h("th", { scope: "row" }, h("a", { href: siteHash(site, "extensions", e.id) }, e.name)),
         h("td", {}, e.version), h("td", {}, e.publisher), h("td", {}, t(`ext.sig.${e.signature.state}`)),
         h("td", {}, e.status === "blocked" ? t("ext.status.blocked") : siteState(e))))))
-      : h("p", {}, t("ext.none")));
+      : h("p", {}, t(instance ? "ext.none" : "ext.noneOffered")));
   };
   await drawList();
 
@@ -103,8 +106,8 @@ export async function renderExtensions(shell) {
     }
   } }, labelled(t("ext.bundle"), bundle, t("ext.bundleHint")), labelled(t("ext.signatureFile"), signature, t("ext.signatureHint")),
   h("p", {}, upgrade, " ", h("label", { for: upgrade.id }, t("ext.replace"))), submit);
-  replace(shell.main, h("h1", {}, t("ext.heading")), h("p", { class: "muted" }, t("ext.intro", { site })), list,
-    section(t("ext.uploadHeading"), form, result));
+  replace(shell.main, h("h1", {}, t("ext.heading")), h("p", { class: "muted" }, t(instance ? "ext.intro" : "ext.introSiteAdmin", { site })), list,
+    instance ? section(t("ext.uploadHeading"), form, result) : null);
 }
 
 /** `onChanged()`: an enable, disable, grant or uninstall happened (the navigator's panels change). */
@@ -131,7 +134,10 @@ export async function renderExtension(shell, id, { onChanged = () => {} } = {}) 
   const draw = () => {
     document.title = `${ext.name} · ${t("ext.heading")} · ${shell.title}`;
     const state = ext.site || { enabled: false, grantedCapabilities: [] };
-    const requested = ext.requestedCapabilities || [];
+    const instance = shell.ctx.instanceAdmin; // -- govern43: a site admin grants within the maximum
+    const asked = ext.requestedCapabilities || [];
+    const requested = instance ? asked : asked.filter((c) => (state.maxCapabilities || []).includes(c));
+    const beyond = asked.filter((c) => !requested.includes(c));
     const fresh = !state.enabled && !state.grantedCapabilities.length;
     const boxes = requested.map((cap) => {
       const box = h("input", { type: "checkbox", id: uid("ext-cap"), value: cap, checked: fresh || state.grantedCapabilities.includes(cap) });
@@ -156,6 +162,7 @@ export async function renderExtension(shell, id, { onChanged = () => {} } = {}) 
     };
     const grants = h("form", { "aria-label": t("ext.grantsHeading", { site }), onsubmit: (event) => { event.preventDefault(); confirm(!state.enabled); } },
       h("fieldset", {}, h("legend", {}, t("ext.grantsLegend", { site })), requested.length ? h("ul", { class: "ext-caps" }, boxes.map((b) => b.row)) : h("p", {}, t("ext.noCapabilities"))),
+      beyond.length ? [h("p", {}, t("ext.beyondMaximum")), capabilityList(beyond, t("ext.beyondMaximum"))] : null,
       ext.status === "blocked" ? null : h("button", { type: "submit" }, state.enabled ? t("ext.reviewGrants") : t("ext.reviewEnable")),
       state.enabled ? h("button", { type: "button", class: "quiet", onclick: () =>
         act(() => data("POST", `${path}/disable`, { site }), t("ext.nowDisabled", { name: ext.name, site })) }, t("ext.disable")) : null);
@@ -171,13 +178,37 @@ export async function renderExtension(shell, id, { onChanged = () => {} } = {}) 
         replace(alert, refusal(err, t("ext.refusedAction")));
       }
     } }, t("ext.uninstall"));
+    // -- govern43: a site admin changes only what the instance admin made available to the site
+    const mine = instance || state.available;
     replace(body, section(t("ext.verification"), ...facts(ext)),
       section(t("ext.inSiteHeading", { site }), h("p", {}, siteState(ext)),
-        state.failures ? h("p", {}, t("ext.failures", { count: state.failures })) : null, grants),
-      section(t("ext.instance"), h("p", { class: "muted" }, t("ext.uninstallHint")), h("p", {}, uninstall)));
+        state.failures ? h("p", {}, t("ext.failures", { count: state.failures })) : null,
+        mine ? grants : h("p", {}, t("ext.notOffered"))),
+      instance ? availability(ext, state, site, path, act) : null,
+      instance ? section(t("ext.instance"), h("p", { class: "muted" }, t("ext.uninstallHint")), h("p", {}, uninstall)) : null);
   };
   draw();
   replace(shell.main, h("p", {}, h("a", { href: siteHash(site, "extensions") }, t("ext.back"))),
     h("h1", {}, ext.name), flash, alert, body);
+}
+
+/** -- govern43: the instance admin's offer of the extension to this site: available to its site
+ * admins or not, and the most they may grant (each capability the manifest asks for). */
+function availability(ext, state, site, path, act) {
+  const offered = h("input", { type: "checkbox", id: uid("ext-offer"), checked: Boolean(state.available) });
+  const boxes = (ext.requestedCapabilities || []).map((cap) => {
+    const box = h("input", { type: "checkbox", id: uid("ext-max"), value: cap, checked: (state.maxCapabilities || []).includes(cap) });
+    return h("li", {}, box, " ", h("label", { for: box.id }, h("code", {}, cap), " ", capabilityText(cap)));
+  });
+  const form = h("form", { "aria-label": t("ext.offerHeading", { site }), onsubmit: (event) => {
+    event.preventDefault();
+    const most = [...form.querySelectorAll("fieldset input:checked")].map((b) => b.value);
+    act(() => data("PUT", `${path}/availability`, { site, body: { available: offered.checked, maxCapabilities: most } }),
+      t(offered.checked ? "ext.offerSaved" : "ext.offerWithdrawn", { name: ext.name, site }));
+  } },
+  h("p", {}, offered, " ", h("label", { for: offered.id }, t("ext.offerToggle", { site }))),
+  h("fieldset", {}, h("legend", {}, t("ext.offerLegend")), boxes.length ? h("ul", { class: "ext-caps" }, boxes) : h("p", {}, t("ext.noCapabilities"))),
+  h("button", { type: "submit" }, t("ext.offerSave")));
+  return section(t("ext.offerHeading", { site }), h("p", { class: "muted" }, t("ext.offerHint")), form);
 }
 // -- end ext_ui

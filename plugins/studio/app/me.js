@@ -8,6 +8,7 @@
 import { ApiError, adopt, call, callRaw, data, session } from "./api.js";
 import { h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
+import { optional } from "./site.js"; // -- govern43
 import { setAppearance } from "./theme.js";
 
 export const LANGUAGES = [["en", "English"], ["de", "Deutsch"]];
@@ -217,6 +218,34 @@ function consents(site) {
   return { el: section(t("me.consents"), body, status), load };
 }
 
+/** -- govern43: restriction of processing (GDPR art. 18), the user's own: GET, PUT /me/restriction.
+ * Null when the privacy plugin is off (404). */
+async function restriction(site) {
+  const current = await optional(data("GET", "/me/restriction", { site }), null);
+  if (!current) return null;
+  const status = h("p", { role: "status" });
+  const box = h("input", { type: "checkbox", id: uid("restrict"), checked: current.restricted });
+  const reason = h("textarea", { id: uid("restrict-reason"), rows: "2", maxlength: "500" });
+  reason.value = current.reason || "";
+  const state = h("p", {}, t(current.restricted ? "me.restricted" : "me.notRestricted"));
+  const form = h("form", { "aria-label": t("me.restriction"), onsubmit: async (event) => {
+    event.preventDefault();
+    const body = { restricted: box.checked };
+    if (box.checked && reason.value.trim()) body.reason = reason.value.trim();
+    try {
+      const saved = await data("PUT", "/me/restriction", { site, body });
+      replace(state, t(saved.restricted ? "me.restricted" : "me.notRestricted"));
+      replace(status, t(saved.restricted ? "me.restrictionSet" : "me.restrictionLifted"));
+    } catch (err) {
+      replace(status, t("error.generic", { message: err.message }));
+    }
+  } },
+  h("div", { class: "me-check" }, box, h("label", { for: box.id }, t("me.restrictBox"))),
+  h("div", { class: "me-field" }, h("label", { for: reason.id }, t("me.restrictReason")), reason),
+  h("button", { type: "submit" }, t("me.restrictSave")), status);
+  return section(t("me.restriction"), h("p", { class: "muted" }, t("me.restrictionHint")), state, form);
+}
+
 function dataExport(site) {
   const status = h("p", { role: "status" });
   const button = h("button", { type: "button", onclick: async () => {
@@ -247,9 +276,10 @@ export async function renderMe(shell, { onLanguage }) {
   const s = sessions();
   const k = apiKeys(site);
   const c = consents(site);
+  const restricted = await restriction(site); // -- govern43
   document.title = `${t("me.heading")} · ${t("app.title")}`;
   replace(shell.main, h("h1", {}, t("me.heading")),
     profile(user), password(() => s.load()), s.el, k.el,
-    preferences(prefs, meta, onLanguage), c.el, dataExport(site));
+    preferences(prefs, meta, onLanguage), c.el, restricted, dataExport(site));
   await Promise.all([s.load(), k.load(), c.load()]);
 }

@@ -6,11 +6,13 @@
 //   #/s/<site>/privacy/keys      the site's keys, rotation and the rewrap of data keys, envelope mode
 //                                and its migration, each batch by batch with its progress
 //   #/s/<site>/privacy/log       the field-access log (who read which sensitive field of which item)
+//   #/s/<site>/privacy/retention -- govern43: each retention target's horizon in the site, the
+//                                site's overrides (the setting `retention`), a prune now with its counts
 // A rewrap or migration runs in batches while its page is open; the server keeps where it is, so
 // a page left and opened again shows the progress so far and carries on from there (RUNNING).
 
 import { call, data, session } from "./api.js";
-import { h, replace, uid } from "./dom.js";
+import { ask, h, replace, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { pagedHash, pager } from "./email.js";
 import { keepFocus, labelled, said, section } from "./releases.js";
@@ -29,6 +31,7 @@ function tabs(shell, current) {
   const site = shell.site;
   const all = [];
   if (shell.ctx.privacy) all.push(["", t("privacy.erasureTab")]);
+  if (shell.ctx.privacy) all.push(["retention", t("privacy.retentionTab")]); // -- govern43
   if (shell.ctx.regulated) all.push(["export", t("privacy.exportTab")], ["keys", t("privacy.keysTab")], ["log", t("privacy.logTab")]);
   return h("nav", { "aria-label": t("privacy.tabs") }, h("ul", { class: "privacy-tabs" }, all.map(([tab, label]) =>
     h("li", {}, h("a", { href: tab ? siteHash(site, "privacy", tab) : siteHash(site, "privacy"), "aria-current": tab === current ? "page" : null }, label)))));
@@ -36,7 +39,8 @@ function tabs(shell, current) {
 
 export async function renderPrivacy(shell, tab, query) {
   const screens = { "": shell.ctx.privacy && erasures, export: shell.ctx.regulated && sarExport,
-    keys: shell.ctx.regulated && keys, log: shell.ctx.regulated && accessLog };
+    keys: shell.ctx.regulated && keys, log: shell.ctx.regulated && accessLog,
+    retention: shell.ctx.privacy && retention }; // -- govern43
   const screen = screens[tab] || (tab === "" && keys);
   if (!screen) return go(siteHash(shell.site, "privacy"));
   document.title = `${t("privacy.heading")} · ${shell.title}`;
@@ -299,6 +303,57 @@ async function keys(shell) {
   return [flash, alert,
     section(t("privacy.keys"), keyTable, rotateForm, h("p", {}, rewrapButton), rewrapBox),
     section(t("privacy.envelopeHeading"), h("p", { class: "muted" }, t("privacy.envelopeHint")), envBox, envForm)];
+}
+
+// ------------------------------------------------------------------ retention (-- govern43)
+
+async function retention(shell) {
+  const site = shell.site;
+  const status = h("div", { role: "status" });
+  const result = h("div");
+  const body = h("div");
+  const draw = async () => {
+    const rows = await data("GET", "/retention", { site });
+    const inputs = rows.map((r) => ({ r, input: h("input", { type: "number", min: "1", max: "36500", required: true, value: String(r.days),
+      "aria-label": t("privacy.retentionDaysOf", { target: r.target }) }) }));
+    const form = h("form", { "aria-label": t("privacy.retentionForm"), onsubmit: async (event) => {
+      event.preventDefault();
+      // Only the horizons that differ from their default are the site's own.
+      const value = Object.fromEntries(inputs.filter(({ r, input }) => Number(input.value) !== r.default)
+        .map(({ r, input }) => [r.target, Number(input.value)]));
+      try {
+        await data("PUT", "/settings/retention", { site, body: { value } });
+        await draw();
+        replace(status, t("privacy.retentionSaved"));
+      } catch (err) {
+        replace(status, h("span", { class: "error" }, said(err)));
+      }
+    } },
+    h("table", { class: "files-table" }, h("caption", {}, t("privacy.retentionCaption", { site })),
+      h("thead", {}, h("tr", {}, [t("privacy.retentionTarget"), t("privacy.retentionDays"), t("privacy.retentionDefault"),
+        t("privacy.retentionSource"), t("privacy.retentionBefore"), t("privacy.retentionWhat")].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, inputs.map(({ r, input }) => h("tr", {}, h("th", { scope: "row" }, h("code", {}, r.target)), h("td", {}, input),
+        h("td", {}, String(r.default)), h("td", {}, t(`privacy.retentionFrom.${r.source}`)), h("td", {}, when(r.before)), h("td", {}, r.description || ""))))),
+    h("button", { type: "submit" }, t("privacy.retentionSave")));
+    replace(body, form);
+  };
+  const run = h("button", { type: "button", onclick: async () => {
+    const yes = await ask({ title: t("privacy.retentionRunConfirm", { site }), body: h("p", {}, t("privacy.retentionRunHint")),
+      choices: [[t("privacy.retentionRun"), true], [t("ext.cancel"), false, { class: "quiet" }]] });
+    if (!yes) return;
+    replace(result, h("p", { role: "status" }, t("privacy.retentionRunning")));
+    try {
+      const ran = await data("POST", "/retention/run", { site });
+      replace(result, h("p", { role: "status" }, t("privacy.retentionRan", { total: ran.total, at: when(ran.ranAt) })),
+        h("table", { class: "files-table" }, h("caption", {}, t("privacy.retentionDeleted")),
+          h("tbody", {}, Object.entries(ran.deleted).map(([target, n]) => h("tr", {}, h("th", { scope: "row" }, h("code", {}, target)), h("td", {}, String(n)))))));
+    } catch (err) {
+      replace(result, h("p", { role: "alert" }, said(err)));
+    }
+  } }, t("privacy.retentionRun"));
+  await draw();
+  return [section(t("privacy.retentionHeading"), h("p", { class: "muted" }, t("privacy.retentionHint")), body, status),
+    section(t("privacy.retentionRunHeading"), h("p", { class: "muted" }, t("privacy.retentionRunHint")), h("p", {}, run), result)];
 }
 
 // ------------------------------------------------------------------ the field-access log

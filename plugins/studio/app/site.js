@@ -61,7 +61,9 @@ export async function loadSite(site) {
     probe("/ai/skills"), admin("/agent/kill-switch")]);
   ctx.extensions = ui !== null;
   ctx.extPanels = (ui || []).filter((e) => e.src);
-  ctx.extensionsAdmin = ctx.extensions && !session.bound && session.realm !== "frontend";
+  // -- govern43: site admins manage what the instance admin made available to their site
+  ctx.instanceAdmin = !session.bound && session.realm !== "frontend";
+  ctx.extensionsAdmin = ctx.extensions && (ctx.instanceAdmin || Boolean(permissions.admin));
   ctx.collections = collections.filter((c) => ctx.may(c.name, "read"));
   if (!sites.some((s) => s.id === site)) ctx.sites = [...sites, { id: site, name: config.name || site }];
   return ctx;

@@ -6,6 +6,9 @@
 // settle()), and work the server knows is unfinished whoever started it (an envelope migration
 // left half done). A replay is followed by reading its subscription's lag again, a flow run by
 // reading the run; the others report their own steps while their loop or call goes on.
+// -- govern43: for site admins, also everyone's work in the site as the server records it
+// (GET /work: publishing, envelope migrations, key rewraps, store-sync backfills, config imports), whoever started
+// it and in whichever browser, read again every second while the screen is open.
 
 import { ApiError, SessionEnded, data } from "./api.js";
 import { h, replace } from "./dom.js";
@@ -108,11 +111,43 @@ async function followRun(w) {
   if (run.status !== "running") settle(w.key, run.error ? `${run.error.code}: ${run.error.message}` : "");
 }
 
+/** -- govern43: where a server record's work can be seen (its target's page), or null. */
+function targetHref(site, w) {
+  const target = w.target || {};
+  if (target.type === "release") return siteHash(site, "releases", target.id);
+  if (w.kind === "migration" || w.kind === "rewrap") return siteHash(site, "privacy", "keys");
+  if (w.kind === "import") return siteHash(site, "schema", "config");
+  return null;
+}
+
+/** -- govern43: everyone's work in the site, as GET /work answers it. */
+function drawServer(site, records) {
+  if (!records.length) return h("p", {}, t("work.noneServer"));
+  const when = (iso) => (iso ? new Date(iso).toLocaleString(document.documentElement.lang) : "");
+  return h("ul", { class: "work-list", "aria-label": t("work.serverHeading") }, records.map((r) => {
+    // The site's own work (a migration, a rewrap) is named by its page; the rest by its label.
+    const name = r.kind === "migration" || r.kind === "rewrap" ? t("privacy.keysTab") : r.label;
+    const w = { name, state: r.status, done: r.done, total: r.total, error: r.error || "" };
+    const href = targetHref(site, r);
+    return h("li", { class: `work ${r.status}` },
+      h("p", {}, h("strong", {}, `${t(`work.kind.${r.kind}`)}: `), href ? h("a", { href }, name) : name),
+      h("p", {}, bar(w), " ", said(w)),
+      h("p", { class: "muted" }, t("work.startedBy", { who: (r.startedBy && r.startedBy.email) || t("work.someone"), at: when(r.startedAt) }),
+        r.status === "running" ? ` ${t("work.lastMoved", { at: when(r.updatedAt) })}` : ""));
+  }));
+}
+
 export async function renderWork(shell) {
   const site = shell.site;
   document.title = `${t("work.heading")} · ${shell.title}`;
   const list = h("div");
   const alert = h("div", { role: "alert" });
+  // -- govern43: the server's records, for site admins (members get 403: no section)
+  const everyone = shell.ctx.permissions.admin ? h("div") : null;
+  const readServer = async () => {
+    if (everyone) replace(everyone, drawServer(site, await data("GET", "/work", { site, params: { limit: 50 } })));
+  };
+  await readServer();
   const draw = () => {
     const all = [...WORK.values()].filter((w) => w.site === site);
     replace(list, all.length ? h("ul", { class: "work-list", "aria-label": t("work.heading") }, all.map((w) => h("li", { class: `work ${w.state}` },
@@ -122,13 +157,16 @@ export async function renderWork(shell) {
   };
   await serverWork(shell);
   draw();
-  replace(shell.main, h("h1", {}, t("work.heading")), h("p", { class: "muted" }, t("work.hint")), alert, list);
+  replace(shell.main, h("h1", {}, t("work.heading")), h("p", { class: "muted" }, t("work.hint")), alert, list,
+    everyone ? h("section", { "aria-labelledby": "work-server" }, h("h2", { id: "work-server" }, t("work.serverHeading")),
+      h("p", { class: "muted" }, t("work.serverHint")), everyone) : null);
   const off = onWork(() => (list.isConnected ? draw() : off())); // steps reported by their own loops
   // Follow what reports no steps of its own, until the screen is left.
   const follow = async () => {
     if (!list.isConnected) return;
     try {
       await serverWork(shell);
+      await readServer(); // -- govern43
       for (const w of running(site)) {
         // A subscription or flow deleted meanwhile ends its work with the API's answer.
         const read = w.kind === "replay" ? followReplay : w.kind === "flowRun" ? followRun : null;
