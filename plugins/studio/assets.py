@@ -1,6 +1,6 @@
-"""The studio's files, read once (``package_bundle``, per process): each ES module and style sheet of ``app/`` gets a content-hashed
-name (``main.3f9a1c2b7d4e.js``), the imports between modules and the references of
-``index.html`` are rewritten to those names.
+"""The studio's files, read once per process (``package_bundle``): each ES module and style
+sheet of ``app/`` gets a content-hashed name (``main.3f9a1c2b7d4e.js``), the imports between
+modules and the references of ``index.html`` are rewritten to those names.
 
 A module's name hashes its text after its own imports were rewritten, so a change anywhere
 changes the name of every module that imports it (directly or not), and a browser holding the
