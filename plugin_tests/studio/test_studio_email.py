@@ -19,12 +19,7 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member, running_mailbox, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.svc_first_pass_only(
-        "drives the email API through the browser; plugin_tests/email covers that API on both backends"
-    ),
-]
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # first pass only: conftest.py marks the browser tests
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -21,10 +21,7 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, MEMBER_PASSWORD, Calls, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.svc_first_pass_only("the browser drives the flows API, whose database legs run in both passes"),
-]
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # first pass only: conftest.py marks the browser tests
 MASK = "**********"
 
 

@@ -22,12 +22,7 @@ from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.svc_first_pass_only(
-        "drives the privacy and regulated APIs through the browser; plugin_tests/privacy and /regulated cover them on both backends"
-    ),
-]
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # first pass only: conftest.py marks the browser tests
 ENV = {
     "SVC_ENCRYPTION_KEY": "main:" + base64.b64encode(b"m" * 32).decode(),
     "SVC_ENCRYPTION_KEYS": "next:" + base64.b64encode(b"n" * 32).decode(),

@@ -25,8 +25,6 @@ from urllib.parse import urlsplit
 import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from py_vapid import Vapid
-from pywebpush import WebPusher
 from sqlalchemy import func
 
 from kernel import ApiError
@@ -210,6 +208,8 @@ async def count_mine(kernel: Any, site_id: str, user_id: str | None) -> int:
 def _vapid(kernel: Any) -> Any:
     cached = kernel.state.get("realtime_vapid")
     if cached is None:
+        from py_vapid import Vapid  # here, not at the top: see encrypt
+
         cached = Vapid.from_string(str(kernel.settings.get("vapid_private_key")))
         kernel.state["realtime_vapid"] = cached
     return cached
@@ -217,6 +217,10 @@ def _vapid(kernel: Any) -> Any:
 
 def encrypt(row: Any, payload: bytes) -> bytes:
     """The aes128gcm body (RFC 8291) of ``payload`` for the subscription ``row``."""
+    # Imported on first use: pywebpush brings requests and aiohttp, ~9 % of the import time of
+    # every svc process (a CLI command, a server, a test worker), most of which never push.
+    from pywebpush import WebPusher
+
     pusher = WebPusher({"endpoint": row["endpoint"], "keys": {"p256dh": row["p256dh"], "auth": row["auth"]}})
     return bytes(pusher.encode(payload, content_encoding="aes128gcm")["body"])
 

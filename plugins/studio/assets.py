@@ -1,6 +1,6 @@
-"""The studio's files, read once: each ES module and style sheet of ``app/`` gets a content-hashed
-name (``main.3f9a1c2b7d4e.js``), the imports between modules and the references of
-``index.html`` are rewritten to those names.
+"""The studio's files, read once per process (``package_bundle``): each ES module and style
+sheet of ``app/`` gets a content-hashed name (``main.3f9a1c2b7d4e.js``), the imports between
+modules and the references of ``index.html`` are rewritten to those names.
 
 A module's name hashes its text after its own imports were rewritten, so a change anywhere
 changes the name of every module that imports it (directly or not), and a browser holding the
@@ -14,6 +14,7 @@ beside the app's modules) and are imported as ``from "./vendor/x.js"`` or loaded
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -45,6 +46,14 @@ class Bundle:
 def _hashed(name: str, data: bytes) -> str:
     stem, dot, ext = name.removeprefix(VENDOR).rpartition(".")
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:HASH_LENGTH]}{dot}{ext}"
+
+
+@functools.cache
+def package_bundle() -> Bundle:
+    """The bundle of the installed package's ``app/``, built once per process: its files do not
+    change while the process runs, and building it costs ~35 ms (hashing and rewriting every
+    module), which each app's start paid (docs/testing.md, "What the run costs"). Only read."""
+    return load_bundle(APP_DIR)
 
 
 def load_bundle(app_dir: Path = APP_DIR) -> Bundle:

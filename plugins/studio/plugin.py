@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel import Route, hookimpl
 from plugins.studio import routes
-from plugins.studio.assets import load_bundle
+from plugins.studio.assets import package_bundle
 
 name = "studio"
 requires: tuple[str, ...] = ()
@@ -19,7 +19,7 @@ ASSET = {"200": {"description": "A content-hashed asset of the studio (JavaScrip
 
 @hookimpl
 def register_routes(kernel: Any) -> list[Route]:
-    bundle = load_bundle()
+    bundle = package_bundle()
     public = {"site": "none", "auth": "public", "authenticate": False, "prefix": ""}
     return [
         # /studio and /studio/ are one path here (the router strips a trailing slash); the page
