@@ -90,6 +90,10 @@ def main() -> None:
     """Script entry point: limit resources, read the job from stdin, write the outcome to stdout."""
     timeout_ms, max_result_chars = int(sys.argv[1]), int(sys.argv[2])
     _limit_resources(timeout_ms)
+    # Ready (interpreter up, jsonata imported, limits set): the parent's deadline starts now, so a
+    # slow start on a busy machine does not eat the evaluation's time.
+    sys.stdout.write("\n")
+    sys.stdout.flush()
     try:
         job = json.loads(sys.stdin.buffer.read())
         outcome = evaluate(job["expression"], job.get("data"), timeout_ms, max_result_chars)

@@ -25,13 +25,17 @@ from typing import Any
 from kernel.base.errors import ApiError
 
 MAX_EXPRESSION_CHARS = 10_000
-GRACE_SECONDS = 0.5  # interpreter start-up and result transfer, on top of the evaluation time
+GRACE_SECONDS = 0.5  # result transfer, on top of the evaluation time
+# The child's start (interpreter, jsonata's import: ~50 ms on a quiet machine, seconds on a loaded
+# one) is bounded apart: the evaluation's deadline starts when the child says it is ready.
+START_SECONDS = 30
 MAX_CONCURRENT = max(1, min(4, os.cpu_count() or 1))
 CHILD_SCRIPT = Path(__file__).resolve().parent / "jsonata_child.py"
 
 
 async def run_in_child(expression: str, data: Any, timeout_ms: int, max_result_chars: int) -> list[Any]:
-    """Evaluate in a fresh child process, killed after ``timeout_ms`` plus a grace period.
+    """Evaluate in a fresh child process, killed ``timeout_ms`` plus a grace period after it is
+    ready (or when it is not ready within ``START_SECONDS``).
 
     Returns the child's outcome: ``["ok", result]`` or ``[kind, code, message, position]``.
     """
@@ -41,9 +45,16 @@ async def run_in_child(expression: str, data: Any, timeout_ms: int, max_result_c
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         env={},  # nothing of the worker's configuration (database URL, secrets) reaches the child
     )
+    assert process.stdout is not None
     try:
-        async with asyncio.timeout(timeout_ms / 1000 + GRACE_SECONDS):
-            out, _ = await process.communicate(job)
+        async with asyncio.timeout(START_SECONDS):
+            ready = await process.stdout.readline()
+        if ready == b"\n":
+            async with asyncio.timeout(timeout_ms / 1000 + GRACE_SECONDS):
+                out, _ = await process.communicate(job)
+        else:  # died while starting (its limits, a broken interpreter): no outcome
+            out = b""
+            await process.wait()
     except TimeoutError:
         return ["timeout", None, None, None]
     finally:
