@@ -72,7 +72,7 @@ export async function renderDashboard(shell, id, rest) {
   let arranging = false;
   const alert = h("div", { role: "alert" });
   const flash = h("p", { role: "status" });
-  const grid = h("div", { class: "dash-grid" });
+  const grid = h("div", { class: "dash-grid", role: "group", "aria-label": t("dash.gridOf", { name: board.name }) }); // -- more43
   const cards = new Map(); // panel id -> its card: { panel, el, head, range, body, meta, tools, runs }
 
   const panelPath = (p) => `${path}/panels/${encodeURIComponent(p.id)}`;
@@ -218,7 +218,15 @@ export async function renderDashboard(shell, id, rest) {
           [me, { ...me.position, x: other.position.x, y: other.position.y }]]);
       },
     });
-    const corner = h("span", { class: "dash-resize", "aria-hidden": "true", title: t("dash.resizeHint") }, "⤡");
+    // -- more43: the corner is a button too (its arrow keys resize, as Shift and the handle's do)
+    const corner = h("button", { type: "button", class: "quiet dash-resize", title: t("dash.resizeHint"),
+      "aria-label": t("dash.resizeCorner", { name: panel.name }), "aria-keyshortcuts": "ArrowUp ArrowDown ArrowLeft ArrowRight",
+      onkeydown: (event) => {
+        const key = SHIFT_KEYS[event.key];
+        if (!key) return;
+        event.preventDefault();
+        run(key);
+      } }, h("span", { "aria-hidden": "true" }, "⤡"));
     dragging(corner, {
       move: () => {},
       drop: (dx, dy) => {

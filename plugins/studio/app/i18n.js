@@ -1438,6 +1438,10 @@ const CATALOGUES = {
     "dash.savePanel": "Save panel",
     "dash.removePanel": "Remove",
     "dash.deletePanel": "Delete panel {name}",
+    // -- more43: the resize corner and the grid by role and name
+    "dash.resizeCorner": "Resize {name}",
+    "dash.gridOf": "Panels of {name}",
+    // -- end more43
     // -- end dashboards
     // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
     "live.elsewhere": "This changed elsewhere; your unsaved input is kept.",
@@ -1672,6 +1676,12 @@ const CATALOGUES = {
     "flows.stepOutput": "Output",
     "flows.stepInputOf": "Input of {id}",
     "flows.stepOutputOf": "Output of {id}",
+    // -- more43: the drawing's steps and ports by role and name
+    "flows.drawnStepOf": "Step {id} ({operation}) in the drawing",
+    "flows.drawnMissing": "Missing step {id} in the drawing",
+    "flows.drawnStep": "Step {id}",
+    "flows.drawnPort": "Connect from {id}",
+    // -- end more43
     // -- end flows editor
     // -- ai_ui: the copilot, the approval inbox, agents
     "ai.copilot": "Copilot",
