@@ -110,7 +110,7 @@ async def create_dashboard(ctx: Any, body: Any) -> dict[str, Any]:
     row = {"id": uuid7(), **values, "created_by": ctx.principal.user_id, "created_at": now, "updated_at": now}
     async with ctx.unit_of_work() as uow:
         await uow.db.insert(dashboards, row)
-        live.changed(uow, "create", row["id"], values)
+        live.changed(uow, "create", row["id"], [k for k, v in values.items() if v is not None])
     return {**dashboard_record(row, 0), "panels": []}
 
 
