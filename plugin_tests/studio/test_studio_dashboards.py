@@ -338,6 +338,23 @@ async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studi
     await admin.ok("delete", f"/items/orders/{made['id']}", status=204)
     await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
 
+    # -- more43: a panel added, moved and removed by another client shows at once; the bucket
+    # chosen here and not kept stays as chosen.
+    total = (await admin.ok("post", f"/dashboards/{board}/panels", status=201, json={
+        "name": "Order total", "type": "metric", "query": {"collection": "orders", "aggregate": "count"},
+        "position": {"x": 9, "y": 0, "w": 3, "h": 2}}))["id"]
+    added = page.get_by_role("region", name="Order total")
+    await expect(added.get_by_text(str(before), exact=True)).to_be_visible()
+    await expect(added).to_have_css("grid-column-start", "10")
+    await admin.ok("patch", f"/dashboards/{board}/panels/{total}", json={"position": {"x": 6, "y": 4, "w": 3, "h": 2}})
+    await expect(added).to_have_css("grid-column-start", "7")
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_be_visible()
+    await visit.axe()
+    await admin.ok("delete", f"/dashboards/{board}/panels/{total}", status=204)
+    await expect(added).to_have_count(0)
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+
     # -- flows43: arranging by dragging: a panel's handle dropped onto another swaps their places,
     # the handle's arrow keys move (Shift: resize), and the corner resizes; each stored at once.
     await page.get_by_role("button", name="Arrange panels").click()

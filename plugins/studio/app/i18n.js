@@ -1441,6 +1441,7 @@ const CATALOGUES = {
     // -- more43: the resize corner and the grid by role and name
     "dash.resizeCorner": "Resize {name}",
     "dash.gridOf": "Panels of {name}",
+    "dash.goneElsewhere": "This dashboard was deleted elsewhere.",
     // -- end more43
     // -- end dashboards
     // -- studio42: live redraws held by unsaved input, collection icons, schema and settings

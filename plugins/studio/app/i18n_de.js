@@ -1438,6 +1438,7 @@ export const de = {
   // -- more43: the resize corner and the grid by role and name
   "dash.resizeCorner": "{name} in der Größe ändern",
   "dash.gridOf": "Panels von {name}",
+  "dash.goneElsewhere": "Dieses Dashboard wurde anderswo gelöscht.",
   // -- end more43
   // -- end dashboards
   // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
