@@ -43,7 +43,8 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 @hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
-    jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email")
+    jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email",
+              on_give_up=sending.deliver_gave_up)  # -- more43: retries run out: counted failed
     jobs.periodic(sending.PRUNE_JOB, sending.prune_job, cron="17 4 * * *", owner="email")
 
 

@@ -279,6 +279,13 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
     await _count(kernel, site_id, batch_id, "failed", len(to))  # -- govern43: its outcome, counted
 
 
+async def deliver_gave_up(kernel: Any, error: str, site_id: str, batch_id: str, to: list[str]) -> None:
+    """-- more43: the job ``email.deliver``'s retries ran out (a temporary failure each time): its
+    recipients are counted failed, not left pending."""
+    log.warning("site %s: batch %s not sent after its retries: %s", site_id, batch_id, error[:300])
+    await _count(kernel, site_id, batch_id, "failed", len(to))
+
+
 def batch_record(row: Any) -> dict[str, Any]:
     """-- govern43: a batch as ``GET /email/batches`` shows it (never its recipients or text)."""
     done = row["sent"] + row["failed"] + row["skipped"]
