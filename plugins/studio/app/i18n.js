@@ -1047,6 +1047,12 @@ const CATALOGUES = {
     "email.batches.sending": "Sending",
     "email.batches.done": "Done",
     "email.batches.counts": "{sent} sent, {skipped} skipped, {failed} failed, {pending} waiting, of {total}",
+    // -- more43: cancelling a scheduled send
+    "email.batches.cancelled": "Cancelled",
+    "email.batches.cancelledNote": "{subject}: the send was cancelled.",
+    "email.batches.cancel": "Cancel",
+    "email.batches.cancelOf": "Cancel the send of {subject}",
+    // -- end more43
     // -- end govern43
     "email.deleteTemplate": "Delete template",
     "email.deleteLayout": "Delete layout",

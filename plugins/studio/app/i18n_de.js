@@ -1044,6 +1044,12 @@ export const de = {
   "email.batches.sending": "Wird gesendet",
   "email.batches.done": "Fertig",
   "email.batches.counts": "{sent} gesendet, {skipped} ausgelassen, {failed} fehlgeschlagen, {pending} wartend, von {total}",
+  // -- more43: cancelling a scheduled send
+  "email.batches.cancelled": "Abgesagt",
+  "email.batches.cancelledNote": "{subject}: der Versand wurde abgesagt.",
+  "email.batches.cancel": "Absagen",
+  "email.batches.cancelOf": "Versand von {subject} absagen",
+  // -- end more43
   // -- end govern43
   "email.deleteTemplate": "Vorlage löschen",
   "email.deleteLayout": "Layout löschen",
