@@ -15,12 +15,19 @@ The record ends ``done`` when the block ends, ``failed`` (with the error's messa
 raises. Work spread over several requests (a migration drained batch by batch) uses ``resume``,
 which continues the site's running record of that kind and target, or starts one.
 
-A record whose process died keeps ``running``: ``updatedAt`` tells how long ago it last moved.
+A record whose process died does not stay ``running`` (-- more43): while a ``tracked`` block
+runs, its process touches the record's ``updatedAt`` every ``HEARTBEAT`` (the process holds it);
+a running record that has not moved for ``STALE_AFTER`` (several heartbeats missed) is marked
+``failed`` with the reason, when the site's work is listed or started. Not at startup: in a
+deployment of several processes, one starting says nothing of another's work. Work spread over
+requests (``resume``) is held by nobody between its steps: it too ends ``failed`` when no step
+came for ``STALE_AFTER`` (a later step starts a new record).
 Finished records older than ``KEEP_DAYS`` are deleted when the site starts new work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
@@ -56,6 +63,9 @@ name = "kernel.admin.work"
 KINDS = ("publish", "rollback", "migration", "rewrap", "backfill", "import", "replay")
 STATUSES = ("running", "done", "failed")
 KEEP_DAYS = 7
+HEARTBEAT = dt.timedelta(seconds=60)  # -- more43: a tracked block's process touches its record this often
+STALE_AFTER = dt.timedelta(minutes=5)  # a running record not touched for this long has lost its process
+STALE_REASON = "Stopped: the process running it ended (no progress or heartbeat for {minutes} minutes)"
 
 work = Table(
     "svc_work",
@@ -121,9 +131,20 @@ class WorkLog:
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
 
+    async def sweep(self, site_id: str, now: dt.datetime | None = None) -> int:
+        """-- more43: the site's running records untouched for ``STALE_AFTER`` end ``failed``."""
+        now = now or now_utc()
+        async with self.kernel.db.begin() as conn:
+            swept = await conn.execute(update(work).where(
+                work.c.site_id == site_id, work.c.status == "running", work.c.updated_at < now - STALE_AFTER).values(
+                status="failed", finished_at=now,
+                error=STALE_REASON.format(minutes=int(STALE_AFTER.total_seconds() // 60))))
+        return int(swept.rowcount or 0)
+
     async def start(self, site_id: str, kind: str, label: str, principal: Any, *,
                     target: tuple[str, str] | None = None, total: int | None = None) -> Work:
         assert kind in KINDS, kind
+        await self.sweep(site_id)
         now = now_utc()
         async with self.kernel.db.begin() as conn:
             await conn.execute(delete(work).where(work.c.site_id == site_id, work.c.status != "running",
@@ -163,14 +184,26 @@ class WorkLog:
                       target: tuple[str, str] | None = None, total: int | None = None) -> AsyncIterator[Work]:
         """A record for the block: ``done`` when it ends, ``failed`` with the error when it raises."""
         one = await self.start(site_id, kind, label, principal, target=target, total=total)
+        beat = asyncio.create_task(self._heartbeat(one))  # -- more43: this process holds the record
         try:
             yield one
         except BaseException as exc:
+            beat.cancel()
             await one.finish(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
             raise
+        finally:
+            beat.cancel()
         await one.finish(one.error)
 
+    @staticmethod
+    async def _heartbeat(one: Work) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT.total_seconds())
+            with contextlib.suppress(Exception):  # a missed beat is only a later one; staleness allows several
+                await one._set()
+
     async def listing(self, site_id: str, *, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        await self.sweep(site_id)
         query = select(work).where(work.c.site_id == site_id)
         if status:
             query = query.where(work.c.status == status)

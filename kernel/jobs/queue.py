@@ -39,6 +39,7 @@ class RegisteredJob:
     retry_delay: float = 0.0
     retry_max_delay: float = 0.0
     timeout: float | None = None
+    on_give_up: JobFn | None = None  # -- more43: ``async def (kernel, error, **args)`` after the last attempt failed
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -78,20 +79,23 @@ class JobQueue:
 
     def task(self, name: str, fn: JobFn, *, retries: int = 3, retry_delay: float = 10,
              retry_max_delay: float = 3600, timeout: float | None = 300,
-             owner: str | None = None) -> Callable[[], None]:
+             owner: str | None = None, on_give_up: JobFn | None = None) -> Callable[[], None]:
         """Register ``async def fn(kernel, **args)`` as the queued job ``name``.
 
         A failed run is retried up to ``retries`` times, after an exponential backoff with
         jitter: ``retry_delay`` seconds doubled per failure, capped at ``retry_max_delay``
         (see ``kernel/base/backoff.py``). A run longer than ``timeout`` seconds is cancelled and counts as
-        a failure. Returns a function that unregisters the job. ValueError if the name is
+        a failure. ``on_give_up(kernel, error, **args)`` (-- more43), if given, runs once when the
+        last attempt failed (the job then ends ``failed``): the job's owner counts the outcome (an
+        error in it is logged). Returns a function that unregisters the job. ValueError if the name is
         taken or a number is negative, TypeError if ``fn`` is not a coroutine function.
         """
         self._check_new(name, fn)
         if retries < 0 or retry_delay < 0 or retry_max_delay < 0 or (timeout is not None and timeout <= 0):
             raise ValueError(f"job {name!r}: retries and delays must be >= 0, timeout > 0")
         self._jobs[name] = RegisteredJob(name, "task", fn, owner, retries=retries, retry_delay=retry_delay,
-                                         retry_max_delay=max(retry_max_delay, retry_delay), timeout=timeout)
+                                         retry_max_delay=max(retry_max_delay, retry_delay), timeout=timeout,
+                                         on_give_up=on_give_up)
         return lambda: self.unregister(name)
 
     def periodic(self, name: str, fn: JobFn, *, every_seconds: int | None = None, cron: str | None = None,

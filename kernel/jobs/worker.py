@@ -208,6 +208,11 @@ class JobWorker:
             return JobRun(row["id"], job.name, False, error, retry_at)
         logger.error("job %s (%s) failed (attempt %d of %d), giving up: %s", job.name, row["id"], attempts,
                      job.retries + 1, error, exc_info=exc)
+        if getattr(job, "on_give_up", None) is not None:  # -- more43: its owner counts the outcome
+            try:
+                await job.on_give_up(self.kernel, error, **(row["args"] or {}))
+            except Exception:
+                logger.exception("job %s (%s): its on_give_up failed", job.name, row["id"])
         await store.fail(self.db, row["id"], self.name, error, now,
                          replace_name=job.name if job.kind == "periodic" else None)
         return JobRun(row["id"], job.name, False, error)

@@ -142,6 +142,48 @@ async def test_only_the_approvers_hear_of_a_request(live_server, svc_app, calls,
     assert requests(await calls_b.ok("get", "/notifications")) == []
 
 
+async def test_a_decision_tells_the_requester_and_the_other_approvers(live_server, svc_app, calls, calls_b, site, model,
+                                                                     make_member):
+    """-- more43: an approval decided (here rejected) is told, kind ``ai.approval.decided``, to its
+    requester and the approvers who did not decide it (their open inboxes redraw on it); the
+    decider, a member who is no approver and another site hear nothing of it."""
+    server = await live_server(svc_app)
+    deciding, other = await make_member(site, "admin"), await make_member(site, "admin")
+    bystander = await make_member(site, (await calls.ok("post", "/roles", status=201, json={"name": "Editor"}))["id"])
+    await calls.ok("put", "/settings/ai.approvers", json={"value": [deciding.id, other.id]})
+    await calls.collection("posts", {"title": "string"})
+    as_deciding, as_other = Calls(calls.client, deciding.headers), Calls(calls.client, other.headers)
+    as_bystander = Calls(calls.client, bystander.headers)
+    model.script = [{"tool_calls": [tool_call("delete_collection", {"name": "posts"})]}]
+    pending = await calls.ok("post", "/ai/chat", status=202, json={"message": "drop the posts"})
+    async with connect(server, await ticket(as_other)) as others, connect(server, await ticket(calls)) as requester, \
+            connect(server, await ticket(as_deciding)) as decider, connect(server, await ticket(as_bystander)) as idle, \
+            connect(server, await ticket(calls_b)) as other_site:
+        for ws in (others, requester, decider, idle, other_site):
+            await ws.send_json({"type": "ping"})
+            assert await frame(ws) == {"type": "pong"}
+        decided = await as_deciding.ok("post", f"/ai/approvals/{pending['approvalId']}/decide",
+                                       json={"decision": "rejected"})
+        assert decided["status"] == "rejected"
+        for ws in (others, requester):
+            told = (await frame(ws))["notification"]
+            assert told["kind"] == "ai.approval.decided" and told["entityId"] == pending["approvalId"], told
+            assert told["title"].startswith("Approval rejected: ") and told["severity"] == "info"
+        everyone = await realtime_api.notify(svc_app.kernel, site, kind="flow", title="For everyone")
+        for ws in (decider, idle):  # the first frame they read is the site-wide one
+            assert await frame(ws) == {"type": "notification", "notification": everyone}
+        note_b = await realtime_api.notify(svc_app.kernel, calls_b.headers["X-Svc-Site"], kind="flow", title="B")
+        assert await frame(other_site) == {"type": "notification", "notification": note_b}
+
+    def decisions(listed: list[dict]) -> list[str]:
+        return [n["entityId"] for n in listed if n["kind"] == "ai.approval.decided"]
+
+    assert decisions(await as_other.ok("get", "/notifications")) == [pending["approvalId"]]
+    assert decisions(await calls.ok("get", "/notifications")) == [pending["approvalId"]]
+    for quiet in (as_deciding, as_bystander, calls_b):
+        assert decisions(await quiet.ok("get", "/notifications")) == []
+
+
 async def test_approvers_get_the_request_by_web_push(make_app, model, http_receiver, run_due_jobs):
     app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, **VAPID_ENV})
     headers = {"Authorization": f"Bearer {await app.login()}"}

@@ -185,6 +185,10 @@ async def test_replay_rewinds_and_is_audited(calls, svc_app, site):
     audit = await calls.ok("get", "/audit", params={"limit": 50})
     actions = [a["action"] for a in audit]
     assert actions.count("cdc.subscription.replay") == 3 and "cdc.subscription.create" in actions
+    # -- more43: each replay is followed in GET /work (the refused ones above started none)
+    replays = [w for w in await calls.ok("get", "/work") if w["kind"] == "replay"]
+    assert [(w["label"], w["status"], w["target"]) for w in replays] == [
+        (f"Replay of {p['name']}", "done", {"type": "cdc_subscription", "id": p["id"]})] * 3
     await calls.ok("delete", one, status=204)
     assert "cdc.subscription.delete" in [a["action"] for a in await calls.ok("get", "/audit")]
     await calls.err("get", one, 404, "RECORD_NOT_FOUND")

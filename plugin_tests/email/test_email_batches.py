@@ -49,3 +49,33 @@ async def test_a_scheduled_marketing_send_and_its_progress(make_app, mailbox, ru
     await other.err("get", f"/email/batches/{answer['batchId']}", 404, "NOT_FOUND")
     member = Calls(app.client, (await new_member(app, site)).headers)
     await member.err("get", "/email/batches", 403, "PERMISSION_DENIED")
+
+
+async def test_a_scheduled_send_is_cancelled_before_it_starts(make_app, mailbox, run_due_jobs):
+    # -- more43: cancelled before its time, nothing leaves and nothing is counted; once a send
+    # started (or was never scheduled) 409 BATCH_STARTED; another site's is 404, a member's 403.
+    app, calls, site = await smtp_app(make_app, mailbox)
+    at = now_utc() + dt.timedelta(hours=2)
+    body = {"to": ["a@example.com", "b@example.com"], "inline": {"subject": "Cancelled news", "text": "x"},
+            "category": "marketing", "sendAt": at.isoformat()}
+    kept = (await calls.ok("post", "/email/send", 202, json={**body, "inline": {"subject": "Kept", "text": "x"}}))["batchId"]
+    dropped = (await calls.ok("post", "/email/send", 202, json=body))["batchId"]
+    admin = {"Authorization": calls.headers["Authorization"]}
+    other = Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+    await other.err("post", f"/email/batches/{dropped}/cancel", 404, "NOT_FOUND")
+    member = Calls(app.client, (await new_member(app, site)).headers)
+    await member.err("post", f"/email/batches/{dropped}/cancel", 403, "PERMISSION_DENIED")
+    await calls.err("post", "/email/batches/nope/cancel", 404, "NOT_FOUND")
+
+    cancelled = await calls.ok("post", f"/email/batches/{dropped}/cancel")
+    assert (cancelled["status"], cancelled["pending"], cancelled["sent"]) == ("cancelled", 0, 0)
+    assert cancelled["cancelledAt"]
+    await calls.err("post", f"/email/batches/{dropped}/cancel", 409, "CONFLICT")
+    await run_due_jobs(app.kernel, at + dt.timedelta(seconds=1), periodic=False)
+    # Only the kept send's two messages left (the cancelled one's two would make four).
+    assert sorted(r for e in mailbox.envelopes for r in e.rcpt_tos) == ["a@example.com", "b@example.com"]
+    shown = {b["id"]: b for b in await calls.ok("get", "/email/batches")}
+    assert (shown[dropped]["status"], shown[dropped]["sent"], shown[dropped]["pending"]) == ("cancelled", 0, 0)
+    assert (shown[kept]["status"], shown[kept]["sent"]) == ("done", 2)
+    # Started (here done): too late.
+    await calls.err("post", f"/email/batches/{kept}/cancel", 409, "BATCH_STARTED")

@@ -7,7 +7,8 @@ ROUTES = [("get", "/email/capabilities"), ("get", "/email/layouts"), ("post", "/
           ("post", "/email/templates"), ("patch", "/email/templates/x"), ("delete", "/email/templates/x"),
           ("post", "/email/templates/x/preview"), ("post", "/email/templates/preview"), ("post", "/email/send"), ("post", "/email/test"),
           ("get", "/email/suppressions"), ("post", "/email/suppressions"), ("delete", "/email/suppressions/a@b.co"),
-          ("get", "/email/unsubscribe?token=x"), ("post", "/email/unsubscribe"), ("post", "/email/unsubscribe/undo")]
+          ("get", "/email/unsubscribe?token=x"), ("post", "/email/unsubscribe"), ("post", "/email/unsubscribe/undo"),
+          ("post", "/email/batches/x/cancel")]  # -- more43
 
 
 async def test_email_routes_are_gone(make_app):

@@ -4,6 +4,7 @@ recipients and carries RFC 8058 headers, header injection is refused before anyt
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -267,24 +268,51 @@ class _Busy:
         return "250 OK"
 
 
-async def test_a_queued_send_is_retried_after_a_temporary_refusal(make_app, run_due_jobs):
-    import datetime as dt
-
+@contextlib.asynccontextmanager
+async def _busy_send(make_app, busy: int, subject: str):
+    """An app whose SMTP peer answers 451 to the first ``busy`` messages, and one queued send to
+    a@example.com: ``(app, admin headers, the send's answer, the peer)``."""
     from aiosmtpd.controller import Controller
 
-    peer, port = _Busy(busy=1), free_port()
+    peer, port = _Busy(busy=busy), free_port()
     controller = Controller(peer, hostname="127.0.0.1", port=port)
     controller.start()
     try:
         app = await make_app(smtp_host="127.0.0.1", smtp_port=port, env={"SVC_EMAIL_QUEUE_THRESHOLD": "0"})
         admin = {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"}
         resp = await app.client.post("/api/v1/email/send", headers=admin, json={
-            "to": ["a@example.com"], "inline": {"subject": "Retry", "text": "x"}})
+            "to": ["a@example.com"], "inline": {"subject": subject, "text": "x"}})
         assert resp.status_code == 202 and resp.json()["data"]["queued"] == 1
+        yield app, admin, resp.json()["data"], peer
+    finally:
+        controller.stop()
+
+
+async def test_a_queued_send_is_retried_after_a_temporary_refusal(make_app, run_due_jobs):
+    import datetime as dt
+
+    async with _busy_send(make_app, 1, "Retry") as (app, _admin, _sent, peer):
         [first] = await run_due_jobs(app.kernel, periodic=False)
         assert not first.ok and first.retry_at is not None and peer.accepted == []
         later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
         [second] = await run_due_jobs(app.kernel, later, periodic=False)
         assert second.ok and [e.rcpt_tos for e in peer.accepted] == [["a@example.com"]]
-    finally:
-        controller.stop()
+
+
+async def test_a_recipient_whose_retries_ran_out_is_counted_failed(make_app, run_due_jobs):
+    # -- more43: every attempt refused for a while (451): after the job's last attempt the
+    # recipient counts as failed, not pending, and the batch is done.
+    import datetime as dt
+
+    async with _busy_send(make_app, 1000, "Never") as (app, admin, sent, peer):
+        batch = sent["batchId"]
+        attempts = app.kernel.jobs.job("email.deliver").retries + 1
+        runs = []
+        for hour in range(attempts):
+            runs += await run_due_jobs(app.kernel, dt.datetime.now(dt.UTC) + dt.timedelta(hours=2 * hour), periodic=False)
+            shown = (await app.client.get(f"/api/v1/email/batches/{batch}", headers=admin)).json()["data"]
+            if hour < attempts - 1:
+                assert (shown["pending"], shown["failed"], shown["status"]) == (1, 0, "sending"), shown
+        assert len(runs) == attempts and not any(r.ok for r in runs) and runs[-1].retry_at is None
+        assert (shown["pending"], shown["failed"], shown["sent"], shown["status"]) == (0, 1, 0, "done"), shown
+        assert peer.accepted == []

@@ -58,7 +58,7 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
             server = await LiveServer(shared.app.app).start()
             try:
                 yield {"server": server, "site": shared.site, "admin": admin, "alpha": alpha, "beta": beta,
-                       "model": model, "member": member}
+                       "model": model, "member": member, "app": shared.app}
             finally:
                 await server.stop()
     finally:
@@ -129,6 +129,18 @@ async def test_the_copilot_beside_an_item_and_the_approval_inbox(studio, visit):
     await expect(every.get_by_role("row")).to_have_count(4)
     await expect(every.get_by_role("button", name=re.compile("^Deny: "))).to_have_count(1)
     await admin.ok("post", f"/ai/approvals/{made['approvalId']}/decide", json={"decision": "rejected"})
+    await visit.axe()
+    # -- more43: a request decided by another approver (a second admin, another client) redraws the
+    # open inbox: its decision notifies the requester and the other approvers.
+    model.script = [{"tool_calls": [tool_call("delete_item", {"collection": "posts", "id": studio["beta"]})]}]
+    again = await admin.ok("post", "/ai/chat", status=202, json={"message": "Delete Beta once more"})
+    await expect(every.get_by_role("button", name=re.compile("^Deny: "))).to_have_count(1)
+    second = await new_member(studio["app"], site, "admin")
+    studio["app"].kernel.access.invalidate(site)
+    await Calls(admin.client, second.headers).ok("post", f"/ai/approvals/{again['approvalId']}/decide",
+                                                 json={"decision": "rejected"})
+    await expect(every.get_by_role("button", name=re.compile("^Deny: "))).to_have_count(0)
+    await expect(every.get_by_role("row").filter(has_text="Denied")).to_have_count(3)
     await visit.axe()
 
 

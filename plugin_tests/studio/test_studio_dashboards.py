@@ -338,6 +338,23 @@ async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studi
     await admin.ok("delete", f"/items/orders/{made['id']}", status=204)
     await expect(count.get_by_text(str(before), exact=True)).to_be_visible()
 
+    # -- more43: a panel added, moved and removed by another client shows at once; the bucket
+    # chosen here and not kept stays as chosen.
+    total = (await admin.ok("post", f"/dashboards/{board}/panels", status=201, json={
+        "name": "Order total", "type": "metric", "query": {"collection": "orders", "aggregate": "count"},
+        "position": {"x": 9, "y": 0, "w": 3, "h": 2}}))["id"]
+    added = page.get_by_role("region", name="Order total")
+    await expect(added.get_by_text(str(before), exact=True)).to_be_visible()
+    await expect(added).to_have_css("grid-column-start", "10")
+    await admin.ok("patch", f"/dashboards/{board}/panels/{total}", json={"position": {"x": 6, "y": 4, "w": 3, "h": 2}})
+    await expect(added).to_have_css("grid-column-start", "7")
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+    await expect(periods.get_by_role("button", name="Keep for this panel")).to_be_visible()
+    await visit.axe()
+    await admin.ok("delete", f"/dashboards/{board}/panels/{total}", status=204)
+    await expect(added).to_have_count(0)
+    await expect(periods.get_by_label("Bucket")).to_have_value("month")
+
     # -- flows43: arranging by dragging: a panel's handle dropped onto another swaps their places,
     # the handle's arrow keys move (Shift: resize), and the corner resizes; each stored at once.
     await page.get_by_role("button", name="Arrange panels").click()
@@ -358,9 +375,10 @@ async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studi
     await expect(handle).to_be_focused()
     await page.keyboard.press("Shift+ArrowRight")
     await expect(page.get_by_role("status").filter(has_text="Order count: wider.")).to_be_visible()
-    corner = weekly.locator(".dash-resize")  # the pointer's extra: no role (aria-hidden), the buttons do the same
+    corner = weekly.get_by_role("button", name="Resize Orders weekly")  # -- more43: a button (its arrow keys resize)
     await corner.scroll_into_view_if_needed()
-    edge, grid = await corner.bounding_box(), await page.locator(".dash-grid").bounding_box()
+    edge = await corner.bounding_box()
+    grid = await page.get_by_role("group", name=re.compile("^Panels of ")).bounding_box()
     column = grid["width"] / 12
     await page.mouse.move(edge["x"] + 4, edge["y"] + 4)
     await page.mouse.down()
@@ -371,4 +389,8 @@ async def test_panels_follow_another_clients_writes_and_keep_unsaved_input(studi
     await visit.axe()
     at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
     assert at == {"Order count": {"x": 4, "y": 0, "w": 4, "h": 2}, "Orders weekly": {"x": 0, "y": 0, "w": 8, "h": 4}}, at
+    await corner.press("ArrowLeft")  # -- more43: the corner's keys
+    await expect(page.get_by_role("status").filter(has_text="Orders weekly: narrower.")).to_be_visible()
+    at = {p["name"]: p["position"] for p in (await admin.ok("get", f"/dashboards/{board}"))["panels"]}
+    assert at["Orders weekly"] == {"x": 0, "y": 0, "w": 7, "h": 4}, at
     await admin.ok("delete", f"/dashboards/{board}", status=204)

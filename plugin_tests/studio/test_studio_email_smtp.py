@@ -150,3 +150,26 @@ async def test_a_scheduled_marketing_send_and_its_progress(studio, visit):  # no
     await expect(row).to_contain_text("Done")
     assert sorted(r for e in mailbox.envelopes for r in e.rcpt_tos) == ["a@example.com", "b@example.com"]
     await visit.axe()
+
+
+async def test_a_scheduled_send_is_cancelled_with_its_button(studio, visit):  # noqa: F811 - the shared fixture
+    # -- more43: a scheduled send's Cancel button, before it starts; once started the API's 409
+    # BATCH_STARTED (tested in plugin_tests/email/test_email_batches.py) would show in the status.
+    from playwright.async_api import expect
+
+    page, site, admin = visit.page, studio["site"], studio["admin"]
+    at = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=3)).isoformat()
+    made = await admin.ok("post", "/email/send", status=202, json={
+        "to": ["x@example.com"], "inline": {"subject": "Cancel me", "text": "x"}, "category": "marketing", "sendAt": at})
+    await sign_in(visit, studio["site_admin"].email, studio["site_admin"].password, site)
+    await page.get_by_role("link", name="Email", exact=True).click()
+    row = page.get_by_role("table", name="Queued and scheduled sends").get_by_role("row").filter(has_text="Cancel me")
+    await expect(row).to_contain_text("Scheduled")
+    await visit.axe()
+    await row.get_by_role("button", name="Cancel the send of Cancel me").click()
+    await expect(page.get_by_role("form", name="New marketing send").get_by_role("status")).to_have_text(
+        "Cancel me: the send was cancelled.")
+    await expect(row).to_contain_text("Cancelled")
+    await expect(row.get_by_role("button", name="Cancel the send of Cancel me")).to_have_count(0)
+    assert (await admin.ok("get", f"/email/batches/{made['batchId']}"))["status"] == "cancelled"
+    await visit.axe()

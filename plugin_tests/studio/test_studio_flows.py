@@ -94,7 +94,7 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
     await connect.get_by_label("To step").select_option("shape")
     await connect.get_by_role("button", name="Connect").click()
     await expect(check.get_by_role("list", name="Connections from check")).to_contain_text("to shape")
-    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 3 connections"))
+    drawing = page.get_by_role("group", name=re.compile("Drawing of the flow: 3 steps, 3 connections"))
     await expect(drawing).to_be_visible()
     settings = page.get_by_role("region", name="Flow", exact=True)
     await settings.get_by_label("Status").select_option(label="Active")
@@ -131,7 +131,7 @@ async def test_build_a_flow_see_its_errors_on_the_steps_and_run_it(studio, visit
         "edges": [{"from": "greet", "to": "shape", "when": "true"}, {"from": "shape", "to": "check", "when": "true"},
                   {"from": "check", "to": "after", "when": "true"}]}
     await visit.axe()
-    await page.get_by_role("img", name=re.compile("Drawing of the flow: 4 steps, 3 connections")).scroll_into_view_if_needed()
+    await page.get_by_role("group", name=re.compile("Drawing of the flow: 4 steps, 3 connections")).scroll_into_view_if_needed()
     await visit.shot("flows-editor")
 
     # A manual run, followed to its end (the queue's job runs here: no worker in the test).
@@ -238,7 +238,7 @@ async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit): 
         "name": "Dragged", "trigger": "manual", "graph": {"nodes": nodes, "edges": [{"from": "a", "to": "b"}]}})
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
     await page.goto(f"{visit.base}/studio/#/s/{site}/flows/{dragged['id']}")
-    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 1 connection\\."))  # plural-aware
+    drawing = page.get_by_role("group", name=re.compile("Drawing of the flow: 3 steps, 1 connection\\."))  # plural-aware
     await expect(drawing).to_be_visible()
     # The keyboard's way: a step's buttons (a and c share the first layer at y 100; b is below).
     step_a = page.get_by_role("region", name="Step a (log)")
@@ -247,10 +247,11 @@ async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit): 
     await expect(step_a.get_by_role("button", name="Move a up")).to_be_enabled()
     await step_a.get_by_role("button", name="Move a down").click()
     await visit.axe()
-    # The pointer's way: b dragged 100 right and 60 down. (The drawing is an image for the eye,
-    # its boxes and ports without roles: they are found by their data attributes.)
+    # The pointer's way: b dragged 100 right and 60 down. (-- more43: each step in the drawing is
+    # a group named for it, its box and its port buttons.)
     await drawing.scroll_into_view_if_needed()
-    box = await drawing.locator("[data-node='b'] rect").bounding_box()
+    step_b = drawing.get_by_role("group", name="Step b (log) in the drawing")
+    box = await step_b.get_by_role("button", name="Step b", exact=True).bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     await page.mouse.move(x, y)
     await page.mouse.down()
@@ -259,17 +260,26 @@ async def test_steps_moved_and_connected_by_dragging_or_buttons(studio, visit): 
     await page.mouse.up()
     await expect(page.get_by_role("status").filter(has_text="Step b moved")).to_be_visible()
     # A drag from a's port (the dot below its box) onto c connects a to c.
-    drawing = page.get_by_role("img", name=re.compile("Drawing of the flow"))
+    drawing = page.get_by_role("group", name=re.compile("Drawing of the flow"))
     await drawing.scroll_into_view_if_needed()
-    port = await drawing.locator("[data-port='a']").bounding_box()
-    target = await drawing.locator("[data-node='c'] rect").bounding_box()
+    port = await drawing.get_by_role("button", name="Connect from a", exact=True).bounding_box()
+    target = await drawing.get_by_role("button", name="Step c", exact=True).bounding_box()
     await page.mouse.move(port["x"] + port["width"] / 2, port["y"] + port["height"] / 2)
     await page.mouse.down()
     await page.mouse.move(port["x"] + 30, port["y"] + 30)
     await page.mouse.move(target["x"] + target["width"] / 2, target["y"] + target["height"] / 2)
     await page.mouse.up()
     await expect(page.get_by_role("list", name="Connections from a")).to_contain_text("to c")
-    await expect(page.get_by_role("img", name=re.compile("Drawing of the flow: 3 steps, 2 connections"))).to_be_visible()
+    # -- more43: the keyboard reaches the drawing too: a port's Enter goes to the Connect form, from
+    # that step; a box's Enter to the step in the list.
+    drawing = page.get_by_role("group", name=re.compile("Drawing of the flow"))
+    await drawing.get_by_role("button", name="Connect from b", exact=True).press("Enter")
+    from_step = page.get_by_role("form", name="Connect").get_by_label("From step")
+    await expect(from_step).to_be_focused()
+    await expect(from_step).to_have_value("b")
+    await drawing.get_by_role("button", name="Step c", exact=True).press("Enter")
+    await expect(page.get_by_role("heading", name="Step c (log)")).to_be_focused()
+    await expect(page.get_by_role("group", name=re.compile("Drawing of the flow: 3 steps, 2 connections"))).to_be_visible()
     await page.get_by_role("button", name="Save flow").click()
     await expect(page.get_by_role("status").filter(has_text="The flow was saved.")).to_be_visible()
     stored = await admin.ok("get", f"/flows/{dragged['id']}")

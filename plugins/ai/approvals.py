@@ -181,7 +181,7 @@ async def _requester_now(kernel: Any, site_id: str, requester: Any) -> Any:
 
 
 async def _finish(kernel: Any, site_id: str, row: Any, *, status: str, result: Any = None,
-                  error: Any = None, attempts: int | None = None) -> None:
+                  error: Any = None, attempts: int | None = None, decider: str | None = None) -> None:
     """Write the approval's outcome; a final one runs the ``ai.approval.decided`` filter in the
     same transaction, a ``failed`` one after retries tells the studio."""
     values: dict[str, Any] = {"status": status, "result": result, "error": error}
@@ -189,15 +189,31 @@ async def _finish(kernel: Any, site_id: str, row: Any, *, status: str, result: A
         values["attempts"] = attempts
     async with kernel.unit_of_work(site_id) as uow:
         await uow.db.execute(uow.db.update(approvals).where(approvals.c.id == row["id"]).values(**values))
+        told: list[str] = []
+        if status == "failed" and (attempts or 0) > 1:
+            told = _user_of(row["requester_owner"]) + _user_of(row["decided_by"])
         if status != "retrying":
             await _decided(uow, row, status, result, error)
-        if status == "failed" and (attempts or 0) > 1:
+            await _tell_decided(kernel, uow, site_id, row, status, skip=told + _user_of(decider or row["decided_by"]))
+        if told:
             # Its requester and whoever approved it are told.
             await realtime_api.notify_each(
                 kernel, site_id, _user_of(row["requester_owner"]) + _user_of(row["decided_by"]),
                 kind="ai.approval.failed", severity="error",
                 title=f"Approved action failed after {attempts} attempts: {row['summary']}"[:200],
                 deep_link=f"/ai/approvals/{row['id']}", entity_id=row["id"], uow=uow)
+
+
+async def _tell_decided(kernel: Any, uow: Any, site_id: str, row: Any, status: str, skip: list[str]) -> None:
+    """-- more43: an approval reached its final state: its requester and the site's approvers
+    (``approver_ids``) are told, kind ``ai.approval.decided`` (the studio's open inboxes redraw on
+    it), except ``skip`` (the decider, who saw it, and whoever the failure notice told)."""
+    recipients = [u for u in dict.fromkeys(_user_of(row["requester_owner"]) + await approver_ids(kernel, site_id))
+                  if u not in skip]
+    await realtime_api.notify_each(
+        kernel, site_id, recipients, kind="ai.approval.decided", severity="error" if status == "failed" else "info",
+        title=f"Approval {status}: {row['summary']}"[:200], deep_link=f"/ai/approvals/{row['id']}",
+        entity_id=row["id"], uow=uow)
 
 
 async def _decided(uow: Any, row: Any, status: str, result: Any, error: Any) -> None:
@@ -234,6 +250,7 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
         await uow.filter(DECIDE_EVENT, {"approvalId": row["id"], "skill": skill.name, "decision": decision})
         if decision == "rejected":
             await _decided(uow, row, "rejected", None, None)
+            await _tell_decided(ctx.kernel, uow, ctx.site_id, row, "rejected", skip=_user_of(gate.owner_of(ctx.principal)))
         await audit.record(uow.conn, action="ai.approval.approve" if decision == "approved" else "ai.approval.reject",
                            site_id=ctx.site_id, principal=ctx.principal, target_type="ai_approval",
                            target_id=row["id"], request_id=ctx.request_id, details={"skill": skill.name})
@@ -253,12 +270,13 @@ async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
     """Run the approved call, as the requester now (its first run, or a retry)."""
     kernel, site_id = ctx.kernel, ctx.site_id
     attempts = int(row["attempts"] or 0) + 1
+    decider = row["decided_by"] or (gate.owner_of(ctx.principal) if ctx.principal is not None else None)
     requester = await _requester_now(kernel, site_id, row["requester"])
     actor = SkillContext(kernel, site_id, requester, ctx.request_id, cause=f"ai-approval:{row['id']}",
                          idempotency_key=idempotency_key(row["id"])) if requester is not None else None
     if actor is None or not await gate.permitted(actor, skill, row["arguments"]):
         error = {"code": "SKILL_DENIED", "message": "The requester no longer holds the skill's capability"}
-        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts)
+        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts, decider=decider)
         return
     try:
         result = await gate.run(skill, actor, row["arguments"])
@@ -268,14 +286,14 @@ async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
         limit = int(kernel.settings.get("ai_approval_attempts"))
         if transient(exc) and attempts < limit:
             delay = float(kernel.settings.get("ai_approval_retry_seconds")) * 2 ** (attempts - 1)
-            await _finish(kernel, site_id, row, status="retrying", error=error, attempts=attempts)
+            await _finish(kernel, site_id, row, status="retrying", error=error, attempts=attempts, decider=decider)
             await kernel.jobs.enqueue(RETRY_JOB, site_id=site_id, approval_id=row["id"], delay=delay,
                                       dedupe_key=idempotency_key(row["id"]))
             return
-        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts)
+        await _finish(kernel, site_id, row, status="failed", error=error, attempts=attempts, decider=decider)
         outcome: dict[str, Any] = {"result": {"error": error}}
     else:
-        await _finish(kernel, site_id, row, status="approved", result=result, attempts=attempts)
+        await _finish(kernel, site_id, row, status="approved", result=result, attempts=attempts, decider=decider)
         outcome = {"result": result}
     if row["conversation_id"]:
         await conversations.append(kernel, site_id, row["conversation_id"], "tool", skill=skill.name,

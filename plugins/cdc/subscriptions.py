@@ -353,8 +353,17 @@ async def replay_cursor(kernel: Any, site_id: str, body: dict[str, Any]) -> Curs
 
 
 async def replay(ctx: Any, subscription_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """-- more43: followed in GET /work (kind ``replay``): the record ends when the replay is set
+    and, for a webhook, its first dispatch from the cursor ran (later deliveries are the log's)."""
     kernel, site_id = ctx.kernel, ctx.require_site()
     cursor = await replay_cursor(kernel, site_id, body)
+    async with ctx.reader() as db:
+        label = f"Replay of {(await _row(db, subscription_id))['name']}"
+    async with kernel.work.tracked(site_id, "replay", label, ctx.principal, target=("cdc_subscription", subscription_id)):
+        return await _replay(ctx, kernel, site_id, subscription_id, cursor)
+
+
+async def _replay(ctx: Any, kernel: Any, site_id: str, subscription_id: str, cursor: Cursor) -> dict[str, Any]:
     async with ctx.unit_of_work() as uow:
         db = uow.db
         row = await _row(db, subscription_id, lock=True)

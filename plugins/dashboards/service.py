@@ -16,7 +16,7 @@ from sqlalchemy import func
 from kernel.base.errors import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
-from plugins.dashboards import access, panels
+from plugins.dashboards import access, live, panels
 from plugins.dashboards.bodies import (
     check_query_for_type,
     dashboard_values,
@@ -110,6 +110,7 @@ async def create_dashboard(ctx: Any, body: Any) -> dict[str, Any]:
     row = {"id": uuid7(), **values, "created_by": ctx.principal.user_id, "created_at": now, "updated_at": now}
     async with ctx.unit_of_work() as uow:
         await uow.db.insert(dashboards, row)
+        live.changed(uow, "create", row["id"], [k for k, v in values.items() if v is not None])
     return {**dashboard_record(row, 0), "panels": []}
 
 
@@ -122,6 +123,7 @@ async def update_dashboard(ctx: Any, dashboard_id: str, body: Any) -> dict[str, 
         if values:
             await db.execute(db.update(dashboards).where(dashboards.c.id == dashboard_id)
                              .values(**values, updated_at=now_utc()))
+            live.changed(uow, "update", dashboard_id, values)
         row = await load_dashboard(db, dashboard_id)
         found = await _panels_of(db, dashboard_id)
     return {**dashboard_record(row, len(found)), "panels": await _as_seen(ctx, found)}
@@ -135,6 +137,7 @@ async def delete_dashboard(ctx: Any, dashboard_id: str) -> None:
         await load_dashboard(db, dashboard_id)
         await db.execute(db.delete(panel_rows).where(panel_rows.c.dashboard_id == dashboard_id))
         await db.execute(db.delete(dashboards).where(dashboards.c.id == dashboard_id))
+        live.changed(uow, "delete", dashboard_id)
 
 
 # ---------------------------------------------------------------------- panels
@@ -187,6 +190,7 @@ async def create_panel(ctx: Any, dashboard_id: str, body: Any) -> dict[str, Any]
         await load_dashboard(uow.db, dashboard_id)
         await uow.db.insert(panel_rows, row)
         await _touch(uow.db, dashboard_id, now)
+        live.changed(uow, "update", dashboard_id, ["panels"])
     return panel_record(row)
 
 
@@ -211,6 +215,7 @@ async def update_panel(ctx: Any, dashboard_id: str, panel_id: str, body: Any) ->
         if values:
             await db.execute(db.update(panel_rows).where(panel_rows.c.id == panel_id).values(**values, updated_at=now))
             await _touch(db, dashboard_id, now)
+            live.changed(uow, "update", dashboard_id, ["panels"])
         row = await load_panel(db, dashboard_id, panel_id)
     return panel_record(row)
 
@@ -221,6 +226,7 @@ async def delete_panel(ctx: Any, dashboard_id: str, panel_id: str) -> None:
         await load_panel(uow.db, dashboard_id, panel_id)
         await uow.db.execute(uow.db.delete(panel_rows).where(panel_rows.c.id == panel_id))
         await _touch(uow.db, dashboard_id, now_utc())
+        live.changed(uow, "update", dashboard_id, ["panels"])
 
 
 async def _touch(db: Any, dashboard_id: str, now: Any) -> None:

@@ -42,8 +42,15 @@ def register_event_handlers(bus: Any, kernel: Any) -> None:
 
 
 @hookimpl
+def register_error_codes() -> dict[str, tuple[int, str]]:
+    """-- more43: a scheduled send that started cannot be cancelled."""
+    return {"BATCH_STARTED": (409, "The scheduled send has started and can no longer be cancelled.")}
+
+
+@hookimpl
 def register_jobs(jobs: Any, kernel: Any) -> None:
-    jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email")
+    jobs.task(sending.JOB, sending.deliver_job, retries=5, retry_delay=30, retry_max_delay=3600, owner="email",
+              on_give_up=sending.deliver_gave_up)  # -- more43: retries run out: counted failed
     jobs.periodic(sending.PRUNE_JOB, sending.prune_job, cron="17 4 * * *", owner="email")
 
 
@@ -107,6 +114,8 @@ def register_routes(kernel: Any) -> list[Route]:
             get=("The site's queued and scheduled sends with their progress", None, [s.BATCH], 200))),
         Route("/email/batches/{id}", routes.BatchResource(), auth="admin", openapi=ops(
             get=("One queued or scheduled send: sent, failed, skipped, pending", None, s.BATCH, 200))),
+        Route("/email/batches/{id}/cancel", routes.BatchCancelResource(), auth="admin", openapi=ops(  # -- more43
+            post=("Cancel a scheduled send before it starts (409 BATCH_STARTED after)", None, s.BATCH, 200))),
         Route("/email/test", routes.TestResource(), auth="admin", openapi=ops(
             post=("Send one test email", s.TEST_BODY, s.OBJ, 200))),
         Route("/email/suppressions", routes.SuppressionsResource(), auth="admin", openapi=ops(

@@ -105,6 +105,13 @@ class BatchResource:
         send_data(resp, await sending.get_batch(request_context(req), id))
 
 
+class BatchCancelResource:
+    """-- more43: ``POST /email/batches/{id}/cancel``."""
+
+    async def on_post(self, req: Any, resp: Any, id: str) -> None:
+        send_data(resp, await sending.cancel_batch(request_context(req), id))
+
+
 class SuppressionsResource:
     async def on_get(self, req: Any, resp: Any) -> None:
         limit, offset = pagination(req, default_limit=50, max_limit=200)

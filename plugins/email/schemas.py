@@ -29,7 +29,9 @@ SEND = {"type": "object", "properties": {k: {"type": "integer"} for k in ("queue
 BATCH = {"type": "object", "properties": {  # -- govern43
     "id": {"type": "string"}, "category": {"type": "string"}, "subject": {"type": ["string", "null"]},
     **{k: {"type": "integer"} for k in ("total", "sent", "failed", "skipped", "pending")},
-    "status": {"enum": ["scheduled", "sending", "done"]}, "sendAt": {"type": ["string", "null"], "format": "date-time"},
+    "status": {"enum": ["scheduled", "sending", "done", "cancelled"]},
+    "sendAt": {"type": ["string", "null"], "format": "date-time"},
+    "cancelledAt": {"type": ["string", "null"], "format": "date-time"},  # -- more43
     "createdBy": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"}}}
 TEST_BODY = {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}
 SUPPRESSION_BODY = {"type": "object", "required": ["email"],

@@ -254,6 +254,8 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
         row = await db.one(db.select(batches).where(batches.c.id == batch_id))
         if row is None:
             return  # pruned, or the site was deleted
+        if row["cancelled_at"] is not None:
+            return  # -- more43: cancelled before it started; nothing is sent or counted
         message = dict(row["message"])
         if message["category"] == "marketing":
             # The recipient may have unsubscribed since the batch was queued.
@@ -279,6 +281,13 @@ async def deliver_job(kernel: Any, site_id: str, batch_id: str, to: list[str]) -
     await _count(kernel, site_id, batch_id, "failed", len(to))  # -- govern43: its outcome, counted
 
 
+async def deliver_gave_up(kernel: Any, error: str, site_id: str, batch_id: str, to: list[str]) -> None:
+    """-- more43: the job ``email.deliver``'s retries ran out (a temporary failure each time): its
+    recipients are counted failed, not left pending."""
+    log.warning("site %s: batch %s not sent after its retries: %s", site_id, batch_id, error[:300])
+    await _count(kernel, site_id, batch_id, "failed", len(to))
+
+
 def batch_record(row: Any) -> dict[str, Any]:
     """-- govern43: a batch as ``GET /email/batches`` shows it (never its recipients or text)."""
     done = row["sent"] + row["failed"] + row["skipped"]
@@ -287,10 +296,36 @@ def batch_record(row: Any) -> dict[str, Any]:
         send_at = send_at.replace(tzinfo=dt.UTC)
     status = "done" if done >= row["total"] else (
         "scheduled" if send_at is not None and send_at > now_utc() and not done else "sending")
+    cancelled = row["cancelled_at"] is not None  # -- more43
     return {"id": row["id"], "category": row["category"], "subject": row["subject"], "total": row["total"],
             "sent": row["sent"], "failed": row["failed"], "skipped": row["skipped"],
-            "pending": max(0, row["total"] - done), "status": status, "sendAt": iso(row["send_at"]),
+            "pending": 0 if cancelled else max(0, row["total"] - done), "status": "cancelled" if cancelled else status,
+            "sendAt": iso(row["send_at"]), "cancelledAt": iso(row["cancelled_at"]),
             "createdBy": row["created_by"], "createdAt": iso(row["created_at"])}
+
+
+async def cancel_batch(ctx: Any, batch_id: str) -> dict[str, Any]:
+    """-- more43: ``POST /email/batches/:id/cancel``: a scheduled send, before it starts (its
+    ``sendAt`` still ahead, nothing sent), is cancelled: its jobs end at their time without
+    sending. 409 ``BATCH_STARTED`` once it started (or was never scheduled), 409 ``CONFLICT``
+    when cancelled already; 404 for another site's."""
+    now = now_utc()
+    async with ctx.unit_of_work() as uow:
+        db = uow.db
+        row = await db.one(db.select(batches).where(batches.c.id == batch_id[:64]))
+        if row is None:
+            raise ApiError.not_found(f"No email batch '{batch_id[:64]}'")
+        if row["cancelled_at"] is not None:
+            raise ApiError(409, "CONFLICT", "The send was cancelled already")
+        claimed = await db.execute(db.update(batches).where(
+            batches.c.id == row["id"], batches.c.cancelled_at.is_(None), batches.c.send_at.is_not(None),
+            batches.c.send_at > now, batches.c.sent + batches.c.failed + batches.c.skipped == 0)
+            .values(cancelled_at=now))
+        if claimed.rowcount != 1:
+            raise ApiError(409, "BATCH_STARTED", "The send has started (or was not scheduled): it can no longer be "
+                           "cancelled")
+        row = await db.one(db.select(batches).where(batches.c.id == row["id"]))
+    return batch_record(row)
 
 
 async def list_batches(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:

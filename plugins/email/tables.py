@@ -62,6 +62,7 @@ batches = Table(
     Column("send_at", DateTime(timezone=True), nullable=True),
     Column("subject", String(998), nullable=True),
     Column("created_by", String(36), nullable=True),
+    Column("cancelled_at", DateTime(timezone=True), nullable=True),  # -- more43 (email_0004): cancelled before it started
 )
 
 # A site's own SMTP server (docs/email.md, "Per-site SMTP"): one row per site, the password

@@ -156,8 +156,9 @@ class Connection:
             return True
         if topic.startswith(USER_NOTIFICATION_PREFIX):  # one user's: that user's sessions only
             return topic == self.own_topic
-        # Item writes, and editorial transitions (``editorial.<collection>``, action ``review``).
-        if not topic.startswith(("items.", "editorial.")) or not isinstance(data, dict):
+        # Item writes, editorial transitions (``editorial.<collection>``, action ``review``) and
+        # dashboard writes (``dashboards.<id>``, collection ``svc_dashboards``; -- more43).
+        if not topic.startswith(("items.", "editorial.", "dashboards.")) or not isinstance(data, dict):
             return False
         matchers = self.subs.get(data.get("collection"))
         if not matchers:

@@ -66,6 +66,17 @@ async def rollback(
     409 ``RELEASE_NOT_PUBLISHED`` (not published, or rolled back already), 409 ``ROLLBACK_BLOCKED``
     (``extensions.outcomes``: the entries that cannot go back, with their reason; nothing changed).
     ``force``: items edited since the publish go back too."""
+    # -- more43: followed in GET /work like a publish (a refusal ends the record failed, with it)
+    async with kernel.unit_of_work(site_id, principal, request_id) as uow:
+        label = (await load_row(uow.db, release_id))["name"]
+    async with kernel.work.tracked(site_id, "rollback", label, principal, target=("release", release_id)) as work:
+        answer = await _rollback(kernel, site_id, principal, release_id, request_id, force)
+        await work.step(len(answer["outcomes"]), total=len(answer["outcomes"]))
+    return answer
+
+
+async def _rollback(kernel: Any, site_id: str, principal: Any, release_id: str, request_id: str,
+                    force: bool) -> dict[str, Any]:
     cause = f"release-rollback:{release_id}"
     ctx = items.context(kernel, site_id, principal, request_id)
     blockers: list[dict[str, Any]] = []

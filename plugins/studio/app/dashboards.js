@@ -72,10 +72,23 @@ export async function renderDashboard(shell, id, rest) {
   let arranging = false;
   const alert = h("div", { role: "alert" });
   const flash = h("p", { role: "status" });
-  const grid = h("div", { class: "dash-grid" });
+  const grid = h("div", { class: "dash-grid", role: "group", "aria-label": t("dash.gridOf", { name: board.name }) }); // -- more43
   const cards = new Map(); // panel id -> its card: { panel, el, head, range, body, meta, tools, runs }
 
   const panelPath = (p) => `${path}/panels/${encodeURIComponent(p.id)}`;
+  // -- more43: this tab's own writes of panels, counted: a live re-read of the dashboard that
+  // overlaps one is dropped and done again once it ended (it could draw the state before it).
+  const local = { writes: 0, inFlight: 0, missed: false };
+  const writing = async (write) => {
+    local.writes += 1;
+    local.inFlight += 1;
+    try {
+      return await write();
+    } finally {
+      local.inFlight -= 1;
+      if (!local.inFlight && local.missed) { local.missed = false; refresh(); } // refresh: below
+    }
+  };
   const run = async (card, query) => {
     const { panel, body, meta } = card;
     if (panel.type === "label") return;
@@ -131,7 +144,7 @@ export async function renderDashboard(shell, id, rest) {
     keep.addEventListener("click", async () => {
       replace(alert);
       try {
-        Object.assign(card.panel, await data("PATCH", panelPath(panel), { site, body: { query: chosen() } }));
+        Object.assign(card.panel, await writing(() => data("PATCH", panelPath(panel), { site, body: { query: chosen() } })));
         Object.assign(stored, { interval: interval.value, from: from.value, to: to.value });
         keep.hidden = true;
         replace(flash, t("dash.rangeKept", { name: panel.name }));
@@ -155,7 +168,7 @@ export async function renderDashboard(shell, id, rest) {
     const writes = change(panel);
     try {
       for (const [target, position] of writes) {
-        Object.assign(target, await data("PATCH", panelPath(target), { site, body: { position } }));
+        Object.assign(target, await writing(() => data("PATCH", panelPath(target), { site, body: { position } })));
       }
       keepFocus(grid, drawGrid);
       replace(flash, t("dash.moved", { name: panel.name, how: label }));
@@ -218,7 +231,15 @@ export async function renderDashboard(shell, id, rest) {
           [me, { ...me.position, x: other.position.x, y: other.position.y }]]);
       },
     });
-    const corner = h("span", { class: "dash-resize", "aria-hidden": "true", title: t("dash.resizeHint") }, "⤡");
+    // -- more43: the corner is a button too (its arrow keys resize, as Shift and the handle's do)
+    const corner = h("button", { type: "button", class: "quiet dash-resize", title: t("dash.resizeHint"),
+      "aria-label": t("dash.resizeCorner", { name: panel.name }), "aria-keyshortcuts": "ArrowUp ArrowDown ArrowLeft ArrowRight",
+      onkeydown: (event) => {
+        const key = SHIFT_KEYS[event.key];
+        if (!key) return;
+        event.preventDefault();
+        run(key);
+      } }, h("span", { "aria-hidden": "true" }, "⤡"));
     dragging(corner, {
       move: () => {},
       drop: (dx, dy) => {
@@ -312,7 +333,49 @@ export async function renderDashboard(shell, id, rest) {
   const readable = new Set(shell.ctx.collections.map((c) => c.name)); // a subscription the ticket refuses would turn live off
   const watched = () => new Set(board.panels.map((p) => p.query && p.query.collection).filter((c) => c && readable.has(c)));
   for (const collection of watched()) subscribe(collection);
-  liveScreen("dashboard", (frame) => frame.type === "event" && watched().has(frame.collection), async () => {
+  // -- more43: the dashboard itself changed elsewhere (a panel added, changed, moved or removed;
+  // its name): read it again; a panel only moved keeps its card (and its unsaved bucket or range),
+  // a changed one is drawn anew, a removed one goes. The settings form keeps what was typed.
+  subscribe("svc_dashboards"); // the ticket covers it: this user reads dashboards
+  let boardChanged = false;
+  const unplaced = (p) => JSON.stringify({ ...p, position: null, updatedAt: null });
+  const refresh = async () => {
+    if (local.inFlight) { local.missed = true; return; }
+    const writes = local.writes;
+    let fresh;
+    try {
+      fresh = await data("GET", path, { site });
+    } catch (err) {
+      if (err instanceof SessionEnded) throw err;
+      replace(alert, err.status === 404 ? t("dash.goneElsewhere") : said(err));
+      return;
+    }
+    if (local.inFlight) { local.missed = true; return; }
+    if (local.writes !== writes) return refresh();
+    // What the grid shows; unchanged (this tab's own writes come back as signals too), the grid is
+    // not redrawn, so a drag or a focused control in it is left alone.
+    const drawn = (b) => JSON.stringify([b.name, b.panels.map((p) => [unplaced(p), p.position])]);
+    if (drawn(fresh) === drawn(board)) return;
+    for (const [pid, c] of cards) {
+      const now = fresh.panels.find((p) => p.id === pid);
+      if (now && unplaced(now) === unplaced(c.panel)) Object.assign(c.panel, now);
+      else cards.delete(pid);
+    }
+    board = { ...fresh, panels: fresh.panels.map((p) => (cards.has(p.id) ? cards.get(p.id).panel : p)) };
+    replace(heading, board.name);
+    document.title = `${board.name} · ${t("dash.heading")} · ${shell.title}`;
+    keepFocus(grid, drawGrid);
+    for (const collection of watched()) subscribe(collection);
+  };
+  const ofBoard = (frame) => frame.type === "event" && frame.collection === "svc_dashboards" && frame.itemId === id;
+  liveScreen("dashboard", (frame) => {
+    if (ofBoard(frame)) boardChanged = true;
+    return ofBoard(frame) || (frame.type === "event" && watched().has(frame.collection));
+  }, async () => {
+    if (boardChanged) {
+      boardChanged = false;
+      await refresh();
+    }
     await Promise.all([...cards.values()].filter((c) => c.el.isConnected).map((c) => run(c, c.shown)));
   });
   replace(shell.main, h("p", {}, h("a", { href: siteHash(site, "dashboards") }, t("dash.back"))),

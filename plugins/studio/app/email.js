@@ -171,19 +171,31 @@ function marketingSection(site, templates, batches) {
     h("tbody", {}, rows.map((b) => {
       const done = b.total - b.pending;
       return h("tr", {}, h("th", { scope: "row" }, b.subject || b.id),
-        h("td", {}, t(`email.batches.${b.status}`)),
+        h("td", {}, t(`email.batches.${b.status}`), b.status === "scheduled" ? [" ", cancelButton(b)] : null),
         h("td", {}, h("progress", { max: String(b.total || 1), value: String(done), "aria-label": t("email.batches.progressOf", { subject: b.subject || b.id }) }), " ",
           t("email.batches.counts", { sent: b.sent, skipped: b.skipped, failed: b.failed, pending: b.pending, total: b.total })),
         h("td", {}, b.sendAt ? when(b.sendAt) : t("email.batches.now")));
     }))) : h("p", {}, t("email.batches.none")));
+  // -- more43: a scheduled send is cancelled before it starts (409 BATCH_STARTED after: shown)
+  const cancelButton = (b) => h("button", { type: "button", class: "quiet", "aria-label": t("email.batches.cancelOf", { subject: b.subject || b.id }),
+    onclick: async () => {
+      try {
+        await data("POST", `/email/batches/${encodeURIComponent(b.id)}/cancel`, { site });
+        replace(status, t("email.batches.cancelledNote", { subject: b.subject || b.id }));
+      } catch (err) {
+        replace(status, h("span", { class: "error" }, said(err)));
+      }
+      await follow();
+    } }, t("email.batches.cancel"));
+  const going = (rows) => rows.some((b) => b.status !== "done" && b.status !== "cancelled");
   draw(batches);
   const follow = async () => {
     if (!list.isConnected) return;
     const rows = await data("GET", "/email/batches", { site, params: { limit: 20 } });
     draw(rows);
-    if (rows.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+    if (going(rows)) setTimeout(follow, FOLLOW_BATCHES_MS);
   };
-  if (batches.some((b) => b.status !== "done")) setTimeout(follow, FOLLOW_BATCHES_MS);
+  if (going(batches)) setTimeout(follow, FOLLOW_BATCHES_MS);
 
   const template = h("select", { required: true }, templates.map((tp) => h("option", { value: tp.key }, tp.name)));
   const recipients = h("textarea", { rows: "4", required: true, spellcheck: "false" });

@@ -163,7 +163,8 @@ export async function renderFlow(shell, id) {
     const steps = ids.map((nodeId) => stepEntry(nodeId));
     const drawing = h("figure", { class: "flow-figure" }, drawGraph(flow.graph, { trigger: flow.trigger, errors, onPick: pick,
       onMove: (nodeId, at) => place(nodeId, at, t("flows.stepMoved", { id: nodeId })),
-      onConnect: (from, to) => connect({ from, to, when: "true" }) }),
+      onConnect: (from, to) => connect({ from, to, when: "true" }),
+      onPort: (from) => { const el = body.querySelector("[data-connect-from]"); if (el) { el.value = from; el.focus(); } } }),
       h("figcaption", { class: "muted" }, t("flows.drawingHint")));
     return section(t("flows.graph"), drawing,
       ids.length ? h("ol", { class: "flow-steps", "aria-label": t("flows.stepsList") }, steps) : h("p", {}, t("flows.noSteps")),
@@ -274,7 +275,7 @@ export async function renderFlow(shell, id) {
   const connectForm = () => {
     const ids = flow.graph.nodes.map((n) => n.id);
     if (ids.length < 2) return null;
-    const from = h("select", {}, ids.map((x) => h("option", { value: x }, x)));
+    const from = h("select", { "data-connect-from": "" }, ids.map((x) => h("option", { value: x }, x))); // -- more43: a port's Enter
     const to = h("select", {}, ids.map((x, i) => h("option", { value: x, selected: i === 1 }, x)));
     const when = h("select", {}, ["true", "false"].map((w) => h("option", { value: w }, t(`flows.when.${w}`))));
     const problem = h("p", { class: "field-error", role: "alert" });

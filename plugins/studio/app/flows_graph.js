@@ -1,6 +1,7 @@
 // -- flows editor: the parts of the flow editor (flows.js) that know the graph's shape:
-//   drawGraph()   the graph drawn as SVG (layers from the entry down), for the eye; the list of
-//                 steps beside it is what the keyboard and screen readers use
+//   drawGraph()   the graph drawn as SVG (layers from the entry down); each step a named group
+//                 with its box and port as buttons (-- more43); the list of steps beside it does
+//                 all the drawing does, with forms
 //   optionField() one option's control, built from the type its operation declares
 //                 (GET /flows/operations: { optionSchema: { name: { type, required, ... } } })
 
@@ -77,7 +78,7 @@ export function positions(graph) {
  * a box is clicked (the editor moves the focus to that step in the list); a box dragged calls
  * `onMove(id, { x, y })`, and a drag from a box's port (the dot below it) onto another box calls
  * `onConnect(from, to)`. The list of steps beside the drawing does both with buttons and forms. */
-export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, onConnect = () => {} }) {
+export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, onConnect = () => {}, onPort = () => {} }) {
   const { pos, width, height, depth } = positions(graph);
   const arrow = uid("flow-arrow");
   const known = new Set(graph.nodes.map((n) => n.id));
@@ -87,7 +88,7 @@ export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, o
     const back = y2 <= y1; // a connection upwards (a cycle) bends round the side
     const d = back ? `M${x1},${y1} C${x1 + 120},${y1 + 60} ${x2 + 120},${y2 - 60} ${x2},${y2}`
       : `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`;
-    return s("g", {}, s("path", { d, class: cls, "marker-end": `url(#${arrow})` }),
+    return s("g", { "aria-hidden": "true" }, s("path", { d, class: cls, "marker-end": `url(#${arrow})` }),
       label ? s("text", { x: (x1 + x2) / 2 + 6, y: (y1 + y2) / 2, class: "flow-edge-label" }, label) : null);
   };
   const entries = [...depth.keys()].filter((id) => !graph.edges.some((e) => e.to === id));
@@ -96,14 +97,24 @@ export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, o
     const node = graph.nodes.find((n) => n.id === id);
     const p = pos.get(id);
     const cls = ["flow-box", known.has(id) ? "" : "missing", errors[id] ? "failed" : ""].filter(Boolean).join(" ");
-    const g = s("g", { class: cls, "data-node": id, onclick: (event) => {
+    // -- more43: a step is a group named for it, holding its box (a button: Enter or a click moves
+    // the focus to the step in the list) and its port (a button: Enter goes to the Connect form).
+    const keyed = (act) => (event) => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      act();
+    };
+    const stepName = node ? t("flows.drawnStepOf", { id, operation: node.operation }) : t("flows.drawnMissing", { id });
+    const g = s("g", { class: cls, "data-node": id, role: "group", "aria-label": stepName, onclick: (event) => {
       const dragged = event.target.closest("[data-dragged]");
       if (dragged) { delete dragged.dataset.dragged; return; }
+      if (event.target.closest("[data-port]")) return;
       onPick(id);
     } },
-    s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
-    s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id" }, (errors[id] ? "⚠ " : "") + id),
-    s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op" }, node ? node.operation : t("flows.missingStep")));
+    s("g", { role: "button", tabindex: 0, "aria-label": t("flows.drawnStep", { id }), class: "flow-box-face", onkeydown: keyed(() => onPick(id)) },
+      s("rect", { x: p.x, y: p.y, width: BOX.w, height: BOX.h, rx: 6 }),
+      s("text", { x: p.x + 10, y: p.y + 19, class: "flow-box-id", "aria-hidden": "true" }, (errors[id] ? "⚠ " : "") + id),
+      s("text", { x: p.x + 10, y: p.y + 36, class: "flow-box-op", "aria-hidden": "true" }, node ? node.operation : t("flows.missingStep"))));
     if (!node) return g;
     const scale = () => (svg.getScreenCTM() || { a: 1 }).a || 1; // screen pixels per unit of the drawing
     dragging(g, {
@@ -111,7 +122,8 @@ export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, o
       move: (dx, dy) => g.setAttribute("transform", `translate(${dx},${dy})`),
       drop: (dx, dy) => onMove(id, { x: Math.max(0, Math.round(p.x + dx)), y: Math.max(0, Math.round(p.y + dy)) }),
     });
-    const port = s("circle", { cx: p.x + BOX.w / 2, cy: p.y + BOX.h, r: 7, class: "flow-port", "data-port": id });
+    const port = s("circle", { cx: p.x + BOX.w / 2, cy: p.y + BOX.h, r: 7, class: "flow-port", "data-port": id,
+      role: "button", tabindex: 0, "aria-label": t("flows.drawnPort", { id }), onkeydown: keyed(() => onPort(id)) });
     let wire = null;
     dragging(port, {
       scale,
@@ -132,10 +144,10 @@ export function drawGraph(graph, { trigger, errors, onPick, onMove = () => {}, o
   };
   const summary = t("flows.drawingSummary", { steps: t("flows.stepCount", { count: graph.nodes.length }),
     connections: t("flows.connectionCount", { count: graph.edges.length }) });
-  svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": summary, class: "flow-drawing" },
+  svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "group", "aria-label": summary, class: "flow-drawing" },
     s("defs", {}, s("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       s("path", { d: "M0,0 L10,5 L0,10 z", class: "flow-arrowhead" }))),
-    s("g", { class: "flow-box trigger" }, s("rect", { x: top.x, y: top.y, width: BOX.w, height: BOX.h, rx: 22 }),
+    s("g", { class: "flow-box trigger", role: "img", "aria-label": t("flows.triggerBox", { trigger: t(`flows.trigger.${trigger}`) }) }, s("rect", { x: top.x, y: top.y, width: BOX.w, height: BOX.h, rx: 22 }),
       s("text", { x: top.x + 14, y: top.y + 28, class: "flow-box-id" }, t("flows.triggerBox", { trigger: t(`flows.trigger.${trigger}`) }))),
     entries.map((id) => line(top, pos.get(id), "flow-edge")),
     graph.edges.map((e) => line(pos.get(e.from), pos.get(e.to), e.when === "false" ? "flow-edge false" : "flow-edge",

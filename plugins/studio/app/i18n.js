@@ -1047,6 +1047,12 @@ const CATALOGUES = {
     "email.batches.sending": "Sending",
     "email.batches.done": "Done",
     "email.batches.counts": "{sent} sent, {skipped} skipped, {failed} failed, {pending} waiting, of {total}",
+    // -- more43: cancelling a scheduled send
+    "email.batches.cancelled": "Cancelled",
+    "email.batches.cancelledNote": "{subject}: the send was cancelled.",
+    "email.batches.cancel": "Cancel",
+    "email.batches.cancelOf": "Cancel the send of {subject}",
+    // -- end more43
     // -- end govern43
     "email.deleteTemplate": "Delete template",
     "email.deleteLayout": "Delete layout",
@@ -1438,6 +1444,11 @@ const CATALOGUES = {
     "dash.savePanel": "Save panel",
     "dash.removePanel": "Remove",
     "dash.deletePanel": "Delete panel {name}",
+    // -- more43: the resize corner and the grid by role and name
+    "dash.resizeCorner": "Resize {name}",
+    "dash.gridOf": "Panels of {name}",
+    "dash.goneElsewhere": "This dashboard was deleted elsewhere.",
+    // -- end more43
     // -- end dashboards
     // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
     "live.elsewhere": "This changed elsewhere; your unsaved input is kept.",
@@ -1672,6 +1683,12 @@ const CATALOGUES = {
     "flows.stepOutput": "Output",
     "flows.stepInputOf": "Input of {id}",
     "flows.stepOutputOf": "Output of {id}",
+    // -- more43: the drawing's steps and ports by role and name
+    "flows.drawnStepOf": "Step {id} ({operation}) in the drawing",
+    "flows.drawnMissing": "Missing step {id} in the drawing",
+    "flows.drawnStep": "Step {id}",
+    "flows.drawnPort": "Connect from {id}",
+    // -- end more43
     // -- end flows editor
     // -- ai_ui: the copilot, the approval inbox, agents
     "ai.copilot": "Copilot",

@@ -1044,6 +1044,12 @@ export const de = {
   "email.batches.sending": "Wird gesendet",
   "email.batches.done": "Fertig",
   "email.batches.counts": "{sent} gesendet, {skipped} ausgelassen, {failed} fehlgeschlagen, {pending} wartend, von {total}",
+  // -- more43: cancelling a scheduled send
+  "email.batches.cancelled": "Abgesagt",
+  "email.batches.cancelledNote": "{subject}: der Versand wurde abgesagt.",
+  "email.batches.cancel": "Absagen",
+  "email.batches.cancelOf": "Versand von {subject} absagen",
+  // -- end more43
   // -- end govern43
   "email.deleteTemplate": "Vorlage löschen",
   "email.deleteLayout": "Layout löschen",
@@ -1435,6 +1441,11 @@ export const de = {
   "dash.savePanel": "Kachel speichern",
   "dash.removePanel": "Entfernen",
   "dash.deletePanel": "Kachel {name} löschen",
+  // -- more43: the resize corner and the grid by role and name
+  "dash.resizeCorner": "{name} in der Größe ändern",
+  "dash.gridOf": "Panels von {name}",
+  "dash.goneElsewhere": "Dieses Dashboard wurde anderswo gelöscht.",
+  // -- end more43
   // -- end dashboards
   // -- studio42: live redraws held by unsaved input, collection icons, schema and settings
   "live.elsewhere": "Dies wurde anderswo geändert; Ihre ungespeicherte Eingabe bleibt erhalten.",
@@ -1669,6 +1680,12 @@ export const de = {
   "flows.stepOutput": "Ausgabe",
   "flows.stepInputOf": "Eingabe von {id}",
   "flows.stepOutputOf": "Ausgabe von {id}",
+  // -- more43: the drawing's steps and ports by role and name
+  "flows.drawnStepOf": "Schritt {id} ({operation}) in der Zeichnung",
+  "flows.drawnMissing": "Fehlender Schritt {id} in der Zeichnung",
+  "flows.drawnStep": "Schritt {id}",
+  "flows.drawnPort": "Verbinden von {id}",
+  // -- end more43
   // -- end flows editor
   // -- ai_ui: the copilot, the approval inbox, agents
   "ai.copilot": "Copilot",
