@@ -206,11 +206,11 @@ def test_no_import_circles(folder):
 @pytest.mark.parametrize(("source", "expected"), [
     ("import plugins.access.tables", "plugins.access.tables"),
     ("from plugins.access import tables", "plugins.access.tables"),
-    ("from plugins.schema.numeric import parse_decimal", "plugins.schema.numeric.parse_decimal"),
+    ("from plugins.schema.fieldtypes.numeric import parse_decimal", "plugins.schema.fieldtypes.numeric.parse_decimal"),
     ("def f():\n    from plugins.access.api import membership", "plugins.access.api.membership"),
     ("from ...access import tables", "plugins.access.tables"),
     ("from ..query import ir", "plugins.items.query.ir"),
-    ("import importlib\nimportlib.import_module('plugins.schema.types')", "plugins.schema.types"),
+    ("import importlib\nimportlib.import_module('plugins.schema.fieldtypes.types')", "plugins.schema.fieldtypes.types"),
 ])
 def test_imports_are_found_in_every_form(monkeypatch, source, expected):
     path = PLUGINS / "items" / "query" / "_layout_probe.py"
@@ -692,11 +692,11 @@ def test_a_kernel_import_of_a_plugin_is_found_in_a_tree(tmp_path):
         "kernel/__init__.py": "",
         "kernel/app.py": "def boot():\n    from plugins.items import api\n",
         "kernel/fine.py": "from kernel import app\nimport pluggy\n",
-        "extensions_sdk/__init__.py": "import plugins.schema.types\n",
+        "extensions_sdk/__init__.py": "import plugins.schema.fieldtypes.types\n",
     })
     assert kernel_breaches(tmp_path) == [
         "kernel/app.py:2 imports plugins.items.api",
-        "extensions_sdk/__init__.py:1 imports plugins.schema.types",
+        "extensions_sdk/__init__.py:1 imports plugins.schema.fieldtypes.types",
     ]
 
 

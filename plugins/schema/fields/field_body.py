@@ -14,7 +14,8 @@ from typing import Any
 
 from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from plugins.schema import bodies, types
+from plugins.schema import bodies
+from plugins.schema.fieldtypes import types
 
 META_KEYS = frozenset({"interface", "display", "options", "required", "sort"})
 TOP_LEVEL = META_KEYS | {"field", "collection", "type", "meta", "schema"}

@@ -14,14 +14,15 @@ from kernel.base.errors import ApiError
 from kernel.core.uow import UnitOfWork
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
-from plugins.schema import bodies, changes, types
-from plugins.schema.collection_rows import find_row
-from plugins.schema.collection_rows import not_found as collection_not_found
+from plugins.schema import bodies, changes
+from plugins.schema.collections.collection_rows import find_row
+from plugins.schema.collections.collection_rows import not_found as collection_not_found
 from plugins.schema.data_check import holding_data
-from plugins.schema.field_body import event_record, field_record, parse_field_body, with_path
+from plugins.schema.fields.field_body import event_record, field_record, parse_field_body, with_path
+from plugins.schema.fields.options import validate_options
+from plugins.schema.fieldtypes import types
 from plugins.schema.names import check_field_name, is_lookup_name
-from plugins.schema.options import validate_options
-from plugins.schema.relation_rules import names_taken
+from plugins.schema.relations.relation_rules import names_taken
 from plugins.schema.snapshot import CollectionDef, FieldDef, SchemaSnapshot, with_field
 from plugins.schema.tables import collections, fields
 

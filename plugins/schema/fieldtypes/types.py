@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from plugins.schema.geometry import validate_geometry
-from plugins.schema.numeric import (
+from plugins.schema.fieldtypes.geometry import validate_geometry
+from plugins.schema.fieldtypes.numeric import (
     INT32,
     INT64,
     MAX_DECIMAL_DIGITS,
@@ -33,7 +33,7 @@ from plugins.schema.numeric import (
     check_integer,
     parse_decimal,
 )
-from plugins.schema.temporal import check_date, check_datetime, check_time, check_timestamp
+from plugins.schema.fieldtypes.temporal import check_date, check_datetime, check_time, check_timestamp
 
 FIELD_TYPES: tuple[str, ...] = (
     "boolean", "integer", "float", "decimal", "bigInteger", "dateTime", "date", "time", "timestamp",

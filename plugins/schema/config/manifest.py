@@ -19,8 +19,7 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.db.meta import iso, now_utc
 from plugins.schema import bodies
-from plugins.schema.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS
-from plugins.schema.desired import (
+from plugins.schema.bundles.desired import (
     DesiredSchema,
     collection_meta,
     complete_meta,
@@ -32,8 +31,9 @@ from plugins.schema.desired import (
     prefixed,
     relation_entry,
 )
-from plugins.schema.diffing import Problem
-from plugins.schema.manifest_hooks import SECTION_NAMES
+from plugins.schema.bundles.diffing import Problem
+from plugins.schema.collections.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS
+from plugins.schema.config.manifest_hooks import SECTION_NAMES
 from plugins.schema.snapshot import SchemaSnapshot
 
 VERSION = "svc.config@v1"

@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.schema import bodies, types
+from plugins.schema import bodies
+from plugins.schema.fieldtypes import types
 from plugins.schema.names import check_field_name
 from plugins.schema.snapshot import SchemaSnapshot
 

@@ -12,7 +12,7 @@ from kernel.core.uow import UnitOfWork
 from kernel.db.meta import iso, now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import changes
-from plugins.schema.relation_rules import spec_from_body, validate_relation
+from plugins.schema.relations.relation_rules import spec_from_body, validate_relation
 from plugins.schema.snapshot import SchemaSnapshot, load_snapshot
 from plugins.schema.tables import relations
 

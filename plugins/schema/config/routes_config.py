@@ -8,8 +8,8 @@ from kernel.base.errors import ApiError
 from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
 from kernel.messaging.bus import EventContext
-from plugins.schema import manifest, manifest_apply
-from plugins.schema.manifest_hooks import sections
+from plugins.schema.config import manifest, manifest_apply
+from plugins.schema.config.manifest_hooks import sections
 from plugins.schema.snapshot import load_snapshot
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.schema import collections
+from plugins.schema.collections import collections
 from plugins.schema.visibility import schema_view
 
 

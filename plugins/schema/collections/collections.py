@@ -16,11 +16,12 @@ from kernel.base.ids import uuid7
 from kernel.core.uow import UnitOfWork
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
-from plugins.schema import bodies, changes, relations
-from plugins.schema import fields as field_service
-from plugins.schema.collection_meta import collection_record, event_record, parse_collection_body
-from plugins.schema.collection_rows import find_row, not_found
+from plugins.schema import bodies, changes
+from plugins.schema.collections.collection_meta import collection_record, event_record, parse_collection_body
+from plugins.schema.collections.collection_rows import find_row, not_found
+from plugins.schema.fields import fields as field_service
 from plugins.schema.names import check_collection_name
+from plugins.schema.relations import relations
 from plugins.schema.snapshot import SchemaSnapshot, with_collection
 from plugins.schema.tables import collections
 

@@ -14,11 +14,16 @@ from typing import Any
 
 from kernel.base.errors import ApiError
 from plugins.schema import bodies
-from plugins.schema.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS, parse_collection_body
-from plugins.schema.field_body import parse_field_body, with_path
+from plugins.schema.collections.collection_meta import DEFAULT_META, DIRECTUS_META_KEYS, parse_collection_body
+from plugins.schema.fields.field_body import parse_field_body, with_path
+from plugins.schema.fields.options import validate_options
 from plugins.schema.names import COLLECTION_NAME, FIELD_NAME, check_collection_name, check_field_name
-from plugins.schema.options import validate_options
-from plugins.schema.relation_rules import BODY_KEYS, MAX_M2A_TARGETS, RELATION_TYPES, normalise_on_delete
+from plugins.schema.relations.relation_rules import (
+    BODY_KEYS,
+    MAX_M2A_TARGETS,
+    RELATION_TYPES,
+    normalise_on_delete,
+)
 
 
 @dataclass

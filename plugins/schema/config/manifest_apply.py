@@ -20,10 +20,10 @@ from kernel.base.errors import ApiError
 from kernel.core.uow import UnitOfWork
 from kernel.messaging.bus import EventContext
 from kernel.policy import audit
-from plugins.schema.applying import apply_plan, holding_data, lock_schema
-from plugins.schema.diffing import RESOURCES, Plan, Problem, Scope, plan_schema, risk_of, same
-from plugins.schema.manifest import Manifest
-from plugins.schema.manifest_hooks import SECTION_NAMES
+from plugins.schema.bundles.applying import apply_plan, holding_data, lock_schema
+from plugins.schema.bundles.diffing import RESOURCES, Plan, Problem, Scope, plan_schema, risk_of, same
+from plugins.schema.config.manifest import Manifest
+from plugins.schema.config.manifest_hooks import SECTION_NAMES
 from plugins.schema.snapshot import load_snapshot
 
 MODES = ("merge", "replace-managed", "replace-all")

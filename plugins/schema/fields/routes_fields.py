@@ -6,9 +6,9 @@ from typing import Any
 
 from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.schema import fields
-from plugins.schema.collection_rows import find_row
-from plugins.schema.collection_rows import not_found as collection_not_found
+from plugins.schema.collections.collection_rows import find_row
+from plugins.schema.collections.collection_rows import not_found as collection_not_found
+from plugins.schema.fields import fields
 from plugins.schema.visibility import schema_view, visible_fields
 
 

@@ -50,7 +50,7 @@ def config_sections(kernel: Any) -> list[Any] | None:
 
     Each is an object with ``name``, ``key``, ``async export(db)``, ``check(entry)``,
     ``async put(uow, entry)`` and ``async delete(uow, key)`` (see
-    ``plugins/schema/manifest_hooks.py``). Called at every export and import, so it must be
+    ``plugins/schema/config/manifest_hooks.py``). Called at every export and import, so it must be
     cheap and synchronous. ``export`` never returns secrets; ``put`` and ``delete`` write in the
     import's unit of work (one transaction with the schema changes) and emit the section's
     own events. One provider per section: the first answer wins.

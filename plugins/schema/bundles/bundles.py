@@ -24,9 +24,8 @@ from kernel.base.errors import ApiError
 from kernel.core.uow import UnitOfWork
 from kernel.tenancy.scope import SiteDB
 from plugins.schema import bodies
-from plugins.schema.applying import apply_plan, lock_schema
-from plugins.schema.collection_rows import not_found
-from plugins.schema.desired import (
+from plugins.schema.bundles.applying import apply_plan, lock_schema
+from plugins.schema.bundles.desired import (
     DesiredSchema,
     collection_meta,
     complete_meta,
@@ -36,7 +35,8 @@ from plugins.schema.desired import (
     field_entry,
     relation_entry,
 )
-from plugins.schema.diffing import RESOURCES, Plan, Scope, plan_schema, risk_of
+from plugins.schema.bundles.diffing import RESOURCES, Plan, Scope, plan_schema, risk_of
+from plugins.schema.collections.collection_rows import not_found
 from plugins.schema.snapshot import SchemaSnapshot, load_snapshot
 
 BUNDLE_KEYS = frozenset({"collection", "fields", "relations"})

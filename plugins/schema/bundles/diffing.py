@@ -20,8 +20,8 @@ from types import MappingProxyType
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.schema.desired import DesiredSchema, complete_meta, relation_entry
-from plugins.schema.relation_rules import validate_relation
+from plugins.schema.bundles.desired import DesiredSchema, complete_meta, relation_entry
+from plugins.schema.relations.relation_rules import validate_relation
 from plugins.schema.snapshot import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
 
 RESOURCES = ("collections", "fields", "relations")

@@ -15,9 +15,11 @@ becomes ``restrict`` or ``cascade`` before them (its holder may become required 
 from __future__ import annotations
 
 from kernel.core.uow import UnitOfWork
-from plugins.schema import collections, fields, relations
+from plugins.schema.bundles.diffing import Change, Plan
+from plugins.schema.collections import collections
 from plugins.schema.data_check import DATA_CHECK, holding_data
-from plugins.schema.diffing import Change, Plan
+from plugins.schema.fields import fields
+from plugins.schema.relations import relations
 from plugins.schema.tables import schema_versions
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.schema.bundles import MAX_BUNDLE_FIELDS, MAX_BUNDLE_RELATIONS
-from plugins.schema.collection_meta import DIRECTUS_META_KEYS
-from plugins.schema.manifest import CAPS, EXPORT_SCOPES, VERSION
-from plugins.schema.manifest_apply import MODES
+from plugins.schema.bundles.bundles import MAX_BUNDLE_FIELDS, MAX_BUNDLE_RELATIONS
+from plugins.schema.collections.collection_meta import DIRECTUS_META_KEYS
+from plugins.schema.config.manifest import CAPS, EXPORT_SCOPES, VERSION
+from plugins.schema.config.manifest_apply import MODES
+from plugins.schema.fieldtypes.types import FIELD_TYPES
 from plugins.schema.openapi_schemas import (
     COLLECTION_META,
     FIELD_CREATE,
@@ -18,7 +19,6 @@ from plugins.schema.openapi_schemas import (
     RELATION_BODY,
     RELATION_PROPERTIES,
 )
-from plugins.schema.types import FIELD_TYPES
 
 RISK = {"enum": ["low", "medium", "high"]}
 COUNTS = {"type": "object", "required": ["create", "update", "delete", "unchanged"],

@@ -14,8 +14,8 @@ import warnings
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.schema import types as t
-from plugins.schema.geometry import GEOMETRY_TYPES
+from plugins.schema.fieldtypes import types as t
+from plugins.schema.fieldtypes.geometry import GEOMETRY_TYPES
 
 LENGTH_TYPES = frozenset({"string", "text", "slug", "code"})
 CHOICE_TYPES = frozenset({"string", "text", "slug", "integer", "float", "decimal", "bigInteger", "csv",

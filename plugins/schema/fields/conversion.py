@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from plugins.schema import types as t
+from plugins.schema.fieldtypes import types as t
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}

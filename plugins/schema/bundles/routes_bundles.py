@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
-from plugins.schema import bundles
+from plugins.schema.bundles import bundles
 from plugins.schema.snapshot import load_snapshot
 from plugins.schema.visibility import schema_view
 
