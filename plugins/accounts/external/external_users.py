@@ -25,8 +25,9 @@ from kernel.db.meta import now_utc
 from kernel.policy.audit import record as audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.accounts import membership, service
+from plugins.accounts import service
 from plugins.accounts.tables import external_identities, users
+from plugins.accounts.users import membership
 
 log = logging.getLogger("svc.accounts.external")
 

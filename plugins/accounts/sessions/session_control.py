@@ -19,8 +19,14 @@ from kernel.db.meta import now_utc
 from kernel.policy import audit
 from plugins.access.api import membership
 from plugins.accounts import service
-from plugins.accounts.session_live import sessions_changed
-from plugins.accounts.sessions import Client, execute_scoped, live_sessions, mark_current, revoke_family
+from plugins.accounts.sessions.session_live import sessions_changed
+from plugins.accounts.sessions.sessions import (
+    Client,
+    execute_scoped,
+    live_sessions,
+    mark_current,
+    revoke_family,
+)
 from plugins.accounts.tables import refresh_tokens
 
 T = refresh_tokens.c

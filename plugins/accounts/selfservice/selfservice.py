@@ -17,8 +17,9 @@ from sqlalchemy.exc import IntegrityError
 from kernel.auth.usercache import users_changed
 from kernel.policy import audit
 from plugins.access import api as access_api
-from plugins.accounts import identity, mail_queue, onetime
-from plugins.accounts.users import role_id_for
+from plugins.accounts import identity
+from plugins.accounts.selfservice import mail_queue, onetime
+from plugins.accounts.users.users import role_id_for
 
 REGISTERED = "If the address can be used, we have sent an email with the next step."
 EMAIL_SENT = "If the address belongs to an account, we have sent an email with the next step."

@@ -31,7 +31,7 @@ from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership, realm
 from plugins.accounts import service
-from plugins.accounts.session_live import announce_sessions_changed
+from plugins.accounts.sessions.session_live import announce_sessions_changed
 from plugins.accounts.tables import refresh_tokens, users
 
 SETTINGS = [

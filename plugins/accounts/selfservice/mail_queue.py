@@ -22,7 +22,8 @@ from typing import Any
 from kernel import ApiError
 from kernel.mailer import DeliveryFailed, MailerNotConfigured, OutgoingEmail
 from kernel.tenancy.service import get_site
-from plugins.accounts import emails, identity, onetime
+from plugins.accounts import identity
+from plugins.accounts.selfservice import emails, onetime
 
 log = logging.getLogger("svc.accounts.email")
 

@@ -21,8 +21,9 @@ from kernel.auth.usercache import users_changed
 from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.accounts import identity, membership, service
+from plugins.accounts import identity, service
 from plugins.accounts.tables import users
+from plugins.accounts.users import membership
 
 NAME_COLUMNS = {"firstName": "first_name", "lastName": "last_name"}
 # Through this admin route, nobody changes their own role, and their own sign-in secrets only

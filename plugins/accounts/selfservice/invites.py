@@ -16,8 +16,16 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError
 from kernel.mailer import OutgoingEmail
 from plugins.access import api as access_api
-from plugins.accounts import emails, identity, membership, onetime
-from plugins.accounts.users import audit_user, get_member, guard_instance_admin, role_id_for, user_record
+from plugins.accounts import identity
+from plugins.accounts.selfservice import emails, onetime
+from plugins.accounts.users import membership
+from plugins.accounts.users.users import (
+    audit_user,
+    get_member,
+    guard_instance_admin,
+    role_id_for,
+    user_record,
+)
 
 
 async def invite_user(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], int]:

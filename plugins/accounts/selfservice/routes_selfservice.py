@@ -8,7 +8,8 @@ from typing import Any
 from kernel import Route, ops
 from kernel.http.media import body_field, read_json, reject_unknown, send_data
 from kernel.http.middleware import request_context
-from plugins.accounts import identity, selfservice
+from plugins.accounts import identity
+from plugins.accounts.selfservice import selfservice
 
 _EMAIL = {"type": "string", "format": "email", "maxLength": 320}
 _PASSWORD = {"type": "string", "minLength": identity.MIN_PASSWORD, "maxLength": identity.MAX_PASSWORD}

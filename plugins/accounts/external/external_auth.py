@@ -21,8 +21,8 @@ from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from kernel.auth.tokens import bearer_token, peek_issuer
 from kernel.base.errors import ApiError
 from plugins.access import api as access_api
-from plugins.accounts import external_users, issuers, jwks
-from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT, SYSTEM_KEYS
+from plugins.accounts.external import external_users, issuers, jwks
+from plugins.accounts.external.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT, SYSTEM_KEYS
 
 API_KEY_PREFIX = "svk_"
 MAX_TOKEN_ROLES = 100

@@ -25,7 +25,7 @@ from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts.service import clean_id
 from plugins.accounts.tables import api_keys
-from plugins.accounts.users import role_id_for
+from plugins.accounts.users.users import role_id_for
 
 log = logging.getLogger("svc.accounts.apikeys")
 
@@ -84,7 +84,7 @@ def parse_name(value: Any) -> str:
 
 async def create_key(ctx: Any, body: dict[str, Any], owner_id: str | None = None) -> dict[str, Any]:
     """A new key of the request's site; the answer is the only time ``key`` is shown. ``owner_id``
-    makes it a personal key, deleted with its owner's role there (plugins/accounts/membership.py)."""
+    makes it a personal key, deleted with its owner's role there (plugins/accounts/users/membership.py)."""
     site_id = ctx.require_site()
     name = parse_name(body.get("name"))
     expires = parse_expires(body.get("expiresAt"))

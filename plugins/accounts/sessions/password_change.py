@@ -18,8 +18,8 @@ from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
 from kernel.policy import audit
 from plugins.accounts import service
-from plugins.accounts.session_control import require_user, revoke_all_of_user
-from plugins.accounts.sessions import Client, start_session
+from plugins.accounts.sessions.session_control import require_user, revoke_all_of_user
+from plugins.accounts.sessions.sessions import Client, start_session
 from plugins.accounts.tables import users
 
 MIN_PASSWORD = 8

@@ -13,16 +13,10 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.http.media import body_field, read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.accounts import (
-    impersonation,
-    oidc_login,
-    password_change,
-    service,
-    session_control,
-    sessions,
-    site_switch,
-)
-from plugins.accounts.sessions import COOKIE_NAME, COOKIE_PATH, Client
+from plugins.accounts import service
+from plugins.accounts.external import oidc_login
+from plugins.accounts.sessions import impersonation, password_change, session_control, sessions, site_switch
+from plugins.accounts.sessions.sessions import COOKIE_NAME, COOKIE_PATH, Client
 
 REFRESH_HEADER = "X-Svc-Refresh"
 MAX_TOKEN = 512

@@ -8,7 +8,7 @@ from kernel import Route, ops
 from kernel.http.media import read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.accounts import apikeys
+from plugins.accounts.apikeys import apikeys
 
 _NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 _ROLE_ID = {"type": ["string", "null"], "description": (

@@ -20,8 +20,8 @@ from kernel.db.meta import iso, now_utc
 from kernel.policy.audit import record as audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
-from plugins.accounts import jwks
-from plugins.accounts.issuer_config import check_create_body, merge_patch, normalise_config
+from plugins.accounts.external import jwks
+from plugins.accounts.external.issuer_config import check_create_body, merge_patch, normalise_config
 from plugins.accounts.tables import external_identities, external_logins, issuers
 
 # Ids are UUIDs; anything else cannot name an issuer, so it is a 404 without a query.

@@ -4,7 +4,7 @@ name) and personal API keys, ``/me/api-keys`` and ``/me/api-keys/{key_id}``.
 A personal key is a key of the request's site (``/api-keys`` lists it to admins) owned by its
 creator (``owner_id``) and acting with the role they hold in that site when it is created: a
 member never gets a key with more than their own role. Only its owner lists and revokes it
-here, and it is deleted when that role changes or ends (plugins/accounts/membership.py)."""
+here, and it is deleted when that role changes or ends (plugins/accounts/users/membership.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from kernel import ApiError, Route, ops
 from kernel.http.media import read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
 from plugins.access import api as access_api
-from plugins.accounts import apikeys, identity, service
+from plugins.accounts import identity, service
+from plugins.accounts.apikeys import apikeys
+from plugins.accounts.apikeys.routes_apikeys import CREATED_KEY, KEY_RECORD
 from plugins.accounts.routes import MeResource
-from plugins.accounts.routes_apikeys import CREATED_KEY, KEY_RECORD
 from plugins.accounts.tables import api_keys
-from plugins.accounts.users import NAME_COLUMNS
+from plugins.accounts.users.users import NAME_COLUMNS
 
 PROFILE_BODY = {
     "type": "object",

@@ -38,9 +38,10 @@ from kernel.db.meta import aware, now_utc
 from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access.api import membership
-from plugins.accounts import external_auth, issuers, jwks, service
-from plugins.accounts.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT
-from plugins.accounts.sessions import Client, hash_token, start_session
+from plugins.accounts import service
+from plugins.accounts.external import external_auth, issuers, jwks
+from plugins.accounts.external.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT
+from plugins.accounts.sessions.sessions import Client, hash_token, start_session
 from plugins.accounts.tables import external_logins
 
 log = logging.getLogger("svc.accounts.oidc")

@@ -13,8 +13,8 @@ from kernel.base.errors import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.accounts import issuers
-from plugins.accounts.issuer_config import CREATE_SCHEMA, PATCH_SCHEMA, RECORD_SCHEMA
+from plugins.accounts.external import issuers
+from plugins.accounts.external.issuer_config import CREATE_SCHEMA, PATCH_SCHEMA, RECORD_SCHEMA
 
 PAGE_PARAMS = [
     {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 200}},

@@ -11,7 +11,9 @@ from kernel.base.errors import ApiError
 from kernel.http.media import read_json, reject_unknown, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.accounts import identity, invites, users
+from plugins.accounts import identity
+from plugins.accounts.selfservice import invites
+from plugins.accounts.users import users
 
 _NULLABLE = {"type": ["string", "null"], "maxLength": identity.MAX_NAME}
 _PASSWORD = {"type": "string", "minLength": identity.MIN_PASSWORD, "maxLength": identity.MAX_PASSWORD}

@@ -20,7 +20,7 @@ from kernel.auth.principal import Principal
 from kernel.base.errors import ApiError
 from kernel.policy import audit
 from plugins.access.api import membership
-from plugins.accounts.sessions import Client, live_token, reuse_detected, spend, start_session
+from plugins.accounts.sessions.sessions import Client, live_token, reuse_detected, spend, start_session
 
 
 async def switch_site(kernel: Any, presented: str, site_id: str, client: Client) -> dict[str, Any]:
