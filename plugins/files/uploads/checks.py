@@ -20,9 +20,9 @@ from typing import Any
 import puremagic
 from PIL import Image, UnidentifiedImageError
 
-from plugins.files.catalogue import RASTER_FORMATS, FileType
 from plugins.files.errors import refuse
-from plugins.files.svg import MAX_SVG_BYTES, check_svg
+from plugins.files.uploads.catalogue import RASTER_FORMATS, FileType
+from plugins.files.uploads.svg import MAX_SVG_BYTES, check_svg
 
 HEAD_BYTES = 64 * 1024
 CHUNK = 1024 * 1024

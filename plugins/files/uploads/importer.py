@@ -24,9 +24,9 @@ from kernel import ApiError
 from kernel.base.outbound import OutboundRefused, check_url, policy
 from kernel.base.outbound import client as outbound_client
 from kernel.http.media import reject_unknown
-from plugins.files import guard, uploads
-from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
 from plugins.files.records import check_filename, check_meta
+from plugins.files.uploads import guard, uploads
+from plugins.files.uploads.catalogue import BY_MIME, extension_of, parse_mime
 
 CLIENT_STATE = "files.import_client"
 

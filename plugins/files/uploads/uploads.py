@@ -25,12 +25,12 @@ from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
 from kernel.http.media import reject_unknown
-from plugins.files import guard, policy
 from plugins.files.errors import not_found
 from plugins.files.records import check_filename, check_meta
 from plugins.files.service import store
-from plugins.files.staging import stage
 from plugins.files.tables import uploads
+from plugins.files.uploads import guard, policy
+from plugins.files.uploads.staging import stage
 
 META_KEYS = frozenset({"title", "description", "tags", "folder"})
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel import ApiError
-from plugins.files.catalogue import BY_MIME, CATALOGUE, HARD_MAX_BYTES, extensions_for
+from plugins.files.uploads.catalogue import BY_MIME, CATALOGUE, HARD_MAX_BYTES, extensions_for
 from plugins.settings.api import SettingKey, get_setting, put_setting
 
 BODY_KEYS = frozenset({"maxBytes", "allowedMimeTypes"})

@@ -18,11 +18,11 @@ from urllib.parse import quote
 
 from kernel import ApiError
 from kernel.storage import ObjectNotFound
-from plugins.files import ranges, transforms
-from plugins.files.catalogue import BY_MIME
+from plugins.files.assets import ranges, transforms
 from plugins.files.errors import not_found
 from plugins.files.service import derivatives_prefix
 from plugins.files.tables import presets
+from plugins.files.uploads.catalogue import BY_MIME
 
 MEMORY = "files.derivative_memory"
 

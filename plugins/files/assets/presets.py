@@ -16,7 +16,8 @@ from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from plugins.files import permissions, transforms
+from plugins.files import permissions
+from plugins.files.assets import transforms
 from plugins.files.errors import not_found
 from plugins.files.tables import presets
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.files import folders, presets
+from plugins.files import folders
+from plugins.files.assets import presets
 
 
 class PresetsResource:

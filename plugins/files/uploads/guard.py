@@ -22,11 +22,12 @@ import asyncio
 from typing import Any
 
 from kernel import ApiError
-from plugins.files import checks, permissions
-from plugins.files.catalogue import BY_MIME, FileType, extension_of, parse_mime
+from plugins.files import permissions
 from plugins.files.errors import refuse
-from plugins.files.policy import UploadPolicy
-from plugins.files.staging import Staged, too_large
+from plugins.files.uploads import checks
+from plugins.files.uploads.catalogue import BY_MIME, FileType, extension_of, parse_mime
+from plugins.files.uploads.policy import UploadPolicy
+from plugins.files.uploads.staging import Staged, too_large
 
 
 async def admit(ctx: Any) -> None:
