@@ -12,7 +12,7 @@ from kernel import ApiError, Principal
 from kernel.policy.access import Decision
 from plugins.access.common import check_body, collection_value, ref_id
 from plugins.access.guards import user_is_member
-from plugins.access.rules import action_value
+from plugins.access.rules.rules import action_value
 
 CHECK_FIELDS = frozenset({"collection", "action", "userId", "explain"})
 

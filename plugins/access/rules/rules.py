@@ -17,8 +17,8 @@ from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from plugins.access.common import check_body, collection_value, not_found, record_change
-from plugins.access.conditions import validate_conditions, validate_fields
-from plugins.access.policies import policy_row
+from plugins.access.crud.policies import policy_row
+from plugins.access.rules.conditions import validate_conditions, validate_fields
 from plugins.access.tables import permissions
 
 RULE_FIELDS = frozenset({"collection", "action", "fields", "conditions"})

@@ -7,8 +7,9 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.access import attachments, role_rules, rules
 from plugins.access.common import path_id
+from plugins.access.crud import attachments
+from plugins.access.rules import role_rules, rules
 
 
 class RulesResource:

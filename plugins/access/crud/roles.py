@@ -17,9 +17,9 @@ from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
-from plugins.access import role_rules
 from plugins.access.common import bool_value, check_body, name_value, not_found, record_change, ref_id
 from plugins.access.guards import all_roles, assert_open_roles_not_admin, check_parent
+from plugins.access.rules import role_rules
 from plugins.access.tables import attachments, memberships, roles
 
 ROLE_FIELDS = frozenset({"name", "parentId", "adminAccess"})

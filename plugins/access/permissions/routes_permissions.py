@@ -6,7 +6,8 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.access import effective, subscriber
+from plugins.access import subscriber
+from plugins.access.permissions import effective
 
 
 class PermissionsMeResource:

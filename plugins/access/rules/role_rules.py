@@ -18,8 +18,8 @@ from typing import Any
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from plugins.access.common import check_body, not_found, record_change
-from plugins.access.policies import insert_policy
-from plugins.access.rules import RULE_FIELDS, insert_rule, parse_rule, rule_record
+from plugins.access.crud.policies import insert_policy
+from plugins.access.rules.rules import RULE_FIELDS, insert_rule, parse_rule, rule_record
 from plugins.access.tables import attachments, permissions, policies, roles
 
 BUILT_IN = ("admin", "public", "subscriber")

@@ -15,8 +15,8 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.access.common import check_body, not_found, record_change, ref_id
+from plugins.access.crud.policies import attachment_record, policy_row
 from plugins.access.guards import assert_open_roles_not_admin, user_is_member
-from plugins.access.policies import attachment_record, policy_row
 from plugins.access.tables import attachments, roles, teams
 
 TARGETS = {"roleId": "role_id", "userId": "user_id", "teamId": "team_id"}
