@@ -12,7 +12,7 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import pagination
 from plugins.access import api as access_api
-from plugins.settings import glossary, tm, tm_lookup, translate
+from plugins.settings.tm import glossary, tm, tm_lookup, translate
 
 
 async def _studio_only(req: Any, resp: Any, resource: Any, params: Any) -> None:

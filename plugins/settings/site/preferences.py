@@ -18,8 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError
 from kernel.base.jsoncodec import dumps
 from kernel.db.meta import now_utc
-from plugins.settings import site_config
-from plugins.settings.site_fields import SAVE_ACTIONS
+from plugins.settings.site import site_config
+from plugins.settings.site.site_fields import SAVE_ACTIONS
 from plugins.settings.tables import preferences
 
 MAX_BYTES = 32_768

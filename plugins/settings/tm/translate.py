@@ -23,8 +23,8 @@ from kernel import ApiError
 from kernel.base.outbound import OutboundRefused, check_url, policy
 from kernel.base.outbound import client as outbound_client
 from kernel.http.media import reject_unknown
-from plugins.settings import glossary, tm, tm_lookup
 from plugins.settings.api import get_setting
+from plugins.settings.tm import glossary, tm, tm_lookup
 
 PROVIDER_SETTING = "tm.provider"
 ENTRY_SOURCE = "mt:libretranslate"

@@ -20,7 +20,7 @@ from kernel.db.meta import iso, now_utc
 from kernel.policy.audit import record as audit_record
 from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.tables import sites
-from plugins.settings import site_fields
+from plugins.settings.site import site_fields
 from plugins.settings.tables import site_config
 
 CHANGED_EVENT = "site.config.changed"

@@ -16,7 +16,7 @@ from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
-from plugins.settings.site_fields import LANGUAGE
+from plugins.settings.site.site_fields import LANGUAGE
 from plugins.settings.tables import tm_entries
 
 CHANGED_EVENT = "tm.changed"

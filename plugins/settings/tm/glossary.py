@@ -17,8 +17,8 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
 from plugins.settings.tables import glossary
-from plugins.settings.tm import language
-from plugins.settings.tm_index import normalise
+from plugins.settings.tm.tm import language
+from plugins.settings.tm.tm_index import normalise
 
 FIELDS = frozenset({"sourceLang", "targetLang", "term", "translation"})
 

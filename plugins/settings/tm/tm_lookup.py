@@ -18,10 +18,10 @@ from sqlalchemy import func
 from kernel import SiteCacheSpec
 from kernel.http.media import reject_unknown
 from kernel.tenancy.scope import SiteDB
-from plugins.settings import tm
 from plugins.settings.tables import tm_entries
-from plugins.settings.tm import entry_record
-from plugins.settings.tm_index import TMIndex
+from plugins.settings.tm import tm
+from plugins.settings.tm.tm import entry_record
+from plugins.settings.tm.tm_index import TMIndex
 
 INDEX_CACHE = SiteCacheSpec("tm_index", max_entries=16, ttl=10.0,
                             doc="Translation-memory lookup indexes, one per (site, language pair).")

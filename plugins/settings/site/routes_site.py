@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from plugins.settings import preferences, presets, site_config
+from plugins.settings.site import preferences, presets, site_config
 
 
 class SiteResource:
