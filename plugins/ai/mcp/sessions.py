@@ -1,4 +1,4 @@
-"""MCP sessions' lifetime, apart from the MCP server (``plugins.ai.mcp``), which imports the MCP
+"""MCP sessions' lifetime, apart from the MCP server (``plugins.ai.mcp.mcp``), which imports the MCP
 SDK and pydantic (about 20 MB): the hourly retention job purges idle sessions in whatever
 process runs jobs, and must not load the SDK there."""
 

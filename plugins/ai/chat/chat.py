@@ -33,7 +33,8 @@ import orjson
 
 from kernel.base.errors import ApiError
 from kernel.http.media import reject_unknown
-from plugins.ai import approvals, conversations, gate, grammar, provider
+from plugins.ai import gate, provider
+from plugins.ai.chat import approvals, conversations, grammar
 from plugins.ai.skill import SkillContext
 
 log = logging.getLogger("svc.ai")

@@ -39,9 +39,10 @@ from kernel.db.meta import now_utc
 from kernel.http.media import read_body
 from kernel.http.origins import origin_allowed
 from kernel.version import __version__
-from plugins.ai import approvals, gate
+from plugins.ai import gate
+from plugins.ai.chat import approvals
+from plugins.ai.mcp.sessions import SESSION_IDLE
 from plugins.ai.routes import member_context
-from plugins.ai.sessions import SESSION_IDLE
 from plugins.ai.skill import SkillContext
 from plugins.ai.tables import mcp_sessions
 

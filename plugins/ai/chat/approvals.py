@@ -48,7 +48,8 @@ from kernel.policy import audit
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import api as accounts_api
-from plugins.ai import conversations, gate
+from plugins.ai import gate
+from plugins.ai.chat import conversations
 from plugins.ai.skill import SkillContext
 from plugins.ai.tables import approvals
 from plugins.realtime import api as realtime_api
