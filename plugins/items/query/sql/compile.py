@@ -37,12 +37,12 @@ from sqlalchemy.sql import Alias
 from sqlalchemy.sql.elements import ColumnElement
 
 from kernel.base.errors import ApiError
-from plugins.items.query import sqlexpr as sx
 from plugins.items.query.filters import FILTER_PATH, resolve_filter
 from plugins.items.query.ir import Condition, Const, Exists, Group, Node, Target
 from plugins.items.query.resolve import CanRead, RowFilterFor
-from plugins.items.query.sqlite_json import contains as sqlite_contains
-from plugins.items.query.sqlite_json import each, scalar_match
+from plugins.items.query.sql import sqlexpr as sx
+from plugins.items.query.sql.sqlite_json import contains as sqlite_contains
+from plugins.items.query.sql.sqlite_json import each, scalar_match
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 log = logging.getLogger("svc.items")

@@ -19,7 +19,7 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.policy.filtergrammar import LOGICAL
 from plugins.items.query.ir import KEY_LIST_OPS, LIST_OPS
-from plugins.items.query.limits import (
+from plugins.items.query.parse.limits import (
     MAX_FILTER_DEPTH,
     MAX_FILTER_NODES,
     MAX_INT,

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.items.query.brackets import MalformedJSON, OverBound, load_json
-from plugins.items.query.limits import MAX_PATH_SEGMENTS, SEGMENT
+from plugins.items.query.parse.brackets import MalformedJSON, OverBound, load_json
+from plugins.items.query.parse.limits import MAX_PATH_SEGMENTS, SEGMENT
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
 LIST_SEGMENT = re.compile(r"[0-9]{0,4}")  # name[] and name[3]: the list forms of a key

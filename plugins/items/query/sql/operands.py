@@ -10,9 +10,9 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from plugins.items.query.brackets import plain, raw_text
 from plugins.items.query.ir import FALSE, Condition, Node, Target, any_of
-from plugins.items.query.limits import MAX_INT
+from plugins.items.query.parse.brackets import plain, raw_text
+from plugins.items.query.parse.limits import MAX_INT
 from plugins.items.query.resolve import fail
 from plugins.schema.api import coerce, parse_decimal
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from kernel.base.errors import ApiError
 from plugins.items.query.aggregates import AGGREGATE_FUNCTIONS
-from plugins.items.query.brackets import MalformedJSON, OverBound, load_json, query_pairs, split_key
-from plugins.items.query.deep import DeepQuery, parse_deep
 from plugins.items.query.filters import filter_from_pairs
-from plugins.items.query.limits import MAX_NAMES, MAX_NESTING, MAX_NESTING_CEILING, MAX_OFFSET
-from plugins.items.query.names import (
+from plugins.items.query.parse.brackets import MalformedJSON, OverBound, load_json, query_pairs, split_key
+from plugins.items.query.parse.deep import DeepQuery, parse_deep
+from plugins.items.query.parse.limits import MAX_NAMES, MAX_NESTING, MAX_NESTING_CEILING, MAX_OFFSET
+from plugins.items.query.parse.names import (
     LIST_SEGMENT,
     bounded_int,
     field_segments,

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json
 from plugins.items.query.filters import check_filter, parse_json_filter
-from plugins.items.query.limits import MAX_DEEP_DEPTH, MAX_NESTING, MAX_OFFSET, SEGMENT
-from plugins.items.query.names import (
+from plugins.items.query.parse.brackets import MalformedJSON, OverBound, bracket_filter, load_json
+from plugins.items.query.parse.limits import MAX_DEEP_DEPTH, MAX_NESTING, MAX_OFFSET, SEGMENT
+from plugins.items.query.parse.names import (
     LIST_SEGMENT,
     bounded_int,
     field_segments,

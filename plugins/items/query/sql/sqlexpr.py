@@ -1,6 +1,6 @@
 """SQL expressions over an item row, per dialect: the typed value of a target and JSON access.
 
-A top-level typed field is ``plugins.items.query.jsonpath.field_expr``: the exact expression the
+A top-level typed field is ``plugins.items.query.sql.jsonpath.field_expr``: the exact expression the
 expression indexes are built on (PostgreSQL ``data ->> 'f'``, ``CAST(... AS NUMERIC)`` for
 numbers; SQLite ``json_extract(data, '$."f"')``, likewise cast), so filters and sorts on
 indexed fields use their index. Paths below a JSON field follow the same spelling one level
@@ -20,8 +20,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
 from plugins.items.query.ir import Target
-from plugins.items.query.jsonpath import field_expr, raw_expr
-from plugins.items.query.limits import SEGMENT
+from plugins.items.query.parse.limits import SEGMENT
+from plugins.items.query.sql.jsonpath import field_expr, raw_expr
 
 PG = "postgresql"
 
