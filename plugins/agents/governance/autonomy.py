@@ -17,7 +17,6 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
 from kernel.http.media import reject_unknown
 from kernel.policy import audit
-from plugins.agents import roles as roles_mod
 from plugins.agents.common import (
     LEVELS,
     id_param,
@@ -28,6 +27,7 @@ from plugins.agents.common import (
     require_member,
     site_db,
 )
+from plugins.agents.governance import roles as roles_mod
 from plugins.agents.tables import incidents, promotions, roles
 
 WEIGHTS = {"staging_vetoed": 1, "run_failed": 1, "constitution_blocked": 1, "ci_failed": 3}

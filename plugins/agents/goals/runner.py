@@ -20,9 +20,10 @@ from sqlalchemy import select
 
 from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
-from plugins.agents import autonomy, writes
-from plugins.agents import roles as roles_mod
 from plugins.agents.common import site_db
+from plugins.agents.goals import writes
+from plugins.agents.governance import autonomy
+from plugins.agents.governance import roles as roles_mod
 from plugins.agents.guard import acting_context, freeze_for
 from plugins.agents.tables import approval_links, goals
 from plugins.ai import api as ai

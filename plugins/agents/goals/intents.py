@@ -29,10 +29,10 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from kernel.http.media import reject_unknown
 from plugins.accounts import api as accounts_api
-from plugins.agents import goals as goals_mod
-from plugins.agents import killswitch
-from plugins.agents import roles as roles_mod
 from plugins.agents.common import id_param, invalid, parse_budget, require_admin, require_member, site_db
+from plugins.agents.goals import goals as goals_mod
+from plugins.agents.governance import killswitch
+from plugins.agents.governance import roles as roles_mod
 from plugins.agents.guard import acting_context
 from plugins.agents.tables import intents
 

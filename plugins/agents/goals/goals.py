@@ -12,8 +12,6 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.http.media import reject_unknown
 from plugins.accounts import api as accounts_api
-from plugins.agents import roles as roles_mod
-from plugins.agents import runner
 from plugins.agents.common import (
     BUDGET_PARTS,
     DEFAULT_BUDGET,
@@ -25,6 +23,8 @@ from plugins.agents.common import (
     site_db,
     text,
 )
+from plugins.agents.goals import runner
+from plugins.agents.governance import roles as roles_mod
 from plugins.agents.tables import goals
 
 EXECUTIONS = ("async", "sync", "none")

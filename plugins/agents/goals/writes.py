@@ -20,7 +20,6 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.http.media import reject_unknown
 from kernel.policy import audit
 from kernel.policy.privacy import prune_rows, rows_before
-from plugins.agents import autonomy, constitution
 from plugins.agents.common import (
     DEFAULT_WINDOW,
     STAGING_WINDOW_SETTING,
@@ -29,6 +28,7 @@ from plugins.agents.common import (
     require_member,
     site_db,
 )
+from plugins.agents.governance import autonomy, constitution
 from plugins.agents.guard import RESTRICTED, acting_context, author_restricted, freeze_for
 from plugins.agents.tables import actions, goals, stagings
 from plugins.items import api as items
