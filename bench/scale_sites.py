@@ -194,7 +194,7 @@ async def copy_sites(env: dict[str, str], template: str, site_ids: list[str], st
     from kernel.base.settings import Settings
     from kernel.db.meta import metadata, now_utc
     from kernel.tenancy.tables import sites
-    from plugins.accounts.apikeys import KEY_PREFIX, PREFIX_CHARS, key_hash, new_key
+    from plugins.accounts.apikeys.apikeys import KEY_PREFIX, PREFIX_CHARS, key_hash, new_key
     from plugins.items.search.index import scope_token
 
     app = create_app(Settings.from_env(environ={**env, "SVC_JOBS_INPROCESS": "false"}))  # every table declared

@@ -43,7 +43,7 @@ from kernel.tenancy.scope import SiteDB
 from kernel.tenancy.service import create_site, get_site_cached
 from kernel.tenancy.tables import sites
 from plugins.items.core.guard import ReadAccess
-from plugins.items.query.params import ListQuery
+from plugins.items.query.parse.params import ListQuery
 from plugins.items.read.readplan import plan_for
 from plugins.items.service import _read_scope, acting_context
 from plugins.schema.tables import collections, fields, schema_versions

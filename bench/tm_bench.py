@@ -34,9 +34,9 @@ from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.base.settings import Settings
 from kernel.db.meta import now_utc
 from kernel.db.migrate import migration_paths, upgrade
-from plugins.settings import tm, tm_lookup
 from plugins.settings.tables import tm_entries
-from plugins.settings.tm_index import normalise
+from plugins.settings.tm import tm, tm_lookup
+from plugins.settings.tm.tm_index import normalise
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

@@ -42,7 +42,7 @@ from kernel.base import outbound, sandbox
 from kernel.base.errors import ApiError
 from kernel.events import Cursor, Event
 from kernel.testing import SharedSite, shared_site_with
-from plugins.accounts import jwks
+from plugins.accounts.external import jwks
 from plugins.cdc import webhooks
 from plugins.git import providers
 from plugins.realtime import push

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kernel import ApiError
 from kernel.testing import examples
-from plugins.access.conditions import MAX_DEPTH, MAX_NODES, validate_conditions, validate_fields
+from plugins.access.rules.conditions import MAX_DEPTH, MAX_NODES, validate_conditions, validate_fields
 
 GOOD = [
     {"status": {"_eq": "published"}},

@@ -91,7 +91,10 @@ def test_literal_segment_wins_over_the_user_id_field(svc_app):
     """Falcon's router prefers a literal segment to a field at the same level, so
     /users/subscriber-access is never taken for the user "subscriber-access" (and the /users
     routes of the accounts plugin never see it)."""
-    from plugins.access.routes_permissions import SubscriberAccessResource, SubscriberGrantResource
+    from plugins.access.permissions.routes_permissions import (
+        SubscriberAccessResource,
+        SubscriberGrantResource,
+    )
 
     router = svc_app.app._router
     resource, _, params, template = router.find(f"{API}/users/subscriber-access")

@@ -26,7 +26,7 @@ from issuer_kit import (
 )
 
 from kernel.testing import shared_site_with
-from plugins.accounts import jwks
+from plugins.accounts.external import jwks
 
 NOT_TRUSTED = "The token's issuer is not trusted by this site"  # the internal step's refusal
 

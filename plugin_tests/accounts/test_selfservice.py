@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from kernel.auth import passwords
 from kernel.testing import run_due_jobs
 from plugins.access.api import membership, role_by_system_key
-from plugins.accounts import mail_queue, selfservice
+from plugins.accounts.selfservice import mail_queue, selfservice
 from plugins.accounts.tables import one_time_tokens, users
 
 API = "/api/v1"

@@ -9,7 +9,7 @@ import uuid
 import pytest_asyncio
 
 from kernel.testing import run_due_jobs
-from plugins.accounts.onetime import INVALID_MESSAGE
+from plugins.accounts.selfservice.onetime import INVALID_MESSAGE
 
 API = "/api/v1"
 

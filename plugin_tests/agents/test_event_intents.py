@@ -7,7 +7,7 @@ import asyncio
 
 import pytest_asyncio
 
-from plugins.agents.intents import EVENT_GROUP
+from plugins.agents.goals.intents import EVENT_GROUP
 
 from .conftest import later, writer_role
 

@@ -68,7 +68,7 @@ async def test_approvals_of_others_are_hidden_from_non_approvers(svc_app, calls,
 async def test_retention_prunes_one_site_only(svc_app, calls, calls_b, site, site_b, run_due_jobs):
     import datetime as dt
 
-    from plugins.ai import conversations
+    from plugins.ai.chat import conversations
 
     for c in (calls, calls_b):
         await c.ok("post", "/ai/chat", json={"message": "hello"})
@@ -98,7 +98,8 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
     from sqlalchemy import insert, select, update
 
     from kernel.testing import add_idle_sites, counted_statements
-    from plugins.ai import conversations, sessions
+    from plugins.ai.chat import conversations
+    from plugins.ai.mcp import sessions
     from plugins.ai.tables import conversations as conversation_rows
     from plugins.ai.tables import mcp_sessions, messages
 
@@ -130,7 +131,7 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
 
 async def test_the_retention_job_does_not_load_the_mcp_sdk(svc_app, monkeypatch):
     """The hourly ``ai.retention`` job runs in whatever process runs jobs (an API worker without
-    Redis): it purges MCP sessions through ``plugins.ai.sessions``. Reaching for the MCP server
+    Redis): it purges MCP sessions through ``plugins.ai.mcp.sessions``. Reaching for the MCP server
     module loaded the MCP SDK and pydantic there, about 20 MB of that process's RSS for good."""
     import sys
 
@@ -139,8 +140,8 @@ async def test_the_retention_job_does_not_load_the_mcp_sdk(svc_app, monkeypatch)
 
     class NotLoaded:
         def __getattr__(self, name):
-            raise AssertionError(f"the retention job reached plugins.ai.mcp.{name}")
+            raise AssertionError(f"the retention job reached plugins.ai.mcp.mcp.{name}")
 
-    monkeypatch.setitem(sys.modules, "plugins.ai.mcp", NotLoaded())
+    monkeypatch.setitem(sys.modules, "plugins.ai.mcp.mcp", NotLoaded())
     monkeypatch.setattr(plugins.ai, "mcp", NotLoaded(), raising=False)
     await retention_job(svc_app.kernel)

@@ -9,7 +9,7 @@ import threading
 
 from PIL import Image
 
-from plugins.files import transforms
+from plugins.files.assets import transforms
 
 from .conftest import error_code
 from .corpus import SVG_OK, gradient_jpeg, image

@@ -12,9 +12,11 @@ from PIL import Image
 
 from kernel import ApiError
 from plugin_tests.files.corpus import DOCX, ELF, PE, gradient_jpeg, image, zip_bytes
-from plugins.files import assets, checks, guard, records, transforms
-from plugins.files.catalogue import BY_MIME, extension_of, parse_mime
-from plugins.files.policy import UploadPolicy
+from plugins.files import records
+from plugins.files.assets import assets, transforms
+from plugins.files.uploads import checks, guard
+from plugins.files.uploads.catalogue import BY_MIME, extension_of, parse_mime
+from plugins.files.uploads.policy import UploadPolicy
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 

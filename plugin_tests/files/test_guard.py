@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kernel import ApiError
-from plugins.files import checks
-from plugins.files.catalogue import BY_MIME
+from plugins.files.uploads import checks
+from plugins.files.uploads.catalogue import BY_MIME
 
 from .conftest import CAP, Surfaces, error_code
 from .corpus import DOCX, PDF, SVG_HOSTILE, SVG_OK, gradient_jpeg, hostile_corpus, image

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from kernel import ApiError
-from plugins.files import ranges
+from plugins.files.assets import ranges
 
 from .corpus import gradient_jpeg, uploaded
 

@@ -19,8 +19,8 @@ from plugins.items.core.rowfilter import row_condition
 from plugins.items.core.validation import check_bodies
 from plugins.items.tables import items
 from plugins.items.write import refs
+from plugins.schema.fieldtypes.types import FIELD_TYPES
 from plugins.schema.snapshot import CollectionDef, FieldDef
-from plugins.schema.types import FIELD_TYPES
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),

@@ -27,7 +27,7 @@ from plugins.items.query import (
     evaluate,
     resolve_filter,
 )
-from plugins.items.query.jsonpath import field_expr
+from plugins.items.query.sql.jsonpath import field_expr
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
 

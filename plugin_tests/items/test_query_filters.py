@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from kernel import ApiError
 from kernel.testing import examples
 from plugins.items.query import check_filter, parse_list_query, resolve_filter
-from plugins.items.query.brackets import RawFloat, RawInt, coerce_scalar
 from plugins.items.query.ir import FALSE, Condition, Exists, Group
-from plugins.items.query.limits import MAX_FILTER_DEPTH
+from plugins.items.query.parse.brackets import RawFloat, RawInt, coerce_scalar
+from plugins.items.query.parse.limits import MAX_FILTER_DEPTH
 from plugins.schema.api import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kernel import ApiError
 from kernel.testing import examples
 from plugins.items.query import ListQuery, parse_list_query
-from plugins.items.query.params import DeepQuery
+from plugins.items.query.parse.params import DeepQuery
 
 
 def fails(params: Any, path: list[str], code: str = "VALIDATION_FAILED", **kw: Any) -> ApiError:

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from kernel.base.errors import ApiError
 from kernel.testing import examples
-from plugins.schema.bundles import bundle_scope, parse_bundle
-from plugins.schema.diffing import plan_schema
-from plugins.schema.manifest import parse_manifest
-from plugins.schema.manifest_apply import schema_scope
+from plugins.schema.bundles.bundles import bundle_scope, parse_bundle
+from plugins.schema.bundles.diffing import plan_schema
+from plugins.schema.config.manifest import parse_manifest
+from plugins.schema.config.manifest_apply import schema_scope
+from plugins.schema.fieldtypes.types import FIELD_TYPES
 from plugins.schema.snapshot import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
-from plugins.schema.types import FIELD_TYPES
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from kernel.base.errors import ApiError
 from kernel.testing import examples
-from plugins.schema.collection_meta import parse_collection_body
-from plugins.schema.field_body import parse_field_body
-from plugins.schema.options import KNOWN_OPTIONS, validate_options
-from plugins.schema.relation_rules import spec_from_body, validate_relation
+from plugins.schema.collections.collection_meta import parse_collection_body
+from plugins.schema.fields.field_body import parse_field_body
+from plugins.schema.fields.options import KNOWN_OPTIONS, validate_options
+from plugins.schema.fieldtypes.types import FIELD_TYPES
+from plugins.schema.relations.relation_rules import spec_from_body, validate_relation
 from plugins.schema.snapshot import CollectionDef, FieldDef, RelationDef, SchemaSnapshot
-from plugins.schema.types import FIELD_TYPES
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),

@@ -1,4 +1,4 @@
-"""``plugins.schema.types``: each type's accepted values and normal forms, the validation options,
+"""``plugins.schema.fieldtypes.types``: each type's accepted values and normal forms, the validation options,
 and properties of ``convert``/``converts`` checked with hypothesis."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel.testing import examples
-from plugins.schema.conversion import convert, converts
+from plugins.schema.fields.conversion import convert, converts
+from plugins.schema.fieldtypes.types import FIELD_TYPES, coerce, validate_value
 from plugins.schema.snapshot import FieldDef
-from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 GOOD = [
     ("boolean", True, True), ("boolean", False, False),

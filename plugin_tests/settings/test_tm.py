@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from plugins.settings import tm as tm_service
+from plugins.settings.tm import tm as tm_service
 
 API_KEY = "lt-key-123"
 
@@ -246,7 +246,7 @@ async def test_deployment_provider_and_bad_bodies(make_app, http_receiver):
 
 @pytest.mark.parametrize("raw", ["ftp://x", "http://0.0.0.0"])
 def test_a_bad_deployment_provider_url_stops_the_start(raw):
-    from plugins.settings.translate import parse_provider_url
+    from plugins.settings.tm.translate import parse_provider_url
 
     with pytest.raises(ValueError):
         parse_provider_url(raw)

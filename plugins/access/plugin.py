@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import hookimpl
-from plugins.access import api, collection_grants, field_grants, loader, routes, routes_audit
+from plugins.access import api, loader, routes, routes_audit
+from plugins.access.rules import collection_grants, field_grants
 
 name = "access"
 # The kernel refuses to start without this plugin: other features read data through it.

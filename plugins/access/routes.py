@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, ops
-from plugins.access import policies, roles, teams
 from plugins.access import schemas as s
-from plugins.access.routes_crud import Crud, ItemResource, ListResource
-from plugins.access.routes_permissions import (
+from plugins.access.crud import policies, roles, teams
+from plugins.access.crud.routes_crud import Crud, ItemResource, ListResource
+from plugins.access.permissions.routes_permissions import (
     PermissionsCheckResource,
     PermissionsMeResource,
     SubscriberAccessResource,
     SubscriberGrantResource,
 )
-from plugins.access.routes_rules import (
+from plugins.access.rules.routes_rules import (
     AttachResource,
     DetachResource,
     RoleRulesResource,

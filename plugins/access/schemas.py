@@ -7,8 +7,8 @@ from typing import Any
 
 from kernel.policy.access import KERNEL_ACTIONS
 from plugins.access.common import COLLECTION_PATTERN, ID_PATTERN, MAX_KEYS, NAME_MAX, NAME_PATTERN
-from plugins.access.conditions import MAX_FIELDS
-from plugins.access.teams import MAX_MEMBERS
+from plugins.access.crud.teams import MAX_MEMBERS
+from plugins.access.rules.conditions import MAX_FIELDS
 
 # The kernel's actions; ``with_actions`` gives a schema the enabled plugins' too (routes.py).
 ACTIONS = [a.name for a in KERNEL_ACTIONS]

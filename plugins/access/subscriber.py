@@ -13,9 +13,10 @@ from typing import Any
 
 from kernel import ApiError
 from kernel.tenancy.scope import SiteDB
-from plugins.access import api, role_rules
+from plugins.access import api
 from plugins.access.common import check_body, collection_value, is_collection_name, not_found
-from plugins.access.rules import delete_rule_row, insert_rule
+from plugins.access.rules import role_rules
+from plugins.access.rules.rules import delete_rule_row, insert_rule
 from plugins.access.tables import permissions, policies
 
 SYSTEM_KEY = role_rules.SUBSCRIBER_KEY

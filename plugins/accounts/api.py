@@ -26,9 +26,9 @@ from kernel.db.meta import aware, iso, now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.access import api as access_api
 from plugins.accounts import tables as _t
-from plugins.accounts.sessions import live_sessions
-from plugins.accounts.users import active_members as active_members
-from plugins.accounts.users import members_by_email as members_by_email
+from plugins.accounts.sessions.sessions import live_sessions
+from plugins.accounts.users.users import active_members as active_members
+from plugins.accounts.users.users import members_by_email as members_by_email
 
 
 def principal_record(principal: Principal) -> dict[str, Any]:

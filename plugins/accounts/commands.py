@@ -18,7 +18,7 @@ from kernel.auth.passwords import hash_password_async
 from kernel.policy import audit
 from kernel.tenancy.service import get_site
 from plugins.accounts import service
-from plugins.accounts.password_change import check_password_policy, store_password
+from plugins.accounts.sessions.password_change import check_password_policy, store_password
 
 CLI = {"via": "svc users"}
 

@@ -2,7 +2,7 @@
 
 A plugin may give a site its own version of an account email (verification, password reset,
 invitation...): the email plugin answers from the site's email templates. Without an answer the
-built-in text of ``plugins/accounts/emails.py`` is sent. A plugin may also give the mailer a
+built-in text of ``plugins/accounts/selfservice/emails.py`` is sent. A plugin may also give the mailer a
 site's account emails leave through (``account_mailer``): the email plugin answers with the
 site's own SMTP server (``/email/smtp``); without an answer the server's mailer sends them.
 """

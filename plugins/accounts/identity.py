@@ -17,10 +17,11 @@ from kernel.base.errors import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.mailer import check_address
-from plugins.accounts import password_change, service
-from plugins.accounts.password_change import check_password_policy
+from plugins.accounts import service
 from plugins.accounts.service import normalise_email
-from plugins.accounts.session_control import revoke_all_of_user
+from plugins.accounts.sessions import password_change
+from plugins.accounts.sessions.password_change import check_password_policy
+from plugins.accounts.sessions.session_control import revoke_all_of_user
 from plugins.accounts.tables import users
 
 STATUSES = ("active", "invited", "suspended", "unverified")

@@ -7,27 +7,14 @@ from typing import Any
 from kernel import ApiError, RateBucket, Route, hookimpl, ops
 from kernel.auth.tokens import ISSUER as INTERNAL_ISSUER
 from kernel.auth.tokens import bearer_token, peek_issuer
-from plugins.accounts import (
-    apikeys,
-    emails,
-    external_auth,
-    hookspecs,
-    mail_queue,
-    oidc_login,
-    onetime,
-    routes,
-    routes_apikeys,
-    routes_audit_actors,
-    routes_issuers,
-    routes_me,
-    routes_selfservice,
-    routes_users,
-    service,
-    session_live,
-    sessions,
-)
+from plugins.accounts import hookspecs, routes, service
 from plugins.accounts import retention as activity_retention
-from plugins.accounts import routes_sessions as rs
+from plugins.accounts.apikeys import apikeys, routes_apikeys
+from plugins.accounts.external import external_auth, oidc_login, routes_issuers
+from plugins.accounts.selfservice import emails, mail_queue, onetime, routes_me, routes_selfservice
+from plugins.accounts.sessions import routes_sessions as rs
+from plugins.accounts.sessions import session_live, sessions
+from plugins.accounts.users import routes_audit_actors, routes_users
 
 name = "accounts"
 # The kernel refuses to start without this plugin: other features read data through it.
@@ -230,7 +217,7 @@ def register_retention_targets(kernel: Any) -> list[Any]:
 def register_erasure_targets(kernel: Any) -> list[Any]:
     """``accounts``: the subject's accounts leave the site; an identity no other site holds is deleted."""
     from kernel.policy.privacy import ErasureTarget
-    from plugins.accounts.users import erase_accounts
+    from plugins.accounts.users.users import erase_accounts
 
     return [ErasureTarget("accounts", erase_accounts,
                           "The subject's accounts leave the site (sessions too); an identity no other site holds goes.",

@@ -17,7 +17,7 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.service import list_sites
 from plugins.access.api import sites_of_user
-from plugins.accounts.session_live import session_live
+from plugins.accounts.sessions.session_live import session_live
 from plugins.accounts.tables import users
 
 log = logging.getLogger("svc.accounts")

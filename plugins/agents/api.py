@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.agents import autonomy, intents
+from plugins.agents.goals import intents
+from plugins.agents.governance import autonomy
 
 
 async def export_intents(ctx: Any) -> list[dict[str, Any]]:

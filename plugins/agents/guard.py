@@ -8,8 +8,8 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.policy.privacy import restricted
 from plugins.accounts import api as accounts_api
-from plugins.agents import killswitch
 from plugins.agents.common import site_db
+from plugins.agents.governance import killswitch
 from plugins.agents.tables import approval_links, goals
 from plugins.items import api as items
 

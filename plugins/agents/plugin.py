@@ -8,7 +8,7 @@ from typing import Any
 from kernel import Route, hookimpl, ops
 from kernel.http.openapi import OptionalBody
 from kernel.policy.privacy import RetentionTarget
-from plugins.agents import api, autonomy, guard, intents, routes, runner, writes
+from plugins.agents import api, guard, routes
 from plugins.agents import schemas as s
 from plugins.agents.common import (
     DEFAULT_WINDOW,
@@ -19,6 +19,8 @@ from plugins.agents.common import (
     require_capability,
     require_member,
 )
+from plugins.agents.goals import intents, runner, writes
+from plugins.agents.governance import autonomy
 from plugins.ai import api as ai
 from plugins.settings.api import SettingKey
 

@@ -7,7 +7,8 @@ from typing import Any
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
-from plugins.agents import autonomy, constitution, goals, intents, killswitch, reviewer, roles, writes
+from plugins.agents.goals import goals, intents, reviewer, writes
+from plugins.agents.governance import autonomy, constitution, killswitch, roles
 
 
 class Goals:

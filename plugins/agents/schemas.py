@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from plugins.agents.common import BUDGET_CAPS, BUDGET_PARTS, LEVELS
-from plugins.agents.constitution import KEYS, MAX_RULES, OPERATIONS, PERIODS
-from plugins.agents.goals import EXECUTIONS, MAX_CHILDREN
-from plugins.agents.killswitch import SCOPES
+from plugins.agents.goals.goals import EXECUTIONS, MAX_CHILDREN
+from plugins.agents.governance.constitution import KEYS, MAX_RULES, OPERATIONS, PERIODS
+from plugins.agents.governance.killswitch import SCOPES
 from plugins.ai.api import APPROVAL  # the approval's answer schema, which agent-decide returns too
 
 _STR = {"type": "string"}

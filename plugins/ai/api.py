@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.ai import approvals, chat, gate, grammar, provider
+from plugins.ai import gate, provider
+from plugins.ai.chat import approvals, chat, grammar
 from plugins.ai.schemas import APPROVAL
 from plugins.ai.skill import CAPABILITIES, NAME, Skill, SkillContext
 

@@ -9,17 +9,9 @@ from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.base import extras
 from kernel.base.settings import parse_bool, parse_float, parse_int
 from kernel.policy.privacy import RetentionTarget
-from plugins.ai import (
-    approvals,
-    conversations,
-    hookspecs,
-    provider,
-    registry,
-    routes,
-    schemas,
-    sessions,
-    skills,
-)
+from plugins.ai import hookspecs, provider, registry, routes, schemas, skills
+from plugins.ai.chat import approvals, conversations
+from plugins.ai.mcp import sessions
 from plugins.settings.api import SettingKey
 
 log = logging.getLogger("svc.ai")
@@ -34,7 +26,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "AI_PROVIDER_FAILED": (502, "The model provider (SVC_AI_BASE_URL) failed or answered something unusable."),
 }
 RETENTION_JOB = "ai.retention"
-MCP_STATE = "ai.mcp"  # plugins.ai.mcp.STATE_KEY: the runtime in kernel.state once started
+MCP_STATE = "ai.mcp"  # plugins.ai.mcp.mcp.STATE_KEY: the runtime in kernel.state once started
 
 
 @hookimpl
@@ -101,7 +93,7 @@ async def retention_job(kernel: Any) -> None:
     its ``aiConversations`` target prunes them by each site's own horizon)."""
     if not any(info.name == "privacy" and info.enabled for info in kernel.plugins):
         await conversations.purge(kernel)
-    await sessions.purge_sessions(kernel)  # plugins.ai.sessions: without the MCP SDK
+    await sessions.purge_sessions(kernel)  # plugins.ai.mcp.sessions: without the MCP SDK
 
 
 @hookimpl(optionalhook=True)
@@ -123,7 +115,7 @@ def startup(kernel: Any) -> None:
 @hookimpl
 async def shutdown(kernel: Any) -> None:
     if MCP_STATE in kernel.state:  # the MCP runtime started (a request came)
-        from plugins.ai import mcp
+        from plugins.ai.mcp import mcp
 
         await mcp.stop(kernel)
 
@@ -139,7 +131,7 @@ class LazyMcpResource:
     def _real(self) -> Any:
         if self._resource is None:
             extras.require_for_request("ai", "The MCP endpoint")
-            from plugins.ai import mcp
+            from plugins.ai.mcp import mcp
 
             self._resource = mcp.McpResource(self.kernel)
         return self._resource
@@ -199,8 +191,8 @@ def register_erasure_targets(kernel: Any) -> list[Any]:
     """``aiConversations`` (a conversation goes whole when one message quotes the subject),
     ``aiApprovals`` and the subject's MCP sessions."""
     from kernel.policy.privacy import ErasureTarget, rows_target
-    from plugins.ai import conversations as convs
     from plugins.ai import tables as t
+    from plugins.ai.chat import conversations as convs
 
     return [ErasureTarget("aiConversations", convs.erase_subject,
                           "AI conversations of the subject, or with a message quoting them."),

@@ -9,7 +9,8 @@ from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
 from kernel.http.sse import SSEvent, stream_events
-from plugins.ai import approvals, chat, conversations, gate
+from plugins.ai import gate
+from plugins.ai.chat import approvals, chat, conversations
 from plugins.ai.skill import SkillContext
 
 STATUSES = ("pending", "approved", "rejected", "failed", "expired", "retrying", "running", "all")

@@ -24,7 +24,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from kernel import ApiError
-from plugins.files import importer, records, uploads
+from plugins.files import records
+from plugins.files.uploads import importer, uploads
 from plugins.items import api as items
 
 

@@ -7,10 +7,11 @@ from typing import Any
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.base.settings import parse_float, parse_int
 from kernel.policy.access import AccessAction
-from plugins.files import fields, permissions, policy, records, routes, schemas, service, skills, upkeep
-from plugins.files import routes_presets as rp
-from plugins.files.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
+from plugins.files import fields, permissions, records, routes, schemas, service, skills, upkeep
+from plugins.files.assets import routes_presets as rp
 from plugins.files.errors import ERROR_CODES
+from plugins.files.uploads import policy
+from plugins.files.uploads.catalogue import DEFAULT_ALLOWED, DEFAULT_MAX_BYTES
 
 name = "files"
 requires = ("access", "items", "schema", "settings")

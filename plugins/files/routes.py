@@ -8,8 +8,10 @@ from kernel import ApiError
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
 from kernel.tenancy.service import get_site_cached
-from plugins.files import assets, importer, permissions, policy, records, service, uploads
+from plugins.files import permissions, records, service
+from plugins.files.assets import assets
 from plugins.files.records import META_KEYS_PATCH
+from plugins.files.uploads import importer, policy, uploads
 from plugins.items import api as items
 
 

@@ -21,12 +21,12 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.files import permissions
-from plugins.files.catalogue import FileType
 from plugins.files.errors import not_found
 from plugins.files.folders import check_folder_id
 from plugins.files.records import focal_point_within, record, row_by_id, row_by_key, set_tags
-from plugins.files.staging import Staged
 from plugins.files.tables import file_tags, files, folders, presets, uploads
+from plugins.files.uploads.catalogue import FileType
+from plugins.files.uploads.staging import Staged
 from plugins.schema import api as schema
 
 log = logging.getLogger("svc.files")

@@ -52,7 +52,7 @@ from plugins.items.core.reveal import reveal
 from plugins.items.history import pins, revisions, versions
 from plugins.items.live_reach import LiveReach  # noqa: F401 - for live readers (realtime, GraphQL)
 from plugins.items.query import ListQuery, parse_list_query
-from plugins.items.query.limits import MAX_NESTING, MAX_NESTING_CEILING
+from plugins.items.query.parse.limits import MAX_NESTING, MAX_NESTING_CEILING
 from plugins.items.read.drafts import ReadOptions, read_options
 from plugins.items.read.listing import DEFAULT_LIMIT, MAX_LIMIT, ListPage
 from plugins.items.search import service as search

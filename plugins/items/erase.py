@@ -22,7 +22,7 @@ from sqlalchemy import Text, cast, literal, or_
 
 from kernel.base.errors import ApiError
 from kernel.policy.privacy import MAX_TERMS, MIN_TERM
-from plugins.items.query.compile import compile_filter
+from plugins.items.query.sql.compile import compile_filter
 from plugins.items.search import sqlite as fts
 from plugins.items.tables import HISTORY_TABLES, items
 from plugins.items.write import writes

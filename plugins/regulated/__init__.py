@@ -2,7 +2,7 @@
 
 Owns ``svc_regulated_state``, ``svc_regulated_keys``, ``svc_regulated_data_keys`` and
 ``svc_regulated_field_access`` (``tables.py``). A field with the option ``sensitive: true``
-(text fields; ``plugins/schema/options.py``) is never named in a query (items' resolver: 400),
+(text fields; ``plugins/schema/fields/options.py``) is never named in a query (items' resolver: 400),
 never searched; with envelope mode on its values are stored encrypted under a per-item data key
 wrapped by the site's key-encryption key (``crypto.py``, ``kernel.secrets``).
 

@@ -28,19 +28,20 @@ from sqlalchemy import select
 from kernel.tenancy.scope import SiteDB
 from plugins.schema.cache import get_schema
 from plugins.schema.changes import FIELD_TYPE_CHANGE, SCHEMA_CHANGED, in_transaction
-from plugins.schema.collections import (
+from plugins.schema.collections.collections import (
     create_collection,
     delete_collection,
     restore_collection,
     update_collection,
 )
-from plugins.schema.conversion import convert, converts
-from plugins.schema.fields import create_field, delete_field, update_field
+from plugins.schema.fields.conversion import convert, converts
+from plugins.schema.fields.fields import create_field, delete_field, update_field
+from plugins.schema.fields.options import is_indexed
+from plugins.schema.fieldtypes.numeric import parse_decimal
+from plugins.schema.fieldtypes.types import FIELD_TYPES, coerce, validate_value
 from plugins.schema.names import STRUCTURAL_FIELDS, collection_name_problem, field_name_problem
-from plugins.schema.numeric import parse_decimal
-from plugins.schema.options import is_indexed
-from plugins.schema.relation_rules import ON_DELETE, RELATION_TYPES
-from plugins.schema.relations import create_relation, delete_relation, update_relation
+from plugins.schema.relations.relation_rules import ON_DELETE, RELATION_TYPES
+from plugins.schema.relations.relations import create_relation, delete_relation, update_relation
 from plugins.schema.snapshot import (
     CollectionDef,
     FieldDef,
@@ -51,7 +52,6 @@ from plugins.schema.snapshot import (
     load_snapshot,
 )
 from plugins.schema.tables import fields as _field_rows
-from plugins.schema.types import FIELD_TYPES, coerce, validate_value
 
 SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "relations")
                       for verb in ("create", "update", "delete"))
@@ -60,8 +60,8 @@ SCHEMA_EVENTS = tuple(f"{kind}.{verb}" for kind in ("collections", "fields", "re
 async def config_dry_run(kernel: Any, db: Any, ctx: Any, body: dict[str, Any], mode: str = "merge") -> dict[str, Any]:
     """The config import's dry run of a manifest ``body`` (``POST /config/import?dryRun=true``):
     ``{ valid, errors, diff }``, writing nothing; ``db`` a site reader, ``ctx`` an EventContext."""
-    from plugins.schema import manifest, manifest_apply
-    from plugins.schema.manifest_hooks import sections
+    from plugins.schema.config import manifest, manifest_apply
+    from plugins.schema.config.manifest_hooks import sections
 
     providers = sections(kernel)
     return await manifest_apply.dry_run(kernel, db, ctx, manifest.parse_manifest(body, providers), mode, providers)
@@ -71,8 +71,8 @@ async def config_apply(uow: Any, body: dict[str, Any], mode: str = "merge", *,
                        allow_destructive: bool = False) -> dict[str, Any]:
     """The config import of a manifest ``body`` in ``uow`` (``POST /config/import``): 400 for a
     malformed manifest, 422 when invalid, 409 when destructive and not allowed."""
-    from plugins.schema import manifest, manifest_apply
-    from plugins.schema.manifest_hooks import sections
+    from plugins.schema.config import manifest, manifest_apply
+    from plugins.schema.config.manifest_hooks import sections
 
     providers = sections(uow.kernel)
     return await manifest_apply.apply_manifest(uow, manifest.parse_manifest(body, providers), mode, providers,

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from kernel.base.errors import ApiError
-from plugins.schema import types
+from plugins.schema.fieldtypes import types
 
 
 def merge_meta(body: dict[str, Any], flat_keys: set[str] | frozenset[str],

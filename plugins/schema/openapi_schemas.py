@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.schema.relation_rules import ON_DELETE, RELATION_TYPES
-from plugins.schema.types import FIELD_TYPES
+from plugins.schema.fieldtypes.types import FIELD_TYPES
+from plugins.schema.relations.relation_rules import ON_DELETE, RELATION_TYPES
 
 NULLABLE_STRING = {"type": ["string", "null"]}
 NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]{0,63}$"}

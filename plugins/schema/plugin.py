@@ -5,19 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Route, hookimpl, ops
-from plugins.schema import cache, manifest_hooks
-from plugins.schema import openapi_config as oc
+from plugins.schema import cache
 from plugins.schema import openapi_schemas as s
+from plugins.schema.bundles.routes_bundles import CollectionDiffResource, CollectionSchemaResource
 from plugins.schema.changes import SCHEMA_CHANGED
-from plugins.schema.routes_bundles import CollectionDiffResource, CollectionSchemaResource
-from plugins.schema.routes_collections import (
+from plugins.schema.collections.routes_collections import (
     CollectionResource,
     CollectionRestoreResource,
     CollectionsResource,
 )
-from plugins.schema.routes_config import ConfigExportResource, ConfigImportResource
-from plugins.schema.routes_fields import AllFieldsResource, CollectionFieldsResource, FieldResource
-from plugins.schema.routes_relations import RelationResource, RelationsResource
+from plugins.schema.config import manifest_hooks
+from plugins.schema.config import openapi_config as oc
+from plugins.schema.config.routes_config import ConfigExportResource, ConfigImportResource
+from plugins.schema.fields.routes_fields import AllFieldsResource, CollectionFieldsResource, FieldResource
+from plugins.schema.relations.routes_relations import RelationResource, RelationsResource
 
 name = "schema"
 # The kernel refuses to start without this plugin: other features read data through it.

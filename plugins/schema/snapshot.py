@@ -14,8 +14,8 @@ from types import MappingProxyType
 from typing import Any
 
 from kernel.tenancy.scope import SiteDB
-from plugins.schema import types
-from plugins.schema.options import is_indexed
+from plugins.schema.fields.options import is_indexed
+from plugins.schema.fieldtypes import types
 from plugins.schema.tables import collections, fields, relations, schema_versions
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -221,7 +221,7 @@ class SchemaSnapshot:
 def with_collection(snap: SchemaSnapshot, row: Any) -> SchemaSnapshot:
     """``snap`` plus the new collection of ``row`` (a ``svc_collections`` row, no fields yet),
     as ``load_snapshot`` would read it."""
-    from plugins.schema.collection_meta import full_meta
+    from plugins.schema.collections.collection_meta import full_meta
 
     added = CollectionDef(id=row["id"], name=row["name"], meta=MappingProxyType(full_meta(row["meta"])),
                           fields=MappingProxyType({}))
@@ -273,7 +273,7 @@ async def load_snapshot(db: SiteDB) -> SchemaSnapshot:
     The version is read first: a change committed in between makes the snapshot newer than
     its label, never older, so the cache reloads it rather than keeping stale data.
     """
-    from plugins.schema.collection_meta import full_meta
+    from plugins.schema.collections.collection_meta import full_meta
 
     version = await read_version(db)
     live = collections.c.deleted_at.is_(None)

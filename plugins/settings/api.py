@@ -76,7 +76,7 @@ async def announce_dropped(kernel: Any, dropped: dict[str, list[str]]) -> None:
 async def preferences_of(conn: Any, user_id: str) -> dict[str, Any]:
     """A user's stored preferences blob (identity-global; ``{}`` when none), for the privacy
     plugin's data export."""
-    from plugins.settings.preferences import stored_preferences
+    from plugins.settings.site.preferences import stored_preferences
 
     return await stored_preferences(conn, user_id) or {}
 

@@ -6,20 +6,10 @@ from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
 from kernel.base.settings import parse_float, parse_int
-from plugins.settings import (
-    config_section,
-    hookspecs,
-    routes,
-    routes_site,
-    routes_tm,
-    schemas,
-    site_config,
-    store,
-    tm,
-    tm_lookup,
-    translate,
-)
+from plugins.settings import config_section, hookspecs, routes, schemas, store
 from plugins.settings.api import SettingKey
+from plugins.settings.site import routes_site, site_config
+from plugins.settings.tm import routes_tm, tm, tm_lookup, translate
 
 name = "settings"
 requires = ("access", "accounts")  # accounts: svc_user_preferences keys on svc_users (a foreign key)

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kernel.storage import LocalStorage, StorageFull
-from plugins.files.staging import stage
+from plugins.files.uploads.staging import stage
 
 root, source, data_dir = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG instead of a signal

@@ -19,7 +19,6 @@ Semantics: ``docs/decisions/items-query-semantics.md``.
 from __future__ import annotations
 
 from plugins.items.query.aggregates import AGGREGATE_FUNCTIONS, AggregatePlan, compile_aggregate
-from plugins.items.query.compile import FilterCompiler, compile_filter, compile_row_filter
 from plugins.items.query.filters import (
     OPERATORS,
     check_filter,
@@ -28,8 +27,9 @@ from plugins.items.query.filters import (
     resolve_filter,
 )
 from plugins.items.query.ordering import compile_sort
-from plugins.items.query.params import DeepQuery, ListQuery, parse_list_query
+from plugins.items.query.parse.params import DeepQuery, ListQuery, parse_list_query
 from plugins.items.query.reference import evaluate
+from plugins.items.query.sql.compile import FilterCompiler, compile_filter, compile_row_filter
 
 __all__ = [
     "AGGREGATE_FUNCTIONS", "OPERATORS", "AggregatePlan", "DeepQuery", "FilterCompiler", "ListQuery",

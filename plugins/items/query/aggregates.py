@@ -24,10 +24,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from kernel.base.errors import ApiError
 from kernel.db.meta import iso
-from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
 from plugins.items.query.ordering import check_path
 from plugins.items.query.resolve import CanRead, Resolver, Scope
+from plugins.items.query.sql import sqlexpr as sx
 from plugins.items.query.timebins import bucket_expr, split_bucket
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 

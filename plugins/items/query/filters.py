@@ -28,9 +28,9 @@ from typing import Any
 
 from kernel.base.errors import ApiError
 from kernel.policy.filtergrammar import OPERATORS, FilterGrammar
-from plugins.items.query.brackets import MalformedJSON, OverBound, bracket_filter, load_json, split_key
 from plugins.items.query.ir import Node, all_of, any_of
-from plugins.items.query.limits import (
+from plugins.items.query.parse.brackets import MalformedJSON, OverBound, bracket_filter, load_json, split_key
+from plugins.items.query.parse.limits import (
     MAX_FILTER_DEPTH,
     MAX_FILTER_NODES,
     MAX_STRING,
@@ -38,8 +38,8 @@ from plugins.items.query.limits import (
     ROW_FILTER_NODES,
     SEGMENT,
 )
-from plugins.items.query.operands import typed_condition
 from plugins.items.query.resolve import CanRead, Resolver, RowFilterFor, Scope, wrap
+from plugins.items.query.sql.operands import typed_condition
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 __all__ = ["FILTER_PATH", "OPERATORS", "check_filter", "filter_from_pairs", "parse_json_filter", "resolve_filter"]

@@ -21,11 +21,11 @@ from sqlalchemy import Numeric, case, cast, func, literal, select
 
 from kernel.base.errors import ApiError
 from plugins.items.query import filters
-from plugins.items.query import sqlexpr as sx
-from plugins.items.query.compile import FilterCompiler
 from plugins.items.query.ir import Link, Target
-from plugins.items.query.limits import MAX_PATH_SEGMENTS, SEGMENT
+from plugins.items.query.parse.limits import MAX_PATH_SEGMENTS, SEGMENT
 from plugins.items.query.resolve import CanRead, RowFilterFor, Scope
+from plugins.items.query.sql import sqlexpr as sx
+from plugins.items.query.sql.compile import FilterCompiler
 from plugins.schema.api import CollectionDef, SchemaSnapshot
 
 NOT_NULL_COLUMNS = frozenset({"id", "status", "created_at", "updated_at"})

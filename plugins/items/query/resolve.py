@@ -17,7 +17,7 @@ from typing import Any
 from kernel.base.errors import ApiError
 from plugins.items.errors import field_denied
 from plugins.items.query.ir import FALSE, Exists, Link, Node, Target
-from plugins.items.query.limits import MAX_PATH_SEGMENTS, MAX_RELATION_HOPS
+from plugins.items.query.parse.limits import MAX_PATH_SEGMENTS, MAX_RELATION_HOPS
 from plugins.schema.api import CollectionDef, FieldDef, SchemaSnapshot
 
 log = logging.getLogger("svc.items")

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import Date, Text, cast, func, literal_column, type_coerce
 
 from kernel.base.errors import ApiError
-from plugins.items.query import sqlexpr as sx
 from plugins.items.query.ir import Target
+from plugins.items.query.sql import sqlexpr as sx
 
 UNITS = ("day", "week", "month")
 _BUCKET = re.compile(r"^trunc_(day|week|month)\(([^()]{1,600})\)$")

@@ -40,8 +40,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from plugins.items.core import write_triggered
 from plugins.items.core.write_triggered import WriteTriggered
 from plugins.items.query import ListQuery
-from plugins.items.query import sqlexpr as sx
 from plugins.items.query.resolve import STRUCTURAL, TYPE_CATEGORY
+from plugins.items.query.sql import sqlexpr as sx
 from plugins.items.tables import group_counts, group_fields
 from plugins.schema.api import CollectionDef
 

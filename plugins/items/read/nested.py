@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 
 from kernel.db.meta import iso
 from plugins.items.core.grants import mask_row, row_fields
-from plugins.items.query import sqlexpr
+from plugins.items.query.sql import sqlexpr
 from plugins.items.read.projection import COLUMN_KEYS, Nested, Projection
 from plugins.items.tables import items
 

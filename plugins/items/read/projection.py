@@ -36,7 +36,7 @@ from plugins.items.core.records import STRUCTURAL_COLUMNS
 from plugins.items.core.rowfilter import row_condition
 from plugins.items.errors import field_denied
 from plugins.items.query import DeepQuery, compile_filter, compile_sort
-from plugins.items.query.limits import MAX_NESTING
+from plugins.items.query.parse.limits import MAX_NESTING
 from plugins.items.tables import items
 from plugins.schema.api import CollectionDef, FieldDef, SchemaSnapshot
 

@@ -42,8 +42,8 @@ from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, bindpar
 from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
-from plugins.items.query.jsonpath import FIELD_KEY, field_expr
-from plugins.items.query.sqlexpr import ordered
+from plugins.items.query.sql.jsonpath import FIELD_KEY, field_expr
+from plugins.items.query.sql.sqlexpr import ordered
 from plugins.items.tables import item_counts
 from plugins.items.upkeep import pg_statistics
 from plugins.schema.api import get_schema, is_indexed, load_schema

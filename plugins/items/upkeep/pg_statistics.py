@@ -32,7 +32,7 @@ from sqlalchemy import column, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 
-from plugins.items.query.jsonpath import FIELD_KEY, NUMERIC_TYPES, raw_expr
+from plugins.items.query.sql.jsonpath import FIELD_KEY, NUMERIC_TYPES, raw_expr
 from plugins.schema.api import field_in_use, indexed_fields
 
 log = logging.getLogger("svc.items")

@@ -22,7 +22,7 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.tenancy.scope import SiteDB
 from plugins.items.core.rows import live_values
-from plugins.items.query.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
+from plugins.items.query.sql.jsonpath import NUMERIC_TYPES, raw_expr, with_key, without_key
 from plugins.items.tables import items
 from plugins.schema.api import convert, transaction_schema, validate_value
 

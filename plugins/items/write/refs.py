@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import exists, false, func, literal_column, select, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 
-from plugins.items.query.jsonpath import comparable, field_expr, path_literal
+from plugins.items.query.sql.jsonpath import comparable, field_expr, path_literal
 from plugins.items.tables import items
 
 

@@ -26,7 +26,7 @@ from plugins.items.core.grants import WriteGuard, Written
 from plugins.items.core.records import STRUCTURAL, item_record
 from plugins.items.core.validation import SORT_RANGE, STATUS, Draft
 from plugins.items.errors import conflict, validation_errors
-from plugins.items.query.jsonpath import comparable, field_expr
+from plugins.items.query.sql.jsonpath import comparable, field_expr
 from plugins.items.tables import items
 from plugins.items.write import events
 

@@ -1,0 +1,1 @@
+"""Roles, policies and teams of a site, and attaching policies: the plain CRUD resources and their routes."""

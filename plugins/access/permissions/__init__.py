@@ -1,0 +1,2 @@
+"""Effective permissions: the caller's own (``GET /permissions/me``) and the check debugger, with their
+routes."""

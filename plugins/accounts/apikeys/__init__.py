@@ -1,0 +1,1 @@
+"""API keys of a site and their routes."""

@@ -1,0 +1,2 @@
+"""Trusted external issuers: their configuration and keys, the external-JWT step, linked local users,
+OIDC login."""

@@ -1,0 +1,1 @@
+"""The copilot's turns: chat, conversations, the command grammar, approvals of dangerous skill calls."""

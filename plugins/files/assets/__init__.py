@@ -1,0 +1,2 @@
+"""Serving files: assets and media, image transforms, range requests, transform presets (with folders'
+routes)."""

@@ -1,0 +1,1 @@
+"""Schema bundles: the desired schema, the planner (diffing), the runner (applying) and their routes."""

@@ -1,0 +1,1 @@
+"""Collections: the service, the body and record, row lookup, the routes."""

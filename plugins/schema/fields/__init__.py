@@ -1,0 +1,1 @@
+"""Fields: the service, the body and record, options, type conversions, the routes."""

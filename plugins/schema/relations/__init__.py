@@ -1,0 +1,1 @@
+"""Relations: the service, the rules that make one valid, the routes."""

@@ -1,0 +1,1 @@
+"""The site configuration, its field checks, preferences and view presets, with their routes."""
