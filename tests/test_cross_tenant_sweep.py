@@ -798,6 +798,11 @@ VOLATILE = {
     "GET /api/v1/config/export": ("exportedAt",),
     "GET /api/v1/me/data-export": ("generatedAt",),
     "GET /api/v1/retention": ("before",),  # now minus each horizon
+    # A subscription's lag: the age of its oldest pending event grows while the sweep runs; its
+    # cursor is a position in the instance's one event log, which the delivery worker moves past
+    # events of other sites (B's writes) that the subscription never sees.
+    "GET /api/v1/cdc/subscriptions": ("oldestAgeSeconds", "cursor"),
+    "GET /api/v1/cdc/subscriptions/{id}": ("oldestAgeSeconds", "cursor"),
 }
 
 
