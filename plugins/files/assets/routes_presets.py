@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
+from kernel.http.params import RecordItem
 from plugins.files import folders
 from plugins.files.assets import presets
 
@@ -48,16 +49,8 @@ class FoldersResource:
         send_data(resp, await folders.create(ctx, await read_json(req)), status=201)
 
 
-class FolderResource:
+class FolderResource(RecordItem):
     """``GET, PATCH, DELETE /folders/{id}``."""
 
-    async def on_get(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await folders.get(request_context(req), id))
-
-    async def on_patch(self, req: Any, resp: Any, id: str) -> None:
-        ctx = request_context(req)
-        send_data(resp, await folders.update(ctx, id, await read_json(req)))
-
-    async def on_delete(self, req: Any, resp: Any, id: str) -> None:
-        await folders.delete(request_context(req), id)
-        send_no_content(resp)
+    def __init__(self) -> None:
+        super().__init__(folders.get, folders.update, folders.delete)
