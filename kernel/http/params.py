@@ -1,5 +1,6 @@
 """What list and record endpoints share: query-string parsing (``pagination``, ``page_meta``) and
-the resources of a plain record API (``RecordList``, ``RecordItem``)."""
+the resources of a plain record API (``RecordList``, ``RecordItem``) and ``committed``, a write
+in the request's unit of work."""
 
 from __future__ import annotations
 
@@ -92,3 +93,10 @@ class RecordItem:
     async def on_delete(self, req: Any, resp: Any, **path: str) -> None:
         await self.delete(request_context(req), *path.values())
         send_no_content(resp)
+
+
+async def committed(req: Any, change: ServiceCall, *args: Any, **kwargs: Any) -> Any:
+    """What ``change(uow, *args, **kwargs)`` returns, run in a unit of work of the request and
+    committed (for services that take the unit of work, such as the schema's)."""
+    async with request_context(req).unit_of_work() as uow:
+        return await change(uow, *args, **kwargs)
