@@ -6,14 +6,9 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data
 from kernel.http.middleware import request_context
-from kernel.http.params import RecordItem, RecordList, page_meta, pagination
+from kernel.http.params import page_meta, pagination
 from plugins.agents.goals import goals, intents, reviewer, writes
-from plugins.agents.governance import autonomy, constitution, killswitch, roles
-
-
-class Goals(RecordList):
-    def __init__(self) -> None:
-        super().__init__(goals.list_goals, goals.create, paged=True, query=("status",))
+from plugins.agents.governance import autonomy, constitution, killswitch
 
 
 class Goal:
@@ -29,16 +24,6 @@ class GoalDecompose:
 class GoalSettle:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         send_data(resp, await goals.settle(request_context(req), id))
-
-
-class Roles(RecordList):
-    def __init__(self) -> None:
-        super().__init__(roles.list_roles, roles.create)
-
-
-class Role(RecordItem):
-    def __init__(self) -> None:
-        super().__init__(roles.read, roles.update, roles.delete)
 
 
 class Autonomy:
@@ -134,16 +119,6 @@ class KillSwitch:
 class KillSwitchLift:
     async def on_post(self, req: Any, resp: Any) -> None:
         send_data(resp, await killswitch.lift(request_context(req), await read_json(req)))
-
-
-class Intents(RecordList):
-    def __init__(self) -> None:
-        super().__init__(intents.list_intents, intents.create)
-
-
-class Intent(RecordItem):
-    def __init__(self) -> None:
-        super().__init__(intents.get, intents.update, intents.delete)
 
 
 class IntentAction:

@@ -6,24 +6,9 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from kernel.http.params import RecordItem, RecordList
 from plugins.dashboards import service
 
 CACHE_HEADER = "X-Svc-Panel-Cache"
-
-
-class DashboardsResource(RecordList):
-    """``GET, POST /dashboards``."""
-
-    def __init__(self) -> None:
-        super().__init__(service.list_dashboards, service.create_dashboard, paged=True)
-
-
-class DashboardResource(RecordItem):
-    """``GET, PATCH, DELETE /dashboards/{id}``."""
-
-    def __init__(self) -> None:
-        super().__init__(service.get_dashboard, service.update_dashboard, service.delete_dashboard)
 
 
 class PanelsResource:

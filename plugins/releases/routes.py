@@ -6,23 +6,8 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data
 from kernel.http.middleware import request_context
-from kernel.http.params import RecordItem, RecordList
-from plugins.releases import api, service
+from plugins.releases import api
 from plugins.releases.rollback import parse_body as parse_rollback_body
-
-
-class ReleasesResource(RecordList):
-    """``GET, POST /releases`` (``?status=`` narrows the list)."""
-
-    def __init__(self) -> None:
-        super().__init__(service.list_page, service.create, paged=True, query=("status",))
-
-
-class ReleaseResource(RecordItem):
-    """``GET, PATCH, DELETE /releases/{id}``."""
-
-    def __init__(self) -> None:
-        super().__init__(service.get, service.update, service.delete)
 
 
 class RollbackResource:

@@ -6,7 +6,6 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from kernel.http.params import RecordItem
 from plugins.files import folders
 from plugins.files.assets import presets
 
@@ -47,10 +46,3 @@ class FoldersResource:
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
         send_data(resp, await folders.create(ctx, await read_json(req)), status=201)
-
-
-class FolderResource(RecordItem):
-    """``GET, PATCH, DELETE /folders/{id}``."""
-
-    def __init__(self) -> None:
-        super().__init__(folders.get, folders.update, folders.delete)
