@@ -20,15 +20,22 @@ MIN_RUN = 13  # issue 38, point 5: no two places share more than 12 lines
 
 
 def _import_lines(tree: ast.AST) -> set[int]:
-    return {line for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
-            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    return {
+        line
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
 
 
 def compared_lines(source: str) -> list[tuple[int, str]]:
     """``(line number, stripped text)`` of the lines a run is made of."""
     skipped = _import_lines(ast.parse(source))
-    return [(number, text.strip()) for number, text in enumerate(source.splitlines(), 1)
-            if text.strip() and number not in skipped]
+    return [
+        (number, text.strip())
+        for number, text in enumerate(source.splitlines(), 1)
+        if text.strip() and number not in skipped
+    ]
 
 
 def repeated_runs(sources: dict[str, str], min_run: int = MIN_RUN) -> list[str]:
@@ -38,7 +45,7 @@ def repeated_runs(sources: dict[str, str], min_run: int = MIN_RUN) -> list[str]:
     for path, source in sorted(sources.items()):
         lines = compared_lines(source)
         for start in range(len(lines) - min_run + 1):
-            run = "\n".join(text for _, text in lines[start:start + min_run])
+            run = "\n".join(text for _, text in lines[start : start + min_run])
             places[hashlib.blake2b(run.encode(), digest_size=16).digest()].append((path, lines[start][0]))
     found: dict[tuple[str, str], str] = {}
     for where in places.values():
@@ -50,9 +57,12 @@ def repeated_runs(sources: dict[str, str], min_run: int = MIN_RUN) -> list[str]:
 
 
 def _product_sources() -> dict[str, str]:
-    return {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
-            for folder in PRODUCT for path in sorted((ROOT / folder).rglob("*.py"))
-            if ".venv" not in path.parts and "__pycache__" not in path.parts}
+    return {
+        str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+        for folder in PRODUCT
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if ".venv" not in path.parts and "__pycache__" not in path.parts
+    }
 
 
 def test_no_run_of_lines_is_written_twice():

@@ -38,7 +38,9 @@ class CollectionFieldsResource:
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any, collection: str) -> None:
-        send_data(resp, await committed(req, fields.create_field, collection, await read_json(req)), status=201)
+        send_data(
+            resp, await committed(req, fields.create_field, collection, await read_json(req)), status=201
+        )
 
 
 class FieldResource:
