@@ -583,13 +583,24 @@ def test_naming_another_plugins_table_is_found():
 # -- house38: shared pieces own the repeated shapes (issue 38, point 5)
 
 _SITE_COLUMN = re.compile(r"""Column\(\s*["']site_id["']\s*,\s*(?:sa\.)?String\(63\)\s*,""")
+# The standard columns kernel.db.meta builds, spelled out: (pattern, what to say).
+_SPELLED_COLUMNS = (
+    (_SITE_COLUMN, "the site_id column; use site_column()"),
+    (re.compile(r"""Column\(\s*["']id["']\s*,\s*(?:sa\.)?String\(36\)\s*,\s*primary_key=True\s*\)"""),
+     "the id column; use id_column()"),
+    (re.compile(r"""Column\(\s*["'](?:created|updated)_at["']\s*,\s*(?:sa\.)?DateTime\(timezone=True\)\s*,"""
+                r"""\s*nullable=False\s*\)"""),
+     "a created_at/updated_at column; use timestamp_column() or timestamps()"),
+)
 
 
-def site_column_breaches(sources: dict[str, str]) -> list[str]:
-    """Places that spell out a ``site_id`` column instead of calling ``site_column()``, and plugin
-    modules that register the migrations folder the convention already finds."""
-    found = [f"{path}:{source.count(chr(10), 0, m.start()) + 1} spells the site_id column; use site_column()"
-             for path, source in sources.items() for m in _SITE_COLUMN.finditer(source)]
+def standard_column_breaches(sources: dict[str, str]) -> list[str]:
+    """Places that spell out a standard column (``site_id``, the ``id`` key, ``created_at`` and
+    ``updated_at``) instead of calling its helper in ``kernel.db.meta``, and plugin modules that
+    register the migrations folder the convention already finds."""
+    found = [f"{path}:{source.count(chr(10), 0, m.start()) + 1} spells {what}"
+             for path, source in sources.items() for pattern, what in _SPELLED_COLUMNS
+             for m in pattern.finditer(source)]
     found += [f"{path} implements register_migrations for its own migrations/ folder (found by convention)"
               for path, source in sources.items()
               if path.startswith("plugins/") and "def register_migrations" in source]
@@ -600,7 +611,7 @@ def test_shared_pieces_are_used():
     sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
                for folder in (ROOT / "kernel", PLUGINS) for p in _python_files(folder)
                if p != ROOT / "kernel" / "db" / "meta.py"}
-    assert site_column_breaches(sources) == []
+    assert standard_column_breaches(sources) == []
 
 
 def test_a_spelled_out_site_column_is_found():
@@ -609,10 +620,16 @@ def test_a_spelled_out_site_column_is_found():
         "plugins/notes/migrations/versions/notes_0001_n.py":
             'sa.Column(\n    "site_id", sa.String(63), sa.ForeignKey("svc_sites.id"), primary_key=True)\n',
         "plugins/notes/plugin.py": "@hookimpl\ndef register_migrations():\n    return '.'\n",
-        "plugins/fine/tables.py": 'T = Table("f", metadata, site_column(), Column("site", String(63)))\n',
+        "plugins/fine/tables.py": 'T = Table("f", metadata, id_column(), site_column(), Column("site", String(63)),\n'
+                                  '    Column("id2", String(36), primary_key=True), *timestamps(),\n'
+                                  '    Column("created_at", DateTime(timezone=True), nullable=True))\n',
+        "plugins/notes/other.py": 'T = Table("o", metadata, Column("id", String(36), primary_key=True),\n'
+                                  '    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False))\n',
     }
-    assert site_column_breaches(sources) == [
+    assert standard_column_breaches(sources) == [
         "plugins/notes/migrations/versions/notes_0001_n.py:1 spells the site_id column; use site_column()",
+        "plugins/notes/other.py:1 spells the id column; use id_column()",
+        "plugins/notes/other.py:2 spells a created_at/updated_at column; use timestamp_column() or timestamps()",
         "plugins/notes/plugin.py implements register_migrations for its own migrations/ folder (found by convention)",
         "plugins/notes/tables.py:2 spells the site_id column; use site_column()",
     ]

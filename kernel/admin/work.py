@@ -51,7 +51,7 @@ from sqlalchemy import (
 from kernel.base.errors import ApiError
 from kernel.base.ids import uuid7
 from kernel.base.timestamps import iso
-from kernel.db.meta import metadata, now_utc, site_column
+from kernel.db.meta import id_column, metadata, now_utc, site_column, timestamp_column
 from kernel.hooks.hookspecs import hookimpl
 from kernel.http.media import send_data
 from kernel.http.middleware import request_context
@@ -70,7 +70,7 @@ STALE_REASON = "Stopped: the process running it ended (no progress or heartbeat 
 work = Table(
     "svc_work",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("kind", String(32), nullable=False),
     Column("label", String(200), nullable=False),
@@ -83,7 +83,7 @@ work = Table(
     Column("started_by", String(36), nullable=True),
     Column("started_by_email", String(320), nullable=True),
     Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     Column("finished_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_work_site_started", "site_id", "started_at"),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, MetaData, String
+from sqlalchemy import JSON, Column, DateTime, ForeignKey, MetaData, String
 from sqlalchemy.dialects.postgresql import JSONB
 
 from kernel.base.timestamps import iso as iso  # here too: the tables' modules import it from here
@@ -34,6 +34,23 @@ def site_column(*, primary_key: bool = False, nullable: bool = False, foreign_ke
     keeps the old one."""
     args = (ForeignKey("svc_sites.id", ondelete="CASCADE"),) if foreign_key else ()
     return Column("site_id", String(63), *args, primary_key=primary_key, nullable=nullable and not primary_key)
+
+
+def id_column() -> Column:
+    """The ``id`` primary key of a table whose rows are named by a UUID (``kernel.base.ids.uuid7``):
+    ``String(36)``. History like ``site_column``: what this returns must never change."""
+    return Column("id", String(36), primary_key=True)
+
+
+def timestamp_column(name: str) -> Column:
+    """A NOT NULL, timezone-aware ``DateTime`` column (``created_at``, ``updated_at``). History
+    like ``site_column``: what this returns must never change."""
+    return Column(name, DateTime(timezone=True), nullable=False)
+
+
+def timestamps() -> tuple[Column, Column]:
+    """``created_at`` and ``updated_at``, in that order: the pair most tables end with."""
+    return timestamp_column("created_at"), timestamp_column("updated_at")
 
 
 def dialect_insert(dialect: str) -> Any:

@@ -20,7 +20,7 @@ from sqlalchemy import (
     Table,
 )
 
-from kernel.db.meta import metadata, site_column
+from kernel.db.meta import metadata, site_column, timestamp_column
 
 # INTEGER PRIMARY KEY on SQLite (an alias of the rowid, AUTOINCREMENT so an id is never
 # reused after pruning); BIGSERIAL on PostgreSQL.
@@ -56,7 +56,7 @@ checkpoints = Table(
     Column("last_error", String(500), nullable=True),
     Column("lease_owner", String(64), nullable=True),
     Column("lease_until", DateTime(timezone=True), nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     PrimaryKeyConstraint("site_id", "consumer"),
     Index("ix_svc_event_checkpoints_retry_at", "retry_at"),
     Index("ix_svc_event_checkpoints_lease_until", "lease_until"),

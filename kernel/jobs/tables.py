@@ -2,7 +2,7 @@
 
 from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, String, Table, Text, text
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import json_type, metadata, site_column, timestamps
 
 # One row per queued run. A row is written in the caller's transaction (so a rolled-back write
 # enqueues nothing), claimed by one worker under a lease, deleted when the run succeeds, put
@@ -23,8 +23,7 @@ jobs = Table(
     Column("claimed_by", String(100), nullable=True),
     Column("lease_until", DateTime(timezone=True), nullable=True),
     Column("last_error", Text, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_jobs_status_due", "status", "due_at"),
     Index("ix_svc_jobs_site", "site_id"),
     # The dedupe window: a key is taken while its job waits (pending), and free again once a

@@ -13,7 +13,6 @@ from typing import Any
 
 from sqlalchemy import (
     Column,
-    DateTime,
     Index,
     String,
     Table,
@@ -27,12 +26,12 @@ from sqlalchemy import (
 )
 
 from kernel.base.ids import uuid7
-from kernel.db.meta import iso, json_type, metadata, now_utc, site_column
+from kernel.db.meta import id_column, iso, json_type, metadata, now_utc, site_column, timestamp_column
 
 audit_log = Table(
     "svc_audit",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(nullable=True, foreign_key=False),  # None: an instance-level event
     Column("action", String(60), nullable=False),
     Column("actor_id", String(36), nullable=True),
@@ -43,7 +42,7 @@ audit_log = Table(
     Column("details", json_type, nullable=True),
     Column("ip", String(64), nullable=True),
     Column("request_id", String(128), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Index("ix_svc_audit_site_created", "site_id", "created_at"),
 )
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sqlalchemy import Table, func
+
 from kernel import ApiError
 from kernel.policy.audit import record
 from plugins.access import api
@@ -103,6 +105,29 @@ def keys_value(body: Any) -> list[str]:
 
 def not_found(what: str) -> ApiError:
     return ApiError(404, "RECORD_NOT_FOUND", f"No such {what} in this site")
+
+
+async def row_by_id(db: Any, table: Table, row_id: str, what: str) -> Any:
+    """The site's row of ``table`` with ``row_id``, or 404 naming ``what`` (role, policy, team)."""
+    row = await db.one(db.select(table).where(table.c.id == row_id))
+    if row is None:
+        raise not_found(what)
+    return row
+
+
+async def page_of(db: Any, table: Table, limit: int, offset: int) -> tuple[list[Any], int]:
+    """A page of the site's rows of ``table`` in creation order (ties by id), and the total."""
+    rows = await db.all(db.select(table).order_by(table.c.created_at, table.c.id).limit(limit).offset(offset))
+    return rows, await db.scalar(db.select(table, func.count()))
+
+
+async def check_name_free(db: Any, table: Table, what: str, name: str, exclude: str | None = None) -> None:
+    """409 ``CONFLICT`` at ``name`` when another row of ``table`` in the site has this name."""
+    stmt = db.select(table, table.c.id).where(table.c.name == name)
+    if exclude:
+        stmt = stmt.where(table.c.id != exclude)
+    if await db.one(stmt) is not None:
+        raise ApiError(409, "CONFLICT", f"A {what} named '{name}' already exists in this site", path=["name"])
 
 
 async def record_change(ctx: Any, uow: Any, action: str, target_type: str, target_id: str,

@@ -8,20 +8,20 @@ never the other way (docs/decisions/accounts-over-access.md), and removes a dele
 rows here through ``api.forget_user`` (migration access_0002_users_apart dropped the keys).
 """
 
-from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, String, Table, UniqueConstraint
+from sqlalchemy import Boolean, Column, ForeignKey, Index, String, Table, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column
 
 roles = Table(
     "svc_roles",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
     Column("parent_id", String(36), nullable=True),
     Column("admin_access", Boolean, nullable=False, default=False),
     Column("system_key", String(40), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     UniqueConstraint("site_id", "name", name="uq_svc_roles_site_name"),
     UniqueConstraint("site_id", "system_key", name="uq_svc_roles_site_system_key"),
 )
@@ -32,33 +32,33 @@ memberships = Table(
     site_column(primary_key=True),
     Column("user_id", String(36), primary_key=True),  # accounts' svc_users.id, no foreign key (the module's note)
     Column("role_id", String(36), ForeignKey("svc_roles.id"), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Index("ix_svc_memberships_user", "user_id"),
 )
 
 policies = Table(
     "svc_policies",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
     Column("admin_access", Boolean, nullable=False, default=False),
     Column("system_key", String(40), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     UniqueConstraint("site_id", "name", name="uq_svc_policies_site_name"),
 )
 
 permissions = Table(
     "svc_permissions",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
     Column("collection", String(64), nullable=False),
     Column("action", String(20), nullable=False),
     Column("fields", json_type, nullable=False),
     Column("conditions", json_type, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Index("ix_svc_permissions_policy", "policy_id"),
 )
 
@@ -66,23 +66,23 @@ permissions = Table(
 attachments = Table(
     "svc_policy_attachments",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("policy_id", String(36), ForeignKey("svc_policies.id", ondelete="CASCADE"), nullable=False),
     Column("role_id", String(36), ForeignKey("svc_roles.id", ondelete="CASCADE"), nullable=True),
     Column("user_id", String(36), nullable=True),  # accounts' svc_users.id
     Column("team_id", String(36), ForeignKey("svc_teams.id", ondelete="CASCADE"), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     UniqueConstraint("policy_id", "role_id", "user_id", "team_id", name="uq_svc_policy_attachments_target"),
 )
 
 teams = Table(
     "svc_teams",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     UniqueConstraint("site_id", "name", name="uq_svc_teams_site_name"),
 )
 

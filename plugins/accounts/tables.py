@@ -3,12 +3,12 @@ membership of sites, with a role in each, belongs to the access layer."""
 
 from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, Integer, String, Table, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 users = Table(
     "svc_users",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     Column("email", String(320), nullable=False, unique=True),
     Column("password_hash", String(255), nullable=True),
     Column("first_name", String(200), nullable=True),
@@ -17,8 +17,7 @@ users = Table(
     Column("status", String(20), nullable=False, default="active"),
     Column("is_instance_admin", Boolean, nullable=False, default=False),
     Column("token_version", Integer, nullable=False, default=1),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
 )
 
 # One row per refresh token; a login starts a family, each refresh rotates within it.
@@ -26,12 +25,12 @@ users = Table(
 refresh_tokens = Table(
     "svc_refresh_tokens",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(nullable=True, foreign_key=False),  # None: an instance-wide (instance admin) session
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("family_id", String(36), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("last_used_at", DateTime(timezone=True), nullable=True),
     Column("rotated_at", DateTime(timezone=True), nullable=True),
@@ -47,12 +46,12 @@ refresh_tokens = Table(
 one_time_tokens = Table(
     "svc_one_time_tokens",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(nullable=True, foreign_key=False),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("purpose", String(30), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("used_at", DateTime(timezone=True), nullable=True),
 )
@@ -60,14 +59,14 @@ one_time_tokens = Table(
 api_keys = Table(
     "svc_api_keys",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
     Column("key_hash", String(64), nullable=False, unique=True),
     Column("key_prefix", String(16), nullable=False),
     Column("role_id", String(36), nullable=True),
     Column("created_by", String(36), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=True),
     Column("last_used_at", DateTime(timezone=True), nullable=True),
     # A personal key's owner (/me/api-keys); null for a site key made through /api-keys.
@@ -78,13 +77,12 @@ api_keys = Table(
 issuers = Table(
     "svc_issuers",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("issuer", String(500), nullable=False),
     Column("config", json_type, nullable=False),
     Column("enabled", Boolean, nullable=False, default=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "issuer", name="uq_svc_issuers_site_issuer"),
 )
 
@@ -96,7 +94,7 @@ external_identities = Table(
     Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), primary_key=True),
     Column("subject", String(300), primary_key=True),
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
 )
 
 # OpenID Connect logins started at a trusted issuer (POST /auth/external/start), waiting for
@@ -105,12 +103,12 @@ external_identities = Table(
 external_logins = Table(
     "svc_external_logins",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("issuer_id", String(36), ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False),
     Column("state_hash", String(64), nullable=False, unique=True),
     Column("redirect_uri", String(2000), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("code_hash", String(64), nullable=True),

@@ -7,6 +7,7 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from kernel.http.openapi import OptionalBody
+from kernel.http.params import RecordItem, RecordList
 from kernel.policy.privacy import RetentionTarget
 from plugins.agents import api, guard, routes
 from plugins.agents import schemas as s
@@ -19,8 +20,8 @@ from plugins.agents.common import (
     require_capability,
     require_member,
 )
-from plugins.agents.goals import intents, runner, writes
-from plugins.agents.governance import autonomy
+from plugins.agents.goals import goals, intents, runner, writes
+from plugins.agents.governance import autonomy, roles
 from plugins.ai import api as ai
 from plugins.settings.api import SettingKey
 
@@ -89,7 +90,8 @@ def register_routes(kernel: Any) -> list[Route]:
     member, admin = {"POST": require_member}, {"POST": require_admin}
     freezer = {"POST": partial(require_capability, capability=FREEZE_CAPABILITY)}
     return [
-        Route("/agent/goals", routes.Goals(), auth="bearer", caller=member, openapi=ops(
+        Route("/agent/goals", RecordList(goals.list_goals, goals.create, paged=True, query=("status",)),
+              auth="bearer", caller=member, openapi=ops(
             get=_op("List goals (query status)", [s.GOAL]),
             post=_op("Create a goal (execution async|sync|none)", s.GOAL_TREE, s.GOAL_BODY, 201))),
         Route(goal, routes.Goal(), auth="bearer", openapi=ops(get=_op("A goal with its children", s.GOAL_TREE))),
@@ -97,10 +99,12 @@ def register_routes(kernel: Any) -> list[Route]:
             post=_op("Create role-scoped sub-goals sharing the remaining budget", s.GOAL_TREE, s.DECOMPOSE_BODY, 201))),
         Route(goal + "/settle", routes.GoalSettle(), auth="bearer", openapi=ops(
             post=_op("Settle a decomposed goal from its children's terminal states", s.GOAL_TREE))),
-        Route("/agent/roles", routes.Roles(), auth="bearer", caller=admin, openapi=ops(
+        Route("/agent/roles", RecordList(roles.list_roles, roles.create), auth="bearer", caller=admin,
+              openapi=ops(
             get=_op("The agent role library", [s.ROLE]),
             post=_op("Create an agent role (admin)", s.ROLE, s.ROLE_BODY, 201))),
-        Route("/agent/roles/{name}", routes.Role(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
+        Route("/agent/roles/{name}", RecordItem(roles.read, roles.update, roles.delete), auth="bearer",
+              caller={"PATCH": require_admin}, openapi=ops(
             get=_op("An agent role", s.ROLE),
             patch=_op("Change an agent role (admin; autonomy only down)", s.ROLE, s.ROLE_PATCH),
             delete=("Delete an agent role (admin)", None, None, 204))),
@@ -141,10 +145,12 @@ def register_routes(kernel: Any) -> list[Route]:
             post=_op("Freeze a run, intent, role or the site (agents:freeze)", s.FREEZE, s.FREEZE_BODY, 201))),
         Route("/agent/kill-switch/lift", routes.KillSwitchLift(), auth="bearer", caller=freezer, openapi=ops(
             post=_op("Lift a freeze (agents:freeze)", s.FREEZE, s.LIFT_BODY))),
-        Route("/agent/intents", routes.Intents(), auth="bearer", caller=admin, openapi=ops(
+        Route("/agent/intents", RecordList(intents.list_intents, intents.create), auth="bearer", caller=admin,
+              openapi=ops(
             get=_op("Content intents", [s.INTENT]),
             post=_op("Create an intent (admin)", s.INTENT, s.INTENT_BODY, 201))),
-        Route("/agent/intents/{id}", routes.Intent(), auth="bearer", caller={"PATCH": require_admin}, openapi=ops(
+        Route("/agent/intents/{id}", RecordItem(intents.get, intents.update, intents.delete), auth="bearer",
+              caller={"PATCH": require_admin}, openapi=ops(
             get=_op("An intent", s.INTENT), patch=_op("Change an intent (admin)", s.INTENT, s.INTENT_PATCH),
             delete=("Delete an intent (admin)", None, None, 204))),
         Route("/agent/intents/{id}/pause", routes.IntentAction("paused"), auth="bearer", openapi=ops(

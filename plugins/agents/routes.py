@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.http.media import read_json, send_data, send_no_content
+from kernel.http.media import read_json, send_data
 from kernel.http.middleware import request_context
 from kernel.http.params import page_meta, pagination
 from plugins.agents.goals import goals, intents, reviewer, writes
-from plugins.agents.governance import autonomy, constitution, killswitch, roles
-
-
-class Goals:
-    async def on_get(self, req: Any, resp: Any) -> None:
-        limit, offset = pagination(req, default_limit=25, max_limit=200)
-        data, total = await goals.list_goals(request_context(req), req.get_param("status"), limit, offset)
-        send_data(resp, data, meta=page_meta(total, limit, offset))
-
-    async def on_post(self, req: Any, resp: Any) -> None:
-        send_data(resp, await goals.create(request_context(req), await read_json(req)), status=201)
+from plugins.agents.governance import autonomy, constitution, killswitch
 
 
 class Goal:
@@ -34,26 +24,6 @@ class GoalDecompose:
 class GoalSettle:
     async def on_post(self, req: Any, resp: Any, id: str) -> None:
         send_data(resp, await goals.settle(request_context(req), id))
-
-
-class Roles:
-    async def on_get(self, req: Any, resp: Any) -> None:
-        send_data(resp, await roles.list_roles(request_context(req)))
-
-    async def on_post(self, req: Any, resp: Any) -> None:
-        send_data(resp, await roles.create(request_context(req), await read_json(req)), status=201)
-
-
-class Role:
-    async def on_get(self, req: Any, resp: Any, name: str) -> None:
-        send_data(resp, await roles.read(request_context(req), name))
-
-    async def on_patch(self, req: Any, resp: Any, name: str) -> None:
-        send_data(resp, await roles.update(request_context(req), name, await read_json(req)))
-
-    async def on_delete(self, req: Any, resp: Any, name: str) -> None:
-        await roles.delete(request_context(req), name)
-        send_no_content(resp)
 
 
 class Autonomy:
@@ -149,26 +119,6 @@ class KillSwitch:
 class KillSwitchLift:
     async def on_post(self, req: Any, resp: Any) -> None:
         send_data(resp, await killswitch.lift(request_context(req), await read_json(req)))
-
-
-class Intents:
-    async def on_get(self, req: Any, resp: Any) -> None:
-        send_data(resp, await intents.list_intents(request_context(req)))
-
-    async def on_post(self, req: Any, resp: Any) -> None:
-        send_data(resp, await intents.create(request_context(req), await read_json(req)), status=201)
-
-
-class Intent:
-    async def on_get(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await intents.get(request_context(req), id))
-
-    async def on_patch(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await intents.update(request_context(req), id, await read_json(req)))
-
-    async def on_delete(self, req: Any, resp: Any, id: str) -> None:
-        await intents.delete(request_context(req), id)
-        send_no_content(resp)
 
 
 class IntentAction:

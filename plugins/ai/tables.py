@@ -8,17 +8,16 @@ permissions as they are when it is approved.
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 conversations = Table(
     "svc_ai_conversations",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("owner", String(80), nullable=False),
     Column("title", String(200), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_ai_conversations_owner", "site_id", "owner", "updated_at"),
     Index("ix_svc_ai_conversations_updated", "updated_at"),
 )
@@ -26,7 +25,7 @@ conversations = Table(
 messages = Table(
     "svc_ai_messages",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("conversation_id", String(36), ForeignKey("svc_ai_conversations.id", ondelete="CASCADE"), nullable=False),
     Column("seq", Integer, nullable=False),
@@ -37,14 +36,14 @@ messages = Table(
     Column("result", json_type, nullable=True),
     Column("raw", json_type, nullable=True),
     Column("approval_id", String(36), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Index("ix_svc_ai_messages_conversation", "site_id", "conversation_id", "seq"),
 )
 
 approvals = Table(
     "svc_ai_approvals",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("conversation_id", String(36), nullable=True),
     Column("requester", json_type, nullable=False),
@@ -56,7 +55,7 @@ approvals = Table(
     Column("result", json_type, nullable=True),
     Column("error", json_type, nullable=True),
     Column("decided_by", String(80), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("decided_at", DateTime(timezone=True), nullable=True),
     Column("attempts", Integer, nullable=False, server_default="0"),
@@ -69,7 +68,7 @@ mcp_sessions = Table(
     Column("id", String(64), primary_key=True),
     site_column(),
     Column("owner", String(80), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("last_used_at", DateTime(timezone=True), nullable=False),
     Index("ix_svc_ai_mcp_sessions_used", "last_used_at"),
 )

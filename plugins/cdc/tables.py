@@ -18,12 +18,12 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamps
 
 subscriptions = Table(
     "svc_cdc_subscriptions",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(100), nullable=False),
     Column("kind", String(10), nullable=False),
@@ -35,8 +35,7 @@ subscriptions = Table(
     Column("status_reason", String(300), nullable=True),
     Column("cursor_txid", BigInteger, nullable=True),
     Column("cursor_id", BigInteger, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "name", name="uq_svc_cdc_subscriptions_site_name"),
 )
 

@@ -6,7 +6,8 @@ from functools import partial
 from typing import Any
 
 from kernel import Route, Setting, hookimpl, ops
-from plugins.dashboards import access, cache, routes, schemas
+from kernel.http.params import RecordItem, RecordList
+from plugins.dashboards import access, cache, routes, schemas, service
 from plugins.dashboards.panels import INVALID_FIELD
 
 name = "dashboards"
@@ -42,10 +43,11 @@ def register_routes(kernel: Any) -> list[Route]:
     # The caller before the body: each write names the svc_dashboards action its service requires.
     may = {action: partial(access.require, action=action) for action in ("read", "create", "update")}
     return [
-        Route("/dashboards", routes.DashboardsResource(), auth="bearer", caller={"POST": may["create"]},
-              openapi=listing),
-        Route("/dashboards/{id}", routes.DashboardResource(), auth="bearer", caller={"PATCH": may["update"]},
-              openapi=ops(
+        Route("/dashboards", RecordList(service.list_dashboards, service.create_dashboard, paged=True),
+              auth="bearer", caller={"POST": may["create"]}, openapi=listing),
+        Route("/dashboards/{id}",
+              RecordItem(service.get_dashboard, service.update_dashboard, service.delete_dashboard),
+              auth="bearer", caller={"PATCH": may["update"]}, openapi=ops(
             get=("A dashboard with its panels", None, schemas.DASHBOARD_DETAIL, 200),
             patch=("Change a dashboard", schemas.DASHBOARD_PATCH, schemas.DASHBOARD_DETAIL, 200),
             delete=("Delete a dashboard and its panels", None, None, 204))),

@@ -6,38 +6,9 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
-from kernel.http.params import page_meta, pagination
 from plugins.dashboards import service
 
 CACHE_HEADER = "X-Svc-Panel-Cache"
-
-
-class DashboardsResource:
-    """``GET, POST /dashboards``."""
-
-    async def on_get(self, req: Any, resp: Any) -> None:
-        limit, offset = pagination(req, default_limit=25, max_limit=200)
-        data, total = await service.list_dashboards(request_context(req), limit, offset)
-        send_data(resp, data, meta=page_meta(total, limit, offset))
-
-    async def on_post(self, req: Any, resp: Any) -> None:
-        ctx = request_context(req)
-        send_data(resp, await service.create_dashboard(ctx, await read_json(req)), status=201)
-
-
-class DashboardResource:
-    """``GET, PATCH, DELETE /dashboards/{id}``."""
-
-    async def on_get(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await service.get_dashboard(request_context(req), id))
-
-    async def on_patch(self, req: Any, resp: Any, id: str) -> None:
-        ctx = request_context(req)
-        send_data(resp, await service.update_dashboard(ctx, id, await read_json(req)))
-
-    async def on_delete(self, req: Any, resp: Any, id: str) -> None:
-        await service.delete_dashboard(request_context(req), id)
-        send_no_content(resp)
 
 
 class PanelsResource:

@@ -6,7 +6,7 @@ no state row is in ``draft``.
 
 from sqlalchemy import Column, DateTime, Index, String, Table, Text
 
-from kernel.db.meta import metadata, site_column
+from kernel.db.meta import id_column, metadata, site_column, timestamp_column
 
 states = Table(
     "svc_editorial_states",
@@ -16,13 +16,13 @@ states = Table(
     Column("item_id", String(64), primary_key=True),
     Column("state", String(20), nullable=False),
     Column("review_id", String(36), nullable=True),  # the latest review request
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )
 
 reviews = Table(
     "svc_editorial_reviews",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("collection", String(64), nullable=False),
     Column("item_id", String(64), nullable=False),
@@ -31,7 +31,7 @@ reviews = Table(
     Column("submitted_by", String(36), nullable=True),
     Column("author_id", String(36), nullable=True),  # the item's userCreated at submission
     Column("reason", Text, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("decided_at", DateTime(timezone=True), nullable=True),
     Column("decided_by", String(36), nullable=True),
     Index("ix_svc_editorial_reviews_site", "site_id", "state", "created_at"),

@@ -2,24 +2,23 @@
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 layouts = Table(
     "svc_email_layouts",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
     Column("html", Text, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_email_layouts_site", "site_id"),
 )
 
 templates = Table(
     "svc_email_templates",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("key", String(100), nullable=False),
     Column("name", String(200), nullable=False),
@@ -27,8 +26,7 @@ templates = Table(
     Column("html", Text, nullable=True),
     Column("text", Text, nullable=True),
     Column("layout_id", String(36), ForeignKey("svc_email_layouts.id"), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "key", name="uq_svc_email_templates_site_key"),
 )
 
@@ -41,19 +39,19 @@ suppressions = Table(
     Column("email", String(320), primary_key=True),
     Column("reason", String(300), nullable=True),
     Column("source", String(20), nullable=False),  # admin | unsubscribe
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
 )
 
 # A large send: the rendered message once; one job per recipient refers to it.
 batches = Table(
     "svc_email_batches",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("category", String(20), nullable=False),
     Column("message", json_type, nullable=False),
     Column("total", Integer, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     # -- govern43 (email_0003): each recipient's outcome counted by its job, the time it was
     # scheduled for (``sendAt``), its subject and who sent it (GET /email/batches)
     Column("sent", Integer, nullable=False, server_default="0"),
@@ -77,5 +75,5 @@ smtp_settings = Table(
     Column("password", Text, nullable=True),
     Column("tls", String(10), nullable=False),
     Column("sender", String(320), nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )

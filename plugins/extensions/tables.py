@@ -22,14 +22,14 @@ from sqlalchemy import (
     false,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 # One row per installed extension: the bundle's bytes and detached signature are kept, so every
 # worker (and every start) unpacks and verifies the very bytes that were uploaded.
 extensions = Table(
     "svc_extensions",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     Column("name", String(63), nullable=False, unique=True),
     Column("version", String(64), nullable=False),
     Column("publisher", String(63), nullable=False),
@@ -58,7 +58,7 @@ extension_sites = Table(
     Column("granted", json_type, nullable=False),
     Column("failures", Integer, nullable=False),
     Column("disabled_reason", Text, nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     # What the instance admin offers the site (extensions_0002): a site admin enables it only
     # when available, and grants at most ``max_granted`` (null: nothing).
     Column("available", Boolean, nullable=False, server_default=false()),
@@ -72,11 +72,10 @@ extension_sites = Table(
 extension_keys = Table(
     "svc_extension_keys",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     Column("publisher", String(63), nullable=False),
     Column("public_key", String(64), nullable=False),
     Column("status", String(16), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("publisher", "public_key", name="uq_svc_extension_keys"),
 )

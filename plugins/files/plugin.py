@@ -6,8 +6,9 @@ from typing import Any
 
 from kernel import RateBucket, Route, Setting, hookimpl, ops
 from kernel.base.settings import parse_float, parse_int
+from kernel.http.params import RecordItem
 from kernel.policy.access import AccessAction
-from plugins.files import fields, permissions, records, routes, schemas, service, skills, upkeep
+from plugins.files import fields, folders, permissions, records, routes, schemas, service, skills, upkeep
 from plugins.files.assets import routes_presets as rp
 from plugins.files.errors import ERROR_CODES
 from plugins.files.uploads import policy
@@ -139,7 +140,8 @@ def register_routes(kernel: Any) -> list[Route]:
         Route("/folders", rp.FoldersResource(), auth={"GET": "public", "*": "bearer"}, permission={"POST": create},
               openapi=ops(get=("Folders (media:read); ?parent=<id> or null", None, [schemas.FOLDER], 200),
                           post=("Create a folder (media:create)", schemas.FOLDER_BODY, schemas.FOLDER, 201))),
-        Route("/folders/{id}", rp.FolderResource(), auth={"GET": "public", "*": "bearer"},
+        Route("/folders/{id}", RecordItem(folders.get, folders.update, folders.delete),
+              auth={"GET": "public", "*": "bearer"},
               permission={"PATCH": "media:update", "DELETE": "media:delete"}, openapi=ops(
             get=("A folder (media:read)", None, schemas.FOLDER, 200),
             patch=("Rename or move a folder (media:update)", schemas.FOLDER_PATCH, schemas.FOLDER, 200),

@@ -26,12 +26,12 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 files = Table(
     "svc_files",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("key", String(255), nullable=False),
     Column("storage_key", String(1024), nullable=False),
@@ -48,8 +48,7 @@ files = Table(
     Column("focal_y", Integer, nullable=True),
     Column("folder_id", String(36), nullable=True),  # a folder of svc_file_folders (files_0003)
     Column("uploaded_by", String(64), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "key", name="uq_svc_files_site_key"),
     Index("ix_svc_files_site_created", "site_id", "created_at"),
     Index("ix_svc_files_site_folder", "site_id", "folder_id"),
@@ -58,12 +57,11 @@ files = Table(
 folders = Table(
     "svc_file_folders",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(255), nullable=False),
     Column("parent_id", String(36), ForeignKey("svc_file_folders.id"), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_file_folders_site_parent", "site_id", "parent_id"),
 )
 
@@ -80,25 +78,24 @@ file_tags = Table(
 uploads = Table(
     "svc_file_uploads",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("filename", String(255), nullable=False),
     Column("type", String(127), nullable=False),
     Column("storage_key", String(1024), nullable=False),
     Column("created_by", String(64), nullable=True),
     Column("expires_at", DateTime(timezone=True), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
 )
 
 presets = Table(
     "svc_transform_presets",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("key", String(64), nullable=False),
     Column("name", String(255), nullable=False),
     Column("dsl", String(1000), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
 )

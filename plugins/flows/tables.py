@@ -6,12 +6,12 @@ flow's position in the event log is the kernel checkpoint ``flows.event:<flow id
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamps
 
 flows = Table(
     "svc_flows",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(100), nullable=False),
     Column("status", String(10), nullable=False),
@@ -21,8 +21,7 @@ flows = Table(
     Column("token_hash", String(64), nullable=True),
     Column("next_run_at", DateTime(timezone=True), nullable=True),
     Column("saved_by", String(36), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_flows_site_trigger", "site_id", "trigger", "status"),
     Index("ix_svc_flows_due", "next_run_at"),
 )
@@ -30,7 +29,7 @@ flows = Table(
 runs = Table(
     "svc_flow_runs",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("flow_id", String(36), ForeignKey("svc_flows.id", ondelete="CASCADE"), nullable=False),
     Column("trigger", String(10), nullable=False),

@@ -18,12 +18,12 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamps
 
 integrations = Table(
     "svc_git_integrations",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("provider", String(10), nullable=False),
     Column("repo_full_name", String(200), nullable=False),
@@ -36,8 +36,7 @@ integrations = Table(
     Column("sync_config", json_type, nullable=False),
     Column("gitops_snapshot", json_type, nullable=True),
     Column("gitops_synced_at", DateTime(timezone=True), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "provider", "repo_full_name", name="uq_svc_git_integrations_repo"),
 )
 

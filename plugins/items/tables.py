@@ -13,7 +13,7 @@ field is created, named ``ix_items_<collection_id>_<field>``).
 
 from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, String, Table, Text, text
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 LIVE = text("deleted_at IS NULL")
 
@@ -26,8 +26,7 @@ items = Table(
     Column("status", String(40), nullable=False),
     Column("sort", Integer, nullable=True),
     Column("data", json_type, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Column("user_created", String(36), nullable=True),
     Column("user_updated", String(36), nullable=True),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
@@ -80,7 +79,7 @@ revisions = Table(
     "svc_item_revisions",
     metadata,
     site_column(primary_key=True, foreign_key=False),
-    Column("id", String(36), primary_key=True),
+    id_column(),
     Column("collection_id", String(36), nullable=False),
     Column("item_id", String(64), nullable=False),
     # update, revert, promote (written by a write; create: by the first update) or prepared
@@ -94,7 +93,7 @@ revisions = Table(
     Column("actor_id", String(36), nullable=True),
     Column("api_key_id", String(36), nullable=True),
     Column("impersonator_id", String(36), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("committed_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_item_revisions_item", "site_id", "collection_id", "item_id", "created_at"),
 )
@@ -110,8 +109,7 @@ versions = Table(
     Column("data", json_type, nullable=False),  # the version's content fields
     Column("base", json_type, nullable=False),  # main's content when created or last promoted
     Column("base_updated_at", DateTime(timezone=True), nullable=False),  # main's updatedAt then
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Column("user_created", String(36), nullable=True),
     Column("user_updated", String(36), nullable=True),
 )
@@ -126,7 +124,7 @@ pins = Table(
     Column("holder_kind", String(20), nullable=False),  # user, api_key, release, version
     Column("holder_id", String(64), nullable=False),
     Column("reason", String(500), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("expires_at", DateTime(timezone=True), nullable=True),
 )
 

@@ -19,7 +19,7 @@ from sqlalchemy import (
     Table,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column
 
 consents = Table(
     "svc_privacy_consents",
@@ -32,7 +32,7 @@ consents = Table(
     Column("withdrawn_at", DateTime(timezone=True), nullable=True),
     Column("source", String(200), nullable=False),
     Column("version", String(100), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     PrimaryKeyConstraint("site_id", "user_id", "consent_type", name="pk_svc_privacy_consents"),
 )
 
@@ -43,14 +43,14 @@ restrictions = Table(
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), nullable=False),
     Column("restricted", Boolean, nullable=False),
     Column("reason", String(500), nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     PrimaryKeyConstraint("site_id", "user_id", name="pk_svc_privacy_restrictions"),
 )
 
 erasures = Table(
     "svc_privacy_erasures",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("collection", String(64), nullable=False),
     Column("subject_hash", String(64), nullable=False),
@@ -63,7 +63,7 @@ erasures = Table(
     Column("confirmed_by", String(36), nullable=True),
     Column("executed_by", String(36), nullable=True),
     Column("record_count", Integer, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("confirmed_at", DateTime(timezone=True), nullable=True),
     Column("executed_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_privacy_erasures_site_created", "site_id", "created_at"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, DateTime, Index, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 # A ticket is stored as the SHA-256 of its secret part, never as itself; redeeming deletes it.
 tickets = Table(
@@ -22,7 +22,7 @@ tickets = Table(
 notifications = Table(
     "svc_notifications",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("kind", String(100), nullable=False),
     Column("severity", String(10), nullable=False),
@@ -30,7 +30,7 @@ notifications = Table(
     Column("body", Text, nullable=True),
     Column("deep_link", String(2000), nullable=True),
     Column("entity_id", String(200), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("handled_at", DateTime(timezone=True), nullable=True),
     # One user the notification is for (their sessions, list and push subscriptions only);
     # NULL: every session of the site (the spec's broadcast).
@@ -42,14 +42,13 @@ notifications = Table(
 push_subscriptions = Table(
     "svc_push_subscriptions",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("user_id", String(36), nullable=False),
     Column("realm", String(10), nullable=False),  # studio | frontend: notifications go to studio
     Column("endpoint", String(2000), nullable=False),
     Column("p256dh", String(100), nullable=False),
     Column("auth", String(40), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "user_id", "endpoint", name="uq_svc_push_subscriptions_user_endpoint"),
 )

@@ -12,7 +12,7 @@
 
 from sqlalchemy import Boolean, Column, DateTime, Index, Integer, String, Table, Text
 
-from kernel.db.meta import metadata, site_column
+from kernel.db.meta import id_column, metadata, site_column, timestamp_column
 
 state = Table(
     "svc_regulated_state",
@@ -24,7 +24,7 @@ state = Table(
     Column("cursor_collection", String(64), nullable=True),
     Column("cursor_item", String(64), nullable=True),
     Column("migrated", Integer, nullable=False, default=0),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )
 
 keys = Table(
@@ -33,7 +33,7 @@ keys = Table(
     site_column(primary_key=True),
     Column("key_id", String(32), primary_key=True),
     Column("status", String(10), nullable=False),  # active | retired
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("retired_at", DateTime(timezone=True), nullable=True),
 )
 
@@ -45,7 +45,7 @@ data_keys = Table(
     Column("item_id", String(64), primary_key=True),
     Column("key_id", String(32), nullable=True),
     Column("wrapped", Text, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Column("shredded_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_regulated_data_keys_key", "site_id", "key_id"),
 )
@@ -53,7 +53,7 @@ data_keys = Table(
 field_access = Table(
     "svc_regulated_field_access",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("actor_id", String(64), nullable=True),
     Column("actor_kind", String(20), nullable=True),
@@ -62,6 +62,6 @@ field_access = Table(
     Column("field", String(64), nullable=False),
     Column("purpose", String(10), nullable=False),  # read | sar
     Column("request_id", String(64), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     Index("ix_svc_regulated_field_access_site", "site_id", "created_at"),
 )

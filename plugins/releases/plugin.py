@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel import Route, hookimpl, ops
 from kernel.http.openapi import OptionalBody
+from kernel.http.params import RecordItem, RecordList
 from plugins.releases import jobs as releases_jobs
 from plugins.releases import records, routes, scheduler, schemas, service, skills, windows
 from plugins.settings.api import SettingKey
@@ -41,8 +42,10 @@ def register_routes(kernel: Any) -> list[Route]:
     listing["get"]["parameters"] = list(schemas.LIST_PARAMS)
     member = service.require_member  # the caller before the body: studio members only
     return [
-        Route("/releases", routes.ReleasesResource(), auth="bearer", caller=member, openapi=listing),
-        Route("/releases/{id}", routes.ReleaseResource(), auth="bearer", caller=member, openapi=ops(
+        Route("/releases", RecordList(service.list_page, service.create, paged=True, query=("status",)),
+              auth="bearer", caller=member, openapi=listing),
+        Route("/releases/{id}", RecordItem(service.get, service.update, service.delete), auth="bearer",
+              caller=member, openapi=ops(
             get=("A release with its items", None, schemas.RELEASE_DETAIL, 200),
             patch=("Change meta, addItems, removeItems, publishAt", schemas.PATCH_BODY, schemas.RELEASE_DETAIL,
                    200),

@@ -6,12 +6,12 @@ not a column here: the job row is what survives restarts and is claimed once.
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamps
 
 releases = Table(
     "svc_releases",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(200), nullable=False),
     Column("atomicity_mode", String(20), nullable=False),
@@ -21,8 +21,7 @@ releases = Table(
     Column("created_by", String(36), nullable=True),
     # Who set publishAt last: the scheduler publishes as this principal (re-checked when due).
     Column("scheduled_by", json_type, nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Column("published_at", DateTime(timezone=True), nullable=True),
     Column("next_run_at", DateTime(timezone=True), nullable=True),
     Column("last_error", Text, nullable=True),
@@ -33,7 +32,7 @@ releases = Table(
 release_items = Table(
     "svc_release_items",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("release_id", String(36), ForeignKey("svc_releases.id", ondelete="CASCADE"), nullable=False),
     Column("position", Integer, nullable=False),

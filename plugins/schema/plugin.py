@@ -31,28 +31,28 @@ READ_ANY_WRITE_ADMIN = {"GET": "bearer", "*": "admin"}
 def register_routes(kernel: Any) -> list[Route]:
     auth = READ_ANY_WRITE_ADMIN
     return [
-        Route("/collections", CollectionsResource(kernel), auth=auth, openapi=s.with_params(ops(
+        Route("/collections", CollectionsResource(), auth=auth, openapi=s.with_params(ops(
             get=("List collections", None, [s.COLLECTION], 200),
             post=("Create a collection", s.COLLECTION_BODY, s.COLLECTION, 201)), "get", s.DELETED_PARAM)),
-        Route("/collections/{name}", CollectionResource(kernel), auth=auth, openapi=ops(
+        Route("/collections/{name}", CollectionResource(), auth=auth, openapi=ops(
             get=("Get a collection", None, s.COLLECTION, 200),
             patch=("Update a collection's meta", s.COLLECTION_PATCH, s.COLLECTION, 200),
             delete=("Soft-delete a collection", None, None, 204))),
-        Route("/collections/{name}/restore", CollectionRestoreResource(kernel), auth="admin", openapi=ops(
+        Route("/collections/{name}/restore", CollectionRestoreResource(), auth="admin", openapi=ops(
             post=("Restore a soft-deleted collection", None, s.COLLECTION, 200))),
-        Route("/fields", AllFieldsResource(kernel), auth=auth, openapi=ops(
+        Route("/fields", AllFieldsResource(), auth=auth, openapi=ops(
             get=("List the fields of every collection", None, [s.FIELD], 200))),
-        Route("/fields/{collection}", CollectionFieldsResource(kernel), auth=auth, openapi=ops(
+        Route("/fields/{collection}", CollectionFieldsResource(), auth=auth, openapi=ops(
             get=("List a collection's fields", None, [s.FIELD], 200),
             post=("Add a field", s.FIELD_CREATE, s.FIELD, 201))),
-        Route("/fields/{collection}/{field}", FieldResource(kernel), auth=auth, openapi=ops(
+        Route("/fields/{collection}/{field}", FieldResource(), auth=auth, openapi=ops(
             get=("Get a field", None, s.FIELD, 200),
             patch=("Update a field", s.FIELD_BODY, s.FIELD, 200),
             delete=("Remove a field", None, None, 204))),
-        Route("/relations", RelationsResource(kernel), auth=auth, openapi=s.with_params(ops(
+        Route("/relations", RelationsResource(), auth=auth, openapi=s.with_params(ops(
             get=("List relations", None, [s.RELATION], 200),
             post=("Create a relation", s.RELATION_BODY, s.RELATION, 201)), "get", s.COLLECTION_PARAM)),
-        Route("/relations/{relation_id}", RelationResource(kernel), auth=auth, openapi=ops(
+        Route("/relations/{relation_id}", RelationResource(), auth=auth, openapi=ops(
             get=("Get a relation", None, s.RELATION, 200),
             patch=("Update a relation", s.RELATION_PATCH, s.RELATION, 200),
             delete=("Remove a relation", None, None, 204))),
@@ -79,10 +79,10 @@ def register_hookspecs(pm: Any) -> None:
 @hookimpl(specname="register_routes")
 def register_config_routes(kernel: Any) -> list[Route]:
     return [
-        Route("/collections/{name}/schema", CollectionSchemaResource(kernel), auth=READ_ANY_WRITE_ADMIN,
+        Route("/collections/{name}/schema", CollectionSchemaResource(), auth=READ_ANY_WRITE_ADMIN,
               openapi=ops(get=("Export a collection as a schema bundle", None, oc.BUNDLE, 200),
                           put=("Apply a schema bundle (idempotent)", oc.BUNDLE_BODY, oc.BUNDLE_APPLIED, 200))),
-        Route("/collections/diff", CollectionDiffResource(kernel), auth="admin", openapi=ops(
+        Route("/collections/diff", CollectionDiffResource(), auth="admin", openapi=ops(
             post=("Compare a schema bundle with the current schema", oc.BUNDLE_BODY, oc.BUNDLE_DIFF, 200))),
         Route("/config/export", ConfigExportResource(kernel), auth="admin", openapi=s.with_params(ops(
             get=("Export the config manifest", None, oc.MANIFEST, 200)), "get", oc.SCOPE_PARAM)),

@@ -19,22 +19,21 @@ from sqlalchemy import (
     text,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 LIVE = text("deleted_at IS NULL")
 
 collections = Table(
     "svc_collections",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(64), nullable=False),
     Column("meta", json_type, nullable=False),
     # Relations detached by a soft delete, re-attached by a restore where they still fit.
     Column("detached_relations", json_type, nullable=True),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("uq_svc_collections_live_name", "site_id", "name", unique=True,
           sqlite_where=LIVE, postgresql_where=LIVE),
 )
@@ -54,15 +53,14 @@ fields = Table(
     Column("options", json_type, nullable=False),
     Column("required", Boolean, nullable=False, default=False),
     Column("sort", Integer, nullable=False, default=0),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_fields_site_collection", "site_id", "collection"),
 )
 
 relations = Table(
     "svc_relations",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("type", String(8), nullable=False),
     Column("collection", String(64), nullable=False),
@@ -71,8 +69,7 @@ relations = Table(
     Column("related_collections", json_type, nullable=True),
     Column("related_field", String(64), nullable=True),
     Column("on_delete", String(10), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "collection", "field", name="uq_svc_relations_site_collection_field"),
 )
 
@@ -81,5 +78,5 @@ schema_versions = Table(
     metadata,
     site_column(primary_key=True),
     Column("version", Integer, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )

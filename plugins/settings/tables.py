@@ -2,7 +2,6 @@
 
 from sqlalchemy import (
     Column,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -13,7 +12,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamp_column, timestamps
 
 # One row per (site, key). ``value`` holds the JSON value; a secret key keeps it sealed in
 # ``sealed`` (AES-GCM, kernel.secrets) and ``value`` stays null.
@@ -24,7 +23,7 @@ settings = Table(
     Column("key", String(100), nullable=False),
     Column("value", json_type, nullable=True),
     Column("sealed", Text, nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
     Column("updated_by", String(36), nullable=True),
     PrimaryKeyConstraint("site_id", "key", name="pk_svc_settings"),
 )
@@ -38,7 +37,7 @@ site_config = Table(
     site_column(primary_key=True),
     Column("domain", String(253), nullable=True, unique=True),
     Column("config", json_type, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )
 
 # Preferences are identity-global (the same blob in every site: docs/settings-and-site.md, Preferences), so
@@ -50,7 +49,7 @@ preferences = Table(
     metadata,
     Column("user_id", String(36), ForeignKey("svc_users.id", ondelete="CASCADE"), primary_key=True),
     Column("data", json_type, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("updated_at"),
 )
 
 # View presets and bookmarks. Scope comes from ownership: ``user_id`` set is user scope,
@@ -59,7 +58,7 @@ preferences = Table(
 presets = Table(
     "svc_presets",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("collection", String(64), nullable=False),
     Column("user_id", String(36), nullable=True),
@@ -72,8 +71,7 @@ presets = Table(
     Column("search", String(500), nullable=True),
     Column("icon", String(64), nullable=True),
     Column("color", String(32), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Index("ix_svc_presets_site_collection", "site_id", "collection"),
 )
 
@@ -82,7 +80,7 @@ presets = Table(
 tm_entries = Table(
     "svc_tm_entries",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("source_lang", String(35), nullable=False),
     Column("target_lang", String(35), nullable=False),
@@ -92,8 +90,7 @@ tm_entries = Table(
     Column("quality", Float, nullable=True),
     Column("context", String(500), nullable=True),
     Column("source", String(64), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "source_lang", "target_lang", "source_hash", name="uq_svc_tm_entries_text"),
     Index("ix_svc_tm_entries_pair_created", "site_id", "source_lang", "target_lang", "created_at"),
 )
@@ -102,13 +99,13 @@ tm_entries = Table(
 glossary = Table(
     "svc_glossary",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("source_lang", String(35), nullable=False),
     Column("target_lang", String(35), nullable=False),
     Column("term", String(200), nullable=False),
     Column("term_key", String(200), nullable=False),
     Column("translation", String(500), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    timestamp_column("created_at"),
     UniqueConstraint("site_id", "source_lang", "target_lang", "term_key", name="uq_svc_glossary_term"),
 )

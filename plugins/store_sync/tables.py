@@ -20,12 +20,12 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from kernel.db.meta import json_type, metadata, site_column
+from kernel.db.meta import id_column, json_type, metadata, site_column, timestamps
 
 pipelines = Table(
     "svc_store_sync_pipelines",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("name", String(100), nullable=False),
     Column("target", String(10), nullable=False),
@@ -43,8 +43,7 @@ pipelines = Table(
     Column("last_error", String(500), nullable=True),
     Column("backfill_collection", String(100), nullable=True),
     Column("backfill_after", String(255), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     UniqueConstraint("site_id", "name", name="uq_svc_store_sync_pipelines_site_name"),
 )
 
@@ -72,7 +71,7 @@ sync_log = Table(
 dead_letters = Table(
     "svc_store_sync_dead_letters",
     metadata,
-    Column("id", String(36), primary_key=True),
+    id_column(),
     site_column(),
     Column("pipeline_id", String(36), ForeignKey("svc_store_sync_pipelines.id", ondelete="CASCADE"),
            nullable=False),
@@ -85,8 +84,7 @@ dead_letters = Table(
     Column("attempts", Integer, nullable=False),
     Column("error", String(500), nullable=True),
     Column("status", String(10), nullable=False),  # pending | replayed
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    *timestamps(),
     Column("replayed_at", DateTime(timezone=True), nullable=True),
     Index("ix_svc_store_sync_dead_letters_pipeline", "site_id", "pipeline_id", "created_at"),
 )

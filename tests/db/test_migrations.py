@@ -1,4 +1,5 @@
-"""Migration revision ids, branch rules, and the upgrade of databases stamped before the rename.
+"""Migration revision ids, branch rules, the upgrade of databases stamped before the rename, and
+the migrated schema against the ``tables.py`` modules.
 
 Every branch's ids are ``<plugin>_NNNN_<slug>`` (the kernel's ``kernel_NNNN_<slug>``), numbered
 1, 2, 3 ... along the branch, in a file of the same name; a branch is labelled with its plugin;
@@ -14,11 +15,14 @@ from pathlib import Path
 
 import pytest
 from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from kernel.db.engine import sync_url
+from kernel.db.meta import metadata
 from kernel.db.migrate import (
     alembic_config,
     conventional_migrations,
@@ -197,3 +201,59 @@ def test_a_database_stamped_with_the_old_ids_upgrades(scratch_url):
         engine.dispose()
     upgrade(scratch_url, paths)  # and a second run is a no-op
     assert _versions(scratch_url) == heads
+
+
+# Where the migrated schema and the runtime tables (``kernel.db.meta.metadata``) knowingly part:
+# what only a migration makes, per dialect. Anything else the two disagree on (a column, its
+# type or nullability, an index, a key, a table) fails the test below.
+_ITEMS_FKS = {  # the items plugin's runtime tables declare no foreign keys; its migrations make them
+    ("remove_fk", table, f"fk_{table}_{column}")
+    for table in ("svc_items", "svc_item_pins", "svc_item_revisions", "svc_item_versions", "svc_search")
+    for column in ("site_id_svc_sites", "collection_id_svc_collections")
+}
+KNOWN_APART = {
+    "sqlite": _ITEMS_FKS | {
+        ("remove_column", "svc_search", "id"),  # the FTS5 rowid the search index joins on
+        ("remove_index", "svc_search", "ux_svc_search_key"),
+        *(("remove_table", f"svc_search_fts{part}") for part in ("", "_config", "_data", "_docsize", "_idx")),
+    },
+    "postgresql": _ITEMS_FKS | {
+        ("remove_column", "svc_search", "tsv"),  # a generated tsvector
+        ("remove_index", "svc_search", "ix_svc_search_tsv"),
+        ("remove_index", "svc_items", "ix_svc_items_data_gin"),
+        ("remove_index", "svc_events", "ix_svc_events_txid"),
+    },
+}
+
+
+def _difference(entry) -> tuple[str, ...]:
+    """An Alembic autogenerate difference as ``(kind, table, name)`` (``(kind, table)`` for a table)."""
+    if isinstance(entry, list):  # modify_type, modify_nullable...: a list of one per column
+        entry = entry[0]
+    kind = entry[0]
+    if kind.endswith("_table"):
+        return kind, entry[1].name
+    if kind.endswith(("_index", "_fk", "_constraint")):
+        return kind, entry[1].table.name, entry[1].name
+    if kind.endswith("_column"):
+        return kind, entry[2], entry[3].name
+    return kind, entry[2], entry[3]
+
+
+@pytest.mark.svc_services  # its PostgreSQL leg: kept by the second pass (--svc-services-only)
+def test_the_migrations_build_what_the_tables_declare(scratch_url):
+    """Every branch upgraded on an empty database gives the tables, columns (types, nullability),
+    indexes, keys and unique constraints that the ``tables.py`` modules declare: both build their
+    standard columns with the same helpers of ``kernel.db.meta`` (``id_column``, ``site_column``,
+    ``timestamps``), and this keeps the two from drifting apart."""
+    assert len(metadata.tables) > 90  # every plugin's tables are loaded (by _owners above)
+    upgrade(scratch_url, sorted(OWNERS))
+    engine = create_engine(sync_url(scratch_url))
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            found = {_difference(entry) for entry in compare_metadata(context, metadata)}
+            dialect = conn.dialect.name
+    finally:
+        engine.dispose()
+    assert found == KNOWN_APART[dialect]

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
-from plugins.access.common import bool_value, check_body, name_value, not_found, record_change
+from plugins.access.common import (
+    bool_value,
+    check_body,
+    check_name_free,
+    name_value,
+    page_of,
+    record_change,
+    row_by_id,
+)
 from plugins.access.guards import assert_open_roles_not_admin
 from plugins.access.tables import attachments, permissions, policies
 
@@ -46,18 +53,13 @@ async def _attachments_of(db: SiteDB, policy_ids: list[str]) -> dict[str, list[A
 
 async def policy_row(db: SiteDB, policy_id: str) -> Any:
     """The policy row of this site, or 404."""
-    row = await db.one(db.select(policies).where(policies.c.id == policy_id))
-    if row is None:
-        raise not_found("policy")
-    return row
+    return await row_by_id(db, policies, policy_id, "policy")
 
 
 async def list_policies(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     async with ctx.reader() as db:
-        rows = await db.all(db.select(policies).order_by(policies.c.created_at, policies.c.id)
-                            .limit(limit).offset(offset))
+        rows, total = await page_of(db, policies, limit, offset)
         attached = await _attachments_of(db, [r["id"] for r in rows])
-        total = await db.scalar(db.select(policies, func.count()))
     return [policy_record(r, attached[r["id"]]) for r in rows], total
 
 
@@ -80,14 +82,6 @@ def _parse(body: Any, *, creating: bool) -> dict[str, Any]:
     return values
 
 
-async def check_name_free(db: SiteDB, name: str, exclude: str | None = None) -> None:
-    stmt = db.select(policies, policies.c.id).where(policies.c.name == name)
-    if exclude:
-        stmt = stmt.where(policies.c.id != exclude)
-    if await db.one(stmt) is not None:
-        raise ApiError(409, "CONFLICT", f"A policy named '{name}' already exists in this site", path=["name"])
-
-
 async def insert_policy(ctx: Any, uow: Any, name: str, admin_access: bool = False,
                         system_key: str | None = None) -> dict[str, Any]:
     """Insert a policy (name already checked) and record the change."""
@@ -105,7 +99,7 @@ async def insert_policy(ctx: Any, uow: Any, name: str, admin_access: bool = Fals
 async def create_policy(ctx: Any, body: Any) -> dict[str, Any]:
     values = _parse(body, creating=True)
     async with ctx.unit_of_work() as uow:
-        await check_name_free(uow.db, values["name"])
+        await check_name_free(uow.db, policies, "policy", values["name"])
         row = await insert_policy(ctx, uow, values["name"], values["admin_access"])
     return policy_record(row, [])
 
@@ -120,7 +114,7 @@ async def update_policies(ctx: Any, policy_ids: list[str], body: Any) -> list[di
             row = dict(await policy_row(db, policy_id))
             changes = {k: v for k, v in values.items() if row[k] != v}
             if "name" in changes:
-                await check_name_free(db, changes["name"], exclude=policy_id)
+                await check_name_free(db, policies, "policy", changes["name"], exclude=policy_id)
             if row["system_key"] and changes.get("admin_access"):
                 raise ApiError(409, "CONFLICT", "A built-in policy cannot have admin access", path=["adminAccess"])
             if changes:

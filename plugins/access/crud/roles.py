@@ -16,8 +16,17 @@ from sqlalchemy.exc import IntegrityError
 from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
-from kernel.tenancy.scope import SiteDB
-from plugins.access.common import bool_value, check_body, name_value, not_found, record_change, ref_id
+from plugins.access.common import (
+    bool_value,
+    check_body,
+    check_name_free,
+    name_value,
+    not_found,
+    page_of,
+    record_change,
+    ref_id,
+    row_by_id,
+)
 from plugins.access.guards import all_roles, assert_open_roles_not_admin, check_parent
 from plugins.access.rules import role_rules
 from plugins.access.tables import attachments, memberships, roles
@@ -33,17 +42,13 @@ def role_record(row: Any) -> dict[str, Any]:
 async def list_roles(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     """A page of the site's roles in creation order, and the total."""
     async with ctx.reader() as db:
-        rows = await db.all(db.select(roles).order_by(roles.c.created_at, roles.c.id).limit(limit).offset(offset))
-        total = await db.scalar(db.select(roles, func.count()))
+        rows, total = await page_of(db, roles, limit, offset)
     return [role_record(r) for r in rows], total
 
 
 async def get_role(ctx: Any, role_id: str) -> dict[str, Any]:
     async with ctx.reader() as db:
-        row = await db.one(db.select(roles).where(roles.c.id == role_id))
-    if row is None:
-        raise not_found("role")
-    return role_record(row)
+        return role_record(await row_by_id(db, roles, role_id, "role"))
 
 
 def _parse(body: Any, *, creating: bool) -> dict[str, Any]:
@@ -61,19 +66,11 @@ def _parse(body: Any, *, creating: bool) -> dict[str, Any]:
     return values
 
 
-async def _check_name_free(db: SiteDB, name: str, exclude: str | None = None) -> None:
-    stmt = db.select(roles, roles.c.id).where(roles.c.name == name)
-    if exclude:
-        stmt = stmt.where(roles.c.id != exclude)
-    if await db.one(stmt) is not None:
-        raise ApiError(409, "CONFLICT", f"A role named '{name}' already exists in this site", path=["name"])
-
-
 async def create_role(ctx: Any, body: Any) -> dict[str, Any]:
     values = _parse(body, creating=True)
     async with ctx.unit_of_work() as uow:
         db = uow.db
-        await _check_name_free(db, values["name"])
+        await check_name_free(db, roles, "role", values["name"])
         role_id = uuid7()
         check_parent(role_id, values.get("parent_id"), await all_roles(db))
         row = {"id": role_id, "parent_id": None, "system_key": None, "created_at": now_utc(), **values}
@@ -104,7 +101,7 @@ async def _update_one(ctx: Any, uow: Any, role_id: str, values: dict[str, Any]) 
         raise not_found("role")
     changes = {k: v for k, v in values.items() if row[k] != v}
     if "name" in changes:
-        await _check_name_free(db, changes["name"], exclude=role_id)
+        await check_name_free(db, roles, "role", changes["name"], exclude=role_id)
     if "parent_id" in changes:
         check_parent(role_id, changes["parent_id"], by_id)
     if row["system_key"] == "admin" and changes.get("admin_access") is False:
@@ -134,9 +131,7 @@ async def delete_roles(ctx: Any, role_ids: list[str]) -> None:
     async with ctx.unit_of_work() as uow:
         db = uow.db
         for role_id in role_ids:
-            row = await db.one(db.select(roles).where(roles.c.id == role_id))
-            if row is None:
-                raise not_found("role")
+            row = await row_by_id(db, roles, role_id, "role")
             if row["system_key"]:
                 raise ApiError.conflict(f"The built-in role '{row['system_key']}' cannot be deleted")
             members = await db.scalar(db.select(memberships, func.count()).where(memberships.c.role_id == role_id))

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 
 from kernel import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
-from plugins.access.common import check_body, name_value, not_found, record_change, ref_id
+from plugins.access.common import (
+    check_body,
+    check_name_free,
+    name_value,
+    page_of,
+    record_change,
+    ref_id,
+    row_by_id,
+)
 from plugins.access.tables import attachments, memberships, team_members, teams
 
 TEAM_FIELDS = frozenset({"name", "members"})
@@ -37,24 +44,16 @@ async def _members_of(db: SiteDB, team_ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
-async def _team_row(db: SiteDB, team_id: str) -> Any:
-    row = await db.one(db.select(teams).where(teams.c.id == team_id))
-    if row is None:
-        raise not_found("team")
-    return row
-
-
 async def list_teams(ctx: Any, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     async with ctx.reader() as db:
-        rows = await db.all(db.select(teams).order_by(teams.c.created_at, teams.c.id).limit(limit).offset(offset))
+        rows, total = await page_of(db, teams, limit, offset)
         members = await _members_of(db, [r["id"] for r in rows])
-        total = await db.scalar(db.select(teams, func.count()))
     return [team_record(r, members[r["id"]]) for r in rows], total
 
 
 async def get_team(ctx: Any, team_id: str) -> dict[str, Any]:
     async with ctx.reader() as db:
-        row = await _team_row(db, team_id)
+        row = await row_by_id(db, teams, team_id, "team")
         members = await _members_of(db, [team_id])
     return team_record(row, members[team_id])
 
@@ -83,20 +82,12 @@ async def _check_members(db: SiteDB, user_ids: list[str]) -> None:
             raise ApiError.validation(f"User '{user_id}' is not a member of this site", path=["members"])
 
 
-async def _check_name_free(db: SiteDB, name: str, exclude: str | None = None) -> None:
-    stmt = db.select(teams, teams.c.id).where(teams.c.name == name)
-    if exclude:
-        stmt = stmt.where(teams.c.id != exclude)
-    if await db.one(stmt) is not None:
-        raise ApiError(409, "CONFLICT", f"A team named '{name}' already exists in this site", path=["name"])
-
-
 async def create_team(ctx: Any, body: Any) -> dict[str, Any]:
     values = _parse(body, creating=True)
     members = values.get("members", [])
     async with ctx.unit_of_work() as uow:
         db = uow.db
-        await _check_name_free(db, values["name"])
+        await check_name_free(db, teams, "team", values["name"])
         await _check_members(db, members)
         row = {"id": uuid7(), "name": values["name"], "created_at": now_utc()}
         try:
@@ -123,11 +114,11 @@ async def update_teams(ctx: Any, team_ids: list[str], body: Any) -> list[dict[st
 
 async def _update_one(ctx: Any, uow: Any, team_id: str, values: dict[str, Any]) -> dict[str, Any]:
     db = uow.db
-    row = dict(await _team_row(db, team_id))
+    row = dict(await row_by_id(db, teams, team_id, "team"))
     current = (await _members_of(db, [team_id]))[team_id]
     details: dict[str, Any] = {}
     if "name" in values and values["name"] != row["name"]:
-        await _check_name_free(db, values["name"], exclude=team_id)
+        await check_name_free(db, teams, "team", values["name"], exclude=team_id)
         try:
             await db.execute(db.update(teams).where(teams.c.id == team_id).values(name=values["name"]))
         except IntegrityError as exc:
@@ -153,7 +144,7 @@ async def delete_teams(ctx: Any, team_ids: list[str]) -> None:
     async with ctx.unit_of_work() as uow:
         db = uow.db
         for team_id in team_ids:
-            row = await _team_row(db, team_id)
+            row = await row_by_id(db, teams, team_id, "team")
             await db.execute(db.delete(attachments).where(attachments.c.team_id == team_id))
             await db.execute(db.delete(team_members).where(team_members.c.team_id == team_id))
             await db.execute(db.delete(teams).where(teams.c.id == team_id))

@@ -46,18 +46,3 @@ class FoldersResource:
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
         send_data(resp, await folders.create(ctx, await read_json(req)), status=201)
-
-
-class FolderResource:
-    """``GET, PATCH, DELETE /folders/{id}``."""
-
-    async def on_get(self, req: Any, resp: Any, id: str) -> None:
-        send_data(resp, await folders.get(request_context(req), id))
-
-    async def on_patch(self, req: Any, resp: Any, id: str) -> None:
-        ctx = request_context(req)
-        send_data(resp, await folders.update(ctx, id, await read_json(req)))
-
-    async def on_delete(self, req: Any, resp: Any, id: str) -> None:
-        await folders.delete(request_context(req), id)
-        send_no_content(resp)

@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel.http.media import flag_param, read_json, send_data
 from kernel.http.middleware import request_context
+from kernel.http.params import committed
 from plugins.schema.bundles import bundles
 from plugins.schema.snapshot import load_snapshot
 from plugins.schema.visibility import schema_view
@@ -13,9 +14,6 @@ from plugins.schema.visibility import schema_view
 
 class CollectionSchemaResource:
     """``GET`` (the bundle) and ``PUT`` (apply a bundle) ``/collections/{name}/schema``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, name: str) -> None:
         ctx = request_context(req)
@@ -29,19 +27,13 @@ class CollectionSchemaResource:
         send_data(resp, bundle)
 
     async def on_put(self, req: Any, resp: Any, name: str) -> None:
-        ctx = request_context(req)
         body = await read_json(req)
         allow = flag_param(req, "allowDestructive")  # a field dropped with data: 409 without it
-        async with ctx.unit_of_work() as uow:
-            result = await bundles.apply_bundle(uow, name, body, allow_destructive=allow)
-        send_data(resp, result)
+        send_data(resp, await committed(req, bundles.apply_bundle, name, body, allow_destructive=allow))
 
 
 class CollectionDiffResource:
     """``POST /collections/diff``: the body is a bundle; the answer its diff. Writes nothing."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_post(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)

@@ -7,15 +7,13 @@ from typing import Any
 from kernel.base.errors import ApiError
 from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
+from kernel.http.params import committed
 from plugins.schema.collections import collections
 from plugins.schema.visibility import schema_view
 
 
 class CollectionsResource:
     """``GET`` (list; ``?deleted=true`` for admins) and ``POST`` (create) ``/collections``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
@@ -30,18 +28,11 @@ class CollectionsResource:
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await collections.create_collection(uow, body)
-        send_data(resp, record, status=201)
+        send_data(resp, await committed(req, collections.create_collection, await read_json(req)), status=201)
 
 
 class CollectionResource:
     """``GET``, ``PATCH`` (meta) and ``DELETE`` (soft) ``/collections/{name}``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, name: str) -> None:
         ctx = request_context(req)
@@ -53,25 +44,16 @@ class CollectionResource:
         send_data(resp, record)
 
     async def on_patch(self, req: Any, resp: Any, name: str) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await collections.update_collection(uow, name, body)
-        send_data(resp, record)
+        send_data(resp, await committed(req, collections.update_collection, name, await read_json(req)))
 
     async def on_delete(self, req: Any, resp: Any, name: str) -> None:
-        async with request_context(req).unit_of_work() as uow:
-            await collections.delete_collection(uow, name)
+        await committed(req, collections.delete_collection, name)
         send_no_content(resp)
 
 
 class CollectionRestoreResource:
     """``POST /collections/{name}/restore``: undo the last soft delete of ``name``."""
 
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-
     async def on_post(self, req: Any, resp: Any, name: str) -> None:
-        async with request_context(req).unit_of_work() as uow:
-            record, skipped = await collections.restore_collection(uow, name)
+        record, skipped = await committed(req, collections.restore_collection, name)
         send_data(resp, record, meta={"skippedRelations": skipped})

@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel.http.media import flag_param, read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
+from kernel.http.params import committed
 from plugins.schema.collections.collection_rows import find_row
 from plugins.schema.collections.collection_rows import not_found as collection_not_found
 from plugins.schema.fields import fields
@@ -14,9 +15,6 @@ from plugins.schema.visibility import schema_view, visible_fields
 
 class AllFieldsResource:
     """``GET /fields``: the fields of every live collection (a member: those it may read)."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any) -> None:
         ctx = request_context(req)
@@ -29,9 +27,6 @@ class AllFieldsResource:
 class CollectionFieldsResource:
     """``GET`` and ``POST /fields/{collection}``."""
 
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-
     async def on_get(self, req: Any, resp: Any, collection: str) -> None:
         ctx = request_context(req)
         view = await schema_view(ctx)
@@ -43,18 +38,13 @@ class CollectionFieldsResource:
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any, collection: str) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await fields.create_field(uow, collection, body)
-        send_data(resp, record, status=201)
+        send_data(
+            resp, await committed(req, fields.create_field, collection, await read_json(req)), status=201
+        )
 
 
 class FieldResource:
     """``GET``, ``PATCH`` and ``DELETE /fields/{collection}/{field}``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, collection: str, field: str) -> None:
         ctx = request_context(req)
@@ -69,14 +59,9 @@ class FieldResource:
             send_data(resp, await fields.get_field(db, collection, field))
 
     async def on_patch(self, req: Any, resp: Any, collection: str, field: str) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await fields.update_field(uow, collection, field, body)
-        send_data(resp, record)
+        send_data(resp, await committed(req, fields.update_field, collection, field, await read_json(req)))
 
     async def on_delete(self, req: Any, resp: Any, collection: str, field: str) -> None:
         allow = flag_param(req, "allowDestructive")  # a field holding data: 409 without it
-        async with request_context(req).unit_of_work() as uow:
-            await fields.delete_field(uow, collection, field, allow_destructive=allow)
+        await committed(req, fields.delete_field, collection, field, allow_destructive=allow)
         send_no_content(resp)

@@ -6,15 +6,13 @@ from typing import Any
 
 from kernel.http.media import read_json, send_data, send_no_content
 from kernel.http.middleware import request_context
+from kernel.http.params import committed
 from plugins.schema.relations import relations
 from plugins.schema.visibility import schema_view
 
 
 class RelationsResource:
     """``GET`` (``?collection=`` narrows) and ``POST /relations``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any) -> None:
         collection = req.get_param("collection") or None
@@ -27,18 +25,11 @@ class RelationsResource:
         send_data(resp, data, meta={"total": len(data)})
 
     async def on_post(self, req: Any, resp: Any) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await relations.create_relation(uow, body)
-        send_data(resp, record, status=201)
+        send_data(resp, await committed(req, relations.create_relation, await read_json(req)), status=201)
 
 
 class RelationResource:
     """``GET``, ``PATCH`` and ``DELETE /relations/{relation_id}``."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
 
     async def on_get(self, req: Any, resp: Any, relation_id: str) -> None:
         ctx = request_context(req)
@@ -50,13 +41,8 @@ class RelationResource:
         send_data(resp, record)
 
     async def on_patch(self, req: Any, resp: Any, relation_id: str) -> None:
-        ctx = request_context(req)
-        body = await read_json(req)
-        async with ctx.unit_of_work() as uow:
-            record = await relations.update_relation(uow, relation_id, body)
-        send_data(resp, record)
+        send_data(resp, await committed(req, relations.update_relation, relation_id, await read_json(req)))
 
     async def on_delete(self, req: Any, resp: Any, relation_id: str) -> None:
-        async with request_context(req).unit_of_work() as uow:
-            await relations.delete_relation(uow, relation_id)
+        await committed(req, relations.delete_relation, relation_id)
         send_no_content(resp)

@@ -1,11 +1,8 @@
-"""kernel: sites
-
-Revision ID: kernel_0001_sites
-Revises:
-Create Date: 2026-11-21
-"""
+"""kernel: sites"""
 import sqlalchemy as sa
 from alembic import op
+
+from kernel.db.meta import timestamp_column
 
 revision = "kernel_0001_sites"
 down_revision = None
@@ -21,7 +18,7 @@ def upgrade() -> None:
         "svc_sites",
         sa.Column("id", sa.String(63), primary_key=True),
         sa.Column("name", sa.String(200), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
 
 

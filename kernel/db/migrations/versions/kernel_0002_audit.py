@@ -1,13 +1,8 @@
-"""kernel: audit trail
-
-Revision ID: kernel_0002_audit
-Revises: kernel_0001_sites
-Create Date: 2026-11-21
-"""
+"""kernel: audit trail"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 revision = "kernel_0002_audit"
 down_revision = "kernel_0001_sites"
@@ -21,7 +16,7 @@ renamed_from = "k0002_audit"
 def upgrade() -> None:
     op.create_table(
         "svc_audit",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(nullable=True, foreign_key=False),
         sa.Column("action", sa.String(60), nullable=False),
         sa.Column("actor_id", sa.String(36), nullable=True),
@@ -32,7 +27,7 @@ def upgrade() -> None:
         sa.Column("details", sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql"), nullable=True),
         sa.Column("ip", sa.String(64), nullable=True),
         sa.Column("request_id", sa.String(128), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
     op.create_index("ix_svc_audit_site_created", "svc_audit", ["site_id", "created_at"])
 

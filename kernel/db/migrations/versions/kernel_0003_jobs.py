@@ -1,13 +1,8 @@
-"""kernel: the job queue (svc_jobs) and periodic ticks (svc_job_ticks)
-
-Revision ID: kernel_0003_jobs
-Revises: kernel_0002_audit
-Create Date: 2026-11-26
-"""
+"""kernel: the job queue (svc_jobs) and periodic ticks (svc_job_ticks)"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import site_column, timestamps
 
 revision = "kernel_0003_jobs"
 down_revision = "kernel_0002_audit"
@@ -29,8 +24,7 @@ def upgrade() -> None:
         sa.Column("claimed_by", sa.String(100), nullable=True),
         sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
         sa.Column("last_error", sa.Text, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_jobs_status_due", "svc_jobs", ["status", "due_at"])
     op.create_index("ix_svc_jobs_site", "svc_jobs", ["site_id"])

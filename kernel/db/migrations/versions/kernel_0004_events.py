@@ -1,13 +1,8 @@
-"""kernel: the durable event log, consumer checkpoints, retention watermarks
-
-Revision ID: kernel_0004_events
-Revises: kernel_0003_jobs
-Create Date: 2026-11-26
-"""
+"""kernel: the durable event log, consumer checkpoints, retention watermarks"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import site_column, timestamp_column
 
 revision = "kernel_0004_events"
 down_revision = "kernel_0003_jobs"
@@ -50,7 +45,7 @@ def upgrade() -> None:
         sa.Column("last_error", sa.String(500), nullable=True),
         sa.Column("lease_owner", sa.String(64), nullable=True),
         sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.PrimaryKeyConstraint("site_id", "consumer", name="pk_svc_event_checkpoints"),
     )
     op.create_index("ix_svc_event_checkpoints_retry_at", "svc_event_checkpoints", ["retry_at"])

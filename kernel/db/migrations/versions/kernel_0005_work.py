@@ -1,13 +1,8 @@
-"""kernel: a site's long work with its progress (GET /work, kernel/admin/work.py)
-
-Revision ID: kernel_0005_work
-Revises: kernel_0004_events
-Create Date: 2026-12-06
-"""
+"""kernel: a site's long work with its progress (GET /work, kernel/admin/work.py)"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 revision = "kernel_0005_work"
 down_revision = "kernel_0004_events"
@@ -18,7 +13,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "svc_work",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("label", sa.String(200), nullable=False),
@@ -31,7 +26,7 @@ def upgrade() -> None:
         sa.Column("started_by", sa.String(36), nullable=True),
         sa.Column("started_by_email", sa.String(320), nullable=True),
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index("ix_svc_work_site_started", "svc_work", ["site_id", "started_at"])

@@ -1,9 +1,5 @@
 """access: a user id is a plain column, without a foreign key to accounts' svc_users
 
-Revision ID: access_0002_users_apart
-Revises: access_0001_access
-Create Date: 2026-12-05
-
 accounts stands on access, never the other way (docs/decisions/accounts-over-access.md): the
 memberships, team memberships and policy attachments of a user are removed by accounts through
 ``access.api.forget_user`` when it deletes the identity, where the foreign keys' ON DELETE

@@ -1,11 +1,8 @@
-"""accounts: users
-
-Revision ID: accounts_0001_users
-Revises:
-Create Date: 2026-11-21
-"""
+"""accounts: users"""
 import sqlalchemy as sa
 from alembic import op
+
+from kernel.db.meta import id_column, timestamps
 
 revision = "accounts_0001_users"
 down_revision = None
@@ -19,7 +16,7 @@ renamed_from = "a0001_users"
 def upgrade() -> None:
     op.create_table(
         "svc_users",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         sa.Column("email", sa.String(320), nullable=False),
         sa.Column("password_hash", sa.String(255), nullable=True),
         sa.Column("first_name", sa.String(200), nullable=True),
@@ -28,8 +25,7 @@ def upgrade() -> None:
         sa.Column("status", sa.String(20), nullable=False, server_default="active"),
         sa.Column("is_instance_admin", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("token_version", sa.Integer, nullable=False, server_default="1"),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("email", name="uq_svc_users_email"),
     )
 

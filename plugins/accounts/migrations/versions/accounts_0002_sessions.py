@@ -1,14 +1,9 @@
-"""accounts: refresh tokens, one-time tokens, API keys, trusted issuers, external identities
-
-Revision ID: accounts_0002_sessions
-Revises: accounts_0001_users
-Create Date: 2026-11-21
-"""
+"""accounts: refresh tokens, one-time tokens, API keys, trusted issuers, external identities"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "accounts_0002_sessions"
 down_revision = "accounts_0001_users"
@@ -30,7 +25,7 @@ def _user():
 def upgrade() -> None:
     op.create_table(
         "svc_refresh_tokens",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(nullable=True, foreign_key=False),
         _user(),
         sa.Column("family_id", sa.String(36), nullable=False),
@@ -44,7 +39,7 @@ def upgrade() -> None:
     op.create_index("ix_svc_refresh_tokens_family", "svc_refresh_tokens", ["family_id"])
     op.create_table(
         "svc_one_time_tokens",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(nullable=True, foreign_key=False),
         _user(),
         sa.Column("purpose", sa.String(30), nullable=False),
@@ -53,7 +48,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_api_keys",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
@@ -64,7 +59,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "svc_issuers",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("issuer", sa.String(500), nullable=False),
         sa.Column("config", JSON, nullable=False),

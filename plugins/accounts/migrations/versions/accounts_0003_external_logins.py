@@ -1,14 +1,9 @@
-"""accounts: OpenID Connect logins waiting for their authorization code
-
-Revision ID: accounts_0003_external_logins
-Revises: accounts_0002_sessions
-Create Date: 2026-12-05
-"""
+"""accounts: OpenID Connect logins waiting for their authorization code"""
 
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 revision = "accounts_0003_external_logins"
 down_revision = "accounts_0002_sessions"
@@ -19,14 +14,14 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "svc_external_logins",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column(
             "issuer_id", sa.String(36), sa.ForeignKey("svc_issuers.id", ondelete="CASCADE"), nullable=False
         ),
         sa.Column("state_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("redirect_uri", sa.String(2000), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("used_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("code_hash", sa.String(64), nullable=True),

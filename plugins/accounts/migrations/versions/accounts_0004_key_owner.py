@@ -1,9 +1,4 @@
-"""accounts: the owner of a personal API key (made by /me/api-keys); null for a site key
-
-Revision ID: accounts_0004_key_owner
-Revises: accounts_0003_external_logins
-Create Date: 2026-12-05
-"""
+"""accounts: the owner of a personal API key (made by /me/api-keys); null for a site key"""
 
 import sqlalchemy as sa
 from alembic import op

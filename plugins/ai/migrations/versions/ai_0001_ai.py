@@ -1,14 +1,9 @@
-"""ai: conversations, messages, approvals, MCP sessions
-
-Revision ID: ai_0001_ai
-Revises:
-Create Date: 2026-11-26
-"""
+"""ai: conversations, messages, approvals, MCP sessions"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "ai_0001_ai"
 down_revision = None
@@ -19,18 +14,17 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_ai_conversations",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("owner", sa.String(80), nullable=False),
         sa.Column("title", sa.String(200), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_ai_conversations_owner", "svc_ai_conversations", ["site_id", "owner", "updated_at"])
     op.create_index("ix_svc_ai_conversations_updated", "svc_ai_conversations", ["updated_at"])
     op.create_table(
         "svc_ai_messages",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("conversation_id", sa.String(36),
                   sa.ForeignKey("svc_ai_conversations.id", ondelete="CASCADE"), nullable=False),
@@ -42,12 +36,12 @@ def upgrade() -> None:
         sa.Column("result", JSON, nullable=True),
         sa.Column("raw", JSON, nullable=True),
         sa.Column("approval_id", sa.String(36), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
     op.create_index("ix_svc_ai_messages_conversation", "svc_ai_messages", ["site_id", "conversation_id", "seq"])
     op.create_table(
         "svc_ai_approvals",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("conversation_id", sa.String(36), nullable=True),
         sa.Column("requester", JSON, nullable=False),
@@ -59,7 +53,7 @@ def upgrade() -> None:
         sa.Column("result", JSON, nullable=True),
         sa.Column("error", JSON, nullable=True),
         sa.Column("decided_by", sa.String(80), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("decided_at", sa.DateTime(timezone=True), nullable=True),
     )
@@ -69,7 +63,7 @@ def upgrade() -> None:
         sa.Column("id", sa.String(64), primary_key=True),
         site_column(),
         sa.Column("owner", sa.String(80), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_svc_ai_mcp_sessions_used", "svc_ai_mcp_sessions", ["last_used_at"])

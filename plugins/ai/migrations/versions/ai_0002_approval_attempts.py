@@ -1,9 +1,4 @@
-"""ai: approvals count their runs (a transient failure is retried through jobs)
-
-Revision ID: ai_0002_approval_attempts
-Revises: ai_0001_ai
-Create Date: 2026-12-05
-"""
+"""ai: approvals count their runs (a transient failure is retried through jobs)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,14 +1,9 @@
-"""cdc: change-feed subscriptions and their delivery attempts
-
-Revision ID: cdc_0001_subscriptions
-Revises:
-Create Date: 2026-11-26
-"""
+"""cdc: change-feed subscriptions and their delivery attempts"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "cdc_0001_subscriptions"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_cdc_subscriptions",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("kind", sa.String(10), nullable=False),
@@ -31,8 +26,7 @@ def upgrade() -> None:
         sa.Column("status_reason", sa.String(300), nullable=True),
         sa.Column("cursor_txid", sa.BigInteger, nullable=True),
         sa.Column("cursor_id", sa.BigInteger, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "name", name="uq_svc_cdc_subscriptions_site_name"),
     )
     op.create_table(

@@ -1,13 +1,8 @@
-"""editorial: workflow states and review requests
-
-Revision ID: editorial_0001_tables
-Revises:
-Create Date: 2026-11-26
-"""
+"""editorial: workflow states and review requests"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 revision = "editorial_0001_tables"
 down_revision = None
@@ -23,11 +18,11 @@ def upgrade() -> None:
         sa.Column("item_id", sa.String(64), primary_key=True),
         sa.Column("state", sa.String(20), nullable=False),
         sa.Column("review_id", sa.String(36), nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
     )
     op.create_table(
         "svc_editorial_reviews",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("item_id", sa.String(64), nullable=False),
@@ -36,7 +31,7 @@ def upgrade() -> None:
         sa.Column("submitted_by", sa.String(36), nullable=True),
         sa.Column("author_id", sa.String(36), nullable=True),
         sa.Column("reason", sa.Text, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("decided_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("decided_by", sa.String(36), nullable=True),
     )

@@ -1,14 +1,9 @@
-"""email: layouts, templates, suppressions, queued batches
-
-Revision ID: email_0001_tables
-Revises:
-Create Date: 2026-11-26
-"""
+"""email: layouts, templates, suppressions, queued batches"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "email_0001_tables"
 down_revision = None
@@ -19,17 +14,16 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_email_layouts",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("html", sa.Text, nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_email_layouts_site", "svc_email_layouts", ["site_id"])
     op.create_table(
         "svc_email_templates",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("key", sa.String(100), nullable=False),
         sa.Column("name", sa.String(200), nullable=False),
@@ -37,8 +31,7 @@ def upgrade() -> None:
         sa.Column("html", sa.Text, nullable=True),
         sa.Column("text", sa.Text, nullable=True),
         sa.Column("layout_id", sa.String(36), sa.ForeignKey("svc_email_layouts.id"), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "key", name="uq_svc_email_templates_site_key"),
     )
     op.create_table(
@@ -47,16 +40,16 @@ def upgrade() -> None:
         sa.Column("email", sa.String(320), primary_key=True),
         sa.Column("reason", sa.String(300), nullable=True),
         sa.Column("source", sa.String(20), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
     op.create_table(
         "svc_email_batches",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("category", sa.String(20), nullable=False),
         sa.Column("message", JSON, nullable=False),
         sa.Column("total", sa.Integer, nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
 
 

@@ -1,14 +1,9 @@
-"""email: a site's own SMTP server (password sealed)
-
-Revision ID: email_0002_smtp
-Revises: email_0001_tables
-Create Date: 2026-12-05
-"""
+"""email: a site's own SMTP server (password sealed)"""
 
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import site_column, timestamp_column
 
 revision = "email_0002_smtp"
 down_revision = "email_0001_tables"
@@ -26,7 +21,7 @@ def upgrade() -> None:
         sa.Column("password", sa.Text, nullable=True),
         sa.Column("tls", sa.String(10), nullable=False),
         sa.Column("sender", sa.String(320), nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
     )
 
 

@@ -1,9 +1,4 @@
-"""email: a batch's progress and schedule (sent, failed, skipped; send_at, subject, who sent it)
-
-Revision ID: email_0003_batch_progress
-Revises: email_0002_smtp
-Create Date: 2026-12-06
-"""
+"""email: a batch's progress and schedule (sent, failed, skipped; send_at, subject, who sent it)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,9 +1,4 @@
-"""email: a scheduled send can be cancelled before it starts (-- more43)
-
-Revision ID: email_0004_batch_cancel
-Revises: email_0003_batch_progress
-Create Date: 2026-12-06
-"""
+"""email: a scheduled send can be cancelled before it starts (-- more43)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,14 +1,9 @@
-"""extensions: installed bundles, per-site enablement and grants, stored publisher keys
-
-Revision ID: extensions_0001_extensions
-Revises:
-Create Date: 2026-11-26
-"""
+"""extensions: installed bundles, per-site enablement and grants, stored publisher keys"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "extensions_0001_extensions"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_extensions",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         sa.Column("name", sa.String(63), nullable=False, unique=True),
         sa.Column("version", sa.String(64), nullable=False),
         sa.Column("publisher", sa.String(63), nullable=False),
@@ -43,18 +38,17 @@ def upgrade() -> None:
         sa.Column("granted", JSON, nullable=False),
         sa.Column("failures", sa.Integer, nullable=False),
         sa.Column("disabled_reason", sa.Text, nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.PrimaryKeyConstraint("site_id", "extension_id", name="pk_svc_extension_sites"),
     )
     op.create_index("ix_svc_extension_sites_extension", "svc_extension_sites", ["extension_id"])
     op.create_table(
         "svc_extension_keys",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         sa.Column("publisher", sa.String(63), nullable=False),
         sa.Column("public_key", sa.String(64), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("publisher", "public_key", name="uq_svc_extension_keys"),
     )
 

@@ -1,9 +1,4 @@
-"""extensions: what the instance admin offers a site (available, the most it may be granted)
-
-Revision ID: extensions_0002_availability
-Revises: extensions_0001_extensions
-Create Date: 2026-12-06
-"""
+"""extensions: what the instance admin offers a site (available, the most it may be granted)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,14 +1,9 @@
-"""files: files, tags, pending uploads, transform presets
-
-Revision ID: files_0001_files
-Revises:
-Create Date: 2026-11-26
-"""
+"""files: files, tags, pending uploads, transform presets"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "files_0001_files"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_files",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("key", sa.String(255), nullable=False),
         sa.Column("storage_key", sa.String(1024), nullable=False),
@@ -32,8 +27,7 @@ def upgrade() -> None:
         sa.Column("folder", sa.String(255), nullable=True),
         sa.Column("tags", JSON, nullable=False),
         sa.Column("uploaded_by", sa.String(64), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "key", name="uq_svc_files_site_key"),
     )
     op.create_index("ix_svc_files_site_created", "svc_files", ["site_id", "created_at"])
@@ -47,24 +41,23 @@ def upgrade() -> None:
     op.create_index("ix_svc_file_tags_site_tag", "svc_file_tags", ["site_id", "tag"])
     op.create_table(
         "svc_file_uploads",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("filename", sa.String(255), nullable=False),
         sa.Column("type", sa.String(127), nullable=False),
         sa.Column("storage_key", sa.String(1024), nullable=False),
         sa.Column("created_by", sa.String(64), nullable=True),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
     op.create_table(
         "svc_transform_presets",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("name", sa.String(255), nullable=False),
         sa.Column("dsl", sa.String(1000), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "key", name="uq_svc_transform_presets_site_key"),
     )
 

@@ -1,9 +1,4 @@
-"""files: a file's focal point (focal_x, focal_y: pixels of the original), used by cover crops
-
-Revision ID: files_0002_focal_point
-Revises: files_0001_files
-Create Date: 2026-12-05
-"""
+"""files: a file's focal point (focal_x, focal_y: pixels of the original), used by cover crops"""
 
 import sqlalchemy as sa
 from alembic import op

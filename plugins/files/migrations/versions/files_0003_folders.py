@@ -1,14 +1,9 @@
-"""files: folders (nested, per site) and a file's folder_id
-
-Revision ID: files_0003_folders
-Revises: files_0002_focal_point
-Create Date: 2026-12-05
-"""
+"""files: folders (nested, per site) and a file's folder_id"""
 
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamps
 
 revision = "files_0003_folders"
 down_revision = "files_0002_focal_point"
@@ -19,12 +14,11 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "svc_file_folders",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(255), nullable=False),
         sa.Column("parent_id", sa.String(36), sa.ForeignKey("svc_file_folders.id"), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_file_folders_site_parent", "svc_file_folders", ["site_id", "parent_id"])
     # No foreign key on svc_files.folder_id: SQLite cannot add one to an existing table without

@@ -1,9 +1,4 @@
-"""files: a file's description (free text beside its title)
-
-Revision ID: files_0004_description
-Revises: files_0003_folders
-Create Date: 2026-12-05
-"""
+"""files: a file's description (free text beside its title)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,14 +1,9 @@
-"""flows: flows and their runs
-
-Revision ID: flows_0001_flows
-Revises:
-Create Date: 2026-11-26
-"""
+"""flows: flows and their runs"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "flows_0001_flows"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_flows",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("status", sa.String(10), nullable=False),
@@ -29,14 +24,13 @@ def upgrade() -> None:
         sa.Column("token_hash", sa.String(64), nullable=True),
         sa.Column("next_run_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("saved_by", sa.String(36), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_flows_site_trigger", "svc_flows", ["site_id", "trigger", "status"])
     op.create_index("ix_svc_flows_due", "svc_flows", ["next_run_at"])
     op.create_table(
         "svc_flow_runs",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("flow_id", sa.String(36), sa.ForeignKey("svc_flows.id", ondelete="CASCADE"), nullable=False),
         sa.Column("trigger", sa.String(10), nullable=False),

@@ -1,14 +1,9 @@
-"""git: integrations, OAuth states, webhook deliveries, cached pull requests and CI runs, preview markers
-
-Revision ID: git_0001_integrations
-Revises:
-Create Date: 2026-11-26
-"""
+"""git: integrations, OAuth states, webhook deliveries, cached pull requests and CI runs, preview markers"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "git_0001_integrations"
 down_revision = None
@@ -24,7 +19,7 @@ def _integration(primary: bool) -> sa.Column:
 def upgrade() -> None:
     op.create_table(
         "svc_git_integrations",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("provider", sa.String(10), nullable=False),
         sa.Column("repo_full_name", sa.String(200), nullable=False),
@@ -37,8 +32,7 @@ def upgrade() -> None:
         sa.Column("sync_config", JSON, nullable=False),
         sa.Column("gitops_snapshot", JSON, nullable=True),
         sa.Column("gitops_synced_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "provider", "repo_full_name", name="uq_svc_git_integrations_repo"),
     )
     op.create_table(

@@ -1,13 +1,8 @@
-"""items: the items table
-
-Revision ID: items_0001_items
-Revises:
-Create Date: 2026-11-21
-"""
+"""items: the items table"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import site_column, timestamps
 
 revision = "items_0001_items"
 down_revision = None
@@ -30,8 +25,7 @@ def upgrade() -> None:
         sa.Column("status", sa.String(40), nullable=False),
         sa.Column("sort", sa.Integer, nullable=True),
         sa.Column("data", sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql"), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.Column("user_created", sa.String(36), nullable=True),
         sa.Column("user_updated", sa.String(36), nullable=True),
         sa.Column("deleted_at", sa.DateTime(timezone=True), nullable=True),

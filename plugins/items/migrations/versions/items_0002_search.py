@@ -1,9 +1,5 @@
 """items: the full-text search index (svc_search; FTS5 on SQLite, a GIN tsvector on PostgreSQL)
 
-Revision ID: items_0002_search
-Revises: items_0001_items
-Create Date: 2026-11-22
-
 See plugins/items/search/index.py and docs/decisions/items-search.md. The index starts empty;
 ``search_index.index_missing`` fills it from existing items.
 """

@@ -1,14 +1,9 @@
-"""items: revisions, named versions and field pins
-
-Revision ID: items_0003_history
-Revises: items_0002_search
-Create Date: 2026-11-23
-"""
+"""items: revisions, named versions and field pins"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "items_0003_history"
 down_revision = "items_0002_search"
@@ -33,7 +28,7 @@ def upgrade() -> None:
     op.create_table(
         "svc_item_revisions",
         site,
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         collection,
         sa.Column("item_id", sa.String(64), nullable=False),
         sa.Column("kind", sa.String(20), nullable=False),
@@ -45,7 +40,7 @@ def upgrade() -> None:
         sa.Column("actor_id", sa.String(36), nullable=True),
         sa.Column("api_key_id", sa.String(36), nullable=True),
         sa.Column("impersonator_id", sa.String(36), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("committed_at", sa.DateTime(timezone=True), nullable=True),
     )
     # An item's revisions, newest first (the list route), and the purge after a hard delete.
@@ -62,8 +57,7 @@ def upgrade() -> None:
         sa.Column("data", JSON, nullable=False),
         sa.Column("base", JSON, nullable=False),
         sa.Column("base_updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.Column("user_created", sa.String(36), nullable=True),
         sa.Column("user_updated", sa.String(36), nullable=True),
     )
@@ -77,7 +71,7 @@ def upgrade() -> None:
         sa.Column("holder_kind", sa.String(20), nullable=False),
         sa.Column("holder_id", sa.String(64), nullable=False),
         sa.Column("reason", sa.String(500), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
     )
 

@@ -1,9 +1,5 @@
 """items: live item counts per collection, kept by triggers (svc_item_counts)
 
-Revision ID: items_0004_counts
-Revises: items_0003_history
-Create Date: 2026-11-24
-
 See plugins/items/read/counts.py. The triggers see every write to svc_items (the items service,
 cascades from svc_sites and svc_collections, bulk loads by hand); only TRUNCATE bypasses them.
 SQLite keeps one row per collection (its writers are serialized anyway); PostgreSQL appends a

@@ -1,9 +1,5 @@
 """items: the cause of a write on its revision (svc_item_revisions.caused_by)
 
-Revision ID: items_0005_revision_cause
-Revises: i0004_counts
-Create Date: 2026-11-26
-
 ``release:<id>``, ``flow-run:<id>``, ``revert:<revisionId>``, ``promote:<version>``: the
 ``cause=`` given to ``plugins.items.api`` (see plugins/items/history/revisions.py). Null for writes
 without one (REST) and for revisions written before this column existed.

@@ -1,9 +1,5 @@
 """items: kept group counts on PostgreSQL (svc_item_group_fields, svc_item_group_counts)
 
-Revision ID: items_0006_group_counts
-Revises: items_0005_revision_cause
-Create Date: 2026-11-26
-
 See plugins/items/read/group_counts.py and docs/decisions/items-group-counts.md. For each
 (site, collection, field) in ``svc_item_group_fields``, statement triggers on ``svc_items`` append
 ``(value, +n/-n)`` delta rows to ``svc_item_group_counts`` for the live items a statement adds,

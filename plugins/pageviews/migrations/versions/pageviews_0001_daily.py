@@ -1,9 +1,4 @@
-"""pageviews: daily rollups, the day's visitor hashes and daily salts
-
-Revision ID: pageviews_0001_daily
-Revises:
-Create Date: 2026-11-26
-"""
+"""pageviews: daily rollups, the day's visitor hashes and daily salts"""
 import sqlalchemy as sa
 from alembic import op
 

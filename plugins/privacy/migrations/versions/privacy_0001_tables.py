@@ -1,13 +1,9 @@
-"""privacy: consents, restrictions, erasure requests
-
-Revision ID: privacy_0001_tables
-Revises:
-"""
+"""privacy: consents, restrictions, erasure requests"""
 import sqlalchemy as sa
 import sqlalchemy.dialects.postgresql  # noqa: F401
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 json_type = sa.JSON().with_variant(sa.dialects.postgresql.JSONB(), "postgresql")
 
@@ -31,7 +27,7 @@ def upgrade() -> None:
         sa.Column("withdrawn_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("source", sa.String(200), nullable=False),
         sa.Column("version", sa.String(100), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.PrimaryKeyConstraint("site_id", "user_id", "consent_type", name="pk_svc_privacy_consents"),
     )
     op.create_table(
@@ -39,12 +35,12 @@ def upgrade() -> None:
         site_column(), _user(),
         sa.Column("restricted", sa.Boolean, nullable=False),
         sa.Column("reason", sa.String(500), nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.PrimaryKeyConstraint("site_id", "user_id", name="pk_svc_privacy_restrictions"),
     )
     op.create_table(
         "svc_privacy_erasures",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("collection", sa.String(64), nullable=False),
         sa.Column("subject_hash", sa.String(64), nullable=False),
@@ -57,7 +53,7 @@ def upgrade() -> None:
         sa.Column("confirmed_by", sa.String(36), nullable=True),
         sa.Column("executed_by", sa.String(36), nullable=True),
         sa.Column("record_count", sa.Integer, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("confirmed_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("executed_at", sa.DateTime(timezone=True), nullable=True),
         sa.Index("ix_svc_privacy_erasures_site_created", "site_id", "created_at"),

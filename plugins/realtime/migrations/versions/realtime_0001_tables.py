@@ -1,14 +1,9 @@
-"""realtime: tickets, notifications, push subscriptions
-
-Revision ID: realtime_0001_tables
-Revises:
-Create Date: 2026-11-26
-"""
+"""realtime: tickets, notifications, push subscriptions"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "realtime_0001_tables"
 down_revision = None
@@ -29,7 +24,7 @@ def upgrade() -> None:
     op.create_index("ix_svc_realtime_tickets_expires", "svc_realtime_tickets", ["expires_at"])
     op.create_table(
         "svc_notifications",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("kind", sa.String(100), nullable=False),
         sa.Column("severity", sa.String(10), nullable=False),
@@ -37,21 +32,20 @@ def upgrade() -> None:
         sa.Column("body", sa.Text, nullable=True),
         sa.Column("deep_link", sa.String(2000), nullable=True),
         sa.Column("entity_id", sa.String(200), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("handled_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index("ix_svc_notifications_site_created", "svc_notifications", ["site_id", "created_at"])
     op.create_table(
         "svc_push_subscriptions",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("user_id", sa.String(36), nullable=False),
         sa.Column("realm", sa.String(10), nullable=False),
         sa.Column("endpoint", sa.String(2000), nullable=False),
         sa.Column("p256dh", sa.String(100), nullable=False),
         sa.Column("auth", sa.String(40), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "user_id", "endpoint", name="uq_svc_push_subscriptions_user_endpoint"),
     )
 

@@ -1,9 +1,4 @@
-"""realtime: a notification may name one recipient user (none: every session of the site)
-
-Revision ID: realtime_0002_recipient
-Revises: realtime_0001_tables
-Create Date: 2026-12-05
-"""
+"""realtime: a notification may name one recipient user (none: every session of the site)"""
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,13 +1,8 @@
-"""regulated: key state, data keys, field-access log
-
-Revision ID: regulated_0001_tables
-Revises:
-Create Date: 2026-11-26
-"""
+"""regulated: key state, data keys, field-access log"""
 import sqlalchemy as sa
 from alembic import op
 
-from kernel.db.meta import site_column
+from kernel.db.meta import id_column, site_column, timestamp_column
 
 revision = "regulated_0001_tables"
 down_revision = None
@@ -25,14 +20,14 @@ def upgrade() -> None:
         sa.Column("cursor_collection", sa.String(64), nullable=True),
         sa.Column("cursor_item", sa.String(64), nullable=True),
         sa.Column("migrated", sa.Integer, nullable=False, server_default="0"),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
     )
     op.create_table(
         "svc_regulated_keys",
         site_column(primary_key=True),
         sa.Column("key_id", sa.String(32), primary_key=True),
         sa.Column("status", sa.String(10), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("retired_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_table(
@@ -42,13 +37,13 @@ def upgrade() -> None:
         sa.Column("item_id", sa.String(64), primary_key=True),
         sa.Column("key_id", sa.String(32), nullable=True),
         sa.Column("wrapped", sa.Text, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
         sa.Column("shredded_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index("ix_svc_regulated_data_keys_key", "svc_regulated_data_keys", ["site_id", "key_id"])
     op.create_table(
         "svc_regulated_field_access",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("actor_id", sa.String(64), nullable=True),
         sa.Column("actor_kind", sa.String(20), nullable=True),
@@ -57,7 +52,7 @@ def upgrade() -> None:
         sa.Column("field", sa.String(64), nullable=False),
         sa.Column("purpose", sa.String(10), nullable=False),
         sa.Column("request_id", sa.String(64), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("created_at"),
     )
     op.create_index("ix_svc_regulated_field_access_site", "svc_regulated_field_access", ["site_id", "created_at"])
 

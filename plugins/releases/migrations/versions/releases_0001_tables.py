@@ -1,14 +1,9 @@
-"""releases: releases and their entries
-
-Revision ID: releases_0001_tables
-Revises:
-Create Date: 2026-11-26
-"""
+"""releases: releases and their entries"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "releases_0001_tables"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = "kernel_0001_sites"
 def upgrade() -> None:
     op.create_table(
         "svc_releases",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("atomicity_mode", sa.String(20), nullable=False),
@@ -28,8 +23,7 @@ def upgrade() -> None:
         sa.Column("maintenance_window", JSON, nullable=True),
         sa.Column("created_by", sa.String(36), nullable=True),
         sa.Column("scheduled_by", JSON, nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.Column("published_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("next_run_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("last_error", sa.Text, nullable=True),
@@ -37,7 +31,7 @@ def upgrade() -> None:
     op.create_index("ix_svc_releases_site_status", "svc_releases", ["site_id", "status", "created_at"])
     op.create_table(
         "svc_release_items",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("release_id", sa.String(36), sa.ForeignKey("svc_releases.id", ondelete="CASCADE"), nullable=False),
         sa.Column("position", sa.Integer, nullable=False),

@@ -1,9 +1,5 @@
 """releases: what a rollback returns each item to, and when a release was rolled back
 
-Revision ID: releases_0002_rollback
-Revises: releases_0001_tables
-Create Date: 2026-12-05
-
 ``svc_release_items.previous_revision_id`` and ``previous_status``: the item's revision and
 status before the release's writes, recorded in the publish transaction. Null for entries
 published before this column existed (they cannot be rolled back) and for entries not published.

@@ -1,14 +1,9 @@
-"""schema: collections, fields, relations, schema versions
-
-Revision ID: schema_0001_schema
-Revises:
-Create Date: 2026-11-22
-"""
+"""schema: collections, fields, relations, schema versions"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamp_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "schema_0001_schema"
 down_revision = None
@@ -24,14 +19,13 @@ LIVE = sa.text("deleted_at IS NULL")
 def upgrade() -> None:
     op.create_table(
         "svc_collections",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("meta", JSON, nullable=False),
         sa.Column("detached_relations", JSON, nullable=True),
         sa.Column("deleted_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("uq_svc_collections_live_name", "svc_collections", ["site_id", "name"], unique=True,
                     sqlite_where=LIVE, postgresql_where=LIVE)
@@ -48,13 +42,12 @@ def upgrade() -> None:
         sa.Column("options", JSON, nullable=False),
         sa.Column("required", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("sort", sa.Integer, nullable=False, server_default="0"),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
     )
     op.create_index("ix_svc_fields_site_collection", "svc_fields", ["site_id", "collection"])
     op.create_table(
         "svc_relations",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("type", sa.String(8), nullable=False),
         sa.Column("collection", sa.String(64), nullable=False),
@@ -63,15 +56,14 @@ def upgrade() -> None:
         sa.Column("related_collections", JSON, nullable=True),
         sa.Column("related_field", sa.String(64), nullable=True),
         sa.Column("on_delete", sa.String(10), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "collection", "field", name="uq_svc_relations_site_collection_field"),
     )
     op.create_table(
         "svc_schema_versions",
         site_column(primary_key=True),
         sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
     )
 
 

@@ -1,14 +1,9 @@
-"""settings: the per-site settings table
-
-Revision ID: settings_0001_settings
-Revises:
-Create Date: 2026-11-26
-"""
+"""settings: the per-site settings table"""
 import sqlalchemy as sa
 from alembic import op
 
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
+from kernel.db.meta import site_column, timestamp_column
 
 revision = "settings_0001_settings"
 down_revision = None
@@ -23,7 +18,7 @@ def upgrade() -> None:
         sa.Column("key", sa.String(100), nullable=False),
         sa.Column("value", JSON, nullable=True),
         sa.Column("sealed", sa.Text, nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        timestamp_column("updated_at"),
         sa.Column("updated_by", sa.String(36), nullable=True),
         sa.PrimaryKeyConstraint("site_id", "key", name="pk_svc_settings"),
     )

@@ -1,14 +1,9 @@
-"""store_sync: pipelines and their sync log
-
-Revision ID: store_sync_0001_pipelines
-Revises:
-Create Date: 2026-11-26
-"""
+"""store_sync: pipelines and their sync log"""
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "store_sync_0001_pipelines"
 down_revision = None
@@ -19,7 +14,7 @@ depends_on = ("kernel_0001_sites",)
 def upgrade() -> None:
     op.create_table(
         "svc_store_sync_pipelines",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("target", sa.String(10), nullable=False),
@@ -37,8 +32,7 @@ def upgrade() -> None:
         sa.Column("last_error", sa.String(500), nullable=True),
         sa.Column("backfill_collection", sa.String(100), nullable=True),
         sa.Column("backfill_after", sa.String(255), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.UniqueConstraint("site_id", "name", name="uq_svc_store_sync_pipelines_site_name"),
     )
     op.create_table(

@@ -1,15 +1,10 @@
-"""store_sync: the dead-letter list of batches a target refused too many times
-
-Revision ID: store_sync_0002_dead_letters
-Revises: store_sync_0001_pipelines
-Create Date: 2026-12-05
-"""
+"""store_sync: the dead-letter list of batches a target refused too many times"""
 
 import sqlalchemy as sa
 from alembic import op
 
+from kernel.db.meta import id_column, site_column, timestamps
 from kernel.db.meta import json_type as JSON
-from kernel.db.meta import site_column
 
 revision = "store_sync_0002_dead_letters"
 down_revision = "store_sync_0001_pipelines"
@@ -20,7 +15,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "svc_store_sync_dead_letters",
-        sa.Column("id", sa.String(36), primary_key=True),
+        id_column(),
         site_column(),
         sa.Column(
             "pipeline_id",
@@ -35,8 +30,7 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer, nullable=False),
         sa.Column("error", sa.String(500), nullable=True),
         sa.Column("status", sa.String(10), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *timestamps(),
         sa.Column("replayed_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index(
