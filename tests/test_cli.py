@@ -54,9 +54,11 @@ def env(fresh_env, migrated):
 
 def test_migrate_is_idempotent_names_its_data_dir_and_alembic_stays_quiet(fresh_env):
     """`svc migrate` on a new data dir migrates every branch and says so once; again, it finds
-    nothing to do; `sites list` after it names the existing data dir and imports neither Alembic
-    (nor Mako, Pygments) nor redis-py: the database is at every head, and no Redis is set. One
-    migration from scratch for all of it (each costs seconds of CPU)."""
+    nothing to do; `sites list` after it names the existing data dir and imports none of what it
+    does not use (each import is paid by every `svc` process): not Alembic (nor Mako, Pygments),
+    the database being at every head; not redis-py, no Redis being set; not httpx, graphql-core
+    or jsonschema, nothing being sent, queried or checked. One migration from scratch for all of
+    it (each costs seconds of CPU)."""
     env = fresh_env
     data = Path(env["SVC_DATA_DIR"]).resolve()
     first = run_svc("migrate", env=env)
@@ -79,7 +81,7 @@ def test_migrate_is_idempotent_names_its_data_dir_and_alembic_stays_quiet(fresh_
     assert second.stderr.splitlines()[0] == f"svc: data dir {data} (existing)"
     assert "migrated the database" not in second.stderr
     probe = ("import sys\nfrom kernel.cli import main\nstatus = main(['sites', 'list'])\n"
-             "lazy = {'alembic', 'mako', 'pygments', 'redis'}\n"
+             "lazy = {'alembic', 'mako', 'pygments', 'redis', 'httpx', 'graphql', 'jsonschema'}\n"
              "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & lazy))\nsys.exit(status)\n")
     listed = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60,
                             cwd=Path(__file__).resolve().parents[1])
