@@ -3,7 +3,7 @@ text/event-stream``), or upgrades to a WebSocket speaking ``graphql-transport-ws
 ``?query=``). In production a GET without the event-stream Accept header is 404.
 
 The modules that run GraphQL (``service``, ``streams``, ``ws``, ``errors``: graphql-core) are
-imported by the first request, not with the plugin (``names``)."""
+imported by the first request, not with the plugin (``declared``)."""
 
 from __future__ import annotations
 

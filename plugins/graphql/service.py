@@ -26,9 +26,9 @@ from graphql import (
     validate,
 )
 
+from plugins.graphql.declared import DOCUMENT_CACHE, SCHEMA_CACHE, VIEW_CACHE
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.guards import MAX_QUERY_CHARS, MAX_TOKENS, Limits, cost_rule, guard_error
-from plugins.graphql.names import DOCUMENT_CACHE, SCHEMA_CACHE, VIEW_CACHE
 from plugins.graphql.schema import SiteGraph, build
 from plugins.schema import api as schema_api
 

@@ -18,8 +18,8 @@ from falcon.asgi import SSEvent
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
 from kernel.base.errors import ApiError
+from plugins.graphql.declared import STREAMS
 from plugins.graphql.errors import error_body, format_error, format_result
-from plugins.graphql.names import STREAMS
 from plugins.graphql.service import GraphQLContext, caller_graph, open_schema, prepare
 
 
