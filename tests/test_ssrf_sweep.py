@@ -33,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, unquote
 
+import httpx
 import pytest
 import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
@@ -468,7 +469,7 @@ async def test_extensions(sweep, kind, host):
             with pytest.raises(ApiError) as refused:
                 outbound.check_url(sweep.url(host))
             assert (refused.value.status, refused.value.code) == (400, "VALIDATION_FAILED")
-        http = outbound.client(sweep.kernel, "sweep", timeout=outbound.httpx.Timeout(5.0))
+        http = outbound.client(sweep.kernel, "sweep", timeout=httpx.Timeout(5.0))
         with pytest.raises(outbound.OutboundRefused):
             await http.get(sweep.url(host))
     sweep.assert_canary_untouched(f"extension {host}")

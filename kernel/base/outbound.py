@@ -37,25 +37,30 @@ Each answer is logged (``svc.outbound``, INFO) with the method, the scheme and h
 and the status: never the path or the query.
 
 Nothing else in the product creates an HTTP client or a socket (``tests/test_outbound_layout.py``).
+
+httpx (with httpcore, and rich, Pygments and click where installed) is imported on the first
+client, here and in the modules that use one: a process that sends no request (``svc sites
+list``, most tests' apps) does not pay the ~80 ms its import costs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 import socket
 import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import httpcore
-import httpx
 
 from kernel.base import sandbox
 from kernel.base.errors import ApiError
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_URL = 2048
 log = logging.getLogger("svc.outbound")
@@ -238,16 +243,20 @@ def client(kernel: Any, name: str, *, timeout: httpx.Timeout, max_connections: i
     clients: dict[str, httpx.AsyncClient] = kernel.state.setdefault(CLIENTS_STATE, {})
     found = clients.get(name)
     if found is None:
+        import httpx
+
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
         found = clients[name] = httpx.AsyncClient(
             timeout=timeout, follow_redirects=False, trust_env=False, limits=limits,
-            transport=_Pinning(rule, limits=limits, ssl_context=_ssl_context(kernel)),
+            transport=_pinning_transport()(rule, limits=limits, ssl_context=_ssl_context(kernel)),
             event_hooks={"response": [_log_response]})
     return found
 
 
 def _ssl_context(kernel: Any) -> ssl.SSLContext:
     """certifi's CAs (httpx's default without the environment), plus ``SVC_OUTBOUND_CA_FILE``."""
+    import httpx
+
     context = httpx.create_ssl_context(trust_env=False)
     ca_file = kernel.settings.get("outbound_ca_file") or ""
     if ca_file:
@@ -264,44 +273,52 @@ async def _log_response(response: httpx.Response) -> None:
              response.status_code)
 
 
-class _CheckedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend for every outbound client: a new connection goes to
-    ``checked_address`` of its host, so the check runs at connect time, the URL (and with it the
-    pool's key, ``Host`` and the TLS name checked) stays the one asked for, and a kept-alive
-    connection is only ever reused for that host."""
+@functools.cache
+def _pinning_transport() -> type[httpx.AsyncHTTPTransport]:
+    """The transport class of every outbound client, made on the first client: its bases are
+    httpx's and httpcore's, which are imported only then (see the module docstring)."""
+    import httpcore
+    import httpx
 
-    def __init__(self, rule: Policy) -> None:
-        self.rule = rule
-        self.inner = httpcore.AnyIOBackend()
+    class CheckedBackend(httpcore.AsyncNetworkBackend):
+        """httpcore's network backend for every outbound client: a new connection goes to
+        ``checked_address`` of its host, so the check runs at connect time, the URL (and with it the
+        pool's key, ``Host`` and the TLS name checked) stays the one asked for, and a kept-alive
+        connection is only ever reused for that host."""
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        address = await checked_address(host, port, self.rule)
-        return await self.inner.connect_tcp(str(address), port, timeout=timeout, local_address=local_address,
-                                            socket_options=socket_options)
+        def __init__(self, rule: Policy) -> None:
+            self.rule = rule
+            self.inner = httpcore.AnyIOBackend()
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        raise OutboundRefused("an outbound client connects over TCP only")
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None,
+                              socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+            address = await checked_address(host, port, self.rule)
+            return await self.inner.connect_tcp(str(address), port, timeout=timeout, local_address=local_address,
+                                                socket_options=socket_options)
 
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
+        async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                      socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+            raise OutboundRefused("an outbound client connects over TCP only")
 
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
 
-class _Pinning(httpx.AsyncHTTPTransport):
-    """The transport of every outbound client: httpx's own, on a connection pool whose network
-    backend is ``_CheckedBackend`` (a refused address raises ``OutboundRefused`` before any
-    connection is made)."""
+    class Pinning(httpx.AsyncHTTPTransport):
+        """The transport of every outbound client: httpx's own, on a connection pool whose network
+        backend is ``CheckedBackend`` (a refused address raises ``OutboundRefused`` before any
+        connection is made)."""
 
-    def __init__(self, rule: Policy, *, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> None:
-        super().__init__(limits=limits, trust_env=False)
-        # httpx takes no network backend: its pool is replaced by the same one with ours
-        # (httpcore's public AsyncConnectionPool and its ``network_backend`` parameter).
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context, max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_CheckedBackend(rule))
+        def __init__(self, rule: Policy, *, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> None:
+            super().__init__(limits=limits, trust_env=False)
+            # httpx takes no network backend: its pool is replaced by the same one with ours
+            # (httpcore's public AsyncConnectionPool and its ``network_backend`` parameter).
+            self._pool = httpcore.AsyncConnectionPool(
+                ssl_context=ssl_context, max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry, network_backend=CheckedBackend(rule))
+
+    return Pinning
 
 
 async def close_clients(kernel: Any) -> None:

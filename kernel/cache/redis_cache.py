@@ -8,13 +8,13 @@ touches anything else.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
-
 from kernel.cache.base import Cache, check_ttl, check_value
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
 
 # INCRBY and the first expiry in one step: a counter created by incr must not outlive its
 # window because the process died between two commands.
@@ -53,6 +53,8 @@ def make_redis_client(url: str, timeout: float = REDIS_TIMEOUT) -> aioredis.Redi
     are busy: redis-py's default pool raises ``MaxConnectionsError`` at once instead (100
     connections since redis-py 8), which turned a burst of requests (a noisy site's flood of
     rate-limited reads, each one Redis call) into 500s for every site of the process."""
+    import redis.asyncio as aioredis  # here, not at the top: a process without Redis does not import it
+
     try:
         pool = aioredis.BlockingConnectionPool.from_url(
             url,
@@ -120,6 +122,8 @@ class RedisCache(Cache):
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> int:
         """Add ``amount`` atomically; ``ttl`` is applied only if the key has no expiry yet."""
+        from redis.exceptions import ResponseError  # loaded with the client: a dictionary look-up
+
         check_ttl(ttl)
         try:
             value = await self._incr(

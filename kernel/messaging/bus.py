@@ -29,7 +29,7 @@ import orjson
 from kernel.base import sandbox
 from kernel.base.jsoncodec import loads as json_loads
 from kernel.redisio.pubsub_listener import PubSubListener, open_redis
-from kernel.redisio.redis_fallback import UNREACHABLE, RedisCircuit, RedisOutage
+from kernel.redisio.redis_fallback import RedisCircuit, RedisOutage, unreachable
 from kernel.redisio.redis_writes import RedisWrites
 
 log = logging.getLogger("svc.bus")
@@ -209,7 +209,7 @@ class Bus:
         self._redis = open_redis(self.redis_url, self.redis_timeout, self._client)
         try:
             await self._listener.connect(self._redis)
-        except UNREACHABLE as exc:
+        except unreachable() as exc:
             log.warning("Redis bus listener cannot subscribe at start (%s); retrying in the background", exc)
             self.publish_outage.failed(exc)
         self._listener.start(self._redis)

@@ -31,7 +31,7 @@ import time
 import uuid
 from typing import Any
 
-from kernel.redisio.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redisio.redis_fallback import RedisOutage, unreachable
 
 log = logging.getLogger("svc.slots")
 
@@ -96,7 +96,7 @@ class ConnectionLimiter:
         if self.broker is not None and self.outage.should_try():
             try:
                 lease = await self.broker.admit(self.key(site_id), self.limit)
-            except UNREACHABLE as exc:
+            except unreachable() as exc:
                 self.outage.failed(exc)
             else:
                 self.outage.succeeded()
@@ -109,7 +109,7 @@ class ConnectionLimiter:
             try:
                 ok = await admit(keys=[self.key(site_id)],
                                  args=[now, self.limit, now + self.lease, conn_id, int(self.lease * 2) + 1])
-            except UNREACHABLE as exc:
+            except unreachable() as exc:
                 self.outage.failed(exc)
             else:
                 self.outage.succeeded()
@@ -159,7 +159,7 @@ class ConnectionLimiter:
                         pipe.zadd(self.key(site_id), dict.fromkeys(new, deadline))
                     pipe.expire(self.key(site_id), int(self.lease * 2) + 1)
                 await pipe.execute()
-        except UNREACHABLE as exc:
+        except unreachable() as exc:
             self.outage.failed(exc)
             return
         self.outage.succeeded()

@@ -33,19 +33,29 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 log = logging.getLogger("svc.redis")
 
 T = TypeVar("T")
 
-# What "Redis is not there" looks like: refused, reset, timed out, still loading its data.
-# A ResponseError (a bad command, a wrong type) is a bug and is raised as before.
-UNREACHABLE: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+_UNREACHABLE: tuple[type[BaseException], ...] = ()
 RETRY_SECONDS = 1.0
 CHECK_SECONDS = 2.0  # a health probe's PING: below the health check's 3-second timeout
 PROBE_LEASE = 5.0  # a probe that never reports (its task cancelled) stops blocking others after this
+
+
+def unreachable() -> tuple[type[BaseException], ...]:
+    """What "Redis is not there" looks like: refused, reset, timed out, still loading its data.
+    A ResponseError (a bad command, a wrong type) is a bug and is raised as before.
+
+    A function, for ``except unreachable():`` (evaluated only when something was raised): redis-py
+    is imported on the first use, so a process without Redis does not pay for its import."""
+    global _UNREACHABLE
+    if not _UNREACHABLE:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+    return _UNREACHABLE
 
 
 class RedisCircuit:
@@ -189,7 +199,7 @@ class RedisOutage:
         if self.should_try():
             try:
                 result = await primary()
-            except UNREACHABLE as exc:
+            except unreachable() as exc:
                 self.failed(exc)
             except BaseException:
                 self.released()  # not an outage (a bug, a cancellation): let it through
@@ -206,7 +216,7 @@ class RedisOutage:
         try:
             async with asyncio.timeout(CHECK_SECONDS):
                 await check()
-        except UNREACHABLE as exc:
+        except unreachable() as exc:
             self.failed(exc)
             return self.detail()
         self.succeeded()

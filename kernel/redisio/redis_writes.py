@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.redisio.redis_fallback import UNREACHABLE, RedisOutage
+from kernel.redisio.redis_fallback import RedisOutage, unreachable
 
 log = logging.getLogger("svc.redis")
 
@@ -116,7 +116,7 @@ class RedisWrites:
             for command in batch:
                 pipe.execute_command(*command.args)
             answers = await pipe.execute(raise_on_error=False)
-        except UNREACHABLE as exc:  # logged once per outage by the circuit
+        except unreachable() as exc:  # logged once per outage by the circuit
             for command in batch:
                 command.outage.failed(exc)
                 _settle(command, ok=False)

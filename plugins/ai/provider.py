@@ -10,15 +10,17 @@ followed. The API key goes only in the ``Authorization`` header and is never log
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from kernel.base.errors import ApiError
 from kernel.base.outbound import OutboundRefused
 from kernel.base.outbound import client as outbound_client
+
+if TYPE_CHECKING:
+    import httpx
 
 CLIENT_KEY = "ai.provider"
 
@@ -38,6 +40,8 @@ def configured(kernel: Any) -> bool:
 
 
 def _client(kernel: Any) -> httpx.AsyncClient:
+    import httpx
+
     timeout = httpx.Timeout(kernel.settings.get("ai_timeout"), connect=5.0)
     return outbound_client(kernel, CLIENT_KEY, timeout=timeout, max_connections=20, max_keepalive=5,
                            operator=True)  # SVC_AI_BASE_URL: the operator's own endpoint
@@ -95,6 +99,8 @@ async def complete_with_usage(kernel: Any, messages: list[dict[str, Any]],
                               tools: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     """``complete`` and the tokens the server reports it used (``usage.total_tokens``; when the
     server reports none, the body's size in bytes / 4, so a budget still counts)."""
+    import httpx
+
     url, body, headers = _request(kernel, messages, tools, stream=False)
     limit = int(kernel.settings.get("ai_max_response_bytes"))
     try:
@@ -162,6 +168,8 @@ async def complete_streaming(kernel: Any, messages: list[dict[str, Any]], tools:
     ``on_text`` as it arrives (Server-Sent Events ``data:`` lines of completion chunks, up to
     ``data: [DONE]``); returns the whole assistant message. A server that answers one JSON
     completion instead is read as ``complete`` reads it (its text passed on at once)."""
+    import httpx
+
     url, body, headers = _request(kernel, messages, tools, stream=True)
     limit = int(kernel.settings.get("ai_max_response_bytes"))
     merged = _Merged()

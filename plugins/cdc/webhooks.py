@@ -32,9 +32,8 @@ import hashlib
 import hmac
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 from sqlalchemy import insert, select, update
 
@@ -46,6 +45,9 @@ from kernel.db.meta import now_utc
 from kernel.events import ConsumerGroup, Event, GroupMember
 from plugins.cdc import subscriptions as subs
 from plugins.cdc.tables import deliveries, subscriptions
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("svc.cdc")
 
@@ -85,6 +87,8 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def client(kernel: Any) -> httpx.AsyncClient:
     """This process's client for deliveries: pooled, no redirects, connect and read timeouts."""
+    import httpx
+
     settings = kernel.settings
     return outbound_client(kernel, CLIENT_KEY, timeout=httpx.Timeout(
         settings.get("cdc_read_timeout"), connect=settings.get("cdc_connect_timeout")))
@@ -138,6 +142,8 @@ async def _record(kernel: Any, site_id: str, subscription_id: str, delivery_id: 
 
 async def deliver(kernel: Any, site_id: str, subscription_id: str, events: list[Event], attempt: int) -> None:
     """One attempt to post ``events`` to the subscription (see the module docstring)."""
+    import httpx
+
     async with kernel.db.connect() as conn:
         row = (await conn.execute(select(subscriptions).where(
             subscriptions.c.site_id == site_id, subscriptions.c.id == subscription_id))).mappings().first()

@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 import extensions_sdk
 from extensions_sdk import channel
 from extensions_sdk.bundle import unpack
@@ -479,6 +477,8 @@ class Host:
             return _plain(await fn(call.ctx, *args, **kwargs))
 
     async def _outbound(self, call: InFlight, message: dict[str, Any]) -> Any:
+        import httpx
+
         if call.scope is None:
             raise self._refuse("no site scope")
         with sandbox.running(call.scope):

@@ -8,9 +8,8 @@ an extension's would: nothing here is special to the runner.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from kernel.base.errors import ApiError
@@ -24,6 +23,9 @@ from plugins.flows.api import Branch, Operation, OperationContext, Option, Optio
 from plugins.items import api as items
 from plugins.realtime import api as realtime
 from plugins.utils.api import MAX_EXPRESSION_CHARS, JsonataRunner
+
+if TYPE_CHECKING:
+    import httpx
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 SEVERITIES = ("info", "warning", "error", "success")
@@ -140,6 +142,8 @@ def check_condition(options: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- request
 
 def client(kernel: Any) -> httpx.AsyncClient:
+    import httpx
+
     timeout = httpx.Timeout(kernel.settings.get("flows_request_timeout"), connect=5.0)
     return outbound_client(kernel, CLIENT_KEY, timeout=timeout, max_connections=50, max_keepalive=10)
 
@@ -162,6 +166,8 @@ def check_request(options: dict[str, Any]) -> None:
 
 
 async def run_request(ctx: OperationContext, options: dict[str, Any]) -> Any:
+    import httpx
+
     method = str(options.get("method") or "GET").upper()
     try:
         url = check_url(options.get("url"))

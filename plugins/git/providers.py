@@ -23,14 +23,16 @@ import datetime as dt
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urljoin
 
-import httpx
 import jwt
 
 from kernel.base import outbound
 from kernel.base.errors import ApiError
+
+if TYPE_CHECKING:
+    import httpx
 
 PROVIDERS = ("github", "gitlab")
 STATUS_CONTEXT = "svc/content-validation"
@@ -61,6 +63,8 @@ class Answer:
 
 
 def _client(kernel: Any) -> httpx.AsyncClient:
+    import httpx
+
     timeout = httpx.Timeout(kernel.settings.get("git_timeout"), connect=5.0)
     return outbound.client(kernel, "git", timeout=timeout, max_connections=20)
 
@@ -69,6 +73,8 @@ async def request(kernel: Any, method: str, url: str, *, token: str | None = Non
                   headers: dict[str, str] | None = None, json_body: Any = None, form: dict[str, str] | None = None,
                   auth_scheme: str = "Bearer") -> Answer:
     """One request to a provider URL, answer read up to ``cap`` bytes."""
+    import httpx
+
     sent = {"User-Agent": USER_AGENT, **(headers or {})}
     if token is not None:
         sent["Authorization"] = f"{auth_scheme} {token}"

@@ -7,7 +7,7 @@ from typing import Any
 from kernel import Route, Setting, SiteCacheSpec, hookimpl
 from kernel.base.settings import parse_float, parse_int
 from kernel.messaging.slots import connection_limiter
-from plugins.graphql import routes, service, streams, ws
+from plugins.graphql import declared, routes
 
 name = "graphql"
 requires = ("items", "schema")
@@ -43,7 +43,7 @@ def register_error_codes() -> dict[str, tuple[int, str]]:
 
 @hookimpl
 def register_site_caches(kernel: Any) -> list[SiteCacheSpec]:
-    return [service.SCHEMA_CACHE, service.VIEW_CACHE, service.DOCUMENT_CACHE]
+    return [declared.SCHEMA_CACHE, declared.VIEW_CACHE, declared.DOCUMENT_CACHE]
 
 
 @hookimpl
@@ -56,19 +56,19 @@ def register_routes(kernel: Any) -> list[Route]:
     # The same path upgrades to a WebSocket speaking graphql-transport-ws, whose credentials come
     # in its connection_init message (Route.init_credentials).
     return [Route("/graphql", routes.GraphQLResource(kernel), site="optional", auth="public",
-                  rate_limit="items_read", openapi=openapi, subprotocols=(ws.PROTOCOL,), init_credentials=True)]
+                  rate_limit="items_read", openapi=openapi, subprotocols=(declared.PROTOCOL,), init_credentials=True)]
 
 
 @hookimpl
 async def startup(kernel: Any) -> None:
     slots = connection_limiter(kernel, "graphql", kernel.settings.get("gql_max_subscriptions", 50),
-                               streams.STREAM_LEASE)
+                               declared.STREAM_LEASE)
     slots.start()
-    kernel.state[streams.STREAMS] = slots
+    kernel.state[declared.STREAMS] = slots
 
 
 @hookimpl
 async def shutdown(kernel: Any) -> None:
-    slots = kernel.state.pop(streams.STREAMS, None)
+    slots = kernel.state.pop(declared.STREAMS, None)
     if slots is not None:
         await slots.stop()

@@ -1,6 +1,9 @@
 """``/graphql``: POST runs an operation; GET streams a subscription (``Accept:
 text/event-stream``), or upgrades to a WebSocket speaking ``graphql-transport-ws`` (``ws``), and in development serves the explorer (or runs a query given as
-``?query=``). In production a GET without the event-stream Accept header is 404."""
+``?query=``). In production a GET without the event-stream Accept header is 404.
+
+The modules that run GraphQL (``service``, ``streams``, ``ws``, ``errors``: graphql-core) are
+imported by the first request, not with the plugin (``declared``)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,6 @@ from kernel.base.errors import ApiError
 from kernel.http.media import read_json
 from kernel.http.middleware import request_context
 from kernel.http.sse import stream_events
-from plugins.graphql import service, streams, ws
-from plugins.graphql.errors import error_body
 
 EXPLORER = Path(__file__).resolve().parent / "explorer.html"
 
@@ -46,6 +47,9 @@ class GraphQLResource:
         self._explorer: bytes | None = None
 
     async def on_post(self, req: Any, resp: Any) -> None:
+        from plugins.graphql import service
+        from plugins.graphql.errors import error_body
+
         ctx = request_context(req)
         ctx.require_site()
         try:
@@ -62,6 +66,8 @@ class GraphQLResource:
         _answer(resp, await service.run(ctx, request))
 
     async def on_get(self, req: Any, resp: Any) -> None:
+        from plugins.graphql import service
+
         ctx = request_context(req)
         if wants_stream(req):
             ctx.require_site()
@@ -75,9 +81,13 @@ class GraphQLResource:
         _answer(resp, request if isinstance(request, dict) else await service.run(ctx, request, mutations=False))
 
     async def on_websocket(self, req: Any, socket: Any) -> None:
+        from plugins.graphql import ws
+
         await ws.serve(req, socket, self.kernel)
 
     async def _stream(self, req: Any, resp: Any, ctx: Any, request: Any) -> None:
+        from plugins.graphql import streams
+
         if isinstance(request, dict):
             frames, on_close = streams.once(request), None
         else:

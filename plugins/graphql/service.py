@@ -26,21 +26,12 @@ from graphql import (
     validate,
 )
 
-from kernel import SiteCacheSpec
+from plugins.graphql.declared import DOCUMENT_CACHE, SCHEMA_CACHE, VIEW_CACHE
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.guards import MAX_QUERY_CHARS, MAX_TOKENS, Limits, cost_rule, guard_error
 from plugins.graphql.schema import SiteGraph, build
 from plugins.schema import api as schema_api
 
-SCHEMA_CACHE = SiteCacheSpec(
-    "graphql_schemas", max_entries=1_000, ttl=3600.0, invalidate_on=("schema.changed",),
-    doc="GraphQL schemas per (site, schema version).")
-DOCUMENT_CACHE = SiteCacheSpec(
-    "graphql_documents", max_entries=4_096, ttl=3600.0, invalidate_on=("schema.changed",),
-    doc="Parsed and validated GraphQL documents per (site, schema version, view, query text).")
-VIEW_CACHE = SiteCacheSpec(
-    "graphql_views", max_entries=1_000, ttl=3600.0, invalidate_on=("schema.changed",),
-    doc="GraphQL schemas as members see them, per (site, schema version, read permissions).")
 MAX_CACHED_QUERY = 8_192  # characters; longer documents are parsed every time, not held
 BUILDS = "graphql.schema_builds"  # kernel.state counter: schemas built by this process
 VIEW_BUILDS = "graphql.view_builds"  # kernel.state counter: member views built by this process

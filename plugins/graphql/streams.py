@@ -18,11 +18,9 @@ from falcon.asgi import SSEvent
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 
 from kernel.base.errors import ApiError
+from plugins.graphql.declared import STREAMS
 from plugins.graphql.errors import error_body, format_error, format_result
 from plugins.graphql.service import GraphQLContext, caller_graph, open_schema, prepare
-
-STREAMS = "graphql.streams"  # kernel.state: the slots of open streams (kernel.messaging.slots.ConnectionLimiter)
-STREAM_LEASE = 30.0  # seconds a slot lives in Redis without renewal (a dead worker's go after it)
 
 
 async def once(result: dict[str, Any]) -> AsyncIterator[SSEvent]:

@@ -36,7 +36,6 @@ from plugins.graphql.service import Request, parse_request
 
 log = logging.getLogger("svc.graphql")
 
-PROTOCOL = "graphql-transport-ws"
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_ID_CHARS = 200
 CREDENTIAL_KEYS = ("authorization", "x-svc-site")

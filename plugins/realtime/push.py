@@ -19,10 +19,9 @@ import datetime as dt
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from sqlalchemy import func
@@ -34,6 +33,9 @@ from kernel.base.ids import uuid7
 from kernel.db.meta import iso, now_utc
 from kernel.tenancy.scope import SiteDB
 from plugins.realtime.tables import notifications, push_subscriptions
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("svc.realtime.push")
 
@@ -233,6 +235,8 @@ def vapid_headers(kernel: Any, endpoint: str) -> dict[str, str]:
 
 
 async def send_one(kernel: Any, row: Any, payload: bytes) -> httpx.Response:
+    import httpx
+
     headers = {**vapid_headers(kernel, row["endpoint"]), "Content-Encoding": "aes128gcm",
                "Content-Type": "application/octet-stream", "TTL": str(TTL_SECONDS), "Urgency": "normal"}
     client = outbound.client(kernel, CLIENT_KEY, timeout=httpx.Timeout(10.0))
@@ -281,6 +285,8 @@ async def send_retry(kernel: Any, site_id: str, notification_id: str, subscripti
 async def deliver(kernel: Any, site_id: str, row: Any, payload: bytes, notification_id: str, attempt: int) -> str:
     """Send once; act on the answer: ``sent``, ``gone`` (deleted), ``retry``, ``failed`` or
     ``refused`` (the endpoint resolves to an address the outbound rule refuses: nothing is sent)."""
+    import httpx
+
     retry_after: float | None = None
     try:
         resp = await send_one(kernel, row, payload)

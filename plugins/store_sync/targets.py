@@ -28,15 +28,17 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
 import orjson
 
 from kernel import ApiError
 from kernel.base.outbound import OutboundRefused, check_url
 from kernel.base.outbound import client as outbound_client
+
+if TYPE_CHECKING:
+    import httpx
 
 CLIENT_KEY = "store_sync.http"
 TOKENS_STATE = "store_sync.tokens"
@@ -80,6 +82,8 @@ def parse_base_url(raw: str) -> str:
 
 def client(kernel: Any, *, operator: bool = False) -> httpx.AsyncClient:
     """The client for a site admin's URLs, or (``operator``) for the operator's Firestore base URL."""
+    import httpx
+
     settings = kernel.settings
     return outbound_client(kernel, CLIENT_KEY + (".operator" if operator else ""), operator=operator,
                            timeout=httpx.Timeout(settings.get("store_sync_read_timeout"),
@@ -103,6 +107,8 @@ async def _send(kernel: Any, method: str, url: str, *, operator: bool, what: str
     settings, any address but the unspecified one), bounded in time (connect plus read
     timeout, for the whole exchange) and in size (``MAX_ANSWER``); PushFailed, whose message
     never holds the URL's query, when it cannot be made."""
+    import httpx
+
     settings = kernel.settings
     budget = float(settings.get("store_sync_connect_timeout")) + float(settings.get("store_sync_read_timeout"))
     try:

@@ -25,10 +25,12 @@ from kernel.db.engine import sync_url
 from kernel.db.meta import metadata
 from kernel.db.migrate import (
     alembic_config,
+    at_heads,
     conventional_migrations,
     migration_paths,
     renamed_revisions,
     restamp_renamed,
+    revision_graph,
     upgrade,
 )
 from kernel.hooks.plugins import (
@@ -257,3 +259,71 @@ def test_the_migrations_build_what_the_tables_declare(scratch_url):
     finally:
         engine.dispose()
     assert found == KNOWN_APART[dialect]
+def test_the_revision_graph_read_as_text_is_alembics():
+    """``revision_graph`` (read without importing the files) has every revision Alembic loads, each
+    needing what Alembic says it needs (``down_revision`` and ``depends_on``); ``at_heads`` holds
+    for what Alembic stamps after ``upgrade heads`` and for no database one revision short."""
+    graph = revision_graph(sorted(OWNERS))
+    assert graph is not None
+    scripts = _scripts()
+    assert {r: set(n) for r, n in graph.items()} == {s.revision: set(s._all_down_revisions) for s in scripts}
+    cfg = alembic_config(sorted(OWNERS))
+    with create_engine("sqlite://").begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "heads")
+        stamped = sorted(r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version")))
+    assert at_heads(graph, stamped)
+    for rev in stamped:  # each stamped revision's own down_revision instead of it: that one is not run
+        down = ScriptDirectory.from_config(cfg).get_revision(rev)._versioned_down_revisions
+        short = [r for r in stamped if r != rev] + list(down)
+        assert not at_heads(graph, short), rev
+    assert not at_heads(graph, [])
+    assert not at_heads(graph, [*stamped, "k0001_sites"])  # an old id: Alembic restamps it first
+
+
+def test_a_revision_file_only_alembic_can_read_sends_the_check_to_alembic(tmp_path):
+    def folder(name: str, *files: str) -> str:
+        path = tmp_path / name
+        path.mkdir()
+        for i, text_ in enumerate(files):
+            (path / f"r{i}.py").write_text(text_)
+        return str(path)
+
+    plain = 'revision = "a1"\ndown_revision = None\n', 'revision = "a2"\ndown_revision = "a1"\ndepends_on = ("a1",)\n'
+    assert revision_graph([folder("plain", *plain)]) == {"a1": (), "a2": ("a1", "a1")}
+    for name, body in {
+        "computed": 'revision = "a" + "1"\ndown_revision = None\n',
+        "twice": 'revision = "a1"\nrevision = "a9"\ndown_revision = None\n',
+        "in_an_if": 'import os\nrevision = "a1"\nif os.environ.get("X"):\n    revision = "a9"\ndown_revision = None\n',
+        "global": 'revision = "a1"\ndown_revision = None\ndef f():\n    global revision\n',
+        "namespace": 'revision = "a1"\ndown_revision = None\nglobals()["revision"] = "a9"\n',
+        "star": 'revision = "a1"\ndown_revision = None\nfrom os import *\n',
+        "no_down": 'revision = "a1"\n',
+        "missing_down": 'revision = "a1"\ndown_revision = "a0"\n',
+        "missing_dependency": 'revision = "a1"\ndown_revision = None\ndepends_on = "zz"\n',
+        "syntax": 'revision = "a1"\ndown_revision = None\ndef (\n',
+    }.items():
+        assert revision_graph([folder(name, body)]) is None, name
+    twice = folder("dup_a", 'revision = "a1"\ndown_revision = None\n')
+    assert revision_graph([twice, folder("dup_b", 'revision = "a1"\ndown_revision = None\n')]) is None
+    circle = {"a1": ("a2",), "a2": ("a1",)}
+    assert not at_heads(circle, ["a1", "a2"])
+
+
+def test_a_database_one_revision_short_is_upgraded(tmp_path):
+    """The text check finds the database short of a head, so Alembic runs the missing revision."""
+    url = f"sqlite:///{tmp_path / 'short.sqlite3'}"
+    paths = sorted(OWNERS)
+    upgrade(url, paths)
+    full = _versions(url)
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.begin() as conn:
+            cfg = alembic_config(paths)
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "items@-1")
+    finally:
+        engine.dispose()
+    assert _versions(url) != full
+    upgrade(url, paths)
+    assert _versions(url) == full

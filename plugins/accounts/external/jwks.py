@@ -21,13 +21,15 @@ import json
 import logging
 from dataclasses import dataclass, field
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import jwt
 
 from kernel.base import outbound
 from kernel.base.errors import ApiError
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("svc.accounts.jwks")
 
@@ -117,6 +119,8 @@ async def get_json(client: httpx.AsyncClient, url: str) -> Any:
 
 async def fetch_key_set(kernel: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
     """Fetch the issuer's key set (through discovery when configured so)."""
+    import httpx
+
     # No redirects: the configured URL is what an admin approved. Short timeouts: this runs
     # inside a request, and a slow identity provider must not hold the worker.
     client = outbound.client(kernel, CLIENT_KEY, timeout=httpx.Timeout(FETCH_TIMEOUT))

@@ -21,10 +21,9 @@ import re
 import secrets
 from dataclasses import dataclass
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlencode, urlsplit
 
-import httpx
 import jwt
 
 from kernel import Setting
@@ -43,6 +42,9 @@ from plugins.accounts.external import external_auth, issuers, jwks
 from plugins.accounts.external.issuer_config import ALLOWED_ALGORITHMS, CONTROL_CHARS, MAX_TEXT
 from plugins.accounts.sessions.sessions import Client, hash_token, start_session
 from plugins.accounts.tables import external_logins
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("svc.accounts.oidc")
 
@@ -146,6 +148,8 @@ class _Metadata:
 async def provider_metadata(kernel: Any, row: Any) -> dict[str, Any]:
     """The issuer's discovery document (cached ``DISCOVERY_TTL`` seconds per issuer and source);
     its ``issuer`` must be ours and its endpoints http(s) URLs the outbound rule accepts."""
+    import httpx
+
     config = dict(row["config"] or {})
     source = (config["discoveryUrl"], row["issuer"])
     cache: dict[str, _Metadata] = kernel.state.setdefault(STATE_KEY, {})
@@ -172,6 +176,8 @@ async def provider_metadata(kernel: Any, row: Any) -> dict[str, Any]:
 
 
 def outbound_client(kernel: Any) -> httpx.AsyncClient:
+    import httpx
+
     return outbound.client(kernel, CLIENT_KEY, timeout=httpx.Timeout(jwks.FETCH_TIMEOUT * 2))
 
 
@@ -268,6 +274,8 @@ async def _exchange(
     kernel: Any, row: Any, document: dict[str, Any], code: str, redirect_uri: str, state: str
 ) -> str:
     """The ID token the token endpoint answers for ``code`` (RFC 6749 4.1.3, RFC 7636 4.5)."""
+    import httpx
+
     config = dict(row["config"] or {})
     form = {
         "grant_type": "authorization_code",

@@ -38,8 +38,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import httpx
-
 from kernel.base.errors import ApiError
 from kernel.base.ids import uuid7
 from kernel.db.meta import aware, iso, now_utc
@@ -262,6 +260,8 @@ async def decide(ctx: SkillContext, approval_id: str, body: dict[str, Any], *,
 
 def transient(exc: BaseException) -> bool:
     """A failure worth another run: the service or a dependency was busy or unreachable."""
+    import httpx
+
     if isinstance(exc, ApiError):
         return exc.status in TRANSIENT_STATUSES
     return isinstance(exc, (OSError, TimeoutError, httpx.TransportError))
@@ -269,6 +269,8 @@ def transient(exc: BaseException) -> bool:
 
 async def _run(ctx: SkillContext, row: Any, skill: Any) -> None:
     """Run the approved call, as the requester now (its first run, or a retry)."""
+    import httpx
+
     kernel, site_id = ctx.kernel, ctx.site_id
     attempts = int(row["attempts"] or 0) + 1
     decider = row["decided_by"] or (gate.owner_of(ctx.principal) if ctx.principal is not None else None)

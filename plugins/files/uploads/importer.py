@@ -15,10 +15,8 @@ answer's ``Content-Type``; a name without one gets the type's).
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
-
-import httpx
 
 from kernel import ApiError
 from kernel.base.outbound import OutboundRefused, check_url, policy
@@ -28,11 +26,16 @@ from plugins.files.records import check_filename, check_meta
 from plugins.files.uploads import guard, uploads
 from plugins.files.uploads.catalogue import BY_MIME, extension_of, parse_mime
 
+if TYPE_CHECKING:
+    import httpx
+
 CLIENT_STATE = "files.import_client"
 
 
 def client(kernel: Any) -> httpx.AsyncClient:
     """One HTTP client per app, closed at shutdown; never follows redirects."""
+    import httpx
+
     timeout = httpx.Timeout(kernel.settings.get("files_import_timeout"), connect=5.0)
     return outbound_client(kernel, CLIENT_STATE, timeout=timeout, on_behalf=True)
 
@@ -52,6 +55,8 @@ def name_for(url: str, mime: str) -> str:
 
 
 async def import_url(ctx: Any, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    import httpx
+
     await guard.admit(ctx)  # the caller before the body, and before any outbound request
     reject_unknown(body, {"url", "data"})
     url = check_url(body.get("url"), path=["url"], policy=policy(ctx.kernel, on_behalf=True))

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from kernel import ApiError
 from kernel.base.outbound import OutboundRefused, check_url, policy
 from kernel.base.outbound import client as outbound_client
@@ -78,6 +76,8 @@ async def provider_of(kernel: Any, site_id: str) -> dict[str, Any] | None:
 
 async def libretranslate(kernel: Any, provider: dict[str, Any], text: str, source: str, target: str) -> str:
     """One call of LibreTranslate's ``/translate``; 502 ``TRANSLATION_FAILED`` on any failure."""
+    import httpx
+
     body: dict[str, Any] = {"q": text, "source": source, "target": target, "format": "text"}
     if provider.get("apiKey"):
         body["api_key"] = provider["apiKey"]
