@@ -3,12 +3,12 @@
 
 They run in the first pass only (SQLite, docs/testing.md "Two passes"): a browser test proves what
 the screens show and do, and every API call they make is proven on PostgreSQL and Redis by the
-API tests of its plugin, which run in both passes. A browser test costs 8 to 12 s of CPU a module
-(Chromium's own work aside); running each twice bought no proof.
+API tests of its plugin, which run in both passes. About four fifths of a browser test's CPU is
+Chromium's own (docs/testing.md, "What the run costs"); running each twice bought no proof.
 
 One Chromium, and one Playwright driver, for the whole folder in a worker process (``browser``):
 each module's tests still get contexts of their own (a person each, no cookie or storage shared),
-but the launch of a driver and a browser, ~1 s of CPU each time, is paid once instead of once a
+but the start of a driver and a browser (~1 s and ~0.5 s of CPU) is paid once instead of once a
 module. Playwright binds its objects to the event loop that started it, so the folder's tests
 and async fixtures run on one loop for the package (``loop_scope="package"``), and
 ``shared_site`` is declared again here on that loop; each module still gets its own app."""
