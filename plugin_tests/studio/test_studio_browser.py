@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, chromium_path, new_member
+from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
 AXE = VENDOR / "axe-core-4.10.2.min.js"
@@ -37,7 +37,7 @@ ARTICLES[6]["title"] = "Special winter recipe"
 WAIT = 15_000  # ms: the bound of every wait for something the page must show
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """The shared app served by uvicorn; site A (articles) and site B (recipes), and a member of
     A who may read articles' title, views and body and update views only."""
@@ -68,19 +68,6 @@ async def studio(shared_site) -> Any:
                "app": shared_site.app}
     finally:
         await server.stop()
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser() -> Any:
-    executable = chromium_path()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 class Visit:
@@ -163,7 +150,7 @@ async def visiting(browser: Any, base_url: str, *, record: bool = False, **optio
 # -- end schema, people
 
 
-@pytest_asyncio.fixture(loop_scope="module")
+@pytest_asyncio.fixture(loop_scope="package")
 async def visit(browser, studio) -> Any:
     async with visiting(browser, studio["server"].base_url, record=True) as seen:
         yield seen

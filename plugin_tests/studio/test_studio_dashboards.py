@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 
 # First pass only, like every browser test here (conftest.py): the dashboards API it drives is
 # tested on both backends in plugin_tests/dashboards.
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 # placed (UTC), category, amount: weeks of 2026-03-02 (2 orders), 2026-03-09 (1), none in the week
 # of 2026-03-16, 2026-03-23 (1), 2026-03-30 (2, one of them on April 1st): a gap the chart fills.
@@ -38,7 +38,7 @@ ORDERS = [
 SPOT = {"x": 0, "y": 0, "w": 6, "h": 4}
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     admin: Calls = shared_site.calls
     await admin.collection(

@@ -19,12 +19,12 @@ from urllib.parse import unquote
 import pytest
 import pytest_asyncio
 from PIL import Image
-from test_studio_browser import browser, sign_in, visiting  # noqa: F401 - browser is a fixture
+from test_studio_browser import sign_in, visiting
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 BIG = 9007199254740993  # 2^53 + 1: a JS number would read it as ...992
 
@@ -35,7 +35,7 @@ def png() -> bytes:
     return out.getvalue()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def shown(shared_site) -> Any:
     """A site of the shared app whose ``gauges`` use every drawn display, served by uvicorn."""
     calls = await shared_site.new_site("dsp")
@@ -89,8 +89,8 @@ async def shown(shared_site) -> Any:
         await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, shown) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def visit(browser, shown) -> Any:
     async with visiting(browser, shown["server"].base_url, record=True, height=1000) as seen:
         yield seen
 

@@ -23,9 +23,8 @@ from kernel.testing.live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
 from plugin_tests.studio.test_studio_browser import Visit, sign_in
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 # The module's browser and each test's page, as test_studio_browser.py makes them.
-browser = shared.browser
 visit = shared.visit
 
 
@@ -37,7 +36,7 @@ def png_bytes() -> bytes:
     return out.getvalue()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """Posts with a field of every family; authors (m2o), topics (m2m), chapters (o2m through the
     chapters' m2o `post`, sorted by `position`); a singleton `homepage`."""

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member, running_mailbox, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")  # first pass only: conftest.py marks the browser tests
+pytestmark = pytest.mark.asyncio(loop_scope="package")  # first pass only: conftest.py marks the browser tests
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     with running_mailbox() as mailbox:
         env = {

@@ -18,19 +18,19 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiosmtpd.controller import Controller
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import new_member, run_due_jobs, running_mailbox, shared_site_with
 from kernel.testing.live import LiveServer
 from plugin_tests.email.test_email_site_smtp import PASSWORD, AuthMailbox
 
 pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.asyncio(loop_scope="package"),
     pytest.mark.svc_first_pass_only("drives the email API; plugin_tests/email covers it on both backends"),
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     site_box = AuthMailbox()
     with socket.socket() as sock:

@@ -22,14 +22,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from extensions_sdk.bundle import build_bundle
 from extensions_sdk.signing import generate_keypair, sign_bytes
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 PRIVATE, PUBLIC = generate_keypair()
 CAPS = ["ui", "items:posts", "items:secrets"]
 # The panel tries what a hostile panel would, and writes down what happened.
@@ -113,7 +113,7 @@ def bad_source_bundle() -> bytes:
     return buf.getvalue()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     env = {"MARKETPLACE_PUBLIC_KEYS": f"example:{PUBLIC}"}
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env) as shared:

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from PIL import Image
-from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import check_console, open_visit, sign_in
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 56  # an executable, declared as text
 
 
@@ -34,7 +34,7 @@ def picture(fmt: str, size: tuple[int, int] = (400, 200)) -> bytes:
     return out.getvalue()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def library(shared_site) -> Any:
     app, site, admin = shared_site.app, shared_site.site, shared_site.calls
     member = await new_member(app, site, "subscriber")
@@ -51,8 +51,8 @@ async def library(shared_site) -> Any:
         await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, library) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def visit(browser, library) -> Any:
     seen = await open_visit(browser, library["server"].base_url, height=900)
     try:
         yield seen
@@ -140,11 +140,10 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
 
     # A click sets the point where it lands; the arrow keys move it by 1/50 of the image.
     picker = page.get_by_role("button", name="No focal point: crops keep the centre")
-    box = (
-        await page.get_by_role("button", name="No focal point: crops keep the centre")
-        .locator("img")
-        .bounding_box()
-    )
+    # Measured once the image has loaded: before, its box can still be the empty one (a click at
+    # 50 % of an unloaded image's height landed at its top on a loaded machine).
+    await expect(picker.locator("img")).to_have_js_property("complete", True)
+    box = await picker.locator("img").bounding_box()
     await picker.click(position={"x": box["width"] * 0.9 + 1, "y": box["height"] * 0.5 + 1})
     shown = page.get_by_role("status").filter(has_text=re.compile(r"^Focal point: x \d+, y \d+$"))
     await expect(shown).to_be_visible()

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, check_console, open_visit, sign_in
 
 from kernel.testing import Calls, new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def newsroom(shared_site) -> Any:
     """Site A's ``stories`` (editorial workflow with a separate reviewer, versioning), a Newsroom
     role that reads, creates and updates them, and two of its members: an editor who wrote
@@ -69,8 +69,8 @@ async def newsroom(shared_site) -> Any:
         await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def contexts(browser, newsroom) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def contexts(browser, newsroom) -> Any:
     """``open()`` gives a new browser context (a person of its own) on the studio."""
     opened: list[Visit] = []
 

@@ -24,10 +24,9 @@ from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 # The studio's browser fixtures (one Chromium for the module, a recorded context per test).
-browser = shared.browser
 visit = shared.visit
 sign_in = shared.sign_in
 
@@ -49,7 +48,7 @@ def book(i: int) -> dict[str, Any]:
 BOOKS = [book(i) for i in range(1, 301)]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """The shared app served by uvicorn; site A with 300 books (status field `status`), a role
     Writers and a member of it who may read the books and delete poetry only."""

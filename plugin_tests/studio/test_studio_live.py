@@ -23,18 +23,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, open_visit, sign_in, visit  # noqa: F401 - fixtures shared
+from test_studio_browser import Visit, open_visit, sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 APP = Path(__file__).resolve().parents[2] / "plugins" / "studio" / "app"
 NOTES = [{"id": f"n{i}", "title": f"Note {i}", "body": f"Body {i}"} for i in range(1, 6)]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """The shared app served by uvicorn; a site with ``notes``, and an author (a studio role)
     who may read and update them."""
@@ -60,7 +60,7 @@ async def studio(shared_site) -> Any:
         await server.stop()
 
 
-async def second_context(browser: Any, studio: dict[str, Any]) -> Visit:  # noqa: F811 - the shared fixture
+async def second_context(browser: Any, studio: dict[str, Any]) -> Visit:
     return await open_visit(browser, studio["server"].base_url)
 
 

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, check_console, open_visit, sign_in  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, check_console, open_visit, sign_in
 
 from kernel.testing import Calls, Member, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 API = "/api/v1"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     """Site A with ``notes`` (read and update for each person made by ``person()``), on an app
     without the auth rate limit: each case signs in and out several times from one address."""
@@ -45,7 +45,7 @@ async def _studio(shared_site: Any) -> Any:
         await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
+@pytest_asyncio.fixture(loop_scope="package")
 async def person(studio) -> Any:
     """A new member (subscriber, no admin rights) who may read and update notes."""
     app, site = studio["app"], studio["site"]
@@ -57,8 +57,8 @@ async def person(studio) -> Any:
     return member
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def visit(browser, studio) -> Any:
     seen = await open_visit(browser, studio["server"].base_url, height=900, accept_downloads=True)
     try:
         yield seen

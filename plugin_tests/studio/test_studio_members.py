@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, sign_in, visit  # noqa: F401 - fixtures shared
+from test_studio_browser import Visit, sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 HIDDEN_TITLE = "Unpublished plan 5521"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """Site A: ``articles``, two published and one hidden by the member's read rule (published
     only, title and published). Site B: ``recipes``. The member: a subscriber of both."""

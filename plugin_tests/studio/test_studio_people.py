@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, sign_in, visiting  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, sign_in, visiting
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member, running_mailbox, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def people(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     """Site A with ``notes`` and a member; site B with its own admin and member; an app that mails
     to the module's SMTP server, without the auth rate limit (many sign-ins from one address)."""
@@ -47,8 +47,8 @@ async def people(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
                 await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, people) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def visit(browser, people) -> Any:
     async with visiting(browser, people["server"].base_url, record=True, height=1000) as seen:
         yield seen
 

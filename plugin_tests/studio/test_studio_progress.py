@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit, visiting  # noqa: F401 - browser and visit are fixtures
+from test_studio_browser import sign_in, visit, visiting  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")  # first pass only: conftest.py marks the browser tests
+pytestmark = pytest.mark.asyncio(loop_scope="package")  # first pass only: conftest.py marks the browser tests
 ENV = {
     "SVC_ENCRYPTION_KEY": "main:" + base64.b64encode(b"p" * 32).decode(),
     "SVC_REGULATED_BATCH": "1",
@@ -31,7 +31,7 @@ ENV = {
 }
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=ENV) as shared:
         admin = shared.calls
@@ -198,7 +198,7 @@ async def test_a_flow_run_and_a_config_import_are_listed(studio, visit):  # noqa
     await visit.axe()
 
 
-async def test_an_editor_has_no_work_to_find(studio, browser):  # noqa: F811 - the shared fixture
+async def test_an_editor_has_no_work_to_find(studio, browser):
     from playwright.async_api import expect
 
     member = studio["member"]

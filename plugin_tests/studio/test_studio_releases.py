@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures (visit on this studio)
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import (
     ADMIN_EMAIL,
@@ -37,7 +37,7 @@ from kernel.testing import (
 )
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 ENV = {"SVC_ENCRYPTION_KEY": base64.b64encode(b"r" * 32).decode(), "SVC_EVENTS_POLL_SECONDS": "0.2",
        "SVC_CDC_READ_TIMEOUT": "20"}
 HOLD_BOUND = 30.0  # s: the longest the receiver holds a delivery the test has not released
@@ -62,7 +62,7 @@ class Receiver:
         return [e["id"] for r in self.got for e in json.loads(r.body)["events"]]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=ENV) as shared:
         admin: Calls = shared.calls

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import Visit, browser, sign_in, visiting  # noqa: F401 - browser is a fixture
+from test_studio_browser import Visit, sign_in, visiting
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 # Every field type, with what the form sets for it: (interface, display, {option label: value}),
 # and the options the API must then hold.
@@ -56,7 +56,7 @@ TYPES: dict[str, tuple[str, str, dict[str, str], dict[str, Any]]] = {
 }
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(shared_site) -> Any:
     """The shared app served by uvicorn; a member of its site without admin rights (its content
 rights are granted by the test that uses it)."""
@@ -69,8 +69,8 @@ rights are granted by the test that uses it)."""
         await server.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def visit(browser, studio) -> Any:  # noqa: F811 - the imported browser fixture
+@pytest_asyncio.fixture(loop_scope="package")
+async def visit(browser, studio) -> Any:
     async with visiting(browser, studio["server"].base_url, height=1000, accept_downloads=True) as seen:
         yield seen
 

@@ -12,19 +12,19 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from test_studio_browser import browser, sign_in, visit  # noqa: F401 - browser and visit are fixtures
+from test_studio_browser import sign_in, visit  # noqa: F401 - visit is a fixture (on this module's studio)
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, MEMBER_PASSWORD, Calls, new_member, shared_site_with
 from kernel.testing.live import LiveServer
 
 pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.asyncio(loop_scope="package"),
     pytest.mark.svc_first_pass_only("drives the releases and regulated APIs; their own tests cover both backends"),
 ]
 ENV = {"SVC_ENCRYPTION_KEY": "main:" + base64.b64encode(b"w" * 32).decode(), "SVC_REGULATED_BATCH": "1"}
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=ENV) as shared:
         admin = shared.calls
