@@ -23,6 +23,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -87,7 +88,10 @@ def _start(data_dir: Path, extra: dict[str, str]) -> Node:
         wait_until_answering(proc, f"{node.base}/utils/health")
         seen: set[int] = set()
         for _ in range(TRIES):
-            seen.add(_health_pid(httpx.get(f"{node.base}/utils/health", timeout=10)))
+            pid = _health_pid(httpx.get(f"{node.base}/utils/health", timeout=10))
+            if pid in seen:
+                time.sleep(0.1)  # the other worker may still be starting: no busy loop on this one
+            seen.add(pid)
             if len(seen) == 2:
                 break
         assert len(seen) == 2, f"{TRIES} fresh connections all reached the workers {seen}"
