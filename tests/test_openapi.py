@@ -178,7 +178,25 @@ def _strict(operation: Any) -> bool:
             and not operation.path.startswith("/api/v1/audit"))
 
 
-def _exercise(operation: Any, headers: dict[str, str], mode: GenerationMode,
+def _calling(app: Any) -> asgi.ASGIClient:
+    """One in-process client for a whole run (``with`` it: that starts the app's lifespan), instead of
+    the one per call that ``case.call()`` makes. It keeps no state between calls: ``_call`` empties its cookie
+    jar after each, as a fresh client's would be, and it reads no proxy or netrc settings from the
+    environment (``trust_env``), which an in-process call never uses."""
+    client = asgi.get_client(app)
+    client.trust_env = False
+    return client
+
+
+def _call(case: Any, client: asgi.ASGIClient) -> Any:
+    client.adapter.max_stream_events = case.operation.schema.config.max_stream_events_for(operation=case.operation)
+    try:
+        return case.call(session=client)
+    finally:
+        client.cookies.clear()
+
+
+def _exercise(operation: Any, headers: dict[str, str], mode: GenerationMode, client: asgi.ASGIClient,
               calls: list[tuple[str, int]], **strategy: Any) -> None:
     strict = _strict(operation)
     examples = STRICT_EXAMPLES if strict else MAX_EXAMPLES[mode]
@@ -188,7 +206,7 @@ def _exercise(operation: Any, headers: dict[str, str], mode: GenerationMode,
                          print_blob=True)
     @hypothesis.given(case=operation.as_strategy(generation_mode=mode, headers=headers, **strategy))
     def run(case: Any) -> None:
-        response = case.call()
+        response = _call(case, client)
         calls.append((operation.label, response.status_code))
         if mode is GenerationMode.NEGATIVE:
             # Invalid input is answered by any documented 4xx; only a server error is a failure.
@@ -220,12 +238,13 @@ def test_api_conforms_to_its_document(svc_template_db: str, tmp_path: Path, shar
         operations = everything[shard::SHARDS]
         calls: list[tuple[str, int]] = []
         failures: list[str] = []
-        for operation in operations:
-            for mode, strategy in _runs(operation, pinned_names):
-                try:
-                    _exercise(operation, headers, mode, calls, **strategy)
-                except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - collect all, then report
-                    failures.append(f"{operation.label} [{mode.value}, {strategy}]: {exc}")
+        with _calling(app) as client:
+            for operation in operations:
+                for mode, strategy in _runs(operation, pinned_names):
+                    try:
+                        _exercise(operation, headers, mode, client, calls, **strategy)
+                    except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - collect all, then report
+                        failures.append(f"{operation.label} [{mode.value}, {strategy}]: {exc}")
     finally:
         asgi.shutdown_lifespans()
     tested = {label for label, _ in calls}
@@ -318,13 +337,13 @@ def _no_rights_problem(operation: Any, response: Any, a_ids: set[str]) -> str | 
     return None
 
 
-def _call_without_rights(operation: Any, headers: dict[str, str], examples: int, a_ids: set[str],
-                         statuses: dict[str, list[int]], problems: list[str]) -> None:
+def _call_without_rights(operation: Any, headers: dict[str, str], examples: int, client: asgi.ASGIClient,
+                         a_ids: set[str], statuses: dict[str, list[int]], problems: list[str]) -> None:
     @hypothesis.settings(max_examples=examples, deadline=None, database=None,
                          phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @hypothesis.given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE, headers=headers))
     def run(case: Any) -> None:
-        response = case.call()
+        response = _call(case, client)
         statuses.setdefault(operation.label, []).append(response.status_code)
         problem = _no_rights_problem(operation, response, a_ids)
         if problem:
@@ -352,8 +371,9 @@ def test_callers_without_rights_get_the_envelope_and_nothing_of_another_site(
         operations = [o for o in (result.ok() for result in schema.get_all_operations())
                       if o.definition.raw.get("x-svc-auth") in levels]
         assert len(operations) >= 40, "the document admits too few operations to this caller"
-        for operation in operations:
-            _call_without_rights(operation, headers, examples, a_ids, statuses, problems)
+        with _calling(app) as client:
+            for operation in operations:
+                _call_without_rights(operation, headers, examples, client, a_ids, statuses, problems)
     finally:
         asgi.shutdown_lifespans()
     assert set(statuses) == {o.label for o in operations}, "some operations were never called"

@@ -20,10 +20,10 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -35,7 +35,7 @@ import pytest
 from httpx_sse import aconnect_sse
 from websockets.asyncio.client import connect as ws_connect
 
-from kernel.testing import free_port, svc_test_database_url, wait_until_answering
+from kernel.testing import free_port, stop_process, svc_test_database_url, wait_until_answering
 from kernel.workers.serve import reuseport_supported
 
 pytestmark = [
@@ -88,7 +88,10 @@ def _start(data_dir: Path, extra: dict[str, str]) -> Node:
         wait_until_answering(proc, f"{node.base}/utils/health")
         seen: set[int] = set()
         for _ in range(TRIES):
-            seen.add(_health_pid(httpx.get(f"{node.base}/utils/health", timeout=10)))
+            pid = _health_pid(httpx.get(f"{node.base}/utils/health", timeout=10))
+            if pid in seen:
+                time.sleep(0.1)  # the other worker may still be starting: no busy loop on this one
+            seen.add(pid)
             if len(seen) == 2:
                 break
         assert len(seen) == 2, f"{TRIES} fresh connections all reached the workers {seen}"
@@ -103,13 +106,9 @@ def _start(data_dir: Path, extra: dict[str, str]) -> Node:
     return node
 
 
-def _stop(node: Node) -> None:
-    node.proc.send_signal(signal.SIGTERM)
-    try:
-        node.proc.wait(40)
-    except subprocess.TimeoutExpired:
-        node.proc.kill()
-        node.proc.wait()
+def _stop(node: Node) -> int:
+    """SIGTERM, then the exit code (killed after 40 s: the leg then fails on that code)."""
+    return stop_process(node.proc, timeout=40)
 
 
 @pytest.fixture(scope="module", params=["broker", "redis"])
@@ -121,7 +120,9 @@ def node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     started = _start(tmp_path_factory.mktemp(f"workers-{request.param}") / "data", extra)
     started.leg = request.param
     yield started
-    _stop(started)
+    # Stopped cleanly: the parent and both workers exit on SIGTERM (this is the serve smoke test too:
+    # tests/test_serve_reuseport.py starts no server of its own).
+    code = _stop(started)
     if extra:  # the leg's keys (rate limits, connection slots, cache) go with it
         import redis
 
@@ -131,6 +132,7 @@ def node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
                 client.delete(key)
         finally:
             client.close()
+    assert code == 0, f"svc serve --workers 2 exited {code}:\n{started.out.read_text()[-3000:]}"
 
 
 # ------------------------------------------------------------------------------ pinned connections
@@ -385,6 +387,7 @@ async def test_rate_limits_and_socket_caps_count_across_the_workers(node):
 
 def test_the_start_says_what_still_differs(node):
     out = node.out.read_text()
+    assert "with 2 workers (SO_REUSEPORT)" in out, out
     if node.leg == "broker":
         assert "share the local broker at" in out, out
         assert "several nodes need Redis" in out, out

@@ -26,6 +26,7 @@ from kernel.testing import (
 from kernel.workers.serve import reuseport_supported
 
 HEALTH = "/api/v1/utils/health"
+RETRY = 0.1  # seconds between tries for a worker that has not answered yet
 
 
 class Figures:
@@ -123,6 +124,8 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
         while len(pids) < 2:
             assert time.monotonic() < deadline, f"after {sent} requests only workers {pids} answered"
             pid, _ = pid_and_metrics(base)
+            if pid in pids:
+                time.sleep(RETRY)  # the other worker may still be starting: no busy loop on this one
             pids.add(pid)
             sent += 2
         # Now each worker's /metrics holds at least every health request sent so far, though each
@@ -153,10 +156,14 @@ def test_metrics_of_either_worker_count_the_requests_of_both(tmp_path):
             try:
                 pid, text = pid_and_metrics(base)
             except httpx.HTTPError:
+                time.sleep(RETRY)
                 continue
             sent += 2
             if pid not in pids:
                 break
+            # The replacement imports the app before it listens (seconds on a loaded machine): each
+            # miss scrapes the living worker, so the next try waits a little instead of spinning.
+            time.sleep(RETRY)
         assert health_requests(scrape(text)) >= sent, (health_requests(scrape(text)), sent)
         in_flight = [value for _, value in scrape(text)["svc_http_requests_in_flight"]]
         assert in_flight == [1.0], in_flight  # the scrape itself; the dead worker's gauge left the sum
