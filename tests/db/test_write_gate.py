@@ -263,3 +263,37 @@ async def test_queued_writers_of_one_process_share_one_hold_of_the_file_lock(tmp
     finally:
         for db in (a, other):
             await db.dispose()
+
+
+async def test_the_writers_turn_ends_with_the_transaction_not_with_the_connection(tmp_path, monkeypatch):
+    """SQLite: once the COMMIT (or the ROLLBACK) has run, SQLite's write lock is free, and the
+    next writer may take its turn while SQLAlchemy still closes the connection (in a task of its
+    own, turns of the event loop): the gate and the file lock are let go before the close."""
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from kernel.db.engine import Database
+
+    a = Database(f"sqlite:///{tmp_path / 'turn.sqlite3'}")
+    try:
+        async with a.begin() as conn:
+            await conn.run_sync(meta.create_all)
+        at_close: list[tuple[bool, bool]] = []
+        real = AsyncConnection.close
+
+        async def close(self: AsyncConnection) -> None:
+            assert a._write_gate is not None and a._file_lock is not None
+            at_close.append((a._write_gate.locked(), a._file_lock.held))
+            await real(self)
+
+        monkeypatch.setattr(AsyncConnection, "close", close)
+        async with a.begin() as conn:
+            await conn.execute(counters.insert().values(id="c", n=1))
+        with pytest.raises(RuntimeError):
+            async with a.begin(inline=True) as conn:
+                await conn.execute(update(counters).values(n=2))
+                raise RuntimeError("roll it back")
+        assert at_close == [(False, False), (False, False)]
+        async with a.read() as conn:
+            assert (await conn.execute(select(counters.c.n))).scalar_one() == 1
+    finally:
+        await a.dispose()
