@@ -111,7 +111,11 @@ class WriteSection:
 
         event.listen(database.engine.sync_engine, "before_cursor_execute", before)
         # BEGIN IMMEDIATE / COMMIT go through the dialect, not a cursor event: count them apart.
-        event.listen(database.engine.sync_engine, "commit", lambda conn: before(None, None, "COMMIT", None, None, False))
+        event.listen(
+            database.engine.sync_engine,
+            "commit",
+            lambda conn: before(None, None, "COMMIT", None, None, False),
+        )
 
 
 async def seed(client: Any, n: int) -> tuple[dict[str, str], list[str]]:
@@ -141,22 +145,40 @@ async def seed(client: Any, n: int) -> tuple[dict[str, str], list[str]]:
 def request_of(scenario: str, rng: random.Random, ids: list[str]) -> tuple[str, str, Any]:
     base = f"{API}/items/articles"
     if scenario == "create":  # bench/items_http_bench.py's bodies
-        return "POST", base, {"title": f"bench-http-created {rng.random()}", "views": rng.randint(0, 1000),
-                              "rating": 2.5, "published": True, "tags": ["local"], "category": "news"}
+        return (
+            "POST",
+            base,
+            {
+                "title": f"bench-http-created {rng.random()}",
+                "views": rng.randint(0, 1000),
+                "rating": 2.5,
+                "published": True,
+                "tags": ["local"],
+                "category": "news",
+            },
+        )
     if scenario == "patch":
         return "PATCH", f"{base}/{rng.choice(ids)}", {"views": rng.randint(0, 1000)}
     raise SystemExit(f"unknown scenario {scenario!r}")
 
 
-async def send(client: Any, headers: dict[str, str], scenario: str, rng: random.Random, ids: list[str]) -> None:
+async def send(
+    client: Any, headers: dict[str, str], scenario: str, rng: random.Random, ids: list[str]
+) -> None:
     method, path, body = request_of(scenario, rng, ids)
     resp = await client.request(method, path, headers=headers, json=body)
     if resp.status_code not in (200, 201):
         raise SystemExit(f"{method} {path}: {resp.status_code} {resp.text[:300]}")
 
 
-async def measure(client: Any, headers: dict[str, str], section: WriteSection, scenario: str, ids: list[str],
-                  args: argparse.Namespace) -> dict[str, Any]:
+async def measure(
+    client: Any,
+    headers: dict[str, str],
+    section: WriteSection,
+    scenario: str,
+    ids: list[str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     rng = random.Random(11)
     for _ in range(args.warmup):
         await send(client, headers, scenario, rng, ids)
@@ -195,12 +217,17 @@ async def measure(client: Any, headers: dict[str, str], section: WriteSection, s
         section.recording = False
         held.append(1000 * statistics.mean(section.walls))
         held_cpu.append(1000 * statistics.mean(section.cpus))
-    return {"calls_per_request": round(calls), "calls_in_write_section": round(inside_calls),
-            "write_turns_per_request": round(turns, 2),
-            "cpu_ms": round(statistics.median(cpu_blocks), 3), "cpu_ms_blocks": [round(c, 3) for c in cpu_blocks],
-            "wall_ms": round(statistics.median(wall_blocks), 3),
-            "held_ms": round(statistics.median(held), 3), "held_cpu_ms": round(statistics.median(held_cpu), 3),
-            "statements": statements}
+    return {
+        "calls_per_request": round(calls),
+        "calls_in_write_section": round(inside_calls),
+        "write_turns_per_request": round(turns, 2),
+        "cpu_ms": round(statistics.median(cpu_blocks), 3),
+        "cpu_ms_blocks": [round(c, 3) for c in cpu_blocks],
+        "wall_ms": round(statistics.median(wall_blocks), 3),
+        "held_ms": round(statistics.median(held), 3),
+        "held_cpu_ms": round(statistics.median(held_cpu), 3),
+        "statements": statements,
+    }
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -211,18 +238,23 @@ async def main(args: argparse.Namespace) -> None:
         out: dict[str, Any] = {"dialect": kernel.db.dialect}
         for scenario in args.scenarios.split(","):
             out[scenario] = result = await measure(client, headers, section, scenario, ids, args)
-            print(f"{scenario}: {result['calls_per_request']} calls/request "
-                  f"({result['calls_in_write_section']} in the write section), "
-                  f"CPU {result['cpu_ms']} ms (blocks {result['cpu_ms_blocks']}), wall {result['wall_ms']} ms, "
-                  f"write section {result['held_ms']} ms wall / {result['held_cpu_ms']} ms CPU, "
-                  f"{result['write_turns_per_request']} turns/request", flush=True)
+            print(
+                f"{scenario}: {result['calls_per_request']} calls/request "
+                f"({result['calls_in_write_section']} in the write section), "
+                f"CPU {result['cpu_ms']} ms (blocks {result['cpu_ms_blocks']}), wall {result['wall_ms']} ms, "
+                f"write section {result['held_ms']} ms wall / {result['held_cpu_ms']} ms CPU, "
+                f"{result['write_turns_per_request']} turns/request",
+                flush=True,
+            )
             for stmt in result["statements"]:
                 print(f"    {stmt}")
         print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--scenarios", default="create,patch")
