@@ -60,6 +60,7 @@ class WriteSection:
         self.cpus: list[float] = []
         self.statements: list[str] = []
         self.turns = 0
+        self.last: pstats.Stats | None = None  # the last profile of write sections
         section = self
         self._w0 = self._c0 = 0.0
 
@@ -197,7 +198,7 @@ async def measure(
         await send(client, headers, scenario, rng, ids)
     section.recording = False
     inside = pstats.Stats(section.profiler)
-    section.profiler = None  # the timed blocks below run without one
+    section.last, section.profiler = inside, None  # the timed blocks below run without one
     inside_calls = inside.total_calls / args.profiled  # type: ignore[attr-defined]
     statements = section.statements[: len(section.statements) // max(1, section.turns)]
     turns = section.turns / args.profiled

@@ -242,6 +242,10 @@ CHECKPOINT_PAUSE = 0.2
 # While writers of this process queue at its write gate, the file lock passes from one to the
 # next for up to this long before it is let go for other processes' writers.
 FILE_LOCK_BATCH = 0.02
+# A SQLite writer checks its pooled connection out before it waits for its turn (the checkout
+# is then no work inside the write lock) while fewer than this many writers of the process are
+# queued; past it, after, so that queued writers do not hold the pool that readers need.
+CONNECTED_WHILE_QUEUED = 8
 PING_IDLE_SECONDS = 1.0  # a pooled PostgreSQL connection idle this long is pinged at checkout
 PG_CONNECT_TIMEOUT = 10  # SVC_DB_CONNECT_TIMEOUT's default (unless the URL sets connect_timeout)
 PG_COMMAND_TIMEOUT = 30.0  # SVC_DB_COMMAND_TIMEOUT's default
@@ -454,12 +458,19 @@ class Database:
                 async with self.engine.begin() as conn:
                     yield conn
                 return
-            await self._take_turn()
-            turn = True
+            turn = False
             try:
+                if self._gate_waiting >= CONNECTED_WHILE_QUEUED:  # many queued: hold no connection waiting
+                    await self._take_turn()
+                    turn = True
                 async with self.engine.connect() as conn:
+                    # The pool's checkout and the connection's options are no work for the write
+                    # lock: done before the turn, unless many writers of this process queue.
                     await conn.execution_options(svc_write=True)
                     raw = (await conn.get_raw_connection()).dbapi_connection
+                    if not turn:
+                        await self._take_turn()
+                        turn = True
                     try:
                         if inline:  # from BEGIN IMMEDIATE on (it hops only to wait for another program)
                             raw.set_inline(True)
@@ -472,7 +483,7 @@ class Database:
                         # to the next writer now, not after the connection's close (a task of
                         # its own in SQLAlchemy, two turns of the loop with every other
                         # request's step in them).
-                        if not raw.transaction_open():
+                        if turn and not raw.transaction_open():
                             turn = False
                             self._give_turn()
             finally:
