@@ -16,6 +16,8 @@ requests through httpx's ASGI transport and reports:
   it. On SQLite the write section is what every writer of the deployment waits for.
 
 ``--top N`` prints the N functions with the most own time inside the write section.
+``--concurrency N`` then runs N senders at once for ``--seconds``: requests/s, CPU per request,
+and the write section's wall (mean, p50, p99) while other requests' steps share the event loop.
 Run it from a worktree, or point ``PYTHONPATH`` at another one to compare two commits with one
 venv (``PYTHONPATH=/work/wt/old:/work/wt/old/bench``).
 
@@ -231,6 +233,43 @@ async def measure(
     }
 
 
+async def concurrent(
+    client: Any,
+    headers: dict[str, str],
+    section: WriteSection,
+    scenario: str,
+    ids: list[str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """``--concurrency`` senders for ``--seconds``: requests/s, CPU per request, and the write
+    section's wall (mean, p50, p99) and CPU while the other requests' steps share the loop."""
+    rng, stop, done = random.Random(13), asyncio.Event(), [0]
+
+    async def sender() -> None:
+        while not stop.is_set():
+            await send(client, headers, scenario, rng, ids)
+            done[0] += 1
+
+    section.walls.clear(), section.cpus.clear()
+    section.recording = True
+    tasks = [asyncio.create_task(sender()) for _ in range(args.concurrency)]
+    c0, w0 = time.process_time(), time.perf_counter()
+    await asyncio.sleep(args.seconds)
+    stop.set()
+    await asyncio.gather(*tasks)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    section.recording = False
+    walls = sorted(section.walls)
+    return {
+        "rps": round(done[0] / wall, 1),
+        "cpu_ms": round(1000 * cpu / done[0], 3),
+        "held_ms_mean": round(1000 * statistics.mean(walls), 3),
+        "held_ms_p50": round(1000 * walls[len(walls) // 2], 3),
+        "held_ms_p99": round(1000 * walls[int(len(walls) * 0.99)], 3),
+        "held_cpu_ms": round(1000 * statistics.mean(section.cpus), 3),
+    }
+
+
 async def main(args: argparse.Namespace) -> None:
     async with in_process_app(args.database_url) as (app, client):
         kernel = app.kernel
@@ -249,6 +288,14 @@ async def main(args: argparse.Namespace) -> None:
             )
             for stmt in result["statements"]:
                 print(f"    {stmt}")
+            if args.concurrency > 1:
+                result["concurrent"] = many = await concurrent(client, headers, section, scenario, ids, args)
+                print(
+                    f"{scenario}, {args.concurrency} at once: {many['rps']} req/s, CPU {many['cpu_ms']} ms, "
+                    f"write section wall mean {many['held_ms_mean']} / p50 {many['held_ms_p50']} / "
+                    f"p99 {many['held_ms_p99']} ms, CPU {many['held_cpu_ms']} ms",
+                    flush=True,
+                )
         print(json.dumps(out))
 
 
@@ -264,4 +311,6 @@ if __name__ == "__main__":
     parser.add_argument("--timed", type=int, default=300)
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--top", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=1, help="then as many senders at once")
+    parser.add_argument("--seconds", type=float, default=8.0, help="how long the concurrent senders run")
     asyncio.run(main(parser.parse_args()))
