@@ -100,7 +100,7 @@ def _begin_now(conn: sqlite3.Connection) -> tuple[Any, Any, int, Any] | None:
     try:
         return _run(conn, _BEGIN_IMMEDIATE, None, False)
     except sqlite3.OperationalError as error:
-        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY:  # or an extended BUSY_*
             return None
         raise
     finally:
