@@ -242,6 +242,10 @@ CHECKPOINT_PAUSE = 0.2
 # While writers of this process queue at its write gate, the file lock passes from one to the
 # next for up to this long before it is let go for other processes' writers.
 FILE_LOCK_BATCH = 0.02
+# A SQLite writer checks its pooled connection out before it waits for its turn (the checkout
+# is then no work inside the write lock) while fewer than this many writers of the process are
+# queued; past it, after, so that queued writers do not hold the pool that readers need.
+CONNECTED_WHILE_QUEUED = 8
 PING_IDLE_SECONDS = 1.0  # a pooled PostgreSQL connection idle this long is pinged at checkout
 PG_CONNECT_TIMEOUT = 10  # SVC_DB_CONNECT_TIMEOUT's default (unless the URL sets connect_timeout)
 PG_COMMAND_TIMEOUT = 30.0  # SVC_DB_COMMAND_TIMEOUT's default
@@ -426,8 +430,12 @@ class Database:
         """A connection inside one write transaction, committed on success, rolled back on error.
 
         ``inline``: the transaction runs only short statements by key (an item write). On SQLite
-        they then run on the event loop's thread while the write lock is held, in stretches of
-        at most ``sqlite_driver.INLINE_WINDOW`` (kernel/db/sqlite_driver.py); PostgreSQL ignores it.
+        they then run on the event loop's thread while the write lock is held, ``BEGIN
+        IMMEDIATE`` and ``COMMIT`` too, in stretches of at most ``sqlite_driver.INLINE_WINDOW``
+        (kernel/db/sqlite_driver.py); PostgreSQL ignores it.
+
+        On SQLite the writer's turn (``_take_turn``) ends as soon as the transaction has, before
+        the connection goes back to the pool.
 
         Every transaction that may write goes through here (the unit of work does). One at a
         time per task: opening a second one while the task's own is open raises
@@ -450,18 +458,37 @@ class Database:
                 async with self.engine.begin() as conn:
                     yield conn
                 return
-            async with self._writer_turn():
+            turn = False
+            try:
+                if self._gate_waiting >= CONNECTED_WHILE_QUEUED:  # many queued: hold no connection waiting
+                    await self._take_turn()
+                    turn = True
                 async with self.engine.connect() as conn:
+                    # The pool's checkout and the connection's options are no work for the write
+                    # lock: done before the turn, unless many writers of this process queue.
                     await conn.execution_options(svc_write=True)
-                    raw = (await conn.get_raw_connection()).dbapi_connection if inline else None
+                    raw = (await conn.get_raw_connection()).dbapi_connection
+                    if not turn:
+                        await self._take_turn()
+                        turn = True
                     try:
+                        if inline:  # from BEGIN IMMEDIATE on (it hops only to wait for another program)
+                            raw.set_inline(True)
                         async with conn.begin():
-                            if raw is not None:  # BEGIN IMMEDIATE has taken the write lock
-                                raw.set_inline(True)
                             yield conn
                     finally:
-                        if raw is not None:
+                        if inline:
                             raw.set_inline(False)
+                        # Committed or rolled back, SQLite's write lock is free: the turn goes
+                        # to the next writer now, not after the connection's close (a task of
+                        # its own in SQLAlchemy, two turns of the loop with every other
+                        # request's step in them).
+                        if turn and not raw.transaction_open():
+                            turn = False
+                            self._give_turn()
+            finally:
+                if turn:
+                    self._give_turn()
         finally:
             mine.open = False
             # A transaction closed in another context than it opened (a unit of work driven by
@@ -469,27 +496,34 @@ class Database:
             with contextlib.suppress(ValueError):
                 _open_write.reset(token)
 
-    @asynccontextmanager
-    async def _writer_turn(self) -> AsyncIterator[None]:
-        """SQLite: this process's turn to write, its writers in arrival order at the write gate,
-        then the file lock shared with other processes' writers."""
+    async def _take_turn(self) -> None:
+        """SQLite: wait for this process's turn to write, its writers in arrival order at the
+        write gate, then the file lock shared with other processes' writers. ``_give_turn``
+        ends it."""
         assert self._write_gate is not None
         self._gate_waiting += 1
         try:
             await self._write_gate.acquire()
         finally:
             self._gate_waiting -= 1
+        lock = self._file_lock
+        if lock is not None and not lock.held:
+            try:
+                await lock.acquire()
+            except BaseException:
+                self._write_gate.release()
+                raise
+
+    def _give_turn(self) -> None:
+        """End the turn ``_take_turn`` began: the file lock stays with this process while its
+        next writer is queued (for up to ``FILE_LOCK_BATCH`` seconds), else it is let go."""
+        assert self._write_gate is not None
         lock, keep = self._file_lock, False
         try:
-            if lock is not None and not lock.held:
-                await lock.acquire()
-            try:
-                yield
-            finally:
-                if lock is not None:
-                    keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH
-                    if not keep:
-                        lock.release()
+            if lock is not None:
+                keep = self._gate_waiting > 0 and lock.held_for() < FILE_LOCK_BATCH
+                if not keep:
+                    lock.release()
         finally:
             self._write_gate.release()
             if keep:
@@ -498,6 +532,15 @@ class Database:
                 # hand-over between processes per batch of FILE_LOCK_BATCH seconds, not one
                 # per transaction. If that writer was cancelled instead, the lock goes here.
                 asyncio.get_running_loop().call_soon(self._release_if_idle)
+
+    @asynccontextmanager
+    async def _writer_turn(self) -> AsyncIterator[None]:
+        """SQLite: this process's turn to write for the length of the block (``_take_turn``)."""
+        await self._take_turn()
+        try:
+            yield
+        finally:
+            self._give_turn()
 
     async def checkpoint(self, *, attempts: int | None = None, wait: float | None = None,
                          pause: float | None = None) -> bool:

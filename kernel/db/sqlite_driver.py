@@ -21,6 +21,14 @@ transaction's own work. Only transactions of short statements by key (an item wr
 it, and a window bounds it: after ``INLINE_WINDOW`` seconds without a hop, the next statement
 hops, so a long batch still lets the loop serve other requests every 10 ms.
 
+Its ``BEGIN IMMEDIATE`` runs inline too (``set_inline`` comes before the ``BEGIN``): the writer's
+turn (``Database._writer_turn``) already holds the file lock every svc process takes, so SQLite's
+write lock is free unless something outside svc holds it (a migration, the ``sqlite3`` shell).
+The ``BEGIN`` is tried with a busy timeout of zero, which never waits; when it finds the lock
+taken it hops after all and waits there with the connection's own busy timeout, so the loop is
+never held for another process. A hop at ``BEGIN`` was a turn of the loop, with every other
+request's step in it, inside the write lock of every writer.
+
 A connection of ``Database.read`` (autocommit reads) runs each statement inline too, within a
 budget: ``READ_BUDGET`` seconds, checked by SQLite's progress handler every ``PROGRESS_STEPS``
 virtual-machine steps. A read by key or a page of an index takes tens of microseconds, far less
@@ -64,6 +72,7 @@ PROGRESS_STEPS = 10_000
 # or a read has run out, instead of depending on how fast the machine is.
 clock = time.perf_counter
 _SELECT = frozenset({"SELECT", "select"})  # the start of a statement that may run inline as a read
+_BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"  # kernel.db.engine._sqlite_begin's, for a write transaction
 
 
 def _run(conn: sqlite3.Connection, operation: Any, parameters: Any, many: bool) -> tuple[Any, Any, int, Any]:
@@ -81,6 +90,21 @@ def _run(conn: sqlite3.Connection, operation: Any, parameters: Any, many: bool) 
         return description, rows, cursor.rowcount, cursor.lastrowid
     finally:
         cursor.close()
+
+
+def _begin_now(conn: sqlite3.Connection) -> tuple[Any, Any, int, Any] | None:
+    """``BEGIN IMMEDIATE`` on the calling thread if SQLite's write lock is free; None, with no
+    transaction begun, when another connection holds it (the caller then hops and waits)."""
+    (timeout,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        return _run(conn, _BEGIN_IMMEDIATE, None, False)
+    except sqlite3.OperationalError as error:
+        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY:  # or an extended BUSY_*
+            return None
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
 
 
 def _run_bounded(conn: sqlite3.Connection, operation: Any, parameters: Any) -> tuple[Any, Any, int, Any] | None:
@@ -154,7 +178,10 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
             connection = self._connection
             found = None
             if adapt.inline_now():
-                found = _run(connection._conn, operation, parameters, many)
+                if operation == _BEGIN_IMMEDIATE:
+                    found = _begin_now(connection._conn)  # None: the write lock is taken, wait on the thread
+                else:
+                    found = _run(connection._conn, operation, parameters, many)
             elif adapt.reads_inline and not many and operation[:6] in _SELECT:
                 found = _run_bounded(connection._conn, operation, parameters)
             if found is not None:
@@ -186,6 +213,14 @@ class _Connection(AsyncAdapt_aiosqlite_connection):
 
     def inline_now(self) -> bool:
         return self._inline and clock() - self._since < INLINE_WINDOW
+
+    def transaction_open(self) -> bool:
+        """Whether the ``sqlite3`` connection is inside a transaction (it may hold SQLite's write
+        lock); True for a connection closed or broken meanwhile, which its close settles."""
+        try:
+            return bool(self._connection.in_transaction)
+        except Exception:  # noqa: BLE001 - no live connection to ask
+            return True
 
     def hopped(self) -> None:
         if self._inline:  # the loop has run other work meanwhile: a new window starts

@@ -4,14 +4,16 @@ errors) as SQLAlchemy's own aiosqlite cursor answered it."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import sqlite3
 
 import aiosqlite
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from kernel.db import sqlite_driver
+from kernel.db import engine, sqlite_driver
 from kernel.db.engine import Database
 
 meta = MetaData()
@@ -98,18 +100,53 @@ async def test_errors_are_the_dbapi_errors_and_the_connection_stays_usable(db):
         assert await conn.scalar(select(things.c.name)) == "dup"
 
 
-async def test_an_inline_transaction_runs_on_the_loop_after_begin(db, hops):
+async def test_an_inline_transaction_runs_on_the_loop_from_begin(db, hops):
     async with db.read() as conn:
         await conn.execute(text("SELECT 1"))  # the pooled connection is open
     hops.clear()
     async with db.begin(inline=True) as conn:
-        assert len(hops) == 1  # BEGIN IMMEDIATE hops: it may wait for another writer
+        assert hops == []  # BEGIN IMMEDIATE ran inline: no other program holds the write lock
         await conn.execute(insert(things).values(name="a"))
         assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
-    assert len(hops) == 1  # the insert, the select and the COMMIT ran inline
+    assert hops == []  # the insert, the select and the COMMIT ran inline
     async with db.connect() as conn:  # committed, and the pooled connection hops again
         assert (await conn.execute(select(things.c.name))).scalars().all() == ["a"]
-    assert hops.count("_run") == 3  # BEGIN IMMEDIATE, then this BEGIN and SELECT
+        assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == engine.BUSY_TIMEOUT_MS
+    assert hops.count("_run") == 3  # its BEGIN, SELECT and PRAGMA
+
+
+async def test_an_inline_begin_waits_on_the_thread_for_another_programs_write_lock(db, hops, tmp_path):
+    """svc's own writers queue at the file lock, so SQLite's write lock is free when a writer's
+    turn comes, unless a program outside svc holds it (here a plain ``sqlite3`` connection): then
+    the BEGIN does not hold the event loop, it hops and waits there with the busy timeout."""
+    async with db.read() as conn:
+        await conn.execute(text("SELECT 1"))  # the pooled connection is open
+    other = sqlite3.connect(tmp_path / "driver.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO things (name) VALUES ('other')")
+    hops.clear()
+    loop_turns = 0
+
+    async def write() -> list[str]:
+        async with db.begin(inline=True) as conn:
+            await conn.execute(insert(things).values(name="svc"))
+            return (await conn.execute(select(things.c.name).order_by(things.c.id))).scalars().all()
+
+    writer = asyncio.create_task(write())
+    while not hops:  # the BEGIN found the lock taken and went to the thread to wait
+        await asyncio.sleep(0)
+        loop_turns += 1
+    assert hops == ["_run"] and not writer.done()
+    for _ in range(5):  # the loop is free meanwhile
+        await asyncio.sleep(0)
+    assert not writer.done()
+    other.execute("COMMIT")
+    other.close()
+    assert await asyncio.wait_for(writer, 10) == ["other", "svc"]
+    assert hops == ["_run"]  # then the insert, the select and the COMMIT ran inline
+    async with db.read() as conn:  # the connection's own busy timeout is back
+        assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == engine.BUSY_TIMEOUT_MS
+    assert loop_turns >= 1
 
 
 async def test_an_inline_transaction_rolls_back_and_hands_back_a_hopping_connection(db, hops):
@@ -133,7 +170,7 @@ async def test_an_inline_stretch_is_bounded_by_the_window(db, hops, monkeypatch)
     monkeypatch.setattr(sqlite_driver, "INLINE_WINDOW", 0.01)  # the default: never over on the frozen clock
     async with db.begin(inline=True) as conn:
         await conn.execute(insert(things).values(name="c"))
-    assert len(hops) == 1
+    assert hops == []  # BEGIN, insert and COMMIT in one stretch
 
 
 async def test_a_read_runs_inline_within_its_budget(db, hops):

@@ -263,3 +263,79 @@ async def test_queued_writers_of_one_process_share_one_hold_of_the_file_lock(tmp
     finally:
         for db in (a, other):
             await db.dispose()
+
+
+async def test_the_writers_turn_ends_with_the_transaction_not_with_the_connection(tmp_path, monkeypatch):
+    """SQLite: once the COMMIT (or the ROLLBACK) has run, SQLite's write lock is free, and the
+    next writer may take its turn while SQLAlchemy still closes the connection (in a task of its
+    own, turns of the event loop): the gate and the file lock are let go before the close."""
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from kernel.db.engine import Database
+
+    a = Database(f"sqlite:///{tmp_path / 'turn.sqlite3'}")
+    try:
+        async with a.begin() as conn:
+            await conn.run_sync(meta.create_all)
+        at_close: list[tuple[bool, bool]] = []
+        real = AsyncConnection.close
+
+        async def close(self: AsyncConnection) -> None:
+            assert a._write_gate is not None and a._file_lock is not None
+            at_close.append((a._write_gate.locked(), a._file_lock.held))
+            await real(self)
+
+        monkeypatch.setattr(AsyncConnection, "close", close)
+        async with a.begin() as conn:
+            await conn.execute(counters.insert().values(id="c", n=1))
+        with pytest.raises(RuntimeError):
+            async with a.begin(inline=True) as conn:
+                await conn.execute(update(counters).values(n=2))
+                raise RuntimeError("roll it back")
+        assert at_close == [(False, False), (False, False)]
+        async with a.read() as conn:
+            assert (await conn.execute(select(counters.c.n))).scalar_one() == 1
+    finally:
+        await a.dispose()
+
+
+async def test_queued_writers_hold_a_pooled_connection_only_up_to_a_bound(tmp_path, monkeypatch):
+    """A writer checks its connection out before it waits for its turn (no pool work inside the
+    write lock), but only while fewer than CONNECTED_WHILE_QUEUED writers of the process are
+    queued: past that, it waits first, so a queue of writers cannot hold the readers' pool."""
+    from kernel.db.engine import Database
+
+    monkeypatch.setattr(engine, "CONNECTED_WHILE_QUEUED", 2)
+    a = Database(f"sqlite:///{tmp_path / 'queue.sqlite3'}")
+    try:
+        async with a.begin() as conn:
+            await conn.run_sync(meta.create_all)
+        opened = [await a.engine.connect() for _ in range(4)]  # pooled connections ready: no connect waits
+        for conn in opened:
+            await conn.close()
+        started, release = asyncio.Event(), asyncio.Event()
+
+        async def holder() -> None:
+            async with a.begin() as conn:
+                started.set()
+                await release.wait()
+                await conn.execute(counters.insert().values(id="holder", n=0))
+
+        async def writer(i: int) -> None:
+            async with a.begin() as conn:
+                await conn.execute(counters.insert().values(id=f"w{i}", n=i))
+
+        first = asyncio.create_task(holder())
+        await started.wait()
+        queued = [asyncio.create_task(writer(i)) for i in range(6)]
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert a._gate_waiting == 6
+        assert a.engine.pool.checkedout() == 3  # the holder's and the first two queued writers'
+        release.set()
+        await asyncio.wait_for(asyncio.gather(first, *queued), 10)
+        async with a.read() as conn:
+            assert len((await conn.execute(select(counters.c.id))).scalars().all()) == 7
+        assert a.engine.pool.checkedout() == 0
+    finally:
+        await a.dispose()

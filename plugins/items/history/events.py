@@ -62,12 +62,12 @@ async def on_item_update(event: str, payload: Any, ctx: Any) -> None:
     uow = ctx.uow
     if uow is None or not uow.notes.pop((UNPINNED, coll.id, item_id), False):  # read with the row when it could be
         await pins.check_write(db, coll, item_id, changed, ctx.principal, caused_by)
-    if revisions.first_update(before):
-        await revisions.record_baseline(db, coll, item_id, before)
+    rows = [revisions.baseline_row(coll, item_id, before)] if revisions.first_update(before) else []
     kind, tag = revisions.revision_kind(payload)
-    await revisions.record_revision(db, coll, item_id, kind=kind, before=before, after=after,
-                                    principal=ctx.principal, origin=tag,
-                                    caused_by=caused_by if isinstance(caused_by, str) else None)
+    rows.append(revisions.revision_row(coll, item_id, kind=kind, before=before, after=after,
+                                       principal=ctx.principal, origin=tag,
+                                       caused_by=caused_by if isinstance(caused_by, str) else None))
+    await revisions.record_revisions(db, rows)  # the baseline and the revision: one statement
     return None
 
 

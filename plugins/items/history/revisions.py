@@ -1,7 +1,7 @@
 """Revisions: one row per change of an item, written in the change's own transaction.
 
-``record_revision`` is called by the item write filter (``history_events``) for every update
-(the first one records the created state before it: ``record_baseline``), so REST, GraphQL,
+``revision_row`` is written by the item write filter (``history_events``) for every update
+(the first one records the created state before it: ``baseline_row``), so REST, GraphQL,
 flows and releases all leave the same trail. A revision keeps who (identity, API key,
 impersonating admin), when, the delta (``{ field: { from, to } }`` over content, ``status``
 and ``sort``) and the whole item after the change.
@@ -96,24 +96,41 @@ def snapshot_of(coll: Any, item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def record_revision(db: Any, coll: Any, item_id: str, *, kind: str, before: dict[str, Any] | None,
-                          after: dict[str, Any], principal: Any, staged: bool = False,
-                          origin: dict[str, Any] | None = None, at: dt.datetime | None = None,
-                          actor: dict[str, Any] | None = None, caused_by: str | None = None) -> str:
-    """Insert one revision on ``db`` (the write's transaction); returns its id."""
+def revision_row(coll: Any, item_id: str, *, kind: str, before: dict[str, Any] | None, after: dict[str, Any],
+                 principal: Any, staged: bool = False, origin: dict[str, Any] | None = None,
+                 at: dt.datetime | None = None, actor: dict[str, Any] | None = None,
+                 caused_by: str | None = None) -> dict[str, Any]:
+    """One ``svc_item_revisions`` row (its id a fresh uuid7), for ``record_revisions``."""
     revision_id, now, actor = uuid7(), at or now_utc(), actor or actor_of(principal)
-    await db.insert(revisions, {
+    return {
         "id": revision_id, "collection_id": coll.id, "item_id": item_id, "kind": kind, "staged": staged,
         "data": snapshot_of(coll, after), "delta": delta_of(before, after), "origin": origin,
         "caused_by": caused_by,
         "actor_kind": actor["kind"], "actor_id": actor["userId"], "api_key_id": actor["apiKeyId"],
         "impersonator_id": actor["impersonatorId"], "created_at": now,
         "committed_at": None if staged else now,
-    })
-    return revision_id
+    }
 
 
-async def record_baseline(db: Any, coll: Any, item_id: str, item: dict[str, Any]) -> None:
+async def record_revisions(db: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert revision rows on ``db`` (the write's transaction) in one statement: an item's
+    first update writes its baseline and its revision together (one statement fewer inside
+    the write lock)."""
+    await db.insert(revisions, rows)
+
+
+async def record_revision(db: Any, coll: Any, item_id: str, *, kind: str, before: dict[str, Any] | None,
+                          after: dict[str, Any], principal: Any, staged: bool = False,
+                          origin: dict[str, Any] | None = None, at: dt.datetime | None = None,
+                          actor: dict[str, Any] | None = None, caused_by: str | None = None) -> str:
+    """Insert one revision on ``db`` (the write's transaction); returns its id."""
+    row = revision_row(coll, item_id, kind=kind, before=before, after=after, principal=principal, staged=staged,
+                       origin=origin, at=at, actor=actor, caused_by=caused_by)
+    await record_revisions(db, [row])
+    return row["id"]
+
+
+def baseline_row(coll: Any, item_id: str, item: dict[str, Any]) -> dict[str, Any]:
     """The ``create`` revision of an item never updated before, written by its first update.
 
     Creating writes no revision (a bulk import of a thousand items would write a thousand
@@ -123,9 +140,9 @@ async def record_baseline(db: Any, coll: Any, item_id: str, item: dict[str, Any]
     """
     created = dt.datetime.fromisoformat(item["createdAt"])
     creator = item.get("userCreated")
-    await record_revision(db, coll, item_id, kind="create", before=None, after=item, principal=None,
-                          at=created, actor={"kind": "user" if creator else None, "userId": creator,
-                                             "apiKeyId": None, "impersonatorId": None})
+    return revision_row(coll, item_id, kind="create", before=None, after=item, principal=None, at=created,
+                        actor={"kind": "user" if creator else None, "userId": creator, "apiKeyId": None,
+                               "impersonatorId": None})
 
 
 def first_update(item: dict[str, Any]) -> bool:
@@ -311,6 +328,6 @@ async def revision_before(ctx: Any, collection: str, item_id: str, cause: str, *
     return {"id": row["id"], "status": (row["data"] or {}).get("status")}
 
 
-__all__ = ["ERROR_CODES", "OWN_CAUSES", "commit_revision", "delta_of", "first_update", "record_baseline",
-           "get_revision", "list_revisions", "pinnable_revision", "record_revision", "restore_body",
+__all__ = ["ERROR_CODES", "OWN_CAUSES", "commit_revision", "delta_of", "first_update", "baseline_row",
+           "get_revision", "list_revisions", "pinnable_revision", "record_revision", "record_revisions", "restore_body",
            "revert_item", "revision_before", "revision_kind", "stage_revision", "written_revision"]
