@@ -298,6 +298,37 @@ async def test_switching_sites_shows_nothing_of_the_other_site(studio, visit):
     await visit.axe()
 
 
+async def test_a_screen_left_before_it_drew_does_not_draw_over_the_next(studio, visit):
+    """The list's items are held back while the user opens another screen; when they arrive, the
+    list (a route the user left) draws nothing: the screen the user went to stays."""
+    from playwright.async_api import expect
+
+    page = visit.page
+    await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, studio["a"])
+    held, release = [], asyncio.Event()
+
+    async def hold(route: Any) -> None:
+        held.append(route.request.url)
+        await release.wait()
+        await route.continue_()
+
+    await page.route("**/api/v1/items/articles?*", hold)
+    async with page.expect_request("**/api/v1/items/articles?*"):
+        await page.get_by_role("link", name="articles").click()
+    await page.get_by_role("link", name="Your account").click()
+    await expect(page.get_by_role("heading", name="Your account", level=1)).to_be_visible()
+    async with page.expect_response("**/api/v1/items/articles?*"):
+        release.set()
+    await page.unroute("**/api/v1/items/articles?*")
+    assert held, "the list's items were never asked for"
+    # The list ran to its end (its last step names the tab, in the same task as its draw) and
+    # drew nothing: the account screen is still the one shown.
+    await expect(page).to_have_title(re.compile(r"^articles · "))
+    await expect(page.get_by_role("heading", name="Your account", level=1)).to_be_visible()
+    await expect(page.get_by_role("table", name="Items of articles")).to_have_count(0)
+    await visit.axe()
+
+
 async def test_a_member_never_sees_a_field_it_may_not_read(studio, visit):
     from playwright.async_api import expect
 

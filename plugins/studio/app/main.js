@@ -89,6 +89,14 @@ let shownHash = location.hash;
 // screen): a route that a newer one overtook while it read the site draws nothing.
 let routes = 0;
 class Overtaken extends Error {}
+// A route draws through this view of the shell: once a newer route has started (the user opened
+// another screen while this one still read the API), its `main` is an element of its own that is
+// not shown, so a slow screen cannot draw over the one the user went to. Everything else (and
+// every property a screen sets) is the shell's own.
+function screenOf(turn) {
+  const away = h("main", {});
+  return new Proxy(shell, { get: (target, key) => (key === "main" && turn !== routes ? away : Reflect.get(target, key)) });
+}
 
 function parse() {
   const raw = location.hash.replace(/^#/, "") || "/";
@@ -123,128 +131,130 @@ async function route() {
       if (!moved) return showLogin({ site, message: t("login.again", { site }) });
     }
     await showSite(site, turn);
+    const shown = screenOf(turn); // the screen this route draws, while no newer route has started
     // -- files: #/s/<site>/files?folder=&view=, #/s/<site>/files/<id>
     if (parts[2] === "files") {
-      shell.nav.mark(FILES_LINK);
+      shown.nav.mark(FILES_LINK);
       // -- studio42c: awaited, so a file of another site (404) shows "Not found." (the route's catch)
-      return await (parts[3] ? renderMediaFile(shell, parts[3]) : renderMedia(shell, query));
+      return await (parts[3] ? renderMediaFile(shown, parts[3]) : renderMedia(shown, query));
     }
     // -- end files
     // -- people: #/s/<site>/people/<screen>[/<id>] (people*.js), for site admins
     if (parts[2] === "people") {
-      shell.nav.mark(`people:${parts[3] || "users"}`);
-      return await renderPeople(shell, parts.slice(3), query, { restart });
+      shown.nav.mark(`people:${parts[3] || "users"}`);
+      return await renderPeople(shown, parts.slice(3), query, { restart });
     }
     // -- end people
     // -- schema: #/s/<site>/schema[/c/<name>[/new-field|/f/<field>]|/relations|/config]
     if (parts[2] === "schema") {
-      shell.nav.mark(SCHEMA_LINK);
+      shown.nav.mark(SCHEMA_LINK);
       // A change of the collections drops the shell: the next screen reads the site again.
-      return await renderSchema(shell, parts.slice(3), { onChanged: async () => { shell = null; } });
+      return await renderSchema(shown, parts.slice(3), { onChanged: async () => { shell = null; } });
     }
     // -- end schema
     // -- studio41: #/s/<site>/settings
     if (parts[2] === "settings") {
-      shell.nav.mark(SETTINGS_LINK);
-      return await renderSiteSettings(shell);
+      shown.nav.mark(SETTINGS_LINK);
+      return await renderSiteSettings(shown);
     }
     // -- releases: #/s/<site>/releases[/<id>] (members the releases API serves), #/s/<site>/feed[/<id>] (admins, cdc on)
-    if (parts[2] === "releases" && shell.ctx.releases) {
-      shell.nav.mark(RELEASES_LINK);
-      return parts[3] ? await renderRelease(shell, parts[3]) : await renderReleases(shell);
+    if (parts[2] === "releases" && shown.ctx.releases) {
+      shown.nav.mark(RELEASES_LINK);
+      return parts[3] ? await renderRelease(shown, parts[3]) : await renderReleases(shown);
     }
-    if (parts[2] === "feed" && shell.ctx.feed) {
-      shell.nav.mark(FEED_LINK);
-      return parts[3] ? await renderSubscription(shell, parts[3]) : await renderFeed(shell);
+    if (parts[2] === "feed" && shown.ctx.feed) {
+      shown.nav.mark(FEED_LINK);
+      return parts[3] ? await renderSubscription(shown, parts[3]) : await renderFeed(shown);
     }
     if (parts[2] === "releases" || parts[2] === "feed") return showError(new ApiError(404, []));
     // -- end releases
     // -- emailpriv: #/s/<site>/email[/t/<id>|/l/<id>|/suppressions], #/s/<site>/privacy[/<tab>]
-    if (parts[2] === "email" && shell.ctx.email) {
-      shell.nav.mark(EMAIL_LINK);
-      if (parts[3] === "t" && parts[4]) return await renderTemplate(shell, parts[4]);
-      if (parts[3] === "l" && parts[4]) return await renderLayout(shell, parts[4]);
-      if (parts[3] === "suppressions") return await renderSuppressions(shell, query);
-      return await renderEmail(shell);
+    if (parts[2] === "email" && shown.ctx.email) {
+      shown.nav.mark(EMAIL_LINK);
+      if (parts[3] === "t" && parts[4]) return await renderTemplate(shown, parts[4]);
+      if (parts[3] === "l" && parts[4]) return await renderLayout(shown, parts[4]);
+      if (parts[3] === "suppressions") return await renderSuppressions(shown, query);
+      return await renderEmail(shown);
     }
-    if (parts[2] === "privacy" && (shell.ctx.privacy || shell.ctx.regulated)) {
-      shell.nav.mark(PRIVACY_LINK);
-      return await renderPrivacy(shell, parts[3] || "", query);
+    if (parts[2] === "privacy" && (shown.ctx.privacy || shown.ctx.regulated)) {
+      shown.nav.mark(PRIVACY_LINK);
+      return await renderPrivacy(shown, parts[3] || "", query);
     }
     if (parts[2] === "email" || parts[2] === "privacy") return showError(new ApiError(404, []));
     // -- end emailpriv
     // -- ext_ui: #/s/<site>/extensions[/<id>] (the instance admin), #/s/<site>/ext/<extension>/<panel>
-    if (parts[2] === "extensions" && shell.ctx.extensionsAdmin) {
-      shell.nav.mark(EXTENSIONS_LINK);
+    if (parts[2] === "extensions" && shown.ctx.extensionsAdmin) {
+      shown.nav.mark(EXTENSIONS_LINK);
       // A change of what is enabled drops the shell: the next screen reads the site's panels again.
-      return parts[3] ? await renderExtension(shell, parts[3], { onChanged: () => { shell = null; } }) : await renderExtensions(shell);
+      return parts[3] ? await renderExtension(shown, parts[3], { onChanged: () => { shell = null; } }) : await renderExtensions(shown);
     }
-    if (parts[2] === "ext" && parts[4] && shell.ctx.extensions) {
-      shell.nav.mark(`ext:${parts[3]}/${parts[4]}`);
-      return await renderPanel(shell, parts[3], parts[4]);
+    if (parts[2] === "ext" && parts[4] && shown.ctx.extensions) {
+      shown.nav.mark(`ext:${parts[3]}/${parts[4]}`);
+      return await renderPanel(shown, parts[3], parts[4]);
     }
     if (parts[2] === "extensions" || parts[2] === "ext") return showError(new ApiError(404, []));
     // -- end ext_ui
     // -- dashboards: #/s/<site>/dashboards[/<id>[/panels/<pid>|new]] (members the dashboards API serves)
     if (parts[2] === "dashboards") {
-      if (!shell.ctx.dashboards) return showError(new ApiError(404, []));
-      shell.nav.mark(DASHBOARDS_LINK);
+      if (!shown.ctx.dashboards) return showError(new ApiError(404, []));
+      shown.nav.mark(DASHBOARDS_LINK);
       const { renderDashboard, renderDashboards } = await import("./dashboards.js");
-      return parts[3] ? await renderDashboard(shell, parts[3], parts.slice(4)) : await renderDashboards(shell);
+      return parts[3] ? await renderDashboard(shown, parts[3], parts.slice(4)) : await renderDashboards(shown);
     }
     // -- end dashboards
     // -- flows editor: #/s/<site>/flows[/<id>[/runs[/<run>]]]
     if (parts[2] === "flows") {
-      if (!shell.ctx.flows) return showError(new ApiError(404, []));
-      shell.nav.mark(FLOWS_LINK);
-      if (!parts[3]) return await renderFlows(shell);
-      if (parts[4] === "runs") return parts[5] ? await renderRun(shell, parts[3], parts[5]) : await renderRuns(shell, parts[3], query);
-      return await renderFlow(shell, parts[3]);
+      if (!shown.ctx.flows) return showError(new ApiError(404, []));
+      shown.nav.mark(FLOWS_LINK);
+      if (!parts[3]) return await renderFlows(shown);
+      if (parts[4] === "runs") return parts[5] ? await renderRun(shown, parts[3], parts[5]) : await renderRuns(shown, parts[3], query);
+      return await renderFlow(shown, parts[3]);
     }
     // -- end flows editor
     // -- ai_ui: #/s/<site>/ai/approvals[/<id>] (ai on), #/s/<site>/agents (site admins, agents on)
-    if (parts[2] === "ai" && parts[3] === "approvals" && shell.ctx.copilot) {
-      shell.nav.mark(INBOX_LINK);
-      return await renderApprovals(shell, parts[4], query);
+    if (parts[2] === "ai" && parts[3] === "approvals" && shown.ctx.copilot) {
+      shown.nav.mark(INBOX_LINK);
+      return await renderApprovals(shown, parts[4], query);
     }
-    if (parts[2] === "agents" && shell.ctx.agents) {
-      shell.nav.mark(AGENTS_LINK);
-      return await renderAgents(shell);
+    if (parts[2] === "agents" && shown.ctx.agents) {
+      shown.nav.mark(AGENTS_LINK);
+      return await renderAgents(shown);
     }
     if (parts[2] === "ai" || parts[2] === "agents") return showError(new ApiError(404, []));
     // -- end ai_ui
     // -- progress: #/s/<site>/work, the work in progress (work.js)
     if (parts[2] === "work") {
-      shell.nav.mark(null);
-      return await renderWork(shell);
+      shown.nav.mark(null);
+      return await renderWork(shown);
     }
     // -- end progress
     // -- me: the user's own page
     if (parts[2] === "me") {
-      shell.nav.mark(null);
-      return await renderMe(shell, { onLanguage: switchLanguage });
+      shown.nav.mark(null);
+      return await renderMe(shown, { onLanguage: switchLanguage });
     }
     const collection = parts[2] === "c" ? parts[3] : null;
-    shell.nav.mark(collection);
+    shown.nav.mark(collection);
     if (!collection) return showHome();
-    if (parts[4] === "new") return await renderEditor(shell, collection, null);
+    if (parts[4] === "new") return await renderEditor(shown, collection, null);
     // -- history: an item's revisions and versions; the review panel under its editor
-    if (parts[4] === "i" && parts[5] && parts[6] === "history") return await renderHistory(shell, collection, parts[5]);
+    if (parts[4] === "i" && parts[5] && parts[6] === "history") return await renderHistory(shown, collection, parts[5]);
     if (parts[4] === "i" && parts[5]) {
       // Awaited inside the try: an item the API answers 404 for shows "Not found." (the catch below).
-      await renderEditor(shell, collection, parts[5]);
-      return await renderReviewPanel(shell, collection, parts[5]);
+      await renderEditor(shown, collection, parts[5]);
+      return await renderReviewPanel(shown, collection, parts[5]);
     }
     // -- editor: a singleton opens straight in its editor
-    if (singletonOf(shell.ctx, collection)) return await renderEditor(shell, collection, null);
+    if (singletonOf(shown.ctx, collection)) return await renderEditor(shown, collection, null);
     // -- live (slive): the list re-fetches when another session writes
-    const list = shell;
+    const list = shown;
     await renderList(list, collection, query);
     // -- studio42: held while the user has unsaved input in the list (live.js, liveRedraw)
     return liveList(collection, () => liveRedraw(list.main, () => renderList(list, collection, query, { live: true })));
   } catch (err) {
     if (err instanceof Overtaken) return; // -- studio42
     if (err instanceof SessionEnded) return sessionEnded(); // live (slive): keeps the editor's work
+    if (turn !== routes) return; // a newer route shows its own screen (or its own error)
     showError(err);
   }
 }
