@@ -33,15 +33,15 @@ class WriteTriggered:
         if self.writes >= self.threshold:
             self.schedule()
 
-    def schedule(self) -> None:
-        """Start the job unless it is running."""
+    def schedule(self, job: Callable[[Any], Awaitable[int | None]] | None = None) -> None:
+        """Start the job (or ``job``, in its place this once) unless it is running."""
         if self.task is None or self.task.done():
             self.writes = 0
-            self.task = asyncio.get_running_loop().create_task(self._run())
+            self.task = asyncio.get_running_loop().create_task(self._run(job or self.job))
 
-    async def _run(self) -> None:
+    async def _run(self, job: Callable[[Any], Awaitable[int | None]]) -> None:
         try:
-            threshold = await self.job(self.kernel)
+            threshold = await job(self.kernel)
             if threshold is not None:
                 self.threshold = threshold
         except Exception:  # noqa: BLE001 - maintenance costs speed when it fails, never correctness
@@ -60,11 +60,12 @@ def install(bus: Any, kernel: Any, key: str, runner: WriteTriggered) -> None:
         bus.on_action(f"items.{op}", runner.count)
 
 
-def start(kernel: Any, key: str) -> None:
-    """Run once at startup, in the background (when installed)."""
+def start(kernel: Any, key: str, job: Callable[[Any], Awaitable[int | None]] | None = None) -> None:
+    """Run once at startup, in the background (when installed); ``job`` in place of the
+    runner's own for this run, if given."""
     runner: WriteTriggered | None = kernel.state.get(key)
     if runner is not None:
-        runner.schedule()
+        runner.schedule(job)
 
 
 async def stop(kernel: Any, key: str) -> None:
