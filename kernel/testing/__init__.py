@@ -36,7 +36,7 @@
 
 The suite runs on SQLite by default; with ``SVC_TEST_DATABASE_URL`` (PostgreSQL) and
 ``SVC_TEST_REDIS_URL`` it runs on those. A migrated template is made and started once per session;
-each app gets a copy (SQLite) or truncated tables (PostgreSQL). Passwords are hashed with argon2's
+each app gets a copy (SQLite) or emptied tables holding the first start's rows again (PostgreSQL). Passwords are hashed with argon2's
 cheapest parameters. ``--svc-services-only`` keeps the tests that touch a database, cache or queue;
 under pytest-xdist each worker gets its own PostgreSQL and Redis database.
 
