@@ -20,6 +20,7 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from kernel.base.jsoncodec import loads as json_loads
+from kernel.db.compiled import shared_cache
 
 log = logging.getLogger("svc.db")
 
@@ -379,6 +380,9 @@ class Database:
         # (``reopen_connections``) itself: SQLAlchemy's recycling goes through terminate(), whose
         # shielded close can hang for ever (see _checkout).
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
+        shared = shared_cache()
+        if shared is not None:  # the test harness's engines share their compiled SQL (compiled.py)
+            self.engine.sync_engine._compiled_cache = shared
         # SQLite has one writer at a time. Writers of this process queue here in arrival order
         # (SQLite's own busy handler sleeps and retries, and starves some writers under load),
         # then meet the writers of other processes at a file lock; BEGIN IMMEDIATE and the busy

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger("svc.items")
+T = TypeVar("T")
 
 
 class WriteTriggered:
@@ -33,15 +34,15 @@ class WriteTriggered:
         if self.writes >= self.threshold:
             self.schedule()
 
-    def schedule(self) -> None:
-        """Start the job unless it is running."""
+    def schedule(self, job: Callable[[Any], Awaitable[int | None]] | None = None) -> None:
+        """Start the job (or ``job``, in its place this once) unless it is running."""
         if self.task is None or self.task.done():
             self.writes = 0
-            self.task = asyncio.get_running_loop().create_task(self._run())
+            self.task = asyncio.get_running_loop().create_task(self._run(job or self.job))
 
-    async def _run(self) -> None:
+    async def _run(self, job: Callable[[Any], Awaitable[int | None]]) -> None:
         try:
-            threshold = await self.job(self.kernel)
+            threshold = await job(self.kernel)
             if threshold is not None:
                 self.threshold = threshold
         except Exception:  # noqa: BLE001 - maintenance costs speed when it fails, never correctness
@@ -60,11 +61,28 @@ def install(bus: Any, kernel: Any, key: str, runner: WriteTriggered) -> None:
         bus.on_action(f"items.{op}", runner.count)
 
 
-def start(kernel: Any, key: str) -> None:
-    """Run once at startup, in the background (when installed)."""
+def start(kernel: Any, key: str, job: Callable[[Any], Awaitable[int | None]] | None = None) -> None:
+    """Run once at startup, in the background (when installed), in the startup turn
+    (``in_startup_turn``); ``job`` in place of the runner's own for this run, if given."""
     runner: WriteTriggered | None = kernel.state.get(key)
     if runner is not None:
-        runner.schedule()
+        first = job or runner.job
+        runner.schedule(lambda k: in_startup_turn(k, first))
+
+
+STARTUP_TURN = "items.startup_turn"
+
+
+async def in_startup_turn(kernel: Any, job: Callable[[Any], Awaitable[T]]) -> T:
+    """``job(kernel)``, once the items plugin's other startup upkeep (search backfill, statistics,
+    counts, indexes) is done: started together, each took a pooled connection at once, so every
+    process start opened five (on PostgreSQL five backends, each paying its start and its catalog
+    reads); in turn they share one."""
+    turn: asyncio.Lock | None = kernel.state.get(STARTUP_TURN)
+    if turn is None:
+        turn = kernel.state[STARTUP_TURN] = asyncio.Lock()
+    async with turn:
+        return await job(kernel)
 
 
 async def stop(kernel: Any, key: str) -> None:

@@ -42,6 +42,7 @@ from sqlalchemy import Column, DateTime, Index, MetaData, String, Table, bindpar
 from sqlalchemy.schema import CreateIndex
 
 from kernel.db.meta import json_type
+from plugins.items.core import write_triggered
 from plugins.items.query.sql.jsonpath import FIELD_KEY, field_expr
 from plugins.items.query.sql.sqlexpr import ordered
 from plugins.items.tables import item_counts
@@ -326,7 +327,8 @@ def register(bus: Any, kernel: Any) -> None:
 def start(kernel: Any) -> None:
     """Look once at startup, over every site, in the background (``ensure_grown``)."""
     if kernel.state.get(GROWN_STATE) is not None:
-        kernel.state[GROWN_STATE + ".startup"] = asyncio.get_running_loop().create_task(_startup(kernel))
+        task = asyncio.get_running_loop().create_task(write_triggered.in_startup_turn(kernel, _startup))
+        kernel.state[GROWN_STATE + ".startup"] = task
 
 
 async def _startup(kernel: Any) -> None:

@@ -32,6 +32,7 @@ from sqlalchemy import column, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 
+from plugins.items.core import write_triggered
 from plugins.items.query.sql.jsonpath import FIELD_KEY, NUMERIC_TYPES, raw_expr
 from plugins.schema.api import field_in_use, indexed_fields
 
@@ -120,7 +121,8 @@ async def _sync_logged(kernel: Any) -> None:
 def start(kernel: Any) -> None:
     """``sync`` in the background (the ``startup`` hook); PostgreSQL only."""
     if kernel.db.dialect == "postgresql":
-        kernel.state[TASK] = asyncio.get_running_loop().create_task(_sync_logged(kernel))
+        task = asyncio.get_running_loop().create_task(write_triggered.in_startup_turn(kernel, _sync_logged))
+        kernel.state[TASK] = task
 
 
 async def stop(kernel: Any) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, literal, or_, select
 
+from plugins.items.core import write_triggered
 from plugins.items.search.index import SEARCHABLE_TYPES, index_missing, search
 from plugins.items.tables import items
 from plugins.schema.api import live_fields
@@ -91,7 +92,7 @@ async def _run(kernel: Any) -> None:
 
 def start(kernel: Any) -> None:
     """Start the backfill as a task of the running loop (the ``startup`` hook)."""
-    kernel.state[TASK] = asyncio.get_running_loop().create_task(_run(kernel))
+    kernel.state[TASK] = asyncio.get_running_loop().create_task(write_triggered.in_startup_turn(kernel, _run))
 
 
 async def stop(kernel: Any) -> None:
