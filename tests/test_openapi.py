@@ -7,6 +7,7 @@ kernel's services live on the loop that serves the requests.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import uuid
@@ -112,7 +113,8 @@ def _build_app(template_db: str, tmp_path: Path) -> Any:
     # Outbound: production's default (nothing opened), so a generated loopback URL is refused, not
     # fetched from whatever listens on this machine.
     settings = factory.settings(data_dir, rate_limit_auth=0, env={"SVC_OUTBOUND_ALLOW_NETWORKS": ""})
-    factory._prepare_database(data_dir, settings)  # a copy of the migrated template
+    # A copy of the migrated template (PostgreSQL: emptied tables, the app's own first start).
+    asyncio.run(factory._prepare_database(data_dir, settings))
     app = create_app(settings)
     # A deployment with email configured, so email flows run instead of answering a designed 503.
     app.kernel.mailer = MemoryMailer()
