@@ -43,19 +43,30 @@ def _backends(url: str, monitor_pid: int) -> list[int]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                            "AND pid <> pg_backend_pid()").fetchall()
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
     return [pid for (pid,) in rows if pid != monitor_pid]
 
 
 async def run(apps: int, warmup: int) -> dict[str, list[float]]:
-    from kernel.testing import ADMIN_EMAIL, AppFactory, _all_migration_paths, _first_start, _index_names  # noqa: PLC0415
-    from kernel.testing import _MIGRATED_INDEXES, svc_test_database_url  # noqa: PLC0415
-    import kernel.testing as harness  # noqa: PLC0415
-    from kernel.auth import passwords  # noqa: PLC0415
-    from kernel.db import compiled  # noqa: PLC0415
-    from kernel.db.migrate import upgrade  # noqa: PLC0415
-    from importlib.metadata import entry_points  # noqa: PLC0415
+    from importlib.metadata import entry_points
+
+    import httpx
+
+    import kernel.testing as harness
+    from kernel.auth import passwords
+    from kernel.db import compiled
+    from kernel.db.migrate import upgrade
+    from kernel.testing import (
+        _MIGRATED_INDEXES,
+        ADMIN_EMAIL,
+        AppFactory,
+        _all_migration_paths,
+        _first_start,
+        _index_names,
+        svc_test_database_url,
+    )
 
     for point in entry_points(group="pytest11"):  # the plugins' harness helpers (app.login, ...)
         point.load()
@@ -89,8 +100,6 @@ async def run(apps: int, warmup: int) -> dict[str, list[float]]:
         marks.append(time.process_time())
         await harness.startup_kernel(app.kernel)
         marks.append(time.process_time())
-        import httpx  # noqa: PLC0415
-
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
         test_app = harness.TestApp(app, app.kernel, client)
         factory.apps.append(test_app)
@@ -112,14 +121,16 @@ async def run(apps: int, warmup: int) -> dict[str, list[float]]:
         await factory.close()
         marks.append(time.process_time())
         if n >= warmup:
-            for piece, (a, b) in zip(PIECES, zip(marks, marks[1:]), strict=True):
+            for piece, (a, b) in zip(PIECES, zip(marks, marks[1:], strict=False), strict=True):
                 cost[piece].append((b - a) * 1000)
             cost["server"].append(server * 1000)
     return cost
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--apps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
@@ -127,9 +138,12 @@ def main() -> None:
     cost = asyncio.run(run(args.apps, args.warmup))
     backend = "PostgreSQL" if os.environ.get("SVC_TEST_DATABASE_URL") else "SQLite"
     total = sum(statistics.fmean(cost[p]) for p in PIECES)
-    print(f"{backend}, {args.apps} apps, mean ms of CPU: " + ", ".join(
-        f"{p} {statistics.fmean(cost[p]):.1f}" for p in PIECES) + f"; process {total:.1f}"
-        + (f"; server {statistics.fmean(cost['server']):.1f}" if backend == "PostgreSQL" else ""))
+    print(
+        f"{backend}, {args.apps} apps, mean ms of CPU: "
+        + ", ".join(f"{p} {statistics.fmean(cost[p]):.1f}" for p in PIECES)
+        + f"; process {total:.1f}"
+        + (f"; server {statistics.fmean(cost['server']):.1f}" if backend == "PostgreSQL" else "")
+    )
 
 
 if __name__ == "__main__":

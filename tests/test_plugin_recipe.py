@@ -37,15 +37,18 @@ def _registered_fresh(disabled: tuple[str, ...] = ()) -> tuple[Any, list[Any]]:
 def test_a_manager_from_the_recipe_is_the_registered_one(disabled: tuple[str, ...]) -> None:
     fresh, fresh_infos = _registered_fresh(disabled)
     plugins.make_plugin_manager(disabled)  # records the recipe, if the fresh build did not
-    key = plugins._Recipe._key([(m, __import__(m, fromlist=["_"])) for m in plugins.KERNEL_PLUGIN_MODULES]
-                               + [(i.name, i.module) for i in fresh_infos if i.enabled])
+    key = plugins._Recipe._key(
+        [(m, __import__(m, fromlist=["_"])) for m in plugins.KERNEL_PLUGIN_MODULES]
+        + [(i.name, i.module) for i in fresh_infos if i.enabled]
+    )
     assert key in plugins._Recipe._BY_MODULES
     built, infos = plugins.make_plugin_manager(disabled)
     assert _shape(built) == _shape(fresh)
     assert len(_shape(built)) > 40
     assert built.list_name_plugin() == fresh.list_name_plugin()
-    assert [(i.name, i.enabled, i.requires, i.description) for i in infos] == \
-        [(i.name, i.enabled, i.requires, i.description) for i in fresh_infos]
+    assert [(i.name, i.enabled, i.requires, i.description) for i in infos] == [
+        (i.name, i.enabled, i.requires, i.description) for i in fresh_infos
+    ]
 
 
 def test_managers_from_one_recipe_do_not_share_registrations() -> None:
