@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import and_, func, literal, or_, select
@@ -47,9 +48,11 @@ def _searchable_value(dialect: str, fields: Any) -> list[Any]:
             or_(func.json_extract(options, "$.sensitive").is_(None), func.json_extract(options, "$.sensitive") != 1)]
 
 
+@lru_cache(maxsize=2)
 def sites_missing_rows_stmt(dialect: str) -> Any:
     """``SELECT DISTINCT site_id``: the sites with a live item whose searchable value has no index
-    row (every site at once, for maintenance: each join is on a site's own ids)."""
+    row (every site at once, for maintenance: each join is on a site's own ids). Built once per
+    dialect in a process: every app's start runs it, and it depends on nothing else."""
     fields = live_fields()
     indexed = select(search.c.item_id).where(
         search.c.site_id == items.c.site_id, search.c.collection_id == items.c.collection_id,
