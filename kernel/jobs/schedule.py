@@ -14,6 +14,7 @@ same transaction: the first worker to claim it enqueues, the others skip
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Protocol
 
 from croniter import croniter
@@ -48,6 +49,13 @@ class EverySeconds:
         return f"every {self.seconds}s"
 
 
+@functools.lru_cache(maxsize=256)
+def _valid_cron(expr: str) -> bool:
+    """croniter's verdict on ``expr``, once per expression in a process: every app declares its
+    periodic jobs at build (about 0.5 ms of croniter's parsing an app, in a test run of thousands)."""
+    return bool(croniter.is_valid(expr))
+
+
 class CronSchedule:
     """Runs in each UTC minute a 5-field cron expression matches."""
 
@@ -56,7 +64,7 @@ class CronSchedule:
     def __init__(self, expr: str) -> None:
         expr = " ".join(str(expr).split())
         # croniter also takes a seconds (6th) field; the contract is classic 5-field cron.
-        if len(expr.split(" ")) != 5 or not croniter.is_valid(expr):
+        if len(expr.split(" ")) != 5 or not _valid_cron(expr):
             raise ValueError(f"cron must be a valid 5-field expression, got {expr!r}")
         self.expr = expr
         self._minute: int | None = None
