@@ -1,5 +1,7 @@
 """svc's pytest plugin itself: it loads without pytest-asyncio, and --svc-services-only keeps the
-tests that touch a service. Each runs pytest in a child process on a small project of its own."""
+tests that touch a service. Each runs pytest in a child process on a small project of its own: a
+fork of one process that imported pytest and its plugins once (``kernel.testing.commands``), but
+for the run without pytest-asyncio, whose import path is the point, which starts cold."""
 
 from __future__ import annotations
 
@@ -11,6 +13,16 @@ from pathlib import Path
 import pytest
 
 from kernel import testing
+from kernel.testing.commands import ForkedMain
+
+
+@pytest.fixture(scope="module")
+def forked_pytest():
+    from importlib.metadata import entry_points
+
+    plugins = sorted({ep.value.split(":")[0] for ep in entry_points(group="pytest11")})
+    with ForkedMain("pytest", plugins) as forked:
+        yield forked
 
 
 def _project(tmp_path: Path, tests: str) -> Path:
@@ -20,14 +32,9 @@ def _project(tmp_path: Path, tests: str) -> Path:
     return tmp_path
 
 
-def _pytest(project: Path, *args: str, shadow: Path | None = None,
-            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "PYTEST_XDIST", "CI"))}
-    env.update(extra_env or {})
-    if shadow is not None:
-        env["PYTHONPATH"] = str(shadow)
-    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return {**env, **(extra_env or {})}
 
 
 def test_an_unrelated_project_runs_without_pytest_asyncio(tmp_path):
@@ -37,12 +44,13 @@ def test_an_unrelated_project_runs_without_pytest_asyncio(tmp_path):
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('pytest-asyncio is not installed')\n")
     project = _project(tmp_path / "project", "def test_plain():\n    assert 1 + 1 == 2\n")
-    out = _pytest(project, "-q", "-p", "no:asyncio", "-p", "no:xdist", shadow=shadow.parent)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", "-p", "no:xdist"], cwd=project,
+                         env=_env({"PYTHONPATH": str(shadow.parent)}), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 passed" in out.stdout
 
 
-def test_services_only_keeps_marked_tests_and_those_using_service_fixtures(tmp_path):
+def test_services_only_keeps_marked_tests_and_those_using_service_fixtures(tmp_path, forked_pytest):
     project = _project(tmp_path, (
         "import pytest\n\n"
         "def test_pure():\n    assert True\n\n"
@@ -52,9 +60,10 @@ def test_services_only_keeps_marked_tests_and_those_using_service_fixtures(tmp_p
         "@pytest.mark.svc_first_pass_only('nothing here depends on the database')\n"
         "def test_first_pass_only():\n    assert True\n"
     ))
-    both = _pytest(project, "-q", "-p", "no:xdist")
+    both = forked_pytest.run("-q", "-p", "no:xdist", cwd=project, env=_env(), timeout=120)
     assert both.returncode == 0 and "3 passed" in both.stdout, both.stdout + both.stderr
-    only = _pytest(project, "-q", "-p", "no:xdist", "--svc-services-only", "-rA")
+    only = forked_pytest.run("-q", "-p", "no:xdist", "--svc-services-only", "-rA", cwd=project, env=_env(),
+                             timeout=120)
     assert only.returncode == 0, only.stdout + only.stderr
     assert "1 passed, 2 deselected" in only.stdout and "PASSED test_outside.py::test_marked" in only.stdout
     assert "test_first_pass_only" not in only.stdout
@@ -82,7 +91,7 @@ def test_examples_follow_the_profile(monkeypatch):
     assert testing.examples(300) == 1200
 
 
-def test_the_ci_profile_draws_what_the_seed_says(tmp_path):
+def test_the_ci_profile_draws_what_the_seed_says(tmp_path, forked_pytest):
     # scripts/test passes a fresh --hypothesis-seed each run and prints it: another seed draws
     # other inputs, the same seed (SVC_HYPOTHESIS_SEED=N) draws the same ones again.
     project = _project(tmp_path, (
@@ -98,8 +107,8 @@ def test_the_ci_profile_draws_what_the_seed_says(tmp_path):
 
     def drawn(seed: str, name: str) -> list[str]:
         path = tmp_path / name
-        out = _pytest(project, "-p", "no:xdist", f"--hypothesis-seed={seed}",
-                      extra_env={"SVC_HYPOTHESIS_PROFILE": "ci", "DRAWN": str(path)})
+        out = forked_pytest.run("-p", "no:xdist", f"--hypothesis-seed={seed}", cwd=project, timeout=120,
+                                env=_env({"SVC_HYPOTHESIS_PROFILE": "ci", "DRAWN": str(path)}))
         assert out.returncode == 0, out.stdout + out.stderr
         return path.read_text().split()
 

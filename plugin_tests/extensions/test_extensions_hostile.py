@@ -18,10 +18,11 @@ HOSTILE = """
     import os
     import socket
     import sqlite3
+    import time
 
     from extensions_sdk import ApiError, Route, files, hookimpl, items, log, read_json, request_context, send_data
     from extensions_sdk import settings
-    from plugins.items import api  # the server's code imports (at load: it is big); its state is not there
+    KERNEL_IMPORT
     from extensions_sdk import runner
 """ + ATTEMPT + """
 
@@ -115,8 +116,8 @@ HOSTILE = """
 
     class Loop:
         async def on_post(self, req, resp):
-            while True:
-                pass
+            while True:  # never answers, and never yields to its event loop (a blocking wait, not a
+                time.sleep(0.05)  # spin: the host sees the same silence without the CPU it would burn)
 
 
     class Allocate:
@@ -145,10 +146,16 @@ HOSTILE = """
                 Route("/hostile/crash", Crash()), Route("/hostile/ping", Ping())]
 """
 CAPS = ["routes", "items:notes", "network", "settings", "files"]
+# The server's code imports (at load: it is big, ~0.5 s of CPU a runner start); its state is not
+# there. Only the test that calls /hostile/kernel loads it: the others' runners start (up to four
+# times a test) without it.
+KERNEL_IMPORT = "from plugins.items import api"
+NO_KERNEL_IMPORT = "api = None  # /hostile/kernel is not called with this variant"
 
 
-async def _hostile(make_app, tmp_path, **env):
+async def _hostile(make_app, tmp_path, kernel_import=False, **env):
     app = await make_app(env={**ENV, "SVC_EXT_CALL_SECONDS": "3", "SVC_EXT_MEMORY_MB": "512", **env})
+    code = HOSTILE.replace("KERNEL_IMPORT", KERNEL_IMPORT if kernel_import else NO_KERNEL_IMPORT)
     admin = {"Authorization": f"Bearer {await app.login()}"}
     site = await app.create_site(admin)
     site_b = await app.create_site(admin, prefix="b")
@@ -158,14 +165,14 @@ async def _hostile(make_app, tmp_path, **env):
         await each.collection("notes", {"title": "string"})
         await each.create("notes", {"title": "x"})
     await calls.collection("secret", {"title": "string"})
-    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", HOSTILE, CAPS, settings=["greeting"]))
+    ext = await install(app.client, admin, write_extension(tmp_path, "hostile", code, CAPS, settings=["greeting"]))
     await enable(calls, ext["id"], CAPS)
     host = app.kernel.state["extensions.runtime"].loaded[ext["id"]].host
     return app, calls, calls_b, site_b, ext, host
 
 
 async def test_a_hostile_extension_finds_no_secret_file_or_network(make_app, tmp_path):
-    app, calls, calls_b, site_b, _ext, host = await _hostile(make_app, tmp_path)
+    app, calls, calls_b, site_b, _ext, host = await _hostile(make_app, tmp_path, kernel_import=True)
     # Its environment is scrubbed: no database or Redis URL, no secret, no storage credentials.
     env = await calls.ok("get", "/ext/hostile/env")
     assert set(env) == {"PATH", "HOME", "LANG", "PYTHONDONTWRITEBYTECODE"}

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kernel.testing import Calls, svc_test_database_url
+from kernel.testing.commands import SvcCommands
 from plugins.items.upkeep.indexes import existing_indexes, index_name
 from plugins.items.upkeep.small_indexes import drop_small_indexes, format_report
 from plugins.schema.api import get_schema
@@ -87,27 +89,33 @@ async def test_small_collections_lose_their_field_indexes_bounded_and_idempotent
         "grown": 0, "failed": 0, "left": 0}
 
 
-def _svc(*args: str, app: Any) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def svc_commands():
+    """Each ``svc`` command a process of its own, forked from one that imported svc once."""
+    with SvcCommands(ROOT) as commands:
+        yield commands
+
+
+def _svc(*args: str, app: Any, svc_commands: SvcCommands) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
     env.update(SVC_ITEMS_INDEX_MIN_ITEMS="3", SVC_ADMIN_PASSWORD="cli-admin-pass", JWT_SECRET="x" * 40,
                SVC_DATA_DIR=str(app.kernel.settings.data_dir))
     if svc_test_database_url():
         env["SVC_DATABASE_URL"] = svc_test_database_url()
-    return subprocess.run([sys.executable, "-m", "kernel.cli", "items", "drop-small-indexes", *args], env=env,
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return svc_commands.run("items", "drop-small-indexes", *args, env=env, timeout=120)
 
 
-async def test_the_svc_command_lists_then_drops_them(make_app):
+async def test_the_svc_command_lists_then_drops_them(make_app, svc_commands):
     app, _, names = await _earlier_deployment(make_app)
-    looked = _svc("--dry-run", "--json", app=app)
+    looked = _svc("--dry-run", "--json", app=app, svc_commands=svc_commands)
     assert looked.returncode == 0, looked.stderr
     report = json.loads(looked.stdout)
     assert [i["name"] for i in report["indexes"]] == names["small"] and report["threshold"] == 3
     assert set(names["small"]) <= await _present(app)
-    done = _svc(app=app)
+    done = _svc(app=app, svc_commands=svc_commands)
     assert done.returncode == 0, done.stderr
     assert "dropped 3, kept 0 that grew meanwhile, failed 0; 0 left" in done.stdout
     present = await _present(app)
     assert not set(names["small"]) & present and names["unique"] in present and names["grown"] <= present
-    refused = _svc("--limit", "0", app=app)
+    refused = _svc("--limit", "0", app=app, svc_commands=svc_commands)
     assert refused.returncode == 2 and "--limit must be at least 1" in refused.stderr
