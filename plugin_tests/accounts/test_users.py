@@ -1,4 +1,9 @@
-"""User admin: /users, /users/{id}, /users/invite and /auth/accept-invite."""
+"""User admin: /users, /users/{id}, /users/invite and /auth/accept-invite.
+
+The tests share the module's app (mailing through the module's SMTP server, the auth rate limit
+off: the tests log in many times from one address), each in new sites of its own
+(kernel/testing/shared.py). The users they make have unique addresses; only the app without SMTP
+is started by its test."""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from sqlalchemy import insert, select
 
 from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
-from kernel.testing import ADMIN_EMAIL
+from kernel.testing import ADMIN_EMAIL, running_mailbox, shared_site_with
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 from plugins.access.tables import team_members
 from plugins.accounts.api import active_members, members_by_email
@@ -18,10 +24,23 @@ API = "/api/v1"
 RECORD_KEYS = {"id", "email", "firstName", "lastName", "avatar", "status", "roleId"}
 
 
-@pytest_asyncio.fixture
-async def svc_app(make_app, mailbox):
-    """The default app, mailing through the test's SMTP server (invitations)."""
-    return await make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port)
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
+
+@pytest.fixture(scope="module")
+def mailbox():
+    """The module's SMTP server: each test reads only the mail to addresses of its own."""
+    with running_mailbox() as box:
+        yield box
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory, mailbox):
+    """The module's app, mailing through ``mailbox`` (invitations), the auth rate limit off."""
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, smtp_host="127.0.0.1",
+                                smtp_port=mailbox.port, env={"SVC_RATE_LIMIT_AUTH": "0"}) as shared:
+        yield shared
 
 
 async def role_id(app, site: str, key: str) -> str:
@@ -39,7 +58,7 @@ def bearer(token: str, site: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def site_admin(site, make_member, login_as):
     """A member of ``site`` with its admin role, and their headers."""
     member = await make_member(site, role="admin")
@@ -303,11 +322,14 @@ async def test_invite_of_an_existing_account_adds_it_without_a_token(client, sit
     assert "token=" not in notice.get_content()
 
 
-async def test_invite_bad_input_and_no_smtp(make_app, client, site_headers):
+async def test_invite_bad_input(client, site_headers):
     for body in ({}, {"email": "x@example.com", "password": "nope-nope-1"}, {"email": "bad"},
                  {"email": "x@example.com", "roleId": 5}):
         resp = await client.post(f"{API}/users/invite", json=body, headers=site_headers)
         assert resp.status_code == 400, body
+
+
+async def test_invite_without_smtp(make_app):
     app = await make_app()  # no SMTP host
     token = await app.login()
     headers = {"Authorization": f"Bearer {token}"}
