@@ -13,7 +13,7 @@ from sqlalchemy import insert, select
 
 from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
-from kernel.testing import ADMIN_EMAIL, running_mailbox, shared_site_with
+from kernel.testing import ADMIN_EMAIL
 from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 from plugins.access.tables import team_members
@@ -23,24 +23,9 @@ from plugins.accounts.tables import users
 API = "/api/v1"
 RECORD_KEYS = {"id", "email", "firstName", "lastName", "avatar", "status", "roleId"}
 
-
 svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
 site, site_b = testing_shared.site, testing_shared.site_b
-
-
-@pytest.fixture(scope="module")
-def mailbox():
-    """The module's SMTP server: each test reads only the mail to addresses of its own."""
-    with running_mailbox() as box:
-        yield box
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory, mailbox):
-    """The module's app, mailing through ``mailbox`` (invitations), the auth rate limit off."""
-    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, smtp_host="127.0.0.1",
-                                smtp_port=mailbox.port, env={"SVC_RATE_LIMIT_AUTH": "0"}) as shared:
-        yield shared
+mailbox, shared_site = testing_shared.module_mailbox, testing_shared.mailing_shared_site
 
 
 async def role_id(app, site: str, key: str) -> str:
