@@ -10,9 +10,10 @@ module instead of one per test), each with a new site::
     svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
     site, site_b = testing_shared.site, testing_shared.site_b
 
-A module whose tests send email (and log in many times) binds ``mailbox`` and ``shared_site``
-to ``module_mailbox`` and ``mailing_shared_site``: the shared app mails through the module's SMTP
-server, with the auth rate limit off; each test reads only the mail to addresses of its own.
+A module whose tests log in many times binds ``shared_site`` to ``login_shared_site`` (the auth
+rate limit off); one whose tests also send email binds ``mailbox`` and ``shared_site`` to
+``module_mailbox`` and ``mailing_shared_site``: the shared app mails through the module's SMTP
+server; each test reads only the mail to addresses of its own.
 
 Such a test asserts nothing about other sites or instance-wide state (a whole table's row count,
 the list of sites, a setting): the module's other tests wrote there too. A test that needs an
@@ -58,6 +59,18 @@ async def site(shared_site: Any) -> str:
 async def site_b(shared_site: Any) -> str:
     """A second new site of the shared app, for a cross-tenant test."""
     return await shared_site.app.create_site(shared_site.admin_headers, prefix="b", name="Site B")
+
+
+@pytest_asyncio.fixture(name="shared_site", scope="module", loop_scope="module")
+async def login_shared_site(
+    svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedSite]:
+    """The module's shared app with the auth rate limit off (its tests log in many times from one
+    address)."""
+    async with shared_site_with(
+        svc_shared_db, svc_template_db, tmp_path_factory, env={"SVC_RATE_LIMIT_AUTH": "0"}
+    ) as shared:
+        yield shared
 
 
 @pytest.fixture(name="mailbox", scope="module")
