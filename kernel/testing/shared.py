@@ -10,6 +10,8 @@ module instead of one per test), each with a new site::
     svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
     site, site_b = testing_shared.site, testing_shared.site_b
 
+(and ``admin_token``, a new login of the instance admin, where its tests take it).
+
 A module whose tests log in many times binds ``shared_site`` to ``login_shared_site`` (the auth
 rate limit off); one whose tests also send email binds ``mailbox`` and ``shared_site`` to
 ``module_mailbox`` and ``mailing_shared_site``: the shared app mails through the module's SMTP
@@ -47,6 +49,12 @@ def svc_app(shared_site: Any) -> Any:
 def admin_headers(shared_site: Any) -> dict[str, str]:
     """The instance admin's bearer on the shared app (logged in once per module)."""
     return shared_site.admin_headers
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def admin_token(shared_site: Any) -> str:
+    """A new login of the instance admin on the shared app (a session of its own)."""
+    return await shared_site.app.login()
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -24,6 +24,7 @@ ME = "/api/v1/auth/me"
 
 svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
 site, site_b, shared_site = testing_shared.site, testing_shared.site_b, testing_shared.login_shared_site
+admin_token = testing_shared.admin_token
 
 
 @pytest_asyncio.fixture
@@ -31,12 +32,6 @@ async def own(make_app):
     """An app of the test's own and a new site of it: ``(app, site)``."""
     app = await make_app()
     return app, await app.create_site({"Authorization": f"Bearer {await app.login()}"})
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def admin_token(svc_app):
-    """A login of the instance admin (svc's ``admin_token``) on the shared app's event loop."""
-    return await svc_app.login()
 
 
 async def log_in(app, email: str, site: str) -> dict:
