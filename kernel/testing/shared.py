@@ -10,6 +10,13 @@ module instead of one per test), each with a new site::
     svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
     site, site_b = testing_shared.site, testing_shared.site_b
 
+(and ``admin_token``, a new login of the instance admin, where its tests take it).
+
+A module whose tests log in many times binds ``shared_site`` to ``login_shared_site`` (the auth
+rate limit off); one whose tests also send email binds ``mailbox`` and ``shared_site`` to
+``module_mailbox`` and ``mailing_shared_site``: the shared app mails through the module's SMTP
+server; each test reads only the mail to addresses of its own.
+
 Such a test asserts nothing about other sites or instance-wide state (a whole table's row count,
 the list of sites, a setting): the module's other tests wrote there too. A test that needs an
 app of its own takes ``make_app``.
@@ -17,9 +24,12 @@ app of its own takes ``make_app``.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+
+from kernel.testing import Mailbox, SharedSite, running_mailbox, shared_site_with
 
 try:
     import pytest_asyncio
@@ -42,6 +52,12 @@ def admin_headers(shared_site: Any) -> dict[str, str]:
 
 
 @pytest_asyncio.fixture(loop_scope="module")
+async def admin_token(shared_site: Any) -> str:
+    """A new login of the instance admin on the shared app (a session of its own)."""
+    return await shared_site.app.login()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
 async def site(shared_site: Any) -> str:
     """A new site of the shared app, for this test."""
     return await shared_site.app.create_site(shared_site.admin_headers)
@@ -51,3 +67,39 @@ async def site(shared_site: Any) -> str:
 async def site_b(shared_site: Any) -> str:
     """A second new site of the shared app, for a cross-tenant test."""
     return await shared_site.app.create_site(shared_site.admin_headers, prefix="b", name="Site B")
+
+
+@pytest_asyncio.fixture(name="shared_site", scope="module", loop_scope="module")
+async def login_shared_site(
+    svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedSite]:
+    """The module's shared app with the auth rate limit off (its tests log in many times from one
+    address)."""
+    async with shared_site_with(
+        svc_shared_db, svc_template_db, tmp_path_factory, env={"SVC_RATE_LIMIT_AUTH": "0"}
+    ) as shared:
+        yield shared
+
+
+@pytest.fixture(name="mailbox", scope="module")
+def module_mailbox() -> Iterator[Mailbox]:
+    """The module's SMTP server (``kernel.testing``'s ``mailbox``, kept for the module)."""
+    with running_mailbox() as box:
+        yield box
+
+
+@pytest_asyncio.fixture(name="shared_site", scope="module", loop_scope="module")
+async def mailing_shared_site(
+    svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory, mailbox: Mailbox
+) -> AsyncIterator[SharedSite]:
+    """The module's shared app, mailing through ``mailbox``, with the auth rate limit off (its
+    tests register, log in and reset passwords many times from one address)."""
+    async with shared_site_with(
+        svc_shared_db,
+        svc_template_db,
+        tmp_path_factory,
+        smtp_host="127.0.0.1",
+        smtp_port=mailbox.port,
+        env={"SVC_RATE_LIMIT_AUTH": "0"},
+    ) as shared:
+        yield shared

@@ -3,6 +3,8 @@
 Every route: anonymous -> 401, a member without admin access -> 403 (admin routes), a token
 of site A sent to site B -> 401 (tokens are site-bound), no site -> 400. A site admin who is
 not the instance admin manages site A fully and finds nothing of site B by id (404).
+
+The tests share the module's app, each in new sites (kernel/testing/shared.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 import pytest
 
 from kernel.testing import API, Calls
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 MISSING = "0190a0a0-0000-7000-8000-000000000000"
 

@@ -1,9 +1,14 @@
-"""/roles: CRUD, validation, built-in roles, the role tree, bulk forms, audit."""
+"""/roles: CRUD, validation, built-in roles, the role tree, bulk forms, audit. Roles are a site's
+own: the tests share the module's app, each in a new site (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
 import pytest
 from access_helpers import audit_actions, role_id_of
+
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def test_builtin_roles_are_listed(calls):

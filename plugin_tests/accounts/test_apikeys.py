@@ -1,4 +1,5 @@
-"""API keys: created and shown once, stored hashed, used as ``Bearer svk_...`` within their site."""
+"""API keys: created and shown once, stored hashed, used as ``Bearer svk_...`` within their site.
+Keys are a site's own: the tests share the module's app, each in new sites (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import pytest
 from sqlalchemy import select, update
 
 from kernel.policy.audit import audit_log
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 from plugins.accounts.tables import api_keys
 
 API = "/api/v1"
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def role_id(app, site: str, key: str) -> str:

@@ -1,4 +1,7 @@
-"""``POST /me/change-password``: verify, policy, new hash, every old token stops working."""
+"""``POST /me/change-password``: verify, policy, new hash, every old token stops working.
+
+The tests share the module's app (kernel/testing/shared.py, the auth rate limit off), each in a
+new site; the instance admin changes its password on an app of its own."""
 
 from __future__ import annotations
 
@@ -7,7 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from kernel.policy.audit import audit_log
+from kernel.testing import shared as testing_shared
 from plugins.accounts.tables import users
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, shared_site = testing_shared.site, testing_shared.login_shared_site
 
 URL = "/api/v1/me/change-password"
 NEW = "brand-new-password-2"
@@ -17,8 +24,16 @@ def bearer(token: str, site: str | None = None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", **({"X-Svc-Site": site} if site else {})}
 
 
+async def password_changes(svc_app) -> list:
+    """Every ``user.password_changed`` record of the app (each site's)."""
+    async with svc_app.kernel.db.connect() as conn:
+        return (await conn.execute(select(audit_log).where(audit_log.c.action == "user.password_changed"))
+                ).mappings().all()
+
+
 async def test_change_password_ends_old_tokens_and_keeps_this_device(svc_app, site, make_member, login_as):
     client = svc_app.client
+    earlier = {a["id"] for a in await password_changes(svc_app)}  # the module's other tests'
     member = await make_member(site)
     here = await login_as(member.email, site=site)
     elsewhere = await login_as(member.email, site=site)
@@ -42,8 +57,7 @@ async def test_change_password_ends_old_tokens_and_keeps_this_device(svc_app, si
     assert old_login.status_code == 401
     async with svc_app.kernel.db.connect() as conn:
         new_hash = (await conn.execute(select(users.c.password_hash).where(users.c.id == member.id))).scalar_one()
-        audit = (await conn.execute(select(audit_log).where(audit_log.c.action == "user.password_changed"))
-                 ).mappings().all()
+    audit = [a for a in await password_changes(svc_app) if a["id"] not in earlier]
     assert new_hash != old_hash and new_hash.startswith("$argon2id$") and NEW not in new_hash
     assert [(a["target_id"], a["site_id"]) for a in audit] == [(member.id, site)]
     assert NEW not in str(dict(audit[0])) and member.password not in str(dict(audit[0]))
@@ -81,7 +95,9 @@ async def test_needs_a_logged_in_user(client):
     assert (await client.post(URL, json={"currentPassword": "a", "newPassword": NEW})).status_code == 401
 
 
-async def test_the_instance_admin_can_change_its_password(client, admin_headers):
+async def test_the_instance_admin_can_change_its_password(make_app):
+    app = await make_app()  # its own: the instance admin's password is the instance's
+    client, admin_headers = app.client, {"Authorization": f"Bearer {await app.login()}"}
     resp = await client.post(URL, json={"currentPassword": "admin-password-1", "newPassword": NEW},
                              headers=admin_headers)
     assert resp.status_code == 200

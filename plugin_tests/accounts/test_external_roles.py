@@ -1,5 +1,8 @@
 """External JWTs: role mapping (roleId, systemKey, defaultRoleId, never implicit admin) and
-just-in-time provisioning of users and memberships."""
+just-in-time provisioning of users and memberships.
+
+The tests share the module's app (kernel/testing/shared.py), each registering its issuer in a new
+site; the tokens of each test name an email address of its own (identities are instance-wide)."""
 
 from __future__ import annotations
 
@@ -15,20 +18,26 @@ from issuer_kit import (
     issuer_body,
     key_set,
     rsa_key,
+    unique,
 )
 from sqlalchemy import func, select, update
 
 from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
+from kernel.testing import shared as testing_shared
+from kernel.testing import shared_site_with
 from plugins.access.api import membership, role_by_system_key, set_membership
 from plugins.access.tables import roles
 from plugins.accounts.service import create_user
 from plugins.accounts.tables import external_identities, users
 
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
-@pytest_asyncio.fixture
-async def svc_app(make_app):
-    return await make_app(plugins=[WhoAmIPlugin()])
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, plugins=[WhoAmIPlugin()]) as shared:
+        yield shared
 
 
 @pytest.fixture
@@ -48,7 +57,10 @@ def register(client, site_headers, server):
 
 @pytest.fixture
 def who(client, site):
+    email = f"{unique('ext')}@example.com"  # the test's own identity, unless a test names one
+
     async def whoami(expect=200, **claim_overrides):
+        claim_overrides.setdefault("email", email)
         resp = await client.get(WHOAMI, headers=bearer(rsa_key().sign(claims(**claim_overrides)), site))
         assert resp.status_code == expect, resp.text
         return resp.json()["data"] if expect == 200 else resp.json()["errors"][0]
@@ -120,10 +132,12 @@ async def count(svc_app, stmt):
 async def test_jit_creates_user_and_membership_once(svc_app, client, site, register, who):
     editor = await add_role(svc_app.kernel, site, "Editor")
     await register(jitProvisioning=True, roleMapping={"editor": {"roleId": editor}})
-    first = await who(email="New.Person@Example.com")
-    second = await who(email="New.Person@Example.com")
+    name = unique("New.Person")
+    first = await who(email=f"{name}@Example.com")
+    second = await who(email=f"{name}@Example.com")
     assert first["userId"] and first["userId"] == second["userId"] and first["roleId"] == editor
-    assert await count(svc_app, select(func.count()).select_from(users).where(users.c.email == "new.person@example.com")) == 1
+    email = f"{name.lower()}@example.com"
+    assert await count(svc_app, select(func.count()).select_from(users).where(users.c.email == email)) == 1
     assert await count(svc_app, select(func.count()).select_from(external_identities)
                        .where(external_identities.c.site_id == site)) == 1
     async with svc_app.kernel.db.connect() as conn:
@@ -132,8 +146,8 @@ async def test_jit_creates_user_and_membership_once(svc_app, client, site, regis
     assert member["role_id"] == editor and user["status"] == "active" and user["password_hash"] is None
     assert await count(svc_app, select(func.count()).select_from(audit_log).where(
         audit_log.c.site_id == site, audit_log.c.action == "user.provisioned")) == 1
-    me = await client.get("/api/v1/auth/me", headers=bearer(rsa_key().sign(claims()), site))
-    assert me.status_code == 200 and me.json()["data"]["email"] == "new.person@example.com"
+    me = await client.get("/api/v1/auth/me", headers=bearer(rsa_key().sign(claims(email=email)), site))
+    assert me.status_code == 200 and me.json()["data"]["email"] == email
 
 
 async def test_jit_needs_an_email(register, who):
@@ -168,20 +182,22 @@ async def test_jit_does_not_take_over_password_accounts(svc_app, site, register,
 
 async def test_jit_links_a_passwordless_member_of_the_site(svc_app, site, register, who):
     await register(jitProvisioning=True, roleMapping={"editor": {"systemKey": "subscriber"}})
+    invited, elsewhere = f"{unique('invited')}@example.com", f"{unique('elsewhere')}@example.com"
     async with svc_app.kernel.db.begin() as conn:
-        user_id = await create_user(svc_app.kernel, conn, email="invited@example.com", password=None)
+        user_id = await create_user(svc_app.kernel, conn, email=invited, password=None)
         await set_membership(conn, site, user_id, await system_role(svc_app, site, "public"))
-    assert (await who(email="invited@example.com"))["userId"] == user_id
+    assert (await who(email=invited))["userId"] == user_id
     # A passwordless identity that is no member of this site is not linked.
     async with svc_app.kernel.db.begin() as conn:
-        await create_user(svc_app.kernel, conn, email="elsewhere@example.com", password=None)
-    assert (await who(expect=403, email="elsewhere@example.com", sub="s2"))["extensions"]["reason"] == "identity_conflict"
+        await create_user(svc_app.kernel, conn, email=elsewhere, password=None)
+    assert (await who(expect=403, email=elsewhere, sub="s2"))["extensions"]["reason"] == "identity_conflict"
 
 
 async def test_without_jit_the_principal_is_stateless(svc_app, site, register, who):
     await register(roleMapping={"editor": {"systemKey": "subscriber"}})
+    before = await count(svc_app, select(func.count()).select_from(external_identities))  # other tests' sites
     assert (await who())["userId"] is None
-    assert await count(svc_app, select(func.count()).select_from(external_identities)) == 0
+    assert await count(svc_app, select(func.count()).select_from(external_identities)) == before
 
 
 async def test_suspended_jit_user_is_refused(svc_app, site, register, who):

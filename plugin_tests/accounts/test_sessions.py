@@ -1,4 +1,7 @@
-"""Login, refresh rotation, reuse detection, logout, the refresh cookie and site binding."""
+"""Login, refresh rotation, reuse detection, logout, the refresh cookie and site binding.
+
+The tests share the module's app (kernel/testing/shared.py, the auth rate limit off), each in new
+sites; the three that read the whole audit log for their records keep an app of their own (``own``)."""
 
 from __future__ import annotations
 
@@ -6,15 +9,36 @@ import hashlib
 
 import jwt
 import pytest
+import pytest_asyncio
 from sqlalchemy import select, update
 
 from kernel.policy.audit import audit_log
+from kernel.testing import MEMBER_PASSWORD, new_member
+from kernel.testing import shared as testing_shared
 from plugins.accounts.tables import refresh_tokens
 
 LOGIN = "/api/v1/auth/login"
 REFRESH = "/api/v1/auth/refresh"
 LOGOUT = "/api/v1/auth/logout"
 ME = "/api/v1/auth/me"
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b, shared_site = testing_shared.site, testing_shared.site_b, testing_shared.login_shared_site
+admin_token = testing_shared.admin_token
+
+
+@pytest_asyncio.fixture
+async def own(make_app):
+    """An app of the test's own and a new site of it: ``(app, site)``."""
+    app = await make_app()
+    return app, await app.create_site({"Authorization": f"Bearer {await app.login()}"})
+
+
+async def log_in(app, email: str, site: str) -> dict:
+    """A member's login to ``site`` on ``app``: the answer's ``data``."""
+    resp = await app.client.post(LOGIN, json={"email": email, "password": MEMBER_PASSWORD}, headers={"X-Svc-Site": site})
+    assert resp.status_code == 200, resp.text
+    return resp.json()["data"]
 
 
 def claims(token: str) -> dict:
@@ -83,8 +107,9 @@ async def test_refresh_tokens_are_stored_hashed(svc_app, admin_token):
     assert wanted in [r["token_hash"] for r in rows]
 
 
-async def test_login_needs_membership_of_the_site(svc_app, site, make_member):
-    outsider = await make_member(None)
+async def test_login_needs_membership_of_the_site(own):
+    svc_app, site = own
+    outsider = await new_member(svc_app, None, login=False)
     wrong = await svc_app.client.post(LOGIN, json={"email": outsider.email, "password": "nope-nope-nope"},
                                       headers={"X-Svc-Site": site})
     not_member = await svc_app.client.post(LOGIN, json={"email": outsider.email, "password": outsider.password},
@@ -122,11 +147,12 @@ async def test_refresh_with_body_rotates(client, site, make_member, login_as):
     assert third.status_code == 200
 
 
-async def test_reuse_of_a_rotated_token_revokes_the_family(svc_app, site, make_member, login_as):
+async def test_reuse_of_a_rotated_token_revokes_the_family(own):
+    svc_app, site = own
     client = svc_app.client
-    member = await make_member(site)
-    first = await login_as(member.email, site=site)
-    other = await login_as(member.email, site=site)  # another family: must survive
+    member = await new_member(svc_app, site, login=False)
+    first = await log_in(svc_app, member.email, site)
+    other = await log_in(svc_app, member.email, site)  # another family: must survive
     second = (await client.post(REFRESH, json={"refreshToken": first["refreshToken"]})).json()["data"]
     reuse = await client.post(REFRESH, json={"refreshToken": first["refreshToken"]})
     assert reuse.status_code == 401 and reuse.json()["errors"][0]["code"] == "UNAUTHENTICATED"
@@ -197,10 +223,11 @@ async def test_refresh_fails_when_membership_ends_or_token_expires(svc_app, site
     assert expired.status_code == 401 and "expired" in expired.json()["errors"][0]["message"]
 
 
-async def test_logout_revokes_and_clears_the_cookie(svc_app, site, make_member, login_as):
+async def test_logout_revokes_and_clears_the_cookie(own):
+    svc_app, site = own
     client = svc_app.client
-    member = await make_member(site)
-    data = await login_as(member.email, site=site)
+    member = await new_member(svc_app, site, login=False)
+    data = await log_in(svc_app, member.email, site)
     resp = await client.post(LOGOUT, json={"refreshToken": data["refreshToken"]}, headers={"X-Svc-Site": site})
     assert resp.status_code == 204 and resp.content == b""
     header = set_cookie_header(resp).lower()

@@ -1,6 +1,13 @@
-"""User admin: /users, /users/{id}, /users/invite and /auth/accept-invite."""
+"""User admin: /users, /users/{id}, /users/invite and /auth/accept-invite.
+
+The tests share the module's app (mailing through the module's SMTP server, the auth rate limit
+off: the tests log in many times from one address), each in new sites of its own
+(kernel/testing/shared.py). The users they make have unique addresses; only the app without SMTP
+is started by its test."""
 
 from __future__ import annotations
+
+import uuid
 
 import pytest
 import pytest_asyncio
@@ -9,6 +16,7 @@ from sqlalchemy import insert, select
 from kernel.policy.audit import audit_log
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import ADMIN_EMAIL
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 from plugins.access.tables import team_members
 from plugins.accounts.api import active_members, members_by_email
@@ -17,11 +25,9 @@ from plugins.accounts.tables import users
 API = "/api/v1"
 RECORD_KEYS = {"id", "email", "firstName", "lastName", "avatar", "status", "roleId"}
 
-
-@pytest_asyncio.fixture
-async def svc_app(make_app, mailbox):
-    """The default app, mailing through the test's SMTP server (invitations)."""
-    return await make_app(smtp_host="127.0.0.1", smtp_port=mailbox.port)
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+mailbox, shared_site = testing_shared.module_mailbox, testing_shared.mailing_shared_site
 
 
 async def role_id(app, site: str, key: str) -> str:
@@ -35,11 +41,16 @@ async def audit_actions(app, site: str) -> list[str]:
         return [r[0] for r in rows]
 
 
+def tagged(local: str) -> str:
+    """An address no other module's shared app made (on PostgreSQL they share a database)."""
+    return f"{local}.{uuid.uuid4().hex[:8]}@example.com"
+
+
 def bearer(token: str, site: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def site_admin(site, make_member, login_as):
     """A member of ``site`` with its admin role, and their headers."""
     member = await make_member(site, role="admin")
@@ -47,12 +58,13 @@ async def site_admin(site, make_member, login_as):
 
 
 async def test_create_get_list_and_log_in(svc_app, client, site, site_headers):
-    resp = await client.post(f"{API}/users", json={"email": "New.Person@Example.com", "password": "person-pass-1",
+    email = tagged("New.Person")
+    resp = await client.post(f"{API}/users", json={"email": email, "password": "person-pass-1",
                                                    "firstName": "New"}, headers=site_headers)
     assert resp.status_code == 201, resp.text
     record = resp.json()["data"]
     assert set(record) == RECORD_KEYS and "argon2" not in resp.text and "password" not in resp.text
-    assert record["email"] == "new.person@example.com" and record["status"] == "active"
+    assert record["email"] == email.lower() and record["status"] == "active"
     assert record["roleId"] == await role_id(svc_app, site, "subscriber")
     got = await client.get(f"{API}/users/{record['id']}", headers=site_headers)
     assert got.status_code == 200 and got.json()["data"] == record
@@ -79,8 +91,9 @@ async def test_existing_identity_is_added_not_changed(client, site, site_b, site
 
 async def test_list_filters_and_pagination(svc_app, client, site, site_headers):
     admin_role = await role_id(svc_app, site, "admin")
-    for i, (name, status) in enumerate([("Alice", "active"), ("Bob", "suspended"), ("Carol", "active")]):
-        body = {"email": f"{name.lower()}{i}@example.com", "firstName": name, "status": status}
+    alice, bob, carol = tagged("alice0"), tagged("bob1"), tagged("carol2")  # hex digits: no "ali"
+    for email, name, status in [(alice, "Alice", "active"), (bob, "Bob", "suspended"), (carol, "Carol", "active")]:
+        body = {"email": email, "firstName": name, "status": status}
         if name == "Carol":
             body["roleId"] = admin_role
         assert (await client.post(f"{API}/users", json=body, headers=site_headers)).status_code == 201
@@ -90,11 +103,11 @@ async def test_list_filters_and_pagination(svc_app, client, site, site_headers):
         assert resp.status_code == 200, resp.text
         return [u["email"] for u in resp.json()["data"]]
 
-    assert await emails("status=suspended") == ["bob1@example.com"]
-    assert await emails(f"roleId={admin_role}") == ["carol2@example.com"]
-    assert await emails("search=ALI") == ["alice0@example.com"]
+    assert await emails("status=suspended") == [bob]
+    assert await emails(f"roleId={admin_role}") == [carol]
+    assert await emails("search=ALI") == [alice]
     assert await emails("search=%25") == []  # LIKE wildcards are matched literally
-    assert await emails("limit=2&offset=1") == ["bob1@example.com", "carol2@example.com"]
+    assert await emails("limit=2&offset=1") == [bob, carol]
     meta = (await client.get(f"{API}/users?limit=1&page=2", headers=site_headers)).json()["meta"]
     assert meta["total"] == 3 and meta["offset"] == 1
 
@@ -268,28 +281,29 @@ async def test_delete_removes_membership_and_orphan_identity(svc_app, client, si
 
 
 async def test_invite_and_accept(svc_app, client, site, site_headers, mailbox):
-    resp = await client.post(f"{API}/users/invite", json={"email": "guest@example.com", "firstName": "Guest"},
+    guest = tagged("guest")
+    resp = await client.post(f"{API}/users/invite", json={"email": guest, "firstName": "Guest"},
                              headers=site_headers)
     assert resp.status_code == 201, resp.text
     assert resp.json()["data"]["status"] == "invited"
-    [first] = await mailbox.wait_for(1, to="guest@example.com")
+    [first] = await mailbox.wait_for(1, to=guest)
     assert "/accept-invite?token=" in first.get_content()
-    again = await client.post(f"{API}/users/invite", json={"email": "guest@example.com"}, headers=site_headers)
+    again = await client.post(f"{API}/users/invite", json={"email": guest}, headers=site_headers)
     assert again.status_code == 200  # a pending invitation is sent again
-    _, second = await mailbox.wait_for(2, to="guest@example.com")
+    _, second = await mailbox.wait_for(2, to=guest)
     stale = await client.post(f"{API}/auth/accept-invite", json={"token": mailbox.token(first),
                                                                 "password": "guest-pass-1"}, headers={"X-Svc-Site": site})
     assert stale.status_code == 400
     accept = await client.post(f"{API}/auth/accept-invite", json={"token": mailbox.token(second),
                                                                  "password": "guest-pass-1"}, headers={"X-Svc-Site": site})
     assert accept.status_code == 200, accept.text
-    login = await client.post(f"{API}/auth/login", json={"email": "guest@example.com", "password": "guest-pass-1"},
+    login = await client.post(f"{API}/auth/login", json={"email": guest, "password": "guest-pass-1"},
                               headers={"X-Svc-Site": site})
     assert login.status_code == 200
     reuse = await client.post(f"{API}/auth/accept-invite", json={"token": mailbox.token(second),
                                                                 "password": "other-pass-1"}, headers={"X-Svc-Site": site})
     assert reuse.status_code == 400
-    conflict = await client.post(f"{API}/users/invite", json={"email": "guest@example.com"}, headers=site_headers)
+    conflict = await client.post(f"{API}/users/invite", json={"email": guest}, headers=site_headers)
     assert conflict.status_code == 409
     assert "user.invite" in await audit_actions(svc_app, site)
 
@@ -303,11 +317,14 @@ async def test_invite_of_an_existing_account_adds_it_without_a_token(client, sit
     assert "token=" not in notice.get_content()
 
 
-async def test_invite_bad_input_and_no_smtp(make_app, client, site_headers):
+async def test_invite_bad_input(client, site_headers):
     for body in ({}, {"email": "x@example.com", "password": "nope-nope-1"}, {"email": "bad"},
                  {"email": "x@example.com", "roleId": 5}):
         resp = await client.post(f"{API}/users/invite", json=body, headers=site_headers)
         assert resp.status_code == 400, body
+
+
+async def test_invite_without_smtp(make_app):
     app = await make_app()  # no SMTP host
     token = await app.login()
     headers = {"Authorization": f"Bearer {token}"}

@@ -1,4 +1,8 @@
-"""GET /cdc/events: paging with cursors, filters, bounds, expiry, long polls, isolation, guard."""
+"""GET /cdc/events: paging with cursors, filters, bounds, expiry, long polls, isolation, guard.
+
+The tests share the module's app (kernel/testing/shared.py, the change feed's settings), each in
+new sites of its own; the two that prune the whole event log or count every publication of the
+app take an app of their own (``own``)."""
 
 from __future__ import annotations
 
@@ -6,12 +10,34 @@ import asyncio
 import datetime as dt
 
 import pytest
+import pytest_asyncio
 
 from kernel.events import COMMITTED_TOPIC
-from kernel.testing import Calls
+from kernel.testing import Calls, shared_site_with
+from kernel.testing import shared as testing_shared
+from plugin_tests.cdc.conftest import CDC_ENV
 from plugins.cdc import feed
 
 EVENTS = "/cdc/events"
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
+    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
+                                env={**CDC_ENV, "SVC_RATE_LIMIT_AUTH": "0"}) as shared:
+        yield shared
+
+
+@pytest_asyncio.fixture
+async def own(make_app):
+    """An app of the test's own and calls as its instance admin in a new site: ``(app, site, calls)``."""
+    app = await make_app(env=CDC_ENV)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site_id = await app.create_site(admin)
+    return app, site_id, Calls(app.client, {**admin, "X-Svc-Site": site_id})
 
 
 async def page(calls: Calls, **params):
@@ -107,7 +133,8 @@ async def test_limit_bounds(calls):
     assert len(data) == 6
 
 
-async def test_expired_cursor_answers_410_with_the_earliest_cursor(calls, svc_app, site):
+async def test_expired_cursor_answers_410_with_the_earliest_cursor(own):
+    svc_app, site, calls = own
     await posts(calls, "old")
     first, _ = await page(calls, limit=1)
     start_cursor = (await page(calls, limit=1))[1]["nextCursor"]
@@ -144,7 +171,8 @@ async def test_long_poll_returns_when_a_write_commits(calls, svc_app, monkeypatc
     assert topics.subscriber_count == waiting_before  # the poll let go of its subscription
 
 
-async def test_long_poll_ends_with_an_empty_page(calls, svc_app):
+async def test_long_poll_ends_with_an_empty_page(own):
+    svc_app, _, calls = own
     await posts(calls, "x")
     _, meta = await page(calls)
     published = svc_app.kernel.topics.stats.published

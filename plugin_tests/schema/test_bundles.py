@@ -1,9 +1,16 @@
-"""Schema bundles: export, apply (idempotent, diff-aware, one transaction) and diff."""
+"""Schema bundles: export, apply (idempotent, diff-aware, one transaction) and diff.
+
+The tests share the module's app, each in new sites (kernel/testing/shared.py); the ``recorder``
+and the filters a test puts on the app's bus come off when it ends."""
 
 from __future__ import annotations
 
 from kernel import ApiError
+from kernel.testing import shared as testing_shared
 from plugins.schema import api
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def _blog(calls):

@@ -1,9 +1,25 @@
-"""Bundles: bad input is a 4xx with a path (never a 500), admin-only writes, and tenancy."""
+"""Bundles: bad input is a 4xx with a path (never a 500), admin-only writes, and tenancy.
+
+The tests share the module's app, each in new sites (kernel/testing/shared.py); the one that
+needs a body limit of its own starts its app."""
 
 from __future__ import annotations
 
 import pytest
 import pytest_asyncio
+
+from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def member_calls(svc_app, site, make_member):
+    """The conftest's subscriber of ``site``, on the module's event loop (its app is the shared one)."""
+    member = await make_member(site, "subscriber")
+    return Calls(svc_app.client, member.headers)
 
 FIELD = {"field": "title", "type": "string"}
 M2O = {"type": "m2o", "collection": "posts", "field": "owner", "relatedCollection": "people"}

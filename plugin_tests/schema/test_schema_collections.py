@@ -1,9 +1,14 @@
 """Collections through HTTP: create, read, list, update meta, soft delete and restore; the two
-body shapes (flat and Directus ``meta``); names."""
+body shapes (flat and Directus ``meta``); names. The tests share the module's app, each in a new
+site (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
 import pytest
+
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 META_DEFAULTS = {"displayName": None, "icon": None, "note": None, "singleton": False, "status_field": None,
                  "sort_field": None, "editorialWorkflow": False, "requireSeparateReviewer": False,

@@ -1,11 +1,17 @@
 """Fields through HTTP: the twenty types with their options, validation of names, types and
-options, updates, type changes and drops (with the bus filters that items will answer)."""
+options, updates, type changes and drops (with the bus filters that items will answer).
+
+The tests share the module's app, each in a new site (kernel/testing/shared.py); a test that puts
+a filter on the app's bus takes it off before it ends."""
 
 from __future__ import annotations
 
 import pytest
 
 from kernel import ApiError
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 TYPES_WITH_OPTIONS = [
     ("boolean", {"default": False}),

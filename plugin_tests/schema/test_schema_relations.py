@@ -1,13 +1,17 @@
 """Relations through HTTP: the four types, their rules, onDelete, updates, removal, and how a
 collection's soft delete detaches them and its restore brings them back; the api surface items
-uses for onDelete."""
+uses for onDelete. The tests share the module's app, each in new sites (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
 import pytest
 import pytest_asyncio
 
+from kernel.testing import shared as testing_shared
 from plugins.schema import api
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def make_blog(calls):
@@ -22,7 +26,7 @@ async def make_blog(calls):
     return calls
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def blog(calls):
     return await make_blog(calls)
 

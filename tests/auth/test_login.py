@@ -1,16 +1,24 @@
-"""Minimal auth of the kernel issue: the instance admin, login, bearer verification."""
+"""Minimal auth of the kernel issue: the instance admin, login, bearer verification.
+
+The tests share the module's app (kernel/testing/shared.py, the auth rate limit off); the members
+they make have addresses of their own. The first start (bootstrap) takes an app of its own."""
 
 from __future__ import annotations
 
 import base64
 import json
 import time
+import uuid
 
 import jwt
 import pytest
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET
+from kernel.testing import shared as testing_shared
 from plugins.accounts import service
+
+svc_app, admin_headers, admin_token = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.admin_token
+site, shared_site = testing_shared.site, testing_shared.login_shared_site
 
 
 async def test_login_returns_token_and_profile(client):
@@ -101,8 +109,9 @@ async def make_member(svc_app, email, password, site, role="subscriber"):
 
 
 async def test_user_token_is_bound_to_its_site(svc_app, admin_headers, site):
-    await make_member(svc_app, "ed@example.com", "editor-pass-1", site)
-    token = await svc_app.login("ed@example.com", "editor-pass-1", site=site)
+    email = f"ed-{uuid.uuid4().hex[:8]}@example.com"
+    await make_member(svc_app, email, "editor-pass-1", site)
+    token = await svc_app.login(email, "editor-pass-1", site=site)
     assert _claims(token)["site"] == site
     headers = {"Authorization": f"Bearer {token}"}
     assert (await svc_app.client.get("/api/v1/auth/me", headers={**headers, "X-Svc-Site": site})).status_code == 200
@@ -118,13 +127,14 @@ async def test_suspended_user_cannot_log_in_and_token_stops_working(svc_app):
 
     from plugins.accounts.tables import users
 
-    user_id = await make_member(svc_app, "s@example.com", "pass-12345", "default")
-    token = await svc_app.login("s@example.com", "pass-12345", site="default")
+    email = f"s-{uuid.uuid4().hex[:8]}@example.com"
+    user_id = await make_member(svc_app, email, "pass-12345", "default")
+    token = await svc_app.login(email, "pass-12345", site="default")
     async with svc_app.kernel.db.begin() as conn:
         await conn.execute(update(users).where(users.c.id == user_id).values(status="suspended"))
     resp = await svc_app.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 401
-    resp = await svc_app.client.post("/api/v1/auth/login", json={"email": "s@example.com", "password": "pass-12345"},
+    resp = await svc_app.client.post("/api/v1/auth/login", json={"email": email, "password": "pass-12345"},
                                      headers={"X-Svc-Site": "default"})
     assert resp.status_code == 401 and resp.json()["errors"][0]["code"] == "INVALID_CREDENTIALS"
 
