@@ -13,13 +13,22 @@ module instead of one per test), each with a new site::
 Such a test asserts nothing about other sites or instance-wide state (a whole table's row count,
 the list of sites, a setting): the module's other tests wrote there too. A test that needs an
 app of its own takes ``make_app``.
+
+A module whose shared app needs settings of its own (many logins: the auth rate limit off)
+binds ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)``; a module
+whose tests talk to the app through a real server binds ``shared_live_server`` (one uvicorn for
+the module, ``kernel/testing/live.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+
+from kernel.testing import shared_site_with
+from kernel.testing.live import LiveServer
 
 try:
     import pytest_asyncio
@@ -51,3 +60,28 @@ async def site(shared_site: Any) -> str:
 async def site_b(shared_site: Any) -> str:
     """A second new site of the shared app, for a cross-tenant test."""
     return await shared_site.app.create_site(shared_site.admin_headers, prefix="b", name="Site B")
+
+
+def shared_site_started_with(**overrides: Any) -> Callable[..., Any]:
+    """A module's ``shared_site`` fixture whose app is started with ``overrides`` (``make_app``'s
+    settings): ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)`` for a
+    module whose tests log in many members (the auth rate limit counts every login of the app)."""
+
+    @pytest_asyncio.fixture(scope="module", loop_scope="module")
+    async def shared_site(
+        svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
+    ) -> AsyncIterator[Any]:
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, **overrides) as shared:
+            yield shared
+
+    return shared_site
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_live_server(shared_site: Any) -> AsyncIterator[LiveServer]:
+    """The module's shared app under one uvicorn server (WebSocket, SSE), stopped before the app."""
+    server = await LiveServer(shared_site.app.app).start()
+    try:
+        yield server
+    finally:
+        await server.stop()
