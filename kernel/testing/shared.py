@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from kernel.testing import shared_site_with
+from kernel.testing import Calls, shared_site_with
 from kernel.testing.live import LiveServer
 
 try:
@@ -85,3 +85,13 @@ async def shared_live_server(shared_site: Any) -> AsyncIterator[LiveServer]:
         yield server
     finally:
         await server.stop()
+
+
+async def own_app(make_app: Any, sites: int = 1, **settings: Any) -> tuple[Any, list[Calls]]:
+    """For a test of such a module that needs an app of its own (it reads every site, or runs
+    instance-wide work): ``make_app(**settings)`` and the instance admin's ``Calls`` in ``sites``
+    new sites of it (each one's ``X-Svc-Site`` in its ``.headers``)."""
+    app = await make_app(**settings)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    made = [await app.create_site(admin, prefix=f"s{n}") for n in range(sites)]
+    return app, [Calls(app.client, {**admin, "X-Svc-Site": one}) for one in made]

@@ -22,7 +22,7 @@ from plugins.schema.api import get_schema
 
 # Every test but the backfill's writes and reads in sites of its own: they share the module's app,
 # each in new sites of it (kernel/testing/shared.py). The backfill reads every site and runs at an
-# app's start, so its tests start apps of their own (``_own_app``).
+# app's start, so its tests start apps of their own (``testing_shared.own_app``).
 svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
 site, site_b = testing_shared.site, testing_shared.site_b
 
@@ -190,11 +190,8 @@ async def _insert_raw(svc_app: Any, site: str, rows: dict[str, dict[str, Any]], 
 
 async def _own_app(make_app: Any) -> tuple[Any, str, str, Calls, Calls]:
     """An app of the test's own (the first of ``make_app``: ``app0``), two new sites and the admin's calls there."""
-    app = await make_app()
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    site, site_b = await app.create_site(admin), await app.create_site(admin, prefix="b")
-    return app, site, site_b, Calls(app.client, {**admin, "X-Svc-Site": site}), \
-        Calls(app.client, {**admin, "X-Svc-Site": site_b})
+    app, [calls, calls_b] = await testing_shared.own_app(make_app, 2)
+    return app, calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"], calls, calls_b
 
 
 async def _restart_with_raw_items(make_app: Any, svc_app: Any, site: str, site_b: str, calls: Calls,
