@@ -20,16 +20,22 @@ server; each test reads only the mail to addresses of its own.
 Such a test asserts nothing about other sites or instance-wide state (a whole table's row count,
 the list of sites, a setting): the module's other tests wrote there too. A test that needs an
 app of its own takes ``make_app``.
+
+A module whose shared app needs settings of its own (many logins: the auth rate limit off)
+binds ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)``; a module
+whose tests talk to the app through a real server binds ``shared_live_server`` (one uvicorn for
+the module, ``kernel/testing/live.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
-from kernel.testing import Mailbox, SharedSite, running_mailbox, shared_site_with
+from kernel.testing import Calls, Mailbox, SharedSite, running_mailbox, shared_site_with
+from kernel.testing.live import LiveServer
 
 try:
     import pytest_asyncio
@@ -103,3 +109,36 @@ async def mailing_shared_site(
         env={"SVC_RATE_LIMIT_AUTH": "0"},
     ) as shared:
         yield shared
+def shared_site_started_with(**overrides: Any) -> Callable[..., Any]:
+    """A module's ``shared_site`` fixture whose app is started with ``overrides`` (``make_app``'s
+    settings): ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)`` for a
+    module whose tests log in many members (the auth rate limit counts every login of the app)."""
+
+    @pytest_asyncio.fixture(scope="module", loop_scope="module")
+    async def shared_site(
+        svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
+    ) -> AsyncIterator[Any]:
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, **overrides) as shared:
+            yield shared
+
+    return shared_site
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_live_server(shared_site: Any) -> AsyncIterator[LiveServer]:
+    """The module's shared app under one uvicorn server (WebSocket, SSE), stopped before the app."""
+    server = await LiveServer(shared_site.app.app).start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def own_app(make_app: Any, sites: int = 1, **settings: Any) -> tuple[Any, list[Calls]]:
+    """For a test of such a module that needs an app of its own (it reads every site, or runs
+    instance-wide work): ``make_app(**settings)`` and the instance admin's ``Calls`` in ``sites``
+    new sites of it (each one's ``X-Svc-Site`` in its ``.headers``)."""
+    app = await make_app(**settings)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    made = [await app.create_site(admin, prefix=f"s{n}") for n in range(sites)]
+    return app, [Calls(app.client, {**admin, "X-Svc-Site": one}) for one in made]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from kernel.testing import shared as testing_shared
+
 from .conftest import member_with
+
+# Every test but the expiry's (a setting of its own) writes and reads in a site of its own: they
+# share the module's app, each in a new site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 READ_POSTS = [{"collection": "posts", "action": "read", "fields": ["*"]}]
 

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
 from .conftest import member_with
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+shared_live_server = testing_shared.shared_live_server
 
 READ_POSTS = [{"collection": "posts", "action": "read", "fields": ["*"]}]
 WRITE_POSTS = READ_POSTS + [{"collection": "posts", "action": "create", "fields": ["*"]}]
@@ -44,12 +50,12 @@ async def test_a_requester_may_reject_their_own_request(svc_app, calls, make_mem
     assert (await calls.list("posts"))["data"] == []
 
 
-async def test_mcp_needs_a_session_whatever_json_the_body_holds(svc_app, live_server, calls):
+async def test_mcp_needs_a_session_whatever_json_the_body_holds(shared_live_server, calls):
     """The route's own parse of the body must agree with the SDK's: a body orjson refuses (NaN)
     but the SDK reads was passed on without a session (a tools/call with no ``initialize``)."""
     await calls.collection("posts", {"title": "string"})
     await calls.create("posts", {"title": "secret"})
-    server = await live_server(svc_app)
+    server = shared_live_server
     headers = {**calls.headers, "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                "MCP-Protocol-Version": "2025-06-18"}
     bodies = [b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_items",'

@@ -4,6 +4,13 @@ conversation is its owner's alone."""
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test but the retention's writes and reads in sites of its own: they share the module's app,
+# each in new sites of it (kernel/testing/shared.py). Retention runs over every site, so its tests
+# start an app of their own (``testing_shared.own_app``).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def test_site_b_never_sees_site_a(calls, calls_b):
@@ -65,7 +72,9 @@ async def test_approvals_of_others_are_hidden_from_non_approvers(svc_app, calls,
     assert [a["id"] for a in await calls.ok("get", "/ai/approvals")] == [made["approvalId"]]
 
 
-async def test_retention_prunes_one_site_only(svc_app, calls, calls_b, site, site_b, run_due_jobs):
+async def test_retention_prunes_one_site_only(make_app, run_due_jobs):
+    svc_app, [calls, calls_b] = await testing_shared.own_app(make_app, 2)
+    site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
     import datetime as dt
 
     from plugins.ai.chat import conversations
@@ -88,7 +97,7 @@ async def test_a_member_of_another_site_is_refused(svc_app, make_member, site, s
     await calls.err("post", "/mcp", 401, "UNAUTHENTICATED", json={"jsonrpc": "2.0", "id": 1, "method": "initialize"})
 
 
-async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b):
+async def test_retention_costs_the_same_at_5_and_50_idle_sites(make_app):
     # Issue 27 ("scale"): the hourly job deletes across sites in bounded batches (conversations
     # with their messages, idle MCP sessions); an idle site costs nothing. What the job runs
     # when the privacy plugin is off (conversations.purge) and always (purge_sessions). Each
@@ -103,6 +112,8 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
     from plugins.ai.tables import conversations as conversation_rows
     from plugins.ai.tables import mcp_sessions, messages
 
+    svc_app, [calls, calls_b] = await testing_shared.own_app(make_app, 2)
+    site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
     kernel = svc_app.kernel
     days = int(kernel.settings.get("ai_conversation_retention_days"))
     counts = []
@@ -129,7 +140,7 @@ async def test_retention_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, c
     assert len(await calls_b.ok("get", "/ai/conversations")) == 2
 
 
-async def test_the_retention_job_does_not_load_the_mcp_sdk(svc_app, monkeypatch):
+async def test_the_retention_job_does_not_load_the_mcp_sdk(make_app, monkeypatch):
     """The hourly ``ai.retention`` job runs in whatever process runs jobs (an API worker without
     Redis): it purges MCP sessions through ``plugins.ai.mcp.sessions``. Reaching for the MCP server
     module loaded the MCP SDK and pydantic there, about 20 MB of that process's RSS for good."""
@@ -144,4 +155,4 @@ async def test_the_retention_job_does_not_load_the_mcp_sdk(svc_app, monkeypatch)
 
     monkeypatch.setitem(sys.modules, "plugins.ai.mcp.mcp", NotLoaded())
     monkeypatch.setattr(plugins.ai, "mcp", NotLoaded(), raising=False)
-    await retention_job(svc_app.kernel)
+    await retention_job((await make_app()).kernel)

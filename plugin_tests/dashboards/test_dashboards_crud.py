@@ -6,6 +6,11 @@ from __future__ import annotations
 from dashboards_helpers import POSITION, dashboard, panel, reader_rules, run, seed_orders
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test but the rate limit's (a setting of its own) writes and reads in a site of its own: they
+# share the module's app, each in a new site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 COUNT = {"collection": "orders", "aggregate": "count"}
 

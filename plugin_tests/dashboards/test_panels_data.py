@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from dashboards_helpers import dashboard, panel, preview, run, seed_orders
 
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
 
 async def test_aggregates_and_groups(calls):
     await seed_orders(calls)

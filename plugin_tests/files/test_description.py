@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.testing import shared as testing_shared
+
+from .conftest import FILES_ENV
 from .corpus import gradient_jpeg, uploaded
 
-pytestmark = pytest.mark.parametrize("svc_app", ["local"], indirect=True)  # storage is not the subject
+# Every test writes and reads in a site of its own: they share the module's app (the files tests'
+# settings, local storage: storage is not the subject), each in a new site of it
+# (kernel/testing/shared.py).
+shared_site = testing_shared.shared_site_started_with(env=FILES_ENV)
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 
 
 async def test_a_description_is_set_changed_and_cleared(calls):

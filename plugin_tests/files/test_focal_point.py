@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import io
 
-import pytest
 from PIL import Image
 
+from kernel.testing import shared as testing_shared
+
+from .conftest import FILES_ENV
 from .corpus import gradient_jpeg, uploaded
 
-pytestmark = pytest.mark.parametrize("svc_app", ["local"], indirect=True)  # storage is not the subject
+# Every test writes and reads in a site of its own: they share the module's app (the files tests'
+# settings, local storage: storage is not the subject), each in a new site of it
+# (kernel/testing/shared.py).
+shared_site = testing_shared.shared_site_started_with(env=FILES_ENV)
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
 API = "/api/v1"
 RED, BLUE = (255, 0, 0), (0, 0, 255)
 

@@ -4,14 +4,21 @@ folders deleted, the media rules as permissions, and nothing of another site rea
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import func, select
 
+from kernel.testing import shared as testing_shared
 from plugins.files.tables import folders
 
+from .conftest import FILES_ENV
 from .corpus import gradient_jpeg, uploaded
 
-pytestmark = pytest.mark.parametrize("svc_app", ["local"], indirect=True)  # storage is not the subject
+# Every test writes and reads in a site of its own: they share the module's app (the files tests'
+# settings, local storage: storage is not the subject), each in a new site of it
+# (kernel/testing/shared.py).
+shared_site = testing_shared.shared_site_started_with(env=FILES_ENV)
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 API = "/api/v1"
 
 
@@ -155,5 +162,6 @@ async def test_another_sites_folders_are_out_of_reach(svc_app, calls, calls_b, s
     await calls_b.ok("patch", f"/files/{kept['id']}", json={"folderId": inner["id"]})
     await calls.ok("delete", f"/sites/{site_b}", status=204)
     async with svc_app.kernel.db.connect() as conn:
-        left = (await conn.execute(select(folders.c.site_id, func.count()).group_by(folders.c.site_id))).all()
+        left = (await conn.execute(select(folders.c.site_id, func.count()).where(folders.c.site_id.in_([site, site_b]))
+                                   .group_by(folders.c.site_id))).all()
     assert [tuple(row) for row in left] == [(site, 1)]

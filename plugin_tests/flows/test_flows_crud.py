@@ -1,7 +1,13 @@
 """Flows CRUD through HTTP: graph validation codes with nodeId, per-operation options, cron,
 the operations listing, listing filters, tokens returned once, and bad input of every body."""
 
+from kernel.testing import shared as testing_shared
 from plugin_tests.flows.conftest import flow
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def test_graph_validation_codes_name_the_node(shared_site):

@@ -3,8 +3,21 @@ validation, nested reads included, and ``_data`` is masked as REST masks it."""
 
 from __future__ import annotations
 
+import pytest_asyncio
+
 from kernel.testing import Calls
-from plugin_tests.graphql.conftest import codes, gql
+from kernel.testing import shared as testing_shared
+from plugin_tests.graphql.conftest import codes, gql, seed_blog
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
+
+@pytest_asyncio.fixture(loop_scope="module")  # graphql/conftest.py's, on the shared app's loop
+async def blog(calls: Calls) -> Calls:
+    await seed_blog(calls)
+    return calls
 
 
 async def test_field_mask_and_data(blog: Calls, member):

@@ -7,7 +7,12 @@ import datetime as dt
 
 from kernel.db.meta import now_utc
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items.tables import pins as pins_table
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 P = "/items/notes/a/pins"
 RULES = [{"collection": "notes", "action": a} for a in ("read", "update")]
@@ -82,13 +87,14 @@ async def test_taken_pins_and_renewal(calls: Calls, member):
     assert renewed["reason"] == "again" and renewed["expiresAt"]
 
 
-async def test_expired_pins_lapse(svc_app, calls: Calls, member):
+async def test_expired_pins_lapse(svc_app, site, calls: Calls, member):
     await _notes(calls)
     editor, _ = await member(RULES)
     other, other_id = await member(RULES)
     await editor.ok("post", P, status=201, json={"field": "title", "expiresAt": _soon(60)})
     async with svc_app.kernel.db.begin() as conn:  # let it expire without waiting a minute
-        await conn.execute(pins_table.update().values(expires_at=now_utc() - dt.timedelta(seconds=1)))
+        await conn.execute(pins_table.update().where(pins_table.c.site_id == site)
+                           .values(expires_at=now_utc() - dt.timedelta(seconds=1)))
     assert await calls.ok("get", P) == []
     await calls.err("get", f"{P}/title", 404, "NOT_FOUND")
     await other.ok("patch", "/items/notes/a", json={"title": "after expiry"})

@@ -7,7 +7,12 @@ import pytest
 
 from kernel.base.errors import ApiError
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items.read import drafts
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 DRAFT = {"X-Svc-Draft": "true"}
 FIELDS = {"title": "string", "body": "text", "n": "integer", "translations": "json"}

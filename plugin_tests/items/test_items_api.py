@@ -12,7 +12,13 @@ import pytest
 from kernel import ApiError
 from kernel.auth.principal import ANONYMOUS, Principal
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items import api
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 ADMIN = Principal(kind="user", is_instance_admin=True)
 

@@ -7,6 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def _events(svc_app: Any, site: str, types: tuple[str, ...] = ("items.*",)) -> list[Any]:

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kernel.testing import Calls
+
+
+@pytest.fixture
+def posts(shared_posts: Calls) -> Calls:
+    """The blog, made once on the module's shared app (items/conftest.py): these tests only read it."""
+    return shared_posts
 
 
 async def agg(calls: Calls, collection: str = "posts", **params) -> list:

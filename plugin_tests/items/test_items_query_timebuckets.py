@@ -4,6 +4,11 @@ SQLite and PostgreSQL (this module runs in both passes)."""
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def _seed(calls):

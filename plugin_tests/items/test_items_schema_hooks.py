@@ -12,9 +12,14 @@ from sqlalchemy.exc import IntegrityError
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items.tables import items
 from plugins.items.upkeep.indexes import index_name
 from plugins.schema.api import get_schema
+
+# Every test but the indexes' (a setting of its own) writes and reads in a site of its own: they
+# share the module's app, each in a new site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 # the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
 DESTRUCTIVE = {"allowDestructive": "true"}

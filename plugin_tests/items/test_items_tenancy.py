@@ -4,6 +4,12 @@ with the same collection name and the same item ids."""
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 # the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
 DESTRUCTIVE = {"allowDestructive": "true"}

@@ -13,11 +13,18 @@ from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
 from kernel.tenancy.scope import SiteDB
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items.search import index as search_index
 from plugins.items.search.index import index_missing, reindex_collection, search
 from plugins.items.tables import items
 from plugins.items.upkeep import search_backfill
 from plugins.schema.api import get_schema
+
+# Every test but the backfill's writes and reads in sites of its own: they share the module's app,
+# each in new sites of it (kernel/testing/shared.py). The backfill reads every site and runs at an
+# app's start, so its tests start apps of their own (``testing_shared.own_app``).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 # the field holds data: dropping it with its values is asked for (DELETE /fields answers 409 otherwise)
 DESTRUCTIVE = {"allowDestructive": "true"}
@@ -181,6 +188,12 @@ async def _insert_raw(svc_app: Any, site: str, rows: dict[str, dict[str, Any]], 
             for item_id, data in rows.items()])
 
 
+async def _own_app(make_app: Any) -> tuple[Any, str, str, Calls, Calls]:
+    """An app of the test's own (the first of ``make_app``: ``app0``), two new sites and the admin's calls there."""
+    app, [calls, calls_b] = await testing_shared.own_app(make_app, 2)
+    return app, calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"], calls, calls_b
+
+
 async def _restart_with_raw_items(make_app: Any, svc_app: Any, site: str, site_b: str, calls: Calls,
                                   calls_b: Calls, tmp_path: Any) -> Any:
     """Posts in two sites, some written through the API and some straight into the table; then a
@@ -199,8 +212,8 @@ async def _restart_with_raw_items(make_app: Any, svc_app: Any, site: str, site_b
     return again
 
 
-async def test_startup_backfills_items_the_index_misses(make_app: Any, svc_app: Any, site: str, site_b: str,
-                                                        calls: Calls, calls_b: Calls, tmp_path: Any):
+async def test_startup_backfills_items_the_index_misses(make_app: Any, tmp_path: Any):
+    svc_app, site, site_b, calls, calls_b = await _own_app(make_app)
     again = await _restart_with_raw_items(make_app, svc_app, site, site_b, calls, calls_b, tmp_path)
     calls, calls_b = Calls(again.client, calls.headers), Calls(again.client, calls_b.headers)
     assert await find(calls, "egret") == ["api", "raw0", "raw1", "raw2"]
@@ -210,9 +223,10 @@ async def test_startup_backfills_items_the_index_misses(make_app: Any, svc_app: 
     await assert_fts_consistent(again)
 
 
-async def test_a_failing_site_does_not_stop_the_backfill_or_the_app(make_app: Any, svc_app: Any, site: str,
-                                                                   site_b: str, calls: Calls, calls_b: Calls,
-                                                                   tmp_path: Any, monkeypatch: Any, caplog: Any):
+async def test_a_failing_site_does_not_stop_the_backfill_or_the_app(make_app: Any, tmp_path: Any, monkeypatch: Any,
+                                                                   caplog: Any):
+    svc_app, site, site_b, calls, calls_b = await _own_app(make_app)
+
     async def broken_for_site_b(kernel: Any, site_id: str) -> int:
         if site_id == site_b:
             raise RuntimeError("boom")
@@ -225,7 +239,8 @@ async def test_a_failing_site_does_not_stop_the_backfill_or_the_app(make_app: An
     assert await find(Calls(again.client, calls_b.headers), "egret") == []
 
 
-async def test_shutdown_cancels_a_running_backfill(svc_app: Any, monkeypatch: Any):
+async def test_shutdown_cancels_a_running_backfill(make_app: Any, monkeypatch: Any):
+    svc_app = await make_app()
     started = asyncio.Event()
 
     async def slow(kernel: Any, site_id: str) -> int:
@@ -268,11 +283,10 @@ async def test_concurrent_writes_of_one_item(svc_app: Any, site: str, calls: Cal
     assert await index_rows(svc_app, site) == (3 if final.get("body") else 2)
 
 
-async def test_the_backfill_visits_only_sites_with_unindexed_searchable_values(svc_app: Any, site: str,
-                                                                                site_b: str, calls: Calls,
-                                                                                calls_b: Calls):
+async def test_the_backfill_visits_only_sites_with_unindexed_searchable_values(make_app: Any):
     """One query over every site names the sites to index: none while the index is complete,
     whatever items hold no searchable value; then only the site of an item written around it."""
+    svc_app, site, site_b, calls, calls_b = await _own_app(make_app)
     await _posts(calls)
     await _posts(calls_b)
     await calls.field("posts", "secret", "text", options={"sensitive": True})

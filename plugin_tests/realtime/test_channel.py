@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import closed, connect, frame, no_frame, subscribe, ticket
 
-
-@pytest.fixture
-async def server(live_server, svc_app):
-    return await live_server(svc_app)
+# Every test writes and reads in a site of its own: they share the module's app and its one
+# server, each in a new site (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+server = testing_shared.shared_live_server
 
 
 async def test_an_item_write_reaches_a_subscriber_as_a_signal(server, calls):

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
-
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import closed, connect, frame, subscribe, ticket
 from plugins.realtime import frames
 
-
-@pytest.fixture
-async def server(live_server, svc_app):
-    return await live_server(svc_app)
+# The frame tests on the default settings write and read in sites of their own: they share the
+# module's app and its one server, each in a new site of it (kernel/testing/shared.py). The tests
+# of a setting start an app of their own.
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+server = testing_shared.shared_live_server
 
 
 BAD_FRAMES = [

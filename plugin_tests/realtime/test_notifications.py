@@ -10,14 +10,16 @@ from sqlalchemy import update
 
 from kernel import ApiError
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import connect, frame, no_frame, ticket
 from plugins.realtime import api
 from plugins.realtime.tables import notifications as notifications_table
 
-
-@pytest.fixture
-async def server(live_server, svc_app):
-    return await live_server(svc_app)
+# Every test writes and reads in a site of its own: they share the module's app and its one
+# server, each in a new site (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+server = testing_shared.shared_live_server
 
 
 async def test_notify_reaches_every_session_of_the_site_only(server, svc_app, calls, calls_b, site, site_b,

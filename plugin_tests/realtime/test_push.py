@@ -16,8 +16,16 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from kernel.testing import Calls, new_member
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import connect, frame, ticket
 from plugins.realtime import api, push
+
+# The tests without VAPID keys write and read in sites of their own: they share the module's app
+# (and its one server), each in new sites of it (kernel/testing/shared.py). The deliveries run the
+# instance's jobs on an app with keys of its own (``vapid_app``).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+server = testing_shared.shared_live_server
 
 PUBLIC, PRIVATE = push.new_key_pair()
 SUBJECT = "mailto:ops@example.com"
@@ -63,11 +71,14 @@ async def vapid_app(make_app):
     return app, Calls(app.client, {**headers, "X-Svc-Site": site}), site
 
 
-async def test_vapid_key_is_404_until_configured(calls, vapid_app):
+async def test_vapid_key_is_404_until_configured(calls):
     err = await calls.err("get", "/push/vapid-public-key", 404, "PUSH_NOT_CONFIGURED")
     assert "VAPID" in err["message"]
     assert await calls.ok("get", "/push/status") == {"vapidConfigured": False, "realtimeAvailable": True,
                                                      "subscriptions": 0}
+
+
+async def test_vapid_key_is_served_once_configured(vapid_app):
     _app, vcalls, _site = vapid_app
     assert await vcalls.ok("get", "/push/vapid-public-key") == {"publicKey": PUBLIC}
     assert (await vcalls.ok("get", "/push/status"))["vapidConfigured"] is True
@@ -144,8 +155,7 @@ async def test_push_routes_refuse_bad_callers_and_bodies(calls, anon_calls, make
     await Calls(calls.client, subscriber.headers).err("post", "/push/test", 403, "PERMISSION_DENIED")
 
 
-async def test_push_test_without_keys_still_sends_the_frame(live_server, svc_app, calls):
-    server = await live_server(svc_app)
+async def test_push_test_without_keys_still_sends_the_frame(server, calls):
     async with connect(server, await ticket(calls)) as ws:
         await ws.send_json({"type": "ping"})
         await frame(ws)

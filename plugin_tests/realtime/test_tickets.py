@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
 from sqlalchemy import update
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import closed, connect, frame, subscribe, ticket
 from plugins.realtime.tables import tickets as tickets_table
 
-
-@pytest.fixture
-async def server(live_server, svc_app):
-    return await live_server(svc_app)
+# Every test writes and reads in a site of its own: they share the module's app and its one
+# server, each in a new site (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+server = testing_shared.shared_live_server
 
 
 async def works(server, one: str) -> bool:
@@ -51,20 +52,21 @@ async def test_a_deleted_api_key_is_refused_at_connect(server, calls):
     assert close.code == 4401
 
 
-async def test_an_expired_ticket_is_refused(server, calls, svc_app):
+async def test_an_expired_ticket_is_refused(server, calls, svc_app, site):
     one = await ticket(calls)
-    async with svc_app.kernel.db.begin() as conn:
-        await conn.execute(update(tickets_table).values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)))
+    async with svc_app.kernel.db.begin() as conn:  # the test's site holds this one ticket
+        await conn.execute(update(tickets_table).where(tickets_table.c.site_id == site)
+                           .values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)))
     close = await closed(connect(server, one))
     assert close.code == 4401 and "expired" in close.reason
 
 
-async def test_tickets_are_stored_hashed(calls, svc_app):
+async def test_tickets_are_stored_hashed(calls, svc_app, site):
     one = await ticket(calls)
     async with svc_app.kernel.db.connect() as conn:
-        rows = (await conn.execute(tickets_table.select())).mappings().all()
+        rows = (await conn.execute(tickets_table.select().where(tickets_table.c.site_id == site))).mappings().all()
     secret = one.split(".")[2]
-    assert rows and not [r for r in rows if secret in str(dict(r))]
+    assert len(rows) == 1 and secret not in str(dict(rows[0]))  # the site's one ticket
 
 
 async def test_subscribers_take_audience_tickets_only(server, calls, make_member, site):

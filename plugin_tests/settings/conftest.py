@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 from kernel import hookimpl
+from kernel.testing import shared as testing_shared
 from plugins.settings.api import SettingKey
 
 KEY = base64.b64encode(b"s" * 32).decode()
@@ -42,6 +43,10 @@ class DemoKeys:
 @pytest_asyncio.fixture
 async def svc_app(make_app):
     return await make_app(env=SETTINGS_ENV)
+
+
+# A module of these tests that shares one app (kernel/testing/shared.py) gets it with the same settings.
+shared_site = testing_shared.shared_site_started_with(env=SETTINGS_ENV)
 
 
 @pytest.fixture

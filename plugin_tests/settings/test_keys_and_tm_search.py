@@ -5,6 +5,13 @@ it, bad input and site B seeing nothing of site A's (issue 42 point 4's API)."""
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in sites of its own: they share the module's app (conftest.py's
+# ``shared_site``, with the settings tests' settings), each in new sites of it
+# (kernel/testing/shared.py); the demo keys are registered for one test at a time.
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def test_declared_keys_with_their_types_for_admins_only(calls, calls_b, site, make_member, demo_keys):

@@ -4,6 +4,14 @@ unset ``saveAction`` stays null in ``data`` and falls back to the site's ``defau
 
 from __future__ import annotations
 
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app (conftest.py's
+# ``shared_site``, with the settings tests' settings), each in a new site of it
+# (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 
 async def test_merge_fallback_and_identity_global(calls, calls_b, site, site_b, make_member, svc_app):
     member = await make_member([site, site_b], "subscriber")

@@ -3,6 +3,14 @@ default, who manages what, bad input, and site B never seeing site A's presets."
 
 from __future__ import annotations
 
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app (conftest.py's
+# ``shared_site``, with the settings tests' settings), each in a new site of it
+# (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 
 async def _roles(calls):
     parent = await calls.ok("post", "/roles", status=201, json={"name": "Editors"})

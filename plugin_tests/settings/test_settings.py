@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import asyncio
 
+from kernel.testing import shared as testing_shared
 from plugins.settings import store
 from plugins.settings.api import get_setting
+
+# Every test but two writes and reads in sites of its own: they share the module's app (conftest.py's
+# ``shared_site``, with the settings tests' settings), each in new sites of it
+# (kernel/testing/shared.py); the demo keys are registered for one test at a time. The key cap's
+# test changes an instance setting and the Redis test needs two workers: apps of their own.
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def test_read_write_and_unset(calls, calls_b, site, svc_app, demo_keys):
@@ -47,7 +55,8 @@ async def test_declared_keys_are_validated_by_their_owner(calls, demo_keys):
     await calls.ok("put", "/settings/demo.", json={"value": 3})
 
 
-async def test_bad_input(calls, svc_app):
+async def test_bad_input(make_app):
+    svc_app, [calls] = await testing_shared.own_app(make_app)  # it lowers the instance's key cap
     for key in ("bad%20key", "x" * 101, "sp@ce"):
         await calls.err("put", f"/settings/{key}", 400, "VALIDATION_FAILED", json={"value": 1})
         await calls.err("get", f"/settings/{key}", 400, "VALIDATION_FAILED")

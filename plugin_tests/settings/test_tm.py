@@ -8,7 +8,14 @@ import json
 
 import pytest
 
+from kernel.testing import shared as testing_shared
 from plugins.settings.tm import tm as tm_service
+
+# Every test writes and reads in a site of its own: they share the module's app (conftest.py's
+# ``shared_site``, with the settings tests' settings), each in a new site of it
+# (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 API_KEY = "lt-key-123"
 
@@ -87,12 +94,14 @@ async def test_fuzzy_lookup_follows_every_change(calls, site, svc_app):
     off = [h for h in svc_app.kernel.bus._actions if h.pattern == tm_service.CHANGED_EVENT]
     assert off, "the plugin listens to tm.changed"
     svc_app.kernel.bus._actions = [h for h in svc_app.kernel.bus._actions if h.pattern != tm_service.CHANGED_EVENT]
+    ttl = cache.ttl
     try:
         quiet = await calls.ok("post", "/tm", status=201, json=entry("Open the window", "Fenster öffnen"))
         cache.ttl = 1e-9
         found = (await calls.ok("post", "/tm/lookup", json={"query": "open the window", **lookup}))["match"]
         assert found["id"] == quiet["id"]
-    finally:
+    finally:  # the module's next tests share this app
+        cache.ttl = ttl
         svc_app.kernel.bus._actions.extend(off)
 
 

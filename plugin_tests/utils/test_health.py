@@ -7,7 +7,13 @@ import asyncio
 from kernel import hookimpl
 from kernel.hooks.plugins import available_plugins
 from kernel.testing import JWT_SECRET
+from kernel.testing import shared as testing_shared
 from plugins.utils import health
+
+# Every test but the broken plugin's (plugins of its own) reads the health of the module's shared
+# app (kernel/testing/shared.py); a test that breaks a check does so with monkeypatch, undone at
+# its end.
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 HEALTH = "/api/v1/utils/health"
 BUILTIN = {"database", "cache", "storage", "search", "queue"}

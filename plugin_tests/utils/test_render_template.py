@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.testing import shared as testing_shared
+
+# Rendering writes nothing: every test shares the module's app (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
 RENDER = "/api/v1/utils/render-template"
 DATA = {"title": "<Hello>", "author": {"name": "Ann"}, "items": [{"name": "one"}, {"name": "two"}],
         "tags": ["a", "b", "c"]}

@@ -10,6 +10,13 @@ from sqlalchemy import select, update
 from kernel.events import START, Cursor
 from kernel.events.tables import events
 from kernel.testing import add_idle_sites, counted_statements
+from kernel.testing import shared as testing_shared
+
+# Every test but the prune's writes and reads in sites of its own: they share the module's app,
+# each in new sites of it (kernel/testing/shared.py). Pruning reads every site's events, so those
+# tests start an app of their own (``testing_shared.own_app``).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def emit(kernel, site: str, n: int = 1, type_: str = "items.create", collection: str = "posts",
@@ -102,7 +109,9 @@ async def test_reads_are_per_site(svc_app, site, site_b):
     assert all(e.site_id == site for e in (await kernel.events.read_after(site, START, 1000)).events)
 
 
-async def test_prune_keeps_recent_events_and_moves_the_earliest_cursor(svc_app, site):
+async def test_prune_keeps_recent_events_and_moves_the_earliest_cursor(make_app):
+    svc_app, [calls] = await testing_shared.own_app(make_app)
+    site = calls.headers["X-Svc-Site"]
     kernel = svc_app.kernel
     await emit(kernel, site, 4)
     old = (await kernel.events.read_after(site)).events
@@ -118,9 +127,11 @@ async def test_prune_keeps_recent_events_and_moves_the_earliest_cursor(svc_app, 
     assert await kernel.events.prune() == 0
 
 
-async def test_prune_costs_the_same_at_5_and_50_idle_sites_and_keeps_other_sites_events(svc_app, site, site_b):
+async def test_prune_costs_the_same_at_5_and_50_idle_sites_and_keeps_other_sites_events(make_app):
     # Issue 27 ("scale"): one query finds the sites with an event to prune; an idle site costs
     # nothing. Each round: two old events in A, a recent one in B.
+    svc_app, [calls, calls_b] = await testing_shared.own_app(make_app, 2)
+    site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
     kernel = svc_app.kernel
     counts = []
     for idle in (5, 45):

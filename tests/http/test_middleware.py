@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import re
 
+from kernel.testing import shared as testing_shared
+
+# Every test but the subdomain's (a setting of its own) writes nothing: they share the module's
+# app (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 
 async def test_request_id_generated_and_echoed(client):
     resp = await client.get("/api/v1/openapi.json")

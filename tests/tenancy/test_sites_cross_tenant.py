@@ -6,6 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.testing import shared as testing_shared
+
+# Every test works on sites of its own and writes nothing else (the refused calls change nothing):
+# they share the module's app, each with new sites of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+
 
 def _calls(site: str, site_b: str) -> list[tuple[str, str, dict | None]]:
     return [
