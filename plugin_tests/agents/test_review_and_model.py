@@ -7,13 +7,7 @@ from __future__ import annotations
 import pytest_asyncio
 from ai.conftest import ScriptedModel, tool_call  # plugin_tests/ai (its package name under pytest)
 
-from kernel.testing import shared as testing_shared
-
 from .conftest import goal, member_as, posts, update_line, writer_role
-
-# Every test writes and reads in a site of its own: they share the module's app, each in a new
-# site of it (kernel/testing/shared.py).
-svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def test_agent_decide_needs_review_domain_and_never_reviews_its_own_tree(svc_app, calls, site, make_member):

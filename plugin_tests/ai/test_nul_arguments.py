@@ -7,13 +7,8 @@ from __future__ import annotations
 import json
 
 from kernel.testing import Calls
-from kernel.testing import shared as testing_shared
 
 from .conftest import admin_with_model, tool_call
-
-# The command test writes in a site of its own on the module's shared app (kernel/testing/shared.py);
-# the model's test has an app of its own (its provider's settings).
-svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 async def test_a_command_with_a_nul_is_refused(calls: Calls):

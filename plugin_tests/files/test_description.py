@@ -19,7 +19,6 @@ svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
 site, site_b = testing_shared.site, testing_shared.site_b
 
 
-
 async def test_a_description_is_set_changed_and_cleared(calls):
     shot = await uploaded(calls, "beach.jpg", gradient_jpeg((20, 10)))
     assert shot["description"] is None

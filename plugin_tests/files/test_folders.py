@@ -162,6 +162,11 @@ async def test_another_sites_folders_are_out_of_reach(svc_app, calls, calls_b, s
     await calls_b.ok("patch", f"/files/{kept['id']}", json={"folderId": inner["id"]})
     await calls.ok("delete", f"/sites/{site_b}", status=204)
     async with svc_app.kernel.db.connect() as conn:
-        left = (await conn.execute(select(folders.c.site_id, func.count()).where(folders.c.site_id.in_([site, site_b]))
-                                   .group_by(folders.c.site_id))).all()
+        left = (
+            await conn.execute(
+                select(folders.c.site_id, func.count())
+                .where(folders.c.site_id.in_([site, site_b]))
+                .group_by(folders.c.site_id)
+            )
+        ).all()
     assert [tuple(row) for row in left] == [(site, 1)]
