@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from kernel.testing import Calls, Mailbox, SharedSite, running_mailbox, shared_site_with
+from kernel.testing import AppFactory, Calls, Mailbox, SharedSite, TestApp, running_mailbox, shared_site_with
 from kernel.testing.live import LiveServer
 
 try:
@@ -43,6 +43,19 @@ except ImportError:  # as in kernel.testing: the plain fixture asks for svc-cms[
     import types
 
     pytest_asyncio = types.SimpleNamespace(fixture=lambda *a, loop_scope=None, **k: pytest.fixture(*a, **k))
+
+# The auth routes' rate limit off, for a shared app whose tests log in many times from one address.
+NO_AUTH_LIMIT = {"SVC_RATE_LIMIT_AUTH": "0"}
+
+
+async def app_with_site(make_app: AppFactory, **overrides: Any) -> tuple[TestApp, str, Calls]:
+    """For a test of a shared module that needs an app of its own (it reads or changes what is
+    instance-wide): ``make_app(**overrides)``, a new site of it and calls as its instance admin
+    there, ``(app, site, calls)``."""
+    app = await make_app(**overrides)
+    admin = {"Authorization": f"Bearer {await app.login()}"}
+    site_id = await app.create_site(admin)
+    return app, site_id, Calls(app.client, {**admin, "X-Svc-Site": site_id})
 
 
 @pytest.fixture
@@ -82,7 +95,7 @@ async def login_shared_site(
     """The module's shared app with the auth rate limit off (its tests log in many times from one
     address)."""
     async with shared_site_with(
-        svc_shared_db, svc_template_db, tmp_path_factory, env={"SVC_RATE_LIMIT_AUTH": "0"}
+        svc_shared_db, svc_template_db, tmp_path_factory, env=NO_AUTH_LIMIT
     ) as shared:
         yield shared
 
@@ -100,15 +113,13 @@ async def mailing_shared_site(
 ) -> AsyncIterator[SharedSite]:
     """The module's shared app, mailing through ``mailbox``, with the auth rate limit off (its
     tests register, log in and reset passwords many times from one address)."""
+    smtp = {"smtp_host": "127.0.0.1", "smtp_port": mailbox.port}
     async with shared_site_with(
-        svc_shared_db,
-        svc_template_db,
-        tmp_path_factory,
-        smtp_host="127.0.0.1",
-        smtp_port=mailbox.port,
-        env={"SVC_RATE_LIMIT_AUTH": "0"},
+        svc_shared_db, svc_template_db, tmp_path_factory, **smtp, env=NO_AUTH_LIMIT
     ) as shared:
         yield shared
+
+
 def shared_site_started_with(**overrides: Any) -> Callable[..., Any]:
     """A module's ``shared_site`` fixture whose app is started with ``overrides`` (``make_app``'s
     settings): ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)`` for a

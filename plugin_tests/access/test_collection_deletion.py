@@ -1,13 +1,18 @@
 """A deleted collection takes its rules with it (the class of Directus CVE-2025-64746): a
 collection created later under the same name inherits no grant, for any action; the removals
 are audited, another site's rules on its own same-named collection are untouched, the wildcard
-collection's rules stay, and a condition crossing a detached relation is kept (it matches no row)."""
+collection's rules stay, and a condition crossing a detached relation is kept (it matches no row).
+The tests share the module's app, each in new sites (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
 from access_helpers import audit_actions
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 ACTIONS = ("create", "read", "update", "delete")
 

@@ -1,4 +1,7 @@
-"""``POST /users/{user_id}/impersonate``: admin only, members of the site only, audited."""
+"""``POST /users/{user_id}/impersonate``: admin only, members of the site only, audited.
+
+The tests share the module's app (kernel/testing/shared.py, the auth rate limit off), each in new
+sites; an audit check reads the records its test added (``before``: the app's earlier ones)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,10 @@ import jwt
 from sqlalchemy import select
 
 from kernel.policy.audit import audit_log
+from kernel.testing import shared as testing_shared
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, shared_site = testing_shared.site, testing_shared.login_shared_site
 
 
 def bearer(token: str, site: str | None = None) -> dict[str, str]:
@@ -18,13 +25,22 @@ def url(user_id: str) -> str:
     return f"/api/v1/users/{user_id}/impersonate"
 
 
-async def audit_of(svc_app, action: str) -> list:
+async def audit_of(svc_app, action: str, before: frozenset = frozenset()) -> list:
+    """The app's ``action`` records (each site's), but those whose ids are in ``before``."""
     async with svc_app.kernel.db.connect() as conn:
-        return (await conn.execute(select(audit_log).where(audit_log.c.action == action))).mappings().all()
+        rows = (await conn.execute(select(audit_log).where(audit_log.c.action == action))).mappings().all()
+    return [r for r in rows if r["id"] not in before]
+
+
+async def audit_ids(svc_app) -> frozenset:
+    """The ids of every audit record of the app so far."""
+    async with svc_app.kernel.db.connect() as conn:
+        return frozenset(r[0] for r in await conn.execute(select(audit_log.c.id)))
 
 
 async def test_instance_admin_impersonates_a_member(svc_app, site, site_headers, make_member):
     client = svc_app.client
+    before = await audit_ids(svc_app)
     member = await make_member(site)
     resp = await client.post(url(member.id), headers=site_headers)
     assert resp.status_code == 200, resp.text
@@ -37,11 +53,11 @@ async def test_instance_admin_impersonates_a_member(svc_app, site, site_headers,
     assert claims["exp"] - claims["iat"] == data["expiresIn"]
     me = await client.get("/api/v1/auth/me", headers=bearer(data["token"], site))
     assert me.status_code == 200 and me.json()["data"]["id"] == member.id
-    records = await audit_of(svc_app, "user.impersonate")
+    records = await audit_of(svc_app, "user.impersonate", before)
     assert [(r["site_id"], r["actor_id"], r["target_id"]) for r in records] == [(site, admin_id, member.id)]
     # What the impersonation session does is recorded with both names.
     assert (await client.delete("/api/v1/me/sessions", headers=bearer(data["token"], site))).status_code == 204
-    revoked = await audit_of(svc_app, "session.revoked")
+    revoked = await audit_of(svc_app, "session.revoked", before)
     assert [(r["actor_id"], r["impersonator_id"]) for r in revoked] == [(member.id, admin_id)]
 
 
@@ -76,6 +92,7 @@ async def test_target_must_be_a_member_of_the_site(client, admin_headers, site, 
 
 async def test_cross_site_target_is_not_found(svc_app, admin_headers, site, make_member, login_as):
     client = svc_app.client
+    before = await audit_ids(svc_app)
     site_b = f"s-{uuid.uuid4().hex[:10]}"
     assert (await client.post("/api/v1/sites", json={"id": site_b, "name": "B"}, headers=admin_headers)).status_code == 201
     admin_b = await make_member(site_b, role="admin")
@@ -84,7 +101,7 @@ async def test_cross_site_target_is_not_found(svc_app, admin_headers, site, make
     assert (await client.post(url(member_a.id), headers=bearer(token_b, site_b))).status_code == 404
     # The site A header does not help: admin B is nobody's admin there.
     assert (await client.post(url(member_a.id), headers=bearer(token_b, site))).status_code == 401
-    assert await audit_of(svc_app, "user.impersonate") == []
+    assert await audit_of(svc_app, "user.impersonate", before) == []
 
 
 async def test_nobody_impersonates_the_instance_admin(client, site, site_headers, make_member, login_as):

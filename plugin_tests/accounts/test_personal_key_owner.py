@@ -1,16 +1,21 @@
 """A personal API key (``/me/api-keys``) has an owner and stops working the moment its owner's
 place in the site changes: the role changes, the membership ends, the person is suspended,
 deleted or erased (docs/accounts.md#my-account). A site key made through ``/api-keys`` has no
-owner and outlives the admin who made it. Each check uses the key itself on the very next request."""
+owner and outlives the admin who made it. Each check uses the key itself on the very next request.
+The tests share the module's app (kernel/testing/shared.py, the auth rate limit off), each in new sites."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
 from plugins.accounts.tables import api_keys
 
 API = "/api/v1"
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b, shared_site = testing_shared.site, testing_shared.site_b, testing_shared.login_shared_site
 
 
 def bearer(token: str, site: str) -> dict[str, str]:

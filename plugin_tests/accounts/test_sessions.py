@@ -30,8 +30,8 @@ admin_token = testing_shared.admin_token
 @pytest_asyncio.fixture
 async def own(make_app):
     """An app of the test's own and a new site of it: ``(app, site)``."""
-    app = await make_app()
-    return app, await app.create_site({"Authorization": f"Bearer {await app.login()}"})
+    app, site_id, _ = await testing_shared.app_with_site(make_app)
+    return app, site_id
 
 
 async def log_in(app, email: str, site: str) -> dict:

@@ -27,17 +27,14 @@ site, site_b = testing_shared.site, testing_shared.site_b
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
-                                env={**CDC_ENV, "SVC_RATE_LIMIT_AUTH": "0"}) as shared:
+                                env={**CDC_ENV, **testing_shared.NO_AUTH_LIMIT}) as shared:
         yield shared
 
 
 @pytest_asyncio.fixture
 async def own(make_app):
-    """An app of the test's own and calls as its instance admin in a new site: ``(app, site, calls)``."""
-    app = await make_app(env=CDC_ENV)
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    site_id = await app.create_site(admin)
-    return app, site_id, Calls(app.client, {**admin, "X-Svc-Site": site_id})
+    """An app of the test's own, a site of it and calls as its admin there: ``(app, site, calls)``."""
+    return await testing_shared.app_with_site(make_app, env=CDC_ENV)
 
 
 async def page(calls: Calls, **params):

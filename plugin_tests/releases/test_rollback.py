@@ -1,9 +1,14 @@
 """POST /releases/:id/rollback: every item a release published returns to its revision and
-status before it, in one step, audited; blockers change nothing; other sites see nothing."""
+status before it, in one step, audited; blockers change nothing; other sites see nothing.
+The tests share the module's app, each in new sites (kernel/testing/shared.py)."""
 
 from __future__ import annotations
 
+from kernel.testing import shared as testing_shared
 from plugin_tests.releases.conftest import draft_posts, entries, release, statuses
+
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 R = "/releases"
 
