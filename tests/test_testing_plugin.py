@@ -21,7 +21,7 @@ def forked_pytest():
     from importlib.metadata import entry_points
 
     plugins = sorted({ep.value.split(":")[0] for ep in entry_points(group="pytest11")})
-    with ForkedMain("pytest", plugins) as forked:
+    with ForkedMain("pytest", plugins, env=_env()) as forked:  # the runs' environment: no CI
         yield forked
 
 

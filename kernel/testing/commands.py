@@ -94,12 +94,17 @@ for line in requests:
 class ForkedMain:
     """One forking process (above) for ``python -m MODULE``; ``run`` is ``subprocess.run`` of it with
     ``capture_output=True, text=True``. Close it (or use ``with``): its CPU, and its forks', is
-    counted when it is waited for."""
+    counted when it is waited for. ``env`` is the forking process's own environment, which its
+    imports see (hypothesis, imported by a pytest plugin, picks its default profile from ``CI``
+    then): give it what the runs' environments have in common; by default this process's without
+    its ``SVC_`` settings."""
 
-    def __init__(self, module: str, preload: Iterable[str] = (), cwd: Path = ROOT) -> None:
+    def __init__(self, module: str, preload: Iterable[str] = (), cwd: Path = ROOT,
+                 env: dict[str, str] | None = None) -> None:
         self.module, self.cwd = module, cwd
         self.cpu: list[tuple[tuple[str, ...], float]] = []  # each run's CPU seconds (its fork's)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _DRIVER, module, *preload],
             stdin=subprocess.PIPE,

@@ -49,13 +49,9 @@ NO_AUTH_LIMIT = {"SVC_RATE_LIMIT_AUTH": "0"}
 
 
 async def app_with_site(make_app: AppFactory, **overrides: Any) -> tuple[TestApp, str, Calls]:
-    """For a test of a shared module that needs an app of its own (it reads or changes what is
-    instance-wide): ``make_app(**overrides)``, a new site of it and calls as its instance admin
-    there, ``(app, site, calls)``."""
-    app = await make_app(**overrides)
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    site_id = await app.create_site(admin)
-    return app, site_id, Calls(app.client, {**admin, "X-Svc-Site": site_id})
+    """``own_app`` with one site, as ``(app, site, calls)``."""
+    app, [calls] = await own_app(make_app, **overrides)
+    return app, calls.headers["X-Svc-Site"], calls
 
 
 @pytest.fixture
@@ -86,18 +82,6 @@ async def site(shared_site: Any) -> str:
 async def site_b(shared_site: Any) -> str:
     """A second new site of the shared app, for a cross-tenant test."""
     return await shared_site.app.create_site(shared_site.admin_headers, prefix="b", name="Site B")
-
-
-@pytest_asyncio.fixture(name="shared_site", scope="module", loop_scope="module")
-async def login_shared_site(
-    svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[SharedSite]:
-    """The module's shared app with the auth rate limit off (its tests log in many times from one
-    address)."""
-    async with shared_site_with(
-        svc_shared_db, svc_template_db, tmp_path_factory, env=NO_AUTH_LIMIT
-    ) as shared:
-        yield shared
 
 
 @pytest.fixture(name="mailbox", scope="module")
@@ -133,6 +117,10 @@ def shared_site_started_with(**overrides: Any) -> Callable[..., Any]:
             yield shared
 
     return shared_site
+
+
+# The module's shared app with the auth rate limit off (its tests log in many times from one address).
+login_shared_site = shared_site_started_with(env=NO_AUTH_LIMIT)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -1,5 +1,7 @@
-"""Extensions in the studio (docs/studio.md#extensions), headless Chromium against one server and
-one browser for the module: the instance admin uploads a bundle whose signature fails and one whose
+"""Extensions in the studio (docs/studio.md#extensions), headless Chromium against a server of each
+test's own (an extension is installed instance-wide, and pytest-xdist may run this module's tests on
+different workers or in another order: the later tests install what the first one did through the
+API) and the worker's one browser: the instance admin uploads a bundle whose signature fails and one whose
 manifest is bad (the API's errors shown with their codes and paths), then a signed bundle, and sees
 its verification (signer, digest, capabilities); enables it in the site after the capabilities to
 grant were shown and confirmed, leaving one it asks for ungranted; its UI panel loads in a
@@ -113,7 +115,7 @@ def bad_source_bundle() -> bytes:
     return buf.getvalue()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="package")
+@pytest_asyncio.fixture(loop_scope="package")
 async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
     env = {"MARKETPLACE_PUBLIC_KEYS": f"example:{PUBLIC}"}
     async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env) as shared:
@@ -141,6 +143,24 @@ async def studio(svc_shared_db, svc_template_db, tmp_path_factory) -> Any:
             }
         finally:
             await server.stop()
+
+
+async def installed(studio: dict[str, Any]) -> str:
+    """The extension as the first test leaves it, put in place through the API: the signed bundle
+    uploaded, then enabled in the site with ``ui`` and ``items:posts`` granted. Its id."""
+    admin: Calls = studio["admin"]
+    bundle = studio["bundle"]
+    resp = await admin.client.post(
+        "/api/v1/extensions/upload",
+        headers=admin.headers,
+        files={"bundle": ("post-counter.zip", bundle, "application/zip")},
+        data={"signature": sign_bytes(PRIVATE, bundle)},
+    )
+    assert resp.status_code == 201, resp.text
+    ext_id = resp.json()["data"]["id"]
+    await admin.ok("post", f"/extensions/{ext_id}/capabilities", json={"capabilities": ["items:posts", "ui"]})
+    await admin.ok("post", f"/extensions/{ext_id}/enable")
+    return ext_id
 
 
 def upload_files(name: str, bundle: bytes, signature: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -267,6 +287,7 @@ async def test_a_member_has_the_panel_not_the_management(studio, visit):  # noqa
     from playwright.async_api import expect
 
     page, site, member = visit.page, studio["site"], studio["member"]
+    await installed(studio)
     await sign_in(visit, member.email, member.password, site)
     nav = page.get_by_role("navigation", name="Collections")
     await expect(nav.get_by_role("link", name="Post counter")).to_be_visible()
@@ -291,7 +312,7 @@ async def test_a_site_admin_within_what_the_instance_admin_offers(studio, visit)
     from playwright.async_api import expect
 
     page, site, admin = visit.page, studio["site"], studio["admin"]
-    ext_id = (await admin.ok("get", "/extensions"))[0]["id"]
+    ext_id = await installed(studio)
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, site)
     await page.goto(f"{visit.base}/studio/#/s/{site}/extensions/{ext_id}")
     offer = page.get_by_role("form", name=f"Availability in {site}")
