@@ -22,7 +22,7 @@ it, and a window bounds it: after ``INLINE_WINDOW`` seconds without a hop, the n
 hops, so a long batch still lets the loop serve other requests every 10 ms.
 
 Its ``BEGIN IMMEDIATE`` runs inline too (``set_inline`` comes before the ``BEGIN``): the writer's
-turn (``Database._writer_turn``) already holds the file lock every svc process takes, so SQLite's
+turn (``Database._take_turn``) already holds the file lock every svc process takes, so SQLite's
 write lock is free unless something outside svc holds it (a migration, the ``sqlite3`` shell).
 The ``BEGIN`` is tried with a busy timeout of zero, which never waits; when it finds the lock
 taken it hops after all and waits there with the connection's own busy timeout, so the loop is

@@ -170,9 +170,9 @@ def serve_reuseport(host: str, port: int, workers: int, options: dict[str, Any],
 def preloaded() -> list[str]:
     """The modules the fork server imports before it forks a worker: what every worker imports
     anyway (``kernel.app`` with the kernel, uvicorn, each installed plugin's module)."""
-    from importlib.metadata import entry_points
+    from kernel.hooks.plugins import available_plugins
 
-    return ["kernel.app", "uvicorn", *sorted({ep.module for ep in entry_points(group="svc.plugins")})]
+    return ["kernel.app", "uvicorn", *sorted({ep.module for ep in available_plugins().values()})]
 
 
 def _stop_fork_server() -> None:
