@@ -12,6 +12,7 @@ Controls are found by role and label only; axe-core runs in every page visited."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -31,6 +32,7 @@ visit = shared.visit
 sign_in = shared.sign_in
 
 GENRES = ["novel", "poetry", "essay"]
+WAIT_S = shared.WAIT / 1000  # s: the bound of a wait for the page's own requests
 
 
 def book(i: int) -> dict[str, Any]:
@@ -230,8 +232,33 @@ async def test_an_editor_finds_content_in_a_long_list(studio, visit):
     views = page.get_by_role("region", name="Presets and bookmarks")
     await views.get_by_label("Bookmark name").fill("Long essays")
     await views.get_by_label("Save for").select_option(label="Everyone")
+    # A book written elsewhere while the save's redraw is on its way (its read of the presets held
+    # here): the live re-fetch the write causes runs first and must leave the save's message alone.
+    # Held: the first read after the save was answered (the save's redraw, not a live re-fetch that
+    # a late event of the bulk step above may still start).
+    posted, held, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def hold(route: Any) -> None:
+        if route.request.method == "POST":
+            await route.fulfill(response=await route.fetch())
+            posted.set()
+            return
+        if posted.is_set() and not held.is_set():
+            held.set()
+            await release.wait()
+        await route.continue_()
+
+    presets_read = re.compile(r".*/api/v1/presets(\?.*)?$")
+    await page.route(presets_read, hold)
     await views.get_by_role("button", name="Save as bookmark").click()
+    await asyncio.wait_for(held.wait(), WAIT_S)
+    async with page.expect_request(
+        lambda r: r.method == "GET" and "/api/v1/items/books?" in r.url, timeout=WAIT_S * 1000
+    ):
+        await calls.ok("patch", "/items/books/b005", json={"isbn": "9999"})  # an essay
+    release.set()
     await expect(page.get_by_role("status").filter(has_text="Bookmark Long essays saved.")).to_be_visible()
+    await page.unroute(presets_read, hold)
     await expect(views.get_by_role("listitem").filter(has_text="Long essays")).to_contain_text("(everyone)")
     saved = [
         p

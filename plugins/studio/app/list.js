@@ -155,10 +155,14 @@ export async function renderList(shell, collection, query, { live = false } = {}
     limit: base.limit || PAGE_SIZE,
     page: base.page || 1,
   };
-  // A live re-fetch (another session wrote, live.js) keeps the message this view shows.
+  // A live re-fetch (another session wrote, live.js) keeps the message this view shows, and
+  // leaves alone the one an action just set for its own redraw: an event arriving between the
+  // action's `redraw` and that redraw's start would otherwise take it, and the message was lost.
   const flash = live ? shell.listFlash : shell.flash;
-  shell.flash = null;
-  shell.listFlash = flash;
+  if (!live) {
+    shell.flash = null;
+    shell.listFlash = flash;
+  }
   // Renders overlap (a live re-fetch, a redraw after an action): only the newest one draws.
   const ticket = (shell.listTicket = (shell.listTicket || 0) + 1);
 
