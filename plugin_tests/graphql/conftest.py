@@ -72,11 +72,16 @@ async def live_blog(make_app: Any, live_server: Any, env: dict[str, str]) -> tup
     app = await make_app(env=env)
     server = await live_server(app)
     admin = {"Authorization": f"Bearer {await app.login()}"}
+    return (app, server, admin, *await blog_sites(app, admin))
+
+
+async def blog_sites(app: Any, admin: dict[str, str]) -> tuple[str, str, Calls]:
+    """Two new sites of ``app`` seeded with the blog: ``(site, site_b, calls as admin in site)``."""
     site, site_b = [await app.create_site(admin) for _ in range(2)]
     calls = Calls(app.client, {**admin, "X-Svc-Site": site})
     await seed_blog(calls)
     await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
-    return app, server, admin, site, site_b, calls
+    return site, site_b, calls
 
 
 async def wait_until(predicate: Any, attempts: int = 1000) -> None:
