@@ -17,7 +17,7 @@ from httpx_ws import WebSocketDisconnect
 
 from kernel.testing import Calls, new_member
 from kernel.testing import shared as testing_shared
-from plugin_tests.graphql.conftest import blog_sites, live_blog, wait_until
+from plugin_tests.graphql.conftest import live_blog, shared_live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
 PROTOCOL = "graphql-transport-ws"
@@ -33,11 +33,8 @@ shared_live_server = testing_shared.shared_live_server
 @pytest_asyncio.fixture(loop_scope="module")
 async def live(shared_site, shared_live_server):
     # connection_init is awaited 10 s (the default): a loaded machine may take more than a short
-    # wait to send it. subscriber_count is the app's: the module's earlier sockets are gone first,
-    # so that the tests' counts are their own.
-    app, admin = shared_site.app, shared_site.admin_headers
-    await wait_until(lambda: app.kernel.topics.subscriber_count == 0)
-    return (app, shared_live_server, admin, *await blog_sites(app, admin))
+    # wait to send it.
+    return await shared_live_blog(shared_site, shared_live_server)
 
 
 @pytest.fixture
