@@ -26,17 +26,17 @@ def _storage_env(request) -> dict[str, str]:
     return env
 
 
+@pytest_asyncio.fixture(params=["local", "s3"])
+async def svc_app(request, make_app):
+    """The app of the files tests, once per storage backend."""
+    return await make_app(env=_storage_env(request))
+
+
 @pytest.fixture(params=["local", "s3"])
 def files_env(request) -> dict[str, str]:
     """The files tests' settings, once per storage backend: for a test of a module on a shared app
     that needs an app of its own (``testing_shared.own_app(make_app, env=files_env)``)."""
     return _storage_env(request)
-
-
-@pytest_asyncio.fixture
-async def svc_app(make_app, files_env):
-    """The app of the files tests, once per storage backend."""
-    return await make_app(env=files_env)
 
 
 def shared_site_on_each_storage():
