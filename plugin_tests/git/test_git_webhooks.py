@@ -4,7 +4,6 @@ delivery id, the same 401 for an unknown integration, A's webhook on B's path, e
 import json
 import uuid
 
-import pytest
 import pytest_asyncio
 from git_helpers import (
     GL_TOKEN,
@@ -23,28 +22,21 @@ from kernel.testing import Calls, HttpReceiver, shared_site_with
 from kernel.testing import shared as testing_shared
 from plugins.git.tables import deliveries
 
-# The tests on ``hooked`` post webhooks to an integration of a site of their own and read only that
-# site's rows: they share the module's app, each in a new site of it (kernel/testing/shared.py).
-# The app's provider URLs name the module's receiver, which no test here answers from (a webhook
-# asks the provider nothing); the tests with settings of their own start their own app.
+# Every test posts webhooks to an integration of a site of its own and reads only that site's
+# rows: they share the module's app, each in a new site of it (kernel/testing/shared.py). The
+# app's provider URLs name a receiver of the module's, which no test answers from (a webhook asks
+# the provider nothing); the rate-limit test, with a limit of its own, starts its own app.
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
-@pytest.fixture(scope="module")
-def module_receiver():
-    receiver = HttpReceiver()
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
+    receiver = HttpReceiver()  # the providers' URLs: it has no responder, and nothing asks it
     try:
-        yield receiver
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env_for(receiver)) as shared:
+            yield shared
     finally:
         receiver.stop()
-    receiver.check()
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory, module_receiver):
-    env = env_for(module_receiver)
-    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env) as shared:
-        yield shared
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -180,8 +172,8 @@ async def test_paused_integration_records_but_ignores(hooked):
     assert await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests") == []
 
 
-async def test_gitlab_token_header_merge_request_and_failed_job(make_app, http_receiver):
-    app, calls, site = await git_app(make_app, http_receiver)
+async def test_gitlab_token_header_merge_request_and_failed_job(svc_app, calls, site):
+    app = svc_app
     made = await connect(calls, provider="gitlab", repo="group/sub/site", token=GL_TOKEN)
     secret = made["webhookSecret"]
     mr = {"object_kind": "merge_request", "user": {"username": "dev"},
