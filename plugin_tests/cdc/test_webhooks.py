@@ -15,6 +15,15 @@ from typing import Any
 import pytest
 
 from kernel.testing import Calls, HttpReceiver, ReceivedRequest
+from kernel.testing import shared as testing_shared
+from plugin_tests.cdc.conftest import CDC_ENV
+
+# Every test subscribes and writes in a site of its own, and each subscription reads only its
+# site's events: they share the module's app (the change feed's settings), each in a new site of
+# it (kernel/testing/shared.py). The timeout test needs settings of its own and starts its own.
+shared_site = testing_shared.shared_site_started_with(env=CDC_ENV)
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 SUBS = "/cdc/subscriptions"
 SECRET = "whsec-0123456789abcdef"
@@ -250,8 +259,6 @@ async def test_filters_narrow_what_is_delivered(calls, http_receiver):
 
 
 async def test_a_timeout_is_a_failure(make_app, http_receiver):
-    from plugin_tests.cdc.conftest import CDC_ENV
-
     app = await make_app(env={**CDC_ENV, "SVC_CDC_READ_TIMEOUT": "0.2", "SVC_CDC_RETRY_SCHEDULE": "3600"})
     calls = Calls(app.client, {"Authorization": f"Bearer {await app.login()}", "X-Svc-Site": "default"})
     endpoint = Endpoint(http_receiver, "/sleepy", held=True)

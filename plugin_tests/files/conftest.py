@@ -11,20 +11,47 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from kernel.testing import S3_TEST_BUCKET
+from kernel.testing import S3_TEST_BUCKET, shared_site_with
 
 CAP = 200_000
 FILES_ENV = {"FILE_UPLOAD_MAX_BYTES": str(CAP), "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"}
 
 
-@pytest_asyncio.fixture(params=["local", "s3"])
-async def svc_app(request, make_app):
-    """The app of the files tests, once per storage backend."""
+def _storage_env(request) -> dict[str, str]:
+    """The files tests' settings on ``request.param``'s storage (S3: a prefix of the bucket's own)."""
     env = dict(FILES_ENV)
     if request.param == "s3":
         endpoint = request.getfixturevalue("s3_endpoint")
         env.update(SVC_STORAGE=f"s3://{S3_TEST_BUCKET}/t-{uuid.uuid4().hex}", SVC_S3_ENDPOINT_URL=endpoint)
-    return await make_app(env=env)
+    return env
+
+
+@pytest_asyncio.fixture(params=["local", "s3"])
+async def svc_app(request, make_app):
+    """The app of the files tests, once per storage backend."""
+    return await make_app(env=_storage_env(request))
+
+
+@pytest.fixture(params=["local", "s3"])
+def files_env(request) -> dict[str, str]:
+    """The files tests' settings, once per storage backend: for a test of a module on a shared app
+    that needs an app of its own (``testing_shared.own_app(make_app, env=files_env)``)."""
+    return _storage_env(request)
+
+
+def shared_site_on_each_storage():
+    """A module's ``shared_site`` on the files tests' settings, once per storage backend (the
+    ``[local]`` and ``[s3]`` of ``svc_app``): ``shared_site = shared_site_on_each_storage()`` with
+    ``kernel.testing.shared``'s ``svc_app``, ``site``... gives each test a new site of the module's
+    app on each storage (two apps for the module instead of two per test)."""
+
+    @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["local", "s3"])
+    async def shared_site(request, svc_shared_db, svc_template_db, tmp_path_factory):
+        env = _storage_env(request)
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env) as shared:
+            yield shared
+
+    return shared_site
 
 
 class Surfaces:

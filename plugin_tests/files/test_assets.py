@@ -9,10 +9,17 @@ import threading
 
 from PIL import Image
 
+from kernel.testing import shared as testing_shared
 from plugins.files.assets import transforms
 
-from .conftest import error_code
+from .conftest import error_code, shared_site_on_each_storage
 from .corpus import SVG_OK, gradient_jpeg, image
+
+# The tests on svc_app read and write in a site of their own: they share the module's app on each
+# storage, each in a new site of it (kernel/testing/shared.py); those with settings or a patched
+# renderer of their own start their own with make_app.
+shared_site = shared_site_on_each_storage()
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
 def _open(data: bytes) -> Image.Image:

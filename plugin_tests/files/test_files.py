@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import re
 
-from .conftest import error_code
+from kernel.testing import shared as testing_shared
+
+from .conftest import error_code, shared_site_on_each_storage
 from .corpus import image
+
+# Every test uploads and reads in a site of its own: they share the module's app on each storage,
+# each in a new site of it (kernel/testing/shared.py); the upkeep tests, whose job sweeps every
+# site, start their own.
+shared_site = shared_site_on_each_storage()
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def _upload(calls, name: str, fmt: str = "JPEG", mime: str = "image/jpeg", color=(200, 30, 30),
@@ -198,10 +207,13 @@ async def test_files_field_holds_ids_of_this_sites_files(calls, calls_b):
     assert (await calls_b.create("posts", {"gallery": [b["id"]]}))["gallery"] == [b["id"]]
 
 
-async def test_expired_pending_uploads_are_swept(svc_app, calls, site):
+async def test_expired_pending_uploads_are_swept(make_app, files_env):
     import datetime as dt
 
     from plugins.files import upkeep
+
+    svc_app, [calls] = await testing_shared.own_app(make_app, env=files_env)
+    site = calls.headers["X-Svc-Site"]
 
     reserved = await calls.ok("post", "/files/upload-url", status=201,
                               json={"filename": "late.jpg", "contentType": "image/jpeg"})
@@ -217,7 +229,7 @@ async def test_expired_pending_uploads_are_swept(svc_app, calls, site):
     await calls.err("post", "/files", 404, "RECORD_NOT_FOUND", json={"key": reserved["key"]})
 
 
-async def test_upkeep_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, calls_b, site, site_b):
+async def test_upkeep_costs_the_same_at_5_and_50_idle_sites(make_app, files_env):
     # Issue 27 ("scale"): one query across sites finds the expired pending uploads, and each
     # site's go in one DELETE; a site with only live uploads costs nothing. The idle sites each
     # hold a live pending upload; each round: two expired uploads in A, a live one in B.
@@ -229,6 +241,8 @@ async def test_upkeep_costs_the_same_at_5_and_50_idle_sites(svc_app, calls, call
     from plugins.files import upkeep
     from plugins.files.tables import uploads
 
+    svc_app, [calls, calls_b] = await testing_shared.own_app(make_app, 2, env=files_env)
+    site, site_b = calls.headers["X-Svc-Site"], calls_b.headers["X-Svc-Site"]
     kernel = svc_app.kernel
     body = {"filename": "x.jpg", "contentType": "image/jpeg"}
     counts = []

@@ -8,11 +8,19 @@ from pathlib import Path
 import pytest
 
 from kernel import ApiError
+from kernel.testing import shared as testing_shared
 from plugins.files.uploads import checks
 from plugins.files.uploads.catalogue import BY_MIME
 
-from .conftest import CAP, Surfaces, error_code
+from .conftest import CAP, Surfaces, error_code, shared_site_on_each_storage
 from .corpus import DOCX, PDF, SVG_HOSTILE, SVG_OK, gradient_jpeg, hostile_corpus, image
+
+# Every test uploads and reads in a site of its own (its storage checks list only that site's
+# keys): they share the module's app on each storage, each in a new site of it
+# (kernel/testing/shared.py).
+shared_site = shared_site_on_each_storage()
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 async def test_every_surface_refuses_every_hostile_class(surfaces, svc_app, site, calls):

@@ -13,9 +13,17 @@ import pytest
 from PIL import Image
 
 from kernel import ApiError
+from kernel.testing import shared as testing_shared
 from plugins.files.assets import ranges
 
+from .conftest import shared_site_on_each_storage
 from .corpus import gradient_jpeg, uploaded
+
+# Every test uploads and reads in a site of its own: they share the module's app on each storage,
+# each in a new site of it (kernel/testing/shared.py).
+shared_site = shared_site_on_each_storage()
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site = testing_shared.site
 
 API = "/api/v1"
 

@@ -4,11 +4,12 @@ delivery id, the same 401 for an unknown integration, A's webhook on B's path, e
 import json
 import uuid
 
-import pytest
+import pytest_asyncio
 from git_helpers import (
     GL_TOKEN,
     audits,
     connect,
+    env_for,
     git_app,
     github_hook,
     github_pull,
@@ -17,15 +18,37 @@ from git_helpers import (
 )
 from sqlalchemy import func, select
 
-from kernel.testing import Calls
+from kernel.testing import Calls, HttpReceiver, shared_site_with
+from kernel.testing import shared as testing_shared
 from plugins.git.tables import deliveries
 
+# Every test posts webhooks to an integration of a site of its own and reads only that site's
+# rows: they share the module's app, each in a new site of it (kernel/testing/shared.py). The
+# app's provider URLs name a receiver of the module's, which no test answers from (a webhook asks
+# the provider nothing); the rate-limit test, with a limit of its own, starts its own app.
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
-@pytest.fixture
-async def hooked(make_app, http_receiver):
-    app, calls, site = await git_app(make_app, http_receiver)
-    made = await connect(calls)
-    return app, calls, site, made
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
+    receiver = HttpReceiver()  # the providers' URLs: it has no responder, and nothing asks it
+    try:
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env_for(receiver)) as shared:
+            yield shared
+    finally:
+        receiver.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hooked(svc_app, calls, site):
+    return svc_app, calls, site, await connect(calls)
+
+
+async def _deliveries_kept(app, site: str) -> int:
+    """The webhook deliveries recorded in ``site`` (the module's other tests record theirs too)."""
+    async with app.kernel.db.engine.connect() as conn:
+        kept = select(func.count()).select_from(deliveries).where(deliveries.c.site_id == site)
+        return (await conn.execute(kept)).scalar()
 
 
 async def test_ping_and_bad_signatures(hooked):
@@ -93,8 +116,7 @@ async def test_replay_of_a_delivery_does_nothing_twice(hooked):
     assert again.status_code == 200 and again.json()["data"]["duplicate"] is True
     pulls = await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests")
     assert [(p["number"], p["title"]) for p in pulls] == [(7, "PR 7")]
-    async with app.kernel.db.engine.connect() as conn:
-        assert (await conn.execute(select(func.count()).select_from(deliveries))).scalar() == 1
+    assert await _deliveries_kept(app, site) == 1
 
 
 async def test_headers_and_body_checked_after_the_signature(hooked):
@@ -150,8 +172,8 @@ async def test_paused_integration_records_but_ignores(hooked):
     assert await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests") == []
 
 
-async def test_gitlab_token_header_merge_request_and_failed_job(make_app, http_receiver):
-    app, calls, site = await git_app(make_app, http_receiver)
+async def test_gitlab_token_header_merge_request_and_failed_job(svc_app, calls, site):
+    app = svc_app
     made = await connect(calls, provider="gitlab", repo="group/sub/site", token=GL_TOKEN)
     secret = made["webhookSecret"]
     mr = {"object_kind": "merge_request", "user": {"username": "dev"},
@@ -199,8 +221,7 @@ async def test_a_nul_in_a_signed_body_is_a_400_and_nothing_is_kept(hooked):
     key = await github_hook(app.client, site, made["id"], made["webhookSecret"], "ping", {"z\u0000en": "x"})
     assert key.status_code == 400 and key.json()["errors"][0]["path"] == ["body", "z\u0000en"]
     assert await calls.ok("get", f"/integrations/git/{made['id']}/pull-requests") == []
-    async with app.kernel.db.engine.connect() as conn:
-        assert (await conn.execute(select(func.count()).select_from(deliveries))).scalar() == 0
+    assert await _deliveries_kept(app, site) == 0
     pull["title"] = "fine"  # the same delivery, clean, is taken: the refusal recorded nothing
     resp = await github_hook(app.client, site, made["id"], made["webhookSecret"], "pull_request",
                              {"action": "opened", "pull_request": pull}, delivery="nul-delivery")

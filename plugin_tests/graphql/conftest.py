@@ -72,11 +72,25 @@ async def live_blog(make_app: Any, live_server: Any, env: dict[str, str]) -> tup
     app = await make_app(env=env)
     server = await live_server(app)
     admin = {"Authorization": f"Bearer {await app.login()}"}
+    return (app, server, admin, *await blog_sites(app, admin))
+
+
+async def shared_live_blog(shared_site: Any, server: Any) -> tuple[Any, ...]:
+    """``live_blog``'s answer on a module's shared app and server (kernel/testing/shared.py), with
+    two new sites of it. ``subscriber_count`` is the app's: the module's earlier streams are gone
+    first, so that a test's counts are its own."""
+    app, admin = shared_site.app, shared_site.admin_headers
+    await wait_until(lambda: app.kernel.topics.subscriber_count == 0)
+    return (app, server, admin, *await blog_sites(app, admin))
+
+
+async def blog_sites(app: Any, admin: dict[str, str]) -> tuple[str, str, Calls]:
+    """Two new sites of ``app`` seeded with the blog: ``(site, site_b, calls as admin in site)``."""
     site, site_b = [await app.create_site(admin) for _ in range(2)]
     calls = Calls(app.client, {**admin, "X-Svc-Site": site})
     await seed_blog(calls)
     await seed_blog(Calls(app.client, {**admin, "X-Svc-Site": site_b}))
-    return app, server, admin, site, site_b, calls
+    return site, site_b, calls
 
 
 async def wait_until(predicate: Any, attempts: int = 1000) -> None:

@@ -8,10 +8,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest_asyncio
 from httpx_sse import aconnect_sse
 
 from kernel.testing import Calls
-from plugin_tests.graphql.conftest import gql
+from kernel.testing import shared as testing_shared
+from plugin_tests.graphql.conftest import gql, seed_blog
+
+# Every test reads its own blog in a site of its own: they share the module's app, each in a new
+# site of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
+
+
+@pytest_asyncio.fixture(loop_scope="module")  # graphql/conftest.py's, on the shared app's loop
+async def blog(calls: Calls) -> Calls:
+    await seed_blog(calls)
+    return calls
+
 
 # posts has title, views, author, meta and the o2m alias notes; the member reads title and author
 # only, may create and update title only, and reads nothing of authors.

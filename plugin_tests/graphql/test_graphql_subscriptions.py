@@ -5,21 +5,28 @@ the per-site cap."""
 from __future__ import annotations
 
 import json
+import uuid
 
-import pytest
+import pytest_asyncio
 from httpx_sse import aconnect_sse
 
 from kernel.testing import Calls, new_member
-from plugin_tests.graphql.conftest import live_blog, wait_until
+from kernel.testing import shared as testing_shared
+from plugin_tests.graphql.conftest import shared_live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
 STREAM = {"Accept": "text/event-stream"}
 
+# Every test streams from two sites of its own: they share the module's app (a heartbeat a second,
+# two streams a site) and its server, each with two new sites of it (kernel/testing/shared.py).
+shared_site = testing_shared.shared_site_started_with(
+    env={"SVC_SSE_HEARTBEAT_SECONDS": "1", "SVC_GQL_MAX_SUBSCRIPTIONS": "2"})
+shared_live_server = testing_shared.shared_live_server
 
-@pytest.fixture
-async def live(make_app, live_server):
-    return await live_blog(make_app, live_server, {"SVC_SSE_HEARTBEAT_SECONDS": "1",
-                                                   "SVC_GQL_MAX_SUBSCRIPTIONS": "2"})
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def live(shared_site, shared_live_server):
+    return await shared_live_blog(shared_site, shared_live_server)
 
 
 async def next_events(events, n: int) -> list[dict]:
@@ -60,10 +67,11 @@ async def test_post_transport_and_errors(live):
     # No read permission on posts: one error frame, then complete.
     roles = await calls.ok("get", "/roles")
     subscriber = next(r for r in roles if r.get("systemKey") == "subscriber")
+    email = f"reader-{uuid.uuid4().hex[:8]}@example.com"  # users are instance-wide: an address of its own
     user = await calls.ok("post", "/users", status=201, json={
-        "email": "reader@example.com", "password": "member-password-1", "roleId": subscriber["id"]})
+        "email": email, "password": "member-password-1", "roleId": subscriber["id"]})
     await calls.grant([{"collection": "notes", "action": "read"}], {"userId": user["id"]})
-    token = await app.login("reader@example.com", "member-password-1", site=site)
+    token = await app.login(email, "member-password-1", site=site)
     member_headers = {"Authorization": f"Bearer {token}", "X-Svc-Site": site}
     async with server.sse("/api/v1/graphql", headers=member_headers, params={"query": SUB}) as events:
         got = await next_events(events, 2)

@@ -9,23 +9,38 @@ import asyncio
 import json
 
 import pytest
+import pytest_asyncio
 from gql import Client, gql
 from gql.transport.exceptions import TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 from httpx_ws import WebSocketDisconnect
 
 from kernel.testing import Calls, new_member
-from plugin_tests.graphql.conftest import live_blog, wait_until
+from kernel.testing import shared as testing_shared
+from plugin_tests.graphql.conftest import live_blog, shared_live_blog, wait_until
 
 SUB = "subscription { posts_events { action itemId item } }"
 PROTOCOL = "graphql-transport-ws"
+ENV = {"SVC_GQL_MAX_SUBSCRIPTIONS": "3"}
+
+# The tests on ``live`` stream from two sites of their own: they share the module's app and its
+# server, each with two new sites of it (kernel/testing/shared.py). The close-code test changes
+# the app's connection_init wait, and the origin test needs CORS origins: each starts its own.
+shared_site = testing_shared.shared_site_started_with(env=ENV)
+shared_live_server = testing_shared.shared_live_server
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def live(shared_site, shared_live_server):
+    # connection_init is awaited 10 s (the default): a loaded machine may take more than a short
+    # wait to send it.
+    return await shared_live_blog(shared_site, shared_live_server)
 
 
 @pytest.fixture
-async def live(make_app, live_server):
-    # connection_init is awaited 10 s (the default): a loaded machine may take more than a short
-    # wait to send it; the 4408 check shortens it for its one socket.
-    return await live_blog(make_app, live_server, {"SVC_GQL_MAX_SUBSCRIPTIONS": "3"})
+async def own_live(make_app, live_server):
+    # the 4408 check shortens the connection_init wait for its one socket
+    return await live_blog(make_app, live_server, ENV)
 
 
 def transport(server, init_payload: dict, **kwargs) -> WebsocketsTransport:
@@ -125,8 +140,8 @@ async def test_cross_tenant_token_and_site(live):
     assert await init_refused(server, {"Authorization": admin["Authorization"]}) == 4400
 
 
-async def test_protocol_close_codes(live):
-    app, server, admin, site, _b, _calls = live
+async def test_protocol_close_codes(own_live):
+    app, server, admin, site, _b, _calls = own_live
     init = {"type": "connection_init", "payload": {**admin, "X-Svc-Site": site}}
 
     async def closed_with(messages: list[dict | str]) -> tuple[int, list]:
