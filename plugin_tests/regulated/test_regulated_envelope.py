@@ -17,7 +17,6 @@ from plugins.items.tables import items
 from plugins.regulated.envelope import MASK
 from plugins.regulated.tables import data_keys
 
-
 # Every test writes and reads in sites of its own: they share the module's app (started with the
 # keys), each in new sites of it (kernel/testing/shared.py).
 shared_site = testing_shared.shared_site_started_with(env=dict(KEYS_ENV))
