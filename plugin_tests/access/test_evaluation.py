@@ -13,6 +13,14 @@ from access_helpers import role_id_of
 
 from kernel import ANONYMOUS, Principal
 from kernel.testing import API, Calls
+from kernel.testing import shared as testing_shared
+
+# Every test but the two-app ones writes and reads in sites of its own: they share the module's
+# app (the auth rate limit off: its tests log in many members), each in new sites of it
+# (kernel/testing/shared.py).
+shared_site = testing_shared.login_shared_site
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 READ = {"collection": "articles", "action": "read"}
 
@@ -138,8 +146,17 @@ async def test_admin_policy_short_circuits(svc_app, site, calls, make_member):
 
 
 async def test_changes_take_effect_on_the_very_next_request(svc_app, site, calls, make_member):
-    # A TTL that never expires during the test: only the bus can make the change visible.
-    svc_app.kernel.site_caches["access"].ttl = 3600.0
+    # A TTL that never expires during the test: only the bus can make the change visible (put
+    # back after it: the module's app outlives the test).
+    cache = svc_app.kernel.site_caches["access"]
+    ttl, cache.ttl = cache.ttl, 3600.0
+    try:
+        await _changes_take_effect(svc_app, site, calls, make_member)
+    finally:
+        cache.ttl = ttl
+
+
+async def _changes_take_effect(svc_app, site, calls, make_member):
     role = await calls.ok("post", "/roles", 201, json={"name": "Editors"})
     member = await make_member(site, role["id"])
     assert (await check(svc_app, member))["allowed"] is False

@@ -7,6 +7,12 @@ from __future__ import annotations
 from access_helpers import audit_actions
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in sites of its own: they share the module's app, each in new sites
+# of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 FIELDS = ["title", "secret"]
 

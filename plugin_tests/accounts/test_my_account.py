@@ -4,7 +4,13 @@ revoked by their creator only, and stay within their site."""
 
 from __future__ import annotations
 
+from kernel.testing import shared as testing_shared
 from plugins.access.api import role_by_system_key
+
+# Every test writes and reads in sites of its own: they share the module's app (the auth rate
+# limit off: its tests log in many times), each in new sites of it (kernel/testing/shared.py).
+shared_site = testing_shared.login_shared_site
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 API = "/api/v1"
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import re
 
 from kernel.base.ids import uuid7
+from kernel.testing import shared as testing_shared
+
+# Every test reads and writes in a site of its own: they share the module's app, each in a new site
+# of it (kernel/testing/shared.py).
+svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 PARAM = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)}")
 

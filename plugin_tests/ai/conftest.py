@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
+import pytest
 import pytest_asyncio
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from kernel.testing import Calls
+from kernel.testing import Calls, HttpReceiver, SharedSite, shared_site_with
 
 
 async def member_with(svc_app: Any, calls: Calls, make_member: Any, site: str, rules: list[dict[str, Any]],
@@ -37,6 +39,16 @@ class ScriptedModel:
         self.script: list[dict[str, Any]] = []
         self.base_url = receiver.url("/v1")
         receiver.respond("/v1/chat/completions", self._answer)
+
+    def reset(self) -> None:
+        """As new, on the same server: no script, no requests kept, the scripted answer again
+        (a test may have replaced it)."""
+        self.script = []
+        self.receiver.responders.clear()
+        self.receiver.requests.clear()
+        self.receiver.hits.clear()
+        self.receiver.broken.clear()
+        self.receiver.respond("/v1/chat/completions", self._answer)
 
     def _answer(self, request: Any) -> tuple[int, bytes, dict[str, str]]:
         message = self.script.pop(0) if self.script else {"content": "done"}
@@ -70,6 +82,39 @@ class ScriptedModel:
 @pytest_asyncio.fixture
 async def model(http_receiver: Any) -> ScriptedModel:
     return ScriptedModel(http_receiver)
+
+
+@pytest.fixture(scope="module")
+def module_model() -> Iterator[ScriptedModel]:
+    """One scripted model server for a module whose tests share an app that asks it."""
+    receiver = HttpReceiver()
+    try:
+        yield ScriptedModel(receiver)
+    finally:
+        receiver.stop()
+
+
+@pytest.fixture
+def model_of_the_module(module_model: ScriptedModel) -> Iterator[ScriptedModel]:
+    """``module_model`` reset for the test (a module binds ``model = model_of_the_module``); what
+    its responders raised fails the test (as ``http_receiver`` does)."""
+    module_model.reset()
+    yield module_model
+    module_model.receiver.check()
+
+
+def shared_site_asking_the_model(**env: str) -> Any:
+    """A module's ``shared_site``: its shared app asks ``module_model`` (``SVC_AI_BASE_URL``),
+    with ``env`` besides (``shared_site = shared_site_asking_the_model(SVC_AI_MODEL="x")``)."""
+
+    @pytest_asyncio.fixture(scope="module", loop_scope="module")
+    async def shared_site(svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory,
+                          module_model: ScriptedModel) -> AsyncIterator[SharedSite]:
+        settings = {"SVC_AI_BASE_URL": module_model.base_url, **env}
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=settings) as shared:
+            yield shared
+
+    return shared_site
 
 
 async def admin_with_model(make_app: Any, model: ScriptedModel) -> Calls:

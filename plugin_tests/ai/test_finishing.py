@@ -8,18 +8,18 @@ import datetime as dt
 import json
 
 import httpx
-import pytest_asyncio
 
 from kernel import hookimpl
 from kernel.base.errors import ApiError
 from kernel.db.meta import now_utc
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.realtime.helpers import connect, frame, ticket
 from plugin_tests.realtime.test_push import VAPID_ENV, Browser
 from plugins.ai.api import Skill
 from plugins.realtime import api as realtime_api
 
-from .conftest import tool_call
+from .conftest import model_of_the_module, shared_site_asking_the_model, tool_call
 
 ARGS = {
     "type": "object",
@@ -72,9 +72,21 @@ class Outbound:
         ]
 
 
-@pytest_asyncio.fixture
-async def svc_app(make_app, model):
-    return await make_app(env={"SVC_AI_BASE_URL": model.base_url, "SVC_AI_APPROVAL_RETRY_SECONDS": "60"})
+RETRY = {"SVC_AI_APPROVAL_RETRY_SECONDS": "60"}
+
+# The tests that read and write only in sites of their own share the module's app, which asks the
+# module's model server (reset for each test), each in new sites of it (kernel/testing/shared.py);
+# those that run the instance's jobs or register a plugin start an app of their own.
+shared_site = shared_site_asking_the_model(**RETRY)
+model = model_of_the_module
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+shared_live_server = testing_shared.shared_live_server
+
+
+async def own_app_asking(make_app, model, sites, **env):
+    """An app of the test's own asking ``model``, and the instance admin's calls in ``sites`` new sites."""
+    return await testing_shared.own_app(make_app, sites=sites, env={"SVC_AI_BASE_URL": model.base_url, **env})
 
 
 def later(minutes: float) -> dt.datetime:
@@ -95,11 +107,12 @@ async def test_a_new_approval_notifies_the_studio(calls, calls_b, model):
     ] == []
 
 
-async def test_only_the_approvers_hear_of_a_request(live_server, svc_app, calls, calls_b, site, model, make_member):
+async def test_only_the_approvers_hear_of_a_request(shared_live_server, svc_app, calls, calls_b, site, model,
+                                                    make_member):
     """Over the real realtime socket: the approver named in ``ai.approvers`` gets the frame and the
     listed notification; another studio member of the site, and another site, get neither. With
     nobody named, the site's admins are told instead."""
-    server = await live_server(svc_app)
+    server = shared_live_server
     role = await calls.ok("post", "/roles", status=201, json={"name": "Editor"})
     approver, bystander = await make_member(site, role["id"]), await make_member(site, role["id"])
     admin = await make_member(site, "admin")
@@ -142,12 +155,12 @@ async def test_only_the_approvers_hear_of_a_request(live_server, svc_app, calls,
     assert requests(await calls_b.ok("get", "/notifications")) == []
 
 
-async def test_a_decision_tells_the_requester_and_the_other_approvers(live_server, svc_app, calls, calls_b, site, model,
-                                                                     make_member):
+async def test_a_decision_tells_the_requester_and_the_other_approvers(shared_live_server, svc_app, calls, calls_b,
+                                                                     site, model, make_member):
     """-- more43: an approval decided (here rejected) is told, kind ``ai.approval.decided``, to its
     requester and the approvers who did not decide it (their open inboxes redraw on it); the
     decider, a member who is no approver and another site hear nothing of it."""
-    server = await live_server(svc_app)
+    server = shared_live_server
     deciding, other = await make_member(site, "admin"), await make_member(site, "admin")
     bystander = await make_member(site, (await calls.ok("post", "/roles", status=201, json={"name": "Editor"}))["id"])
     await calls.ok("put", "/settings/ai.approvers", json={"value": [deciding.id, other.id]})
@@ -185,9 +198,7 @@ async def test_a_decision_tells_the_requester_and_the_other_approvers(live_serve
 
 
 async def test_approvers_get_the_request_by_web_push(make_app, model, http_receiver, run_due_jobs):
-    app = await make_app(env={"SVC_AI_BASE_URL": model.base_url, **VAPID_ENV})
-    headers = {"Authorization": f"Bearer {await app.login()}"}
-    calls = Calls(app.client, {**headers, "X-Svc-Site": await app.create_site(headers)})
+    app, [calls] = await own_app_asking(make_app, model, 1, **VAPID_ENV)
     browser = Browser()
     endpoint = http_receiver.serve_raw("/push/admin", b"", 201)
     await calls.ok(
@@ -211,8 +222,9 @@ async def _approve_note(calls, model, note: str) -> dict:
 
 
 async def test_a_transient_failure_is_retried_with_one_idempotency_key(
-    svc_app, calls, calls_b, model, http_receiver, temporary_plugin, run_due_jobs
+    make_app, model, http_receiver, temporary_plugin, run_due_jobs
 ):
+    svc_app, [calls, calls_b] = await own_app_asking(make_app, model, 2, **RETRY)
     answers = [(503, b"{}", {}), (201, b'{"posted": true}', {})]
     url = http_receiver.respond("/notes", lambda request: answers.pop(0))
     with temporary_plugin(svc_app.kernel, Outbound(url), "outbound"):
@@ -247,8 +259,9 @@ async def test_a_transient_failure_is_retried_with_one_idempotency_key(
 
 
 async def test_retries_end_failed_and_a_refusal_is_not_retried(
-    svc_app, calls, model, http_receiver, temporary_plugin, run_due_jobs
+    make_app, model, http_receiver, temporary_plugin, run_due_jobs
 ):
+    svc_app, [calls] = await own_app_asking(make_app, model, 1, **RETRY)
     url = http_receiver.respond("/notes", lambda request: (503, b"{}", {}))
     refused = http_receiver.respond("/refused", lambda request: (422, b"{}", {}))
     with temporary_plugin(svc_app.kernel, Outbound(url), "outbound"):

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import json
 
+from kernel.testing import shared as testing_shared
+
 from .conftest import mcp_client as _client
 from .conftest import member_with
+
+# The tests that read and write only in sites of their own share the module's app and one server
+# of it, each in new sites (kernel/testing/shared.py); those that need a setting of their own, or an
+# app that has not yet loaded the MCP SDK, start an app of their own.
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
+shared_live_server = testing_shared.shared_live_server
 
 
 def _payload(result):
@@ -20,9 +29,9 @@ async def _posts(calls):
     await calls.create("posts", {"title": "secret"})
 
 
-async def test_two_users_see_their_own_results(svc_app, live_server, calls, make_member, site):
+async def test_two_users_see_their_own_results(svc_app, shared_live_server, calls, make_member, site):
     await _posts(calls)
-    server = await live_server(svc_app)
+    server = shared_live_server
     reader = await member_with(svc_app, calls, make_member, site, [
         {"collection": "posts", "action": "read", "fields": ["*"], "conditions": {"title": {"_eq": "public"}}}])
     async with _client(server, calls.headers) as admin:
@@ -42,9 +51,9 @@ async def test_two_users_see_their_own_results(svc_app, live_server, calls, make
         assert denied.is_error and _payload(denied)["error"]["code"] == "SKILL_DENIED"
 
 
-async def test_dangerous_tools_answer_an_approval_id(svc_app, live_server, calls):
+async def test_dangerous_tools_answer_an_approval_id(svc_app, shared_live_server, calls):
     await _posts(calls)
-    server = await live_server(svc_app)
+    server = shared_live_server
     async with _client(server, calls.headers) as admin:
         answer = _payload(await admin.call_tool("create_item", {"collection": "posts", "data": {"title": "mcp"}}))
     assert answer["status"] == "pending_approval" and answer["code"] == "HITL_REQUIRED"
@@ -71,8 +80,8 @@ async def test_import_file_refuses_internal_addresses(make_app, live_server, htt
     assert http_receiver.hits["/a.png"] == 0
 
 
-async def test_a_session_is_bound_to_its_principal(svc_app, live_server, calls, make_member, site, site_b):
-    server = await live_server(svc_app)
+async def test_a_session_is_bound_to_its_principal(svc_app, shared_live_server, calls, make_member, site, site_b):
+    server = shared_live_server
     other = await make_member(site, "subscriber")
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -99,8 +108,8 @@ async def test_a_session_is_bound_to_its_principal(svc_app, live_server, calls, 
     assert after.status_code == 404
 
 
-async def test_origin_rule_and_authentication(svc_app, live_server, calls, site):
-    server = await live_server(svc_app)
+async def test_origin_rule_and_authentication(svc_app, shared_live_server, calls, site):
+    server = shared_live_server
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     accept = {"Accept": "application/json, text/event-stream"}
@@ -142,14 +151,14 @@ async def test_import_file_fetches_as_the_caller_without_redirects(make_app, liv
     assert [f["id"] for f in files] == [record["id"]]
 
 
-async def test_an_api_key_is_a_principal_of_its_own(svc_app, live_server, calls, site):
+async def test_an_api_key_is_a_principal_of_its_own(svc_app, shared_live_server, calls, site):
     await _posts(calls)
     role = await calls.ok("post", "/roles", status=201, json={"name": "agent"})
     await calls.grant([{"collection": "posts", "action": "read", "fields": ["*"],
                         "conditions": {"title": {"_eq": "secret"}}}], {"roleId": role["id"]})
     key = (await calls.ok("post", "/api-keys", status=201, json={"name": "agent", "roleId": role["id"]}))["key"]
     key_headers = {"Authorization": f"Bearer {key}", "X-Svc-Site": site}
-    server = await live_server(svc_app)
+    server = shared_live_server
     async with _client(server, key_headers) as agent:
         rows = _payload(await agent.call_tool("read_items", {"collection": "posts"}))
         assert [r["title"] for r in rows["data"]] == ["secret"]
@@ -164,9 +173,11 @@ async def test_an_api_key_is_a_principal_of_its_own(svc_app, live_server, calls,
     assert as_admin.status_code == 404
 
 
-async def test_without_the_ai_extra_mcp_answers_503_with_the_install_line(calls, monkeypatch):
+async def test_without_the_ai_extra_mcp_answers_503_with_the_install_line(make_app, monkeypatch):
     """The MCP SDK is the ai extra (kernel/base/extras.py): without it, /mcp says so, not 500."""
     import sys
+
+    _, _, calls = await testing_shared.app_with_site(make_app)  # the module's app has loaded the SDK
 
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if `pip install svc-cms` without the extra
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}

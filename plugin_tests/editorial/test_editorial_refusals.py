@@ -6,8 +6,15 @@ from __future__ import annotations
 import pytest
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 
 from .test_editorial import E, setup
+
+# Every test writes and reads in sites of its own: they share the module's app (the auth rate
+# limit off: its tests log in many members), each in new sites of it (kernel/testing/shared.py).
+shared_site = testing_shared.login_shared_site
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 
 @pytest.mark.parametrize("action", ["submit-review", "approve", "reject"])

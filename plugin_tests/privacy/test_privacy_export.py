@@ -4,7 +4,13 @@ personalData collection marker, redaction, rate limit, audit, and cross-tenant i
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugins.items import api as items
+
+# Every test but the rate limit's writes and reads in sites of its own: they share the module's
+# app, each in new sites of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 GRANT = {"granted": True, "source": "form", "version": "3"}
 

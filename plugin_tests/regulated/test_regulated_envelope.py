@@ -7,13 +7,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from regulated_setup import ENC, PATIENT_FIELDS, envelope_on, site_calls
+import pytest
+from regulated_setup import ENC, KEYS_ENV, PATIENT_FIELDS, envelope_on
 from sqlalchemy import select, update
 
 from kernel.testing import ADMIN_PASSWORD, Calls, new_member
+from kernel.testing import shared as testing_shared
 from plugins.items.tables import items
 from plugins.regulated.envelope import MASK
 from plugins.regulated.tables import data_keys
+
+# Every test writes and reads in sites of its own: they share the module's app (started with the
+# keys), each in new sites of it (kernel/testing/shared.py).
+shared_site = testing_shared.shared_site_started_with(env=dict(KEYS_ENV))
+
+
+@pytest.fixture
+def key_app(shared_site: Any) -> Any:
+    """The module's shared app, started with the encryption keys."""
+    return shared_site.app
+
+
+async def site_calls(shared_site: Any) -> tuple[str, Calls]:
+    """A new site of the shared app, and the instance admin's calls in it."""
+    calls = await shared_site.new_site()
+    return calls.headers["X-Svc-Site"], calls
 
 
 async def stored(app: Any, site: str, item_id: str) -> dict[str, Any]:
@@ -27,8 +45,8 @@ async def log_of(calls: Calls, **params: Any) -> list[dict[str, Any]]:
     return await calls.ok("get", "/admin/field-access-log", params=params)
 
 
-async def test_values_are_stored_encrypted_and_read_by_permission(key_app):
-    site, calls = await site_calls(key_app)
+async def test_values_are_stored_encrypted_and_read_by_permission(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", PATIENT_FIELDS)
     await envelope_on(calls)
     made = await calls.create("patients", {"name": "Ann", "ssn": "123-45-6789", "diagnosis": "flu", "ward": "A"})
@@ -113,8 +131,8 @@ async def test_values_are_stored_encrypted_and_read_by_permission(key_app):
     assert resp.json()["data"]["patients"][0]["ssn"] == MASK
 
 
-async def test_migration_both_ways_and_crypto_shred(key_app):
-    site, calls = await site_calls(key_app)
+async def test_migration_both_ways_and_crypto_shred(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", PATIENT_FIELDS)
     made = [await calls.create("patients", {"name": f"p{i}", "ssn": f"ssn-{i}", "ward": "A"}) for i in range(5)]
     await calls.ok("patch", f"/items/patients/{made[0]['id']}", json={"ssn": "ssn-0b"})  # a revision
@@ -158,8 +176,8 @@ async def test_migration_both_ways_and_crypto_shred(key_app):
     assert (await calls.get("patients", made[2]["id"]))["ssn"] == "ssn-2"
 
 
-async def test_decryption_failure_is_500_and_audited(key_app):
-    site, calls = await site_calls(key_app)
+async def test_decryption_failure_is_500_and_audited(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", PATIENT_FIELDS)
     await envelope_on(calls)
     one = await calls.create("patients", {"name": "A", "ssn": "val-one-x7"})
@@ -177,9 +195,9 @@ async def test_decryption_failure_is_500_and_audited(key_app):
     assert audit and all(e["action"] == "decryption_failed" for e in audit)
 
 
-async def test_ciphertext_is_bound_to_its_site(key_app):
-    site, calls = await site_calls(key_app)
-    site_b, calls_b = await site_calls(key_app)
+async def test_ciphertext_is_bound_to_its_site(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
+    site_b, calls_b = await site_calls(shared_site)
     for c in (calls, calls_b):
         await c.collection("patients", PATIENT_FIELDS)
         await envelope_on(c)
@@ -203,8 +221,8 @@ async def test_ciphertext_is_bound_to_its_site(key_app):
 
 
 
-async def test_revert_and_versions_keep_values_encrypted(key_app):
-    site, calls = await site_calls(key_app)
+async def test_revert_and_versions_keep_values_encrypted(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", PATIENT_FIELDS, versioning=True)
     await envelope_on(calls)
     pid = (await calls.create("patients", {"name": "Ann", "ssn": "v1"}))["id"]
@@ -230,8 +248,8 @@ async def test_revert_and_versions_keep_values_encrypted(key_app):
     assert (await calls.get("patients", pid))["ssn"] == "v3"
 
 
-async def test_marking_and_unmarking_a_field(key_app):
-    site, calls = await site_calls(key_app)
+async def test_marking_and_unmarking_a_field(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", {"name": "string", "history": "text"})
     pid = (await calls.create("patients", {"name": "Ann", "history": "asthma since childhood"}))["id"]
     assert [h["id"] for h in await calls.ok("get", "/search", params={"q": "asthma"})] == [pid]
@@ -252,8 +270,8 @@ async def test_marking_and_unmarking_a_field(key_app):
     assert [h["id"] for h in await calls.ok("get", "/search", params={"q": "asthma"})] == [pid]
 
 
-async def test_nested_related_items_delivery_and_no_hook_without_sensitive_fields(key_app):
-    site, calls = await site_calls(key_app)
+async def test_nested_related_items_delivery_and_no_hook_without_sensitive_fields(shared_site, key_app):
+    site, calls = await site_calls(shared_site)
     await calls.collection("patients", PATIENT_FIELDS)
     await calls.collection("visits", {"when": "string", "patient": "uuid"})
     await calls.relation(type="m2o", collection="visits", field="patient", relatedCollection="patients",
@@ -282,12 +300,15 @@ async def test_nested_related_items_delivery_and_no_hook_without_sensitive_field
 
     # A site without sensitive fields never runs the read hook.
     seen = []
-    key_app.kernel.bus.on_filter("items.read", lambda event, payload, ctx: seen.append(payload["siteId"]))
-    other, calls_o = await site_calls(key_app)
-    await calls_o.collection("notes", {"body": "text"})
-    note = await calls_o.create("notes", {"body": "hello"})
-    await calls_o.get("notes", note["id"])
-    await calls_o.list("notes")
-    assert other not in seen
-    await calls.get("patients", pid)
+    off = key_app.kernel.bus.on_filter("items.read", lambda event, payload, ctx: seen.append(payload["siteId"]))
+    try:
+        other, calls_o = await site_calls(shared_site)
+        await calls_o.collection("notes", {"body": "text"})
+        note = await calls_o.create("notes", {"body": "hello"})
+        await calls_o.get("notes", note["id"])
+        await calls_o.list("notes")
+        assert other not in seen
+        await calls.get("patients", pid)
+    finally:
+        off()  # the shared app outlives the test
     assert site in seen

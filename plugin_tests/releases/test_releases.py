@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.releases.conftest import draft_posts, entries, later, release, statuses, studio_member
+
+# Every test writes and reads in sites of its own: they share the module's app, each in new sites
+# of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 R = "/releases"
 

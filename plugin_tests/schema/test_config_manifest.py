@@ -4,7 +4,13 @@ changes and transactional apply."""
 from __future__ import annotations
 
 from kernel import ApiError
+from kernel.testing import shared as testing_shared
 from plugins.schema import api
+
+# Every test writes and reads in sites of its own: they share the module's app, each in new sites
+# of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site, site_b = testing_shared.site, testing_shared.site_b
 
 IMPORT = "/config/import"
 

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from kernel import ApiError
 from kernel.policy import audit
+from kernel.testing import shared as testing_shared
+
+# Every test writes and reads in a site of its own: they share the module's app, each in a new site
+# of it (kernel/testing/shared.py).
+svc_app, admin_headers = testing_shared.svc_app, testing_shared.admin_headers
+site = testing_shared.site
 
 SCHEMA_ACTIONS = ("collections.", "fields.", "relations.", "schema.changed")
 
