@@ -426,3 +426,41 @@ async def test_a_session_ended_elsewhere_returns_to_the_same_screen(studio, visi
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
     assert page.url.endswith(f"#/s/{studio['a']}/c/articles/i/a02")
+
+
+async def test_a_page_state_hashes_alike_only_when_axe_sees_the_same(studio, visit):
+    """``PAGE_STATE``, the key of sign_in's reused axe-core verdicts: the login page drawn again
+    hashes alike, and each thing a verdict may depend on gives another hash; a frame, none."""
+    from playwright.async_api import expect
+
+    page = visit.page
+
+    async def login_page() -> str:
+        await page.goto(f"{visit.base}/studio/")
+        await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        return await page.evaluate(PAGE_STATE)
+
+    first = await login_page()
+    assert re.fullmatch(r"[0-9a-f]{64}", first) is not None
+    assert await login_page() == first
+    seen = [first]
+    changes = [
+        lambda: page.get_by_label("Password").focus(),
+        lambda: page.evaluate("document.querySelector('input[type=email]').value = 'someone@example.com'"),
+        lambda: page.get_by_role("button", name="Sign in").hover(),
+        lambda: page.evaluate("document.documentElement.lang = 'de'"),
+        lambda: page.evaluate("document.styleSheets[0].insertRule('p { color: #777 }')"),
+        lambda: page.evaluate("""() => { const sheet = new CSSStyleSheet(); sheet.replaceSync('h1 { color: #888 }');
+                                 document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet]; }"""),
+        lambda: page.set_viewport_size({"width": 900, "height": 700}),
+        lambda: page.evaluate("() => { const d = document.createElement('dialog'); d.id = 'd';"
+                              " document.body.append(d); d.show(); }"),
+        lambda: page.evaluate("() => { const d = document.getElementById('d'); d.close(); d.showModal(); }"),
+    ]
+    for change in changes:
+        await change()
+        state = await page.evaluate(PAGE_STATE)
+        assert state is not None and state not in seen, (len(seen), state)
+        seen.append(state)
+    await page.evaluate("document.body.append(document.createElement('iframe'))")
+    assert await page.evaluate(PAGE_STATE) is None
