@@ -45,7 +45,8 @@ AXE_RUN = ("axe.run(document, {resultTypes: ['violations']}).then(r => r.violati
 # frames' documents are not in the parent's outerHTML. axe-core's file (pinned by
 # test_studio_assets) and its options (AXE_RUN) are the same for every run of the process, so the
 # same state gets the same verdict: ``Visit.axe(reuse=True)`` does not run it again on a state
-# that passed (sign_in's login page, drawn alike in every test of a module).
+# that passed (sign_in's login page, drawn alike in every test of a module, and in other modules
+# whose pages have the same height: a style sheet counts by its path and rules, not its origin).
 PAGE_STATE = """async () => {
   if (!crypto.subtle || document.querySelector("iframe, frame, object, embed")) return null;
   const all = Array.from(document.getElementsByTagName("*"));
@@ -53,7 +54,8 @@ PAGE_STATE = """async () => {
   const parts = [document.documentElement.outerHTML, [innerWidth, innerHeight, devicePixelRatio,
     scrollX, scrollY, document.hasFocus(), document.visibilityState, document.fonts.status].join(" ")];
   for (const sheet of [...document.styleSheets, ...document.adoptedStyleSheets]) {
-    parts.push("@sheet " + sheet.href + " " + sheet.media.mediaText + " " + sheet.disabled);
+    const path = sheet.href && new URL(sheet.href).pathname;  // the same file of another module's server
+    parts.push("@sheet " + path + " " + sheet.media.mediaText + " " + sheet.disabled);
     for (const rule of sheet.cssRules) parts.push(rule.cssText);
   }
   for (const el of document.querySelectorAll("input, select, textarea")) {
