@@ -1,17 +1,14 @@
 """Each test's first app starts from the first start's rows, on either backend: the SQLite
 template's copy, or PostgreSQL's tables emptied and those rows put back (kernel/testing); an app
-with plugins or settings of its own runs its own first start on PostgreSQL, as before. On
-PostgreSQL the next engine gets the last one's session back, reset (kernel/db/kept.py)."""
+with plugins or settings of its own runs its own first start on PostgreSQL, as before."""
 
 from __future__ import annotations
 
 import uuid
 
-import pytest
 from sqlalchemy import func, inspect, select, text
 
 from kernel.db import compiled
-from kernel.db.engine import Database
 from kernel.testing import ADMIN_EMAIL, AppFactory, svc_test_database_url
 
 # SQLite's full-text search keeps its own rows in its shadow tables from the migration on.
@@ -91,34 +88,3 @@ async def test_the_harness_engines_share_their_compiled_statements(make_app):
         first.kernel.db.engine.sync_engine._compiled_cache
         is second.kernel.db.engine.sync_engine._compiled_cache
     )
-
-
-ADVISORY_LOCKS = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
-
-
-@pytest.mark.svc_services
-async def test_postgres_the_next_engine_gets_the_session_back_as_a_new_one():
-    url = svc_test_database_url()
-    if not url:
-        pytest.skip("PostgreSQL's sessions kept between engines; runs in the PostgreSQL pass")
-    first = Database(url)
-    async with first.connect() as conn:
-        pid = await conn.scalar(text("SELECT pg_backend_pid()"))
-        await conn.execute(text("SET application_name = 'left-by-the-first'"))
-        await conn.execute(text("SELECT pg_advisory_lock(39008)"))
-        await conn.execute(text("PREPARE left_by_the_first AS SELECT 1"))
-        await conn.execute(text("CREATE TEMPORARY TABLE left_by_the_first (x int)"))
-        await conn.commit()
-    await first.dispose()
-    second = Database(url)
-    try:
-        async with second.connect() as conn:
-            assert await conn.scalar(text("SELECT pg_backend_pid()")) == pid  # kept, not a new server process
-            name = await conn.scalar(text("SELECT current_setting('application_name')"))
-            locks = await conn.scalar(text(ADVISORY_LOCKS))
-            prepared = await conn.scalar(text("SELECT count(*) FROM pg_prepared_statements"))
-            temporary = await conn.scalar(text("SELECT to_regclass('pg_temp.left_by_the_first')"))
-            assert (name, locks, prepared, temporary) == ("", 0, 0, None)
-            await conn.rollback()
-    finally:
-        await second.dispose()

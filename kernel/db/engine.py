@@ -20,7 +20,6 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from kernel.base.jsoncodec import loads as json_loads
-from kernel.db import kept
 from kernel.db.compiled import shared_cache
 
 log = logging.getLogger("svc.db")
@@ -393,8 +392,6 @@ class Database:
         self._file_lock: _FileLock | None = None
         self._generation = 0  # reopen_connections
         if self.dialect == "postgresql":
-            if kept.kept_for(url):  # the test harness's databases (kernel/db/kept.py)
-                kept.listen(self.engine.sync_engine, url, command_timeout)
             event.listen(self.engine.sync_engine, "checkout", self._pg_checkout)
             event.listen(self.engine.sync_engine, "checkin", _stamp_checkin)
         # ``read``'s connections come from a view of the engine that carries their options (one

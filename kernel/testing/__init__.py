@@ -84,7 +84,7 @@ except ImportError:  # svc-cms installed without its test extra (this module is 
 from kernel.app import create_app, shutdown_kernel, startup_kernel
 from kernel.auth import passwords
 from kernel.base.settings import Settings
-from kernel.db import compiled, kept
+from kernel.db import compiled
 from kernel.db.engine import default_sqlite_path, sync_url
 from kernel.db.migrate import migration_paths, upgrade
 from kernel.hooks.plugins import available_plugins, call_first, make_plugin_manager
@@ -583,7 +583,6 @@ def svc_shared_db(svc_template_db: str) -> str:
     shared = parsed.set(database=name).render_as_string(hide_password=False)
     upgrade(shared, _all_migration_paths())
     _MIGRATED_INDEXES[shared] = _index_names(shared)
-    kept.keep([shared])
     return shared
 
 
@@ -856,7 +855,6 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if worker.startswith("gw"):
         _services_per_worker(int(worker[2:]))
-    kept.keep([svc_test_database_url()])  # its apps' sessions outlive them (kernel/db/kept.py)
     _register_hypothesis_profiles()
 
 
