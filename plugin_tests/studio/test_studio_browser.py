@@ -35,40 +35,6 @@ ARTICLES = [{"id": f"a{i:02d}", "title": f"Article {i:02d}", "views": 100 - i, "
              "secret": SECRET_VALUE} for i in range(1, 31)]
 ARTICLES[6]["title"] = "Special winter recipe"
 WAIT = 15_000  # ms: the bound of every wait for something the page must show
-AXE_RUN = ("axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-           ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
-           ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))")
-# What axe-core's verdict on a page depends on, hashed in the page: the serialized DOM, the viewport
-# and scroll position, every style sheet's rules (linked and constructed), the form controls' live
-# values, and which elements match the states a style or a rule can see (hover, focus, checked,
-# modal, popover, target...). A page with a frame (an extension's panel) is never reused: its
-# frames' documents are not in the parent's outerHTML. axe-core's file (pinned by
-# test_studio_assets) and its options (AXE_RUN) are the same for every run of the process, so the
-# same state gets the same verdict: ``Visit.axe(reuse=True)`` does not run it again on a state
-# that passed (sign_in's login page, drawn alike in every test of a module, and in other modules
-# whose pages have the same height: a style sheet counts by its path and rules, not its origin).
-PAGE_STATE = """async () => {
-  if (!crypto.subtle || document.querySelector("iframe, frame, object, embed")) return null;
-  const all = Array.from(document.getElementsByTagName("*"));
-  const at = new Map(all.map((el, i) => [el, i]));
-  const parts = [document.documentElement.outerHTML, [innerWidth, innerHeight, devicePixelRatio,
-    scrollX, scrollY, document.hasFocus(), document.visibilityState, document.fonts.status].join(" ")];
-  for (const sheet of [...document.styleSheets, ...document.adoptedStyleSheets]) {
-    const path = sheet.href && new URL(sheet.href).pathname;  // the same file of another module's server
-    parts.push("@sheet " + path + " " + sheet.media.mediaText + " " + sheet.disabled);
-    for (const rule of sheet.cssRules) parts.push(rule.cssText);
-  }
-  for (const el of document.querySelectorAll("input, select, textarea")) {
-    parts.push("@value " + at.get(el) + " " + el.value);
-  }
-  for (const state of [":hover", ":focus", ":focus-visible", ":focus-within", ":active", ":target",
-      ":modal", ":popover-open", ":checked", ":indeterminate", ":autofill", ":fullscreen"]) {
-    parts.push("@" + state + " " + Array.from(document.querySelectorAll(state), (el) => at.get(el)).join(","));
-  }
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\\n")));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}"""
-_PASSED: set[str] = set()  # PAGE_STATE of every state axe-core (AXE_RUN) passed in this process
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="package")
@@ -132,21 +98,16 @@ class Visit:
         while len(self.bodies) + len(self.unread) < len(self.responses):
             await asyncio.sleep(0.05)
 
-    async def axe(self, *, reuse: bool = False) -> None:
-        """axe-core on the page as it is now: no serious or critical violation. With ``reuse``, a
-        page state this process has already seen pass (``PAGE_STATE``: sign_in's login page, the
-        same in every test of a module) has its verdict already and is not run again; elsewhere a
-        state is hardly ever met twice, and its hash would cost more than the reuse saves."""
-        state = await self.page.evaluate(PAGE_STATE) if reuse else None
-        if state is None or state not in _PASSED:
-            if not await self.page.evaluate("typeof window.axe !== 'undefined'"):
-                # Evaluated through the DevTools protocol, which the page's CSP does not govern; the
-                # studio itself never serves axe-core.
-                await self.page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
-            result = await self.page.evaluate(AXE_RUN)
-            assert result == [], f"axe-core on {self.page.url}: {result}"
-            if state is not None:
-                _PASSED.add(state)
+    async def axe(self) -> None:
+        if not await self.page.evaluate("typeof window.axe !== 'undefined'"):
+            # Evaluated through the DevTools protocol, which the page's CSP does not govern; the
+            # studio itself never serves axe-core.
+            await self.page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
+        result = await self.page.evaluate(
+            "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
+            ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))")
+        assert result == [], f"axe-core on {self.page.url}: {result}"
         self.checked += 1
 
     async def shot(self, name: str) -> None:
@@ -201,7 +162,7 @@ async def sign_in(visit: Visit, email: str, password: str, site: str = "") -> No
     page = visit.page
     await page.goto(f"{visit.base}/studio/")
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    await visit.axe(reuse=True)
+    await visit.axe()
     await page.get_by_label("Email").fill(email)
     await page.get_by_label("Password").fill(password)
     if site:
@@ -428,41 +389,3 @@ async def test_a_session_ended_elsewhere_returns_to_the_same_screen(studio, visi
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("heading", name="articles: a02")).to_be_visible()
     assert page.url.endswith(f"#/s/{studio['a']}/c/articles/i/a02")
-
-
-async def test_a_page_state_hashes_alike_only_when_axe_sees_the_same(studio, visit):
-    """``PAGE_STATE``, the key of sign_in's reused axe-core verdicts: the login page drawn again
-    hashes alike, and each thing a verdict may depend on gives another hash; a frame, none."""
-    from playwright.async_api import expect
-
-    page = visit.page
-
-    async def login_page() -> str:
-        await page.goto(f"{visit.base}/studio/")
-        await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-        return await page.evaluate(PAGE_STATE)
-
-    first = await login_page()
-    assert re.fullmatch(r"[0-9a-f]{64}", first) is not None
-    assert await login_page() == first
-    seen = [first]
-    changes = [
-        lambda: page.get_by_label("Password").focus(),
-        lambda: page.evaluate("document.querySelector('input[type=email]').value = 'someone@example.com'"),
-        lambda: page.get_by_role("button", name="Sign in").hover(),
-        lambda: page.evaluate("document.documentElement.lang = 'de'"),
-        lambda: page.evaluate("document.styleSheets[0].insertRule('p { color: #777 }')"),
-        lambda: page.evaluate("""() => { const sheet = new CSSStyleSheet(); sheet.replaceSync('h1 { color: #888 }');
-                                 document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet]; }"""),
-        lambda: page.set_viewport_size({"width": 900, "height": 700}),
-        lambda: page.evaluate("() => { const d = document.createElement('dialog'); d.id = 'd';"
-                              " document.body.append(d); d.show(); }"),
-        lambda: page.evaluate("() => { const d = document.getElementById('d'); d.close(); d.showModal(); }"),
-    ]
-    for change in changes:
-        await change()
-        state = await page.evaluate(PAGE_STATE)
-        assert state is not None and state not in seen, (len(seen), state)
-        seen.append(state)
-    await page.evaluate("document.body.append(document.createElement('iframe'))")
-    assert await page.evaluate(PAGE_STATE) is None
