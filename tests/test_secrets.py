@@ -3,6 +3,7 @@ checked at boot, and 400 ENCRYPTION_KEY_REQUIRED through a plugin's route when n
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 
@@ -163,7 +164,8 @@ async def test_the_start_finds_secrets_of_a_key_not_loaded(make_app):
     app = await make_app(env={"SVC_ENV": "development", "SVC_ENCRYPTION_KEY": f"k_1:{KEY_A}"})
     kernel = app.kernel
     engine = sync_engine(database_url(kernel.settings), **db_timeouts(kernel.settings))
-    try:
+
+    def check() -> None:
         with engine.connect() as conn:  # never committed: closing rolls the rows back
             site = conn.execute(select(sites.c.id).limit(1)).scalar_one()
             row = {"site_id": site, "value": None, "updated_at": now_utc()}
@@ -176,5 +178,11 @@ async def test_the_start_finds_secrets_of_a_key_not_loaded(make_app):
             kernel.settings.values["env"] = "production"
             with pytest.raises(SettingsError, match="svc_settings.sealed"):
                 check_sealed_keys(kernel, conn)
+
+    try:
+        # Off the event loop: on SQLite the insert waits for the write lock, which the app's own
+        # startup work may hold in a transaction that only the loop can finish ("database is
+        # locked" after the busy timeout on a loaded machine when the insert blocked the loop).
+        await asyncio.to_thread(check)
     finally:
         engine.dispose()
