@@ -29,7 +29,7 @@ the module, ``kernel/testing/live.py``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -104,16 +104,26 @@ async def mailing_shared_site(
         yield shared
 
 
-def shared_site_started_with(**overrides: Any) -> Callable[..., Any]:
+def shared_site_started_with(
+    settings: Callable[[pytest.FixtureRequest], dict[str, Any]] | None = None,
+    params: Sequence[Any] | None = None,
+    **overrides: Any,
+) -> Callable[..., Any]:
     """A module's ``shared_site`` fixture whose app is started with ``overrides`` (``make_app``'s
     settings): ``shared_site = testing_shared.shared_site_started_with(rate_limit_auth=0)`` for a
-    module whose tests log in many members (the auth rate limit counts every login of the app)."""
+    module whose tests log in many members (the auth rate limit counts every login of the app).
+    ``settings(request)`` adds settings known only when the fixture runs (another fixture's value
+    through ``request.getfixturevalue``; ``request.param``, one app for each of ``params``)."""
 
-    @pytest_asyncio.fixture(scope="module", loop_scope="module")
+    @pytest_asyncio.fixture(scope="module", loop_scope="module", params=params)
     async def shared_site(
-        svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory
+        request: pytest.FixtureRequest,
+        svc_shared_db: str,
+        svc_template_db: str,
+        tmp_path_factory: pytest.TempPathFactory,
     ) -> AsyncIterator[Any]:
-        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, **overrides) as shared:
+        started = {**overrides, **(settings(request) if settings else {})}
+        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, **started) as shared:
             yield shared
 
     return shared_site

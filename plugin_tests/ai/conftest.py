@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -12,7 +12,8 @@ import pytest_asyncio
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from kernel.testing import Calls, HttpReceiver, SharedSite, shared_site_with
+from kernel.testing import Calls, HttpReceiver
+from kernel.testing import shared as testing_shared
 
 
 async def member_with(svc_app: Any, calls: Calls, make_member: Any, site: str, rules: list[dict[str, Any]],
@@ -106,15 +107,9 @@ def model_of_the_module(module_model: ScriptedModel) -> Iterator[ScriptedModel]:
 def shared_site_asking_the_model(**env: str) -> Any:
     """A module's ``shared_site``: its shared app asks ``module_model`` (``SVC_AI_BASE_URL``),
     with ``env`` besides (``shared_site = shared_site_asking_the_model(SVC_AI_MODEL="x")``)."""
-
-    @pytest_asyncio.fixture(scope="module", loop_scope="module")
-    async def shared_site(svc_shared_db: str, svc_template_db: str, tmp_path_factory: pytest.TempPathFactory,
-                          module_model: ScriptedModel) -> AsyncIterator[SharedSite]:
-        settings = {"SVC_AI_BASE_URL": module_model.base_url, **env}
-        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=settings) as shared:
-            yield shared
-
-    return shared_site
+    return testing_shared.shared_site_started_with(
+        lambda request: {"env": {"SVC_AI_BASE_URL": request.getfixturevalue("module_model").base_url, **env}}
+    )
 
 
 async def admin_with_model(make_app: Any, model: ScriptedModel) -> Calls:

@@ -11,7 +11,8 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from kernel.testing import S3_TEST_BUCKET, shared_site_with
+from kernel.testing import S3_TEST_BUCKET
+from kernel.testing import shared as testing_shared
 
 CAP = 200_000
 FILES_ENV = {"FILE_UPLOAD_MAX_BYTES": str(CAP), "SVC_OUTBOUND_ALLOW_NETWORKS": "127.0.0.1/32"}
@@ -44,14 +45,9 @@ def shared_site_on_each_storage():
     ``[local]`` and ``[s3]`` of ``svc_app``): ``shared_site = shared_site_on_each_storage()`` with
     ``kernel.testing.shared``'s ``svc_app``, ``site``... gives each test a new site of the module's
     app on each storage (two apps for the module instead of two per test)."""
-
-    @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["local", "s3"])
-    async def shared_site(request, svc_shared_db, svc_template_db, tmp_path_factory):
-        env = _storage_env(request)
-        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env) as shared:
-            yield shared
-
-    return shared_site
+    return testing_shared.shared_site_started_with(
+        lambda request: {"env": _storage_env(request)}, params=["local", "s3"]
+    )
 
 
 class Surfaces:
