@@ -10,6 +10,7 @@ The browser, ``Visit`` and ``sign_in`` are the studio module's (``test_studio_br
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from typing import Any
@@ -131,19 +132,34 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
         json={"key": "square", "name": "Square", "dsl": "width=100&height=100&fit=cover&format=png"},
     )
     await sign_in(visit, ADMIN_EMAIL, ADMIN_PASSWORD, library["site"])
+    # The picker's image held back: its box has the image's shape before the image arrives (nothing
+    # moves when it does, and a click meanwhile lands where it will be).
+    arrived = asyncio.Event()
+
+    async def held(route: Any) -> None:
+        await arrived.wait()
+        await route.continue_()
+
+    await page.route(re.compile(r"/assets/[^/?]+\?width=400&fit=inside"), held)
     await page.goto(f"{visit.base}/studio/#/s/{library['site']}/files/{photo['id']}")
     await expect(page.get_by_role("heading", name="dune.jpg", level=1)).to_be_visible()
+    picker = page.get_by_role("button", name="No focal point: crops keep the centre")
+    waiting = await picker.locator("img").bounding_box()
+    assert (waiting["width"], waiting["height"]) == (400, 200), waiting
+    arrived.set()
     await page.get_by_label("Title").fill("The dune")
     await page.get_by_label("Description").fill("Sand at noon.\nWind from the west.")
     await page.get_by_label("Tags").fill("sand, summer")
     await page.get_by_label("Folder", exact=True).select_option(label="Autumn")
 
     # A click sets the point where it lands; the arrow keys move it by 1/50 of the image.
-    picker = page.get_by_role("button", name="No focal point: crops keep the centre")
-    # Measured once the image has loaded: before, its box can still be the empty one (a click at
-    # 50 % of an unloaded image's height landed at its top on a loaded machine).
+    # Measured once the image has loaded. An img without its src yet is "complete" too: a box measured
+    # then, before the picker kept the image's shape while it loaded, was the empty one (a click at 50 %
+    # of its height landed near the top of the loaded image: y 10 of 200, in a CI run).
+    await expect(picker.locator("img")).to_have_attribute("src", re.compile("."))
     await expect(picker.locator("img")).to_have_js_property("complete", True)
     box = await picker.locator("img").bounding_box()
+    assert (box["width"], box["height"]) == (400, 200), box
     await picker.click(position={"x": box["width"] * 0.9 + 1, "y": box["height"] * 0.5 + 1})
     shown = page.get_by_role("status").filter(has_text=re.compile(r"^Focal point: x \d+, y \d+$"))
     await expect(shown).to_be_visible()

@@ -19,7 +19,10 @@ function field(label, control) {
 
 function focalPicker(shell, file, point, onMove) {
   const marker = h("span", { class: "marker", "aria-hidden": "true" });
-  const img = h("img", { alt: "", width: String(Math.min(PICKER_WIDTH, file.width)) });
+  // Both sizes from the start: the box keeps the image's shape while its transform loads, so a click
+  // meanwhile, or a layout measured then, is not on a box of no height.
+  const across = Math.min(PICKER_WIDTH, file.width);
+  const img = h("img", { alt: "", width: String(across), height: String(Math.max(1, Math.round((across * file.height) / file.width))) });
   const status = h("p", { role: "status" });
   const button = h("button", { type: "button", class: "focal" }, img, marker);
   const draw = () => {
@@ -53,7 +56,7 @@ function focalPicker(shell, file, point, onMove) {
   });
   const clear = h("button", { type: "button", class: "secondary", onclick: () => { point.value = null; draw(); onMove(); } },
     t("files.focalClear"));
-  imageUrl(shell.site, file.id, `width=${Math.min(PICKER_WIDTH, file.width)}&fit=inside&format=png`).then((src) => { img.src = src; });
+  imageUrl(shell.site, file.id, `width=${across}&fit=inside&format=png`).then((src) => { img.src = src; });
   draw();
   return h("section", { class: "focal-picker", "aria-labelledby": "focal-h" },
     h("h2", { id: "focal-h" }, t("files.focalHeading")), h("p", { class: "muted" }, t("files.focalHelp")),
