@@ -98,13 +98,16 @@ function combobox({ env, info, id, describedBy, label, readOnly, shownText, excl
     const mine = ++asked;
     const items = await find(env, info, input.value.trim(), exclude ? exclude() : []);
     if (mine !== asked || document.activeElement !== input) return;
+    // The option highlighted in the list shown so far stays highlighted when it is among the newer
+    // results (arrowing down while the last keystroke's search was still on its way lost it).
+    const kept = active >= 0 && found[active] ? String(found[active].id) : null;
     found = items;
     replace(list, items.length ? items.map((item, i) => h("li", { id: `${listId}-${i}`, role: "option", "aria-selected": "false",
       onmousedown: (event) => { event.preventDefault(); pick(item); } }, nameOf(info, item)))
       : h("li", { role: "option", "aria-disabled": "true", "aria-selected": "false" }, t("editor.noMatches")));
     list.hidden = false;
     input.setAttribute("aria-expanded", "true");
-    mark(-1);
+    mark(kept === null ? -1 : items.findIndex((item) => String(item.id) === kept));
   };
   if (!readOnly) {
     input.addEventListener("input", search);
