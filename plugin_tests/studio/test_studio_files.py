@@ -58,7 +58,7 @@ async def visit(browser, library) -> Any:
     try:
         yield seen
     finally:
-        await seen.context.close()
+        await seen.close()
     check_console(seen)
 
 

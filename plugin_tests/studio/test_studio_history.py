@@ -83,7 +83,7 @@ async def contexts(browser, newsroom) -> Any:
         yield open_
     finally:
         for seen in opened:
-            await seen.context.close()
+            await seen.close()
     for seen in opened:
         check_console(seen)
 

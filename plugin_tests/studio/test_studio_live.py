@@ -200,7 +200,7 @@ async def test_a_list_and_an_editor_follow_another_session(studio, visit, browse
             page.get_by_role("alert").filter(has_text="Someone else changed this item")
         ).to_have_count(0)
     finally:
-        await other.context.close()
+        await other.close()
 
 
 # -- studio42: a live redraw keeps the user's unsaved input

@@ -63,7 +63,7 @@ async def visit(browser, studio) -> Any:
     try:
         yield seen
     finally:
-        await seen.context.close()
+        await seen.close()
     check_console(seen)
 
 
