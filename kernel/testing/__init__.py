@@ -1254,6 +1254,15 @@ class HttpReceiver:
         self.broken.append(f"{said}\n  headers: {request.headers}\n  body: {request.body[:500]!r}")
         return json.dumps({"error": "the fake server refused this request", "detail": said}).encode()
 
+    def reset(self) -> None:
+        """As new, on the same server: no document, responder, request, hit or broken contract
+        (a module's receiver, shared by its tests, between two of them)."""
+        self.documents.clear()
+        self.responders.clear()
+        self.requests.clear()
+        self.hits.clear()
+        self.broken.clear()
+
     def check(self) -> None:
         """Fail the calling test when a responder refused a request (a broken contract)."""
         if self.broken:

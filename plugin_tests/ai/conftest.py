@@ -45,10 +45,7 @@ class ScriptedModel:
         """As new, on the same server: no script, no requests kept, the scripted answer again
         (a test may have replaced it)."""
         self.script = []
-        self.receiver.responders.clear()
-        self.receiver.requests.clear()
-        self.receiver.hits.clear()
-        self.receiver.broken.clear()
+        self.receiver.reset()
         self.receiver.respond("/v1/chat/completions", self._answer)
 
     def _answer(self, request: Any) -> tuple[int, bytes, dict[str, str]]:

@@ -4,6 +4,7 @@ delivery id, the same 401 for an unknown integration, A's webhook on B's path, e
 import json
 import uuid
 
+import pytest
 import pytest_asyncio
 from git_helpers import (
     GL_TOKEN,
@@ -18,7 +19,7 @@ from git_helpers import (
 )
 from sqlalchemy import func, select
 
-from kernel.testing import Calls, HttpReceiver, shared_site_with
+from kernel.testing import Calls, HttpReceiver
 from kernel.testing import shared as testing_shared
 from plugins.git.tables import deliveries
 
@@ -29,14 +30,18 @@ from plugins.git.tables import deliveries
 svc_app, admin_headers, site = testing_shared.svc_app, testing_shared.admin_headers, testing_shared.site
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_site(svc_shared_db, svc_template_db, tmp_path_factory):
-    receiver = HttpReceiver()  # the providers' URLs: it has no responder, and nothing asks it
+@pytest.fixture(scope="module")
+def providers():
+    """The providers' URLs of the module's app: a receiver with no responder, which nothing asks."""
+    receiver = HttpReceiver()
     try:
-        async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory, env=env_for(receiver)) as shared:
-            yield shared
+        yield receiver
     finally:
         receiver.stop()
+
+
+shared_site = testing_shared.shared_site_started_with(
+    lambda request: {"env": env_for(request.getfixturevalue("providers"))})
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -154,11 +154,12 @@ async def open_visit(browser: Any, base_url: str, *, height: int = 800, **option
     ``new_context`` (``accept_downloads``...). A context a closed visit left with the same options
     is taken again (``Visit.close``); the browser fixture keeps them (``kept_tabs``)."""
     kept = browser.kept_tabs.setdefault(tuple(sorted(options.items())), [])
+    viewport = {"width": 1200, "height": height}
     if kept:
         page = kept.pop()
-        await page.set_viewport_size({"width": 1200, "height": height})
+        await page.set_viewport_size(viewport)
     else:
-        context = await browser.new_context(viewport={"width": 1200, "height": height}, **options)
+        context = await browser.new_context(viewport=viewport, **options)
         page = await context.new_page()
     page.set_default_timeout(WAIT)
     seen = Visit(page.context, page, base_url, kept)
