@@ -6,29 +6,18 @@ hostile cases quickly, one whose long limit keeps the ordinary cases' answers of
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 
-from kernel.testing import shared_site_with
+from kernel.testing import shared as testing_shared
 
 JSONATA = "/api/v1/utils/jsonata/test"
 TIMEOUT_MS = 400
 ROOMY_TIMEOUT_MS = 10_000
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared(svc_shared_db, svc_template_db, tmp_path_factory):
-    """One app for the module: every case only evaluates (nothing is written)."""
-    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
-                                jsonata_timeout_ms=TIMEOUT_MS) as made:
-        yield made
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def roomy(svc_shared_db, svc_template_db, tmp_path_factory):
-    """One app for the ordinary cases: a limit no evaluation of theirs comes near, loaded or not."""
-    async with shared_site_with(svc_shared_db, svc_template_db, tmp_path_factory,
-                                jsonata_timeout_ms=ROOMY_TIMEOUT_MS) as made:
-        yield made
+# One app for the hostile cases (stopped quickly), one for the ordinary cases (a limit no evaluation
+# of theirs comes near, loaded or not); every case only evaluates, nothing is written.
+shared = testing_shared.shared_site_started_with(jsonata_timeout_ms=TIMEOUT_MS)
+roomy = testing_shared.shared_site_started_with(jsonata_timeout_ms=ROOMY_TIMEOUT_MS)
 
 
 @pytest.fixture
