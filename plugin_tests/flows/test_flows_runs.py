@@ -4,7 +4,7 @@ branches, redaction, bounds, hostile JSONata, request against a real local HTTP 
 
 import asyncio
 
-from kernel.testing import Calls
+from kernel.testing import shared as testing_shared
 from plugin_tests.flows.conftest import FLOWS_ENV, HOSTILE_JSONATA_MS
 
 
@@ -110,9 +110,8 @@ async def test_run_as_the_caller_and_bounds(svc_app, calls, site, make_member):
 async def test_hostile_jsonata_fails_its_step(make_app):
     """On an app whose JSONata limit is short (the other tests' is long, so that their ordinary
     steps never miss it on a loaded machine): a runaway expression fails its step, truthfully."""
-    app = await make_app(env={**FLOWS_ENV, "SVC_JSONATA_TIMEOUT_MS": str(HOSTILE_JSONATA_MS)})
-    admin = {"Authorization": f"Bearer {await app.login()}"}
-    calls = Calls(app.client, {**admin, "X-Svc-Site": await app.create_site(admin)})
+    app, [calls] = await testing_shared.own_app(
+        make_app, env={**FLOWS_ENV, "SVC_JSONATA_TIMEOUT_MS": str(HOSTILE_JSONATA_MS)})
     runaways = {"spin": "($f := function($x){$f($x)}; $f(1))", "sum": "$sum([1..100000000])"}
     for name, expression in runaways.items():
         node = {"id": name, "operation": "jsonata", "options": {"expression": expression}}

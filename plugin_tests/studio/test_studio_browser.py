@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,17 @@ async def open_visit(browser: Any, base_url: str, *, height: int = 800, **option
     seen = Visit(page.context, page, base_url, kept)
     page.on("console", lambda m: seen.console.append(f"{m.type}: {m.text}"))
     return seen
+
+
+def held_until(event: asyncio.Event) -> Callable[[Any], Awaitable[None]]:
+    """A route handler (``page.route(url, held_until(event))``) that lets each request it takes go
+    on once ``event`` is set: a test holds an answer back to draw the screen while it is on its way."""
+
+    async def held(route: Any) -> None:
+        await event.wait()
+        await route.continue_()
+
+    return held
 
 
 def check_console(seen: Visit) -> None:

@@ -22,7 +22,7 @@ import pytest_asyncio
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, new_member
 from kernel.testing.live import LiveServer
 from plugin_tests.studio import test_studio_browser as shared
-from plugin_tests.studio.test_studio_browser import Visit, sign_in
+from plugin_tests.studio.test_studio_browser import Visit, held_until, sign_in
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")
 # The module's browser and each test's page, as test_studio_browser.py makes them.
@@ -168,12 +168,7 @@ async def test_an_editor_uses_every_interface(studio, visit: Visit):
     # highlighted (it once reset the highlight, and Enter then picked nothing: a CI failure).
     author = page.get_by_role("combobox", name="author")
     answered = asyncio.Event()
-
-    async def held(route: Any) -> None:
-        await answered.wait()
-        await route.continue_()
-
-    await page.route(lambda url: "/items/authors" in url and "lov" in url, held)
+    await page.route(lambda url: "/items/authors" in url and "lov" in url, held_until(answered))
     await author.focus()
     options = page.get_by_role("listbox", name="Matching items").get_by_role("option")
     await expect(options).to_have_text(["Ada Lovelace", "Alan Turing"])

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from PIL import Image
-from test_studio_browser import check_console, open_visit, sign_in
+from test_studio_browser import check_console, held_until, open_visit, sign_in
 
 from kernel.testing import ADMIN_EMAIL, ADMIN_PASSWORD, Calls, new_member
 from kernel.testing.live import LiveServer
@@ -135,12 +135,7 @@ async def test_metadata_focal_point_and_presets_of_a_file(library, visit):
     # The picker's image held back: its box has the image's shape before the image arrives (nothing
     # moves when it does, and a click meanwhile lands where it will be).
     arrived = asyncio.Event()
-
-    async def held(route: Any) -> None:
-        await arrived.wait()
-        await route.continue_()
-
-    await page.route(re.compile(r"/assets/[^/?]+\?width=400&fit=inside"), held)
+    await page.route(re.compile(r"/assets/[^/?]+\?width=400&fit=inside"), held_until(arrived))
     await page.goto(f"{visit.base}/studio/#/s/{library['site']}/files/{photo['id']}")
     await expect(page.get_by_role("heading", name="dune.jpg", level=1)).to_be_visible()
     picker = page.get_by_role("button", name="No focal point: crops keep the centre")
